@@ -1,0 +1,1 @@
+"""Environments shipped with rlbench, importable as ``envs.<module>:<Class>`` in every env runner."""

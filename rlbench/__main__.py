@@ -1,0 +1,5 @@
+import sys
+
+from rlbench.cli import main
+
+sys.exit(main())

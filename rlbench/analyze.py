@@ -1,0 +1,155 @@
+"""Analyze stage: one row per trial from its plan, record, iterations and utilization samples.
+
+Steady state means the iterations after the warm-up ones; every steady-state figure is computed
+over those alone. Nothing is smoothed or dropped: a trial without steady-state iterations gets
+nulls, not a guess.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rlbench.adapters.rllib import ROLES
+from rlbench.plan import TrialPlan
+from rlbench.store import TrialRecord
+
+#: Roles whose CPU allocation and use are reported per trial.
+CPU_ROLES: tuple[str, ...] = ROLES
+
+
+def cpus_allocated(plan: TrialPlan) -> dict[str, float]:
+    """CPUs the config gives each role (the learner inside the driver counts as the driver's)."""
+    c = plan.config
+    learners = c.learners.num_learners * float(c.learners.num_cpus_per_learner) if c.learners.num_learners else 0.0
+    return {
+        "driver": float(c.resources.num_cpus_for_main_process),
+        "learner": learners,
+        "env_runner": c.env_runners.num_env_runners * c.env_runners.num_cpus_per_env_runner,
+        "ray_system": 0.0,
+        "other": 0.0,
+    }
+
+
+def steady_window(iterations: pd.DataFrame) -> tuple[float, float] | None:
+    """(start, end) in trial seconds of the steady-state iterations, or None if there are none."""
+    steady = iterations[~iterations["warmup"]]
+    if steady.empty:
+        return None
+    return float(steady["t_start_s"].min()), float(steady["t_end_s"].max())
+
+
+def role_cpu_use(utilization: pd.DataFrame, window: tuple[float, float] | None) -> dict[str, float | None]:
+    """Mean cores busy per role over ``window`` (100 cpu_pct = 1 core); None without samples."""
+    empty: dict[str, float | None] = {role: None for role in CPU_ROLES}
+    if window is None or utilization.empty:
+        return empty
+    procs = utilization[(utilization["kind"] == "process")
+                        & (utilization["t_s"] >= window[0]) & (utilization["t_s"] <= window[1])]
+    timestamps = procs["t_s"].nunique()
+    if timestamps == 0:
+        return empty
+    per_role = procs.groupby("role")["cpu_pct"].sum() / 100.0 / timestamps
+    return {role: float(per_role.get(role, 0.0)) for role in CPU_ROLES}
+
+
+def role_peak_rss(utilization: pd.DataFrame) -> dict[str, int | None]:
+    """Largest total resident memory of each role at any one sample."""
+    procs = utilization[utilization["kind"] == "process"]
+    if procs.empty:
+        return {role: None for role in CPU_ROLES}
+    totals = procs.groupby(["t_s", "role"])["rss_bytes"].sum().groupby("role").max()
+    return {role: (int(totals[role]) if role in totals else 0) for role in CPU_ROLES}
+
+
+def _event(events: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    for e in events:
+        if e.get("event") == name:
+            return e
+    return {}
+
+
+def _frac(part: pd.Series, whole: pd.Series) -> float | None:
+    total = float(whole.sum())
+    return float(part.sum()) / total if total > 0 else None
+
+
+def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str, Any]],
+                    iterations: pd.DataFrame, utilization: pd.DataFrame) -> dict[str, Any]:
+    """The trials.parquet row of one trial."""
+    c = plan.config
+    build = _event(events, "build")
+    threads = build.get("torch_threads") or plan.torch_threads
+    row: dict[str, Any] = {
+        "trial_id": plan.trial_id,
+        "status": record.status,
+        "reason": record.reason,
+        "index": plan.index,
+        "repeat": plan.repeat,
+    }
+    row.update(plan.axes)
+    row.update({
+        "env": c.environment.env,
+        "env_config": json.dumps(c.environment.env_config, sort_keys=True),
+        "cpus": plan.cpus,
+        "num_env_runners": c.env_runners.num_env_runners,
+        "num_envs_per_env_runner": c.env_runners.num_envs_per_env_runner,
+        "num_cpus_per_env_runner": c.env_runners.num_cpus_per_env_runner,
+        "num_learners": c.learners.num_learners,
+        "num_cpus_per_learner": float(c.learners.num_cpus_per_learner),
+        "num_gpus_per_learner": c.learners.num_gpus_per_learner,
+        "num_cpus_for_main_process": c.resources.num_cpus_for_main_process,
+        "train_batch_size_per_learner": c.training.train_batch_size_per_learner,
+        "driver_torch_threads": threads.get("driver"),
+        "learner_torch_threads": threads.get("learner"),
+        "env_runner_torch_threads": threads.get("env_runner"),
+        "ray_init_s": _event(events, "ray_init").get("ray_init_s"),
+        "build_s": build.get("build_s"),
+        "shutdown_s": _event(events, "shutdown").get("shutdown_s"),
+        "trial_wall_s": record.trial_wall_s,
+    })
+    its = iterations[iterations["trial_id"] == plan.trial_id].sort_values("iteration")
+    steady = its[~its["warmup"]]
+    row["iterations"] = len(its)
+    row["steady_iterations"] = len(steady)
+    row["first_iteration_s"] = float(its["wall_s"].iloc[0]) if len(its) else None
+    row["env_steps_per_s"] = float(steady["env_steps_per_s"].median()) if len(steady) else None
+    for phase in ("sample", "learn", "sync", "other"):
+        row[f"{phase}_frac"] = _frac(steady[f"{phase}_s"], steady["wall_s"]) if len(steady) else None
+
+    util = utilization[utilization["trial_id"] == plan.trial_id] if not utilization.empty else utilization
+    allocated = cpus_allocated(plan)
+    used = role_cpu_use(util, steady_window(its) if len(its) else None)
+    peak = role_peak_rss(util) if not util.empty else {r: None for r in CPU_ROLES}
+    for role in CPU_ROLES:
+        row[f"{role}_cpus_allocated"] = allocated[role]
+        row[f"{role}_cpus_used"] = used[role]
+        row[f"{role}_peak_rss_bytes"] = peak[role]
+    row["sampler_cpu_pct"] = (
+        100.0 * record.sampler_cpu_s / record.trial_wall_s
+        if record.sampler_cpu_s is not None and record.trial_wall_s else None
+    )
+    return row
+
+
+def summarize_trials(plans: list[TrialPlan], records: list[TrialRecord],
+                     events_by_trial: dict[str, list[dict[str, Any]]],
+                     iterations: pd.DataFrame, utilization: pd.DataFrame) -> pd.DataFrame:
+    """trials.parquet as a DataFrame, one row per finished trial in plan order."""
+    rows = [summarize_trial(p, r, events_by_trial.get(p.trial_id, []), iterations, utilization)
+            for p, r in zip(plans, records)]
+    frame = pd.DataFrame(rows)
+    for column in frame.columns:  # keep numeric columns numeric when some trials have None
+        if frame[column].dtype == object and frame[column].map(lambda v: v is None or isinstance(v, (int, float))).all():
+            frame[column] = pd.to_numeric(frame[column])
+    return frame
+
+
+def median_or_none(values: list[float]) -> float | None:
+    """Median of the finite values, or None."""
+    finite = [v for v in values if v is not None and math.isfinite(v)]
+    return float(np.median(finite)) if finite else None

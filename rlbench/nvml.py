@@ -1,0 +1,116 @@
+"""The seam to NVIDIA's management library: every NVML call rlbench makes goes through here.
+
+Tests pass a fake module with the same functions (``nvmlInit``, ``nvmlDeviceGetCount``, ...);
+on a machine without a GPU or driver, :func:`open_gpus` returns None and callers record nulls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+#: NVML's total-energy counter is an unsigned 64-bit millijoule count.
+ENERGY_COUNTER_MODULUS_MJ = 2**64
+
+
+@dataclass(frozen=True)
+class GpuReading:
+    """One GPU at one instant."""
+
+    index: int
+    """NVML device index."""
+    util_pct: float | None
+    """GPU busy percentage over NVML's last sample period."""
+    mem_used_bytes: int | None
+    """Device memory in use."""
+    power_w: float | None
+    """Board power draw."""
+    sm_clock_mhz: int | None
+    """Current SM clock."""
+    energy_mj: int | None
+    """Total energy counter since driver load (millijoules), None where unsupported."""
+
+
+class Gpus:
+    """An opened NVML with its device handles. ``read()`` never raises for a vanished device."""
+
+    def __init__(self, nvml: Any):
+        self.nvml = nvml
+        self.handles = [nvml.nvmlDeviceGetHandleByIndex(i) for i in range(nvml.nvmlDeviceGetCount())]
+
+    def describe(self) -> list[dict[str, Any]]:
+        """Model, memory and driver of every GPU, for the manifest."""
+        driver = _call(self.nvml.nvmlSystemGetDriverVersion)
+        out = []
+        for i, h in enumerate(self.handles):
+            mem = _call(self.nvml.nvmlDeviceGetMemoryInfo, h)
+            out.append({
+                "index": i,
+                "name": _text(_call(self.nvml.nvmlDeviceGetName, h)),
+                "memory_bytes": getattr(mem, "total", None),
+                "driver": _text(driver),
+                "sm_count": _call(getattr(self.nvml, "nvmlDeviceGetNumGpuCores", None), h),
+            })
+        return out
+
+    def read(self) -> list[GpuReading]:
+        """One reading per GPU; a field NVML cannot give (or a GPU gone) is None."""
+        readings = []
+        n = self.nvml
+        for i, h in enumerate(self.handles):
+            util = _call(n.nvmlDeviceGetUtilizationRates, h)
+            mem = _call(n.nvmlDeviceGetMemoryInfo, h)
+            power_mw = _call(n.nvmlDeviceGetPowerUsage, h)
+            clock = _call(n.nvmlDeviceGetClockInfo, h, getattr(n, "NVML_CLOCK_SM", 1))
+            energy = _call(getattr(n, "nvmlDeviceGetTotalEnergyConsumption", None), h)
+            readings.append(GpuReading(
+                index=i,
+                util_pct=None if util is None else float(util.gpu),
+                mem_used_bytes=None if mem is None else int(mem.used),
+                power_w=None if power_mw is None else power_mw / 1000.0,
+                sm_clock_mhz=None if clock is None else int(clock),
+                energy_mj=None if energy is None else int(energy),
+            ))
+        return readings
+
+    def close(self) -> None:
+        _call(self.nvml.nvmlShutdown)
+
+
+def energy_delta_mj(start_mj: int, end_mj: int) -> int:
+    """Energy between two counter readings, allowing for one wrap of the 64-bit counter."""
+    return (end_mj - start_mj) % ENERGY_COUNTER_MODULUS_MJ
+
+
+def open_gpus(nvml: ModuleType | Any | None = None) -> Gpus | None:
+    """Open NVML (``pynvml`` unless a module is given); None when there is no driver or no GPU."""
+    if nvml is None:
+        try:
+            import pynvml as nvml  # type: ignore[no-redef]
+        except ImportError:
+            return None
+    try:
+        nvml.nvmlInit()
+        gpus = Gpus(nvml)
+    except Exception:
+        return None
+    if not gpus.handles:
+        gpus.close()
+        return None
+    return gpus
+
+
+def _call(fn, *args):
+    if fn is None:
+        return None
+    try:
+        return fn(*args)
+    except Exception:
+        return None
+
+
+def _text(value) -> str | None:
+    if isinstance(value, bytes):
+        return value.decode()
+    return value

@@ -1,0 +1,148 @@
+"""Report stage: figures in ``plots/`` and the terminal table, from the tables alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from rlbench.analyze import CPU_ROLES  # noqa: E402
+
+PHASES = ("sample", "learn", "sync", "other")
+PHASE_COLORS = {"sample": "#4C72B0", "learn": "#DD8452", "sync": "#55A868", "other": "#8C8C8C"}
+ROLE_COLORS = {"driver": "#C44E52", "learner": "#DD8452", "env_runner": "#4C72B0", "ray_system": "#8172B3",
+               "other": "#8C8C8C"}
+
+
+def axis_columns(trials: pd.DataFrame, axes: list[str]) -> list[str]:
+    """The grid axes present in the table, in spec order."""
+    return [a for a in axes if a in trials.columns]
+
+
+def trial_label(row: pd.Series, axes: list[str]) -> str:
+    """Short label of a trial: its axis values, then the repeat."""
+    parts = [f"{a}={row[a]}" for a in axes]
+    label = ", ".join(parts) if parts else row["trial_id"]
+    return f"{label} #{int(row['repeat'])}" if "repeat" in row and row["repeat"] else label
+
+
+def plot_throughput(trials: pd.DataFrame, axis: str, axes: list[str], path: Path) -> None:
+    """Steady-state env steps/s against one grid axis, a line per combination of the other axes."""
+    ok = trials[(trials["status"] == "ok") & trials["env_steps_per_s"].notna()]
+    others = [a for a in axes if a != axis]
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    groups = ok.groupby(others, dropna=False) if others else [((), ok)]
+    for key, group in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        med = group.groupby(axis)["env_steps_per_s"].median().sort_index()
+        label = ", ".join(f"{o}={v}" for o, v in zip(others, key)) or "median"
+        x = [str(v) for v in med.index]
+        ax.plot(x, med.values, marker="o", label=label)
+        ax.scatter([str(v) for v in group[axis]], group["env_steps_per_s"], s=12, alpha=0.4, color="black")
+    ax.set_xlabel(axis)
+    ax.set_ylabel("steady-state env steps / s")
+    ax.set_title(f"Throughput vs {axis}")
+    ax.set_ylim(bottom=0)
+    if others:
+        ax.legend(fontsize=7, loc="best")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_time_breakdown(trials: pd.DataFrame, iterations: pd.DataFrame, axes: list[str], path: Path) -> None:
+    """Stacked bar per trial: mean steady-state seconds per iteration in each phase."""
+    steady = iterations[~iterations["warmup"]]
+    means = steady.groupby("trial_id")[[f"{p}_s" for p in PHASES]].mean()
+    ok = trials[trials["trial_id"].isin(means.index)]
+    if ok.empty:
+        return
+    labels = [trial_label(r, axes) for _, r in ok.iterrows()]
+    fig, ax = plt.subplots(figsize=(7.0, 0.45 * len(ok) + 1.6))
+    left = pd.Series(0.0, index=ok["trial_id"])
+    for phase in PHASES:
+        values = means.loc[ok["trial_id"], f"{phase}_s"].clip(lower=0)
+        ax.barh(labels, values.values, left=left.values, color=PHASE_COLORS[phase], label=phase)
+        left += values.values
+    ax.set_xlabel("seconds per steady-state iteration (mean)")
+    ax.set_title("Where an iteration's time goes")
+    ax.invert_yaxis()
+    ax.legend(ncol=4, fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.06))
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_cpu_by_role(trials: pd.DataFrame, axes: list[str], path: Path) -> None:
+    """Stacked bar per trial: cores used by each role in steady state, with the trial's cpus marked."""
+    used_cols = [f"{r}_cpus_used" for r in CPU_ROLES]
+    ok = trials[(trials["status"] == "ok") & trials[used_cols].notna().any(axis=1)]
+    if ok.empty:
+        return
+    labels = [trial_label(r, axes) for _, r in ok.iterrows()]
+    fig, ax = plt.subplots(figsize=(7.0, 0.45 * len(ok) + 1.6))
+    left = [0.0] * len(ok)
+    for role in CPU_ROLES:
+        values = ok[f"{role}_cpus_used"].fillna(0).values
+        ax.barh(labels, values, left=left, color=ROLE_COLORS[role], label=role)
+        left = [a + b for a, b in zip(left, values)]
+    ax.scatter(ok["cpus"].values, labels, marker="|", s=300, color="black", label="trial cpus", zorder=3)
+    ax.set_xlabel("cores busy (steady-state mean; 1 = one core)")
+    ax.set_title("CPU used per role")
+    ax.invert_yaxis()
+    ax.legend(ncol=3, fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.06))
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_plots(out_dir: Path, tables: dict[str, pd.DataFrame], axes: list[str]) -> list[Path]:
+    """All figures of a result set into ``out_dir/plots``; returns the files written."""
+    trials, iterations = tables["trials"], tables["iterations"]
+    plots = out_dir / "plots"
+    plots.mkdir(exist_ok=True)
+    written = []
+    axes = axis_columns(trials, axes)
+    if trials.empty or "env_steps_per_s" not in trials:
+        return written
+    for axis in axes:
+        path = plots / f"throughput_vs_{axis.replace('.', '_')}.png"
+        plot_throughput(trials, axis, axes, path)
+        written.append(path)
+    for name, fn in (("time_breakdown.png", lambda p: plot_time_breakdown(trials, iterations, axes, p)),
+                     ("cpu_by_role.png", lambda p: plot_cpu_by_role(trials, axes, p))):
+        fn(plots / name)
+        if (plots / name).exists():
+            written.append(plots / name)
+    return written
+
+
+def _fmt(value, digits: int = 0, pct: bool = False) -> str:
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return "-"
+    if pct:
+        return f"{100 * value:.0f}%"
+    return f"{value:,.{digits}f}"
+
+
+def results_table(trials: pd.DataFrame, axes: list[str]) -> Table:
+    """The final terminal table: one row per trial."""
+    axes = axis_columns(trials, axes)
+    table = Table(title="rlbench sweep results", show_lines=False)
+    for column in ["trial", "status", *axes, "env steps/s", "sample", "learn", "sync", "other", "note"]:
+        table.add_column(column, justify="right" if column not in ("trial", "status", "note") else "left",
+                         overflow="fold")
+    for _, r in trials.iterrows():
+        status_style = {"ok": "green", "skipped": "yellow"}.get(r["status"], "red")
+        table.add_row(
+            r["trial_id"], f"[{status_style}]{r['status']}[/]", *[str(r[a]) for a in axes],
+            _fmt(r.get("env_steps_per_s")), *[_fmt(r.get(f"{p}_frac"), pct=True) for p in PHASES],
+            (r["reason"] or "")[:160] if isinstance(r.get("reason"), str) else "",
+        )
+    return table

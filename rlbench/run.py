@@ -1,0 +1,263 @@
+"""Run stage: run a planned sweep, one isolated trial process at a time, sampling each from outside.
+
+Each trial runs in a fresh process (forked from a server that has already imported Ray, RLlib and
+torch, so a trial does not pay ~3 s of imports) in its own process group, with its own local Ray
+runtime. The sweep watches it, samples it, enforces its timeout by killing its whole process
+group, and records what became of it. Nothing a trial leaves behind outlives it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import multiprocessing
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from rlbench import trial as trial_process
+from rlbench.machine import MachineInfo, git_commit, machine_dict, probe_machine, software_versions
+from rlbench.nvml import Gpus, open_gpus
+from rlbench.plan import TrialPlan, plan_trials
+from rlbench.sample import Sampler
+from rlbench.spec import LoadedSpec
+from rlbench.store import (MANIFEST_FILE, TrialRecord, build_tables, read_events, write_json, write_plan,
+                           write_trial_result)
+
+#: Modules the trial fork server imports once, so that each trial starts warm.
+PRELOAD_MODULES = ["rlbench.trial", "rlbench.adapters.rllib", "ray", "ray.rllib.algorithms.ppo", "torch",
+                   "gymnasium"]
+_POLL_S = 0.2
+
+
+@dataclass
+class SweepOutcome:
+    """What a sweep produced."""
+
+    out_dir: Path
+    """The result folder."""
+    records: list[TrialRecord] = field(default_factory=list)
+    """One per trial, in run order."""
+
+    def count(self, status: str) -> int:
+        """Trials with this status."""
+        return sum(r.status == status for r in self.records)
+
+    @property
+    def failed(self) -> list[TrialRecord]:
+        """Trials that failed or timed out."""
+        return [r for r in self.records if r.status in ("failed", "timeout")]
+
+
+def default_out_dir(name: str, now: dt.datetime | None = None) -> Path:
+    """``results/<name>/<YYYYmmdd-HHMMSS>``."""
+    now = now or dt.datetime.now()
+    return Path("results") / name / now.strftime("%Y%m%d-%H%M%S")
+
+
+class TrialLauncher:
+    """Starts trial processes from a fork server that has Ray, RLlib and torch imported already."""
+
+    def __init__(self) -> None:
+        # Ray's workers inherit the environment: make the caller's folder importable for them.
+        cwd = os.getcwd()
+        paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        if cwd not in paths:
+            os.environ["PYTHONPATH"] = os.pathsep.join([cwd, *paths])
+        if cwd not in sys.path:
+            sys.path.insert(0, cwd)
+        self.context = multiprocessing.get_context("forkserver")
+        self.context.set_forkserver_preload(PRELOAD_MODULES)
+
+    def start(self, directory: Path, t0_epoch: float) -> multiprocessing.Process:
+        """Launch the trial whose plan is in ``directory``."""
+        proc = self.context.Process(target=trial_process.process_entry, args=(str(directory), t0_epoch),
+                                    name=f"rlbench-trial-{directory.name}", daemon=False)
+        proc.start()
+        return proc
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL a trial process, its process group and every descendant still alive."""
+    try:
+        descendants = psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        descendants = []
+    for target in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+        try:
+            target()
+        except (ProcessLookupError, PermissionError):
+            pass
+    for proc in descendants:
+        try:
+            proc.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(descendants, timeout=5)
+
+
+def _log_tail(directory: Path, lines: int = 5) -> str:
+    path = directory / trial_process.LOG_FILE
+    if not path.exists():
+        return ""
+    text = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
+    return " | ".join(text[-lines:])
+
+
+def _verdict(plan: TrialPlan, directory: Path, exit_code: int | None, timed_out: bool) -> tuple[str, str | None]:
+    """(status, reason) of a finished trial process, from its events and exit code."""
+    events = read_events(directory)
+    end = next((e for e in reversed(events) if e.get("event") == "end"), None)
+    error = next((e for e in reversed(events) if e.get("event") == "error"), None)
+    skipped = next((e for e in events if e.get("event") == "skipped"), None)
+    iterations = sum(e.get("event") == "iteration" for e in events)
+    if timed_out:
+        return "timeout", (f"killed after trial_timeout_s={plan.timeout_s:g} s with its process tree, "
+                           f"after {iterations} iterations")
+    if end is not None and end.get("status") == "skipped" and skipped:
+        return "skipped", skipped.get("reason")
+    if end is not None and end.get("status") == "ok":
+        return "ok", None
+    if error is not None:
+        return "failed", error.get("error")
+    how = f"signal {-exit_code}" if exit_code is not None and exit_code < 0 else f"exit code {exit_code}"
+    tail = _log_tail(directory)
+    return "failed", f"trial process died ({how}) after {iterations} iterations" + (f"; log: {tail}" if tail else "")
+
+
+class SweepProgress:
+    """A rich progress display: the sweep's bar (in iterations, for the ETA) and the current trial."""
+
+    def __init__(self, console: Console, plans: list[TrialPlan]):
+        self.per_trial = {p.trial_id: (p.stop_iterations or 1) for p in plans}
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[detail]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+            console=console, transient=False,
+        )
+        self.task = self.progress.add_task("sweep", total=sum(self.per_trial.values()), detail="")
+        self.done = 0
+
+    def __enter__(self) -> "SweepProgress":
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.progress.__exit__(*exc)
+
+    def trial(self, plan: TrialPlan, position: int, total: int, iteration: int, phase: str) -> None:
+        """Show the current trial's position, iteration and phase."""
+        limit = plan.stop_iterations or "?"
+        axes = " ".join(f"{k}={v}" for k, v in plan.axes.items())
+        self.progress.update(
+            self.task, completed=self.done + min(iteration, self.per_trial[plan.trial_id]),
+            detail=f"trial {position}/{total} {plan.trial_id} [{axes}] {phase} it {iteration}/{limit}",
+        )
+
+    def finish_trial(self, plan: TrialPlan) -> None:
+        """Count the trial as done."""
+        self.done += self.per_trial[plan.trial_id]
+        self.progress.update(self.task, completed=self.done)
+
+
+def _phase(events: list[dict]) -> tuple[int, str]:
+    iterations = sum(e.get("event") == "iteration" for e in events)
+    names = {e.get("event") for e in events}
+    if "shutdown" in names:
+        return iterations, "shutting down"
+    if "build" in names:
+        return iterations, "training"
+    if "ray_init" in names:
+        return iterations, "building"
+    return iterations, "starting Ray"
+
+
+def run_trial(plan: TrialPlan, directory: Path, launcher: TrialLauncher, gpus: Gpus | None,
+              on_poll=None) -> TrialRecord:
+    """Run one trial to its end (or timeout) while sampling it; returns its record (already stored)."""
+    t0 = time.time()
+    proc = launcher.start(directory, t0)
+    sampler = Sampler(proc.pid, t0_epoch=t0, hz=plan.sample_hz, gpus=gpus).start()
+    deadline = time.monotonic() + plan.timeout_s
+    timed_out = False
+    try:
+        while proc.exitcode is None:
+            proc.join(_POLL_S)
+            if on_poll is not None:
+                on_poll(read_events(directory))
+            if proc.exitcode is None and time.monotonic() > deadline:
+                timed_out = True
+                kill_tree(proc.pid)
+                proc.join(10)
+    finally:
+        sampler.stop()
+        kill_tree(proc.pid)  # leftovers of a crashed trial, and the trial itself on Ctrl-C
+    status, reason = _verdict(plan, directory, proc.exitcode, timed_out)
+    record = TrialRecord(
+        trial_id=plan.trial_id, status=status, reason=reason, exit_code=proc.exitcode, started_epoch=t0,
+        trial_wall_s=time.time() - t0, sampler_cpu_s=sampler.cpu_s, sampler_samples=sampler.samples,
+    )
+    write_trial_result(directory, record, sampler.columns)
+    return record
+
+
+def manifest(loaded: LoadedSpec, machine: MachineInfo, plans: list[TrialPlan], argv: list[str]) -> dict:
+    """The manifest's fixed part: spec, software, machine."""
+    return {
+        "spec_file": str(loaded.source),
+        "spec": loaded.spec.model_dump(mode="json", by_alias=True),
+        "alias_notes": loaded.alias_notes,
+        "command": argv,
+        "trial_ids": [p.trial_id for p in plans],
+        "software": software_versions(),
+        "git_commit": git_commit(Path(__file__).resolve().parent),
+        "spec_git_commit": git_commit(loaded.source.resolve().parent),
+        "machine": machine_dict(machine),
+        "started_at": dt.datetime.now(dt.timezone.utc).isoformat(),
+        "ended_at": None,
+    }
+
+
+def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list[str] | None = None,
+              nvml=None) -> SweepOutcome:
+    """Plan, run, store and tabulate a whole sweep into ``out_dir``."""
+    machine = probe_machine(nvml)
+    plans = plan_trials(loaded, machine)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    info = manifest(loaded, machine, plans, argv or sys.argv)
+    write_json(out_dir / MANIFEST_FILE, info)
+    gpus = open_gpus(nvml)
+    if gpus is None:
+        console.print("[dim]No GPU (NVML found none): GPU columns will be null.[/]")
+    outcome = SweepOutcome(out_dir)
+    launcher = TrialLauncher()
+    try:
+        with SweepProgress(console, plans) as progress:
+            for position, plan in enumerate(plans, start=1):
+                directory = write_plan(out_dir, plan)
+                if plan.skip_reason:
+                    record = TrialRecord(trial_id=plan.trial_id, status="skipped", reason=plan.skip_reason)
+                    write_trial_result(directory, record, None)
+                else:
+                    def on_poll(events, plan=plan, position=position):
+                        progress.trial(plan, position, len(plans), *_phase(events))
+
+                    progress.trial(plan, position, len(plans), 0, "starting")
+                    record = run_trial(plan, directory, launcher, gpus, on_poll)
+                outcome.records.append(record)
+                progress.finish_trial(plan)
+                if record.status not in ("ok",):
+                    console.print(f"[yellow]{plan.trial_id} {record.status}[/]: {record.reason}")
+    finally:
+        if gpus is not None:
+            gpus.close()
+        info["ended_at"] = dt.datetime.now(dt.timezone.utc).isoformat()
+        info["statuses"] = {r.trial_id: r.status for r in outcome.records}
+        write_json(out_dir / MANIFEST_FILE, info)
+    return outcome

@@ -1,0 +1,204 @@
+"""Run stage, inside the trial: the process that owns one trial's private Ray runtime.
+
+It reads ``plan.json``, pins itself, starts a local Ray, builds the algorithm, trains, and shuts
+Ray down whatever happens. Every step is appended to ``events.jsonl`` (one JSON object per line,
+flushed at once), so a trial that is killed still leaves what it measured.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from rlbench.plan import TrialPlan
+
+EVENTS_FILE = "events.jsonl"
+PLAN_FILE = "plan.json"
+LOG_FILE = "trial.log"
+
+
+class EventLog:
+    """Append-only JSON-lines log, flushed after each event."""
+
+    def __init__(self, path: Path, t0_epoch: float):
+        self._file = open(path, "a", buffering=1)
+        self.t0_epoch = t0_epoch
+
+    def now_s(self) -> float:
+        """Seconds since the trial was launched."""
+        return time.time() - self.t0_epoch
+
+    def write(self, event: str, **fields: Any) -> None:
+        record = {"event": event, "t_s": round(self.now_s(), 6), **fields}
+        self._file.write(json.dumps(record, default=_json_default) + "\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "item"):
+        return value.item()
+    return str(value)
+
+
+def _redirect_output(path: Path) -> None:
+    """Send this process's stdout/stderr (and so Ray's start-up chatter) to the trial's log file."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this process when its parent dies (so a killed rlbench leaves no trial)."""
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def _pin_tree(driver_cores: list[int], other_cores: list[int]) -> None:
+    """Pin this process to the driver's cores and every descendant (Ray's processes) to the rest."""
+    import psutil
+
+    me = psutil.Process()
+    for child in me.children(recursive=True):
+        try:
+            child.cpu_affinity(other_cores)
+        except (psutil.Error, OSError):
+            pass
+    me.cpu_affinity(driver_cores)
+
+
+def _worker_pythonpath() -> str:
+    """PYTHONPATH for Ray's workers: the caller's folder first, so ``package.module:Class`` envs import."""
+    parts = [os.getcwd()] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    seen: list[str] = []
+    for p in parts:
+        if p not in seen:
+            seen.append(p)
+    return os.pathsep.join(seen)
+
+
+def main(trial_dir: str, t0_epoch: float) -> int:
+    """Run the trial planned in ``trial_dir``; returns the process exit code (0 ok/skipped, 1 failed)."""
+    os.setsid()  # own process group: the sweep kills the whole tree with one killpg
+    _die_with_parent()
+    directory = Path(trial_dir)
+    _redirect_output(directory / LOG_FILE)
+    plan = TrialPlan.model_validate_json((directory / PLAN_FILE).read_text())
+    events = EventLog(directory / EVENTS_FILE, t0_epoch)
+    events.write("start", pid=os.getpid())
+    try:
+        status = _run(plan, events)
+    except BaseException as e:  # record everything, even KeyboardInterrupt, then leave
+        events.write("error", error=f"{type(e).__name__}: {e}", traceback=traceback.format_exc())
+        status = "failed"
+    events.write("end", status=status)
+    events.close()
+    return 0 if status in ("ok", "skipped") else 1
+
+
+def _run(plan: TrialPlan, events: EventLog) -> str:
+    from rlbench.adapters import rllib as adapter
+
+    os.sched_setaffinity(0, plan.cores)
+    os.environ["PYTHONPATH"] = _worker_pythonpath()
+    adapter.quiet_logging()
+    import ray
+    import torch
+
+    torch.set_num_threads(plan.torch_threads["driver"])
+    t = time.perf_counter()
+    ray.init(
+        address="local",
+        num_cpus=plan.ray_cpus,
+        num_gpus=plan.gpus,
+        include_dashboard=False,
+        log_to_driver=False,
+        logging_level="ERROR",
+        configure_logging=True,
+    )
+    events.write("ray_init", ray_init_s=time.perf_counter() - t)
+    algo = None
+    try:
+        config = adapter.build_config(plan.config, seed=plan.seed)
+        reason = adapter.infeasible_reason(config)
+        if reason:
+            events.write("skipped", reason=reason)
+            return "skipped"
+        t = time.perf_counter()
+        algo = config.build_algo()
+        build_s = time.perf_counter() - t
+        other_cores = [c for c in plan.cores if c not in plan.driver_cores]
+        if plan.driver_cores and other_cores:
+            _pin_tree(plan.driver_cores, other_cores)
+        threads = adapter.set_worker_threads(algo, plan.torch_threads)
+        events.write("build", build_s=build_s, torch_threads=threads)
+        _train(plan, algo, events)
+        return "ok"
+    finally:
+        t = time.perf_counter()
+        try:
+            if algo is not None:
+                algo.stop()
+        finally:
+            ray.shutdown()
+            events.write("shutdown", shutdown_s=time.perf_counter() - t)
+
+
+def _train(plan: TrialPlan, algo, events: EventLog) -> None:
+    from rlbench.adapters import rllib as adapter
+
+    trained_s = 0.0
+    iteration = 0
+    while True:
+        iteration += 1
+        t_start_s = events.now_s()
+        t = time.perf_counter()
+        result = algo.train()
+        wall_s = time.perf_counter() - t
+        t_end_s = events.now_s()
+        timings = adapter.iteration_timings(algo, result)
+        parts_s = timings["sample_s"] + timings["learn_s"] + timings["sync_s"]
+        events.write(
+            "iteration",
+            iteration=iteration,
+            warmup=iteration <= plan.warmup_iterations,
+            t_start_s=t_start_s,
+            t_end_s=t_end_s,
+            wall_s=wall_s,
+            other_s=wall_s - parts_s,
+            env_steps_per_s=timings["env_steps_sampled"] / wall_s if wall_s > 0 else None,
+            **timings,
+        )
+        trained_s += wall_s
+        if plan.stop_iterations is not None and iteration >= plan.stop_iterations:
+            return
+        # A time limit never cuts a trial before its first steady-state iteration.
+        if plan.stop_seconds is not None and trained_s >= plan.stop_seconds and iteration > plan.warmup_iterations:
+            return
+
+
+def process_entry(trial_dir: str, t0_epoch: float) -> None:
+    """Entry point for a multiprocessing.Process: exits with :func:`main`'s code."""
+    raise SystemExit(main(trial_dir, t0_epoch))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], float(sys.argv[2])))
