@@ -102,6 +102,23 @@ def kill_tree(pid: int) -> None:
     psutil.wait_procs(descendants, timeout=5)
 
 
+def survivors(pids: set[int], session_dir: str | None) -> list[psutil.Process]:
+    """Processes of a finished trial still alive: a pid it had, or anything naming its Ray session."""
+    alive = []
+    session = os.path.basename(session_dir) if session_dir else None
+    for proc in psutil.process_iter(["pid", "cmdline"]):
+        if proc.pid == os.getpid():
+            continue
+        cmdline = " ".join(proc.info["cmdline"] or [])
+        if proc.pid in pids or (session and session in cmdline):
+            alive.append(proc)
+    return alive
+
+
+def _session_dir(directory: Path) -> str | None:
+    return next((e.get("session_dir") for e in read_events(directory) if e.get("event") == "ray_init"), None)
+
+
 def _log_tail(directory: Path, lines: int = 5) -> str:
     path = directory / trial_process.LOG_FILE
     if not path.exists():
@@ -198,10 +215,15 @@ def run_trial(plan: TrialPlan, directory: Path, launcher: TrialLauncher, gpus: G
     finally:
         sampler.stop()
         kill_tree(proc.pid)  # leftovers of a crashed trial, and the trial itself on Ctrl-C
+        left = survivors(sampler.seen_pids - {os.getpid()}, _session_dir(directory))
+        for p in left:
+            p.kill()
+        psutil.wait_procs(left, timeout=5)
     status, reason = _verdict(plan, directory, proc.exitcode, timed_out)
     record = TrialRecord(
         trial_id=plan.trial_id, status=status, reason=reason, exit_code=proc.exitcode, started_epoch=t0,
         trial_wall_s=time.time() - t0, sampler_cpu_s=sampler.cpu_s, sampler_samples=sampler.samples,
+        leftover_processes_killed=len(left),
     )
     write_trial_result(directory, record, sampler.columns)
     return record

@@ -45,6 +45,11 @@ class Sampler:
         self._roles: dict[int, str] = {}
         self._last_cpu: dict[int, tuple[float, float]] = {}
 
+    @property
+    def seen_pids(self) -> set[int]:
+        """Every pid the sampler has seen in the tree."""
+        return set(self._procs)
+
     def start(self) -> "Sampler":
         """Begin sampling in a background thread."""
         if self.per_core:

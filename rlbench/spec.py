@@ -42,6 +42,14 @@ class SpecError(Exception):
     """A problem in the user's sweep spec; the message says where and how to fix it."""
 
 
+class _ValueErrorAt(ValueError):
+    """A cross-field check's error, pinned to the key the user should change (for its line)."""
+
+    def __init__(self, loc: tuple[str, ...], message: str):
+        super().__init__(message)
+        self.loc = loc
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, validate_assignment=False)
 
@@ -197,7 +205,8 @@ class TrialConfig(_Section):
     def _check_batch(self) -> "TrialConfig":
         t = self.training
         if t.minibatch_size and t.train_batch_size_per_learner and t.minibatch_size > t.train_batch_size_per_learner:
-            raise ValueError(
+            raise _ValueErrorAt(
+                ("training", "minibatch_size"),
                 f"training.minibatch_size={t.minibatch_size} is larger than "
                 f"training.train_batch_size_per_learner={t.train_batch_size_per_learner}"
             )
@@ -253,7 +262,8 @@ class SweepSpec(_Section):
     def _warmup_leaves_steady_state(self) -> "SweepSpec":
         if self.stop.iterations is not None and self.stop.seconds is None:
             if self.stop.iterations <= self.warmup_iterations:
-                raise ValueError(
+                raise _ValueErrorAt(
+                    ("stop", "iterations"),
                     f"stop.iterations={self.stop.iterations} leaves no steady-state iteration after "
                     f"warmup_iterations={self.warmup_iterations}: raise stop.iterations"
                 )
@@ -437,6 +447,8 @@ def _unknown(key: str, choices: list[str]) -> str:
     hint = f"; did you mean '{close[0]}'?" if close else ""
     if key in KNOB_SECTION:
         hint = f"; '{key}' belongs under '{KNOB_SECTION[key]}:'"
+    elif ALIASES.get(key) in KNOB_SECTION:
+        hint = f"; '{key}' (old name of '{ALIASES[key]}') belongs under '{KNOB_SECTION[ALIASES[key]]}:'"
     return f"unknown key '{key}'{hint}"
 
 
@@ -496,10 +508,17 @@ def check_env(env: str) -> None:
 # Loading
 
 
-def _format_pydantic(err: ValidationError, prefix: tuple, lines: _LineMap, path: Path) -> list[str]:
+def _format_pydantic(
+    err: ValidationError, prefix: tuple, lines: _LineMap, path: Path, line_of: dict[tuple, tuple] | None = None
+) -> list[str]:
+    """One message per error; ``line_of`` maps a config key path to where its value is in the file
+    when that is elsewhere (a grid axis)."""
     out = []
     for e in err.errors():
         loc = prefix + tuple(x for x in e["loc"] if not (isinstance(x, str) and x.startswith("function-")))
+        at = e.get("ctx", {}).get("error")
+        if isinstance(at, _ValueErrorAt):
+            loc = prefix + at.loc
         key_path = ".".join(str(x) for x in loc) or "(top level)"
         if e["type"] == "extra_forbidden":
             model = _model_at(loc[:-1])
@@ -513,7 +532,7 @@ def _format_pydantic(err: ValidationError, prefix: tuple, lines: _LineMap, path:
             msg = e["msg"].removeprefix("Value error, ")
             if "input" in e and not isinstance(e["input"], (dict, list)) and e["type"] != "value_error":
                 msg += f" (got {e['input']!r})"
-        line = lines.line(loc)
+        line = lines.line(next((v for k, v in (line_of or {}).items() if loc[:len(k)] == k), loc))
         out.append(f"{path}{':' + str(line) if line else ''}: {key_path}: {msg}")
     return out
 
@@ -590,8 +609,8 @@ def spec_from_dict(
             config = TrialConfig.model_validate(raw)
         except ValidationError as e:
             where = ", ".join(f"{a}={v!r}" for a, v in zip(axes, combo))
-            msgs = _format_pydantic(e, (), lines, path)
-            fail([f"{m}  [grid point {where}]" for m in msgs])
+            msgs = _format_pydantic(e, (), lines, path, {axis_target(a): ("grid", a) for a in axes})
+            fail([f"{m}  [grid point {where}]" if axes else m for m in msgs])
         trials.append(GridPoint({axis_column(a): column_value(v) for a, v in zip(axes, combo)}, config))
     loaded = LoadedSpec(source=path, spec=spec, points=trials,
                         alias_notes=[f"{k}  (first at {v})" for k, v in notes.items()])

@@ -87,6 +87,8 @@ class TrialRecord(BaseModel):
     """CPU time the sampler thread spent on this trial."""
     sampler_samples: int = 0
     """Samples the sampler took."""
+    leftover_processes_killed: int = 0
+    """Processes of the trial still alive after its process group was killed (killed then); 0 normally."""
 
 
 # ---------------------------------------------------------------------------------------------

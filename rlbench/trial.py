@@ -95,6 +95,16 @@ def _worker_pythonpath() -> str:
     return os.pathsep.join(seen)
 
 
+def _ray_session_dir() -> str | None:
+    """The local Ray session's folder (its name is in every Ray system process's command line)."""
+    try:
+        import ray
+
+        return ray._private.worker._global_node.get_session_dir_path()
+    except Exception:  # private API: losing it only weakens the leftover-process check
+        return None
+
+
 def main(trial_dir: str, t0_epoch: float) -> int:
     """Run the trial planned in ``trial_dir``; returns the process exit code (0 ok/skipped, 1 failed)."""
     os.setsid()  # own process group: the sweep kills the whole tree with one killpg
@@ -134,7 +144,8 @@ def _run(plan: TrialPlan, events: EventLog) -> str:
         logging_level="ERROR",
         configure_logging=True,
     )
-    events.write("ray_init", ray_init_s=time.perf_counter() - t)
+    ray_init_s = time.perf_counter() - t
+    events.write("ray_init", ray_init_s=ray_init_s, session_dir=_ray_session_dir())
     algo = None
     try:
         config = adapter.build_config(plan.config, seed=plan.seed)
