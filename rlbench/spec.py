@@ -620,7 +620,8 @@ def spec_from_dict(
             try:
                 check_env(env)
             except ValueError as e:
-                line = lines.line(("environment", "env"))
+                env_axes = [a for a in axes if axis_target(a) == ("environment", "env") and env in grid[a]]
+                line = lines.line(("grid", env_axes[0]) if env_axes else ("environment", "env"))
                 problems.append(f"{path}{':' + str(line) if line else ''}: environment.env: {e}")
         if problems:
             fail(problems)

@@ -1,0 +1,86 @@
+"""The RLlib adapter's pure parts: process roles from command lines, and resource demand."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlbench.adapters.rllib import ROLES, classify_process, resource_demand
+from rlbench.spec import TrialConfig
+
+PY = "/venv/bin/python"
+RAY = "/venv/lib/python3.11/site-packages/ray"
+
+
+@pytest.mark.parametrize(
+    ("cmdline", "role"),
+    [
+        # Ray sets a worker's title as cmdline()[0], often padded with spaces
+        (["ray::SingleAgentEnvRunner"], "env_runner"),
+        (["ray::SingleAgentEnvRunner.apply", "", ""], "env_runner"),
+        (["ray::SingleAgentEnvRunner.sample   "], "env_runner"),
+        (["ray::MultiAgentEnvRunner.apply"], "env_runner"),
+        (["ray::_WrappedExecutable"], "learner"),
+        (["ray::_WrappedExecutable.apply"], "learner"),
+        (["ray::IDLE"], "other"),
+        (["ray::DashboardAgent"], "ray_system"),
+        (["ray::RuntimeEnvAgent"], "ray_system"),
+        ([f"{RAY}/core/src/ray/raylet/raylet", "--raylet_socket_name=/tmp/ray/sockets/raylet"], "ray_system"),
+        ([f"{RAY}/core/src/ray/gcs/gcs_server", "--log_dir=/tmp/ray/logs"], "ray_system"),
+        ([PY, "-u", f"{RAY}/_private/log_monitor.py", "--session-dir=/tmp/ray/session"], "ray_system"),
+        ([PY, f"{RAY}/dashboard/dashboard.py", "--host=127.0.0.1"], "ray_system"),
+        ([PY, "-u", f"{RAY}/autoscaler/_private/monitor.py", "--logs-dir=/tmp"], "ray_system"),
+        ([PY, "-u", f"{RAY}/dashboard/agent.py", "--node-ip-address=127.0.0.1"], "ray_system"),
+        ([PY, "-u", f"{RAY}/_private/runtime_env/agent/main.py"], "ray_system"),
+        ([PY, "train.py"], "other"),
+        (["/bin/sh", "-c", "sleep 1"], "other"),
+        ([], "other"),
+    ],
+)
+def test_classify_process(cmdline, role):
+    assert classify_process(cmdline, is_driver=False) == role
+
+
+@pytest.mark.parametrize("cmdline", [[PY, "-m", "rlbench.trial"], ["ray::IDLE"], []])
+def test_the_driver_is_the_driver_whatever_its_title(cmdline):
+    assert classify_process(cmdline, is_driver=True) == "driver"
+
+
+def test_roles_are_the_known_set():
+    assert ROLES == ("driver", "learner", "env_runner", "ray_system", "other")
+
+
+def demand(**sections):
+    return resource_demand(TrialConfig.model_validate({"environment": {"env": "CartPole-v1"}, **sections}))
+
+
+def test_default_demand():
+    d = demand()
+    assert (d.driver_cpus, d.actor_cpus, d.gpus, d.total_cpus) == (1, 1.0, 0.0, 2.0)
+
+
+def test_no_env_runners():
+    d = demand(env_runners={"num_env_runners": 0})
+    assert (d.driver_cpus, d.actor_cpus, d.gpus, d.total_cpus) == (1, 0.0, 0.0, 1.0)
+
+
+def test_runners_and_remote_learners():
+    # 4 x 0.5 + 2 x 2 = 6 actor CPUs; GPUs 4 x 0.25 + 2 x 0.5 = 2
+    d = demand(
+        env_runners={"num_env_runners": 4, "num_cpus_per_env_runner": 0.5, "num_gpus_per_env_runner": 0.25},
+        learners={"num_learners": 2, "num_cpus_per_learner": 2, "num_gpus_per_learner": 0.5},
+        resources={"num_cpus_for_main_process": 2},
+    )
+    assert (d.driver_cpus, d.actor_cpus, d.gpus, d.total_cpus) == (2, 6.0, 2.0, 8.0)
+
+
+def test_local_learner_cpus_are_the_drivers():
+    # num_learners=0: the learner lives in the driver, its num_cpus_per_learner is not an actor's
+    d = demand(env_runners={"num_env_runners": 3}, learners={"num_learners": 0, "num_cpus_per_learner": 3})
+    assert (d.actor_cpus, d.total_cpus) == (3.0, 4.0)
+
+
+@pytest.mark.parametrize(("learner_gpus", "actor_cpus", "gpus"), [(0.5, 1.0, 0.5), (1, 1.0, 1.0), (2, 1.0, 2.0)])
+def test_learner_gpus(learner_gpus, actor_cpus, gpus):
+    # with a GPU, "auto" CPUs per learner is 0, so remote GPU learners add no actor CPUs
+    d = demand(learners={"learner_gpus": learner_gpus})
+    assert (d.actor_cpus, d.gpus) == (actor_cpus, gpus)
