@@ -50,7 +50,7 @@ class Gpus:
                 "name": _text(_call(self.nvml.nvmlDeviceGetName, h)),
                 "memory_bytes": getattr(mem, "total", None),
                 "driver": _text(driver),
-                "sm_count": _call(getattr(self.nvml, "nvmlDeviceGetNumGpuCores", None), h),
+                "sm_count": _sm_count(self.nvml, h),
             })
         return out
 
@@ -99,6 +99,16 @@ def open_gpus(nvml: ModuleType | Any | None = None) -> Gpus | None:
         gpus.close()
         return None
     return gpus
+
+
+def _sm_count(nvml: Any, handle: Any) -> int | None:
+    """Streaming multiprocessors of a GPU (``nvmlDeviceGetAttributes().multiprocessorCount``).
+
+    Not ``nvmlDeviceGetNumGpuCores``: that counts CUDA cores, 64-128 per SM.
+    """
+    attributes = _call(getattr(nvml, "nvmlDeviceGetAttributes", None), handle)
+    count = getattr(attributes, "multiprocessorCount", None)
+    return int(count) if count else None
 
 
 def _call(fn, *args):

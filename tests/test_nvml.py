@@ -171,3 +171,15 @@ def test_energy_delta_mj(start, end, delta):
 
 def test_energy_counter_is_64_bit():
     assert ENERGY_COUNTER_MODULUS_MJ == 18_446_744_073_709_551_616
+
+
+def test_sm_count_comes_from_device_attributes_not_cuda_cores():
+    class WithAttributes(FakeNvml):
+        def nvmlDeviceGetAttributes(self, h):
+            return SimpleNamespace(multiprocessorCount=self._value(h, "sms"))
+
+        def nvmlDeviceGetNumGpuCores(self, h):  # CUDA cores: must not be taken for SMs
+            return 16896
+
+    gpus = open_gpus(WithAttributes([h100(sms=132)]))
+    assert gpus.describe()[0]["sm_count"] == 132
