@@ -26,7 +26,119 @@ def _parser() -> argparse.ArgumentParser:
     sweep.add_argument("--out", type=Path, default=None,
                        help="result folder (default: results/<name>/<timestamp>/)")
     sweep.add_argument("--dry-run", action="store_true", help="print the planned trials and run nothing")
+    _add_study_parsers(sub)
     return parser
+
+
+def _add_study_parsers(sub) -> None:
+    envbench = sub.add_parser("envbench", help="raw env step rate alone, in 1..N parallel processes")
+    envbench.add_argument("env", help="gymnasium id (CartPole-v1) or package.module:Class, as in a sweep spec")
+    envbench.add_argument("--env-config", action="append", default=[], metavar="KEY=VALUE",
+                          help="an env_config entry (value parsed as YAML); repeat for several")
+    envbench.add_argument("--procs", default=None,
+                          help="comma-separated process counts (default 1,2,4,...,all cores)")
+    envbench.add_argument("--seconds", type=float, default=3.0, help="measured seconds per count (default 3)")
+    envbench.add_argument("--out", type=Path, default=None, help="also write the results as JSON here")
+    envbench.set_defaults(func=cmd_envbench)
+    simbench = sub.add_parser("simbench", help="async tasks vs bulk-synchronous rounds (Ray OSDI'18 Table 4)")
+    simbench.add_argument("--cpus", default=None, help="comma-separated CPU counts (default 1..all cores)")
+    simbench.add_argument("--mean-steps", type=int, default=20_000,
+                          help="mean rollout length in timesteps (default 20000)")
+    simbench.add_argument("--repeats", type=int, default=3, help="alternating repeats per mode (default 3)")
+    simbench.add_argument("--out", type=Path, default=None, help="also write the results as JSON here")
+    simbench.set_defaults(func=cmd_simbench)
+
+
+def _int_list(text: str | None, flag: str) -> list[int] | None:
+    if text is None:
+        return None
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise ValueError(f"{flag} takes comma-separated whole numbers, e.g. 1,2,4 (got {text!r})") from None
+    if not values or min(values) < 1:
+        raise ValueError(f"{flag} takes whole numbers >= 1 (got {text!r})")
+    return values
+
+
+def cmd_envbench(args: argparse.Namespace, console: Console) -> int:
+    import json
+
+    import yaml
+
+    from rlbench.machine import usable_cores
+    from rlbench.spec import check_env
+    from rlbench.studies.envbench import default_proc_counts, measure_ceiling, result_dict
+
+    try:
+        check_env(args.env)
+        config = {}
+        for item in args.env_config:
+            key, sep, value = item.partition("=")
+            if not sep or not key:
+                raise ValueError(f"--env-config takes KEY=VALUE (got {item!r})")
+            config[key] = yaml.safe_load(value)
+        cores = usable_cores()
+        counts = _int_list(args.procs, "--procs") or default_proc_counts(len(cores))
+        if max(counts) > len(cores):
+            raise ValueError(f"--procs {max(counts)}: this machine has {len(cores)} usable cores")
+    except ValueError as e:
+        console.print(f"[red]error:[/] {e}", highlight=False)
+        return EXIT_BAD_INPUT
+    table = Table(title=f"env ceiling: {args.env} {json.dumps(config) if config else ''}")
+    for column in ("processes", "env steps/s", "per process", "scaling vs 1"):
+        table.add_column(column, justify="right")
+    results = []
+    for n in counts:
+        r = measure_ceiling(args.env, config, procs=n, seconds=args.seconds, cores=cores)
+        results.append(r)
+        base = results[0].steps_per_s_per_proc * results[0].procs if results[0].procs == 1 else None
+        table.add_row(str(n), f"{r.steps_per_s:,.0f}", f"{r.steps_per_s_per_proc:,.0f}",
+                      f"{r.steps_per_s / base:.2f}x" if base else "-")
+    console.print(table)
+    if args.out:
+        from rlbench.store import write_json
+
+        write_json(args.out, [result_dict(r) for r in results])
+        console.print(f"written: {args.out}")
+    return EXIT_OK
+
+
+def cmd_simbench(args: argparse.Namespace, console: Console) -> int:
+    from rlbench.machine import usable_cores
+    from rlbench.studies.simbench import PAPER_TABLE4, result_dict, run_simbench
+
+    try:
+        cores = len(usable_cores())
+        counts = _int_list(args.cpus, "--cpus") or list(range(1, cores + 1))
+        if max(counts) > cores:
+            raise ValueError(f"--cpus {max(counts)}: this machine has {cores} usable cores")
+        if args.mean_steps < 10 or args.repeats < 1:
+            raise ValueError("--mean-steps must be >= 10 and --repeats >= 1")
+    except ValueError as e:
+        console.print(f"[red]error:[/] {e}", highlight=False)
+        return EXIT_BAD_INPUT
+    console.print(f"simbench: 3n Pendulum-v1 rollouts (mean {args.mean_steps} steps) on n CPUs, "
+                  f"n in {counts}, {args.repeats} repeats per mode")
+    results = run_simbench(counts, mean_steps=args.mean_steps, repeats=args.repeats)
+    table = Table(title="timesteps per second: bulk-synchronous rounds vs async tasks")
+    for column in ("CPUs", "BSP", "async", "async/BSP", "paper BSP (MPI)", "paper async (Ray)", "paper ratio"):
+        table.add_column(column, justify="right")
+    for r in results:
+        paper = PAPER_TABLE4.get(r.cpus)
+        table.add_row(str(r.cpus), f"{r.bsp_steps_per_s:,.0f}", f"{r.async_steps_per_s:,.0f}",
+                      f"{r.async_over_bsp:.2f}x", *(
+                          (f"{paper[0]:,.0f}", f"{paper[1]:,.0f}", f"{paper[1] / paper[0]:.2f}x") if paper
+                          else ("-", "-", "-")))
+    console.print(table)
+    console.print("paper (Pendulum-v0, 2018): 1 CPU 22.6K / 22.3K, 16 CPUs 208K / 290K, 256 CPUs 2.16M / 4.03M "
+                  "(BSP / async); see docs/STUDIES.md for why this machine differs")
+    if args.out:
+        from rlbench.store import write_json
+
+        write_json(args.out, [result_dict(r) for r in results])
+        console.print(f"written: {args.out}")
+    return EXIT_OK
 
 
 def _plan_table(plans) -> Table:
@@ -99,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     console = Console()
     if args.command == "sweep":
         return cmd_sweep(args, console)
+    if hasattr(args, "func"):
+        return args.func(args, console)
     return EXIT_BAD_INPUT
 
 

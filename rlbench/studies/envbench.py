@@ -1,0 +1,124 @@
+"""The env ceiling: how fast an environment steps on its own, in 1..N parallel processes.
+
+RLlib can never sample faster than the env steps by itself; ``rlbench envbench ENV`` measures that
+ceiling with the same env syntax as sweeps (a gymnasium id or ``package.module:Class`` plus
+``env_config``). Each process creates the env, steps it with actions drawn in advance (so the
+action sampler's cost is not counted), resets it at episode ends (resets are counted in the time,
+not in the steps), and reports steps and seconds after a short warm-up. N processes run at once,
+each pinned to its own core; the ceiling for N is the sum of their rates.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+#: Actions drawn in advance and cycled, so sampling actions costs nothing during the measurement.
+_ACTION_POOL = 1024
+
+
+@dataclass(frozen=True)
+class CeilingResult:
+    """The env's raw step rate with ``procs`` processes stepping at once."""
+
+    env: str
+    """The env, as in a spec."""
+    env_config: dict
+    """Its config."""
+    procs: int
+    """Processes stepping in parallel (one env each)."""
+    steps: int
+    """Env steps taken in the measured window, all processes together."""
+    measured_s: float
+    """Length of the measured window (the slowest process's)."""
+    steps_per_s: float
+    """Sum over processes of each one's steps / seconds."""
+    steps_per_s_per_proc: float
+    """steps_per_s / procs."""
+
+
+def make_env(env: str, env_config: dict) -> Any:
+    """Create an env the way RLlib does: gymnasium ids via ``gymnasium.make(id, **env_config)``,
+    import paths via ``Class(env_config)``."""
+    if ":" in env:
+        from rlbench.adapters.rllib import resolve_env
+
+        return resolve_env(env)(dict(env_config))
+    import gymnasium
+
+    return gymnasium.make(env, **env_config)
+
+
+def _step_for(env_name: str, env_config: dict, seconds: float, warmup_s: float, core: int | None,
+              queue) -> None:
+    if core is not None:
+        try:
+            os.sched_setaffinity(0, [core])
+        except (AttributeError, OSError):
+            pass
+    env = make_env(env_name, env_config)
+    env.action_space.seed(0)
+    actions = [env.action_space.sample() for _ in range(_ACTION_POOL)]
+    env.reset(seed=0)
+    steps, i = 0, 0
+    start = time.perf_counter()
+    measuring_from = start + warmup_s
+    counted_start = None
+    end = measuring_from + seconds
+    while True:
+        now = time.perf_counter()
+        if counted_start is None and now >= measuring_from:
+            counted_start, steps = now, 0
+        if now >= end:
+            break
+        _, _, terminated, truncated, _ = env.step(actions[i % _ACTION_POOL])
+        i += 1
+        steps += 1
+        if terminated or truncated:
+            env.reset()
+    queue.put((steps, time.perf_counter() - counted_start))
+    env.close()
+
+
+def measure_ceiling(env: str, env_config: dict | None = None, *, procs: int = 1, seconds: float = 2.0,
+                    warmup_s: float = 0.3, cores: list[int] | None = None) -> CeilingResult:
+    """Step ``procs`` copies of the env in parallel processes for ``seconds`` and sum their rates."""
+    env_config = dict(env_config or {})
+    if cores is None:
+        cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    ctx = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+    queue = ctx.Queue()
+    workers = [
+        ctx.Process(target=_step_for, args=(env, env_config, seconds, warmup_s,
+                                            cores[i % len(cores)] if cores else None, queue), daemon=True)
+        for i in range(procs)
+    ]
+    for w in workers:
+        w.start()
+    results = [queue.get(timeout=seconds + warmup_s + 120) for _ in workers]
+    for w in workers:
+        w.join(timeout=10)
+        if w.exitcode != 0:
+            raise RuntimeError(f"envbench worker for {env} exited with code {w.exitcode}")
+    steps = sum(s for s, _ in results)
+    rate = sum(s / t for s, t in results if t > 0)
+    return CeilingResult(env=env, env_config=env_config, procs=procs, steps=steps,
+                         measured_s=max(t for _, t in results), steps_per_s=rate, steps_per_s_per_proc=rate / procs)
+
+
+def default_proc_counts(cores: int) -> list[int]:
+    """1, 2, 4, ... up to ``cores``, with ``cores`` itself last."""
+    counts, n = [], 1
+    while n < cores:
+        counts.append(n)
+        n *= 2
+    counts.append(cores)
+    return counts
+
+
+def result_dict(result: CeilingResult) -> dict[str, Any]:
+    """A result as plain JSON-able data."""
+    return asdict(result)

@@ -1,0 +1,60 @@
+"""The env ceiling, measured for real on tiny envs (no Ray)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import run_cli
+from rlbench.studies.envbench import default_proc_counts, make_env, measure_ceiling
+
+
+def test_default_proc_counts():
+    assert default_proc_counts(1) == [1]
+    assert default_proc_counts(2) == [1, 2]
+    assert default_proc_counts(6) == [1, 2, 4, 6]
+    assert default_proc_counts(8) == [1, 2, 4, 8]
+
+
+def test_make_env_like_rllib():
+    assert make_env("envs.tiny:TinyEnv", {"episode_len": 3}).episode_len == 3  # Class(env_config)
+    assert make_env("CartPole-v1", {"max_episode_steps": 7}).spec.max_episode_steps == 7  # gym.make(**config)
+
+
+def test_known_step_cost_gives_known_ceiling():
+    # 2000 us of busy work per step: one process can take at most 500 steps/s, and close to it
+    result = measure_ceiling("envs.synthetic:SyntheticEnv", {"step_cost_us": 2000, "episode_len": 50},
+                             procs=1, seconds=0.6, warmup_s=0.05)
+    assert result.procs == 1 and result.steps > 0
+    assert 0.6 * 500 <= result.steps_per_s <= 500 * 1.01
+    assert result.steps_per_s_per_proc == result.steps_per_s
+
+
+def test_parallel_processes_sum_their_rates():
+    result = measure_ceiling("envs.tiny:TinyEnv", {}, procs=2, seconds=0.3, warmup_s=0.05)
+    assert result.procs == 2
+    assert result.steps_per_s == pytest.approx(2 * result.steps_per_s_per_proc)
+    assert result.steps > 1000
+
+
+def test_cli_writes_json(tmp_path):
+    out = tmp_path / "ceiling.json"
+    done = run_cli("envbench", "envs.tiny:TinyEnv", "--env-config", "episode_len=5", "--procs", "1",
+                   "--seconds", "0.3", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(out.read_text())
+    assert [r["procs"] for r in rows] == [1]
+    assert rows[0]["env_config"] == {"episode_len": 5} and rows[0]["steps_per_s"] > 0
+
+
+@pytest.mark.parametrize("args, message", [
+    (["NoSuchEnv-v9"], "neither a registered gymnasium id"),
+    (["envs.tiny:TinyEnv", "--procs", "0"], "--procs takes whole numbers >= 1"),
+    (["envs.tiny:TinyEnv", "--procs", "999"], "usable cores"),
+    (["envs.tiny:TinyEnv", "--env-config", "nokey"], "--env-config takes KEY=VALUE"),
+])
+def test_cli_bad_input_exits_2(args, message):
+    done = run_cli("envbench", *args)
+    assert done.returncode == 2
+    assert message in " ".join(done.stdout.split())
