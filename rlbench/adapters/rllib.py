@@ -150,6 +150,8 @@ def build_config(config: TrialConfig, *, seed: int | None = None):
     """The PPOConfig for one trial; only new-API names reach RLlib."""
     from ray.rllib.algorithms.ppo import PPOConfig
 
+    from rlbench.adapters.rllib_timing import PhaseTimingCallback
+
     runners, learners = config.env_runners, config.learners
     algo_config = (
         PPOConfig()
@@ -168,6 +170,7 @@ def build_config(config: TrialConfig, *, seed: int | None = None):
         )
         .resources(num_cpus_for_main_process=config.resources.num_cpus_for_main_process)
         .reporting(custom_stats_cls_lookup=_per_iteration_stats_lookup())
+        .callbacks(PhaseTimingCallback)
         .fault_tolerance(restart_failed_env_runners=False)
         .debugging(log_level="ERROR", seed=seed)
     )
@@ -252,6 +255,11 @@ TIMER_SAMPLE = ("timers", "env_runner_sampling_timer")
 TIMER_LEARN = ("timers", "learner_update_timer")
 TIMER_SYNC_WEIGHTS = ("timers", "synch_weights")
 TIMER_SYNC_CONNECTORS = ("timers", "synch_env_connectors")
+#: Summed over env runners by rlbench's PhaseTimingCallback (rllib_timing.py).
+ENV_RUNNERS_ENV_S = ("env_runners", "rlbench", "env_step_s")
+ENV_RUNNERS_INFERENCE_S = ("env_runners", "rlbench", "inference_s")
+#: Learner connector pipeline (GAE etc.): one call per update, so the per-iteration mean is its time.
+LEARNER_CONNECTOR_S = ("learners", "__all_modules__", "learner_connector", "connector_pipeline_timer")
 
 
 def _get(result: dict, path: tuple, default: float = 0.0) -> float:
@@ -267,6 +275,22 @@ def _get(result: dict, path: tuple, default: float = 0.0) -> float:
     return default if math.isnan(value) else value
 
 
+def sampling_split(sample_s: float, env_total_s: float, inference_total_s: float, *,
+                   sampling_runners: int) -> dict[str, float]:
+    """Split an iteration's sampling wall time into env, inference and the rest.
+
+    ``env_total_s`` and ``inference_total_s`` are summed over the env runners that sampled (they
+    run in parallel); divided by their number they become wall-equivalent seconds (the mean env
+    runner's), so ``env_step_s + inference_s + sample_other_s == sample_s``. ``sample_other_s``
+    holds the connectors, episode bookkeeping, transfer to the driver and the wait for the
+    slowest runner.
+    """
+    env_step_s = env_total_s / sampling_runners
+    inference_s = inference_total_s / sampling_runners
+    return {"env_step_s": env_step_s, "inference_s": inference_s,
+            "sample_other_s": sample_s - env_step_s - inference_s}
+
+
 def iteration_timings(algo, result: dict) -> dict[str, float]:
     """This iteration's exact phase times and step counts from its result dict.
 
@@ -275,9 +299,16 @@ def iteration_timings(algo, result: dict) -> dict[str, float]:
     read it from the algorithm's metrics logger right after ``train()`` returns instead.
     """
     connectors_s = _get({"m": algo.metrics.peek(TIMER_SYNC_CONNECTORS, default=0.0)}, ("m",))
+    sample_s, learn_s = _get(result, TIMER_SAMPLE), _get(result, TIMER_LEARN)
+    split = sampling_split(sample_s, _get(result, ENV_RUNNERS_ENV_S), _get(result, ENV_RUNNERS_INFERENCE_S),
+                           sampling_runners=max(1, int(algo.config.num_env_runners or 0)))
+    connector_s = _get(result, LEARNER_CONNECTOR_S)
     return {
-        "sample_s": _get(result, TIMER_SAMPLE),
-        "learn_s": _get(result, TIMER_LEARN),
+        "sample_s": sample_s,
+        **split,
+        "learn_s": learn_s,
+        "learner_connector_s": connector_s,
+        "sgd_s": learn_s - connector_s,
         "sync_s": _get(result, TIMER_SYNC_WEIGHTS) + connectors_s,
         "env_steps_sampled": int(_get(result, ("env_runners", "num_env_steps_sampled"))),
         "env_steps_trained": int(_get(result, ("learners", "__all_modules__", "num_env_steps_trained"))),

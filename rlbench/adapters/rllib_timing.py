@@ -1,0 +1,78 @@
+"""Exact time inside the env and inside the policy forward pass, per env runner and iteration.
+
+RLlib's own ``env_step_timer`` / ``rlmodule_inference_timer`` are per-call averages, averaged
+again across env runners, and a vector env's ``step`` call advances several sub-envs (and resets
+the finished ones inside it, gymnasium's autoreset), so no product of those averages gives the
+total. This RLlib callback measures the totals instead. In each env runner it wraps, on the
+instance only:
+
+- the env runner's (vector) env ``step`` and ``reset``: exactly what RLlib's ``env_step_timer`` and
+  ``env_reset_timer`` time, autoresets included;
+- the RLModule's ``forward_exploration`` and ``forward_inference``: exactly what RLlib's
+  ``rlmodule_inference_timer`` times;
+
+adds up ``time.perf_counter`` differences and, at the end of every ``sample()`` call, logs the
+two totals with ``reduce="sum"``. RLlib sums those across env runners and clears them on every
+reduce, so ``result["env_runners"]["rlbench"]["env_step_s"]`` is the seconds all env runners
+together spent inside the env during that iteration (likewise ``inference_s``).
+
+This module imports RLlib at import time; the adapter imports it only when it builds a config.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from ray.rllib.callbacks.callbacks import RLlibCallback
+
+#: Keys (under ``env_runners``) of the summed seconds inside env step/reset and the forward pass.
+ENV_S_KEY = ("rlbench", "env_step_s")
+INFERENCE_S_KEY = ("rlbench", "inference_s")
+
+_ENV, _INFERENCE = 0, 1
+
+
+class PhaseTimingCallback(RLlibCallback):
+    """Times env step/reset and the RLModule forward pass inside one env runner (one instance each)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._totals_s = [0.0, 0.0]
+        self._timed_module: Any = None
+
+    def _timed(self, fn: Callable, slot: int) -> Callable:
+        totals, perf = self._totals_s, time.perf_counter
+
+        def timed(*args, **kwargs):
+            t = perf()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                totals[slot] += perf() - t
+
+        timed.__wrapped__ = fn  # type: ignore[attr-defined]
+        return timed
+
+    def on_environment_created(self, *, env_runner, metrics_logger=None, env=None, env_context=None,
+                               **kwargs) -> None:
+        # The object RLlib calls step/reset on is the env runner's (wrapped) vector env.
+        target = env_runner.env
+        target.step = self._timed(target.step, _ENV)
+        target.reset = self._timed(target.reset, _ENV)
+
+    def on_episode_created(self, *, env_runner=None, **kwargs) -> None:
+        # The module is built after the env, but before the first episode (and so before any
+        # forward pass); wrap it here, once per module object.
+        module = getattr(env_runner, "module", None)
+        if module is None or module is self._timed_module:
+            return
+        for name in ("forward_exploration", "forward_inference"):
+            setattr(module, name, self._timed(getattr(module, name), _INFERENCE))
+        self._timed_module = module
+
+    def on_sample_end(self, *, env_runner=None, metrics_logger=None, samples=None, **kwargs) -> None:
+        logger = metrics_logger if metrics_logger is not None else env_runner.metrics
+        logger.log_value(ENV_S_KEY, self._totals_s[_ENV], reduce="sum")
+        logger.log_value(INFERENCE_S_KEY, self._totals_s[_INFERENCE], reduce="sum")
+        self._totals_s[_ENV] = self._totals_s[_INFERENCE] = 0.0

@@ -1,0 +1,93 @@
+"""The sampling split: the env/inference timing callback and the arithmetic that splits sample_s."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from rlbench.adapters.rllib import sampling_split
+from rlbench.adapters.rllib_timing import ENV_S_KEY, INFERENCE_S_KEY, PhaseTimingCallback
+
+
+def test_split_divides_runner_totals_by_runners():
+    # 2 runners spent 0.8 s in the env and 0.2 s in inference together; sampling took 0.6 s wall
+    split = sampling_split(0.6, 0.8, 0.2, sampling_runners=2)
+    assert split == pytest.approx({"env_step_s": 0.4, "inference_s": 0.1, "sample_other_s": 0.1})
+
+
+def test_split_one_runner_is_the_totals():
+    split = sampling_split(1.0, 0.7, 0.1, sampling_runners=1)
+    assert split == pytest.approx({"env_step_s": 0.7, "inference_s": 0.1, "sample_other_s": 0.2})
+
+
+class _Env:
+    def step(self, action):
+        time.sleep(0.01)
+        return action
+
+    def reset(self, seed=None):
+        time.sleep(0.02)
+        return seed
+
+
+class _Module:
+    def forward_exploration(self, batch, t=0):
+        time.sleep(0.005)
+        return batch
+
+    def forward_inference(self, batch):
+        time.sleep(0.005)
+        return batch
+
+
+class _Runner:
+    def __init__(self):
+        self.env = _Env()
+        self.module = None
+
+
+class _Logger:
+    def __init__(self):
+        self.logged: list[tuple] = []
+
+    def log_value(self, key, value, reduce):
+        self.logged.append((key, value, reduce))
+
+
+def test_callback_times_env_and_forward_and_logs_sums_per_sample_call():
+    cb, runner, logger = PhaseTimingCallback(), _Runner(), _Logger()
+    cb.on_environment_created(env_runner=runner, metrics_logger=logger, env=runner.env, env_context={})
+    runner.module = _Module()  # RLlib builds the module after the env, before the first episode
+    cb.on_episode_created(env_runner=runner, episode=None)
+    cb.on_episode_created(env_runner=runner, episode=None)  # a second episode does not wrap twice
+    assert runner.env.reset(seed=3) == 3  # results pass through
+    assert runner.env.step(1) == 1
+    runner.env.step(2)
+    assert runner.module.forward_exploration("b", t=5) == "b"
+    runner.module.forward_inference("b")
+    cb.on_sample_end(env_runner=runner, metrics_logger=logger, samples=[])
+    (k1, env_s, r1), (k2, inf_s, r2) = logger.logged
+    assert (k1, r1, k2, r2) == (ENV_S_KEY, "sum", INFERENCE_S_KEY, "sum")
+    assert 0.04 <= env_s < 0.06  # 0.02 reset + 2 x 0.01 step, plus scheduling slack
+    assert 0.01 <= inf_s < 0.03  # 2 x 0.005
+    # the totals restart for the next sample() call
+    runner.env.step(3)
+    cb.on_sample_end(env_runner=runner, metrics_logger=logger, samples=[])
+    assert 0.01 <= logger.logged[2][1] < 0.02
+    assert logger.logged[3][1] == 0.0
+
+
+def test_exception_in_env_step_is_still_timed_and_raised():
+    cb, runner, logger = PhaseTimingCallback(), _Runner(), _Logger()
+
+    def bad_step(action):
+        time.sleep(0.01)
+        raise RuntimeError("env broke")
+
+    runner.env.step = bad_step
+    cb.on_environment_created(env_runner=runner, metrics_logger=logger, env=runner.env, env_context={})
+    with pytest.raises(RuntimeError, match="env broke"):
+        runner.env.step(0)
+    cb.on_sample_end(env_runner=runner, metrics_logger=logger, samples=[])
+    assert logger.logged[0][1] >= 0.01
