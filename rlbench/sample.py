@@ -1,19 +1,33 @@
 """Sample stage: CPU, memory and GPU use of a running trial, observed from outside its processes.
 
-A :class:`Sampler` thread in the sweep process walks the trial's process tree at ``sample_hz``
+A :class:`Sampler` thread in the sweep process reads the trial's process tree at ``sample_hz``
 and records, per process, its role (driver, learner, env_runner, ray_system, other), the cores it
 kept busy since the last sample (``cpu_pct``, 100 = one core) and its resident memory; per core,
 the machine's busy percentage; per GPU (through :mod:`rlbench.nvml`), utilization, memory, power,
 SM clock and the energy counter.
+
+It must not disturb what it measures (target: under 1% of one core at 10 Hz on a tree of 20+
+processes; ``scripts/bench_sampler.py`` measures it), so it reads Linux's ``/proc`` directly:
+
+- Tree membership is kept incrementally. Each tick lists ``/proc`` once and reads the parent pid
+  of new pids only; a pid not in the tree is remembered as foreign while it stays listed (a
+  process outside the tree cannot move into it). psutil's ``children(recursive=True)`` instead
+  reads the status of every process on the machine on every call.
+- Each member's ``/proc/<pid>/stat`` stays open and is re-read with one ``pread``: CPU time
+  (user + system), start time (to notice a reused pid) and RSS come from that one line.
+- Per-core busy time comes from one ``pread`` of ``/proc/stat``, with psutil's definition of busy.
+- A process's role is read from its title once; only ``other`` (e.g. a pooled ``ray::IDLE``
+  worker that may become an actor) is re-read, every :data:`RECLASSIFY_EVERY` ticks.
+- Rows are kept as tuples and turned into columns once, at the end.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
-
-import psutil
 
 from rlbench.adapters.rllib import classify_process
 from rlbench.nvml import Gpus
@@ -23,124 +37,277 @@ UTILIZATION_COLUMNS: tuple[str, ...] = (
     "t_s", "kind", "role", "pid", "core", "cpu_pct", "rss_bytes",
     "gpu_index", "gpu_util_pct", "gpu_mem_used_bytes", "gpu_power_w", "gpu_sm_clock_mhz", "gpu_energy_mj",
 )
+#: Ticks between two reads of the title of a process classified ``other``.
+RECLASSIFY_EVERY = 5
+
+_CLK_TCK = os.sysconf("SC_CLK_TCK")
+_PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
+_PROC = "/proc"
+
+
+@dataclass
+class ProcStat:
+    """The fields rlbench uses from one ``/proc/<pid>/stat`` line."""
+
+    state: str
+    """One-letter state (``Z`` = zombie)."""
+    ppid: int
+    """Parent pid."""
+    cpu_s: float
+    """User + system CPU seconds."""
+    start_ticks: int
+    """Start time since boot, in clock ticks (tells a reused pid apart)."""
+    rss_bytes: int
+    """Resident memory."""
+
+
+def parse_stat(text: bytes) -> ProcStat:
+    """Parse a ``/proc/<pid>/stat`` line (the command name may hold spaces and parentheses)."""
+    rest = text[text.rindex(b")") + 2:].split()
+    return ProcStat(
+        state=rest[0].decode(),
+        ppid=int(rest[1]),
+        cpu_s=(int(rest[11]) + int(rest[12])) / _CLK_TCK,
+        start_ticks=int(rest[19]),
+        rss_bytes=int(rest[21]) * _PAGE_BYTES,
+    )
+
+
+def parse_cpu_times(text: bytes) -> dict[int, tuple[int, int]]:
+    """Core id -> (busy, total) clock ticks from ``/proc/stat``, busy as psutil defines it.
+
+    Total leaves out guest and guest_nice (already counted in user and nice); busy is total less
+    idle and iowait.
+    """
+    out = {}
+    for line in text.splitlines():
+        if not line.startswith(b"cpu") or line.startswith(b"cpu "):
+            continue
+        name, *fields = line.split()
+        v = [int(x) for x in fields] + [0] * 8
+        total = sum(v[:8])  # user nice system idle iowait irq softirq steal
+        out[int(name[3:])] = (total - v[3] - v[4], total)
+    return out
+
+
+def _read_cmdline(pid: int) -> list[str]:
+    with open(f"{_PROC}/{pid}/cmdline", "rb") as f:
+        raw = f.read()
+    return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
+
+
+class _Member:
+    """One process of the tree, with its open stat file and last reading."""
+
+    __slots__ = ("pid", "fd", "start_ticks", "role", "last_mono", "last_cpu_s")
+
+    def __init__(self, pid: int, fd: int, start_ticks: int):
+        self.pid = pid
+        self.fd = fd
+        self.start_ticks = start_ticks
+        self.role: str | None = None
+        self.last_mono: float | None = None
+        self.last_cpu_s = 0.0
+
+
+def _open_stat(pid: int) -> tuple[int, ProcStat] | None:
+    try:
+        fd = os.open(f"{_PROC}/{pid}/stat", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return fd, parse_stat(os.pread(fd, 4096, 0))
+    except (OSError, ValueError, IndexError):
+        os.close(fd)
+        return None
 
 
 class Sampler:
-    """Samples one process tree until stopped; rows accumulate column-wise in ``columns``."""
+    """Samples one process tree until stopped; rows accumulate and are read back as ``columns``.
+
+    ``hz <= 0`` turns sampling off (no thread, no rows): an internal switch for
+    ``scripts/bench_sampler.py``, which compares trials with and without the sampler. The spec
+    itself asks ``sample_hz > 0``.
+    """
 
     def __init__(self, root_pid: int, *, t0_epoch: float, hz: float, gpus: Gpus | None = None,
                  per_core: bool = True):
         self.root_pid = root_pid
         self.t0_epoch = t0_epoch
-        self.period_s = 1.0 / hz
+        self.enabled = hz > 0
+        self.period_s = 1.0 / hz if self.enabled else 0.0
         self.gpus = gpus
         self.per_core = per_core
-        self.columns: dict[str, list[Any]] = {c: [] for c in UTILIZATION_COLUMNS}
         self.samples = 0
         self.cpu_s = 0.0
         """CPU time the sampler thread itself used."""
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="rlbench-sampler", daemon=True)
-        self._procs: dict[int, psutil.Process] = {}
-        self._roles: dict[int, str] = {}
-        self._last_cpu: dict[int, tuple[float, float]] = {}
+        self._members: dict[int, _Member] = {}
+        self._foreign: set[int] = set()
+        self._seen: set[int] = set()
+        self._process_rows: list[tuple] = []
+        self._core_rows: list[tuple] = []
+        self._gpu_rows: list[tuple] = []
+        self._stat_fd: int | None = None
+        self._last_cores: dict[int, tuple[int, int]] = {}
+        self._tick = 0
 
     @property
     def seen_pids(self) -> set[int]:
         """Every pid the sampler has seen in the tree."""
-        return set(self._procs)
+        return set(self._seen)
+
+    @property
+    def columns(self) -> dict[str, list[Any]]:
+        """All rows so far, column-wise (the :data:`UTILIZATION_COLUMNS`)."""
+        cols: dict[str, list[Any]] = {c: [] for c in UTILIZATION_COLUMNS}
+        n_gpu_fields = 6
+        for t_s, role, pid, cpu_pct, rss in self._process_rows:
+            self._add(cols, t_s, "process", role, pid, None, cpu_pct, rss, *([None] * n_gpu_fields))
+        for t_s, core, cpu_pct in self._core_rows:
+            self._add(cols, t_s, "core", None, None, core, cpu_pct, None, *([None] * n_gpu_fields))
+        for t_s, *gpu in self._gpu_rows:
+            self._add(cols, t_s, "gpu", None, None, None, None, None, *gpu)
+        return cols
+
+    @staticmethod
+    def _add(cols: dict[str, list[Any]], *values: Any) -> None:
+        for column, value in zip(cols.values(), values):
+            column.append(value)
 
     def start(self) -> "Sampler":
-        """Begin sampling in a background thread."""
-        if self.per_core:
-            psutil.cpu_percent(percpu=True)  # sets the baseline for the first per-core reading
-        self._thread.start()
+        """Begin sampling in a background thread (nothing when sampling is off)."""
+        if self.enabled:
+            self._thread.start()
         return self
 
     def stop(self) -> None:
-        """Stop sampling and wait for the thread."""
+        """Stop sampling, wait for the thread and release the open files."""
         self._stop.set()
-        self._thread.join()
+        if self._thread.is_alive():
+            self._thread.join()
+        self.close()
+
+    def close(self) -> None:
+        """Close every open ``/proc`` file (done by :meth:`stop`)."""
+        for member in self._members.values():
+            os.close(member.fd)
+        self._members.clear()
+        if self._stat_fd is not None:
+            os.close(self._stat_fd)
+            self._stat_fd = None
 
     def _loop(self) -> None:
         start_cpu = time.thread_time()
         next_t = time.monotonic()
-        while not self._stop.is_set():
-            self.sample_once()
-            next_t += self.period_s
-            delay = next_t - time.monotonic()
-            if delay < 0:  # fell behind (machine overloaded): skip missed ticks, do not burst
-                next_t = time.monotonic()
-                delay = 0
-            self._stop.wait(delay)
-        self.cpu_s = time.thread_time() - start_cpu
+        try:
+            self._last_cores = self._read_cores() or {}  # baseline for the first per-core reading
+            while not self._stop.is_set():
+                self.sample_once()
+                next_t += self.period_s
+                delay = next_t - time.monotonic()
+                if delay < 0:  # fell behind (machine overloaded): skip missed ticks, do not burst
+                    next_t = time.monotonic()
+                    delay = 0
+                self._stop.wait(delay)
+        finally:
+            self.cpu_s = time.thread_time() - start_cpu
+
+    # -- the tree ----------------------------------------------------------------------------
+
+    def _admit(self, pid: int) -> ProcStat | None:
+        opened = _open_stat(pid)
+        if opened is None:
+            return None
+        fd, stat = opened
+        self._members[pid] = _Member(pid, fd, stat.start_ticks)
+        self._seen.add(pid)
+        return stat
+
+    def _refresh_tree(self) -> None:
+        """Add processes born into the tree since the last tick (new pids only are read)."""
+        try:
+            listed = {int(name) for name in os.listdir(_PROC) if name.isdigit()}
+        except OSError:
+            return
+        self._foreign &= listed  # a pid that vanished may come back as anyone's child
+        if not self._members and self.root_pid in listed:
+            self._admit(self.root_pid)
+        new = listed - self._foreign - self._members.keys()
+        parents: dict[int, int] = {}
+        for pid in new:
+            opened = _open_stat(pid)
+            if opened is None:
+                continue
+            fd, stat = opened
+            os.close(fd)
+            parents[pid] = stat.ppid
+        # Closure: a new child of a new child joins too, whatever order the pids came in.
+        added = True
+        while added:
+            added = False
+            for pid, ppid in list(parents.items()):
+                if ppid in self._members:
+                    del parents[pid]
+                    if self._admit(pid) is not None:
+                        added = True
+        self._foreign |= parents.keys()
+
+    def _role(self, member: _Member) -> str:
+        if member.role is not None and (member.role != "other" or self._tick % RECLASSIFY_EVERY):
+            return member.role
+        try:
+            member.role = classify_process(_read_cmdline(member.pid), is_driver=member.pid == self.root_pid)
+        except OSError:
+            member.role = member.role or "other"
+        return member.role
 
     # -- one sample --------------------------------------------------------------------------
 
-    def _tree(self) -> list[psutil.Process]:
+    def _read_cores(self) -> dict[int, tuple[int, int]] | None:
+        if not self.per_core:
+            return None
         try:
-            root = self._procs.get(self.root_pid) or psutil.Process(self.root_pid)
-            self._procs[self.root_pid] = root
-            procs = [root] + root.children(recursive=True)
-        except psutil.Error:
-            return []
-        # Reuse Process objects so psutil's own per-process caches (and create_time checks) hold.
-        out = []
-        for p in procs:
-            known = self._procs.get(p.pid)
-            if known is not None and known.is_running():
-                out.append(known)
-            else:
-                self._procs[p.pid] = p
-                self._roles.pop(p.pid, None)
-                self._last_cpu.pop(p.pid, None)
-                out.append(p)
-        return out
-
-    def _role(self, proc: psutil.Process) -> str:
-        role = self._roles.get(proc.pid)
-        if role is not None and role != "other":
-            return role  # a worker's title only changes while it is idle ("other")
-        try:
-            role = classify_process(proc.cmdline(), is_driver=proc.pid == self.root_pid)
-        except psutil.Error:
-            role = "other"
-        self._roles[proc.pid] = role
-        return role
+            if self._stat_fd is None:
+                self._stat_fd = os.open(f"{_PROC}/stat", os.O_RDONLY)
+            return parse_cpu_times(os.pread(self._stat_fd, 65536, 0))
+        except OSError:
+            return None
 
     def sample_once(self) -> None:
         """Take one sample of the tree, the cores and the GPUs."""
-        now = time.time()
-        t_s = now - self.t0_epoch
+        t_s = time.time() - self.t0_epoch
         mono = time.monotonic()
-        cols = self.columns
-        for proc in self._tree():
+        self._refresh_tree()
+        rows = self._process_rows
+        for pid, member in list(self._members.items()):
             try:
-                with proc.oneshot():
-                    times = proc.cpu_times()
-                    rss = proc.memory_info().rss
-            except psutil.Error:
+                stat = parse_stat(os.pread(member.fd, 4096, 0))
+            except (OSError, ValueError, IndexError):
+                stat = None
+            if stat is None or stat.start_ticks != member.start_ticks:
+                os.close(member.fd)  # gone (or the pid now names another process)
+                del self._members[pid]
                 continue
-            busy_s = times.user + times.system
-            last = self._last_cpu.get(proc.pid)
-            self._last_cpu[proc.pid] = (mono, busy_s)
-            if last is None:
-                continue  # cpu_pct needs two readings
-            dt = mono - last[0]
-            if dt <= 0:
-                continue
-            self._append(t_s=t_s, kind="process", role=self._role(proc), pid=proc.pid,
-                         cpu_pct=100.0 * (busy_s - last[1]) / dt, rss_bytes=rss)
-        if self.per_core:
-            for core, pct in enumerate(psutil.cpu_percent(percpu=True)):
-                self._append(t_s=t_s, kind="core", core=core, cpu_pct=pct)
+            last_mono, last_cpu_s = member.last_mono, member.last_cpu_s
+            member.last_mono, member.last_cpu_s = mono, stat.cpu_s
+            if last_mono is None or mono <= last_mono or stat.state == "Z":
+                continue  # cpu_pct needs two readings; a zombie uses nothing
+            rows.append((t_s, self._role(member), pid, 100.0 * (stat.cpu_s - last_cpu_s) / (mono - last_mono),
+                         stat.rss_bytes))
+        cores = self._read_cores()
+        if cores is not None:
+            for core, (busy, total) in cores.items():
+                if core in self._last_cores:
+                    busy0, total0 = self._last_cores[core]
+                    d_total = total - total0
+                    pct = 100.0 * min(max((busy - busy0) / d_total, 0.0), 1.0) if d_total > 0 else 0.0
+                    self._core_rows.append((t_s, core, pct))
+            self._last_cores = cores
         if self.gpus is not None:
             for g in self.gpus.read():
-                self._append(t_s=t_s, kind="gpu", gpu_index=g.index, gpu_util_pct=g.util_pct,
-                             gpu_mem_used_bytes=g.mem_used_bytes, gpu_power_w=g.power_w,
-                             gpu_sm_clock_mhz=g.sm_clock_mhz, gpu_energy_mj=g.energy_mj)
+                self._gpu_rows.append((t_s, g.index, g.util_pct, g.mem_used_bytes, g.power_w, g.sm_clock_mhz,
+                                       g.energy_mj))
+        self._tick += 1
         self.samples += 1
-
-    def _append(self, **values: Any) -> None:
-        for name, column in self.columns.items():
-            column.append(values.get(name))

@@ -1,0 +1,141 @@
+"""The outside sampler: /proc parsing (hand-made lines) and a real, Ray-free process tree."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from rlbench import sample
+from rlbench.sample import Sampler, parse_cpu_times, parse_stat
+
+# A stat line whose command name holds a space and a parenthesis, as a process title can.
+STAT = (b"4242 (ray::IDLE) x) S 4200 4242 4242 0 -1 4194560 1000 0 0 0 "
+        b"250 50 0 0 20 0 30 0 123456 900000000 2048 18446744073709551615")
+
+
+def test_parse_stat_takes_fields_after_the_last_parenthesis():
+    stat = parse_stat(STAT)
+    assert stat.state == "S"
+    assert stat.ppid == 4200
+    assert stat.cpu_s == pytest.approx(300 / os.sysconf("SC_CLK_TCK"))  # utime 250 + stime 50 ticks
+    assert stat.start_ticks == 123456
+    assert stat.rss_bytes == 2048 * os.sysconf("SC_PAGE_SIZE")
+
+
+def test_parse_cpu_times_busy_excludes_idle_and_iowait_and_guest():
+    text = (b"cpu  10 0 10 70 10 0 0 0 0 0\n"
+            b"cpu0 5 1 4 30 10 0 0 0 3 0\n"  # guest 3 is already inside user: not added again
+            b"cpu3 1 0 1 8 0 0 0 0\n"          # older kernels: fewer fields; ids may skip
+            b"intr 12345\n")
+    assert parse_cpu_times(text) == {0: (10, 50), 3: (2, 10)}
+
+
+def _tree(n_sleepers: int, busy: bool) -> subprocess.Popen:
+    """A parent with n sleeping children and, optionally, one child spinning a core."""
+    code = (
+        "import subprocess, sys, time\n"
+        f"kids = [subprocess.Popen(['sleep', '30']) for _ in range({n_sleepers})]\n"
+        + ("kids.append(subprocess.Popen([sys.executable, '-c', 'while True: pass']))\n" if busy else "")
+        + "print('ready', flush=True)\n"
+        "time.sleep(30)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, start_new_session=True)
+    assert proc.stdout.readline().strip() == "ready"
+    return proc
+
+
+@pytest.fixture
+def tree():
+    procs = []
+
+    def make(n_sleepers: int, busy: bool = False) -> subprocess.Popen:
+        procs.append(_tree(n_sleepers, busy))
+        return procs[-1]
+
+    yield make
+    for p in procs:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+
+
+def test_sampler_follows_the_tree_and_measures_a_busy_child(tree):
+    root = tree(3, busy=True)
+    s = Sampler(root.pid, t0_epoch=time.time(), hz=10)
+    try:
+        s._last_cores = s._read_cores()
+        for _ in range(6):
+            s.sample_once()
+            time.sleep(0.1)
+        assert len(s.seen_pids) == 5  # root, 3 sleepers, the spinner
+        cols = s.columns
+        rows = [(pid, pct) for kind, pid, pct in zip(cols["kind"], cols["pid"], cols["cpu_pct"]) if kind == "process"]
+        by_pid: dict[int, list[float]] = {}
+        for pid, pct in rows:
+            by_pid.setdefault(pid, []).append(pct)
+        spinner = max(by_pid, key=lambda pid: sum(by_pid[pid]))
+        mean_spin = sum(by_pid[spinner]) / len(by_pid[spinner])
+        assert mean_spin > 50  # one core, give or take a shared machine and 10 ms ticks
+        roles = {pid: role for kind, pid, role in zip(cols["kind"], cols["pid"], cols["role"]) if kind == "process"}
+        assert roles[root.pid] == "driver" and roles[spinner] == "other"
+        cores = [c for kind, c in zip(cols["kind"], cols["core"]) if kind == "core"]
+        assert set(cores) == set(parse_cpu_times(open("/proc/stat", "rb").read()))
+        assert all(0 <= v <= 100 for kind, v in zip(cols["kind"], cols["cpu_pct"]) if kind == "core")
+    finally:
+        s.close()
+
+
+def test_sampler_keeps_outsiders_out_and_records_no_row_for_a_dead_child(tree):
+    root = tree(1)
+    s = Sampler(root.pid, t0_epoch=time.time(), hz=10)
+    try:
+        s.sample_once()
+        assert root.pid in s._members and len(s._members) == 2
+        # a grandchild appears: a child of a process outside the tree must stay outside
+        outsider = subprocess.Popen(["sleep", "30"])
+        child = next(p for p in s._members if p != root.pid)
+        s.sample_once()
+        assert outsider.pid not in s._members and outsider.pid in s._foreign
+        os.kill(child, signal.SIGKILL)
+        time.sleep(0.2)  # the parent's Popen never reaps it: it stays a zombie, which records no row
+        s.sample_once()
+        n_rows = len(s._process_rows)
+        s.sample_once()
+        assert all(pid != child for _, _, pid, _, _ in s._process_rows[n_rows:])
+        outsider.kill()
+        outsider.wait()
+    finally:
+        s.close()
+
+
+def test_sampler_reclassifies_other_processes_only_every_few_ticks(tree, monkeypatch):
+    root = tree(1)
+    reads: list[int] = []
+    real = sample._read_cmdline
+
+    def counting(pid):
+        reads.append(pid)
+        return real(pid)
+
+    monkeypatch.setattr(sample, "_read_cmdline", counting)
+    s = Sampler(root.pid, t0_epoch=time.time(), hz=10)
+    try:
+        for _ in range(1 + 2 * sample.RECLASSIFY_EVERY):
+            s.sample_once()
+        child = next(p for p in s._members if p != root.pid)
+        assert reads.count(root.pid) == 1  # driver: classified once
+        assert 2 <= reads.count(child) <= 3  # other: once, then every RECLASSIFY_EVERY ticks
+    finally:
+        s.close()
+
+
+def test_sampler_off_takes_no_samples(tree):
+    root = tree(0)
+    s = Sampler(root.pid, t0_epoch=time.time(), hz=0).start()
+    time.sleep(0.2)
+    s.stop()
+    assert s.samples == 0 and s.cpu_s == 0.0 and s.columns["t_s"] == []
