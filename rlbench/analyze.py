@@ -66,6 +66,35 @@ def role_peak_rss(utilization: pd.DataFrame) -> dict[str, int | None]:
     return {role: (int(totals[role]) if role in totals else 0) for role in CPU_ROLES}
 
 
+def gpu_energy_j(utilization: pd.DataFrame, window: tuple[float, float] | None) -> float | None:
+    """Energy all GPUs used over ``window``, from NVML's total-energy counter, or None.
+
+    ``gpu_energy_mj`` in the samples is each GPU's energy since the sampler's first reading
+    (counter deltas, wrap allowed for; see rlbench/sample.py). Per GPU, the difference between its
+    first and last sample inside the window is scaled to the window's length (the samples lie up
+    to one sample period inside its ends). None without GPU samples, with fewer than two in the
+    window, or when any GPU has a missing reading there (unsupported, or the GPU vanished): a
+    partial sum would read as a measurement.
+    """
+    if window is None or utilization.empty:
+        return None
+    gpu = utilization[utilization["kind"] == "gpu"]
+    if gpu.empty:
+        return None
+    inside = gpu[(gpu["t_s"] >= window[0]) & (gpu["t_s"] <= window[1])].sort_values("t_s")
+    total_j = 0.0
+    for index in sorted(gpu["gpu_index"].dropna().unique()):
+        g = inside[inside["gpu_index"] == index]
+        if len(g) < 2 or g["gpu_energy_mj"].isna().any():
+            return None
+        span_s = float(g["t_s"].iloc[-1] - g["t_s"].iloc[0])
+        if span_s <= 0:
+            return None
+        delta_j = (float(g["gpu_energy_mj"].iloc[-1]) - float(g["gpu_energy_mj"].iloc[0])) / 1000.0
+        total_j += delta_j / span_s * (window[1] - window[0])
+    return total_j
+
+
 def _event(events: list[dict[str, Any]], name: str) -> dict[str, Any]:
     for e in events:
         if e.get("event") == name:
@@ -132,6 +161,16 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
     row["sampler_cpu_pct"] = (
         100.0 * record.sampler_cpu_s / record.trial_wall_s
         if record.sampler_cpu_s is not None and record.trial_wall_s else None
+    )
+    window = steady_window(its) if len(its) else None
+    energy_j = gpu_energy_j(util, window)
+    steady_steps = float(steady["env_steps_sampled"].sum()) if len(steady) else 0.0
+    window_s = window[1] - window[0] if window else 0.0
+    row["gpu_energy_j"] = energy_j
+    row["j_per_env_step"] = energy_j / steady_steps if energy_j is not None and steady_steps > 0 else None
+    row["env_steps_per_s_per_w"] = (
+        row["env_steps_per_s"] / (energy_j / window_s)
+        if energy_j and window_s > 0 and row["env_steps_per_s"] is not None else None
     )
     return row
 
