@@ -102,6 +102,80 @@ def plot_cpu_by_role(trials: pd.DataFrame, axes: list[str], path: Path) -> None:
     plt.close(fig)
 
 
+def core_grid(utilization: pd.DataFrame, trial_id: str) -> pd.DataFrame:
+    """One trial's per-core busy %: a row per core (sorted), a column per sample time."""
+    cores = utilization[(utilization["trial_id"] == trial_id) & (utilization["kind"] == "core")]
+    if cores.empty:
+        return pd.DataFrame()
+    return cores.pivot_table(index="core", columns="t_s", values="cpu_pct", aggfunc="mean").sort_index()
+
+
+def plot_cpu_heatmap(utilization: pd.DataFrame, iterations: pd.DataFrame, trial_id: str, title: str,
+                     path: Path) -> bool:
+    """Per-core busy % over one trial's time as a heat map (cores x time); False if no core samples.
+
+    One bright row over a dark block is a scaling collapse (one core busy, the rest idle). Dashed
+    lines mark the steady-state window; the samples are machine-wide (every core, not only the
+    trial's).
+    """
+    grid = core_grid(utilization, trial_id)
+    if grid.empty:
+        return False
+    times = grid.columns.to_numpy(dtype=float)
+    step = float(pd.Series(times).diff().median()) if len(times) > 1 else 0.1
+    fig, ax = plt.subplots(figsize=(8.0, 0.35 * len(grid) + 1.8))
+    image = ax.imshow(grid.to_numpy(dtype=float), aspect="auto", cmap="magma", vmin=0, vmax=100,
+                      interpolation="nearest", origin="lower",
+                      extent=(times[0] - step / 2, times[-1] + step / 2, -0.5, len(grid) - 0.5))
+    ax.set_yticks(range(len(grid)), [str(int(c)) for c in grid.index])
+    its = iterations[(iterations["trial_id"] == trial_id) & ~iterations["warmup"]]
+    if len(its):
+        for t in (its["t_start_s"].min(), its["t_end_s"].max()):
+            ax.axvline(t, color="white", linestyle="--", linewidth=1)
+    ax.set_xlabel("seconds since the trial started (dashed: steady-state window)")
+    ax.set_ylabel("core")
+    ax.set_title(title, fontsize=9)
+    fig.colorbar(image, ax=ax, label="busy %", pad=0.01)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def plot_cpu_alloc_vs_used(trials: pd.DataFrame, axes: list[str], path: Path) -> None:
+    """Per role, a panel: CPUs the config allocated vs cores actually busy in steady state, per trial."""
+    ok = trials[trials["status"] == "ok"]
+    used_cols = [f"{r}_cpus_used" for r in CPU_ROLES]
+    ok = ok[ok[used_cols].notna().any(axis=1)]
+    if ok.empty:
+        return
+    # A role with nothing allocated and nothing used anywhere gets no panel.
+    roles = [r for r in CPU_ROLES
+             if (ok[f"{r}_cpus_allocated"].fillna(0) > 0.005).any() or (ok[f"{r}_cpus_used"].fillna(0) > 0.005).any()]
+    if not roles:
+        return
+    labels = [trial_label(r, axes) for _, r in ok.iterrows()]
+    x = range(len(ok))
+    fig, panels = plt.subplots(len(roles), 1, sharex=True, squeeze=False,
+                               figsize=(max(6.0, 0.6 * len(ok) + 2.5), 1.5 * len(roles) + 1.5))
+    panels = panels[:, 0]
+    for ax, role in zip(panels, roles):
+        allocated = ok[f"{role}_cpus_allocated"].fillna(0).to_numpy(dtype=float)
+        used = ok[f"{role}_cpus_used"].fillna(0).to_numpy(dtype=float)
+        ax.bar([i - 0.2 for i in x], allocated, width=0.4, color="white", edgecolor=ROLE_COLORS[role],
+               hatch="//", label="allocated")
+        ax.bar([i + 0.2 for i in x], used, width=0.4, color=ROLE_COLORS[role], label="used")
+        ax.set_ylabel(role, fontsize=8)
+        ax.grid(axis="y", alpha=0.3)
+        ax.set_ylim(bottom=0, top=max(1.0, allocated.max(initial=0), used.max(initial=0)) * 1.15)
+    panels[0].legend(fontsize=7, ncol=2, loc="upper right")
+    panels[0].set_title("CPUs allocated vs used per role (steady state; 1 = one core)")
+    panels[-1].set_xticks(list(x), labels, rotation=30, ha="right", fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def write_plots(out_dir: Path, tables: dict[str, pd.DataFrame], axes: list[str]) -> list[Path]:
     """All figures of a result set into ``out_dir/plots``; returns the files written."""
     trials, iterations = tables["trials"], tables["iterations"]
@@ -120,6 +194,16 @@ def write_plots(out_dir: Path, tables: dict[str, pd.DataFrame], axes: list[str])
         fn(plots / name)
         if (plots / name).exists():
             written.append(plots / name)
+    plot_cpu_alloc_vs_used(trials, axes, plots / "cpu_alloc_vs_used.png")
+    if (plots / "cpu_alloc_vs_used.png").exists():
+        written.append(plots / "cpu_alloc_vs_used.png")
+    utilization = tables.get("utilization")
+    if utilization is not None and not utilization.empty:
+        for _, row in trials[trials["status"] == "ok"].iterrows():
+            path = plots / f"cpu_heatmap_{row['trial_id']}.png"
+            title = f"{row['trial_id']}: {trial_label(row, axes)}, cpus={row['cpus']}: busy % per core"
+            if plot_cpu_heatmap(utilization, iterations, row["trial_id"], title, path):
+                written.append(path)
     return written
 
 

@@ -25,7 +25,8 @@ def test_writes_every_output(smoke):
     for name in ("trials.parquet", "iterations.parquet", "utilization.parquet", "summary.csv", "manifest.json"):
         assert (out / name).is_file(), name
     plots = sorted(p.name for p in (out / "plots").glob("*.png"))
-    assert plots == ["cpu_by_role.png", "throughput_vs_num_env_runners.png",
+    assert plots == ["cpu_alloc_vs_used.png", "cpu_by_role.png", "cpu_heatmap_t000r0.png", "cpu_heatmap_t001r0.png",
+                     "cpu_heatmap_t002r0.png", "cpu_heatmap_t003r0.png", "throughput_vs_num_env_runners.png",
                      "throughput_vs_num_envs_per_env_runner.png", "time_breakdown.png"]
     assert "4 ok, 0 skipped, 0 failed" in done.stdout
 

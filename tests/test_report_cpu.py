@@ -1,0 +1,65 @@
+"""The CPU plots: per-core heat map per trial and allocated vs used per role (hand-made tables)."""
+
+from __future__ import annotations
+
+import matplotlib.image as mpimg
+import pandas as pd
+
+from rlbench.report import core_grid, plot_cpu_alloc_vs_used, plot_cpu_heatmap
+
+
+def _collapse() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """4 cores over 3 s at 10 Hz: core 0 at 100%, the rest idle (a scaling collapse)."""
+    rows = [{"trial_id": "t000r0", "kind": "core", "t_s": t / 10, "core": c, "cpu_pct": 100.0 if c == 0 else 0.0}
+            for t in range(30) for c in range(4)]
+    rows.append({"trial_id": "t000r0", "kind": "process", "t_s": 0.5, "core": None, "cpu_pct": 50.0})
+    its = pd.DataFrame({"trial_id": ["t000r0"] * 3, "warmup": [True, False, False],
+                        "t_start_s": [0.0, 1.0, 2.0], "t_end_s": [1.0, 2.0, 3.0]})
+    return pd.DataFrame(rows), its
+
+
+def test_core_grid_is_cores_by_time():
+    util, _ = _collapse()
+    grid = core_grid(util, "t000r0")
+    assert grid.shape == (4, 30)
+    assert list(grid.index) == [0, 1, 2, 3]
+    assert (grid.loc[0] == 100.0).all() and (grid.loc[1:] == 0.0).all().all()
+
+
+def test_heatmap_shows_one_hot_core(tmp_path):
+    util, its = _collapse()
+    path = tmp_path / "h.png"
+    assert plot_cpu_heatmap(util, its, "t000r0", "collapse", path)
+    image = mpimg.imread(path)
+    assert image.shape[0] > 100 and image.shape[1] > 300
+
+
+def test_heatmap_without_core_samples_writes_nothing(tmp_path):
+    util, its = _collapse()
+    path = tmp_path / "h.png"
+    assert not plot_cpu_heatmap(util[util["kind"] == "process"], its, "t000r0", "none", path)
+    assert not plot_cpu_heatmap(util, its, "t999r0", "other trial", path)
+    assert not path.exists()
+
+
+def _trials(used_driver: float | None) -> pd.DataFrame:
+    row = {"trial_id": "t000r0", "status": "ok", "repeat": 0, "num_env_runners": 2}
+    for role, alloc, used in (("driver", 13.0, used_driver), ("learner", 0.0, 0.0), ("env_runner", 2.0, 1.9),
+                              ("ray_system", 0.0, 0.1), ("other", 0.0, 0.0)):
+        row[f"{role}_cpus_allocated"], row[f"{role}_cpus_used"] = alloc, used
+    return pd.DataFrame([row])
+
+
+def test_alloc_vs_used_plot(tmp_path):
+    path = tmp_path / "a.png"
+    plot_cpu_alloc_vs_used(_trials(1.3), ["num_env_runners"], path)  # "gave the driver 13, it used 1.3"
+    assert path.exists()
+
+
+def test_alloc_vs_used_plot_needs_a_measured_trial(tmp_path):
+    frame = _trials(None)
+    for role in ("env_runner", "ray_system", "learner", "other"):
+        frame[f"{role}_cpus_used"] = None
+    path = tmp_path / "a.png"
+    plot_cpu_alloc_vs_used(frame, ["num_env_runners"], path)
+    assert not path.exists()
