@@ -108,8 +108,10 @@ def _frac(part: pd.Series, whole: pd.Series) -> float | None:
 
 
 def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str, Any]],
-                    iterations: pd.DataFrame, utilization: pd.DataFrame) -> dict[str, Any]:
-    """The trials.parquet row of one trial."""
+                    iterations: pd.DataFrame, utilization: pd.DataFrame,
+                    cpu_use: dict[str, float | None] | None = None,
+                    peak_rss: dict[str, int | None] | None = None) -> dict[str, Any]:
+    """The trials.parquet row of one trial (``cpu_use``/``peak_rss``: precomputed, see :func:`role_stats_by_trial`)."""
     c = plan.config
     build = _event(events, "build")
     threads = build.get("torch_threads") or plan.torch_threads
@@ -152,8 +154,9 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
 
     util = utilization[utilization["trial_id"] == plan.trial_id] if not utilization.empty else utilization
     allocated = cpus_allocated(plan)
-    used = role_cpu_use(util, steady_window(its) if len(its) else None)
-    peak = role_peak_rss(util) if not util.empty else {r: None for r in CPU_ROLES}
+    used = cpu_use if cpu_use is not None else role_cpu_use(util, steady_window(its) if len(its) else None)
+    peak = peak_rss if peak_rss is not None else (
+        role_peak_rss(util) if not util.empty else {r: None for r in CPU_ROLES})
     for role in CPU_ROLES:
         row[f"{role}_cpus_allocated"] = allocated[role]
         row[f"{role}_cpus_used"] = used[role]
@@ -175,11 +178,59 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
     return row
 
 
+def role_stats_by_trial(iterations: pd.DataFrame, utilization: pd.DataFrame
+                        ) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, int]]]:
+    """:func:`role_cpu_use` and :func:`role_peak_rss` of every trial in one pass over the tables.
+
+    Trials missing from a result have no samples (in their steady window): their values are None.
+    """
+    if utilization.empty or iterations.empty:
+        return {}, {}
+    procs = utilization.loc[utilization["kind"] == "process", ["trial_id", "t_s", "role", "cpu_pct", "rss_bytes"]]
+    procs = procs.assign(trial_id=procs["trial_id"].astype("category"), role=procs["role"].astype("category"))
+    totals = procs.groupby(["trial_id", "t_s", "role"], sort=False, observed=True)["rss_bytes"].sum()
+    peak = totals.groupby(level=["trial_id", "role"], sort=False, observed=True).max()
+    peak_rss: dict[str, dict[str, int]] = {}
+    for (trial, role), value in peak.items():
+        peak_rss.setdefault(trial, {r: 0 for r in CPU_ROLES})[role] = int(value)
+    steady = iterations[~iterations["warmup"]]
+    windows = steady.groupby("trial_id").agg(t0=("t_start_s", "min"), t1=("t_end_s", "max"))
+    bounds = windows.reindex(procs["trial_id"].astype(str))
+    keep = (procs["t_s"].to_numpy() >= bounds["t0"].to_numpy()) & (procs["t_s"].to_numpy() <= bounds["t1"].to_numpy())
+    inside = procs[keep]
+    stamps = inside.groupby("trial_id", sort=False, observed=True)["t_s"].nunique()
+    sums = inside.groupby(["trial_id", "role"], sort=False, observed=True)["cpu_pct"].sum()
+    cpu_use: dict[str, dict[str, float]] = {t: {r: 0.0 for r in CPU_ROLES} for t in stamps.index if stamps[t] > 0}
+    for (trial, role), value in sums.items():
+        if trial in cpu_use and role in cpu_use[trial]:
+            cpu_use[trial][role] = float(value / 100.0 / stamps[trial])
+    return cpu_use, peak_rss
+
+
+def by_trial(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """trial_id -> that trial's rows, as slices of ``frame`` (stable-sorted by trial_id first if needed)."""
+    if frame.empty:
+        return {}
+    codes, names = pd.factorize(frame["trial_id"])
+    change = np.flatnonzero(codes[1:] != codes[:-1]) + 1
+    starts = np.concatenate([[0], change])
+    if len(starts) != len(names):  # a trial's rows are not contiguous
+        return by_trial(frame.iloc[np.argsort(codes, kind="stable")])
+    ends = np.concatenate([change, [len(codes)]])
+    return {str(names[codes[s]]): frame.iloc[s:e] for s, e in zip(starts, ends)}
+
+
 def summarize_trials(plans: list[TrialPlan], records: list[TrialRecord],
                      events_by_trial: dict[str, list[dict[str, Any]]],
                      iterations: pd.DataFrame, utilization: pd.DataFrame) -> pd.DataFrame:
     """trials.parquet as a DataFrame, one row per finished trial in plan order."""
-    rows = [summarize_trial(p, r, events_by_trial.get(p.trial_id, []), iterations, utilization)
+    # Split the big tables by trial once (O(rows)), not once per trial (O(trials x rows)).
+    its_by, util_by = by_trial(iterations), by_trial(utilization)
+    cpu_use, peak_rss = role_stats_by_trial(iterations, utilization)
+    none = {role: None for role in CPU_ROLES}
+    rows = [summarize_trial(p, r, events_by_trial.get(p.trial_id, []), its_by.get(p.trial_id, iterations.iloc[:0]),
+                            util_by.get(p.trial_id, utilization.iloc[:0]), cpu_use.get(p.trial_id, none),
+                            peak_rss.get(p.trial_id, none))
             for p, r in zip(plans, records)]
     frame = pd.DataFrame(rows)
     for column in frame.columns:  # keep numeric columns numeric when some trials have None

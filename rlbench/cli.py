@@ -27,6 +27,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="result folder (default: results/<name>/<timestamp>/)")
     sweep.add_argument("--dry-run", action="store_true", help="print the planned trials and run nothing")
     _add_study_parsers(sub)
+    from rlbench.analysis_cli import add_analysis_commands
+
+    add_analysis_commands(sub)  # report, compare, reproduce
     return parser
 
 
@@ -198,6 +201,9 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
     console.print(results_table(tables["trials"], axes))
     console.print(f"{outcome.count('ok')} ok, {outcome.count('skipped')} skipped, {outcome.count('failed')} failed, "
                   f"{outcome.count('timeout')} timed out. Results: {out_dir}")
+    from rlbench.analysis_cli import write_and_summarize
+
+    write_and_summarize(out_dir, tables, console)  # report.html / report.md
     if outcome.failed:
         for r in outcome.failed:
             console.print(f"[red]{r.trial_id} {r.status}:[/] {r.reason}  (log: {out_dir / 'trials' / r.trial_id / 'trial.log'})",

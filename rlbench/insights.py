@@ -60,7 +60,7 @@ def config_label(row: pd.Series | dict, axes: list[str]) -> str:
 
 
 def median_cis(samples: list[np.ndarray], confidence: float = CONFIDENCE, resamples: int = BOOTSTRAP_RESAMPLES,
-               seed: int = BOOTSTRAP_SEED, max_elements: int = 4_000_000) -> list[tuple[float | None, float | None]]:
+               seed: int = BOOTSTRAP_SEED, max_elements: int = 1_000_000) -> list[tuple[float | None, float | None]]:
     """Percentile-bootstrap CI of the median for many samples at once (scipy.stats.bootstrap, batched).
 
     Samples of the same size go through one vectorized call (chunked to ``max_elements`` values in
@@ -125,39 +125,61 @@ def configurations(trials: pd.DataFrame, axes: list[str], iterations: pd.DataFra
     gpu_util = gpu_util_by_trial(iterations, utilization) if iterations is not None else pd.Series(dtype=float)
     extra = [c for c in ENERGY_COLUMNS if c in trials.columns]
     metrics = list(HEADLINE_COLUMNS) + extra
-    rows, samples, where = [], [], []
-    for index, group in trials.groupby("index", sort=True):
-        first = group.iloc[0]
-        ok = group[(group["status"] == "ok") & group["env_steps_per_s"].notna()]
-        row: dict[str, Any] = {"index": int(index)}
-        row.update({a: first[a] for a in axes})
-        gpus = float(first.get("num_gpus_per_learner") or 0) * max(1, int(first.get("num_learners") or 0))
-        row.update({"cpus": first.get("cpus"), "learner_gpus": gpus, "trials": len(group), "ok": int(ok.shape[0]),
-                    "statuses": ", ".join(f"{n} {s}" for s, n in group["status"].value_counts().items()),
-                    "reason": next((r for r in group["reason"] if isinstance(r, str) and r), None),
-                    "n": int(ok.shape[0])})
-        for m in metrics:
-            values = pd.to_numeric(ok[m], errors="coerce").dropna().to_numpy(dtype=float) if m in ok else np.array([])
-            row[m] = float(np.median(values)) if len(values) else None
-            row[f"{m}_ci_low"] = row[f"{m}_ci_high"] = None
-            samples.append(values)
-            where.append((len(rows), m))
-        row["env_steps_per_s_cv"] = cv(ok["env_steps_per_s"].tolist())
-        for role in CPU_ROLES:
-            row[f"{role}_cpus_allocated"] = first.get(f"{role}_cpus_allocated")
-            used = ok[f"{role}_cpus_used"].dropna() if f"{role}_cpus_used" in ok else pd.Series(dtype=float)
-            row[f"{role}_cpus_used"] = float(used.median()) if len(used) else None
-        used = [row[f"{r}_cpus_used"] for r in CPU_ROLES if row[f"{r}_cpus_used"] is not None]
-        row["cpus_used"] = float(sum(used)) if used else None
-        tp, cpus = row["env_steps_per_s"], row["cpus"]
-        row["env_steps_per_s_per_cpu"] = tp / float(cpus) if tp is not None and cpus else None
-        util = [gpu_util[t] for t in ok["trial_id"] if t in gpu_util.index]
-        row["gpu_util_pct"] = float(np.mean(util)) if util else None
-        row["cpu_threads_per_sm"] = (float(cpus) / (gpus * sm_count) if gpus > 0 and sm_count and cpus else None)
-        rows.append(row)
-    for (r, m), (lo, hi) in zip(where, median_cis(samples)):
-        rows[r][f"{m}_ci_low"], rows[r][f"{m}_ci_high"] = lo, hi
-    frame = pd.DataFrame(rows)
+    # Vectorized over configurations (a per-group pandas loop costs seconds at 1,000 trials).
+    first = trials.sort_values(["index", "repeat"]).drop_duplicates("index").set_index("index")
+    index = first.index
+    ok = trials[(trials["status"] == "ok") & trials["env_steps_per_s"].notna()].sort_values(["index", "repeat"])
+    g = ok.groupby("index")
+    frame = pd.DataFrame({"index": index.astype(int)}, index=index)
+    for a in axes:
+        frame[a] = first[a]
+    gpus = pd.to_numeric(first.get("num_gpus_per_learner", 0), errors="coerce").fillna(0) * \
+        pd.to_numeric(first.get("num_learners", 0), errors="coerce").fillna(0).clip(lower=1)
+    frame["cpus"] = first["cpus"]
+    frame["learner_gpus"] = gpus.astype(float)
+    frame["trials"] = trials.groupby("index").size().reindex(index).astype(int)
+    frame["ok"] = g.size().reindex(index).fillna(0).astype(int)
+    statuses = trials.groupby(["index", "status"]).size()
+    frame["statuses"] = [", ".join(f"{n} {st}" for st, n in statuses.loc[i].sort_values(ascending=False).items())
+                         for i in index]
+    reasons = trials[trials["reason"].map(lambda r: isinstance(r, str) and bool(r))].drop_duplicates("index")
+    frame["reason"] = reasons.set_index("index")["reason"].reindex(index).astype(object)
+    frame["reason"] = frame["reason"].where(frame["reason"].notna(), None)
+    frame["n"] = frame["ok"]
+    samples, where = [], []
+    codes = ok["index"].to_numpy()
+    bounds = np.flatnonzero(np.diff(codes)) + 1
+    keys = codes[np.concatenate([[0], bounds])] if len(codes) else np.array([], dtype=int)
+    for m in metrics:
+        values = pd.to_numeric(ok[m], errors="coerce").to_numpy(dtype=float) if m in ok else np.full(len(ok), np.nan)
+        frame[m] = g[m].median().reindex(index).astype(float) if m in ok else np.nan
+        frame[f"{m}_ci_low"] = frame[f"{m}_ci_high"] = np.nan
+        for key, part in zip(keys, np.split(values, bounds)):
+            samples.append(part[np.isfinite(part)])
+            where.append((key, m))
+    std, mean = g["env_steps_per_s"].std(ddof=1), g["env_steps_per_s"].mean()
+    frame["env_steps_per_s_cv"] = (std / mean.abs()).where((g.size() >= 2) & (mean != 0)).reindex(index)
+    for role in CPU_ROLES:
+        frame[f"{role}_cpus_allocated"] = first.get(f"{role}_cpus_allocated")
+        frame[f"{role}_cpus_used"] = g[f"{role}_cpus_used"].median().reindex(index) if f"{role}_cpus_used" in ok \
+            else np.nan
+    used = frame[[f"{r}_cpus_used" for r in CPU_ROLES]]
+    frame["cpus_used"] = used.sum(axis=1, min_count=1)
+    cpus = pd.to_numeric(frame["cpus"], errors="coerce")
+    frame["env_steps_per_s_per_cpu"] = frame["env_steps_per_s"] / cpus.where(cpus > 0)
+    util = ok.assign(_u=ok["trial_id"].map(gpu_util)).groupby("index")["_u"].mean() if len(gpu_util) else None
+    frame["gpu_util_pct"] = util.reindex(index) if util is not None else np.nan
+    frame["cpu_threads_per_sm"] = (cpus / (frame["learner_gpus"] * sm_count)).where(frame["learner_gpus"] > 0) \
+        if sm_count else np.nan
+    position = {key: i for i, key in enumerate(index)}
+    lows = {m: np.full(len(index), np.nan) for m in metrics}
+    highs = {m: np.full(len(index), np.nan) for m in metrics}
+    for (key, m), (lo, hi) in zip(where, median_cis(samples)):
+        if lo is not None:
+            lows[m][position[key]], highs[m][position[key]] = lo, hi
+    for m in metrics:
+        frame[f"{m}_ci_low"], frame[f"{m}_ci_high"] = lows[m], highs[m]
+    frame = frame.reset_index(drop=True)
     frame["noisy"] = frame["env_steps_per_s_cv"].map(lambda v: v is not None and not pd.isna(v) and v > NOISY_CV)
     rankable = frame["env_steps_per_s"].notna() & ~frame["noisy"]
     frame["rank"] = pd.array([pd.NA] * len(frame), dtype="Int64")

@@ -122,7 +122,8 @@ def plot_throughput_ci(configs: pd.DataFrame, axis: str, axes: list[str], path: 
         if noisy.any():
             ax.scatter(x[noisy], group["env_steps_per_s"][noisy], s=110, facecolors="none",
                        edgecolors=line[0].get_color(), linewidths=1.5, zorder=3)
-    ax.set_xticks(range(len(values)), [str(v) for v in values])
+    step = max(1, math.ceil(len(values) / 16))  # at most ~16 tick labels, so they never overlap
+    ax.set_xticks(range(0, len(values), step), [str(v) for v in values[::step]])
     ax.set_xlabel(axis)
     ax.set_ylabel("steady-state env steps / s (median)")
     n = int(data["n"].max())
@@ -138,6 +139,11 @@ def plot_throughput_ci(configs: pd.DataFrame, axis: str, axes: list[str], path: 
     return Figure(path, f"Throughput vs {axis} with 95% CI",
                   "Each point is the median over the configuration's repeats; bars span the 95% percentile "
                   f"bootstrap interval (none with a single repeat).{capped}")
+
+
+def _below(fig, inches: float = 0.55) -> float:
+    """Axes-fraction y that lies ``inches`` below the axes (under the x label) whatever the figure height."""
+    return -inches / max(0.5, fig.get_figheight() - 1.2)
 
 
 def _top_configs(configs: pd.DataFrame) -> tuple[pd.DataFrame, str]:
@@ -164,8 +170,8 @@ def plot_time_shares(configs: pd.DataFrame, axes: list[str], path: Path) -> Figu
     ax.set_title("Where an iteration's time goes, per configuration (fastest first)", fontsize=10)
     ax.invert_yaxis()
     ax.tick_params(axis="y", labelsize=8)
-    ax.legend(ncol=4, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.6 / (len(data) + 2)),
-              frameon=False)
+    ax.margins(y=0.01)
+    ax.legend(ncol=4, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, _below(fig)), frameon=False)
     _save(fig, path)
     return Figure(path, "Time breakdown per configuration",
                   f"Median share of each phase (sample, learn, weight sync, other) of a steady-state iteration.{capped}")
@@ -196,8 +202,9 @@ def plot_cpu_alloc_by_config(configs: pd.DataFrame, axes: list[str], path: Path)
     ax.invert_yaxis()
     handles, names = ax.get_legend_handles_labels()
     uniq = dict(zip(names, handles))
-    ax.legend(uniq.values(), uniq.keys(), ncol=3, fontsize=8, loc="upper center",
-              bbox_to_anchor=(0.5, -0.12 - 0.6 / (len(data) + 2)), frameon=False)
+    ax.margins(y=0.01)
+    ax.legend(uniq.values(), uniq.keys(), ncol=3, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, _below(fig)),
+              frameon=False)
     _save(fig, path)
     return Figure(path, "CPU used vs allocated per role",
                   "Bars: cores each role kept busy (median over repeats); black ticks: CPUs the config allocates to "

@@ -224,9 +224,11 @@ def build_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
         events = read_events(d)
         plans.append(plan)
         records.append(record)
-        events_by_trial[plan.trial_id] = events
         rows.extend(iteration_rows(plan.trial_id, events))
+        # The iteration events live on as iterations rows; keeping their dicts too doubles memory at scale.
+        events_by_trial[plan.trial_id] = [e for e in events if e.get("event") != "iteration"]
     iterations = iterations_frame(rows)
+    del rows
     utilization = read_utilization(directories)
     trials = summarize_trials(plans, records, events_by_trial, iterations, utilization)
     write_table(out_dir / "iterations.parquet", pa.Table.from_pandas(iterations, schema=ITERATION_SCHEMA,
