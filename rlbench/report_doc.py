@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -224,6 +225,11 @@ def plot_cpu_gpu_ratio(configs: pd.DataFrame, axes: list[str], path: Path) -> Fi
         ax.annotate(f"{r['cpus']:g} CPU / {r['learner_gpus']:g} GPU", (r["cpu_threads_per_sm"], r["env_steps_per_s"]),
                     textcoords="offset points", xytext=(4, 6), fontsize=7)
     ax.set_xscale("log")
+    plain = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:.3g}")
+    ax.xaxis.set_major_formatter(plain)
+    ax.xaxis.set_minor_formatter(plain)
+    ax.tick_params(axis="x", which="both", labelsize=8)
+    ax.margins(x=0.12)
     ax.set_xlabel("CPU threads per GPU SM  (trial cpus / (learner GPUs x SMs per GPU))")
     ax.set_ylabel("steady-state env steps / s (median)")
     ax.set_ylim(bottom=0)

@@ -24,11 +24,29 @@ def test_writes_every_output(smoke):
     out, done = smoke
     for name in ("trials.parquet", "iterations.parquet", "utilization.parquet", "summary.csv", "manifest.json"):
         assert (out / name).is_file(), name
-    plots = sorted(p.name for p in (out / "plots").glob("*.png"))
+    plots = sorted(p.name for p in (out / "plots").glob("*.png") if not p.name.startswith("report_"))
     assert plots == ["cpu_alloc_vs_used.png", "cpu_by_role.png", "cpu_heatmap_t000r0.png", "cpu_heatmap_t001r0.png",
                      "cpu_heatmap_t002r0.png", "cpu_heatmap_t003r0.png", "throughput_vs_num_env_runners.png",
                      "throughput_vs_num_envs_per_env_runner.png", "time_breakdown.png"]
     assert "4 ok, 0 skipped, 0 failed" in done.stdout
+
+
+def test_report_written_and_trial_reproducible(smoke):
+    """The sweep ends with report.html/report.md; reproduce gives a spec that resolves to the trial's own config."""
+    out, done = smoke
+    html = (out / "report.html").read_text()
+    assert "data:image/png;base64," in html and "src='http" not in html and "<script" not in html
+    assert "For highest throughput:" in html and "For highest throughput:" in (out / "report.md").read_text()
+    assert sorted(p.name for p in (out / "plots").glob("report_*.png")) == [
+        "report_cpu_alloc_by_config.png", "report_throughput_ci_num_env_runners.png",
+        "report_throughput_ci_num_envs_per_env_runner.png", "report_time_shares.png"]
+    assert "recommendation:" in done.stdout
+    rep = run_cli("reproduce", str(out), "t002r0")
+    assert rep.returncode == 0, rep.stdout + rep.stderr
+    spec = out / "trials" / "t002r0" / "reproduce.yaml"
+    assert f"rlbench sweep {spec} --out" in rep.stdout
+    dry = run_cli("sweep", str(spec), "--dry-run")
+    assert dry.returncode == 0 and "1 trials planned, 1 to run" in dry.stdout, dry.stdout + dry.stderr
 
 
 def test_trials_table(smoke):

@@ -115,3 +115,17 @@ def test_recommendation_notes_ties_and_noise():
                                                   [[100, 104], [101, 103], [100, 300]]), ["x"]), ["x"])
     note = recs[0].note
     assert "tied within the 95% CIs" in note and "1 noisy configuration not ranked" in note
+
+
+def test_cpu_threads_per_sm_and_its_figure(tmp_path):
+    from rlbench.report_doc import plot_cpu_gpu_ratio
+
+    trials = _trials([{"cpus_axis": c} for c in (4, 8, 16)], [[1000.0, 1010.0], [1800.0, 1790.0], [2000.0, 2020.0]])
+    trials["cpus"] = trials["cpus_axis"]
+    trials["num_gpus_per_learner"] = 1.0
+    c = configurations(trials, ["cpus_axis"], sm_count=132)
+    assert list(c["learner_gpus"]) == [1.0, 1.0, 1.0]
+    assert c["cpu_threads_per_sm"].tolist() == pytest.approx([4 / 132, 8 / 132, 16 / 132])
+    assert "GPU utilization not measured" in c.iloc[0]["verdict"]
+    fig = plot_cpu_gpu_ratio(c, ["cpus_axis"], tmp_path / "ratio.png")
+    assert fig is not None and (tmp_path / "ratio.png").stat().st_size > 0
