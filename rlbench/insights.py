@@ -17,8 +17,8 @@ import pandas as pd
 from scipy import stats as sps
 
 from rlbench.analyze import CPU_ROLES
-from rlbench.stats import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE, KNEE_MARGIN, NOISY_CV, cv,
-                           fit_amdahl, knee)
+from rlbench.stats import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE, KNEE_MARGIN, NOISY_CV, fit_amdahl,
+                           knee)
 
 #: Per-trial columns summarized per configuration with a median and a bootstrap interval.
 HEADLINE_COLUMNS: tuple[str, ...] = ("env_steps_per_s", "sample_frac", "learn_frac", "sync_frac", "other_frac")
@@ -115,7 +115,7 @@ def configurations(trials: pd.DataFrame, axes: list[str], iterations: pd.DataFra
 
     Columns: ``index``, the axes, ``cpus``, ``learner_gpus``, ``trials``, ``ok``, ``n`` (repeats
     with a throughput), for each headline column ``X``: ``X`` (median over repeats), ``X_ci_low``,
-    ``X_ci_high`` (None with n < 2); ``env_steps_per_s_cv``, ``noisy``, ``rank`` (1 = fastest; NA
+    ``X_ci_high`` (NaN with n < 2); ``env_steps_per_s_cv``, ``noisy``, ``rank`` (1 = fastest; NA
     when noisy or unmeasured); per role ``<role>_cpus_allocated``/``_cpus_used`` (median);
     ``cpus_used``; ``env_steps_per_s_per_cpu``; ``gpu_util_pct``; ``cpu_threads_per_sm``; energy
     columns when measured; ``bottleneck`` and ``verdict`` (plain words).
