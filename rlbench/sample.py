@@ -9,10 +9,12 @@ SM clock and the energy counter.
 It must not disturb what it measures (target: under 1% of one core at 10 Hz on a tree of 20+
 processes; ``scripts/bench_sampler.py`` measures it), so it reads Linux's ``/proc`` directly:
 
-- Tree membership is kept incrementally. Each tick lists ``/proc`` once and reads the parent pid
-  of new pids only; a pid not in the tree is remembered as foreign while it stays listed (a
-  process outside the tree cannot move into it). psutil's ``children(recursive=True)`` instead
-  reads the status of every process on the machine on every call.
+- Tree membership is kept incrementally, and only looked at when the machine's fork counter
+  (``processes`` in ``/proc/stat``) moved since the last tick. Then ``/proc`` is listed once and
+  the parent pid of new pids only is read; a pid not in the tree is remembered as foreign while
+  it stays listed (a process outside the tree cannot move into it). psutil's
+  ``children(recursive=True)`` instead reads the status of every process on the machine on
+  every call.
 - Each member's ``/proc/<pid>/stat`` stays open and is re-read with one ``pread``: CPU time
   (user + system), start time (to notice a reused pid) and RSS come from that one line.
 - Per-core busy time comes from one ``pread`` of ``/proc/stat``, with psutil's definition of busy.
@@ -90,6 +92,15 @@ def parse_cpu_times(text: bytes) -> dict[int, tuple[int, int]]:
     return out
 
 
+def parse_forks(text: bytes) -> int | None:
+    """The ``processes`` line of ``/proc/stat``: forks (and clones) since boot; None if absent."""
+    start = text.find(b"\nprocesses ")
+    if start < 0:
+        return None
+    end = text.find(b"\n", start + 1)
+    return int(text[start + 11:end if end > 0 else None])
+
+
 def _read_cmdline(pid: int) -> list[str]:
     with open(f"{_PROC}/{pid}/cmdline", "rb") as f:
         raw = f.read()
@@ -152,6 +163,7 @@ class Sampler:
         self._stat_fd: int | None = None
         self._last_cores: dict[int, tuple[int, int]] = {}
         self._tick = 0
+        self._last_forks: int | None = None
         self._energy: dict[int, tuple[int, int]] = {}
         """GPU index -> (last raw counter, energy since the first reading), both mJ."""
 
@@ -276,21 +288,26 @@ class Sampler:
         self._energy[index] = (raw_mj, total)
         return total
 
-    def _read_cores(self) -> dict[int, tuple[int, int]] | None:
-        if not self.per_core:
-            return None
+    def _read_proc_stat(self) -> bytes:
         try:
             if self._stat_fd is None:
                 self._stat_fd = os.open(f"{_PROC}/stat", os.O_RDONLY)
-            return parse_cpu_times(os.pread(self._stat_fd, 65536, 0))
+            return os.pread(self._stat_fd, 65536, 0)
         except OSError:
-            return None
+            return b""
+
+    def _read_cores(self) -> dict[int, tuple[int, int]] | None:
+        return parse_cpu_times(self._read_proc_stat()) if self.per_core else None
 
     def sample_once(self) -> None:
         """Take one sample of the tree, the cores and the GPUs."""
         t_s = time.time() - self.t0_epoch
         mono = time.monotonic()
-        self._refresh_tree()
+        proc_stat = self._read_proc_stat()
+        forks = parse_forks(proc_stat)
+        if forks is None or forks != self._last_forks or not self._members:
+            self._refresh_tree()  # only when some process was created since the last look
+            self._last_forks = forks
         rows = self._process_rows
         for pid, member in list(self._members.items()):
             try:
@@ -307,7 +324,7 @@ class Sampler:
                 continue  # cpu_pct needs two readings; a zombie uses nothing
             rows.append((t_s, self._role(member), pid, 100.0 * (stat.cpu_s - last_cpu_s) / (mono - last_mono),
                          stat.rss_bytes))
-        cores = self._read_cores()
+        cores = parse_cpu_times(proc_stat) if self.per_core and proc_stat else None
         if cores is not None:
             for core, (busy, total) in cores.items():
                 if core in self._last_cores:

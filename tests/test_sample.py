@@ -11,7 +11,7 @@ import time
 import pytest
 
 from rlbench import sample
-from rlbench.sample import Sampler, parse_cpu_times, parse_stat
+from rlbench.sample import Sampler, parse_cpu_times, parse_forks, parse_stat
 
 # A stat line whose command name holds a space and a parenthesis, as a process title can.
 STAT = (b"4242 (ray::IDLE) x) S 4200 4242 4242 0 -1 4194560 1000 0 0 0 "
@@ -139,3 +139,26 @@ def test_sampler_off_takes_no_samples(tree):
     time.sleep(0.2)
     s.stop()
     assert s.samples == 0 and s.cpu_s == 0.0 and s.columns["t_s"] == []
+
+
+def test_parse_forks_reads_the_processes_line():
+    assert parse_forks(b"cpu  1 2 3 4\nctxt 99\nbtime 5\nprocesses 34710\nprocs_running 2\n") == 34710
+    assert parse_forks(b"cpu  1 2 3 4\nprocesses 7") == 7
+    assert parse_forks(b"cpu  1 2 3 4\n") is None
+
+
+def test_sampler_skips_the_proc_listing_when_nothing_forked(tree, monkeypatch):
+    root = tree(1)
+    s = Sampler(root.pid, t0_epoch=time.time(), hz=10)
+    listings = []
+    real = os.listdir
+    monkeypatch.setattr(sample.os, "listdir", lambda path: listings.append(path) or real(path))
+    forks = iter([100, 100, 100, 101, 101])
+    monkeypatch.setattr(sample, "parse_forks", lambda text: next(forks))
+    try:
+        for _ in range(5):
+            s.sample_once()
+        assert len(listings) == 2  # the first tick, and the tick after the fork counter moved
+        assert len(s._members) == 2
+    finally:
+        s.close()
