@@ -1,11 +1,13 @@
 """Command line: ``rlbench sweep CONFIG [--out DIR] [--dry-run]``.
 
-Exit codes: 0 all trials ok or skipped; 1 a trial failed or timed out; 2 bad input (nothing run).
+Exit codes: 0 all trials ok or skipped; 1 a trial failed or timed out; 2 bad input (nothing run or
+written); 130 interrupted by Ctrl-C or SIGTERM (the summary prints the command that resumes).
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 
@@ -15,6 +17,8 @@ from rich.table import Table
 from rlbench import __version__
 
 EXIT_OK, EXIT_TRIAL_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+#: Ctrl-C or SIGTERM stopped the sweep (128 + SIGINT, as shells report it).
+EXIT_INTERRUPTED = 130
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -26,6 +30,11 @@ def _parser() -> argparse.ArgumentParser:
     sweep.add_argument("--out", type=Path, default=None,
                        help="result folder (default: results/<name>/<timestamp>/)")
     sweep.add_argument("--dry-run", action="store_true", help="print the planned trials and run nothing")
+    sweep.add_argument("--resume", action="store_true",
+                       help="continue the sweep in --out DIR: run only its trials that are missing or were "
+                            "interrupted (refused if the spec, machine or software changed incomparably)")
+    sweep.add_argument("--retry-failed", action="store_true",
+                       help="with --resume, also rerun trials that failed or timed out")
     _add_study_parsers(sub)
     from rlbench.analysis_cli import add_analysis_commands
 
@@ -182,41 +191,65 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
     from rlbench.run import default_out_dir, run_sweep
     from rlbench.store import build_tables
 
-    out_dir = args.out or default_out_dir(loaded.spec.name)
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        probe = out_dir / ".rlbench-write-test"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as e:
-        console.print(f"[red]error:[/] cannot write to output folder {out_dir}: {e.strerror}; choose another "
-                      "with --out", highlight=False)
+    from rlbench.resume import OutDirError
+
+    if args.retry_failed and not args.resume:
+        console.print("[red]error:[/] --retry-failed only makes sense with --resume", highlight=False)
         return EXIT_BAD_INPUT
+    if args.resume and args.out is None:
+        console.print("[red]error:[/] --resume needs --out DIR (the folder of the sweep to resume)", highlight=False)
+        return EXIT_BAD_INPUT
+    out_dir = args.out or default_out_dir(loaded.spec.name)
     console.print(f"rlbench {__version__}: sweep '{loaded.spec.name}', {len(loaded.points)} grid points x "
                   f"{loaded.spec.repeats} repeats -> {out_dir}")
-    outcome = run_sweep(loaded, out_dir, console=console, argv=sys.argv)
+    try:
+        outcome = run_sweep(loaded, out_dir, console=console, argv=sys.argv, resume=args.resume,
+                            retry_failed=args.retry_failed)
+    except OutDirError as e:
+        console.print(f"[red]error:[/] {e}", highlight=False, soft_wrap=True)
+        return EXIT_BAD_INPUT
     tables = build_tables(out_dir)
     axes = list(loaded.points[0].axes) if loaded.points else []
     write_plots(out_dir, tables, axes)
     console.print(results_table(tables["trials"], axes))
     console.print(f"{outcome.count('ok')} ok, {outcome.count('skipped')} skipped, {outcome.count('failed')} failed, "
-                  f"{outcome.count('timeout')} timed out. Results: {out_dir}")
+                  f"{outcome.count('timeout')} timed out, {outcome.count('interrupted')} interrupted"
+                  f"{f' ({outcome.kept} kept from the earlier run)' if outcome.kept else ''}. Results: {out_dir}")
     from rlbench.analysis_cli import write_and_summarize
 
     write_and_summarize(out_dir, tables, console)  # report.html / report.md
-    if outcome.failed:
-        for r in outcome.failed:
-            console.print(f"[red]{r.trial_id} {r.status}:[/] {r.reason}  (log: {out_dir / 'trials' / r.trial_id / 'trial.log'})",
-                          highlight=False)
-        return EXIT_TRIAL_FAILED
-    return EXIT_OK
+    for r in outcome.failed:
+        console.print(f"[red]{r.trial_id} {r.status}:[/] {r.reason}  (log: {out_dir / 'trials' / r.trial_id / 'trial.log'})",
+                      highlight=False)
+    if outcome.interrupted:
+        from rlbench.run import resume_command
+
+        console.print(f"[yellow]Interrupted[/]: {outcome.unfinished} of {len(outcome.trial_ids)} trials still to run "
+                      f"(what the interrupted trial measured is kept). Resume with:\n  "
+                      f"{resume_command(args.config, out_dir)}", highlight=False, soft_wrap=True)
+        return EXIT_INTERRUPTED
+    return EXIT_TRIAL_FAILED if outcome.failed else EXIT_OK
+
+
+def _raise_keyboard_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     console = Console()
     if args.command == "sweep":
-        return cmd_sweep(args, console)
+        # SIGTERM (kill, a batch scheduler) and SIGHUP (terminal closed) stop a sweep like Ctrl-C:
+        # the running trial is stopped cleanly and what it measured is kept.
+        previous = {sig: signal.signal(sig, _raise_keyboard_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+        try:
+            return cmd_sweep(args, console)
+        except KeyboardInterrupt:  # outside a trial (loading, tables): nothing half-written matters
+            console.print("[yellow]Interrupted.[/]")
+            return EXIT_INTERRUPTED
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
     if hasattr(args, "func"):
         return args.func(args, console)
     return EXIT_BAD_INPUT

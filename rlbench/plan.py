@@ -52,6 +52,10 @@ class TrialPlan(BaseModel):
     """Kill the trial after this long."""
     sample_hz: float
     """Utilization sampling rate."""
+    memory_limit_bytes: Union[int, None] = None
+    """Kill the trial when its processes' summed resident memory passes this; None: no limit."""
+    include_dashboard: bool = False
+    """Start Ray's dashboard (bound to 127.0.0.1)."""
     seed: Union[int, None]
     """RLlib seed."""
     skip_reason: Union[str, None] = None
@@ -114,6 +118,8 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo) -> list[TrialPlan]:
                 warmup_iterations=spec.warmup_iterations,
                 timeout_s=spec.trial_timeout_s,
                 sample_hz=spec.sample_hz,
+                memory_limit_bytes=spec.trial_memory_limit_bytes,
+                include_dashboard=spec.ray.include_dashboard,
                 seed=spec.seed,
                 skip_reason=reason,
             ))

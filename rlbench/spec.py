@@ -226,6 +226,13 @@ class StopSection(_Section):
         return self
 
 
+class RaySection(_Section):
+    """Settings of each trial's private Ray runtime."""
+
+    include_dashboard: bool = False
+    """Start Ray's dashboard (web UI) in each trial; it is then bound to 127.0.0.1 only."""
+
+
 class SweepSpec(_Section):
     """A validated sweep: the base trial config, the grid over it, and how to run each trial."""
 
@@ -253,6 +260,11 @@ class SweepSpec(_Section):
     """Leading iterations flagged ``warmup`` and left out of steady-state figures."""
     trial_timeout_s: float = Field(900.0, gt=0)
     """A trial still running after this long is killed with its process tree (status ``timeout``)."""
+    trial_memory_limit_bytes: Union[int, None] = Field(None, gt=0)
+    """A trial whose processes together hold more resident memory than this is killed with its
+    process tree (status ``failed``, reason ``out of memory``). None: no limit."""
+    ray: RaySection = Field(default_factory=RaySection)
+    """Settings of each trial's Ray runtime."""
     sample_hz: float = Field(10.0, gt=0, le=100)
     """Utilization samples per second."""
     seed: Union[int, None] = None

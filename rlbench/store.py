@@ -58,6 +58,7 @@ ITERATION_SCHEMA = pa.schema([
     ("env_steps_trained", pa.int64()),
     ("env_steps_per_s", pa.float64()),
     ("episode_return_mean", pa.float64()),
+    ("trial_status", pa.string()),
 ])
 
 #: utilization.parquet columns, in order.
@@ -180,11 +181,13 @@ def read_record(directory: Path) -> TrialRecord | None:
     return TrialRecord.model_validate_json(path.read_text())
 
 
-def iteration_rows(trial_id: str, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """iterations.parquet rows of one trial, from its events."""
+def iteration_rows(trial_id: str, events: list[dict[str, Any]], trial_status: str | None = None) -> list[dict[str, Any]]:
+    """iterations.parquet rows of one trial, from its events; ``trial_status`` marks the rows of a
+    trial that did not finish ok (its iterations are kept, but the trial was cut short)."""
     names = [f.name for f in ITERATION_SCHEMA]
     return [
-        {"trial_id": trial_id, **{k: e.get(k) for k in names if k != "trial_id"}}
+        {"trial_id": trial_id, **{k: e.get(k) for k in names if k not in ("trial_id", "trial_status")},
+         "trial_status": trial_status}
         for e in events if e.get("event") == "iteration"
     ]
 
@@ -224,7 +227,7 @@ def build_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
         events = read_events(d)
         plans.append(plan)
         records.append(record)
-        rows.extend(iteration_rows(plan.trial_id, events))
+        rows.extend(iteration_rows(plan.trial_id, events, record.status))
         # The iteration events live on as iterations rows; keeping their dicts too doubles memory at scale.
         events_by_trial[plan.trial_id] = [e for e in events if e.get("event") != "iteration"]
     iterations = iterations_frame(rows)

@@ -43,6 +43,19 @@ class EventLog:
         self._file.close()
 
 
+def describe_error(error: BaseException) -> str:
+    """``Type: message`` of the exception that started it all (RLlib re-raises an env's error as a
+    bare ``RuntimeError from e``), plus what it surfaced as when that differs."""
+    chain = [error]
+    while (cause := chain[-1].__cause__ or chain[-1].__context__) is not None and cause not in chain:
+        chain.append(cause)
+    root = chain[-1]
+    text = f"{type(root).__name__}: {root}".rstrip(": ")
+    if root is not error:
+        text += f" (surfaced as {type(error).__name__}{': ' + str(error) if str(error) else ''})"
+    return text
+
+
 def _json_default(value: Any) -> Any:
     if hasattr(value, "item"):
         return value.item()
@@ -151,12 +164,30 @@ def main(trial_dir: str, t0_epoch: float) -> int:
     events.write("start", pid=os.getpid())
     try:
         status = _run(plan, events)
-    except BaseException as e:  # record everything, even KeyboardInterrupt, then leave
-        events.write("error", error=f"{type(e).__name__}: {e}", traceback=traceback.format_exc())
+    except KeyboardInterrupt:  # the sweep's Ctrl-C: _run has shut Ray down; the iterations are kept
+        events.write("interrupted")
+        status = "interrupted"
+    except BaseException as e:  # record everything, then leave
+        events.write("error", error=describe_error(e), traceback=traceback.format_exc())
         status = "failed"
     events.write("end", status=status)
     events.close()
     return 0 if status in ("ok", "skipped") else 1
+
+
+def ray_init_kwargs(plan: TrialPlan) -> dict[str, Any]:
+    """``ray.init`` arguments of a trial: a private local runtime, quiet; the dashboard off unless
+    the spec turns it on, and then reachable from this machine only."""
+    return dict(
+        address="local",
+        num_cpus=plan.ray_cpus,
+        num_gpus=plan.gpus,
+        include_dashboard=plan.include_dashboard,
+        dashboard_host="127.0.0.1",
+        log_to_driver=False,
+        logging_level="ERROR",
+        configure_logging=True,
+    )
 
 
 def _run(plan: TrialPlan, events: EventLog) -> str:
@@ -170,15 +201,7 @@ def _run(plan: TrialPlan, events: EventLog) -> str:
 
     torch.set_num_threads(plan.torch_threads["driver"])
     t = time.perf_counter()
-    ray.init(
-        address="local",
-        num_cpus=plan.ray_cpus,
-        num_gpus=plan.gpus,
-        include_dashboard=False,
-        log_to_driver=False,
-        logging_level="ERROR",
-        configure_logging=True,
-    )
+    ray.init(**ray_init_kwargs(plan))
     ray_init_s = time.perf_counter() - t
     events.write("ray_init", ray_init_s=ray_init_s, session_dir=_ray_session_dir())
     algo = None
