@@ -227,6 +227,9 @@ def summarize_trials(plans: list[TrialPlan], records: list[TrialRecord],
     # Split the big tables by trial once (O(rows)), not once per trial (O(trials x rows)).
     its_by, util_by = by_trial(iterations), by_trial(utilization)
     cpu_use, peak_rss = role_stats_by_trial(iterations, utilization)
+    from rlbench.analyze_nodes import multi_source_role_stats
+
+    multi_source_role_stats(iterations, utilization, cpu_use, peak_rss)  # cluster trials: summed per node sampler
     none = {role: None for role in CPU_ROLES}
     rows = [summarize_trial(p, r, events_by_trial.get(p.trial_id, []), its_by.get(p.trial_id, iterations.iloc[:0]),
                             util_by.get(p.trial_id, utilization.iloc[:0]), cpu_use.get(p.trial_id, none),

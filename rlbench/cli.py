@@ -30,6 +30,9 @@ def _parser() -> argparse.ArgumentParser:
     sweep.add_argument("--out", type=Path, default=None,
                        help="result folder (default: results/<name>/<timestamp>/)")
     sweep.add_argument("--dry-run", action="store_true", help="print the planned trials and run nothing")
+    sweep.add_argument("--address", default=None,
+                       help="run every trial as a driver of this Ray cluster (host:port of its GCS, or 'auto'); "
+                            "default: $RAY_ADDRESS, else a private local Ray per trial (docs/CLUSTER.md)")
     sweep.add_argument("--resume", action="store_true",
                        help="continue the sweep in --out DIR: run only its trials that are missing or were "
                             "interrupted (refused if the spec, machine or software changed incomparably)")
@@ -177,11 +180,18 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
         return EXIT_BAD_INPUT
     for note in loaded.alias_notes:
         console.print(f"[dim]alias:[/] {note}", highlight=False)
+    from rlbench.cluster import ClusterError, plan_cluster_trials, prepare_cluster
+
+    try:
+        cluster = prepare_cluster(args.address, loaded, console)
+    except ClusterError as e:
+        console.print(f"[red]error:[/] {e}", highlight=False, soft_wrap=True)
+        return EXIT_BAD_INPUT
     if args.dry_run:
         from rlbench.machine import probe_machine
         from rlbench.plan import plan_trials
 
-        plans = plan_trials(loaded, probe_machine())
+        plans = plan_cluster_trials(loaded, cluster) if cluster else plan_trials(loaded, probe_machine())
         console.print(_plan_table(plans))
         console.print(f"{len(plans)} trials planned, {sum(p.skip_reason is None for p in plans)} to run; "
                       "dry run: nothing was run or written.")
@@ -204,7 +214,7 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
                   f"{loaded.spec.repeats} repeats -> {out_dir}")
     try:
         outcome = run_sweep(loaded, out_dir, console=console, argv=sys.argv, resume=args.resume,
-                            retry_failed=args.retry_failed)
+                            retry_failed=args.retry_failed, cluster=cluster)
     except OutDirError as e:
         console.print(f"[red]error:[/] {e}", highlight=False, soft_wrap=True)
         return EXIT_BAD_INPUT

@@ -60,6 +60,10 @@ class TrialPlan(BaseModel):
     """RLlib seed."""
     skip_reason: Union[str, None] = None
     """Why the trial will not run; None when it will."""
+    ray_address: Union[str, None] = None
+    """GCS address of the Ray cluster the trial's driver connects to (``--address``); None: a private
+    local runtime. On a cluster ``cores``/``driver_cores`` are empty (no pinning) and ``cpus``,
+    ``ray_cpus``, ``gpus`` are the cluster's totals at probe time."""
 
 
 def trial_id(index: int, repeat: int) -> str:

@@ -105,6 +105,8 @@ def plot_cpu_by_role(trials: pd.DataFrame, axes: list[str], path: Path) -> None:
 def core_grid(utilization: pd.DataFrame, trial_id: str) -> pd.DataFrame:
     """One trial's per-core busy %: a row per core (sorted), a column per sample time."""
     cores = utilization[(utilization["trial_id"] == trial_id) & (utilization["kind"] == "core")]
+    if "node_id" in cores:  # the sweep machine's cores only; cluster nodes' cores are in node rows
+        cores = cores[cores["node_id"].isna()]
     if cores.empty:
         return pd.DataFrame()
     return cores.pivot_table(index="core", columns="t_s", values="cpu_pct", aggfunc="mean").sort_index()

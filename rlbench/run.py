@@ -353,7 +353,7 @@ def _move_aside(out_dir: Path, trial_id: str, why: str) -> Path:
 
 
 def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list[str] | None = None,
-              nvml=None, resume: bool = False, retry_failed: bool = False) -> SweepOutcome:
+              nvml=None, resume: bool = False, retry_failed: bool = False, cluster=None) -> SweepOutcome:
     """Plan, run and store a whole sweep into ``out_dir`` (tables are built by the caller).
 
     Raises :class:`~rlbench.resume.OutDirError` before writing anything when ``out_dir`` cannot be
@@ -364,7 +364,12 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
     """
     argv = list(argv or sys.argv)
     machine = probe_machine(nvml)
-    plans = plan_trials(loaded, machine)
+    if cluster is not None:  # --address: every trial a driver of that cluster (rlbench/cluster.py)
+        from rlbench.cluster import plan_cluster_trials
+
+        plans = plan_cluster_trials(loaded, cluster)
+    else:
+        plans = plan_trials(loaded, machine)
     software = software_versions()
     check_writable(out_dir)
     existing = holds_sweep(out_dir)
@@ -381,6 +386,10 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
     try:
         decision = decide()  # again under the lock: another sweep may have finished trials meanwhile
         info = manifest(loaded, machine, plans, argv)
+        if cluster is not None:
+            from rlbench.cluster import cluster_dict
+
+            info["cluster"] = cluster_dict(cluster)
         if existing:
             old = json.loads((out_dir / MANIFEST_FILE).read_text())
             info = {**old, "spec": info["spec"], "trial_ids": info["trial_ids"]}

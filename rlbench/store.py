@@ -69,7 +69,9 @@ UTILIZATION_SCHEMA = pa.schema([("trial_id", pa.string())] + [
         "gpu_mem_used_bytes": pa.int64(), "gpu_power_w": pa.float64(), "gpu_sm_clock_mhz": pa.int64(),
         "gpu_energy_mj": pa.int64(),
     }[name]) for name in UTILIZATION_COLUMNS
-])
+] + [("node_id", pa.string()), ("node_ip", pa.string())])  # set on rows of cluster node samplers, else null
+#: Per-trial file of the cluster node samplers' rows (see rlbench/node_sampler.py).
+TRIAL_NODE_UTILIZATION_FILE = "utilization_nodes.parquet"
 
 
 class TrialRecord(BaseModel):
@@ -146,6 +148,8 @@ def write_trial_result(directory: Path, record: TrialRecord, utilization: dict[s
     if utilization is not None:
         n = len(utilization["t_s"])
         columns = {"trial_id": [record.trial_id] * n, **utilization}
+        for name in UTILIZATION_SCHEMA.names:
+            columns.setdefault(name, [None] * n)
         write_table(directory / TRIAL_UTILIZATION_FILE, pa.table(columns, schema=UTILIZATION_SCHEMA))
     write_atomic(directory / RECORD_FILE, record.model_dump_json(indent=2).encode())
 
@@ -207,10 +211,18 @@ def iterations_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 def read_utilization(directories: list[Path]) -> pd.DataFrame:
     """All trials' sampler rows as one DataFrame (empty with the right columns if none)."""
-    tables = [pq.read_table(d / TRIAL_UTILIZATION_FILE) for d in directories if (d / TRIAL_UTILIZATION_FILE).exists()]
+    tables = [_conform(pq.read_table(d / name), UTILIZATION_SCHEMA) for d in directories
+              for name in (TRIAL_UTILIZATION_FILE, TRIAL_NODE_UTILIZATION_FILE) if (d / name).exists()]
     if not tables:
         return UTILIZATION_SCHEMA.empty_table().to_pandas()
     return pa.concat_tables(tables).to_pandas()
+
+
+def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``table`` with ``schema``'s columns in order; a column it lacks (an older file) is all null."""
+    columns = [table.column(f.name).cast(f.type) if f.name in table.column_names
+               else pa.nulls(table.num_rows, f.type) for f in schema]
+    return pa.table(columns, schema=schema)
 
 
 def build_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
@@ -242,4 +254,9 @@ def build_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
     trials_table = trials_table.replace_schema_metadata({"rlbench_schema_version": str(SCHEMA_VERSION)})
     write_table(out_dir / "trials.parquet", trials_table)
     write_atomic(out_dir / "summary.csv", trials.to_csv(index=False).encode())
-    return {"trials": trials, "iterations": iterations, "utilization": utilization}
+    from rlbench.analyze_nodes import NODE_ROLES_SCHEMA, node_roles_frame
+
+    node_roles = node_roles_frame(plans, events_by_trial, iterations, utilization)
+    write_table(out_dir / "node_roles.parquet", pa.Table.from_pandas(node_roles, schema=NODE_ROLES_SCHEMA,
+                                                                     preserve_index=False))
+    return {"trials": trials, "iterations": iterations, "utilization": utilization, "node_roles": node_roles}

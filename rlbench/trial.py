@@ -27,6 +27,7 @@ class EventLog:
 
     def __init__(self, path: Path, t0_epoch: float):
         self._file = open(path, "a", buffering=1)
+        self.path = path
         self.t0_epoch = t0_epoch
 
     def now_s(self) -> float:
@@ -177,7 +178,12 @@ def main(trial_dir: str, t0_epoch: float) -> int:
 
 def ray_init_kwargs(plan: TrialPlan) -> dict[str, Any]:
     """``ray.init`` arguments of a trial: a private local runtime, quiet; the dashboard off unless
-    the spec turns it on, and then reachable from this machine only."""
+    the spec turns it on, and then reachable from this machine only. With ``ray_address``: connect to
+    that cluster instead (see :mod:`rlbench.cluster`)."""
+    if plan.ray_address:
+        from rlbench.cluster import connect_kwargs
+
+        return connect_kwargs(plan.ray_address, plan.config.environment.env)
     return dict(
         address="local",
         num_cpus=plan.ray_cpus,
@@ -193,7 +199,8 @@ def ray_init_kwargs(plan: TrialPlan) -> dict[str, Any]:
 def _run(plan: TrialPlan, events: EventLog) -> str:
     from rlbench.adapters import rllib as adapter
 
-    os.sched_setaffinity(0, plan.cores)
+    if plan.cores:  # empty on a cluster: no pinning
+        os.sched_setaffinity(0, plan.cores)
     os.environ["PYTHONPATH"] = _worker_pythonpath()
     adapter.quiet_logging()
     import ray
@@ -203,7 +210,14 @@ def _run(plan: TrialPlan, events: EventLog) -> str:
     t = time.perf_counter()
     ray.init(**ray_init_kwargs(plan))
     ray_init_s = time.perf_counter() - t
-    events.write("ray_init", ray_init_s=ray_init_s, session_dir=_ray_session_dir())
+    cluster = None
+    if plan.ray_address:  # a cluster's session is not the trial's: never name it for the leftover kill
+        from rlbench.cluster import ClusterTrial
+
+        cluster = ClusterTrial(plan, events, events.path.parent)
+        events.write("ray_init", ray_init_s=ray_init_s, session_dir=None, **cluster.after_connect())
+    else:
+        events.write("ray_init", ray_init_s=ray_init_s, session_dir=_ray_session_dir())
     algo = None
     try:
         config = adapter.build_config(plan.config, seed=plan.seed)
@@ -219,9 +233,13 @@ def _run(plan: TrialPlan, events: EventLog) -> str:
             _pin_tree(plan.driver_cores, other_cores)
         threads = adapter.set_worker_threads(algo, plan.torch_threads)
         events.write("build", build_s=build_s, torch_threads=threads)
+        if cluster is not None:
+            cluster.after_build()
         _train(plan, algo, events)
         return "ok"
     finally:
+        if cluster is not None:
+            cluster.before_stop()
         t = time.perf_counter()
         try:
             if algo is not None:
@@ -229,6 +247,8 @@ def _run(plan: TrialPlan, events: EventLog) -> str:
         finally:
             ray.shutdown()
             events.write("shutdown", shutdown_s=time.perf_counter() - t)
+            if cluster is not None:
+                cluster.after_shutdown()
 
 
 def _train(plan: TrialPlan, algo, events: EventLog) -> None:

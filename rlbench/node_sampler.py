@@ -1,0 +1,350 @@
+"""Sample stage on a cluster: one sampler actor per node, reading the trial's processes on that node.
+
+In cluster mode (``rlbench sweep --address``) the trial's env runners and learners run on the
+cluster's nodes, out of reach of the sweep's own :class:`rlbench.sample.Sampler` (which still
+samples the driver, this machine's cores and its GPUs). After the algorithm is built, the
+trial's driver starts a :class:`NodeSampler` actor on every alive node (``num_cpus=0``, pinned
+with ``NodeAffinitySchedulingStrategy(node_id, soft=False)``). Each one, at ``sample_hz``:
+
+- finds the trial's actor processes on its node from the GCS actor table (this job's ALIVE
+  actors whose node is this node; pid and class name -> role), refreshed every
+  :data:`REFRESH_S` (the dashboard-backed ``ray.util.state`` API needs ``ray[default]``; the GCS
+  table does not);
+- finds its node's Ray system processes (:func:`node_system_pids`): the raylet and every process
+  naming this node's id (``--node_id=``/``--node-id=``), their ``ray::DashboardAgent`` /
+  ``ray::RuntimeEnvAgent`` children, and the session's processes that name no node (gcs_server
+  extras, monitor, dashboard, log_monitor) on the one node of that machine chosen to own them
+  (the head when it is there), so that nodes sharing a machine never count a process twice;
+- reads each process's CPU time and RSS from ``/proc/<pid>/stat`` and the node's per-core busy
+  time from ``/proc/stat`` (Linux only; the same definitions as :mod:`rlbench.sample`).
+
+Rows carry ``node_id`` and ``node_ip``. The actor's own process is not sampled; its CPU time is
+reported next to the rows. Time: each node's clock offset to the driver is measured once (half a
+round trip of error) and removed, so ``t_s`` counts from the trial's launch on the driver's clock.
+
+Imported inside Ray workers: module-level imports are the standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from typing import Any, Iterable
+
+#: Seconds between two refreshes of the trial's actor list and the node's system processes.
+REFRESH_S = 1.0
+#: Columns of a node sampler's rows (``kind`` is ``process`` or ``core``), before trial_id.
+NODE_COLUMNS: tuple[str, ...] = ("t_s", "kind", "role", "pid", "core", "cpu_pct", "rss_bytes", "node_id", "node_ip")
+#: File in the trial folder holding every node sampler's rows.
+NODE_UTILIZATION_FILE = "utilization_nodes.parquet"
+
+_NODE_ID = re.compile(r"--node[-_]id=([0-9a-fA-F]+)")
+_CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+_PAGE_BYTES = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure parts (unit-tested without Ray)
+
+
+def actor_roles(actors: Iterable[dict[str, Any]], node_id: str, class_roles: dict[str, str],
+                exclude_pids: Iterable[int] = ()) -> dict[int, str]:
+    """pid -> role of the ALIVE actors on ``node_id``, from GCS actor-table records.
+
+    A record has ``ActorClassName``, ``Pid``, ``State`` and ``Address.NodeID`` (the shape of
+    ``ray._private.state.actors()``); an unknown class is ``other``.
+    """
+    skip = set(exclude_pids)
+    out: dict[int, str] = {}
+    for a in actors:
+        pid = int(a.get("Pid") or 0)
+        if a.get("State") != "ALIVE" or pid <= 0 or pid in skip:
+            continue
+        if (a.get("Address") or {}).get("NodeID") != node_id:
+            continue
+        out[pid] = class_roles.get(a.get("ActorClassName", ""), "other")
+    return out
+
+
+def node_system_pids(procs: Iterable[tuple[int, int, list[str]]], *, node_id: str, session_name: str,
+                     owns_unnamed: bool, system_titles: Iterable[str]) -> set[int]:
+    """Pids of ``node_id``'s Ray system processes among ``procs`` ((pid, ppid, cmdline) of the machine).
+
+    A process naming a node id belongs to that node; a process of the session naming none belongs
+    to the node that ``owns_unnamed``; a child of a claimed process whose title starts with one of
+    ``system_titles`` (the raylet's agents, whose titles hide their arguments) follows its parent.
+    Workers (``ray::IDLE``, actors) are never system processes.
+    """
+    procs = list(procs)
+    titles = tuple(system_titles)
+    claimed: set[int] = set()
+    for pid, _ppid, cmdline in procs:
+        joined = " ".join(cmdline)
+        if cmdline and cmdline[0].startswith("ray::"):
+            continue
+        named = _NODE_ID.search(joined)
+        if named:
+            if named.group(1) == node_id:
+                claimed.add(pid)
+        elif session_name and session_name in joined and owns_unnamed:
+            claimed.add(pid)
+    for pid, ppid, cmdline in procs:
+        if ppid in claimed and cmdline and cmdline[0].strip().startswith(titles):
+            claimed.add(pid)
+    return claimed
+
+
+def unnamed_owners(nodes: list[dict[str, Any]]) -> set[str]:
+    """The node ids that sample the session's processes naming no node: one per machine (by IP), the head first."""
+    owners: dict[str, tuple[bool, str]] = {}
+    for n in nodes:
+        key = (not n["is_head"], n["node_id"])
+        ip = n["node_ip"]
+        if ip not in owners or key < owners[ip]:
+            owners[ip] = key
+    return {node for _, node in owners.values()}
+
+
+def parse_stat(text: bytes) -> tuple[float, int, int]:
+    """(cpu_s, start_ticks, rss_bytes) from a ``/proc/<pid>/stat`` line."""
+    rest = text[text.rindex(b")") + 2:].split()
+    return (int(rest[11]) + int(rest[12])) / _CLK_TCK, int(rest[19]), int(rest[21]) * _PAGE_BYTES
+
+
+def parse_cpu_times(text: bytes) -> dict[int, tuple[int, int]]:
+    """Core id -> (busy, total) ticks from ``/proc/stat`` (as :func:`rlbench.sample.parse_cpu_times`)."""
+    out = {}
+    for line in text.splitlines():
+        if not line.startswith(b"cpu") or line.startswith(b"cpu "):
+            continue
+        name, *fields = line.split()
+        v = [int(x) for x in fields] + [0] * 8
+        total = sum(v[:8])
+        out[int(name[3:])] = (total - v[3] - v[4], total)
+    return out
+
+
+def _machine_procs() -> list[tuple[int, int, list[str]]]:
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                cmdline = [p.decode(errors="replace") for p in f.read().split(b"\0") if p]
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+            ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        out.append((int(name), ppid, cmdline))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The actor
+
+
+class NodeSampler:
+    """Samples the trial's processes and the Ray system processes of one node (a Ray actor)."""
+
+    def __init__(self, node_id: str, node_ip: str, job_id: str, session_name: str, owns_unnamed: bool,
+                 class_roles: dict[str, str], system_titles: list[str], hz: float, per_core: bool = True):
+        self.node_id, self.node_ip, self.job_id = node_id, node_ip, job_id
+        self.session_name, self.owns_unnamed = session_name, owns_unnamed
+        self.class_roles, self.system_titles = class_roles, system_titles
+        self.period_s = 1.0 / hz
+        self.per_core = per_core
+        self.t0_epoch = 0.0
+        self.rows: list[tuple] = []
+        self.roles: dict[int, str] = {}
+        self.actors_seen: dict[int, str] = {}
+        self.samples = 0
+        self.cpu_s = 0.0
+        self.error: str | None = None
+        self._last: dict[int, tuple[float, float, int]] = {}
+        self._last_cores: dict[int, tuple[int, int]] = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def now(self) -> float:
+        """This node's clock (the driver measures the offset to its own)."""
+        return time.time()
+
+    def start(self, t0_epoch: float) -> int:
+        """Start sampling; ``t0_epoch`` is the trial's launch time on this node's clock. Returns this pid."""
+        self.t0_epoch = t0_epoch
+        self._thread = threading.Thread(target=self._loop, name="rlbench-node-sampler", daemon=True)
+        self._thread.start()
+        return os.getpid()
+
+    def stop(self) -> dict[str, Any]:
+        """Stop and return the rows (column-wise) and this sampler's own figures."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(10)
+        cols: dict[str, list[Any]] = {c: [] for c in NODE_COLUMNS}
+        for row in self.rows:
+            for column, value in zip(cols.values(), row):
+                column.append(value)
+        return {"node_id": self.node_id, "node_ip": self.node_ip, "columns": cols, "samples": self.samples,
+                "sampler_cpu_s": self.cpu_s, "actors": {str(k): v for k, v in self.actors_seen.items()},
+                "error": self.error}
+
+    def _refresh(self) -> None:
+        import ray
+        from ray._private import state
+
+        table = state.actors(job_id=ray.JobID.from_hex(self.job_id))
+        roles = actor_roles(table.values(), self.node_id, self.class_roles, exclude_pids=[os.getpid()])
+        self.actors_seen.update(roles)
+        system = node_system_pids(_machine_procs(), node_id=self.node_id, session_name=self.session_name,
+                                  owns_unnamed=self.owns_unnamed, system_titles=self.system_titles)
+        self.roles = {**{pid: "ray_system" for pid in system}, **roles}
+
+    def _loop(self) -> None:
+        start_cpu = time.thread_time()
+        next_refresh = 0.0
+        next_t = time.monotonic()
+        try:
+            self._last_cores = self._cores()
+            while not self._stop.is_set():
+                if time.monotonic() >= next_refresh:
+                    try:
+                        self._refresh()
+                    except Exception as e:  # keep the last known set; say why in the result
+                        self.error = f"{type(e).__name__}: {e}"[:300]
+                    next_refresh = time.monotonic() + REFRESH_S
+                self._sample()
+                next_t += self.period_s
+                delay = next_t - time.monotonic()
+                if delay < 0:
+                    next_t, delay = time.monotonic(), 0
+                self._stop.wait(delay)
+        finally:
+            self.cpu_s = time.thread_time() - start_cpu
+
+    def _cores(self) -> dict[int, tuple[int, int]]:
+        if not self.per_core:
+            return {}
+        try:
+            with open("/proc/stat", "rb") as f:
+                return parse_cpu_times(f.read())
+        except OSError:
+            return {}
+
+    def _sample(self) -> None:
+        t_s = time.time() - self.t0_epoch
+        mono = time.monotonic()
+        for pid, role in list(self.roles.items()):
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as f:
+                    cpu_s, start, rss = parse_stat(f.read())
+            except (OSError, ValueError, IndexError):
+                self._last.pop(pid, None)
+                continue
+            last = self._last.get(pid)
+            self._last[pid] = (mono, cpu_s, start)
+            if last is None or last[2] != start or mono <= last[0]:
+                continue  # cpu_pct needs two readings of the same process
+            self.rows.append((t_s, "process", role, pid, None, 100.0 * (cpu_s - last[1]) / (mono - last[0]), rss,
+                              self.node_id, self.node_ip))
+        cores = self._cores()
+        for core, (busy, total) in cores.items():
+            if core in self._last_cores:
+                busy0, total0 = self._last_cores[core]
+                d = total - total0
+                pct = 100.0 * min(max((busy - busy0) / d, 0.0), 1.0) if d > 0 else 0.0
+                self.rows.append((t_s, "core", None, None, core, pct, None, self.node_id, self.node_ip))
+        self._last_cores = cores
+        self.samples += 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Driver side
+
+
+class NodeSampling:
+    """The trial driver's handle on its node samplers: start after build, :meth:`finish` at the end."""
+
+    def __init__(self, t0_epoch: float, hz: float):
+        import ray
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        from rlbench.adapters.rllib import RAY_TITLE_ROLES
+
+        class_roles = {title.removeprefix("ray::"): role for title, role in RAY_TITLE_ROLES.items()
+                       if role in ("env_runner", "learner")}
+        system_titles = [title for title, role in RAY_TITLE_ROLES.items() if role == "ray_system"]
+        job_id = ray.get_runtime_context().get_job_id()
+        session = os.path.basename(ray._private.worker._global_node.get_session_dir_path())
+        nodes = [{"node_id": n["NodeID"], "node_ip": n["NodeManagerAddress"],
+                  "is_head": "node:__internal_head__" in n.get("Resources", {})}
+                 for n in ray.nodes() if n.get("Alive")]
+        owners = unnamed_owners(nodes)
+        actor_cls = ray.remote(num_cpus=0, max_restarts=0)(NodeSampler)
+        self.job_id = job_id
+        self.nodes = nodes
+        self.actors = [actor_cls.options(
+            scheduling_strategy=NodeAffinitySchedulingStrategy(n["node_id"], soft=False),
+            name=None).remote(n["node_id"], n["node_ip"], job_id, session, n["node_id"] in owners, class_roles,
+                              system_titles, hz) for n in nodes]
+        t_start = time.perf_counter()
+        ray.get([a.now.remote() for a in self.actors], timeout=60)  # every actor up before timing round trips
+        self.clock_offsets_s: list[float] = []
+        starts = []
+        for actor in self.actors:
+            trips = []
+            for _ in range(3):  # the shortest round trip bounds the offset's error best
+                before = time.time()
+                remote_now = ray.get(actor.now.remote(), timeout=60)
+                after = time.time()
+                trips.append((after - before, remote_now - (before + after) / 2))
+            offset = min(trips)[1]
+            self.clock_offsets_s.append(offset)
+            starts.append(actor.start.remote(t0_epoch + offset))
+        self.sampler_pids = ray.get(starts, timeout=60)
+        self.start_s = time.perf_counter() - t_start
+        """Seconds from creating the samplers to all of them sampling (outside the timed iterations)."""
+
+    def finish(self, timeout_s: float = 60.0) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """Stop every sampler, fetch its rows, kill the actors; returns (per-node results, event fields)."""
+        import ray
+
+        t = time.perf_counter()
+        results = ray.get([a.stop.remote() for a in self.actors], timeout=timeout_s)
+        for actor in self.actors:
+            ray.kill(actor)
+        summary = {
+            "job_id": self.job_id,
+            "start_s": self.start_s,
+            "collect_s": time.perf_counter() - t,
+            "nodes": [{"node_id": r["node_id"], "node_ip": r["node_ip"], "samples": r["samples"],
+                       "sampler_cpu_s": r["sampler_cpu_s"], "sampler_pid": pid, "clock_offset_s": off,
+                       "error": r["error"],
+                       "actors": [{"pid": int(p), "role": role} for p, role in r["actors"].items()]}
+                      for r, pid, off in zip(results, self.sampler_pids, self.clock_offsets_s)],
+        }
+        return results, summary
+
+
+def write_node_rows(directory, trial_id: str, results: list[dict[str, Any]]) -> int:
+    """Write every node's rows to ``trials/<id>/utilization_nodes.parquet``; returns the row count."""
+    import pyarrow as pa
+
+    from rlbench.store import UTILIZATION_SCHEMA, write_table
+
+    cols: dict[str, list[Any]] = {f.name: [] for f in UTILIZATION_SCHEMA}
+    for r in results:
+        n = len(r["columns"]["t_s"])
+        for name in cols:
+            if name == "trial_id":
+                cols[name].extend([trial_id] * n)
+            elif name in r["columns"]:
+                cols[name].extend(r["columns"][name])
+            else:
+                cols[name].extend([None] * n)
+    write_table(directory / NODE_UTILIZATION_FILE, pa.table(cols, schema=UTILIZATION_SCHEMA))
+    return len(cols["trial_id"])
