@@ -136,10 +136,10 @@ def paired_sampler(out: Path, pairs: int, hz: float, runners: int, iterations: i
     launcher = TrialLauncher()
     # The fork server imports Ray, RLlib and torch once per sweep; start it here so that the
     # first trial of the pairs does not pay it (it is reported apart).
-    from multiprocessing import forkserver
-
     t = time.perf_counter()
-    forkserver.ensure_running()
+    warm = launcher.context.Process(target=time.sleep, args=(0,))  # waits for the server's imports
+    warm.start()
+    warm.join()
     print(f"  fork server start (once per sweep, imports included): {time.perf_counter() - t:.2f} s", flush=True)
     for i in range(pairs):
         for mode in (("on", "off") if i % 2 == 0 else ("off", "on")):

@@ -162,3 +162,40 @@ def test_sampler_skips_the_proc_listing_when_nothing_forked(tree, monkeypatch):
         assert len(s._members) == 2
     finally:
         s.close()
+
+
+def test_idle_worker_that_becomes_an_env_runner_is_reclassified():
+    """Ray pools ``ray::IDLE`` workers and later turns one into an actor: its title changes."""
+    code = (
+        "import sys\n"
+        "from ray._raylet import setproctitle\n"
+        "setproctitle('ray::IDLE')\n"
+        "print('idle', flush=True)\n"
+        "sys.stdin.readline()\n"
+        "setproctitle('ray::SingleAgentEnvRunner.sample')\n"
+        "print('actor', flush=True)\n"
+        "sys.stdin.readline()\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", "import subprocess, sys\n"
+                               f"child = subprocess.Popen([sys.executable, '-c', {code!r}], stdin=sys.stdin, stdout=sys.stdout)\n"
+                               "child.wait()\n"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True)
+    s = Sampler(parent.pid, t0_epoch=time.time(), hz=10)
+    try:
+        assert parent.stdout.readline().strip() == "idle"
+        for _ in range(2):
+            s.sample_once()
+        child = next(p for p in s._members if p != parent.pid)
+        assert s._members[child].role == "other"
+        parent.stdin.write("\n")
+        parent.stdin.flush()
+        assert parent.stdout.readline().strip() == "actor"
+        for _ in range(sample.RECLASSIFY_EVERY + 1):
+            s.sample_once()
+        assert s._members[child].role == "env_runner"
+        roles = [r for kind, pid, r in zip(s.columns["kind"], s.columns["pid"], s.columns["role"]) if pid == child]
+        assert roles[0] == "other" and roles[-1] == "env_runner"
+    finally:
+        s.close()
+        os.killpg(parent.pid, signal.SIGKILL)
+        parent.wait()
