@@ -555,7 +555,7 @@ def _model_at(loc: tuple) -> type[BaseModel] | None:
         return None
     if not loc:
         return SweepSpec
-    model = TRIAL_SECTIONS.get(loc[-1]) or {"stop": StopSection}.get(loc[-1])
+    model = TRIAL_SECTIONS.get(loc[-1]) or {"stop": StopSection, "ray": RaySection}.get(loc[-1])
     return model
 
 

@@ -49,6 +49,8 @@ def _one_error(text: str) -> str:
 @pytest.mark.parametrize("spec_text, expected", [
     (GOOD.replace("cpus: 2", "cpus: [2"), "spec.yaml:5:5: YAML syntax error"),
     (GOOD.replace("cpus: 2", "cpuz: 2"), "cpuz: unknown key 'cpuz'; did you mean 'cpus'?"),
+    (GOOD + "ray: {include_dashbord: true}\n", "ray.include_dashbord: unknown key 'include_dashbord'; did you mean "
+     "'include_dashboard'?"),
     (GOOD.replace("cpus: 2", "cpus: two"), "spec.yaml:4: cpus: Input should be a valid integer"),
     (GOOD.replace("[0, 1]", "[]"), "spec.yaml:6: grid.num_env_runners: empty list"),
     (GOOD.replace("grid:", "env_runners: {num_workers: 1}\ngrid:"),

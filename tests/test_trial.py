@@ -1,0 +1,35 @@
+"""The trial process's pure parts: Ray's start-up arguments and error descriptions (no Ray)."""
+
+from __future__ import annotations
+
+from rlbench.machine import MachineInfo
+from rlbench.plan import plan_trials
+from rlbench.spec import spec_from_dict
+from rlbench.trial import describe_error, ray_init_kwargs
+
+MACHINE = MachineInfo(hostname="h", cpu_model="c", logical_cores=2, physical_cores=2, usable_cores=[0, 1],
+                      memory_bytes=2**30, gpus=[])
+
+
+def _plan(**extra):
+    data = {"name": "t", "environment": {"env": "envs.tiny:TinyEnv"}, "stop": {"iterations": 2}, **extra}
+    return plan_trials(spec_from_dict(data, check_envs=False), MACHINE)[0]
+
+
+def test_dashboard_off_by_default_and_local_only_when_on():
+    off = ray_init_kwargs(_plan())
+    assert off["address"] == "local" and off["include_dashboard"] is False
+    on = ray_init_kwargs(_plan(ray={"include_dashboard": True}))
+    assert on["include_dashboard"] is True and on["dashboard_host"] == "127.0.0.1"
+    assert (off["num_cpus"], off["num_gpus"]) == (1, 0)  # 2 cores less the driver's 1
+
+
+def test_describe_error_names_the_root_cause():
+    try:
+        try:
+            raise ValueError("env exploded at step 7")
+        except ValueError as inner:
+            raise RuntimeError from inner  # what RLlib's env runner does
+    except RuntimeError as outer:
+        assert describe_error(outer) == "ValueError: env exploded at step 7 (surfaced as RuntimeError)"
+    assert describe_error(KeyError("x")) == "KeyError: 'x'"
