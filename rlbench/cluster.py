@@ -280,8 +280,29 @@ def _probe(address: str, env: str | None) -> dict[str, Any]:
         ray.shutdown()
 
 
+def tcp_unreachable(address: str, timeout_s: float = 5.0) -> str | None:
+    """Why a ``host:port`` address refuses a TCP connection, or None (also for ``auto``, left to Ray).
+
+    Ray's own connect retries an unreachable GCS for minutes; this answers in seconds.
+    """
+    import socket
+
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit():
+        return None
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
+            return None
+    except OSError as e:
+        return e.strerror or type(e).__name__
+
+
 def probe_cluster(address: str, env: str | None = None, *, timeout_s: float = PROBE_TIMEOUT_S) -> ClusterInfo:
     """Read the cluster's nodes, resources and hardware from a child process; ClusterError if unusable."""
+    unreachable = tcp_unreachable(address)
+    if unreachable:
+        raise ClusterError(f"cannot reach the Ray cluster at {address}: {unreachable}; check the address "
+                           "(`ray status` on the head prints it) and that this machine can reach its GCS port")
     cmd = [sys.executable, "-m", "rlbench.cluster", "probe", address] + ([env] if env else [])
     env_vars = {**os.environ}
     cwd = os.getcwd()

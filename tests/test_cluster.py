@@ -103,3 +103,27 @@ def test_cluster_info_round_trips_through_the_manifest():
     assert (data["total_cpus"], data["total_gpus"]) == (3.0, 1.0)
     back = cluster_from_dict(data)
     assert back == info and back.max_node_cpus == 2.0
+
+
+def test_tcp_unreachable():
+    import socket
+
+    from rlbench.cluster import tcp_unreachable
+
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        port = listening.getsockname()[1]
+        assert tcp_unreachable(f"127.0.0.1:{port}") is None
+    assert tcp_unreachable(f"127.0.0.1:{port}") == "Connection refused"  # closed now
+    assert tcp_unreachable("auto") is None  # left to Ray
+
+
+def test_cli_refuses_cpus_and_unreachable_clusters_before_running_anything(tmp_path):
+    from conftest import run_cli
+
+    done = run_cli("sweep", "configs/smoke.yaml", "--address", "127.0.0.1:1", "--out", str(tmp_path / "a"))
+    assert done.returncode == 2 and "'cpus' emulates a smaller machine" in done.stdout
+    done = run_cli("sweep", "configs/cluster_smoke.yaml", "--out", str(tmp_path / "b"), env={"RAY_ADDRESS": "127.0.0.1:1"})
+    assert done.returncode == 2 and "cannot reach the Ray cluster at 127.0.0.1:1" in done.stdout
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
