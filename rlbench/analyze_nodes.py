@@ -102,12 +102,13 @@ def trial_node_roles(plan, events: list[dict[str, Any]], utilization: pd.DataFra
 def node_roles_frame(plans: list, events_by_trial: dict[str, list[dict[str, Any]]], iterations: pd.DataFrame,
                      utilization: pd.DataFrame) -> pd.DataFrame:
     """node_roles.parquet as a DataFrame (every finished trial)."""
-    from rlbench.analyze import steady_window
+    from rlbench.analyze import by_trial, steady_window
 
     rows: list[dict[str, Any]] = []
+    util_by, its_by = by_trial(utilization), by_trial(iterations)  # one split, not one scan per trial
     for plan in plans:
-        util = utilization[utilization["trial_id"] == plan.trial_id] if not utilization.empty else utilization
-        its = iterations[iterations["trial_id"] == plan.trial_id] if not iterations.empty else iterations
+        util = util_by.get(plan.trial_id, utilization.iloc[:0])
+        its = its_by.get(plan.trial_id, iterations.iloc[:0])
         window = steady_window(its) if len(its) else None
         rows.extend(trial_node_roles(plan, events_by_trial.get(plan.trial_id, []), util, window))
     return pa.Table.from_pylist(rows, schema=NODE_ROLES_SCHEMA).to_pandas()
