@@ -153,11 +153,14 @@ def report_sampler(tables, hz: float, paired_dir: Path) -> None:
     trials, util = tables["trials"], tables["utilization"]
     trials = trials.set_index("trial_id")
     pairs = sorted(int(t[1:-2]) for t in trials.index if t.endswith("on"))
+    # Throughput of a trial: steady env steps / steady wall seconds (all its steady iterations).
+    its = tables["iterations"]
+    steady = its[~its["warmup"]].groupby("trial_id")[["env_steps_sampled", "wall_s"]].sum()
+    rate = steady["env_steps_sampled"] / steady["wall_s"]
     ratios, costs = [], []
     for i in pairs:
-        on, off = trials.loc[f"p{i}on"], trials.loc[f"p{i}off"]
-        ratios.append(on["env_steps_per_s"] / off["env_steps_per_s"])
-        costs.append(on["sampler_cpu_pct"])
+        ratios.append(rate[f"p{i}on"] / rate[f"p{i}off"])
+        costs.append(trials.loc[f"p{i}on", "sampler_cpu_pct"])
     records = [json.loads(p.read_text()) for p in sorted(paired_dir.glob("trials/p*on/record.json"))]
     per_tick_ms = [1000 * r["sampler_cpu_s"] / r["sampler_samples"] for r in records if r["sampler_samples"]]
     procs = util[util["kind"] == "process"]
@@ -173,9 +176,9 @@ def report_sampler(tables, hz: float, paired_dir: Path) -> None:
     print(f"   mean {statistics.fmean(ratios):.3f}, median {statistics.median(ratios):.3f}, "
           f"sd {statistics.stdev(ratios) if len(ratios) > 1 else math.nan:.3f}, 95% CI [{lo:.3f}, {hi:.3f}]; "
           f"target >= 0.98")
-    on = trials[trials.index.str.endswith("on")]["env_steps_per_s"]
-    off = trials[trials.index.str.endswith("off")]["env_steps_per_s"]
-    print(f"   env steps/s: on median {on.median():.0f}, off median {off.median():.0f}")
+    on, off = rate[rate.index.str.endswith("on")], rate[rate.index.str.endswith("off")]
+    print(f"   steady env steps/s per trial: on {', '.join(f'{v:.0f}' for v in on)}; "
+          f"off {', '.join(f'{v:.0f}' for v in off)}")
 
 
 def report_harness(tables) -> None:
@@ -230,7 +233,7 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=5, help="sampler on/off pairs (>= 5 for the report)")
     parser.add_argument("--hz", type=float, default=10.0)
     parser.add_argument("--runners", type=int, default=12, help="env runners of the paired trial (2 CPUs shared)")
-    parser.add_argument("--iterations", type=int, default=6)
+    parser.add_argument("--iterations", type=int, default=16)
     parser.add_argument("--sweep-runners", default="[0, 1, 2]", help="JSON list: num_env_runners of part 3")
     parser.add_argument("--skip-sweep", action="store_true", help="leave out part 3")
     parser.add_argument("--out", type=Path, default=None)
@@ -244,7 +247,7 @@ def main() -> None:
     report_sampler(tables, args.hz, out / "paired")
     report_harness(tables)
     if not args.skip_sweep:
-        sweep_vs_hand(out / "harness", json.loads(args.sweep_runners), args.iterations - 2)
+        sweep_vs_hand(out / "harness", json.loads(args.sweep_runners), 4)
 
 
 if __name__ == "__main__":
