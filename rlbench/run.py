@@ -362,7 +362,7 @@ def _move_aside(out_dir: Path, trial_id: str, why: str) -> Path:
         left = survivors(set(), _session_dir(directory))
         for p in left:
             p.kill()
-        psutil.wait_procs(left, timeout=5)
+        wait_dead(left, timeout=5)
         iterations = sum(e.get("event") == "iteration" for e in read_events(directory))
         write_trial_result(directory, TrialRecord(
             trial_id=trial_id, status="interrupted", leftover_processes_killed=len(left),
