@@ -31,8 +31,8 @@ from rlbench.resume import (OutDirError, ResumePlan, SweepLock, check_writable, 
                             plan_resume)
 from rlbench.sample import Sampler
 from rlbench.spec import LoadedSpec
-from rlbench.store import (MANIFEST_FILE, TrialRecord, build_tables, read_events, read_record, trial_dir, write_json,
-                           write_plan, write_trial_result)
+from rlbench.store import (MANIFEST_FILE, TrialRecord, build_tables, fsync_dir, read_events, read_record, trial_dir,
+                           write_json, write_plan, write_trial_result)
 
 #: Modules the trial fork server imports once, so that each trial starts warm.
 PRELOAD_MODULES = ["rlbench.trial", "rlbench.adapters.rllib", "ray", "ray.rllib.algorithms.ppo", "torch",
@@ -371,6 +371,8 @@ def _move_aside(out_dir: Path, trial_id: str, why: str) -> Path:
     target = next_attempt_dir(out_dir, trial_id)
     target.parent.mkdir(parents=True, exist_ok=True)
     os.rename(directory, target)
+    fsync_dir(directory.parent)
+    fsync_dir(target.parent)
     return target
 
 

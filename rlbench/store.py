@@ -116,6 +116,16 @@ def write_atomic(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    fsync_dir(path.parent)  # the rename itself survives a crash of the machine only once its folder is synced
+
+
+def fsync_dir(directory: Path) -> None:
+    """Flush a folder's entries (new names, renames) to disk."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def write_json(path: Path, obj: Any) -> None:
