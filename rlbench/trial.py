@@ -166,6 +166,7 @@ def main(trial_dir: str, t0_epoch: float) -> int:
     try:
         status = _run(plan, events)
     except KeyboardInterrupt:  # the sweep's Ctrl-C: _run has shut Ray down; the iterations are kept
+        _shutdown_ray()  # in case it came during ray.init, before _run's own clean-up applies
         events.write("interrupted")
         status = "interrupted"
     except BaseException as e:  # record everything, then leave
@@ -174,6 +175,14 @@ def main(trial_dir: str, t0_epoch: float) -> int:
     events.write("end", status=status)
     events.close()
     return 0 if status in ("ok", "skipped") else 1
+
+
+def _shutdown_ray() -> None:
+    """Shut down this process's Ray runtime if one is (still) up."""
+    import ray
+
+    if ray.is_initialized():
+        ray.shutdown()
 
 
 def ray_init_kwargs(plan: TrialPlan) -> dict[str, Any]:
