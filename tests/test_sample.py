@@ -79,7 +79,10 @@ def test_sampler_follows_the_tree_and_measures_a_busy_child(tree):
             by_pid.setdefault(pid, []).append(pct)
         spinner = max(by_pid, key=lambda pid: sum(by_pid[pid]))
         mean_spin = sum(by_pid[spinner]) / len(by_pid[spinner])
-        assert mean_spin > 50  # one core, give or take a shared machine and 10 ms ticks
+        # one core when the machine is quiet; on a loaded machine its fair share, still far above the sleepers
+        assert mean_spin > 20
+        sleepers = [pid for pid in by_pid if pid not in (spinner, root.pid)]
+        assert all(sum(by_pid[p]) / len(by_pid[p]) < mean_spin / 10 for p in sleepers)
         roles = {pid: role for kind, pid, role in zip(cols["kind"], cols["pid"], cols["role"]) if kind == "process"}
         assert roles[root.pid] == "driver" and roles[spinner] == "other"
         cores = [c for kind, c in zip(cols["kind"], cols["core"]) if kind == "core"]
