@@ -404,3 +404,89 @@ def sm_count(manifest: dict[str, Any]) -> int | None:
     """SMs of the machine's first GPU, when the manifest knows it."""
     gpus = (manifest.get("machine") or {}).get("gpus") or []
     return int(gpus[0]["sm_count"]) if gpus and gpus[0].get("sm_count") else None
+
+
+# ---------------------------------------------------------------------------------------------
+# The forum question: what more CPUs / threads for the learner bought
+
+#: Axes that change the learner's CPU budget or torch threads.
+LEARNER_CPU_AXES: tuple[str, ...] = ("num_cpus_for_main_process", "driver_torch_threads", "learner_torch_threads",
+                                     "num_cpus_per_learner")
+#: Learning speeding up by less than this share of the thread increase is "sub-linear".
+SUBLINEAR_FRAC = 0.5
+
+
+def _phase_seconds(trials: pd.DataFrame, iterations: pd.DataFrame) -> pd.DataFrame:
+    """Per grid point: median over ok repeats of each trial's mean steady-state seconds per phase."""
+    steady = iterations[~iterations["warmup"].astype(bool)]
+    per_trial = steady.groupby("trial_id")[["wall_s", "sample_s", "learn_s"]].mean()
+    ok = trials[trials["status"] == "ok"][["trial_id", "index"]].set_index("trial_id")
+    return per_trial.join(ok, how="inner").groupby("index").median()
+
+
+def learner_cpu_findings(configs: pd.DataFrame, trials: pd.DataFrame, iterations: pd.DataFrame,
+                         axes: list[str]) -> list[str]:
+    """Plain words per learner-CPU axis: throughput, learning time and learner CPU use at its lowest
+    and highest setting (the other axes at the lowest setting's values), and what that means."""
+    if configs.empty or iterations is None or iterations.empty:
+        return []
+    seconds = _phase_seconds(trials, iterations)
+    first = trials.sort_values(["index", "repeat"]).drop_duplicates("index").set_index("index")
+    out = []
+    for axis in [a for a in axes if a in LEARNER_CPU_AXES]:
+        measured = configs[configs["env_steps_per_s"].notna() & configs["index"].isin(seconds.index)]
+        measured = measured[measured[axis].map(_is_number)]
+        if measured[axis].nunique() < 2:
+            continue
+        others = [a for a in axes if a != axis]
+        lo = measured.sort_values(axis).iloc[0]
+        same = measured[(measured[others] == lo[others]).all(axis=1)] if others else measured
+        hi = same.sort_values(axis).iloc[-1]
+        if hi[axis] == lo[axis]:
+            continue
+        out.append(_finding(axis, lo, hi, seconds, first, others))
+    return out
+
+
+def _value_text(value) -> str:
+    """An axis value as the user wrote it (a row of mixed columns turns 4 into 4.0)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _finding(axis: str, lo: pd.Series, hi: pd.Series, seconds: pd.DataFrame, first: pd.DataFrame,
+             others: list[str]) -> str:
+    s_lo, s_hi = seconds.loc[lo["index"]], seconds.loc[hi["index"]]
+    t_lo, t_hi = first.loc[lo["index"]], first.loc[hi["index"]]
+    in_driver = int(t_lo.get("num_learners", 0) or 0) == 0
+    role = "driver" if in_driver else "learner"
+    where = "the driver, which holds the learner" if in_driver else "the learner actors"
+    threads_col = "driver_torch_threads" if in_driver else "learner_torch_threads"
+    th_lo, th_hi = _num(t_lo.get(threads_col)), _num(t_hi.get(threads_col))
+    used_lo, used_hi = _num(lo.get(f"{role}_cpus_used")), _num(hi.get(f"{role}_cpus_used"))
+    speed = hi["env_steps_per_s"] / lo["env_steps_per_s"]
+    learn_speedup = s_lo["learn_s"] / s_hi["learn_s"] if s_hi["learn_s"] > 0 else float("nan")
+    context = f" (with {', '.join(f'{o}={_value_text(lo[o])}' for o in others)})" if others else ""
+    text = (f"{axis} {_value_text(lo[axis])} -> {_value_text(hi[axis])}{context}: throughput {lo['env_steps_per_s']:,.0f} -> "
+            f"{hi['env_steps_per_s']:,.0f} env steps/s ({speed:.2f}x). An iteration took {s_lo['wall_s']:.2f} -> "
+            f"{s_hi['wall_s']:.2f} s: learning {s_lo['learn_s']:.2f} -> {s_hi['learn_s']:.2f} s "
+            f"(speed-up {learn_speedup:.2f}x), sampling {s_lo['sample_s']:.2f} -> {s_hi['sample_s']:.2f} s.")
+    if th_lo and th_hi:
+        text += f" torch threads in {where}: {th_lo:.0f} -> {th_hi:.0f}"
+        if used_lo is not None and used_hi is not None:
+            text += f"; it kept {used_lo:.2f} -> {used_hi:.2f} cores busy"
+        text += "."
+        thread_gain = th_hi / th_lo
+        if thread_gain > 1 and learn_speedup < 1 + SUBLINEAR_FRAC * (thread_gain - 1):
+            text += (f" Only the SGD step uses the extra threads, and it scaled sub-linearly ({learn_speedup:.2f}x "
+                     f"for {thread_gain:.0f}x the threads): the small network's matrix products are too small to "
+                     "split well.")
+    sample_share = s_hi["sample_s"] / s_hi["wall_s"] if s_hi["wall_s"] > 0 else 0.0
+    if sample_share >= BOUND_FRAC:
+        text += (f" Sampling now takes {sample_share:.0%} of an iteration and more learner CPUs cannot shorten it: "
+                 "give CPUs to env runners instead.")
+    elif speed < 1.1:
+        text += (f" The extra CPUs bought nothing worth having ({speed:.2f}x the throughput): leave them to env "
+                 "runners or other work.")
+    return text

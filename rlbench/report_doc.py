@@ -26,8 +26,8 @@ import pandas as pd  # noqa: E402
 
 from rlbench.analyze import CPU_ROLES  # noqa: E402
 from rlbench.insights import (MAX_SCALING_GROUPS, Recommendation, ScalingCurve, config_label,  # noqa: E402
-                              configurations, load_manifest, recommendations, result_axes, scaling_curves,
-                              sm_count)
+                              configurations, learner_cpu_findings, load_manifest, recommendations, result_axes,
+                              scaling_curves, sm_count)
 from rlbench.stats import CONFIDENCE, KNEE_MARGIN, NOISY_CV  # noqa: E402
 
 #: Lines (combinations of the other axes) drawn per throughput figure.
@@ -67,6 +67,8 @@ class Analysis:
     configs: pd.DataFrame
     curves: list[ScalingCurve]
     recs: list[Recommendation]
+    findings: list[str] = field(default_factory=list)
+    """Plain-words answers for learner-CPU axes (the forum question)."""
     figures: list[Figure] = field(default_factory=list)
 
 
@@ -77,7 +79,8 @@ def analyze(out_dir: Path, tables: dict[str, pd.DataFrame]) -> Analysis:
     axes = result_axes(manifest, trials)
     configs = configurations(trials, axes, tables.get("iterations"), tables.get("utilization"), sm_count(manifest))
     curves = scaling_curves(configs, axes)
-    return Analysis(out_dir, manifest, axes, trials, configs, curves, recommendations(configs, axes))
+    findings = learner_cpu_findings(configs, trials, tables.get("iterations"), axes)
+    return Analysis(out_dir, manifest, axes, trials, configs, curves, recommendations(configs, axes), findings)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -402,6 +405,8 @@ def render_md(analysis: Analysis, figures: list[Figure], notes: list[str]) -> st
     name = (analysis.manifest.get("spec") or {}).get("name", analysis.out_dir.name)
     out = [f"# rlbench report: {name}", "", "## Recommendations", ""]
     out += [f"- {line}" for line in rec_lines(analysis)] or ["- no configuration was measured"]
+    if analysis.findings:
+        out += ["", "## What more learner CPUs bought", ""] + [f"- {line}" for line in analysis.findings]
     header, rows = config_rows(analysis)
     out += ["", "## Configurations", "", _method_text(), "", _md_table(header, rows), "", "## Verdicts", ""]
     for _, r in analysis.configs.iterrows():
@@ -453,6 +458,9 @@ def render_html(analysis: Analysis, figures: list[Figure], notes: list[str]) -> 
              "<h2>Recommendations</h2><div class='rec'><ul>"]
     parts += [f"<li>{e(line)}</li>" for line in rec_lines(analysis)] or ["<li>no configuration was measured</li>"]
     parts.append("</ul></div>")
+    if analysis.findings:
+        parts += ["<h2>What more learner CPUs bought</h2><ul>"] + [f"<li>{e(x)}</li>" for x in analysis.findings]
+        parts.append("</ul>")
     header, rows = config_rows(analysis)
     n_axes = len(analysis.axes)
     parts += ["<h2>Configurations</h2>", f"<p class='muted'>{e(_method_text())}</p>",
