@@ -242,6 +242,37 @@ def summarize_trials(plans: list[TrialPlan], records: list[TrialRecord],
     return frame
 
 
+def add_sampling_efficiency(trials: pd.DataFrame, iterations: pd.DataFrame, ceilings: dict[str, dict]) -> None:
+    """Add ``sample_steps_per_s`` (median over steady iterations of env_steps_sampled / sample_s),
+    ``env_ceiling_steps_per_s`` (the env stepping alone in as many processes as the trial samples in,
+    on as many cores, see :mod:`rlbench.studies.envbench`) and ``sampling_efficiency`` (their ratio:
+    how much of the env's own speed survives RLlib's sampling). Null where not measured."""
+    from rlbench.studies.envbench import ceiling_key, ceiling_procs
+
+    if trials.empty:
+        return
+    steady = iterations[~iterations["warmup"].astype(bool) & (iterations["sample_s"] > 0)]
+    rate = (steady["env_steps_sampled"] / steady["sample_s"]).groupby(steady["trial_id"]).median()
+    trials["sample_steps_per_s"] = trials["trial_id"].map(rate).astype(float)
+    ceiling = []
+    for env, config, runners, cpus in zip(trials["env"], trials["env_config"], trials["num_env_runners"],
+                                          trials["cpus"]):
+        key = ceiling_key(env, json.loads(config), ceiling_procs(int(runners)), int(cpus)) if pd.notna(cpus) else ""
+        ceiling.append((ceilings.get(key) or {}).get("steps_per_s"))
+    trials["env_ceiling_steps_per_s"] = pd.to_numeric(pd.Series(ceiling, index=trials.index, dtype=object))
+    trials["sampling_efficiency"] = trials["sample_steps_per_s"] / trials["env_ceiling_steps_per_s"]
+
+
+def add_cpu_threads_per_gpu_sm(trials: pd.DataFrame, sm_count: int | None) -> None:
+    """Add ``cpu_threads_per_gpu_sm``: the trial's CPU threads (its cpus) per SM of the learner GPUs it
+    used (Inci et al.'s CPU/GPU balance); null without learner GPUs or a known SM count."""
+    if trials.empty:
+        return
+    gpus = trials["num_gpus_per_learner"].astype(float) * trials["num_learners"].astype(float).clip(lower=1)
+    ratio = trials["cpus"].astype(float) / (gpus * sm_count) if sm_count else pd.Series(float("nan"), trials.index)
+    trials["cpu_threads_per_gpu_sm"] = ratio.where(gpus > 0)
+
+
 def median_or_none(values: list[float]) -> float | None:
     """Median of the finite values, or None."""
     finite = [v for v in values if v is not None and math.isfinite(v)]

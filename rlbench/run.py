@@ -425,6 +425,36 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
         lock.release()
 
 
+def measure_env_ceilings(out_dir: Path, plans: list[TrialPlan], seconds: float, console: Console) -> None:
+    """Measure each distinct env ceiling the plans need (not yet in ``env_ceilings.json``), on the
+    trial's own cores, before any trial runs; a ceiling that cannot be measured is stored with its error."""
+    from rlbench.studies.envbench import CEILINGS_FILE, ceiling_key, ceiling_procs, measure_ceiling, result_dict
+
+    path = out_dir / CEILINGS_FILE
+    ceilings = json.loads(path.read_text()) if path.exists() else {}
+    wanted: dict[str, TrialPlan] = {}
+    for plan in plans:
+        if plan.skip_reason or getattr(plan, "ray_address", None):  # a cluster's cores are not this machine's
+            continue
+        env = plan.config.environment
+        key = ceiling_key(env.env, env.env_config, ceiling_procs(plan.config.env_runners.num_env_runners), plan.cpus)
+        if key not in ceilings:
+            wanted.setdefault(key, plan)
+    if seconds <= 0 or not wanted:
+        return
+    with console.status(f"measuring {len(wanted)} env ceiling(s), {seconds:g} s each") as status:
+        for key, plan in wanted.items():
+            status.update(f"env ceiling: {key}")
+            env = plan.config.environment
+            try:
+                result = measure_ceiling(env.env, env.env_config, seconds=seconds, cores=plan.cores,
+                                         procs=ceiling_procs(plan.config.env_runners.num_env_runners))
+                ceilings[key] = result_dict(result)
+            except Exception as e:  # the trial will fail on the same env and say why; keep going
+                ceilings[key] = {"error": f"{type(e).__name__}: {e}"}
+            write_json(path, ceilings)
+
+
 def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat()
 
@@ -449,6 +479,7 @@ def _run_plans(loaded: LoadedSpec, out_dir: Path, plans: list[TrialPlan], decisi
     gpus = open_gpus(nvml) if to_run else None
     if gpus is None and to_run:
         console.print("[dim]No GPU (NVML found none): GPU columns will be null.[/]")
+    measure_env_ceilings(out_dir, to_run, loaded.spec.env_ceiling_s, console)
     launcher = TrialLauncher()
     try:
         with SweepProgress(console, to_run) as progress:

@@ -267,6 +267,10 @@ class SweepSpec(_Section):
     """Settings of each trial's Ray runtime."""
     sample_hz: float = Field(10.0, gt=0, le=100)
     """Utilization samples per second."""
+    env_ceiling_s: float = Field(1.0, ge=0)
+    """Before the trials, step each distinct (env, env_config, env-runner count, cpus) alone for this
+    many seconds in as many processes as the trial has env runners (``rlbench envbench``), so every
+    trial gets ``sampling_efficiency``. 0: do not measure (those columns stay null)."""
     seed: Union[int, None] = None
     """RLlib seed for every trial (None: unseeded)."""
 

@@ -235,6 +235,18 @@ def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     return pa.table(columns, schema=schema)
 
 
+def _add_machine_relative_columns(out_dir: Path, trials: pd.DataFrame, iterations: pd.DataFrame) -> None:
+    """Columns that need more than the trial's own files: the env ceilings and the GPUs' SM count."""
+    from rlbench.analyze import add_cpu_threads_per_gpu_sm, add_sampling_efficiency
+    from rlbench.studies.envbench import CEILINGS_FILE
+
+    ceilings_path = out_dir / CEILINGS_FILE
+    add_sampling_efficiency(trials, iterations, json.loads(ceilings_path.read_text()) if ceilings_path.exists() else {})
+    manifest_path = out_dir / MANIFEST_FILE
+    gpus = (json.loads(manifest_path.read_text()).get("machine") or {}).get("gpus") if manifest_path.exists() else []
+    add_cpu_threads_per_gpu_sm(trials, (gpus[0].get("sm_count") if gpus else None))
+
+
 def build_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
     """Rebuild trials/iterations/utilization parquet files and summary.csv from the per-trial files."""
     from rlbench.analyze import summarize_trials
@@ -256,6 +268,7 @@ def build_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
     del rows
     utilization = read_utilization(directories)
     trials = summarize_trials(plans, records, events_by_trial, iterations, utilization)
+    _add_machine_relative_columns(out_dir, trials, iterations)
     write_table(out_dir / "iterations.parquet", pa.Table.from_pandas(iterations, schema=ITERATION_SCHEMA,
                                                                      preserve_index=False))
     write_table(out_dir / "utilization.parquet", pa.Table.from_pandas(utilization, schema=UTILIZATION_SCHEMA,

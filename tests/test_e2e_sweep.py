@@ -63,6 +63,10 @@ def test_trials_table(smoke):
     assert ((trials["sample_frac"] > 0) & (trials["sample_frac"] < 1)).all()
     assert ((trials["learn_frac"] > 0) & (trials["learn_frac"] < 1)).all()
     assert (trials["cpus"] == 2).all()
+    # the env ceiling was measured once (same env, one sampling process, 2 cpus) and every trial is below it
+    assert trials["env_ceiling_steps_per_s"].nunique() == 1
+    assert ((trials["sampling_efficiency"] > 0) & (trials["sampling_efficiency"] < 1)).all()
+    assert trials["cpu_threads_per_gpu_sm"].isna().all()  # no GPU
     csv = pd.read_csv(out / "summary.csv")
     assert list(csv["trial_id"]) == list(trials["trial_id"])
 

@@ -10,6 +10,7 @@ each pinned to its own core; the ceiling for N is the sum of their rates.
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import time
@@ -107,6 +108,20 @@ def measure_ceiling(env: str, env_config: dict | None = None, *, procs: int = 1,
     rate = sum(s / t for s, t in results if t > 0)
     return CeilingResult(env=env, env_config=env_config, procs=procs, steps=steps,
                          measured_s=max(t for _, t in results), steps_per_s=rate, steps_per_s_per_proc=rate / procs)
+
+
+#: File in a result folder holding the ceilings a sweep measured, keyed by :func:`ceiling_key`.
+CEILINGS_FILE = "env_ceilings.json"
+
+
+def ceiling_procs(num_env_runners: int) -> int:
+    """Processes that step envs in a trial: its env runners, or the driver's local runner when 0."""
+    return max(1, num_env_runners)
+
+
+def ceiling_key(env: str, env_config: dict, procs: int, cpus: int) -> str:
+    """Identity of one ceiling measurement: same env, config, process count and core count."""
+    return f"{env}|{json.dumps(env_config, sort_keys=True)}|procs={procs}|cpus={cpus}"
 
 
 def default_proc_counts(cores: int) -> list[int]:
