@@ -22,7 +22,8 @@ Rows carry ``node_id`` and ``node_ip``. The actor's own process is not sampled; 
 reported next to the rows. Time: each node's clock offset to the driver is measured once (half a
 round trip of error) and removed, so ``t_s`` counts from the trial's launch on the driver's clock.
 
-Imported inside Ray workers: module-level imports are the standard library only.
+Imported inside Ray workers: module-level imports are the standard library and rlbench.procfs (itself
+standard library only).
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ import re
 import threading
 import time
 from typing import Any, Iterable
+
+from rlbench.procfs import parse_cpu_times
 
 #: Seconds between two refreshes of the trial's actor list and the node's system processes.
 REFRESH_S = 1.0
@@ -111,19 +114,6 @@ def parse_stat(text: bytes) -> tuple[float, int, int]:
     """(cpu_s, start_ticks, rss_bytes) from a ``/proc/<pid>/stat`` line."""
     rest = text[text.rindex(b")") + 2:].split()
     return (int(rest[11]) + int(rest[12])) / _CLK_TCK, int(rest[19]), int(rest[21]) * _PAGE_BYTES
-
-
-def parse_cpu_times(text: bytes) -> dict[int, tuple[int, int]]:
-    """Core id -> (busy, total) ticks from ``/proc/stat`` (as :func:`rlbench.sample.parse_cpu_times`)."""
-    out = {}
-    for line in text.splitlines():
-        if not line.startswith(b"cpu") or line.startswith(b"cpu "):
-            continue
-        name, *fields = line.split()
-        v = [int(x) for x in fields] + [0] * 8
-        total = sum(v[:8])
-        out[int(name[3:])] = (total - v[3] - v[4], total)
-    return out
 
 
 def _machine_procs() -> list[tuple[int, int, list[str]]]:

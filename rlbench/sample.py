@@ -33,6 +33,7 @@ from typing import Any
 
 from rlbench.adapters.rllib import classify_process
 from rlbench.nvml import Gpus, energy_delta_mj
+from rlbench.procfs import parse_cpu_times
 
 #: Columns of a utilization row (see docs/SCHEMA.md); ``kind`` is process, core or gpu.
 UTILIZATION_COLUMNS: tuple[str, ...] = (
@@ -73,23 +74,6 @@ def parse_stat(text: bytes) -> ProcStat:
         start_ticks=int(rest[19]),
         rss_bytes=int(rest[21]) * _PAGE_BYTES,
     )
-
-
-def parse_cpu_times(text: bytes) -> dict[int, tuple[int, int]]:
-    """Core id -> (busy, total) clock ticks from ``/proc/stat``, busy as psutil defines it.
-
-    Total leaves out guest and guest_nice (already counted in user and nice); busy is total less
-    idle and iowait.
-    """
-    out = {}
-    for line in text.splitlines():
-        if not line.startswith(b"cpu") or line.startswith(b"cpu "):
-            continue
-        name, *fields = line.split()
-        v = [int(x) for x in fields] + [0] * 8
-        total = sum(v[:8])  # user nice system idle iowait irq softirq steal
-        out[int(name[3:])] = (total - v[3] - v[4], total)
-    return out
 
 
 def parse_forks(text: bytes) -> int | None:
