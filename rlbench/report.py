@@ -178,18 +178,37 @@ def plot_cpu_alloc_vs_used(trials: pd.DataFrame, axes: list[str], path: Path) ->
     plt.close(fig)
 
 
+#: Per-trial figures stay readable and cheap on big sweeps: at most this many trials per bar chart
+#: (first repeats first) and this many per-core heat maps.
+MAX_BAR_TRIALS = 60
+MAX_HEATMAPS = 24
+
+
+def shown_trials(trials: pd.DataFrame, limit: int) -> pd.DataFrame:
+    """At most ``limit`` trials for a per-trial figure: every trial when they fit, else the first
+    repeat of each grid point first, in grid order."""
+    if len(trials) <= limit:
+        return trials
+    return trials.sort_values(["repeat", "index"], kind="stable").head(limit).sort_values(["index", "repeat"])
+
+
 def write_plots(out_dir: Path, tables: dict[str, pd.DataFrame], axes: list[str]) -> list[Path]:
-    """All figures of a result set into ``out_dir/plots``; returns the files written."""
-    trials, iterations = tables["trials"], tables["iterations"]
+    """All figures of a result set into ``out_dir/plots``; returns the files written.
+
+    Per-trial bar charts show at most :data:`MAX_BAR_TRIALS` trials and at most
+    :data:`MAX_HEATMAPS` heat maps are drawn (see :func:`shown_trials`); every trial stays in the tables.
+    """
+    all_trials, iterations = tables["trials"], tables["iterations"]
+    trials = shown_trials(all_trials, MAX_BAR_TRIALS) if not all_trials.empty else all_trials
     plots = out_dir / "plots"
     plots.mkdir(exist_ok=True)
     written = []
-    axes = axis_columns(trials, axes)
-    if trials.empty or "env_steps_per_s" not in trials:
+    axes = axis_columns(all_trials, axes)
+    if all_trials.empty or "env_steps_per_s" not in all_trials:
         return written
     for axis in axes:
         path = plots / f"throughput_vs_{axis.replace('.', '_')}.png"
-        plot_throughput(trials, axis, axes, path)
+        plot_throughput(all_trials, axis, axes, path)
         written.append(path)
     for name, fn in (("time_breakdown.png", lambda p: plot_time_breakdown(trials, iterations, axes, p)),
                      ("cpu_by_role.png", lambda p: plot_cpu_by_role(trials, axes, p))):
@@ -201,7 +220,7 @@ def write_plots(out_dir: Path, tables: dict[str, pd.DataFrame], axes: list[str])
         written.append(plots / "cpu_alloc_vs_used.png")
     utilization = tables.get("utilization")
     if utilization is not None and not utilization.empty:
-        for _, row in trials[trials["status"] == "ok"].iterrows():
+        for _, row in shown_trials(all_trials[all_trials["status"] == "ok"], MAX_HEATMAPS).iterrows():
             path = plots / f"cpu_heatmap_{row['trial_id']}.png"
             title = f"{row['trial_id']}: {trial_label(row, axes)}, cpus={row['cpus']}: busy % per core"
             if plot_cpu_heatmap(utilization, iterations, row["trial_id"], title, path):

@@ -63,3 +63,15 @@ def test_alloc_vs_used_plot_needs_a_measured_trial(tmp_path):
     path = tmp_path / "a.png"
     plot_cpu_alloc_vs_used(frame, ["num_env_runners"], path)
     assert not path.exists()
+
+
+def test_per_trial_figures_show_first_repeats_first_when_capped():
+    import pandas as pd
+
+    from rlbench.report import shown_trials
+
+    trials = pd.DataFrame({"trial_id": [f"t{i:03d}r{r}" for i in range(3) for r in range(2)],
+                           "index": [i for i in range(3) for _ in range(2)], "repeat": [0, 1] * 3})
+    assert shown_trials(trials, 10).equals(trials)
+    assert list(shown_trials(trials, 4)["trial_id"]) == ["t000r0", "t000r1", "t001r0", "t002r0"]
+    assert list(shown_trials(trials, 2)["trial_id"]) == ["t000r0", "t001r0"]
