@@ -14,11 +14,17 @@ import numpy as np
 
 
 def burn_cpu(duration_us: float) -> None:
-    """Keep one core busy for ``duration_us`` microseconds (a spin on the monotonic clock)."""
+    """Use ``duration_us`` microseconds of CPU time in a busy loop.
+
+    The loop watches this thread's CPU clock, not the wall clock, so the cost is real work: a
+    process that shares its core takes longer in wall time, as a real simulator would, instead of
+    finishing its step while it was not even running (which made oversubscribed env runners look
+    faster than the cores allow).
+    """
     if duration_us <= 0:
         return
-    deadline_ns = time.perf_counter_ns() + int(duration_us * 1000)
-    while time.perf_counter_ns() < deadline_ns:
+    deadline_ns = time.thread_time_ns() + int(duration_us * 1000)
+    while time.thread_time_ns() < deadline_ns:
         pass
 
 

@@ -1,6 +1,6 @@
 """Known answers, end to end with real Ray and RLlib: one small sweep of the synthetic env.
 
-SyntheticEnv burns ``step_cost_us`` of wall time in every step and every reset, so the time an
+SyntheticEnv burns ``step_cost_us`` of CPU time in every step and every reset, so the time an
 iteration spends inside the env is known in advance: (steps + resets) x cost. The sweep also runs
 with a fake NVML module (the seam of rlbench/nvml.py) whose one GPU draws a constant 50 W and
 whose energy counter wraps during the sweep, so the GPU energy is known in advance too.
@@ -122,9 +122,9 @@ def _free_cores(tables, trial_id: str) -> float:
 def _check_env_time(measured_s: float, expected_s: float, runners: int, free: float, rel: float) -> None:
     """The known answer holds when each runner has a core to itself.
 
-    SyntheticEnv spins on the wall clock, so on a machine other work keeps busy (a shared
-    developer box) a runner descheduled inside ``step`` overshoots its cost and the env time rises
-    (measured: +25-40% with 1.2 cores taken by others). Then only the lower bound is a known
+    SyntheticEnv spins until it has used its CPU cost, so on a machine other work keeps busy (a
+    shared developer box) a runner descheduled inside ``step`` takes longer than its cost in wall
+    time and the env time rises (measured: +25-40% with 1.2 cores taken by others). Then only the lower bound is a known
     answer; CI runs nothing beside the test, so there the full check applies.
     """
     assert measured_s >= expected_s * (1 - rel), (measured_s, expected_s)
