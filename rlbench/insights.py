@@ -444,7 +444,13 @@ def learner_cpu_findings(configs: pd.DataFrame, trials: pd.DataFrame, iterations
         hi = same.sort_values(axis).iloc[-1]
         if hi[axis] == lo[axis]:
             continue
-        out.append(_finding(axis, lo, hi, seconds, first, others))
+        text = _finding(axis, lo, hi, seconds, first, others)
+        best = same.sort_values("env_steps_per_s").iloc[-1]
+        if best[axis] not in (lo[axis], hi[axis]):
+            text += (f" The fastest setting was in between: {axis}={_value_text(best[axis])} at "
+                     f"{best['env_steps_per_s']:,.0f} env steps/s ({best['env_steps_per_s'] / lo['env_steps_per_s']:.2f}x "
+                     "the lowest); past it, more threads cost more than they bring.")
+        out.append(text)
     return out
 
 

@@ -51,3 +51,17 @@ def test_no_learner_axis_no_finding():
     configs, trials, iterations = _tables((2.0, 1.6), sample_s=1.0)
     configs = configs.rename(columns={"num_cpus_for_main_process": "num_env_runners"})
     assert learner_cpu_findings(configs, trials, iterations, ["num_env_runners"]) == []
+
+
+def test_a_best_setting_in_between_is_named():
+    configs, trials, iterations = _tables((2.0, 1.6), sample_s=1.0)
+    # a third point, num_cpus_for_main_process=2, faster than both ends
+    trials = pd.concat([trials, pd.DataFrame({"trial_id": ["t002r0"], "index": [2], "repeat": [0], "status": ["ok"],
+                                              "num_learners": [0], "driver_torch_threads": [2]})])
+    iterations = pd.concat([iterations, pd.DataFrame({"trial_id": ["t002r0"], "warmup": [False], "wall_s": [2.0],
+                                                      "sample_s": [1.0], "learn_s": [1.0]})])
+    configs = pd.concat([configs, pd.DataFrame({"index": [2], "num_cpus_for_main_process": [2],
+                                                "env_steps_per_s": [500.0], "driver_cpus_used": [1.1]})])
+    (text,) = learner_cpu_findings(configs, trials, iterations, ["num_cpus_for_main_process"])
+    assert "num_cpus_for_main_process 1 -> 4" in text
+    assert "The fastest setting was in between: num_cpus_for_main_process=2 at 500 env steps/s (1.50x the lowest)" in text
