@@ -54,12 +54,13 @@ sample_hz: 10
 
 
 class ConstantPowerNvml:
-    """A fake pynvml with one GPU drawing POWER_W; its energy counter starts 3 s short of a wrap."""
+    """A fake pynvml with one GPU drawing POWER_W; its energy counter is 3 s short of a wrap at its
+    first reading (the sweep may spend a while before sampling starts, e.g. measuring env ceilings)."""
 
     NVML_CLOCK_SM = 1
 
     def __init__(self):
-        self.t0 = time.monotonic()
+        self.t0: float | None = None
         self.start_mj = ENERGY_COUNTER_MODULUS_MJ - int(3 * POWER_W * 1000)
         self.raw: list[int] = []
         self.lock = threading.Lock()
@@ -76,6 +77,8 @@ class ConstantPowerNvml:
     def nvmlDeviceGetClockInfo(self, h, clock): return 1410
 
     def nvmlDeviceGetTotalEnergyConsumption(self, h):
+        if self.t0 is None:
+            self.t0 = time.monotonic()
         value = (self.start_mj + int(POWER_W * 1000 * (time.monotonic() - self.t0))) % ENERGY_COUNTER_MODULUS_MJ
         with self.lock:
             self.raw.append(value)
