@@ -425,9 +425,12 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
         lock.release()
 
 
-def measure_env_ceilings(out_dir: Path, plans: list[TrialPlan], seconds: float, console: Console) -> None:
+def measure_env_ceilings(out_dir: Path, plans: list[TrialPlan], seconds: float, console: Console,
+                         max_rss_bytes: int | None = None) -> None:
     """Measure each distinct env ceiling the plans need (not yet in ``env_ceilings.json``), on the
-    trial's own cores, before any trial runs; a ceiling that cannot be measured is stored with its error."""
+    trial's own cores, before any trial runs; a ceiling that cannot be measured (the env raises,
+    hangs past ``seconds`` + 15 s, or holds more than ``max_rss_bytes``) is stored with its error
+    and its processes are killed: the trial itself then meets the fault and is judged as usual."""
     from rlbench.studies.envbench import CEILINGS_FILE, ceiling_key, ceiling_procs, measure_ceiling, result_dict
 
     path = out_dir / CEILINGS_FILE
@@ -448,7 +451,8 @@ def measure_env_ceilings(out_dir: Path, plans: list[TrialPlan], seconds: float, 
             env = plan.config.environment
             try:
                 result = measure_ceiling(env.env, env.env_config, seconds=seconds, cores=plan.cores,
-                                         procs=ceiling_procs(plan.config.env_runners.num_env_runners))
+                                         procs=ceiling_procs(plan.config.env_runners.num_env_runners),
+                                         max_rss_bytes=max_rss_bytes)
                 ceilings[key] = result_dict(result)
             except Exception as e:  # the trial will fail on the same env and say why; keep going
                 ceilings[key] = {"error": f"{type(e).__name__}: {e}"}
@@ -479,7 +483,9 @@ def _run_plans(loaded: LoadedSpec, out_dir: Path, plans: list[TrialPlan], decisi
     gpus = open_gpus(nvml) if to_run else None
     if gpus is None and to_run:
         console.print("[dim]No GPU (NVML found none): GPU columns will be null.[/]")
-    measure_env_ceilings(out_dir, to_run, loaded.spec.env_ceiling_s, console)
+    spec = loaded.spec
+    measure_env_ceilings(out_dir, to_run, spec.env_ceiling_s, console,
+                         max_rss_bytes=spec.trial_memory_limit_bytes or psutil.virtual_memory().total // 4)
     launcher = TrialLauncher()
     try:
         with SweepProgress(console, to_run) as progress:

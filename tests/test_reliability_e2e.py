@@ -77,6 +77,14 @@ def test_each_fault_gets_its_status_and_reason(faults):
     for line in ("t001r0 failed: RuntimeError: FaultyEnv: injected failure", "t002r0 timeout: killed after",
                  "t003r0 failed: out of memory"):
         assert line in text, line
+    # the env-ceiling measurement before the trials met the same faults, said so and went on
+    ceilings = {json.loads(k.split("|")[1])["fault"]: v for k, v in
+                json.loads((out / "env_ceilings.json").read_text()).items()}
+    assert ceilings["none"]["steps_per_s"] > 0
+    assert "injected failure" in ceilings["raise"]["error"]
+    assert "no result within" in ceilings["hang"]["error"]
+    assert "over the limit" in ceilings["memory"]["error"]
+    assert trials.loc["t000r0", "sampling_efficiency"] > 0 and pd.isna(trials.loc["t002r0", "sampling_efficiency"])
 
 
 def test_killed_trials_die_promptly_with_their_tree(faults):

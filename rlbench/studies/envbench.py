@@ -55,6 +55,14 @@ def make_env(env: str, env_config: dict) -> Any:
 
 def _step_for(env_name: str, env_config: dict, seconds: float, warmup_s: float, core: int | None,
               queue) -> None:
+    try:
+        queue.put(_steps_in(env_name, env_config, seconds, warmup_s, core))
+    except BaseException as e:  # report the env's own error to the parent, then exit
+        queue.put(("error", f"{type(e).__name__}: {e}"))
+
+
+def _steps_in(env_name: str, env_config: dict, seconds: float, warmup_s: float,
+              core: int | None) -> tuple[int, float]:
     if core is not None:
         try:
             os.sched_setaffinity(0, [core])
@@ -80,13 +88,20 @@ def _step_for(env_name: str, env_config: dict, seconds: float, warmup_s: float, 
         steps += 1
         if terminated or truncated:
             env.reset()
-    queue.put((steps, time.perf_counter() - counted_start))
+    elapsed_s = time.perf_counter() - counted_start
     env.close()
+    return steps, elapsed_s
 
 
 def measure_ceiling(env: str, env_config: dict | None = None, *, procs: int = 1, seconds: float = 2.0,
-                    warmup_s: float = 0.3, cores: list[int] | None = None) -> CeilingResult:
-    """Step ``procs`` copies of the env in parallel processes for ``seconds`` and sum their rates."""
+                    warmup_s: float = 0.3, cores: list[int] | None = None, grace_s: float = 15.0,
+                    max_rss_bytes: int | None = None) -> CeilingResult:
+    """Step ``procs`` copies of the env in parallel processes for ``seconds`` and sum their rates.
+
+    Raises RuntimeError (the workers killed) when the env raises, crashes, gives no result within
+    ``seconds + warmup_s + grace_s`` (it hangs, or one step is that slow), or when the workers
+    together hold more than ``max_rss_bytes`` of memory.
+    """
     env_config = dict(env_config or {})
     if cores is None:
         cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
@@ -99,15 +114,53 @@ def measure_ceiling(env: str, env_config: dict | None = None, *, procs: int = 1,
     ]
     for w in workers:
         w.start()
-    results = [queue.get(timeout=seconds + warmup_s + 120) for _ in workers]
-    for w in workers:
-        w.join(timeout=10)
-        if w.exitcode != 0:
-            raise RuntimeError(f"envbench worker for {env} exited with code {w.exitcode}")
+    try:
+        results = _collect(workers, queue, seconds + warmup_s + grace_s, max_rss_bytes)
+    finally:
+        for w in workers:
+            if w.is_alive():
+                w.kill()
+            w.join(timeout=5)
     steps = sum(s for s, _ in results)
     rate = sum(s / t for s, t in results if t > 0)
     return CeilingResult(env=env, env_config=env_config, procs=procs, steps=steps,
                          measured_s=max(t for _, t in results), steps_per_s=rate, steps_per_s_per_proc=rate / procs)
+
+
+def _collect(workers: list, queue, limit_s: float, max_rss_bytes: int | None) -> list[tuple[int, float]]:
+    """One (steps, seconds) per worker, or RuntimeError as soon as one fails, hangs or hogs memory."""
+    import queue as queues
+
+    import psutil
+
+    deadline = time.monotonic() + limit_s
+    results: list[tuple[int, float]] = []
+    while len(results) < len(workers):
+        try:
+            item = queue.get(timeout=0.2)
+        except queues.Empty:
+            item = None
+        if item is not None:
+            if item[0] == "error":
+                raise RuntimeError(f"the env raised while stepping alone: {item[1]}")
+            results.append(item)
+            continue
+        died = [w.exitcode for w in workers if w.exitcode not in (None, 0)]
+        if died and queue.empty():
+            raise RuntimeError(f"an envbench process died (exit code {died[0]}) before reporting")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no result within {limit_s:g} s: the env hangs, or one step takes that long")
+        if max_rss_bytes is not None:
+            rss = 0
+            for w in workers:
+                try:
+                    rss += psutil.Process(w.pid).memory_info().rss
+                except psutil.Error:
+                    pass
+            if rss > max_rss_bytes:
+                raise RuntimeError(f"the env processes hold {rss / 2**20:,.0f} MiB, over the limit of "
+                                   f"{max_rss_bytes / 2**20:,.0f} MiB")
+    return results
 
 
 #: File in a result folder holding the ceilings a sweep measured, keyed by :func:`ceiling_key`.

@@ -58,3 +58,22 @@ def test_cli_bad_input_exits_2(args, message):
     done = run_cli("envbench", *args)
     assert done.returncode == 2
     assert message in " ".join(done.stdout.split())
+
+
+@pytest.mark.parametrize("fault, kwargs, message", [
+    ("raise", {}, "the env raised while stepping alone: RuntimeError: FaultyEnv: injected failure"),
+    ("hang", {"grace_s": 1.0}, "no result within"),
+    ("memory", {"max_rss_bytes": 300 * 2**20}, "over the limit of 300 MiB"),
+])
+def test_a_faulty_env_fails_fast_and_leaves_no_process(fault, kwargs, message):
+    import psutil
+
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    t = __import__("time").monotonic()
+    with pytest.raises(RuntimeError, match=message):
+        measure_ceiling("envs.faulty:FaultyEnv", {"fault": fault, "at_step": 50}, procs=2, seconds=0.5,
+                        warmup_s=0.05, **kwargs)
+    assert __import__("time").monotonic() - t < 10
+    alive = [p for p in psutil.Process().children(recursive=True) if p.pid not in before and p.is_running()
+             and p.status() != psutil.STATUS_ZOMBIE]
+    assert alive == []
