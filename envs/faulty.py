@@ -15,18 +15,19 @@ from __future__ import annotations
 
 import time
 
-import gymnasium as gym
 import numpy as np
+
+from envs.tiny import TinyEnv
 
 FAULTS = ("none", "raise", "hang", "memory")
 
 
-class FaultyEnv(gym.Env):
+class FaultyEnv(TinyEnv):
     """TinyEnv with an injected fault.
 
     env_config keys: ``fault`` (one of :data:`FAULTS`, default ``none``), ``at_step`` (default
-    300), ``episode_len`` (default 20), ``obs_size`` (default 4), ``memory_chunk_bytes`` (default
-    64 MiB), ``memory_max_bytes`` (default 3 GiB).
+    300), ``memory_chunk_bytes`` (default 64 MiB), ``memory_max_bytes`` (default 3 GiB), and
+    TinyEnv's ``episode_len`` (default 20) and ``obs_size`` (default 4).
     """
 
     def __init__(self, config: dict | None = None):
@@ -34,32 +35,18 @@ class FaultyEnv(gym.Env):
         self.fault = str(config.get("fault", "none"))
         if self.fault not in FAULTS:
             raise ValueError(f"FaultyEnv: fault must be one of {FAULTS}, got {self.fault!r}")
+        super().__init__(config)
         self.at_step = int(config.get("at_step", 300))
-        self.episode_len = int(config.get("episode_len", 20))
         self.chunk_bytes = int(config.get("memory_chunk_bytes", 64 * 2**20))
         self.max_bytes = int(config.get("memory_max_bytes", 3 * 2**30))
-        obs_size = int(config.get("obs_size", 4))
-        self.observation_space = gym.spaces.Box(-1.0, 1.0, (obs_size,), np.float32)
-        self.action_space = gym.spaces.Discrete(2)
-        self._obs = np.zeros(obs_size, np.float32)
-        self._t = 0
         self._steps = 0
         self._hog: list[np.ndarray] = []
-
-    def reset(self, *, seed=None, options=None):
-        super().reset(seed=seed)
-        self._t = 0
-        self._obs = self.np_random.uniform(-1.0, 1.0, self.observation_space.shape).astype(np.float32)
-        return self._obs, {}
 
     def step(self, action):
         self._steps += 1
         if self._steps >= self.at_step:
             self._inject()
-        reward = 1.0 if (self._obs[0] > 0) == (int(action) == 1) else 0.0
-        self._t += 1
-        self._obs = self.np_random.uniform(-1.0, 1.0, self.observation_space.shape).astype(np.float32)
-        return self._obs, reward, False, self._t >= self.episode_len, {}
+        return super().step(action)
 
     def _inject(self) -> None:
         if self.fault == "raise":
