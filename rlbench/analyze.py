@@ -81,10 +81,13 @@ def gpu_energy_j(utilization: pd.DataFrame, window: tuple[float, float] | None) 
     gpu = utilization[utilization["kind"] == "gpu"]
     if gpu.empty:
         return None
+    # A GPU is (node, index): on a cluster every node's GPUs count from 0 (node_id is null locally).
+    node = gpu["node_id"].fillna("") if "node_id" in gpu else pd.Series("", index=gpu.index)
+    gpu = gpu.assign(_gpu=node + ":" + gpu["gpu_index"].astype("Int64").astype(str))
     inside = gpu[(gpu["t_s"] >= window[0]) & (gpu["t_s"] <= window[1])].sort_values("t_s")
     total_j = 0.0
-    for index in sorted(gpu["gpu_index"].dropna().unique()):
-        g = inside[inside["gpu_index"] == index]
+    for key in sorted(gpu.loc[gpu["gpu_index"].notna(), "_gpu"].unique()):
+        g = inside[inside["_gpu"] == key]
         if len(g) < 2 or g["gpu_energy_mj"].isna().any():
             return None
         span_s = float(g["t_s"].iloc[-1] - g["t_s"].iloc[0])

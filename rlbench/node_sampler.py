@@ -38,8 +38,11 @@ from rlbench.procfs import parse_cpu_times
 
 #: Seconds between two refreshes of the trial's actor list and the node's system processes.
 REFRESH_S = 1.0
-#: Columns of a node sampler's rows (``kind`` is ``process`` or ``core``), before trial_id.
-NODE_COLUMNS: tuple[str, ...] = ("t_s", "kind", "role", "pid", "core", "cpu_pct", "rss_bytes", "node_id", "node_ip")
+#: Columns of a node sampler's rows (``kind`` is ``process``, ``core`` or ``gpu``), before trial_id.
+NODE_COLUMNS: tuple[str, ...] = ("t_s", "kind", "role", "pid", "core", "cpu_pct", "rss_bytes", "node_id", "node_ip",
+                                 "gpu_index", "gpu_util_pct", "gpu_mem_used_bytes", "gpu_power_w",
+                                 "gpu_sm_clock_mhz", "gpu_energy_mj")
+_NO_GPU = (None,) * 6
 #: File in the trial folder holding every node sampler's rows.
 NODE_UTILIZATION_FILE = "utilization_nodes.parquet"
 
@@ -141,12 +144,18 @@ class NodeSampler:
     """Samples the trial's processes and the Ray system processes of one node (a Ray actor)."""
 
     def __init__(self, node_id: str, node_ip: str, job_id: str, session_name: str, owns_unnamed: bool,
-                 class_roles: dict[str, str], system_titles: list[str], hz: float, per_core: bool = True):
+                 class_roles: dict[str, str], system_titles: list[str], hz: float, per_core: bool = True,
+                 read_gpus: bool = False, nvml: Any = None):
         self.node_id, self.node_ip, self.job_id = node_id, node_ip, job_id
         self.session_name, self.owns_unnamed = session_name, owns_unnamed
         self.class_roles, self.system_titles = class_roles, system_titles
         self.period_s = 1.0 / hz
         self.per_core = per_core
+        self.read_gpus, self._nvml = read_gpus, nvml
+        """Read this machine's GPUs (one node per machine does, and not the driver's machine, whose
+        GPUs the sweep's own sampler reads); ``nvml``: the NVML module (None: pynvml)."""
+        self._gpus = None
+        self._energy = None
         self.t0_epoch = 0.0
         self.rows: list[tuple] = []
         self.roles: dict[int, str] = {}
@@ -175,6 +184,8 @@ class NodeSampler:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(10)
+        if self._gpus is not None:
+            self._gpus.close()
         cols: dict[str, list[Any]] = {c: [] for c in NODE_COLUMNS}
         for row in self.rows:
             for column, value in zip(cols.values(), row):
@@ -199,6 +210,7 @@ class NodeSampler:
         next_refresh = 0.0
         next_t = time.monotonic()
         try:
+            self.open_gpus()
             self._last_cores = self._cores()
             while not self._stop.is_set():
                 if time.monotonic() >= next_refresh:
@@ -215,6 +227,13 @@ class NodeSampler:
                 self._stop.wait(delay)
         finally:
             self.cpu_s = time.thread_time() - start_cpu
+
+    def open_gpus(self) -> None:
+        """Open NVML when this sampler reads GPUs (none found: no GPU rows)."""
+        if self.read_gpus and self._gpus is None:
+            from rlbench.nvml import EnergySinceStart, open_gpus
+
+            self._gpus, self._energy = open_gpus(self._nvml), EnergySinceStart()
 
     def _cores(self) -> dict[int, tuple[int, int]]:
         if not self.per_core:
@@ -240,15 +259,20 @@ class NodeSampler:
             if last is None or last[2] != start or mono <= last[0]:
                 continue  # cpu_pct needs two readings of the same process
             self.rows.append((t_s, "process", role, pid, None, 100.0 * (cpu_s - last[1]) / (mono - last[0]), rss,
-                              self.node_id, self.node_ip))
+                              self.node_id, self.node_ip) + _NO_GPU)
         cores = self._cores()
         for core, (busy, total) in cores.items():
             if core in self._last_cores:
                 busy0, total0 = self._last_cores[core]
                 d = total - total0
                 pct = 100.0 * min(max((busy - busy0) / d, 0.0), 1.0) if d > 0 else 0.0
-                self.rows.append((t_s, "core", None, None, core, pct, None, self.node_id, self.node_ip))
+                self.rows.append((t_s, "core", None, None, core, pct, None, self.node_id, self.node_ip) + _NO_GPU)
         self._last_cores = cores
+        if self._gpus is not None:
+            for g in self._gpus.read():
+                self.rows.append((t_s, "gpu", None, None, None, None, None, self.node_id, self.node_ip, g.index,
+                                  g.util_pct, g.mem_used_bytes, g.power_w, g.sm_clock_mhz,
+                                  self._energy.update(g.index, g.energy_mj)))
         self.samples += 1
 
 
@@ -274,13 +298,15 @@ class NodeSampling:
                   "is_head": "node:__internal_head__" in n.get("Resources", {})}
                  for n in ray.nodes() if n.get("Alive")]
         owners = unnamed_owners(nodes)
+        driver_ip = ray.util.get_node_ip_address()
         actor_cls = ray.remote(num_cpus=0, max_restarts=0)(NodeSampler)
         self.job_id = job_id
         self.nodes = nodes
         self.actors = [actor_cls.options(
             scheduling_strategy=NodeAffinitySchedulingStrategy(n["node_id"], soft=False),
             name=None).remote(n["node_id"], n["node_ip"], job_id, session, n["node_id"] in owners, class_roles,
-                              system_titles, hz) for n in nodes]
+                              system_titles, hz,
+                              read_gpus=n["node_id"] in owners and n["node_ip"] != driver_ip) for n in nodes]
         t_start = time.perf_counter()
         ray.get([a.now.remote() for a in self.actors], timeout=60)  # every actor up before timing round trips
         self.clock_offsets_s: list[float] = []

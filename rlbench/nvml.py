@@ -83,6 +83,26 @@ def energy_delta_mj(start_mj: int, end_mj: int) -> int:
     return (end_mj - start_mj) % ENERGY_COUNTER_MODULUS_MJ
 
 
+class EnergySinceStart:
+    """Per GPU, the energy used since the first reading, from NVML's wrapping total-energy counter.
+
+    Exact Python integers: the unsigned 64-bit counter fits neither an int64 nor a float64 column,
+    so the samplers store this difference instead of the raw counter.
+    """
+
+    def __init__(self) -> None:
+        self._last: dict[Any, tuple[int, int]] = {}
+
+    def update(self, gpu: Any, raw_mj: int | None) -> int | None:
+        """Millijoules since the first reading of ``gpu``; None for a missing reading."""
+        if raw_mj is None:
+            return None  # unsupported, or the GPU stopped answering
+        last = self._last.get(gpu)
+        total = 0 if last is None else last[1] + energy_delta_mj(last[0], raw_mj)
+        self._last[gpu] = (raw_mj, total)
+        return total
+
+
 def open_gpus(nvml: ModuleType | Any | None = None) -> Gpus | None:
     """Open NVML (``pynvml`` unless a module is given); None when there is no driver or no GPU."""
     if nvml is None:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlbench.adapters.rllib import classify_process
-from rlbench.nvml import Gpus, energy_delta_mj
+from rlbench.nvml import EnergySinceStart, Gpus
 from rlbench.procfs import parse_cpu_times
 
 #: Columns of a utilization row (see docs/SCHEMA.md); ``kind`` is process, core or gpu.
@@ -148,8 +148,8 @@ class Sampler:
         self._last_cores: dict[int, tuple[int, int]] = {}
         self._tick = 0
         self._last_forks: int | None = None
-        self._energy: dict[int, tuple[int, int]] = {}
-        """GPU index -> (last raw counter, energy since the first reading), both mJ."""
+        self._energy = EnergySinceStart()
+        """Per GPU index: energy since the first reading (counter wrap allowed for)."""
 
     @property
     def seen_pids(self) -> set[int]:
@@ -263,15 +263,6 @@ class Sampler:
 
     # -- one sample --------------------------------------------------------------------------
 
-    def _energy_since_start(self, index: int, raw_mj: int | None) -> int | None:
-        """Energy since this sampler's first reading of GPU ``index`` (counter wrap allowed for)."""
-        if raw_mj is None:
-            return None  # unsupported, or the GPU stopped answering
-        last = self._energy.get(index)
-        total = 0 if last is None else last[1] + energy_delta_mj(last[0], raw_mj)
-        self._energy[index] = (raw_mj, total)
-        return total
-
     def _read_proc_stat(self) -> bytes:
         try:
             if self._stat_fd is None:
@@ -320,6 +311,6 @@ class Sampler:
         if self.gpus is not None:
             for g in self.gpus.read():
                 self._gpu_rows.append((t_s, g.index, g.util_pct, g.mem_used_bytes, g.power_w, g.sm_clock_mhz,
-                                       self._energy_since_start(g.index, g.energy_mj)))
+                                       self._energy.update(g.index, g.energy_mj)))
         self._tick += 1
         self.samples += 1

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from rlbench.node_sampler import actor_roles, node_system_pids, parse_cpu_times, parse_stat, unnamed_owners
 
 CLASS_ROLES = {"SingleAgentEnvRunner": "env_runner", "_WrappedExecutable": "learner"}
@@ -71,3 +73,48 @@ def test_parse_stat_and_cpu_times():
     stat = b"cpu  9 9 9 9 9 0 0 0 0 0\ncpu0 10 0 5 80 5 0 0 0 0 0\ncpu1 1 1 1 1 1 1 1 1 7 7\nintr 1\n"
     # busy = total - idle - iowait; guest fields are left out of total
     assert parse_cpu_times(stat) == {0: (15, 100), 1: (6, 8)}
+
+
+def test_a_node_sampler_reads_its_machines_gpus_with_node_ids_and_a_wrapping_counter():
+    from test_nvml import FakeNvml, h100
+
+    from rlbench.nvml import ENERGY_COUNTER_MODULUS_MJ
+    from rlbench.node_sampler import NODE_COLUMNS, NodeSampler
+
+    fake = FakeNvml([h100(energy_mj=ENERGY_COUNTER_MODULUS_MJ - 1000)])
+    sampler = NodeSampler("n1", "10.0.0.2", "01000000", "session_x", False, {}, [], hz=10, per_core=False,
+                          read_gpus=True, nvml=fake)
+    sampler.open_gpus()
+    sampler._sample()
+    fake.devices[0]["energy_mj"] = 1500  # the counter wrapped: 1000 + 1500 mJ later
+    sampler._sample()
+    rows = [dict(zip(NODE_COLUMNS, r)) for r in sampler.rows if r[1] == "gpu"]
+    assert [r["gpu_energy_mj"] for r in rows] == [0, 2500]
+    assert {(r["node_id"], r["node_ip"], r["gpu_index"], r["gpu_power_w"]) for r in rows} == {("n1", "10.0.0.2", 0, 152.5)}
+    assert sampler.stop()["columns"]["gpu_energy_mj"] == [0, 2500]
+
+
+def test_a_node_sampler_without_read_gpus_reads_none():
+    from test_nvml import FakeNvml, h100
+
+    from rlbench.node_sampler import NodeSampler
+
+    fake = FakeNvml([h100()])
+    sampler = NodeSampler("n1", "10.0.0.2", "01000000", "session_x", False, {}, [], hz=10, per_core=False, nvml=fake)
+    sampler.open_gpus()
+    sampler._sample()
+    assert fake.calls == [] and [r for r in sampler.rows if r[1] == "gpu"] == []
+
+
+def test_gpu_energy_counts_each_nodes_gpu_0_apart():
+    import pandas as pd
+
+    from rlbench.analyze import gpu_energy_j
+
+    rows = []
+    for node, watts in (("a", 100.0), ("b", 300.0)):  # both GPUs are index 0 on their node
+        for t in (1.0, 2.0, 3.0):
+            rows.append({"trial_id": "t", "t_s": t, "kind": "gpu", "node_id": node, "gpu_index": 0,
+                         "gpu_energy_mj": int(watts * 1000 * (t - 1.0))})
+    util = pd.DataFrame(rows)
+    assert gpu_energy_j(util, (1.0, 3.0)) == pytest.approx(100.0 * 2 + 300.0 * 2)
