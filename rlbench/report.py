@@ -236,10 +236,17 @@ def _fmt(value, digits: int = 0, pct: bool = False) -> str:
     return f"{value:,.{digits}f}"
 
 
+#: Rows of the terminal table; the rest of a big sweep is in summary.csv and the report.
+MAX_TABLE_ROWS = 60
+
+
 def results_table(trials: pd.DataFrame, axes: list[str]) -> Table:
-    """The final terminal table: one row per trial."""
+    """The final terminal table: one row per trial (at most :data:`MAX_TABLE_ROWS`, said in its caption)."""
     axes = axis_columns(trials, axes)
     table = Table(title="rlbench sweep results", show_lines=False)
+    if len(trials) > MAX_TABLE_ROWS:
+        table.caption = f"first {MAX_TABLE_ROWS} of {len(trials)} trials; all are in summary.csv and report.html"
+        trials = trials.head(MAX_TABLE_ROWS)
     for column in ["trial", "status", *axes, "env steps/s", "sample", "learn", "sync", "other", "note"]:
         table.add_column(column, justify="right" if column not in ("trial", "status", "note") else "left",
                          overflow="fold")

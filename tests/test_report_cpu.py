@@ -75,3 +75,17 @@ def test_per_trial_figures_show_first_repeats_first_when_capped():
     assert shown_trials(trials, 10).equals(trials)
     assert list(shown_trials(trials, 4)["trial_id"]) == ["t000r0", "t000r1", "t001r0", "t002r0"]
     assert list(shown_trials(trials, 2)["trial_id"]) == ["t000r0", "t001r0"]
+
+
+def test_terminal_table_is_capped_and_says_so():
+    import pandas as pd
+
+    from rlbench.report import MAX_TABLE_ROWS, results_table
+
+    n = MAX_TABLE_ROWS + 5
+    trials = pd.DataFrame({"trial_id": [f"t{i:03d}r0" for i in range(n)], "status": ["ok"] * n, "reason": [None] * n,
+                           "num_env_runners": list(range(n)), "env_steps_per_s": [100.0] * n})
+    table = results_table(trials, ["num_env_runners"])
+    assert table.row_count == MAX_TABLE_ROWS
+    assert table.caption == f"first {MAX_TABLE_ROWS} of {n} trials; all are in summary.csv and report.html"
+    assert results_table(trials.head(3), ["num_env_runners"]).row_count == 3
