@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import time
 import traceback
@@ -77,7 +78,6 @@ def _die_with_parent() -> None:
     """Ask Linux to SIGKILL this process when its parent dies (so a killed rlbench leaves no trial)."""
     try:
         import ctypes
-        import signal
 
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         PR_SET_PDEATHSIG = 1
@@ -155,6 +155,9 @@ def _ray_session_dir() -> str | None:
 def main(trial_dir: str, t0_epoch: float) -> int:
     """Run the trial planned in ``trial_dir``; returns the process exit code (0 ok/skipped, 1 failed)."""
     os.setsid()  # own process group: the sweep kills the whole tree with one killpg
+    # SIGINT is how the sweep asks for a clean stop: honour it even when this process inherited it
+    # ignored (a sweep started in the background with `&` or nohup ignores the terminal's Ctrl-C).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     _die_with_parent()
     _release_fork_server()
     directory = Path(trial_dir)

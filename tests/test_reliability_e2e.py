@@ -138,10 +138,15 @@ def test_infeasible_trial_is_skipped_at_once(tmp_path):
 
 
 def start_sweep(spec: Path, out: Path, *extra: str) -> subprocess.Popen:
-    """``python -m rlbench sweep`` in its own session, like a shell job in a terminal."""
+    """``python -m rlbench sweep`` in its own session, like a foreground job in a terminal.
+
+    SIGINT is reset to its default in the child: a test run started in the background (``&``,
+    nohup) passes SIGINT on ignored, and a foreground job in a terminal would not have it so.
+    """
     return subprocess.Popen([sys.executable, "-m", "rlbench", "sweep", str(spec), "--out", str(out), *extra],
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+                            start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def wait_for_iteration(out: Path, trial_id: str, proc: subprocess.Popen, timeout_s: float = 120) -> None:
