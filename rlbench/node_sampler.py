@@ -34,7 +34,7 @@ import threading
 import time
 from typing import Any, Iterable
 
-from rlbench.procfs import parse_cpu_times
+from rlbench.procfs import parse_cpu_times, parse_stat
 
 #: Seconds between two refreshes of the trial's actor list and the node's system processes.
 REFRESH_S = 1.0
@@ -47,8 +47,6 @@ _NO_GPU = (None,) * 6
 NODE_UTILIZATION_FILE = "utilization_nodes.parquet"
 
 _NODE_ID = re.compile(r"--node[-_]id=([0-9a-fA-F]+)")
-_CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-_PAGE_BYTES = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 # ---------------------------------------------------------------------------------------------
@@ -111,12 +109,6 @@ def unnamed_owners(nodes: list[dict[str, Any]]) -> set[str]:
         if ip not in owners or key < owners[ip]:
             owners[ip] = key
     return {node for _, node in owners.values()}
-
-
-def parse_stat(text: bytes) -> tuple[float, int, int]:
-    """(cpu_s, start_ticks, rss_bytes) from a ``/proc/<pid>/stat`` line."""
-    rest = text[text.rindex(b")") + 2:].split()
-    return (int(rest[11]) + int(rest[12])) / _CLK_TCK, int(rest[19]), int(rest[21]) * _PAGE_BYTES
 
 
 def _machine_procs() -> list[tuple[int, int, list[str]]]:
@@ -250,7 +242,8 @@ class NodeSampler:
         for pid, role in list(self.roles.items()):
             try:
                 with open(f"/proc/{pid}/stat", "rb") as f:
-                    cpu_s, start, rss = parse_stat(f.read())
+                    stat = parse_stat(f.read())
+                cpu_s, start, rss = stat.cpu_s, stat.start_ticks, stat.rss_bytes
             except (OSError, ValueError, IndexError):
                 self._last.pop(pid, None)
                 continue

@@ -3,6 +3,40 @@ so it imports inside Ray workers)."""
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
+
+_CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+_PAGE_BYTES = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+@dataclass
+class ProcStat:
+    """The fields rlbench uses from one ``/proc/<pid>/stat`` line."""
+
+    state: str
+    """One-letter state (``Z`` = zombie)."""
+    ppid: int
+    """Parent pid."""
+    cpu_s: float
+    """User + system CPU seconds."""
+    start_ticks: int
+    """Start time since boot, in clock ticks (tells a reused pid apart)."""
+    rss_bytes: int
+    """Resident memory."""
+
+
+def parse_stat(text: bytes) -> ProcStat:
+    """Parse a ``/proc/<pid>/stat`` line (the command name may hold spaces and parentheses)."""
+    rest = text[text.rindex(b")") + 2:].split()
+    return ProcStat(
+        state=rest[0].decode(),
+        ppid=int(rest[1]),
+        cpu_s=(int(rest[11]) + int(rest[12])) / _CLK_TCK,
+        start_ticks=int(rest[19]),
+        rss_bytes=int(rest[21]) * _PAGE_BYTES,
+    )
+
 
 def parse_cpu_times(text: bytes) -> dict[int, tuple[int, int]]:
     """Core id -> (busy, total) clock ticks from ``/proc/stat``, busy as psutil defines it.

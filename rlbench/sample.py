@@ -28,12 +28,11 @@ from __future__ import annotations
 import os
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from rlbench.adapters.rllib import classify_process
 from rlbench.nvml import EnergySinceStart, Gpus
-from rlbench.procfs import parse_cpu_times
+from rlbench.procfs import ProcStat, parse_cpu_times, parse_stat
 
 #: Columns of a utilization row (see docs/SCHEMA.md); ``kind`` is process, core or gpu.
 UTILIZATION_COLUMNS: tuple[str, ...] = (
@@ -43,37 +42,7 @@ UTILIZATION_COLUMNS: tuple[str, ...] = (
 #: Ticks between two reads of the title of a process classified ``other``.
 RECLASSIFY_EVERY = 5
 
-_CLK_TCK = os.sysconf("SC_CLK_TCK")
-_PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 _PROC = "/proc"
-
-
-@dataclass
-class ProcStat:
-    """The fields rlbench uses from one ``/proc/<pid>/stat`` line."""
-
-    state: str
-    """One-letter state (``Z`` = zombie)."""
-    ppid: int
-    """Parent pid."""
-    cpu_s: float
-    """User + system CPU seconds."""
-    start_ticks: int
-    """Start time since boot, in clock ticks (tells a reused pid apart)."""
-    rss_bytes: int
-    """Resident memory."""
-
-
-def parse_stat(text: bytes) -> ProcStat:
-    """Parse a ``/proc/<pid>/stat`` line (the command name may hold spaces and parentheses)."""
-    rest = text[text.rindex(b")") + 2:].split()
-    return ProcStat(
-        state=rest[0].decode(),
-        ppid=int(rest[1]),
-        cpu_s=(int(rest[11]) + int(rest[12])) / _CLK_TCK,
-        start_ticks=int(rest[19]),
-        rss_bytes=int(rest[21]) * _PAGE_BYTES,
-    )
 
 
 def parse_forks(text: bytes) -> int | None:

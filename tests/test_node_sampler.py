@@ -68,8 +68,8 @@ def test_parse_stat_and_cpu_times():
     tck, page = os.sysconf("SC_CLK_TCK"), os.sysconf("SC_PAGE_SIZE")
     fields = ["S", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", str(3 * tck), str(tck), "0", "0", "20", "0",
               "1", "0", "777", "1000", "50"]
-    cpu_s, start, rss = parse_stat(b"42 (ray::Some (odd) name) " + " ".join(fields).encode())
-    assert (cpu_s, start, rss) == (4.0, 777, 50 * page)
+    stat = parse_stat(b"42 (ray::Some (odd) name) " + " ".join(fields).encode())
+    assert (stat.cpu_s, stat.start_ticks, stat.rss_bytes) == (4.0, 777, 50 * page)
     stat = b"cpu  9 9 9 9 9 0 0 0 0 0\ncpu0 10 0 5 80 5 0 0 0 0 0\ncpu1 1 1 1 1 1 1 1 1 7 7\nintr 1\n"
     # busy = total - idle - iowait; guest fields are left out of total
     assert parse_cpu_times(stat) == {0: (15, 100), 1: (6, 8)}
