@@ -8,7 +8,6 @@ nulls, not a guess.
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 import numpy as np
@@ -41,29 +40,6 @@ def steady_window(iterations: pd.DataFrame) -> tuple[float, float] | None:
     if steady.empty:
         return None
     return float(steady["t_start_s"].min()), float(steady["t_end_s"].max())
-
-
-def role_cpu_use(utilization: pd.DataFrame, window: tuple[float, float] | None) -> dict[str, float | None]:
-    """Mean cores busy per role over ``window`` (100 cpu_pct = 1 core); None without samples."""
-    empty: dict[str, float | None] = {role: None for role in CPU_ROLES}
-    if window is None or utilization.empty:
-        return empty
-    procs = utilization[(utilization["kind"] == "process")
-                        & (utilization["t_s"] >= window[0]) & (utilization["t_s"] <= window[1])]
-    timestamps = procs["t_s"].nunique()
-    if timestamps == 0:
-        return empty
-    per_role = procs.groupby("role")["cpu_pct"].sum() / 100.0 / timestamps
-    return {role: float(per_role.get(role, 0.0)) for role in CPU_ROLES}
-
-
-def role_peak_rss(utilization: pd.DataFrame) -> dict[str, int | None]:
-    """Largest total resident memory of each role at any one sample."""
-    procs = utilization[utilization["kind"] == "process"]
-    if procs.empty:
-        return {role: None for role in CPU_ROLES}
-    totals = procs.groupby(["t_s", "role"])["rss_bytes"].sum().groupby("role").max()
-    return {role: (int(totals[role]) if role in totals else 0) for role in CPU_ROLES}
 
 
 def gpu_energy_j(utilization: pd.DataFrame, window: tuple[float, float] | None) -> float | None:
@@ -112,9 +88,9 @@ def _frac(part: pd.Series, whole: pd.Series) -> float | None:
 
 def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str, Any]],
                     iterations: pd.DataFrame, utilization: pd.DataFrame,
-                    cpu_use: dict[str, float | None] | None = None,
-                    peak_rss: dict[str, int | None] | None = None) -> dict[str, Any]:
-    """The trials.parquet row of one trial (``cpu_use``/``peak_rss``: precomputed, see :func:`role_stats_by_trial`)."""
+                    cpu_use: dict[str, float | None], peak_rss: dict[str, int | None]) -> dict[str, Any]:
+    """The trials.parquet row of one trial, from that trial's own rows of ``iterations`` and
+    ``utilization`` and its per-role CPU use and peak memory (:func:`role_stats_by_trial`)."""
     c = plan.config
     build = _event(events, "build")
     threads = build.get("torch_threads") or plan.torch_threads
@@ -146,7 +122,7 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
         "shutdown_s": _event(events, "shutdown").get("shutdown_s"),
         "trial_wall_s": record.trial_wall_s,
     })
-    its = iterations[iterations["trial_id"] == plan.trial_id].sort_values("iteration")
+    its = iterations.sort_values("iteration")
     steady = its[~its["warmup"]]
     row["iterations"] = len(its)
     row["steady_iterations"] = len(steady)
@@ -155,21 +131,17 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
     for phase in ("sample", "learn", "sync", "other"):
         row[f"{phase}_frac"] = _frac(steady[f"{phase}_s"], steady["wall_s"]) if len(steady) else None
 
-    util = utilization[utilization["trial_id"] == plan.trial_id] if not utilization.empty else utilization
     allocated = cpus_allocated(plan)
-    used = cpu_use if cpu_use is not None else role_cpu_use(util, steady_window(its) if len(its) else None)
-    peak = peak_rss if peak_rss is not None else (
-        role_peak_rss(util) if not util.empty else {r: None for r in CPU_ROLES})
     for role in CPU_ROLES:
         row[f"{role}_cpus_allocated"] = allocated[role]
-        row[f"{role}_cpus_used"] = used[role]
-        row[f"{role}_peak_rss_bytes"] = peak[role]
+        row[f"{role}_cpus_used"] = cpu_use[role]
+        row[f"{role}_peak_rss_bytes"] = peak_rss[role]
     row["sampler_cpu_pct"] = (
         100.0 * record.sampler_cpu_s / record.trial_wall_s
         if record.sampler_cpu_s is not None and record.trial_wall_s else None
     )
     window = steady_window(its) if len(its) else None
-    energy_j = gpu_energy_j(util, window)
+    energy_j = gpu_energy_j(utilization, window)
     steady_steps = float(steady["env_steps_sampled"].sum()) if len(steady) else 0.0
     window_s = window[1] - window[0] if window else 0.0
     row["gpu_energy_j"] = energy_j
@@ -183,7 +155,8 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
 
 def role_stats_by_trial(iterations: pd.DataFrame, utilization: pd.DataFrame
                         ) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, int]]]:
-    """:func:`role_cpu_use` and :func:`role_peak_rss` of every trial in one pass over the tables.
+    """Per trial and role: mean cores busy over the steady window (100 cpu_pct = 1 core) and the
+    largest summed resident memory at any one sample, for every trial in one pass over the tables.
 
     Trials missing from a result have no samples (in their steady window): their values are None.
     """
@@ -274,9 +247,3 @@ def add_cpu_threads_per_gpu_sm(trials: pd.DataFrame, sm_count: int | None) -> No
     gpus = trials["num_gpus_per_learner"].astype(float) * trials["num_learners"].astype(float).clip(lower=1)
     ratio = trials["cpus"].astype(float) / (gpus * sm_count) if sm_count else pd.Series(float("nan"), trials.index)
     trials["cpu_threads_per_gpu_sm"] = ratio.where(gpus > 0)
-
-
-def median_or_none(values: list[float]) -> float | None:
-    """Median of the finite values, or None."""
-    finite = [v for v in values if v is not None and math.isfinite(v)]
-    return float(np.median(finite)) if finite else None
