@@ -31,8 +31,8 @@ from rlbench.resume import (OutDirError, ResumePlan, SweepLock, check_writable, 
                             plan_resume)
 from rlbench.sample import Sampler
 from rlbench.spec import LoadedSpec
-from rlbench.store import (MANIFEST_FILE, TrialRecord, build_tables, fsync_dir, read_events, read_record, trial_dir,
-                           write_json, write_plan, write_trial_result)
+from rlbench.store import (MANIFEST_FILE, EventTail, TrialRecord, build_tables, fsync_dir, read_events, read_record,
+                           trial_dir, write_json, write_plan, write_trial_result)
 
 #: Modules the trial fork server imports once, so that each trial starts warm.
 PRELOAD_MODULES = ["rlbench.trial", "rlbench.adapters.rllib", "ray", "ray.rllib.algorithms.ppo", "torch",
@@ -300,11 +300,12 @@ def run_trial(plan: TrialPlan, directory: Path, launcher: TrialLauncher, gpus: G
     deadline = time.monotonic() + plan.timeout_s
     timed_out = False
     stop = TrialStop()
+    tail = EventTail(directory)
     try:
         while proc.exitcode is None:
             proc.join(_POLL_S)
             if on_poll is not None:
-                on_poll(read_events(directory))
+                on_poll(tail.poll())
             if proc.exitcode is None and time.monotonic() > deadline:
                 timed_out = True
                 kill_tree(proc.pid)

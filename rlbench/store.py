@@ -182,6 +182,35 @@ def read_events(directory: Path) -> list[dict[str, Any]]:
     return events
 
 
+class EventTail:
+    """A running trial's events.jsonl, read as it grows: each :meth:`poll` parses only what was
+    appended since the last one (the sweep polls five times a second while the trial runs)."""
+
+    def __init__(self, directory: Path):
+        self.path = directory / EVENTS_FILE
+        self.events: list[dict[str, Any]] = []
+        """Every complete event so far."""
+        self._offset = 0
+        self._partial = b""
+
+    def poll(self) -> list[dict[str, Any]]:
+        """Read the new lines; returns all events so far (a line still being written waits)."""
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self._offset)
+                data = f.read()
+        except FileNotFoundError:
+            return self.events
+        self._offset += len(data)
+        *lines, self._partial = (self._partial + data).split(b"\n")
+        for line in lines:
+            try:
+                self.events.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+        return self.events
+
+
 def read_plan(directory: Path) -> TrialPlan:
     """The trial's plan."""
     return TrialPlan.model_validate_json((directory / PLAN_FILE).read_text())

@@ -33,3 +33,17 @@ def test_describe_error_names_the_root_cause():
     except RuntimeError as outer:
         assert describe_error(outer) == "ValueError: env exploded at step 7 (surfaced as RuntimeError)"
     assert describe_error(KeyError("x")) == "KeyError: 'x'"
+
+
+def test_event_tail_parses_only_complete_new_lines(tmp_path):
+    from rlbench.store import EventTail
+
+    tail = EventTail(tmp_path)
+    assert tail.poll() == []  # no file yet
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(b'{"event": "start"}\n{"event": "ray_')  # the second line is still being written
+    assert tail.poll() == [{"event": "start"}]
+    with open(path, "ab") as f:
+        f.write(b'init"}\n{"event": "iteration", "iteration": 1}\n')
+    assert tail.poll() == [{"event": "start"}, {"event": "ray_init"}, {"event": "iteration", "iteration": 1}]
+    assert tail.poll() == tail.events and len(tail.events) == 3  # nothing new, nothing parsed twice
