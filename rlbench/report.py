@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from rich.table import Table  # noqa: E402
 
@@ -228,12 +230,18 @@ def write_plots(out_dir: Path, tables: dict[str, pd.DataFrame], axes: list[str])
     return written
 
 
-def _fmt(value, digits: int = 0, pct: bool = False) -> str:
-    if value is None or (isinstance(value, float) and pd.isna(value)):
+def fmt(value, digits: int = 0) -> str:
+    """A number for a table, '-' when missing."""
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
         return "-"
-    if pct:
-        return f"{100 * value:.0f}%"
-    return f"{value:,.{digits}f}"
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return f"{value:,}"
+    return f"{float(value):,.{digits}f}"
+
+
+def pct(value) -> str:
+    """A share as a whole percentage."""
+    return "-" if fmt(value) == "-" else f"{100 * float(value):.0f}%"
 
 
 #: Rows of the terminal table; the rest of a big sweep is in summary.csv and the report.
@@ -254,7 +262,7 @@ def results_table(trials: pd.DataFrame, axes: list[str]) -> Table:
         status_style = {"ok": "green", "skipped": "yellow"}.get(r["status"], "red")
         table.add_row(
             r["trial_id"], f"[{status_style}]{r['status']}[/]", *[str(r[a]) for a in axes],
-            _fmt(r.get("env_steps_per_s")), *[_fmt(r.get(f"{p}_frac"), pct=True) for p in PHASES],
+            fmt(r.get("env_steps_per_s")), *[pct(r.get(f"{p}_frac")) for p in PHASES],
             (r["reason"] or "")[:160] if isinstance(r.get("reason"), str) else "",
         )
     return table

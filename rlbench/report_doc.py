@@ -28,6 +28,7 @@ from rlbench.analyze import CPU_ROLES  # noqa: E402
 from rlbench.insights import (MAX_SCALING_GROUPS, Recommendation, ScalingCurve, config_label,  # noqa: E402
                               configurations, learner_cpu_findings, load_manifest, recommendations, result_axes,
                               scaling_curves, sm_count)
+from rlbench.report import fmt, pct  # noqa: E402
 from rlbench.stats import CONFIDENCE, KNEE_MARGIN, NOISY_CV  # noqa: E402
 
 #: Lines (combinations of the other axes) drawn per throughput figure.
@@ -282,20 +283,6 @@ def other_figures(out_dir: Path, mine: list[Figure]) -> tuple[list[Figure], str]
 
 # ---------------------------------------------------------------------------------------------
 # Text
-
-
-def fmt(value, digits: int = 0) -> str:
-    """A number for a table, '-' when missing."""
-    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
-        return "-"
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return f"{value:,}"
-    return f"{float(value):,.{digits}f}"
-
-
-def pct(value) -> str:
-    """A share as a whole percentage."""
-    return "-" if fmt(value) == "-" else f"{100 * float(value):.0f}%"
 
 
 def ci_text(row, column: str, digits: int = 0) -> str:
