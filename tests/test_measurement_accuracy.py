@@ -1,9 +1,14 @@
 """Known answers, end to end with real Ray and RLlib: one small sweep of the synthetic env.
 
-SyntheticEnv burns ``step_cost_us`` of CPU time in every step and every reset, so the time an
-iteration spends inside the env is known in advance: (steps + resets) x cost. The sweep also runs
-with a fake NVML module (the seam of rlbench/nvml.py) whose one GPU draws a constant 50 W and
-whose energy counter wraps during the sweep, so the GPU energy is known in advance too.
+SyntheticEnv times itself (``self_timing_dir``): each env-runner process records the seconds it
+spent inside the bodies of ``step`` and ``reset``, and how many of each it ran. rlbench's
+``env_step_s`` wraps those calls from outside (the vector env around them), so it must equal the
+env's own total plus a thin wrapper, whatever else the machine runs: a runner descheduled inside
+``step`` stops both clocks alike. Steps x cost (SyntheticEnv burns ``step_cost_us`` of CPU time per
+step and reset) stays a lower bound only; the tight figure against it belongs to
+``scripts/bench_accuracy.py``, which prints it with the machine's load. The sweep also runs with a
+fake NVML module (the seam of rlbench/nvml.py) whose one GPU draws a constant 50 W and whose energy
+counter wraps during the sweep, so the GPU energy is known in advance too.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import pandas as pd
 import pytest
 from rich.console import Console
 
+from envs.synthetic import read_self_timing
 from rlbench.nvml import ENERGY_COUNTER_MODULUS_MJ
 
 pytestmark = pytest.mark.slow
@@ -31,7 +37,8 @@ SPEC = f"""
 name: accuracy
 environment:
   env: envs.synthetic:SyntheticEnv
-  env_config: {{step_cost_us: {STEP_COST_US}, episode_len: {EPISODE_LEN}, obs_size: 8}}
+  env_config: {{step_cost_us: {STEP_COST_US}, episode_len: {EPISODE_LEN}, obs_size: 8,
+               self_timing_dir: {{timing_dir}}}}
 env_runners:
   num_cpus_per_env_runner: 1
 resources:
@@ -94,14 +101,16 @@ def sweep(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("accuracy")
     spec = root / "accuracy.yaml"
-    spec.write_text(SPEC)
+    timing = root / "timing"
+    timing.mkdir()
+    spec.write_text(SPEC.replace("{timing_dir}", str(timing)))
     nvml = ConstantPowerNvml()
     out = root / "out"
     outcome = run_sweep(load_spec(spec), out, console=Console(file=io.StringIO()), nvml=nvml)
     assert [r.status for r in outcome.records] == ["ok", "ok"], [r.reason for r in outcome.records]
     tables = build_tables(out)
     write_plots(out, tables, ["num_env_runners"])
-    return out, tables, nvml
+    return out, tables, nvml, read_self_timing(timing)
 
 
 def _steady(tables) -> pd.DataFrame:
@@ -109,69 +118,58 @@ def _steady(tables) -> pd.DataFrame:
     return its[~its["warmup"]]
 
 
-def _free_cores(tables, trial_id: str) -> float:
-    """The trial's 2 cores less what other processes of the machine kept busy in its steady window."""
-    its = _steady(tables)
-    its = its[its["trial_id"] == trial_id]
+def _runner_pids(tables, trial_id: str) -> set[int]:
     util = tables["utilization"]
-    window = util[(util["trial_id"] == trial_id) & (util["t_s"] >= its["t_start_s"].min())
-                  & (util["t_s"] <= its["t_end_s"].max())]
-    ticks = window["t_s"].nunique()
-    busy_cores = window[window["kind"] == "core"]["cpu_pct"].sum() / 100 / ticks
-    trial_cores = window[window["kind"] == "process"]["cpu_pct"].sum() / 100 / ticks
-    return min(2.0, max(0.5, 2.0 - (busy_cores - trial_cores)))
+    rows = util[(util["trial_id"] == trial_id) & (util["role"] == "env_runner")]
+    return set(rows["pid"].dropna().astype(int))
 
 
-def _check_env_time(measured_s: float, expected_s: float, runners: int, free: float, rel: float) -> None:
-    """The known answer holds when each runner has a core to itself.
-
-    SyntheticEnv spins until it has used its CPU cost, so on a machine other work keeps busy (a
-    shared developer box) a runner descheduled inside ``step`` takes longer than its cost in wall
-    time and the env time rises (measured: +25-40% with 1.2 cores taken by others). Then only the lower bound is a known
-    answer; CI runs nothing beside the test, so there the full check applies.
-    """
-    assert measured_s >= expected_s * (1 - rel), (measured_s, expected_s)
-    if free >= min(1.9, runners + 0.5):  # others took at most half a core (a tenth with 2 runners on 2)
-        assert measured_s == pytest.approx(expected_s, rel=rel), (measured_s, expected_s, free)
+def _env_own(tables, timing, trial_id: str) -> tuple[float, int, int, int]:
+    """(seconds, steps, resets, processes) the trial's env runners timed and counted themselves."""
+    own = [timing[pid] for pid in _runner_pids(tables, trial_id) if pid in timing]
+    return sum(o[0] for o in own), sum(o[1] for o in own), sum(o[2] for o in own), len(own)
 
 
-def test_env_time_matches_steps_times_cost_with_one_runner(sweep):
-    _, tables, _ = sweep
-    steady = _steady(tables)
-    one = steady[steady["trial_id"] == "t000r0"]
-    steps = one["env_steps_sampled"].sum()
-    expected_s = (steps + steps / EPISODE_LEN) * STEP_COST_US / 1e6  # every step plus one reset per episode
-    measured_s = one["env_step_s"].sum()
-    _check_env_time(measured_s, expected_s, 1, _free_cores(tables, "t000r0"), rel=0.05)
-    # the split adds up and every part is a real, positive time
+#: The vector env, RLlib's wrappers and the timing wrapper itself, around the env's own step: a few
+#: tens of microseconds per call against a 4,000 us step.
+WRAPPER_REL = 0.05
+
+
+@pytest.mark.parametrize("trial_id, runners", [("t000r0", 1), ("t001r0", 2)])
+def test_env_time_equals_what_the_env_timed_itself(sweep, trial_id, runners):
+    """Every iteration (warm-up included) against the env's own clock: load cannot move this answer."""
+    _, tables, _, timing = sweep
+    its = tables["iterations"]
+    its = its[its["trial_id"] == trial_id]
+    own_s, own_steps, own_resets, processes = _env_own(tables, timing, trial_id)
+    assert processes == runners, (processes, timing)
+    assert own_steps == its["env_steps_sampled"].sum()  # every step the env took was sampled in an iteration
+    # env_step_s is wall-equivalent (per runner): all runners together spent `runners` times that
+    measured_s = runners * its["env_step_s"].sum()
+    assert own_s <= measured_s <= own_s * (1 + WRAPPER_REL), (measured_s, own_s)
+    # steps x cost stays a lower bound: the env burns that much CPU time, so at least that much wall time
+    assert own_s >= (own_steps + own_resets) * STEP_COST_US / 1e6
+
+
+def test_the_split_adds_up(sweep):
+    _, tables, _, _ = sweep
+    one = _steady(tables)
+    one = one[one["trial_id"] == "t000r0"]
     assert (one["env_step_s"] + one["inference_s"] + one["sample_other_s"] - one["sample_s"]).abs().max() < 1e-9
     assert (one[["inference_s", "sample_other_s", "learner_connector_s", "sgd_s"]] > 0).all().all()
     assert (one["learner_connector_s"] + one["sgd_s"] - one["learn_s"]).abs().max() < 1e-9
 
 
-def test_env_time_summed_over_two_runners_is_the_same_known_answer(sweep):
-    _, tables, _ = sweep
-    steady = _steady(tables)
-    two = steady[steady["trial_id"] == "t001r0"]
-    steps = two["env_steps_sampled"].sum()
-    expected_total_s = (steps + steps / EPISODE_LEN) * STEP_COST_US / 1e6
-    # env_step_s is wall-equivalent (per runner): the two runners together spent twice that
-    _check_env_time(2 * two["env_step_s"].sum(), expected_total_s, 2, _free_cores(tables, "t001r0"), rel=0.10)
-
-
-def test_sampling_wall_time_falls_with_a_second_runner_as_far_as_free_cores_allow(sweep):
-    """Expected speed-up: min(R, free cores) from 1 to 2 runners; free = cpus less what others used."""
-    _, tables, _ = sweep
-    steady = _steady(tables)
-    sample_s = {t: steady[steady["trial_id"] == t]["sample_s"].median() for t in ("t000r0", "t001r0")}
-    free = {t: _free_cores(tables, t) for t in ("t000r0", "t001r0")}
-    expected = min(2.0, free["t001r0"]) / min(1.0, free["t000r0"])
-    speedup = sample_s["t000r0"] / sample_s["t001r0"]
-    assert speedup >= 0.6 * expected, (speedup, expected, free)
+def test_two_runners_share_every_iteration_evenly(sweep):
+    """RLlib asks each of 2 runners for half of the batch: their own step counts are equal (a count
+    no load can move; the speed-up this buys is a timing figure, printed by scripts/bench_accuracy.py)."""
+    _, tables, _, timing = sweep
+    steps = [timing[pid][1] for pid in _runner_pids(tables, "t001r0")]
+    assert len(steps) == 2 and steps[0] == steps[1] > 0, steps
 
 
 def test_gpu_energy_from_a_wrapping_counter(sweep):
-    _, tables, nvml = sweep
+    _, tables, nvml, _ = sweep
     assert max(nvml.raw) > ENERGY_COUNTER_MODULUS_MJ // 2 and min(nvml.raw) < 10**9  # it wrapped during the sweep
     trials, steady = tables["trials"], _steady(tables)
     for _, row in trials.iterrows():
@@ -185,6 +183,6 @@ def test_gpu_energy_from_a_wrapping_counter(sweep):
 
 
 def test_cpu_plots_written(sweep):
-    out, _, _ = sweep
+    out, _, _, _ = sweep
     for name in ("cpu_alloc_vs_used.png", "cpu_heatmap_t000r0.png", "cpu_heatmap_t001r0.png"):
         assert (Path(out) / "plots" / name).is_file(), name
