@@ -6,9 +6,14 @@ instance over its whole life), then injects the fault named by ``fault``:
 - ``none``: never fails (a healthy control in the same grid).
 - ``raise``: raises ``RuntimeError("FaultyEnv: injected failure at step N")``.
 - ``hang``: sleeps forever inside ``step`` (a hung simulator).
-- ``memory``: allocates (and touches) ``memory_chunk_bytes`` more memory on every step, up to
-  ``memory_max_bytes`` in all, then hangs holding it (a leaking simulator; the cap keeps a
-  broken memory limit from taking the machine down with it).
+- ``memory``: inside its ``at_step``-th step, allocates (and touches) ``memory_max_bytes`` in
+  chunks of ``memory_chunk_bytes``, then hangs holding it (a simulator whose memory blows up; the
+  cap keeps a broken memory limit from taking the machine down with it).
+
+Every fault fires at a step count and, for ``memory``, a byte count, never after some time: how
+far the fault has gone when a watcher looks depends on nothing but what the env was asked to do,
+so a test built on it gives the same verdict on a quiet machine and on a busy one (a leak spread
+over steps let a time-bounded measurement end before the limit was crossed on a busy machine).
 """
 
 from __future__ import annotations
@@ -51,9 +56,12 @@ class FaultyEnv(TinyEnv):
     def _inject(self) -> None:
         if self.fault == "raise":
             raise RuntimeError(f"FaultyEnv: injected failure at step {self._steps}")
-        if self.fault == "memory" and sum(a.nbytes for a in self._hog) < self.max_bytes:
-            self._hog.append(np.ones(self.chunk_bytes, dtype=np.uint8))  # ones: the pages are touched
-            return
+        if self.fault == "memory":
+            held = 0
+            while held < self.max_bytes:
+                chunk = min(self.chunk_bytes, self.max_bytes - held)
+                self._hog.append(np.ones(chunk, dtype=np.uint8))  # ones: the pages are touched
+                held += chunk
         if self.fault in ("hang", "memory"):
             while True:
                 time.sleep(3600)

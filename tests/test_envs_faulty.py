@@ -22,10 +22,22 @@ def test_raise_at_step():
         env.step(0)
 
 
-def test_memory_grows_by_a_chunk_per_step_up_to_the_cap():
+def test_memory_takes_the_whole_cap_inside_one_step_then_hangs(monkeypatch):
+    import envs.faulty as faulty
+
+    class Hung(Exception):
+        pass
+
+    def sleep(_s):  # the hang, made observable
+        raise Hung
+
+    monkeypatch.setattr(faulty.time, "sleep", sleep)
     env = FaultyEnv({"fault": "memory", "at_step": 3, "memory_chunk_bytes": 1000, "memory_max_bytes": 2500})
-    _steps(env, 5)  # steps 3, 4, 5 allocate
-    assert sum(a.nbytes for a in env._hog) == 3000 and all((a == 1).all() for a in env._hog)
+    _steps(env, 2)
+    assert env._hog == []
+    with pytest.raises(Hung):
+        env.step(0)  # step 3: 1000 + 1000 + 500 bytes, touched, then the hang
+    assert [a.nbytes for a in env._hog] == [1000, 1000, 500] and all((a == 1).all() for a in env._hog)
 
 
 def test_none_never_fails_and_unknown_fault_is_refused():

@@ -39,6 +39,12 @@ class CeilingResult:
     """Sum over processes of each one's steps / seconds."""
     steps_per_s_per_proc: float
     """steps_per_s / procs."""
+    cpu_s: float = 0.0
+    """CPU seconds the processes used in the measured window, together. ``steps / cpu_s`` is the
+    env's speed per core-second whatever else ran on the machine (a process that shares its core
+    takes fewer steps per wall second, not per CPU second)."""
+    peak_rss_bytes: int = 0
+    """The processes' peak resident memory (``VmHWM``), summed: an upper bound of what they held at once."""
 
 
 def make_env(env: str, env_config: dict) -> Any:
@@ -61,8 +67,20 @@ def _step_for(env_name: str, env_config: dict, seconds: float, warmup_s: float, 
         queue.put(("error", f"{type(e).__name__}: {e}"))
 
 
+def peak_rss_bytes(pid: int | str = "self") -> int:
+    """A process's peak resident memory so far (``VmHWM`` of ``/proc/<pid>/status``); 0 if unreadable."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 def _steps_in(env_name: str, env_config: dict, seconds: float, warmup_s: float,
-              core: int | None) -> tuple[int, float]:
+              core: int | None) -> tuple[int, float, float, int]:
     if core is not None:
         try:
             os.sched_setaffinity(0, [core])
@@ -77,10 +95,11 @@ def _steps_in(env_name: str, env_config: dict, seconds: float, warmup_s: float,
     measuring_from = start + warmup_s
     counted_start = None
     end = measuring_from + seconds
+    cpu_start = 0.0
     while True:
         now = time.perf_counter()
         if counted_start is None and now >= measuring_from:
-            counted_start, steps = now, 0
+            counted_start, steps, cpu_start = now, 0, time.process_time()
         if now >= end:
             break
         _, _, terminated, truncated, _ = env.step(actions[i % _ACTION_POOL])
@@ -89,8 +108,9 @@ def _steps_in(env_name: str, env_config: dict, seconds: float, warmup_s: float,
         if terminated or truncated:
             env.reset()
     elapsed_s = time.perf_counter() - counted_start
+    cpu_s = time.process_time() - cpu_start
     env.close()
-    return steps, elapsed_s
+    return steps, elapsed_s, cpu_s, peak_rss_bytes()
 
 
 def measure_ceiling(env: str, env_config: dict | None = None, *, procs: int = 1, seconds: float = 2.0,
@@ -100,7 +120,9 @@ def measure_ceiling(env: str, env_config: dict | None = None, *, procs: int = 1,
 
     Raises RuntimeError (the workers killed) when the env raises, crashes, gives no result within
     ``seconds + warmup_s + grace_s`` (it hangs, or one step is that slow), or when the workers
-    together hold more than ``max_rss_bytes`` of memory.
+    together hold more than ``max_rss_bytes`` of memory: checked while they run and, against each
+    worker's own peak, when they report, so an env that crossed the limit between two checks is
+    caught however fast or slow the machine is.
     """
     env_config = dict(env_config or {})
     if cores is None:
@@ -121,20 +143,27 @@ def measure_ceiling(env: str, env_config: dict | None = None, *, procs: int = 1,
             if w.is_alive():
                 w.kill()
             w.join(timeout=5)
-    steps = sum(s for s, _ in results)
-    rate = sum(s / t for s, t in results if t > 0)
+    steps = sum(r[0] for r in results)
+    rate = sum(r[0] / r[1] for r in results if r[1] > 0)
     return CeilingResult(env=env, env_config=env_config, procs=procs, steps=steps,
-                         measured_s=max(t for _, t in results), steps_per_s=rate, steps_per_s_per_proc=rate / procs)
+                         measured_s=max(r[1] for r in results), steps_per_s=rate, steps_per_s_per_proc=rate / procs,
+                         cpu_s=sum(r[2] for r in results), peak_rss_bytes=sum(r[3] for r in results))
 
 
-def _collect(workers: list, queue, limit_s: float, max_rss_bytes: int | None) -> list[tuple[int, float]]:
-    """One (steps, seconds) per worker, or RuntimeError as soon as one fails, hangs or hogs memory."""
+def _over_limit(rss: int, max_rss_bytes: int) -> RuntimeError:
+    return RuntimeError(f"the env processes hold {rss / 2**20:,.0f} MiB, over the limit of "
+                        f"{max_rss_bytes / 2**20:,.0f} MiB")
+
+
+def _collect(workers: list, queue, limit_s: float, max_rss_bytes: int | None) -> list[tuple[int, float, float, int]]:
+    """One (steps, seconds, cpu seconds, peak RSS) per worker, or RuntimeError as soon as one fails,
+    hangs or hogs memory."""
     import queue as queues
 
     import psutil
 
     deadline = time.monotonic() + limit_s
-    results: list[tuple[int, float]] = []
+    results: list[tuple[int, float, float, int]] = []
     while len(results) < len(workers):
         try:
             item = queue.get(timeout=0.2)
@@ -144,6 +173,9 @@ def _collect(workers: list, queue, limit_s: float, max_rss_bytes: int | None) ->
             if item[0] == "error":
                 raise RuntimeError(f"the env raised while stepping alone: {item[1]}")
             results.append(item)
+            peaks = sum(r[3] for r in results)
+            if max_rss_bytes is not None and peaks > max_rss_bytes:
+                raise _over_limit(peaks, max_rss_bytes)
             continue
         died = [w.exitcode for w in workers if w.exitcode not in (None, 0)]
         if died and queue.empty():
@@ -158,8 +190,7 @@ def _collect(workers: list, queue, limit_s: float, max_rss_bytes: int | None) ->
                 except psutil.Error:
                     pass
             if rss > max_rss_bytes:
-                raise RuntimeError(f"the env processes hold {rss / 2**20:,.0f} MiB, over the limit of "
-                                   f"{max_rss_bytes / 2**20:,.0f} MiB")
+                raise _over_limit(rss, max_rss_bytes)
     return results
 
 

@@ -3,6 +3,7 @@ studies run for real and their report answers the question."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -60,9 +61,12 @@ def test_tiny_actor_sweep_reports_scaling_and_sampling_efficiency(tmp_path):
     trials = pd.read_parquet(out / "trials.parquet")
     assert list(trials["num_env_runners"]) == [1, 2]
     assert (trials["sampling_efficiency"] > 0).all()
-    # the ceiling for 2 processes was measured with 2 processes: more than one's
-    ceilings = trials.set_index("num_env_runners")["env_ceiling_steps_per_s"]
-    assert ceilings[2] > ceilings[1]
+    # each trial's ceiling was measured with as many env processes as it has runners, on its cpus (how
+    # much faster 2 are than 1 is a timing figure: a busy machine can take the second core away)
+    ceilings = json.loads((out / "env_ceilings.json").read_text())
+    assert sorted(c["procs"] for c in ceilings.values()) == [1, 2]
+    assert all(c["steps"] > 0 and c["cpu_s"] > 0 for c in ceilings.values())
+    assert trials["env_ceiling_steps_per_s"].notna().all()
     report = (out / "report.md").read_text()
     assert "### num_env_runners" in report and "knee" in report
     assert trial_processes_alive(out) == []
