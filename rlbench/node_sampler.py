@@ -111,6 +111,15 @@ def unnamed_owners(nodes: list[dict[str, Any]]) -> set[str]:
     return {node for _, node in owners.values()}
 
 
+def process_start_ticks(pid: int) -> int | None:
+    """A process's start time in clock ticks since boot (tells a reused pid apart); None if gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return parse_stat(f.read()).start_ticks
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def _machine_procs() -> list[tuple[int, int, list[str]]]:
     out = []
     for name in os.listdir("/proc"):
@@ -152,6 +161,9 @@ class NodeSampler:
         self.rows: list[tuple] = []
         self.roles: dict[int, str] = {}
         self.actors_seen: dict[int, str] = {}
+        self.actor_start_ticks: dict[int, int] = {}
+        """Start time (clock ticks since boot) of each actor process seen: with the pid, it names the
+        process for the trial's clean-up check, which a reused pid cannot fool."""
         self.samples = 0
         self.cpu_s = 0.0
         self.error: str | None = None
@@ -164,12 +176,13 @@ class NodeSampler:
         """This node's clock (the driver measures the offset to its own)."""
         return time.time()
 
-    def start(self, t0_epoch: float) -> int:
-        """Start sampling; ``t0_epoch`` is the trial's launch time on this node's clock. Returns this pid."""
+    def start(self, t0_epoch: float) -> tuple[int, int | None]:
+        """Start sampling; ``t0_epoch`` is the trial's launch time on this node's clock. Returns this
+        process's (pid, start ticks)."""
         self.t0_epoch = t0_epoch
         self._thread = threading.Thread(target=self._loop, name="rlbench-node-sampler", daemon=True)
         self._thread.start()
-        return os.getpid()
+        return os.getpid(), process_start_ticks(os.getpid())
 
     def stop(self) -> dict[str, Any]:
         """Stop and return the rows (column-wise) and this sampler's own figures."""
@@ -184,6 +197,7 @@ class NodeSampler:
                 column.append(value)
         return {"node_id": self.node_id, "node_ip": self.node_ip, "columns": cols, "samples": self.samples,
                 "sampler_cpu_s": self.cpu_s, "actors": {str(k): v for k, v in self.actors_seen.items()},
+                "actor_start_ticks": {str(k): v for k, v in self.actor_start_ticks.items()},
                 "error": self.error}
 
     def _refresh(self) -> None:
@@ -249,8 +263,10 @@ class NodeSampler:
                 continue
             last = self._last.get(pid)
             self._last[pid] = (mono, cpu_s, start)
-            if last is None or last[2] != start or mono <= last[0]:
-                continue  # cpu_pct needs two readings of the same process
+            if pid in self.actors_seen:
+                self.actor_start_ticks.setdefault(pid, start)
+            if last is None or last[2] != start or mono <= last[0] or stat.exiting or rss == 0:
+                continue  # cpu_pct needs two readings of the same process; a dying one yields no row
             self.rows.append((t_s, "process", role, pid, None, 100.0 * (cpu_s - last[1]) / (mono - last[0]), rss,
                               self.node_id, self.node_ip) + _NO_GPU)
         cores = self._cores()
@@ -262,6 +278,7 @@ class NodeSampler:
                 self.rows.append((t_s, "core", None, None, core, pct, None, self.node_id, self.node_ip) + _NO_GPU)
         self._last_cores = cores
         if self._gpus is not None:
+            t_s = time.time() - self.t0_epoch  # stamped when read (see rlbench/sample.py)
             for g in self._gpus.read():
                 self.rows.append((t_s, "gpu", None, None, None, None, None, self.node_id, self.node_ip, g.index,
                                   g.util_pct, g.mem_used_bytes, g.power_w, g.sm_clock_mhz,
@@ -314,7 +331,9 @@ class NodeSampling:
             offset = min(trips)[1]
             self.clock_offsets_s.append(offset)
             starts.append(actor.start.remote(t0_epoch + offset))
-        self.sampler_pids = ray.get(starts, timeout=60)
+        started = ray.get(starts, timeout=60)
+        self.sampler_pids = [pid for pid, _ in started]
+        self.sampler_start_ticks = [ticks for _, ticks in started]
         self.start_s = time.perf_counter() - t_start
         """Seconds from creating the samplers to all of them sampling (outside the timed iterations)."""
 
@@ -335,6 +354,10 @@ class NodeSampling:
                        "error": r["error"],
                        "actors": [{"pid": int(p), "role": role} for p, role in r["actors"].items()]}
                       for r, pid, off in zip(results, self.sampler_pids, self.clock_offsets_s)],
+            # every process of the trial on each node, as (pid, start ticks): the trial waits for them
+            # all to be gone after its driver leaves (rlbench.cluster.release_job)
+            "processes": {r["node_id"]: [[int(p), r["actor_start_ticks"].get(p)] for p in r["actors"]]
+                          + [[pid, ticks]] for r, pid, ticks in zip(results, self.sampler_pids, self.sampler_start_ticks)},
         }
         return results, summary
 

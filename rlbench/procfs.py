@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 _CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _PAGE_BYTES = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+#: The kernel's PF_EXITING task flag: set from the start of exit(), before the memory is released.
+PF_EXITING = 0x4
 
 
 @dataclass
@@ -24,17 +26,22 @@ class ProcStat:
     """Start time since boot, in clock ticks (tells a reused pid apart)."""
     rss_bytes: int
     """Resident memory."""
+    exiting: bool = False
+    """The process is dying: exit has begun (``PF_EXITING``) or it is a zombie. Its memory reads 0
+    or less than it used, so a sampler must record no row for it (a 0 would drag means down)."""
 
 
 def parse_stat(text: bytes) -> ProcStat:
     """Parse a ``/proc/<pid>/stat`` line (the command name may hold spaces and parentheses)."""
     rest = text[text.rindex(b")") + 2:].split()
+    state = rest[0].decode()
     return ProcStat(
-        state=rest[0].decode(),
+        state=state,
         ppid=int(rest[1]),
         cpu_s=(int(rest[11]) + int(rest[12])) / _CLK_TCK,
         start_ticks=int(rest[19]),
         rss_bytes=int(rest[21]) * _PAGE_BYTES,
+        exiting=state in ("Z", "X", "x") or bool(int(rest[6]) & PF_EXITING),
     )
 
 

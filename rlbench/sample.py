@@ -264,8 +264,8 @@ class Sampler:
                 continue
             last_mono, last_cpu_s = member.last_mono, member.last_cpu_s
             member.last_mono, member.last_cpu_s = mono, stat.cpu_s
-            if last_mono is None or mono <= last_mono or stat.state == "Z":
-                continue  # cpu_pct needs two readings; a zombie uses nothing
+            if last_mono is None or mono <= last_mono or stat.exiting or stat.rss_bytes == 0:
+                continue  # cpu_pct needs two readings; a dying process (exit begun, memory released) yields no row
             rows.append((t_s, self._role(member), pid, 100.0 * (stat.cpu_s - last_cpu_s) / (mono - last_mono),
                          stat.rss_bytes))
         cores = parse_cpu_times(proc_stat) if self.per_core and proc_stat else None
@@ -278,6 +278,9 @@ class Sampler:
                     self._core_rows.append((t_s, core, pct))
             self._last_cores = cores
         if self.gpus is not None:
+            # stamped when read: energy per second is counter delta / time delta, and the /proc
+            # reads above take longer on a busy machine
+            t_s = time.time() - self.t0_epoch
             for g in self.gpus.read():
                 self._gpu_rows.append((t_s, g.index, g.util_pct, g.mem_used_bytes, g.power_w, g.sm_clock_mhz,
                                        self._energy.update(g.index, g.energy_mj)))

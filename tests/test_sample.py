@@ -27,6 +27,50 @@ def test_parse_stat_takes_fields_after_the_last_parenthesis():
     assert stat.rss_bytes == 2048 * os.sysconf("SC_PAGE_SIZE")
 
 
+def test_parse_stat_marks_a_dying_process():
+    assert not parse_stat(STAT).exiting  # flags 4194560 = 0x400100: PF_EXITING (0x4) not set
+    exiting = STAT.replace(b" 4194560 ", b" 4194564 ")  # the same process after exit() began
+    assert parse_stat(exiting).exiting
+    assert parse_stat(STAT.replace(b") S ", b") Z ")).exiting  # a zombie
+
+
+def test_a_dying_process_yields_no_row(tree, monkeypatch):
+    """A process caught while exiting reads 0 resident bytes (its memory is already released); it
+    must give no row rather than a zero that drags the role's memory and CPU means down."""
+    root = tree(1)
+    s = Sampler(root.pid, t0_epoch=time.time(), hz=10)
+    real = sample.parse_stat
+    try:
+        s.sample_once()
+        child = next(p for p in s._members if p != root.pid)
+        s.sample_once()
+        before = len(s._process_rows)
+        assert {pid for _, _, pid, _, _ in s._process_rows} == {root.pid, child}
+
+        def dying(text):
+            stat = real(text)
+            if stat.ppid == root.pid:  # the child: exit has begun, memory gone, flag set
+                stat.rss_bytes, stat.exiting = 0, True
+            return stat
+
+        monkeypatch.setattr(sample, "parse_stat", dying)
+        s.sample_once()
+        assert [pid for _, _, pid, _, _ in s._process_rows[before:]] == [root.pid]
+
+        def zero_rss(text):  # an older kernel may not show the flag yet: 0 resident bytes says it too
+            stat = real(text)
+            if stat.ppid == root.pid:
+                stat.rss_bytes = 0
+            return stat
+
+        monkeypatch.setattr(sample, "parse_stat", zero_rss)
+        before = len(s._process_rows)
+        s.sample_once()
+        assert [pid for _, _, pid, _, _ in s._process_rows[before:]] == [root.pid]
+    finally:
+        s.close()
+
+
 def test_parse_cpu_times_busy_excludes_idle_and_iowait_and_guest():
     text = (b"cpu  10 0 10 70 10 0 0 0 0 0\n"
             b"cpu0 5 1 4 30 10 0 0 0 3 0\n"  # guest 3 is already inside user: not added again
