@@ -416,17 +416,67 @@ def connect_kwargs(address: str, env: str) -> dict[str, Any]:
                 configure_logging=True)
 
 
-def actors_left(address: str, job_id: str, *, wait_s: float = 10.0) -> tuple[list[dict[str, Any]], float]:
-    """Actors of the finished job ``job_id`` not yet DEAD, after waiting up to ``wait_s``; and the wait.
+#: How long a trial waits, after its driver left, for its actors to be DEAD in the GCS and then for
+#: their processes to be gone, before it kills what is left. Ray marks an actor DEAD before its
+#: process has exited: on a busy 2-core machine three env runners took 1.5 s more to go.
+RELEASE_WAIT_S = 30.0
 
-    Called by the trial after its driver disconnected (Ray kills a job's non-detached actors when
-    its driver leaves): it connects again briefly and reads the GCS actor table.
+
+def processes_gone(processes: list[list[int | None]], wait_s: float) -> dict[str, Any]:
+    """On one node: wait until every ``(pid, start ticks)`` has exited, then SIGKILL the ones left.
+
+    Runs as a zero-CPU task pinned to the node (standard library and /proc only). A zombie counts
+    as exited (only its parent's reaping is missing); a pid whose start time differs is another
+    process now and is left alone, as is one whose start time was never read (no kill on a pid alone).
+    """
+    import signal
+
+    from rlbench.procfs import parse_stat
+
+    def alive(pid: int, ticks: int | None) -> bool:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                stat = parse_stat(f.read())
+        except (OSError, ValueError, IndexError):
+            return False
+        return (ticks is None or stat.start_ticks == ticks) and stat.state not in ("Z", "X", "x")
+
+    t = time.monotonic()
+    pending = [(int(p), t_) for p, t_ in processes if alive(int(p), t_)]
+    while pending and time.monotonic() - t < wait_s:
+        time.sleep(0.05)
+        pending = [(p, t_) for p, t_ in pending if alive(p, t_)]
+    killed, unchecked = [], []
+    for pid, ticks in pending:
+        if ticks is None:
+            unchecked.append(pid)
+            continue
+        try:
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+        except OSError:
+            pass
+    return {"waited_s": time.monotonic() - t, "killed": killed, "unchecked": unchecked}
+
+
+def release_job(address: str, job_id: str, processes: dict[str, list[list[int | None]]], *,
+                wait_s: float = RELEASE_WAIT_S) -> dict[str, Any]:
+    """After the trial's driver left: wait for the job's actors to be DEAD and for the processes the
+    node samplers saw (``node_id -> [(pid, start ticks)]``) to be gone; kill any left after ``wait_s``.
+
+    Called by the trial after its driver disconnected (Ray kills a job's non-detached actors when its
+    driver leaves): it connects again briefly, reads the GCS actor table, then runs
+    :func:`processes_gone` on every node that held a process of the trial, so the trial (and the
+    sweep) ends only once none of its processes is alive anywhere. Returns the ``cluster_release``
+    event's fields.
     """
     import ray
     from ray._private import state
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     enable_token_auth()
-    ray.init(address=address, log_to_driver=False, logging_level="ERROR", configure_logging=True)
+    ray.init(address=address, log_to_driver=False, logging_level="ERROR", configure_logging=True,
+             runtime_env=runtime_env_for(""))
     t = time.monotonic()
     try:
         while True:
@@ -435,8 +485,20 @@ def actors_left(address: str, job_id: str, *, wait_s: float = 10.0) -> tuple[lis
                      "pid": a["Pid"], "node_id": a["Address"]["NodeID"]}
                     for a in table.values() if a["State"] != "DEAD"]
             if not left or time.monotonic() - t > wait_s:
-                return left, time.monotonic() - t
+                break
             time.sleep(0.2)
+        alive_nodes = {n["NodeID"] for n in ray.nodes() if n.get("Alive")}
+        remote = ray.remote(num_cpus=0, max_retries=0)(processes_gone)
+        refs = {node: remote.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)).remote(
+                    procs, max(0.0, wait_s - (time.monotonic() - t)))
+                for node, procs in processes.items() if procs and node in alive_nodes}
+        killed, unchecked = [], []
+        for node, ref in refs.items():
+            done = ray.get(ref, timeout=wait_s + 60)
+            killed += [{"node_id": node, "pid": pid} for pid in done["killed"]]
+            unchecked += [{"node_id": node, "pid": pid} for pid in done["unchecked"]]
+        return {"actors_left": left, "processes_killed": killed, "processes_unchecked": unchecked,
+                "waited_s": time.monotonic() - t}
     finally:
         ray.shutdown()
 
@@ -452,6 +514,8 @@ class ClusterTrial:
         self.plan, self.events, self.directory = plan, events, directory
         self.sampling = None
         self.job_id: str | None = None
+        self.processes: dict[str, list[list[int | None]]] = {}
+        """node_id -> (pid, start ticks) of every process of the trial the node samplers saw."""
 
     def after_connect(self) -> dict[str, Any]:
         """Fields for the ``ray_init`` event: the address and this driver's job id."""
@@ -477,6 +541,7 @@ class ClusterTrial:
 
         try:
             results, summary = self.sampling.finish()
+            self.processes = summary["processes"]
             summary["rows"] = write_node_rows(self.directory, self.plan.trial_id, results)
             self.events.write("node_sampling", **summary)
         except Exception as e:
@@ -484,12 +549,13 @@ class ClusterTrial:
         self.sampling = None
 
     def after_shutdown(self) -> None:
-        """Check, from a fresh connection, that none of the trial's actors outlived its driver."""
+        """From a fresh connection, wait until none of the trial's actors and processes outlives its
+        driver (killing what is left after :data:`RELEASE_WAIT_S`), and record what was found."""
         if self.job_id is None:
             return
         try:
-            left, waited_s = actors_left(self.plan.ray_address, self.job_id)
-            self.events.write("cluster_release", job_id=self.job_id, actors_left=left, waited_s=waited_s)
+            release = release_job(self.plan.ray_address, self.job_id, self.processes)
+            self.events.write("cluster_release", job_id=self.job_id, **release)
         except Exception as e:
             self.events.write("cluster_release", job_id=self.job_id, actors_left=None,
                               error=f"{type(e).__name__}: {e}"[:500])

@@ -327,10 +327,12 @@ def run_trial(plan: TrialPlan, directory: Path, launcher: TrialLauncher, gpus: G
             p.kill()
         wait_dead(left, timeout=5)
     status, reason = _verdict(plan, directory, proc.exitcode, timed_out, stop)
+    # on a cluster, the trial itself killed any of its node processes that outlived its driver
+    release = next((e for e in read_events(directory) if e.get("event") == "cluster_release"), {})
     record = TrialRecord(
         trial_id=plan.trial_id, status=status, reason=reason, exit_code=proc.exitcode, started_epoch=t0,
         trial_wall_s=time.time() - t0, sampler_cpu_s=sampler.cpu_s, sampler_samples=sampler.samples,
-        leftover_processes_killed=len(left),
+        leftover_processes_killed=len(left) + len(release.get("processes_killed") or []),
     )
     write_trial_result(directory, record, sampler.columns)
     if stop.interrupted:

@@ -111,9 +111,14 @@ def test_trial_ran_on_the_cluster(cluster_run):
     events = _events(out, "t000r0")
     init = next(e for e in events if e["event"] == "ray_init")
     assert init["session_dir"] is None and init["job_id"]
-    # every actor of the trial's job was gone after its driver left
+    # every actor of the trial's job was gone after its driver left, and the trial waited for their
+    # processes (named by pid and start time, as the node samplers saw them) to be gone too
     release = next(e for e in events if e["event"] == "cluster_release")
-    assert release["actors_left"] == []
+    assert release["actors_left"] == [] and release["processes_unchecked"] == []
+    sampling = next(e for e in events if e["event"] == "node_sampling")
+    runner_pids = {a["pid"] for n in sampling["nodes"] for a in n["actors"] if a["role"] == "env_runner"}
+    waited_for = {pid for procs in sampling["processes"].values() for pid, ticks in procs if ticks}
+    assert len(runner_pids) == 3 and runner_pids < waited_for  # the runners and the samplers themselves
     assert len(pd.read_parquet(out / "iterations.parquet")) == 4
 
 
