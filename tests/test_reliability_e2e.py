@@ -50,13 +50,20 @@ def record(out: Path, trial_id: str) -> dict:
 # One sweep, four fates: ok, env raises, env hangs, env leaks memory
 
 
+#: The hanging trial's timeout: long enough for Ray's start, the build and one iteration on a busy
+#: 2-core machine (about 10 s quiet), so the trial surely hangs in its second iteration.
+FAULT_TIMEOUT_S = 40
+
+
 @pytest.fixture(scope="module")
 def faults(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("faults")
-    # The fault fires at env step 200: iteration 1 (128 steps) completes, iteration 2 does not.
+    # The fault fires at env step 200: iteration 1 (128 steps) completes, iteration 2 does not. The
+    # memory fault takes its 2 GiB inside that one step and hangs holding it, so the 1.6 GB limit is
+    # crossed whatever the machine's speed, also while the env ceiling steps it alone for 1 s.
     spec = write_spec(tmp / "faults.yaml", env="envs.faulty:FaultyEnv",
                       env_config="{at_step: 200, memory_chunk_bytes: 67108864, memory_max_bytes: 2147483648}",
-                      grid="{env_config.fault: [none, raise, hang, memory]}", timeout=20,
+                      grid="{env_config.fault: [none, raise, hang, memory]}", timeout=FAULT_TIMEOUT_S,
                       extra="trial_memory_limit_bytes: 1600000000\n")
     out = tmp / "out"
     done = run_cli("sweep", str(spec), "--out", str(out))
@@ -69,7 +76,8 @@ def test_each_fault_gets_its_status_and_reason(faults):
     trials = pd.read_parquet(out / "trials.parquet").set_index("trial_id")
     assert list(trials["status"]) == ["ok", "failed", "timeout", "failed"]
     assert trials.loc["t001r0", "reason"] == "RuntimeError: FaultyEnv: injected failure at step 200 (surfaced as RuntimeError)"
-    assert trials.loc["t002r0", "reason"].startswith("killed after trial_timeout_s=20 s with its process tree, after 1 iterations")
+    assert trials.loc["t002r0", "reason"].startswith(
+        f"killed after trial_timeout_s={FAULT_TIMEOUT_S} s with its process tree, after 1 iterations")
     assert trials.loc["t003r0", "reason"].startswith("out of memory: its processes used ")
     assert "over trial_memory_limit_bytes=1600000000" in trials.loc["t003r0", "reason"]
     text = " ".join(done.stdout.split())
@@ -90,8 +98,9 @@ def test_each_fault_gets_its_status_and_reason(faults):
 def test_killed_trials_die_promptly_with_their_tree(faults):
     _, out, _ = faults
     hang, leak = record(out, "t002r0"), record(out, "t003r0")
-    assert hang["exit_code"] == -signal.SIGKILL and 20 <= hang["trial_wall_s"] < 30
-    assert leak["exit_code"] == -signal.SIGKILL and leak["trial_wall_s"] < 20  # the memory limit, not the timeout
+    # killed at its timeout, not before; the margin above it only bounds the kill itself, generously
+    assert hang["exit_code"] == -signal.SIGKILL and FAULT_TIMEOUT_S <= hang["trial_wall_s"] < FAULT_TIMEOUT_S + 30
+    assert leak["exit_code"] == -signal.SIGKILL and leak["trial_wall_s"] < FAULT_TIMEOUT_S  # the limit, not the timeout
     assert trial_processes_alive(out) == []
 
 
@@ -129,8 +138,9 @@ def test_infeasible_trial_is_skipped_at_once(tmp_path):
     assert rec["reason"] == ("needs 8 CPUs for actors (8 env runners x 1 CPU) but only 1 are left after the "
                              "driver's 1 of cpus=2")
     trial = out / "trials" / "t000r0"
-    assert (trial / "record.json").stat().st_mtime - (trial / "plan.json").stat().st_mtime < 1.0
-    assert not (trial / "events.jsonl").exists()  # no process was started
+    # decided from arithmetic alone: no trial process was started (how fast that is, is a timing figure)
+    assert not (trial / "events.jsonl").exists() and not (trial / "trial.log").exists()
+    assert rec["exit_code"] is None and rec["trial_wall_s"] is None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -182,12 +192,12 @@ def test_kill_9_leaves_nothing_and_resume_completes(tmp_path):
     assert len(tree) >= 8  # fork server, trial, reaper, Ray's processes, the env runner
     os.kill(proc.pid, signal.SIGKILL)
     proc.communicate()
+    # everything dies by itself (the reaper, the fork server's exit); how fast is a timing figure,
+    # printed by scripts/measure_kill9.py: here only that it happens, with a generous bound
     t0 = time.monotonic()
-    while alive(tree) and time.monotonic() - t0 < 10:
+    while alive(tree) and time.monotonic() - t0 < 60:
         time.sleep(0.05)
-    gone_after_s = time.monotonic() - t0
     assert not alive(tree), [" ".join(psutil.Process(p).cmdline())[:80] for p in alive(tree)]
-    assert gone_after_s < 5
     assert not (out / "trials" / "t001r0" / "record.json").exists()
     kept = record(out, "t000r0")
 
