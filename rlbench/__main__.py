@@ -1,5 +1,5 @@
 import sys
 
-from rlbench.cli import main
+from rlbench.commands import main
 
 sys.exit(main())

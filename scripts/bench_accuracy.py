@@ -67,9 +67,9 @@ def main() -> None:
 
     from rich.console import Console
 
-    from rlbench.run import run_sweep
-    from rlbench.spec import load_spec
-    from rlbench.store import build_tables
+    from rlbench.analysis.tables import build_tables
+    from rlbench.run.sweep import run_sweep
+    from rlbench.spec.load import load_spec
 
     out = args.out or Path(tempfile.mkdtemp(prefix="rlbench-accuracy-"))
     out.mkdir(parents=True, exist_ok=True)

@@ -122,11 +122,12 @@ def _ci95(values: list[float]) -> tuple[float, float]:
 
 def paired_sampler(out: Path, pairs: int, hz: float, runners: int, iterations: int):
     """Run ``pairs`` (on, off) pairs of one trial, alternating the order; returns the tables."""
-    from rlbench.machine import probe_machine
-    from rlbench.plan import plan_trials
-    from rlbench.run import TrialLauncher, run_trial
-    from rlbench.spec import load_spec
-    from rlbench.store import build_tables, write_plan
+    from rlbench.analysis.tables import build_tables
+    from rlbench.measure.machine import probe_machine
+    from rlbench.results.layout import ResultsFolder
+    from rlbench.run.trial import TrialLauncher, run_trial
+    from rlbench.spec.load import load_spec
+    from rlbench.spec.plan import plan_trials, write_plan
 
     out.mkdir(parents=True, exist_ok=True)
     spec = out.parent / "bench_sampler.yaml"
@@ -145,7 +146,7 @@ def paired_sampler(out: Path, pairs: int, hz: float, runners: int, iterations: i
     for i in range(pairs):
         for mode in (("on", "off") if i % 2 == 0 else ("off", "on")):
             p = plan.model_copy(update={"trial_id": f"p{i}{mode}", "sample_hz": hz if mode == "on" else 0.0})
-            record = run_trial(p, write_plan(out, p), launcher, None)
+            record = run_trial(p, write_plan(ResultsFolder(out), p), launcher, None)
             print(f"  pair {i} sampler {mode:3}: {record.status}, {record.trial_wall_s:.1f} s", flush=True)
     return build_tables(out)
 
@@ -199,10 +200,10 @@ def report_harness(tables) -> None:
 def sweep_vs_hand(out: Path, runners: list[int], iterations: int) -> None:
     from rich.console import Console
 
-    from rlbench.report import write_plots
-    from rlbench.run import run_sweep
-    from rlbench.spec import load_spec
-    from rlbench.store import build_tables
+    from rlbench.analysis.tables import build_tables
+    from rlbench.report.trial_plots import write_plots
+    from rlbench.run.sweep import run_sweep
+    from rlbench.spec.load import load_spec
 
     out.mkdir(parents=True, exist_ok=True)
     spec = out / "bench_harness.yaml"

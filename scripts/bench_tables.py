@@ -5,7 +5,7 @@
 
 The result set is generated in the real on-disk format (per-trial plan.json, events.jsonl,
 record.json, utilization.parquet and a manifest), with made-up but plausible numbers: an Amdahl-like
-throughput model with noise. The timed work (``store.build_tables`` then ``report_doc.write_report``)
+throughput model with noise. The timed work (``analysis.tables.build_tables`` then ``report.document.write_report``)
 runs in a child process so its peak resident memory (``ru_maxrss``, interpreter and imports
 included) can be read afterwards. Targets (issue 5): under 10 s and under 1 GiB.
 
@@ -26,12 +26,13 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from rlbench.machine import MachineInfo, machine_dict
-from rlbench.plan import plan_trials
-from rlbench.spec import spec_from_dict
-from rlbench.store import (MANIFEST_FILE, RECORD_FILE, TRIAL_UTILIZATION_FILE, UTILIZATION_SCHEMA, TrialRecord,
-                           write_json, write_plan, write_table)
-from rlbench.trial import EVENTS_FILE
+from rlbench.measure.machine import MachineInfo, machine_dict
+from rlbench.results.files import write_json
+from rlbench.results.layout import ResultsFolder
+from rlbench.results.records import TrialRecord, write_record
+from rlbench.results.tables import UTILIZATION_SCHEMA, write_table
+from rlbench.spec.load import spec_from_dict
+from rlbench.spec.plan import plan_trials, write_plan
 
 #: Processes per trial in the generated utilization samples: (role, typical cores busy).
 PROCESSES = [("driver", 0.3), ("env_runner", 0.8)] + [("ray_system", 0.01)] * 6
@@ -68,10 +69,11 @@ def generate(out_dir: Path, trials: int = 1000, iterations: int = 100, repeats: 
                 "alias_notes": [], "command": ["scripts/bench_tables.py"], "trial_ids": [p.trial_id for p in plans],
                 "software": {"rlbench": "generated"}, "git_commit": None, "machine": machine_dict(machine),
                 "started_at": None, "ended_at": None}
-    write_json(out_dir / MANIFEST_FILE, manifest)
+    folder = ResultsFolder(out_dir)
+    write_json(folder.manifest, manifest)
     names = [f.name for f in UTILIZATION_SCHEMA]
     for plan in plans:
-        directory = write_plan(out_dir, plan)
+        trial = write_plan(folder, plan)
         c = plan.config
         cost_us = float(c.environment.env_config.get("step_cost_us", 0))
         envs = c.env_runners.num_envs_per_env_runner
@@ -95,7 +97,7 @@ def generate(out_dir: Path, trials: int = 1000, iterations: int = 100, repeats: 
                           "episode_return_mean": 20.0})
             t += wall
         lines += [{"event": "shutdown", "t_s": t + 0.5, "shutdown_s": 0.5}, {"event": "end", "t_s": t + 0.6, "status": "ok"}]
-        (directory / EVENTS_FILE).write_text("".join(json.dumps(e) + "\n" for e in lines))
+        trial.events_file.write_text("".join(json.dumps(e) + "\n" for e in lines))
         ticks = np.arange(0.0, t + 0.6, 1.0 / SAMPLE_HZ)
         n, k = len(ticks), len(PROCESSES) + 2
         cols: dict[str, object] = {name: [None] * (n * k) for name in names}
@@ -109,17 +111,17 @@ def generate(out_dir: Path, trials: int = 1000, iterations: int = 100, repeats: 
         busy = np.array([b for _, b in PROCESSES] + [0.6, 0.6]) * 100
         cols["cpu_pct"] = (np.tile(busy, n) * rng.uniform(0.8, 1.2, n * k)).tolist()
         cols["rss_bytes"] = ([300_000_000] * len(PROCESSES) + [None, None]) * n
-        write_table(directory / TRIAL_UTILIZATION_FILE, pa.table(cols, schema=UTILIZATION_SCHEMA))
+        write_table(trial.utilization, pa.table(cols, schema=UTILIZATION_SCHEMA))
         record = TrialRecord(trial_id=plan.trial_id, status="ok", exit_code=0, started_epoch=1.7e9,
                              trial_wall_s=t + 0.6, sampler_cpu_s=0.1, sampler_samples=n)
-        (directory / RECORD_FILE).write_text(record.model_dump_json(indent=2))
+        write_record(trial, record)
     return out_dir
 
 
 def timed_work(out_dir: Path) -> dict[str, float]:
     """build_tables then write_report; returns their seconds."""
-    from rlbench.report_doc import write_report
-    from rlbench.store import build_tables
+    from rlbench.analysis.tables import build_tables
+    from rlbench.report.document import write_report
 
     t = time.perf_counter()
     tables = build_tables(out_dir)

@@ -48,15 +48,12 @@ class CeilingResult:
 
 
 def make_env(env: str, env_config: dict) -> Any:
-    """Create an env the way RLlib does: gymnasium ids via ``gymnasium.make(id, **env_config)``,
-    import paths via ``Class(env_config)``."""
-    if ":" in env:
-        from rlbench.adapters.rllib import resolve_env
+    """Create an env the way the training framework does (the adapter's
+    :meth:`~rlbench.adapters.base.Adapter.make_env`: for RLlib, gymnasium ids via
+    ``gymnasium.make(id, **env_config)``, import paths via ``Class(env_config)``)."""
+    from rlbench.adapters import get_adapter
 
-        return resolve_env(env)(dict(env_config))
-    import gymnasium
-
-    return gymnasium.make(env, **env_config)
+    return get_adapter().make_env(env, env_config)
 
 
 def _step_for(env_name: str, env_config: dict, seconds: float, warmup_s: float, core: int | None,
@@ -192,10 +189,6 @@ def _collect(workers: list, queue, limit_s: float, max_rss_bytes: int | None) ->
             if rss > max_rss_bytes:
                 raise _over_limit(rss, max_rss_bytes)
     return results
-
-
-#: File in a result folder holding the ceilings a sweep measured, keyed by :func:`ceiling_key`.
-CEILINGS_FILE = "env_ceilings.json"
 
 
 def ceiling_procs(num_env_runners: int) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rlbench.adapters.rllib import ROLES, classify_process, resource_demand
-from rlbench.spec import TrialConfig
+from rlbench.spec.model import TrialConfig
 
 PY = "/venv/bin/python"
 RAY = "/venv/lib/python3.11/site-packages/ray"

@@ -6,8 +6,12 @@ import time
 
 import pytest
 
-from rlbench.adapters.rllib import sampling_split
-from rlbench.adapters.rllib_timing import ENV_S_KEY, INFERENCE_S_KEY, PhaseTimingCallback
+from rlbench.adapters.rllib.results import sampling_split
+from rlbench.adapters.rllib.timing import (
+    ENV_S_KEY,
+    INFERENCE_S_KEY,
+    PhaseTimingCallback,
+)
 
 
 def test_split_divides_runner_totals_by_runners():

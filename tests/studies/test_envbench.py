@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import run_cli
+
 from rlbench.studies.envbench import default_proc_counts, make_env, measure_ceiling
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import run_cli
+
 from rlbench.studies.simbench import PAPER_TABLE4, rollout_lengths
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-
 from conftest import REPO, run_cli, trial_processes_alive
-from rlbench.spec import load_spec
+
+from rlbench.spec.load import load_spec
 
 CONFIGS = sorted((REPO / "configs").glob("*.yaml"))
 

@@ -1,0 +1,135 @@
+"""What rlbench needs from a training system: the adapter protocol (standard library only).
+
+Everything that knows a framework's config names, result keys, process titles, resource rules
+and training calls sits behind these two small interfaces; the rest of rlbench talks to them
+alone. Adding an algorithm is a change inside the RLlib adapter; adding another framework is one
+new adapter module that gives an :class:`Adapter`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class ActorDemand:
+    """One kind of actor a trial starts: how many, and what each one asks of the machine."""
+
+    role: str
+    """Its role (``env_runner``, ``learner``)."""
+    count: int
+    """How many of them."""
+    cpus: float
+    """CPUs each reserves."""
+    gpus: float
+    """GPUs each reserves."""
+    what: str
+    """How to name them to a user, e.g. ``env runners``."""
+
+
+@dataclass(frozen=True)
+class ResourceDemand:
+    """What a trial asks of the machine, per role and per actor (the one place this arithmetic lives:
+    the plan, the analysis, the per-node tables and the cluster planning all read it)."""
+
+    driver_cpus: int
+    """CPUs rlbench reserves for the driver (``num_cpus_for_main_process``)."""
+    actors: tuple[ActorDemand, ...] = ()
+    """The kinds of actor the trial starts (a kind may have a count of 0)."""
+    driver_gpus: float = 0.0
+    """GPUs the driver's own learner takes (a learner inside the driver process)."""
+
+    @property
+    def actor_cpus(self) -> float:
+        """CPUs Ray must find for all actors together."""
+        return sum(a.count * a.cpus for a in self.actors)
+
+    @property
+    def gpus(self) -> float:
+        """GPUs the learners and env runners ask for together."""
+        return self.driver_gpus + sum(a.count * a.gpus for a in self.actors)
+
+    @property
+    def total_cpus(self) -> float:
+        """Driver plus actors."""
+        return self.driver_cpus + self.actor_cpus
+
+    @property
+    def largest_actor_cpus(self) -> float:
+        """The most CPUs any one actor reserves (an actor cannot span machines); 0 without actors."""
+        return max((a.cpus for a in self.actors if a.count), default=0.0)
+
+    def role_cpus(self, roles: tuple[str, ...]) -> dict[str, float]:
+        """CPUs allocated per role (every role in ``roles``; 0 where the trial allocates none)."""
+        out = {role: 0.0 for role in roles}
+        out["driver"] = float(self.driver_cpus)
+        for a in self.actors:
+            out[a.role] = out.get(a.role, 0.0) + a.count * a.cpus
+        return out
+
+    def cpus_per_actor(self) -> dict[str, float]:
+        """Role -> CPUs one actor of that role reserves."""
+        return {a.role: a.cpus for a in self.actors}
+
+    def describe_actors(self) -> str:
+        """``2 env runners x 1 CPU + 1 learners x 1 CPU``, for messages."""
+        return " + ".join(f"{a.count} {a.what} x {a.cpus:g} CPU" for a in self.actors)
+
+
+class Trainer(Protocol):
+    """One trial's training run inside the trial process (its Ray runtime is up)."""
+
+    def infeasible_reason(self) -> str | None:
+        """Why the runtime cannot place the trial's actors (checked before building), or None."""
+
+    def build(self) -> None:
+        """Build the algorithm (its actors start here)."""
+
+    def set_threads(self, threads: dict[str, int]) -> dict[str, int | None]:
+        """Set torch threads per role in every process; return what each role reports back."""
+
+    def train(self) -> None:
+        """Run one training iteration (the harness times this call alone)."""
+
+    def iteration(self) -> dict[str, Any]:
+        """The last iteration's phase times and counts (iterations-table columns)."""
+
+    def stop(self) -> None:
+        """Stop the algorithm and its actors (idempotent)."""
+
+
+class Adapter(Protocol):
+    """A training system, as rlbench sees it."""
+
+    name: str
+    """The framework's name, for the manifest."""
+    roles: tuple[str, ...]
+    """The process roles utilization is reported by (``driver``, ..., ``other``)."""
+    preload_modules: tuple[str, ...]
+    """Modules the trial fork server imports once, so that no trial pays their import time."""
+    actor_class_roles: dict[str, str]
+    """Actor class name (as in Ray's GCS actor table) -> role, for the cluster node samplers."""
+    system_titles: tuple[str, ...]
+    """Process titles of the runtime's own agents (children of the raylet)."""
+
+    def classify_process(self, cmdline: list[str], *, is_driver: bool) -> str:
+        """The role of one process of a trial, from its command line (title)."""
+
+    def resource_demand(self, config: Any) -> ResourceDemand:
+        """What a trial config asks of the machine."""
+
+    def torch_threads(self, config: Any) -> dict[str, int]:
+        """torch threads rlbench sets per role (``driver``, ``learner``, ``env_runner``)."""
+
+    def quiet_logging(self) -> None:
+        """Silence the framework's loggers in this process."""
+
+    def set_driver_threads(self, n: int) -> None:
+        """Set the driver process's torch threads (before the framework starts)."""
+
+    def make_env(self, env: str, env_config: dict[str, Any]) -> Any:
+        """Create one env the way the framework would (the env ceiling steps it alone)."""
+
+    def trainer(self, config: Any, *, seed: int | None) -> Trainer:
+        """A trainer for one trial config (nothing is built yet)."""

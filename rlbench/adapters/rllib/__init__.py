@@ -1,0 +1,71 @@
+"""The RLlib adapter: the one place that knows RLlib's config names, result keys, process titles,
+resource rules and training calls.
+
+Another training system, or an RLlib release that renames keys, means changing this package
+alone. Pinned facts (checked by tests/adapters/) are measured on Ray 2.60; see RLLIB_NOTES in the
+shared design notes. Modules: :mod:`.roles` (process titles), :mod:`.resources` (what a trial
+asks of the machine), :mod:`.config` (the AlgorithmConfig), :mod:`.timing` (the callback that
+times env and inference in every env runner), :mod:`.results` (exact per-iteration timings from the
+result dict), :mod:`.lifecycle` (build, train, stop). Only ``config``, ``timing`` and ``lifecycle``
+import Ray or RLlib, and only when a trial builds its algorithm.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rlbench.adapters.base import ResourceDemand
+from rlbench.adapters.rllib.resources import resource_demand, torch_threads
+from rlbench.adapters.rllib.roles import RAY_TITLE_ROLES, ROLES, classify_process
+
+if TYPE_CHECKING:
+    from rlbench.adapters.rllib.lifecycle import RLlibTrainer
+    from rlbench.spec.model import TrialConfig
+
+
+class RLlibAdapter:
+    """RLlib (new API stack) as an :class:`rlbench.adapters.base.Adapter`."""
+
+    name = "rllib"
+    roles = ROLES
+    preload_modules = ("rlbench.adapters.rllib.lifecycle", "ray", "ray.rllib.algorithms.ppo", "torch", "gymnasium")
+    actor_class_roles = {title.removeprefix("ray::"): role for title, role in RAY_TITLE_ROLES.items()
+                         if role in ("env_runner", "learner")}
+    system_titles = tuple(title for title, role in RAY_TITLE_ROLES.items() if role == "ray_system")
+
+    def classify_process(self, cmdline: list[str], *, is_driver: bool) -> str:
+        return classify_process(cmdline, is_driver=is_driver)
+
+    def resource_demand(self, config: TrialConfig) -> ResourceDemand:
+        return resource_demand(config)
+
+    def torch_threads(self, config: TrialConfig) -> dict[str, int]:
+        return torch_threads(config)
+
+    def quiet_logging(self) -> None:
+        from rlbench.adapters.rllib.config import quiet_logging
+
+        quiet_logging()
+
+    def set_driver_threads(self, n: int) -> None:
+        import torch
+
+        torch.set_num_threads(n)
+
+    def make_env(self, env: str, env_config: dict[str, Any]) -> Any:
+        """``gymnasium.make(id, **env_config)`` for ids, ``Class(env_config)`` for import paths."""
+        if ":" in env:
+            from rlbench.adapters.rllib.config import resolve_env
+
+            return resolve_env(env)(dict(env_config))
+        import gymnasium
+
+        return gymnasium.make(env, **env_config)
+
+    def trainer(self, config: TrialConfig, *, seed: int | None) -> RLlibTrainer:
+        from rlbench.adapters.rllib.lifecycle import RLlibTrainer
+
+        return RLlibTrainer(config, seed=seed)
+
+
+__all__ = ["RLlibAdapter", "RAY_TITLE_ROLES", "ROLES", "classify_process", "resource_demand", "torch_threads"]

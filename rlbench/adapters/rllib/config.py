@@ -1,0 +1,124 @@
+"""Building an RLlib algorithm config for one trial: only new-API names reach RLlib.
+
+The spec's sections mirror ``AlgorithmConfig``'s; rlbench has already translated old names (RLlib
+ignores several silently). Three things are added to every config: the per-iteration stats class
+(exact timers, see :mod:`rlbench.adapters.rllib.results`), the phase-timing callback
+(:mod:`rlbench.adapters.rllib.timing`) and no restarts of failed env runners (a fault must end the
+trial, not be retried; it also drops a C++ warning line).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rlbench.spec.model import TrialConfig
+
+def quiet_logging() -> None:
+    """Silence RLlib's own logger (it has its own handler) and Ray's Python loggers."""
+    for name in ("ray", "ray.rllib", "ray.tune", "ray.train", "ray.data"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    import warnings
+
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
+    warnings.filterwarnings("ignore", module="ray")
+    os.environ.setdefault("RAY_DEDUP_LOGS", "0")
+
+
+def _per_iteration_stats_lookup() -> dict:
+    from ray.rllib.utils.metrics.metrics_logger import DEFAULT_STATS_CLS_LOOKUP
+    from ray.rllib.utils.metrics.stats.mean import MeanStats
+
+    class PerIterationMeanStats(MeanStats):
+        """Mean over one reduce period, standing in for RLlib's never-reset EMA."""
+
+        stats_cls_identifier = "ema"
+
+        def __init__(self, ema_coeff: float | None = None, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+
+    return {**DEFAULT_STATS_CLS_LOOKUP, "ema": PerIterationMeanStats}
+
+
+def resolve_env(env: str) -> Any:
+    """What to hand RLlib as ``env``: a gymnasium id as-is, an import path as the class itself."""
+    if ":" in env:
+        import importlib
+
+        module_name, _, attr = env.partition(":")
+        return getattr(importlib.import_module(module_name), attr)
+    return env
+
+
+def build_config(config: TrialConfig, *, seed: int | None = None):
+    """The PPOConfig for one trial; only new-API names reach RLlib."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+
+    from rlbench.adapters.rllib.timing import PhaseTimingCallback
+
+    runners, learners = config.env_runners, config.learners
+    algo_config = (
+        PPOConfig()
+        .environment(env=resolve_env(config.environment.env), env_config=dict(config.environment.env_config))
+        .env_runners(
+            num_env_runners=runners.num_env_runners,
+            num_envs_per_env_runner=runners.num_envs_per_env_runner,
+            num_cpus_per_env_runner=runners.num_cpus_per_env_runner,
+            num_gpus_per_env_runner=runners.num_gpus_per_env_runner,
+            rollout_fragment_length=runners.rollout_fragment_length,
+        )
+        .learners(
+            num_learners=learners.num_learners,
+            num_cpus_per_learner=learners.num_cpus_per_learner,
+            num_gpus_per_learner=learners.num_gpus_per_learner,
+        )
+        .resources(num_cpus_for_main_process=config.resources.num_cpus_for_main_process)
+        .reporting(custom_stats_cls_lookup=_per_iteration_stats_lookup())
+        .callbacks(PhaseTimingCallback)
+        .fault_tolerance(restart_failed_env_runners=False)
+        .debugging(log_level="ERROR", seed=seed)
+    )
+    training = config.training.model_dump(exclude_none=True)
+    if training:
+        algo_config = algo_config.training(**training)
+    model = config.rl_module.model_dump(exclude_none=True)
+    if model:
+        algo_config = algo_config.rl_module(model_config=model)
+    return algo_config
+
+
+def infeasible_reason(algo_config, *, wait_s: float = 3.0) -> str | None:
+    """Try the algorithm's actor bundles as a placement group; a reason string if Ray cannot place them.
+
+    RLlib validates nothing up front and ``build_algo`` blocks forever on an unplaceable actor, so
+    this guards the trial (the driver's own bundle is dropped: outside Tune nobody reserves it).
+    """
+    import ray
+    from ray.util.placement_group import placement_group, remove_placement_group
+
+    request = algo_config.algo_class.default_resource_request(algo_config)
+    bundles = [b for b in request.bundles[1:] if any(v > 0 for v in b.values())]
+    if not bundles:
+        return None
+    pg = placement_group(bundles, strategy="PACK")
+    try:
+        ready, _ = ray.wait([pg.ready()], timeout=wait_s)
+        if ready:
+            return None
+        total: dict[str, float] = {}
+        for b in bundles:
+            for k, v in b.items():
+                total[k] = total.get(k, 0) + v
+        return (
+            f"Ray cannot place the trial's actors: they ask for {_fmt(total)} in {len(bundles)} bundles, "
+            f"the trial's Ray runtime has {_fmt(ray.cluster_resources())}"
+        )
+    finally:
+        remove_placement_group(pg)
+
+
+def _fmt(resources: dict) -> str:
+    keys = [k for k in ("CPU", "GPU") if k in resources] or list(resources)[:2]
+    return ", ".join(f"{resources.get(k, 0):g} {k}" for k in keys)

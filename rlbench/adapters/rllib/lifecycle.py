@@ -1,0 +1,82 @@
+"""An RLlib trial's training lifecycle behind rlbench's :class:`~rlbench.adapters.base.Trainer`.
+
+The trial process (:mod:`rlbench.worker.trial`) starts Ray, then asks the adapter for a trainer
+and drives it: ``infeasible_reason`` (a placement-group check: RLlib's ``build_algo`` would block
+forever on an actor Ray cannot place), ``build``, ``set_threads``, then per iteration ``train``
+(timed by the harness) and ``iteration`` (the exact phase times), and ``stop``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rlbench.adapters.rllib.config import build_config, infeasible_reason
+from rlbench.adapters.rllib.results import iteration_timings
+
+if TYPE_CHECKING:
+    from rlbench.spec.model import TrialConfig
+
+
+class RLlibTrainer:
+    """One trial's RLlib algorithm: built from the trial config, trained an iteration at a time."""
+
+    def __init__(self, config: TrialConfig, *, seed: int | None):
+        self.algo_config = build_config(config, seed=seed)
+        self.algo: Any = None
+        self._result: dict[str, Any] | None = None
+
+    def infeasible_reason(self) -> str | None:
+        """Why Ray cannot place the trial's actors, or None."""
+        return infeasible_reason(self.algo_config)
+
+    def build(self) -> None:
+        """``build_algo()``: the env runners and learners start here."""
+        self.algo = self.algo_config.build_algo()
+
+    def set_threads(self, threads: dict[str, int]) -> dict[str, int | None]:
+        """Set torch threads in env runners and remote learners; what each role reports back."""
+        return set_worker_threads(self.algo, threads)
+
+    def train(self) -> None:
+        """One ``algo.train()`` call: one training iteration."""
+        self._result = self.algo.train()
+
+    def iteration(self) -> dict[str, Any]:
+        """The last iteration's exact phase times and counts."""
+        return iteration_timings(self.algo, self._result or {})
+
+    def stop(self) -> None:
+        """``algo.stop()`` once (the actors go with it)."""
+        if self.algo is not None:
+            algo, self.algo = self.algo, None
+            algo.stop()
+
+
+def set_worker_threads(algo, threads: dict[str, int]) -> dict[str, int | None]:
+    """Set torch threads in env runners and remote learners; return what each role reports back."""
+    import torch
+
+    def setter(n: int):
+        def apply(_worker) -> int:
+            import torch as t
+
+            t.set_num_threads(n)
+            return t.get_num_threads()
+
+        return apply
+
+    observed: dict[str, int | None] = {"driver": torch.get_num_threads(), "learner": None, "env_runner": None}
+    group = algo.env_runner_group
+    if group is not None and group.num_remote_env_runners() > 0:
+        got = group.foreach_env_runner(setter(threads["env_runner"]), local_env_runner=False)
+        observed["env_runner"] = min(got) if got else None
+    learner_group = algo.learner_group
+    if learner_group is not None and not learner_group.is_local:
+        got = learner_group.foreach_learner(setter(threads["learner"]))
+        values = [r.get() for r in got if r.ok]
+        observed["learner"] = min(values) if values else None
+    else:
+        observed["learner"] = observed["driver"]
+    if observed["env_runner"] is None:
+        observed["env_runner"] = observed["driver"]  # sampling happens in the driver's local runner
+    return observed

@@ -1,0 +1,90 @@
+"""Reading one iteration's exact phase times and counts from RLlib's result dict (RLlib's result keys).
+
+RLlib's ``timers/*`` are exponential moving averages (coefficient 0.01) that are never reset, so
+the value in iteration N's result is mostly iteration 1's. :mod:`rlbench.adapters.rllib.config`
+replaces RLlib's ``ema`` stats class with a plain mean that clears on every reduce
+(``config.reporting(custom_stats_cls_lookup=...)``), so each timer in a result is the mean of the
+values logged during that iteration alone; PPO times each phase once per training step and runs
+one training step per iteration, so the mean is the phase's duration in that iteration.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+TIMER_SAMPLE = ("timers", "env_runner_sampling_timer")
+
+
+TIMER_LEARN = ("timers", "learner_update_timer")
+
+
+TIMER_SYNC_WEIGHTS = ("timers", "synch_weights")
+
+
+TIMER_SYNC_CONNECTORS = ("timers", "synch_env_connectors")
+
+
+#: Summed over env runners by rlbench's PhaseTimingCallback (rllib_timing.py).
+ENV_RUNNERS_ENV_S = ("env_runners", "rlbench", "env_step_s")
+
+
+ENV_RUNNERS_INFERENCE_S = ("env_runners", "rlbench", "inference_s")
+
+
+#: Learner connector pipeline (GAE etc.): one call per update, so the per-iteration mean is its time.
+LEARNER_CONNECTOR_S = ("learners", "__all_modules__", "learner_connector", "connector_pipeline_timer")
+
+
+def _get(result: dict, path: tuple, default: float = 0.0) -> float:
+    node: Any = result
+    for key in path:
+        if not isinstance(node, dict) or key not in node:
+            return default
+        node = node[key]
+    try:
+        value = float(node)
+    except (TypeError, ValueError):
+        return default
+    return default if math.isnan(value) else value
+
+
+def sampling_split(sample_s: float, env_total_s: float, inference_total_s: float, *,
+                   sampling_runners: int) -> dict[str, float]:
+    """Split an iteration's sampling wall time into env, inference and the rest.
+
+    ``env_total_s`` and ``inference_total_s`` are summed over the env runners that sampled (they
+    run in parallel); divided by their number they become wall-equivalent seconds (the mean env
+    runner's), so ``env_step_s + inference_s + sample_other_s == sample_s``. ``sample_other_s``
+    holds the connectors, episode bookkeeping, transfer to the driver and the wait for the
+    slowest runner.
+    """
+    env_step_s = env_total_s / sampling_runners
+    inference_s = inference_total_s / sampling_runners
+    return {"env_step_s": env_step_s, "inference_s": inference_s,
+            "sample_other_s": sample_s - env_step_s - inference_s}
+
+
+def iteration_timings(algo, result: dict) -> dict[str, float]:
+    """This iteration's exact phase times and step counts from its result dict.
+
+    ``sync_s`` is the weight broadcast plus the env-connector state sync. RLlib times the latter
+    after it has reduced the iteration's metrics, so the result shows it one iteration late; we
+    read it from the algorithm's metrics logger right after ``train()`` returns instead.
+    """
+    connectors_s = _get({"m": algo.metrics.peek(TIMER_SYNC_CONNECTORS, default=0.0)}, ("m",))
+    sample_s, learn_s = _get(result, TIMER_SAMPLE), _get(result, TIMER_LEARN)
+    split = sampling_split(sample_s, _get(result, ENV_RUNNERS_ENV_S), _get(result, ENV_RUNNERS_INFERENCE_S),
+                           sampling_runners=max(1, int(algo.config.num_env_runners or 0)))
+    connector_s = _get(result, LEARNER_CONNECTOR_S)
+    return {
+        "sample_s": sample_s,
+        **split,
+        "learn_s": learn_s,
+        "learner_connector_s": connector_s,
+        "sgd_s": learn_s - connector_s,
+        "sync_s": _get(result, TIMER_SYNC_WEIGHTS) + connectors_s,
+        "env_steps_sampled": int(_get(result, ("env_runners", "num_env_steps_sampled"))),
+        "env_steps_trained": int(_get(result, ("learners", "__all_modules__", "num_env_steps_trained"))),
+        "episode_return_mean": _get(result, ("env_runners", "episode_return_mean"), default=float("nan")),
+    }

@@ -1,0 +1,163 @@
+"""Compare: steady-state throughput of result set B against result set A, per configuration.
+
+Configurations are matched by their grid-axis values (the axes both result sets share). For each
+match the ratio B/A of median throughput gets a 95% percentile-bootstrap interval that resamples A
+and B independently. The unit resampled is the repeat (each ok trial's steady-state median) when
+both sides have at least 2 repeats, else the steady-state iteration (pooled over the trials): a
+single run's iterations show within-run noise only, so that interval is narrower than a
+run-to-run one; the ``basis`` column says which was used. See docs/ANALYSIS.md.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from rlbench.analysis.configs import result_axes
+from rlbench.analysis.stats import CONFIDENCE, ratio_ci
+from rlbench.analysis.tables import read_tables
+from rlbench.analysis.windows import steady
+from rlbench.results.files import write_atomic, write_json
+from rlbench.results.layout import COMPARE_CSV, COMPARE_JSON, ResultsFolder
+
+#: Default regression threshold: a significant drop larger than this fails the comparison.
+DEFAULT_THRESHOLD = 0.05
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    """One configuration present in A and/or B."""
+
+    label: str
+    """Its axis values, ``a=1, b=2``."""
+    axes: dict[str, Any]
+    """Axis column -> value."""
+    a_env_steps_per_s: float | None
+    """Median steady-state throughput in A (over the resampled unit)."""
+    b_env_steps_per_s: float | None
+    """Same in B."""
+    ratio: float | None
+    """b / a."""
+    ci_low: float | None
+    """Lower end of the 95% interval of the ratio (None with fewer than 2 values on a side)."""
+    ci_high: float | None
+    """Upper end."""
+    basis: str
+    """What was resampled: ``repeats`` or ``iterations``."""
+    n_a: int
+    """Values on side A."""
+    n_b: int
+    """Values on side B."""
+    verdict: str
+    """regressed, improved, small change, no significant change, only in A, only in B, no data."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The comparison of two result sets."""
+
+    a: str
+    """Result set A (the baseline)."""
+    b: str
+    """Result set B (the candidate)."""
+    threshold: float
+    """Relative change that counts as a regression/improvement when significant."""
+    axes: list[str]
+    """Axes the configurations were matched on."""
+    rows: list[ComparisonRow]
+    """One per configuration."""
+
+    @property
+    def regressed(self) -> list[ComparisonRow]:
+        """Rows that regressed beyond the threshold with significance."""
+        return [r for r in self.rows if r.verdict == "regressed"]
+
+
+def _key(values: list) -> str:
+    return json.dumps([v.item() if hasattr(v, "item") else v for v in values], default=str)
+
+
+def _side(trials: pd.DataFrame, iterations: pd.DataFrame, axes: list[str]) -> dict[str, dict[str, Any]]:
+    """Per configuration key: its axis values, per-trial medians and pooled steady iteration throughputs."""
+    ok = trials[(trials["status"] == "ok") & trials["env_steps_per_s"].notna()]
+    steady_its = steady(iterations) if not iterations.empty else iterations
+    by_trial = steady_its.groupby("trial_id")["env_steps_per_s"].apply(lambda s: s.dropna().tolist()) \
+        if not steady_its.empty else pd.Series(dtype=object)
+    out: dict[str, dict[str, Any]] = {}
+    for _, group in trials.groupby("index", sort=True):
+        first = group.iloc[0]
+        key = _key([first[a] for a in axes])
+        mine = ok[ok["index"] == first["index"]]
+        its = [v for t in mine["trial_id"] for v in by_trial.get(t, [])]
+        out[key] = {"axes": {a: first[a] for a in axes}, "repeats": mine["env_steps_per_s"].tolist(), "iterations": its}
+    return out
+
+
+def _verdict(ratio, significant: bool, threshold: float) -> str:
+    if ratio is None:
+        return "no data"
+    if not significant:
+        return "no significant change"
+    if ratio < 1 - threshold:
+        return "regressed"
+    if ratio > 1 + threshold:
+        return "improved"
+    return "small change"
+
+
+def compare(a_dir: Path, b_dir: Path, threshold: float = DEFAULT_THRESHOLD) -> Comparison:
+    """Compare result set ``b_dir`` against the baseline ``a_dir`` (see the module docstring)."""
+    ta, tb = read_tables(Path(a_dir)), read_tables(Path(b_dir))
+    axes_a = result_axes(ResultsFolder(Path(a_dir)).read_manifest(), ta["trials"])
+    axes_b = result_axes(ResultsFolder(Path(b_dir)).read_manifest(), tb["trials"])
+    axes = [a for a in axes_a if a in axes_b]
+    side_a = _side(ta["trials"], ta["iterations"], axes)
+    side_b = _side(tb["trials"], tb["iterations"], axes)
+    rows = []
+    for key in list(side_a) + [k for k in side_b if k not in side_a]:
+        a, b = side_a.get(key), side_b.get(key)
+        info = (a or b)["axes"]
+        label = ", ".join(f"{k}={v}" for k, v in info.items()) or "all"
+        if a is None or b is None:
+            only = "only in B" if a is None else "only in A"
+            present = b if a is None else a
+            med = float(pd.Series(present["repeats"]).median()) if present["repeats"] else None
+            rows.append(ComparisonRow(label, info, None if a is None else med, None if b is None else med, None,
+                                      None, None, "-", len(a["repeats"]) if a else 0, len(b["repeats"]) if b else 0,
+                                      only))
+            continue
+        basis = "repeats" if len(a["repeats"]) >= 2 and len(b["repeats"]) >= 2 else "iterations"
+        xa, xb = a[basis], b[basis]
+        r = ratio_ci(xa, xb)
+        rows.append(ComparisonRow(
+            label, info, float(pd.Series(xa).median()) if xa else None, float(pd.Series(xb).median()) if xb else None,
+            r.ratio, r.ci_low, r.ci_high, basis, r.n_a, r.n_b, _verdict(r.ratio, r.significant, threshold)))
+    return Comparison(str(a_dir), str(b_dir), threshold, axes, rows)
+
+
+def to_frame(comparison: Comparison) -> pd.DataFrame:
+    """The comparison as a table (one row per configuration, axis values as columns)."""
+    records = []
+    for r in comparison.rows:
+        d = asdict(r)
+        axes = d.pop("axes")
+        records.append({**axes, **d})
+    return pd.DataFrame(records)
+
+
+def write_outputs(comparison: Comparison, out_dir: Path) -> tuple[Path, Path]:
+    """``compare.csv`` and ``compare.json`` into ``out_dir``; returns their paths."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    csv_path, json_path = out_dir / COMPARE_CSV, out_dir / COMPARE_JSON
+    write_atomic(csv_path, to_frame(comparison).to_csv(index=False).encode())
+    write_json(json_path, {
+        "a": comparison.a, "b": comparison.b, "threshold": comparison.threshold, "confidence": CONFIDENCE,
+        "axes": comparison.axes, "regressed": len(comparison.regressed),
+        "rows": [asdict(r) for r in comparison.rows],
+    })
+    return csv_path, json_path

@@ -1,0 +1,234 @@
+"""Per configuration (a grid point; its repeats are its independent measurements): headline medians
+with 95% CIs, spread, CPU use per role, and a plain-words verdict.
+
+Input: the tables of one result set (``trials``, ``iterations``, ``utilization``) and its
+manifest. Output: DataFrames the report renders. Rules and thresholds: docs/ANALYSIS.md.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rlbench.analysis.stats import NOISY_CV, median_cis
+from rlbench.analysis.trials import CPU_ROLES
+from rlbench.analysis.windows import steady_windows
+from rlbench.spec.load import axis_column
+
+#: Per-trial columns summarized per configuration with a median and a bootstrap interval.
+HEADLINE_COLUMNS: tuple[str, ...] = ("env_steps_per_s", "sample_frac", "learn_frac", "sync_frac", "other_frac")
+
+
+#: Optional per-trial energy columns (added by the measurement layer when a GPU reports power).
+ENERGY_COLUMNS: tuple[str, ...] = ("env_steps_per_s_per_w", "j_per_env_step")
+
+
+#: A phase taking at least this share of an iteration makes the configuration bound by it.
+BOUND_FRAC = 0.5
+
+
+#: Weight sync taking at least this share is called out.
+SYNC_HEAVY_FRAC = 0.2
+
+
+#: A role using at least this share of its allocated CPUs is at its allocation (CPU-starved).
+STARVED_FRAC = 0.85
+
+
+#: All roles together using at least this share of the trial's cpus: every core is busy.
+ALL_BUSY_FRAC = 0.9
+
+
+#: A role given >= 1 CPU and using less than this share of it leaves its allocation idle.
+IDLE_FRAC = 0.5
+
+
+#: A learner GPU below this mean utilization (%) in steady state is idle.
+GPU_IDLE_PCT = 20.0
+
+
+def result_axes(manifest: dict[str, Any], trials: pd.DataFrame | None = None) -> list[str]:
+    """The grid axes' table columns, in spec order."""
+    axes = []
+    for key in (manifest.get("spec") or {}).get("grid") or {}:
+        try:
+            axes.append(axis_column(key))
+        except KeyError:
+            axes.append(key)
+    return [a for a in axes if trials is None or a in trials.columns]
+
+
+def config_label(row: pd.Series | dict, axes: list[str]) -> str:
+    """``axis=value, ...`` of a configuration (or its grid index without axes)."""
+    parts = [f"{a}={row[a]}" for a in axes]
+    return ", ".join(parts) if parts else f"point {int(row['index'])}"
+
+
+def gpu_util_by_trial(iterations: pd.DataFrame, utilization: pd.DataFrame) -> pd.Series:
+    """Mean GPU utilization (%) over each trial's steady-state window (trials without GPU rows absent)."""
+    if utilization is None or utilization.empty or "kind" not in utilization:
+        return pd.Series(dtype=float)
+    gpu = utilization[utilization["kind"] == "gpu"]
+    if gpu.empty or gpu["gpu_util_pct"].isna().all():
+        return pd.Series(dtype=float)
+    windows = steady_windows(iterations)
+    gpu = gpu.join(windows, on="trial_id", how="inner")
+    gpu = gpu[(gpu["t_s"] >= gpu["t0"]) & (gpu["t_s"] <= gpu["t1"])]
+    return gpu.groupby("trial_id")["gpu_util_pct"].mean()
+
+
+def configurations(trials: pd.DataFrame, axes: list[str], iterations: pd.DataFrame | None = None,
+                   utilization: pd.DataFrame | None = None, sm_count: int | None = None) -> pd.DataFrame:
+    """One row per configuration (grid point): headline medians over its ok repeats with 95% CIs.
+
+    Columns: ``index``, the axes, ``cpus``, ``learner_gpus``, ``trials``, ``ok``, ``n`` (repeats
+    with a throughput), for each headline column ``X``: ``X`` (median over repeats), ``X_ci_low``,
+    ``X_ci_high`` (NaN with n < 2); ``env_steps_per_s_cv``, ``noisy``, ``rank`` (1 = fastest; NA
+    when noisy or unmeasured); per role ``<role>_cpus_allocated``/``_cpus_used`` (median);
+    ``cpus_used``; ``env_steps_per_s_per_cpu``; ``gpu_util_pct``; ``cpu_threads_per_gpu_sm``; energy
+    columns when measured; ``bottleneck`` and ``verdict`` (plain words).
+    """
+    if trials.empty:
+        return pd.DataFrame()
+    gpu_util = gpu_util_by_trial(iterations, utilization) if iterations is not None else pd.Series(dtype=float)
+    extra = [c for c in ENERGY_COLUMNS if c in trials.columns]
+    metrics = list(HEADLINE_COLUMNS) + extra
+    # Vectorized over configurations (a per-group pandas loop costs seconds at 1,000 trials).
+    first = trials.sort_values(["index", "repeat"]).drop_duplicates("index").set_index("index")
+    index = first.index
+    ok = trials[(trials["status"] == "ok") & trials["env_steps_per_s"].notna()].sort_values(["index", "repeat"])
+    g = ok.groupby("index")
+    frame = pd.DataFrame({"index": index.astype(int)}, index=index)
+    for a in axes:
+        frame[a] = first[a]
+    gpus = pd.to_numeric(first.get("num_gpus_per_learner", 0), errors="coerce").fillna(0) * \
+        pd.to_numeric(first.get("num_learners", 0), errors="coerce").fillna(0).clip(lower=1)
+    frame["cpus"] = first["cpus"]
+    frame["learner_gpus"] = gpus.astype(float)
+    frame["trials"] = trials.groupby("index").size().reindex(index).astype(int)
+    frame["ok"] = g.size().reindex(index).fillna(0).astype(int)
+    statuses = trials.groupby(["index", "status"]).size()
+    frame["statuses"] = [", ".join(f"{n} {st}" for st, n in statuses.loc[i].sort_values(ascending=False).items())
+                         for i in index]
+    reasons = trials[trials["reason"].map(lambda r: isinstance(r, str) and bool(r))].drop_duplicates("index")
+    frame["reason"] = reasons.set_index("index")["reason"].reindex(index).astype(object)
+    frame["reason"] = frame["reason"].where(frame["reason"].notna(), None)
+    frame["n"] = frame["ok"]
+    samples, where = [], []
+    codes = ok["index"].to_numpy()
+    bounds = np.flatnonzero(np.diff(codes)) + 1
+    keys = codes[np.concatenate([[0], bounds])] if len(codes) else np.array([], dtype=int)
+    for m in metrics:
+        values = pd.to_numeric(ok[m], errors="coerce").to_numpy(dtype=float) if m in ok else np.full(len(ok), np.nan)
+        frame[m] = g[m].median().reindex(index).astype(float) if m in ok else np.nan
+        frame[f"{m}_ci_low"] = frame[f"{m}_ci_high"] = np.nan
+        for key, part in zip(keys, np.split(values, bounds)):
+            samples.append(part[np.isfinite(part)])
+            where.append((key, m))
+    std, mean = g["env_steps_per_s"].std(ddof=1), g["env_steps_per_s"].mean()
+    frame["env_steps_per_s_cv"] = (std / mean.abs()).where((g.size() >= 2) & (mean != 0)).reindex(index)
+    for role in CPU_ROLES:
+        frame[f"{role}_cpus_allocated"] = first.get(f"{role}_cpus_allocated")
+        frame[f"{role}_cpus_used"] = g[f"{role}_cpus_used"].median().reindex(index) if f"{role}_cpus_used" in ok \
+            else np.nan
+    used = frame[[f"{r}_cpus_used" for r in CPU_ROLES]]
+    frame["cpus_used"] = used.sum(axis=1, min_count=1)
+    cpus = pd.to_numeric(frame["cpus"], errors="coerce")
+    frame["env_steps_per_s_per_cpu"] = frame["env_steps_per_s"] / cpus.where(cpus > 0)
+    util = ok.assign(_u=ok["trial_id"].map(gpu_util)).groupby("index")["_u"].mean() if len(gpu_util) else None
+    frame["gpu_util_pct"] = util.reindex(index) if util is not None else np.nan
+    frame["cpu_threads_per_gpu_sm"] = (cpus / (frame["learner_gpus"] * sm_count)).where(frame["learner_gpus"] > 0) \
+        if sm_count else np.nan
+    position = {key: i for i, key in enumerate(index)}
+    lows = {m: np.full(len(index), np.nan) for m in metrics}
+    highs = {m: np.full(len(index), np.nan) for m in metrics}
+    for (key, m), (lo, hi) in zip(where, median_cis(samples)):
+        if lo is not None:
+            lows[m][position[key]], highs[m][position[key]] = lo, hi
+    for m in metrics:
+        frame[f"{m}_ci_low"], frame[f"{m}_ci_high"] = lows[m], highs[m]
+    frame = frame.reset_index(drop=True)
+    frame["noisy"] = frame["env_steps_per_s_cv"].map(lambda v: v is not None and not pd.isna(v) and v > NOISY_CV)
+    rankable = frame["env_steps_per_s"].notna() & ~frame["noisy"]
+    frame["rank"] = pd.array([pd.NA] * len(frame), dtype="Int64")
+    frame.loc[rankable, "rank"] = frame.loc[rankable, "env_steps_per_s"].rank(ascending=False, method="min").astype(int)
+    verdicts = [verdict(r) for r in frame.to_dict("records")]
+    frame["bottleneck"] = [v[0] for v in verdicts]
+    frame["verdict"] = ["; ".join(v[1]) for v in verdicts]
+    return frame
+
+
+def num(value) -> float | None:
+    if value is None:
+        return None
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(f) else f
+
+
+def verdict(row: dict[str, Any]) -> tuple[str, list[str]]:
+    """(short bottleneck label, plain-words findings) for one configuration row."""
+    if num(row.get("env_steps_per_s")) is None:
+        return "no data", [f"no steady-state measurement ({row.get('statuses') or 'no trials'})"
+                           + (f": {row['reason'][:200]}" if row.get("reason") else "")]
+    findings: list[str] = []
+    sample, learn, sync = (num(row.get(f"{p}_frac")) or 0.0 for p in ("sample", "learn", "sync"))
+    if sample >= BOUND_FRAC:
+        label = "sampling-bound"
+        findings.append(f"sampling-bound: {sample:.0%} of each iteration collects samples ({learn:.0%} learning)")
+    elif learn >= BOUND_FRAC:
+        label = "learning-bound"
+        findings.append(f"learning-bound: {learn:.0%} of each iteration is the learner update ({sample:.0%} sampling)")
+    else:
+        label = "mixed"
+        findings.append(f"no single phase dominates: sampling {sample:.0%}, learning {learn:.0%}, sync {sync:.0%}")
+    if sync >= SYNC_HEAVY_FRAC:
+        findings.append(f"weight sync takes {sync:.0%} of each iteration")
+    cpus, used_total = num(row.get("cpus")), num(row.get("cpus_used"))
+    starved = []
+    for role, name, keep, their, were in (("env_runner", "env runners", "keep", "their", "were"),
+                                          ("learner", "remote learners", "keep", "their", "were"),
+                                          ("driver", "the driver", "keeps", "its", "was")):
+        alloc, used = num(row.get(f"{role}_cpus_allocated")), num(row.get(f"{role}_cpus_used"))
+        if alloc is None or used is None or alloc <= 0:
+            continue
+        plural = "s" if alloc != 1 else ""
+        if used >= STARVED_FRAC * alloc:
+            starved.append(f"{name} {keep} {used:.2f} of {their} {alloc:g} allocated core{plural} busy")
+        elif alloc >= 1 and used < IDLE_FRAC * alloc:
+            findings.append(f"idle allocation: {name} {were} given {alloc:g} CPU{plural} and use{'s' if keep == 'keeps' else ''} "
+                            f"{used:.2f}")
+    if starved:
+        findings.append("CPU-starved: " + "; ".join(starved))
+    if cpus and used_total is not None and used_total >= ALL_BUSY_FRAC * cpus:
+        findings.append(f"all cores busy: {used_total:.2f} of the trial's {cpus:g} cores in use")
+        starved.append("all")
+    if starved and label in ("sampling-bound", "learning-bound"):
+        label += ", CPU-starved"
+    gpus, util = num(row.get("learner_gpus")) or 0.0, num(row.get("gpu_util_pct"))
+    if gpus > 0:
+        if util is None:
+            findings.append("GPU utilization not measured")
+        elif util < GPU_IDLE_PCT:
+            findings.append(f"GPU idle: {util:.0f}% mean utilization in steady state")
+            label += ", GPU idle"
+    if row.get("noisy"):
+        findings.append(f"too noisy to rank: CV {row['env_steps_per_s_cv']:.0%} across repeats (> {NOISY_CV:.0%})")
+    return label, findings
+
+
+def is_number(v) -> bool:
+    """A finite number (not a bool): a value an axis can be scaled along."""
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)) \
+        and math.isfinite(float(v))
+
+
+def sm_count(manifest: dict[str, Any]) -> int | None:
+    """SMs of the machine's first GPU, when the manifest knows it."""
+    gpus = (manifest.get("machine") or {}).get("gpus") or []
+    return int(gpus[0]["sm_count"]) if gpus and gpus[0].get("sm_count") else None

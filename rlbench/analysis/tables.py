@@ -1,0 +1,97 @@
+"""The derived tables: rebuilt from the per-trial files, the truth, by the analysis.
+
+``trials.parquet`` (one row per finished trial), ``iterations.parquet``, ``utilization.parquet``,
+``node_roles.parquet`` and ``summary.csv`` are derived from ``trials/*/`` and can be rebuilt at any
+time (``rlbench report DIR --rebuild``); a trial without a verdict (the sweep died during it) is
+left to a resume, never reported as a number. Schemas: :mod:`rlbench.results.tables`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+
+from rlbench import SCHEMA_VERSION
+from rlbench.analysis.configs import sm_count
+from rlbench.analysis.nodes import multi_source_role_stats, node_roles_frame
+from rlbench.analysis.trials import (
+    add_cpu_threads_per_gpu_sm,
+    add_sampling_efficiency,
+    role_stats_by_trial,
+    summarize_trials,
+)
+from rlbench.results.files import read_json, write_atomic
+from rlbench.results.layout import (
+    ITERATIONS_TABLE,
+    NODE_ROLES_TABLE,
+    SUMMARY_CSV,
+    TRIALS_TABLE,
+    UTILIZATION_TABLE,
+    ResultsFolder,
+)
+from rlbench.results.records import read_record
+from rlbench.results.tables import (
+    ITERATION_SCHEMA,
+    NODE_ROLES_SCHEMA,
+    UTILIZATION_SCHEMA,
+    iteration_rows,
+    iterations_frame,
+    read_utilization,
+    write_table,
+)
+from rlbench.spec.plan import read_plan
+
+
+def _add_machine_relative_columns(folder: ResultsFolder, trials: pd.DataFrame, iterations: pd.DataFrame) -> None:
+    """Columns that need more than the trial's own files: the env ceilings and the GPUs' SM count."""
+    add_sampling_efficiency(trials, iterations, read_json(folder.ceilings, {}))
+    add_cpu_threads_per_gpu_sm(trials, sm_count(folder.read_manifest()))
+
+
+def build_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
+    """Rebuild the trials/iterations/utilization/node_roles tables and summary.csv from the per-trial
+    files (the truth); returns them."""
+    folder = ResultsFolder(Path(out_dir))
+    trial_folders = folder.trials()
+    plans, records, rows, events_by_trial = [], [], [], {}
+    for t in trial_folders:
+        plan = read_plan(t)
+        record = read_record(t)
+        if record is None:
+            continue  # never finished: left to a resume, not reported as a number
+        events = t.events()
+        plans.append(plan)
+        records.append(record)
+        rows.extend(iteration_rows(plan.trial_id, events, record.status))
+        # The iteration events live on as iterations rows; keeping their dicts too doubles memory at scale.
+        events_by_trial[plan.trial_id] = [e for e in events if e.get("event") != "iteration"]
+    iterations = iterations_frame(rows)
+    del rows
+    utilization = read_utilization(trial_folders)
+    cpu_use, peak_rss = role_stats_by_trial(iterations, utilization)
+    multi_source_role_stats(iterations, utilization, cpu_use, peak_rss)  # cluster trials: summed per node sampler
+    trials = summarize_trials(plans, records, events_by_trial, iterations, utilization, cpu_use, peak_rss)
+    _add_machine_relative_columns(folder, trials, iterations)
+    write_table(folder.table(ITERATIONS_TABLE), pa.Table.from_pandas(iterations, schema=ITERATION_SCHEMA,
+                                                                     preserve_index=False))
+    write_table(folder.table(UTILIZATION_TABLE), pa.Table.from_pandas(utilization, schema=UTILIZATION_SCHEMA,
+                                                                      preserve_index=False))
+    trials_table = pa.Table.from_pandas(trials, preserve_index=False)
+    trials_table = trials_table.replace_schema_metadata({"rlbench_schema_version": str(SCHEMA_VERSION)})
+    write_table(folder.table(TRIALS_TABLE), trials_table)
+    write_atomic(folder.table(SUMMARY_CSV), trials.to_csv(index=False).encode())
+    node_roles = node_roles_frame(plans, events_by_trial, iterations, utilization)
+    write_table(folder.table(NODE_ROLES_TABLE), pa.Table.from_pandas(node_roles, schema=NODE_ROLES_SCHEMA,
+                                                                     preserve_index=False))
+    return {"trials": trials, "iterations": iterations, "utilization": utilization, "node_roles": node_roles}
+
+
+def read_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
+    """The tables of a result set: read from its parquet files, or rebuilt when they are missing."""
+    folder = ResultsFolder(Path(out_dir))
+    names = {"trials": TRIALS_TABLE, "iterations": ITERATIONS_TABLE, "utilization": UTILIZATION_TABLE}
+    if all(folder.table(f).exists() for f in names.values()):
+        return {n: pd.read_parquet(folder.table(f)) for n, f in names.items()}
+    return build_tables(out_dir)

@@ -1,0 +1,221 @@
+"""Per trial: one trials.parquet row from the trial's plan, record, events, iterations and samples.
+
+Every steady-state figure is computed over the steady window alone (:mod:`rlbench.analysis.windows`).
+Nothing is smoothed or dropped: a trial without steady-state iterations gets nulls, not a guess.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pandas as pd
+
+from rlbench.adapters import ROLES, resource_demand
+from rlbench.analysis.windows import (
+    by_trial,
+    in_steady_window,
+    steady,
+    steady_window,
+    steady_windows,
+)
+from rlbench.results.records import TrialRecord
+from rlbench.spec.plan import TrialPlan
+from rlbench.studies.envbench import ceiling_key, ceiling_procs
+
+#: Roles whose CPU allocation and use are reported per trial (rows of other roles, such as rlbench's
+#: own ``harness``, never count as the trial's).
+CPU_ROLES: tuple[str, ...] = ROLES
+
+
+def cpus_allocated(plan: TrialPlan) -> dict[str, float]:
+    """CPUs the config gives each role (the learner inside the driver counts as the driver's)."""
+    return resource_demand(plan.config).role_cpus(CPU_ROLES)
+
+
+def gpu_energy_j(utilization: pd.DataFrame, window: tuple[float, float] | None) -> float | None:
+    """Energy all GPUs used over ``window``, from NVML's total-energy counter, or None.
+
+    ``gpu_energy_mj`` in the samples is each GPU's energy since the sampler's first reading
+    (counter deltas, wrap allowed for; see rlbench/sample.py). Per GPU, the difference between its
+    first and last sample inside the window is scaled to the window's length (the samples lie up
+    to one sample period inside its ends). None without GPU samples, with fewer than two in the
+    window, or when any GPU has a missing reading there (unsupported, or the GPU vanished): a
+    partial sum would read as a measurement.
+    """
+    if window is None or utilization.empty:
+        return None
+    gpu = utilization[utilization["kind"] == "gpu"]
+    if gpu.empty:
+        return None
+    # A GPU is (node, index): on a cluster every node's GPUs count from 0 (node_id is null locally).
+    node = gpu["node_id"].fillna("") if "node_id" in gpu else pd.Series("", index=gpu.index)
+    gpu = gpu.assign(_gpu=node + ":" + gpu["gpu_index"].astype("Int64").astype(str))
+    inside = gpu[(gpu["t_s"] >= window[0]) & (gpu["t_s"] <= window[1])].sort_values("t_s")
+    total_j = 0.0
+    for key in sorted(gpu.loc[gpu["gpu_index"].notna(), "_gpu"].unique()):
+        g = inside[inside["_gpu"] == key]
+        if len(g) < 2 or g["gpu_energy_mj"].isna().any():
+            return None
+        span_s = float(g["t_s"].iloc[-1] - g["t_s"].iloc[0])
+        if span_s <= 0:
+            return None
+        delta_j = (float(g["gpu_energy_mj"].iloc[-1]) - float(g["gpu_energy_mj"].iloc[0])) / 1000.0
+        total_j += delta_j / span_s * (window[1] - window[0])
+    return total_j
+
+
+def _event(events: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    for e in events:
+        if e.get("event") == name:
+            return e
+    return {}
+
+
+def _frac(part: pd.Series, whole: pd.Series) -> float | None:
+    total = float(whole.sum())
+    return float(part.sum()) / total if total > 0 else None
+
+
+def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str, Any]],
+                    iterations: pd.DataFrame, utilization: pd.DataFrame,
+                    cpu_use: dict[str, float | None], peak_rss: dict[str, int | None]) -> dict[str, Any]:
+    """The trials.parquet row of one trial, from that trial's own rows of ``iterations`` and
+    ``utilization`` and its per-role CPU use and peak memory (:func:`role_stats_by_trial`)."""
+    c = plan.config
+    build = _event(events, "build")
+    threads = build.get("torch_threads") or plan.torch_threads
+    row: dict[str, Any] = {
+        "trial_id": plan.trial_id,
+        "status": record.status,
+        "reason": record.reason,
+        "index": plan.index,
+        "repeat": plan.repeat,
+    }
+    row.update(plan.axes)
+    row.update({
+        "env": c.environment.env,
+        "env_config": json.dumps(c.environment.env_config, sort_keys=True),
+        "cpus": plan.cpus,
+        "num_env_runners": c.env_runners.num_env_runners,
+        "num_envs_per_env_runner": c.env_runners.num_envs_per_env_runner,
+        "num_cpus_per_env_runner": c.env_runners.num_cpus_per_env_runner,
+        "num_learners": c.learners.num_learners,
+        "num_cpus_per_learner": float(c.learners.num_cpus_per_learner),
+        "num_gpus_per_learner": c.learners.num_gpus_per_learner,
+        "num_cpus_for_main_process": c.resources.num_cpus_for_main_process,
+        "train_batch_size_per_learner": c.training.train_batch_size_per_learner,
+        "driver_torch_threads": threads.get("driver"),
+        "learner_torch_threads": threads.get("learner"),
+        "env_runner_torch_threads": threads.get("env_runner"),
+        "ray_init_s": _event(events, "ray_init").get("ray_init_s"),
+        "build_s": build.get("build_s"),
+        "shutdown_s": _event(events, "shutdown").get("shutdown_s"),
+        "trial_wall_s": record.trial_wall_s,
+    })
+    its = iterations.sort_values("iteration")
+    steady_its = steady(its)
+    row["iterations"] = len(its)
+    row["steady_iterations"] = len(steady_its)
+    row["first_iteration_s"] = float(its["wall_s"].iloc[0]) if len(its) else None
+    row["env_steps_per_s"] = float(steady_its["env_steps_per_s"].median()) if len(steady_its) else None
+    for phase in ("sample", "learn", "sync", "other"):
+        row[f"{phase}_frac"] = _frac(steady_its[f"{phase}_s"], steady_its["wall_s"]) if len(steady_its) else None
+
+    allocated = cpus_allocated(plan)
+    for role in CPU_ROLES:
+        row[f"{role}_cpus_allocated"] = allocated[role]
+        row[f"{role}_cpus_used"] = cpu_use[role]
+        row[f"{role}_peak_rss_bytes"] = peak_rss[role]
+    row["sampler_cpu_pct"] = (
+        100.0 * record.sampler_cpu_s / record.trial_wall_s
+        if record.sampler_cpu_s is not None and record.trial_wall_s else None
+    )
+    window = steady_window(its) if len(its) else None
+    energy_j = gpu_energy_j(utilization, window)
+    steady_steps = float(steady_its["env_steps_sampled"].sum()) if len(steady_its) else 0.0
+    window_s = window[1] - window[0] if window else 0.0
+    row["gpu_energy_j"] = energy_j
+    row["j_per_env_step"] = energy_j / steady_steps if energy_j is not None and steady_steps > 0 else None
+    row["env_steps_per_s_per_w"] = (
+        row["env_steps_per_s"] / (energy_j / window_s)
+        if energy_j and window_s > 0 and row["env_steps_per_s"] is not None else None
+    )
+    return row
+
+
+def role_stats_by_trial(iterations: pd.DataFrame, utilization: pd.DataFrame
+                        ) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, int]]]:
+    """Per trial and role: mean cores busy over the steady window (100 cpu_pct = 1 core) and the
+    largest summed resident memory at any one sample, for every trial in one pass over the tables.
+
+    Trials missing from a result have no samples (in their steady window): their values are None.
+    """
+    if utilization.empty or iterations.empty:
+        return {}, {}
+    procs = utilization.loc[utilization["kind"] == "process", ["trial_id", "t_s", "role", "cpu_pct", "rss_bytes"]]
+    procs = procs.assign(trial_id=procs["trial_id"].astype("category"), role=procs["role"].astype("category"))
+    totals = procs.groupby(["trial_id", "t_s", "role"], sort=False, observed=True)["rss_bytes"].sum()
+    peak = totals.groupby(level=["trial_id", "role"], sort=False, observed=True).max()
+    peak_rss: dict[str, dict[str, int]] = {}
+    for (trial, role), value in peak.items():
+        peak_rss.setdefault(trial, {r: 0 for r in CPU_ROLES})[role] = int(value)
+    inside = procs[in_steady_window(procs, steady_windows(iterations))]
+    stamps = inside.groupby("trial_id", sort=False, observed=True)["t_s"].nunique()
+    sums = inside.groupby(["trial_id", "role"], sort=False, observed=True)["cpu_pct"].sum()
+    cpu_use: dict[str, dict[str, float]] = {t: {r: 0.0 for r in CPU_ROLES} for t in stamps.index if stamps[t] > 0}
+    for (trial, role), value in sums.items():
+        if trial in cpu_use and role in cpu_use[trial]:
+            cpu_use[trial][role] = float(value / 100.0 / stamps[trial])
+    return cpu_use, peak_rss
+
+
+def summarize_trials(plans: list[TrialPlan], records: list[TrialRecord],
+                     events_by_trial: dict[str, list[dict[str, Any]]],
+                     iterations: pd.DataFrame, utilization: pd.DataFrame,
+                     cpu_use: dict[str, dict[str, float]], peak_rss: dict[str, dict[str, int]]) -> pd.DataFrame:
+    """trials.parquet as a DataFrame, one row per finished trial in plan order; ``cpu_use`` and
+    ``peak_rss`` per trial and role from :func:`role_stats_by_trial` (on a cluster, summed over the
+    node samplers by :func:`rlbench.analysis.nodes.multi_source_role_stats`)."""
+    # Split the big tables by trial once (O(rows)), not once per trial (O(trials x rows)).
+    its_by, util_by = by_trial(iterations), by_trial(utilization)
+    none = {role: None for role in CPU_ROLES}
+    rows = [summarize_trial(p, r, events_by_trial.get(p.trial_id, []), its_by.get(p.trial_id, iterations.iloc[:0]),
+                            util_by.get(p.trial_id, utilization.iloc[:0]), cpu_use.get(p.trial_id, none),
+                            peak_rss.get(p.trial_id, none))
+            for p, r in zip(plans, records)]
+    frame = pd.DataFrame(rows)
+    for column in frame.columns:  # keep numeric columns numeric when some trials have None
+        if frame[column].dtype == object and frame[column].map(lambda v: v is None or isinstance(v, (int, float))).all():
+            frame[column] = pd.to_numeric(frame[column])
+    return frame
+
+
+def add_sampling_efficiency(trials: pd.DataFrame, iterations: pd.DataFrame, ceilings: dict[str, dict]) -> None:
+    """Add ``sample_steps_per_s`` (median over steady iterations of env_steps_sampled / sample_s),
+    ``env_ceiling_steps_per_s`` (the env stepping alone in as many processes as the trial samples in,
+    on as many cores, see :mod:`rlbench.studies.envbench`) and ``sampling_efficiency`` (their ratio:
+    how much of the env's own speed survives RLlib's sampling). Null where not measured."""
+    if trials.empty:
+        return
+    its = steady(iterations)
+    its = its[its["sample_s"] > 0]
+    rate = (its["env_steps_sampled"] / its["sample_s"]).groupby(its["trial_id"]).median()
+    trials["sample_steps_per_s"] = trials["trial_id"].map(rate).astype(float)
+    ceiling = []
+    for env, config, runners, cpus in zip(trials["env"], trials["env_config"], trials["num_env_runners"],
+                                          trials["cpus"]):
+        key = ceiling_key(env, json.loads(config), ceiling_procs(int(runners)), int(cpus)) if pd.notna(cpus) else ""
+        ceiling.append((ceilings.get(key) or {}).get("steps_per_s"))
+    trials["env_ceiling_steps_per_s"] = pd.to_numeric(pd.Series(ceiling, index=trials.index, dtype=object))
+    trials["sampling_efficiency"] = trials["sample_steps_per_s"] / trials["env_ceiling_steps_per_s"]
+
+
+def add_cpu_threads_per_gpu_sm(trials: pd.DataFrame, sm_count: int | None) -> None:
+    """Add ``cpu_threads_per_gpu_sm``: the trial's CPU threads (its cpus) per SM of the learner GPUs it
+    used (Inci et al.'s CPU/GPU balance); null without learner GPUs or a known SM count."""
+    if trials.empty:
+        return
+    gpus = trials["num_gpus_per_learner"].astype(float) * trials["num_learners"].astype(float).clip(lower=1)
+    ratio = trials["cpus"].astype(float) / (gpus * sm_count) if sm_count else pd.Series(float("nan"), trials.index)
+    trials["cpu_threads_per_gpu_sm"] = ratio.where(gpus > 0)

@@ -1,0 +1,49 @@
+"""``rlbench compare A B``: B/A steady-state throughput per configuration, with CIs; exit 1 on a regression.
+
+Exit codes: 0 no significant regression beyond ``--threshold``; 1 a configuration regressed beyond
+it with significance; 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+
+from rlbench.analysis.compare import DEFAULT_THRESHOLD, compare, write_outputs
+from rlbench.commands._common import bad_input
+from rlbench.commands.exit_codes import EXIT_FAILED, EXIT_OK
+from rlbench.report.terminal import compare_table
+from rlbench.results.layout import ResultsFolder
+
+NAME = "compare"
+HELP = "B/A steady-state throughput per configuration, with CIs"
+
+
+def setup_arguments(compare_parser: argparse.ArgumentParser) -> None:
+    compare_parser.add_argument("a", type=Path, help="baseline result folder")
+    compare_parser.add_argument("b", type=Path, help="candidate result folder")
+    compare_parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
+                                help=f"relative drop that fails when significant (default {DEFAULT_THRESHOLD})")
+    compare_parser.add_argument("--out", type=Path, default=None,
+                                help="folder for compare.csv and compare.json (default: B)")
+
+
+def run(args: argparse.Namespace, console: Console) -> int:
+    """Compare B against A; exit 1 on a significant regression beyond the threshold."""
+    for path in (args.a, args.b):
+        if not ResultsFolder(path).is_result_set():
+            return bad_input(console, f"{path} is not an rlbench result folder (no trials.parquet or trials/)")
+    if not 0 <= args.threshold < 1:
+        return bad_input(console, f"--threshold {args.threshold}: give a fraction in [0, 1), e.g. 0.05 for 5%")
+    result = compare(args.a, args.b, args.threshold)
+    console.print(compare_table(result))
+    csv_path, json_path = write_outputs(result, args.out or args.b)
+    console.print(f"Written: {csv_path}, {json_path}", highlight=False)
+    if result.regressed:
+        console.print(f"[red]{len(result.regressed)} configuration(s) regressed by more than {args.threshold:.0%} "
+                      "with significance.[/]")
+        return EXIT_FAILED
+    console.print("No significant regression beyond the threshold.")
+    return EXIT_OK

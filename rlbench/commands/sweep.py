@@ -1,0 +1,115 @@
+"""``rlbench sweep CONFIG``: run a YAML grid of isolated RLlib trials; tables, plots and report at the end.
+
+Exit codes (rlbench.commands.exit_codes): 0 all trials ok or skipped; 1 a trial failed or timed
+out; 2 bad input (nothing run or written); 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (the
+summary prints the command that resumes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from rlbench import __version__
+from rlbench.analysis.tables import build_tables
+from rlbench.commands._common import bad_input
+from rlbench.commands.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from rlbench.commands.report import write_and_summarize
+from rlbench.measure.machine import probe_machine
+from rlbench.report.terminal import plan_table, results_table
+from rlbench.report.trial_plots import write_plots
+from rlbench.results.lock import OutDirError
+from rlbench.run.cluster import ClusterError, prepare_cluster
+from rlbench.run.sweep import default_out_dir, resume_command, run_sweep
+from rlbench.spec.load import load_spec
+from rlbench.spec.model import SpecError
+from rlbench.spec.plan import plan_cluster_trials, plan_trials
+
+NAME = "sweep"
+HELP = "run a YAML grid of isolated RLlib trials"
+
+
+def setup_arguments(sweep: argparse.ArgumentParser) -> None:
+    sweep.add_argument("config", type=Path, help="sweep spec (YAML), e.g. configs/smoke.yaml")
+    sweep.add_argument("--out", type=Path, default=None,
+                       help="result folder (default: results/<name>/<timestamp>/)")
+    sweep.add_argument("--dry-run", action="store_true", help="print the planned trials and run nothing")
+    sweep.add_argument("--address", default=None,
+                       help="run every trial as a driver of this Ray cluster (host:port of its GCS, or 'auto'); "
+                            "default: $RAY_ADDRESS, else a private local Ray per trial (docs/CLUSTER.md)")
+    sweep.add_argument("--resume", action="store_true",
+                       help="continue the sweep in --out DIR: run only its trials that are missing or were "
+                            "interrupted (refused if the spec, machine or software changed incomparably)")
+    sweep.add_argument("--retry-failed", action="store_true",
+                       help="with --resume, also rerun trials that failed or timed out")
+
+
+def run(args: argparse.Namespace, console: Console) -> int:
+    """Run the sweep; SIGTERM (kill, a batch scheduler) and SIGHUP (terminal closed) stop it like
+    Ctrl-C: the running trial is stopped cleanly and what it measured is kept."""
+    previous = {sig: signal.signal(sig, _raise_keyboard_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        return _sweep(args, console)
+    except KeyboardInterrupt:  # outside a trial (loading, tables): nothing half-written matters
+        console.print("[yellow]Interrupted.[/]")
+        return EXIT_INTERRUPTED
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _sweep(args: argparse.Namespace, console: Console) -> int:
+    try:
+        loaded = load_spec(args.config)
+    except SpecError as e:
+        return bad_input(console, str(e))
+    for note in loaded.alias_notes:
+        console.print(f"[dim]alias:[/] {note}", highlight=False)
+    try:
+        cluster = prepare_cluster(args.address, loaded, console)
+    except ClusterError as e:
+        return bad_input(console, str(e))
+    if args.dry_run:
+        plans = plan_cluster_trials(loaded, cluster) if cluster else plan_trials(loaded, probe_machine())
+        console.print(plan_table(plans))
+        console.print(f"{len(plans)} trials planned, {sum(p.skip_reason is None for p in plans)} to run; "
+                      "dry run: nothing was run or written.")
+        return EXIT_OK
+
+    if args.retry_failed and not args.resume:
+        return bad_input(console, "--retry-failed only makes sense with --resume")
+    if args.resume and args.out is None:
+        return bad_input(console, "--resume needs --out DIR (the folder of the sweep to resume)")
+    out_dir = args.out or default_out_dir(loaded.spec.name)
+    console.print(f"rlbench {__version__}: sweep '{loaded.spec.name}', {len(loaded.points)} grid points x "
+                  f"{loaded.spec.repeats} repeats -> {out_dir}")
+    try:
+        outcome = run_sweep(loaded, out_dir, console=console, argv=sys.argv, resume=args.resume,
+                            retry_failed=args.retry_failed, cluster=cluster)
+    except OutDirError as e:
+        return bad_input(console, str(e))
+    tables = build_tables(out_dir)
+    axes = list(loaded.points[0].axes) if loaded.points else []
+    write_plots(out_dir, tables, axes)
+    console.print(results_table(tables["trials"], axes))
+    console.print(f"{outcome.count('ok')} ok, {outcome.count('skipped')} skipped, {outcome.count('failed')} failed, "
+                  f"{outcome.count('timeout')} timed out, {outcome.count('interrupted')} interrupted"
+                  f"{f' ({outcome.kept} kept from the earlier run)' if outcome.kept else ''}. Results: {out_dir}")
+    write_and_summarize(out_dir, tables, console)  # report.html / report.md
+    for r in outcome.failed:
+        console.print(f"[red]{r.trial_id} {r.status}:[/] {r.reason}  (log: {out_dir / 'trials' / r.trial_id / 'trial.log'})",
+                      highlight=False)
+    if outcome.interrupted:
+        console.print(f"[yellow]Interrupted[/]: {outcome.unfinished} of {len(outcome.trial_ids)} trials still to run "
+                      f"(what the interrupted trial measured is kept). Resume with:\n  "
+                      f"{resume_command(args.config, out_dir)}", highlight=False, soft_wrap=True)
+        return EXIT_INTERRUPTED
+    return EXIT_FAILED if outcome.failed else EXIT_OK
+
+
+def _raise_keyboard_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt

@@ -1,0 +1,262 @@
+"""The utilization sampler: CPU, memory and GPU use of a running trial, observed from outside its processes.
+
+A :class:`UtilizationSampler` thread in the sweep process reads the trial's process tree at
+``sample_hz`` and records, per process, its role (driver, learner, env_runner, ray_system, other;
+``harness`` for rlbench's own reaper, which is never counted as the trial's), the cores it kept
+busy since the last sample (``cpu_pct``, 100 = one core) and its resident memory; per core, the
+machine's busy percentage; per GPU (through :mod:`rlbench.worker.nvml`), utilization, memory,
+power, SM clock and the energy counter. ("Sampler" here always means this utilization sampler;
+RL sampling is the env runners' job.)
+
+It must not disturb what it measures (target: under 1% of one core at 10 Hz on a tree of 20+
+processes; ``scripts/bench_sampler.py`` measures it), so it reads Linux's ``/proc`` directly:
+
+- Tree membership is kept incrementally, and only looked at when the machine's fork counter
+  (``processes`` in ``/proc/stat``) moved since the last tick. Then ``/proc`` is listed once and
+  the parent pid of new pids only is read; a pid not in the tree is remembered as foreign while
+  it stays listed (a process outside the tree cannot move into it). psutil's
+  ``children(recursive=True)`` instead reads the status of every process on the machine on
+  every call.
+- Each member's ``/proc/<pid>/stat`` stays open and is re-read with one ``pread``: CPU time
+  (user + system), start time (to notice a reused pid) and RSS come from that one line.
+- Per-core busy time comes from one ``pread`` of ``/proc/stat``, with psutil's definition of busy.
+- A process's role is read from its title once; only ``other`` (e.g. a pooled ``ray::IDLE``
+  worker that may become an actor) is re-read, every :data:`RECLASSIFY_EVERY` ticks.
+- Rows are kept as tuples and turned into columns once, at the end.
+
+The row shape, CPU %, core busy % and the tick loop are shared with the cluster node samplers
+(:mod:`rlbench.worker.sampling`).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from rlbench.adapters import classify_process
+from rlbench.worker.nvml import Gpus
+from rlbench.worker.procfs import ProcStat, parse_stat, read_cmdline
+from rlbench.worker.sampling import CoreBusy, GpuEnergy, ProcessCpu, Rows, TickLoop
+
+#: Ticks between two reads of the title of a process classified ``other``.
+RECLASSIFY_EVERY = 5
+#: Role of rlbench's own processes inside a trial's tree (the reaper): sampled, never the trial's.
+HARNESS_ROLE = "harness"
+#: The reaper's script: a process running it is the harness.
+REAPER_SCRIPT = str(Path(__file__).resolve().parents[1] / "worker" / "reaper.py")
+
+_PROC = "/proc"
+
+
+def parse_forks(text: bytes) -> int | None:
+    """The ``processes`` line of ``/proc/stat``: forks (and clones) since boot; None if absent."""
+    start = text.find(b"\nprocesses ")
+    if start < 0:
+        return None
+    end = text.find(b"\n", start + 1)
+    return int(text[start + 11:end if end > 0 else None])
+
+
+def classify(cmdline: list[str], *, is_driver: bool) -> str:
+    """A trial process's role: the harness (rlbench's reaper) first, then the adapter's reading of its title."""
+    if REAPER_SCRIPT in cmdline[:4]:
+        return HARNESS_ROLE
+    return classify_process(cmdline, is_driver=is_driver)
+
+
+class _Member:
+    """One process of the tree, with its open stat file and last reading."""
+
+    __slots__ = ("pid", "fd", "start_ticks", "role", "rss_bytes")
+
+    def __init__(self, pid: int, fd: int, start_ticks: int):
+        self.pid = pid
+        self.fd = fd
+        self.start_ticks = start_ticks
+        self.role: str | None = None
+        self.rss_bytes = 0
+
+
+def _open_stat(pid: int) -> tuple[int, ProcStat] | None:
+    try:
+        fd = os.open(f"{_PROC}/{pid}/stat", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return fd, parse_stat(os.pread(fd, 4096, 0))
+    except (OSError, ValueError, IndexError):
+        os.close(fd)
+        return None
+
+
+class UtilizationSampler:
+    """Samples one process tree until stopped; rows accumulate and are read back as ``columns``.
+
+    ``hz <= 0`` turns sampling off (no thread, no rows): an internal switch for
+    ``scripts/bench_sampler.py``, which compares trials with and without the sampler. The spec
+    itself asks ``sample_hz > 0``.
+    """
+
+    def __init__(self, root_pid: int, *, t0_epoch: float, hz: float, gpus: Gpus | None = None,
+                 per_core: bool = True):
+        self.root_pid = root_pid
+        self.t0_epoch = t0_epoch
+        self.enabled = hz > 0
+        self.gpus = gpus
+        self.per_core = per_core
+        self.samples = 0
+        self._loop = TickLoop(1.0 / hz if self.enabled else 0.0, self.sample_once, "rlbench-sampler",
+                              before=self._baseline)
+        self._members: dict[int, _Member] = {}
+        self._foreign: set[int] = set()
+        self._seen: set[int] = set()
+        self._rows = Rows()
+        self._cpu = ProcessCpu()
+        self._cores = CoreBusy()
+        self._gpu = GpuEnergy()
+        self._stat_fd: int | None = None
+        self._tick = 0
+        self._last_forks: int | None = None
+        self._trial_rss_bytes = 0
+
+    @property
+    def cpu_s(self) -> float:
+        """CPU time the sampler thread itself used."""
+        return self._loop.cpu_s
+
+    @property
+    def seen_pids(self) -> set[int]:
+        """Every pid the sampler has seen in the tree."""
+        return set(self._seen)
+
+    @property
+    def trial_rss_bytes(self) -> int:
+        """Resident memory of the trial's processes together at the last tick (the harness left out;
+        shared pages counted once per process): what the trial's memory limit is checked against."""
+        return self._trial_rss_bytes
+
+    @property
+    def columns(self) -> dict[str, list[Any]]:
+        """All rows so far, column-wise (:data:`rlbench.worker.sampling.UTILIZATION_COLUMNS`)."""
+        return self._rows.columns()
+
+    def start(self) -> "UtilizationSampler":
+        """Begin sampling in a background thread (nothing when sampling is off)."""
+        if self.enabled:
+            self._loop.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop sampling, wait for the thread and release the open files."""
+        self._loop.stop()
+        self.close()
+
+    def close(self) -> None:
+        """Close every open ``/proc`` file (done by :meth:`stop`)."""
+        for member in self._members.values():
+            os.close(member.fd)
+        self._members.clear()
+        if self._stat_fd is not None:
+            os.close(self._stat_fd)
+            self._stat_fd = None
+
+    def _baseline(self) -> None:
+        """The first per-core reading, which the first sample's busy % is measured against."""
+        if self.per_core:
+            self._cores.update(self._read_proc_stat())
+
+    # -- the tree ----------------------------------------------------------------------------
+
+    def _admit(self, pid: int) -> ProcStat | None:
+        opened = _open_stat(pid)
+        if opened is None:
+            return None
+        fd, stat = opened
+        self._members[pid] = _Member(pid, fd, stat.start_ticks)
+        self._seen.add(pid)
+        return stat
+
+    def _refresh_tree(self) -> None:
+        """Add processes born into the tree since the last tick (new pids only are read)."""
+        try:
+            listed = {int(name) for name in os.listdir(_PROC) if name.isdigit()}
+        except OSError:
+            return
+        self._foreign &= listed  # a pid that vanished may come back as anyone's child
+        if not self._members and self.root_pid in listed:
+            self._admit(self.root_pid)
+        new = listed - self._foreign - self._members.keys()
+        parents: dict[int, int] = {}
+        for pid in new:
+            opened = _open_stat(pid)
+            if opened is None:
+                continue
+            fd, stat = opened
+            os.close(fd)
+            parents[pid] = stat.ppid
+        # Closure: a new child of a new child joins too, whatever order the pids came in.
+        added = True
+        while added:
+            added = False
+            for pid, ppid in list(parents.items()):
+                if ppid in self._members:
+                    del parents[pid]
+                    if self._admit(pid) is not None:
+                        added = True
+        self._foreign |= parents.keys()
+
+    def _role(self, member: _Member) -> str:
+        if member.role is not None and (member.role != "other" or self._tick % RECLASSIFY_EVERY):
+            return member.role
+        try:
+            member.role = classify(read_cmdline(member.pid), is_driver=member.pid == self.root_pid)
+        except OSError:
+            member.role = member.role or "other"
+        return member.role
+
+    # -- one sample --------------------------------------------------------------------------
+
+    def _read_proc_stat(self) -> bytes:
+        try:
+            if self._stat_fd is None:
+                self._stat_fd = os.open(f"{_PROC}/stat", os.O_RDONLY)
+            return os.pread(self._stat_fd, 65536, 0)
+        except OSError:
+            return b""
+
+    def sample_once(self) -> None:
+        """Take one sample of the tree, the cores and the GPUs."""
+        t_s = time.time() - self.t0_epoch
+        mono = time.monotonic()
+        proc_stat = self._read_proc_stat()
+        forks = parse_forks(proc_stat)
+        if forks is None or forks != self._last_forks or not self._members:
+            self._refresh_tree()  # only when some process was created since the last look
+            self._last_forks = forks
+        trial_rss = 0
+        for pid, member in list(self._members.items()):
+            try:
+                stat = parse_stat(os.pread(member.fd, 4096, 0))
+            except (OSError, ValueError, IndexError):
+                stat = None
+            if stat is None or stat.start_ticks != member.start_ticks:
+                os.close(member.fd)  # gone (or the pid now names another process)
+                del self._members[pid]
+                self._cpu.forget(pid)
+                continue
+            role = self._role(member)
+            if role != HARNESS_ROLE and not stat.exiting:
+                trial_rss += stat.rss_bytes
+            cpu_pct = self._cpu.update(pid, mono, stat)
+            if cpu_pct is not None:
+                self._rows.process(t_s, role, pid, cpu_pct, stat.rss_bytes)
+        self._trial_rss_bytes = trial_rss
+        if self.per_core and proc_stat:
+            for core, pct in self._cores.update(proc_stat):
+                self._rows.core(t_s, core, pct)
+        if self.gpus is not None:
+            self._gpu.add(self._rows, time.time() - self.t0_epoch, self.gpus.read())
+        self._tick += 1
+        self.samples += 1

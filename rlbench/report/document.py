@@ -1,0 +1,275 @@
+"""The report document: ``report.html`` (self-contained) and ``report.md`` of a result set.
+
+Reads the tables and manifest only; the numbers come from :mod:`rlbench.analysis`, the figures
+from :mod:`rlbench.report.config_plots` (and every other PNG already in ``plots/``, per-trial heat
+maps capped at :data:`~rlbench.report.style.MAX_HEATMAPS`).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from rlbench.analysis.advice import (
+    Recommendation,
+    learner_cpu_findings,
+    recommendations,
+)
+from rlbench.analysis.configs import config_label, configurations, result_axes, sm_count
+from rlbench.analysis.scaling import MAX_SCALING_GROUPS, ScalingCurve, scaling_curves
+from rlbench.analysis.stats import CONFIDENCE, KNEE_MARGIN, NOISY_CV
+from rlbench.report.config_plots import Figure, write_figures
+from rlbench.report.style import MAX_HEATMAPS, MAX_MD_TRIALS, fmt, pct
+from rlbench.results.files import write_atomic
+from rlbench.results.layout import REPORT_HTML, REPORT_MD, ResultsFolder
+
+
+@dataclass
+class Analysis:
+    """Everything the report shows, computed once."""
+
+    out_dir: Path
+    manifest: dict[str, Any]
+    axes: list[str]
+    trials: pd.DataFrame
+    configs: pd.DataFrame
+    curves: list[ScalingCurve]
+    recs: list[Recommendation]
+    findings: list[str] = field(default_factory=list)
+    """Plain-words answers for learner-CPU axes (the forum question)."""
+    figures: list[Figure] = field(default_factory=list)
+
+
+def analyze(out_dir: Path, tables: dict[str, pd.DataFrame]) -> Analysis:
+    """Per-configuration figures, scaling curves and recommendations of a result set."""
+    manifest = ResultsFolder(Path(out_dir)).read_manifest()
+    trials = tables["trials"]
+    axes = result_axes(manifest, trials)
+    configs = configurations(trials, axes, tables.get("iterations"), tables.get("utilization"), sm_count(manifest))
+    curves = scaling_curves(configs, axes)
+    findings = learner_cpu_findings(configs, trials, tables.get("iterations"), axes)
+    return Analysis(out_dir, manifest, axes, trials, configs, curves, recommendations(configs, axes), findings)
+
+
+def other_figures(out_dir: Path, mine: list[Figure]) -> tuple[list[Figure], str]:
+    """The PNGs already in ``plots/`` that the report's own figures are not (heat maps capped)."""
+    own = {f.path.name for f in mine}
+    found = sorted(p for p in ResultsFolder(Path(out_dir)).plots.glob("*.png")
+                   if p.name not in own and not p.name.startswith("report_"))
+    heatmaps = [p for p in found if p.name.startswith("cpu_heatmap")]
+    rest = [p for p in found if not p.name.startswith("cpu_heatmap")]
+    note = ""
+    if len(heatmaps) > MAX_HEATMAPS:
+        note = f"{len(heatmaps)} per-trial heat maps are in plots/; the first {MAX_HEATMAPS} are shown."
+        heatmaps = heatmaps[:MAX_HEATMAPS]
+    titles = {"time_breakdown.png": "Time breakdown per trial", "cpu_by_role.png": "CPU used per role, per trial",
+              "cpu_alloc_vs_used.png": "CPU allocated vs used per role, per trial"}
+    figs = [Figure(p, titles.get(p.name, p.stem.replace("_", " ").capitalize())) for p in rest + heatmaps]
+    return figs, note
+
+
+def ci_text(row, column: str, digits: int = 0) -> str:
+    """``median [low, high]`` or the median alone."""
+    med, lo, hi = row.get(column), row.get(f"{column}_ci_low"), row.get(f"{column}_ci_high")
+    if fmt(lo) == "-":
+        return fmt(med, digits)
+    return f"{fmt(med, digits)} [{fmt(lo, digits)}, {fmt(hi, digits)}]"
+
+
+def config_rows(analysis: Analysis) -> tuple[list[str], list[list[str]]]:
+    """The configurations table: header and rows (ranked first, then noisy, then unmeasured)."""
+    c = analysis.configs
+    per_w = "env_steps_per_s_per_w" in c and c["env_steps_per_s_per_w"].notna().any()
+    header = ["rank", *analysis.axes, f"env steps/s [{CONFIDENCE:.0%} CI]", "CV", "n", "sample", "learn", "sync",
+              "cores used / cpus", "steps/s per CPU", *(["steps/s per W"] if per_w else []), "bottleneck"]
+    order = c.assign(_k=c["rank"].fillna(10**9).astype(float), _m=-c["env_steps_per_s"].fillna(-1)).sort_values(["_k", "_m"])
+    rows = []
+    for _, r in order.iterrows():
+        rank = str(int(r["rank"])) if not pd.isna(r["rank"]) else ("noisy" if r["noisy"] else "-")
+        rows.append([rank, *[str(r[a]) for a in analysis.axes], ci_text(r, "env_steps_per_s"),
+                     pct(r["env_steps_per_s_cv"]), str(r["n"]), pct(r["sample_frac"]), pct(r["learn_frac"]),
+                     pct(r["sync_frac"]), f"{fmt(r['cpus_used'], 2)} / {fmt(r['cpus'])}",
+                     fmt(r["env_steps_per_s_per_cpu"]), *([fmt(r.get("env_steps_per_s_per_w"), 1)] if per_w else []),
+                     r["bottleneck"]])
+    return header, rows
+
+
+def scaling_rows(analysis: Analysis) -> dict[str, tuple[list[str], list[list[str]], str]]:
+    """Per axis: header, rows and a note on capped groups."""
+    out = {}
+    for axis in analysis.axes:
+        curves = [c for c in analysis.curves if c.axis == axis]
+        if not curves:
+            continue
+        curves.sort(key=lambda c: -max((t for t in c.env_steps_per_s if t is not None), default=0))
+        note = f"Showing the {MAX_SCALING_GROUPS} fastest of {len(curves)} groups." if len(curves) > MAX_SCALING_GROUPS else ""
+        header = ["other axes", f"{axis}", "env steps/s", "speedup", "efficiency", "Amdahl serial frac", "R²",
+                  "max speedup", f"knee ({KNEE_MARGIN:.0%})", "best"]
+        rows = []
+        for c in curves[:MAX_SCALING_GROUPS]:
+            rows.append([c.fixed or "-", " / ".join(map(str, c.values)),
+                         " / ".join(fmt(t) for t in c.env_steps_per_s),
+                         " / ".join(fmt(s, 2) for s in c.speedup),
+                         " / ".join(fmt(e, 2) for e in c.efficiency),
+                         fmt(c.serial_frac, 3), fmt(c.r2, 3), fmt(c.max_speedup, 2), str(c.knee), str(c.best)])
+        out[axis] = (header, rows, note)
+    return out
+
+
+def rec_lines(analysis: Analysis) -> list[str]:
+    """One sentence per recommendation."""
+    units = {"env_steps_per_s": "env steps/s", "env_steps_per_s_per_cpu": "env steps/s per CPU",
+             "env_steps_per_s_per_w": "env steps/s per W"}
+    lines = []
+    for r in analysis.recs:
+        row = analysis.configs[analysis.configs["index"] == r.index].iloc[0]
+        ci = f" (95% CI {fmt(row['env_steps_per_s_ci_low'])}-{fmt(row['env_steps_per_s_ci_high'])})" \
+            if r.column == "env_steps_per_s" and fmt(row["env_steps_per_s_ci_low"]) != "-" else ""
+        lines.append(f"For {r.goal}: {r.label} at {fmt(r.value, 1 if r.value < 100 else 0)} {units[r.column]}{ci}; "
+                     f"{row['bottleneck']}." + (f" Note: {r.note}." if r.note else ""))
+    return lines
+
+
+def provenance(analysis: Analysis) -> list[tuple[str, str]]:
+    """(field, value) pairs: where the numbers come from."""
+    m = analysis.manifest
+    machine = m.get("machine") or {}
+    sw = m.get("software") or {}
+    gpus = machine.get("gpus") or []
+    gpu_text = ", ".join(f"{g.get('name')} ({g.get('sm_count') or '?'} SMs)" for g in gpus) or "none"
+    spec = m.get("spec") or {}
+    return [
+        ("sweep", str(spec.get("name", "?"))),
+        ("spec file", str(m.get("spec_file", "?"))),
+        ("command", " ".join(m.get("command") or [])),
+        ("started / ended", f"{m.get('started_at')} / {m.get('ended_at')}"),
+        ("machine", f"{machine.get('cpu_model')}, {machine.get('logical_cores')} logical cores, "
+                    f"{fmt((machine.get('memory_bytes') or 0) / 2**30, 1)} GiB, GPUs: {gpu_text}"),
+        ("software", ", ".join(f"{k} {v}" for k, v in sw.items())),
+        ("rlbench git commit", str(m.get("git_commit"))),
+        ("trials", f"{len(analysis.trials)} ({', '.join(f'{n} {s}' for s, n in analysis.trials['status'].value_counts().items())}); "
+                   f"repeats per configuration: {spec.get('repeats', '?')}"),
+        ("rerun one trial", f"rlbench reproduce {analysis.out_dir} TRIAL_ID"),
+    ]
+
+
+def _method_text() -> str:
+    return (f"Each trial's throughput is the median of its steady-state iterations. Per configuration the "
+            f"headline is the median over its ok repeats with a {CONFIDENCE:.0%} percentile-bootstrap interval "
+            f"(scipy.stats.bootstrap, resampling repeats; none with one repeat) and the coefficient of variation "
+            f"across repeats; a configuration with CV above {NOISY_CV:.0%} is flagged too noisy and not ranked. "
+            f"Scaling: speedup against the smallest value of the axis; efficiency and an Amdahl fit over the "
+            f"positive values; the knee is the smallest value within {KNEE_MARGIN:.0%} of the best. "
+            "Rules and thresholds: docs/ANALYSIS.md.")
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> str:
+    esc = lambda s: str(s).replace("|", "\\|")  # noqa: E731
+    lines = ["| " + " | ".join(map(esc, header)) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(map(esc, r)) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def render_md(analysis: Analysis, figures: list[Figure], notes: list[str]) -> str:
+    """report.md: the same content as the HTML, figures linked from plots/."""
+    name = (analysis.manifest.get("spec") or {}).get("name", analysis.out_dir.name)
+    out = [f"# rlbench report: {name}", "", "## Recommendations", ""]
+    out += [f"- {line}" for line in rec_lines(analysis)] or ["- no configuration was measured"]
+    if analysis.findings:
+        out += ["", "## What more learner CPUs bought", ""] + [f"- {line}" for line in analysis.findings]
+    header, rows = config_rows(analysis)
+    out += ["", "## Configurations", "", _method_text(), "", _md_table(header, rows), "", "## Verdicts", ""]
+    for _, r in analysis.configs.iterrows():
+        out.append(f"- **{config_label(r, analysis.axes)}**: {r['verdict']}")
+    out += ["", "## Scaling", ""]
+    for axis, (h, rs, note) in scaling_rows(analysis).items():
+        out += [f"### {axis}", "", _md_table(h, rs), ""] + ([note, ""] if note else [])
+    out += ["## Figures", ""]
+    for f in figures:
+        out += [f"### {f.title}", "", f"![{f.title}](plots/{f.path.name})", ""] + ([f.caption, ""] if f.caption else [])
+    out += [n for n in notes if n]
+    t = analysis.trials
+    cols = ["trial_id", "status", *analysis.axes, "env_steps_per_s", "reason"]
+    trial_rows = [[str(r.get(c)) if c != "env_steps_per_s" else fmt(r.get(c)) for c in cols]
+                  for _, r in t.head(MAX_MD_TRIALS).iterrows()]
+    out += ["", "## Trials", "", _md_table(cols, [[x if x not in ("None", "nan") else "" for x in r] for r in trial_rows])]
+    if len(t) > MAX_MD_TRIALS:
+        out.append(f"\n{len(t) - MAX_MD_TRIALS} more trials in trials.parquet / summary.csv.")
+    out += ["", "## Provenance", ""] + [f"- {k}: `{v}`" for k, v in provenance(analysis)]
+    return "\n".join(out) + "\n"
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1200px;color:#222;padding:0 1rem}
+h1{font-size:1.6rem}h2{border-bottom:1px solid #ddd;padding-bottom:.2rem;margin-top:2rem}
+table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:right}
+th{background:#f3f3f3}td.l,th.l{text-align:left}.noisy{color:#a60}.rec{background:#eef6ee;padding:.6rem 1rem;border-radius:6px}
+figure{margin:1rem 0}figcaption{font-size:.85rem;color:#555;max-width:900px}img{max-width:100%}
+.muted{color:#666;font-size:.85rem}code{background:#f5f5f5;padding:0 .2rem}
+"""
+
+
+def _html_table(header: list[str], rows: list[list[str]], left: set[int]) -> str:
+    h = "".join(f"<th class='{'l' if i in left else ''}'>{html.escape(c)}</th>" for i, c in enumerate(header))
+    body = []
+    for r in rows:
+        cls = " class='noisy'" if r and r[0] == "noisy" else ""
+        body.append(f"<tr{cls}>" + "".join(f"<td class='{'l' if i in left else ''}'>{html.escape(str(c))}</td>"
+                                           for i, c in enumerate(r)) + "</tr>")
+    return f"<table><thead><tr>{h}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def render_html(analysis: Analysis, figures: list[Figure], notes: list[str]) -> str:
+    """report.html: one file, figures embedded as base64 PNG, no external CSS or scripts."""
+    name = (analysis.manifest.get("spec") or {}).get("name", analysis.out_dir.name)
+    e = html.escape
+    parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>rlbench report: {e(str(name))}</title>"
+             f"<style>{_CSS}</style></head><body>", f"<h1>rlbench report: {e(str(name))}</h1>",
+             "<h2>Recommendations</h2><div class='rec'><ul>"]
+    parts += [f"<li>{e(line)}</li>" for line in rec_lines(analysis)] or ["<li>no configuration was measured</li>"]
+    parts.append("</ul></div>")
+    if analysis.findings:
+        parts += ["<h2>What more learner CPUs bought</h2><ul>"] + [f"<li>{e(x)}</li>" for x in analysis.findings]
+        parts.append("</ul>")
+    header, rows = config_rows(analysis)
+    n_axes = len(analysis.axes)
+    parts += ["<h2>Configurations</h2>", f"<p class='muted'>{e(_method_text())}</p>",
+              _html_table(header, rows, {len(header) - 1, *range(1, 1 + n_axes)}), "<h2>Verdicts</h2><ul>"]
+    parts += [f"<li><b>{e(config_label(r, analysis.axes))}</b>: {e(r['verdict'])}</li>" for _, r in analysis.configs.iterrows()]
+    parts += ["</ul><h2>Scaling</h2>"]
+    for axis, (h, rs, note) in scaling_rows(analysis).items():
+        parts += [f"<h3>{e(axis)}</h3>", _html_table(h, rs, {0, 1, 2, 3, 4}), f"<p class='muted'>{e(note)}</p>" if note else ""]
+    parts.append("<h2>Figures</h2>")
+    for f in figures:
+        data = base64.b64encode(f.path.read_bytes()).decode()
+        parts.append(f"<figure><h3>{e(f.title)}</h3><img alt='{e(f.title)}' src='data:image/png;base64,{data}'>"
+                     f"<figcaption>{e(f.caption)}</figcaption></figure>")
+    parts += [f"<p class='muted'>{e(n)}</p>" for n in notes if n]
+    t = analysis.trials
+    cols = ["trial_id", "status", *analysis.axes, "env_steps_per_s", "reason"]
+    trial_rows = [[("" if pd.isna(r.get(c)) else (fmt(r.get(c)) if c == "env_steps_per_s" else str(r.get(c))))
+                   for c in cols] for _, r in t.iterrows()]
+    parts += [f"<h2>Trials</h2><details><summary>{len(t)} trials</summary>",
+              _html_table(cols, trial_rows, {0, 1, len(cols) - 1}), "</details>", "<h2>Provenance</h2><table>"]
+    parts += [f"<tr><th class='l'>{e(k)}</th><td class='l'><code>{e(v)}</code></td></tr>" for k, v in provenance(analysis)]
+    parts.append("</table></body></html>")
+    return "\n".join(parts)
+
+
+def write_report(out_dir: Path, tables: dict[str, pd.DataFrame]) -> tuple[Path, Path, Analysis]:
+    """Write ``report.html`` and ``report.md`` into ``out_dir``; returns their paths and the analysis."""
+    out_dir = Path(out_dir)
+    analysis = analyze(out_dir, tables)
+    mine = write_figures(out_dir, analysis.configs, analysis.axes)
+    others, note = other_figures(out_dir, mine)
+    figures = mine + others
+    analysis.figures = figures
+    html_path, md_path = out_dir / REPORT_HTML, out_dir / REPORT_MD
+    write_atomic(html_path, render_html(analysis, figures, [note]).encode())
+    write_atomic(md_path, render_md(analysis, figures, [note]).encode())
+    return html_path, md_path, analysis

@@ -1,0 +1,63 @@
+"""The report's one style: colours, number formats, figure caps and how a figure is saved.
+
+Every figure and table of rlbench (``plots/``, report.html/.md, the terminal) takes its colours,
+its number formatting and its caps from here, so a phase or a role looks the same everywhere.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+#: The phases of an iteration, in stacking order.
+PHASES = ("sample", "learn", "sync", "other")
+PHASE_COLORS = {"sample": "#4C72B0", "learn": "#DD8452", "sync": "#55A868", "other": "#8C8C8C"}
+ROLE_COLORS = {"driver": "#C44E52", "learner": "#DD8452", "env_runner": "#4C72B0", "ray_system": "#8172B3",
+               "other": "#8C8C8C"}
+#: Figures stay readable and cheap on big sweeps: at most this many trials per per-trial bar chart
+#: (first repeats first), per-core heat maps (drawn, and embedded in the report), configurations per
+#: bar figure and lines per line figure. Every cap is stated under the figure it cuts.
+MAX_BAR_TRIALS = 60
+MAX_HEATMAPS = 24
+MAX_BARS = 40
+MAX_LINES = 8
+#: Rows of the terminal's results table; the rest of a big sweep is in summary.csv and the report.
+MAX_TABLE_ROWS = 60
+#: Per-trial rows listed in report.md (report.html lists all).
+MAX_MD_TRIALS = 200
+#: Resolution of every saved figure.
+DPI = 110
+
+
+def new_axes(width_in: float, height_in: float):
+    """A new figure with one axes of this size (inches)."""
+    return plt.subplots(figsize=(width_in, height_in))[1]
+
+
+def save(fig, path: Path, *, tight_bbox: bool = False) -> Path:
+    """Lay out, save and close a figure; returns the path."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI, **({"bbox_inches": "tight"} if tight_bbox else {}))
+    plt.close(fig)
+    return path
+
+
+def fmt(value, digits: int = 0) -> str:
+    """A number for a table, '-' when missing."""
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+        return "-"
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return f"{value:,}"
+    return f"{float(value):,.{digits}f}"
+
+
+def pct(value) -> str:
+    """A share as a whole percentage."""
+    return "-" if fmt(value) == "-" else f"{100 * float(value):.0f}%"

@@ -1,0 +1,64 @@
+"""The tables rlbench prints in a terminal: the planned trials, the sweep's results, a comparison."""
+
+from __future__ import annotations
+
+import pandas as pd
+from rich.table import Table
+
+from rlbench.analysis.compare import Comparison
+from rlbench.analysis.stats import CONFIDENCE
+from rlbench.report.style import MAX_TABLE_ROWS, PHASES, fmt, pct
+from rlbench.report.trial_plots import axis_columns
+from rlbench.spec.plan import TrialPlan
+
+
+def plan_table(plans: list[TrialPlan]) -> Table:
+    """The planned trials (``--dry-run``): cores, threads and each trial's fate."""
+    table = Table(title="planned trials")
+    axes = list(plans[0].axes) if plans else []
+    for column in ["trial", *axes, "cpus", "driver cores", "ray CPUs", "torch threads d/l/r", "fate"]:
+        table.add_column(column, overflow="fold")
+    for p in plans:
+        t = p.torch_threads
+        table.add_row(p.trial_id, *[str(p.axes[a]) for a in axes], str(p.cpus),
+                      ",".join(map(str, p.driver_cores)) or "-", str(p.ray_cpus),
+                      f"{t['driver']}/{t['learner']}/{t['env_runner']}",
+                      f"[yellow]skip: {p.skip_reason}[/]" if p.skip_reason else "run")
+    return table
+
+
+def results_table(trials: pd.DataFrame, axes: list[str]) -> Table:
+    """The final terminal table: one row per trial (at most :data:`MAX_TABLE_ROWS`, said in its caption)."""
+    axes = axis_columns(trials, axes)
+    table = Table(title="rlbench sweep results", show_lines=False)
+    if len(trials) > MAX_TABLE_ROWS:
+        table.caption = f"first {MAX_TABLE_ROWS} of {len(trials)} trials; all are in summary.csv and report.html"
+        trials = trials.head(MAX_TABLE_ROWS)
+    for column in ["trial", "status", *axes, "env steps/s", "sample", "learn", "sync", "other", "note"]:
+        table.add_column(column, justify="right" if column not in ("trial", "status", "note") else "left",
+                         overflow="fold")
+    for _, r in trials.iterrows():
+        status_style = {"ok": "green", "skipped": "yellow"}.get(r["status"], "red")
+        table.add_row(
+            r["trial_id"], f"[{status_style}]{r['status']}[/]", *[str(r[a]) for a in axes],
+            fmt(r.get("env_steps_per_s")), *[pct(r.get(f"{p}_frac")) for p in PHASES],
+            (r["reason"] or "")[:160] if isinstance(r.get("reason"), str) else "",
+        )
+    return table
+
+
+def compare_table(comparison: Comparison) -> Table:
+    """``rlbench compare``'s table."""
+    table = Table(title=f"B/A steady-state throughput  (A={comparison.a}, B={comparison.b}; "
+                        f"threshold {comparison.threshold:.0%}, {CONFIDENCE:.0%} CI)")
+    for column in ("configuration", "A env steps/s", "B env steps/s", "B/A", f"{CONFIDENCE:.0%} CI", "basis", "n A/B",
+                   "verdict"):
+        table.add_column(column, justify="left" if column in ("configuration", "verdict", "basis") else "right",
+                         overflow="fold")
+    style = {"regressed": "red", "improved": "green", "small change": "yellow"}
+    f = lambda v, d=0: "-" if v is None else f"{v:,.{d}f}"  # noqa: E731
+    for r in comparison.rows:
+        ci = "-" if r.ci_low is None else f"{r.ci_low:.3f}-{r.ci_high:.3f}"
+        table.add_row(r.label, f(r.a_env_steps_per_s), f(r.b_env_steps_per_s), f(r.ratio, 3), ci, r.basis,
+                      f"{r.n_a}/{r.n_b}", f"[{style.get(r.verdict, 'default')}]{r.verdict}[/]")
+    return table

@@ -1,0 +1,217 @@
+"""The on-disk layout of a result set: every file name in one place, and the folder objects.
+
+Layout of ``--out DIR`` (schema in docs/SCHEMA.md)::
+
+    manifest.json                        spec, software, machine, start/end
+    env_ceilings.json                    the env stepping alone, per distinct setting
+    trials/<trial_id>/plan.json          what the trial was to run
+    trials/<trial_id>/events.jsonl       the trial's own log of phases and iterations (append-only)
+    trials/<trial_id>/record.json        the sweep's verdict on the trial (status, reason, timings)
+    trials/<trial_id>/utilization.parquet         the sweep's sampler's rows for the trial
+    trials/<trial_id>/utilization_nodes.parquet   the cluster node samplers' rows (cluster mode)
+    trials/<trial_id>/trial.log          the trial's stdout/stderr (Ray's chatter, tracebacks)
+    attempts/<trial_id>/<n>/             earlier attempts of trials a resume ran again
+    trials.parquet, iterations.parquet, utilization.parquet, node_roles.parquet, summary.csv
+                                         derived from trials/ (rlbench.analysis.tables)
+    plots/, report.html, report.md       figures and the report
+    .rlbench.lock                        held by a running sweep
+
+The per-trial files are the truth; everything at the top is derived and can be rebuilt. Standard
+library only: the trial process and the tools that read a folder import it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rlbench.results.files import EventTail, fsync_dir, read_events, read_json
+
+MANIFEST_FILE = "manifest.json"
+CEILINGS_FILE = "env_ceilings.json"
+TRIALS_DIR = "trials"
+#: Earlier attempts of re-run trials are moved to ``attempts/<trial_id>/<n>/`` (never in the tables).
+ATTEMPTS_DIR = "attempts"
+LOCK_FILE = ".rlbench.lock"
+PLOTS_DIR = "plots"
+TRIALS_TABLE = "trials.parquet"
+ITERATIONS_TABLE = "iterations.parquet"
+UTILIZATION_TABLE = "utilization.parquet"
+NODE_ROLES_TABLE = "node_roles.parquet"
+SUMMARY_CSV = "summary.csv"
+REPORT_HTML = "report.html"
+REPORT_MD = "report.md"
+COMPARE_CSV = "compare.csv"
+COMPARE_JSON = "compare.json"
+
+PLAN_FILE = "plan.json"
+EVENTS_FILE = "events.jsonl"
+RECORD_FILE = "record.json"
+LOG_FILE = "trial.log"
+TRIAL_UTILIZATION_FILE = "utilization.parquet"
+NODE_UTILIZATION_FILE = "utilization_nodes.parquet"
+REPRODUCE_FILE = "reproduce.yaml"
+
+#: Columns of a utilization row, in order, before the ``trial_id`` the tables add (docs/SCHEMA.md;
+#: types in rlbench.results.tables); ``kind`` is process, core or gpu. Both samplers (the sweep's
+#: and the cluster node samplers) make rows of this shape; ``node_id``/``node_ip`` are null for the
+#: sweep's own sampler.
+UTILIZATION_COLUMNS: tuple[str, ...] = (
+    "t_s", "kind", "role", "pid", "core", "cpu_pct", "rss_bytes",
+    "gpu_index", "gpu_util_pct", "gpu_mem_used_bytes", "gpu_power_w", "gpu_sm_clock_mhz", "gpu_energy_mj",
+    "node_id", "node_ip",
+)
+
+
+@dataclass(frozen=True)
+class TrialFolder:
+    """``trials/<trial_id>/``: one trial's own files, the truth its table rows are built from."""
+
+    path: Path
+    """The folder."""
+
+    @property
+    def trial_id(self) -> str:
+        """The trial's id (the folder's name)."""
+        return self.path.name
+
+    @property
+    def plan(self) -> Path:
+        return self.path / PLAN_FILE
+
+    @property
+    def events_file(self) -> Path:
+        return self.path / EVENTS_FILE
+
+    @property
+    def record(self) -> Path:
+        return self.path / RECORD_FILE
+
+    @property
+    def log(self) -> Path:
+        return self.path / LOG_FILE
+
+    @property
+    def utilization(self) -> Path:
+        return self.path / TRIAL_UTILIZATION_FILE
+
+    @property
+    def node_utilization(self) -> Path:
+        return self.path / NODE_UTILIZATION_FILE
+
+    @property
+    def reproduce(self) -> Path:
+        return self.path / REPRODUCE_FILE
+
+    def exists(self) -> bool:
+        """Whether the folder exists."""
+        return self.path.exists()
+
+    def finished(self) -> bool:
+        """Whether the sweep recorded a verdict (``record.json`` is written last)."""
+        return self.record.exists()
+
+    def events(self) -> list[dict[str, Any]]:
+        """The trial's events so far (a torn last line dropped)."""
+        return read_events(self.events_file)
+
+    def event(self, name: str) -> dict[str, Any]:
+        """The first event called ``name``, or {}."""
+        return next((e for e in self.events() if e.get("event") == name), {})
+
+    def tail(self) -> EventTail:
+        """The events file, read as it grows."""
+        return EventTail(self.events_file)
+
+    def iterations_done(self) -> int:
+        """Iterations the trial recorded."""
+        return sum(e.get("event") == "iteration" for e in self.events())
+
+    def session_dir(self) -> str | None:
+        """The trial's private Ray session folder (None on a cluster, or before Ray started)."""
+        return self.event("ray_init").get("session_dir")
+
+    def log_tail(self, lines: int = 5) -> str:
+        """The last non-empty lines of the trial's log, joined by `` | ``."""
+        if not self.log.exists():
+            return ""
+        text = [line for line in self.log.read_text(errors="replace").splitlines() if line.strip()]
+        return " | ".join(text[-lines:])
+
+
+@dataclass(frozen=True)
+class ResultsFolder:
+    """A result set's folder: where each of its files lives, and moving trials between attempts."""
+
+    path: Path
+    """The folder (``--out``)."""
+
+    @property
+    def manifest(self) -> Path:
+        return self.path / MANIFEST_FILE
+
+    @property
+    def ceilings(self) -> Path:
+        return self.path / CEILINGS_FILE
+
+    @property
+    def trials_dir(self) -> Path:
+        return self.path / TRIALS_DIR
+
+    @property
+    def attempts_dir(self) -> Path:
+        return self.path / ATTEMPTS_DIR
+
+    @property
+    def lock_file(self) -> Path:
+        return self.path / LOCK_FILE
+
+    @property
+    def plots(self) -> Path:
+        return self.path / PLOTS_DIR
+
+    def table(self, name: str) -> Path:
+        """A derived table's file, e.g. ``table(TRIALS_TABLE)``."""
+        return self.path / name
+
+    def trial(self, trial_id: str) -> TrialFolder:
+        """One trial's folder (which may not exist yet)."""
+        return TrialFolder(self.trials_dir / trial_id)
+
+    def trials(self) -> list[TrialFolder]:
+        """Every trial folder with a plan, in trial-id order."""
+        if not self.trials_dir.exists():
+            return []
+        return [TrialFolder(p) for p in sorted(self.trials_dir.iterdir()) if p.is_dir() and (p / PLAN_FILE).exists()]
+
+    def holds_sweep(self) -> bool:
+        """Whether the folder already holds (part of) a sweep's results."""
+        return self.manifest.exists() or self.trials_dir.is_dir()
+
+    def is_result_set(self) -> bool:
+        """Whether the folder looks like a result set the analysis commands can read."""
+        return self.table(TRIALS_TABLE).exists() or self.trials_dir.is_dir()
+
+    def read_manifest(self) -> dict[str, Any]:
+        """manifest.json ({} when missing)."""
+        return read_json(self.manifest, {})
+
+    def next_attempt(self, trial_id: str) -> Path:
+        """``attempts/<trial_id>/<n>``: the first free attempt number, from 1."""
+        root = self.attempts_dir / trial_id
+        n = 1
+        while (root / str(n)).exists():
+            n += 1
+        return root / str(n)
+
+    def move_to_attempts(self, trial_id: str) -> Path:
+        """Move a trial's folder to its next attempt folder (one rename: atomic); returns where it went."""
+        source = self.trial(trial_id).path
+        target = self.next_attempt(trial_id)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.rename(source, target)
+        fsync_dir(source.parent)
+        fsync_dir(target.parent)
+        return target

@@ -1,0 +1,50 @@
+"""The sweep's verdict on a trial: ``record.json``, written last, once the trial process is gone
+(its presence marks the trial finished). A pydantic model, written atomically. (The trial's plan,
+``plan.json``, belongs to the spec: :mod:`rlbench.spec.plan`.)
+"""
+
+from __future__ import annotations
+
+from typing import Union
+
+from pydantic import BaseModel, ConfigDict
+
+from rlbench.results.files import write_atomic
+from rlbench.results.layout import TrialFolder
+
+
+class TrialRecord(BaseModel):
+    """The sweep's account of one trial, written once the trial process is gone."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    trial_id: str
+    """Trial id."""
+    status: str
+    """ok, failed, skipped or timeout."""
+    reason: Union[str, None] = None
+    """Why the trial is not ok (error, skip reason, timeout); None when ok."""
+    exit_code: Union[int, None] = None
+    """Exit code of the trial process (None when it never started)."""
+    started_epoch: Union[float, None] = None
+    """Unix time the trial process was launched; ``t_s`` columns count from here."""
+    trial_wall_s: Union[float, None] = None
+    """Launch to exit of the trial process."""
+    sampler_cpu_s: Union[float, None] = None
+    """CPU time the sampler thread spent on this trial."""
+    sampler_samples: int = 0
+    """Samples the sampler took."""
+    leftover_processes_killed: int = 0
+    """Processes of the trial still alive after its process group was killed (killed then); 0 normally."""
+
+
+def write_record(trial: TrialFolder, record: TrialRecord) -> None:
+    """The sweep's verdict; written last (its presence marks the trial finished)."""
+    write_atomic(trial.record, record.model_dump_json(indent=2).encode())
+
+
+def read_record(trial: TrialFolder) -> TrialRecord | None:
+    """The sweep's record of the trial, or None if the trial never finished."""
+    if not trial.record.exists():
+        return None
+    return TrialRecord.model_validate_json(trial.record.read_text())

@@ -1,0 +1,49 @@
+"""Before the trials: each distinct env's ceiling (the env stepping alone), for ``sampling_efficiency``."""
+
+from __future__ import annotations
+
+import json
+
+from rich.console import Console
+
+from rlbench.results.files import write_json
+from rlbench.results.layout import ResultsFolder
+from rlbench.spec.plan import TrialPlan
+from rlbench.studies.envbench import (
+    ceiling_key,
+    ceiling_procs,
+    measure_ceiling,
+    result_dict,
+)
+
+
+def measure_env_ceilings(folder: ResultsFolder, plans: list[TrialPlan], seconds: float, console: Console,
+                         max_rss_bytes: int | None = None) -> None:
+    """Measure each distinct env ceiling the plans need (not yet in ``env_ceilings.json``), on the
+    trial's own cores, before any trial runs; a ceiling that cannot be measured (the env raises,
+    hangs past ``seconds`` + 15 s, or holds more than ``max_rss_bytes``) is stored with its error
+    and its processes are killed: the trial itself then meets the fault and is judged as usual."""
+    path = folder.ceilings
+    ceilings = json.loads(path.read_text()) if path.exists() else {}
+    wanted: dict[str, TrialPlan] = {}
+    for plan in plans:
+        if plan.skip_reason or getattr(plan, "ray_address", None):  # a cluster's cores are not this machine's
+            continue
+        env = plan.config.environment
+        key = ceiling_key(env.env, env.env_config, ceiling_procs(plan.config.env_runners.num_env_runners), plan.cpus)
+        if key not in ceilings:
+            wanted.setdefault(key, plan)
+    if seconds <= 0 or not wanted:
+        return
+    with console.status(f"measuring {len(wanted)} env ceiling(s), {seconds:g} s each") as status:
+        for key, plan in wanted.items():
+            status.update(f"env ceiling: {key}")
+            env = plan.config.environment
+            try:
+                result = measure_ceiling(env.env, env.env_config, seconds=seconds, cores=plan.cores,
+                                         procs=ceiling_procs(plan.config.env_runners.num_env_runners),
+                                         max_rss_bytes=max_rss_bytes)
+                ceilings[key] = result_dict(result)
+            except Exception as e:  # the trial will fail on the same env and say why; keep going
+                ceilings[key] = {"error": f"{type(e).__name__}: {e}"}
+            write_json(path, ceilings)

@@ -1,0 +1,137 @@
+"""What a resume reruns, and when it must refuse.
+
+:func:`plan_resume` decides, from the per-trial files, which trials a resume runs again and
+refuses (:class:`~rlbench.results.lock.OutDirError`) when the old results would not be comparable
+with new ones. Every refusal is raised before anything is written (CLI exit code 2).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from rlbench.measure.machine import MachineInfo, machine_dict
+from rlbench.results.layout import MANIFEST_FILE, ResultsFolder
+from rlbench.results.lock import OutDirError
+from rlbench.results.records import read_record
+from rlbench.spec.model import LoadedSpec
+from rlbench.spec.plan import TrialPlan
+
+#: Spec keys a resume may change: they add trials or only affect trials not yet finished.
+RESUMABLE_SPEC_KEYS = ("grid", "repeats", "trial_timeout_s")
+
+
+#: Machine fields that must match for old and new trials to be comparable.
+MACHINE_KEYS = ("cpu_model", "logical_cores", "usable_cores", "memory_bytes")
+
+
+#: Software versions that must match.
+SOFTWARE_KEYS = ("rlbench", "schema_version", "python", "ray", "torch", "gymnasium", "numpy")
+
+
+@dataclass
+class ResumePlan:
+    """What a sweep into an existing folder does with each planned trial."""
+
+    keep: dict[str, str] = field(default_factory=dict)
+    """Trial id -> status of a finished trial that stays as it is (not run again)."""
+    rerun: dict[str, str] = field(default_factory=dict)
+    """Trial id -> why it runs again (its old files are moved to ``attempts/`` first)."""
+
+    def runs(self, trial_id: str) -> bool:
+        """Whether the trial runs in this sweep (new, or run again)."""
+        return trial_id not in self.keep
+
+
+def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(_flat(v, f"{prefix}{k}."))
+        return out or {prefix.rstrip("."): {}}
+    return {prefix.rstrip("."): value}
+
+
+def _differences(old: dict, new: dict, skip: tuple[str, ...] = ()) -> list[str]:
+    """``key: old -> new`` for every leaf that differs, leaves under ``skip`` keys ignored."""
+    a, b = _flat(old), _flat(new)
+    out = []
+    for key in sorted(set(a) | set(b)):
+        if key.split(".")[0] in skip or a.get(key) == b.get(key):
+            continue
+        out.append(f"{key}: {a.get(key, '(absent)')!r} -> {b.get(key, '(absent)')!r}")
+    return out
+
+
+def _refuse(out_dir: Path, what: str, details: list[str]) -> OutDirError:
+    shown = "; ".join(details[:5]) + (f"; and {len(details) - 5} more" if len(details) > 5 else "")
+    return OutDirError(f"cannot resume {out_dir}: {what} ({shown}); old and new trials would not be comparable. "
+                       "Run this spec into a new folder (another --out) instead")
+
+
+def plan_resume(out_dir: Path, loaded: LoadedSpec, plans: list[TrialPlan], machine: MachineInfo,
+                software: dict[str, Any], *, retry_failed: bool) -> ResumePlan:
+    """Decide what a resume reruns; raise OutDirError when the folder's trials are incomparable.
+
+    Comparable means: the same spec except for the keys in :data:`RESUMABLE_SPEC_KEYS`, every
+    trial already in the folder planned identically now (same id, config, cores, limits; only its
+    timeout may change), the same machine (:data:`MACHINE_KEYS`, GPU names) and software
+    (:data:`SOFTWARE_KEYS`). Runs again: trials with no verdict (the sweep died), ``interrupted``
+    ones, and with ``retry_failed`` the ``failed`` and ``timeout`` ones. ``ok`` and ``skipped``
+    trials are kept (same machine and plan, so a skip would be decided the same way).
+    """
+    folder = ResultsFolder(out_dir)
+    try:
+        manifest = json.loads(folder.manifest.read_text())
+    except (OSError, ValueError) as e:
+        raise OutDirError(f"cannot resume {out_dir}: its {MANIFEST_FILE} is missing or unreadable ({e}); it is not "
+                          "an rlbench result folder, or it was damaged: choose another --out") from None
+    new_spec = loaded.spec.model_dump(mode="json", by_alias=True)
+    diffs = _differences(manifest.get("spec", {}), new_spec, skip=RESUMABLE_SPEC_KEYS)
+    if diffs:
+        raise _refuse(out_dir, "the spec changed", [f"spec.{d}" for d in diffs])
+    old_machine = manifest.get("machine", {})
+    now = machine_dict(machine)
+    diffs = [f"{k}: {old_machine.get(k)!r} -> {now.get(k)!r}" for k in MACHINE_KEYS if old_machine.get(k) != now.get(k)]
+    old_gpus = [g.get("name") for g in old_machine.get("gpus", [])]
+    new_gpus = [g.get("name") for g in now.get("gpus", [])]
+    if old_gpus != new_gpus:
+        diffs.append(f"gpus: {old_gpus} -> {new_gpus}")
+    if diffs:
+        raise _refuse(out_dir, "this is a different machine", diffs)
+    old_sw = manifest.get("software", {})
+    diffs = [f"{k}: {old_sw.get(k)!r} -> {software.get(k)!r}" for k in SOFTWARE_KEYS if old_sw.get(k) != software.get(k)]
+    if diffs:
+        raise _refuse(out_dir, "the software changed", diffs)
+
+    by_id = {p.trial_id: p for p in plans}
+    decision = ResumePlan()
+    for trial in folder.trials():
+        trial_id = trial.trial_id
+        new = by_id.get(trial_id)
+        if new is None:
+            raise _refuse(out_dir, f"the spec no longer plans trial {trial_id}, which the folder holds",
+                          ["lowering repeats or removing grid values drops trials"])
+        try:
+            old = TrialPlan.model_validate_json(trial.plan.read_text())
+        except (OSError, ValidationError) as e:
+            raise OutDirError(f"cannot resume {out_dir}: {trial.plan} is unreadable ({str(e)[:200]}); "
+                              "choose another --out") from None
+        diffs = _differences(old.model_dump(mode="json"), new.model_dump(mode="json"), skip=("timeout_s",))
+        if diffs:
+            raise _refuse(out_dir, f"trial {trial_id} would now run differently (inserting grid values anywhere but "
+                          "at the end of the first axis renumbers trials)", diffs)
+        record = read_record(trial)
+        if record is None:
+            decision.rerun[trial_id] = "no verdict: the sweep stopped during this trial"
+        elif record.status == "interrupted":
+            decision.rerun[trial_id] = "interrupted"
+        elif record.status in ("failed", "timeout") and retry_failed:
+            decision.rerun[trial_id] = f"{record.status}, retried (--retry-failed)"
+        else:
+            decision.keep[trial_id] = record.status
+    return decision

@@ -1,0 +1,225 @@
+"""Sweep orchestration: plan, lock the folder, run every trial in turn, keep the manifest.
+
+Raises :class:`~rlbench.results.lock.OutDirError` before writing anything when the output folder
+cannot be used; runs only what a resume must run; stops cleanly on Ctrl-C. The tables are derived
+afterwards by the caller (:mod:`rlbench.analysis.tables`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+from rich.console import Console
+
+from rlbench.measure.machine import (
+    MachineInfo,
+    cluster_dict,
+    git_commit,
+    machine_dict,
+    probe_machine,
+    software_versions,
+)
+from rlbench.results.files import write_json
+from rlbench.results.layout import ResultsFolder
+from rlbench.results.lock import OutDirError, SweepLock, check_writable
+from rlbench.results.records import TrialRecord, read_record, write_record
+from rlbench.run.ceilings import measure_env_ceilings
+from rlbench.run.processes import survivors, wait_dead
+from rlbench.run.progress import SweepProgress, _phase
+from rlbench.run.resume import ResumePlan, plan_resume
+from rlbench.run.trial import TrialLauncher, run_trial
+from rlbench.spec.model import LoadedSpec
+from rlbench.spec.plan import TrialPlan, plan_cluster_trials, plan_trials, write_plan
+from rlbench.worker.nvml import open_gpus
+
+
+@dataclass
+class SweepOutcome:
+    """What a sweep produced."""
+
+    out_dir: Path
+    """The result folder."""
+    records: list[TrialRecord] = field(default_factory=list)
+    """One per trial with a verdict, in plan order (trials kept from an earlier run included)."""
+    trial_ids: list[str] = field(default_factory=list)
+    """Every planned trial."""
+    kept: int = 0
+    """Trials kept as they were from an earlier run of the folder (resume)."""
+    interrupted: bool = False
+    """The sweep was stopped by Ctrl-C or SIGTERM before every trial ran."""
+
+    def count(self, status: str) -> int:
+        """Trials with this status."""
+        return sum(r.status == status for r in self.records)
+
+    @property
+    def failed(self) -> list[TrialRecord]:
+        """Trials that failed or timed out."""
+        return [r for r in self.records if r.status in ("failed", "timeout")]
+
+    @property
+    def unfinished(self) -> int:
+        """Planned trials without a final verdict (not run yet, or interrupted)."""
+        done = {r.trial_id for r in self.records if r.status != "interrupted"}
+        return sum(t not in done for t in self.trial_ids)
+
+
+def default_out_dir(name: str, now: dt.datetime | None = None) -> Path:
+    """``results/<name>/<YYYYmmdd-HHMMSS>``."""
+    now = now or dt.datetime.now()
+    return Path("results") / name / now.strftime("%Y%m%d-%H%M%S")
+
+
+def manifest(loaded: LoadedSpec, machine: MachineInfo, plans: list[TrialPlan], argv: list[str]) -> dict:
+    """The manifest's fixed part: spec, software, machine."""
+    return {
+        "spec_file": str(loaded.source),
+        "spec": loaded.spec.model_dump(mode="json", by_alias=True),
+        "alias_notes": loaded.alias_notes,
+        "command": argv,
+        "trial_ids": [p.trial_id for p in plans],
+        "software": software_versions(),
+        "git_commit": git_commit(Path(__file__).resolve().parent),
+        "spec_git_commit": git_commit(loaded.source.resolve().parent),
+        "machine": machine_dict(machine),
+        "started_at": dt.datetime.now(dt.timezone.utc).isoformat(),
+        "ended_at": None,
+    }
+
+
+def _move_aside(folder: ResultsFolder, trial_id: str) -> Path:
+    """Move a trial's earlier attempt to ``attempts/<trial_id>/<n>/`` (one rename: atomic), first
+    recording a verdict in it if the sweep died before writing one; kill any process of it still alive."""
+    trial = folder.trial(trial_id)
+    if read_record(trial) is None:
+        left = survivors(set(), trial.session_dir())
+        for p in left:
+            p.kill()
+        wait_dead(left, timeout=5)
+        write_record(trial, TrialRecord(
+            trial_id=trial_id, status="interrupted", leftover_processes_killed=len(left),
+            reason=f"the sweep stopped during this trial (killed?) after {trial.iterations_done()} iterations; no "
+                   "verdict was recorded; moved aside by a resume"))
+    return folder.move_to_attempts(trial_id)
+
+
+def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list[str] | None = None,
+              nvml=None, resume: bool = False, retry_failed: bool = False, cluster=None) -> SweepOutcome:
+    """Plan, run and store a whole sweep into ``out_dir`` (tables are built by the caller).
+
+    Raises :class:`~rlbench.results.lock.OutDirError` before writing anything when ``out_dir`` cannot be
+    written, is locked by another sweep, already holds a sweep and ``resume`` is false, or holds
+    trials a resume could not be compared with. With ``resume``, runs only the trials that have no
+    verdict or were interrupted (and failed/timed-out ones with ``retry_failed``). Ctrl-C stops the
+    running trial cleanly and returns with ``outcome.interrupted`` set.
+    """
+    argv = list(argv or sys.argv)
+    machine = probe_machine(nvml)
+    if cluster is not None:  # --address: every trial a driver of that cluster (rlbench/run/cluster.py)
+        plans = plan_cluster_trials(loaded, cluster)
+    else:
+        plans = plan_trials(loaded, machine)
+    software = software_versions()
+    folder = ResultsFolder(out_dir)
+    check_writable(out_dir)
+    existing = folder.holds_sweep()
+    if existing and not resume:
+        raise OutDirError(f"{out_dir} already holds a sweep; to run only its missing and interrupted trials: "
+                          f"{resume_command(loaded.source, out_dir)}  (add --retry-failed to rerun failed ones too), "
+                          "or choose another --out")
+    def decide() -> ResumePlan:
+        return (plan_resume(out_dir, loaded, plans, machine, software, retry_failed=retry_failed)
+                if existing else ResumePlan())
+
+    decide()  # refuse an incomparable folder before writing anything, even the lock file
+    lock = SweepLock(out_dir).acquire()
+    try:
+        decision = decide()  # again under the lock: another sweep may have finished trials meanwhile
+        info = manifest(loaded, machine, plans, argv)
+        if cluster is not None:
+            info["cluster"] = cluster_dict(cluster)
+        if existing:
+            old = json.loads(folder.manifest.read_text())
+            info = {**old, "spec": info["spec"], "trial_ids": info["trial_ids"]}
+            info.setdefault("resumes", []).append({"command": argv, "started_at": _now(), "ended_at": None,
+                                                   "rerun": decision.rerun, "kept": len(decision.keep)})
+        write_json(folder.manifest, info)
+        return _run_plans(loaded, folder, plans, decision, info, console=console, nvml=nvml)
+    finally:
+        lock.release()
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat()
+
+
+def resume_command(config: Path, out_dir: Path) -> str:
+    """The command that resumes this sweep."""
+    return shlex.join(["rlbench", "sweep", str(config), "--out", str(out_dir), "--resume"])
+
+
+def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan], decision: ResumePlan, info: dict, *,
+               console: Console, nvml) -> SweepOutcome:
+    outcome = SweepOutcome(folder.path, trial_ids=[p.trial_id for p in plans])
+    for plan in plans:
+        if not decision.runs(plan.trial_id):
+            outcome.records.append(read_record(folder.trial(plan.trial_id)))
+            outcome.kept += 1
+    to_run = [p for p in plans if decision.runs(p.trial_id)]
+    if decision.keep or decision.rerun:
+        console.print(f"resuming: {len(decision.keep)} finished trials kept, {len(to_run)} to run "
+                      f"({len(decision.rerun)} again: {', '.join(f'{k} ({v})' for k, v in decision.rerun.items()) or '-'})",
+                      highlight=False)
+    gpus = open_gpus(nvml) if to_run else None
+    if gpus is None and to_run:
+        console.print("[dim]No GPU (NVML found none): GPU columns will be null.[/]")
+    spec = loaded.spec
+    measure_env_ceilings(folder, to_run, spec.env_ceiling_s, console,
+                         max_rss_bytes=spec.trial_memory_limit_bytes or psutil.virtual_memory().total // 4)
+    launcher = TrialLauncher()
+    try:
+        with SweepProgress(console, to_run) as progress:
+            for position, plan in enumerate(to_run, start=1):
+                if folder.trial(plan.trial_id).exists():
+                    moved = _move_aside(folder, plan.trial_id)
+                    console.print(f"[dim]{plan.trial_id}: earlier attempt moved to {moved}[/]", highlight=False)
+                trial = write_plan(folder, plan)
+                if plan.skip_reason:
+                    record = TrialRecord(trial_id=plan.trial_id, status="skipped", reason=plan.skip_reason)
+                    write_record(trial, record)
+                else:
+                    def on_poll(events, plan=plan, position=position):
+                        progress.trial(plan, position, len(to_run), *_phase(events))
+
+                    progress.trial(plan, position, len(to_run), 0, "starting")
+                    try:
+                        record = run_trial(plan, trial, launcher, gpus, on_poll)
+                    except KeyboardInterrupt:
+                        outcome.records.append(read_record(trial))
+                        raise
+                outcome.records.append(record)
+                progress.finish_trial(plan)
+                if record.status not in ("ok",):
+                    console.print(f"[yellow]{plan.trial_id} {record.status}[/]: {record.reason}", highlight=False)
+    except KeyboardInterrupt:
+        outcome.interrupted = True
+    finally:
+        if gpus is not None:
+            gpus.close()
+        order = {p.trial_id: i for i, p in enumerate(plans)}
+        outcome.records = sorted((r for r in outcome.records if r is not None), key=lambda r: order[r.trial_id])
+        ended = _now()
+        if info.get("resumes"):
+            info["resumes"][-1]["ended_at"] = ended
+        else:
+            info["ended_at"] = ended
+        info["interrupted"] = outcome.interrupted
+        info["statuses"] = {r.trial_id: r.status for r in outcome.records}
+        write_json(folder.manifest, info)
+    return outcome

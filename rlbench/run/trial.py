@@ -1,0 +1,166 @@
+"""One trial's lifecycle, seen from the sweep: launch, watch, sample, stop, judge, record.
+
+Each trial runs in a fresh process (forked from a server that has already imported Ray, RLlib and
+torch, so a trial does not pay ~3 s of imports) in its own process group, with its own local Ray
+runtime. The sweep watches it, samples it from outside, enforces its timeout and memory limit by
+killing its whole process group, and records what became of it. Nothing a trial leaves behind
+outlives it.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass
+
+from rlbench.adapters import get_adapter
+from rlbench.measure.utilization import UtilizationSampler
+from rlbench.results.layout import TrialFolder
+from rlbench.results.records import TrialRecord, write_record
+from rlbench.results.tables import write_utilization
+from rlbench.run.processes import kill_tree, survivors, wait_dead
+from rlbench.spec.plan import TrialPlan
+from rlbench.worker import trial as trial_process
+from rlbench.worker.nvml import Gpus
+
+_POLL_S = 0.2
+
+
+class TrialLauncher:
+    """Starts trial processes from a fork server that has Ray, RLlib and torch imported already
+    (the adapter's :attr:`~rlbench.adapters.base.Adapter.preload_modules`)."""
+
+    def __init__(self) -> None:
+        # Ray's workers inherit the environment: make the caller's folder importable for them.
+        cwd = os.getcwd()
+        paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        if cwd not in paths:
+            os.environ["PYTHONPATH"] = os.pathsep.join([cwd, *paths])
+        if cwd not in sys.path:
+            sys.path.insert(0, cwd)
+        self.context = multiprocessing.get_context("forkserver")
+        self.context.set_forkserver_preload([trial_process.__name__, *get_adapter().preload_modules])
+
+    def start(self, trial: TrialFolder, t0_epoch: float) -> multiprocessing.Process:
+        """Launch the trial whose plan is in ``trial``."""
+        proc = self.context.Process(target=trial_process.process_entry, args=(str(trial.path), t0_epoch),
+                                    name=f"rlbench-trial-{trial.trial_id}", daemon=False)
+        proc.start()
+        return proc
+
+
+def _verdict(plan: TrialPlan, trial: TrialFolder, exit_code: int | None, timed_out: bool,
+             stop: "TrialStop | None" = None) -> tuple[str, str | None]:
+    """(status, reason) of a finished trial process, from its events, its exit code and why the
+    sweep stopped it (timeout, memory limit, Ctrl-C)."""
+    events = trial.events()
+    end = next((e for e in reversed(events) if e.get("event") == "end"), None)
+    error = next((e for e in reversed(events) if e.get("event") == "error"), None)
+    skipped = next((e for e in events if e.get("event") == "skipped"), None)
+    iterations = sum(e.get("event") == "iteration" for e in events)
+    if timed_out:
+        return "timeout", (f"killed after trial_timeout_s={plan.timeout_s:g} s with its process tree, "
+                           f"after {iterations} iterations")
+    if stop is not None and stop.memory_bytes is not None:
+        return "failed", (f"out of memory: its processes used {stop.memory_bytes / 2**20:.0f} MiB, over "
+                          f"trial_memory_limit_bytes={plan.memory_limit_bytes} ({plan.memory_limit_bytes / 2**20:.0f} "
+                          f"MiB); killed with its process tree after {iterations} iterations")
+    if end is not None and end.get("status") == "skipped" and skipped:
+        return "skipped", skipped.get("reason")
+    if end is not None and end.get("status") == "ok":
+        return "ok", None
+    if stop is not None and stop.interrupted:
+        how = "stopped cleanly, Ray shut down" if end is not None else "killed after the grace period"
+        return "interrupted", f"interrupted (Ctrl-C or SIGTERM) after {iterations} iterations; {how}"
+    if error is not None:
+        return "failed", error.get("error")
+    how = f"signal {-exit_code}" if exit_code is not None and exit_code < 0 else f"exit code {exit_code}"
+    if exit_code == -signal.SIGKILL:
+        how += ", SIGKILL: the kernel's out-of-memory killer does this (see dmesg)"
+    tail = trial.log_tail()
+    return "failed", f"trial process died ({how}) after {iterations} iterations" + (f"; log: {tail}" if tail else "")
+
+
+@dataclass
+class TrialStop:
+    """Why the sweep stopped a trial before it ended by itself (at most one is set)."""
+
+    interrupted: bool = False
+    """The user pressed Ctrl-C (or the sweep got SIGTERM)."""
+    memory_bytes: int | None = None
+    """The trial's summed resident memory when it crossed its memory limit."""
+
+
+def _interrupt(proc, grace_s: float) -> None:
+    """Ask a trial to stop cleanly (SIGINT: it stops training, shuts Ray down, records what it
+    measured); kill its tree if it has not exited after ``grace_s`` or on a second Ctrl-C."""
+    try:
+        os.kill(proc.pid, signal.SIGINT)
+        proc.join(grace_s)
+    except KeyboardInterrupt:
+        pass
+    if proc.exitcode is None:
+        kill_tree(proc.pid)
+        proc.join(10)
+
+
+#: Seconds a Ctrl-C'ed trial gets to stop training and shut Ray down before it is killed.
+INTERRUPT_GRACE_S = 20.0
+
+
+def run_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, gpus: Gpus | None,
+              on_poll=None) -> TrialRecord:
+    """Run one trial to its end (or timeout) while sampling it; returns its record (already stored).
+
+    The memory limit is checked against the sampler's own readings at every utilization sample
+    (the trial's processes, rlbench's reaper left out). On Ctrl-C the trial is stopped cleanly and
+    recorded ``interrupted``, then KeyboardInterrupt is raised again for the sweep to stop.
+    """
+    t0 = time.time()
+    proc = launcher.start(trial, t0)
+    sampler = UtilizationSampler(proc.pid, t0_epoch=t0, hz=plan.sample_hz, gpus=gpus).start()
+    deadline = time.monotonic() + plan.timeout_s
+    timed_out = False
+    stop = TrialStop()
+    tail = trial.tail()
+    try:
+        while proc.exitcode is None:
+            proc.join(_POLL_S)
+            if on_poll is not None:
+                on_poll(tail.poll())
+            if proc.exitcode is None and time.monotonic() > deadline:
+                timed_out = True
+                kill_tree(proc.pid)
+                proc.join(10)
+            elif proc.exitcode is None and plan.memory_limit_bytes is not None:
+                rss = sampler.trial_rss_bytes
+                if rss > plan.memory_limit_bytes:
+                    stop.memory_bytes = rss
+                    kill_tree(proc.pid)
+                    proc.join(10)
+    except KeyboardInterrupt:
+        stop.interrupted = True
+        _interrupt(proc, INTERRUPT_GRACE_S)
+    finally:
+        sampler.stop()
+        kill_tree(proc.pid)  # leftovers of a crashed trial, and the trial itself on Ctrl-C
+        left = survivors(sampler.seen_pids - {os.getpid()}, trial.session_dir())
+        for p in left:
+            p.kill()
+        wait_dead(left, timeout=5)
+    status, reason = _verdict(plan, trial, proc.exitcode, timed_out, stop)
+    # on a cluster, the trial itself killed any of its node processes that outlived its driver
+    release = trial.event("cluster_release")
+    record = TrialRecord(
+        trial_id=plan.trial_id, status=status, reason=reason, exit_code=proc.exitcode, started_epoch=t0,
+        trial_wall_s=time.time() - t0, sampler_cpu_s=sampler.cpu_s, sampler_samples=sampler.samples,
+        leftover_processes_killed=len(left) + len(release.get("processes_killed") or []),
+    )
+    write_utilization(trial.utilization, plan.trial_id, sampler.columns)
+    write_record(trial, record)  # last: its presence marks the trial finished
+    if stop.interrupted:
+        raise KeyboardInterrupt
+    return record

@@ -1,0 +1,1 @@
+"""The sweep spec: the YAML model, loading and validation, and the plan of trials."""

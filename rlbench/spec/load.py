@@ -1,0 +1,336 @@
+"""Spec stage: read a sweep YAML into a validated :class:`~rlbench.spec.model.SweepSpec` and expand its grid.
+
+Everything a user can get wrong in the YAML is caught here, before anything runs, and reported
+as a :class:`~rlbench.spec.model.SpecError` naming the file, the line, the key path and a fix (the
+CLI exits 2). Old RLlib names are translated to the new API stack (:data:`~rlbench.spec.model.ALIASES`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import itertools
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from rlbench.spec.model import (
+    ALIASES,
+    KNOB_SECTION,
+    TRIAL_SECTIONS,
+    GridPoint,
+    LoadedSpec,
+    RaySection,
+    SpecError,
+    StopSection,
+    SweepSpec,
+    TrialConfig,
+    _knob_names,
+    _ValueErrorAt,
+)
+
+
+class _LineMap:
+    """Key path (tuple of keys) -> 1-based line in the YAML file."""
+
+    def __init__(self, text: str):
+        self.lines: dict[tuple, int] = {}
+        try:
+            root = yaml.compose(text, Loader=yaml.SafeLoader)
+        except yaml.YAMLError:
+            return
+        self._walk(root, ())
+
+    def _walk(self, node, path: tuple) -> None:
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                p = path + (getattr(key_node, "value", None),)
+                self.lines[p] = key_node.start_mark.line + 1
+                self._walk(value_node, p)
+        elif isinstance(node, yaml.SequenceNode):
+            for i, item in enumerate(node.value):
+                self.lines[path + (i,)] = item.start_mark.line + 1
+                self._walk(item, path + (i,))
+
+    def line(self, path: tuple) -> int | None:
+        while path:
+            if path in self.lines:
+                return self.lines[path]
+            path = path[:-1]
+        return None
+
+
+def _read_yaml(path: Path) -> tuple[Any, _LineMap]:
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise SpecError(f"{path}: no such file") from None
+    except OSError as e:
+        raise SpecError(f"{path}: cannot read: {e.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        raise SpecError(f"{where}: YAML syntax error: {e.problem or e}") from None
+    except yaml.YAMLError as e:
+        raise SpecError(f"{path}: YAML error: {e}") from None
+    return data, _LineMap(text)
+
+
+def _translate_aliases(data: dict, notes: dict[str, str], errors: list[tuple[tuple, str]]) -> dict:
+    """Rename old keys to new ones in every section and in the grid; record what was renamed."""
+    seen_old: dict[str, tuple] = {}
+    seen_new: dict[str, tuple] = {}
+
+    def rename(mapping: dict, path: tuple) -> dict:
+        out = {}
+        for key, value in mapping.items():
+            new = ALIASES.get(key) if isinstance(key, str) else None
+            bare = key.rsplit(".", 1)[-1] if isinstance(key, str) else key
+            if new is None and isinstance(key, str) and "." in key and bare in ALIASES:
+                new = key[: -len(bare)] + ALIASES[bare]
+            if new is not None:
+                seen_old.setdefault(ALIASES.get(bare, new), path + (key,))
+                notes.setdefault(f"{key} -> {new}", ".".join(map(str, path + (key,))))
+                if new in out or new in mapping:
+                    errors.append((path + (key,), f"both '{key}' and its new name '{new}' are set: keep one"))
+                out[new] = value
+            else:
+                if isinstance(key, str) and bare in ALIASES.values():
+                    seen_new.setdefault(bare, path + (key,))
+                out[key] = value
+        return out
+
+    data = dict(data)
+    for section in TRIAL_SECTIONS:
+        if isinstance(data.get(section), dict):
+            data[section] = rename(data[section], (section,))
+    if isinstance(data.get("grid"), dict):
+        data["grid"] = rename(data["grid"], ("grid",))
+    for knob, old_path in seen_old.items():
+        if knob in seen_new:
+            new_path = ".".join(map(str, seen_new[knob]))
+            errors.append(
+                (old_path, f"old name '{old_path[-1]}' and new name '{knob}' (at {new_path}) are both in this "
+                 "file: use only the new name")
+            )
+    return data
+
+
+def axis_target(axis: str) -> tuple[str, ...]:
+    """Where a grid axis writes its values, as a key path into the trial config.
+
+    ``cpus`` -> top level; ``env``/``env_config`` -> environment; ``env_config.KEY`` -> one key of
+    env_config; ``section.knob`` -> that knob; a bare knob name -> its (unique) section.
+    Raises KeyError with a suggestion for an unknown axis.
+    """
+    if axis == "cpus":
+        return ("cpus",)
+    if axis.startswith("env_config.") and len(axis) > len("env_config."):
+        return ("environment", "env_config", axis[len("env_config."):])
+    if axis.startswith("environment.env_config."):
+        return ("environment", "env_config", axis[len("environment.env_config."):])
+    if axis in KNOB_SECTION:
+        return (KNOB_SECTION[axis], axis)
+    if "." in axis:
+        section, knob = axis.split(".", 1)
+        if section in TRIAL_SECTIONS and knob in _knob_names(TRIAL_SECTIONS[section]):
+            return (section, knob)
+    choices = ["cpus", "env_config.<key>"] + list(KNOB_SECTION)
+    raise KeyError(_unknown(axis, choices))
+
+
+def axis_column(axis: str) -> str:
+    """The trials-table column of a grid axis: its new-API knob name (``env_config.KEY`` kept whole)."""
+    target = axis_target(axis)
+    if target[:2] == ("environment", "env_config") and len(target) == 3:
+        return f"env_config.{target[2]}"
+    return target[-1]
+
+
+def _unknown(key: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(key, choices, n=1, cutoff=0.6)
+    hint = f"; did you mean '{close[0]}'?" if close else ""
+    if key in KNOB_SECTION:
+        hint = f"; '{key}' belongs under '{KNOB_SECTION[key]}:'"
+    elif ALIASES.get(key) in KNOB_SECTION:
+        hint = f"; '{key}' (old name of '{ALIASES[key]}') belongs under '{KNOB_SECTION[ALIASES[key]]}:'"
+    return f"unknown key '{key}'{hint}"
+
+
+def _set_path(data: dict, path: tuple, value: Any) -> None:
+    node = data
+    for key in path[:-1]:
+        node = node.setdefault(key, {})
+        if not isinstance(node, dict):
+            raise SpecError(f"cannot set {'.'.join(path)}: {key} is not a mapping")
+    node[path[-1]] = value
+
+
+def column_value(value: Any) -> Any:
+    """A grid value as stored in a table cell: scalars as they are, mappings and lists as JSON."""
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, sort_keys=True)
+    return value
+
+
+def check_env(env: str) -> None:
+    """Raise ValueError unless ``env`` is a registered gymnasium id or an importable ``module:Class``."""
+    if ":" in env and not env.startswith(("ale_py:",)):
+        module_name, _, attr = env.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as e:
+            raise ValueError(
+                f"env '{env}': cannot import module '{module_name}' ({e}); is its folder on PYTHONPATH "
+                "(run rlbench from the folder that holds it)?"
+            ) from None
+        except Exception as e:  # the module itself is broken: say so, with its error
+            raise ValueError(f"env '{env}': importing '{module_name}' raised {type(e).__name__}: {e}") from None
+        if not hasattr(module, attr):
+            names = [n for n in dir(module) if not n.startswith("_")]
+            close = difflib.get_close_matches(attr, names, n=1)
+            hint = f"; did you mean '{module_name}:{close[0]}'?" if close else ""
+            raise ValueError(f"env '{env}': module '{module_name}' has no '{attr}'{hint}")
+        return
+    import gymnasium
+
+    try:
+        gymnasium.spec(env)
+    except Exception:
+        ids = list(gymnasium.registry.keys())
+        close = difflib.get_close_matches(env, ids, n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        raise ValueError(
+            f"env '{env}' is neither a registered gymnasium id nor an import path 'package.module:Class'{hint}"
+        ) from None
+
+
+def _format_pydantic(
+    err: ValidationError, prefix: tuple, lines: _LineMap, path: Path, line_of: dict[tuple, tuple] | None = None
+) -> list[str]:
+    """One message per error; ``line_of`` maps a config key path to where its value is in the file
+    when that is elsewhere (a grid axis)."""
+    out = []
+    for e in err.errors():
+        loc = prefix + tuple(x for x in e["loc"] if not (isinstance(x, str) and x.startswith("function-")))
+        at = e.get("ctx", {}).get("error")
+        if isinstance(at, _ValueErrorAt):
+            loc = prefix + at.loc
+        key_path = ".".join(str(x) for x in loc) or "(top level)"
+        if e["type"] == "extra_forbidden":
+            model = _model_at(loc[:-1])
+            choices = _knob_names(model) if model is not None else []
+            if model is SweepSpec:
+                choices += list(KNOB_SECTION)
+            msg = _unknown(str(loc[-1]), choices)
+        elif e["type"] == "missing":
+            msg = "required key is missing"
+        else:
+            msg = e["msg"].removeprefix("Value error, ")
+            if "input" in e and not isinstance(e["input"], (dict, list)) and e["type"] != "value_error":
+                msg += f" (got {e['input']!r})"
+        line = lines.line(next((v for k, v in (line_of or {}).items() if loc[:len(k)] == k), loc))
+        out.append(f"{path}{':' + str(line) if line else ''}: {key_path}: {msg}")
+    return out
+
+
+def _model_at(loc: tuple) -> type[BaseModel] | None:
+    loc = tuple(x for x in loc if not isinstance(x, int))
+    if loc and loc[0] == "grid":
+        return None
+    if not loc:
+        return SweepSpec
+    model = TRIAL_SECTIONS.get(loc[-1]) or {"stop": StopSection, "ray": RaySection}.get(loc[-1])
+    return model
+
+
+def load_spec(path: str | Path, *, check_envs: bool = True) -> LoadedSpec:
+    """Read, translate and validate a sweep YAML; expand its grid. Raises SpecError."""
+    path = Path(path)
+    data, lines = _read_yaml(path)
+    if data is None:
+        raise SpecError(f"{path}: the file is empty; see configs/smoke.yaml for a starting point")
+    if not isinstance(data, dict):
+        raise SpecError(f"{path}: the top level must be a mapping of keys (name:, environment:, grid:, ...)")
+    return spec_from_dict(data, source=path, lines=lines, check_envs=check_envs)
+
+
+def spec_from_dict(
+    data: dict, *, source: str | Path = "<spec>", lines: _LineMap | None = None, check_envs: bool = True
+) -> LoadedSpec:
+    """Validate an already-parsed spec mapping (see :func:`load_spec`)."""
+    path = Path(source)
+    lines = lines or _LineMap("")
+    errors: list[tuple[tuple, str]] = []
+    notes: dict[str, str] = {}
+    data = _translate_aliases(data, notes, errors)
+
+    def fail(problems: list[str]) -> None:
+        raise SpecError("\n".join(problems))
+
+    problems = [f"{path}{':' + str(lines.line(p)) if lines.line(p) else ''}: {'.'.join(map(str, p))}: {m}"
+                for p, m in errors]
+    if problems:
+        fail(problems)
+
+    grid = data.get("grid") or {}
+    if not isinstance(grid, dict):
+        fail([f"{path}: grid: must be a mapping of axis -> list of values"])
+    for axis, values in grid.items():
+        where = f"{path}{':' + str(lines.line(('grid', axis))) if lines.line(('grid', axis)) else ''}: grid.{axis}"
+        try:
+            axis_target(str(axis))
+        except KeyError as e:
+            problems.append(f"{where}: {e.args[0]}")
+            continue
+        if not isinstance(values, list):
+            problems.append(f"{where}: must be a list of values, e.g. [1, 2, 4] (got {values!r})")
+        elif not values:
+            problems.append(f"{where}: empty list: give at least one value, or remove the axis")
+    if problems:
+        fail(problems)
+
+    try:
+        spec = SweepSpec.model_validate(data)
+    except ValidationError as e:
+        fail(_format_pydantic(e, (), lines, path))
+
+    base = {k: data[k] for k in list(TRIAL_SECTIONS) + ["cpus"] if k in data}
+    axes = list(grid)
+    trials = []
+    for combo in itertools.product(*(grid[a] for a in axes)):
+        raw = json.loads(json.dumps(base))
+        for axis, value in zip(axes, combo):
+            _set_path(raw, axis_target(axis), value)
+        try:
+            config = TrialConfig.model_validate(raw)
+        except ValidationError as e:
+            where = ", ".join(f"{a}={v!r}" for a, v in zip(axes, combo))
+            msgs = _format_pydantic(e, (), lines, path, {axis_target(a): ("grid", a) for a in axes})
+            fail([f"{m}  [grid point {where}]" if axes else m for m in msgs])
+        trials.append(GridPoint({axis_column(a): column_value(v) for a, v in zip(axes, combo)}, config))
+    loaded = LoadedSpec(source=path, spec=spec, points=trials,
+                        alias_notes=[f"{k}  (first at {v})" for k, v in notes.items()])
+
+    if check_envs:
+        for env in sorted({p.config.environment.env for p in trials}):
+            try:
+                check_env(env)
+            except ValueError as e:
+                env_axes = [a for a in axes if axis_target(a) == ("environment", "env") and env in grid[a]]
+                line = lines.line(("grid", env_axes[0]) if env_axes else ("environment", "env"))
+                problems.append(f"{path}{':' + str(line) if line else ''}: environment.env: {e}")
+        if problems:
+            fail(problems)
+    return loaded
+
+
+def slug(text: str) -> str:
+    """A file-name-safe version of ``text``."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "sweep"

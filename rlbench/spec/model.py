@@ -1,0 +1,323 @@
+"""The sweep spec's model: typed sections, the trial config, the validated sweep.
+
+The sections mirror RLlib's ``AlgorithmConfig`` (``environment``, ``env_runners``, ``learners``,
+``resources``, ``training``, ``rl_module``); old RLlib names are accepted as aliases (:data:`ALIASES`)
+and translated to the new API stack by :mod:`rlbench.spec.load`, because RLlib ignores several of
+them silently. Every field has a docstring: it is the spec's reference (README, docs/SCHEMA.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+#: Old RLlib name -> new-API-stack knob. ``num_gpus`` becomes rlbench's ``learner_gpus``
+#: (see :class:`LearnersSection` for how that maps to ``num_learners`` / ``num_gpus_per_learner``).
+ALIASES: dict[str, str] = {
+    "num_workers": "num_env_runners",
+    "num_rollout_workers": "num_env_runners",
+    "num_cpus_for_driver": "num_cpus_for_main_process",
+    "num_envs_per_worker": "num_envs_per_env_runner",
+    "num_cpus_per_worker": "num_cpus_per_env_runner",
+    "num_gpus_per_worker": "num_gpus_per_env_runner",
+    "sgd_minibatch_size": "minibatch_size",
+    "num_sgd_iter": "num_epochs",
+    "train_batch_size": "train_batch_size_per_learner",
+    "num_gpus": "learner_gpus",
+}
+
+
+class SpecError(Exception):
+    """A problem in the user's sweep spec; the message says where and how to fix it."""
+
+
+class _ValueErrorAt(ValueError):
+    """A cross-field check's error, pinned to the key the user should change (for its line)."""
+
+    def __init__(self, loc: tuple[str, ...], message: str):
+        super().__init__(message)
+        self.loc = loc
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, validate_assignment=False)
+
+
+class EnvironmentSection(_Section):
+    env: str
+    """A gymnasium id (``CartPole-v1``) or an import path ``package.module:Class``."""
+    env_config: dict[str, Any] = Field(default_factory=dict)
+    """Passed to the env's constructor (import paths) or ``gymnasium.make`` keyword arguments (ids)."""
+
+
+class EnvRunnersSection(_Section):
+    num_env_runners: int = Field(1, ge=0)
+    """Remote env-runner actors (0: sample in the driver). rlbench's default is 1, RLlib's PPO is 2."""
+    num_envs_per_env_runner: int = Field(1, ge=1)
+    """Vectorized env copies per env runner."""
+    num_cpus_per_env_runner: float = Field(1.0, gt=0)
+    """CPUs Ray reserves for each env runner; its torch threads default to the floor of this."""
+    num_gpus_per_env_runner: float = Field(0.0, ge=0)
+    """GPUs Ray reserves for each env runner."""
+    rollout_fragment_length: Union[int, Literal["auto"]] = "auto"
+    """Steps each env collects per sample call; ``auto`` lets RLlib derive it from the batch size."""
+
+
+class LearnersSection(_Section):
+    num_learners: int = Field(0, ge=0)
+    """Remote learner actors; 0 puts the learner inside the driver process."""
+    num_cpus_per_learner: Union[float, Literal["auto"]] = "auto"
+    """CPUs per remote learner; ``auto`` is 1 without a GPU and 0 with one (RLlib's rule)."""
+    num_gpus_per_learner: float = Field(0.0, ge=0)
+    """GPUs per learner (also for the driver's learner when num_learners is 0)."""
+    learner_gpus: Union[float, None] = Field(None, ge=0)
+    """rlbench's translation of the old ``num_gpus``: total learner GPUs. 0: CPU learning; 0 < x <= 1:
+    num_learners=0 and num_gpus_per_learner=x (the driver's learner on a GPU); an integer N > 1:
+    num_learners=N, num_gpus_per_learner=1."""
+
+    @model_validator(mode="after")
+    def _resolve(self) -> "LearnersSection":
+        explicit = self.model_fields_set
+        if self.learner_gpus is not None:
+            gpus = self.learner_gpus
+            if "num_gpus_per_learner" in explicit:
+                raise ValueError(
+                    "learner_gpus (old name num_gpus) and num_gpus_per_learner both set: keep one"
+                )
+            if gpus > 0 and "num_learners" in explicit:
+                raise ValueError(
+                    "learner_gpus > 0 (old name num_gpus) decides num_learners: drop num_learners, or "
+                    "use num_learners with num_gpus_per_learner instead"
+                )
+            if gpus > 1 and gpus != int(gpus):
+                raise ValueError(f"learner_gpus={gpus}: above 1 it must be a whole number of GPUs")
+            if gpus == 0:
+                self.num_gpus_per_learner = 0.0
+            elif gpus <= 1:
+                self.num_learners, self.num_gpus_per_learner = 0, float(gpus)
+            else:
+                self.num_learners, self.num_gpus_per_learner = int(gpus), 1.0
+        if self.num_cpus_per_learner == "auto":
+            self.num_cpus_per_learner = 0.0 if self.num_gpus_per_learner > 0 else 1.0
+        return self
+
+    @property
+    def total_gpus(self) -> float:
+        """GPUs all learners together ask for."""
+        return self.num_gpus_per_learner * max(1, self.num_learners)
+
+
+class ResourcesSection(_Section):
+    num_cpus_for_main_process: int = Field(1, ge=0)
+    """CPUs reserved for the driver out of the trial's ``cpus`` (rlbench's meaning, see README):
+    Ray gets the rest, the driver is pinned to these cores and gets this many torch threads."""
+
+
+class ThreadsSection(_Section):
+    driver_torch_threads: Union[int, None] = Field(None, ge=1)
+    """torch threads in the driver (which holds the learner when num_learners=0); default:
+    max(1, num_cpus_for_main_process)."""
+    learner_torch_threads: Union[int, None] = Field(None, ge=1)
+    """torch threads in each remote learner; default: max(1, floor(num_cpus_per_learner))."""
+    env_runner_torch_threads: Union[int, None] = Field(None, ge=1)
+    """torch threads in each env runner; default: max(1, floor(num_cpus_per_env_runner))."""
+
+
+class TrainingSection(_Section):
+    """PPO training keys; a key left out keeps RLlib's default."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, populate_by_name=True)
+
+    train_batch_size_per_learner: Union[int, None] = Field(None, ge=1)
+    """Env steps per learner per iteration (total = this x max(1, num_learners))."""
+    minibatch_size: Union[int, None] = Field(None, ge=1)
+    """SGD minibatch size."""
+    num_epochs: Union[int, None] = Field(None, ge=1)
+    """Passes over the train batch per iteration."""
+    lr: Union[float, None] = Field(None, gt=0)
+    """Learning rate."""
+    gamma: Union[float, None] = Field(None, ge=0, le=1)
+    """Discount factor."""
+    lambda_: Union[float, None] = Field(None, ge=0, le=1, alias="lambda")
+    """GAE lambda (YAML key ``lambda``)."""
+    clip_param: Union[float, None] = Field(None, gt=0)
+    """PPO clip parameter."""
+    vf_clip_param: Union[float, None] = Field(None, gt=0)
+    """Value-function clip parameter."""
+    entropy_coeff: Union[float, None] = Field(None, ge=0)
+    """Entropy bonus coefficient."""
+    vf_loss_coeff: Union[float, None] = Field(None, ge=0)
+    """Value-function loss coefficient."""
+    kl_coeff: Union[float, None] = Field(None, ge=0)
+    """Initial KL coefficient."""
+    use_kl_loss: Union[bool, None] = None
+    """Whether the KL term is in the loss."""
+    grad_clip: Union[float, None] = Field(None, gt=0)
+    """Gradient clipping threshold."""
+    shuffle_batch_per_epoch: Union[bool, None] = None
+    """Shuffle the train batch before each epoch."""
+
+
+class RLModuleSection(_Section):
+    """The default RLModule's model_config; a key left out keeps RLlib's default."""
+
+    fcnet_hiddens: Union[list[int], None] = None
+    """Hidden layer sizes of the policy and value networks."""
+    fcnet_activation: Union[Literal["tanh", "relu", "swish", "linear"], None] = None
+    """Activation of the hidden layers."""
+    vf_share_layers: Union[bool, None] = None
+    """Whether policy and value function share their hidden layers."""
+
+
+class TrialConfig(_Section):
+    """Everything one trial runs with: the spec's sections after the grid values are applied."""
+
+    environment: EnvironmentSection
+    """Which env and its env_config."""
+    env_runners: EnvRunnersSection = Field(default_factory=EnvRunnersSection)
+    """Sampling resources."""
+    learners: LearnersSection = Field(default_factory=LearnersSection)
+    """Learning resources."""
+    resources: ResourcesSection = Field(default_factory=ResourcesSection)
+    """Driver resources."""
+    threads: ThreadsSection = Field(default_factory=ThreadsSection)
+    """Explicit torch thread counts per role."""
+    training: TrainingSection = Field(default_factory=TrainingSection)
+    """PPO training keys."""
+    rl_module: RLModuleSection = Field(default_factory=RLModuleSection)
+    """Network shape."""
+    cpus: Union[int, None] = Field(None, ge=1)
+    """Machine size to emulate: the trial's Ray gets this many CPUs (less the driver's) and its
+    process tree is pinned to this many cores. None: all cores."""
+
+    @model_validator(mode="after")
+    def _check_batch(self) -> "TrialConfig":
+        t = self.training
+        if t.minibatch_size and t.train_batch_size_per_learner and t.minibatch_size > t.train_batch_size_per_learner:
+            raise _ValueErrorAt(
+                ("training", "minibatch_size"),
+                f"training.minibatch_size={t.minibatch_size} is larger than "
+                f"training.train_batch_size_per_learner={t.train_batch_size_per_learner}"
+            )
+        return self
+
+
+class StopSection(_Section):
+    iterations: Union[int, None] = Field(None, ge=1)
+    """Stop a trial after this many training iterations (warm-up included)."""
+    seconds: Union[float, None] = Field(None, gt=0)
+    """Stop a trial once its iterations have taken this long (checked after each iteration)."""
+
+    @model_validator(mode="after")
+    def _one_given(self) -> "StopSection":
+        if self.iterations is None and self.seconds is None:
+            raise ValueError("give stop.iterations, stop.seconds or both")
+        return self
+
+
+class RaySection(_Section):
+    """Settings of each trial's private Ray runtime."""
+
+    include_dashboard: bool = False
+    """Start Ray's dashboard (web UI) in each trial; it is then bound to 127.0.0.1 only."""
+
+
+class SweepSpec(_Section):
+    """A validated sweep: the base trial config, the grid over it, and how to run each trial."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    """Sweep name; used in the default output folder ``results/<name>/<timestamp>/``."""
+    algo: Literal["PPO"] = "PPO"
+    """RLlib algorithm (PPO only for now)."""
+    environment: EnvironmentSection
+    """See :class:`TrialConfig`."""
+    env_runners: EnvRunnersSection = Field(default_factory=EnvRunnersSection)
+    learners: LearnersSection = Field(default_factory=LearnersSection)
+    resources: ResourcesSection = Field(default_factory=ResourcesSection)
+    threads: ThreadsSection = Field(default_factory=ThreadsSection)
+    training: TrainingSection = Field(default_factory=TrainingSection)
+    rl_module: RLModuleSection = Field(default_factory=RLModuleSection)
+    cpus: Union[int, None] = Field(None, ge=1)
+    """See :class:`TrialConfig`."""
+    grid: dict[str, list[Any]] = Field(default_factory=dict)
+    """Axis -> values; the trials are the cartesian product (axis names: see :func:`axis_target`)."""
+    repeats: int = Field(1, ge=1)
+    """How many times each grid point runs."""
+    stop: StopSection
+    """When a trial stops."""
+    warmup_iterations: int = Field(1, ge=0)
+    """Leading iterations flagged ``warmup`` and left out of steady-state figures."""
+    trial_timeout_s: float = Field(900.0, gt=0)
+    """A trial still running after this long is killed with its process tree (status ``timeout``)."""
+    trial_memory_limit_bytes: Union[int, None] = Field(None, gt=0)
+    """A trial whose processes together hold more resident memory than this is killed with its
+    process tree (status ``failed``, reason ``out of memory``). None: no limit."""
+    ray: RaySection = Field(default_factory=RaySection)
+    """Settings of each trial's Ray runtime."""
+    sample_hz: float = Field(10.0, gt=0, le=100)
+    """Utilization samples per second."""
+    env_ceiling_s: float = Field(1.0, ge=0)
+    """Before the trials, step each distinct (env, env_config, env-runner count, cpus) alone for this
+    many seconds in as many processes as the trial has env runners (``rlbench envbench``), so every
+    trial gets ``sampling_efficiency``. 0: do not measure (those columns stay null)."""
+    seed: Union[int, None] = None
+    """RLlib seed for every trial (None: unseeded)."""
+
+    @model_validator(mode="after")
+    def _warmup_leaves_steady_state(self) -> "SweepSpec":
+        if self.stop.iterations is not None and self.stop.seconds is None:
+            if self.stop.iterations <= self.warmup_iterations:
+                raise _ValueErrorAt(
+                    ("stop", "iterations"),
+                    f"stop.iterations={self.stop.iterations} leaves no steady-state iteration after "
+                    f"warmup_iterations={self.warmup_iterations}: raise stop.iterations"
+                )
+        return self
+
+
+TRIAL_SECTIONS: dict[str, type[_Section]] = {
+    "environment": EnvironmentSection,
+    "env_runners": EnvRunnersSection,
+    "learners": LearnersSection,
+    "resources": ResourcesSection,
+    "threads": ThreadsSection,
+    "training": TrainingSection,
+    "rl_module": RLModuleSection,
+}
+
+
+def _knob_names(model: type[BaseModel]) -> list[str]:
+    return [f.alias or name for name, f in model.model_fields.items()]
+
+
+#: knob name -> the section that holds it (knob names are unique across sections).
+KNOB_SECTION: dict[str, str] = {
+    knob: section for section, model in TRIAL_SECTIONS.items() for knob in _knob_names(model)
+}
+
+
+@dataclass(frozen=True)
+class GridPoint:
+    """One point of the grid."""
+
+    axes: dict[str, Any]
+    """Trials-table column -> value for every grid axis (mappings and lists JSON-encoded)."""
+    config: TrialConfig
+    """The resolved config this point runs with."""
+
+
+@dataclass(frozen=True)
+class LoadedSpec:
+    """A validated spec file with its grid expanded."""
+
+    source: Path
+    """The YAML file it came from."""
+    spec: SweepSpec
+    """The validated spec."""
+    points: list[GridPoint]
+    """Grid points in grid order (the last axis varies fastest)."""
+    alias_notes: list[str]
+    """One line per old name that was translated, e.g. ``num_workers -> num_env_runners``."""

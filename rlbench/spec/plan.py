@@ -1,0 +1,196 @@
+"""Plan stage: turn a loaded spec into the ordered list of trials, each with its cores and fate.
+
+A trial the machine cannot run (more CPUs or GPUs than it, or than its ``cpus``, allows) is
+planned as ``skipped`` with the reason, so it never reaches Ray (which would wait forever). On a
+cluster (``--address``) the same plan is made against the cluster's resources instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Union
+
+from pydantic import BaseModel, ConfigDict
+
+from rlbench.adapters import resource_demand, torch_threads
+from rlbench.measure.machine import ClusterInfo, MachineInfo
+from rlbench.results.files import write_atomic
+from rlbench.results.layout import ResultsFolder, TrialFolder
+from rlbench.spec.model import LoadedSpec, TrialConfig
+
+
+class TrialPlan(BaseModel):
+    """Everything one trial process needs; written to ``trials/<trial_id>/plan.json``."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    trial_id: str
+    """``t<grid index>r<repeat>``, e.g. ``t003r1``: stable for the same spec."""
+    index: int
+    """Position of the grid point (0-based)."""
+    repeat: int
+    """Repeat number (0-based)."""
+    axes: dict[str, Any]
+    """Grid axis column -> value."""
+    config: TrialConfig
+    """Resolved config."""
+    cpus: int
+    """Cores the trial gets (its ``cpus`` or all usable cores)."""
+    cores: list[int]
+    """The core ids its process tree is pinned to."""
+    driver_cores: list[int]
+    """The cores reserved for the driver (a prefix of ``cores``)."""
+    ray_cpus: int
+    """Logical CPUs given to the trial's Ray runtime: cpus minus the driver's."""
+    gpus: int
+    """GPUs given to the trial's Ray runtime (all the machine has)."""
+    torch_threads: dict[str, int]
+    """torch threads rlbench sets per role (driver, learner, env_runner)."""
+    stop_iterations: Union[int, None]
+    """Iteration limit."""
+    stop_seconds: Union[float, None]
+    """Training-time limit."""
+    warmup_iterations: int
+    """Leading iterations flagged warm-up."""
+    timeout_s: float
+    """Kill the trial after this long."""
+    sample_hz: float
+    """Utilization sampling rate."""
+    memory_limit_bytes: Union[int, None] = None
+    """Kill the trial when its processes' summed resident memory passes this; None: no limit."""
+    include_dashboard: bool = False
+    """Start Ray's dashboard (bound to 127.0.0.1)."""
+    seed: Union[int, None]
+    """RLlib seed."""
+    skip_reason: Union[str, None] = None
+    """Why the trial will not run; None when it will."""
+    ray_address: Union[str, None] = None
+    """GCS address of the Ray cluster the trial's driver connects to (``--address``); None: a private
+    local runtime. On a cluster ``cores``/``driver_cores`` are empty (no pinning) and ``cpus``,
+    ``ray_cpus``, ``gpus`` are the cluster's totals at probe time."""
+
+
+def trial_id(index: int, repeat: int) -> str:
+    """The id of grid point ``index``, repeat ``repeat``."""
+    return f"t{index:03d}r{repeat}"
+
+
+def skip_reason(config: TrialConfig, cpus: int, machine: MachineInfo) -> str | None:
+    """Why ``config`` cannot run on ``cpus`` cores of ``machine``, or None."""
+    usable = len(machine.usable_cores)
+    if cpus > usable:
+        return f"cpus={cpus} but this machine has {usable} usable cores"
+    need = resource_demand(config)
+    if need.driver_cpus > cpus:
+        return f"num_cpus_for_main_process={need.driver_cpus} is more than the trial's cpus={cpus}"
+    ray_cpus = cpus - need.driver_cpus
+    if need.actor_cpus > ray_cpus + 1e-9:
+        return (
+            f"needs {need.actor_cpus:g} CPUs for actors ({need.describe_actors()}) but only {ray_cpus} are left "
+            f"after the driver's {need.driver_cpus} of cpus={cpus}"
+        )
+    if need.gpus > machine.gpu_count + 1e-9:
+        return f"needs {need.gpus:g} GPUs (learners and env runners) but this machine has {machine.gpu_count}"
+    return None
+
+
+def plan_trials(loaded: LoadedSpec, machine: MachineInfo) -> list[TrialPlan]:
+    """All trials in run order: grid order, repeats of a point one after another."""
+    spec = loaded.spec
+    plans = []
+    for index, point in enumerate(loaded.points):
+        config = point.config
+        cpus = config.cpus or len(machine.usable_cores)
+        reason = skip_reason(config, cpus, machine)
+        cores = machine.usable_cores[:cpus]
+        driver_n = min(config.resources.num_cpus_for_main_process, len(cores))
+        for repeat in range(spec.repeats):
+            plans.append(TrialPlan(
+                trial_id=trial_id(index, repeat),
+                index=index,
+                repeat=repeat,
+                axes=point.axes,
+                config=config,
+                cpus=cpus,
+                cores=cores,
+                driver_cores=cores[:driver_n],
+                ray_cpus=max(0, cpus - config.resources.num_cpus_for_main_process),
+                gpus=machine.gpu_count,
+                torch_threads=torch_threads(config),
+                stop_iterations=spec.stop.iterations,
+                stop_seconds=spec.stop.seconds,
+                warmup_iterations=spec.warmup_iterations,
+                timeout_s=spec.trial_timeout_s,
+                sample_hz=spec.sample_hz,
+                memory_limit_bytes=spec.trial_memory_limit_bytes,
+                include_dashboard=spec.ray.include_dashboard,
+                seed=spec.seed,
+                skip_reason=reason,
+            ))
+    return plans
+
+
+# ---------------------------------------------------------------------------------------------
+# plan.json: written before the trial starts, read by the trial process
+
+
+def write_plan(folder: ResultsFolder, plan: TrialPlan) -> TrialFolder:
+    """Create the trial's folder with its plan; returns the folder."""
+    trial = folder.trial(plan.trial_id)
+    trial.path.mkdir(parents=True, exist_ok=True)
+    write_atomic(trial.plan, plan.model_dump_json(indent=2).encode())
+    return trial
+
+
+def read_plan(trial: TrialFolder) -> TrialPlan:
+    """The trial's plan."""
+    return TrialPlan.model_validate_json(trial.plan.read_text())
+
+
+# ---------------------------------------------------------------------------------------------
+# On a Ray cluster (--address)
+
+
+def cluster_skip_reason(config: TrialConfig, cluster: ClusterInfo) -> str | None:
+    """Why ``config`` cannot run on ``cluster``, or None (the placement-group check in the trial is the second guard).
+
+    The driver runs in the trial process on this machine, outside the cluster's resources, so
+    ``num_cpus_for_main_process`` takes no cluster CPU; the actors' CPUs and GPUs must fit the
+    cluster's totals, and each actor must fit one node.
+    """
+    need = resource_demand(config)
+    if need.actor_cpus > cluster.total_cpus + 1e-9:
+        return f"needs {need.actor_cpus:g} CPUs for actors but the cluster has {cluster.total_cpus:g}"
+    if need.gpus > cluster.total_gpus + 1e-9:
+        return f"needs {need.gpus:g} GPUs (learners and env runners) but the cluster has {cluster.total_gpus:g}"
+    if need.largest_actor_cpus > cluster.max_node_cpus + 1e-9:
+        return f"one actor needs {need.largest_actor_cpus:g} CPUs but the largest node has {cluster.max_node_cpus:g}"
+    return None
+
+
+def plan_cluster_trials(loaded: LoadedSpec, cluster: ClusterInfo) -> list[TrialPlan]:
+    """Plan every trial for the cluster: no pinning, Ray's CPUs/GPUs = the cluster's, the address set.
+
+    ``cpus`` (machine-size emulation by pinning) has no meaning on a cluster: a spec that sets it
+    is rejected before (:func:`check_spec_for_cluster`).
+    """
+    total_cpus = int(cluster.total_cpus)
+    machine = MachineInfo(hostname=f"ray cluster {cluster.gcs_address}", cpu_model="cluster",
+                          logical_cores=total_cpus, physical_cores=None, usable_cores=list(range(max(total_cpus, 1))),
+                          memory_bytes=0, gpus=[{}] * int(cluster.total_gpus))
+    plans = []
+    for plan in plan_trials(loaded, machine):
+        plans.append(plan.model_copy(update={
+            "cpus": total_cpus, "cores": [], "driver_cores": [], "ray_cpus": total_cpus,
+            "gpus": int(cluster.total_gpus), "ray_address": cluster.gcs_address,
+            "skip_reason": cluster_skip_reason(plan.config, cluster),
+        }))
+    return plans
+
+
+def check_spec_for_cluster(loaded: LoadedSpec) -> str | None:
+    """Why the spec cannot run on a cluster (it sets ``cpus``), or None."""
+    if loaded.spec.cpus is not None or any(p.config.cpus is not None for p in loaded.points):
+        return (f"{loaded.source}: 'cpus' emulates a smaller machine by pinning the trial to local cores, "
+                "which has no meaning on a Ray cluster; remove 'cpus' (and any 'cpus' grid axis) to run with "
+                "--address, or drop --address to emulate machine sizes locally")
+    return None

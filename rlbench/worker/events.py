@@ -1,0 +1,55 @@
+"""The trial's own log: ``events.jsonl``, one JSON object per line, appended and fsynced at once.
+
+Every step of a trial (start, Ray up, build, each iteration, shutdown, errors) is an event, so a
+trial that is killed still leaves what it measured; the sweep reads the file as it grows
+(:class:`rlbench.results.files.EventTail`) and the tables are rebuilt from it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+
+class EventLog:
+    """Append-only JSON-lines log, flushed after each event."""
+
+    def __init__(self, path: Path, t0_epoch: float):
+        self._file = open(path, "a", buffering=1)
+        self.path = path
+        self.t0_epoch = t0_epoch
+
+    def now_s(self) -> float:
+        """Seconds since the trial was launched."""
+        return time.time() - self.t0_epoch
+
+    def write(self, event: str, **fields: Any) -> None:
+        record = {"event": event, "t_s": round(self.now_s(), 6), **fields}
+        self._file.write(json.dumps(record, default=_json_default) + "\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def describe_error(error: BaseException) -> str:
+    """``Type: message`` of the exception that started it all (RLlib re-raises an env's error as a
+    bare ``RuntimeError from e``), plus what it surfaced as when that differs."""
+    chain = [error]
+    while (cause := chain[-1].__cause__ or chain[-1].__context__) is not None and cause not in chain:
+        chain.append(cause)
+    root = chain[-1]
+    text = f"{type(root).__name__}: {root}".rstrip(": ")
+    if root is not error:
+        text += f" (surfaced as {type(error).__name__}{': ' + str(error) if str(error) else ''})"
+    return text
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "item"):
+        return value.item()
+    return str(value)

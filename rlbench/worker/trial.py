@@ -1,0 +1,278 @@
+"""Inside the trial: the process that owns one trial's private Ray runtime.
+
+It reads ``plan.json``, pins itself, starts a local Ray (or connects to a cluster), asks the
+adapter for a trainer, trains, and shuts Ray down whatever happens. Every step is appended to
+``events.jsonl`` (:mod:`rlbench.worker.events`), so a trial that is killed still leaves what it
+measured. Module-level imports are the standard library and rlbench.worker/results.layout only
+(the fork server preloads this module); the plan model, the adapter and Ray are imported when the
+trial runs (tests/test_architecture.py holds this).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rlbench.results.layout import TrialFolder
+from rlbench.worker.events import EventLog, describe_error
+from rlbench.worker.procfs import all_stats
+
+if TYPE_CHECKING:
+    from rlbench.adapters.base import Trainer
+    from rlbench.spec.plan import TrialPlan
+
+
+def _redirect_output(path: Path) -> None:
+    """Send this process's stdout/stderr (and so Ray's start-up chatter) to the trial's log file."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this process when its parent dies (so a killed rlbench leaves no trial)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def _release_fork_server() -> None:
+    """Close this process's copy of the fork server's keep-alive pipe.
+
+    multiprocessing hands every forkserver child the write end of the pipe whose EOF tells the
+    server that its client (the sweep) is gone. Holding it, a trial kept the server, and so
+    itself (its death signal waits for the server's exit), alive after a ``kill -9`` of the sweep
+    until it finished on its own (measured: 19 s with a trial running). Without it, the server
+    exits with the sweep and PDEATHSIG takes the trial and its Ray runtime down.
+    """
+    try:
+        from multiprocessing import forkserver
+
+        server = forkserver._forkserver  # private API: losing it only slows clean-up after kill -9
+        if server._forkserver_alive_fd is not None:
+            os.close(server._forkserver_alive_fd)
+            server._forkserver_alive_fd = None
+    except (AttributeError, OSError):
+        pass
+
+
+def _start_reaper() -> None:
+    """Start :mod:`rlbench.worker.reaper`: it kills this trial's session if the sweep process dies."""
+    import multiprocessing
+    import subprocess
+
+    parent = multiprocessing.parent_process()  # the sweep that asked the fork server for us
+    sweep_pid = parent.pid if parent is not None else os.getppid()
+    reaper = Path(__file__).with_name("reaper.py")
+    # -I -S: standard library only, no site packages: starts in ~20 ms with a few MB.
+    subprocess.Popen([sys.executable, "-I", "-S", str(reaper), str(sweep_pid), str(os.getsid(0))],
+                     stdin=subprocess.DEVNULL, close_fds=True)
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (children, their children, ...), read from /proc."""
+    children: dict[int, list[int]] = {}
+    for child, stat in all_stats().items():
+        children.setdefault(stat.ppid, []).append(child)
+    out, todo = [], [pid]
+    while todo:
+        kids = children.get(todo.pop(), [])
+        out += kids
+        todo += kids
+    return out
+
+
+def _pin_tree(driver_cores: list[int], other_cores: list[int]) -> None:
+    """Pin this process to the driver's cores and every descendant (Ray's processes) to the rest."""
+    for child in descendants(os.getpid()):
+        try:
+            os.sched_setaffinity(child, other_cores)
+        except OSError:
+            pass
+    os.sched_setaffinity(0, driver_cores)
+
+
+def _worker_pythonpath() -> str:
+    """PYTHONPATH for Ray's workers: the caller's folder first, so ``package.module:Class`` envs import."""
+    parts = [os.getcwd()] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    seen: list[str] = []
+    for p in parts:
+        if p not in seen:
+            seen.append(p)
+    return os.pathsep.join(seen)
+
+
+def _ray_session_dir() -> str | None:
+    """The local Ray session's folder (its name is in every Ray system process's command line)."""
+    try:
+        import ray
+
+        return ray._private.worker._global_node.get_session_dir_path()
+    except Exception:  # private API: losing it only weakens the leftover-process check
+        return None
+
+
+def main(trial_dir: str, t0_epoch: float) -> int:
+    """Run the trial planned in ``trial_dir``; returns the process exit code (0 ok/skipped, 1 failed)."""
+    os.setsid()  # own process group: the sweep kills the whole tree with one killpg
+    # SIGINT is how the sweep asks for a clean stop: honour it even when this process inherited it
+    # ignored (a sweep started in the background with `&` or nohup ignores the terminal's Ctrl-C).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    _die_with_parent()
+    _release_fork_server()
+    folder = TrialFolder(Path(trial_dir))
+    _redirect_output(folder.log)
+    _start_reaper()
+    from rlbench.spec.plan import TrialPlan
+
+    plan = TrialPlan.model_validate_json(folder.plan.read_text())
+    events = EventLog(folder.events_file, t0_epoch)
+    events.write("start", pid=os.getpid())
+    try:
+        status = _run(plan, events, folder)
+    except KeyboardInterrupt:  # the sweep's Ctrl-C: _run has shut Ray down; the iterations are kept
+        _shutdown_ray()  # in case it came during ray.init, before _run's own clean-up applies
+        events.write("interrupted")
+        status = "interrupted"
+    except BaseException as e:  # record everything, then leave
+        events.write("error", error=describe_error(e), traceback=traceback.format_exc())
+        status = "failed"
+    events.write("end", status=status)
+    events.close()
+    return 0 if status in ("ok", "skipped") else 1
+
+
+def _shutdown_ray() -> None:
+    """Shut down this process's Ray runtime if one is (still) up."""
+    import ray
+
+    if ray.is_initialized():
+        ray.shutdown()
+
+
+def ray_init_kwargs(plan: TrialPlan) -> dict[str, Any]:
+    """``ray.init`` arguments of a trial: a private local runtime, quiet; the dashboard off unless
+    the spec turns it on, and then reachable from this machine only. With ``ray_address``: connect to
+    that cluster instead (see :mod:`rlbench.worker.cluster_trial`)."""
+    if plan.ray_address:
+        from rlbench.worker.cluster_trial import connect_kwargs
+
+        return connect_kwargs(plan.ray_address, plan.config.environment.env)
+    return dict(
+        address="local",
+        num_cpus=plan.ray_cpus,
+        num_gpus=plan.gpus,
+        include_dashboard=plan.include_dashboard,
+        dashboard_host="127.0.0.1",
+        log_to_driver=False,
+        logging_level="ERROR",
+        configure_logging=True,
+    )
+
+
+def _run(plan: TrialPlan, events: EventLog, folder: TrialFolder) -> str:
+    from rlbench.adapters import get_adapter
+
+    adapter = get_adapter()
+    if plan.cores:  # empty on a cluster: no pinning
+        os.sched_setaffinity(0, plan.cores)
+    os.environ["PYTHONPATH"] = _worker_pythonpath()
+    adapter.quiet_logging()
+    import ray
+
+    adapter.set_driver_threads(plan.torch_threads["driver"])
+    t = time.perf_counter()
+    ray.init(**ray_init_kwargs(plan))
+    ray_init_s = time.perf_counter() - t
+    cluster = None
+    if plan.ray_address:  # a cluster's session is not the trial's: never name it for the leftover kill
+        from rlbench.worker.cluster_trial import ClusterTrial
+
+        cluster = ClusterTrial(plan, events, folder, adapter)
+        events.write("ray_init", ray_init_s=ray_init_s, session_dir=None, **cluster.after_connect())
+    else:
+        events.write("ray_init", ray_init_s=ray_init_s, session_dir=_ray_session_dir())
+    trainer = None
+    try:
+        trainer = adapter.trainer(plan.config, seed=plan.seed)
+        reason = trainer.infeasible_reason()
+        if reason:
+            events.write("skipped", reason=reason)
+            return "skipped"
+        t = time.perf_counter()
+        trainer.build()
+        build_s = time.perf_counter() - t
+        other_cores = [c for c in plan.cores if c not in plan.driver_cores]
+        if plan.driver_cores and other_cores:
+            _pin_tree(plan.driver_cores, other_cores)
+        threads = trainer.set_threads(plan.torch_threads)
+        events.write("build", build_s=build_s, torch_threads=threads)
+        if cluster is not None:
+            cluster.after_build()
+        _train(plan, trainer, events)
+        return "ok"
+    finally:
+        if cluster is not None:
+            cluster.before_stop()
+        t = time.perf_counter()
+        try:
+            if trainer is not None:
+                trainer.stop()
+        finally:
+            ray.shutdown()
+            events.write("shutdown", shutdown_s=time.perf_counter() - t)
+            if cluster is not None:
+                cluster.after_shutdown()
+
+
+def _train(plan: TrialPlan, trainer: Trainer, events: EventLog) -> None:
+    trained_s = 0.0
+    iteration = 0
+    while True:
+        iteration += 1
+        t_start_s = events.now_s()
+        t = time.perf_counter()
+        trainer.train()
+        wall_s = time.perf_counter() - t
+        t_end_s = events.now_s()
+        timings = trainer.iteration()
+        parts_s = timings["sample_s"] + timings["learn_s"] + timings["sync_s"]
+        events.write(
+            "iteration",
+            iteration=iteration,
+            warmup=iteration <= plan.warmup_iterations,
+            t_start_s=t_start_s,
+            t_end_s=t_end_s,
+            wall_s=wall_s,
+            other_s=wall_s - parts_s,
+            env_steps_per_s=timings["env_steps_sampled"] / wall_s if wall_s > 0 else None,
+            **timings,
+        )
+        trained_s += wall_s
+        if plan.stop_iterations is not None and iteration >= plan.stop_iterations:
+            return
+        # A time limit never cuts a trial before its first steady-state iteration.
+        if plan.stop_seconds is not None and trained_s >= plan.stop_seconds and iteration > plan.warmup_iterations:
+            return
+
+
+def process_entry(trial_dir: str, t0_epoch: float) -> None:
+    """Entry point for a multiprocessing.Process: exits with :func:`main`'s code."""
+    raise SystemExit(main(trial_dir, t0_epoch))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], float(sys.argv[2])))

@@ -1,0 +1,67 @@
+"""The forum question in words: what more driver CPUs bought, on hand-made tables."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from rlbench.analysis.advice import learner_cpu_findings
+
+
+def _tables(learn_s: tuple[float, float], sample_s: float):
+    # two grid points: num_cpus_for_main_process 1 and 4 (threads follow), learner in the driver
+    trials = pd.DataFrame({
+        "trial_id": ["t000r0", "t001r0"], "index": [0, 1], "repeat": [0, 0], "status": ["ok", "ok"],
+        "num_learners": [0, 0], "driver_torch_threads": [1, 4],
+    })
+    rows = []
+    for trial, learn in zip(trials["trial_id"], learn_s):
+        rows.append({"trial_id": trial, "warmup": True, "wall_s": 9.0, "sample_s": 9.0, "learn_s": 9.0})
+        for _ in range(2):
+            rows.append({"trial_id": trial, "warmup": False, "wall_s": sample_s + learn, "sample_s": sample_s,
+                         "learn_s": learn})
+    iterations = pd.DataFrame(rows)
+    steps = 1000.0
+    configs = pd.DataFrame({
+        "index": [0, 1], "num_cpus_for_main_process": [1, 4],
+        "env_steps_per_s": [steps / (sample_s + learn_s[0]), steps / (sample_s + learn_s[1])],
+        "driver_cpus_used": [0.9, 1.3],
+    })
+    return configs, trials, iterations
+
+
+def test_sublinear_learning_is_called_out_with_the_numbers():
+    # learning 2.0 s -> 1.6 s with 4x the threads: 1.25x, far below linear
+    configs, trials, iterations = _tables((2.0, 1.6), sample_s=1.0)
+    (text,) = learner_cpu_findings(configs, trials, iterations, ["num_cpus_for_main_process"])
+    assert "num_cpus_for_main_process 1 -> 4" in text
+    assert "333 -> 385 env steps/s (1.15x)" in text  # 1000/3.0 and 1000/2.6
+    assert "learning 2.00 -> 1.60 s (speed-up 1.25x)" in text
+    assert "torch threads in the driver, which holds the learner: 1 -> 4" in text
+    assert "0.90 -> 1.30 cores busy" in text
+    assert "scaled sub-linearly (1.25x for 4x the threads)" in text
+
+
+def test_sampling_bound_after_the_change_says_to_move_cpus_to_env_runners():
+    configs, trials, iterations = _tables((1.0, 0.5), sample_s=2.0)  # 2.0 / 2.5 = 80% sampling at 4 CPUs
+    (text,) = learner_cpu_findings(configs, trials, iterations, ["num_cpus_for_main_process"])
+    assert "Sampling now takes 80% of an iteration" in text and "env runners" in text
+
+
+def test_no_learner_axis_no_finding():
+    configs, trials, iterations = _tables((2.0, 1.6), sample_s=1.0)
+    configs = configs.rename(columns={"num_cpus_for_main_process": "num_env_runners"})
+    assert learner_cpu_findings(configs, trials, iterations, ["num_env_runners"]) == []
+
+
+def test_a_best_setting_in_between_is_named():
+    configs, trials, iterations = _tables((2.0, 1.6), sample_s=1.0)
+    # a third point, num_cpus_for_main_process=2, faster than both ends
+    trials = pd.concat([trials, pd.DataFrame({"trial_id": ["t002r0"], "index": [2], "repeat": [0], "status": ["ok"],
+                                              "num_learners": [0], "driver_torch_threads": [2]})])
+    iterations = pd.concat([iterations, pd.DataFrame({"trial_id": ["t002r0"], "warmup": [False], "wall_s": [2.0],
+                                                      "sample_s": [1.0], "learn_s": [1.0]})])
+    configs = pd.concat([configs, pd.DataFrame({"index": [2], "num_cpus_for_main_process": [2],
+                                                "env_steps_per_s": [500.0], "driver_cpus_used": [1.1]})])
+    (text,) = learner_cpu_findings(configs, trials, iterations, ["num_cpus_for_main_process"])
+    assert "num_cpus_for_main_process 1 -> 4" in text
+    assert "The fastest setting was in between: num_cpus_for_main_process=2 at 500 env steps/s (1.50x the lowest)" in text

@@ -1,0 +1,50 @@
+"""sampling_efficiency and the CPU/GPU ratio on hand-made tables."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+from rlbench.analysis.trials import add_cpu_threads_per_gpu_sm, add_sampling_efficiency
+from rlbench.studies.envbench import ceiling_key
+
+
+def _trials():
+    return pd.DataFrame({
+        "trial_id": ["a", "b", "c"], "env": ["CartPole-v1"] * 3,
+        "env_config": [json.dumps({})] * 3, "num_env_runners": [0, 2, 4], "cpus": [2, 2, 2],
+        "num_gpus_per_learner": [0.0, 1.0, 1.0], "num_learners": [0, 0, 2],
+    })
+
+
+def test_sampling_efficiency_is_sampling_rate_over_the_ceiling_for_that_many_processes():
+    trials = _trials()
+    iterations = pd.DataFrame({
+        "trial_id": ["a", "a", "a", "b", "b", "c"],
+        "warmup": [True, False, False, False, False, False],
+        "env_steps_sampled": [100, 1000, 1000, 1000, 1000, 1000],
+        "sample_s": [1.0, 0.5, 0.25, 0.1, 0.1, 0.0],  # c: no sampling time, no rate
+    })
+    ceilings = {
+        ceiling_key("CartPole-v1", {}, 1, 2): {"steps_per_s": 10_000.0},  # a: 0 runners sample in 1 process
+        ceiling_key("CartPole-v1", {}, 2, 2): {"steps_per_s": 20_000.0},  # b
+        # c (4 processes) was not measured
+    }
+    add_sampling_efficiency(trials, iterations, ceilings)
+    # a: steady rates 2000 and 4000 -> median 3000; 3000 / 10000
+    assert trials["sample_steps_per_s"].tolist()[:2] == [3000.0, 10_000.0]
+    assert trials["sampling_efficiency"].tolist()[:2] == [pytest.approx(0.3), pytest.approx(0.5)]
+    assert math.isnan(trials["sampling_efficiency"][2]) and math.isnan(trials["env_ceiling_steps_per_s"][2])
+
+
+def test_cpu_threads_per_gpu_sm():
+    trials = _trials()
+    add_cpu_threads_per_gpu_sm(trials, sm_count=132)
+    assert math.isnan(trials["cpu_threads_per_gpu_sm"][0])  # no learner GPU
+    assert trials["cpu_threads_per_gpu_sm"][1] == pytest.approx(2 / 132)  # 1 GPU (learner in the driver)
+    assert trials["cpu_threads_per_gpu_sm"][2] == pytest.approx(2 / 264)  # 2 learners x 1 GPU
+    add_cpu_threads_per_gpu_sm(trials, sm_count=None)
+    assert trials["cpu_threads_per_gpu_sm"].isna().all()

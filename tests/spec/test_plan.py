@@ -1,0 +1,182 @@
+"""Plan stage: which trials run, on which cores, with how many torch threads; hand-made machines."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlbench.measure.machine import MachineInfo
+from rlbench.spec.load import spec_from_dict
+from rlbench.spec.model import TrialConfig
+from rlbench.spec.plan import plan_trials, skip_reason, trial_id
+
+
+def machine(cores: list[int], gpus: int = 0) -> MachineInfo:
+    return MachineInfo(
+        hostname="test", cpu_model="fake", logical_cores=len(cores), physical_cores=len(cores),
+        usable_cores=cores, memory_bytes=2**34,
+        gpus=[{"index": i, "name": "Fake GPU", "memory_bytes": 2**30} for i in range(gpus)],
+    )
+
+
+TWO_CORES = machine([0, 1])
+BIG = machine(list(range(16)), gpus=1)
+
+
+def spec(**sections) -> dict:
+    """A spec mapping: the given sections over a minimal base."""
+    return {"name": "t", "environment": {"env": "CartPole-v1"}, "stop": {"iterations": 3}, **sections}
+
+
+def plans(data: dict, on: MachineInfo):
+    return plan_trials(spec_from_dict(data, check_envs=False), on)
+
+
+def config(**sections) -> TrialConfig:
+    return TrialConfig.model_validate({"environment": {"env": "CartPole-v1"}, **sections})
+
+
+def test_trial_id():
+    assert trial_id(0, 0) == "t000r0"
+    assert trial_id(12, 3) == "t012r3"
+
+
+def test_default_cpus_is_all_usable_cores():
+    [p] = plans(spec(), TWO_CORES)
+    assert p.skip_reason is None
+    assert (p.cpus, p.cores, p.driver_cores, p.ray_cpus, p.gpus) == (2, [0, 1], [0], 1, 0)
+
+
+def test_cores_are_a_prefix_of_the_usable_cores():
+    [p] = plans(spec(cpus=3), machine([3, 5, 7, 9]))
+    assert p.skip_reason is None
+    assert (p.cpus, p.cores, p.driver_cores, p.ray_cpus) == (3, [3, 5, 7], [3], 2)
+
+
+def test_driver_with_two_cores():
+    [p] = plans(spec(cpus=4, resources={"num_cpus_for_main_process": 2}), BIG)
+    assert p.skip_reason is None
+    assert (p.cores, p.driver_cores, p.ray_cpus, p.gpus) == ([0, 1, 2, 3], [0, 1], 2, 1)
+
+
+def test_driver_with_no_core_gives_ray_all():
+    [p] = plans(spec(cpus=2, resources={"num_cpus_for_main_process": 0}), TWO_CORES)
+    assert p.skip_reason is None
+    assert (p.driver_cores, p.ray_cpus) == ([], 2)
+    assert p.torch_threads["driver"] == 1
+
+
+def test_more_cpus_than_usable_cores_is_skipped():
+    [p] = plans(spec(cpus=4), TWO_CORES)
+    assert p.skip_reason == "cpus=4 but this machine has 2 usable cores"
+
+
+def test_too_many_env_runners_is_skipped_naming_the_numbers():
+    [p] = plans(spec(cpus=2, env_runners={"num_env_runners": 8}), BIG)
+    assert p.skip_reason == (
+        "needs 8 CPUs for actors (8 env runners x 1 CPU) but only 1 are left after the driver's 1 of cpus=2"
+    )
+
+
+def test_remote_learners_count_towards_actor_cpus():
+    data = spec(cpus=3, learners={"num_learners": 2, "num_cpus_per_learner": 1})
+    [p] = plans(data, BIG)
+    assert p.skip_reason == (
+        "needs 3 CPUs for actors (1 env runners x 1 CPU + 2 learners x 1 CPU) but only 2 are left "
+        "after the driver's 1 of cpus=3"
+    )
+    [fits] = plans({**data, "cpus": 4}, BIG)
+    assert fits.skip_reason is None and fits.ray_cpus == 3
+
+
+def test_fractional_env_runner_cpus():
+    runners = {"num_env_runners": 3, "num_cpus_per_env_runner": 0.5}
+    [tight] = plans(spec(cpus=2, env_runners=runners), BIG)
+    assert tight.skip_reason is not None and "needs 1.5 CPUs" in tight.skip_reason
+    assert "3 env runners x 0.5 CPU" in tight.skip_reason
+    [fits] = plans(spec(cpus=3, env_runners=runners), BIG)
+    assert fits.skip_reason is None
+
+
+def test_driver_cpus_above_trial_cpus_is_skipped():
+    [p] = plans(spec(cpus=2, resources={"num_cpus_for_main_process": 3}), TWO_CORES)
+    assert p.skip_reason == "num_cpus_for_main_process=3 is more than the trial's cpus=2"
+    assert p.ray_cpus == 0
+    assert p.driver_cores == [0, 1]
+
+
+def test_learner_gpu_on_gpu_less_machine_is_skipped():
+    [p] = plans(spec(learners={"num_gpus": 1}), TWO_CORES)
+    assert p.skip_reason == "needs 1 GPUs (learners and env runners) but this machine has 0"
+
+
+def test_learner_gpu_on_gpu_machine_runs():
+    [p] = plans(spec(cpus=2, learners={"num_gpus": 1}), BIG)
+    assert p.skip_reason is None
+    assert p.gpus == 1
+
+
+def test_more_learner_gpus_than_the_machine_has_is_skipped():
+    [p] = plans(spec(cpus=4, learners={"num_gpus": 2}), BIG)
+    assert p.skip_reason == "needs 2 GPUs (learners and env runners) but this machine has 1"
+
+
+def test_env_runner_gpus_on_gpu_less_machine_is_skipped():
+    [p] = plans(spec(env_runners={"num_env_runners": 1, "num_gpus_per_env_runner": 0.5}), TWO_CORES)
+    assert p.skip_reason == "needs 0.5 GPUs (learners and env runners) but this machine has 0"
+
+
+def test_skip_reason_per_grid_point():
+    ps = plans(spec(grid={"cpus": [1, 2, 4]}), TWO_CORES)
+    assert [p.cpus for p in ps] == [1, 2, 4]
+    assert ps[0].skip_reason == (
+        "needs 1 CPUs for actors (1 env runners x 1 CPU) but only 0 are left after the driver's 1 of cpus=1"
+    )
+    assert ps[1].skip_reason is None
+    assert ps[2].skip_reason == "cpus=4 but this machine has 2 usable cores"
+
+
+def test_skip_reason_directly():
+    assert skip_reason(config(), 2, TWO_CORES) is None
+    assert skip_reason(config(), 3, TWO_CORES) == "cpus=3 but this machine has 2 usable cores"
+    assert skip_reason(config(env_runners={"num_env_runners": 0}), 1, TWO_CORES) is None
+
+
+@pytest.mark.parametrize(
+    ("sections", "expected"),
+    [
+        ({}, {"driver": 1, "learner": 1, "env_runner": 1}),
+        # learner runs in the driver (num_learners=0): it gets the driver's count
+        ({"resources": {"num_cpus_for_main_process": 3}, "env_runners": {"num_cpus_per_env_runner": 2.5}},
+         {"driver": 3, "learner": 3, "env_runner": 2}),
+        ({"resources": {"num_cpus_for_main_process": 0}, "env_runners": {"num_cpus_per_env_runner": 0.5}},
+         {"driver": 1, "learner": 1, "env_runner": 1}),
+        ({"threads": {"driver_torch_threads": 6}}, {"driver": 6, "learner": 6, "env_runner": 1}),
+        # an explicit learner count only applies to remote learners
+        ({"threads": {"learner_torch_threads": 5}}, {"driver": 1, "learner": 1, "env_runner": 1}),
+        ({"learners": {"num_learners": 2, "num_cpus_per_learner": 4}}, {"driver": 1, "learner": 4, "env_runner": 1}),
+        ({"learners": {"num_learners": 2, "num_cpus_per_learner": 4}, "threads": {"learner_torch_threads": 2}},
+         {"driver": 1, "learner": 2, "env_runner": 1}),
+        ({"env_runners": {"num_cpus_per_env_runner": 3}, "threads": {"env_runner_torch_threads": 7}},
+         {"driver": 1, "learner": 1, "env_runner": 7}),
+    ],
+)
+def test_torch_threads_per_role(sections, expected):
+    [p] = plans(spec(cpus=16, **sections), BIG)
+    assert p.torch_threads == expected
+
+
+def test_repeats_make_ids_in_run_order():
+    ps = plans(spec(repeats=2, grid={"num_env_runners": [0, 1]}), TWO_CORES)
+    assert [p.trial_id for p in ps] == ["t000r0", "t000r1", "t001r0", "t001r1"]
+    assert [(p.index, p.repeat) for p in ps] == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    assert [p.axes for p in ps] == [{"num_env_runners": n} for n in (0, 0, 1, 1)]
+    assert [p.config.env_runners.num_env_runners for p in ps] == [0, 0, 1, 1]
+
+
+def test_run_settings_come_from_the_spec():
+    data = spec(stop={"iterations": 5, "seconds": 60}, warmup_iterations=2, trial_timeout_s=30,
+                sample_hz=4, seed=7)
+    [p] = plans(data, TWO_CORES)
+    assert (p.stop_iterations, p.stop_seconds, p.warmup_iterations, p.timeout_s, p.sample_hz, p.seed) == (
+        5, 60.0, 2, 30.0, 4.0, 7,
+    )

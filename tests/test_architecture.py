@@ -1,0 +1,183 @@
+"""The house's rules (docs/ARCHITECTURE.md), checked on the source: rooms import one way, no cycle,
+no module over 400 lines, RLlib only behind the adapter, the worker room on the standard library."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+PACKAGE = REPO / "rlbench"
+MAX_LINES = 400
+
+#: Room -> the rooms its modules may import (at module level, or inside a function), its own included.
+#: Bottom to top: results, adapters, worker, measure, spec, studies, run, analysis, report, commands.
+MAY_IMPORT: dict[str, set[str]] = {
+    "results": {"results"},
+    "adapters": {"adapters"},
+    "worker": {"worker", "results"},
+    "measure": {"measure", "worker", "adapters", "results"},
+    "spec": {"spec", "adapters", "measure", "results"},
+    "studies": {"studies", "adapters"},
+    "run": {"run", "spec", "results", "measure", "worker", "adapters", "studies"},
+    "analysis": {"analysis", "results", "spec", "adapters", "studies"},
+    "report": {"report", "analysis", "results", "spec", "measure"},
+    "commands": {"commands", "run", "spec", "results", "measure", "worker", "adapters", "studies", "analysis",
+                 "report"},
+}
+#: The only imports a module may make of a room above its own, each inside a function: the trial
+#: process is where the worker meets the plan and the training system (module -> rlbench modules).
+UPWARD_EXCEPTIONS: dict[str, set[str]] = {
+    "rlbench.worker.trial": {"rlbench.spec.plan", "rlbench.adapters"},
+}
+#: What a worker module may import beyond the standard library, inside a function only (it runs in
+#: the trial process or a Ray worker, which have these): module -> top-level package names.
+WORKER_LAZY_THIRD_PARTY: dict[str, set[str]] = {
+    "rlbench.worker.trial": {"ray"},
+    "rlbench.worker.cluster_trial": {"ray"},
+    "rlbench.worker.node_sampler": {"ray"},
+    "rlbench.worker.nvml": {"pynvml"},
+    "rlbench.worker.ray_auth": {"ray"},
+}
+#: rlbench modules a worker module may import at module level (standard library only themselves).
+WORKER_TOP_LEVEL_RLBENCH = ("rlbench.worker", "rlbench.results.layout", "rlbench.results.files")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _resolve(base: str, name: str | None) -> str:
+    """``from base import name``: the module it names (a submodule, else ``base`` itself)."""
+    if name and f"{base}.{name}" in MODULES:
+        return f"{base}.{name}"
+    return base
+
+
+def imports(module: str) -> list[tuple[str, bool]]:
+    """(imported module, inside a function) for every import of ``module`` outside ``if TYPE_CHECKING``."""
+    tree = ast.parse(MODULES[module].read_text())
+    out: list[tuple[str, bool]] = []
+
+    def visit(node: ast.AST, lazy: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                continue  # for type checkers only: never executed
+            if isinstance(child, ast.Import):
+                out.extend((a.name, lazy) for a in child.names)
+            elif isinstance(child, ast.ImportFrom) and child.module and child.level == 0:
+                out.extend((_resolve(child.module, a.name), lazy) for a in child.names)
+            inner = lazy or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            visit(child, inner)
+
+    visit(tree, False)
+    return out
+
+
+def room(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in MAY_IMPORT else None
+
+
+def ours(name: str) -> str | None:
+    """The rlbench module an import names (the longest known prefix), or None for other packages."""
+    parts = name.split(".")
+    for n in range(len(parts), 0, -1):
+        candidate = ".".join(parts[:n])
+        if candidate in MODULES:
+            return candidate
+    return None
+
+
+def test_the_checker_sees_imports_at_both_levels():
+    assert ("rlbench.worker.nvml", False) in imports("rlbench.measure.machine")  # module level
+    assert ("rlbench.adapters", True) in imports("rlbench.worker.trial")  # inside a function
+    assert ours("rlbench.worker.trial.main") == "rlbench.worker.trial" and ours("numpy") is None
+
+
+def test_rooms_import_one_way():
+    wrong = []
+    for module in MODULES:
+        mine = room(module)
+        for name, lazy in imports(module):
+            target = ours(name)
+            if mine is None or target is None or room(target) is None or room(target) in MAY_IMPORT[mine]:
+                continue
+            if lazy and any(target == e or target.startswith(e + ".") for e in UPWARD_EXCEPTIONS.get(module, ())):
+                continue
+            wrong.append(f"{module} imports {target} ({'in a function' if lazy else 'at module level'})")
+    assert wrong == []
+
+
+def test_no_import_cycle_even_through_imports_inside_functions():
+    graph = {m: sorted({t for n, _ in imports(m) if (t := ours(n)) and t != m}) for m in MODULES}
+    cycles, state = [], {}
+
+    def walk(node: str, stack: list[str]) -> None:
+        state[node] = "open"
+        for nxt in graph[node]:
+            if state.get(nxt) == "open":
+                cycles.append(" -> ".join(stack[stack.index(nxt):] + [nxt]))
+            elif nxt not in state:
+                walk(nxt, stack + [nxt])
+        state[node] = "done"
+
+    for m in graph:
+        if m not in state:
+            walk(m, [m])
+    assert cycles == []
+
+
+def test_no_module_over_400_lines():
+    long = {m: n for m, p in MODULES.items() if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert long == {}
+
+
+def test_rllib_is_imported_under_the_adapter_only():
+    outside = [f"{m}: {n}" for m in MODULES for n, _ in imports(m)
+               if n.startswith("ray.rllib") and not m.startswith("rlbench.adapters")]
+    assert outside == []
+
+
+def test_worker_modules_import_the_standard_library_only():
+    """Module level: the standard library and the stdlib-only bottom of rlbench. Inside functions:
+    also the few packages the process they run in is known to have (listed above)."""
+    stdlib = set(sys.stdlib_module_names) | {"__future__"}
+    wrong = []
+    for module in [m for m in MODULES if m.startswith("rlbench.worker")]:
+        allowed_lazy = WORKER_LAZY_THIRD_PARTY.get(module, set())
+        for name, lazy in imports(module):
+            top = name.split(".")[0]
+            if top in stdlib:
+                continue
+            if top == "rlbench":
+                if lazy or any(name == p or name.startswith(p + ".") for p in WORKER_TOP_LEVEL_RLBENCH):
+                    continue
+            elif lazy and top in allowed_lazy:
+                continue
+            wrong.append(f"{module}: {name} ({'in a function' if lazy else 'at module level'})")
+    assert wrong == []
+
+
+@pytest.mark.parametrize("module", [m for m in MODULES if m.startswith("rlbench.worker")]
+                         + ["rlbench.results.layout", "rlbench.results.files"])
+def test_worker_modules_import_with_no_site_packages(module):
+    """For real: ``python -S`` (no site-packages: no pydantic, psutil, numpy, Ray) imports each one."""
+    done = subprocess.run([sys.executable, "-S", "-c", f"import {module}"], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_reaper_runs_as_isolated_script():
+    """The reaper starts as ``python -I -S reaper.py``: standard library only, no rlbench import at all."""
+    reaper = PACKAGE / "worker" / "reaper.py"
+    assert not [n for n, _ in imports("rlbench.worker.reaper") if n.startswith("rlbench")]
+    done = subprocess.run([sys.executable, "-I", "-S", str(reaper)], capture_output=True, text=True)
+    assert "IndexError" in done.stderr  # it got as far as reading its arguments: every import worked
