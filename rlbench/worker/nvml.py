@@ -121,14 +121,35 @@ def open_gpus(nvml: ModuleType | Any | None = None) -> Gpus | None:
     return gpus
 
 
-def _sm_count(nvml: Any, handle: Any) -> int | None:
-    """Streaming multiprocessors of a GPU (``nvmlDeviceGetAttributes().multiprocessorCount``).
+#: CUDA cores per streaming multiprocessor by compute capability (major, minor), from NVIDIA's CUDA
+#: C++ Programming Guide ("Compute Capabilities", arithmetic instructions table). A capability
+#: missing here gives no SM count rather than a guess.
+CUDA_CORES_PER_SM: dict[tuple[int, int], int] = {
+    (5, 0): 128, (5, 2): 128, (5, 3): 128, (6, 0): 64, (6, 1): 128, (6, 2): 128, (7, 0): 64, (7, 2): 64,
+    (7, 5): 64, (8, 0): 64, (8, 6): 128, (8, 7): 128, (8, 9): 128, (9, 0): 128, (10, 0): 128, (10, 3): 128,
+    (12, 0): 128, (12, 1): 128,
+}
 
-    Not ``nvmlDeviceGetNumGpuCores``: that counts CUDA cores, 64-128 per SM.
+
+def _sm_count(nvml: Any, handle: Any) -> int | None:
+    """Streaming multiprocessors of a GPU, or None when NVML cannot tell.
+
+    ``nvmlDeviceGetAttributes().multiprocessorCount`` answers for MIG slices only: on a whole H100
+    (driver 580.159) it raised NotSupported, and every ``cpu_threads_per_gpu_sm`` came out null.
+    Otherwise: CUDA cores (``nvmlDeviceGetNumGpuCores``, 16,896 on that H100) over the cores per SM
+    of its compute capability (9.0: 128), which gave 132, what torch's ``multi_processor_count``
+    said on the same machine.
     """
     attributes = _call(getattr(nvml, "nvmlDeviceGetAttributes", None), handle)
     count = getattr(attributes, "multiprocessorCount", None)
-    return int(count) if count else None
+    if count:
+        return int(count)
+    cores = _call(getattr(nvml, "nvmlDeviceGetNumGpuCores", None), handle)
+    capability = _call(getattr(nvml, "nvmlDeviceGetCudaComputeCapability", None), handle)
+    per_sm = CUDA_CORES_PER_SM.get(tuple(capability)) if capability else None
+    if not cores or not per_sm or cores % per_sm:
+        return None
+    return int(cores) // per_sm
 
 
 def _call(fn, *args):

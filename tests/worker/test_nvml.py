@@ -119,3 +119,28 @@ def test_sm_count_comes_from_device_attributes_not_cuda_cores():
 
     gpus = open_gpus(WithAttributes([h100(sms=132)]))
     assert gpus.describe()[0]["sm_count"] == 132
+
+
+class WholeGpu(FakeNvml):
+    """A whole (non-MIG) GPU as a real H100 answered: attributes NotSupported, CUDA cores and capability given."""
+
+    def nvmlDeviceGetAttributes(self, h):
+        raise NVMLError("Not Supported")
+
+    def nvmlDeviceGetNumGpuCores(self, h):
+        return self._value(h, "cores")
+
+    def nvmlDeviceGetCudaComputeCapability(self, h):
+        return self._value(h, "cc")
+
+
+@pytest.mark.parametrize("cores, cc, sms", [
+    (16896, (9, 0), 132),  # H100 SXM: what the real one and torch said
+    (6912, (8, 0), 108),  # A100: 64 cores per SM
+    (2560, (7, 5), 40),  # T4
+    (16896, (99, 0), None),  # an unknown capability: no guess
+    (100, (9, 0), None),  # cores that do not divide into SMs: no guess
+])
+def test_sm_count_of_a_whole_gpu_from_cuda_cores_and_capability(cores, cc, sms):
+    gpus = open_gpus(WholeGpu([h100(cores=cores, cc=cc)]))
+    assert gpus.describe()[0]["sm_count"] == sms
