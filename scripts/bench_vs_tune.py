@@ -1,0 +1,185 @@
+"""Fidelity: does a configuration run as fast under rlbench as under Ray Tune, and does a sweep take as long?
+
+Runs one grid of PPO configurations (CartPole-v1 by default: ``num_env_runners`` 0 and 1 x two
+batch sizes) both ways, in rounds that alternate which goes first, each in a fresh process as a
+user would start it:
+
+- rlbench: ``python -m rlbench sweep SPEC --out DIR`` (one repeat of the grid per round);
+- Tune: a fresh Python process that runs ``tune.Tuner`` over the same grid
+  (``tune.grid_search``, one trial at a time, the same PPO settings, no rlbench code), stopping each
+  trial after the same number of iterations.
+
+Throughput of a trial is, both ways, the median over its steady-state iterations (the first
+``--warmup`` left out) of env steps sampled / the iteration's wall seconds (rlbench:
+``env_steps_per_s``; Tune: ``env_runners/num_env_steps_sampled / time_this_iter_s``). Per
+configuration it prints the median rlbench/Tune ratio with a 95% bootstrap interval over the
+rounds (``rlbench.analysis.stats.ratio_ci``), and the two wall times of every round.
+
+    flock /tmp/rlbench-ray.lock python scripts/bench_vs_tune.py [--rounds 3] [--iterations 6] [--out DIR]
+
+``--factor`` switches one of rlbench's own choices off in the rlbench runs, to find which one
+changes the workload (docs/MEASUREMENT.md, "Fidelity"). Run it on a quiet machine: the machine's
+load average is printed beside the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+SPEC = """\
+name: vs_tune
+environment:
+  env: {env}
+env_runners: {{num_cpus_per_env_runner: 1}}
+resources: {{num_cpus_for_main_process: 1}}
+training: {{minibatch_size: {minibatch}, num_epochs: {epochs}}}
+rl_module: {{fcnet_hiddens: [64, 64]}}
+grid:
+  num_env_runners: {runners}
+  train_batch_size_per_learner: {batches}
+stop: {{iterations: {iterations}}}
+warmup_iterations: {warmup}
+trial_timeout_s: 600
+"""
+
+#: The Tune side: the same PPO settings through tune.Tuner, one trial at a time, nothing of rlbench.
+TUNE_PROGRAM = r"""
+import json, sys, time, logging
+args = json.loads(sys.argv[1])
+t0 = time.perf_counter()
+import ray
+from ray import tune
+from ray.rllib.algorithms.ppo import PPOConfig
+logging.getLogger("ray").setLevel(logging.ERROR)
+config = (PPOConfig()
+          .environment(args["env"])
+          .env_runners(num_env_runners=tune.grid_search(args["runners"]), num_cpus_per_env_runner=1)
+          .learners(num_learners=0)
+          .resources(num_cpus_for_main_process=1)
+          .training(train_batch_size_per_learner=tune.grid_search(args["batches"]),
+                    minibatch_size=args["minibatch"], num_epochs=args["epochs"])
+          .rl_module(model_config={"fcnet_hiddens": [64, 64]}))
+ray.init(include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+rows = []
+class Keep(tune.Callback):
+    def on_trial_result(self, iteration, trials, trial, result, **info):
+        c = trial.config
+        rows.append({"runners": c["num_env_runners"],
+                     "batch": c.get("train_batch_size_per_learner", c.get("_train_batch_size_per_learner")),
+                     "iteration": result["training_iteration"],
+                     "steps": result["env_runners"]["num_env_steps_sampled"],
+                     "time_this_iter_s": result["time_this_iter_s"]})
+tune.Tuner("PPO", param_space=config,
+           tune_config=tune.TuneConfig(max_concurrent_trials=1),
+           run_config=tune.RunConfig(stop={"training_iteration": args["iterations"]}, verbose=0,
+                                     callbacks=[Keep()], storage_path=args["storage"])).fit()
+ray.shutdown()
+print(json.dumps({"rows": rows, "wall_s": time.perf_counter() - t0}))
+"""
+
+
+def run_rlbench(out: Path, spec_text: str, env: dict[str, str]) -> tuple[dict[tuple[int, int], float], float]:
+    """One rlbench sweep of the grid; (runners, batch) -> steady throughput, and the sweep's wall seconds."""
+    import pandas as pd
+
+    spec = out.with_suffix(".yaml")
+    spec.write_text(spec_text)
+    t = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "rlbench", "sweep", str(spec), "--out", str(out)], cwd=REPO,
+                          capture_output=True, text=True, env={**os.environ, **env})
+    wall_s = time.perf_counter() - t
+    if done.returncode != 0:
+        raise SystemExit(f"rlbench sweep failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    trials = pd.read_parquet(out / "trials.parquet")
+    return ({(int(r.num_env_runners), int(r.train_batch_size_per_learner)): float(r.env_steps_per_s)
+             for r in trials.itertuples()}, wall_s)
+
+
+def run_tune(out: Path, args: argparse.Namespace) -> tuple[dict[tuple[int, int], float], float]:
+    """One Tune run of the grid in a fresh process; (runners, batch) -> steady throughput, and its wall seconds."""
+    payload = json.dumps({"env": args.env, "runners": args.runners, "batches": args.batches, "minibatch": args.minibatch,
+                          "epochs": args.epochs, "iterations": args.iterations, "storage": str(out)})
+    t = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", TUNE_PROGRAM, payload], cwd=out, capture_output=True, text=True)
+    wall_s = time.perf_counter() - t
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        raise SystemExit(f"Tune run failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+    rates: dict[tuple[int, int], list[float]] = {}
+    for row in json.loads(lines[-1])["rows"]:
+        if row["iteration"] > args.warmup and row["time_this_iter_s"] > 0:
+            rates.setdefault((row["runners"], row["batch"]), []).append(row["steps"] / row["time_this_iter_s"])
+    return {k: statistics.median(v) for k, v in rates.items()}, wall_s
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (default 3)")
+    parser.add_argument("--iterations", type=int, default=6, help="iterations per trial, warm-up included (default 6)")
+    parser.add_argument("--warmup", type=int, default=1, help="leading iterations left out of throughput (default 1)")
+    parser.add_argument("--env", default="CartPole-v1")
+    parser.add_argument("--runners", type=int, nargs="+", default=[0, 1])
+    parser.add_argument("--batches", type=int, nargs="+", default=[500, 1000])
+    parser.add_argument("--minibatch", type=int, default=250)
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--factor", action="append", default=[], metavar="NAME=VALUE",
+                        help="an environment variable for the rlbench runs only (one of rlbench's own choices "
+                             "switched off, see docs/MEASUREMENT.md); repeat for several")
+    parser.add_argument("--out", type=Path, default=None, help="keep the runs here (default: a temporary folder)")
+    args = parser.parse_args()
+
+    from rlbench.analysis.stats import ratio_ci
+
+    root = args.out or Path(tempfile.mkdtemp(prefix="rlbench-vs-tune-"))
+    root.mkdir(parents=True, exist_ok=True)
+    factors = dict(f.split("=", 1) for f in args.factor)
+    spec_text = SPEC.format(env=args.env, minibatch=args.minibatch, epochs=args.epochs, runners=args.runners,
+                            batches=args.batches, iterations=args.iterations, warmup=args.warmup)
+    load_before = os.getloadavg()
+    ours: dict[tuple[int, int], list[float]] = {}
+    theirs: dict[tuple[int, int], list[float]] = {}
+    walls = []
+    for r in range(args.rounds):
+        order = ("rlbench", "tune") if r % 2 == 0 else ("tune", "rlbench")
+        wall = {}
+        for side in order:
+            out = root / f"round{r}-{side}"
+            out.mkdir(exist_ok=True)
+            if side == "rlbench":
+                rates, wall[side] = run_rlbench(out / "sweep", spec_text, factors)
+                target = ours
+            else:
+                rates, wall[side] = run_tune(out, args)
+                target = theirs
+            for key, rate in rates.items():
+                target.setdefault(key, []).append(rate)
+            print(f"round {r} {side:7}: {wall[side]:6.1f} s  " + "  ".join(
+                f"{k[0]}r/{k[1]}: {v:,.0f}" for k, v in sorted(rates.items())), flush=True)
+        walls.append(wall)
+    print(f"\nmachine load (1-min average, {os.cpu_count()} cores): {load_before[0]:.2f} before, "
+          f"{os.getloadavg()[0]:.2f} after; factors switched off in rlbench runs: {factors or 'none'}")
+    print(f"{'runners':>7} {'batch':>6} {'Tune steps/s':>13} {'rlbench':>9} {'rlbench/Tune':>13} {'95% CI':>15} {'n':>3}")
+    for key in sorted(theirs):
+        r = ratio_ci(theirs[key], ours.get(key, []))
+        ci = f"{r.ci_low:.3f}-{r.ci_high:.3f}" if r.ci_low is not None else "-"
+        print(f"{key[0]:>7} {key[1]:>6} {statistics.median(theirs[key]):>13,.0f} "
+              f"{statistics.median(ours.get(key, [float('nan')])):>9,.0f} {r.ratio:>13.3f} {ci:>15} {r.n_b:>3}")
+    ratio = [w["rlbench"] / w["tune"] for w in walls]
+    print(f"\nwall per round, rlbench / Tune: " + ", ".join(f"{w['rlbench']:.1f}/{w['tune']:.1f} s" for w in walls)
+          + f"; median ratio {statistics.median(ratio):.3f}")
+    print(f"runs kept in {root}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
