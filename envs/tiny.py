@@ -9,7 +9,10 @@ import numpy as np
 class TinyEnv(gym.Env):
     """Guess the sign of a random number: reward 1 for the right action, 0 otherwise.
 
-    env_config keys: ``episode_len`` (steps per episode, default 20), ``obs_size`` (default 4).
+    env_config keys: ``episode_len`` (steps per episode, default 20), ``obs_size`` (default 4),
+    ``env_seed`` (default None: the observations follow the seeds RLlib passes to ``reset``; an int:
+    they come from one generator seeded with it when the env is made, and RLlib's seeds are
+    ignored, so two trials see the same observations and differ only by their policy's randomness).
     """
 
     def __init__(self, config: dict | None = None):
@@ -20,9 +23,12 @@ class TinyEnv(gym.Env):
         self.action_space = gym.spaces.Discrete(2)
         self._obs = np.zeros(obs_size, np.float32)
         self._t = 0
+        self._env_seed = config.get("env_seed")
+        if self._env_seed is not None:
+            super().reset(seed=int(self._env_seed))
 
     def reset(self, *, seed=None, options=None):
-        super().reset(seed=seed)
+        super().reset(seed=None if self._env_seed is not None else seed)
         self._t = 0
         self._obs = self.np_random.uniform(-1.0, 1.0, self.observation_space.shape).astype(np.float32)
         return self._obs, {}
