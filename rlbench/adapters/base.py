@@ -95,6 +95,10 @@ class Trainer(Protocol):
     def iteration(self) -> dict[str, Any]:
         """The last iteration's phase times and counts (iterations-table columns)."""
 
+    def metric(self, name: str) -> float | None:
+        """The last iteration's value of a result metric (one of the adapter's ``result_metrics``);
+        None when the iteration did not report it (e.g. no episode ended)."""
+
     def stop(self) -> None:
         """Stop the algorithm and its actors (idempotent)."""
 
@@ -115,6 +119,9 @@ class Adapter(Protocol):
 
     def classify_process(self, cmdline: list[str], *, is_driver: bool) -> str:
         """The role of one process of a trial, from its command line (title)."""
+
+    def result_metrics(self) -> list[str]:
+        """Names of the result metrics a ``stop:`` target may name (higher or lower is better, the spec says)."""
 
     def resource_demand(self, config: Any) -> ResourceDemand:
         """What a trial config asks of the machine."""

@@ -47,17 +47,23 @@ def reproduce_spec(out_dir: Path, trial_id: str) -> dict[str, Any]:
     # learner_gpus is already resolved into num_learners / num_gpus_per_learner; giving both is an error.
     config.get("learners", {}).pop("learner_gpus", None)
     config["cpus"] = plan.cpus
+    stop: dict[str, Any] = {k: v for k, v in (("iterations", plan.stop_iterations), ("seconds", plan.stop_seconds))
+                            if v is not None}
+    target = plan.stop_target
+    if target is not None:
+        stop[target.metric] = target.threshold if target.mode == "at_least" else {target.mode: target.threshold}
     spec: dict[str, Any] = {
         "name": slug(f"{base.get('name', 'sweep')}-{trial_id}"),
         "algo": base.get("algo", "PPO"),
         **config,
         "repeats": 1,
-        "stop": {k: v for k, v in (("iterations", plan.stop_iterations), ("seconds", plan.stop_seconds))
-                 if v is not None},
+        "stop": stop,
         "warmup_iterations": plan.warmup_iterations,
         "trial_timeout_s": plan.timeout_s,
         "sample_hz": plan.sample_hz,
-        "seed": plan.seed,
+        # The trial's own seed, as given (a number would be a base to derive from); a plan from before
+        # every trial was seeded has none, and its rerun is seeded afresh.
+        "seed": [plan.seed] if plan.seed is not None else None,
     }
     loaded = spec_from_dict(spec, source=f"reproduce {trial_id}", check_envs=False)
     got = loaded.points[0].config.model_dump(exclude={"learners": {"learner_gpus"}})

@@ -38,6 +38,7 @@ ITERATION_SCHEMA = pa.schema([
     ("env_steps_trained", pa.int64()),
     ("env_steps_per_s", pa.float64()),
     ("episode_return_mean", pa.float64()),
+    ("target_value", pa.float64()),
     ("trial_status", pa.string()),
 ])
 

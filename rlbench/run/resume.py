@@ -73,6 +73,21 @@ def _refuse(out_dir: Path, what: str, details: list[str]) -> OutDirError:
                        "Run this spec into a new folder (another --out) instead")
 
 
+def recorded_seeds(out_dir: Path) -> dict[int, int | None]:
+    """Repeat index -> the seed a result folder's trials of that repeat ran with: the manifest's
+    ``repeat_seeds`` (drawn when the sweep was planned), overridden by the trials' own plans (the
+    truth; a folder from before every trial was seeded records None there). {} for a new folder."""
+    folder = ResultsFolder(out_dir)
+    seeds: dict[int, int | None] = dict(enumerate(folder.read_manifest().get("repeat_seeds") or []))
+    for trial in folder.trials():
+        try:
+            plan = TrialPlan.model_validate_json(trial.plan.read_text())
+        except (OSError, ValidationError):
+            continue  # plan_resume refuses such a folder with the reason
+        seeds[plan.repeat] = plan.seed
+    return seeds
+
+
 def plan_resume(out_dir: Path, loaded: LoadedSpec, plans: list[TrialPlan], machine: MachineInfo,
                 software: dict[str, Any], *, retry_failed: bool) -> ResumePlan:
     """Decide what a resume reruns; raise OutDirError when the folder's trials are incomparable.

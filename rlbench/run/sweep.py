@@ -32,10 +32,16 @@ from rlbench.results.records import TrialRecord, read_record, write_record
 from rlbench.run.ceilings import measure_env_ceilings
 from rlbench.run.processes import survivors, wait_dead
 from rlbench.run.progress import SweepProgress, _phase
-from rlbench.run.resume import ResumePlan, plan_resume
+from rlbench.run.resume import ResumePlan, plan_resume, recorded_seeds
 from rlbench.run.trial import TrialLauncher, run_trial
 from rlbench.spec.model import LoadedSpec
-from rlbench.spec.plan import TrialPlan, plan_cluster_trials, plan_trials, write_plan
+from rlbench.spec.plan import (
+    TrialPlan,
+    plan_cluster_trials,
+    plan_trials,
+    repeat_seeds,
+    write_plan,
+)
 from rlbench.worker.nvml import open_gpus
 
 
@@ -121,14 +127,16 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
     """
     argv = list(argv or sys.argv)
     machine = probe_machine(nvml)
-    if cluster is not None:  # --address: every trial a driver of that cluster (rlbench/run/cluster.py)
-        plans = plan_cluster_trials(loaded, cluster)
-    else:
-        plans = plan_trials(loaded, machine)
-    software = software_versions()
     folder = ResultsFolder(out_dir)
-    check_writable(out_dir)
     existing = folder.holds_sweep()
+    # A resume reuses the seeds its trials ran with (their plans must stay the same); else drawn or derived.
+    seeds = repeat_seeds(loaded.spec, recorded_seeds(out_dir) if existing and resume else None)
+    if cluster is not None:  # --address: every trial a driver of that cluster (rlbench/run/cluster.py)
+        plans = plan_cluster_trials(loaded, cluster, seeds)
+    else:
+        plans = plan_trials(loaded, machine, seeds)
+    software = software_versions()
+    check_writable(out_dir)
     if existing and not resume:
         raise OutDirError(f"{out_dir} already holds a sweep; to run only its missing and interrupted trials: "
                           f"{resume_command(loaded.source, out_dir)}  (add --retry-failed to rerun failed ones too), "
@@ -142,11 +150,12 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
     try:
         decision = decide()  # again under the lock: another sweep may have finished trials meanwhile
         info = manifest(loaded, machine, plans, argv)
+        info["repeat_seeds"] = seeds
         if cluster is not None:
             info["cluster"] = cluster_dict(cluster)
         if existing:
             old = json.loads(folder.manifest.read_text())
-            info = {**old, "spec": info["spec"], "trial_ids": info["trial_ids"]}
+            info = {**old, "spec": info["spec"], "trial_ids": info["trial_ids"], "repeat_seeds": seeds}
             info.setdefault("resumes", []).append({"command": argv, "started_at": _now(), "ended_at": None,
                                                    "rerun": decision.rerun, "kept": len(decision.keep)})
         write_json(folder.manifest, info)

@@ -14,6 +14,9 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from rlbench.spec.errors import SpecError, _ValueErrorAt
+from rlbench.spec.stop import STOP_LIMITS, StopSection, StopTarget
+
 #: Old RLlib name -> new-API-stack knob. ``num_gpus`` becomes rlbench's ``learner_gpus``
 #: (see :class:`LearnersSection` for how that maps to ``num_learners`` / ``num_gpus_per_learner``).
 ALIASES: dict[str, str] = {
@@ -30,16 +33,7 @@ ALIASES: dict[str, str] = {
 }
 
 
-class SpecError(Exception):
-    """A problem in the user's sweep spec; the message says where and how to fix it."""
-
-
-class _ValueErrorAt(ValueError):
-    """A cross-field check's error, pinned to the key the user should change (for its line)."""
-
-    def __init__(self, loc: tuple[str, ...], message: str):
-        super().__init__(message)
-        self.loc = loc
+__all__ = ["ALIASES", "SpecError", "STOP_LIMITS", "StopSection", "StopTarget", "SweepSpec", "TrialConfig"]
 
 
 class _Section(BaseModel):
@@ -205,19 +199,6 @@ class TrialConfig(_Section):
         return self
 
 
-class StopSection(_Section):
-    iterations: Union[int, None] = Field(None, ge=1)
-    """Stop a trial after this many training iterations (warm-up included)."""
-    seconds: Union[float, None] = Field(None, gt=0)
-    """Stop a trial once its iterations have taken this long (checked after each iteration)."""
-
-    @model_validator(mode="after")
-    def _one_given(self) -> "StopSection":
-        if self.iterations is None and self.seconds is None:
-            raise ValueError("give stop.iterations, stop.seconds or both")
-        return self
-
-
 class RaySection(_Section):
     """Settings of each trial's private Ray runtime."""
 
@@ -263,8 +244,23 @@ class SweepSpec(_Section):
     """Before the trials, step each distinct (env, env_config, env-runner count, cpus) alone for this
     many seconds in as many processes as the trial has env runners (``rlbench envbench``), so every
     trial gets ``sampling_efficiency``. 0: do not measure (those columns stay null)."""
-    seed: Union[int, None] = None
-    """RLlib seed for every trial (None: unseeded)."""
+    seed: Union[int, list[int], None] = None
+    """Seeds of the repeats (every trial is seeded; grid points with the same repeat index share a
+    seed). None: drawn fresh when the sweep is planned and recorded (a resume reuses them); an int N:
+    derived from N (:func:`rlbench.spec.plan.derive_seed`); a list: the seeds of repeats 0, 1, ...
+    as given (at least ``repeats`` of them; what ``rlbench reproduce`` writes)."""
+
+    @model_validator(mode="after")
+    def _seeds_cover_repeats(self) -> "SweepSpec":
+        if isinstance(self.seed, list):
+            if len(self.seed) < self.repeats:
+                raise _ValueErrorAt(("seed",), f"seed lists {len(self.seed)} seeds but repeats={self.repeats}: give "
+                                    "one seed per repeat, or a single number to derive them from")
+            if any(s < 0 for s in self.seed):
+                raise _ValueErrorAt(("seed",), "seeds must be 0 or more")
+        elif self.seed is not None and self.seed < 0:
+            raise _ValueErrorAt(("seed",), "seed must be 0 or more")
+        return self
 
     @model_validator(mode="after")
     def _warmup_leaves_steady_state(self) -> "SweepSpec":

@@ -7,6 +7,8 @@ cluster (``--address``) the same plan is made against the cluster's resources in
 
 from __future__ import annotations
 
+import hashlib
+import secrets
 from typing import Any, Union
 
 from pydantic import BaseModel, ConfigDict
@@ -15,7 +17,7 @@ from rlbench.adapters import resource_demand, torch_threads
 from rlbench.measure.machine import ClusterInfo, MachineInfo
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import ResultsFolder, TrialFolder
-from rlbench.spec.model import LoadedSpec, TrialConfig
+from rlbench.spec.model import LoadedSpec, StopTarget, SweepSpec, TrialConfig
 
 
 class TrialPlan(BaseModel):
@@ -49,6 +51,8 @@ class TrialPlan(BaseModel):
     """Iteration limit."""
     stop_seconds: Union[float, None]
     """Training-time limit."""
+    stop_target: Union[StopTarget, None] = None
+    """The result metric's target that ends the trial when an iteration reaches it; None: no target."""
     warmup_iterations: int
     """Leading iterations flagged warm-up."""
     timeout_s: float
@@ -60,7 +64,8 @@ class TrialPlan(BaseModel):
     include_dashboard: bool = False
     """Start Ray's dashboard (bound to 127.0.0.1)."""
     seed: Union[int, None]
-    """RLlib seed."""
+    """RLlib seed of this trial (``config.debugging(seed=...)``): the seed of its repeat index (see
+    :func:`repeat_seeds`). None only in plans written before every trial was seeded."""
     skip_reason: Union[str, None] = None
     """Why the trial will not run; None when it will."""
     ray_address: Union[str, None] = None
@@ -93,9 +98,48 @@ def skip_reason(config: TrialConfig, cpus: int, machine: MachineInfo) -> str | N
     return None
 
 
-def plan_trials(loaded: LoadedSpec, machine: MachineInfo) -> list[TrialPlan]:
-    """All trials in run order: grid order, repeats of a point one after another."""
+#: Seeds are drawn and derived in [0, SEED_LIMIT): RLlib adds the env runner's index (and gymnasium
+#: the sub-env's) to the seed, and numpy takes seeds below 2**32.
+SEED_LIMIT = 2**31
+
+
+def derive_seed(base: int, repeat: int) -> int:
+    """The seed of repeat ``repeat`` under ``seed: base``: the first 4 bytes of
+    SHA-256(``"rlbench-seed:<base>:<repeat>"``), big-endian, modulo 2**31.
+
+    A hash rather than ``base + repeat``: RLlib seeds env runner i with ``seed + i``, so neighbouring
+    seeds would give one repeat's driver the random stream of another repeat's env runner.
+    """
+    digest = hashlib.sha256(f"rlbench-seed:{base}:{repeat}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") % SEED_LIMIT
+
+
+def repeat_seeds(spec: SweepSpec, recorded: dict[int, int | None] | None = None) -> list[int | None]:
+    """The seed of each repeat index (every grid point's repeat r gets the same one).
+
+    ``spec.seed`` a list: taken as it is; an int: :func:`derive_seed`; None: drawn fresh
+    (``secrets``), except the repeats in ``recorded`` (seeds a result folder already ran with,
+    which a resume must reuse: its trials' plans are compared with the new ones).
+    """
+    recorded = recorded or {}
+    out: list[int | None] = []
+    for repeat in range(spec.repeats):
+        if isinstance(spec.seed, list):
+            out.append(int(spec.seed[repeat]))
+        elif spec.seed is not None:
+            out.append(derive_seed(spec.seed, repeat))
+        elif repeat in recorded:
+            out.append(recorded[repeat])
+        else:
+            out.append(secrets.randbelow(SEED_LIMIT))
+    return out
+
+
+def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None] | None = None) -> list[TrialPlan]:
+    """All trials in run order: grid order, repeats of a point one after another; repeat r is seeded
+    with ``seeds[r]`` (default: :func:`repeat_seeds` of the spec)."""
     spec = loaded.spec
+    seeds = seeds if seeds is not None else repeat_seeds(spec)
     plans = []
     for index, point in enumerate(loaded.points):
         config = point.config
@@ -118,12 +162,13 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo) -> list[TrialPlan]:
                 torch_threads=torch_threads(config),
                 stop_iterations=spec.stop.iterations,
                 stop_seconds=spec.stop.seconds,
+                stop_target=spec.stop.target,
                 warmup_iterations=spec.warmup_iterations,
                 timeout_s=spec.trial_timeout_s,
                 sample_hz=spec.sample_hz,
                 memory_limit_bytes=spec.trial_memory_limit_bytes,
                 include_dashboard=spec.ray.include_dashboard,
-                seed=spec.seed,
+                seed=seeds[repeat],
                 skip_reason=reason,
             ))
     return plans
@@ -167,7 +212,8 @@ def cluster_skip_reason(config: TrialConfig, cluster: ClusterInfo) -> str | None
     return None
 
 
-def plan_cluster_trials(loaded: LoadedSpec, cluster: ClusterInfo) -> list[TrialPlan]:
+def plan_cluster_trials(loaded: LoadedSpec, cluster: ClusterInfo,
+                        seeds: list[int | None] | None = None) -> list[TrialPlan]:
     """Plan every trial for the cluster: no pinning, Ray's CPUs/GPUs = the cluster's, the address set.
 
     ``cpus`` (machine-size emulation by pinning) has no meaning on a cluster: a spec that sets it
@@ -178,7 +224,7 @@ def plan_cluster_trials(loaded: LoadedSpec, cluster: ClusterInfo) -> list[TrialP
                           logical_cores=total_cpus, physical_cores=None, usable_cores=list(range(max(total_cpus, 1))),
                           memory_bytes=0, gpus=[{}] * int(cluster.total_gpus))
     plans = []
-    for plan in plan_trials(loaded, machine):
+    for plan in plan_trials(loaded, machine, seeds):
         plans.append(plan.model_copy(update={
             "cpus": total_cpus, "cores": [], "driver_cores": [], "ray_cpus": total_cpus,
             "gpus": int(cluster.total_gpus), "ray_address": cluster.gcs_address,

@@ -239,6 +239,10 @@ def _run(plan: TrialPlan, events: EventLog, folder: TrialFolder) -> str:
 
 
 def _train(plan: TrialPlan, trainer: Trainer, events: EventLog) -> None:
+    """Train until a stop rule holds: the iteration limit, the time limit (never before the first
+    steady-state iteration), or the first iteration whose target metric reaches its threshold
+    (warm-up iterations included: learning starts at the first iteration)."""
+    target = plan.stop_target
     trained_s = 0.0
     iteration = 0
     while True:
@@ -250,6 +254,7 @@ def _train(plan: TrialPlan, trainer: Trainer, events: EventLog) -> None:
         t_end_s = events.now_s()
         timings = trainer.iteration()
         parts_s = timings["sample_s"] + timings["learn_s"] + timings["sync_s"]
+        target_value = trainer.metric(target.metric) if target is not None else None
         events.write(
             "iteration",
             iteration=iteration,
@@ -259,9 +264,14 @@ def _train(plan: TrialPlan, trainer: Trainer, events: EventLog) -> None:
             wall_s=wall_s,
             other_s=wall_s - parts_s,
             env_steps_per_s=timings["env_steps_sampled"] / wall_s if wall_s > 0 else None,
+            target_value=target_value,
             **timings,
         )
         trained_s += wall_s
+        if target is not None and target.reached(target_value):
+            events.write("target_reached", iteration=iteration, metric=target.metric, value=target_value,
+                         threshold=target.threshold, mode=target.mode)
+            return
         if plan.stop_iterations is not None and iteration >= plan.stop_iterations:
             return
         # A time limit never cuts a trial before its first steady-state iteration.

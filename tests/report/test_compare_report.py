@@ -88,5 +88,6 @@ def test_reproduce_spec_resolves_to_the_trials_config(base, tmp_path, capsys):
     loaded = load_spec(path, check_envs=False)
     plan = read_plan(ResultsFolder(base).trial("t003r1"))
     assert loaded.points[0].config == plan.config.model_copy(update={"cpus": 2})
+    assert spec["seed"] == [plan.seed] and plan.seed is not None  # the trial's own seed, not a base to derive from
     assert reproduce_spec(base, "t003r1") == {k: v for k, v in spec.items()}
     assert main(["reproduce", str(base), "t999r0"]) == 2

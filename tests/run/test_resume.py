@@ -15,9 +15,9 @@ from rlbench.results.files import write_json
 from rlbench.results.layout import LOCK_FILE, ResultsFolder
 from rlbench.results.lock import OutDirError, SweepLock, check_writable
 from rlbench.results.records import TrialRecord, write_record
-from rlbench.run.resume import plan_resume
+from rlbench.run.resume import plan_resume, recorded_seeds
 from rlbench.spec.load import spec_from_dict
-from rlbench.spec.plan import plan_trials, write_plan
+from rlbench.spec.plan import plan_trials, repeat_seeds, write_plan
 
 MACHINE = MachineInfo(hostname="h", cpu_model="Test CPU", logical_cores=4, physical_cores=2, usable_cores=[0, 1, 2, 3],
                       memory_bytes=8 * 2**30, gpus=[])
@@ -52,7 +52,8 @@ def _folder(tmp_path, statuses: dict[str, str | None]):
 
 def _resume(out, loaded=None, machine=MACHINE, software=SOFTWARE, retry_failed=False):
     loaded = loaded or _spec()
-    return plan_resume(out, loaded, plan_trials(loaded, machine), machine, software, retry_failed=retry_failed)
+    plans = plan_trials(loaded, machine, repeat_seeds(loaded.spec, recorded_seeds(out)))
+    return plan_resume(out, loaded, plans, machine, software, retry_failed=retry_failed)
 
 
 def test_resume_reruns_missing_and_interrupted_keeps_finished(tmp_path):

@@ -7,7 +7,13 @@ import pytest
 from rlbench.measure.machine import MachineInfo
 from rlbench.spec.load import spec_from_dict
 from rlbench.spec.model import TrialConfig
-from rlbench.spec.plan import plan_trials, skip_reason, trial_id
+from rlbench.spec.plan import (
+    derive_seed,
+    plan_trials,
+    repeat_seeds,
+    skip_reason,
+    trial_id,
+)
 
 
 def machine(cores: list[int], gpus: int = 0) -> MachineInfo:
@@ -177,6 +183,41 @@ def test_run_settings_come_from_the_spec():
     data = spec(stop={"iterations": 5, "seconds": 60}, warmup_iterations=2, trial_timeout_s=30,
                 sample_hz=4, seed=7)
     [p] = plans(data, TWO_CORES)
+    # seed 7, repeat 0: SHA-256("rlbench-seed:7:0")[:4] = 0xba44156c, mod 2**31 = 977540460 (the documented rule)
     assert (p.stop_iterations, p.stop_seconds, p.warmup_iterations, p.timeout_s, p.sample_hz, p.seed) == (
-        5, 60.0, 2, 30.0, 4.0, 7,
+        5, 60.0, 2, 30.0, 4.0, 977540460,
     )
+    assert p.stop_target is None
+
+
+def test_a_stop_target_reaches_the_plan():
+    [p] = plans(spec(stop={"iterations": 9, "episode_return_mean": 150}), TWO_CORES)
+    assert (p.stop_target.metric, p.stop_target.threshold, p.stop_target.mode) == ("episode_return_mean", 150.0,
+                                                                                   "at_least")
+    [p] = plans(spec(stop={"iterations": 9, "vf_loss": {"at_most": 0.5}}), TWO_CORES)
+    assert (p.stop_target.threshold, p.stop_target.mode) == (0.5, "at_most")
+    assert p.stop_target.reached(0.5) and not p.stop_target.reached(0.51) and not p.stop_target.reached(None)
+
+
+def test_each_repeat_has_its_own_seed_shared_across_grid_points():
+    ps = plans(spec(repeats=3, seed=7, grid={"num_env_runners": [0, 1]}), TWO_CORES)
+    by_repeat = {}
+    for p in ps:
+        by_repeat.setdefault(p.repeat, set()).add(p.seed)
+    assert all(len(s) == 1 for s in by_repeat.values())  # same repeat index, same seed
+    seeds = [by_repeat[r].pop() for r in range(3)]
+    assert len(set(seeds)) == 3 and seeds[0] == 977540460
+    assert seeds == [derive_seed(7, r) for r in range(3)]
+
+
+def test_unseeded_sweeps_draw_fresh_seeds_and_a_resume_reuses_the_recorded_ones():
+    loaded = spec_from_dict(spec(repeats=2), check_envs=False)
+    first, second = repeat_seeds(loaded.spec), repeat_seeds(loaded.spec)
+    assert first != second and all(0 <= s < 2**31 for s in first + second)
+    assert repeat_seeds(loaded.spec, {0: 11, 1: None}) == [11, None]  # a folder from before seeding: kept as run
+    assert repeat_seeds(loaded.spec, {0: 11})[0] == 11
+
+
+def test_a_seed_list_is_taken_as_given():
+    [p0, p1] = plans(spec(repeats=2, seed=[5, 6]), TWO_CORES)
+    assert (p0.seed, p1.seed) == (5, 6)

@@ -540,3 +540,22 @@ def test_bad_env_from_grid_points_at_the_grid_line(tmp_path):
 def test_check_envs_false_skips_env_checks(tmp_path):
     loaded = load(tmp_path, BASE.replace("envs.tiny:TinyEnv", "no_such_pkg:Nope"), check_envs=False)
     assert loaded.points[0].config.environment.env == "no_such_pkg:Nope"
+
+
+def test_seed_list_shorter_than_repeats_is_refused(tmp_path):
+    msg = error(tmp_path, BASE + "repeats: 3\nseed: [1, 2]\n")
+    assert "seed: seed lists 2 seeds but repeats=3" in msg
+
+
+def test_unknown_stop_metric_suggests_and_lists_the_adapter_metrics(tmp_path):
+    msg = error(tmp_path, BASE + "  episode_retrun_mean: 150\n")
+    assert msg == f"{where(tmp_path, 6)}: stop.episode_retrun_mean: unknown key 'episode_retrun_mean'; did you mean " \
+                  "'episode_return_mean'?"
+    msg = error(tmp_path, BASE + "  reward: 150\n")
+    assert "unknown key or result metric 'reward': stop takes iterations, seconds and one result metric" in msg
+    assert "episode_return_mean" in msg and "env_runners/episode_return_mean" in msg
+
+
+def test_stop_target_value_must_be_a_number_or_at_most(tmp_path):
+    msg = error(tmp_path, BASE + "  vf_loss: {below: 1}\n")
+    assert f"{where(tmp_path, 6)}: stop.vf_loss: give a number" in msg and "{at_most: X}" in msg

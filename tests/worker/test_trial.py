@@ -48,3 +48,57 @@ def test_event_tail_parses_only_complete_new_lines(tmp_path):
         f.write(b'init"}\n{"event": "iteration", "iteration": 1}\n')
     assert tail.poll() == [{"event": "start"}, {"event": "ray_init"}, {"event": "iteration", "iteration": 1}]
     assert tail.poll() == tail.events and len(tail.events) == 3  # nothing new, nothing parsed twice
+
+
+class ScriptedTrainer:
+    """A Trainer whose metric takes scripted values, one per iteration (the loop's stop rules alone)."""
+
+    def __init__(self, values):
+        self.values = list(values)
+        self.trained = 0
+
+    def train(self):
+        self.trained += 1
+
+    def iteration(self):
+        return {"sample_s": 0.0, "learn_s": 0.0, "sync_s": 0.0, "env_steps_sampled": 10}
+
+    def metric(self, name):
+        assert name == "episode_return_mean"
+        return self.values[self.trained - 1]
+
+
+def _train(tmp_path, stop, values):
+    from rlbench.worker.events import EventLog
+    from rlbench.worker.trial import _train as train
+
+    plan = _plan(stop=stop, warmup_iterations=1)
+    events = EventLog(tmp_path / "events.jsonl", 0.0)
+    trainer = ScriptedTrainer(values)
+    train(plan, trainer, events)
+    events.close()
+    from rlbench.results.files import read_events
+
+    return trainer.trained, read_events(tmp_path / "events.jsonl")
+
+
+def test_training_stops_at_the_first_iteration_that_reaches_the_target(tmp_path):
+    # NaN (no episode ended) never reaches; warm-up iterations count (the target may be met in iteration 1).
+    trained, events = _train(tmp_path, {"iterations": 10, "episode_return_mean": 5}, [None, 4.0, 5.0, 9.0])
+    assert trained == 3
+    its = [e for e in events if e["event"] == "iteration"]
+    assert [e["target_value"] for e in its] == [None, 4.0, 5.0]
+    reached = [e for e in events if e["event"] == "target_reached"]
+    assert [(e["iteration"], e["value"], e["threshold"], e["mode"]) for e in reached] == [(3, 5.0, 5.0, "at_least")]
+    trained, _ = _train(tmp_path / "x" if (tmp_path / "x").mkdir() is None else None,
+                        {"iterations": 10, "episode_return_mean": 1}, [1.0])
+    assert trained == 1
+
+
+def test_lower_is_better_target_and_the_iteration_limit(tmp_path):
+    (tmp_path / "a").mkdir()
+    trained, events = _train(tmp_path / "a", {"iterations": 10, "episode_return_mean": {"at_most": 2}}, [5, 3, 2.5, 2])
+    assert trained == 4
+    (tmp_path / "b").mkdir()
+    trained, events = _train(tmp_path / "b", {"iterations": 3, "episode_return_mean": 100}, [1, 2, 3, 4])
+    assert trained == 3 and not [e for e in events if e["event"] == "target_reached"]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlbench.adapters.base import ResourceDemand
 from rlbench.adapters.rllib.resources import resource_demand, torch_threads
+from rlbench.adapters.rllib.results import metric_names
 from rlbench.adapters.rllib.roles import RAY_TITLE_ROLES, ROLES, classify_process
 
 if TYPE_CHECKING:
@@ -35,6 +36,9 @@ class RLlibAdapter:
 
     def classify_process(self, cmdline: list[str], *, is_driver: bool) -> str:
         return classify_process(cmdline, is_driver=is_driver)
+
+    def result_metrics(self) -> list[str]:
+        return metric_names()
 
     def resource_demand(self, config: TrialConfig) -> ResourceDemand:
         return resource_demand(config)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rlbench.adapters.rllib.config import build_config, infeasible_reason
-from rlbench.adapters.rllib.results import iteration_timings
+from rlbench.adapters.rllib.results import iteration_timings, metric_value
 
 if TYPE_CHECKING:
     from rlbench.spec.model import TrialConfig
@@ -44,6 +44,10 @@ class RLlibTrainer:
     def iteration(self) -> dict[str, Any]:
         """The last iteration's exact phase times and counts."""
         return iteration_timings(self.algo, self._result or {})
+
+    def metric(self, name: str) -> float | None:
+        """The last iteration's value of a result metric (:data:`~rlbench.adapters.rllib.results.RESULT_METRICS`)."""
+        return metric_value(self._result or {}, name)
 
     def stop(self) -> None:
         """``algo.stop()`` once (the actors go with it)."""

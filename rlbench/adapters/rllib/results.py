@@ -36,6 +36,42 @@ ENV_RUNNERS_INFERENCE_S = ("env_runners", "rlbench", "inference_s")
 LEARNER_CONNECTOR_S = ("learners", "__all_modules__", "learner_connector", "connector_pipeline_timer")
 
 
+#: Result metrics a ``stop:`` target may name: short name -> its path in RLlib's result dict. The
+#: path written with ``/`` (``env_runners/episode_return_mean``, Tune's spelling) is accepted too.
+#: ``env_runners/episode_*`` are means over the episodes that ended during the iteration (RLlib
+#: 2.60 clears its episode window on every reduce; see docs/ANALYSIS.md), NaN when none ended.
+RESULT_METRICS: dict[str, tuple[str, ...]] = {
+    **{key: ("env_runners", key) for key in (
+        "episode_return_mean", "episode_return_min", "episode_return_max", "episode_len_mean",
+        "episode_len_min", "episode_len_max", "num_episodes", "num_episodes_lifetime",
+        "num_env_steps_sampled_lifetime")},
+    **{key: ("learners", "default_policy", key) for key in (
+        "policy_loss", "vf_loss", "total_loss", "entropy", "mean_kl_loss", "vf_explained_var", "curr_kl_coeff")},
+}
+
+
+def metric_names() -> list[str]:
+    """Every name a stop target may use: the short names, then the ``/`` paths."""
+    return list(RESULT_METRICS) + ["/".join(path) for path in RESULT_METRICS.values()]
+
+
+def metric_path(name: str) -> tuple[str, ...]:
+    """The result-dict path of a metric named by its short name or its ``/`` path (KeyError otherwise)."""
+    if name in RESULT_METRICS:
+        return RESULT_METRICS[name]
+    path = tuple(name.split("/"))
+    if path in RESULT_METRICS.values():
+        return path
+    raise KeyError(name)
+
+
+def metric_value(result: dict, name: str) -> float | None:
+    """The metric's value in one iteration's result; None when the result lacks it or it is NaN
+    (no episode ended in the iteration)."""
+    value = _get(result, metric_path(name), default=float("nan"))
+    return None if math.isnan(value) else value
+
+
 def _get(result: dict, path: tuple, default: float = 0.0) -> float:
     node: Any = result
     for key in path:
