@@ -12,6 +12,8 @@ from typing import Any
 import pandas as pd
 
 from rlbench.adapters import ROLES, resource_demand
+from rlbench.analysis.energy import cpu_energy_j, gpu_energy_j, total_energy_j
+from rlbench.analysis.learning import learning_outcome
 from rlbench.analysis.windows import (
     by_trial,
     in_steady_window,
@@ -31,38 +33,6 @@ CPU_ROLES: tuple[str, ...] = ROLES
 def cpus_allocated(plan: TrialPlan) -> dict[str, float]:
     """CPUs the config gives each role (the learner inside the driver counts as the driver's)."""
     return resource_demand(plan.config).role_cpus(CPU_ROLES)
-
-
-def gpu_energy_j(utilization: pd.DataFrame, window: tuple[float, float] | None) -> float | None:
-    """Energy all GPUs used over ``window``, from NVML's total-energy counter, or None.
-
-    ``gpu_energy_mj`` in the samples is each GPU's energy since the sampler's first reading
-    (counter deltas, wrap allowed for; see rlbench/sample.py). Per GPU, the difference between its
-    first and last sample inside the window is scaled to the window's length (the samples lie up
-    to one sample period inside its ends). None without GPU samples, with fewer than two in the
-    window, or when any GPU has a missing reading there (unsupported, or the GPU vanished): a
-    partial sum would read as a measurement.
-    """
-    if window is None or utilization.empty:
-        return None
-    gpu = utilization[utilization["kind"] == "gpu"]
-    if gpu.empty:
-        return None
-    # A GPU is (node, index): on a cluster every node's GPUs count from 0 (node_id is null locally).
-    node = gpu["node_id"].fillna("") if "node_id" in gpu else pd.Series("", index=gpu.index)
-    gpu = gpu.assign(_gpu=node + ":" + gpu["gpu_index"].astype("Int64").astype(str))
-    inside = gpu[(gpu["t_s"] >= window[0]) & (gpu["t_s"] <= window[1])].sort_values("t_s")
-    total_j = 0.0
-    for key in sorted(gpu.loc[gpu["gpu_index"].notna(), "_gpu"].unique()):
-        g = inside[inside["_gpu"] == key]
-        if len(g) < 2 or g["gpu_energy_mj"].isna().any():
-            return None
-        span_s = float(g["t_s"].iloc[-1] - g["t_s"].iloc[0])
-        if span_s <= 0:
-            return None
-        delta_j = (float(g["gpu_energy_mj"].iloc[-1]) - float(g["gpu_energy_mj"].iloc[0])) / 1000.0
-        total_j += delta_j / span_s * (window[1] - window[0])
-    return total_j
 
 
 def _event(events: list[dict[str, Any]], name: str) -> dict[str, Any]:
@@ -132,15 +102,18 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
         if record.sampler_cpu_s is not None and record.trial_wall_s else None
     )
     window = steady_window(its) if len(its) else None
-    energy_j = gpu_energy_j(utilization, window)
+    row["gpu_energy_j"] = gpu_energy_j(utilization, window)
+    row["cpu_energy_j"] = cpu_energy_j(utilization, window)
+    energy_j, row["energy_parts"] = total_energy_j(utilization, window)
+    row["energy_j"] = energy_j
     steady_steps = float(steady_its["env_steps_sampled"].sum()) if len(steady_its) else 0.0
     window_s = window[1] - window[0] if window else 0.0
-    row["gpu_energy_j"] = energy_j
     row["j_per_env_step"] = energy_j / steady_steps if energy_j is not None and steady_steps > 0 else None
     row["env_steps_per_s_per_w"] = (
         row["env_steps_per_s"] / (energy_j / window_s)
         if energy_j and window_s > 0 and row["env_steps_per_s"] is not None else None
     )
+    row.update(learning_outcome(plan, record.status, row, its, utilization))
     return row
 
 
@@ -185,8 +158,12 @@ def summarize_trials(plans: list[TrialPlan], records: list[TrialRecord],
                             peak_rss.get(p.trial_id, none))
             for p, r in zip(plans, records)]
     frame = pd.DataFrame(rows)
-    for column in frame.columns:  # keep numeric columns numeric when some trials have None
-        if frame[column].dtype == object and frame[column].map(lambda v: v is None or isinstance(v, (int, float))).all():
+    for column in frame.columns:  # keep numeric (and boolean) columns so when some trials have None
+        if frame[column].dtype != object:
+            continue
+        if frame[column].map(lambda v: v is None or isinstance(v, bool)).all() and frame[column].notna().any():
+            frame[column] = frame[column].astype("boolean")
+        elif frame[column].map(lambda v: v is None or isinstance(v, (int, float))).all():
             frame[column] = pd.to_numeric(frame[column])
     return frame
 

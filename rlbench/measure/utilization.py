@@ -5,7 +5,8 @@ A :class:`UtilizationSampler` thread in the sweep process reads the trial's proc
 ``harness`` for rlbench's own reaper, which is never counted as the trial's), the cores it kept
 busy since the last sample (``cpu_pct``, 100 = one core) and its resident memory; per core, the
 machine's busy percentage; per GPU (through :mod:`rlbench.worker.nvml`), utilization, memory,
-power, SM clock and the energy counter. ("Sampler" here always means this utilization sampler;
+power, SM clock and the energy counter; per CPU package (through :mod:`rlbench.worker.rapl`, when
+the machine lets it be read), its energy counter. ("Sampler" here always means this utilization sampler;
 RL sampling is the env runners' job.)
 
 It must not disturb what it measures (target: under 1% of one core at 10 Hz on a tree of 20+
@@ -38,7 +39,15 @@ from typing import Any
 from rlbench.adapters import classify_process
 from rlbench.worker.nvml import Gpus
 from rlbench.worker.procfs import ProcStat, parse_stat, read_cmdline
-from rlbench.worker.sampling import CoreBusy, GpuEnergy, ProcessCpu, Rows, TickLoop
+from rlbench.worker.rapl import Rapl
+from rlbench.worker.sampling import (
+    CoreBusy,
+    CpuEnergy,
+    GpuEnergy,
+    ProcessCpu,
+    Rows,
+    TickLoop,
+)
 
 #: Ticks between two reads of the title of a process classified ``other``.
 RECLASSIFY_EVERY = 5
@@ -100,11 +109,12 @@ class UtilizationSampler:
     """
 
     def __init__(self, root_pid: int, *, t0_epoch: float, hz: float, gpus: Gpus | None = None,
-                 per_core: bool = True):
+                 per_core: bool = True, rapl: Rapl | None = None):
         self.root_pid = root_pid
         self.t0_epoch = t0_epoch
         self.enabled = hz > 0
         self.gpus = gpus
+        self.rapl = rapl
         self.per_core = per_core
         self.samples = 0
         self._loop = TickLoop(1.0 / hz if self.enabled else 0.0, self.sample_once, "rlbench-sampler",
@@ -116,6 +126,7 @@ class UtilizationSampler:
         self._cpu = ProcessCpu()
         self._cores = CoreBusy()
         self._gpu = GpuEnergy()
+        self._cpu_energy = CpuEnergy()
         self._stat_fd: int | None = None
         self._tick = 0
         self._last_forks: int | None = None
@@ -258,5 +269,7 @@ class UtilizationSampler:
                 self._rows.core(t_s, core, pct)
         if self.gpus is not None:
             self._gpu.add(self._rows, time.time() - self.t0_epoch, self.gpus.read())
+        if self.rapl is not None:
+            self._cpu_energy.add(self._rows, time.time() - self.t0_epoch, self.rapl)
         self._tick += 1
         self.samples += 1

@@ -55,13 +55,13 @@ NODE_UTILIZATION_FILE = "utilization_nodes.parquet"
 REPRODUCE_FILE = "reproduce.yaml"
 
 #: Columns of a utilization row, in order, before the ``trial_id`` the tables add (docs/SCHEMA.md;
-#: types in rlbench.results.tables); ``kind`` is process, core or gpu. Both samplers (the sweep's
-#: and the cluster node samplers) make rows of this shape; ``node_id``/``node_ip`` are null for the
-#: sweep's own sampler.
+#: types in rlbench.results.tables); ``kind`` is process, core, gpu or cpu_energy. Both samplers (the
+#: sweep's and the cluster node samplers) make rows of this shape; ``node_id``/``node_ip`` are null
+#: for the sweep's own sampler.
 UTILIZATION_COLUMNS: tuple[str, ...] = (
     "t_s", "kind", "role", "pid", "core", "cpu_pct", "rss_bytes",
     "gpu_index", "gpu_util_pct", "gpu_mem_used_bytes", "gpu_power_w", "gpu_sm_clock_mhz", "gpu_energy_mj",
-    "node_id", "node_ip",
+    "node_id", "node_ip", "cpu_package", "cpu_energy_uj",
 )
 
 

@@ -48,7 +48,8 @@ UTILIZATION_TYPES: dict[str, pa.DataType] = {
     "t_s": pa.float64(), "kind": pa.string(), "role": pa.string(), "pid": pa.int64(), "core": pa.int64(),
     "cpu_pct": pa.float64(), "rss_bytes": pa.int64(), "gpu_index": pa.int64(), "gpu_util_pct": pa.float64(),
     "gpu_mem_used_bytes": pa.int64(), "gpu_power_w": pa.float64(), "gpu_sm_clock_mhz": pa.int64(),
-    "gpu_energy_mj": pa.int64(), "node_id": pa.string(), "node_ip": pa.string(),
+    "gpu_energy_mj": pa.int64(), "node_id": pa.string(), "node_ip": pa.string(), "cpu_package": pa.int64(),
+    "cpu_energy_uj": pa.int64(),
 }
 #: utilization.parquet columns, in order.
 UTILIZATION_SCHEMA = pa.schema([("trial_id", pa.string())] + [(name, UTILIZATION_TYPES[name])

@@ -43,6 +43,7 @@ from rlbench.spec.plan import (
     write_plan,
 )
 from rlbench.worker.nvml import open_gpus
+from rlbench.worker.rapl import POWERCAP_ROOT, open_rapl
 
 
 @dataclass
@@ -116,7 +117,8 @@ def _move_aside(folder: ResultsFolder, trial_id: str) -> Path:
 
 
 def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list[str] | None = None,
-              nvml=None, resume: bool = False, retry_failed: bool = False, cluster=None) -> SweepOutcome:
+              nvml=None, resume: bool = False, retry_failed: bool = False, cluster=None,
+              powercap_root: str = POWERCAP_ROOT) -> SweepOutcome:
     """Plan, run and store a whole sweep into ``out_dir`` (tables are built by the caller).
 
     Raises :class:`~rlbench.results.lock.OutDirError` before writing anything when ``out_dir`` cannot be
@@ -159,7 +161,8 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
             info.setdefault("resumes", []).append({"command": argv, "started_at": _now(), "ended_at": None,
                                                    "rerun": decision.rerun, "kept": len(decision.keep)})
         write_json(folder.manifest, info)
-        return _run_plans(loaded, folder, plans, decision, info, console=console, nvml=nvml)
+        return _run_plans(loaded, folder, plans, decision, info, console=console, nvml=nvml,
+                          powercap_root=powercap_root)
     finally:
         lock.release()
 
@@ -174,7 +177,7 @@ def resume_command(config: Path, out_dir: Path) -> str:
 
 
 def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan], decision: ResumePlan, info: dict, *,
-               console: Console, nvml) -> SweepOutcome:
+               console: Console, nvml, powercap_root: str) -> SweepOutcome:
     outcome = SweepOutcome(folder.path, trial_ids=[p.trial_id for p in plans])
     for plan in plans:
         if not decision.runs(plan.trial_id):
@@ -188,6 +191,12 @@ def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan]
     gpus = open_gpus(nvml) if to_run else None
     if gpus is None and to_run:
         console.print("[dim]No GPU (NVML found none): GPU columns will be null.[/]")
+    rapl = open_rapl(powercap_root) if to_run else None
+    if to_run:
+        info["cpu_energy_zones"] = rapl.describe() if rapl is not None else []
+        if rapl is None:
+            console.print(f"[dim]No CPU energy counter (no readable RAPL package zone under {powercap_root}): "
+                          "cpu_energy_j will be null.[/]", highlight=False)
     spec = loaded.spec
     measure_env_ceilings(folder, to_run, spec.env_ceiling_s, console,
                          max_rss_bytes=spec.trial_memory_limit_bytes or psutil.virtual_memory().total // 4)
@@ -208,7 +217,7 @@ def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan]
 
                     progress.trial(plan, position, len(to_run), 0, "starting")
                     try:
-                        record = run_trial(plan, trial, launcher, gpus, on_poll)
+                        record = run_trial(plan, trial, launcher, gpus, on_poll, rapl)
                     except KeyboardInterrupt:
                         outcome.records.append(read_record(trial))
                         raise

@@ -25,6 +25,7 @@ from rlbench.run.processes import kill_tree, survivors, wait_dead
 from rlbench.spec.plan import TrialPlan
 from rlbench.worker import trial as trial_process
 from rlbench.worker.nvml import Gpus
+from rlbench.worker.rapl import Rapl
 
 _POLL_S = 0.2
 
@@ -112,16 +113,19 @@ INTERRUPT_GRACE_S = 20.0
 
 
 def run_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, gpus: Gpus | None,
-              on_poll=None) -> TrialRecord:
+              on_poll=None, rapl: Rapl | None = None) -> TrialRecord:
     """Run one trial to its end (or timeout) while sampling it; returns its record (already stored).
 
     The memory limit is checked against the sampler's own readings at every utilization sample
     (the trial's processes, rlbench's reaper left out). On Ctrl-C the trial is stopped cleanly and
-    recorded ``interrupted``, then KeyboardInterrupt is raised again for the sweep to stop.
+    recorded ``interrupted``, then KeyboardInterrupt is raised again for the sweep to stop. CPU
+    package energy (``rapl``) is read for local trials only: on a cluster the trial's actors run on
+    other machines, and this machine's packages alone would read as the trial's energy.
     """
     t0 = time.time()
     proc = launcher.start(trial, t0)
-    sampler = UtilizationSampler(proc.pid, t0_epoch=t0, hz=plan.sample_hz, gpus=gpus).start()
+    sampler = UtilizationSampler(proc.pid, t0_epoch=t0, hz=plan.sample_hz, gpus=gpus,
+                                 rapl=None if plan.ray_address else rapl).start()
     deadline = time.monotonic() + plan.timeout_s
     timed_out = False
     stop = TrialStop()

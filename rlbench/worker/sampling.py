@@ -17,15 +17,18 @@ from typing import Any, Callable
 from rlbench.results.layout import UTILIZATION_COLUMNS
 from rlbench.worker.nvml import EnergySinceStart, GpuReading
 from rlbench.worker.procfs import ProcStat, parse_cpu_times
+from rlbench.worker.rapl import CpuEnergySinceStart, Rapl
 
 _NO_PROCESS = (None,) * 5
 _NO_GPU = (None,) * 6
+_NO_CPU_ENERGY = (None,) * 2
 
 
 class Rows:
     """Utilization rows kept as tuples per kind and turned into columns once, at the end.
 
-    Columns list the process rows first, then the core rows, then the GPU rows (each in time order).
+    Columns list the process rows first, then the core rows, the GPU rows and the CPU energy rows
+    (each in time order).
     """
 
     def __init__(self, node_id: str | None = None, node_ip: str | None = None):
@@ -33,26 +36,33 @@ class Rows:
         self.process_rows: list[tuple] = []
         self.core_rows: list[tuple] = []
         self.gpu_rows: list[tuple] = []
+        self.cpu_energy_rows: list[tuple] = []
 
     def process(self, t_s: float, role: str, pid: int, cpu_pct: float, rss_bytes: int) -> None:
         """One process's reading."""
-        self.process_rows.append((t_s, "process", role, pid, None, cpu_pct, rss_bytes) + _NO_GPU + self._node)
+        self.process_rows.append((t_s, "process", role, pid, None, cpu_pct, rss_bytes) + _NO_GPU + self._node
+                                 + _NO_CPU_ENERGY)
 
     def core(self, t_s: float, core: int, cpu_pct: float) -> None:
         """One core's busy % since the previous reading."""
-        self.core_rows.append((t_s, "core", None, None, core, cpu_pct, None) + _NO_GPU + self._node)
+        self.core_rows.append((t_s, "core", None, None, core, cpu_pct, None) + _NO_GPU + self._node + _NO_CPU_ENERGY)
 
     def gpu(self, t_s: float, g: GpuReading, energy_mj: int | None) -> None:
         """One GPU's reading; ``energy_mj`` is its energy since the sampler's first reading."""
         self.gpu_rows.append((t_s, "gpu") + _NO_PROCESS + (g.index, g.util_pct, g.mem_used_bytes, g.power_w,
-                                                            g.sm_clock_mhz, energy_mj) + self._node)
+                                                            g.sm_clock_mhz, energy_mj) + self._node
+                             + _NO_CPU_ENERGY)
+
+    def cpu_energy(self, t_s: float, package: int, energy_uj: int | None) -> None:
+        """One CPU package's energy since the sampler's first reading of it (RAPL)."""
+        self.cpu_energy_rows.append((t_s, "cpu_energy") + _NO_PROCESS + _NO_GPU + self._node + (package, energy_uj))
 
     def __len__(self) -> int:
-        return len(self.process_rows) + len(self.core_rows) + len(self.gpu_rows)
+        return len(self.process_rows) + len(self.core_rows) + len(self.gpu_rows) + len(self.cpu_energy_rows)
 
     def columns(self) -> dict[str, list[Any]]:
         """Every row so far, column-wise (:data:`UTILIZATION_COLUMNS`)."""
-        rows = self.process_rows + self.core_rows + self.gpu_rows
+        rows = self.process_rows + self.core_rows + self.gpu_rows + self.cpu_energy_rows
         return {name: [row[i] for row in rows] for i, name in enumerate(UTILIZATION_COLUMNS)}
 
 
@@ -110,6 +120,18 @@ class GpuEnergy:
         counter delta over time delta, and whatever else the tick reads takes longer on a busy machine)."""
         for g in readings:
             rows.gpu(t_s, g, self._energy.update((key, g.index), g.energy_mj))
+
+
+class CpuEnergy:
+    """CPU energy rows with each package's energy since the first reading (RAPL wraps; see worker.rapl)."""
+
+    def __init__(self) -> None:
+        self._energy = CpuEnergySinceStart()
+
+    def add(self, rows: Rows, t_s: float, rapl: Rapl) -> None:
+        """Read every package counter and append one row per package, stamped ``t_s`` (taken when read)."""
+        for zone, raw_uj in rapl.read():
+            rows.cpu_energy(t_s, zone.package, self._energy.update(zone.path, raw_uj, zone.max_energy_range_uj))
 
 
 class TickLoop:
