@@ -8,12 +8,14 @@ faster") in plain words. Rules: docs/ANALYSIS.md.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
 from rlbench.analysis.configs import BOUND_FRAC, config_label, is_number, num
+from rlbench.analysis.curves import Below
 from rlbench.analysis.stats import NOISY_CV
+from rlbench.analysis.targets import eligible
 from rlbench.analysis.windows import steady
 
 
@@ -73,6 +75,87 @@ def recommendations(configs: pd.DataFrame, axes: list[str]) -> list[Recommendati
             notes.append(f"{skipped_noisy} noisy configuration{'s' if skipped_noisy != 1 else ''} not ranked")
         out.append(Recommendation(goal, column, int(best["index"]), config_label(best, axes),
                                   float(best[column]), "; ".join(notes)))
+    return out
+
+
+#: With a target: (goal, time-to-target column it minimizes, unit).
+TARGET_GOALS: tuple[tuple[str, str, str], ...] = (
+    ("fastest to target", "time_to_target_s", "s"),
+    ("fewest CPU-seconds to target", "cpu_s_to_target", "CPU-s"),
+    ("least energy to target", "energy_to_target_j", "J"),
+)
+
+
+def target_recommendations(ttt: pd.DataFrame, axes: list[str]) -> list[Recommendation]:
+    """The best configuration for each goal of :data:`TARGET_GOALS` (energy only when measured).
+
+    Only configurations that reached the target in the largest share of repeats any did are
+    candidates (:func:`rlbench.analysis.targets.eligible`): one that missed a target others reached
+    is never named first.
+    """
+    if ttt.empty:
+        return []
+    candidates = eligible(ttt)
+    if candidates.empty:
+        return [Recommendation("reaching the target", "time_to_target_s", None, "none", None,
+                               f"no configuration reached the target in any of its {int(ttt['repeats'].sum())} ok "
+                               "repeats")]
+    out = []
+    for goal, column, _unit in TARGET_GOALS:
+        pool = candidates[candidates[column].notna()]
+        if pool.empty:
+            continue
+        ordered = pool.sort_values(column)
+        best = ordered.iloc[0]
+        notes = []
+        if best["reached"] < best["repeats"]:
+            notes.append(f"it reached the target in {int(best['reached'])} of {int(best['repeats'])} repeats; no "
+                         "configuration did in all")
+        if column == "time_to_target_s" and len(ordered) > 1:
+            second = ordered.iloc[1]
+            if num(best.get("time_to_target_s_ci_high")) is not None and num(second.get("time_to_target_s_ci_low")) \
+                    is not None and best["time_to_target_s_ci_high"] >= second["time_to_target_s_ci_low"]:
+                notes.append(f"tied within the 95% CIs with {config_label(second, axes)} "
+                             f"({second[column]:,.1f} s)")
+        if int(best["reached"]) < 2:
+            notes.append("one repeat reached it: no confidence interval (set repeats: 3 or more)")
+        missed = ttt[ttt["reached_share"] < best["reached_share"]]
+        if len(missed):
+            notes.append("not ranked, having missed the target in more repeats: " + ", ".join(
+                f"{config_label(r, axes)} ({int(r['reached'])}/{int(r['repeats'])})" for _, r in missed.iterrows()))
+        out.append(Recommendation(goal, column, int(best["index"]), config_label(best, axes), float(best[column]),
+                                  "; ".join(notes)))
+    return out
+
+
+def with_learning_notes(recs: list[Recommendation], configs: pd.DataFrame, ttt: pd.DataFrame, below: list[Below],
+                        axes: list[str], steps: float | None = None) -> list[Recommendation]:
+    """Throughput recommendations with what learning says about them: with a target, whether the pick
+    missed it where others reached it; without one, every configuration whose return at equal env
+    steps (``steps``) is clearly below the best's (:func:`rlbench.analysis.curves.clearly_below`)."""
+    at = f" at {steps:,.0f} env steps" if steps else ""
+    labels = {int(r["index"]): config_label(r, axes) for _, r in configs.iterrows()} if not configs.empty else {}
+    out = []
+    for rec in recs:
+        notes = [rec.note] if rec.note else []
+        if not ttt.empty and rec.index is not None:
+            mine = ttt[ttt["index"] == rec.index]
+            top = ttt["reached_share"].max()
+            if len(mine) and mine["reached_share"].iloc[0] < top:
+                r = mine.iloc[0]
+                others = "all of theirs" if top == 1 else f"{top:.0%} of theirs"
+                notes.append(f"it reached the learning target in {int(r['reached'])} of {int(r['repeats'])} repeats, "
+                             f"others in {others}: see the target recommendations")
+        elif below:
+            mine = [b for b in below if b.index == rec.index]
+            if mine:
+                notes.append(f"but it learns clearly worse at equal env steps (return {mine[0].median:,.1f} against "
+                             f"{mine[0].best_median:,.1f} for {labels.get(mine[0].best_index, mine[0].best_index)}{at})")
+            others = [b for b in below if b.index != rec.index]
+            if others:
+                notes.append(f"learning clearly worse at equal env steps (best return {others[0].best_median:,.1f}{at}): "
+                             + ", ".join(f"{labels.get(b.index, b.index)} (return {b.median:,.1f})" for b in others))
+        out.append(replace(rec, note="; ".join(notes)))
     return out
 
 

@@ -23,6 +23,9 @@ LEARNING_COLUMNS: tuple[str, ...] = (
     "final_episode_return_mean",
 )
 
+#: Of those, the whole numbers (nullable integers in trials.parquet).
+COUNT_COLUMNS: tuple[str, ...] = ("seed", "iterations_to_target", "env_steps_to_target")
+
 
 def first_reaching(its: pd.DataFrame, plan: TrialPlan) -> int | None:
     """Position (0-based, in iteration order) of the first iteration whose ``target_value`` reaches the

@@ -13,7 +13,7 @@ import pandas as pd
 
 from rlbench.adapters import ROLES, resource_demand
 from rlbench.analysis.energy import cpu_energy_j, gpu_energy_j, total_energy_j
-from rlbench.analysis.learning import learning_outcome
+from rlbench.analysis.learning import COUNT_COLUMNS, learning_outcome
 from rlbench.analysis.windows import (
     by_trial,
     in_steady_window,
@@ -165,6 +165,9 @@ def summarize_trials(plans: list[TrialPlan], records: list[TrialRecord],
             frame[column] = frame[column].astype("boolean")
         elif frame[column].map(lambda v: v is None or isinstance(v, (int, float))).all():
             frame[column] = pd.to_numeric(frame[column])
+    for column in COUNT_COLUMNS:  # whole numbers stay whole where some trials have none
+        if column in frame and frame[column].dtype != object:
+            frame[column] = frame[column].astype("Int64")
     return frame
 
 

@@ -19,11 +19,21 @@ from rlbench.analysis.advice import (
     Recommendation,
     learner_cpu_findings,
     recommendations,
+    target_recommendations,
+    with_learning_notes,
 )
 from rlbench.analysis.configs import config_label, configurations, result_axes, sm_count
 from rlbench.analysis.scaling import MAX_SCALING_GROUPS, ScalingCurve, scaling_curves
 from rlbench.analysis.stats import CONFIDENCE, KNEE_MARGIN, NOISY_CV
 from rlbench.report.config_plots import Figure, write_figures
+from rlbench.report.learning_plots import write_learning_figures
+from rlbench.report.learning_section import (
+    Learning,
+    energy_text,
+    learning,
+    learning_blocks,
+    target_text,
+)
 from rlbench.report.style import MAX_HEATMAPS, MAX_MD_TRIALS, fmt, pct
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import REPORT_HTML, REPORT_MD, ResultsFolder
@@ -43,6 +53,10 @@ class Analysis:
     findings: list[str] = field(default_factory=list)
     """Plain-words answers for learner-CPU axes (the forum question)."""
     figures: list[Figure] = field(default_factory=list)
+    learning: Learning | None = None
+    """Learning curves, time to target, returns at equal env steps."""
+    energy: str = ""
+    """What energy the machine let rlbench measure, in words."""
 
 
 def analyze(out_dir: Path, tables: dict[str, pd.DataFrame]) -> Analysis:
@@ -53,7 +67,11 @@ def analyze(out_dir: Path, tables: dict[str, pd.DataFrame]) -> Analysis:
     configs = configurations(trials, axes, tables.get("iterations"), tables.get("utilization"), sm_count(manifest))
     curves = scaling_curves(configs, axes)
     findings = learner_cpu_findings(configs, trials, tables.get("iterations"), axes)
-    return Analysis(out_dir, manifest, axes, trials, configs, curves, recommendations(configs, axes), findings)
+    lrn = learning(trials, tables.get("iterations"), axes)
+    recs = with_learning_notes(recommendations(configs, axes), configs, lrn.ttt, lrn.below, axes, lrn.equal.env_steps)
+    recs = target_recommendations(lrn.ttt, axes) + recs
+    return Analysis(out_dir, manifest, axes, trials, configs, curves, recs, findings, learning=lrn,
+                    energy=energy_text(manifest, trials))
 
 
 def other_figures(out_dir: Path, mine: list[Figure]) -> tuple[list[Figure], str]:
@@ -122,16 +140,36 @@ def scaling_rows(analysis: Analysis) -> dict[str, tuple[list[str], list[list[str
 
 
 def rec_lines(analysis: Analysis) -> list[str]:
-    """One sentence per recommendation."""
+    """One sentence per recommendation (those on reaching the target first, when there is one)."""
     units = {"env_steps_per_s": "env steps/s", "env_steps_per_s_per_cpu": "env steps/s per CPU",
              "env_steps_per_s_per_w": "env steps/s per W"}
     lines = []
+    lrn = analysis.learning
     for r in analysis.recs:
-        row = analysis.configs[analysis.configs["index"] == r.index].iloc[0]
-        ci = f" (95% CI {fmt(row['env_steps_per_s_ci_low'])}-{fmt(row['env_steps_per_s_ci_high'])})" \
-            if r.column == "env_steps_per_s" and fmt(row["env_steps_per_s_ci_low"]) != "-" else ""
-        lines.append(f"For {r.goal}: {r.label} at {fmt(r.value, 1 if r.value < 100 else 0)} {units[r.column]}{ci}; "
-                     f"{row['bottleneck']}." + (f" Note: {r.note}." if r.note else ""))
+        if r.column in units:
+            row = analysis.configs[analysis.configs["index"] == r.index].iloc[0]
+            ci = f" (95% CI {fmt(row['env_steps_per_s_ci_low'])}-{fmt(row['env_steps_per_s_ci_high'])})" \
+                if r.column == "env_steps_per_s" and fmt(row["env_steps_per_s_ci_low"]) != "-" else ""
+            lines.append(f"For {r.goal}: {r.label} at {fmt(r.value, 1 if r.value < 100 else 0)} {units[r.column]}{ci}; "
+                         f"{row['bottleneck']}." + (f" Note: {r.note}." if r.note else ""))
+            continue
+        target = target_text(lrn.target) if lrn is not None and lrn.target else "the target"
+        if r.index is None:
+            lines.append(f"Reaching {target}: {r.note}.")
+            continue
+        row = lrn.ttt[lrn.ttt["index"] == r.index].iloc[0]
+        reached = f"{int(row['reached'])}/{int(row['repeats'])} repeats reached it"
+        if r.column == "time_to_target_s":
+            ci = f" (95% CI {fmt(row['time_to_target_s_ci_low'], 1)}-{fmt(row['time_to_target_s_ci_high'], 1)})" \
+                if fmt(row["time_to_target_s_ci_low"]) != "-" else ""
+            what = (f"{fmt(r.value, 1)} s of training{ci}, {fmt(row['time_to_target_total_s'], 1)} s with Ray's "
+                    f"start and build, {fmt(row['env_steps_to_target'])} env steps")
+        elif r.column == "cpu_s_to_target":
+            what = f"{fmt(r.value, 1)} CPU-seconds ({fmt(row['cpus_given'], 1)} CPUs x {fmt(row['time_to_target_s'], 1)} s)"
+        else:
+            what = f"{fmt(r.value, 0)} J"
+        lines.append(f"{r.goal[0].upper() + r.goal[1:]} ({target}): {r.label} at {what}; {reached}."
+                     + (f" Note: {r.note}." if r.note else ""))
     return lines
 
 
@@ -168,6 +206,37 @@ def _method_text() -> str:
             "Rules and thresholds: docs/ANALYSIS.md.")
 
 
+def _learning_blocks(analysis: Analysis) -> list[tuple]:
+    if analysis.learning is None:
+        return []
+    return learning_blocks(analysis.learning, analysis.configs, analysis.axes, analysis.energy)
+
+
+def _md_blocks(blocks: list[tuple]) -> list[str]:
+    out = []
+    for block in blocks:
+        if block[0] == "p":
+            out += [block[1], ""]
+        elif block[0] == "ul":
+            out += [f"- {line}" for line in block[1]] + [""]
+        else:
+            out += [_md_table(block[1], block[2]), ""]
+    return out
+
+
+def _html_blocks(blocks: list[tuple], n_axes: int) -> str:
+    e = html.escape
+    out = []
+    for block in blocks:
+        if block[0] == "p":
+            out.append(f"<p>{e(block[1])}</p>")
+        elif block[0] == "ul":
+            out.append("<ul>" + "".join(f"<li>{e(line)}</li>" for line in block[1]) + "</ul>")
+        else:
+            out.append(_html_table(block[1], block[2], set(range(0, 1 + n_axes))))
+    return "\n".join(out)
+
+
 def _md_table(header: list[str], rows: list[list[str]]) -> str:
     esc = lambda s: str(s).replace("|", "\\|")  # noqa: E731
     lines = ["| " + " | ".join(map(esc, header)) + " |", "|" + "---|" * len(header)]
@@ -182,6 +251,7 @@ def render_md(analysis: Analysis, figures: list[Figure], notes: list[str]) -> st
     out += [f"- {line}" for line in rec_lines(analysis)] or ["- no configuration was measured"]
     if analysis.findings:
         out += ["", "## What more learner CPUs bought", ""] + [f"- {line}" for line in analysis.findings]
+    out += ["", "## Learning", ""] + _md_blocks(_learning_blocks(analysis))
     header, rows = config_rows(analysis)
     out += ["", "## Configurations", "", _method_text(), "", _md_table(header, rows), "", "## Verdicts", ""]
     for _, r in analysis.configs.iterrows():
@@ -236,6 +306,7 @@ def render_html(analysis: Analysis, figures: list[Figure], notes: list[str]) -> 
     if analysis.findings:
         parts += ["<h2>What more learner CPUs bought</h2><ul>"] + [f"<li>{e(x)}</li>" for x in analysis.findings]
         parts.append("</ul>")
+    parts += ["<h2>Learning</h2>", _html_blocks(_learning_blocks(analysis), len(analysis.axes))]
     header, rows = config_rows(analysis)
     n_axes = len(analysis.axes)
     parts += ["<h2>Configurations</h2>", f"<p class='muted'>{e(_method_text())}</p>",
@@ -266,6 +337,11 @@ def write_report(out_dir: Path, tables: dict[str, pd.DataFrame]) -> tuple[Path, 
     out_dir = Path(out_dir)
     analysis = analyze(out_dir, tables)
     mine = write_figures(out_dir, analysis.configs, analysis.axes)
+    lrn = analysis.learning
+    if lrn is not None:
+        labels = {int(r["index"]): config_label(r, analysis.axes)
+                  for _, r in analysis.trials.drop_duplicates("index").iterrows()}
+        mine += write_learning_figures(out_dir, lrn.curves, labels, lrn.ttt, analysis.axes, lrn.target)
     others, note = other_figures(out_dir, mine)
     figures = mine + others
     analysis.figures = figures

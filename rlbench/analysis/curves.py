@@ -1,0 +1,138 @@
+"""Learning curves per configuration, and the return every configuration reached at equal env steps.
+
+A trial's curve is its ``episode_return_mean`` at the end of each iteration against the env steps
+it had sampled by then (or the training seconds, the sum of ``wall_s``), from the first iteration
+(warm-up included: learning starts there). Iterations in which no episode ended (RLlib reports NaN)
+are left out of the curve, never filled. Per configuration, the curves of its ok repeats are
+interpolated linearly onto the union of their x values (never beyond a curve's own ends) and
+summarized by the median, with the lowest and highest repeat as the band. Rules: docs/ANALYSIS.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+#: x axes of a learning curve: column name -> what it is.
+CURVE_X = {"env_steps": "env steps sampled", "seconds": "training seconds (sum of iteration wall_s)"}
+#: At most this many x points per configuration's curve (more are thinned evenly).
+MAX_CURVE_POINTS = 300
+#: "Clearly below": every repeat below every repeat of the best configuration, by at least this
+#: share of the best median's size (docs/ANALYSIS.md).
+CLEARLY_BELOW_FRAC = 0.10
+
+
+def trial_curves(iterations: pd.DataFrame, trial_ids) -> dict[str, pd.DataFrame]:
+    """Trial id -> its curve: columns ``env_steps``, ``seconds``, ``episode_return_mean`` (NaN returns left out)."""
+    its = iterations[iterations["trial_id"].isin(set(trial_ids))].sort_values(["trial_id", "iteration"])
+    out = {}
+    for trial_id, t in its.groupby("trial_id", sort=False):
+        curve = pd.DataFrame({"env_steps": t["env_steps_sampled"].astype(float).cumsum().to_numpy(),
+                              "seconds": t["wall_s"].astype(float).cumsum().to_numpy(),
+                              "episode_return_mean": t["episode_return_mean"].astype(float).to_numpy()})
+        out[trial_id] = curve[curve["episode_return_mean"].notna()].reset_index(drop=True)
+    return out
+
+
+def _interp(curve: pd.DataFrame, x: str, at: np.ndarray) -> np.ndarray:
+    """The curve's return at ``at`` (linear between its points; NaN outside its first and last x)."""
+    if curve.empty:
+        return np.full(len(at), np.nan)
+    xs, ys = curve[x].to_numpy(), curve["episode_return_mean"].to_numpy()
+    values = np.interp(at, xs, ys)
+    return np.where((at >= xs[0]) & (at <= xs[-1]), values, np.nan)
+
+
+def _ok_trials(trials: pd.DataFrame) -> pd.DataFrame:
+    return trials[trials["status"] == "ok"].sort_values(["index", "repeat"])
+
+
+def learning_curves(trials: pd.DataFrame, iterations: pd.DataFrame, x: str) -> pd.DataFrame:
+    """Per configuration (``index``) and x point: ``median``, ``low``, ``high`` of the ok repeats'
+    returns there and ``n`` (how many repeats reach that x). ``x``: a key of :data:`CURVE_X`."""
+    rows = []
+    ok = _ok_trials(trials)
+    curves = trial_curves(iterations, ok["trial_id"])
+    for index, group in ok.groupby("index", sort=True):
+        mine = [curves[t] for t in group["trial_id"] if t in curves and not curves[t].empty]
+        if not mine:
+            continue
+        grid = np.unique(np.concatenate([c[x].to_numpy() for c in mine]))
+        if len(grid) > MAX_CURVE_POINTS:
+            grid = grid[np.linspace(0, len(grid) - 1, MAX_CURVE_POINTS).round().astype(int)]
+        values = np.vstack([_interp(c, x, grid) for c in mine])
+        n = np.isfinite(values).sum(axis=0)
+        with np.errstate(all="ignore"):
+            median = np.where(n > 0, np.nanmedian(np.where(n > 0, values, 0.0), axis=0), np.nan)
+            low = np.where(n > 0, np.nanmin(np.where(n > 0, values, 0.0), axis=0), np.nan)
+            high = np.where(n > 0, np.nanmax(np.where(n > 0, values, 0.0), axis=0), np.nan)
+        rows.append(pd.DataFrame({"index": int(index), "x": grid, "median": median, "low": low, "high": high, "n": n}))
+    if not rows:
+        return pd.DataFrame(columns=["index", "x", "median", "low", "high", "n"])
+    return pd.concat(rows, ignore_index=True)
+
+
+@dataclass(frozen=True)
+class EqualSteps:
+    """Every configuration's return at the same env-step count."""
+
+    env_steps: float | None
+    """The count: the largest every ok repeat of every configuration sampled (None without curves)."""
+    returns: dict[int, list[float]]
+    """Configuration index -> each ok repeat's return there (interpolated; repeats without one left out)."""
+
+    def median(self, index: int) -> float | None:
+        """The configuration's median return there."""
+        values = self.returns.get(index) or []
+        return float(np.median(values)) if values else None
+
+
+def returns_at_equal_steps(trials: pd.DataFrame, iterations: pd.DataFrame) -> EqualSteps:
+    """Each configuration's returns at the largest env-step count that all of them reached."""
+    ok = _ok_trials(trials)
+    curves = {t: c for t, c in trial_curves(iterations, ok["trial_id"]).items() if not c.empty}
+    if not curves:
+        return EqualSteps(None, {})
+    steps = min(float(c["env_steps"].iloc[-1]) for c in curves.values())
+    returns: dict[int, list[float]] = {}
+    for index, group in ok.groupby("index", sort=True):
+        values = [float(_interp(curves[t], "env_steps", np.array([steps]))[0]) for t in group["trial_id"] if t in curves]
+        values = [v for v in values if np.isfinite(v)]
+        if values:
+            returns[int(index)] = values
+    return EqualSteps(steps, returns)
+
+
+@dataclass(frozen=True)
+class Below:
+    """A configuration that learns clearly worse than the best one, at equal env steps."""
+
+    index: int
+    """The configuration."""
+    median: float
+    """Its median return at the common env-step count."""
+    best_index: int
+    """The configuration with the highest median return there."""
+    best_median: float
+    """That median."""
+
+
+def clearly_below(equal: EqualSteps) -> list[Below]:
+    """Configurations whose return at equal env steps is clearly below the best's: each of their
+    repeats is below each repeat of the best configuration, and their median is below the best
+    median by at least :data:`CLEARLY_BELOW_FRAC` of its size (any gap when it is 0)."""
+    medians = {i: equal.median(i) for i in equal.returns}
+    if len(medians) < 2:
+        return []
+    best = max(medians, key=lambda i: medians[i])
+    best_median, best_low = medians[best], min(equal.returns[best])
+    margin = CLEARLY_BELOW_FRAC * abs(best_median)
+    out = []
+    for index, median in medians.items():
+        if index == best:
+            continue
+        if max(equal.returns[index]) < best_low and best_median - median >= margin and best_median > median:
+            out.append(Below(index, median, best, best_median))
+    return out

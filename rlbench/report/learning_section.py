@@ -1,0 +1,175 @@
+"""The report's "Learning" section: the target and who reached it how soon, or (without a target) the
+return every configuration reached at equal env steps; the seeds; what energy was measurable.
+
+Built once as blocks (``("p", text)``, ``("ul", lines)``, ``("table", header, rows)``) that the
+HTML and Markdown renderers of :mod:`rlbench.report.document` both draw.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from rlbench.analysis.configs import config_label
+from rlbench.analysis.curves import (
+    CURVE_X,
+    Below,
+    EqualSteps,
+    clearly_below,
+    learning_curves,
+    returns_at_equal_steps,
+)
+from rlbench.analysis.stats import CONFIDENCE
+from rlbench.analysis.targets import time_to_target
+from rlbench.report.style import fmt
+
+Block = tuple
+
+
+@dataclass
+class Learning:
+    """What the learning section and figures show, computed once."""
+
+    target: dict[str, Any] | None
+    """``metric``, ``threshold``, ``mode`` of the sweep's target; None without one."""
+    ttt: pd.DataFrame
+    """Time to target per configuration (:func:`rlbench.analysis.targets.time_to_target`); empty without a target."""
+    curves: dict[str, pd.DataFrame]
+    """x (``env_steps``, ``seconds``) -> learning curves per configuration."""
+    equal: EqualSteps
+    """Every configuration's return at equal env steps."""
+    below: list[Below]
+    """Configurations clearly below the best at equal env steps."""
+    seeds: list[int] = field(default_factory=list)
+    """The distinct seeds the ok trials ran with, by repeat."""
+
+
+def target_of(trials: pd.DataFrame) -> dict[str, Any] | None:
+    """The sweep's target as recorded in trials.parquet, or None."""
+    if "target_metric" not in trials or trials["target_metric"].isna().all():
+        return None
+    row = trials[trials["target_metric"].notna()].iloc[0]
+    return {"metric": row["target_metric"], "threshold": float(row["target_threshold"]), "mode": row["target_mode"]}
+
+
+def learning(trials: pd.DataFrame, iterations: pd.DataFrame | None, axes: list[str]) -> Learning:
+    """The learning figures of a result set."""
+    its = iterations if iterations is not None else pd.DataFrame(columns=["trial_id"])
+    have = not its.empty and "episode_return_mean" in its
+    curves = {x: learning_curves(trials, its, x) for x in CURVE_X} if have else {}
+    equal = returns_at_equal_steps(trials, its) if have else EqualSteps(None, {})
+    seeds = []
+    if "seed" in trials:
+        ok = trials[(trials["status"] == "ok") & trials["seed"].notna()].sort_values("repeat")
+        seeds = [int(s) for s in ok.drop_duplicates("repeat")["seed"]]
+    return Learning(target_of(trials), time_to_target(trials, axes), curves, equal, clearly_below(equal), seeds)
+
+
+def target_text(target: dict[str, Any]) -> str:
+    """``episode_return_mean >= 150``."""
+    sign = ">=" if target["mode"] == "at_least" else "<="
+    return f"{target['metric']} {sign} {target['threshold']:g}"
+
+
+def _ci(row, column: str, digits: int = 1) -> str:
+    med, lo, hi = row.get(column), row.get(f"{column}_ci_low"), row.get(f"{column}_ci_high")
+    if fmt(lo) == "-":
+        return fmt(med, digits)
+    return f"{fmt(med, digits)} [{fmt(lo, digits)}, {fmt(hi, digits)}]"
+
+
+def _target_blocks(lrn: Learning, axes: list[str]) -> list[Block]:
+    t = lrn.ttt
+    blocks: list[Block] = [("p", f"Target: {target_text(lrn.target)}. Each trial stopped at the first iteration "
+                                 "that reached it (warm-up iterations count: learning starts at the first), or at "
+                                 "its iteration or time limit. Time to target is the sum of the iterations' wall_s up "
+                                 "to and including that one; the next column adds Ray's start and the algorithm's "
+                                 "build, what a user waits. Medians over the repeats that reached it, "
+                                 f"{CONFIDENCE:.0%} bootstrap CI across repeats (each its own seed).")]
+    energy = "energy_to_target_j" in t and t["energy_to_target_j"].notna().any()
+    header = ["rank", *axes, "reached", f"time to target s [{CONFIDENCE:.0%} CI]", "incl. start-up s", "env steps",
+              "iterations", "CPUs given", "CPU-s", *(["energy J"] if energy else []), "final return", "Pareto"]
+    order = t.assign(_k=t["target_rank"].fillna(10**9).astype(float)).sort_values(["_k", "index"])
+    rows = []
+    for _, r in order.iterrows():
+        rank = "-" if pd.isna(r["target_rank"]) else str(int(r["target_rank"]))
+        rows.append([rank, *[str(r[a]) for a in axes], f"{int(r['reached'])}/{int(r['repeats'])}",
+                     _ci(r, "time_to_target_s"), fmt(r["time_to_target_total_s"], 1), fmt(r["env_steps_to_target"]),
+                     fmt(r["iterations_to_target"]), fmt(r["cpus_given"], 1), fmt(r["cpu_s_to_target"], 1),
+                     *([fmt(r.get("energy_to_target_j"), 0)] if energy else []),
+                     fmt(r["final_episode_return_mean"], 1), "yes" if r["pareto"] else ""])
+    blocks.append(("table", header, rows))
+    missed = t[t["reached"] < t["repeats"]]
+    lines = []
+    for _, r in missed.iterrows():
+        how = (f"did not reach the target in any of its {int(r['repeats'])} repeats" if r["reached"] == 0 else
+               f"missed the target in {int(r['repeats'] - r['reached'])} of its {int(r['repeats'])} repeats")
+        lines.append(f"{config_label(r, axes)}: {how} "
+                     f"(final return, median: {fmt(r['final_episode_return_mean'], 1)}); its missed repeats count as "
+                     "not reached, never as a time.")
+    if len(t) and (t["reached"] == 0).all():
+        lines.insert(0, "No configuration reached the target.")
+    if lines:
+        blocks.append(("ul", lines))
+    return blocks
+
+
+def _equal_steps_blocks(lrn: Learning, configs: pd.DataFrame, axes: list[str]) -> list[Block]:
+    steps = lrn.equal.env_steps
+    if steps is None:
+        return [("p", "No iteration reported a return (no episode ended), so there is no learning curve.")]
+    below = {b.index for b in lrn.below}
+    blocks: list[Block] = [("p", f"No target: learning is compared at equal env steps, {steps:,.0f} (the most "
+                                 "every ok repeat of every configuration sampled). A configuration is clearly below "
+                                 "when each of its repeats is below each repeat of the best one there and its median "
+                                 "is at least 10% lower (docs/ANALYSIS.md).")]
+    header = [*axes, f"return at {steps:,.0f} env steps (median; repeats)", "final return (median)", "learning"]
+    rows = []
+    for _, c in configs.iterrows():
+        index = int(c["index"])
+        values = lrn.equal.returns.get(index, [])
+        median = lrn.equal.median(index)
+        rows.append([*[str(c[a]) for a in axes],
+                     f"{fmt(median, 1)} ({', '.join(fmt(v, 1) for v in values)})" if values else "-",
+                     fmt(_final(lrn, index), 1), "clearly below" if index in below else ""])
+    blocks.append(("table", header, rows))
+    return blocks
+
+
+def _final(lrn: Learning, index: int) -> float | None:
+    curve = lrn.curves.get("env_steps")
+    if curve is None or curve.empty:
+        return None
+    mine = curve[curve["index"] == index]
+    return float(mine["median"].dropna().iloc[-1]) if mine["median"].notna().any() else None
+
+
+def energy_text(manifest: dict[str, Any], trials: pd.DataFrame) -> str:
+    """What the machine let rlbench measure of energy, in words (empty for result sets from before RAPL)."""
+    if "cpu_energy_zones" not in manifest:
+        return ""
+    zones = manifest.get("cpu_energy_zones") or []
+    gpu = "gpu_energy_j" in trials and trials["gpu_energy_j"].notna().any()
+    if not zones:
+        text = ("Energy: no CPU energy counter on this machine (no readable RAPL package zone under "
+                "/sys/class/powercap), so cpu_energy_j is null, never estimated")
+    else:
+        text = f"Energy: CPU packages read through RAPL ({', '.join(z['zone'] for z in zones)})"
+    text += "; GPU energy from NVML." if gpu else "; no GPU energy (no GPU, or NVML gave no counter)."
+    if zones or gpu:
+        text += " Both count the whole device, whoever used it: other work on the machine is included."
+    return text
+
+
+def learning_blocks(lrn: Learning, configs: pd.DataFrame, axes: list[str], energy: str) -> list[Block]:
+    """The section's blocks."""
+    blocks = _target_blocks(lrn, axes) if lrn.target and not lrn.ttt.empty else \
+        _equal_steps_blocks(lrn, configs, axes)
+    if lrn.seeds:
+        blocks.append(("p", f"Seeds (one per repeat index, shared by every configuration; trials.parquet seed): "
+                            f"{', '.join(map(str, lrn.seeds))}."))
+    if energy:
+        blocks.append(("p", energy))
+    return blocks
