@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rlbench.analysis.curves import EqualSteps, clearly_below, learning_curves, returns_at_equal_steps
+from rlbench.analysis.curves import (
+    EqualSteps,
+    clearly_below,
+    learning_curves,
+    returns_at_equal_steps,
+)
 
 
 def _tables(curves: dict[tuple[int, int], list[tuple[int, float, float | None]]]):

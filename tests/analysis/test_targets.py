@@ -5,7 +5,11 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from rlbench.analysis.advice import Recommendation, target_recommendations, with_learning_notes
+from rlbench.analysis.advice import (
+    Recommendation,
+    target_recommendations,
+    with_learning_notes,
+)
 from rlbench.analysis.curves import Below
 from rlbench.analysis.targets import pareto_front, time_to_target
 
