@@ -48,10 +48,13 @@ def grid_for(trials: int, repeats: int) -> dict[str, list]:
 
 
 def generate(out_dir: Path, trials: int = 1000, iterations: int = 100, repeats: int = 2, seed: int = 0,
-             speed: float = 1.0, name: str = "bench", grid: dict[str, list] | None = None) -> Path:
+             speed: float = 1.0, name: str = "bench", grid: dict[str, list] | None = None,
+             target: float | None = None) -> Path:
     """Write a result set of ``trials`` trials (grid points x ``repeats``) with ``iterations`` each.
 
-    ``speed`` scales every throughput (0.8 makes a 20% slower copy for compare tests). Returns out_dir.
+    ``speed`` scales every throughput (0.8 makes a 20% slower copy for compare tests). With ``target``
+    the spec stops at ``episode_return_mean: target``, the return of iteration i is 10 x i, and a
+    trial ends at the first iteration that reaches it, as the trial loop does. Returns out_dir.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -60,7 +63,8 @@ def generate(out_dir: Path, trials: int = 1000, iterations: int = 100, repeats: 
         "name": name, "environment": {"env": "envs.synthetic:SyntheticEnv", "env_config": {"step_cost_us": 0}},
         "training": {"train_batch_size_per_learner": 256, "minibatch_size": 64, "num_epochs": 1},
         "cpus": 2, "grid": grid or grid_for(trials, repeats), "repeats": repeats,
-        "stop": {"iterations": iterations}, "warmup_iterations": 1, "sample_hz": SAMPLE_HZ,
+        "stop": {"iterations": iterations, **({"episode_return_mean": target} if target is not None else {})},
+        "warmup_iterations": 1, "sample_hz": SAMPLE_HZ,
     }
     loaded = spec_from_dict(data, source="bench_tables", check_envs=False)
     machine = MachineInfo("bench", "generated", 2, 2, [0, 1], 16 * 2**30, [])
@@ -90,12 +94,15 @@ def generate(out_dir: Path, trials: int = 1000, iterations: int = 100, repeats: 
         for i in range(iterations):
             parts = np.array([sample_s, learn_s, sync_s, other_s]) * noise[i] * (3.0 if i == 0 else 1.0)
             wall = float(parts.sum())
+            ret = 20.0 if target is None else 10.0 * (i + 1)
             lines.append({"event": "iteration", "t_s": t + wall, "iteration": i + 1, "warmup": i == 0,
                           "t_start_s": t, "t_end_s": t + wall, "wall_s": wall, "sample_s": float(parts[0]),
                           "learn_s": float(parts[1]), "sync_s": float(parts[2]), "other_s": float(parts[3]),
                           "env_steps_sampled": 256, "env_steps_trained": 1280, "env_steps_per_s": 256 / wall,
-                          "episode_return_mean": 20.0})
+                          "episode_return_mean": ret, "target_value": None if target is None else ret})
             t += wall
+            if target is not None and ret >= target:
+                break
         lines += [{"event": "shutdown", "t_s": t + 0.5, "shutdown_s": 0.5}, {"event": "end", "t_s": t + 0.6, "status": "ok"}]
         trial.events_file.write_text("".join(json.dumps(e) + "\n" for e in lines))
         ticks = np.arange(0.0, t + 0.6, 1.0 / SAMPLE_HZ)

@@ -5,7 +5,10 @@ match the ratio B/A of median throughput gets a 95% percentile-bootstrap interva
 and B independently. The unit resampled is the repeat (each ok trial's steady-state median) when
 both sides have at least 2 repeats, else the steady-state iteration (pooled over the trials): a
 single run's iterations show within-run noise only, so that interval is narrower than a
-run-to-run one; the ``basis`` column says which was used. See docs/ANALYSIS.md.
+run-to-run one; the ``basis`` column says which was used. Where both result sets ran with the same
+target, time to target is compared too: B/A of the median ``time_to_target_s`` over the repeats that
+reached it, with the same bootstrap over those repeats (it never decides the exit code). See
+docs/ANALYSIS.md.
 """
 
 from __future__ import annotations
@@ -54,6 +57,23 @@ class ComparisonRow:
     """Values on side B."""
     verdict: str
     """regressed, improved, small change, no significant change, only in A, only in B, no data."""
+    a_reached: str | None = None
+    """``k/n``: of A's n ok repeats, k reached the target (None without a target on both sides)."""
+    b_reached: str | None = None
+    """Same in B."""
+    a_time_to_target_s: float | None = None
+    """Median ``time_to_target_s`` over A's repeats that reached the target."""
+    b_time_to_target_s: float | None = None
+    """Same in B."""
+    time_to_target_ratio: float | None = None
+    """b / a of those medians (below 1: B reaches the target sooner)."""
+    time_to_target_ci_low: float | None = None
+    """Lower end of its 95% interval (repeats resampled; None with fewer than 2 reached on a side)."""
+    time_to_target_ci_high: float | None = None
+    """Upper end."""
+    time_to_target_verdict: str | None = None
+    """sooner, later, no significant change, no interval, not reached in A/B, different targets; None without
+    targets on both sides."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +104,8 @@ def _key(values: list) -> str:
 def _side(trials: pd.DataFrame, iterations: pd.DataFrame, axes: list[str]) -> dict[str, dict[str, Any]]:
     """Per configuration key: its axis values, per-trial medians and pooled steady iteration throughputs."""
     ok = trials[(trials["status"] == "ok") & trials["env_steps_per_s"].notna()]
+    target_ok = trials[(trials["status"] == "ok") & trials["reached_target"].notna()] \
+        if "reached_target" in trials else trials.iloc[:0]
     steady_its = steady(iterations) if not iterations.empty else iterations
     by_trial = steady_its.groupby("trial_id")["env_steps_per_s"].apply(lambda s: s.dropna().tolist()) \
         if not steady_its.empty else pd.Series(dtype=object)
@@ -94,6 +116,12 @@ def _side(trials: pd.DataFrame, iterations: pd.DataFrame, axes: list[str]) -> di
         mine = ok[ok["index"] == first["index"]]
         its = [v for t in mine["trial_id"] for v in by_trial.get(t, [])]
         out[key] = {"axes": {a: first[a] for a in axes}, "repeats": mine["env_steps_per_s"].tolist(), "iterations": its}
+        with_target = target_ok[target_ok["index"] == first["index"]]
+        if len(with_target):
+            reached = with_target[with_target["reached_target"].astype(bool)]
+            out[key]["target"] = tuple(with_target.iloc[0][["target_metric", "target_threshold", "target_mode"]])
+            out[key]["reached"] = f"{len(reached)}/{len(with_target)}"
+            out[key]["ttt"] = pd.to_numeric(reached["time_to_target_s"], errors="coerce").dropna().tolist()
     return out
 
 
@@ -107,6 +135,28 @@ def _verdict(ratio, significant: bool, threshold: float) -> str:
     if ratio > 1 + threshold:
         return "improved"
     return "small change"
+
+
+def _time_to_target(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """The time-to-target fields of a row where both sides ran with a target ({} otherwise)."""
+    if "target" not in a or "target" not in b:
+        return {}
+    out: dict[str, Any] = {"a_reached": a["reached"], "b_reached": b["reached"]}
+    if a["target"] != b["target"]:
+        return {**out, "time_to_target_verdict": "different targets"}
+    ta, tb = a["ttt"], b["ttt"]
+    out["a_time_to_target_s"] = float(pd.Series(ta).median()) if ta else None
+    out["b_time_to_target_s"] = float(pd.Series(tb).median()) if tb else None
+    if not ta or not tb:
+        return {**out, "time_to_target_verdict": "not reached in " + ("A" if not ta else "B") + (" and B" if not ta
+                                                                                               and not tb else "")}
+    r = ratio_ci(ta, tb)
+    if r.ci_low is None:
+        verdict = "no interval (fewer than 2 repeats reached it on a side)"
+    else:
+        verdict = "no significant change" if not r.significant else ("later" if r.ratio > 1 else "sooner")
+    return {**out, "time_to_target_ratio": r.ratio, "time_to_target_ci_low": r.ci_low,
+            "time_to_target_ci_high": r.ci_high, "time_to_target_verdict": verdict}
 
 
 def compare(a_dir: Path, b_dir: Path, threshold: float = DEFAULT_THRESHOLD) -> Comparison:
@@ -135,7 +185,8 @@ def compare(a_dir: Path, b_dir: Path, threshold: float = DEFAULT_THRESHOLD) -> C
         r = ratio_ci(xa, xb)
         rows.append(ComparisonRow(
             label, info, float(pd.Series(xa).median()) if xa else None, float(pd.Series(xb).median()) if xb else None,
-            r.ratio, r.ci_low, r.ci_high, basis, r.n_a, r.n_b, _verdict(r.ratio, r.significant, threshold)))
+            r.ratio, r.ci_low, r.ci_high, basis, r.n_a, r.n_b, _verdict(r.ratio, r.significant, threshold),
+            **_time_to_target(a, b)))
     return Comparison(str(a_dir), str(b_dir), threshold, axes, rows)
 
 

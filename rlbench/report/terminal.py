@@ -48,17 +48,28 @@ def results_table(trials: pd.DataFrame, axes: list[str]) -> Table:
 
 
 def compare_table(comparison: Comparison) -> Table:
-    """``rlbench compare``'s table."""
+    """``rlbench compare``'s table (with time to target, B/A, where both sides had a target)."""
     table = Table(title=f"B/A steady-state throughput  (A={comparison.a}, B={comparison.b}; "
                         f"threshold {comparison.threshold:.0%}, {CONFIDENCE:.0%} CI)")
-    for column in ("configuration", "A env steps/s", "B env steps/s", "B/A", f"{CONFIDENCE:.0%} CI", "basis", "n A/B",
-                   "verdict"):
-        table.add_column(column, justify="left" if column in ("configuration", "verdict", "basis") else "right",
-                         overflow="fold")
+    target = any(r.time_to_target_verdict for r in comparison.rows)
+    columns = ["configuration", "A env steps/s", "B env steps/s", "B/A", f"{CONFIDENCE:.0%} CI", "basis", "n A/B",
+               "verdict"]
+    if target:
+        columns += ["reached A/B", "time to target A/B s", "B/A time", f"time {CONFIDENCE:.0%} CI", "to target"]
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("configuration", "verdict", "basis", "to target")
+                         else "right", overflow="fold")
     style = {"regressed": "red", "improved": "green", "small change": "yellow"}
     f = lambda v, d=0: "-" if v is None else f"{v:,.{d}f}"  # noqa: E731
     for r in comparison.rows:
         ci = "-" if r.ci_low is None else f"{r.ci_low:.3f}-{r.ci_high:.3f}"
-        table.add_row(r.label, f(r.a_env_steps_per_s), f(r.b_env_steps_per_s), f(r.ratio, 3), ci, r.basis,
-                      f"{r.n_a}/{r.n_b}", f"[{style.get(r.verdict, 'default')}]{r.verdict}[/]")
+        cells = [r.label, f(r.a_env_steps_per_s), f(r.b_env_steps_per_s), f(r.ratio, 3), ci, r.basis,
+                 f"{r.n_a}/{r.n_b}", f"[{style.get(r.verdict, 'default')}]{r.verdict}[/]"]
+        if target:
+            tci = "-" if r.time_to_target_ci_low is None else \
+                f"{r.time_to_target_ci_low:.3f}-{r.time_to_target_ci_high:.3f}"
+            cells += [f"{r.a_reached or '-'} / {r.b_reached or '-'}",
+                      f"{f(r.a_time_to_target_s, 1)} / {f(r.b_time_to_target_s, 1)}", f(r.time_to_target_ratio, 3),
+                      tci, r.time_to_target_verdict or "-"]
+        table.add_row(*cells)
     return table

@@ -23,9 +23,9 @@ _spec.loader.exec_module(bench_tables)
 GRID = {"num_env_runners": [0, 1], "num_envs_per_env_runner": [1, 2]}
 
 
-def _make(path, speed=1.0, seed=0, repeats=3):
+def _make(path, speed=1.0, seed=0, repeats=3, target=None):
     return bench_tables.generate(path, trials=4 * repeats, iterations=8, repeats=repeats, seed=seed, speed=speed,
-                                 grid=GRID)
+                                 grid=GRID, target=target)
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,8 @@ def base(tmp_path_factory):
 def test_report_is_self_contained(base, capsys):
     assert main(["report", str(base)]) == 0
     html = (base / "report.html").read_text()
-    assert html.count("data:image/png;base64,") == 4  # 2 CI plots, time shares, CPU by role
+    # 2 CI plots, time shares, CPU by role, 2 learning curves (no target: no Pareto figure)
+    assert html.count("data:image/png;base64,") == 6
     for external in ("src='http", 'src="http', "href='http", 'href="http', "<script", "<link"):
         assert external not in html
     md = (base / "report.md").read_text()
@@ -91,3 +92,32 @@ def test_reproduce_spec_resolves_to_the_trials_config(base, tmp_path, capsys):
     assert spec["seed"] == [plan.seed] and plan.seed is not None  # the trial's own seed, not a base to derive from
     assert reproduce_spec(base, "t003r1") == {k: v for k, v in spec.items()}
     assert main(["reproduce", str(base), "t999r0"]) == 2
+
+
+@pytest.fixture(scope="module")
+def targeted(tmp_path_factory):
+    """Returns 10 x iteration against a target of 50: every trial stops at iteration 5; B is 20% slower."""
+    root = tmp_path_factory.mktemp("t")
+    return _make(root / "a", target=50), _make(root / "b", speed=0.8, seed=1, target=50)
+
+
+def test_report_answers_time_to_target(targeted):
+    a, _ = targeted
+    assert main(["report", str(a)]) == 0
+    md = (a / "report.md").read_text()
+    assert "## Learning" in md and "Target: episode_return_mean >= 50." in md
+    assert "- Fastest to target (episode_return_mean >= 50):" in md and "3/3 repeats reached it" in md
+    assert "plots/report_time_to_target_pareto.png" in md and "plots/report_learning_seconds.png" in md
+    trials = pd.read_parquet(a / "trials.parquet")
+    assert trials["reached_target"].all() and (trials["iterations_to_target"] == 5).all()
+    assert (trials["env_steps_to_target"] == 5 * 256).all()
+
+
+def test_compare_gives_time_to_target_b_over_a(targeted, tmp_path):
+    a, b = targeted
+    assert main(["compare", str(a), str(b), "--out", str(tmp_path)]) == 1  # B's throughput regressed too
+    table = pd.read_csv(tmp_path / "compare.csv")
+    assert (table["a_reached"] == "3/3").all() and (table["b_reached"] == "3/3").all()
+    assert table["time_to_target_ratio"].between(1.15, 1.35).all()  # walls / 0.8, with 3% noise per iteration
+    assert (table["time_to_target_verdict"] == "later").all()
+    assert (table["time_to_target_ci_low"] > 1).all()
