@@ -1,8 +1,12 @@
-"""Fakes for the hardware seams: an NVML module with scripted devices (GPU paths are tested through
-it, never by skipping)."""
+"""Fakes for the hardware seams: an NVML module with scripted devices and a powercap (RAPL) tree
+whose counter a thread drives (GPU and CPU energy paths are tested through them, never by skipping)."""
 
 from __future__ import annotations
 
+import os
+import threading
+import time
+from pathlib import Path
 from types import SimpleNamespace
 
 
@@ -74,3 +78,41 @@ class FakeNvml:
 def h100(**overrides) -> dict:
     return {"name": b"NVIDIA H100 80GB HBM3", "mem_total": 80 * 2**30, "mem_used": 3 * 2**30, "util": 37,
             "power_mw": 152_500, "sm_mhz": 1980, "energy_mj": 123_456_789, **overrides}
+
+
+class DrivenRapl:
+    """A powercap tree under ``root`` with one package (``intel-rapl:0``, ``package-0``) drawing
+    ``watts``: a thread rewrites its ``energy_uj`` every ``period_s`` (atomically: write and rename)
+    from the monotonic clock, wrapping at ``max_energy_range_uj`` the way RAPL's counter does."""
+
+    def __init__(self, root: Path, watts: float, max_energy_range_uj: int, start_uj: int = 0, period_s: float = 0.01):
+        self.root, self.watts, self.range_uj, self.start_uj, self.period_s = Path(root), watts, max_energy_range_uj, \
+            start_uj, period_s
+        self.zone = self.root / "intel-rapl:0"
+        self.zone.mkdir(parents=True, exist_ok=True)
+        (self.zone / "name").write_text("package-0\n")
+        (self.zone / "max_energy_range_uj").write_text(f"{max_energy_range_uj}\n")
+        self.t0 = time.monotonic()
+        self.wraps = 0
+        self._stop = threading.Event()
+        self._write()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _write(self) -> None:
+        total = self.start_uj + int(self.watts * 1e6 * (time.monotonic() - self.t0))
+        self.wraps = total // self.range_uj
+        tmp = self.zone / "energy_uj.tmp"
+        tmp.write_text(f"{total % self.range_uj}\n")
+        os.replace(tmp, self.zone / "energy_uj")
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.period_s):
+            self._write()
+
+    def __enter__(self) -> "DrivenRapl":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()

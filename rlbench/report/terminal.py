@@ -34,14 +34,20 @@ def results_table(trials: pd.DataFrame, axes: list[str]) -> Table:
     if len(trials) > MAX_TABLE_ROWS:
         table.caption = f"first {MAX_TABLE_ROWS} of {len(trials)} trials; all are in summary.csv and report.html"
         trials = trials.head(MAX_TABLE_ROWS)
-    for column in ["trial", "status", *axes, "env steps/s", "sample", "learn", "sync", "other", "note"]:
+    target = "reached_target" in trials and trials["reached_target"].notna().any()
+    for column in ["trial", "status", *axes, "env steps/s", "sample", "learn", "sync", "other",
+                   *(["to target"] if target else []), "note"]:
         table.add_column(column, justify="right" if column not in ("trial", "status", "note") else "left",
                          overflow="fold")
     for _, r in trials.iterrows():
         status_style = {"ok": "green", "skipped": "yellow"}.get(r["status"], "red")
+        reached = r.get("reached_target") if target else None
+        to_target = "-" if reached is None or pd.isna(reached) else (
+            f"{fmt(r.get('time_to_target_s'), 1)} s" if reached else "not reached")
         table.add_row(
             r["trial_id"], f"[{status_style}]{r['status']}[/]", *[str(r[a]) for a in axes],
             fmt(r.get("env_steps_per_s")), *[pct(r.get(f"{p}_frac")) for p in PHASES],
+            *([to_target] if target else []),
             (r["reason"] or "")[:160] if isinstance(r.get("reason"), str) else "",
         )
     return table

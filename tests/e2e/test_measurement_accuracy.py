@@ -8,7 +8,8 @@ env's own total plus a thin wrapper, whatever else the machine runs: a runner de
 step and reset) stays a lower bound only; the tight figure against it belongs to
 ``scripts/bench_accuracy.py``, which prints it with the machine's load. The sweep also runs with a
 fake NVML module (the seam of rlbench/nvml.py) whose one GPU draws a constant 50 W and whose energy
-counter wraps during the sweep, so the GPU energy is known in advance too.
+counter wraps during the sweep, and a fake powercap tree (the seam of rlbench/worker/rapl.py) whose
+one CPU package draws 30 W with a counter that wraps every second, so the energy is known in advance too.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 import pytest
+from fakes import DrivenRapl
 from rich.console import Console
 
 from envs.synthetic import read_self_timing
@@ -32,6 +34,9 @@ STEP_COST_US = 4000
 EPISODE_LEN = 16
 BATCH = 128
 POWER_W = 50.0
+CPU_POWER_W = 30.0
+#: The fake package counter's range: 30 J, so it wraps every second of the sweep.
+CPU_RANGE_UJ = 30_000_000
 
 SPEC = f"""
 name: accuracy
@@ -106,7 +111,9 @@ def sweep(tmp_path_factory):
     spec.write_text(SPEC.replace("{timing_dir}", str(timing)))
     nvml = ConstantPowerNvml()
     out = root / "out"
-    outcome = run_sweep(load_spec(spec), out, console=Console(file=io.StringIO()), nvml=nvml)
+    with DrivenRapl(root / "powercap", CPU_POWER_W, CPU_RANGE_UJ) as rapl:
+        outcome = run_sweep(load_spec(spec), out, console=Console(file=io.StringIO()), nvml=nvml,
+                            powercap_root=str(rapl.root))
     assert [r.status for r in outcome.records] == ["ok", "ok"], [r.reason for r in outcome.records]
     tables = build_tables(out)
     write_plots(out, tables, ["num_env_runners"])
@@ -168,7 +175,7 @@ def test_two_runners_share_every_iteration_evenly(sweep):
     assert len(steps) == 2 and steps[0] == steps[1] > 0, steps
 
 
-def test_gpu_energy_from_a_wrapping_counter(sweep):
+def test_gpu_and_cpu_energy_from_wrapping_counters(sweep):
     _, tables, nvml, _ = sweep
     assert max(nvml.raw) > ENERGY_COUNTER_MODULUS_MJ // 2 and min(nvml.raw) < 10**9  # it wrapped during the sweep
     trials, steady = tables["trials"], _steady(tables)
@@ -176,10 +183,14 @@ def test_gpu_energy_from_a_wrapping_counter(sweep):
         its = steady[steady["trial_id"] == row["trial_id"]]
         window_s = its["t_end_s"].max() - its["t_start_s"].min()
         assert row["gpu_energy_j"] == pytest.approx(POWER_W * window_s, rel=0.05)
-        assert row["j_per_env_step"] == pytest.approx(row["gpu_energy_j"] / its["env_steps_sampled"].sum())
-        assert row["env_steps_per_s_per_w"] == pytest.approx(row["env_steps_per_s"] / POWER_W, rel=0.05)
+        assert row["cpu_energy_j"] == pytest.approx(CPU_POWER_W * window_s, rel=0.05)
+        assert row["energy_j"] == row["gpu_energy_j"] + row["cpu_energy_j"] and row["energy_parts"] == "cpu+gpu"
+        assert row["j_per_env_step"] == pytest.approx(row["energy_j"] / its["env_steps_sampled"].sum())
+        assert row["env_steps_per_s_per_w"] == pytest.approx(row["env_steps_per_s"] / (POWER_W + CPU_POWER_W), rel=0.05)
     energy = tables["utilization"].query("kind == 'gpu'").groupby("trial_id")["gpu_energy_mj"]
     assert energy.apply(lambda e: e.is_monotonic_increasing).all()  # no wrap leaks into the series
+    cpu = tables["utilization"].query("kind == 'cpu_energy'").groupby("trial_id")["cpu_energy_uj"]
+    assert cpu.apply(lambda e: e.is_monotonic_increasing).all() and (cpu.max() > 2 * CPU_RANGE_UJ).all()
 
 
 def test_cpu_plots_written(sweep):
