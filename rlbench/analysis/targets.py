@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rlbench.analysis.stats import median_ci
+from rlbench.analysis.stats import median_cis
 from rlbench.analysis.trials import CPU_ROLES
 
 #: Per-trial columns summarized over the repeats that reached the target (median).
@@ -54,7 +54,7 @@ def time_to_target(trials: pd.DataFrame, axes: list[str]) -> pd.DataFrame:
     gpus = pd.to_numeric(ok.get("num_gpus_per_learner", 0), errors="coerce").fillna(0) * \
         pd.to_numeric(ok.get("num_learners", 0), errors="coerce").fillna(0).clip(lower=1)
     ok["learner_gpus"] = gpus.astype(float)
-    rows = []
+    rows, samples = [], []
     for index, group in ok.sort_values(["index", "repeat"]).groupby("index", sort=True):
         reached = group[group["reached_target"].astype(bool)]
         row = {"index": int(index), **{a: group[a].iloc[0] for a in axes if a in group},
@@ -63,13 +63,14 @@ def time_to_target(trials: pd.DataFrame, axes: list[str]) -> pd.DataFrame:
         for column in TARGET_MEDIANS:
             values = pd.to_numeric(reached[column], errors="coerce").dropna() if column in reached else pd.Series([])
             row[column] = float(values.median()) if len(values) else np.nan
-        estimate = median_ci(pd.to_numeric(reached["time_to_target_s"], errors="coerce").tolist())
-        row["time_to_target_s_ci_low"] = estimate.ci_low if estimate.ci_low is not None else np.nan
-        row["time_to_target_s_ci_high"] = estimate.ci_high if estimate.ci_high is not None else np.nan
+        samples.append(pd.to_numeric(reached["time_to_target_s"], errors="coerce").dropna().to_numpy(dtype=float))
         finals = pd.to_numeric(group.get("final_episode_return_mean"), errors="coerce").dropna()
         row["final_episode_return_mean"] = float(finals.median()) if len(finals) else np.nan
         rows.append(row)
     frame = pd.DataFrame(rows)
+    cis = median_cis(samples)  # every configuration's bootstrap in one batched call
+    frame["time_to_target_s_ci_low"] = [np.nan if lo is None else lo for lo, _ in cis]
+    frame["time_to_target_s_ci_high"] = [np.nan if hi is None else hi for _, hi in cis]
     ranked = frame[frame["reached"] > 0].sort_values(["reached_share", "time_to_target_s"], ascending=[False, True])
     frame["target_rank"] = pd.array([pd.NA] * len(frame), dtype="Int64")
     frame.loc[ranked.index, "target_rank"] = np.arange(1, len(ranked) + 1)
@@ -84,19 +85,15 @@ def pareto_front(frame: pd.DataFrame) -> pd.Series:
     target are never on the frontier."""
     out = pd.Series(False, index=frame.index)
     measured = frame[frame["reached"] > 0]
-    for i, a in measured.iterrows():
-        dominated = False
-        for j, b in measured.iterrows():
-            if i == j:
-                continue
-            no_worse = (b["cpus_given"] <= a["cpus_given"] and b["learner_gpus"] <= a["learner_gpus"]
-                        and b["time_to_target_s"] <= a["time_to_target_s"] and b["reached_share"] >= a["reached_share"])
-            better = (b["cpus_given"] < a["cpus_given"] or b["learner_gpus"] < a["learner_gpus"]
-                      or b["time_to_target_s"] < a["time_to_target_s"] or b["reached_share"] > a["reached_share"])
-            if no_worse and better:
-                dominated = True
-                break
-        out[i] = not dominated
+    if measured.empty:
+        return out
+    # Pairwise at once (n x n): row b dominates column a when no worse in all four and better in one.
+    costs = measured[["cpus_given", "learner_gpus", "time_to_target_s"]].to_numpy(dtype=float)
+    share = measured["reached_share"].to_numpy(dtype=float)
+    no_worse = (costs[:, None, :] <= costs[None, :, :]).all(axis=2) & (share[:, None] >= share[None, :])
+    better = (costs[:, None, :] < costs[None, :, :]).any(axis=2) | (share[:, None] > share[None, :])
+    dominated = (no_worse & better).any(axis=0)
+    out[measured.index] = ~dominated
     return out
 
 
