@@ -37,8 +37,10 @@ def test_report_written_and_trial_reproducible(smoke):
     assert "data:image/png;base64," in html and "src='http" not in html and "<script" not in html
     assert "For highest throughput:" in html and "For highest throughput:" in (out / "report.md").read_text()
     assert sorted(p.name for p in (out / "plots").glob("report_*.png")) == [
-        "report_cpu_alloc_by_config.png", "report_throughput_ci_num_env_runners.png",
-        "report_throughput_ci_num_envs_per_env_runner.png", "report_time_shares.png"]
+        "report_cpu_alloc_by_config.png", "report_learning_env_steps.png", "report_learning_seconds.png",
+        "report_throughput_ci_num_env_runners.png", "report_throughput_ci_num_envs_per_env_runner.png",
+        "report_time_shares.png"]  # no stop target: no Pareto figure
+    assert "## Learning" in (out / "report.md").read_text()
     assert "recommendation:" in done.stdout
     rep = run_cli("reproduce", str(out), "t002r0")
     assert rep.returncode == 0, rep.stdout + rep.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import os
 import signal
 import subprocess
@@ -171,3 +172,21 @@ def test_lock_of_a_killed_owner_is_not_stale(tmp_path):
         owner.kill()
         owner.wait()
 
+
+
+def test_a_resume_reuses_the_seeds_the_folder_ran_with(tmp_path):
+    """seed: null draws seeds at planning; a resume must plan the same ones (its trials' plans are compared)."""
+    out = _folder(tmp_path, {"t000r0": "ok", "t001r0": None})
+    ran = {ResultsFolder(out).trial(t).plan.read_text() for t in ("t000r0", "t001r0")}
+    (seed,) = {json.loads(text)["seed"] for text in ran}
+    manifest = json.loads((out / "manifest.json").read_text())
+    write_json(out / "manifest.json", {**manifest, "repeat_seeds": [seed + 1, 777]})
+    assert recorded_seeds(out) == {0: seed, 1: 777}  # the trials' plans win; the manifest covers repeats not yet run
+    loaded = _spec(repeats=3)
+    seeds = repeat_seeds(loaded.spec, recorded_seeds(out))
+    assert seeds[:2] == [seed, 777] and seeds[2] not in (seed, 777)
+    decision = plan_resume(out, loaded, plan_trials(loaded, MACHINE, seeds), MACHINE, SOFTWARE, retry_failed=False)
+    assert decision.keep == {"t000r0": "ok"} and "t001r0" in decision.rerun
+    fresh = plan_trials(loaded, MACHINE)  # seeds drawn anew: the kept trial would run differently
+    with pytest.raises(OutDirError, match=r"trial t000r0 would now run differently.*seed"):
+        plan_resume(out, loaded, fresh, MACHINE, SOFTWARE, retry_failed=False)

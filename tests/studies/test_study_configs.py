@@ -70,3 +70,30 @@ def test_tiny_actor_sweep_reports_scaling_and_sampling_efficiency(tmp_path):
     report = (out / "report.md").read_text()
     assert "### num_env_runners" in report and "knee" in report
     assert trial_processes_alive(out) == []
+
+
+@pytest.mark.slow
+def test_tiny_time_to_target_study_records_outcomes_seeds_and_curves(tmp_path):
+    """The shipped study, shrunk: 2 iterations cannot reach a CartPole return of 1,000 (its episodes end at 500),
+    so every trial is recorded as not reached, and the report says so; seeds differ by repeat, not by grid point."""
+    spec = yaml.safe_load((REPO / "configs" / "time_to_target.yaml").read_text())
+    spec["training"].update(train_batch_size_per_learner=200, minibatch_size=100, num_epochs=1)
+    spec.update(grid={"num_env_runners": [0, 1]}, repeats=2, stop={"iterations": 2, "episode_return_mean": 1000},
+                env_ceiling_s=0, trial_timeout_s=120)
+    path = tmp_path / "time_to_target.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    out = tmp_path / "ttt"
+    done = run_cli("sweep", str(path), "--out", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    trials = pd.read_parquet(out / "trials.parquet")
+    assert (trials["status"] == "ok").all() and (~trials["reached_target"].astype(bool)).all()
+    assert trials["time_to_target_s"].isna().all() and (trials["iterations"] == 2).all()
+    assert trials["final_episode_return_mean"].notna().all()
+    seeds = trials.groupby("repeat")["seed"].nunique()
+    assert (seeds == 1).all() and trials.groupby("index")["seed"].nunique().eq(2).all()
+    report = (out / "report.md").read_text()
+    assert "No configuration reached the target." in report
+    assert "Reaching episode_return_mean >= 1000: no configuration reached the target in any of its 4 ok repeats" \
+        in report
+    assert "plots/report_learning_env_steps.png" in report and "report_time_to_target_pareto" not in report
+    assert trial_processes_alive(out) == []
