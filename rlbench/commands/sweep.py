@@ -77,7 +77,9 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
         plans = plan_cluster_trials(loaded, cluster) if cluster else plan_trials(loaded, probe_machine())
         console.print(plan_table(plans))
         console.print(f"{len(plans)} trials planned, {sum(p.skip_reason is None for p in plans)} to run; "
-                      "dry run: nothing was run or written.")
+                      "dry run: nothing was run or written."
+                      + (" (seed: null: the sweep draws its own seeds when it runs.)" if loaded.spec.seed is None
+                         else ""))
         return EXIT_OK
 
     if args.retry_failed and not args.resume:

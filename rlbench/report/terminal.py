@@ -16,13 +16,13 @@ def plan_table(plans: list[TrialPlan]) -> Table:
     """The planned trials (``--dry-run``): cores, threads and each trial's fate."""
     table = Table(title="planned trials")
     axes = list(plans[0].axes) if plans else []
-    for column in ["trial", *axes, "cpus", "driver cores", "ray CPUs", "torch threads d/l/r", "fate"]:
+    for column in ["trial", *axes, "cpus", "driver cores", "ray CPUs", "torch threads d/l/r", "seed", "fate"]:
         table.add_column(column, overflow="fold")
     for p in plans:
         t = p.torch_threads
         table.add_row(p.trial_id, *[str(p.axes[a]) for a in axes], str(p.cpus),
                       ",".join(map(str, p.driver_cores)) or "-", str(p.ray_cpus),
-                      f"{t['driver']}/{t['learner']}/{t['env_runner']}",
+                      f"{t['driver']}/{t['learner']}/{t['env_runner']}", str(p.seed),
                       f"[yellow]skip: {p.skip_reason}[/]" if p.skip_reason else "run")
     return table
 
