@@ -25,7 +25,8 @@ def counter_energy_j(utilization: pd.DataFrame, window: tuple[float, float] | No
     window or a missing reading there.
     """
     kind, device, column, joules = counter
-    if window is None or utilization.empty or device not in utilization:
+    # Cheap way out first (no GPU, no RAPL: the usual case), checked per trial on big sweeps.
+    if window is None or utilization.empty or device not in utilization or not utilization[device].notna().any():
         return None
     rows = utilization[utilization["kind"] == kind]
     if rows.empty:

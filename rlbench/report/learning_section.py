@@ -20,6 +20,7 @@ from rlbench.analysis.curves import (
     clearly_below,
     learning_curves,
     returns_at_equal_steps,
+    trial_curves,
 )
 from rlbench.analysis.stats import CONFIDENCE
 from rlbench.analysis.targets import time_to_target
@@ -58,8 +59,9 @@ def learning(trials: pd.DataFrame, iterations: pd.DataFrame | None, axes: list[s
     """The learning figures of a result set."""
     its = iterations if iterations is not None else pd.DataFrame(columns=["trial_id"])
     have = not its.empty and "episode_return_mean" in its
-    curves = {x: learning_curves(trials, its, x) for x in CURVE_X} if have else {}
-    equal = returns_at_equal_steps(trials, its) if have else EqualSteps(None, {})
+    per_trial = trial_curves(its, trials.loc[trials["status"] == "ok", "trial_id"]) if have else {}
+    curves = {x: learning_curves(trials, its, x, per_trial) for x in CURVE_X} if have else {}
+    equal = returns_at_equal_steps(trials, its, per_trial) if have else EqualSteps(None, {})
     seeds = []
     if "seed" in trials:
         ok = trials[(trials["status"] == "ok") & trials["seed"].notna()].sort_values("repeat")
