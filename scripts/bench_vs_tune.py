@@ -175,7 +175,7 @@ def main() -> int:
         print(f"{key[0]:>7} {key[1]:>6} {statistics.median(theirs[key]):>13,.0f} "
               f"{statistics.median(ours.get(key, [float('nan')])):>9,.0f} {r.ratio:>13.3f} {ci:>15} {r.n_b:>3}")
     ratio = [w["rlbench"] / w["tune"] for w in walls]
-    print(f"\nwall per round, rlbench / Tune: " + ", ".join(f"{w['rlbench']:.1f}/{w['tune']:.1f} s" for w in walls)
+    print("\nwall per round, rlbench / Tune: " + ", ".join(f"{w['rlbench']:.1f}/{w['tune']:.1f} s" for w in walls)
           + f"; median ratio {statistics.median(ratio):.3f}")
     print(f"runs kept in {root}")
     return 0
