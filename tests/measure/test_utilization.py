@@ -92,7 +92,25 @@ def _tree(n_sleepers: int, busy: bool) -> subprocess.Popen:
     )
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, start_new_session=True)
     assert proc.stdout.readline().strip() == "ready"
+    # A child just past fork/exec can read 0 resident bytes for a moment (seen for `sleep`, state R,
+    # no CPU used yet), which the sampler rightly records no row for: wait until every child holds memory.
+    deadline = time.monotonic() + 30
+    while any(_rss(kid) == 0 for kid in _children(proc.pid)) and time.monotonic() < deadline:
+        time.sleep(0.01)
     return proc
+
+
+def _children(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        return [int(p) for p in f.read().split()]
+
+
+def _rss(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return parse_stat(f.read()).rss_bytes
+    except OSError:
+        return 0
 
 
 @pytest.fixture
