@@ -83,6 +83,10 @@ def write_reproduction(out_dir: Path, trial_id: str, rerun_dir: Path | None = No
     path = folder.trial(trial_id).reproduce
     header = (f"# Reruns trial {trial_id} of {out_dir} alone (written by `rlbench reproduce`).\n"
               f"# Original: rlbench git {manifest.get('git_commit')}, software {manifest.get('software')}\n")
+    plan = read_plan(folder.trial(trial_id))
+    if plan.relative:  # the original spec scaled to its machine; this one holds what that resolved to
+        header += "# Values relative to the original machine, as they resolved there: " + ", ".join(
+            f"{axis}: {expr} = {plan.axes[axis]}" for axis, expr in plan.relative.items()) + "\n"
     write_atomic(path, (header + yaml.safe_dump(spec, sort_keys=False)).encode())
     rerun = Path(rerun_dir) if rerun_dir else out_dir.parent / f"{out_dir.name}-reproduce-{trial_id}"
     differences = []

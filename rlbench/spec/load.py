@@ -32,6 +32,14 @@ from rlbench.spec.model import (
     _knob_names,
     _ValueErrorAt,
 )
+from rlbench.spec.relative import (
+    RELATIVE_KNOBS,
+    SYNTAX,
+    RelativeValue,
+    is_relative,
+    looks_relative,
+    resolve,
+)
 
 
 class _LineMap:
@@ -211,6 +219,24 @@ def check_env(env: str) -> None:
         ) from None
 
 
+def _relative_problems(column: str, values: list) -> list[str]:
+    """What is wrong with the relative values (``cpus-1``, :mod:`rlbench.spec.relative`) of one grid axis."""
+    problems = []
+    for value in values:
+        if column not in RELATIVE_KNOBS:
+            if is_relative(value):
+                problems.append(f"{value!r} is a value relative to the machine's CPUs; only these knobs take one: "
+                                f"{', '.join(RELATIVE_KNOBS)}")
+        elif value in ("max", "all"):
+            problems.append(f"{value!r}: write 'cpus' for all of the machine's usable cores ({SYNTAX})")
+        elif looks_relative(value):
+            try:
+                resolve(value, 1)
+            except ValueError as e:
+                problems.append(str(e))
+    return problems
+
+
 def _format_pydantic(
     err: ValidationError, prefix: tuple, lines: _LineMap, path: Path, line_of: dict[tuple, tuple] | None = None
 ) -> list[str]:
@@ -293,6 +319,8 @@ def spec_from_dict(
             problems.append(f"{where}: must be a list of values, e.g. [1, 2, 4] (got {values!r})")
         elif not values:
             problems.append(f"{where}: empty list: give at least one value, or remove the axis")
+        else:
+            problems += [f"{where}: {p}" for p in _relative_problems(axis_column(str(axis)), values)]
     if problems:
         fail(problems)
 
@@ -306,15 +334,22 @@ def spec_from_dict(
     trials = []
     for combo in itertools.product(*(grid[a] for a in axes)):
         raw = json.loads(json.dumps(base))
+        relative = []
         for axis, value in zip(axes, combo):
             _set_path(raw, axis_target(axis), value)
+            if is_relative(value) and axis_column(axis) in RELATIVE_KNOBS:
+                relative.append(RelativeValue(axis_column(axis), axis_target(axis), value))
+        checked = json.loads(json.dumps(raw))
+        for rel in relative:  # the plan resolves them on the machine; here 1 stands in (every such knob takes 1)
+            _set_path(checked, rel.path, 1)
         try:
-            config = TrialConfig.model_validate(raw)
+            config = TrialConfig.model_validate(checked)
         except ValidationError as e:
             where = ", ".join(f"{a}={v!r}" for a, v in zip(axes, combo))
             msgs = _format_pydantic(e, (), lines, path, {axis_target(a): ("grid", a) for a in axes})
             fail([f"{m}  [grid point {where}]" if axes else m for m in msgs])
-        trials.append(GridPoint({axis_column(a): column_value(v) for a, v in zip(axes, combo)}, config))
+        trials.append(GridPoint({axis_column(a): column_value(v) for a, v in zip(axes, combo)}, config,
+                                relative=tuple(relative), raw=raw if relative else None))
     loaded = LoadedSpec(source=path, spec=spec, points=trials,
                         alias_notes=[f"{k}  (first at {v})" for k, v in notes.items()])
 

@@ -15,6 +15,7 @@ from typing import Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rlbench.spec.errors import SpecError, _ValueErrorAt
+from rlbench.spec.relative import RelativeValue
 from rlbench.spec.stop import STOP_LIMITS, StopSection, StopTarget
 
 #: Old RLlib name -> new-API-stack knob. ``num_gpus`` becomes rlbench's ``learner_gpus``
@@ -302,7 +303,12 @@ class GridPoint:
     axes: dict[str, Any]
     """Trials-table column -> value for every grid axis (mappings and lists JSON-encoded)."""
     config: TrialConfig
-    """The resolved config this point runs with."""
+    """The resolved config this point runs with (a relative value, see ``relative``, stands in as 1
+    until the plan resolves it on the machine)."""
+    relative: tuple[RelativeValue, ...] = ()
+    """The point's grid values written relative to the machine (``cpus-1``); resolved by the plan."""
+    raw: Union[dict[str, Any], None] = None
+    """The config mapping as written, relative values included (only when ``relative`` is not empty)."""
 
 
 @dataclass(frozen=True)

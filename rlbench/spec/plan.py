@@ -8,16 +8,25 @@ cluster (``--address``) the same plan is made against the cluster's resources in
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 from typing import Any, Union
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from rlbench.adapters import resource_demand, torch_threads
 from rlbench.measure.machine import ClusterInfo, MachineInfo
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import ResultsFolder, TrialFolder
-from rlbench.spec.model import LoadedSpec, StopTarget, SweepSpec, TrialConfig
+from rlbench.spec.model import (
+    GridPoint,
+    LoadedSpec,
+    SpecError,
+    StopTarget,
+    SweepSpec,
+    TrialConfig,
+)
+from rlbench.spec.relative import resolve
 
 
 class TrialPlan(BaseModel):
@@ -72,6 +81,9 @@ class TrialPlan(BaseModel):
     """GCS address of the Ray cluster the trial's driver connects to (``--address``); None: a private
     local runtime. On a cluster ``cores``/``driver_cores`` are empty (no pinning) and ``cpus``,
     ``ray_cpus``, ``gpus`` are the cluster's totals at probe time."""
+    relative: dict[str, str] = {}
+    """Grid axis column -> the value relative to the machine it was written as (``cpus-1``); the
+    resolved value is in ``axes`` and ``config``. Empty when no grid value was relative."""
 
 
 def trial_id(index: int, repeat: int) -> str:
@@ -135,16 +147,63 @@ def repeat_seeds(spec: SweepSpec, recorded: dict[int, int | None] | None = None)
     return out
 
 
+#: How a skip reason for a grid point that resolves like an earlier one begins.
+DUPLICATE = "same configuration as grid point"
+
+
+def resolve_point(point: GridPoint, machine_cpus: int, source: object = "<spec>") -> tuple[TrialConfig, dict[str, Any]]:
+    """The point's config and axis values with its relative grid values (``cpus-1``) resolved on a
+    machine with ``machine_cpus`` usable cores: ``cpus`` first (against the machine), then every
+    other knob against the trial's resolved ``cpus``. Raises SpecError when a value resolves to
+    something the knob does not take (``cpus/4`` is 0 on 2 cores, and ``cpus`` must be >= 1)."""
+    if not point.relative:
+        return point.config, point.axes
+    raw = json.loads(json.dumps(point.raw))
+    axes = dict(point.axes)
+    resolved = []
+    for rel in sorted(point.relative, key=lambda r: r.path != ("cpus",)):
+        base = machine_cpus if rel.path == ("cpus",) else (raw.get("cpus") or machine_cpus)
+        value = resolve(rel.expr, base)
+        node = raw
+        for key in rel.path[:-1]:
+            node = node.setdefault(key, {})
+        node[rel.path[-1]] = value
+        axes[rel.axis] = value
+        resolved.append(f"{rel.axis}: {rel.expr} = {value}")
+    try:
+        config = TrialConfig.model_validate(raw)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        raise SpecError(f"{source}: grid point {', '.join(f'{a}={v}' for a, v in point.axes.items())}: on this "
+                        f"machine ({machine_cpus} usable cores) {'; '.join(resolved)}, but {where}: "
+                        f"{first['msg'].removeprefix('Value error, ')}; change the relative value in the grid") from None
+    return config, axes
+
+
 def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None] | None = None) -> list[TrialPlan]:
     """All trials in run order: grid order, repeats of a point one after another; repeat r is seeded
-    with ``seeds[r]`` (default: :func:`repeat_seeds` of the spec)."""
+    with ``seeds[r]`` (default: :func:`repeat_seeds` of the spec).
+
+    Relative grid values are resolved here (:func:`resolve_point`); a point that then runs exactly
+    like an earlier runnable one is skipped (reason :data:`DUPLICATE`): ``[1, cpus/2]`` on 2 cores.
+    Raises SpecError when a relative value resolves to something its knob does not take.
+    """
     spec = loaded.spec
     seeds = seeds if seeds is not None else repeat_seeds(spec)
     plans = []
+    runnable: dict[str, tuple[int, str]] = {}  # resolved config (JSON) -> first runnable point with it, its relative values
     for index, point in enumerate(loaded.points):
-        config = point.config
+        config, axes = resolve_point(point, len(machine.usable_cores), loaded.source)
         cpus = config.cpus or len(machine.usable_cores)
         reason = skip_reason(config, cpus, machine)
+        key = config.model_dump_json()
+        mine = ", ".join(f"{r.axis}={r.expr} is {axes[r.axis]}" for r in point.relative)
+        if reason is None and key in runnable and (mine or runnable[key][1]):
+            first, theirs = runnable[key]
+            reason = f"{DUPLICATE} {trial_id(first, 0)[:4]} on this machine ({mine or theirs})"
+        elif reason is None:
+            runnable[key] = (index, mine)
         cores = machine.usable_cores[:cpus]
         driver_n = min(config.resources.num_cpus_for_main_process, len(cores))
         for repeat in range(spec.repeats):
@@ -152,7 +211,7 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
                 trial_id=trial_id(index, repeat),
                 index=index,
                 repeat=repeat,
-                axes=point.axes,
+                axes=axes,
                 config=config,
                 cpus=cpus,
                 cores=cores,
@@ -170,8 +229,66 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
                 include_dashboard=spec.ray.include_dashboard,
                 seed=seeds[repeat],
                 skip_reason=reason,
+                relative={r.axis: r.expr for r in point.relative},
             ))
     return plans
+
+
+# ---------------------------------------------------------------------------------------------
+# Skipped trials, said once per reason
+
+
+def skip_group(plan: TrialPlan) -> str | None:
+    """The kind of reason ``plan`` is skipped for, in words every trial skipped for it shares
+    (``need more CPUs than this machine's 2``); None when it runs. From the plan alone, so a resumed
+    sweep's kept trials group the same way."""
+    if plan.skip_reason is None:
+        return None
+    need = resource_demand(plan.config)
+    where = "the cluster's" if plan.ray_address else "this machine's"
+    if plan.ray_address is None and len(plan.cores) < plan.cpus:
+        return f"ask for more cpus than this machine's {len(plan.cores)} usable cores"
+    cpus_needed = need.actor_cpus + (0 if plan.ray_address else need.driver_cpus)
+    if cpus_needed > plan.cpus + 1e-9:
+        if plan.config.cpus is None:
+            return f"need more CPUs than {where} {plan.cpus}"
+        return f"need more CPUs than their cpus={plan.cpus}"
+    if need.gpus > plan.gpus + 1e-9:
+        return f"need more GPUs than {where} {plan.gpus}"
+    if plan.skip_reason.startswith(DUPLICATE):
+        return "resolve to the same configuration as an earlier grid point on this machine"
+    return plan.skip_reason
+
+
+def describe(plan: TrialPlan) -> str:
+    """``axis=value, ...`` of a trial (its id without axes)."""
+    return ", ".join(f"{a}={v}" for a, v in plan.axes.items()) or plan.trial_id
+
+
+def skip_summary(plans: list[TrialPlan]) -> list[str]:
+    """One line per skip group (:func:`skip_group`), e.g. ``14 of 16 trials need more CPUs than
+    this machine's 2: they will be skipped (largest feasible: num_env_runners=1, 2 CPUs)``."""
+    groups: dict[str, list[TrialPlan]] = {}
+    for plan in plans:
+        group = skip_group(plan)
+        if group is not None:
+            groups.setdefault(group, []).append(plan)
+    feasible = [p for p in plans if p.skip_reason is None]
+    lines = []
+    for group, members in groups.items():
+        line = f"{len(members)} of {len(plans)} trials {group}: {'it' if len(members) == 1 else 'they'} will be skipped"
+        resource = "GPUs" if "GPUs" in group else "CPUs" if "CPU" in group or "cpus" in group else None
+        if resource:
+            def demand(p: TrialPlan) -> float:
+                need = resource_demand(p.config)
+                return need.gpus if resource == "GPUs" else need.actor_cpus + (0 if p.ray_address else need.driver_cpus)
+            if feasible:
+                best = max(feasible, key=demand)
+                line += f" (largest feasible: {describe(best)}, {demand(best):g} {resource[:-1] if demand(best) == 1 else resource})"
+            else:
+                line += " (none of the trials fits)"
+        lines.append(line)
+    return lines
 
 
 # ---------------------------------------------------------------------------------------------
