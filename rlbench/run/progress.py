@@ -1,6 +1,23 @@
-"""The sweep's live progress display: the sweep's bar (in iterations, for the ETA) and the current trial."""
+"""The sweep's progress: which trial runs, how far it is, and when the sweep will end.
+
+Only trials that will run count: a trial the plan skips takes no time, and the sweep says once,
+before the first trial, how many are skipped and why (:func:`rlbench.spec.plan.skip_summary`).
+
+The ETA is learnt from the trials finished so far (:class:`EtaEstimator`): a trial costs a cold
+start (fork, Ray, building the algorithm: about 8 of the 11 s of a 4-iteration smoke trial on the
+2-core dev VM), its iterations, and a shutdown. Until a trial has run its first iteration there is
+nothing to learn from, and the display says so instead of guessing.
+
+In a terminal the progress is a live bar; anywhere else (CI, ``| tee``, a file) it is one plain
+line per finished trial, never a redrawn bar.
+"""
 
 from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from statistics import fmean
+from typing import Callable
 
 from rich.console import Console
 from rich.progress import (
@@ -9,45 +26,206 @@ from rich.progress import (
     Progress,
     TextColumn,
     TimeElapsedColumn,
-    TimeRemainingColumn,
 )
 
-from rlbench.spec.plan import TrialPlan
+from rlbench.results.records import TrialRecord
+from rlbench.spec.plan import TrialPlan, describe
+
+#: Seconds from a trial's last iteration to its verdict assumed until a trial has finished: the
+#: trial's ``algo.stop()`` + ``ray.shutdown()`` took 2.0 s in the README's Ctrl-C measurement.
+FIRST_GUESS_END_S = 2.0
+
+
+@dataclass(frozen=True)
+class TrialWork:
+    """What a trial will do, as far as its duration goes (its stop rule)."""
+
+    iterations: int | None
+    """``stop.iterations`` (None: stop by seconds only)."""
+    seconds: float | None
+    """``stop.seconds``: training time after which the trial stops at the end of an iteration."""
+
+    @classmethod
+    def of(cls, plan: TrialPlan) -> "TrialWork":
+        return cls(plan.stop_iterations, plan.stop_seconds)
+
+    def training_s(self, iteration_s: float) -> float:
+        """Seconds of iterations at ``iteration_s`` each; a seconds limit is passed by up to one iteration."""
+        by_count = self.iterations * iteration_s if self.iterations else float("inf")
+        by_time = self.seconds + iteration_s if self.seconds else float("inf")
+        return min(by_count, by_time)
+
+
+@dataclass(frozen=True)
+class TrialTiming:
+    """What a trial took, from the sweep's clock and its iteration events: the ETA's evidence."""
+
+    start_s: float
+    """From the trial's turn to the start of its first iteration (fork, Ray, build: the cold start)."""
+    iteration_s: tuple[float, ...]
+    """Wall seconds of each iteration."""
+    end_s: float
+    """From the end of its last iteration to its verdict (stop, Ray shutdown, writing its files)."""
+
+
+class EtaEstimator:
+    """Seconds left in a sweep, learnt from its finished trials.
+
+    A queued trial is expected to take the mean cold start + its iterations at the mean
+    per-iteration time (each finished trial's mean counts once) + the mean shutdown. The running
+    trial's own iterations, once it has some, predict its remaining ones. Before any trial has
+    finished, the running trial's cold start and iterations are the first guess, with
+    :data:`FIRST_GUESS_END_S` for the shutdown; before its first iteration there is no estimate
+    (None).
+    """
+
+    def __init__(self) -> None:
+        self.finished: list[TrialTiming] = []
+
+    def add(self, timing: TrialTiming) -> None:
+        """A trial finished (with at least one iteration: one that failed early says nothing of the others)."""
+        if timing.iteration_s:
+            self.finished.append(timing)
+
+    def remaining_s(self, queued: list[TrialWork], running: TrialWork | None = None, elapsed_s: float = 0.0,
+                    running_iteration_s: tuple[float, ...] = (), running_start_s: float | None = None) -> float | None:
+        """Seconds until the running trial (``elapsed_s`` into its turn, its iterations so far and,
+        once known, its cold start) and every queued trial are done; None without evidence yet."""
+        if self.finished:
+            start = fmean(t.start_s for t in self.finished)
+            per_iteration = fmean(fmean(t.iteration_s) for t in self.finished)
+            end = fmean(t.end_s for t in self.finished)
+        elif running_iteration_s and running_start_s is not None:
+            start, per_iteration, end = running_start_s, fmean(running_iteration_s), FIRST_GUESS_END_S
+        else:
+            return None if (queued or running) else 0.0
+        total = sum(start + work.training_s(per_iteration) + end for work in queued)
+        if running is not None:
+            if running_iteration_s:
+                own = fmean(running_iteration_s)
+                total += max(0.0, running.training_s(own) - sum(running_iteration_s)) + end
+            else:
+                total += max(0.0, start - elapsed_s) + running.training_s(per_iteration) + end
+        return total
+
+
+def clock(seconds: float | None) -> str:
+    """``H:MM:SS``; ``?`` for None."""
+    if seconds is None:
+        return "?"
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def timing(events: list[dict], slot_s: float) -> TrialTiming | None:
+    """A trial's timing from its events (``t_*_s`` count from its launch, a few ms into its turn)
+    and its turn's length ``slot_s``; None before its first iteration."""
+    its = [e for e in events if e.get("event") == "iteration" and "t_start_s" in e and "t_end_s" in e]
+    if not its:
+        return None
+    return TrialTiming(start_s=its[0]["t_start_s"], iteration_s=tuple(e["t_end_s"] - e["t_start_s"] for e in its),
+                       end_s=max(0.0, slot_s - its[-1]["t_end_s"]))
 
 
 class SweepProgress:
-    """A rich progress display: the sweep's bar (in iterations, for the ETA) and the current trial."""
+    """The sweep's progress over the trials that will run (skipped ones left out).
 
-    def __init__(self, console: Console, plans: list[TrialPlan]):
-        self.per_trial = {p.trial_id: (p.stop_iterations or 1) for p in plans}
-        self.progress = Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[detail]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-            console=console, transient=False,
-        )
-        self.task = self.progress.add_task("sweep", total=sum(self.per_trial.values()), detail="")
+    ``start`` -> ``poll`` (with the trial's events so far, five times a second) -> ``finish`` per
+    trial. In a terminal: a live bar in iterations with the current trial and the ETA; elsewhere
+    one line per finished trial.
+    """
+
+    def __init__(self, console: Console, plans: list[TrialPlan], clock_s: Callable[[], float] = time.monotonic):
+        self.console = console
+        self.plans = [p for p in plans if p.skip_reason is None]
+        self.position = {p.trial_id: i for i, p in enumerate(self.plans, start=1)}
+        self.per_trial = {p.trial_id: (p.stop_iterations or 1) for p in self.plans}
+        self.estimator = EtaEstimator()
+        self.clock_s = clock_s
+        self.t0 = clock_s()
         self.done = 0
+        self.finished_ids: set[str] = set()
+        self.current: TrialPlan | None = None
+        self.current_start = 0.0
+        self.current_events: list[dict] = []
+        self.live = console.is_interactive
+        self.progress = None
+        if self.live:
+            self.progress = Progress(
+                TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TextColumn("it"),
+                TextColumn("{task.fields[detail]}", markup=False), TimeElapsedColumn(),
+                TextColumn("ETA {task.fields[eta]}", markup=False), console=console, transient=False)
+            self.task = self.progress.add_task("sweep", total=sum(self.per_trial.values()), detail="",
+                                               eta="after the first iteration")
 
     def __enter__(self) -> "SweepProgress":
-        self.progress.__enter__()
+        if self.progress is not None:
+            self.progress.__enter__()
+        elif self.plans:
+            self.console.print(f"running {len(self.plans)} trial{'s' if len(self.plans) != 1 else ''}; "
+                               "one line each as it finishes", highlight=False, markup=False)
         return self
 
     def __exit__(self, *exc) -> None:
-        self.progress.__exit__(*exc)
+        if self.progress is not None:
+            self.progress.__exit__(*exc)
 
-    def trial(self, plan: TrialPlan, position: int, total: int, iteration: int, phase: str) -> None:
-        """Show the current trial's position, iteration and phase."""
-        limit = plan.stop_iterations or "?"
-        axes = " ".join(f"{k}={v}" for k, v in plan.axes.items())
+    def _queued(self) -> list[TrialWork]:
+        return [TrialWork.of(p) for p in self.plans
+                if p.trial_id not in self.finished_ids and (self.current is None or p.trial_id != self.current.trial_id)]
+
+    def eta_s(self) -> float | None:
+        """Seconds left, or None before the first iteration."""
+        if self.current is None:
+            return self.estimator.remaining_s(self._queued())
+        its = timing(self.current_events, 0.0)
+        return self.estimator.remaining_s(
+            self._queued(), TrialWork.of(self.current), self.clock_s() - self.current_start,
+            its.iteration_s if its else (), its.start_s if its else None)
+
+    def _eta_text(self) -> str:
+        eta = self.eta_s()
+        if eta is None:
+            return "after the first iteration"
+        return clock(eta) + ("" if self.estimator.finished else " (first guess)")
+
+    def start(self, plan: TrialPlan) -> None:
+        """The trial's turn has come."""
+        self.current, self.current_start, self.current_events = plan, self.clock_s(), []
+        self._update(0, "starting")
+
+    def poll(self, plan: TrialPlan, events: list[dict]) -> None:
+        """The trial's events so far (read as they are appended)."""
+        self.current_events = events
+        self._update(*_phase(events))
+
+    def _update(self, iteration: int, phase: str) -> None:
+        if self.progress is None or self.current is None:
+            return
+        plan = self.current
         self.progress.update(
-            self.task, completed=self.done + min(iteration, self.per_trial[plan.trial_id]),
-            detail=f"trial {position}/{total} {plan.trial_id} [{axes}] {phase} it {iteration}/{limit}",
-        )
+            self.task, completed=self.done + min(iteration, self.per_trial[plan.trial_id]), eta=self._eta_text(),
+            detail=f"trial {self.position[plan.trial_id]}/{len(self.plans)} {plan.trial_id} [{describe(plan)}] "
+                   f"{phase} it {iteration}/{plan.stop_iterations or '?'}")
 
-    def finish_trial(self, plan: TrialPlan) -> None:
-        """Count the trial as done."""
+    def finish(self, plan: TrialPlan, record: TrialRecord) -> None:
+        """The trial has its verdict: count it, learn from its timing, and (without a terminal) log it."""
+        slot_s = self.clock_s() - self.current_start
+        took = timing(self.current_events, slot_s)
+        if took is not None and record.status == "ok":
+            self.estimator.add(took)
         self.done += self.per_trial[plan.trial_id]
-        self.progress.update(self.task, completed=self.done)
+        self.finished_ids.add(plan.trial_id)
+        self.current = None
+        if self.progress is not None:
+            self.progress.update(self.task, completed=self.done, eta=self._eta_text())
+            return
+        iterations = len(took.iteration_s) if took else 0
+        self.console.print(
+            f"[{self.position[plan.trial_id]}/{len(self.plans)}] {plan.trial_id} {describe(plan)}: "
+            f"{record.status}, {iterations} iteration{'s' if iterations != 1 else ''} in {slot_s:.1f} s; "
+            f"sweep {clock(self.clock_s() - self.t0)} elapsed, ETA {self._eta_text()}",
+            highlight=False, markup=False, soft_wrap=True)
 
 
 def _phase(events: list[dict]) -> tuple[int, str]:

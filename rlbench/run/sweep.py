@@ -31,7 +31,7 @@ from rlbench.results.lock import OutDirError, SweepLock, check_writable
 from rlbench.results.records import TrialRecord, read_record, write_record
 from rlbench.run.ceilings import measure_env_ceilings
 from rlbench.run.processes import survivors, wait_dead
-from rlbench.run.progress import SweepProgress, _phase
+from rlbench.run.progress import SweepProgress
 from rlbench.run.resume import ResumePlan, plan_resume, recorded_seeds
 from rlbench.run.trial import TrialLauncher, run_trial
 from rlbench.spec.model import LoadedSpec
@@ -40,6 +40,8 @@ from rlbench.spec.plan import (
     plan_cluster_trials,
     plan_trials,
     repeat_seeds,
+    skip_group,
+    skip_summary,
     write_plan,
 )
 from rlbench.worker.nvml import open_gpus
@@ -60,6 +62,9 @@ class SweepOutcome:
     """Trials kept as they were from an earlier run of the folder (resume)."""
     interrupted: bool = False
     """The sweep was stopped by Ctrl-C or SIGTERM before every trial ran."""
+    skip_groups: dict[str, str] = field(default_factory=dict)
+    """Trial id -> why it is skipped, in words shared by every trial skipped for the same kind of
+    reason (:func:`~rlbench.spec.plan.skip_group`); the final table shows one line per group."""
 
     def count(self, status: str) -> int:
         """Trials with this status."""
@@ -97,7 +102,18 @@ def manifest(loaded: LoadedSpec, machine: MachineInfo, plans: list[TrialPlan], a
         "machine": machine_dict(machine),
         "started_at": dt.datetime.now(dt.timezone.utc).isoformat(),
         "ended_at": None,
+        **relative_values(plans, machine),
     }
+
+
+def relative_values(plans: list[TrialPlan], machine: MachineInfo) -> dict:
+    """``{"relative_values": ...}``: each grid value written relative to the machine (``cpus-1``)
+    and what it resolved to here, per grid point; empty when the spec has none."""
+    resolved = [{"index": p.index, "axis": axis, "value": expr, "resolved": p.axes[axis]}
+                for p in plans if p.repeat == 0 for axis, expr in p.relative.items()]
+    if not resolved:
+        return {}
+    return {"relative_values": {"machine_cpus": len(machine.usable_cores), "resolved": resolved}}
 
 
 def _move_aside(folder: ResultsFolder, trial_id: str) -> Path:
@@ -178,7 +194,8 @@ def resume_command(config: Path, out_dir: Path) -> str:
 
 def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan], decision: ResumePlan, info: dict, *,
                console: Console, nvml, powercap_root: str) -> SweepOutcome:
-    outcome = SweepOutcome(folder.path, trial_ids=[p.trial_id for p in plans])
+    outcome = SweepOutcome(folder.path, trial_ids=[p.trial_id for p in plans],
+                           skip_groups={p.trial_id: g for p in plans if (g := skip_group(p)) is not None})
     for plan in plans:
         if not decision.runs(plan.trial_id):
             outcome.records.append(read_record(folder.trial(plan.trial_id)))
@@ -188,6 +205,8 @@ def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan]
         console.print(f"resuming: {len(decision.keep)} finished trials kept, {len(to_run)} to run "
                       f"({len(decision.rerun)} again: {', '.join(f'{k} ({v})' for k, v in decision.rerun.items()) or '-'})",
                       highlight=False)
+    for line in skip_summary(to_run):
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
     gpus = open_gpus(nvml) if to_run else None
     if gpus is None and to_run:
         console.print("[dim]No GPU (NVML found none): GPU columns will be null.[/]")
@@ -203,7 +222,7 @@ def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan]
     launcher = TrialLauncher()
     try:
         with SweepProgress(console, to_run) as progress:
-            for position, plan in enumerate(to_run, start=1):
+            for plan in to_run:
                 if folder.trial(plan.trial_id).exists():
                     moved = _move_aside(folder, plan.trial_id)
                     console.print(f"[dim]{plan.trial_id}: earlier attempt moved to {moved}[/]", highlight=False)
@@ -212,18 +231,18 @@ def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan]
                     record = TrialRecord(trial_id=plan.trial_id, status="skipped", reason=plan.skip_reason)
                     write_record(trial, record)
                 else:
-                    def on_poll(events, plan=plan, position=position):
-                        progress.trial(plan, position, len(to_run), *_phase(events))
+                    def on_poll(events, plan=plan):
+                        progress.poll(plan, events)
 
-                    progress.trial(plan, position, len(to_run), 0, "starting")
+                    progress.start(plan)
                     try:
                         record = run_trial(plan, trial, launcher, gpus, on_poll, rapl)
                     except KeyboardInterrupt:
                         outcome.records.append(read_record(trial))
                         raise
+                    progress.finish(plan, record)
                 outcome.records.append(record)
-                progress.finish_trial(plan)
-                if record.status not in ("ok",):
+                if record.status not in ("ok", "skipped"):  # skipped ones were said up front, once per reason
                     console.print(f"[yellow]{plan.trial_id} {record.status}[/]: {record.reason}", highlight=False)
     except KeyboardInterrupt:
         outcome.interrupted = True

@@ -11,7 +11,9 @@ from rlbench.spec.plan import (
     derive_seed,
     plan_trials,
     repeat_seeds,
+    skip_group,
     skip_reason,
+    skip_summary,
     trial_id,
 )
 
@@ -221,3 +223,35 @@ def test_unseeded_sweeps_draw_fresh_seeds_and_a_resume_reuses_the_recorded_ones(
 def test_a_seed_list_is_taken_as_given():
     [p0, p1] = plans(spec(repeats=2, seed=[5, 6]), TWO_CORES)
     assert (p0.seed, p1.seed) == (5, 6)
+
+
+# ---------------------------------------------------------------------------------------------
+# Skipped trials, said once per kind of reason
+
+
+def test_skip_summary_of_the_old_leading_example_on_two_cores():
+    """configs/ppo_cpu.yaml as it was: 14 of its 16 trials cannot run on 2 cores."""
+    data = spec(grid={"num_env_runners": [1, 2, 4, 8], "num_cpus_for_main_process": [1, 2]}, repeats=2)
+    ps = plans(data, TWO_CORES)
+    assert skip_summary(ps) == [
+        "14 of 16 trials need more CPUs than this machine's 2: they will be skipped "
+        "(largest feasible: num_env_runners=1, num_cpus_for_main_process=1, 2 CPUs)"]
+    assert skip_group(ps[0]) is None
+
+
+def test_skip_groups_name_the_limit_that_was_hit():
+    assert [skip_group(p) for p in plans(spec(cpus=2, grid={"num_env_runners": [0, 2]}), BIG)] == [
+        None, "need more CPUs than their cpus=2"]
+    assert [skip_group(p) for p in plans(spec(grid={"cpus": [2, 4]}), TWO_CORES)] == [
+        None, "ask for more cpus than this machine's 2 usable cores"]
+    gpu = plans(spec(grid={"learner_gpus": [0, 2]}), TWO_CORES)
+    assert [skip_group(p) for p in gpu] == [None, "need more GPUs than this machine's 0"]
+    assert skip_summary(gpu) == ["1 of 2 trials need more GPUs than this machine's 0: it will be skipped "
+                                 "(largest feasible: learner_gpus=0, 0 GPUs)"]
+
+
+def test_skip_summary_when_nothing_fits():
+    ps = plans(spec(grid={"num_env_runners": [4, 8]}), TWO_CORES)
+    assert skip_summary(ps) == ["2 of 2 trials need more CPUs than this machine's 2: they will be skipped "
+                                "(none of the trials fits)"]
+    assert skip_summary(plans(spec(), TWO_CORES)) == []
