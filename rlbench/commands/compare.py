@@ -19,6 +19,14 @@ from rlbench.results.layout import ResultsFolder
 
 NAME = "compare"
 HELP = "B/A steady-state throughput per configuration, with CIs"
+EPILOG = """\
+examples:
+  rlbench compare results/ppo_cpu/before results/ppo_cpu/after     # exit 1 if a configuration got slower
+  rlbench compare A B --threshold 0.1 --out /tmp/cmp               # tolerate drops up to 10%; compare.csv/.json in /tmp/cmp
+
+reading it: configurations are matched by their grid values; B/A below 1 is slower. 'regressed' means
+a drop beyond --threshold whose whole 95% CI is below 1 (exit code 1, for CI); 'small change' is within
+the threshold; 'no significant change' has 1 inside its CI."""
 
 
 def setup_arguments(compare_parser: argparse.ArgumentParser) -> None:

@@ -19,6 +19,13 @@ from rlbench.studies.envbench import default_proc_counts, measure_ceiling, resul
 
 NAME = "envbench"
 HELP = "raw env step rate alone, in 1..N parallel processes"
+EPILOG = """\
+examples:
+  rlbench envbench CartPole-v1                                   # 1, 2, 4, ... processes, 3 s each
+  rlbench envbench envs.synthetic:SyntheticEnv --env-config step_cost_us=500 --procs 1,2 --out env.json
+
+The figure is the most env steps/s the env can give with no RLlib around it (the 'env ceiling'); a
+sweep's sampling_efficiency column is its trials' sampling rate over this."""
 
 
 def setup_arguments(envbench: argparse.ArgumentParser) -> None:

@@ -20,6 +20,14 @@ from rlbench.results.layout import ResultsFolder
 
 NAME = "reproduce"
 HELP = "the exact command that reruns one trial alone"
+EPILOG = """\
+examples:
+  rlbench reproduce results/smoke/20261123-010355 t002r0         # write the trial's one-point spec, print the command
+  rlbench reproduce results/smoke/20261123-010355 t002r0 --run   # and run it now
+
+Trial ids (t<grid point>r<repeat>) are in the sweep's final table, summary.csv and report.html. The spec
+holds the trial's resolved config (values relative to the machine, like cpus-1, as the numbers they
+were), its cpus, stop rule and seed; differences in installed versions or git commit are printed."""
 
 
 def setup_arguments(reproduce: argparse.ArgumentParser) -> None:

@@ -16,6 +16,12 @@ from rlbench.studies.simbench import PAPER_TABLE4, result_dict, run_simbench
 
 NAME = "simbench"
 HELP = "async tasks vs bulk-synchronous rounds (Ray OSDI'18 Table 4)"
+EPILOG = """\
+examples:
+  rlbench simbench                       # every CPU count from 1 to all cores, 3 repeats per mode
+  rlbench simbench --cpus 1,2 --mean-steps 5000 --repeats 1 --out sim.json
+
+The table puts this machine's timesteps/s beside the paper's; docs/STUDIES.md explains the differences."""
 
 
 def setup_arguments(simbench: argparse.ArgumentParser) -> None:

@@ -27,10 +27,24 @@ from rlbench.run.cluster import ClusterError, prepare_cluster
 from rlbench.run.sweep import default_out_dir, resume_command, run_sweep
 from rlbench.spec.load import load_spec
 from rlbench.spec.model import SpecError
-from rlbench.spec.plan import plan_cluster_trials, plan_trials
+from rlbench.spec.plan import plan_cluster_trials, plan_trials, skip_summary
 
 NAME = "sweep"
 HELP = "run a YAML grid of isolated RLlib trials"
+EPILOG = """\
+examples:
+  rlbench sweep configs/smoke.yaml                   # 4 tiny trials, about a minute on 2 cores
+  rlbench sweep configs/ppo_cpu.yaml --dry-run       # which trials would run here, which are skipped and why
+  rlbench sweep configs/ppo_cpu.yaml --out /tmp/r    # results into /tmp/r
+  rlbench sweep configs/ppo_cpu.yaml --out /tmp/r --resume   # finish an interrupted sweep
+
+results (DIR: --out, default results/<sweep name>/<timestamp>/):
+  DIR/report.html   open it first: recommendations, configurations ranked with 95% CIs, figures
+  DIR/summary.csv   one row per trial; DIR/*.parquet: every iteration and utilization sample (docs/SCHEMA.md)
+  DIR/trials/<id>/  one trial's plan, events, log (trial.log) and verdict
+
+exit codes: 0 every trial ok or skipped; 1 a trial failed or timed out; 2 bad input (nothing run or written);
+130 interrupted (the summary prints the command that resumes). The spec format: README.md, configs/."""
 
 
 def setup_arguments(sweep: argparse.ArgumentParser) -> None:
@@ -74,8 +88,13 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
     except ClusterError as e:
         return bad_input(console, str(e))
     if args.dry_run:
-        plans = plan_cluster_trials(loaded, cluster) if cluster else plan_trials(loaded, probe_machine())
+        try:
+            plans = plan_cluster_trials(loaded, cluster) if cluster else plan_trials(loaded, probe_machine())
+        except SpecError as e:
+            return bad_input(console, str(e))
         console.print(plan_table(plans))
+        for line in skip_summary(plans):
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
         console.print(f"{len(plans)} trials planned, {sum(p.skip_reason is None for p in plans)} to run; "
                       "dry run: nothing was run or written."
                       + (" (seed: null: the sweep draws its own seeds when it runs.)" if loaded.spec.seed is None
@@ -92,12 +111,12 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
     try:
         outcome = run_sweep(loaded, out_dir, console=console, argv=sys.argv, resume=args.resume,
                             retry_failed=args.retry_failed, cluster=cluster)
-    except OutDirError as e:
+    except (OutDirError, SpecError) as e:
         return bad_input(console, str(e))
     tables = build_tables(out_dir)
     axes = list(loaded.points[0].axes) if loaded.points else []
     write_plots(out_dir, tables, axes)
-    console.print(results_table(tables["trials"], axes))
+    console.print(results_table(tables["trials"], axes, outcome.skip_groups))
     console.print(f"{outcome.count('ok')} ok, {outcome.count('skipped')} skipped, {outcome.count('failed')} failed, "
                   f"{outcome.count('timeout')} timed out, {outcome.count('interrupted')} interrupted"
                   f"{f' ({outcome.kept} kept from the earlier run)' if outcome.kept else ''}. Results: {out_dir}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 from rich.table import Table
+from rich.text import Text
 
 from rlbench.analysis.compare import Comparison
 from rlbench.analysis.stats import CONFIDENCE
@@ -13,43 +14,58 @@ from rlbench.spec.plan import TrialPlan
 
 
 def plan_table(plans: list[TrialPlan]) -> Table:
-    """The planned trials (``--dry-run``): cores, threads and each trial's fate."""
+    """The planned trials (``--dry-run``): cores, threads and each trial's fate; a grid value written
+    relative to the machine shows what it resolved to, then how it was written: ``1 (cpus-1)``."""
     table = Table(title="planned trials")
     axes = list(plans[0].axes) if plans else []
     for column in ["trial", *axes, "cpus", "driver cores", "ray CPUs", "torch threads d/l/r", "seed", "fate"]:
         table.add_column(column, overflow="fold")
     for p in plans:
         t = p.torch_threads
-        table.add_row(p.trial_id, *[str(p.axes[a]) for a in axes], str(p.cpus),
+        table.add_row(p.trial_id, *[f"{p.axes[a]} ({p.relative[a]})" if a in p.relative else str(p.axes[a]) for a in axes],
+                      str(p.cpus),
                       ",".join(map(str, p.driver_cores)) or "-", str(p.ray_cpus),
                       f"{t['driver']}/{t['learner']}/{t['env_runner']}", str(p.seed),
                       f"[yellow]skip: {p.skip_reason}[/]" if p.skip_reason else "run")
     return table
 
 
-def results_table(trials: pd.DataFrame, axes: list[str]) -> Table:
-    """The final terminal table: one row per trial (at most :data:`MAX_TABLE_ROWS`, said in its caption)."""
+def results_table(trials: pd.DataFrame, axes: list[str], skip_groups: dict[str, str] | None = None) -> Table:
+    """The final terminal table: one row per trial that was not skipped (at most
+    :data:`MAX_TABLE_ROWS`, said in its caption), then one row per kind of skip reason
+    (``skip_groups``: trial id -> its group, :func:`rlbench.spec.plan.skip_group`; without it,
+    trials with the same reason share a row)."""
     axes = axis_columns(trials, axes)
     table = Table(title="rlbench sweep results", show_lines=False)
-    if len(trials) > MAX_TABLE_ROWS:
-        table.caption = f"first {MAX_TABLE_ROWS} of {len(trials)} trials; all are in summary.csv and report.html"
-        trials = trials.head(MAX_TABLE_ROWS)
+    skipped = trials[trials["status"] == "skipped"]
+    ran = trials[trials["status"] != "skipped"]
+    if len(ran) > MAX_TABLE_ROWS:
+        table.caption = f"first {MAX_TABLE_ROWS} of {len(ran)} trials; all are in summary.csv and report.html"
+        ran = ran.head(MAX_TABLE_ROWS)
     target = "reached_target" in trials and trials["reached_target"].notna().any()
     for column in ["trial", "status", *axes, "env steps/s", "sample", "learn", "sync", "other",
                    *(["to target"] if target else []), "note"]:
         table.add_column(column, justify="right" if column not in ("trial", "status", "note") else "left",
                          overflow="fold")
-    for _, r in trials.iterrows():
-        status_style = {"ok": "green", "skipped": "yellow"}.get(r["status"], "red")
+    for _, r in ran.iterrows():
+        status_style = {"ok": "green"}.get(r["status"], "red")
         reached = r.get("reached_target") if target else None
         to_target = "-" if reached is None or pd.isna(reached) else (
             f"{fmt(r.get('time_to_target_s'), 1)} s" if reached else "not reached")
         table.add_row(
-            r["trial_id"], f"[{status_style}]{r['status']}[/]", *[str(r[a]) for a in axes],
+            r["trial_id"], Text(str(r["status"]), style=status_style), *[str(r[a]) for a in axes],
             fmt(r.get("env_steps_per_s")), *[pct(r.get(f"{p}_frac")) for p in PHASES],
             *([to_target] if target else []),
-            (r["reason"] or "")[:160] if isinstance(r.get("reason"), str) else "",
+            Text((r["reason"] or "")[:160] if isinstance(r.get("reason"), str) else ""),
         )
+    groups: dict[str, list[pd.Series]] = {}
+    for _, r in skipped.iterrows():
+        reason = (skip_groups or {}).get(r["trial_id"]) or (r["reason"] if isinstance(r.get("reason"), str) else "")
+        groups.setdefault(reason, []).append(r)
+    for reason, rows in groups.items():
+        values = [", ".join(dict.fromkeys(str(r[a]) for r in rows)) for a in axes]
+        table.add_row(rows[0]["trial_id"] if len(rows) == 1 else f"{len(rows)} trials", Text("skipped", style="yellow"),
+                      *values, "-", "-", "-", "-", "-", *(["-"] if target else []), Text(reason[:160]))
     return table
 
 
