@@ -51,9 +51,9 @@ def _yerr(frame: pd.DataFrame, column: str) -> np.ndarray:
 
 def plot_throughput_ci(configs: pd.DataFrame, axis: str, axes: list[str], ax=None) -> tuple[Any, str] | None:
     """Median throughput vs one axis with 95% CI bars, one line per combination of the other axes;
-    (axes, caption), or None without data."""
+    (axes, caption), or None when fewer than two of the axis's values were measured."""
     data = configs[configs["env_steps_per_s"].notna()]
-    if data.empty:
+    if data[axis].nunique() < 2:  # one measured value (a one-value axis, or the rest skipped) compares nothing
         return None
     others = [a for a in axes if a != axis]
     groups = list(data.groupby(others, dropna=False, sort=False)) if others else [((), data)]

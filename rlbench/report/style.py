@@ -41,6 +41,13 @@ def new_axes(width_in: float, height_in: float):
     return plt.subplots(figsize=(width_in, height_in))[1]
 
 
+def legend_below(ax, ncol: int, inches: float = 0.55) -> None:
+    """The legend under the x label, centred, whatever the figure's height: above the axes it
+    covered the title ("CPU used per role"). Save with ``tight_bbox`` so it is kept."""
+    y = -inches / max(0.5, ax.figure.get_figheight() - 1.2)
+    ax.legend(ncol=ncol, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, y), frameon=False)
+
+
 def save(fig, path: Path, *, tight_bbox: bool = False) -> Path:
     """Lay out, save and close a figure; returns the path."""
     fig.tight_layout()

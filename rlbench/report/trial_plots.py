@@ -19,6 +19,7 @@ from rlbench.report.style import (
     PHASE_COLORS,
     PHASES,
     ROLE_COLORS,
+    legend_below,
     new_axes,
     save,
 )
@@ -38,8 +39,11 @@ def trial_label(row: pd.Series, axes: list[str]) -> str:
 
 
 def plot_throughput(trials: pd.DataFrame, axis: str, axes: list[str], ax=None):
-    """Steady-state env steps/s against one grid axis, a line per combination of the other axes."""
+    """Steady-state env steps/s against one grid axis, a line per combination of the other axes;
+    None when fewer than two of the axis's values were measured (one point compares nothing)."""
     ok = trials[(trials["status"] == "ok") & trials["env_steps_per_s"].notna()]
+    if ok[axis].nunique() < 2:
+        return None
     others = [a for a in axes if a != axis]
     ax = ax or new_axes(6.4, 4.2)
     groups = ok.groupby(others, dropna=False) if others else [((), ok)]
@@ -76,7 +80,7 @@ def plot_time_breakdown(trials: pd.DataFrame, iterations: pd.DataFrame, axes: li
     ax.set_xlabel("seconds per steady-state iteration (mean)")
     ax.set_title("Where an iteration's time goes")
     ax.invert_yaxis()
-    ax.legend(ncol=4, fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.06))
+    legend_below(ax, ncol=4)
     return ax
 
 
@@ -97,7 +101,7 @@ def plot_cpu_by_role(trials: pd.DataFrame, axes: list[str], ax=None):
     ax.set_xlabel("cores busy (steady-state mean; 1 = one core)")
     ax.set_title("CPU used per role")
     ax.invert_yaxis()
-    ax.legend(ncol=3, fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.06))
+    legend_below(ax, ncol=3)
     return ax
 
 
@@ -204,7 +208,7 @@ def write_plots(out_dir: Path, tables: dict[str, pd.DataFrame], axes: list[str])
     def keep(drawn, name: str) -> None:
         if drawn is not None:
             figure = drawn[0].figure if hasattr(drawn, "__len__") else drawn.figure
-            written.append(save(figure, plots / name))
+            written.append(save(figure, plots / name, tight_bbox=True))  # nothing cut: long labels, legends below
 
     for axis in axes:
         keep(plot_throughput(all_trials, axis, axes), f"throughput_vs_{axis.replace('.', '_')}.png")
