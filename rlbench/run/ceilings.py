@@ -35,6 +35,8 @@ def measure_env_ceilings(folder: ResultsFolder, plans: list[TrialPlan], seconds:
             wanted.setdefault(key, plan)
     if seconds <= 0 or not wanted:
         return
+    if not console.is_interactive:  # a spinner shows nothing in a log
+        console.print(f"measuring {len(wanted)} env ceiling(s), {seconds:g} s each, before the trials", highlight=False)
     with console.status(f"measuring {len(wanted)} env ceiling(s), {seconds:g} s each") as status:
         for key, plan in wanted.items():
             status.update(f"env ceiling: {key}")
