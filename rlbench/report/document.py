@@ -75,10 +75,14 @@ def analyze(out_dir: Path, tables: dict[str, pd.DataFrame]) -> Analysis:
 
 
 def other_figures(out_dir: Path, mine: list[Figure]) -> tuple[list[Figure], str]:
-    """The PNGs already in ``plots/`` that the report's own figures are not (heat maps capped)."""
+    """The PNGs already in ``plots/`` that the report's own figures are not (heat maps capped).
+
+    The per-trial ``throughput_vs_*`` plots stay in ``plots/`` but not in the report: the
+    per-configuration ``report_throughput_ci_*`` figure shows the same medians with their CIs.
+    """
     own = {f.path.name for f in mine}
     found = sorted(p for p in ResultsFolder(Path(out_dir)).plots.glob("*.png")
-                   if p.name not in own and not p.name.startswith("report_"))
+                   if p.name not in own and not p.name.startswith(("report_", "throughput_vs_")))
     heatmaps = [p for p in found if p.name.startswith("cpu_heatmap")]
     rest = [p for p in found if not p.name.startswith("cpu_heatmap")]
     note = ""
@@ -87,6 +91,8 @@ def other_figures(out_dir: Path, mine: list[Figure]) -> tuple[list[Figure], str]
         heatmaps = heatmaps[:MAX_HEATMAPS]
     titles = {"time_breakdown.png": "Time breakdown per trial", "cpu_by_role.png": "CPU used per role, per trial",
               "cpu_alloc_vs_used.png": "CPU allocated vs used per role, per trial"}
+    for p in heatmaps:
+        titles[p.name] = f"Busy % per core over time, trial {p.stem.removeprefix('cpu_heatmap_')}"
     figs = [Figure(p, titles.get(p.name, p.stem.replace("_", " ").capitalize())) for p in rest + heatmaps]
     return figs, note
 
@@ -192,8 +198,18 @@ def provenance(analysis: Analysis) -> list[tuple[str, str]]:
         ("rlbench git commit", str(m.get("git_commit"))),
         ("trials", f"{len(analysis.trials)} ({', '.join(f'{n} {s}' for s, n in analysis.trials['status'].value_counts().items())}); "
                    f"repeats per configuration: {spec.get('repeats', '?')}"),
+        *relative_provenance(m),
         ("rerun one trial", f"rlbench reproduce {analysis.out_dir} TRIAL_ID"),
     ]
+
+
+def relative_provenance(manifest: dict[str, Any]) -> list[tuple[str, str]]:
+    """The grid values written relative to the machine and what they resolved to (none: no row)."""
+    rel = manifest.get("relative_values") or {}
+    if not rel.get("resolved"):
+        return []
+    seen = dict.fromkeys(f"{r['axis']}: {r['value']} = {r['resolved']}" for r in rel["resolved"])
+    return [("values relative to the machine", f"{', '.join(seen)} (on {rel.get('machine_cpus')} usable cores)")]
 
 
 def _method_text() -> str:

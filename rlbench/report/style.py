@@ -41,11 +41,10 @@ def new_axes(width_in: float, height_in: float):
     return plt.subplots(figsize=(width_in, height_in))[1]
 
 
-def legend_below(ax, ncol: int, inches: float = 0.55) -> None:
-    """The legend under the x label, centred, whatever the figure's height: above the axes it
-    covered the title ("CPU used per role"). Save with ``tight_bbox`` so it is kept."""
-    y = -inches / max(0.5, ax.figure.get_figheight() - 1.2)
-    ax.legend(ncol=ncol, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, y), frameon=False)
+def legend_right(ax) -> None:
+    """The legend right of the axes, top-aligned: above them it covered the title ("CPU used per
+    role"), below them it met the x label on short figures. Save with ``tight_bbox`` so it is kept."""
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
 
 
 def save(fig, path: Path, *, tight_bbox: bool = False) -> Path:

@@ -19,7 +19,7 @@ from rlbench.report.style import (
     PHASE_COLORS,
     PHASES,
     ROLE_COLORS,
-    legend_below,
+    legend_right,
     new_axes,
     save,
 )
@@ -80,7 +80,7 @@ def plot_time_breakdown(trials: pd.DataFrame, iterations: pd.DataFrame, axes: li
     ax.set_xlabel("seconds per steady-state iteration (mean)")
     ax.set_title("Where an iteration's time goes")
     ax.invert_yaxis()
-    legend_below(ax, ncol=4)
+    legend_right(ax)
     return ax
 
 
@@ -101,7 +101,7 @@ def plot_cpu_by_role(trials: pd.DataFrame, axes: list[str], ax=None):
     ax.set_xlabel("cores busy (steady-state mean; 1 = one core)")
     ax.set_title("CPU used per role")
     ax.invert_yaxis()
-    legend_below(ax, ncol=3)
+    legend_right(ax)
     return ax
 
 
@@ -176,7 +176,7 @@ def plot_cpu_alloc_vs_used(trials: pd.DataFrame, axes: list[str], panels=None):
         ax.set_ylabel(role, fontsize=8)
         ax.grid(axis="y", alpha=0.3)
         ax.set_ylim(bottom=0, top=max(1.0, allocated.max(initial=0), used.max(initial=0)) * 1.15)
-    panels[0].legend(fontsize=7, ncol=2, loc="upper right")
+    panels[0].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)  # inside, it hid bars
     panels[0].set_title("CPUs allocated vs used per role (steady state; 1 = one core)")
     panels[-1].set_xticks(list(x), labels, rotation=30, ha="right", fontsize=7)
     return panels

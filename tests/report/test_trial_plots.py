@@ -106,3 +106,45 @@ def test_terminal_table_is_capped_and_says_so():
     assert table.row_count == MAX_TABLE_ROWS
     assert table.caption == f"first {MAX_TABLE_ROWS} of {n} trials; all are in summary.csv and report.html"
     assert results_table(trials.head(3), ["num_env_runners"]).row_count == 3
+
+
+def _ok_trials(runners: list[int], steps: list[float | None]) -> pd.DataFrame:
+    n = len(runners)
+    frame = pd.DataFrame({"trial_id": [f"t{i:03d}r0" for i in range(n)], "status": ["ok"] * n, "repeat": [0] * n,
+                          "index": list(range(n)), "num_env_runners": runners, "num_envs_per_env_runner": [1] * n,
+                          "env_steps_per_s": steps, "cpus": [2] * n})
+    for role in ("driver", "learner", "env_runner", "ray_system", "other"):
+        frame[f"{role}_cpus_used"] = 0.5
+        frame[f"{role}_cpus_allocated"] = 1.0
+    return frame
+
+
+def test_no_single_point_throughput_figure():
+    from rlbench.report.trial_plots import plot_throughput
+
+    axes = ["num_env_runners", "num_envs_per_env_runner"]
+    trials = _ok_trials([0, 1], [1000.0, 1500.0])
+    assert plot_throughput(trials, "num_env_runners", axes) is not None
+    assert plot_throughput(trials, "num_envs_per_env_runner", axes) is None  # one value in the grid
+    skipped = _ok_trials([1, 8], [1000.0, None])
+    skipped.loc[1, "status"] = "skipped"
+    assert plot_throughput(skipped, "num_env_runners", axes) is None  # one value measured
+
+
+def test_legends_do_not_cover_the_titles():
+    """The 'CPU used per role' legend sat on its title; now it sits right of the axes."""
+    from rlbench.report.trial_plots import plot_cpu_by_role, plot_time_breakdown
+
+    trials = _ok_trials([0, 1, 2], [1000.0, 1500.0, 1700.0])
+    iterations = pd.DataFrame({"trial_id": [t for t in trials["trial_id"] for _ in range(3)],
+                               "warmup": [True, False, False] * 3, "sample_s": 0.1, "learn_s": 0.05, "sync_s": 0.01,
+                               "other_s": 0.01})
+    for ax in (plot_cpu_by_role(trials, ["num_env_runners"]),
+               plot_time_breakdown(trials, iterations, ["num_env_runners"])):
+        renderer = ax.figure.canvas.get_renderer()
+        ax.figure.tight_layout()
+        title = ax.title.get_window_extent(renderer)
+        legend = ax.get_legend().get_window_extent(renderer)
+        xlabel = ax.xaxis.label.get_window_extent(renderer)
+        assert not title.overlaps(legend) and not xlabel.overlaps(legend)
+        assert legend.x0 > ax.get_window_extent(renderer).x1  # right of the axes, off the bars
