@@ -185,25 +185,26 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
     """All trials in run order: grid order, repeats of a point one after another; repeat r is seeded
     with ``seeds[r]`` (default: :func:`repeat_seeds` of the spec).
 
-    Relative grid values are resolved here (:func:`resolve_point`); a point that then runs exactly
-    like an earlier runnable one is skipped (reason :data:`DUPLICATE`): ``[1, cpus/2]`` on 2 cores.
-    Raises SpecError when a relative value resolves to something its knob does not take.
+    Relative grid values are resolved here (:func:`resolve_point`); a point that then is exactly an
+    earlier one is skipped (reason :data:`DUPLICATE`, whether or not the earlier one fits the
+    machine): ``[1, cpus/2]`` on 2 cores. Raises SpecError when a relative value resolves to
+    something its knob does not take.
     """
     spec = loaded.spec
     seeds = seeds if seeds is not None else repeat_seeds(spec)
     plans = []
-    runnable: dict[str, tuple[int, str]] = {}  # resolved config (JSON) -> first runnable point with it, its relative values
+    seen: dict[str, tuple[int, str]] = {}  # resolved config (JSON) -> first point with it, its relative values
     for index, point in enumerate(loaded.points):
         config, axes = resolve_point(point, len(machine.usable_cores), loaded.source)
         cpus = config.cpus or len(machine.usable_cores)
-        reason = skip_reason(config, cpus, machine)
         key = config.model_dump_json()
         mine = ", ".join(f"{r.axis}={r.expr} is {axes[r.axis]}" for r in point.relative)
-        if reason is None and key in runnable and (mine or runnable[key][1]):
-            first, theirs = runnable[key]
+        if key in seen and (mine or seen[key][1]):  # plain duplicates are left as the user wrote them
+            first, theirs = seen[key]
             reason = f"{DUPLICATE} {trial_id(first, 0)[:4]} on this machine ({mine or theirs})"
-        elif reason is None:
-            runnable[key] = (index, mine)
+        else:
+            reason = skip_reason(config, cpus, machine)
+            seen.setdefault(key, (index, mine))
         cores = machine.usable_cores[:cpus]
         driver_n = min(config.resources.num_cpus_for_main_process, len(cores))
         for repeat in range(spec.repeats):
@@ -244,6 +245,8 @@ def skip_group(plan: TrialPlan) -> str | None:
     sweep's kept trials group the same way."""
     if plan.skip_reason is None:
         return None
+    if plan.skip_reason.startswith(DUPLICATE):
+        return "resolve to the same configuration as an earlier grid point on this machine"
     need = resource_demand(plan.config)
     where = "the cluster's" if plan.ray_address else "this machine's"
     if plan.ray_address is None and len(plan.cores) < plan.cpus:
@@ -255,8 +258,6 @@ def skip_group(plan: TrialPlan) -> str | None:
         return f"need more CPUs than their cpus={plan.cpus}"
     if need.gpus > plan.gpus + 1e-9:
         return f"need more GPUs than {where} {plan.gpus}"
-    if plan.skip_reason.startswith(DUPLICATE):
-        return "resolve to the same configuration as an earlier grid point on this machine"
     return plan.skip_reason
 
 

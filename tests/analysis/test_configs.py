@@ -134,3 +134,14 @@ def test_cpu_threads_per_gpu_sm_and_its_figure(tmp_path):
     points = ax.lines[0].get_xydata() if ax.lines else ax.collections[0].get_offsets()
     assert sorted(points[:, 0].tolist()) == pytest.approx([4 / 132, 8 / 132, 16 / 132]) and "CPU-only" in caption
     assert save(ax.figure, tmp_path / "ratio.png").stat().st_size > 0
+
+
+def test_a_point_skipped_as_a_duplicate_is_not_a_configuration_of_its_own():
+    """num_env_runners: [0, 1, cpus-1] on 2 cores: the third point is the second again."""
+    from rlbench.spec.plan import DUPLICATE
+
+    trials = _trials([{"num_env_runners": 0}, {"num_env_runners": 1}, {"num_env_runners": 1}],
+                     [[100.0], [150.0], [None]])
+    trials.loc[2, ["status", "reason"]] = ["skipped", f"{DUPLICATE} t001 on this machine (num_env_runners=cpus-1 is 1)"]
+    c = configurations(trials, ["num_env_runners"])
+    assert list(c["index"]) == [0, 1] and list(c["num_env_runners"]) == [0, 1]
