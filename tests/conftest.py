@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html.parser
 import json
 import os
 import subprocess
@@ -45,3 +46,62 @@ def trial_processes_alive(out_dir: Path) -> list[str]:
 @pytest.fixture
 def repo() -> Path:
     return REPO
+
+
+# ---------------------------------------------------------------------------------------------
+# report.html: does it parse, and does every figure decode (tests/report, tests/e2e)
+
+VOID = {"meta", "img", "br", "hr", "link", "input", "col", "area", "base", "source", "wbr"}
+
+
+class StrictParser(html.parser.HTMLParser):
+    """Collects the images and the h3 titles; records any end tag that does not close the open one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open: list[str] = []
+        self.problems: list[str] = []
+        self.images: list[tuple[str, str]] = []
+        self.titles: list[str] = []
+        self._in_h3 = False
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "img":
+            self.images.append((dict(attrs).get("alt", ""), dict(attrs).get("src", "")))
+        if tag not in VOID:
+            self.open.append(tag)
+        self._in_h3 = tag == "h3"
+
+    def handle_endtag(self, tag):
+        if not self.open or self.open[-1] != tag:
+            self.problems.append(f"</{tag}> closes {self.open[-1:] or 'nothing'}")
+        else:
+            self.open.pop()
+        self._in_h3 = False
+
+    def handle_data(self, data):
+        if self._in_h3:
+            self.titles.append(data)
+
+
+def parse_report(path: Path) -> "StrictParser":
+    """report.html parsed: its images, h3 titles and any tag closed out of order."""
+    parser = StrictParser()
+    parser.feed(path.read_text())
+    parser.close()
+    return parser
+
+
+def assert_images_sane(parser: "StrictParser") -> None:
+    """Every embedded image is a PNG data URI that decodes to a picture of sane size, not blank."""
+    import base64
+    import io
+
+    import matplotlib.image as mpimg
+
+    for alt, src in parser.images:
+        assert src.startswith("data:image/png;base64,"), alt
+        picture = mpimg.imread(io.BytesIO(base64.b64decode(src.split(",", 1)[1])), format="png")
+        height, width = picture.shape[:2]
+        assert 150 <= height <= 4000 and 300 <= width <= 4000, (alt, picture.shape)
+        assert picture[..., :3].std() > 0.01, alt  # not blank

@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 import pytest
-from conftest import run_cli, trial_processes_alive
+from conftest import assert_images_sane, parse_report, run_cli, trial_processes_alive
 
 pytestmark = pytest.mark.slow
 
@@ -48,6 +48,27 @@ def test_report_written_and_trial_reproducible(smoke):
     assert f"rlbench sweep {spec} --out" in rep.stdout
     dry = run_cli("sweep", str(spec), "--dry-run")
     assert dry.returncode == 0 and "1 trials planned, 1 to run" in dry.stdout, dry.stdout + dry.stderr
+
+
+def test_log_without_a_terminal_reads_well(smoke):
+    """stdout is a pipe here, as in CI: one plain line per trial, no bar redraws, no wrapped cell."""
+    _, done = smoke
+    lines = done.stdout.splitlines()
+    progress = [line for line in lines if line.startswith("[")]
+    assert [line.split()[:2] for line in progress] == [["[1/4]", "t000r0"], ["[2/4]", "t001r0"], ["[3/4]", "t002r0"],
+                                                     ["[4/4]", "t003r0"]]
+    assert all(": ok, 4 iterations in " in line and " ETA " in line for line in progress)
+    assert "\r" not in done.stdout and "\x1b[" not in done.stdout
+    rows = [line for line in lines if line.startswith("│")]
+    assert [row.split("│")[1].strip() for row in rows] == ["t000r0", "t001r0", "t002r0", "t003r0"]
+
+
+def test_report_html_parses_and_every_figure_decodes(smoke):
+    out, _ = smoke
+    report = parse_report(out / "report.html")
+    assert report.problems == [] and report.open == []
+    assert len(report.images) >= 8  # 2 CI plots, time shares, CPU by config, 3 per-trial bars, 4 heat maps
+    assert_images_sane(report)
 
 
 def test_trials_table(smoke):
