@@ -346,7 +346,8 @@ def plan_cluster_trials(loaded: LoadedSpec, cluster: ClusterInfo,
         plans.append(plan.model_copy(update={
             "cpus": total_cpus, "cores": [], "driver_cores": [], "ray_cpus": total_cpus,
             "gpus": int(cluster.total_gpus), "ray_address": cluster.gcs_address,
-            "skip_reason": cluster_skip_reason(plan.config, cluster),
+            "skip_reason": (plan.skip_reason if (plan.skip_reason or "").startswith(DUPLICATE)
+                            else cluster_skip_reason(plan.config, cluster)),
         }))
     return plans
 

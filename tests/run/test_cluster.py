@@ -138,3 +138,17 @@ def test_cli_refuses_cpus_and_unreachable_clusters_before_running_anything(tmp_p
     done = run_cli("sweep", "configs/cluster_smoke.yaml", "--out", str(tmp_path / "b"), env={"RAY_ADDRESS": "127.0.0.1:1"})
     assert done.returncode == 2 and "cannot reach the Ray cluster at 127.0.0.1:1" in done.stdout
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_relative_values_resolve_against_the_clusters_cpus():
+    from rlbench.spec.plan import DUPLICATE, skip_group, skip_summary
+
+    loaded = spec_from_dict({"name": "c", "environment": {"env": "CartPole-v1"}, "stop": {"iterations": 3},
+                             "grid": {"num_env_runners": [1, "cpus", "cpus-2"]}}, check_envs=False)
+    plans = plan_cluster_trials(loaded, cluster(1, 2))  # 3 CPUs: cpus is 3, cpus-2 is 1 (the first point again)
+    assert [p.axes["num_env_runners"] for p in plans] == [1, 3, 1]
+    assert [p.skip_reason is None for p in plans] == [True, True, False]  # the driver takes no cluster CPU
+    assert plans[2].skip_reason.startswith(DUPLICATE)
+    assert skip_group(plans[2]).startswith("resolve to the same configuration")
+    assert skip_summary(plans) == ["1 of 3 trials resolve to the same configuration as an earlier grid point on this "
+                                   "machine: it will be skipped"]
