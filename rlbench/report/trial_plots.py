@@ -64,6 +64,12 @@ def plot_throughput(trials: pd.DataFrame, axis: str, axes: list[str], ax=None):
     return ax
 
 
+def _bar_width_in(labels: list[str]) -> float:
+    """Figure width for a horizontal bar chart: the bars keep about 4 inches beside long trial labels
+    and the legend (at a fixed 7 in, 45-character labels left the bars 2 in)."""
+    return 5.5 + 0.075 * max((len(label) for label in labels), default=0)
+
+
 def plot_time_breakdown(trials: pd.DataFrame, iterations: pd.DataFrame, axes: list[str], ax=None):
     """Stacked bar per trial: mean steady-state seconds per iteration in each phase (None without data)."""
     means = steady(iterations).groupby("trial_id")[[f"{p}_s" for p in PHASES]].mean()
@@ -71,7 +77,7 @@ def plot_time_breakdown(trials: pd.DataFrame, iterations: pd.DataFrame, axes: li
     if ok.empty:
         return None
     labels = [trial_label(r, axes) for _, r in ok.iterrows()]
-    ax = ax or new_axes(7.0, 0.45 * len(ok) + 1.6)
+    ax = ax or new_axes(_bar_width_in(labels), 0.45 * len(ok) + 1.6)
     left = pd.Series(0.0, index=ok["trial_id"])
     for phase in PHASES:
         values = means.loc[ok["trial_id"], f"{phase}_s"].clip(lower=0)
@@ -91,7 +97,7 @@ def plot_cpu_by_role(trials: pd.DataFrame, axes: list[str], ax=None):
     if ok.empty:
         return None
     labels = [trial_label(r, axes) for _, r in ok.iterrows()]
-    ax = ax or new_axes(7.0, 0.45 * len(ok) + 1.6)
+    ax = ax or new_axes(_bar_width_in(labels), 0.45 * len(ok) + 1.6)
     left = [0.0] * len(ok)
     for role in CPU_ROLES:
         values = ok[f"{role}_cpus_used"].fillna(0).values
