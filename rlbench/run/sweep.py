@@ -173,7 +173,9 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
             info["cluster"] = cluster_dict(cluster)
         if existing:
             old = json.loads(folder.manifest.read_text())
-            info = {**old, "spec": info["spec"], "trial_ids": info["trial_ids"], "repeat_seeds": seeds}
+            # a resume may add grid points: their relative values resolved too
+            info = {**old, "spec": info["spec"], "trial_ids": info["trial_ids"], "repeat_seeds": seeds,
+                    **relative_values(plans, machine)}
             info.setdefault("resumes", []).append({"command": argv, "started_at": _now(), "ended_at": None,
                                                    "rerun": decision.rerun, "kept": len(decision.keep)})
         write_json(folder.manifest, info)

@@ -173,7 +173,6 @@ def test_lock_of_a_killed_owner_is_not_stale(tmp_path):
         owner.wait()
 
 
-
 def test_a_resume_reuses_the_seeds_the_folder_ran_with(tmp_path):
     """seed: null draws seeds at planning; a resume must plan the same ones (its trials' plans are compared)."""
     out = _folder(tmp_path, {"t000r0": "ok", "t001r0": None})
@@ -190,3 +189,17 @@ def test_a_resume_reuses_the_seeds_the_folder_ran_with(tmp_path):
     fresh = plan_trials(loaded, MACHINE)  # seeds drawn anew: the kept trial would run differently
     with pytest.raises(OutDirError, match=r"trial t000r0 would now run differently.*seed"):
         plan_resume(out, loaded, fresh, MACHINE, SOFTWARE, retry_failed=False)
+
+
+def test_a_spec_with_relative_values_resumes_on_the_same_machine(tmp_path):
+    """The plans hold resolved values: the same machine resolves them the same way, so nothing differs."""
+    grid = {"num_env_runners": [0, "cpus-1"], "num_envs_per_env_runner": [1, 2]}
+    loaded = _spec(grid=grid)
+    plans = plan_trials(loaded, MACHINE)
+    assert [p.axes["num_env_runners"] for p in plans] == [0, 0, 1, 1]  # cpus: 2, so cpus-1 is 1
+    write_json(tmp_path / "manifest.json", {"spec": loaded.spec.model_dump(mode="json", by_alias=True),
+                                            "machine": {**MACHINE.__dict__}, "software": SOFTWARE})
+    for plan in plans[:3]:
+        write_record(write_plan(ResultsFolder(tmp_path), plan), TrialRecord(trial_id=plan.trial_id, status="ok"))
+    decision = _resume(tmp_path, _spec(grid=grid))
+    assert decision.keep == {"t000r0": "ok", "t001r0": "ok", "t002r0": "ok"} and decision.rerun == {}
