@@ -3,32 +3,85 @@
 Every file rlbench writes is written to a temporary file, fsynced and renamed into place, and the
 folder fsynced, so a reader sees the old file or the whole new one and a machine crash loses at
 most the file being written. ``events.jsonl`` is the one file appended to (by the trial, a line
-at a time, fsynced); readers drop a torn last line.
+at a time, fsynced); readers drop a torn last line. No write ever goes through a symbolic link: a
+results folder may come from someone else, and a link planted in it must not make rlbench
+overwrite the file it points to.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
-import tempfile
+import secrets
 from pathlib import Path
 from typing import Any
 
+#: Mode of every file rlbench writes, before the process's umask (so 0644 with the usual umask 022,
+#: 0600 with 077): a result set is meant to be read and shared, and holds nothing secret. The same
+#: for every writer (atomic writes, the lock, events.jsonl, trial.log); folders get 0777 less the umask.
+FILE_MODE = 0o644
+
+#: Flags of every file rlbench opens for writing: never through a symbolic link.
+_NO_LINK = os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class LinkRefused(OSError):
+    """A symbolic link (or something else than a plain file or folder) where rlbench writes."""
+
+
+def _open_dir(directory: Path) -> int:
+    """An fd of ``directory`` itself; LinkRefused when it is a symbolic link (a planted link to a
+    folder elsewhere would make every write land there)."""
+    try:
+        return os.open(directory, os.O_RDONLY | os.O_DIRECTORY | _NO_LINK)
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.ENOTDIR) and os.path.islink(directory):
+            raise LinkRefused(e.errno, f"{directory} is a symbolic link: rlbench never writes through one "
+                                       "(remove it, or name its target)") from None
+        raise
+
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so readers see the old file or the whole new one, never a part."""
+    """Write ``data`` to ``path`` so readers see the old file or the whole new one, never a part.
+
+    The data goes to a new temporary file in the same folder (created exclusively, never through a
+    link) that is then renamed over ``path``: a symbolic link planted at ``path`` is replaced, its
+    target untouched; a link in place of the folder itself is refused (:class:`LinkRefused`).
+    The file gets :data:`FILE_MODE` less the umask.
+    """
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    dir_fd = _open_dir(path.parent)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    fsync_dir(path.parent)  # the rename itself survives a crash of the machine only once its folder is synced
+        while True:
+            tmp = f".{path.name[:200]}.{secrets.token_hex(6)}.tmp"
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NO_LINK, FILE_MODE, dir_fd=dir_fd)
+                break
+            except FileExistsError:
+                continue
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
+            try:
+                os.unlink(tmp, dir_fd=dir_fd)
+            except FileNotFoundError:
+                pass
+            raise
+        os.fsync(dir_fd)  # the rename itself survives a crash of the machine only once its folder is synced
+    finally:
+        os.close(dir_fd)
+
+
+def open_append(path: Path) -> int:
+    """An fd appending to ``path`` (created with :data:`FILE_MODE` less the umask); OSError (ELOOP)
+    rather than following a symbolic link there."""
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | _NO_LINK, FILE_MODE)
 
 
 def fsync_dir(directory: Path) -> None:

@@ -23,6 +23,7 @@ library only: the trial process and the tools that read a folder import it.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -193,6 +194,29 @@ class ResultsFolder:
     def is_result_set(self) -> bool:
         """Whether the folder looks like a result set the analysis commands can read."""
         return self.table(TRIALS_TABLE).exists() or self.trials_dir.is_dir()
+
+    def unsafe_entries(self, limit: int = 1_000_000) -> list[Path]:
+        """Everything under the folder that is not a plain file or folder (symbolic links, FIFOs,
+        sockets, devices), links never followed; also the folder itself when it is a link.
+
+        Stops after ``limit`` entries (the rest unchecked): a result set has a few per trial.
+        """
+        if self.path.is_symlink():
+            return [self.path]
+        found, seen = [], 0
+        for root, dirs, files in os.walk(self.path):  # os.walk never descends into a linked folder
+            for name in dirs + files:
+                seen += 1
+                entry = Path(root) / name
+                try:
+                    mode = entry.lstat().st_mode
+                except OSError:
+                    continue
+                if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                    found.append(entry)
+            if seen > limit:
+                break
+        return found
 
     def read_manifest(self) -> dict[str, Any]:
         """manifest.json ({} when missing)."""

@@ -10,12 +10,15 @@ Standard library only.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
+import stat
 import tempfile
 from pathlib import Path
 
-from rlbench.results.layout import LOCK_FILE
+from rlbench.results.files import FILE_MODE
+from rlbench.results.layout import LOCK_FILE, ResultsFolder
 
 
 class OutDirError(Exception):
@@ -44,6 +47,22 @@ def check_writable(out_dir: Path) -> None:
                           "with --out") from None
 
 
+def check_plain_folder(folder: Path, *, what: str = "results folder") -> None:
+    """Raise OutDirError if ``folder`` holds a symbolic link, FIFO, socket or device anywhere.
+
+    A results folder may come from someone else: a link in it would make rlbench read (and
+    embed in a report) or write a file elsewhere, a FIFO would hang a reader. rlbench writes
+    only plain files and folders, so anything else was planted. Checked before rlbench reads or
+    writes a folder it did not just create (resume, report, compare, reproduce).
+    """
+    odd = ResultsFolder(folder).unsafe_entries()
+    if odd:
+        shown = ", ".join(str(p) for p in odd[:3]) + (f" and {len(odd) - 3} more" if len(odd) > 3 else "")
+        raise OutDirError(f"{what} {folder} holds {shown}: rlbench writes only plain files and folders and never "
+                          "follows a symbolic link in a results folder (one from elsewhere may point it at your "
+                          "files); remove them, or copy the folder without them")
+
+
 class SweepLock:
     """An exclusive ``flock`` on ``DIR/.rlbench.lock`` holding the owner's pid, for one sweep's life."""
 
@@ -52,9 +71,22 @@ class SweepLock:
         self._fd: int | None = None
 
     def acquire(self) -> "SweepLock":
-        """Create the folder if needed and take the lock; OutDirError if another sweep holds it."""
+        """Create the folder if needed and take the lock; OutDirError if another sweep holds it, or
+        if the lock's name is a symbolic link or anything but a plain file of its own (it is opened
+        with ``O_NOFOLLOW`` and truncated only once it is known to be that)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, FILE_MODE)
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise OutDirError(f"{self.path} is a symbolic link: rlbench never writes through one (a folder "
+                                  "from elsewhere may point it at one of your files); remove it") from None
+            raise
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+            os.close(fd)
+            raise OutDirError(f"{self.path} is not a plain file of its own (a FIFO, device or hard link): remove "
+                              "it, or choose another folder with --out")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -13,12 +13,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rlbench.results.files import open_append
+
 
 class EventLog:
     """Append-only JSON-lines log, flushed after each event."""
 
     def __init__(self, path: Path, t0_epoch: float):
-        self._file = open(path, "a", buffering=1)
+        self._file = os.fdopen(open_append(path), "a", buffering=1)
         self.path = path
         self.t0_epoch = t0_epoch
 

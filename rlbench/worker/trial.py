@@ -18,6 +18,7 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rlbench.results.files import open_append
 from rlbench.results.layout import TrialFolder
 from rlbench.worker.events import EventLog, describe_error
 from rlbench.worker.procfs import all_stats
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 
 def _redirect_output(path: Path) -> None:
     """Send this process's stdout/stderr (and so Ray's start-up chatter) to the trial's log file."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    fd = open_append(path)
     sys.stdout.flush()
     sys.stderr.flush()
     os.dup2(fd, 1)
