@@ -11,13 +11,14 @@ import difflib
 import importlib
 import itertools
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
+from rlbench.spec.limits import MAX_TRIALS
 from rlbench.spec.model import (
     ALIASES,
     KNOB_SECTION,
@@ -40,54 +41,7 @@ from rlbench.spec.relative import (
     looks_relative,
     resolve,
 )
-
-
-class _LineMap:
-    """Key path (tuple of keys) -> 1-based line in the YAML file."""
-
-    def __init__(self, text: str):
-        self.lines: dict[tuple, int] = {}
-        try:
-            root = yaml.compose(text, Loader=yaml.SafeLoader)
-        except yaml.YAMLError:
-            return
-        self._walk(root, ())
-
-    def _walk(self, node, path: tuple) -> None:
-        if isinstance(node, yaml.MappingNode):
-            for key_node, value_node in node.value:
-                p = path + (getattr(key_node, "value", None),)
-                self.lines[p] = key_node.start_mark.line + 1
-                self._walk(value_node, p)
-        elif isinstance(node, yaml.SequenceNode):
-            for i, item in enumerate(node.value):
-                self.lines[path + (i,)] = item.start_mark.line + 1
-                self._walk(item, path + (i,))
-
-    def line(self, path: tuple) -> int | None:
-        while path:
-            if path in self.lines:
-                return self.lines[path]
-            path = path[:-1]
-        return None
-
-
-def _read_yaml(path: Path) -> tuple[Any, _LineMap]:
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise SpecError(f"{path}: no such file") from None
-    except OSError as e:
-        raise SpecError(f"{path}: cannot read: {e.strerror}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.MarkedYAMLError as e:
-        mark = e.problem_mark
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        raise SpecError(f"{where}: YAML syntax error: {e.problem or e}") from None
-    except yaml.YAMLError as e:
-        raise SpecError(f"{path}: YAML error: {e}") from None
-    return data, _LineMap(text)
+from rlbench.spec.yamlfile import LineMap, read_yaml
 
 
 def _translate_aliases(data: dict, notes: dict[str, str], errors: list[tuple[tuple, str]]) -> dict:
@@ -188,7 +142,11 @@ def column_value(value: Any) -> Any:
 
 
 def check_env(env: str) -> None:
-    """Raise ValueError unless ``env`` is a registered gymnasium id or an importable ``module:Class``."""
+    """Raise ValueError unless ``env`` is a registered gymnasium id or an import path
+    ``module:Class`` naming a ``gymnasium.Env`` subclass.
+
+    The module is imported (a spec names code: see README, Security); nothing in it is called.
+    """
     if ":" in env and not env.startswith(("ale_py:",)):
         module_name, _, attr = env.partition(":")
         try:
@@ -200,11 +158,19 @@ def check_env(env: str) -> None:
             ) from None
         except Exception as e:  # the module itself is broken: say so, with its error
             raise ValueError(f"env '{env}': importing '{module_name}' raised {type(e).__name__}: {e}") from None
-        if not hasattr(module, attr):
+        if not attr.isidentifier() or not hasattr(module, attr):
             names = [n for n in dir(module) if not n.startswith("_")]
             close = difflib.get_close_matches(attr, names, n=1)
             hint = f"; did you mean '{module_name}:{close[0]}'?" if close else ""
             raise ValueError(f"env '{env}': module '{module_name}' has no '{attr}'{hint}")
+        import gymnasium
+
+        found = getattr(module, attr)
+        if not (isinstance(found, type) and issubclass(found, gymnasium.Env)):
+            kind = "a class" if isinstance(found, type) else "a function" if callable(found) else "a value"
+            raise ValueError(f"env '{env}' is {kind}, not a gymnasium.Env subclass: rlbench creates envs only from "
+                             "a gymnasium.Env subclass or a registered gymnasium id (it never calls anything else "
+                             "a spec names)")
         return
     import gymnasium
 
@@ -238,7 +204,7 @@ def _relative_problems(column: str, values: list) -> list[str]:
 
 
 def _format_pydantic(
-    err: ValidationError, prefix: tuple, lines: _LineMap, path: Path, line_of: dict[tuple, tuple] | None = None
+    err: ValidationError, prefix: tuple, lines: LineMap, path: Path, line_of: dict[tuple, tuple] | None = None
 ) -> list[str]:
     """One message per error; ``line_of`` maps a config key path to where its value is in the file
     when that is elsewhere (a grid axis)."""
@@ -260,7 +226,7 @@ def _format_pydantic(
         else:
             msg = e["msg"].removeprefix("Value error, ")
             if "input" in e and not isinstance(e["input"], (dict, list)) and e["type"] != "value_error":
-                msg += f" (got {e['input']!r})"
+                msg += f" (got {_short(e['input'])})"
         line = lines.line(next((v for k, v in (line_of or {}).items() if loc[:len(k)] == k), loc))
         out.append(f"{path}{':' + str(line) if line else ''}: {key_path}: {msg}")
     return out
@@ -279,7 +245,7 @@ def _model_at(loc: tuple) -> type[BaseModel] | None:
 def load_spec(path: str | Path, *, check_envs: bool = True) -> LoadedSpec:
     """Read, translate and validate a sweep YAML; expand its grid. Raises SpecError."""
     path = Path(path)
-    data, lines = _read_yaml(path)
+    data, lines = read_yaml(path)
     if data is None:
         raise SpecError(f"{path}: the file is empty; see configs/smoke.yaml for a starting point")
     if not isinstance(data, dict):
@@ -288,11 +254,11 @@ def load_spec(path: str | Path, *, check_envs: bool = True) -> LoadedSpec:
 
 
 def spec_from_dict(
-    data: dict, *, source: str | Path = "<spec>", lines: _LineMap | None = None, check_envs: bool = True
+    data: dict, *, source: str | Path = "<spec>", lines: LineMap | None = None, check_envs: bool = True
 ) -> LoadedSpec:
     """Validate an already-parsed spec mapping (see :func:`load_spec`)."""
     path = Path(source)
-    lines = lines or _LineMap("")
+    lines = lines or LineMap()
     errors: list[tuple[tuple, str]] = []
     notes: dict[str, str] = {}
     data = _translate_aliases(data, notes, errors)
@@ -316,7 +282,7 @@ def spec_from_dict(
             problems.append(f"{where}: {e.args[0]}")
             continue
         if not isinstance(values, list):
-            problems.append(f"{where}: must be a list of values, e.g. [1, 2, 4] (got {values!r})")
+            problems.append(f"{where}: must be a list of values, e.g. [1, 2, 4] (got {_short(values)})")
         elif not values:
             problems.append(f"{where}: empty list: give at least one value, or remove the axis")
         else:
@@ -328,6 +294,13 @@ def spec_from_dict(
         spec = SweepSpec.model_validate(data)
     except ValidationError as e:
         fail(_format_pydantic(e, (), lines, path))
+
+    points = math.prod(len(v) for v in grid.values())
+    if points * spec.repeats > MAX_TRIALS:  # counted before a single grid point is built
+        line = lines.line(("grid",)) or lines.line(("repeats",))
+        fail([f"{path}{':' + str(line) if line else ''}: grid: {points:,} grid points x repeats {spec.repeats} = "
+              f"{points * spec.repeats:,} trials, more than {MAX_TRIALS:,} (each trial starts its own Ray, seconds "
+              "at least): use fewer values per axis, or split the sweep into several specs"])
 
     base = {k: data[k] for k in list(TRIAL_SECTIONS) + ["cpus"] if k in data}
     axes = list(grid)
@@ -345,7 +318,7 @@ def spec_from_dict(
         try:
             config = TrialConfig.model_validate(checked)
         except ValidationError as e:
-            where = ", ".join(f"{a}={v!r}" for a, v in zip(axes, combo))
+            where = ", ".join(f"{a}={_short(v, 60)}" for a, v in zip(axes, combo))
             msgs = _format_pydantic(e, (), lines, path, {axis_target(a): ("grid", a) for a in axes})
             fail([f"{m}  [grid point {where}]" if axes else m for m in msgs])
         trials.append(GridPoint({axis_column(a): column_value(v) for a, v in zip(axes, combo)}, config,
@@ -364,6 +337,11 @@ def spec_from_dict(
         if problems:
             fail(problems)
     return loaded
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def slug(text: str) -> str:

@@ -10,11 +10,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rlbench.spec.errors import SpecError, _ValueErrorAt
+from rlbench.spec.limits import (
+    MAX_ACTORS,
+    MAX_BATCH,
+    MAX_CPUS,
+    MAX_GPUS,
+    MAX_ITERATIONS,
+    MAX_REPEATS,
+    MAX_SECONDS,
+    MAX_SEED,
+    MAX_THREADS,
+)
 from rlbench.spec.relative import RelativeValue
 from rlbench.spec.stop import STOP_LIMITS, StopSection, StopTarget
 
@@ -38,7 +49,8 @@ __all__ = ["ALIASES", "SpecError", "STOP_LIMITS", "StopSection", "StopTarget", "
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, validate_assignment=False)
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, validate_assignment=False,
+                              allow_inf_nan=False)
 
 
 class EnvironmentSection(_Section):
@@ -49,26 +61,26 @@ class EnvironmentSection(_Section):
 
 
 class EnvRunnersSection(_Section):
-    num_env_runners: int = Field(1, ge=0)
+    num_env_runners: int = Field(1, ge=0, le=MAX_ACTORS)
     """Remote env-runner actors (0: sample in the driver). rlbench's default is 1, RLlib's PPO is 2."""
-    num_envs_per_env_runner: int = Field(1, ge=1)
+    num_envs_per_env_runner: int = Field(1, ge=1, le=MAX_BATCH)
     """Vectorized env copies per env runner."""
-    num_cpus_per_env_runner: float = Field(1.0, gt=0)
+    num_cpus_per_env_runner: float = Field(1.0, gt=0, le=MAX_CPUS)
     """CPUs Ray reserves for each env runner; its torch threads default to the floor of this."""
-    num_gpus_per_env_runner: float = Field(0.0, ge=0)
+    num_gpus_per_env_runner: float = Field(0.0, ge=0, le=MAX_GPUS)
     """GPUs Ray reserves for each env runner."""
-    rollout_fragment_length: Union[int, Literal["auto"]] = "auto"
+    rollout_fragment_length: Union[Annotated[int, Field(ge=1, le=MAX_BATCH)], Literal["auto"]] = "auto"
     """Steps each env collects per sample call; ``auto`` lets RLlib derive it from the batch size."""
 
 
 class LearnersSection(_Section):
-    num_learners: int = Field(0, ge=0)
+    num_learners: int = Field(0, ge=0, le=MAX_ACTORS)
     """Remote learner actors; 0 puts the learner inside the driver process."""
-    num_cpus_per_learner: Union[float, Literal["auto"]] = "auto"
+    num_cpus_per_learner: Union[Annotated[float, Field(ge=0, le=MAX_CPUS)], Literal["auto"]] = "auto"
     """CPUs per remote learner; ``auto`` is 1 without a GPU and 0 with one (RLlib's rule)."""
-    num_gpus_per_learner: float = Field(0.0, ge=0)
+    num_gpus_per_learner: float = Field(0.0, ge=0, le=MAX_GPUS)
     """GPUs per learner (also for the driver's learner when num_learners is 0)."""
-    learner_gpus: Union[float, None] = Field(None, ge=0)
+    learner_gpus: Union[float, None] = Field(None, ge=0, le=MAX_GPUS)
     """rlbench's translation of the old ``num_gpus``: total learner GPUs. 0: CPU learning; 0 < x <= 1:
     num_learners=0 and num_gpus_per_learner=x (the driver's learner on a GPU); an integer N > 1:
     num_learners=N, num_gpus_per_learner=1."""
@@ -106,18 +118,18 @@ class LearnersSection(_Section):
 
 
 class ResourcesSection(_Section):
-    num_cpus_for_main_process: int = Field(1, ge=0)
+    num_cpus_for_main_process: int = Field(1, ge=0, le=MAX_CPUS)
     """CPUs reserved for the driver out of the trial's ``cpus`` (rlbench's meaning, see README):
     Ray gets the rest, the driver is pinned to these cores and gets this many torch threads."""
 
 
 class ThreadsSection(_Section):
-    driver_torch_threads: Union[int, None] = Field(None, ge=1)
+    driver_torch_threads: Union[int, None] = Field(None, ge=1, le=MAX_THREADS)
     """torch threads in the driver (which holds the learner when num_learners=0); default:
     max(1, num_cpus_for_main_process)."""
-    learner_torch_threads: Union[int, None] = Field(None, ge=1)
+    learner_torch_threads: Union[int, None] = Field(None, ge=1, le=MAX_THREADS)
     """torch threads in each remote learner; default: max(1, floor(num_cpus_per_learner))."""
-    env_runner_torch_threads: Union[int, None] = Field(None, ge=1)
+    env_runner_torch_threads: Union[int, None] = Field(None, ge=1, le=MAX_THREADS)
     """torch threads in each env runner; default: max(1, floor(num_cpus_per_env_runner))."""
 
 
@@ -126,11 +138,11 @@ class TrainingSection(_Section):
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, populate_by_name=True)
 
-    train_batch_size_per_learner: Union[int, None] = Field(None, ge=1)
+    train_batch_size_per_learner: Union[int, None] = Field(None, ge=1, le=MAX_BATCH)
     """Env steps per learner per iteration (total = this x max(1, num_learners))."""
-    minibatch_size: Union[int, None] = Field(None, ge=1)
+    minibatch_size: Union[int, None] = Field(None, ge=1, le=MAX_BATCH)
     """SGD minibatch size."""
-    num_epochs: Union[int, None] = Field(None, ge=1)
+    num_epochs: Union[int, None] = Field(None, ge=1, le=MAX_ITERATIONS)
     """Passes over the train batch per iteration."""
     lr: Union[float, None] = Field(None, gt=0)
     """Learning rate."""
@@ -159,7 +171,7 @@ class TrainingSection(_Section):
 class RLModuleSection(_Section):
     """The default RLModule's model_config; a key left out keeps RLlib's default."""
 
-    fcnet_hiddens: Union[list[int], None] = None
+    fcnet_hiddens: Union[list[Annotated[int, Field(ge=1, le=1 << 20)]], None] = Field(None, max_length=1_000)
     """Hidden layer sizes of the policy and value networks."""
     fcnet_activation: Union[Literal["tanh", "relu", "swish", "linear"], None] = None
     """Activation of the hidden layers."""
@@ -184,7 +196,7 @@ class TrialConfig(_Section):
     """PPO training keys."""
     rl_module: RLModuleSection = Field(default_factory=RLModuleSection)
     """Network shape."""
-    cpus: Union[int, None] = Field(None, ge=1)
+    cpus: Union[int, None] = Field(None, ge=1, le=MAX_CPUS)
     """Machine size to emulate: the trial's Ray gets this many CPUs (less the driver's) and its
     process tree is pinned to this many cores. None: all cores."""
 
@@ -210,7 +222,7 @@ class RaySection(_Section):
 class SweepSpec(_Section):
     """A validated sweep: the base trial config, the grid over it, and how to run each trial."""
 
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=100)
     """Sweep name; used in the default output folder ``results/<name>/<timestamp>/``."""
     algo: Literal["PPO"] = "PPO"
     """RLlib algorithm (PPO only for now)."""
@@ -222,26 +234,26 @@ class SweepSpec(_Section):
     threads: ThreadsSection = Field(default_factory=ThreadsSection)
     training: TrainingSection = Field(default_factory=TrainingSection)
     rl_module: RLModuleSection = Field(default_factory=RLModuleSection)
-    cpus: Union[int, None] = Field(None, ge=1)
+    cpus: Union[int, None] = Field(None, ge=1, le=MAX_CPUS)
     """See :class:`TrialConfig`."""
     grid: dict[str, list[Any]] = Field(default_factory=dict)
     """Axis -> values; the trials are the cartesian product (axis names: see :func:`axis_target`)."""
-    repeats: int = Field(1, ge=1)
+    repeats: int = Field(1, ge=1, le=MAX_REPEATS)
     """How many times each grid point runs."""
     stop: StopSection
     """When a trial stops."""
-    warmup_iterations: int = Field(1, ge=0)
+    warmup_iterations: int = Field(1, ge=0, le=MAX_ITERATIONS)
     """Leading iterations flagged ``warmup`` and left out of steady-state figures."""
-    trial_timeout_s: float = Field(900.0, gt=0)
+    trial_timeout_s: float = Field(900.0, gt=0, le=MAX_SECONDS)
     """A trial still running after this long is killed with its process tree (status ``timeout``)."""
-    trial_memory_limit_bytes: Union[int, None] = Field(None, gt=0)
+    trial_memory_limit_bytes: Union[int, None] = Field(None, ge=1 << 20, le=1 << 60)
     """A trial whose processes together hold more resident memory than this is killed with its
-    process tree (status ``failed``, reason ``out of memory``). None: no limit."""
+    process tree (status ``failed``, reason ``out of memory``). None: no limit; else at least 1 MiB."""
     ray: RaySection = Field(default_factory=RaySection)
     """Settings of each trial's Ray runtime."""
-    sample_hz: float = Field(10.0, gt=0, le=100)
-    """Utilization samples per second."""
-    env_ceiling_s: float = Field(1.0, ge=0)
+    sample_hz: float = Field(10.0, ge=0.1, le=100)
+    """Utilization samples per second (0.1 to 100)."""
+    env_ceiling_s: float = Field(1.0, ge=0, le=3600)
     """Before the trials, step each distinct (env, env_config, env-runner count, cpus) alone for this
     many seconds in as many processes as the trial has env runners (``rlbench envbench``), so every
     trial gets ``sampling_efficiency``. 0: do not measure (those columns stay null)."""
@@ -257,10 +269,10 @@ class SweepSpec(_Section):
             if len(self.seed) < self.repeats:
                 raise _ValueErrorAt(("seed",), f"seed lists {len(self.seed)} seeds but repeats={self.repeats}: give "
                                     "one seed per repeat, or a single number to derive them from")
-            if any(s < 0 for s in self.seed):
-                raise _ValueErrorAt(("seed",), "seeds must be 0 or more")
-        elif self.seed is not None and self.seed < 0:
-            raise _ValueErrorAt(("seed",), "seed must be 0 or more")
+            if any(s < 0 or s > MAX_SEED for s in self.seed):
+                raise _ValueErrorAt(("seed",), f"seeds must be 0 to {MAX_SEED} (what numpy accepts)")
+        elif self.seed is not None and not 0 <= self.seed <= MAX_SEED:
+            raise _ValueErrorAt(("seed",), f"seed must be 0 to {MAX_SEED} (what numpy accepts)")
         return self
 
     @model_validator(mode="after")

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rlbench.adapters import get_adapter
 from rlbench.spec.errors import _ValueErrorAt
+from rlbench.spec.limits import MAX_ITERATIONS, MAX_SECONDS
 
 
 class StopTarget(BaseModel):
@@ -45,11 +46,12 @@ class StopSection(BaseModel):
     target, e.g. ``{iterations: 50, episode_return_mean: 150}`` (reached at >= 150) or
     ``{iterations: 50, vf_loss: {at_most: 0.1}}`` (a metric where lower is better)."""
 
-    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True, validate_assignment=False)
+    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True, validate_assignment=False,
+                              allow_inf_nan=False)
 
-    iterations: Union[int, None] = Field(None, ge=1)
+    iterations: Union[int, None] = Field(None, ge=1, le=MAX_ITERATIONS)
     """Stop a trial after this many training iterations (warm-up included)."""
-    seconds: Union[float, None] = Field(None, gt=0)
+    seconds: Union[float, None] = Field(None, gt=0, le=MAX_SECONDS)
     """Stop a trial once its iterations have taken this long (checked after each iteration)."""
 
     @model_validator(mode="after")

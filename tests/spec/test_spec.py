@@ -432,7 +432,7 @@ def test_bad_grid_value_points_at_the_grid_line(tmp_path):
         ("cpus: 0\n", 6, "cpus", "Input should be greater than or equal to 1 (got 0)"),
         ("repeats: 0\n", 6, "repeats", "Input should be greater than or equal to 1 (got 0)"),
         ("warmup_iterations: -1\n", 6, "warmup_iterations", "Input should be greater than or equal to 0 (got -1)"),
-        ("sample_hz: 0\n", 6, "sample_hz", "Input should be greater than 0 (got 0)"),
+        ("sample_hz: 0\n", 6, "sample_hz", "Input should be greater than or equal to 0.1 (got 0)"),
         ("trial_timeout_s: -5\n", 6, "trial_timeout_s", "Input should be greater than 0 (got -5)"),
     ],
 )
