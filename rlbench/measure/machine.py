@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import platform
+import re
+import stat
 import subprocess
 import sys
 from dataclasses import asdict, dataclass, field
@@ -88,17 +90,87 @@ def _version(package: str) -> str | None:
         return None
 
 
+#: git settings that make ``git status`` run a command, switched off for the one checkout rlbench asks.
+_GIT_SAFE = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null")
+
+
 def git_commit(path: Path) -> str | None:
-    """The commit of the git checkout holding ``path`` (with ``-dirty``), or None."""
+    """The commit of rlbench's own git checkout holding ``path`` (with ``-dirty``), or None.
+
+    For rlbench's own source only: ``git status`` reads the checkout's config, which can make it
+    run commands (``core.fsmonitor``, clean filters named in ``.gitattributes``). rlbench's own
+    checkout is code that already runs; a spec's folder may be a received one, so it gets
+    :func:`head_commit`, which runs nothing.
+    """
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
     try:
-        out = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
+        out = subprocess.run(["git", *_GIT_SAFE, "-C", str(path), "rev-parse", "HEAD"], capture_output=True,
+                             text=True, timeout=5, env=env)
         if out.returncode != 0:
             return None
-        dirty = subprocess.run(["git", "-C", str(path), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=5)
+        dirty = subprocess.run(["git", *_GIT_SAFE, "-C", str(path), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=5, env=env)
         return out.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
         return None
+
+
+_HASH = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_REF = re.compile(r"refs/[A-Za-z0-9._/-]+")
+
+
+def _read_small(path: Path, limit: int = 1 << 16) -> str | None:
+    """A small regular file's text, or None (a FIFO, a device or a big file is not read)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, limit).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _git_dir(path: Path) -> Path | None:
+    for folder in (path, *path.parents):
+        dot_git = folder / ".git"
+        if dot_git.is_dir():
+            return dot_git
+        text = _read_small(dot_git)  # a worktree's or submodule's .git file: "gitdir: <path>"
+        if text is not None and text.startswith("gitdir:"):
+            return (folder / text[len("gitdir:"):].strip()).resolve()
+    return None
+
+
+def head_commit(path: Path) -> str | None:
+    """The commit checked out in the git checkout holding ``path``, read from its ``.git`` files
+    without running git (no ``-dirty``: that needs ``git status``, which a received folder's
+    config could make run a command). None when there is none or it cannot be read."""
+    git_dir = _git_dir(Path(path).resolve())
+    if git_dir is None:
+        return None
+    head = (_read_small(git_dir / "HEAD") or "").strip()
+    if _HASH.fullmatch(head):
+        return head
+    ref = head.removeprefix("ref:").strip()
+    if not head.startswith("ref:") or not _REF.fullmatch(ref) or ".." in ref:
+        return None
+    common = (_read_small(git_dir / "commondir") or "").strip()
+    roots = [git_dir] + ([(git_dir / common).resolve()] if common else [])
+    for root in roots:
+        value = (_read_small(root / ref) or "").strip()
+        if _HASH.fullmatch(value):
+            return value
+    for root in roots:
+        for line in (_read_small(root / "packed-refs", 1 << 24) or "").splitlines():
+            commit, _, name = line.partition(" ")
+            if name.strip() == ref and _HASH.fullmatch(commit):
+                return commit
+    return None
 
 
 def software_versions() -> dict[str, str | None]:

@@ -121,7 +121,7 @@ class UtilizationSampler:
                               before=self._baseline)
         self._members: dict[int, _Member] = {}
         self._foreign: set[int] = set()
-        self._seen: set[int] = set()
+        self._seen: set[tuple[int, int]] = set()
         self._rows = Rows()
         self._cpu = ProcessCpu()
         self._cores = CoreBusy()
@@ -140,6 +140,12 @@ class UtilizationSampler:
     @property
     def seen_pids(self) -> set[int]:
         """Every pid the sampler has seen in the tree."""
+        return {pid for pid, _ in self._seen}
+
+    @property
+    def seen_processes(self) -> set[tuple[int, int]]:
+        """Every (pid, start ticks) pair the sampler has seen in the tree: the leftover kill
+        touches only these, never a later process that got one of the pids."""
         return set(self._seen)
 
     @property
@@ -186,7 +192,7 @@ class UtilizationSampler:
             return None
         fd, stat = opened
         self._members[pid] = _Member(pid, fd, stat.start_ticks)
-        self._seen.add(pid)
+        self._seen.add((pid, stat.start_ticks))
         return stat
 
     def _refresh_tree(self) -> None:

@@ -110,11 +110,13 @@ def read_events(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     events = []
-    for line in path.read_text().splitlines():
+    for line in path.read_text(errors="replace").splitlines():
         try:
-            events.append(json.loads(line))
-        except json.JSONDecodeError:
+            event = json.loads(line)
+        except (ValueError, RecursionError):  # a torn line; or a damaged or forged one
             continue
+        if isinstance(event, dict):  # anything else is not an event (a damaged or forged file)
+            events.append(event)
     return events
 
 
@@ -141,7 +143,9 @@ class EventTail:
         *lines, self._partial = (self._partial + data).split(b"\n")
         for line in lines:
             try:
-                self.events.append(json.loads(line))
-            except json.JSONDecodeError:
+                event = json.loads(line)
+            except (ValueError, RecursionError):
                 continue
+            if isinstance(event, dict):
+                self.events.append(event)
         return self.events

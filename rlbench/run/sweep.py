@@ -21,6 +21,7 @@ from rlbench.measure.machine import (
     MachineInfo,
     cluster_dict,
     git_commit,
+    head_commit,
     machine_dict,
     probe_machine,
     software_versions,
@@ -30,7 +31,7 @@ from rlbench.results.layout import ResultsFolder
 from rlbench.results.lock import OutDirError, SweepLock, check_writable
 from rlbench.results.records import TrialRecord, read_record, write_record
 from rlbench.run.ceilings import measure_env_ceilings
-from rlbench.run.processes import survivors, wait_dead
+from rlbench.run.processes import ProcessRef, kill_survivors
 from rlbench.run.progress import SweepProgress
 from rlbench.run.resume import ResumePlan, plan_resume, recorded_seeds
 from rlbench.run.trial import TrialLauncher, run_trial
@@ -98,7 +99,7 @@ def manifest(loaded: LoadedSpec, machine: MachineInfo, plans: list[TrialPlan], a
         "trial_ids": [p.trial_id for p in plans],
         "software": software_versions(),
         "git_commit": git_commit(Path(__file__).resolve().parent),
-        "spec_git_commit": git_commit(loaded.source.resolve().parent),
+        "spec_git_commit": head_commit(loaded.source.resolve().parent),  # runs no git: see head_commit
         "machine": machine_dict(machine),
         "started_at": dt.datetime.now(dt.timezone.utc).isoformat(),
         "ended_at": None,
@@ -121,15 +122,23 @@ def _move_aside(folder: ResultsFolder, trial_id: str) -> Path:
     recording a verdict in it if the sweep died before writing one; kill any process of it still alive."""
     trial = folder.trial(trial_id)
     if read_record(trial) is None:
-        left = survivors(set(), trial.session_dir())
-        for p in left:
-            p.kill()
-        wait_dead(left, timeout=5)
         write_record(trial, TrialRecord(
-            trial_id=trial_id, status="interrupted", leftover_processes_killed=len(left),
+            trial_id=trial_id, status="interrupted", leftover_processes_killed=_kill_leftovers(trial),
             reason=f"the sweep stopped during this trial (killed?) after {trial.iterations_done()} iterations; no "
                    "verdict was recorded; moved aside by a resume"))
     return folder.move_to_attempts(trial_id)
+
+
+def _kill_leftovers(trial) -> int:
+    """Kill what the dead sweep's trial left alive; returns how many. The folder may come from
+    elsewhere (its events.jsonl forged): only processes of this user, inside the Linux session of
+    the trial process it names, naming its Ray session exactly, and only when that trial process
+    is gone (a live one is no leftover: it is someone's running process)."""
+    start = trial.event("start")
+    pid, ticks = start.get("pid"), start.get("start_ticks")
+    if type(pid) is not int or pid <= 1 or ProcessRef.of(pid) is not None:
+        return 0
+    return kill_survivors(set(), trial.session_dir(), ProcessRef(pid, ticks if type(ticks) is int else -1))
 
 
 def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list[str] | None = None,

@@ -21,7 +21,7 @@ from rlbench.measure.utilization import UtilizationSampler
 from rlbench.results.layout import TrialFolder
 from rlbench.results.records import TrialRecord, write_record
 from rlbench.results.tables import write_utilization
-from rlbench.run.processes import kill_tree, survivors, wait_dead
+from rlbench.run.processes import ProcessRef, kill_survivors, kill_tree
 from rlbench.spec.plan import TrialPlan
 from rlbench.worker import trial as trial_process
 from rlbench.worker.nvml import Gpus
@@ -95,7 +95,7 @@ class TrialStop:
     """The trial's summed resident memory when it crossed its memory limit."""
 
 
-def _interrupt(proc, grace_s: float) -> None:
+def _interrupt(proc, me: ProcessRef, grace_s: float) -> None:
     """Ask a trial to stop cleanly (SIGINT: it stops training, shuts Ray down, records what it
     measured); kill its tree if it has not exited after ``grace_s`` or on a second Ctrl-C."""
     try:
@@ -104,7 +104,7 @@ def _interrupt(proc, grace_s: float) -> None:
     except KeyboardInterrupt:
         pass
     if proc.exitcode is None:
-        kill_tree(proc.pid)
+        kill_tree(me)
         proc.join(10)
 
 
@@ -124,6 +124,7 @@ def run_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, gpus
     """
     t0 = time.time()
     proc = launcher.start(trial, t0)
+    me = ProcessRef.of(proc.pid) or ProcessRef(proc.pid, -1)  # not reaped before join: still the trial
     sampler = UtilizationSampler(proc.pid, t0_epoch=t0, hz=plan.sample_hz, gpus=gpus,
                                  rapl=None if plan.ray_address else rapl).start()
     deadline = time.monotonic() + plan.timeout_s
@@ -137,31 +138,28 @@ def run_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, gpus
                 on_poll(tail.poll())
             if proc.exitcode is None and time.monotonic() > deadline:
                 timed_out = True
-                kill_tree(proc.pid)
+                kill_tree(me)
                 proc.join(10)
             elif proc.exitcode is None and plan.memory_limit_bytes is not None:
                 rss = sampler.trial_rss_bytes
                 if rss > plan.memory_limit_bytes:
                     stop.memory_bytes = rss
-                    kill_tree(proc.pid)
+                    kill_tree(me)
                     proc.join(10)
     except KeyboardInterrupt:
         stop.interrupted = True
-        _interrupt(proc, INTERRUPT_GRACE_S)
+        _interrupt(proc, me, INTERRUPT_GRACE_S)
     finally:
         sampler.stop()
-        kill_tree(proc.pid)  # leftovers of a crashed trial, and the trial itself on Ctrl-C
-        left = survivors(sampler.seen_pids - {os.getpid()}, trial.session_dir())
-        for p in left:
-            p.kill()
-        wait_dead(left, timeout=5)
+        kill_tree(me)  # leftovers of a crashed trial, and the trial itself on Ctrl-C
+        left = kill_survivors({p for p in sampler.seen_processes if p[0] != os.getpid()}, trial.session_dir(), me)
     status, reason = _verdict(plan, trial, proc.exitcode, timed_out, stop)
     # on a cluster, the trial itself killed any of its node processes that outlived its driver
     release = trial.event("cluster_release")
     record = TrialRecord(
         trial_id=plan.trial_id, status=status, reason=reason, exit_code=proc.exitcode, started_epoch=t0,
         trial_wall_s=time.time() - t0, sampler_cpu_s=sampler.cpu_s, sampler_samples=sampler.samples,
-        leftover_processes_killed=len(left) + len(release.get("processes_killed") or []),
+        leftover_processes_killed=left + len(release.get("processes_killed") or []),
     )
     write_utilization(trial.utilization, plan.trial_id, sampler.columns)
     write_record(trial, record)  # last: its presence marks the trial finished

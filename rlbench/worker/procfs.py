@@ -26,6 +26,8 @@ class ProcStat:
     """Start time since boot, in clock ticks (tells a reused pid apart)."""
     rss_bytes: int
     """Resident memory."""
+    session: int = 0
+    """Session id (``setsid``): a trial and its Ray runtime share the trial's pid as theirs."""
     exiting: bool = False
     """The process is dying: exit has begun (``PF_EXITING``) or it is a zombie. Its memory reads 0
     or less than it used, so a sampler must record no row for it (a 0 would drag means down)."""
@@ -41,6 +43,7 @@ def parse_stat(text: bytes) -> ProcStat:
         cpu_s=(int(rest[11]) + int(rest[12])) / _CLK_TCK,
         start_ticks=int(rest[19]),
         rss_bytes=int(rest[21]) * _PAGE_BYTES,
+        session=int(rest[3]),
         exiting=state in ("Z", "X", "x") or bool(int(rest[6]) & PF_EXITING),
     )
 

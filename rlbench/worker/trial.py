@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from rlbench.results.files import open_append
 from rlbench.results.layout import TrialFolder
 from rlbench.worker.events import EventLog, describe_error
-from rlbench.worker.procfs import all_stats
+from rlbench.worker.procfs import all_stats, read_stat
 
 if TYPE_CHECKING:
     from rlbench.adapters.base import Trainer
@@ -141,7 +141,8 @@ def main(trial_dir: str, t0_epoch: float) -> int:
 
     plan = TrialPlan.model_validate_json(folder.plan.read_text())
     events = EventLog(folder.events_file, t0_epoch)
-    events.write("start", pid=os.getpid())
+    me = read_stat(os.getpid())
+    events.write("start", pid=os.getpid(), start_ticks=me.start_ticks if me else None)
     try:
         status = _run(plan, events, folder)
     except KeyboardInterrupt:  # the sweep's Ctrl-C: _run has shut Ray down; the iterations are kept
