@@ -1,13 +1,18 @@
-"""What the verbs share: the console, the error line for bad input."""
+"""What the verbs share: the console, the error line for bad input, printing text that is not ours,
+paths the user typed."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import IO
 
 from rich.console import Console
+from rich.text import Text
 
 from rlbench.commands.exit_codes import EXIT_BAD_INPUT
+from rlbench.results.text import plain
+from rlbench.worker.ray_auth import auth_disabled_warning, secure_token
 
 #: Width of the console when the output is not a terminal and COLUMNS is not set: wide enough that
 #: every table prints at its natural width and no line is wrapped (a log viewer wraps for itself).
@@ -29,9 +34,29 @@ def make_console(file: IO[str] | None = None) -> Console:
 
 
 def bad_input(console: Console, message: str) -> int:
-    """Print ``error: <message>`` and return the bad-input exit code."""
-    console.print(f"[red]error:[/] {message}", highlight=False, soft_wrap=True)
+    """Print ``error: <message>`` and return the bad-input exit code (the message is printed as
+    plain text: it quotes paths, spec values and env errors, never markup)."""
+    console.print(Text.assemble(("error:", "red"), " ", plain(message, keep_newlines=True)), soft_wrap=True)
     return EXIT_BAD_INPUT
+
+
+def say(console: Console, text: str, style: str = "") -> None:
+    """Print a line that holds text not ours (paths, values, reasons) as plain text, controls visible."""
+    console.print(Text(plain(text), style=style), soft_wrap=True)
+
+
+def own_path(path: Path | None) -> Path | None:
+    """A path the user typed, its own symbolic link (if it is one) followed here, once: inside a
+    results folder rlbench follows none (``results.lock.check_plain_folder``)."""
+    return Path(path).resolve() if path is not None and Path(path).is_symlink() else path
+
+
+def secure_ray(console: Console, *, create: bool) -> None:
+    """Before this process's first Ray: make Ray's token private (created 0600 with ``create``) and
+    warn when the environment switches token authentication off."""
+    for note in (secure_token(create=create), auth_disabled_warning()):
+        if note:
+            console.print(Text.assemble(("warning:", "yellow"), " ", plain(note)), soft_wrap=True)
 
 
 def int_list(text: str | None, flag: str) -> list[int] | None:

@@ -12,10 +12,11 @@ from pathlib import Path
 from rich.console import Console
 
 from rlbench.analysis.compare import DEFAULT_THRESHOLD, compare, write_outputs
-from rlbench.commands._common import bad_input
+from rlbench.commands._common import bad_input, own_path, say
 from rlbench.commands.exit_codes import EXIT_FAILED, EXIT_OK
 from rlbench.report.terminal import compare_table
 from rlbench.results.layout import ResultsFolder
+from rlbench.results.lock import OutDirError, check_plain_folder
 
 NAME = "compare"
 HELP = "B/A steady-state throughput per configuration, with CIs"
@@ -40,18 +41,25 @@ def setup_arguments(compare_parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, console: Console) -> int:
     """Compare B against A; exit 1 on a significant regression beyond the threshold."""
+    args.a, args.b, args.out = own_path(args.a), own_path(args.b), own_path(args.out)
     for path in (args.a, args.b):
         if not ResultsFolder(path).is_result_set():
             return bad_input(console, f"{path} is not an rlbench result folder (no trials.parquet or trials/)")
+        try:
+            check_plain_folder(path)
+        except OutDirError as e:
+            return bad_input(console, str(e))
+    out = args.out or args.b  # only compare.csv and compare.json are written there (links replaced, never followed)
     if not 0 <= args.threshold < 1:
         return bad_input(console, f"--threshold {args.threshold}: give a fraction in [0, 1), e.g. 0.05 for 5%")
     result = compare(args.a, args.b, args.threshold)
     console.print(compare_table(result))
-    csv_path, json_path = write_outputs(result, args.out or args.b)
-    console.print(f"Written: {csv_path}, {json_path}", highlight=False)
+    csv_path, json_path = write_outputs(result, out)
+    say(console, f"Written: {csv_path}, {json_path}")
     if result.regressed:
         console.print(f"[red]{len(result.regressed)} configuration(s) regressed by more than {args.threshold:.0%} "
                       "with significance.[/]")
         return EXIT_FAILED
     console.print("No significant regression beyond the threshold.")
     return EXIT_OK
+

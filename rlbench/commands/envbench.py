@@ -9,11 +9,13 @@ from pathlib import Path
 import yaml
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
-from rlbench.commands._common import bad_input, int_list
+from rlbench.commands._common import bad_input, int_list, say
 from rlbench.commands.exit_codes import EXIT_OK
 from rlbench.measure.machine import usable_cores
 from rlbench.results.files import write_json
+from rlbench.results.text import plain
 from rlbench.spec.load import check_env
 from rlbench.studies.envbench import default_proc_counts, measure_ceiling, result_dict
 
@@ -54,7 +56,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
             raise ValueError(f"--procs {max(counts)}: this machine has {len(cores)} usable cores")
     except ValueError as e:
         return bad_input(console, str(e))
-    table = Table(title=f"env ceiling: {args.env} {json.dumps(config) if config else ''}")
+    table = Table(title=Text(plain(f"env ceiling: {args.env} {json.dumps(config) if config else ''}")))
     for column in ("processes", "env steps/s", "per process", "scaling vs 1"):
         table.add_column(column, justify="right")
     results = []
@@ -67,5 +69,5 @@ def run(args: argparse.Namespace, console: Console) -> int:
     console.print(table)
     if args.out:
         write_json(args.out, [result_dict(r) for r in results])
-        console.print(f"written: {args.out}")
+        say(console, f"written: {args.out}")
     return EXIT_OK

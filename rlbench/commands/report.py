@@ -6,12 +6,15 @@ import argparse
 from pathlib import Path
 
 from rich.console import Console
+from rich.text import Text
 
 from rlbench.analysis.tables import build_tables, read_tables
-from rlbench.commands._common import bad_input
+from rlbench.commands._common import bad_input, own_path, say
 from rlbench.commands.exit_codes import EXIT_OK
 from rlbench.report.document import rec_lines, write_report
 from rlbench.results.layout import ResultsFolder
+from rlbench.results.lock import OutDirError, check_plain_folder
+from rlbench.results.text import plain
 
 NAME = "report"
 HELP = "write report.html and report.md of a result set"
@@ -35,15 +38,20 @@ def setup_arguments(report: argparse.ArgumentParser) -> None:
 def write_and_summarize(out_dir: Path, tables, console: Console) -> None:
     """Write the report of a result set and print its recommendations (used by sweep and report)."""
     html_path, md_path, analysis = write_report(out_dir, tables)
-    for line in rec_lines(analysis):
-        console.print(f"[bold]recommendation:[/] {line}", highlight=False, soft_wrap=True)
-    console.print(f"Report: {html_path}  (and {md_path.name})", highlight=False)
+    for line in rec_lines(analysis):  # labels hold the folder's values: plain text
+        console.print(Text.assemble(("recommendation:", "bold"), " ", plain(line)), soft_wrap=True)
+    say(console, f"Report: {html_path}  (and {md_path.name})")
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
     """(Re)write the report of a result set and print its recommendations."""
+    args.dir = own_path(args.dir)
     if not ResultsFolder(args.dir).is_result_set():
         return bad_input(console, f"{args.dir} is not an rlbench result folder (no trials.parquet or trials/)")
+    try:
+        check_plain_folder(args.dir)
+    except OutDirError as e:
+        return bad_input(console, str(e))
     if args.rebuild:
         tables = build_tables(args.dir)
     else:

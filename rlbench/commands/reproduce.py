@@ -11,12 +11,19 @@ import subprocess
 import sys
 from pathlib import Path
 
+from pydantic import ValidationError
 from rich.console import Console
+from rich.text import Text
 
-from rlbench.commands._common import bad_input
+from rlbench.commands._common import bad_input, own_path, say
 from rlbench.commands.exit_codes import EXIT_OK
 from rlbench.report.reproduce import write_reproduction
 from rlbench.results.layout import ResultsFolder
+from rlbench.results.lock import OutDirError, check_new_sweep_folder, check_plain_folder
+from rlbench.results.text import plain
+from rlbench.spec.load import load_spec
+from rlbench.spec.model import SpecError
+from rlbench.spec.plan import TRIAL_ID
 
 NAME = "reproduce"
 HELP = "the exact command that reruns one trial alone"
@@ -39,18 +46,39 @@ def setup_arguments(reproduce: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
-    """Write the one-trial spec and print (or, with --run, run) the command that reruns the trial."""
-    trial = ResultsFolder(args.dir).trial(args.trial_id)
-    if not trial.plan.exists():
-        return bad_input(console, f"no trial {args.trial_id} in {args.dir} (expected {trial.plan}); trial ids are "
-                                  "in trials.parquet")
-    rep = write_reproduction(args.dir, args.trial_id, args.out)
-    console.print(f"# one-point spec: {rep.spec_path}", highlight=False)
+    """Write the one-trial spec and print (or, with --run, run) the command that reruns the trial.
+
+    The folder may come from someone else: the trial id must be one it planned and look like
+    rlbench's (``t003r1``: no path in it), the folder must hold no link, FIFO or device, and with
+    ``--run`` the one-point spec is validated here first (its env must be a gymnasium.Env
+    subclass or a registered id) so nothing starts when it is not.
+    """
+    args.dir, args.out = own_path(args.dir), own_path(args.out)
+    folder = ResultsFolder(args.dir)
+    if not TRIAL_ID.fullmatch(args.trial_id):
+        return bad_input(console, f"{args.trial_id!r} is not a trial id (they look like t003r1; see trials.parquet)")
+    try:
+        check_plain_folder(args.dir)
+        planned = folder.read_manifest().get("trial_ids")
+    except (OutDirError, OSError, ValueError, AttributeError, RecursionError) as e:
+        return bad_input(console, f"{args.dir}: {e}")
+    trial = folder.trial(args.trial_id)
+    if not trial.plan.exists() or (isinstance(planned, list) and args.trial_id not in planned):
+        return bad_input(console, f"no trial {args.trial_id} in {args.dir} (expected {trial.plan}, and the id in "
+                                  "its manifest.json); trial ids are in trials.parquet")
+    try:
+        rep = write_reproduction(args.dir, args.trial_id, args.out)
+        if args.run:
+            check_new_sweep_folder(rep.out_dir)
+            load_spec(rep.spec_path)  # the env named by the folder's plan is checked before anything runs
+    except (OutDirError, SpecError, ValidationError, RuntimeError, OSError, ValueError) as e:
+        return bad_input(console, f"cannot reproduce {args.trial_id} of {args.dir}: {e}")
+    say(console, f"# one-point spec: {rep.spec_path}")
     for d in rep.differences:
-        console.print(f"# [yellow]differs from the original run:[/] {d}", highlight=False)
+        console.print(Text.assemble("# ", ("differs from the original run:", "yellow"), " ", plain(d)), soft_wrap=True)
     if rep.cwd_note:
-        console.print(f"# note: {rep.cwd_note}", highlight=False, soft_wrap=True)
-    print(shlex.join(rep.command), flush=True)
+        say(console, f"# note: {rep.cwd_note}")
+    print(plain(shlex.join(rep.command)), flush=True)
     if args.run:
         return subprocess.call([sys.executable, "-m", "rlbench", *rep.command[1:]])
     return EXIT_OK

@@ -8,11 +8,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from rlbench.commands._common import bad_input, int_list
+from rlbench.commands._common import bad_input, int_list, say, secure_ray
 from rlbench.commands.exit_codes import EXIT_OK
 from rlbench.measure.machine import usable_cores
 from rlbench.results.files import write_json
 from rlbench.studies.simbench import PAPER_TABLE4, result_dict, run_simbench
+from rlbench.worker.ray_auth import bind_local_runtime_to_loopback
 
 NAME = "simbench"
 HELP = "async tasks vs bulk-synchronous rounds (Ray OSDI'18 Table 4)"
@@ -45,6 +46,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
         return bad_input(console, str(e))
     console.print(f"simbench: 3n Pendulum-v1 rollouts (mean {args.mean_steps} steps) on n CPUs, "
                   f"n in {counts}, {args.repeats} repeats per mode")
+    secure_ray(console, create=True)
+    bind_local_runtime_to_loopback()  # its private Ray runtimes listen on 127.0.0.1 only
     results = run_simbench(counts, mean_steps=args.mean_steps, repeats=args.repeats)
     table = Table(title="timesteps per second: bulk-synchronous rounds vs async tasks")
     for column in ("CPUs", "BSP", "async", "async/BSP", "paper BSP (MPI)", "paper async (Ray)", "paper ratio"):
@@ -60,5 +63,5 @@ def run(args: argparse.Namespace, console: Console) -> int:
                   "(BSP / async); see docs/STUDIES.md for why this machine differs")
     if args.out:
         write_json(args.out, [result_dict(r) for r in results])
-        console.print(f"written: {args.out}")
+        say(console, f"written: {args.out}")
     return EXIT_OK

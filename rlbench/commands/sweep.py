@@ -13,16 +13,18 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.text import Text
 
 from rlbench import __version__
 from rlbench.analysis.tables import build_tables
-from rlbench.commands._common import bad_input
+from rlbench.commands._common import bad_input, own_path, say, secure_ray
 from rlbench.commands.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from rlbench.commands.report import write_and_summarize
 from rlbench.measure.machine import probe_machine
 from rlbench.report.terminal import plan_table, results_table
 from rlbench.report.trial_plots import write_plots
 from rlbench.results.lock import OutDirError
+from rlbench.results.text import plain
 from rlbench.run.cluster import ClusterError, prepare_cluster
 from rlbench.run.sweep import default_out_dir, resume_command, run_sweep
 from rlbench.spec.load import load_spec
@@ -82,7 +84,9 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
     except SpecError as e:
         return bad_input(console, str(e))
     for note in loaded.alias_notes:
-        console.print(f"[dim]alias:[/] {note}", highlight=False)
+        say(console, f"alias: {note}", "dim")
+    if not args.dry_run or args.address:  # a dry run starts no Ray (unless it probes a cluster)
+        secure_ray(console, create=not args.dry_run)
     try:
         cluster = prepare_cluster(args.address, loaded, console)
     except ClusterError as e:
@@ -105,9 +109,9 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
         return bad_input(console, "--retry-failed only makes sense with --resume")
     if args.resume and args.out is None:
         return bad_input(console, "--resume needs --out DIR (the folder of the sweep to resume)")
-    out_dir = args.out or default_out_dir(loaded.spec.name)
-    console.print(f"rlbench {__version__}: sweep '{loaded.spec.name}', {len(loaded.points)} grid points x "
-                  f"{loaded.spec.repeats} repeats -> {out_dir}")
+    out_dir = own_path(args.out) or default_out_dir(loaded.spec.name)
+    say(console, f"rlbench {__version__}: sweep '{loaded.spec.name}', {len(loaded.points)} grid points x "
+                 f"{loaded.spec.repeats} repeats -> {out_dir}")
     try:
         outcome = run_sweep(loaded, out_dir, console=console, argv=sys.argv, resume=args.resume,
                             retry_failed=args.retry_failed, cluster=cluster)
@@ -117,17 +121,17 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
     axes = list(loaded.points[0].axes) if loaded.points else []
     write_plots(out_dir, tables, axes)
     console.print(results_table(tables["trials"], axes, outcome.skip_groups))
-    console.print(f"{outcome.count('ok')} ok, {outcome.count('skipped')} skipped, {outcome.count('failed')} failed, "
-                  f"{outcome.count('timeout')} timed out, {outcome.count('interrupted')} interrupted"
-                  f"{f' ({outcome.kept} kept from the earlier run)' if outcome.kept else ''}. Results: {out_dir}")
+    say(console, f"{outcome.count('ok')} ok, {outcome.count('skipped')} skipped, {outcome.count('failed')} failed, "
+                 f"{outcome.count('timeout')} timed out, {outcome.count('interrupted')} interrupted"
+                 f"{f' ({outcome.kept} kept from the earlier run)' if outcome.kept else ''}. Results: {out_dir}")
     write_and_summarize(out_dir, tables, console)  # report.html / report.md
-    for r in outcome.failed:
-        console.print(f"[red]{r.trial_id} {r.status}:[/] {r.reason}  (log: {out_dir / 'trials' / r.trial_id / 'trial.log'})",
-                      highlight=False)
+    for r in outcome.failed:  # the reason is the env's own text: plain, never markup
+        console.print(Text.assemble((f"{r.trial_id} {r.status}:", "red"), " ", plain(r.reason),
+                                    plain(f"  (log: {out_dir / 'trials' / r.trial_id / 'trial.log'})")), soft_wrap=True)
     if outcome.interrupted:
-        console.print(f"[yellow]Interrupted[/]: {outcome.unfinished} of {len(outcome.trial_ids)} trials still to run "
-                      f"(what the interrupted trial measured is kept). Resume with:\n  "
-                      f"{resume_command(args.config, out_dir)}", highlight=False, soft_wrap=True)
+        console.print(Text.assemble(("Interrupted", "yellow"), plain(
+            f": {outcome.unfinished} of {len(outcome.trial_ids)} trials still to run (what the interrupted trial "
+            f"measured is kept). Resume with:"), "\n  ", plain(resume_command(args.config, out_dir))), soft_wrap=True)
         return EXIT_INTERRUPTED
     return EXIT_FAILED if outcome.failed else EXIT_OK
 

@@ -17,6 +17,7 @@ import yaml
 from rlbench.measure.machine import git_commit, software_versions
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import ResultsFolder
+from rlbench.results.text import plain
 from rlbench.spec.load import slug, spec_from_dict
 from rlbench.spec.plan import read_plan
 
@@ -81,12 +82,15 @@ def write_reproduction(out_dir: Path, trial_id: str, rerun_dir: Path | None = No
     spec = reproduce_spec(out_dir, trial_id)
     manifest = folder.read_manifest()
     path = folder.trial(trial_id).reproduce
-    header = (f"# Reruns trial {trial_id} of {out_dir} alone (written by `rlbench reproduce`).\n"
-              f"# Original: rlbench git {manifest.get('git_commit')}, software {manifest.get('software')}\n")
+    # plain(): the manifest's text comes from the folder; a newline in it would end the comment and
+    # add keys to the spec that is then run
+    header = (f"# Reruns trial {plain(trial_id)} of {plain(out_dir)} alone (written by `rlbench reproduce`).\n"
+              f"# Original: rlbench git {plain(manifest.get('git_commit'))}, software "
+              f"{plain(manifest.get('software'))}\n")
     plan = read_plan(folder.trial(trial_id))
     if plan.relative:  # the original spec scaled to its machine; this one holds what that resolved to
-        header += "# Values relative to the original machine, as they resolved there: " + ", ".join(
-            f"{axis}: {expr} = {plan.axes[axis]}" for axis, expr in plan.relative.items()) + "\n"
+        header += "# Values relative to the original machine, as they resolved there: " + plain(", ".join(
+            f"{axis}: {expr} = {plan.axes[axis]}" for axis, expr in plan.relative.items())) + "\n"
     write_atomic(path, (header + yaml.safe_dump(spec, sort_keys=False)).encode())
     rerun = Path(rerun_dir) if rerun_dir else out_dir.parent / f"{out_dir.name}-reproduce-{trial_id}"
     differences = []

@@ -63,6 +63,20 @@ def check_plain_folder(folder: Path, *, what: str = "results folder") -> None:
                           "files); remove them, or copy the folder without them")
 
 
+def check_new_sweep_folder(out_dir: Path) -> None:
+    """Raise OutDirError if ``out_dir`` is a folder holding files but no rlbench sweep: a sweep
+    writes manifest.json, trials/, plots/, tables and a report there and would overwrite a
+    user's files of those names (only rlbench's own lock file may be there already)."""
+    if not out_dir.is_dir() or ResultsFolder(out_dir).holds_sweep():
+        return
+    names = sorted(p.name for p in out_dir.iterdir() if p.name != LOCK_FILE)
+    if names:
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        raise OutDirError(f"output folder {out_dir} already holds files ({shown}) and is not an rlbench sweep: "
+                          "rlbench would overwrite files of its own names there; choose a new or empty folder "
+                          "with --out")
+
+
 class SweepLock:
     """An exclusive ``flock`` on ``DIR/.rlbench.lock`` holding the owner's pid, for one sweep's life."""
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 
 from rich.console import Console
+from rich.text import Text
 
 from rlbench.results.files import write_json
 from rlbench.results.layout import ResultsFolder
+from rlbench.results.text import plain
 from rlbench.spec.plan import TrialPlan
 from rlbench.studies.envbench import (
     ceiling_key,
@@ -39,7 +41,7 @@ def measure_env_ceilings(folder: ResultsFolder, plans: list[TrialPlan], seconds:
         console.print(f"measuring {len(wanted)} env ceiling(s), {seconds:g} s each, before the trials", highlight=False)
     with console.status(f"measuring {len(wanted)} env ceiling(s), {seconds:g} s each") as status:
         for key, plan in wanted.items():
-            status.update(f"env ceiling: {key}")
+            status.update(Text(plain(f"env ceiling: {key}")))  # env_config is the spec's text, not markup
             env = plan.config.environment
             try:
                 result = measure_ceiling(env.env, env.env_config, seconds=seconds, cores=plan.cores,

@@ -19,12 +19,15 @@ import sys
 import time
 from typing import Any
 
+from rich.text import Text
+
 from rlbench.measure.machine import (
     ClusterInfo,
     NodeInfo,
     cluster_dict,
     cluster_from_dict,
 )
+from rlbench.results.text import plain
 from rlbench.spec.plan import check_spec_for_cluster
 from rlbench.worker.node_tasks import node_hardware
 from rlbench.worker.ray_auth import ADDRESS_ENV, enable_token_auth, runtime_env_for
@@ -147,11 +150,11 @@ def prepare_cluster(address_arg: str | None, loaded, console) -> ClusterInfo | N
     problem = check_spec_for_cluster(loaded)
     if problem:
         raise ClusterError(problem)
-    console.print(f"Ray cluster at {address}: probing its nodes ...", highlight=False)
+    console.print(Text(plain(f"Ray cluster at {address}: probing its nodes ...")))
     info = probe_cluster(address)
-    console.print(f"Ray cluster {info.gcs_address}: {len(info.nodes)} nodes, {info.total_cpus:g} CPUs "
-                  f"({info.available_resources.get('CPU', 0.0):g} free now), {info.total_gpus:g} GPUs; "
-                  "every trial connects its own driver (no pinning, cpus emulation off)", highlight=False)
+    console.print(Text(plain(f"Ray cluster {info.gcs_address}: {len(info.nodes)} nodes, {info.total_cpus:g} CPUs "
+                             f"({info.available_resources.get('CPU', 0.0):g} free now), {info.total_gpus:g} GPUs; "
+                             "every trial connects its own driver (no pinning, cpus emulation off)")))
     return info
 
 

@@ -29,6 +29,7 @@ from rich.progress import (
 )
 
 from rlbench.results.records import TrialRecord
+from rlbench.results.text import plain
 from rlbench.spec.plan import TrialPlan, describe
 
 #: Seconds from a trial's last iteration to its verdict assumed until a trial has finished: the
@@ -205,8 +206,8 @@ class SweepProgress:
         plan = self.current
         self.progress.update(
             self.task, completed=self.done + min(iteration, self.per_trial[plan.trial_id]), eta=self._eta_text(),
-            detail=f"trial {self.position[plan.trial_id]}/{len(self.plans)} {plan.trial_id} [{describe(plan)}] "
-                   f"{phase} it {iteration}/{plan.stop_iterations or '?'}")
+            detail=f"trial {self.position[plan.trial_id]}/{len(self.plans)} {plan.trial_id} [{plain(describe(plan))}] "
+                   f"{phase} it {iteration}/{plan.stop_iterations or '?'}")  # the spec's values: text, never markup
 
     def finish(self, plan: TrialPlan, record: TrialRecord) -> None:
         """The trial has its verdict: count it, learn from its timing, and (without a terminal) log it."""
@@ -221,10 +222,10 @@ class SweepProgress:
             self.progress.update(self.task, completed=self.done, eta=self._eta_text())
             return
         iterations = len(took.iteration_s) if took else 0
-        self.console.print(
+        self.console.print(plain(
             f"[{self.position[plan.trial_id]}/{len(self.plans)}] {plan.trial_id} {describe(plan)}: "
             f"{record.status}, {iterations} iteration{'s' if iterations != 1 else ''} in {slot_s:.1f} s; "
-            f"sweep {clock(self.clock_s() - self.t0)} elapsed, ETA {self._eta_text()}",
+            f"sweep {clock(self.clock_s() - self.t0)} elapsed, ETA {self._eta_text()}"),
             highlight=False, markup=False, soft_wrap=True)
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import psutil
 from rich.console import Console
+from rich.text import Text
 
 from rlbench.measure.machine import (
     MachineInfo,
@@ -28,8 +29,15 @@ from rlbench.measure.machine import (
 )
 from rlbench.results.files import write_json
 from rlbench.results.layout import ResultsFolder
-from rlbench.results.lock import OutDirError, SweepLock, check_writable
+from rlbench.results.lock import (
+    OutDirError,
+    SweepLock,
+    check_new_sweep_folder,
+    check_plain_folder,
+    check_writable,
+)
 from rlbench.results.records import TrialRecord, read_record, write_record
+from rlbench.results.text import plain
 from rlbench.run.ceilings import measure_env_ceilings
 from rlbench.run.processes import ProcessRef, kill_survivors
 from rlbench.run.progress import SweepProgress
@@ -155,7 +163,10 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
     argv = list(argv or sys.argv)
     machine = probe_machine(nvml)
     folder = ResultsFolder(out_dir)
+    check_new_sweep_folder(out_dir)
     existing = folder.holds_sweep()
+    if existing:
+        check_plain_folder(out_dir)  # it may come from elsewhere: no link in it is ever followed (seeds are read from it)
     # A resume reuses the seeds its trials ran with (their plans must stay the same); else drawn or derived.
     seeds = repeat_seeds(loaded.spec, recorded_seeds(out_dir) if existing and resume else None)
     if cluster is not None:  # --address: every trial a driver of that cluster (rlbench/run/cluster.py)
@@ -213,11 +224,11 @@ def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan]
             outcome.kept += 1
     to_run = [p for p in plans if decision.runs(p.trial_id)]
     if decision.keep or decision.rerun:
-        console.print(f"resuming: {len(decision.keep)} finished trials kept, {len(to_run)} to run "
-                      f"({len(decision.rerun)} again: {', '.join(f'{k} ({v})' for k, v in decision.rerun.items()) or '-'})",
-                      highlight=False)
+        console.print(Text(plain(f"resuming: {len(decision.keep)} finished trials kept, {len(to_run)} to run "
+                                 f"({len(decision.rerun)} again: "
+                                 f"{', '.join(f'{k} ({v})' for k, v in decision.rerun.items()) or '-'})")))
     for line in skip_summary(to_run):
-        console.print(line, highlight=False, markup=False, soft_wrap=True)
+        console.print(plain(line), highlight=False, markup=False, soft_wrap=True)
     gpus = open_gpus(nvml) if to_run else None
     if gpus is None and to_run:
         console.print("[dim]No GPU (NVML found none): GPU columns will be null.[/]")
@@ -236,7 +247,7 @@ def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan]
             for plan in to_run:
                 if folder.trial(plan.trial_id).exists():
                     moved = _move_aside(folder, plan.trial_id)
-                    console.print(f"[dim]{plan.trial_id}: earlier attempt moved to {moved}[/]", highlight=False)
+                    console.print(Text(plain(f"{plan.trial_id}: earlier attempt moved to {moved}"), style="dim"))
                 trial = write_plan(folder, plan)
                 if plan.skip_reason:
                     record = TrialRecord(trial_id=plan.trial_id, status="skipped", reason=plan.skip_reason)
@@ -254,7 +265,10 @@ def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan]
                     progress.finish(plan, record)
                 outcome.records.append(record)
                 if record.status not in ("ok", "skipped"):  # skipped ones were said up front, once per reason
-                    console.print(f"[yellow]{plan.trial_id} {record.status}[/]: {record.reason}", highlight=False)
+                    # the reason is the env's own error text: plain text, never markup (a "[...]" in it
+                    # once raised MarkupError here and ended the sweep)
+                    console.print(Text.assemble((f"{plan.trial_id} {record.status}", "yellow"), ": ",
+                                                plain(record.reason)))
     except KeyboardInterrupt:
         outcome.interrupted = True
     finally:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import secrets
 from typing import Any, Union
 
@@ -84,6 +85,10 @@ class TrialPlan(BaseModel):
     relative: dict[str, str] = {}
     """Grid axis column -> the value relative to the machine it was written as (``cpus-1``); the
     resolved value is in ``axes`` and ``config``. Empty when no grid value was relative."""
+
+
+#: What every trial id looks like (:func:`trial_id`); an id from elsewhere that does not is refused.
+TRIAL_ID = re.compile(r"t\d{3,}r\d+")
 
 
 def trial_id(index: int, repeat: int) -> str:

@@ -1,6 +1,8 @@
 """Connecting to a Ray cluster as rlbench does: token authentication and code shipping (standard library only).
 
-Token authentication stays on: a cluster started by ``ray start --head`` on Ray 2.60 requires
+Token authentication stays on, and its token stays private (:func:`secure_token`: Ray 2.60 writes it
+world-readable); a private local runtime listens on 127.0.0.1 only
+(:func:`bind_local_runtime_to_loopback`). Token authentication stays on: a cluster started by ``ray start --head`` on Ray 2.60 requires
 the token once one exists (``~/.ray/auth_token``), and Ray turns token mode on for clients only
 when the address is ``auto``; :func:`enable_token_auth` does the same for an explicit address
 when a token is at hand. rlbench never sets ``RAY_AUTH_MODE=disabled``.
@@ -14,6 +16,8 @@ by the sweep's cluster probe and by each trial's driver.
 from __future__ import annotations
 
 import os
+import secrets
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -47,6 +51,90 @@ def enable_token_auth(environ: dict[str, str] | None = None) -> str | None:
 
             Config.initialize("")
     return environ.get("RAY_AUTH_MODE")
+
+
+def token_path(environ: dict[str, str] | None = None) -> Path:
+    """Where Ray reads its token file: ``RAY_AUTH_TOKEN_PATH``, else ``~/.ray/auth_token``."""
+    environ = os.environ if environ is None else environ
+    path = environ.get("RAY_AUTH_TOKEN_PATH")
+    return Path(path) if path else Path.home() / ".ray" / "auth_token"
+
+
+def secure_token(environ: dict[str, str] | None = None, *, create: bool = True) -> str | None:
+    """Make Ray's token file private before the first ``ray.init``; returns a line to print, or None.
+
+    Ray 2.60 writes ``~/.ray/auth_token`` with the default umask (0644 measured), and the token is
+    all that keeps another local user from running code in a trial's Ray. With ``create`` and no
+    token anywhere (no ``RAY_AUTH_TOKEN``, no file), the default file is created here 0600
+    (``secrets.token_hex(32)``, as Ray would), in a ``~/.ray`` made 0700. A file readable or
+    writable by others that this user owns is tightened to 0600, and the returned line says so
+    (so it is said once: the next call finds it private). The token is never read or printed.
+    """
+    environ = os.environ if environ is None else environ
+    path = token_path(environ)
+    if create and not environ.get("RAY_AUTH_TOKEN") and not environ.get("RAY_AUTH_TOKEN_PATH"):
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(fd, "w") as f:
+                f.write(secrets.token_hex(32))
+                f.flush()
+                os.fsync(f.fileno())
+            return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    loose = stat.S_IMODE(st.st_mode) & 0o077
+    if not loose:
+        return None
+    if st.st_uid != os.geteuid():
+        return (f"Ray's token {path} is mode {stat.S_IMODE(st.st_mode):04o} and owned by another user: other users "
+                "can read it and run code in every trial's Ray; make it 0600")
+    os.chmod(path, 0o600)
+    return (f"Ray's token {path} was mode {stat.S_IMODE(st.st_mode):04o} (readable by other local users, who could "
+            "then run code in a trial's Ray): made it 0600")
+
+
+def auth_disabled_warning(environ: dict[str, str] | None = None) -> str | None:
+    """A warning when the environment turns Ray's token authentication off (rlbench never does)."""
+    environ = os.environ if environ is None else environ
+    if (environ.get("RAY_AUTH_MODE") or "").strip().lower() == "disabled":
+        return ("RAY_AUTH_MODE=disabled is set: every trial's Ray runtime then runs code from anyone who can reach "
+                "its ports (any local user; with --address, anyone on the network); unset it to keep token "
+                "authentication on")
+    return None
+
+
+#: Ray's switch between "this machine only" and "a cluster node" (``ray._private.ray_constants``).
+#: Off, ``services.get_node_ip_address`` is 127.0.0.1 and every server of a local runtime listens there.
+LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
+def bind_local_runtime_to_loopback(environ: dict[str, str] | None = None) -> None:
+    """Make the private local Ray runtime this process starts next listen on 127.0.0.1 only.
+
+    Ray 2.60 turns ``_node_ip_address="127.0.0.1"`` into the machine's outside address unless its
+    cluster switch is off (``services.resolve_ip_for_localhost``); with it off, gcs_server,
+    raylet, the workers and the agents bind 127.0.0.1 (measured, ``tests/worker/test_ray_auth.py``),
+    where by default they listen on all interfaces. Only for a runtime of this machine: never
+    before connecting to a cluster. Ray reads the switch at import; a process that imported Ray
+    already (the trial's fork server) gets the module's constant set too (a private name: if a Ray
+    release drops it, the runtime listens everywhere again and the test says so).
+    """
+    live = environ is None
+    environ = os.environ if environ is None else environ
+    environ[LOOPBACK_ENV] = "0"
+    if live and "ray" in sys.modules:
+        try:
+            from ray._private import ray_constants
+
+            ray_constants.ENABLE_RAY_CLUSTER = False
+        except (ImportError, AttributeError):
+            pass
 
 
 def _package_dir(name: str) -> Path | None:

@@ -166,8 +166,8 @@ def _shutdown_ray() -> None:
 
 
 def ray_init_kwargs(plan: TrialPlan) -> dict[str, Any]:
-    """``ray.init`` arguments of a trial: a private local runtime, quiet; the dashboard off unless
-    the spec turns it on, and then reachable from this machine only. With ``ray_address``: connect to
+    """``ray.init`` arguments of a trial: a private local runtime on 127.0.0.1, quiet; the dashboard
+    off unless the spec turns it on, and then reachable from this machine only. With ``ray_address``: connect to
     that cluster instead (see :mod:`rlbench.worker.cluster_trial`)."""
     if plan.ray_address:
         from rlbench.worker.cluster_trial import connect_kwargs
@@ -175,6 +175,7 @@ def ray_init_kwargs(plan: TrialPlan) -> dict[str, Any]:
         return connect_kwargs(plan.ray_address, plan.config.environment.env)
     return dict(
         address="local",
+        _node_ip_address="127.0.0.1",  # kept by Ray only with bind_local_runtime_to_loopback (see _run)
         num_cpus=plan.ray_cpus,
         num_gpus=plan.gpus,
         include_dashboard=plan.include_dashboard,
@@ -196,6 +197,10 @@ def _run(plan: TrialPlan, events: EventLog, folder: TrialFolder) -> str:
     import ray
 
     adapter.set_driver_threads(plan.torch_threads["driver"])
+    if not plan.ray_address:
+        from rlbench.worker.ray_auth import bind_local_runtime_to_loopback
+
+        bind_local_runtime_to_loopback()
     t = time.perf_counter()
     ray.init(**ray_init_kwargs(plan))
     ray_init_s = time.perf_counter() - t
