@@ -26,6 +26,7 @@ from rlbench.analysis.tables import read_tables
 from rlbench.analysis.windows import steady
 from rlbench.results.files import write_atomic, write_json
 from rlbench.results.layout import COMPARE_CSV, COMPARE_JSON, ResultsFolder
+from rlbench.results.tables import csv_bytes
 
 #: Default regression threshold: a significant drop larger than this fails the comparison.
 DEFAULT_THRESHOLD = 0.05
@@ -205,7 +206,7 @@ def write_outputs(comparison: Comparison, out_dir: Path) -> tuple[Path, Path]:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     csv_path, json_path = out_dir / COMPARE_CSV, out_dir / COMPARE_JSON
-    write_atomic(csv_path, to_frame(comparison).to_csv(index=False).encode())
+    write_atomic(csv_path, csv_bytes(to_frame(comparison)))
     write_json(json_path, {
         "a": comparison.a, "b": comparison.b, "threshold": comparison.threshold, "confidence": CONFIDENCE,
         "axes": comparison.axes, "regressed": len(comparison.regressed),

@@ -36,6 +36,7 @@ from rlbench.results.tables import (
     ITERATION_SCHEMA,
     NODE_ROLES_SCHEMA,
     UTILIZATION_SCHEMA,
+    csv_bytes,
     iteration_rows,
     iterations_frame,
     read_utilization,
@@ -81,7 +82,7 @@ def build_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
     trials_table = pa.Table.from_pandas(trials, preserve_index=False)
     trials_table = trials_table.replace_schema_metadata({"rlbench_schema_version": str(SCHEMA_VERSION)})
     write_table(folder.table(TRIALS_TABLE), trials_table)
-    write_atomic(folder.table(SUMMARY_CSV), trials.to_csv(index=False).encode())
+    write_atomic(folder.table(SUMMARY_CSV), csv_bytes(trials))
     node_roles = node_roles_frame(plans, events_by_trial, iterations, utilization)
     write_table(folder.table(NODE_ROLES_TABLE), pa.Table.from_pandas(node_roles, schema=NODE_ROLES_SCHEMA,
                                                                      preserve_index=False))

@@ -24,6 +24,7 @@ from rlbench.report.style import (
     MAX_LINES,
     PHASE_COLORS,
     ROLE_COLORS,
+    file_stem,
     new_axes,
     save,
 )
@@ -192,7 +193,7 @@ def write_figures(out_dir: Path, configs: pd.DataFrame, axes: list[str]) -> list
         return []
     wanted: list[tuple[str, str, Any]] = []
     for axis in axes:
-        wanted.append((f"report_throughput_ci_{_safe(axis)}.png", f"Throughput vs {axis} with 95% CI",
+        wanted.append((f"report_throughput_ci_{file_stem(axis)}.png", f"Throughput vs {axis} with 95% CI",
                        plot_throughput_ci(configs, axis, axes)))
     if configs["learner_gpus"].max() > 0:
         wanted.append(("report_cpu_gpu_ratio.png", "Throughput vs CPU/GPU ratio", plot_cpu_gpu_ratio(configs, axes)))
@@ -206,6 +207,3 @@ def write_figures(out_dir: Path, configs: pd.DataFrame, axes: list[str]) -> list
             figures.append(Figure(save(ax.figure, plots / name, tight_bbox=True), title, caption))
     return figures
 
-
-def _safe(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in text)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import base64
 import html
+import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +36,7 @@ from rlbench.report.learning_section import (
     learning_blocks,
     target_text,
 )
+from rlbench.report.markdown import md_code, md_text
 from rlbench.report.style import MAX_HEATMAPS, MAX_MD_TRIALS, fmt, pct
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import REPORT_HTML, REPORT_MD, ResultsFolder
@@ -74,15 +77,39 @@ def analyze(out_dir: Path, tables: dict[str, pd.DataFrame]) -> Analysis:
                     energy=energy_text(manifest, trials))
 
 
+#: A figure rlbench writes: its name is a :func:`~rlbench.report.style.file_stem` plus ``.png``.
+_FIGURE_NAME = re.compile(r"[A-Za-z0-9_-]{1,120}\.png")
+#: Largest figure embedded (bytes); rlbench's own are under 1 MiB.
+MAX_FIGURE_BYTES = 16 << 20
+_PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def embeddable(path: Path) -> bool:
+    """Whether ``path`` can be a figure of ours: a regular file (not a symbolic link: one planted
+    in a folder from elsewhere would embed, and so leak, the file it points to), named as rlbench
+    names figures, a PNG by its first bytes, at most :data:`MAX_FIGURE_BYTES`."""
+    if not _FIGURE_NAME.fullmatch(path.name):
+        return False
+    try:
+        st = path.lstat()
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FIGURE_BYTES:
+            return False
+        with open(path, "rb") as f:
+            return f.read(len(_PNG_MAGIC)) == _PNG_MAGIC
+    except OSError:
+        return False
+
+
 def other_figures(out_dir: Path, mine: list[Figure]) -> tuple[list[Figure], str]:
-    """The PNGs already in ``plots/`` that the report's own figures are not (heat maps capped).
+    """The PNGs already in ``plots/`` that the report's own figures are not (heat maps capped);
+    only those :func:`embeddable` says are figures of ours.
 
     The per-trial ``throughput_vs_*`` plots stay in ``plots/`` but not in the report: the
     per-configuration ``report_throughput_ci_*`` figure shows the same medians with their CIs.
     """
     own = {f.path.name for f in mine}
     found = sorted(p for p in ResultsFolder(Path(out_dir)).plots.glob("*.png")
-                   if p.name not in own and not p.name.startswith(("report_", "throughput_vs_")))
+                   if p.name not in own and not p.name.startswith(("report_", "throughput_vs_")) and embeddable(p))
     heatmaps = [p for p in found if p.name.startswith("cpu_heatmap")]
     rest = [p for p in found if not p.name.startswith("cpu_heatmap")]
     note = ""
@@ -232,9 +259,9 @@ def _md_blocks(blocks: list[tuple]) -> list[str]:
     out = []
     for block in blocks:
         if block[0] == "p":
-            out += [block[1], ""]
+            out += [md_text(block[1]), ""]
         elif block[0] == "ul":
-            out += [f"- {line}" for line in block[1]] + [""]
+            out += [f"- {md_text(line)}" for line in block[1]] + [""]
         else:
             out += [_md_table(block[1], block[2]), ""]
     return out
@@ -254,31 +281,31 @@ def _html_blocks(blocks: list[tuple], n_axes: int) -> str:
 
 
 def _md_table(header: list[str], rows: list[list[str]]) -> str:
-    esc = lambda s: str(s).replace("|", "\\|")  # noqa: E731
-    lines = ["| " + " | ".join(map(esc, header)) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(map(esc, r)) + " |" for r in rows]
+    lines = ["| " + " | ".join(map(md_text, header)) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(map(md_text, r)) + " |" for r in rows]
     return "\n".join(lines)
 
 
 def render_md(analysis: Analysis, figures: list[Figure], notes: list[str]) -> str:
     """report.md: the same content as the HTML, figures linked from plots/."""
     name = (analysis.manifest.get("spec") or {}).get("name", analysis.out_dir.name)
-    out = [f"# rlbench report: {name}", "", "## Recommendations", ""]
-    out += [f"- {line}" for line in rec_lines(analysis)] or ["- no configuration was measured"]
+    out = [f"# rlbench report: {md_text(name)}", "", "## Recommendations", ""]
+    out += [f"- {md_text(line)}" for line in rec_lines(analysis)] or ["- no configuration was measured"]
     if analysis.findings:
-        out += ["", "## What more learner CPUs bought", ""] + [f"- {line}" for line in analysis.findings]
+        out += ["", "## What more learner CPUs bought", ""] + [f"- {md_text(line)}" for line in analysis.findings]
     out += ["", "## Learning", ""] + _md_blocks(_learning_blocks(analysis))
     header, rows = config_rows(analysis)
     out += ["", "## Configurations", "", _method_text(), "", _md_table(header, rows), "", "## Verdicts", ""]
     for _, r in analysis.configs.iterrows():
-        out.append(f"- **{config_label(r, analysis.axes)}**: {r['verdict']}")
+        out.append(f"- **{md_text(config_label(r, analysis.axes))}**: {md_text(r['verdict'])}")
     out += ["", "## Scaling", ""]
     for axis, (h, rs, note) in scaling_rows(analysis).items():
-        out += [f"### {axis}", "", _md_table(h, rs), ""] + ([note, ""] if note else [])
+        out += [f"### {md_text(axis)}", "", _md_table(h, rs), ""] + ([md_text(note), ""] if note else [])
     out += ["## Figures", ""]
     for f in figures:
-        out += [f"### {f.title}", "", f"![{f.title}](plots/{f.path.name})", ""] + ([f.caption, ""] if f.caption else [])
-    out += [n for n in notes if n]
+        out += [f"### {md_text(f.title)}", "", f"![{md_text(f.title)}](plots/{f.path.name})", ""] + (
+            [md_text(f.caption), ""] if f.caption else [])
+    out += [md_text(n) for n in notes if n]
     t = analysis.trials
     cols = ["trial_id", "status", *analysis.axes, "env_steps_per_s", "reason"]
     trial_rows = [[str(r.get(c)) if c != "env_steps_per_s" else fmt(r.get(c)) for c in cols]
@@ -286,7 +313,7 @@ def render_md(analysis: Analysis, figures: list[Figure], notes: list[str]) -> st
     out += ["", "## Trials", "", _md_table(cols, [[x if x not in ("None", "nan") else "" for x in r] for r in trial_rows])]
     if len(t) > MAX_MD_TRIALS:
         out.append(f"\n{len(t) - MAX_MD_TRIALS} more trials in trials.parquet / summary.csv.")
-    out += ["", "## Provenance", ""] + [f"- {k}: `{v}`" for k, v in provenance(analysis)]
+    out += ["", "## Provenance", ""] + [f"- {k}: {md_code(v)}" for k, v in provenance(analysis)]
     return "\n".join(out) + "\n"
 
 

@@ -6,15 +6,23 @@ its number formatting and its caps from here, so a phase or a role looks the sam
 
 from __future__ import annotations
 
+import hashlib
+import io
 import math
+import re
 from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
+# Labels hold the spec's and a results folder's values: a "$" in one must print as a "$", not
+# start mathtext (an unbalanced one made savefig raise and end the report).
+matplotlib.rcParams["text.parse_math"] = False
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+
+from rlbench.results.files import write_atomic  # noqa: E402
 
 #: The phases of an iteration, in stacking order.
 PHASES = ("sample", "learn", "sync", "other")
@@ -48,11 +56,25 @@ def legend_right(ax) -> None:
 
 
 def save(fig, path: Path, *, tight_bbox: bool = False) -> Path:
-    """Lay out, save and close a figure; returns the path."""
+    """Lay out, save and close a figure; returns the path. Written like every other file
+    (:func:`~rlbench.results.files.write_atomic`: temp + rename, never through a link)."""
     fig.tight_layout()
-    fig.savefig(path, dpi=DPI, **({"bbox_inches": "tight"} if tight_bbox else {}))
-    plt.close(fig)
+    buffer = io.BytesIO()
+    try:
+        fig.savefig(buffer, format="png", dpi=DPI, **({"bbox_inches": "tight"} if tight_bbox else {}))
+    finally:
+        plt.close(fig)
+    write_atomic(path, buffer.getvalue())
     return path
+
+
+def file_stem(text: str, limit: int = 80) -> str:
+    """A file-name part made of ``text``: letters, digits, ``_`` and ``-`` only (no ``/``, no
+    ``..``), at most ``limit`` characters (a long one ends in a hash of the whole, so two stay apart)."""
+    stem = re.sub(r"[^A-Za-z0-9_-]", "_", str(text))
+    if len(stem) > limit:
+        stem = stem[:limit - 9] + "_" + hashlib.sha256(str(text).encode()).hexdigest()[:8]
+    return stem or "_"
 
 
 def fmt(value, digits: int = 0) -> str:

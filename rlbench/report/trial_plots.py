@@ -19,6 +19,7 @@ from rlbench.report.style import (
     PHASE_COLORS,
     PHASES,
     ROLE_COLORS,
+    file_stem,
     legend_right,
     new_axes,
     save,
@@ -217,7 +218,7 @@ def write_plots(out_dir: Path, tables: dict[str, pd.DataFrame], axes: list[str])
             written.append(save(figure, plots / name, tight_bbox=True))  # nothing cut: long labels, legends below
 
     for axis in axes:
-        keep(plot_throughput(all_trials, axis, axes), f"throughput_vs_{axis.replace('.', '_')}.png")
+        keep(plot_throughput(all_trials, axis, axes), f"throughput_vs_{file_stem(axis)}.png")
     keep(plot_time_breakdown(trials, iterations, axes), "time_breakdown.png")
     keep(plot_cpu_by_role(trials, axes), "cpu_by_role.png")
     keep(plot_cpu_alloc_vs_used(trials, axes), "cpu_alloc_vs_used.png")
@@ -225,5 +226,6 @@ def write_plots(out_dir: Path, tables: dict[str, pd.DataFrame], axes: list[str])
     if utilization is not None and not utilization.empty:
         for _, row in shown_trials(all_trials[all_trials["status"] == "ok"], MAX_HEATMAPS).iterrows():
             title = f"{row['trial_id']}: {trial_label(row, axes)}, cpus={row['cpus']}: busy % per core"
-            keep(plot_cpu_heatmap(utilization, iterations, row["trial_id"], title), f"cpu_heatmap_{row['trial_id']}.png")
+            keep(plot_cpu_heatmap(utilization, iterations, row["trial_id"], title),
+                 f"cpu_heatmap_{file_stem(row['trial_id'])}.png")  # the id comes from a table: no path in it
     return written

@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import UTILIZATION_COLUMNS, TrialFolder
+from rlbench.results.text import csv_cell
 
 #: iterations.parquet columns, in order.
 ITERATION_SCHEMA = pa.schema([
@@ -64,6 +65,18 @@ NODE_ROLES_SCHEMA = pa.schema([
     ("cpus_used", pa.float64()),
     ("peak_rss_bytes", pa.int64()),
 ])
+
+
+def csv_bytes(frame: pd.DataFrame) -> bytes:
+    """``frame`` as CSV for a spreadsheet: a text cell starting with ``= + - @``, tab or CR gets a
+    leading ``'`` (:func:`~rlbench.results.text.csv_cell`), so opening summary.csv or compare.csv
+    runs no formula a value from elsewhere (an env's error text, an axis value) carries. Number
+    columns are untouched."""
+    out = frame.copy()
+    for column in out.columns:
+        if out[column].dtype == object or pd.api.types.is_string_dtype(out[column]):
+            out[column] = out[column].map(csv_cell)
+    return out.to_csv(index=False).encode()
 
 
 def write_table(path: Path, table: pa.Table) -> None:
