@@ -4,7 +4,8 @@
 instance over its whole life), then injects the fault named by ``fault``:
 
 - ``none``: never fails (a healthy control in the same grid).
-- ``raise``: raises ``RuntimeError("FaultyEnv: injected failure at step N")``.
+- ``raise``: raises ``RuntimeError("FaultyEnv: injected failure at step N")``, or
+  ``RuntimeError(message)`` when ``message`` is given (hostile error text, for the printing tests).
 - ``hang``: sleeps forever inside ``step`` (a hung simulator).
 - ``memory``: inside its ``at_step``-th step, allocates (and touches) ``memory_max_bytes`` in
   chunks of ``memory_chunk_bytes``, then hangs holding it (a simulator whose memory blows up; the
@@ -31,7 +32,7 @@ class FaultyEnv(TinyEnv):
     """TinyEnv with an injected fault.
 
     env_config keys: ``fault`` (one of :data:`FAULTS`, default ``none``), ``at_step`` (default
-    300), ``memory_chunk_bytes`` (default 64 MiB), ``memory_max_bytes`` (default 3 GiB), and
+    300), ``message`` (the ``raise`` fault's error text), ``memory_chunk_bytes`` (default 64 MiB), ``memory_max_bytes`` (default 3 GiB), and
     TinyEnv's ``episode_len`` (default 20) and ``obs_size`` (default 4).
     """
 
@@ -42,6 +43,7 @@ class FaultyEnv(TinyEnv):
             raise ValueError(f"FaultyEnv: fault must be one of {FAULTS}, got {self.fault!r}")
         super().__init__(config)
         self.at_step = int(config.get("at_step", 300))
+        self.message = config.get("message")
         self.chunk_bytes = int(config.get("memory_chunk_bytes", 64 * 2**20))
         self.max_bytes = int(config.get("memory_max_bytes", 3 * 2**30))
         self._steps = 0
@@ -55,7 +57,7 @@ class FaultyEnv(TinyEnv):
 
     def _inject(self) -> None:
         if self.fault == "raise":
-            raise RuntimeError(f"FaultyEnv: injected failure at step {self._steps}")
+            raise RuntimeError(self.message or f"FaultyEnv: injected failure at step {self._steps}")
         if self.fault == "memory":
             held = 0
             while held < self.max_bytes:

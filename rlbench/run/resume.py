@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from rlbench.measure.machine import MachineInfo, machine_dict
 from rlbench.results.layout import MANIFEST_FILE, ResultsFolder
 from rlbench.results.lock import OutDirError
@@ -67,6 +65,11 @@ def _differences(old: dict, new: dict, skip: tuple[str, ...] = ()) -> list[str]:
     return out
 
 
+def _dict(value: Any) -> dict:
+    """``value`` if it is a mapping, else {} (a damaged or forged manifest)."""
+    return value if isinstance(value, dict) else {}
+
+
 def _refuse(out_dir: Path, what: str, details: list[str]) -> OutDirError:
     shown = "; ".join(details[:5]) + (f"; and {len(details) - 5} more" if len(details) > 5 else "")
     return OutDirError(f"cannot resume {out_dir}: {what} ({shown}); old and new trials would not be comparable. "
@@ -102,23 +105,26 @@ def plan_resume(out_dir: Path, loaded: LoadedSpec, plans: list[TrialPlan], machi
     folder = ResultsFolder(out_dir)
     try:
         manifest = json.loads(folder.manifest.read_text())
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, RecursionError) as e:
         raise OutDirError(f"cannot resume {out_dir}: its {MANIFEST_FILE} is missing or unreadable ({e}); it is not "
                           "an rlbench result folder, or it was damaged: choose another --out") from None
+    if not isinstance(manifest, dict):
+        raise OutDirError(f"cannot resume {out_dir}: its {MANIFEST_FILE} is not a JSON object; choose another --out")
     new_spec = loaded.spec.model_dump(mode="json", by_alias=True)
-    diffs = _differences(manifest.get("spec", {}), new_spec, skip=RESUMABLE_SPEC_KEYS)
+    diffs = _differences(_dict(manifest.get("spec")), new_spec, skip=RESUMABLE_SPEC_KEYS)
     if diffs:
         raise _refuse(out_dir, "the spec changed", [f"spec.{d}" for d in diffs])
-    old_machine = manifest.get("machine", {})
+    old_machine = _dict(manifest.get("machine"))
     now = machine_dict(machine)
     diffs = [f"{k}: {old_machine.get(k)!r} -> {now.get(k)!r}" for k in MACHINE_KEYS if old_machine.get(k) != now.get(k)]
-    old_gpus = [g.get("name") for g in old_machine.get("gpus", [])]
+    gpus = old_machine.get("gpus")
+    old_gpus = [_dict(g).get("name") for g in (gpus if isinstance(gpus, list) else [])]
     new_gpus = [g.get("name") for g in now.get("gpus", [])]
     if old_gpus != new_gpus:
         diffs.append(f"gpus: {old_gpus} -> {new_gpus}")
     if diffs:
         raise _refuse(out_dir, "this is a different machine", diffs)
-    old_sw = manifest.get("software", {})
+    old_sw = _dict(manifest.get("software"))
     diffs = [f"{k}: {old_sw.get(k)!r} -> {software.get(k)!r}" for k in SOFTWARE_KEYS if old_sw.get(k) != software.get(k)]
     if diffs:
         raise _refuse(out_dir, "the software changed", diffs)
@@ -133,14 +139,18 @@ def plan_resume(out_dir: Path, loaded: LoadedSpec, plans: list[TrialPlan], machi
                           ["lowering repeats or removing grid values drops trials"])
         try:
             old = TrialPlan.model_validate_json(trial.plan.read_text())
-        except (OSError, ValidationError) as e:
+        except (OSError, ValueError, RecursionError) as e:  # ValidationError is a ValueError
             raise OutDirError(f"cannot resume {out_dir}: {trial.plan} is unreadable ({str(e)[:200]}); "
                               "choose another --out") from None
         diffs = _differences(old.model_dump(mode="json"), new.model_dump(mode="json"), skip=("timeout_s",))
         if diffs:
             raise _refuse(out_dir, f"trial {trial_id} would now run differently (inserting grid values anywhere but "
                           "at the end of the first axis renumbers trials)", diffs)
-        record = read_record(trial)
+        try:
+            record = read_record(trial)
+        except (OSError, ValueError, RecursionError) as e:
+            raise OutDirError(f"cannot resume {out_dir}: {trial.record} is unreadable ({str(e)[:200]}); "
+                              "choose another --out") from None
         if record is None:
             decision.rerun[trial_id] = "no verdict: the sweep stopped during this trial"
         elif record.status == "interrupted":

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from rlbench.results.text import plain
 from rlbench.spec.model import SpecError
 
 #: Largest spec file read (bytes). The biggest shipped config is under 2 KiB.
@@ -139,8 +140,9 @@ def read_yaml(path: Path) -> tuple[Any, LineMap]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise SpecError(f"{path}: not UTF-8 text (byte {e.start}); save the spec as UTF-8") from None
-    loader = yaml.SafeLoader(text)
+    loader = None
     try:
+        loader = yaml.SafeLoader(text)  # its reader refuses some characters (NUL, other controls) already
         root = loader.get_single_node()
         if root is None:
             return None, LineMap()
@@ -151,13 +153,14 @@ def read_yaml(path: Path) -> tuple[Any, LineMap]:
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
         raise SpecError(f"{where}: YAML syntax error: {e.problem or e}") from None
     except yaml.YAMLError as e:
-        raise SpecError(f"{path}: YAML error: {e}") from None
+        raise SpecError(f"{path}: YAML error: {plain(e, keep_newlines=True)}") from None
     except RecursionError:  # the parser itself recurses per level: a file nested hundreds deep
         raise SpecError(f"{path}: nested more than {MAX_DEPTH} levels deep; a spec needs a few") from None
     except (ValueError, TypeError, OverflowError) as e:  # e.g. a timestamp with month 13
         raise SpecError(f"{path}: YAML value error: {e}; quote the value to make it text") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     lines = LineMap(root)
     check_values(data, path, lines)
     return data, lines
