@@ -31,13 +31,14 @@ _spec.loader.exec_module(bench_tables)
 XSS = "<script>alert(1)</script>"
 MD = "a|b [click](http://evil.example) ![x](http://evil.example/p.png) `code` *em*"
 FORMULA = "=HYPERLINK(\"http://evil.example\",\"x\")"
+MATH = "costs $\\frac{$"  # matplotlib would read "$...$" as mathtext, and this one does not parse
 
 
 @pytest.fixture(scope="module")
 def received(tmp_path_factory):
     """A result set whose axis values carry HTML, Markdown and a spreadsheet formula."""
-    return bench_tables.generate(tmp_path_factory.mktemp("r") / "received", trials=3, iterations=4, repeats=1,
-                                 grid={"env_config.msg": [XSS, MD, FORMULA]})
+    return bench_tables.generate(tmp_path_factory.mktemp("r") / "received", trials=4, iterations=4, repeats=1,
+                                 grid={"env_config.msg": [XSS, MD, FORMULA, MATH]})
 
 
 def _copy(received, tmp_path):
@@ -64,6 +65,22 @@ def test_report_makes_values_inert(received, tmp_path):
     assert "[click](" not in unescaped and "a|b" not in unescaped and "\\[click\\](" in md  # no link, no new cell
     summary = pd.read_csv(folder / "summary.csv")
     assert "'" + FORMULA in set(summary["env_config.msg"])  # the formula cell is shown as text
+
+
+def test_per_trial_plots_with_odd_values_and_forged_ids(received, tmp_path):
+    from rlbench.analysis.tables import read_tables
+    from rlbench.report.trial_plots import write_plots
+
+    folder = _copy(received, tmp_path)
+    tables = read_tables(folder)
+    old = tables["trials"].loc[0, "trial_id"]
+    tables["trials"].loc[0, "trial_id"] = "../../../escaped"
+    util = tables["utilization"]
+    util.loc[util["trial_id"] == old, "trial_id"] = "../../../escaped"
+    written = write_plots(folder, tables, ["env_config.msg"])
+    assert folder / "plots" / ("cpu_heatmap_" + "_" * 9 + "escaped.png") in written  # ../../../ -> 9 x _
+    assert all(p.parent == folder / "plots" for p in written)  # every file inside plots/
+    assert not (tmp_path / "escaped.png").exists() and not list(tmp_path.glob("*escaped*"))
 
 
 def test_md_helpers():
