@@ -11,6 +11,8 @@ from rich.console import Console
 from rich.text import Text
 
 from rlbench.commands.exit_codes import EXIT_BAD_INPUT
+from rlbench.results.layout import ResultsFolder
+from rlbench.results.lock import OutDirError, check_plain_folder
 from rlbench.results.text import plain
 from rlbench.worker.ray_auth import auth_disabled_warning, secure_token
 
@@ -43,6 +45,24 @@ def bad_input(console: Console, message: str) -> int:
 def say(console: Console, text: str, style: str = "") -> None:
     """Print a line that holds text not ours (paths, values, reasons) as plain text, controls visible."""
     console.print(Text(plain(text), style=style), soft_wrap=True)
+
+
+def folder_problem(path: Path) -> str | None:
+    """Why a result folder (maybe from elsewhere) cannot be read, or None: not a result set, a
+    link/FIFO/device in it, or a manifest that is not a JSON object."""
+    folder = ResultsFolder(path)
+    if not folder.is_result_set():
+        return f"{path} is not an rlbench result folder (no trials.parquet or trials/)"
+    try:
+        check_plain_folder(path)
+        manifest = folder.read_manifest()
+    except OutDirError as e:
+        return str(e)
+    except (OSError, ValueError, RecursionError) as e:
+        return f"{folder.manifest} is unreadable ({str(e)[:200]}): the folder is damaged"
+    if not isinstance(manifest, dict):
+        return f"{folder.manifest} is not a JSON object: the folder is damaged"
+    return None
 
 
 def own_path(path: Path | None) -> Path | None:

@@ -12,11 +12,10 @@ from pathlib import Path
 from rich.console import Console
 
 from rlbench.analysis.compare import DEFAULT_THRESHOLD, compare, write_outputs
-from rlbench.commands._common import bad_input, own_path, say
+from rlbench.analysis.tables import read_tables
+from rlbench.commands._common import bad_input, folder_problem, own_path, say
 from rlbench.commands.exit_codes import EXIT_FAILED, EXIT_OK
 from rlbench.report.terminal import compare_table
-from rlbench.results.layout import ResultsFolder
-from rlbench.results.lock import OutDirError, check_plain_folder
 
 NAME = "compare"
 HELP = "B/A steady-state throughput per configuration, with CIs"
@@ -43,15 +42,17 @@ def run(args: argparse.Namespace, console: Console) -> int:
     """Compare B against A; exit 1 on a significant regression beyond the threshold."""
     args.a, args.b, args.out = own_path(args.a), own_path(args.b), own_path(args.out)
     for path in (args.a, args.b):
-        if not ResultsFolder(path).is_result_set():
-            return bad_input(console, f"{path} is not an rlbench result folder (no trials.parquet or trials/)")
-        try:
-            check_plain_folder(path)
-        except OutDirError as e:
-            return bad_input(console, str(e))
+        problem = folder_problem(path)
+        if problem:
+            return bad_input(console, problem)
     out = args.out or args.b  # only compare.csv and compare.json are written there (links replaced, never followed)
     if not 0 <= args.threshold < 1:
         return bad_input(console, f"--threshold {args.threshold}: give a fraction in [0, 1), e.g. 0.05 for 5%")
+    for path in (args.a, args.b):
+        try:
+            read_tables(path)
+        except (OSError, ValueError, RecursionError) as e:  # a damaged table (pyarrow's errors are ValueErrors)
+            return bad_input(console, f"cannot read the tables of {path} ({str(e)[:300]}): the folder is damaged")
     result = compare(args.a, args.b, args.threshold)
     console.print(compare_table(result))
     csv_path, json_path = write_outputs(result, out)

@@ -9,11 +9,9 @@ from rich.console import Console
 from rich.text import Text
 
 from rlbench.analysis.tables import build_tables, read_tables
-from rlbench.commands._common import bad_input, own_path, say
+from rlbench.commands._common import bad_input, folder_problem, own_path, say
 from rlbench.commands.exit_codes import EXIT_OK
 from rlbench.report.document import rec_lines, write_report
-from rlbench.results.layout import ResultsFolder
-from rlbench.results.lock import OutDirError, check_plain_folder
 from rlbench.results.text import plain
 
 NAME = "report"
@@ -46,15 +44,13 @@ def write_and_summarize(out_dir: Path, tables, console: Console) -> None:
 def run(args: argparse.Namespace, console: Console) -> int:
     """(Re)write the report of a result set and print its recommendations."""
     args.dir = own_path(args.dir)
-    if not ResultsFolder(args.dir).is_result_set():
-        return bad_input(console, f"{args.dir} is not an rlbench result folder (no trials.parquet or trials/)")
+    problem = folder_problem(args.dir)
+    if problem:
+        return bad_input(console, problem)
     try:
-        check_plain_folder(args.dir)
-    except OutDirError as e:
-        return bad_input(console, str(e))
-    if args.rebuild:
-        tables = build_tables(args.dir)
-    else:
-        tables = read_tables(args.dir)
+        tables = build_tables(args.dir) if args.rebuild else read_tables(args.dir)
+    except (OSError, ValueError, RecursionError) as e:  # a damaged table or per-trial file (pyarrow's too)
+        return bad_input(console, f"cannot read the tables of {args.dir} ({str(e)[:300]}): the folder is damaged; "
+                                  "--rebuild rebuilds them from trials/")
     write_and_summarize(args.dir, tables, console)
     return EXIT_OK

@@ -184,3 +184,17 @@ def test_error_output_is_plain_on_a_real_terminal(tmp_path, monkeypatch):
     bad_input(Console(file=out, force_terminal=True), "env said [/] \x1b[2J")
     text = out.getvalue()
     assert "[/] \\x1b[2J" in text and "\x1b[2J" not in text
+
+
+@pytest.mark.parametrize("damage", ["manifest", "manifest_list", "table"])
+def test_damaged_folders_are_bad_input_not_tracebacks(received, tmp_path, capsys, damage):
+    folder = _copy(received, tmp_path)
+    if damage == "manifest":
+        (folder / "manifest.json").write_text("{")
+    elif damage == "manifest_list":
+        (folder / "manifest.json").write_text("[1, 2]")
+    else:
+        (folder / "trials" / "t000r0" / "utilization.parquet").write_bytes(b"PAR1 not really parquet PAR1")
+    assert main(["report", str(folder)]) == 2
+    assert main(["compare", str(received), str(folder), "--out", str(tmp_path / "cmp")]) == 2
+    assert "damaged" in capsys.readouterr().out
