@@ -14,7 +14,6 @@ from rlbench.commands.exit_codes import EXIT_BAD_INPUT
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.lock import OutDirError, check_plain_folder
 from rlbench.results.text import plain
-from rlbench.worker.ray_auth import auth_disabled_warning, secure_token
 
 #: Width of the console when the output is not a terminal and COLUMNS is not set: wide enough that
 #: every table prints at its natural width and no line is wrapped (a log viewer wraps for itself).
@@ -71,12 +70,10 @@ def own_path(path: Path | None) -> Path | None:
     return Path(path).resolve() if path is not None and Path(path).is_symlink() else path
 
 
-def secure_ray(console: Console, *, create: bool) -> None:
-    """Before this process's first Ray: make Ray's token private (created 0600 with ``create``) and
-    warn when the environment switches token authentication off."""
-    for note in (secure_token(create=create), auth_disabled_warning()):
-        if note:
-            console.print(Text.assemble(("warning:", "yellow"), " ", plain(note)), soft_wrap=True)
+def own_file(path: Path | None) -> Path | None:
+    """A file path the user typed for an output, its folder's links followed here, once (rlbench's
+    writes never follow a link in the folder itself)."""
+    return None if path is None else Path(path).parent.resolve() / Path(path).name
 
 
 def int_list(text: str | None, flag: str) -> list[int] | None:

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from rlbench.commands._common import bad_input, int_list, say
+from rlbench.commands._common import bad_input, int_list, own_file, say
 from rlbench.commands.exit_codes import EXIT_OK
 from rlbench.measure.machine import usable_cores
 from rlbench.results.files import write_json
@@ -68,6 +68,6 @@ def run(args: argparse.Namespace, console: Console) -> int:
                       f"{r.steps_per_s / base:.2f}x" if base else "-")
     console.print(table)
     if args.out:
-        write_json(args.out, [result_dict(r) for r in results])
+        write_json(own_file(args.out), [result_dict(r) for r in results])
         say(console, f"written: {args.out}")
     return EXIT_OK

@@ -8,10 +8,11 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from rlbench.commands._common import bad_input, int_list, say, secure_ray
+from rlbench.commands._common import bad_input, int_list, own_file, say
 from rlbench.commands.exit_codes import EXIT_OK
 from rlbench.measure.machine import usable_cores
 from rlbench.results.files import write_json
+from rlbench.run.raytoken import secure_ray, warn_if_auth_disabled
 from rlbench.studies.simbench import PAPER_TABLE4, result_dict, run_simbench
 from rlbench.worker.ray_auth import bind_local_runtime_to_loopback
 
@@ -46,6 +47,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
         return bad_input(console, str(e))
     console.print(f"simbench: 3n Pendulum-v1 rollouts (mean {args.mean_steps} steps) on n CPUs, "
                   f"n in {counts}, {args.repeats} repeats per mode")
+    warn_if_auth_disabled(console)
     secure_ray(console, create=True)
     bind_local_runtime_to_loopback()  # its private Ray runtimes listen on 127.0.0.1 only
     results = run_simbench(counts, mean_steps=args.mean_steps, repeats=args.repeats)
@@ -62,6 +64,6 @@ def run(args: argparse.Namespace, console: Console) -> int:
     console.print("paper (Pendulum-v0, 2018): 1 CPU 22.6K / 22.3K, 16 CPUs 208K / 290K, 256 CPUs 2.16M / 4.03M "
                   "(BSP / async); see docs/STUDIES.md for why this machine differs")
     if args.out:
-        write_json(args.out, [result_dict(r) for r in results])
+        write_json(own_file(args.out), [result_dict(r) for r in results])
         say(console, f"written: {args.out}")
     return EXIT_OK

@@ -17,7 +17,7 @@ from rich.text import Text
 
 from rlbench import __version__
 from rlbench.analysis.tables import build_tables
-from rlbench.commands._common import bad_input, own_path, say, secure_ray
+from rlbench.commands._common import bad_input, own_path, say
 from rlbench.commands.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from rlbench.commands.report import write_and_summarize
 from rlbench.measure.machine import probe_machine
@@ -26,6 +26,7 @@ from rlbench.report.trial_plots import write_plots
 from rlbench.results.lock import OutDirError
 from rlbench.results.text import plain
 from rlbench.run.cluster import ClusterError, prepare_cluster
+from rlbench.run.raytoken import secure_ray, warn_if_auth_disabled
 from rlbench.run.sweep import default_out_dir, resume_command, run_sweep
 from rlbench.spec.load import load_spec
 from rlbench.spec.model import SpecError
@@ -85,8 +86,9 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
         return bad_input(console, str(e))
     for note in loaded.alias_notes:
         say(console, f"alias: {note}", "dim")
-    if not args.dry_run or args.address:  # a dry run starts no Ray (unless it probes a cluster)
-        secure_ray(console, create=not args.dry_run)
+    warn_if_auth_disabled(console)
+    if not args.dry_run:  # before the probe's Ray (a dry run touches nothing); a local sweep creates it later
+        secure_ray(console, create=False)
     try:
         cluster = prepare_cluster(args.address, loaded, console)
     except ClusterError as e:

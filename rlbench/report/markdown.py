@@ -3,25 +3,29 @@ made inert: it must show as the characters it is, never become HTML, a link or a
 
 Markdown viewers render raw HTML (a ``<script>`` or ``<img onerror=...>`` in an env's error text
 would run in some) and Markdown syntax (a ``](http://...)`` would make a link, a ``|`` a new
-cell). :func:`md_text` turns ``& < >`` into entities and backslash-escapes the inline Markdown
-punctuation; :func:`md_code` makes a code span no backtick in the value can close. Both show
-control characters as escapes and keep the text on one line.
+cell). :func:`md_text` turns ``&`` and ``<`` into entities (no tag, entity or autolink can start)
+and backslash-escapes the inline Markdown punctuation, leaving what cannot act alone as it is, so
+the raw file stays readable: ``>`` (a blockquote only at a line's start, and every value follows a
+``- `` or ``| ``) and an ``_`` inside a word (``driver_torch_threads``: CommonMark never reads an
+intraword ``_`` as emphasis). :func:`md_code` makes a code span no backtick in the value can
+close. Both show control characters as escapes and keep the text on one line.
 """
 
 from __future__ import annotations
 
-import html
 import re
 
 from rlbench.results.text import plain
 
-#: Inline Markdown punctuation (CommonMark lets any ASCII punctuation be backslash-escaped).
-_SPECIAL = re.compile(r"([\\`*_\[\]|~$])")
+#: Inline Markdown punctuation (CommonMark lets any ASCII punctuation be backslash-escaped), and an
+#: ``_`` at a word's edge (one inside a word is never emphasis).
+_SPECIAL = re.compile(r"([\\`*\[\]|~$]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
 
 
 def md_text(value: object) -> str:
     """``value`` as inert Markdown text on one line."""
-    return _SPECIAL.sub(r"\\\1", html.escape(plain(value), quote=False))
+    text = plain(value).replace("&", "&amp;").replace("<", "&lt;")
+    return _SPECIAL.sub(r"\\\1", text)
 
 
 def md_code(value: object) -> str:

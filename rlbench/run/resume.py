@@ -16,6 +16,7 @@ from rlbench.measure.machine import MachineInfo, machine_dict
 from rlbench.results.layout import MANIFEST_FILE, ResultsFolder
 from rlbench.results.lock import OutDirError
 from rlbench.results.records import read_record
+from rlbench.spec.limits import MAX_SEED
 from rlbench.spec.model import LoadedSpec
 from rlbench.spec.plan import TrialPlan
 
@@ -81,11 +82,17 @@ def recorded_seeds(out_dir: Path) -> dict[int, int | None]:
     ``repeat_seeds`` (drawn when the sweep was planned), overridden by the trials' own plans (the
     truth; a folder from before every trial was seeded records None there). {} for a new folder."""
     folder = ResultsFolder(out_dir)
-    seeds: dict[int, int | None] = dict(enumerate(folder.read_manifest().get("repeat_seeds") or []))
+    try:
+        recorded = _dict(folder.read_manifest()).get("repeat_seeds")
+    except (OSError, ValueError, RecursionError):
+        recorded = None  # plan_resume refuses such a folder with the reason
+    # the folder may come from elsewhere: only seeds a spec could hold are taken from it
+    seeds: dict[int, int | None] = {i: s for i, s in enumerate(recorded if isinstance(recorded, list) else [])
+                                    if s is None or (type(s) is int and 0 <= s <= MAX_SEED)}
     for trial in folder.trials():
         try:
             plan = TrialPlan.model_validate_json(trial.plan.read_text())
-        except (OSError, ValidationError):
+        except (OSError, ValueError, RecursionError):  # a pydantic ValidationError is a ValueError
             continue  # plan_resume refuses such a folder with the reason
         seeds[plan.repeat] = plan.seed
     return seeds

@@ -41,6 +41,7 @@ from rlbench.results.text import plain
 from rlbench.run.ceilings import measure_env_ceilings
 from rlbench.run.processes import ProcessRef, kill_survivors
 from rlbench.run.progress import SweepProgress
+from rlbench.run.raytoken import secure_ray
 from rlbench.run.resume import ResumePlan, plan_resume, recorded_seeds
 from rlbench.run.trial import TrialLauncher, run_trial
 from rlbench.spec.model import LoadedSpec
@@ -187,6 +188,7 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
     lock = SweepLock(out_dir).acquire()
     try:
         decision = decide()  # again under the lock: another sweep may have finished trials meanwhile
+        secure_ray(console, create=cluster is None)  # before any trial's Ray: the token file, private
         info = manifest(loaded, machine, plans, argv)
         info["repeat_seeds"] = seeds
         if cluster is not None:

@@ -60,7 +60,7 @@ def test_report_makes_values_inert(received, tmp_path):
     outside_code = re.sub(r"(`+).*?\1", "", md)  # a code span shows its text verbatim: HTML there is inert
     for text in (outside_code, html):
         assert "<script>" not in text and "<img src=x" not in text
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in md and "&lt;img src=x onerror=alert(1)&gt;" in md
+    assert "&lt;script>alert(1)&lt;/script>" in md and "&lt;img src=x onerror=alert(1)>" in md
     unescaped = md.replace("\\[", "").replace("\\]", "").replace("\\|", "")
     assert "[click](" not in unescaped and "a|b" not in unescaped and "\\[click\\](" in md  # no link, no new cell
     summary = pd.read_csv(folder / "summary.csv")
@@ -84,7 +84,9 @@ def test_per_trial_plots_with_odd_values_and_forged_ids(received, tmp_path):
 
 
 def test_md_helpers():
-    assert md_text("<b>x</b> & y") == "&lt;b&gt;x&lt;/b&gt; &amp; y"
+    assert md_text("<b>x</b> & y") == "&lt;b>x&lt;/b> &amp; y"  # no tag can open: ">" alone is text
+    assert md_text("driver_torch_threads 1 -> 2") == "driver_torch_threads 1 -> 2"  # readable raw
+    assert md_text("_em_ *b* ~s~ $m$") == "\\_em\\_ \\*b\\* \\~s\\~ \\$m\\$"
     assert md_text("a\nb|c") == "a\\\\x0ab\\|c"
     assert md_code("x ``y`` z") == "```x ``y`` z```"
     assert md_code("`") == "`` ` ``"
