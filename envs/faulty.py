@@ -32,8 +32,9 @@ class FaultyEnv(TinyEnv):
     """TinyEnv with an injected fault.
 
     env_config keys: ``fault`` (one of :data:`FAULTS`, default ``none``), ``at_step`` (default
-    300), ``message`` (the ``raise`` fault's error text), ``memory_chunk_bytes`` (default 64 MiB), ``memory_max_bytes`` (default 3 GiB), and
-    TinyEnv's ``episode_len`` (default 20) and ``obs_size`` (default 4).
+    300), ``message`` (the ``raise`` fault's error text), ``memory_chunk_bytes`` (default 64 MiB),
+    ``memory_max_bytes`` (default 3 GiB), and TinyEnv's ``episode_len`` (default 20) and
+    ``obs_size`` (default 4).
     """
 
     def __init__(self, config: dict | None = None):
