@@ -238,8 +238,8 @@ def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan]
     if to_run:
         info["cpu_energy_zones"] = rapl.describe() if rapl is not None else []
         if rapl is None:
-            console.print(f"[dim]No CPU energy counter (no readable RAPL package zone under {powercap_root}): "
-                          "cpu_energy_j will be null.[/]", highlight=False)
+            console.print(Text(plain(f"No CPU energy counter (no readable RAPL package zone under {powercap_root}): "
+                                     "cpu_energy_j will be null."), style="dim"))
     spec = loaded.spec
     measure_env_ceilings(folder, to_run, spec.env_ceiling_s, console,
                          max_rss_bytes=spec.trial_memory_limit_bytes or psutil.virtual_memory().total // 4)

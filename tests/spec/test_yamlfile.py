@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
+from rlbench.spec.limits import MAX_TRIALS
 from rlbench.spec.load import load_spec
-from rlbench.spec.model import MAX_TRIALS, SpecError
+from rlbench.spec.model import SpecError
 from rlbench.spec.yamlfile import MAX_DEPTH, MAX_EXPANDED_NODES, MAX_SPEC_BYTES
 
 BASE = "name: x\nenvironment:\n  env: CartPole-v1\nstop: {iterations: 3}\n"
@@ -92,7 +93,8 @@ def test_trial_count_is_bounded_before_the_grid_is_expanded(tmp_path, monkeypatc
     ("env_runners: {num_cpus_per_env_runner: 1.0e+308}\n", "num_cpus_per_env_runner: Input should be less than"),
     ("learners: {num_cpus_per_learner: -1}\n", "num_cpus_per_learner"),
     ("env_runners: {rollout_fragment_length: 0}\n", "rollout_fragment_length"),
-    ("seed: -1\n", "seed: Input should be greater than or equal to 0"),
+    ("seed: -1\n", "seed: seed must be 0 to 4294967295"),
+    ("seed: 4294967296\n", "seed: seed must be 0 to 4294967295"),
     ("repeats: 100000\n", "repeats: Input should be less than or equal to 1000"),
     ("trial_memory_limit_bytes: 1\n", "trial_memory_limit_bytes: Input should be greater than or equal to 1048576"),
 ])
