@@ -55,13 +55,15 @@ BASES = [
      "learners": {"num_gpus": 0}, "resources": {"num_cpus_for_main_process": 1},
      "threads": {"driver_torch_threads": 1}, "ray": {"include_dashboard": False},
      "grid": {"training.num_sgd_iter": [1, 2]}, "stop": {"seconds": 5}, "trial_memory_limit_bytes": 2**30},
+    {"name": "target", "environment": {"env": "CartPole-v1"}, "repeats": 2, "seed": [3, 4],
+     "stop": {"iterations": 20, "episode_return_mean": 150}},
 ]
 
 #: Keys a mutation may add: real ones (in the wrong place too), old names, and odd ones.
 KEYS = ["name", "environment", "env", "env_config", "env_runners", "num_env_runners", "learners", "num_learners",
         "resources", "threads", "training", "lr", "lambda", "rl_module", "fcnet_hiddens", "cpus", "grid",
         "repeats", "stop", "iterations", "seconds", "warmup_iterations", "trial_timeout_s", "sample_hz",
-        "env_ceiling_s", "seed", "ray", "include_dashboard", "num_workers", "num_gpus", "sgd_minibatch_size",
+        "env_ceiling_s", "seed", "ray", "include_dashboard", "episode_return_mean", "at_most", "num_workers", "num_gpus", "sgd_minibatch_size",
         "env_config.x", "training.lr", "cpuz", "", " ", "[/]", "\x1b[2J", "<<", "a.b.c", "ü"]
 
 TEXTS = ["auto", "CartPole-v1", "envs.tiny:TinyEnv", "subprocess:Popen", "os:system", "envs.tiny:[/]", "relu",
