@@ -99,8 +99,8 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
         except SpecError as e:
             return bad_input(console, str(e))
         console.print(plan_table(plans))
-        for line in skip_summary(plans):
-            console.print(line, highlight=False, markup=False, soft_wrap=True)
+        for line in skip_summary(plans):  # names grid values: text, controls visible
+            console.print(plain(line), highlight=False, markup=False, soft_wrap=True)
         console.print(f"{len(plans)} trials planned, {sum(p.skip_reason is None for p in plans)} to run; "
                       "dry run: nothing was run or written."
                       + (" (seed: null: the sweep draws its own seeds when it runs.)" if loaded.spec.seed is None

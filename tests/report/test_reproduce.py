@@ -28,4 +28,4 @@ def test_reproduce_writes_what_a_relative_value_resolved_to(tmp_path):
     spec = yaml.safe_load(text)
     assert spec["env_runners"]["num_env_runners"] == 1 and spec["cpus"] == 2 and "grid" not in spec
     # the dry-run table shows the resolved value and how it was written
-    assert list(plan_table([plan]).columns[1].cells) == ["1 (cpus-1)"]
+    assert [str(c) for c in plan_table([plan]).columns[1].cells] == ["1 (cpus-1)"]

@@ -12,6 +12,7 @@ from rich.errors import MarkupError
 
 from rlbench.analysis.compare import Comparison, ComparisonRow
 from rlbench.report.terminal import compare_table, plan_table, results_table
+from rlbench.results.records import TrialRecord
 from rlbench.run.progress import SweepProgress
 
 #: An env's error text: markup that would not parse, markup that would, a path in brackets, a
@@ -60,14 +61,18 @@ def test_plan_table(monkeypatch):
                           memory_bytes=2**30, gpus=[])
     data = {"name": "t", "environment": {"env": "CartPole-v1"}, "stop": {"iterations": 2},
             "grid": {"env_config.msg": [HOSTILE]}}
-    plans = [p.model_copy(update={"skip_reason": HOSTILE}) for p in plan_trials(spec_from_dict(data, check_envs=False),
-                                                                                 machine)]
+    runnable = plan_trials(spec_from_dict(data, check_envs=False), machine)
+    plans = [p.model_copy(update={"skip_reason": HOSTILE}) for p in runnable]
     _check(render(plan_table(plans)))
-    progress_out = io.StringIO()
-    console = Console(file=progress_out, width=400, force_terminal=True)
-    with SweepProgress(console, plans) as progress:
-        progress.trial(plans[0], 1, 1, 0, "starting")
-    assert "\\x1b[2J" in visible_text(progress_out.getvalue())
+    for interactive in (True, False):  # the live bar in a terminal; one line per trial in a log
+        out = io.StringIO()
+        console = Console(file=out, width=400, force_terminal=True, force_interactive=interactive)
+        with SweepProgress(console, runnable) as progress:
+            progress.start(runnable[0])
+            progress.poll(runnable[0], [{"event": "ray_init"}])
+            progress.finish(runnable[0], TrialRecord(trial_id=runnable[0].trial_id, status="failed", reason=HOSTILE))
+        text = visible_text(out.getvalue())
+        assert "\\x1b[2J" in text and "\x1b[2J" not in text and "\x07" not in text, text
 
 
 def test_compare_table():
