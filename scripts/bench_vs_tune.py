@@ -17,9 +17,11 @@ rounds (``rlbench.analysis.stats.ratio_ci``), and the two wall times of every ro
 
     flock /tmp/rlbench-ray.lock python scripts/bench_vs_tune.py [--rounds 3] [--iterations 6] [--out DIR]
 
-``--factor`` switches one of rlbench's own choices off in the rlbench runs, to find which one
-changes the workload (docs/MEASUREMENT.md, "Fidelity"). Run it on a quiet machine: the machine's
-load average is printed beside the figures.
+``--switch-off NAME`` switches one of rlbench's own choices off in the rlbench runs
+(:mod:`rlbench.run.switches`: affinity, threads, callback, stats, forkserver, sampler), and
+``--pin-driver`` turns ``pin_driver`` on, to find which choice changes the workload
+(docs/MEASUREMENT.md, "Fidelity"). Run it on a quiet machine: the machine's load average is
+printed beside the figures.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ name: vs_tune
 environment:
   env: {env}
 env_runners: {{num_cpus_per_env_runner: 1}}
-resources: {{num_cpus_for_main_process: 1}}
+resources: {{num_cpus_for_main_process: 1, pin_driver: {pin_driver}}}
 training: {{minibatch_size: {minibatch}, num_epochs: {epochs}}}
 rl_module: {{fcnet_hiddens: [64, 64]}}
 grid:
@@ -105,6 +107,37 @@ def run_rlbench(out: Path, spec_text: str, env: dict[str, str]) -> tuple[dict[tu
              for r in trials.itertuples()}, wall_s)
 
 
+def sweep_breakdown(out: Path, wall_s: float) -> dict[str, float]:
+    """Where an rlbench sweep's wall time went, summed over its trials (seconds): before the first
+    trial (Ray token, machine probe, env ceilings), each trial's process start, ``ray.init``, build,
+    training, shutdown and the sweep's own work after the trial process ended, then the rest
+    (tables, report)."""
+    import pandas as pd
+
+    trials = pd.read_parquet(out / "trials.parquet").sort_values("started_epoch")
+    manifest = json.loads((out / "manifest.json").read_text())
+    parts = dict.fromkeys(("process start", "ray.init", "build", "train", "shutdown", "after exit"), 0.0)
+    for row in trials.itertuples():
+        events = {}
+        for line in (out / "trials" / row.trial_id / "events.jsonl").read_text().splitlines():
+            e = json.loads(line)
+            events.setdefault(e["event"], e)
+            if e["event"] == "iteration":
+                events["last_iteration"] = e
+        parts["process start"] += events["start"]["t_s"]
+        parts["ray.init"] += events["ray_init"]["t_s"] - events["start"]["t_s"]
+        parts["build"] += events["build"]["t_s"] - events["ray_init"]["t_s"]
+        parts["train"] += events["last_iteration"]["t_s"] - events["build"]["t_s"]
+        parts["shutdown"] += events["end"]["t_s"] - events["last_iteration"]["t_s"]
+        parts["after exit"] += row.trial_wall_s - events["end"]["t_s"]
+    import datetime as dt
+
+    started = dt.datetime.fromisoformat(manifest["started_at"]).timestamp()
+    before = float(trials["started_epoch"].min()) - started
+    in_trials = sum(parts.values())
+    return {"before trials": before, **parts, "imports, tables, report": wall_s - before - in_trials}
+
+
 def run_tune(out: Path, args: argparse.Namespace) -> tuple[dict[tuple[int, int], float], float]:
     """One Tune run of the grid in a fresh process; (runners, batch) -> steady throughput, and its wall seconds."""
     payload = json.dumps({"env": args.env, "runners": args.runners, "batches": args.batches, "minibatch": args.minibatch,
@@ -132,9 +165,10 @@ def main() -> int:
     parser.add_argument("--batches", type=int, nargs="+", default=[500, 1000])
     parser.add_argument("--minibatch", type=int, default=250)
     parser.add_argument("--epochs", type=int, default=2)
-    parser.add_argument("--factor", action="append", default=[], metavar="NAME=VALUE",
-                        help="an environment variable for the rlbench runs only (one of rlbench's own choices "
-                             "switched off, see docs/MEASUREMENT.md); repeat for several")
+    parser.add_argument("--switch-off", action="append", default=[], metavar="NAME",
+                        help="one of rlbench's own choices switched off in the rlbench runs (RLBENCH_SWITCH_OFF: "
+                             "affinity, threads, callback, stats, forkserver, sampler); repeat for several")
+    parser.add_argument("--pin-driver", action="store_true", help="rlbench runs with pin_driver: true")
     parser.add_argument("--out", type=Path, default=None, help="keep the runs here (default: a temporary folder)")
     args = parser.parse_args()
 
@@ -142,13 +176,15 @@ def main() -> int:
 
     root = args.out or Path(tempfile.mkdtemp(prefix="rlbench-vs-tune-"))
     root.mkdir(parents=True, exist_ok=True)
-    factors = dict(f.split("=", 1) for f in args.factor)
+    factors = {"RLBENCH_SWITCH_OFF": ",".join(args.switch_off)} if args.switch_off else {}
     spec_text = SPEC.format(env=args.env, minibatch=args.minibatch, epochs=args.epochs, runners=args.runners,
-                            batches=args.batches, iterations=args.iterations, warmup=args.warmup)
+                            batches=args.batches, iterations=args.iterations, warmup=args.warmup,
+                            pin_driver=str(args.pin_driver).lower())
     load_before = os.getloadavg()
     ours: dict[tuple[int, int], list[float]] = {}
     theirs: dict[tuple[int, int], list[float]] = {}
     walls = []
+    breakdowns = []
     for r in range(args.rounds):
         order = ("rlbench", "tune") if r % 2 == 0 else ("tune", "rlbench")
         wall = {}
@@ -157,6 +193,7 @@ def main() -> int:
             out.mkdir(exist_ok=True)
             if side == "rlbench":
                 rates, wall[side] = run_rlbench(out / "sweep", spec_text, factors)
+                breakdowns.append(sweep_breakdown(out / "sweep", wall[side]))
                 target = ours
             else:
                 rates, wall[side] = run_tune(out, args)
@@ -167,7 +204,8 @@ def main() -> int:
                 f"{k[0]}r/{k[1]}: {v:,.0f}" for k, v in sorted(rates.items())), flush=True)
         walls.append(wall)
     print(f"\nmachine load (1-min average, {os.cpu_count()} cores): {load_before[0]:.2f} before, "
-          f"{os.getloadavg()[0]:.2f} after; factors switched off in rlbench runs: {factors or 'none'}")
+          f"{os.getloadavg()[0]:.2f} after; rlbench runs: switched off: {', '.join(args.switch_off) or 'nothing'}, "
+          f"pin_driver: {args.pin_driver}")
     print(f"{'runners':>7} {'batch':>6} {'Tune steps/s':>13} {'rlbench':>9} {'rlbench/Tune':>13} {'95% CI':>15} {'n':>3}")
     for key in sorted(theirs):
         r = ratio_ci(theirs[key], ours.get(key, []))
@@ -177,6 +215,8 @@ def main() -> int:
     ratio = [w["rlbench"] / w["tune"] for w in walls]
     print("\nwall per round, rlbench / Tune: " + ", ".join(f"{w['rlbench']:.1f}/{w['tune']:.1f} s" for w in walls)
           + f"; median ratio {statistics.median(ratio):.3f}")
+    print("rlbench sweep wall, median over rounds (s): " + ", ".join(
+        f"{k} {statistics.median(b[k] for b in breakdowns):.1f}" for k in breakdowns[0]))
     print(f"runs kept in {root}")
     return 0
 

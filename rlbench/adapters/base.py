@@ -138,5 +138,6 @@ class Adapter(Protocol):
     def make_env(self, env: str, env_config: dict[str, Any]) -> Any:
         """Create one env the way the framework would (the env ceiling steps it alone)."""
 
-    def trainer(self, config: Any, *, seed: int | None) -> Trainer:
-        """A trainer for one trial config (nothing is built yet)."""
+    def trainer(self, config: Any, *, seed: int | None, without: frozenset[str] = frozenset()) -> Trainer:
+        """A trainer for one trial config (nothing is built yet); ``without`` names instruments left
+        out for a fidelity diagnosis (``callback``, ``stats``: :mod:`rlbench.run.switches`)."""

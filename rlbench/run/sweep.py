@@ -43,6 +43,7 @@ from rlbench.run.processes import ProcessRef, kill_survivors
 from rlbench.run.progress import SweepProgress
 from rlbench.run.raytoken import secure_ray
 from rlbench.run.resume import ResumePlan, plan_resume, recorded_seeds
+from rlbench.run.switches import ENV_VAR, switched_off
 from rlbench.run.trial import TrialLauncher, run_trial
 from rlbench.spec.model import LoadedSpec
 from rlbench.spec.plan import (
@@ -110,6 +111,8 @@ def manifest(loaded: LoadedSpec, machine: MachineInfo, plans: list[TrialPlan], a
         "git_commit": git_commit(Path(__file__).resolve().parent),
         "spec_git_commit": head_commit(loaded.source.resolve().parent),  # runs no git: see head_commit
         "machine": machine_dict(machine),
+        # what differs from running the same configurations under Tune, said once for the sweep
+        "differs_from_tune": list(dict.fromkeys(d for p in plans if p.skip_reason is None for d in p.differs_from_tune)),
         "started_at": dt.datetime.now(dt.timezone.utc).isoformat(),
         "ended_at": None,
         **relative_values(plans, machine),
@@ -174,6 +177,9 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
         plans = plan_cluster_trials(loaded, cluster, seeds)
     else:
         plans = plan_trials(loaded, machine, seeds)
+    off = switched_off()  # a fidelity diagnosis only (RLBENCH_SWITCH_OFF): said in every plan and the manifest
+    if off:
+        plans = [p.model_copy(update={"switched_off": off}) for p in plans]
     software = software_versions()
     check_writable(out_dir)
     if existing and not resume:
@@ -191,6 +197,10 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
         secure_ray(console, create=cluster is None)  # before any trial's Ray: the token file, private
         info = manifest(loaded, machine, plans, argv)
         info["repeat_seeds"] = seeds
+        if off:
+            info["switched_off"] = off
+            console.print(Text(plain(f"{ENV_VAR}: {', '.join(off)} switched off (a fidelity diagnosis: these results "
+                                     "are not a normal rlbench measurement)"), style="yellow"))
         if cluster is not None:
             info["cluster"] = cluster_dict(cluster)
         if existing:
@@ -243,7 +253,7 @@ def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan]
     spec = loaded.spec
     measure_env_ceilings(folder, to_run, spec.env_ceiling_s, console,
                          max_rss_bytes=spec.trial_memory_limit_bytes or psutil.virtual_memory().total // 4)
-    launcher = TrialLauncher()
+    launcher = TrialLauncher(fresh_process=any("forkserver" in p.switched_off for p in to_run))
     try:
         with SweepProgress(console, to_run) as progress:
             for plan in to_run:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -30,11 +31,32 @@ from rlbench.worker.rapl import Rapl
 _POLL_S = 0.2
 
 
+class FreshProcess:
+    """A trial started as a fresh ``python -m rlbench.worker.trial`` (the ``forkserver`` switch of
+    :mod:`rlbench.run.switches`), with the calls of multiprocessing.Process that :func:`run_trial` uses."""
+
+    def __init__(self, popen: subprocess.Popen):
+        self._popen = popen
+        self.pid = popen.pid
+
+    @property
+    def exitcode(self) -> int | None:
+        return self._popen.poll()
+
+    def join(self, timeout: float | None = None) -> None:
+        try:
+            self._popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            pass
+
+
 class TrialLauncher:
     """Starts trial processes from a fork server that has Ray, RLlib and torch imported already
-    (the adapter's :attr:`~rlbench.adapters.base.Adapter.preload_modules`)."""
+    (the adapter's :attr:`~rlbench.adapters.base.Adapter.preload_modules`), or, with
+    ``fresh_process``, each as a new Python process (a fidelity diagnosis)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, fresh_process: bool = False) -> None:
+        self.fresh_process = fresh_process
         # Ray's workers inherit the environment: make the caller's folder importable for them.
         cwd = os.getcwd()
         paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
@@ -45,8 +67,11 @@ class TrialLauncher:
         self.context = multiprocessing.get_context("forkserver")
         self.context.set_forkserver_preload([trial_process.__name__, *get_adapter().preload_modules])
 
-    def start(self, trial: TrialFolder, t0_epoch: float) -> multiprocessing.Process:
+    def start(self, trial: TrialFolder, t0_epoch: float) -> "multiprocessing.Process | FreshProcess":
         """Launch the trial whose plan is in ``trial``."""
+        if self.fresh_process:  # argv holds rlbench's own paths and a number only: no shell, nothing foreign
+            return FreshProcess(subprocess.Popen([sys.executable, "-m", trial_process.__name__, str(trial.path),
+                                                  repr(t0_epoch)], stdin=subprocess.DEVNULL))
         proc = self.context.Process(target=trial_process.process_entry, args=(str(trial.path), t0_epoch),
                                     name=f"rlbench-trial-{trial.trial_id}", daemon=False)
         proc.start()
@@ -125,7 +150,8 @@ def run_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, gpus
     t0 = time.time()
     proc = launcher.start(trial, t0)
     me = ProcessRef.of(proc.pid) or ProcessRef(proc.pid, -1)  # not reaped before join: still the trial
-    sampler = UtilizationSampler(proc.pid, t0_epoch=t0, hz=plan.sample_hz, gpus=gpus,
+    hz = 0.0 if "sampler" in plan.switched_off else plan.sample_hz  # 0: a fidelity diagnosis, no rows
+    sampler = UtilizationSampler(proc.pid, t0_epoch=t0, hz=hz, gpus=gpus,
                                  rapl=None if plan.ray_address else rapl).start()
     deadline = time.monotonic() + plan.timeout_s
     timed_out = False

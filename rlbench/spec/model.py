@@ -119,8 +119,12 @@ class LearnersSection(_Section):
 
 class ResourcesSection(_Section):
     num_cpus_for_main_process: int = Field(1, ge=0, le=MAX_CPUS)
-    """CPUs reserved for the driver out of the trial's ``cpus`` (rlbench's meaning, see README):
-    Ray gets the rest, the driver is pinned to these cores and gets this many torch threads."""
+    """CPUs reserved for the driver out of the trial's ``cpus``, as Tune reserves them for its trial
+    actor (README): Ray gets the rest, so env runners and learners cannot use them, and the driver
+    gets this many torch threads (at least 1)."""
+    pin_driver: bool = False
+    """Also pin the driver to its reserved cores and every other process of the trial to the rest.
+    Off by default: Tune pins nothing, and rlbench measures what a user gets under Tune."""
 
 
 class ThreadsSection(_Section):

@@ -19,6 +19,7 @@ from rlbench.adapters import resource_demand, torch_threads
 from rlbench.measure.machine import ClusterInfo, MachineInfo
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import ResultsFolder, TrialFolder
+from rlbench.spec.fidelity import tune_differences
 from rlbench.spec.model import (
     GridPoint,
     LoadedSpec,
@@ -82,6 +83,12 @@ class TrialPlan(BaseModel):
     """GCS address of the Ray cluster the trial's driver connects to (``--address``); None: a private
     local runtime. On a cluster ``cores``/``driver_cores`` are empty (no pinning) and ``cpus``,
     ``ray_cpus``, ``gpus`` are the cluster's totals at probe time."""
+    differs_from_tune: list[str] = []
+    """How this trial differs from the same configuration under Ray Tune, in words
+    (:func:`rlbench.spec.fidelity.tune_differences`)."""
+    switched_off: list[str] = []
+    """rlbench's own choices switched off for a fidelity diagnosis (:mod:`rlbench.run.switches`,
+    ``RLBENCH_SWITCH_OFF``); empty in every normal sweep."""
     relative: dict[str, str] = {}
     """Grid axis column -> the value relative to the machine it was written as (``cpus-1``); the
     resolved value is in ``axes`` and ``config``. Empty when no grid value was relative."""
@@ -235,6 +242,7 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
                 include_dashboard=spec.ray.include_dashboard,
                 seed=seeds[repeat],
                 skip_reason=reason,
+                differs_from_tune=tune_differences(config, cpus, len(machine.usable_cores)),
                 relative={r.axis: r.expr for r in point.relative},
             ))
     return plans
@@ -351,6 +359,7 @@ def plan_cluster_trials(loaded: LoadedSpec, cluster: ClusterInfo,
         plans.append(plan.model_copy(update={
             "cpus": total_cpus, "cores": [], "driver_cores": [], "ray_cpus": total_cpus,
             "gpus": int(cluster.total_gpus), "ray_address": cluster.gcs_address,
+            "differs_from_tune": tune_differences(plan.config, total_cpus, total_cpus, on_cluster=True),
             "skip_reason": (plan.skip_reason if (plan.skip_reason or "").startswith(DUPLICATE)
                             else cluster_skip_reason(plan.config, cluster)),
         }))

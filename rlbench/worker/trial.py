@@ -106,6 +106,18 @@ def _pin_tree(driver_cores: list[int], other_cores: list[int]) -> None:
     os.sched_setaffinity(0, driver_cores)
 
 
+def _affinities() -> dict[str, list]:
+    """The cores the driver may run on, and each distinct core set of the rest of the trial's
+    processes, as the kernel holds them after pinning (what ``pin_driver`` and ``cpus`` did)."""
+    others: set[tuple[int, ...]] = set()
+    for child in descendants(os.getpid()):
+        try:
+            others.add(tuple(sorted(os.sched_getaffinity(child))))
+        except OSError:  # gone meanwhile
+            pass
+    return {"driver": sorted(os.sched_getaffinity(0)), "others": [list(s) for s in sorted(others)]}
+
+
 def _worker_pythonpath() -> str:
     """PYTHONPATH for Ray's workers: the caller's folder first, so ``package.module:Class`` envs import."""
     parts = [os.getcwd()] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
@@ -142,7 +154,10 @@ def main(trial_dir: str, t0_epoch: float) -> int:
     plan = TrialPlan.model_validate_json(folder.plan.read_text())
     events = EventLog(folder.events_file, t0_epoch)
     me = read_stat(os.getpid())
-    events.write("start", pid=os.getpid(), start_ticks=me.start_ticks if me else None)
+    import multiprocessing
+
+    events.write("start", pid=os.getpid(), start_ticks=me.start_ticks if me else None,
+                 forked_by_server=multiprocessing.parent_process() is not None)
     try:
         status = _run(plan, events, folder)
     except KeyboardInterrupt:  # the sweep's Ctrl-C: _run has shut Ray down; the iterations are kept
@@ -190,13 +205,15 @@ def _run(plan: TrialPlan, events: EventLog, folder: TrialFolder) -> str:
     from rlbench.adapters import get_adapter
 
     adapter = get_adapter()
-    if plan.cores:  # empty on a cluster: no pinning
+    off = frozenset(plan.switched_off)  # a fidelity diagnosis (rlbench.run.switches); empty normally
+    if plan.cores and "affinity" not in off:  # empty on a cluster: no pinning
         os.sched_setaffinity(0, plan.cores)
     os.environ["PYTHONPATH"] = _worker_pythonpath()
     adapter.quiet_logging()
     import ray
 
-    adapter.set_driver_threads(plan.torch_threads["driver"])
+    if "threads" not in off:
+        adapter.set_driver_threads(plan.torch_threads["driver"])
     if not plan.ray_address:
         from rlbench.worker.ray_auth import bind_local_runtime_to_loopback
 
@@ -214,7 +231,7 @@ def _run(plan: TrialPlan, events: EventLog, folder: TrialFolder) -> str:
         events.write("ray_init", ray_init_s=ray_init_s, session_dir=_ray_session_dir())
     trainer = None
     try:
-        trainer = adapter.trainer(plan.config, seed=plan.seed)
+        trainer = adapter.trainer(plan.config, seed=plan.seed, without=off)
         reason = trainer.infeasible_reason()
         if reason:
             events.write("skipped", reason=reason)
@@ -223,10 +240,10 @@ def _run(plan: TrialPlan, events: EventLog, folder: TrialFolder) -> str:
         trainer.build()
         build_s = time.perf_counter() - t
         other_cores = [c for c in plan.cores if c not in plan.driver_cores]
-        if plan.driver_cores and other_cores:
+        if plan.config.resources.pin_driver and plan.driver_cores and other_cores and "affinity" not in off:
             _pin_tree(plan.driver_cores, other_cores)
-        threads = trainer.set_threads(plan.torch_threads)
-        events.write("build", build_s=build_s, torch_threads=threads)
+        threads = trainer.set_threads({} if "threads" in off else plan.torch_threads)
+        events.write("build", build_s=build_s, torch_threads=threads, affinity=_affinities())
         if cluster is not None:
             cluster.after_build()
         _train(plan, trainer, events)

@@ -255,3 +255,11 @@ def test_skip_summary_when_nothing_fits():
     assert skip_summary(ps) == ["2 of 2 trials need more CPUs than this machine's 2: they will be skipped "
                                 "(none of the trials fits)"]
     assert skip_summary(plans(spec(), TWO_CORES)) == []
+
+
+def test_driver_is_reserved_but_not_pinned_by_default_as_under_tune():
+    [p] = plans(spec(), TWO_CORES)
+    assert p.config.resources.pin_driver is False and p.driver_cores == [0] and p.ray_cpus == 1
+    assert p.switched_off == [] and len(p.differs_from_tune) == 2
+    [p] = plans(spec(resources={"pin_driver": True}), TWO_CORES)
+    assert p.config.resources.pin_driver is True and p.differs_from_tune[-1].startswith("pin_driver:")

@@ -66,10 +66,10 @@ class RLlibAdapter:
 
         return gymnasium.make(env, **env_config)
 
-    def trainer(self, config: TrialConfig, *, seed: int | None) -> RLlibTrainer:
+    def trainer(self, config: TrialConfig, *, seed: int | None, without: frozenset[str] = frozenset()) -> RLlibTrainer:
         from rlbench.adapters.rllib.lifecycle import RLlibTrainer
 
-        return RLlibTrainer(config, seed=seed)
+        return RLlibTrainer(config, seed=seed, without=without)
 
 
 __all__ = ["RLlibAdapter", "RAY_TITLE_ROLES", "ROLES", "classify_process", "resource_demand", "torch_threads"]

@@ -76,8 +76,9 @@ def resolve_env(env: str) -> Any:
     return env
 
 
-def build_config(config: TrialConfig, *, seed: int | None = None):
-    """The PPOConfig for one trial; only new-API names reach RLlib."""
+def build_config(config: TrialConfig, *, seed: int | None = None, without: frozenset[str] = frozenset()):
+    """The PPOConfig for one trial; only new-API names reach RLlib. ``without`` leaves out the
+    ``stats`` class or the timing ``callback`` (a fidelity diagnosis, :mod:`rlbench.run.switches`)."""
     from ray.rllib.algorithms.ppo import PPOConfig
 
     from rlbench.adapters.rllib.timing import PhaseTimingCallback
@@ -99,11 +100,13 @@ def build_config(config: TrialConfig, *, seed: int | None = None):
             num_gpus_per_learner=learners.num_gpus_per_learner,
         )
         .resources(num_cpus_for_main_process=config.resources.num_cpus_for_main_process)
-        .reporting(custom_stats_cls_lookup=_per_iteration_stats_lookup())
-        .callbacks(PhaseTimingCallback)
         .fault_tolerance(restart_failed_env_runners=False)
         .debugging(log_level="ERROR", seed=seed)
     )
+    if "stats" not in without:
+        algo_config = algo_config.reporting(custom_stats_cls_lookup=_per_iteration_stats_lookup())
+    if "callback" not in without:
+        algo_config = algo_config.callbacks(PhaseTimingCallback)
     training = config.training.model_dump(exclude_none=True)
     if training:
         algo_config = algo_config.training(**training)

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 class RLlibTrainer:
     """One trial's RLlib algorithm: built from the trial config, trained an iteration at a time."""
 
-    def __init__(self, config: TrialConfig, *, seed: int | None):
-        self.algo_config = build_config(config, seed=seed)
+    def __init__(self, config: TrialConfig, *, seed: int | None, without: frozenset[str] = frozenset()):
+        self.algo_config = build_config(config, seed=seed, without=without)
         self.algo: Any = None
         self._result: dict[str, Any] | None = None
 
@@ -57,14 +57,16 @@ class RLlibTrainer:
 
 
 def set_worker_threads(algo, threads: dict[str, int]) -> dict[str, int | None]:
-    """Set torch threads in env runners and remote learners; return what each role reports back."""
+    """Set torch threads in env runners and remote learners; return what each role reports back.
+    A role missing from ``threads`` keeps what it has and only reports it."""
     import torch
 
-    def setter(n: int):
+    def setter(n: int | None):
         def apply(_worker) -> int:
             import torch as t
 
-            t.set_num_threads(n)
+            if n is not None:
+                t.set_num_threads(n)
             return t.get_num_threads()
 
         return apply
@@ -72,11 +74,11 @@ def set_worker_threads(algo, threads: dict[str, int]) -> dict[str, int | None]:
     observed: dict[str, int | None] = {"driver": torch.get_num_threads(), "learner": None, "env_runner": None}
     group = algo.env_runner_group
     if group is not None and group.num_remote_env_runners() > 0:
-        got = group.foreach_env_runner(setter(threads["env_runner"]), local_env_runner=False)
+        got = group.foreach_env_runner(setter(threads.get("env_runner")), local_env_runner=False)
         observed["env_runner"] = min(got) if got else None
     learner_group = algo.learner_group
     if learner_group is not None and not learner_group.is_local:
-        got = learner_group.foreach_learner(setter(threads["learner"]))
+        got = learner_group.foreach_learner(setter(threads.get("learner")))
         values = [r.get() for r in got if r.ok]
         observed["learner"] = min(values) if values else None
     else:

@@ -1,0 +1,43 @@
+"""How a planned trial differs from the same configuration run under Ray Tune, in words.
+
+rlbench measures what a user gets under Tune (docs/MEASUREMENT.md, "Fidelity", measures it side
+by side with ``scripts/bench_vs_tune.py``). What still differs is named in
+every plan (``differs_from_tune``) and in the manifest, so nobody has to guess. The CPU arithmetic
+is Tune's: Tune's trial actor reserves ``num_cpus_for_main_process`` CPUs of one shared runtime
+and Ray sets its OMP_NUM_THREADS (so torch's threads) to that number; rlbench gives the trial's
+private runtime ``cpus`` minus those CPUs and sets the driver's torch threads to the same number.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rlbench.spec.model import TrialConfig
+
+#: What every trial shares: where the driver runs and the two instruments inside RLlib.
+ALWAYS: tuple[str, ...] = (
+    "the driver (the Algorithm) runs in its own process with a private Ray runtime, not as a Tune trial actor "
+    "in a shared one (no Tune controller, result logging or checkpoint syncing beside it)",
+    "a timing callback wraps env step/reset and the forward pass in every env runner, and RLlib's timers are "
+    "per-iteration means instead of its smoothed averages",
+)
+
+
+def tune_differences(config: TrialConfig, cpus: int, usable_cores: int, *, on_cluster: bool = False) -> list[str]:
+    """What differs from Tune for this trial (:data:`ALWAYS` first, then what this config adds)."""
+    out = list(ALWAYS)
+    r, t = config.resources, config.threads
+    if on_cluster:
+        out.append(f"num_cpus_for_main_process={r.num_cpus_for_main_process} reserves nothing on the cluster: the "
+                   "driver runs beside rlbench (Tune's trial actor would take them from the cluster)")
+    elif cpus < usable_cores:
+        out.append(f"the trial's processes are pinned to {cpus} of the machine's {usable_cores} usable cores "
+                   "(cpus: an emulated smaller machine; Tune pins nothing)")
+    if r.pin_driver and not on_cluster:
+        out.append("pin_driver: the driver is pinned to its reserved cores and every other process to the rest "
+                   "(Tune pins nothing)")
+    set_by_hand = [f"{k}={v}" for k, v in t.model_dump(exclude_none=True).items()]
+    if set_by_hand:
+        out.append(f"torch threads set by hand ({', '.join(set_by_hand)}); Tune's would follow the CPUs reserved")
+    return out

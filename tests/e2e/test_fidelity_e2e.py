@@ -1,0 +1,82 @@
+"""End to end: pinning as Tune does it (none) by default, pin_driver on request, and the fidelity
+diagnosis switches, judged by what the kernel held for the trial's processes (known answers)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pandas as pd
+import pytest
+from conftest import run_cli
+
+pytestmark = pytest.mark.slow
+
+SPEC = """\
+name: fidelity
+environment: {{env: CartPole-v1}}
+cpus: {cpus}
+env_runners: {{num_env_runners: {runners}}}
+training: {{train_batch_size_per_learner: 200, minibatch_size: 100, num_epochs: 1}}
+rl_module: {{fcnet_hiddens: [16]}}
+{grid}
+stop: {{iterations: 2}}
+warmup_iterations: 1
+"""
+
+
+def _event(out, trial_id, name):
+    lines = (out / "trials" / trial_id / "events.jsonl").read_text().splitlines()
+    return next(e for e in map(json.loads, lines) if e["event"] == name)
+
+
+def _plan(out, trial_id):
+    return json.loads((out / "trials" / trial_id / "plan.json").read_text())
+
+
+def test_driver_pinned_only_with_pin_driver(tmp_path):
+    spec = tmp_path / "pin.yaml"
+    spec.write_text(SPEC.format(cpus=2, runners=1, grid="grid: {pin_driver: [false, true]}"))
+    done = run_cli("sweep", str(spec), "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = tmp_path / "out"
+    free, pinned = _plan(out, "t000r0"), _plan(out, "t001r0")
+    # default: the whole tree may use the trial's cores, the driver included (Tune pins nothing)
+    assert _event(out, "t000r0", "build")["affinity"] == {"driver": free["cores"], "others": [free["cores"]]}
+    assert _event(out, "t000r0", "start")["forked_by_server"] is True
+    rest = [c for c in pinned["cores"] if c not in pinned["driver_cores"]]
+    assert _event(out, "t001r0", "build")["affinity"] == {"driver": pinned["driver_cores"], "others": [rest]}
+    assert any(d.startswith("pin_driver:") for d in pinned["differs_from_tune"])
+    assert not any(d.startswith("pin_driver:") for d in free["differs_from_tune"])
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["differs_from_tune"][:2] == free["differs_from_tune"][:2] and "switched_off" not in manifest
+
+
+def test_every_switch_off_is_recorded_and_takes_effect(tmp_path):
+    spec = tmp_path / "off.yaml"
+    spec.write_text(SPEC.format(cpus=1, runners=0, grid=""))
+    names = "affinity,threads,callback,stats,forkserver,sampler"
+    done = run_cli("sweep", str(spec), "--out", str(tmp_path / "out"), env={"RLBENCH_SWITCH_OFF": names})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "switched off (a fidelity diagnosis" in done.stdout
+    out = tmp_path / "out"
+    assert json.loads((out / "manifest.json").read_text())["switched_off"] == names.split(",")
+    assert _plan(out, "t000r0")["switched_off"] == names.split(",")
+    # affinity off: cpus=1 pinned nothing, the driver may run wherever this test may
+    assert _event(out, "t000r0", "build")["affinity"]["driver"] == sorted(os.sched_getaffinity(0))
+    # forkserver off: a fresh interpreter, not a child of multiprocessing's fork server
+    assert _event(out, "t000r0", "start")["forked_by_server"] is False
+    iters = pd.read_parquet(out / "iterations.parquet")
+    assert len(iters) == 2 and (iters["env_step_s"] == 0).all()  # callback off: nothing timed the env
+    util = pd.read_parquet(out / "utilization.parquet")
+    assert len(util) == 0  # sampler off
+    trials = pd.read_parquet(out / "trials.parquet")
+    assert trials["status"].tolist() == ["ok"]
+
+
+def test_unknown_switch_is_bad_input(tmp_path):
+    spec = tmp_path / "off.yaml"
+    spec.write_text(SPEC.format(cpus=1, runners=0, grid=""))
+    done = run_cli("sweep", str(spec), "--out", str(tmp_path / "out"), env={"RLBENCH_SWITCH_OFF": "pinning"})
+    assert done.returncode == 2 and "unknown 'pinning'" in done.stdout + done.stderr
+    assert not (tmp_path / "out").exists()

@@ -1,0 +1,27 @@
+"""What a planned trial says about how it differs from the same configuration under Tune."""
+
+from __future__ import annotations
+
+from rlbench.spec.fidelity import ALWAYS, tune_differences
+from rlbench.spec.model import TrialConfig
+
+
+def config(**sections) -> TrialConfig:
+    return TrialConfig.model_validate({"environment": {"env": "CartPole-v1"}, **sections})
+
+
+def test_the_whole_machine_differs_only_in_where_the_driver_runs_and_the_instruments():
+    assert tune_differences(config(), 2, 2) == list(ALWAYS)
+
+
+def test_an_emulated_smaller_machine_pinning_and_hand_set_threads_are_named():
+    got = tune_differences(config(resources={"pin_driver": True}, threads={"driver_torch_threads": 3}), 2, 8)
+    assert got[:2] == list(ALWAYS)
+    assert "pinned to 2 of the machine's 8 usable cores" in got[2]
+    assert got[3].startswith("pin_driver:")
+    assert "driver_torch_threads=3" in got[4]
+
+
+def test_on_a_cluster_the_driver_reserves_nothing_and_nothing_is_pinned():
+    got = tune_differences(config(resources={"pin_driver": True}), 4, 4, on_cluster=True)
+    assert len(got) == 3 and "reserves nothing on the cluster" in got[2]
