@@ -112,14 +112,12 @@ def sweep_breakdown(out: Path, wall_s: float) -> dict[str, float]:
     trial (Ray token, machine probe, env ceilings), each trial's process start, ``ray.init``, build,
     training, shutdown and the sweep's own work after the trial process ended, then the rest
     (tables, report)."""
-    import pandas as pd
-
-    trials = pd.read_parquet(out / "trials.parquet").sort_values("started_epoch")
     manifest = json.loads((out / "manifest.json").read_text())
+    records = [json.loads(p.read_text()) for p in (out / "trials").glob("*/record.json")]
     parts = dict.fromkeys(("process start", "ray.init", "build", "train", "shutdown", "after exit"), 0.0)
-    for row in trials.itertuples():
+    for record in records:
         events = {}
-        for line in (out / "trials" / row.trial_id / "events.jsonl").read_text().splitlines():
+        for line in (out / "trials" / record["trial_id"] / "events.jsonl").read_text().splitlines():
             e = json.loads(line)
             events.setdefault(e["event"], e)
             if e["event"] == "iteration":
@@ -129,11 +127,11 @@ def sweep_breakdown(out: Path, wall_s: float) -> dict[str, float]:
         parts["build"] += events["build"]["t_s"] - events["ray_init"]["t_s"]
         parts["train"] += events["last_iteration"]["t_s"] - events["build"]["t_s"]
         parts["shutdown"] += events["end"]["t_s"] - events["last_iteration"]["t_s"]
-        parts["after exit"] += row.trial_wall_s - events["end"]["t_s"]
+        parts["after exit"] += record["trial_wall_s"] - events["end"]["t_s"]
     import datetime as dt
 
     started = dt.datetime.fromisoformat(manifest["started_at"]).timestamp()
-    before = float(trials["started_epoch"].min()) - started
+    before = min(r["started_epoch"] for r in records) - started
     in_trials = sum(parts.values())
     return {"before trials": before, **parts, "imports, tables, report": wall_s - before - in_trials}
 
