@@ -56,7 +56,7 @@ trial_timeout_s: 600
 
 #: The Tune side: the same PPO settings through tune.Tuner, one trial at a time, nothing of rlbench.
 TUNE_PROGRAM = r"""
-import json, sys, time, logging
+import json, sys, time, logging, resource
 args = json.loads(sys.argv[1])
 t0 = time.perf_counter()
 import ray
@@ -81,12 +81,17 @@ class Keep(tune.Callback):
                      "iteration": result["training_iteration"],
                      "steps": result["env_runners"]["num_env_steps_sampled"],
                      "time_this_iter_s": result["time_this_iter_s"]})
+cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+fit0 = time.perf_counter()
 tune.Tuner("PPO", param_space=config,
            tune_config=tune.TuneConfig(max_concurrent_trials=1),
            run_config=tune.RunConfig(stop={"training_iteration": args["iterations"]}, verbose=0,
                                      callbacks=[Keep()], storage_path=args["storage"])).fit()
+fit_s = time.perf_counter() - fit0
+cpu1 = resource.getrusage(resource.RUSAGE_SELF)
 ray.shutdown()
-print(json.dumps({"rows": rows, "wall_s": time.perf_counter() - t0}))
+print(json.dumps({"rows": rows, "wall_s": time.perf_counter() - t0, "fit_s": fit_s,
+                  "controller_cpu_s": cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime}))
 """
 
 
@@ -147,7 +152,10 @@ def run_tune(out: Path, args: argparse.Namespace) -> tuple[dict[tuple[int, int],
     if done.returncode != 0 or not lines:
         raise SystemExit(f"Tune run failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
     rates: dict[tuple[int, int], list[float]] = {}
-    for row in json.loads(lines[-1])["rows"]:
+    got = json.loads(lines[-1])
+    print(f"  Tune's controller (the process running Tuner.fit) used {got['controller_cpu_s']:.1f} CPU s in "
+          f"{got['fit_s']:.1f} s of fit ({got['controller_cpu_s'] / got['fit_s']:.0%} of a core)", flush=True)
+    for row in got["rows"]:
         if row["iteration"] > args.warmup and row["time_this_iter_s"] > 0:
             rates.setdefault((row["runners"], row["batch"]), []).append(row["steps"] / row["time_this_iter_s"])
     return {k: statistics.median(v) for k, v in rates.items()}, wall_s
