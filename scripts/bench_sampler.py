@@ -53,6 +53,9 @@ sample_hz: {hz}
 
 SWEEP_SPEC = """
 name: bench_harness
+# one trial's processes at a time: the harness cost per trial is trial_wall_s less what it accounts
+# for, and a trial launched early would count its wait for the previous one's shutdown
+overlap_trial_start: false
 environment:
   env: envs.tiny:TinyEnv
   env_config: {{episode_len: 20}}

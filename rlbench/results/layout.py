@@ -54,6 +54,8 @@ LOG_FILE = "trial.log"
 TRIAL_UTILIZATION_FILE = "utilization.parquet"
 NODE_UTILIZATION_FILE = "utilization_nodes.parquet"
 REPRODUCE_FILE = "reproduce.yaml"
+#: Created by the sweep when a trial launched early may build: the previous trial's processes are gone.
+GATE_FILE = "gate"
 
 #: Columns of a utilization row, in order, before the ``trial_id`` the tables add (docs/SCHEMA.md;
 #: types in rlbench.results.tables); ``kind`` is process, core, gpu or cpu_energy. Both samplers (the
@@ -101,6 +103,10 @@ class TrialFolder:
     @property
     def node_utilization(self) -> Path:
         return self.path / NODE_UTILIZATION_FILE
+
+    @property
+    def gate(self) -> Path:
+        return self.path / GATE_FILE
 
     @property
     def reproduce(self) -> Path:

@@ -36,6 +36,10 @@ class TrialRecord(BaseModel):
     """Samples the sampler took."""
     leftover_processes_killed: int = 0
     """Processes of the trial still alive after its process group was killed (killed then); 0 normally."""
+    overlap_s: float = 0.0
+    """Seconds this trial's process start and ``ray.init`` ran while the previous trial shut down
+    (the sweep launched it early; it built nothing before the previous trial's processes were gone).
+    0 when it started alone."""
 
 
 def write_record(trial: TrialFolder, record: TrialRecord) -> None:

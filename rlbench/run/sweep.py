@@ -44,7 +44,7 @@ from rlbench.run.progress import SweepProgress
 from rlbench.run.raytoken import secure_ray
 from rlbench.run.resume import ResumePlan, plan_resume, recorded_seeds
 from rlbench.run.switches import ENV_VAR, switched_off
-from rlbench.run.trial import TrialLauncher, run_trial
+from rlbench.run.trial import Launched, TrialLauncher, launch_trial, run_trial
 from rlbench.spec.model import LoadedSpec
 from rlbench.spec.plan import (
     TrialPlan,
@@ -254,13 +254,25 @@ def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan]
     measure_env_ceilings(folder, to_run, spec.env_ceiling_s, console,
                          max_rss_bytes=spec.trial_memory_limit_bytes or psutil.virtual_memory().total // 4)
     launcher = TrialLauncher(fresh_process=any("forkserver" in p.switched_off for p in to_run))
+    early: dict[str, Launched] = {}  # trial id -> launched while the previous trial shut down
+
+    def prepare(plan: TrialPlan):
+        if folder.trial(plan.trial_id).exists():
+            moved = _move_aside(folder, plan.trial_id)
+            console.print(Text(plain(f"{plan.trial_id}: earlier attempt moved to {moved}"), style="dim"))
+        return write_plan(folder, plan)
+
+    def launch_next(after: int) -> None:
+        """The previous trial finished training: launch the next runnable one (skipped ones need no process)."""
+        nxt = next((p for p in to_run[after + 1:] if p.skip_reason is None), None)
+        if nxt is not None and not nxt.ray_address:
+            early[nxt.trial_id] = launch_trial(nxt, prepare(nxt), launcher, gpus, rapl, gated=True)
+
     try:
         with SweepProgress(console, to_run) as progress:
-            for plan in to_run:
-                if folder.trial(plan.trial_id).exists():
-                    moved = _move_aside(folder, plan.trial_id)
-                    console.print(Text(plain(f"{plan.trial_id}: earlier attempt moved to {moved}"), style="dim"))
-                trial = write_plan(folder, plan)
+            for i, plan in enumerate(to_run):
+                launched = early.pop(plan.trial_id, None)
+                trial = folder.trial(plan.trial_id) if launched else prepare(plan)
                 if plan.skip_reason:
                     record = TrialRecord(trial_id=plan.trial_id, status="skipped", reason=plan.skip_reason)
                     write_record(trial, record)
@@ -269,8 +281,10 @@ def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan]
                         progress.poll(plan, events)
 
                     progress.start(plan)
+                    overlap = spec.overlap_trial_start and not plan.ray_address
                     try:
-                        record = run_trial(plan, trial, launcher, gpus, on_poll, rapl)
+                        record = run_trial(plan, trial, launcher, gpus, on_poll, rapl, launched=launched,
+                                           on_trained=(lambda i=i: launch_next(i)) if overlap else None)
                     except KeyboardInterrupt:
                         outcome.records.append(read_record(trial))
                         raise
@@ -284,6 +298,8 @@ def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan]
     except KeyboardInterrupt:
         outcome.interrupted = True
     finally:
+        for trial_id, launched in early.items():  # stopped before its turn: no process left, no record
+            launched.abandon(folder.trial(trial_id))
         if gpus is not None:
             gpus.close()
         order = {p.trial_id: i for i, p in enumerate(plans)}

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from rlbench.adapters import get_adapter
 from rlbench.measure.utilization import UtilizationSampler
+from rlbench.results.files import write_atomic
 from rlbench.results.layout import TrialFolder
 from rlbench.results.records import TrialRecord, write_record
 from rlbench.results.tables import write_utilization
@@ -67,12 +68,13 @@ class TrialLauncher:
         self.context = multiprocessing.get_context("forkserver")
         self.context.set_forkserver_preload([trial_process.__name__, *get_adapter().preload_modules])
 
-    def start(self, trial: TrialFolder, t0_epoch: float) -> "multiprocessing.Process | FreshProcess":
-        """Launch the trial whose plan is in ``trial``."""
+    def start(self, trial: TrialFolder, t0_epoch: float, gated: bool = False) -> "multiprocessing.Process | FreshProcess":
+        """Launch the trial whose plan is in ``trial`` (``gated``: it builds nothing before its gate opens)."""
         if self.fresh_process:  # argv holds rlbench's own paths and a number only: no shell, nothing foreign
             return FreshProcess(subprocess.Popen([sys.executable, "-m", trial_process.__name__, str(trial.path),
-                                                  repr(t0_epoch)], stdin=subprocess.DEVNULL))
-        proc = self.context.Process(target=trial_process.process_entry, args=(str(trial.path), t0_epoch),
+                                                  repr(t0_epoch), *(["gated"] if gated else [])],
+                                                 stdin=subprocess.DEVNULL))
+        proc = self.context.Process(target=trial_process.process_entry, args=(str(trial.path), t0_epoch, gated),
                                     name=f"rlbench-trial-{trial.trial_id}", daemon=False)
         proc.start()
         return proc
@@ -137,22 +139,63 @@ def _interrupt(proc, me: ProcessRef, grace_s: float) -> None:
 INTERRUPT_GRACE_S = 20.0
 
 
-def run_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, gpus: Gpus | None,
-              on_poll=None, rapl: Rapl | None = None) -> TrialRecord:
-    """Run one trial to its end (or timeout) while sampling it; returns its record (already stored).
+@dataclass
+class Launched:
+    """A trial process the sweep has started, with its sampler (already sampling)."""
 
-    The memory limit is checked against the sampler's own readings at every utilization sample
-    (the trial's processes, rlbench's reaper left out). On Ctrl-C the trial is stopped cleanly and
-    recorded ``interrupted``, then KeyboardInterrupt is raised again for the sweep to stop. CPU
-    package energy (``rapl``) is read for local trials only: on a cluster the trial's actors run on
-    other machines, and this machine's packages alone would read as the trial's energy.
-    """
+    proc: "multiprocessing.Process | FreshProcess"
+    """The trial process."""
+    me: ProcessRef
+    """The trial process with its start time (never someone else's pid)."""
+    sampler: UtilizationSampler
+    """Samples the trial's process tree from launch on."""
+    t0_epoch: float
+    """When it was launched (Unix time); the trial's ``t_s`` count from here."""
+    gated: bool
+    """Launched while the previous trial shut down: it waits for its gate before building."""
+
+    def abandon(self, trial: TrialFolder) -> None:
+        """Kill a launched trial that will not run (the sweep stopped first); it leaves no process and
+        no record, so a resume runs it."""
+        self.sampler.stop()
+        kill_tree(self.me)
+        kill_survivors({p for p in self.sampler.seen_processes if p[0] != os.getpid()}, trial.session_dir(), self.me)
+
+
+def launch_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, gpus: Gpus | None,
+                 rapl: Rapl | None = None, *, gated: bool = False) -> Launched:
+    """Start the trial process and its sampler. CPU package energy (``rapl``) is read for local
+    trials only: on a cluster the trial's actors run on other machines, and this machine's packages
+    alone would read as the trial's energy."""
     t0 = time.time()
-    proc = launcher.start(trial, t0)
+    proc = launcher.start(trial, t0, gated)
     me = ProcessRef.of(proc.pid) or ProcessRef(proc.pid, -1)  # not reaped before join: still the trial
     hz = 0.0 if "sampler" in plan.switched_off else plan.sample_hz  # 0: a fidelity diagnosis, no rows
     sampler = UtilizationSampler(proc.pid, t0_epoch=t0, hz=hz, gpus=gpus,
                                  rapl=None if plan.ray_address else rapl).start()
+    return Launched(proc, me, sampler, t0, gated)
+
+
+def run_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, gpus: Gpus | None,
+              on_poll=None, rapl: Rapl | None = None, *, launched: Launched | None = None,
+              on_trained=None) -> TrialRecord:
+    """Run one trial to its end (or timeout) while sampling it; returns its record (already stored).
+
+    The memory limit is checked against the sampler's own readings at every utilization sample
+    (the trial's processes, rlbench's reaper left out). On Ctrl-C the trial is stopped cleanly and
+    recorded ``interrupted``, then KeyboardInterrupt is raised again for the sweep to stop.
+
+    ``launched``: the trial was started early (:func:`launch_trial` with ``gated``) while the
+    previous one shut down; the previous one's processes are gone now, so its gate opens here and
+    its timeout counts from here. ``on_trained`` is called once when this trial has finished
+    training (its ``trained`` event): the sweep may launch the next one then.
+    """
+    launched = launched or launch_trial(plan, trial, launcher, gpus, rapl)
+    overlap_s = 0.0
+    if launched.gated:
+        overlap_s = time.time() - launched.t0_epoch
+        write_atomic(trial.gate, b"")
+    proc, me, sampler, t0 = launched.proc, launched.me, launched.sampler, launched.t0_epoch
     deadline = time.monotonic() + plan.timeout_s
     timed_out = False
     stop = TrialStop()
@@ -160,8 +203,12 @@ def run_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, gpus
     try:
         while proc.exitcode is None:
             proc.join(_POLL_S)
+            events = tail.poll()
             if on_poll is not None:
-                on_poll(tail.poll())
+                on_poll(events)
+            if on_trained is not None and any(e.get("event") == "trained" for e in events):
+                on_trained, call = None, on_trained
+                call()
             if proc.exitcode is None and time.monotonic() > deadline:
                 timed_out = True
                 kill_tree(me)
@@ -185,7 +232,7 @@ def run_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, gpus
     record = TrialRecord(
         trial_id=plan.trial_id, status=status, reason=reason, exit_code=proc.exitcode, started_epoch=t0,
         trial_wall_s=time.time() - t0, sampler_cpu_s=sampler.cpu_s, sampler_samples=sampler.samples,
-        leftover_processes_killed=left + len(release.get("processes_killed") or []),
+        leftover_processes_killed=left + len(release.get("processes_killed") or []), overlap_s=overlap_s,
     )
     write_utilization(trial.utilization, plan.trial_id, sampler.columns)
     write_record(trial, record)  # last: its presence marks the trial finished

@@ -141,3 +141,22 @@ def test_dry_run_runs_and_writes_nothing(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "t003r0" in done.stdout and "4 trials planned" in done.stdout
     assert not out.exists()
+
+
+def test_next_trial_builds_only_once_the_previous_one_is_gone(smoke):
+    """overlap_trial_start (the default): each trial after the first was launched while the previous
+    one shut down, and built nothing before the previous trial's processes were gone (an ordering
+    of recorded times, not a timing figure)."""
+    out, _ = smoke
+    records = [json.loads((out / "trials" / t / "record.json").read_text())
+               for t in ("t000r0", "t001r0", "t002r0", "t003r0")]
+    assert records[0]["overlap_s"] == 0
+    for prev, rec in zip(records, records[1:]):
+        events = [json.loads(line) for line in (out / "trials" / rec["trial_id"] / "events.jsonl").read_text().splitlines()]
+        names = [e["event"] for e in events]
+        assert names.index("ray_init") < names.index("gate") < names.index("build"), names
+        previous_gone = prev["started_epoch"] + prev["trial_wall_s"]
+        assert rec["started_epoch"] < previous_gone and rec["overlap_s"] > 0  # it did overlap
+        assert rec["started_epoch"] + events[names.index("gate")]["t_s"] >= previous_gone
+    trials = pd.read_parquet(out / "trials.parquet")
+    assert (trials["overlap_s"] > 0).sum() == 3

@@ -267,3 +267,28 @@ def test_ctrl_c_stops_cleanly_keeps_iterations_and_says_how_to_resume(tmp_path):
     assert record(out, "t000r0")["status"] == "interrupted"
     assert (out / "attempts" / "t000r0" / "1" / "record.json").exists()  # the first interrupted attempt
     assert trial_processes_alive(out) == []
+
+
+def test_ctrl_c_while_the_next_trial_was_launched_early_leaves_nothing(tmp_path):
+    """The next trial is launched while the previous one shuts down; a Ctrl-C then kills it too and
+    leaves it without a record, so a resume runs it."""
+    spec = write_spec(tmp_path / "e.yaml", iterations=2, grid="{env_config.episode_len: [10, 20]}")
+    out = tmp_path / "out"
+    proc = start_sweep(spec, out)
+    early = out / "trials" / "t001r0"
+    deadline = time.monotonic() + 120
+    while not ((early / "plan.json").exists() and not (out / "trials" / "t000r0" / "record.json").exists()):
+        assert proc.poll() is None and time.monotonic() < deadline, "t001r0 was never launched early"
+        time.sleep(0.01)
+    os.killpg(proc.pid, signal.SIGINT)
+    stdout, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stdout
+    assert not (early / "record.json").exists()
+    start = next((json.loads(line) for line in (early / "events.jsonl").read_text().splitlines()
+                  if json.loads(line)["event"] == "start"), None) if (early / "events.jsonl").exists() else None
+    if start is not None:  # it got as far as its first event: that process is gone
+        assert not alive({start["pid"]}) or psutil.Process(start["pid"]).create_time() > time.time() - 1
+    assert trial_processes_alive(out) == []
+    done = run_cli("sweep", str(spec), "--out", str(out), "--resume")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert record(out, "t001r0")["status"] == "ok"
