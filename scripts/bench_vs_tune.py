@@ -178,7 +178,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=None, help="keep the runs here (default: a temporary folder)")
     args = parser.parse_args()
 
-    from rlbench.analysis.stats import ratio_ci
+    from rlbench.analysis.stats import median_ci, ratio_ci
 
     root = args.out or Path(tempfile.mkdtemp(prefix="rlbench-vs-tune-"))
     root.mkdir(parents=True, exist_ok=True)
@@ -212,12 +212,18 @@ def main() -> int:
     print(f"\nmachine load (1-min average, {os.cpu_count()} cores): {load_before[0]:.2f} before, "
           f"{os.getloadavg()[0]:.2f} after; rlbench runs: switched off: {', '.join(args.switch_off) or 'nothing'}, "
           f"pin_driver: {args.pin_driver}")
-    print(f"{'runners':>7} {'batch':>6} {'Tune steps/s':>13} {'rlbench':>9} {'rlbench/Tune':>13} {'95% CI':>15} {'n':>3}")
+    print("rlbench/Tune: the ratio of the medians over rounds (95% CI resampling each side), and the median of the "
+          "per-round ratios (both sides of a round ran back to back: the paired figure)")
+    print(f"{'runners':>7} {'batch':>6} {'Tune steps/s':>13} {'rlbench':>9} {'rlbench/Tune':>13} {'95% CI':>13} "
+          f"{'paired':>7} {'95% CI':>13} {'n':>3}")
     for key in sorted(theirs):
         r = ratio_ci(theirs[key], ours.get(key, []))
         ci = f"{r.ci_low:.3f}-{r.ci_high:.3f}" if r.ci_low is not None else "-"
+        p = median_ci([o / t for o, t in zip(ours.get(key, []), theirs[key])])
+        pci = f"{p.ci_low:.3f}-{p.ci_high:.3f}" if p.ci_low is not None else "-"
         print(f"{key[0]:>7} {key[1]:>6} {statistics.median(theirs[key]):>13,.0f} "
-              f"{statistics.median(ours.get(key, [float('nan')])):>9,.0f} {r.ratio:>13.3f} {ci:>15} {r.n_b:>3}")
+              f"{statistics.median(ours.get(key, [float('nan')])):>9,.0f} {r.ratio:>13.3f} {ci:>13} "
+              f"{p.median:>7.3f} {pci:>13} {r.n_b:>3}")
     ratio = [w["rlbench"] / w["tune"] for w in walls]
     print("\nwall per round, rlbench / Tune: " + ", ".join(f"{w['rlbench']:.1f}/{w['tune']:.1f} s" for w in walls)
           + f"; median ratio {statistics.median(ratio):.3f}")
