@@ -38,7 +38,7 @@ class FaultyEnv(TinyEnv):
     """
 
     def __init__(self, config: dict | None = None):
-        config = dict(config or {})
+        config = config if config is not None else {}  # RLlib's EnvContext, kept (TinyEnv reads worker_index)
         self.fault = str(config.get("fault", "none"))
         if self.fault not in FAULTS:
             raise ValueError(f"FaultyEnv: fault must be one of {FAULTS}, got {self.fault!r}")

@@ -98,18 +98,33 @@ class SyntheticEnv(gym.Env):
         num_actions: size of the discrete action space (default 4).
         self_timing_dir: a folder; when set, each process records the seconds it spent inside
             ``step``/``reset`` and their counts there (see :class:`SelfTiming`). Default: off.
+        slow_worker_index: the env runner (RLlib's worker index, 1-based; 0 is the driver's local
+            runner) whose envs are made slower, for straggler tests and studies. Default: none.
+        slow_factor: that runner's step and reset cost is ``step_cost_us x slow_factor`` (default 1).
+
+    ``config`` is RLlib's ``EnvContext`` when RLlib creates the env (a dict with ``worker_index``,
+    ``num_workers`` and ``vector_index`` attributes); it is kept as given, never copied into a plain
+    dict, so the env knows which runner it is in (a plain dict reads as worker 0).
     """
 
     def __init__(self, config: dict | None = None):
-        config = dict(config or {})
+        config = config if config is not None else {}
+        self.worker_index = int(getattr(config, "worker_index", 0))
+        """RLlib's index of the env runner this env lives in (0: the driver's local runner)."""
         self.step_cost_us = float(config.get("step_cost_us", 0.0))
+        slow_index = config.get("slow_worker_index")
+        slow_factor = float(config.get("slow_factor", 1.0))
+        if slow_factor <= 0:
+            raise ValueError(f"SyntheticEnv needs slow_factor > 0; got {dict(config)}")
+        if slow_index is not None and int(slow_index) == self.worker_index:
+            self.step_cost_us *= slow_factor
         self.episode_len = int(config.get("episode_len", 200))
         obs_size = int(config.get("obs_size", 16))
         num_actions = int(config.get("num_actions", 4))
         if self.step_cost_us < 0 or self.episode_len < 1 or obs_size < 1 or num_actions < 2:
             raise ValueError(
                 "SyntheticEnv needs step_cost_us >= 0, episode_len >= 1, obs_size >= 1, num_actions >= 2; "
-                f"got {config}"
+                f"got {dict(config)}"
             )
         timing_dir = config.get("self_timing_dir")
         self._timing = SelfTiming.of_process(timing_dir) if timing_dir else None

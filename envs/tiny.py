@@ -13,10 +13,13 @@ class TinyEnv(gym.Env):
     ``env_seed`` (default None: the observations follow the seeds RLlib passes to ``reset``; an int:
     they come from one generator seeded with it when the env is made, and RLlib's seeds are
     ignored, so two trials see the same observations and differ only by their policy's randomness).
+    ``config`` is kept as RLlib gives it (its ``EnvContext``: ``worker_index`` and friends).
     """
 
     def __init__(self, config: dict | None = None):
-        config = dict(config or {})
+        config = config if config is not None else {}
+        self.worker_index = int(getattr(config, "worker_index", 0))
+        """RLlib's index of the env runner this env lives in (0: the driver's local runner)."""
         self.episode_len = int(config.get("episode_len", 20))
         obs_size = int(config.get("obs_size", 4))
         self.observation_space = gym.spaces.Box(-1.0, 1.0, (obs_size,), np.float32)

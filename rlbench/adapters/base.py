@@ -89,6 +89,10 @@ class Trainer(Protocol):
     def set_threads(self, threads: dict[str, int]) -> dict[str, int | None]:
         """Set torch threads per role in every process; return what each role reports back."""
 
+    def facts(self) -> dict[str, Any]:
+        """Facts about the built algorithm for the trial's build event (e.g. ``env_runner_pids``,
+        ``weight_bytes``, ``weight_receivers``); called once, after :meth:`set_threads`."""
+
     def train(self) -> None:
         """Run one training iteration (the harness times this call alone)."""
 

@@ -2,7 +2,8 @@
 
 A :class:`UtilizationSampler` thread in the sweep process reads the trial's process tree at
 ``sample_hz`` and records, per process, its role (driver, learner, env_runner, ray_system, other;
-``harness`` for rlbench's own reaper, which is never counted as the trial's), the cores it kept
+``harness`` for rlbench's own processes: the trial's reaper, and the py-spy profilers the sweep
+adopts into the sample (:meth:`UtilizationSampler.adopt`); never counted as the trial's), the cores it kept
 busy since the last sample (``cpu_pct``, 100 = one core) and its resident memory; per core, the
 machine's busy percentage; per GPU (through :mod:`rlbench.worker.nvml`), utilization, memory,
 power, SM clock and the energy counter; per CPU package (through :mod:`rlbench.worker.rapl`, when
@@ -131,6 +132,8 @@ class UtilizationSampler:
         self._tick = 0
         self._last_forks: int | None = None
         self._trial_rss_bytes = 0
+        self._to_adopt: list[int] = []  # appended by the sweep's thread, admitted by the sampler's
+        self._adopted: set[int] = set()
 
     @property
     def cpu_s(self) -> float:
@@ -139,14 +142,25 @@ class UtilizationSampler:
 
     @property
     def seen_pids(self) -> set[int]:
-        """Every pid the sampler has seen in the tree."""
-        return {pid for pid, _ in self._seen}
+        """Every pid the sampler has seen in the tree (adopted processes are not the tree's)."""
+        return {pid for pid, _ in self._seen if pid not in self._adopted}
 
     @property
     def seen_processes(self) -> set[tuple[int, int]]:
         """Every (pid, start ticks) pair the sampler has seen in the tree: the leftover kill
-        touches only these, never a later process that got one of the pids."""
-        return set(self._seen)
+        touches only these, never a later process that got one of the pids (adopted ones left out:
+        the profiler ends its own py-spy)."""
+        return {(pid, ticks) for pid, ticks in self._seen if pid not in self._adopted}
+
+    def processes(self) -> dict[int, str]:
+        """pid -> role of the trial's processes at the last sample (rlbench's own, ``harness``, left out)."""
+        return {m.pid: m.role for m in list(self._members.values())
+                if m.role is not None and m.role != HARNESS_ROLE and m.pid not in self._adopted}
+
+    def adopt(self, pid: int) -> None:
+        """Sample ``pid``, a process rlbench started beside the trial (py-spy), with role ``harness``:
+        its CPU and memory show in the rows and never count as the trial's."""
+        self._to_adopt.append(pid)
 
     @property
     def trial_rss_bytes(self) -> int:
@@ -252,6 +266,11 @@ class UtilizationSampler:
         if forks is None or forks != self._last_forks or not self._members:
             self._refresh_tree()  # only when some process was created since the last look
             self._last_forks = forks
+        while self._to_adopt:
+            pid = self._to_adopt.pop()
+            if pid not in self._members and self._admit(pid) is not None:
+                self._members[pid].role = HARNESS_ROLE
+                self._adopted.add(pid)
         trial_rss = 0
         for pid, member in list(self._members.items()):
             try:

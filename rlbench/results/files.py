@@ -84,6 +84,19 @@ def open_append(path: Path) -> int:
     return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | _NO_LINK, FILE_MODE)
 
 
+def append_line(path: Path, line: bytes) -> None:
+    """Append one line to ``path`` (created if missing; a link is never followed) in one ``write``
+    with ``O_APPEND``, fsynced: a line another process appends to the same file at the same time
+    (the trial writing ``events.jsonl``) lands before or after it, never inside it."""
+    data = line if line.endswith(b"\n") else line + b"\n"
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def fsync_dir(directory: Path) -> None:
     """Flush a folder's entries (new names, renames) to disk."""
     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)

@@ -10,8 +10,11 @@ Layout of ``--out DIR`` (schema in docs/SCHEMA.md)::
     trials/<trial_id>/utilization.parquet         the sweep's sampler's rows for the trial
     trials/<trial_id>/utilization_nodes.parquet   the cluster node samplers' rows (cluster mode)
     trials/<trial_id>/trial.log          the trial's stdout/stderr (Ray's chatter, tracebacks)
+    trials/<trial_id>/profiles/          py-spy's stack samples per process (<role>-<pid>.speedscope.json,
+                                         with profile_hz) and a flame graph per role (flame-<role>.svg)
     attempts/<trial_id>/<n>/             earlier attempts of trials a resume ran again
-    trials.parquet, iterations.parquet, utilization.parquet, node_roles.parquet, summary.csv
+    trials.parquet, iterations.parquet, utilization.parquet, node_roles.parquet, summary.csv,
+    runner_iterations.parquet, profiles.parquet
                                          derived from trials/ (rlbench.analysis.tables)
     plots/, report.html, report.md       figures and the report
     .rlbench.lock                        held by a running sweep
@@ -41,6 +44,8 @@ TRIALS_TABLE = "trials.parquet"
 ITERATIONS_TABLE = "iterations.parquet"
 UTILIZATION_TABLE = "utilization.parquet"
 NODE_ROLES_TABLE = "node_roles.parquet"
+RUNNER_ITERATIONS_TABLE = "runner_iterations.parquet"
+PROFILES_TABLE = "profiles.parquet"
 SUMMARY_CSV = "summary.csv"
 REPORT_HTML = "report.html"
 REPORT_MD = "report.md"
@@ -56,6 +61,11 @@ NODE_UTILIZATION_FILE = "utilization_nodes.parquet"
 REPRODUCE_FILE = "reproduce.yaml"
 #: Created by the sweep when a trial launched early may build: the previous trial's processes are gone.
 GATE_FILE = "gate"
+PROFILES_DIR = "profiles"
+#: ``profiles/<role>-<pid>`` + this: one process's stack samples (speedscope's JSON format).
+PROFILE_SUFFIX = ".speedscope.json"
+#: ``profiles/flame-<role>.svg``: the flame graph of all of a role's processes together.
+FLAMEGRAPH_PREFIX = "flame-"
 
 #: Columns of a utilization row, in order, before the ``trial_id`` the tables add (docs/SCHEMA.md;
 #: types in rlbench.results.tables); ``kind`` is process, core, gpu or cpu_energy. Both samplers (the
@@ -111,6 +121,30 @@ class TrialFolder:
     @property
     def reproduce(self) -> Path:
         return self.path / REPRODUCE_FILE
+
+    @property
+    def profiles_dir(self) -> Path:
+        return self.path / PROFILES_DIR
+
+    def profile_file(self, role: str, pid: int) -> Path:
+        """One process's stack samples: ``profiles/<role>-<pid>.speedscope.json``."""
+        return self.profiles_dir / f"{role}-{int(pid)}{PROFILE_SUFFIX}"
+
+    def flamegraph(self, role: str) -> Path:
+        """The flame graph of a role's processes together: ``profiles/flame-<role>.svg``."""
+        return self.profiles_dir / f"{FLAMEGRAPH_PREFIX}{role}.svg"
+
+    def profile_files(self) -> list[tuple[str, int, Path]]:
+        """(role, pid, path) of every profile in ``profiles/``, by role then pid (links are not followed)."""
+        if not self.profiles_dir.is_dir() or self.profiles_dir.is_symlink():
+            return []
+        found = []
+        for path in self.profiles_dir.iterdir():
+            stem = path.name[:-len(PROFILE_SUFFIX)] if path.name.endswith(PROFILE_SUFFIX) else ""
+            role, _, pid = stem.rpartition("-")
+            if role and pid.isdigit() and not path.is_symlink() and path.is_file():
+                found.append((role, int(pid), path))
+        return sorted(found, key=lambda f: (f[0], f[1]))
 
     def exists(self) -> bool:
         """Whether the folder exists."""

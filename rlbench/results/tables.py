@@ -34,6 +34,10 @@ ITERATION_SCHEMA = pa.schema([
     ("learner_connector_s", pa.float64()),
     ("sgd_s", pa.float64()),
     ("sync_s", pa.float64()),
+    ("weight_sync_s", pa.float64()),
+    ("sync_bytes", pa.int64()),
+    ("sync_bytes_per_s", pa.float64()),
+    ("driver_idle_frac", pa.float64()),
     ("other_s", pa.float64()),
     ("env_steps_sampled", pa.int64()),
     ("env_steps_trained", pa.int64()),
@@ -41,6 +45,36 @@ ITERATION_SCHEMA = pa.schema([
     ("episode_return_mean", pa.float64()),
     ("target_value", pa.float64()),
     ("trial_status", pa.string()),
+])
+
+
+#: runner_iterations.parquet columns, in order: one row per trial, iteration and env runner.
+RUNNER_ITERATION_SCHEMA = pa.schema([
+    ("trial_id", pa.string()),
+    ("iteration", pa.int64()),
+    ("warmup", pa.bool_()),
+    ("env_runner", pa.int64()),
+    ("pid", pa.int64()),
+    ("env_steps", pa.int64()),
+    ("env_step_s", pa.float64()),
+    ("inference_s", pa.float64()),
+    ("sample_s", pa.float64()),
+    ("sample_cpu_s", pa.float64()),
+])
+
+
+#: profiles.parquet columns, in order: one row per trial, process and function seen in its stacks.
+PROFILE_SCHEMA = pa.schema([
+    ("trial_id", pa.string()),
+    ("role", pa.string()),
+    ("pid", pa.int64()),
+    ("function", pa.string()),
+    ("file", pa.string()),
+    ("line", pa.int64()),
+    ("self_samples", pa.int64()),
+    ("total_samples", pa.int64()),
+    ("self_frac", pa.float64()),
+    ("total_frac", pa.float64()),
 ])
 
 

@@ -155,14 +155,15 @@ def _kill_leftovers(trial) -> int:
 
 def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list[str] | None = None,
               nvml=None, resume: bool = False, retry_failed: bool = False, cluster=None,
-              powercap_root: str = POWERCAP_ROOT) -> SweepOutcome:
+              powercap_root: str = POWERCAP_ROOT, pyspy: str | None = None) -> SweepOutcome:
     """Plan, run and store a whole sweep into ``out_dir`` (tables are built by the caller).
 
     Raises :class:`~rlbench.results.lock.OutDirError` before writing anything when ``out_dir`` cannot be
     written, is locked by another sweep, already holds a sweep and ``resume`` is false, or holds
     trials a resume could not be compared with. With ``resume``, runs only the trials that have no
     verdict or were interrupted (and failed/timed-out ones with ``retry_failed``). Ctrl-C stops the
-    running trial cleanly and returns with ``outcome.interrupted`` set.
+    running trial cleanly and returns with ``outcome.interrupted`` set. ``pyspy``: the py-spy binary
+    profiling uses (``profile_hz``; default the installed one).
     """
     argv = list(argv or sys.argv)
     machine = probe_machine(nvml)
@@ -212,9 +213,18 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
                                                    "rerun": decision.rerun, "kept": len(decision.keep)})
         write_json(folder.manifest, info)
         return _run_plans(loaded, folder, plans, decision, info, console=console, nvml=nvml,
-                          powercap_root=powercap_root)
+                          powercap_root=powercap_root, pyspy=pyspy)
     finally:
         lock.release()
+
+
+def _say_profile(console: Console, plan: TrialPlan, profile: dict, noted: set[str]) -> None:
+    """Say once per reason when a trial asked for profiles and got none or only some."""
+    status, note = profile.get("status"), profile.get("note")
+    if status in (None, "ok") or note in noted:
+        return
+    noted.add(note)
+    console.print(Text.assemble((f"{plan.trial_id} profile {status}", "yellow"), ": ", plain(str(note))))
 
 
 def _now() -> str:
@@ -227,7 +237,7 @@ def resume_command(config: Path, out_dir: Path) -> str:
 
 
 def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan], decision: ResumePlan, info: dict, *,
-               console: Console, nvml, powercap_root: str) -> SweepOutcome:
+               console: Console, nvml, powercap_root: str, pyspy: str | None = None) -> SweepOutcome:
     outcome = SweepOutcome(folder.path, trial_ids=[p.trial_id for p in plans],
                            skip_groups={p.trial_id: g for p in plans if (g := skip_group(p)) is not None})
     for plan in plans:
@@ -255,6 +265,7 @@ def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan]
                          max_rss_bytes=spec.trial_memory_limit_bytes or psutil.virtual_memory().total // 4)
     launcher = TrialLauncher(fresh_process=any("forkserver" in p.switched_off for p in to_run))
     early: dict[str, Launched] = {}  # trial id -> launched while the previous trial shut down
+    noted: set[str] = set()
 
     def prepare(plan: TrialPlan):
         if folder.trial(plan.trial_id).exists():
@@ -284,11 +295,13 @@ def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan]
                     overlap = spec.overlap_trial_start and not plan.ray_address
                     try:
                         record = run_trial(plan, trial, launcher, gpus, on_poll, rapl, launched=launched,
-                                           on_trained=(lambda i=i: launch_next(i)) if overlap else None)
+                                           on_trained=(lambda i=i: launch_next(i)) if overlap else None,
+                                           pyspy=pyspy)
                     except KeyboardInterrupt:
                         outcome.records.append(read_record(trial))
                         raise
                     progress.finish(plan, record)
+                    _say_profile(console, plan, trial.event("profile"), noted)
                 outcome.records.append(record)
                 if record.status not in ("ok", "skipped"):  # skipped ones were said up front, once per reason
                     # the reason is the env's own error text: plain text, never markup (a "[...]" in it

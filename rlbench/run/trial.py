@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass
 
 from rlbench.adapters import get_adapter
+from rlbench.measure.profiler import TrialProfiler
 from rlbench.measure.utilization import UtilizationSampler
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import TrialFolder
@@ -30,6 +31,9 @@ from rlbench.worker.nvml import Gpus
 from rlbench.worker.rapl import Rapl
 
 _POLL_S = 0.2
+#: Poll interval while the trial is profiled or about to be: how late, at most, a profile starts after
+#: the warm-up and stops as the trial's last iteration begins.
+_PROFILE_POLL_S = 0.05
 
 
 class FreshProcess:
@@ -178,7 +182,7 @@ def launch_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, g
 
 def run_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, gpus: Gpus | None,
               on_poll=None, rapl: Rapl | None = None, *, launched: Launched | None = None,
-              on_trained=None) -> TrialRecord:
+              on_trained=None, pyspy: str | None = None) -> TrialRecord:
     """Run one trial to its end (or timeout) while sampling it; returns its record (already stored).
 
     The memory limit is checked against the sampler's own readings at every utilization sample
@@ -188,7 +192,9 @@ def run_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, gpus
     ``launched``: the trial was started early (:func:`launch_trial` with ``gated``) while the
     previous one shut down; the previous one's processes are gone now, so its gate opens here and
     its timeout counts from here. ``on_trained`` is called once when this trial has finished
-    training (its ``trained`` event): the sweep may launch the next one then.
+    training (its ``trained`` event): the sweep may launch the next one then. With ``profile_hz``
+    the trial's Python processes are profiled in its steady state (:mod:`rlbench.measure.profiler`;
+    ``pyspy``: the py-spy binary, default the installed one).
     """
     launched = launched or launch_trial(plan, trial, launcher, gpus, rapl)
     overlap_s = 0.0
@@ -196,14 +202,18 @@ def run_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, gpus
         overlap_s = time.time() - launched.t0_epoch
         write_atomic(trial.gate, b"")
     proc, me, sampler, t0 = launched.proc, launched.me, launched.sampler, launched.t0_epoch
+    profiler = TrialProfiler(trial, sampler, hz=plan.profile_hz, native=plan.profile_native,
+                             warmup_iterations=plan.warmup_iterations, stop_iterations=plan.stop_iterations,
+                             stop_seconds=plan.stop_seconds, t0_epoch=t0, cores=plan.cores, pyspy=pyspy)
     deadline = time.monotonic() + plan.timeout_s
     timed_out = False
     stop = TrialStop()
     tail = trial.tail()
     try:
         while proc.exitcode is None:
-            proc.join(_POLL_S)
+            proc.join(_PROFILE_POLL_S if profiler.enabled and profiler.t_stop_s is None else _POLL_S)
             events = tail.poll()
+            profiler.poll(events)
             if on_poll is not None:
                 on_poll(events)
             if on_trained is not None and any(e.get("event") == "trained" for e in events):
@@ -223,6 +233,7 @@ def run_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, gpus
         stop.interrupted = True
         _interrupt(proc, me, INTERRUPT_GRACE_S)
     finally:
+        profiler.finish()  # py-spy writes its files before anything of the trial is killed
         sampler.stop()
         kill_tree(me)  # leftovers of a crashed trial, and the trial itself on Ctrl-C
         left = kill_survivors({p for p in sampler.seen_processes if p[0] != os.getpid()}, trial.session_dir(), me)

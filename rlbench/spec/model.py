@@ -262,6 +262,17 @@ class SweepSpec(_Section):
     builds nothing, so no measured iteration starts, before the previous trial's processes are gone.
     Saves the shutdown, 1.4-1.9 s a trial (measured); the start's ``ray_init_s`` may share the CPU with
     that shutdown (``overlap_s`` says how long). false: one trial's processes at a time. Local sweeps only."""
+    profile_hz: int = Field(0, ge=0, le=1000)
+    """Stack samples per second py-spy takes of every Python process of each trial, from outside
+    (as the utilization sampler does), in the steady-state window only: per trial
+    ``profiles/<role>-<pid>.speedscope.json`` and a flame graph per role, per sweep
+    ``profiles.parquet``. 0 (the default): no profiling. 100 is py-spy's own default rate; its cost
+    is measured in docs/MEASUREMENT.md. Needs ptrace permission (root, or CAP_SYS_PTRACE); without
+    it the trial runs unprofiled and says so (``profile_status``)."""
+    profile_native: bool = False
+    """With ``profile_hz``: also record native (C/C++) frames (py-spy ``--native``), so time inside
+    torch's kernels shows under the C++ function, not only under the Python line that called it.
+    Costs more per sample (docs/MEASUREMENT.md)."""
     env_ceiling_s: float = Field(1.0, ge=0, le=3600)
     """Before the trials, step each distinct (env, env_config, env-runner count, cpus) alone for this
     many seconds in as many processes as the trial has env runners (``rlbench envbench``), so every

@@ -70,6 +70,10 @@ class TrialPlan(BaseModel):
     """Kill the trial after this long."""
     sample_hz: float
     """Utilization sampling rate."""
+    profile_hz: int = 0
+    """py-spy samples per second of every Python process in the steady-state window; 0: off."""
+    profile_native: bool = False
+    """py-spy also records native frames (``--native``)."""
     memory_limit_bytes: Union[int, None] = None
     """Kill the trial when its processes' summed resident memory passes this; None: no limit."""
     include_dashboard: bool = False
@@ -238,6 +242,8 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
                 warmup_iterations=spec.warmup_iterations,
                 timeout_s=spec.trial_timeout_s,
                 sample_hz=spec.sample_hz,
+                profile_hz=spec.profile_hz,
+                profile_native=spec.profile_native,
                 memory_limit_bytes=spec.trial_memory_limit_bytes,
                 include_dashboard=spec.ray.include_dashboard,
                 seed=seeds[repeat],

@@ -259,7 +259,7 @@ def _run(plan: TrialPlan, events: EventLog, folder: TrialFolder, gated: bool = F
         if plan.config.resources.pin_driver and plan.driver_cores and other_cores and "affinity" not in off:
             _pin_tree(plan.driver_cores, other_cores)
         threads = trainer.set_threads({} if "threads" in off else plan.torch_threads)
-        events.write("build", build_s=build_s, torch_threads=threads, affinity=_affinities())
+        events.write("build", build_s=build_s, torch_threads=threads, affinity=_affinities(), **trainer.facts())
         if cluster is not None:
             cluster.after_build()
         _train(plan, trainer, events)

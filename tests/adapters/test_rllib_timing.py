@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -10,6 +11,8 @@ from rlbench.adapters.rllib.results import sampling_split
 from rlbench.adapters.rllib.timing import (
     ENV_S_KEY,
     INFERENCE_S_KEY,
+    RUNNER_KEY,
+    RUNNER_SUMS,
     PhaseTimingCallback,
 )
 
@@ -71,15 +74,16 @@ def test_callback_times_env_and_forward_and_logs_sums_per_sample_call():
     assert runner.module.forward_exploration("b", t=5) == "b"
     runner.module.forward_inference("b")
     cb.on_sample_end(env_runner=runner, metrics_logger=logger, samples=[])
-    (k1, env_s, r1), (k2, inf_s, r2) = logger.logged
+    (k1, env_s, r1), (k2, inf_s, r2) = logger.logged[:2]
     assert (k1, r1, k2, r2) == (ENV_S_KEY, "sum", INFERENCE_S_KEY, "sum")
     assert 0.04 <= env_s < 0.06  # 0.02 reset + 2 x 0.01 step, plus scheduling slack
     assert 0.01 <= inf_s < 0.03  # 2 x 0.005
     # the totals restart for the next sample() call
     runner.env.step(3)
+    logger.logged.clear()
     cb.on_sample_end(env_runner=runner, metrics_logger=logger, samples=[])
-    assert 0.01 <= logger.logged[2][1] < 0.02
-    assert logger.logged[3][1] == 0.0
+    assert 0.01 <= logger.logged[0][1] < 0.02
+    assert logger.logged[1][1] == 0.0
 
 
 def test_exception_in_env_step_is_still_timed_and_raised():
@@ -95,3 +99,61 @@ def test_exception_in_env_step_is_still_timed_and_raised():
         runner.env.step(0)
     cb.on_sample_end(env_runner=runner, metrics_logger=logger, samples=[])
     assert logger.logged[0][1] >= 0.01
+
+
+class _Episode:
+    def __init__(self, steps: int):
+        self.steps = steps
+
+    def __len__(self) -> int:
+        return self.steps
+
+
+class _SamplingRunner(_Runner):
+    """A runner whose ``sample`` RLlib calls through the instance (``foreach_env_runner``'s lambda)."""
+
+    worker_index = 2
+
+    def __init__(self, cb, logger):
+        super().__init__()
+        self.cb, self.logger = cb, logger
+
+    def sample(self, steps: int):
+        for _ in range(steps):
+            self.env.step(0)
+        t = time.thread_time()
+        while time.thread_time() - t < 0.02:  # 20 ms of this thread's CPU
+            pass
+        self.cb.on_sample_end(env_runner=self, metrics_logger=self.logger, samples=[_Episode(steps - 1), _Episode(1)])
+        return steps
+
+
+def _runner_values(logger: _Logger, index: str) -> dict:
+    return {k[-1]: (v, r) for k, v, r in logger.logged if k[:3] == (*RUNNER_KEY, index)}
+
+
+def test_callback_logs_each_runner_apart_with_its_sample_wall_and_cpu_time():
+    cb, logger = PhaseTimingCallback(), _Logger()
+    runner = _SamplingRunner(cb, logger)
+    cb.on_environment_created(env_runner=runner, metrics_logger=logger, env=runner.env, env_context={})
+    runner.env = _Env()  # RLlib's make_env again (a re-created env): sample must not be wrapped twice
+    cb.on_environment_created(env_runner=runner, metrics_logger=logger, env=runner.env, env_context={})
+    assert runner.sample.__wrapped__.__self__ is runner
+    assert runner.sample(3) == 3
+    got = _runner_values(logger, "2")
+    assert set(got) == {*RUNNER_SUMS, "pid"}
+    assert got["env_steps"] == (3, "sum")  # the episodes' lengths: what RLlib counts as sampled
+    assert got["pid"] == (os.getpid(), "max")
+    assert all(reduce == "sum" for name, (_, reduce) in got.items() if name != "pid")
+    assert got["env_step_s"][0] == logger.logged[0][1]  # the runner's own copy of the summed total
+    assert got["sample_cpu_s"][0] >= 0.02  # the CPU the sampling thread used inside sample()
+    assert got["sample_s"][0] >= got["env_step_s"][0] + 0.02  # wall: env steps, then the 20 ms spin
+
+
+def test_callback_leaves_sample_times_out_when_sample_was_not_wrapped():
+    cb, logger = PhaseTimingCallback(), _Logger()
+    runner = _SamplingRunner(cb, logger)
+    cb.on_sample_end(env_runner=runner, metrics_logger=logger, samples=[_Episode(4)])
+    got = _runner_values(logger, "2")
+    assert "sample_s" not in got and "sample_cpu_s" not in got  # missing, never a made-up 0
+    assert got["env_steps"] == (4, "sum")

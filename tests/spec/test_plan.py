@@ -263,3 +263,10 @@ def test_driver_is_reserved_but_not_pinned_by_default_as_under_tune():
     assert p.switched_off == [] and len(p.differs_from_tune) == 2
     [p] = plans(spec(resources={"pin_driver": True}), TWO_CORES)
     assert p.config.resources.pin_driver is True and p.differs_from_tune[-1].startswith("pin_driver:")
+
+
+def test_profiling_settings_reach_the_plan_and_default_to_off():
+    [off] = plans(spec(), TWO_CORES)
+    assert (off.profile_hz, off.profile_native) == (0, False)
+    [on] = plans(spec(profile_hz=100, profile_native=True), TWO_CORES)
+    assert (on.profile_hz, on.profile_native) == (100, True)

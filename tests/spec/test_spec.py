@@ -433,6 +433,8 @@ def test_bad_grid_value_points_at_the_grid_line(tmp_path):
         ("repeats: 0\n", 6, "repeats", "Input should be greater than or equal to 1 (got 0)"),
         ("warmup_iterations: -1\n", 6, "warmup_iterations", "Input should be greater than or equal to 0 (got -1)"),
         ("sample_hz: 0\n", 6, "sample_hz", "Input should be greater than or equal to 0.1 (got 0)"),
+        ("profile_hz: -1\n", 6, "profile_hz", "Input should be greater than or equal to 0 (got -1)"),
+        ("profile_hz: 5000\n", 6, "profile_hz", "Input should be less than or equal to 1000 (got 5000)"),
         ("trial_timeout_s: -5\n", 6, "trial_timeout_s", "Input should be greater than 0 (got -5)"),
     ],
 )

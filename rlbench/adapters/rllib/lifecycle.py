@@ -24,6 +24,7 @@ class RLlibTrainer:
         self.algo_config = build_config(config, seed=seed, without=without)
         self.algo: Any = None
         self._result: dict[str, Any] | None = None
+        self._facts: dict[str, Any] = {}
 
     def infeasible_reason(self) -> str | None:
         """Why Ray cannot place the trial's actors, or None."""
@@ -37,13 +38,20 @@ class RLlibTrainer:
         """Set torch threads in env runners and remote learners; what each role reports back."""
         return set_worker_threads(self.algo, threads)
 
+    def facts(self) -> dict[str, Any]:
+        """What the built algorithm looks like (written with the trial's build event): the env
+        runners' pids by worker index, and the weights PPO broadcasts to them every iteration."""
+        self._facts = runner_facts(self.algo)
+        return self._facts
+
     def train(self) -> None:
         """One ``algo.train()`` call: one training iteration."""
         self._result = self.algo.train()
 
     def iteration(self) -> dict[str, Any]:
         """The last iteration's exact phase times and counts."""
-        return iteration_timings(self.algo, self._result or {})
+        return iteration_timings(self.algo, self._result or {}, weight_bytes=self._facts.get("weight_bytes"),
+                                 weight_receivers=self._facts.get("weight_receivers", 0))
 
     def metric(self, name: str) -> float | None:
         """The last iteration's value of a result metric (:data:`~rlbench.adapters.rllib.results.RESULT_METRICS`)."""
@@ -86,3 +94,35 @@ def set_worker_threads(algo, threads: dict[str, int]) -> dict[str, int | None]:
     if observed["env_runner"] is None:
         observed["env_runner"] = observed["driver"]  # sampling happens in the driver's local runner
     return observed
+
+
+def _module_weights(worker) -> tuple[int, int, int]:
+    """(pid, parameter count, bytes of its state) of an env runner's RLModule: the inference-only
+    module whose state PPO broadcasts (buffers included; bytes are each tensor's count x dtype size)."""
+    import os
+
+    module = worker.module
+    params = sum(p.numel() for p in module.parameters()) if module is not None else 0
+    size = sum(t.numel() * t.element_size() for t in module.state_dict().values()) if module is not None else 0
+    return os.getpid(), int(params), int(size)
+
+
+def runner_facts(algo) -> dict[str, Any]:
+    """``env_runner_pids`` (worker index -> pid), ``weight_params`` and ``weight_bytes`` (one copy of
+    the broadcast weights) and ``weight_receivers`` (remote env runners: each gets a copy from the
+    object store every iteration; the driver's own local runner is updated in-process and is not
+    counted)."""
+    group = algo.env_runner_group
+    if group is None:
+        return {}
+    remote = group.num_remote_env_runners()
+
+    def describe(worker):
+        return (worker.worker_index, *_module_weights(worker))
+
+    found = group.foreach_env_runner(describe, local_env_runner=remote == 0)
+    if not found:
+        return {"weight_receivers": remote}
+    pids = {str(index): pid for index, pid, _, _ in found}
+    _, _, params, size = max(found, key=lambda f: f[3])
+    return {"env_runner_pids": pids, "weight_params": params, "weight_bytes": size, "weight_receivers": remote}

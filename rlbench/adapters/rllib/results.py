@@ -32,6 +32,10 @@ ENV_RUNNERS_ENV_S = ("env_runners", "rlbench", "env_step_s")
 ENV_RUNNERS_INFERENCE_S = ("env_runners", "rlbench", "inference_s")
 
 
+#: Per env runner values logged by rlbench's PhaseTimingCallback: ``RUNNERS + (worker index, name)``.
+RUNNERS = ("env_runners", "rlbench", "runner")
+
+
 #: Learner connector pipeline (GAE etc.): one call per update, so the per-iteration mean is its time.
 LEARNER_CONNECTOR_S = ("learners", "__all_modules__", "learner_connector", "connector_pipeline_timer")
 
@@ -101,26 +105,57 @@ def sampling_split(sample_s: float, env_total_s: float, inference_total_s: float
             "sample_other_s": sample_s - env_step_s - inference_s}
 
 
-def iteration_timings(algo, result: dict) -> dict[str, float]:
+def runner_timings(result: dict) -> list[dict[str, Any]]:
+    """Each env runner's own figures for the iteration, in worker-index order: ``env_runner`` (RLlib's
+    worker index; 0 is the driver's local runner), ``pid``, ``env_steps``, ``env_step_s``,
+    ``inference_s``, ``sample_s`` (wall time of its ``sample()`` calls) and ``sample_cpu_s`` (CPU
+    time of its sampling thread in them); a value the runner did not log is None."""
+    node: Any = result
+    for key in RUNNERS:
+        node = node.get(key) if isinstance(node, dict) else None
+    if not isinstance(node, dict):
+        return []
+    rows = []
+    for index in sorted((k for k in node if str(k).isdigit()), key=int):
+        values = node[index] if isinstance(node[index], dict) else {}
+        row: dict[str, Any] = {"env_runner": int(index)}
+        for name in ("pid", "env_steps", "env_step_s", "inference_s", "sample_s", "sample_cpu_s"):
+            value = _get(values, (name,), default=float("nan"))
+            row[name] = None if math.isnan(value) else (int(value) if name in ("pid", "env_steps") else value)
+        rows.append(row)
+    return rows
+
+
+def iteration_timings(algo, result: dict, *, weight_bytes: int | None = None,
+                      weight_receivers: int = 0) -> dict[str, Any]:
     """This iteration's exact phase times and step counts from its result dict.
 
     ``sync_s`` is the weight broadcast plus the env-connector state sync. RLlib times the latter
     after it has reduced the iteration's metrics, so the result shows it one iteration late; we
     read it from the algorithm's metrics logger right after ``train()`` returns instead.
+    ``weight_sync_s`` is the broadcast alone (RLlib's ``synch_weights``). PPO broadcasts the
+    inference-only RLModule's weights (``weight_bytes``, measured once after build) to every remote
+    env runner once per iteration, so ``sync_bytes = weight_bytes x weight_receivers``.
     """
     connectors_s = _get({"m": algo.metrics.peek(TIMER_SYNC_CONNECTORS, default=0.0)}, ("m",))
     sample_s, learn_s = _get(result, TIMER_SAMPLE), _get(result, TIMER_LEARN)
     split = sampling_split(sample_s, _get(result, ENV_RUNNERS_ENV_S), _get(result, ENV_RUNNERS_INFERENCE_S),
                            sampling_runners=max(1, int(algo.config.num_env_runners or 0)))
     connector_s = _get(result, LEARNER_CONNECTOR_S)
+    weight_sync_s = _get(result, TIMER_SYNC_WEIGHTS)
+    sync_bytes = weight_bytes * weight_receivers if weight_bytes is not None else None
     return {
         "sample_s": sample_s,
         **split,
         "learn_s": learn_s,
         "learner_connector_s": connector_s,
         "sgd_s": learn_s - connector_s,
-        "sync_s": _get(result, TIMER_SYNC_WEIGHTS) + connectors_s,
+        "sync_s": weight_sync_s + connectors_s,
+        "weight_sync_s": weight_sync_s,
+        "sync_bytes": sync_bytes,
+        "sync_bytes_per_s": sync_bytes / weight_sync_s if sync_bytes and weight_sync_s > 0 else None,
         "env_steps_sampled": int(_get(result, ("env_runners", "num_env_steps_sampled"))),
         "env_steps_trained": int(_get(result, ("learners", "__all_modules__", "num_env_steps_trained"))),
         "episode_return_mean": _get(result, ("env_runners", "episode_return_mean"), default=float("nan")),
+        "runners": runner_timings(result),
     }

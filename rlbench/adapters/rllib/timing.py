@@ -16,11 +16,20 @@ two totals with ``reduce="sum"``. RLlib sums those across env runners and clears
 reduce, so ``result["env_runners"]["rlbench"]["env_step_s"]`` is the seconds all env runners
 together spent inside the env during that iteration (likewise ``inference_s``).
 
+Per env runner it also logs, under a key of its own (``rlbench/runner/<worker index>/...``, so
+RLlib's sum across runners leaves each runner's values apart): the same two totals, the env steps
+it sampled, the wall time of its ``sample()`` calls (``sample_s``: it wraps the runner's ``sample``
+on the instance, which is what RLlib's ``synchronous_parallel_sample`` calls through
+``foreach_env_runner``) and the CPU time of the sampling thread inside them (``sample_cpu_s``,
+``time.thread_time``: a runner that waits for a core does not accrue it, so it compares runners
+fairly on a busy machine), and its pid (``reduce="max"``: a constant).
+
 This module imports RLlib at import time; the adapter imports it only when it builds a config.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any, Callable
 
@@ -29,6 +38,11 @@ from ray.rllib.callbacks.callbacks import RLlibCallback
 #: Keys (under ``env_runners``) of the summed seconds inside env step/reset and the forward pass.
 ENV_S_KEY = ("rlbench", "env_step_s")
 INFERENCE_S_KEY = ("rlbench", "inference_s")
+
+#: Per env runner values live under ``env_runners`` at ``RUNNER_KEY + (str(worker_index), name)``.
+RUNNER_KEY = ("rlbench", "runner")
+#: Names of the per-runner values summed over an iteration (the pid is logged apart, ``reduce="max"``).
+RUNNER_SUMS = ("env_steps", "env_step_s", "inference_s", "sample_s", "sample_cpu_s")
 
 _ENV, _INFERENCE = 0, 1
 
@@ -40,6 +54,7 @@ class PhaseTimingCallback(RLlibCallback):
         super().__init__()
         self._totals_s = [0.0, 0.0]
         self._timed_module: Any = None
+        self._sample_start: tuple[float, float] | None = None  # (perf_counter, thread_time) at sample() entry
 
     def _timed(self, fn: Callable, slot: int) -> Callable:
         totals, perf = self._totals_s, time.perf_counter
@@ -60,6 +75,19 @@ class PhaseTimingCallback(RLlibCallback):
         target = env_runner.env
         target.step = self._timed(target.step, _ENV)
         target.reset = self._timed(target.reset, _ENV)
+        sample = getattr(env_runner, "sample", None)
+        if sample is not None and not hasattr(sample, "__wrapped__"):  # make_env runs again on a re-created env
+            env_runner.sample = self._stamped(sample)
+
+    def _stamped(self, sample: Callable) -> Callable:
+        """``sample`` that notes when (wall and thread CPU clock) each call began."""
+
+        def stamped(*args, **kwargs):
+            self._sample_start = (time.perf_counter(), time.thread_time())
+            return sample(*args, **kwargs)
+
+        stamped.__wrapped__ = sample  # type: ignore[attr-defined]
+        return stamped
 
     def on_episode_created(self, *, env_runner=None, **kwargs) -> None:
         # The module is built after the env, but before the first episode (and so before any
@@ -73,6 +101,15 @@ class PhaseTimingCallback(RLlibCallback):
 
     def on_sample_end(self, *, env_runner=None, metrics_logger=None, samples=None, **kwargs) -> None:
         logger = metrics_logger if metrics_logger is not None else env_runner.metrics
-        logger.log_value(ENV_S_KEY, self._totals_s[_ENV], reduce="sum")
-        logger.log_value(INFERENCE_S_KEY, self._totals_s[_INFERENCE], reduce="sum")
+        env_s, inference_s = self._totals_s
+        logger.log_value(ENV_S_KEY, env_s, reduce="sum")
+        logger.log_value(INFERENCE_S_KEY, inference_s, reduce="sum")
         self._totals_s[_ENV] = self._totals_s[_INFERENCE] = 0.0
+        start, self._sample_start = self._sample_start, None
+        values = {"env_steps": sum(len(e) for e in samples or ()), "env_step_s": env_s, "inference_s": inference_s}
+        if start is not None:  # else sample() was not called through the wrapper: no value, not a 0
+            values.update(sample_s=time.perf_counter() - start[0], sample_cpu_s=time.thread_time() - start[1])
+        key = (*RUNNER_KEY, str(getattr(env_runner, "worker_index", 0)))
+        for name, value in values.items():
+            logger.log_value((*key, name), value, reduce="sum")
+        logger.log_value((*key, "pid"), os.getpid(), reduce="max")
