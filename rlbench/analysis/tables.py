@@ -1,7 +1,8 @@
 """The derived tables: rebuilt from the per-trial files, the truth, by the analysis.
 
 ``trials.parquet`` (one row per finished trial), ``iterations.parquet``, ``utilization.parquet``,
-``node_roles.parquet`` and ``summary.csv`` are derived from ``trials/*/`` and can be rebuilt at any
+``node_roles.parquet``, ``runner_iterations.parquet``, ``profiles.parquet`` and ``summary.csv`` are
+derived from ``trials/*/`` and can be rebuilt at any
 time (``rlbench report DIR --rebuild``); a trial without a verdict (the sweep died during it) is
 left to a resume, never reported as a number. Schemas: :mod:`rlbench.results.tables`.
 """
@@ -15,7 +16,14 @@ import pyarrow as pa
 
 from rlbench import SCHEMA_VERSION
 from rlbench.analysis.configs import sm_count
+from rlbench.analysis.inside import (
+    add_inside_columns,
+    driver_idle,
+    runner_iteration_rows,
+    runner_iterations_frame,
+)
 from rlbench.analysis.nodes import multi_source_role_stats, node_roles_frame
+from rlbench.analysis.profiles import add_profile_columns, profiles_frame
 from rlbench.analysis.trials import (
     add_cpu_threads_per_gpu_sm,
     add_sampling_efficiency,
@@ -26,6 +34,8 @@ from rlbench.results.files import read_json, write_atomic
 from rlbench.results.layout import (
     ITERATIONS_TABLE,
     NODE_ROLES_TABLE,
+    PROFILES_TABLE,
+    RUNNER_ITERATIONS_TABLE,
     SUMMARY_CSV,
     TRIALS_TABLE,
     UTILIZATION_TABLE,
@@ -35,6 +45,8 @@ from rlbench.results.records import read_record
 from rlbench.results.tables import (
     ITERATION_SCHEMA,
     NODE_ROLES_SCHEMA,
+    PROFILE_SCHEMA,
+    RUNNER_ITERATION_SCHEMA,
     UTILIZATION_SCHEMA,
     csv_bytes,
     iteration_rows,
@@ -56,7 +68,7 @@ def build_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
     files (the truth); returns them."""
     folder = ResultsFolder(Path(out_dir))
     trial_folders = folder.trials()
-    plans, records, rows, events_by_trial = [], [], [], {}
+    plans, records, rows, runner_rows, events_by_trial = [], [], [], [], {}
     for t in trial_folders:
         plan = read_plan(t)
         record = read_record(t)
@@ -66,15 +78,22 @@ def build_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
         plans.append(plan)
         records.append(record)
         rows.extend(iteration_rows(plan.trial_id, events, record.status))
+        runner_rows.extend(runner_iteration_rows(plan.trial_id, events))
         # The iteration events live on as iterations rows; keeping their dicts too doubles memory at scale.
         events_by_trial[plan.trial_id] = [e for e in events if e.get("event") != "iteration"]
     iterations = iterations_frame(rows)
-    del rows
+    runner_its = runner_iterations_frame(runner_rows)
+    del rows, runner_rows
     utilization = read_utilization(trial_folders)
+    iterations["driver_idle_frac"] = driver_idle(iterations, utilization)
     cpu_use, peak_rss = role_stats_by_trial(iterations, utilization)
     multi_source_role_stats(iterations, utilization, cpu_use, peak_rss)  # cluster trials: summed per node sampler
     trials = summarize_trials(plans, records, events_by_trial, iterations, utilization, cpu_use, peak_rss)
     _add_machine_relative_columns(folder, trials, iterations)
+    add_inside_columns(trials, iterations, runner_its, events_by_trial)
+    add_profile_columns(trials, events_by_trial)
+    finished = {p.trial_id for p in plans}
+    profiles = profiles_frame([t for t in trial_folders if t.trial_id in finished])
     write_table(folder.table(ITERATIONS_TABLE), pa.Table.from_pandas(iterations, schema=ITERATION_SCHEMA,
                                                                      preserve_index=False))
     write_table(folder.table(UTILIZATION_TABLE), pa.Table.from_pandas(utilization, schema=UTILIZATION_SCHEMA,
@@ -86,7 +105,11 @@ def build_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
     node_roles = node_roles_frame(plans, events_by_trial, iterations, utilization)
     write_table(folder.table(NODE_ROLES_TABLE), pa.Table.from_pandas(node_roles, schema=NODE_ROLES_SCHEMA,
                                                                      preserve_index=False))
-    return {"trials": trials, "iterations": iterations, "utilization": utilization, "node_roles": node_roles}
+    write_table(folder.table(RUNNER_ITERATIONS_TABLE), pa.Table.from_pandas(
+        runner_its, schema=RUNNER_ITERATION_SCHEMA, preserve_index=False))
+    write_table(folder.table(PROFILES_TABLE), pa.Table.from_pandas(profiles, schema=PROFILE_SCHEMA, preserve_index=False))
+    return {"trials": trials, "iterations": iterations, "utilization": utilization, "node_roles": node_roles,
+            "runner_iterations": runner_its, "profiles": profiles}
 
 
 def read_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
@@ -94,5 +117,11 @@ def read_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
     folder = ResultsFolder(Path(out_dir))
     names = {"trials": TRIALS_TABLE, "iterations": ITERATIONS_TABLE, "utilization": UTILIZATION_TABLE}
     if all(folder.table(f).exists() for f in names.values()):
-        return {n: pd.read_parquet(folder.table(f)) for n, f in names.items()}
+        tables = {n: pd.read_parquet(folder.table(f)) for n, f in names.items()}
+        # tables of older result sets may be missing: empty, with their columns
+        for name, file, schema in (("runner_iterations", RUNNER_ITERATIONS_TABLE, RUNNER_ITERATION_SCHEMA),
+                                   ("profiles", PROFILES_TABLE, PROFILE_SCHEMA)):
+            path = folder.table(file)
+            tables[name] = pd.read_parquet(path) if path.exists() else schema.empty_table().to_pandas()
+        return tables
     return build_tables(out_dir)

@@ -1,7 +1,8 @@
 """Stack profiles of a running trial, taken from outside: py-spy on each of its Python processes.
 
 With ``profile_hz > 0`` the sweep starts one ``py-spy record`` per Python process of the trial
-(driver, env runners, learners, Ray's own Python agents, pooled workers) when the trial's
+(driver, env runners, learners, Ray's own Python agents, pooled workers; ``profile_roles`` can
+narrow that) when the trial's
 warm-up iterations are over, and stops them before the trial's last iteration, so the profiles
 hold the steady state only (the same window the utilization figures use, less its last
 iteration, which runs into the shutdown; with a single steady iteration the stop comes as that
@@ -125,9 +126,10 @@ class TrialProfiler:
 
     def __init__(self, trial: TrialFolder, sampler, *, hz: int, native: bool, warmup_iterations: int,
                  stop_iterations: int | None, stop_seconds: float | None, t0_epoch: float,
-                 cores: list[int] | None = None, pyspy: str | None = None):
+                 roles: list[str] | None = None, cores: list[int] | None = None, pyspy: str | None = None):
         self.trial, self.sampler = trial, sampler
         self.hz, self.native = int(hz), bool(native)
+        self.roles = set(roles) if roles is not None else None
         self.warmup, self.stop_iterations, self.stop_seconds = warmup_iterations, stop_iterations, stop_seconds
         self.t0_epoch = t0_epoch
         self.pyspy = pyspy if pyspy is not None else find_pyspy()
@@ -181,6 +183,8 @@ class TrialProfiler:
         self.trial.profiles_dir.mkdir(exist_ok=True)
         self._tmp = Path(tempfile.mkdtemp(prefix=".py-spy-", dir=self.trial.profiles_dir))
         for pid, role in sorted(self.sampler.processes().items()):
+            if self.roles is not None and role not in self.roles:
+                continue
             proc = ProfiledProcess(pid=pid, role=role)
             self.processes.append(proc)
             if not is_python(pid):
@@ -285,7 +289,7 @@ class TrialProfiler:
         status, note = self.status()
         cpu = [p.cpu_s for p in self.processes if p.cpu_s is not None]
         event = {"event": "profile", "t_s": round(self.now_s(), 6), "status": status, "note": note,
-                 "hz": self.hz, "native": self.native, "t_start_s": self.t_start_s, "t_stop_s": self.t_stop_s,
+                 "hz": self.hz, "native": self.native, "roles": sorted(self.roles) if self.roles is not None else None, "t_start_s": self.t_start_s, "t_stop_s": self.t_stop_s,
                  "cpu_s": sum(cpu) if cpu else None, "processes": [asdict(p) for p in self.processes]}
         append_line(self.trial.events_file, json.dumps(event).encode())
         return event

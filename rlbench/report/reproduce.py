@@ -62,7 +62,8 @@ def reproduce_spec(out_dir: Path, trial_id: str) -> dict[str, Any]:
         "warmup_iterations": plan.warmup_iterations,
         "trial_timeout_s": plan.timeout_s,
         "sample_hz": plan.sample_hz,
-        **({"profile_hz": plan.profile_hz, "profile_native": plan.profile_native} if plan.profile_hz else {}),
+        **({"profile_hz": plan.profile_hz, "profile_native": plan.profile_native, "profile_roles": plan.profile_roles}
+           if plan.profile_hz else {}),
         # The trial's own seed, as given (a number would be a base to derive from); a plan from before
         # every trial was seeded has none, and its rerun is seeded afresh.
         "seed": [plan.seed] if plan.seed is not None else None,

@@ -57,6 +57,7 @@ RUNNER_ITERATION_SCHEMA = pa.schema([
     ("pid", pa.int64()),
     ("env_steps", pa.int64()),
     ("env_step_s", pa.float64()),
+    ("env_step_cpu_s", pa.float64()),
     ("inference_s", pa.float64()),
     ("sample_s", pa.float64()),
     ("sample_cpu_s", pa.float64()),

@@ -204,7 +204,8 @@ def run_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, gpus
     proc, me, sampler, t0 = launched.proc, launched.me, launched.sampler, launched.t0_epoch
     profiler = TrialProfiler(trial, sampler, hz=plan.profile_hz, native=plan.profile_native,
                              warmup_iterations=plan.warmup_iterations, stop_iterations=plan.stop_iterations,
-                             stop_seconds=plan.stop_seconds, t0_epoch=t0, cores=plan.cores, pyspy=pyspy)
+                             stop_seconds=plan.stop_seconds, t0_epoch=t0, roles=plan.profile_roles,
+                             cores=plan.cores, pyspy=pyspy)
     deadline = time.monotonic() + plan.timeout_s
     timed_out = False
     stop = TrialStop()

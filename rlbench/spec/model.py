@@ -273,6 +273,12 @@ class SweepSpec(_Section):
     """With ``profile_hz``: also record native (C/C++) frames (py-spy ``--native``), so time inside
     torch's kernels shows under the C++ function, not only under the Python line that called it.
     Costs more per sample (docs/MEASUREMENT.md)."""
+    profile_roles: list[Literal["driver", "learner", "env_runner", "ray_system", "other"]] = Field(
+        default_factory=lambda: ["driver", "learner", "env_runner", "ray_system", "other"], min_length=1, max_length=5)
+    """With ``profile_hz``: the roles whose processes py-spy samples (default: every role). py-spy
+    costs about the same per process whether it is busy or idle (it reads every thread's state at
+    every sample), so leaving out Ray's own mostly idle agents (``[driver, learner, env_runner]``)
+    cuts its cost most on a small machine (docs/MEASUREMENT.md)."""
     env_ceiling_s: float = Field(1.0, ge=0, le=3600)
     """Before the trials, step each distinct (env, env_config, env-runner count, cpus) alone for this
     many seconds in as many processes as the trial has env runners (``rlbench envbench``), so every

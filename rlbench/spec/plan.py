@@ -74,6 +74,8 @@ class TrialPlan(BaseModel):
     """py-spy samples per second of every Python process in the steady-state window; 0: off."""
     profile_native: bool = False
     """py-spy also records native frames (``--native``)."""
+    profile_roles: list[str] = ["driver", "learner", "env_runner", "ray_system", "other"]
+    """The roles whose processes are profiled."""
     memory_limit_bytes: Union[int, None] = None
     """Kill the trial when its processes' summed resident memory passes this; None: no limit."""
     include_dashboard: bool = False
@@ -244,6 +246,7 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
                 sample_hz=spec.sample_hz,
                 profile_hz=spec.profile_hz,
                 profile_native=spec.profile_native,
+                profile_roles=list(spec.profile_roles),
                 memory_limit_bytes=spec.trial_memory_limit_bytes,
                 include_dashboard=spec.ray.include_dashboard,
                 seed=seeds[repeat],

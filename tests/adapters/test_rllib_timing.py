@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 
@@ -109,6 +110,15 @@ class _Episode:
         return self.steps
 
 
+def _decorated(fn):
+    """Like RLlib's decorators on ``SingleAgentEnvRunner.sample``: functools.wraps sets __wrapped__."""
+    @functools.wraps(fn)
+    def inner(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    return inner
+
+
 class _SamplingRunner(_Runner):
     """A runner whose ``sample`` RLlib calls through the instance (``foreach_env_runner``'s lambda)."""
 
@@ -118,6 +128,7 @@ class _SamplingRunner(_Runner):
         super().__init__()
         self.cb, self.logger = cb, logger
 
+    @_decorated
     def sample(self, steps: int):
         for _ in range(steps):
             self.env.step(0)
@@ -147,6 +158,7 @@ def test_callback_logs_each_runner_apart_with_its_sample_wall_and_cpu_time():
     assert all(reduce == "sum" for name, (_, reduce) in got.items() if name != "pid")
     assert got["env_step_s"][0] == logger.logged[0][1]  # the runner's own copy of the summed total
     assert got["sample_cpu_s"][0] >= 0.02  # the CPU the sampling thread used inside sample()
+    assert got["env_step_cpu_s"][0] < 0.01  # the env only slept: wall time, next to no CPU
     assert got["sample_s"][0] >= got["env_step_s"][0] + 0.02  # wall: env steps, then the 20 ms spin
 
 

@@ -268,5 +268,6 @@ def test_driver_is_reserved_but_not_pinned_by_default_as_under_tune():
 def test_profiling_settings_reach_the_plan_and_default_to_off():
     [off] = plans(spec(), TWO_CORES)
     assert (off.profile_hz, off.profile_native) == (0, False)
-    [on] = plans(spec(profile_hz=100, profile_native=True), TWO_CORES)
-    assert (on.profile_hz, on.profile_native) == (100, True)
+    assert off.profile_roles == ["driver", "learner", "env_runner", "ray_system", "other"]  # every process
+    [on] = plans(spec(profile_hz=100, profile_native=True, profile_roles=["env_runner"]), TWO_CORES)
+    assert (on.profile_hz, on.profile_native, on.profile_roles) == (100, True, ["env_runner"])

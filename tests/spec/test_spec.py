@@ -435,6 +435,7 @@ def test_bad_grid_value_points_at_the_grid_line(tmp_path):
         ("sample_hz: 0\n", 6, "sample_hz", "Input should be greater than or equal to 0.1 (got 0)"),
         ("profile_hz: -1\n", 6, "profile_hz", "Input should be greater than or equal to 0 (got -1)"),
         ("profile_hz: 5000\n", 6, "profile_hz", "Input should be less than or equal to 1000 (got 5000)"),
+        ("profile_roles: [harness]\n", 6, "profile_roles.0", "(got 'harness')"),
         ("trial_timeout_s: -5\n", 6, "trial_timeout_s", "Input should be greater than 0 (got -5)"),
     ],
 )

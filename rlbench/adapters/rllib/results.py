@@ -108,7 +108,7 @@ def sampling_split(sample_s: float, env_total_s: float, inference_total_s: float
 def runner_timings(result: dict) -> list[dict[str, Any]]:
     """Each env runner's own figures for the iteration, in worker-index order: ``env_runner`` (RLlib's
     worker index; 0 is the driver's local runner), ``pid``, ``env_steps``, ``env_step_s``,
-    ``inference_s``, ``sample_s`` (wall time of its ``sample()`` calls) and ``sample_cpu_s`` (CPU
+    ``env_step_cpu_s`` (the sampling thread's CPU time inside the env), ``inference_s``, ``sample_s`` (wall time of its ``sample()`` calls) and ``sample_cpu_s`` (CPU
     time of its sampling thread in them); a value the runner did not log is None."""
     node: Any = result
     for key in RUNNERS:
@@ -119,7 +119,7 @@ def runner_timings(result: dict) -> list[dict[str, Any]]:
     for index in sorted((k for k in node if str(k).isdigit()), key=int):
         values = node[index] if isinstance(node[index], dict) else {}
         row: dict[str, Any] = {"env_runner": int(index)}
-        for name in ("pid", "env_steps", "env_step_s", "inference_s", "sample_s", "sample_cpu_s"):
+        for name in ("pid", "env_steps", "env_step_s", "env_step_cpu_s", "inference_s", "sample_s", "sample_cpu_s"):
             value = _get(values, (name,), default=float("nan"))
             row[name] = None if math.isnan(value) else (int(value) if name in ("pid", "env_steps") else value)
         rows.append(row)
