@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rlbench.analysis.inside import inside_by_config, straggler_finding
 from rlbench.analysis.stats import NOISY_CV, median_cis
 from rlbench.analysis.trials import CPU_ROLES
 from rlbench.analysis.windows import steady_windows
@@ -154,6 +155,7 @@ def configurations(trials: pd.DataFrame, axes: list[str], iterations: pd.DataFra
             lows[m][position[key]], highs[m][position[key]] = lo, hi
     for m in metrics:
         frame[f"{m}_ci_low"], frame[f"{m}_ci_high"] = lows[m], highs[m]
+    frame = frame.join(inside_by_config(ok))  # stragglers, driver idle, weight sync (analysis/inside.py)
     frame = frame.reset_index(drop=True)
     frame["noisy"] = frame["env_steps_per_s_cv"].map(lambda v: v is not None and not pd.isna(v) and v > NOISY_CV)
     rankable = frame["env_steps_per_s"].notna() & ~frame["noisy"]
@@ -221,6 +223,9 @@ def verdict(row: dict[str, Any]) -> tuple[str, list[str]]:
         elif util < GPU_IDLE_PCT:
             findings.append(f"GPU idle: {util:.0f}% mean utilization in steady state")
             label += ", GPU idle"
+    straggler = straggler_finding(row)
+    if straggler:
+        findings.append(straggler)
     if row.get("noisy"):
         findings.append(f"too noisy to rank: CV {row['env_steps_per_s_cv']:.0%} across repeats (> {NOISY_CV:.0%})")
     return label, findings

@@ -194,3 +194,47 @@ def add_inside_columns(trials: pd.DataFrame, iterations: pd.DataFrame, runner_it
         values = trials["trial_id"].map(extra[column])
         trials[column] = pd.to_numeric(values, errors="coerce") if column != "straggler_env_runner" \
             else values.astype("Int64")
+
+
+#: Per-configuration medians (over ok repeats) of these trials.parquet columns.
+CONFIG_MEDIANS = ("driver_idle_frac", "weight_bytes", "weight_receivers", "sync_bytes_per_iter", "weight_sync_s",
+                  "sync_bytes_per_s")
+_STRAGGLER = ("straggler_step_ratio", "straggler_cpu_ratio", "straggler_wait_s", "straggler_wait_frac")
+
+
+def inside_by_config(ok: pd.DataFrame) -> pd.DataFrame:
+    """Per configuration (``index``) of its ok trials: the medians of :data:`CONFIG_MEDIANS`; the
+    env runner named straggler in most repeats (``straggler_env_runner``), in how many
+    (``straggler_repeats``), and the medians of its ratios and waits over those repeats."""
+    columns = [*CONFIG_MEDIANS, "straggler_env_runner", "straggler_repeats", *_STRAGGLER]
+    if ok.empty or "straggler_env_runner" not in ok:
+        return pd.DataFrame(columns=columns, index=pd.Index([], name="index"))
+    out = ok.groupby("index")[[c for c in CONFIG_MEDIANS if c in ok]].median()
+    named = ok[ok["straggler_env_runner"].notna()]
+    if not named.empty:
+        most = named.groupby("index")["straggler_env_runner"].agg(lambda s: int(s.mode().iloc[0]))
+        mine = named[named["straggler_env_runner"] == named["index"].map(most)]
+        out["straggler_env_runner"] = most
+        out["straggler_repeats"] = mine.groupby("index").size()
+        for column in _STRAGGLER:
+            out[column] = mine.groupby("index")[column].median()
+    return out.reindex(columns=columns)
+
+
+def straggler_finding(row: dict[str, Any]) -> str | None:
+    """The verdict's straggler sentence for one configuration row, or None."""
+    runner = row.get("straggler_env_runner")
+    if runner is None or pd.isna(runner):
+        return None
+    step, cpu = row.get("straggler_step_ratio"), row.get("straggler_cpu_ratio")
+    parts = [f"{step:.1f}x the others' time per env step" if step is not None and not pd.isna(step) else None,
+             f"{cpu:.1f}x their CPU per env step" if cpu is not None and not pd.isna(cpu) else None]
+    text = f"straggler: env runner {int(runner)} takes " + " and ".join(p for p in parts if p)
+    wait, frac = row.get("straggler_wait_s"), row.get("straggler_wait_frac")
+    if wait is not None and not pd.isna(wait):
+        share = f" ({frac:.0%} of it)" if frac is not None and not pd.isna(frac) else ""
+        text += f"; the driver waited {wait:.2f} s per iteration on it after the others were done{share}"
+    repeats, n = row.get("straggler_repeats"), row.get("n")
+    if repeats is not None and not pd.isna(repeats) and n:
+        text += f" (in {int(repeats)} of {int(n)} repeats)"
+    return text

@@ -144,8 +144,14 @@ class RoleProfile:
     """Plain words naming the dominant function, or None when none dominates."""
 
 
-def role_profiles(profiles: pd.DataFrame, trial_ids: list[str], role_names: dict[str, str] | None = None,
-                  roles: tuple[str, ...] = REPORT_ROLES) -> list[RoleProfile]:
+#: How the verdict names a role: (one process, several).
+ROLE_NAMES = {"driver": ("the driver", "the drivers"), "learner": ("the learner", "the learners"),
+              "env_runner": ("the env runner", "the env runners"), "ray_system": ("Ray's agent", "Ray's agents"),
+              "other": ("the other process", "the other processes")}
+
+
+def role_profiles(profiles: pd.DataFrame, trial_ids: list[str], roles: tuple[str, ...] = REPORT_ROLES
+                  ) -> list[RoleProfile]:
     """Per role, the top functions of the trials ``trial_ids`` (one configuration's ok repeats):
     samples summed over their processes, shares of the role's samples."""
     data = profiles[profiles["trial_id"].isin(trial_ids)]
@@ -165,23 +171,39 @@ def role_profiles(profiles: pd.DataFrame, trial_ids: list[str], role_names: dict
         top_self = by.sort_values(["self_samples", "total_samples"], ascending=False).head(TOP_FUNCTIONS)[columns]
         top_total = by.sort_values(["total_samples", "self_samples"], ascending=False).head(TOP_FUNCTIONS)[columns]
         processes = mine.groupby(["trial_id", "pid"]).ngroups
-        name = (role_names or {}).get(role, role.replace("_", " "))
+        per_trial = processes / max(1, mine["trial_id"].nunique())
+        one, several = ROLE_NAMES.get(role, (role, role))
         out.append(RoleProfile(role, samples, processes, top_self.reset_index(drop=True),
-                               top_total.reset_index(drop=True), dominance_verdict(name, top_self)))
+                               top_total.reset_index(drop=True),
+                               dominance_verdict(one if per_trial <= 1 else several, per_trial > 1, top_self)))
     return out
 
 
-def dominance_verdict(role_name: str, top_self: pd.DataFrame) -> str | None:
-    """``the learner spends 62% of its samples in _single_tensor_adam (torch/optim/adam.py:345)``
-    when the top function's self share reaches :data:`DOMINANT_SELF_FRAC`, else None."""
+def dominance_verdict(subject: str, plural: bool, top_self: pd.DataFrame) -> str | None:
+    """``the learner spends 62% of its active time in _single_tensor_adam (torch/optim/adam.py:345)
+    itself`` when the top function's self share reaches :data:`DOMINANT_SELF_FRAC`, else None."""
     if top_self.empty:
         return None
     top = top_self.iloc[0]
     if float(top["self_frac"]) < DOMINANT_SELF_FRAC:
         return None
-    where = f" ({top['file']}:{int(top['line'])})" if top["file"] else ""
-    return (f"the {role_name} spends {float(top['self_frac']):.0%} of its active samples in its own code of "
-            f"{top['function']}{where}")
+    where = f" ({short_file(top['file'])}:{int(top['line'])})" if top["file"] else ""
+    verb, their = ("spend", "their") if plural else ("spends", "its")
+    return f"{subject} {verb} {float(top['self_frac']):.0%} of {their} active time in {top['function']}{where} itself"
+
+
+def short_file(path: str) -> str:
+    """A frame's file as a reader knows it: from the package on (``torch/optim/adam.py``) for
+    installed packages and the standard library, else the last two parts of the path."""
+    text = str(path)
+    for marker in ("site-packages/", "dist-packages/"):
+        if marker in text:
+            return text.rsplit(marker, 1)[1]
+    parts = text.split("/")
+    for i, part in enumerate(parts):
+        if part.startswith("python3") and i > 0 and parts[i - 1] == "lib":
+            return "/".join(parts[i + 1:]) or text
+    return "/".join(parts[-2:])
 
 
 def profile_columns(events: list[dict[str, Any]]) -> dict[str, Any]:
