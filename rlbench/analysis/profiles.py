@@ -34,6 +34,9 @@ from rlbench.results.tables import PROFILE_SCHEMA
 DOMINANT_SELF_FRAC = 0.4
 #: Functions listed per role and configuration in the report (by self and by total time).
 TOP_FUNCTIONS = 8
+#: Functions on at least this share of a role's stacks with (almost) no self time are its trunk (the
+#: worker's main loop, the trial's entry): the flame graph shows them, the top-total table skips them.
+TRUNK_FRAC = 0.95
 #: Roles the report shows profiles of (the others are in profiles.parquet).
 REPORT_ROLES = ("driver", "learner", "env_runner")
 
@@ -122,9 +125,9 @@ def role_stacks(trial: TrialFolder, role: str) -> Counter:
 
 
 def frame_label(frame: Frame) -> str:
-    """``function (file:line)``."""
+    """``function (file:line)``, the file as :func:`short_file` gives it."""
     name, file, line = frame
-    return f"{name} ({file}:{line})" if file else name
+    return f"{name} ({short_file(file)}:{line})" if file else name
 
 
 @dataclass
@@ -139,7 +142,7 @@ class RoleProfile:
     top_self: pd.DataFrame
     """function, file, line, self_frac, total_frac: most self time first (at most TOP_FUNCTIONS)."""
     top_total: pd.DataFrame
-    """The same columns, most total time first."""
+    """The same columns, most total time first; the role's trunk (:data:`TRUNK_FRAC`) left out."""
     verdict: str | None
     """Plain words naming the dominant function, or None when none dominates."""
 
@@ -169,7 +172,8 @@ def role_profiles(profiles: pd.DataFrame, trial_ids: list[str], roles: tuple[str
         by["total_frac"] = by["total_samples"] / samples
         columns = ["function", "file", "line", "self_frac", "total_frac"]
         top_self = by.sort_values(["self_samples", "total_samples"], ascending=False).head(TOP_FUNCTIONS)[columns]
-        top_total = by.sort_values(["total_samples", "self_samples"], ascending=False).head(TOP_FUNCTIONS)[columns]
+        branches = by[~((by["total_frac"] >= TRUNK_FRAC) & (by["self_frac"] < 0.01))]
+        top_total = branches.sort_values(["total_samples", "self_samples"], ascending=False).head(TOP_FUNCTIONS)[columns]
         processes = mine.groupby(["trial_id", "pid"]).ngroups
         per_trial = processes / max(1, mine["trial_id"].nunique())
         one, several = ROLE_NAMES.get(role, (role, role))

@@ -1,0 +1,212 @@
+"""The report's view inside the iteration: stragglers, driver idle, weight-sync cost, and per role
+where the time goes (top functions by self and total time, a flame graph, a verdict).
+
+Flame graphs are written per trial and role into ``trials/<id>/profiles/flame-<role>.svg``
+(:mod:`rlbench.report.flamegraph`); the report embeds, per configuration and role, the first ok
+repeat's (at most :data:`MAX_EMBEDDED_FLAMEGRAPHS` in report.html, as ``<img>``: an SVG shown that
+way runs nothing) and links the file. Every text from the profiled code is escaped. Numbers and
+rules: :mod:`rlbench.analysis.inside`, :mod:`rlbench.analysis.profiles`, docs/ANALYSIS.md.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from rlbench.analysis.configs import config_label
+from rlbench.analysis.profiles import (
+    TRUNK_FRAC,
+    RoleProfile,
+    role_profiles,
+    role_stacks,
+    short_file,
+)
+from rlbench.report.flamegraph import flamegraph_svg
+from rlbench.report.style import fmt, pct
+from rlbench.results.files import write_atomic
+from rlbench.results.layout import ResultsFolder
+
+#: Configurations whose profiles the report shows (fastest first); the rest are in profiles.parquet.
+MAX_PROFILED_CONFIGS = 12
+#: Flame graphs embedded in report.html (the rest are linked).
+MAX_EMBEDDED_FLAMEGRAPHS = 12
+TRUNK_NOTE = (f"functions on {TRUNK_FRAC:.0%} or more of the stacks with no time of their own, such as the "
+              "worker's main loop, are left out; the flame graph shows them")
+ROLE_TITLES = {"driver": "driver (holds the learner when num_learners is 0)", "learner": "learners",
+               "env_runner": "env runners"}
+
+
+@dataclass
+class RoleView:
+    """One role of one configuration: its profile and its flame graph."""
+
+    profile: RoleProfile
+    flamegraph: Path | None
+    """The first ok repeat's flame graph of the role."""
+    cores_used: float | None
+    """Median cores the role kept busy (trials.parquet ``<role>_cpus_used``)."""
+
+
+@dataclass
+class ConfigView:
+    label: str
+    roles: list[RoleView] = field(default_factory=list)
+
+
+@dataclass
+class InsideReport:
+    """What the report shows inside the iteration."""
+
+    out_dir: Path
+    header: list[str]
+    rows: list[list[str]]
+    """The per-configuration table: driver idle, straggler, weight sync."""
+    configs: list[ConfigView]
+    note: str = ""
+
+
+def write_flamegraphs(out_dir: Path) -> dict[tuple[str, str], Path]:
+    """One flame graph per trial and profiled role; (trial_id, role) -> its file."""
+    written = {}
+    for trial in ResultsFolder(Path(out_dir)).trials():
+        for role in sorted({r for r, _, _ in trial.profile_files()}):
+            stacks = role_stacks(trial, role)
+            if not stacks:
+                continue
+            processes = sum(r == role for r, _, _ in trial.profile_files())
+            title = f"{trial.trial_id}: {role} ({processes} process{'es' if processes != 1 else ''}), steady state"
+            path = trial.flamegraph(role)
+            write_atomic(path, flamegraph_svg(stacks, title).encode())
+            written[(trial.trial_id, role)] = path
+    return written
+
+
+def _inside_rows(configs: pd.DataFrame, axes: list[str]) -> tuple[list[str], list[list[str]]]:
+    header = ["configuration", "driver idle", "straggler", "its time / step", "its CPU / step", "driver waited on it",
+              "weights (per runner)", "receivers", "broadcast / iteration", "weight sync", "bandwidth"]
+    rows = []
+    for _, r in configs.iterrows():
+        runner = r.get("straggler_env_runner")
+        has = runner is not None and not pd.isna(runner)
+        mib = lambda v: "-" if fmt(v) == "-" else f"{float(v) / 2**20:,.2f} MiB"  # noqa: E731
+        rows.append([config_label(r, axes), pct(r.get("driver_idle_frac")),
+                     f"env runner {int(runner)}" if has else "none",
+                     f"{fmt(r.get('straggler_step_ratio'), 1)}x" if has else "-",
+                     f"{fmt(r.get('straggler_cpu_ratio'), 1)}x" if has else "-",
+                     f"{fmt(r.get('straggler_wait_s'), 2)} s ({pct(r.get('straggler_wait_frac'))})" if has else "-",
+                     mib(r.get("weight_bytes")), fmt(r.get("weight_receivers")), mib(r.get("sync_bytes_per_iter")),
+                     "-" if fmt(r.get("weight_sync_s")) == "-" else f"{1000 * float(r['weight_sync_s']):,.1f} ms",
+                     "-" if fmt(r.get("sync_bytes_per_s")) == "-" else f"{float(r['sync_bytes_per_s']) / 2**20:,.0f} MiB/s"])
+    return header, rows
+
+
+def inside_report(out_dir: Path, trials: pd.DataFrame, configs: pd.DataFrame, axes: list[str],
+                  profiles: pd.DataFrame | None) -> InsideReport | None:
+    """The section's content (flame graphs written on the way), or None when nothing was measured."""
+    if configs.empty or "straggler_env_runner" not in configs:
+        return None
+    header, rows = _inside_rows(configs, axes)
+    flames = write_flamegraphs(out_dir) if profiles is not None and not profiles.empty else {}
+    views, note = [], ""
+    if profiles is not None and not profiles.empty:
+        ordered = configs.sort_values("env_steps_per_s", ascending=False, na_position="last")
+        ok = trials[trials["status"] == "ok"].sort_values("repeat")
+        for _, c in ordered.iterrows():
+            ids = ok.loc[ok["index"] == c["index"], "trial_id"].tolist()
+            roles = role_profiles(profiles, ids)
+            if not roles:
+                continue
+            if len(views) == MAX_PROFILED_CONFIGS:
+                note = (f"Profiles of the {MAX_PROFILED_CONFIGS} fastest profiled configurations are shown; every "
+                        "profile is in profiles.parquet and trials/*/profiles/.")
+                break
+            view = ConfigView(config_label(c, axes))
+            for rp in roles:
+                first = next((flames[(t, rp.role)] for t in ids if (t, rp.role) in flames), None)
+                used = c.get(f"{rp.role}_cpus_used")
+                view.roles.append(RoleView(rp, first, None if used is None or pd.isna(used) else float(used)))
+            views.append(view)
+    if not views and not any(r[1] != "-" or r[2] != "none" or r[6] != "-" for r in rows):
+        return None
+    return InsideReport(Path(out_dir), header, rows, views, note)
+
+
+def _verdict(view: RoleView) -> str:
+    text = view.profile.verdict or "no single function dominates (none takes 40% of the samples in its own code)"
+    if view.cores_used is not None:
+        text += f"; the role's processes kept {view.cores_used:.2f} cores busy (steady-state mean)"
+    return text
+
+
+def _function_rows(frame: pd.DataFrame) -> list[list[str]]:
+    return [[str(r["function"]), f"{short_file(r['file'])}:{int(r['line'])}" if r["file"] else "",
+             pct(r["self_frac"]), pct(r["total_frac"])] for _, r in frame.iterrows()]
+
+
+def _relative(report: InsideReport, path: Path) -> str:
+    return path.relative_to(report.out_dir).as_posix()
+
+
+def render_md(report: InsideReport, md_table) -> list[str]:
+    """report.md lines of the section (``md_table(header, rows)`` renders a table)."""
+    out = ["## Inside the iteration", "", "Driver idle: share of each steady iteration the driver process was "
+           "off-CPU. Straggler, weight sync: docs/ANALYSIS.md.", "", md_table(report.header, report.rows), ""]
+    if report.configs:
+        out += ["## Where the time goes inside each role", "",
+                "py-spy stack samples of the steady state; a function's self share is time in its own code, "
+                "its total share time with it anywhere on the stack (shares of the role's active samples).", ""]
+    for view in report.configs:
+        out += [f"### {view.label}", ""]
+        for rv in view.roles:
+            title = ROLE_TITLES.get(rv.profile.role, rv.profile.role)
+            out += [f"#### {title}: {rv.profile.samples:,} samples from {rv.profile.processes} process(es)", "",
+                    f"Verdict: {_verdict(rv)}.", ""]
+            head = ["function", "where", "self", "total"]
+            out += ["By self time:", "", md_table(head, _function_rows(rv.profile.top_self)), "",
+                    f"By total time ({TRUNK_NOTE}):", "", md_table(head, _function_rows(rv.profile.top_total)), ""]
+            if rv.flamegraph is not None:
+                out += [f"Flame graph: [{_relative(report, rv.flamegraph)}]({_relative(report, rv.flamegraph)})", ""]
+    if report.note:
+        out += [report.note, ""]
+    return out
+
+
+def render_html(report: InsideReport, html_table) -> list[str]:
+    """report.html parts of the section (``html_table(header, rows, left_columns)`` renders a table)."""
+    e = html.escape
+    parts = ["<h2>Inside the iteration</h2><p class='muted'>Driver idle: share of each steady iteration the driver "
+             "process was off-CPU. Straggler, weight sync: docs/ANALYSIS.md.</p>",
+             html_table(report.header, report.rows, {0, 2})]
+    if report.configs:
+        parts.append("<h2>Where the time goes inside each role</h2><p class='muted'>py-spy stack samples of the "
+                     "steady state; a function's self share is time in its own code, its total share time with it "
+                     "anywhere on the stack (shares of the role's active samples).</p>")
+    embedded = 0
+    for view in report.configs:
+        parts.append(f"<h3>{e(view.label)}</h3>")
+        for rv in view.roles:
+            title = ROLE_TITLES.get(rv.profile.role, rv.profile.role)
+            parts.append(f"<h4>{e(title)}: {rv.profile.samples:,} samples from {rv.profile.processes} process(es)</h4>"
+                         f"<p><b>Verdict</b>: {e(_verdict(rv))}.</p>")
+            head = ["function", "where", "self", "total"]
+            parts += ["<p>By self time:</p>", html_table(head, _function_rows(rv.profile.top_self), {0, 1}),
+                      f"<p>By total time ({e(TRUNK_NOTE)}):</p>",
+                      html_table(head, _function_rows(rv.profile.top_total), {0, 1})]
+            if rv.flamegraph is not None and rv.flamegraph.is_file():
+                link = e(_relative(report, rv.flamegraph), quote=True)
+                if embedded < MAX_EMBEDDED_FLAMEGRAPHS:
+                    data = base64.b64encode(rv.flamegraph.read_bytes()).decode()
+                    parts.append(f"<figure><img alt='flame graph of the {e(title)}' "
+                                 f"src='data:image/svg+xml;base64,{data}'><figcaption>Flame graph (root at the top; "
+                                 f"open <a href='{link}'>{link}</a> for the tooltips).</figcaption></figure>")
+                    embedded += 1
+                else:
+                    parts.append(f"<p>Flame graph: <a href='{link}'>{link}</a></p>")
+    if report.note:
+        parts.append(f"<p class='muted'>{e(report.note)}</p>")
+    return parts
+
