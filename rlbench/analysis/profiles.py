@@ -42,6 +42,8 @@ REPORT_ROLES = ("driver", "learner", "env_runner")
 
 Frame = tuple[str, str, int]
 """(function, file, first line) as py-spy names a frame."""
+#: The frame a sample with an empty stack is put in, so that every sample is some function's.
+NO_FRAME: Frame = ("<no Python frame>", "", 0)
 
 
 @dataclass
@@ -75,7 +77,9 @@ def function_counts(profile: Profile) -> dict[Frame, tuple[int, int]]:
     self_n: Counter = Counter()
     total_n: Counter = Counter()
     for stack, n in profile.stacks.items():
-        if not stack:
+        if not stack:  # an active thread with no Python frame (starting or ending): counted, not dropped
+            self_n[NO_FRAME] += n
+            total_n[NO_FRAME] += n
             continue
         self_n[profile.frames[stack[-1]]] += n
         for frame in {profile.frames[i] for i in stack}:

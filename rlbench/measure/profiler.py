@@ -23,7 +23,8 @@ measured per trial, ``cpu_s``, and adopted into the utilization sample as ``harn
 is never counted as the trial's). Where the machine has cores outside the trial's, py-spy runs
 on those. ``--nonblocking`` keeps py-spy from pausing the target at every sample (the target
 never stops; a stack read while it changes is occasionally wrong, which py-spy counts as an
-error); ``--function`` aggregates by a function's first line, so a function is one row of
+error); ``profile_native`` needs the pause (py-spy 0.4.3: "Can't get native stack traces with the
+--nonblocking option"), so with it py-spy stops each process briefly at every sample; ``--function`` aggregates by a function's first line, so a function is one row of
 ``profiles.parquet``. Without ptrace permission py-spy cannot attach: the trial runs unprofiled
 and its ``profile`` event says why. Costs: docs/MEASUREMENT.md.
 """
@@ -48,10 +49,14 @@ from rlbench.results.layout import TrialFolder
 
 #: Seconds py-spy gets to write its file after SIGINT before it is killed.
 STOP_WAIT_S = 15.0
+#: Seconds a py-spy that has not begun sampling when the window closes gets to attach or to fail
+#: (it fails in about 0.4 s without permission; a SIGINT before that would hide why).
+ATTACH_WAIT_S = 5.0
 #: Events that mean the trial is leaving its training loop: profiling stops at once.
 ENDING_EVENTS = frozenset({"shutdown", "error", "end", "interrupted", "skipped"})
 
 _SUMMARY = re.compile(rb"Samples: (\d+) Errors: (\d+)")
+_SAMPLING = b"Sampling process"  # py-spy's banner once it has attached
 _NO_PERMISSION = (b"Permission Denied", b"Operation not permitted", b"EPERM", b"permission denied")
 _GONE = (b"No such process", b"No such file or directory", b"process exited", b"Failed to open process")
 _PIN_AND_EXEC = "import os,sys;os.sched_setaffinity(0,[int(c) for c in sys.argv[1].split(',')]);" \
@@ -102,7 +107,8 @@ class ProfiledProcess:
     """Its role, as the utilization sampler classified it."""
     status: str = "running"
     """``ok``, ``not python`` (skipped), ``no permission`` (py-spy cannot attach), ``gone`` (it
-    exited before py-spy attached), ``failed`` (any other py-spy error; see ``error``)."""
+    exited before py-spy attached), ``late`` (py-spy attached only after the window closed; its
+    samples are not kept), ``failed`` (any other py-spy error; see ``error``)."""
     error: str | None = None
     """py-spy's last words when it failed."""
     samples: int | None = None
@@ -113,6 +119,8 @@ class ProfiledProcess:
     """CPU time py-spy itself used (user + system)."""
     file: str | None = None
     """The profile's file name in ``profiles/``."""
+    profiler_pid: int | None = None
+    """py-spy's own pid (sampled as ``harness`` in utilization.parquet)."""
 
 
 class TrialProfiler:
@@ -140,6 +148,7 @@ class TrialProfiler:
         self.t_stop_s: float | None = None
         self.note: str | None = None
         self._running: dict[int, tuple[subprocess.Popen, ProfiledProcess]] = {}
+        self._late: set[int] = set()
         self._tmp: Path | None = None
         self._finished = False
 
@@ -191,8 +200,10 @@ class TrialProfiler:
                 proc.status = "not python"
                 continue
             out = self._tmp / f"{pid}.json"
+            # py-spy reads native stacks only from a stopped process: --native pauses the target at
+            # every sample, --nonblocking (the default here) never does
             cmd = [self.pyspy, "record", "--format", "speedscope", "--rate", str(self.hz), "--pid", str(pid),
-                   "--nonblocking", "--function", "--output", str(out), *(["--native"] if self.native else [])]
+                   "--function", "--output", str(out), *(["--native"] if self.native else ["--nonblocking"])]
             if self.spare_cores:
                 cmd = [sys.executable, "-I", "-S", "-c", _PIN_AND_EXEC, ",".join(map(str, self.spare_cores)), *cmd]
             with open(self._tmp / f"{pid}.log", "wb") as log:
@@ -203,18 +214,38 @@ class TrialProfiler:
                     proc.status, proc.error = "failed", f"cannot start py-spy: {e}"
                     continue
             self._running[pid] = (popen, proc)
+            proc.profiler_pid = popen.pid
             self.sampler.adopt(popen.pid)
 
+    def _sampling(self, pid: int) -> bool:
+        """Whether py-spy has attached to ``pid`` (its banner is in its log)."""
+        assert self._tmp is not None
+        try:
+            return _SAMPLING in (self._tmp / f"{pid}.log").read_bytes()
+        except OSError:
+            return False
+
     def stop(self) -> None:
-        """Ask every py-spy to write its file and exit (SIGINT, as Ctrl-C); :meth:`finish` reaps them."""
+        """Ask every py-spy that is sampling to write its file and exit (SIGINT, as Ctrl-C); one still
+        attaching is left to :meth:`finish`, which reaps them all."""
         if not self.started or self.t_stop_s is not None:
             return
         self.t_stop_s = self.now_s()
-        for popen, _ in self._running.values():
-            try:
-                popen.send_signal(signal.SIGINT)
-            except OSError:
-                pass
+        for pid, (popen, proc) in self._running.items():
+            if self._sampling(pid):
+                _interrupt(popen)
+            else:
+                self._late.add(pid)
+
+    def _settle_late(self, pid: int, popen: subprocess.Popen, proc: ProfiledProcess) -> None:
+        """A py-spy that had not attached when the window closed: let it fail (and say why) or attach
+        (its samples would lie outside the window: stopped, not kept)."""
+        deadline = time.monotonic() + ATTACH_WAIT_S
+        while popen.poll() is None and not self._sampling(pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if popen.returncode is None:
+            proc.status, proc.error = "late", "py-spy had not attached when the steady window closed"
+            _interrupt(popen)
 
     # -- the results ---------------------------------------------------------------------------
 
@@ -235,6 +266,8 @@ class TrialProfiler:
 
     def _collect(self, popen: subprocess.Popen, proc: ProfiledProcess, deadline: float) -> None:
         proc.cpu_s = self._reap(popen, deadline)
+        if proc.status == "late":
+            return
         assert self._tmp is not None
         log = (self._tmp / f"{proc.pid}.log").read_bytes()
         out = self._tmp / f"{proc.pid}.json"
@@ -281,6 +314,8 @@ class TrialProfiler:
             return None
         self._finished = True
         self.stop()
+        for pid in sorted(self._late):
+            self._settle_late(pid, *self._running[pid])
         deadline = time.monotonic() + STOP_WAIT_S
         for popen, proc in self._running.values():
             self._collect(popen, proc, deadline)
@@ -293,3 +328,10 @@ class TrialProfiler:
                  "cpu_s": sum(cpu) if cpu else None, "processes": [asdict(p) for p in self.processes]}
         append_line(self.trial.events_file, json.dumps(event).encode())
         return event
+
+
+def _interrupt(popen: subprocess.Popen) -> None:
+    try:
+        popen.send_signal(signal.SIGINT)
+    except OSError:
+        pass

@@ -271,8 +271,9 @@ class SweepSpec(_Section):
     it the trial runs unprofiled and says so (``profile_status``)."""
     profile_native: bool = False
     """With ``profile_hz``: also record native (C/C++) frames (py-spy ``--native``), so time inside
-    torch's kernels shows under the C++ function, not only under the Python line that called it.
-    Costs more per sample (docs/MEASUREMENT.md)."""
+    torch's kernels shows under the C++ function (``mkl_blas_..._sgemm_kernel``), not only under the
+    Python line that called it. py-spy then pauses each process at every sample and uses about ten
+    times the CPU (docs/MEASUREMENT.md)."""
     profile_roles: list[Literal["driver", "learner", "env_runner", "ray_system", "other"]] = Field(
         default_factory=lambda: ["driver", "learner", "env_runner", "ray_system", "other"], min_length=1, max_length=5)
     """With ``profile_hz``: the roles whose processes py-spy samples (default: every role). py-spy

@@ -35,7 +35,7 @@ def _trial(tmp_path: Path, trial_id: str = "t000r0") -> TrialFolder:
     # runner 11: 6 samples in step, 2 in infer (one thread each); a recursion counts once in total
     _write(trial.profile_file("env_runner", 11), [[[0, 1]] * 5 + [[0, 3, 3, 1]], [[0, 2], [0, 2]]])
     _write(trial.profile_file("env_runner", 12), [[[0, 1]] * 2])
-    _write(trial.profile_file("driver", 10), [[[0, 2]] * 3 + [[0]]])
+    _write(trial.profile_file("driver", 10), [[[0, 2]] * 3 + [[0]] + [[]]])  # [] : no Python frame
     return trial
 
 
@@ -50,7 +50,9 @@ def test_self_and_total_per_function_are_shares_of_the_process_samples(tmp_path)
     assert (recurse["self_samples"], recurse["total_samples"]) == (0, 1)  # twice on one stack, counted once
     main = row(11, "main")
     assert (main["self_samples"], main["total_frac"]) == (0, 1.0)
-    assert (row(10, "main")["self_samples"], row(10, "main")["self_frac"]) == (1, 0.25)
+    assert (row(10, "main")["self_samples"], row(10, "main")["self_frac"]) == (1, 0.2)
+    assert row(10, "<no Python frame>")["self_samples"] == 1  # every sample is some row's: the shares add to 1
+    assert frame.groupby("pid")["self_frac"].sum().round(12).eq(1.0).all()
     assert (row(11, "infer")["file"], row(11, "infer")["line"], row(11, "infer")["role"]) == ("torch/nn.py", 5,
                                                                                                "env_runner")
     assert set(frame["trial_id"]) == {"t000r0"}
@@ -67,8 +69,8 @@ def test_role_profile_sums_processes_and_names_a_dominant_function(tmp_path):
     assert runners.top_total.iloc[0]["function"] == "step"
     assert runners.verdict == "the env runners spend 80% of their active time in step (env.py:10) itself"
     driver = by_role["driver"]
-    assert driver.top_self.iloc[0]["self_frac"] == pytest.approx(0.75)
-    assert driver.verdict == "the driver spends 75% of its active time in infer (torch/nn.py:5) itself"
+    assert driver.top_self.iloc[0]["self_frac"] == pytest.approx(0.6)
+    assert driver.verdict == "the driver spends 60% of its active time in infer (torch/nn.py:5) itself"
     assert "learner" not in by_role  # no learner processes were profiled
     assert role_profiles(frame, ["another trial"]) == []
 

@@ -131,8 +131,7 @@ def test_no_ptrace_permission_leaves_the_trial_unprofiled_and_says_why(tmp_path)
     try:
         profiler = _profiler(tmp_path, _Sampler({target.pid: "driver"}), pyspy)
         profiler.poll([{"event": "build"}, _iteration(1)])
-        time.sleep(0.5)  # py-spy fails at once when it cannot attach; the window is seconds long
-        event = profiler.finish()
+        event = profiler.finish()  # at once: the window closes before py-spy has failed; it is waited for
     finally:
         target.kill()
         target.wait()
@@ -168,3 +167,28 @@ def test_profiling_off_writes_nothing(tmp_path):
     assert profiler.finish() is None
     assert not profiler.trial.profiles_dir.exists()
     assert [e["event"] for e in read_events(profiler.trial.events_file)] == ["start"]
+
+
+def test_a_pyspy_that_attaches_only_after_the_window_is_not_kept(tmp_path):
+    script = tmp_path / "slow-py-spy"
+    script.write_text("#!/bin/sh\ntrap 'exit 0' INT\nsleep 0.3\necho 'py-spy> Sampling process 100 times a second.'\n"
+                      "while true; do sleep 0.05; done\n")
+    script.chmod(0o755)
+    target = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        profiler = _profiler(tmp_path, _Sampler({target.pid: "driver"}), str(script))
+        profiler.poll([{"event": "build"}, _iteration(1)])
+        event = profiler.finish()
+    finally:
+        target.kill()
+        target.wait()
+    assert event["processes"][0]["status"] == "late"
+    assert event["status"] == "unavailable" and "attached when the steady window closed" in event["note"]
+
+
+def test_only_the_roles_asked_for_are_profiled(tmp_path):
+    sampler = _Sampler({1: "driver", 2: "ray_system", 3: "env_runner"})
+    profiler = _profiler(tmp_path, sampler, "/bin/false", roles=["driver", "env_runner"])
+    profiler.poll([{"event": "build"}, _iteration(1)])
+    event = profiler.finish()
+    assert [(p["pid"], p["role"]) for p in event["processes"]] == [(1, "driver"), (3, "env_runner")]
