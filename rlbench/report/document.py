@@ -28,6 +28,9 @@ from rlbench.analysis.configs import config_label, configurations, result_axes, 
 from rlbench.analysis.scaling import MAX_SCALING_GROUPS, ScalingCurve, scaling_curves
 from rlbench.analysis.stats import CONFIDENCE, KNEE_MARGIN, NOISY_CV
 from rlbench.report.config_plots import Figure, write_figures
+from rlbench.report.inside import InsideReport, inside_report
+from rlbench.report.inside import render_html as inside_html
+from rlbench.report.inside import render_md as inside_md
 from rlbench.report.learning_plots import write_learning_figures
 from rlbench.report.learning_section import (
     Learning,
@@ -36,9 +39,6 @@ from rlbench.report.learning_section import (
     learning_blocks,
     target_text,
 )
-from rlbench.report.inside import InsideReport, inside_report
-from rlbench.report.inside import render_html as inside_html
-from rlbench.report.inside import render_md as inside_md
 from rlbench.report.markdown import md_code, md_text
 from rlbench.report.style import MAX_HEATMAPS, MAX_MD_TRIALS, fmt, pct
 from rlbench.results.files import write_atomic
