@@ -27,10 +27,8 @@ from rlbench.analysis.advice import (
 from rlbench.analysis.configs import config_label, configurations, result_axes, sm_count
 from rlbench.analysis.scaling import MAX_SCALING_GROUPS, ScalingCurve, scaling_curves
 from rlbench.analysis.stats import CONFIDENCE, KNEE_MARGIN, NOISY_CV
+from rlbench.report import inside
 from rlbench.report.config_plots import Figure, write_figures
-from rlbench.report.inside import InsideReport, inside_report
-from rlbench.report.inside import render_html as inside_html
-from rlbench.report.inside import render_md as inside_md
 from rlbench.report.learning_plots import write_learning_figures
 from rlbench.report.learning_section import (
     Learning,
@@ -63,7 +61,7 @@ class Analysis:
     """Learning curves, time to target, returns at equal env steps."""
     energy: str = ""
     """What energy the machine let rlbench measure, in words."""
-    inside: InsideReport | None = None
+    inside: inside.InsideReport | None = None
     """Stragglers, driver idle, weight sync and per-role profiles (rlbench.report.inside)."""
 
 
@@ -306,8 +304,7 @@ def render_md(analysis: Analysis, figures: list[Figure], notes: list[str]) -> st
     out += ["", "## Scaling", ""]
     for axis, (h, rs, note) in scaling_rows(analysis).items():
         out += [f"### {md_text(axis)}", "", _md_table(h, rs), ""] + ([md_text(note), ""] if note else [])
-    if analysis.inside is not None:
-        out += inside_md(analysis.inside, _md_table)
+    out += inside.render_md(analysis.inside, _md_table)
     out += ["## Figures", ""]
     for f in figures:
         out += [f"### {md_text(f.title)}", "", f"![{md_text(f.title)}](plots/{f.path.name})", ""] + (
@@ -365,8 +362,7 @@ def render_html(analysis: Analysis, figures: list[Figure], notes: list[str]) -> 
     parts += ["</ul><h2>Scaling</h2>"]
     for axis, (h, rs, note) in scaling_rows(analysis).items():
         parts += [f"<h3>{e(axis)}</h3>", _html_table(h, rs, {0, 1, 2, 3, 4}), f"<p class='muted'>{e(note)}</p>" if note else ""]
-    if analysis.inside is not None:
-        parts += inside_html(analysis.inside, _html_table)
+    parts += inside.render_html(analysis.inside, _html_table)
     parts.append("<h2>Figures</h2>")
     for f in figures:
         data = base64.b64encode(f.path.read_bytes()).decode()
@@ -397,7 +393,7 @@ def write_report(out_dir: Path, tables: dict[str, pd.DataFrame]) -> tuple[Path, 
     others, note = other_figures(out_dir, mine)
     figures = mine + others
     analysis.figures = figures
-    analysis.inside = inside_report(out_dir, analysis.trials, analysis.configs, analysis.axes, tables.get("profiles"))
+    analysis.inside = inside.inside_report(analysis, tables.get("profiles"))
     html_path, md_path = out_dir / REPORT_HTML, out_dir / REPORT_MD
     write_atomic(html_path, render_html(analysis, figures, [note]).encode())
     write_atomic(md_path, render_md(analysis, figures, [note]).encode())

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import base64
 import html
+import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +28,7 @@ from rlbench.analysis.profiles import (
     short_file,
 )
 from rlbench.report.flamegraph import flamegraph_svg
+from rlbench.report.markdown import md_code, md_text
 from rlbench.report.style import fmt, pct
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import ResultsFolder
@@ -36,6 +39,11 @@ MAX_PROFILED_CONFIGS = 12
 MAX_EMBEDDED_FLAMEGRAPHS = 12
 TRUNK_NOTE = (f"functions on {TRUNK_FRAC:.0%} or more of the stacks with no time of their own, such as the "
               "worker's main loop, are left out; the flame graph shows them")
+#: A flame graph rlbench writes, relative to the sweep folder (trial ids and roles are plain names);
+#: only such a path becomes a link, and only such a regular file is embedded.
+_FLAME_PATH = re.compile(r"trials/[A-Za-z0-9_-]{1,120}/profiles/flame-[a-z_]{1,40}\.svg")
+#: Largest flame graph embedded (bytes); rlbench's own stay under 1 MiB (MAX_BOXES boxes).
+MAX_FLAMEGRAPH_BYTES = 4 << 20
 ROLE_TITLES = {"driver": "driver (holds the learner when num_learners is 0)", "learner": "learners",
                "env_runner": "env runners"}
 
@@ -104,9 +112,10 @@ def _inside_rows(configs: pd.DataFrame, axes: list[str]) -> tuple[list[str], lis
     return header, rows
 
 
-def inside_report(out_dir: Path, trials: pd.DataFrame, configs: pd.DataFrame, axes: list[str],
-                  profiles: pd.DataFrame | None) -> InsideReport | None:
-    """The section's content (flame graphs written on the way), or None when nothing was measured."""
+def inside_report(analysis, profiles: pd.DataFrame | None) -> InsideReport | None:
+    """The section's content for a :class:`rlbench.report.document.Analysis` (flame graphs written
+    on the way), or None when nothing was measured."""
+    out_dir, trials, configs, axes = analysis.out_dir, analysis.trials, analysis.configs, analysis.axes
     if configs.empty or "straggler_env_runner" not in configs:
         return None
     header, rows = _inside_rows(configs, axes)
@@ -147,12 +156,33 @@ def _function_rows(frame: pd.DataFrame) -> list[list[str]]:
              pct(r["self_frac"]), pct(r["total_frac"])] for _, r in frame.iterrows()]
 
 
-def _relative(report: InsideReport, path: Path) -> str:
-    return path.relative_to(report.out_dir).as_posix()
+def _relative(report: InsideReport, path: Path) -> str | None:
+    """The flame graph's path relative to the sweep folder when it is one rlbench names, else None."""
+    try:
+        rel = path.relative_to(report.out_dir).as_posix()
+    except ValueError:
+        return None
+    return rel if _FLAME_PATH.fullmatch(rel) else None
 
 
-def render_md(report: InsideReport, md_table) -> list[str]:
-    """report.md lines of the section (``md_table(header, rows)`` renders a table)."""
+def embeddable_svg(path: Path) -> bool:
+    """Whether ``path`` can be embedded: a regular file (a link planted in a folder from elsewhere
+    would embed, and so leak, what it points to) of at most :data:`MAX_FLAMEGRAPH_BYTES` that
+    starts as rlbench's SVGs do."""
+    try:
+        st = path.lstat()
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FLAMEGRAPH_BYTES:
+            return False
+        with open(path, "rb") as f:
+            return f.read(5) == b"<svg "
+    except OSError:
+        return False
+
+
+def render_md(report: InsideReport | None, md_table) -> list[str]:
+    """report.md lines of the section (``md_table(header, rows)`` renders a table); none without one."""
+    if report is None:
+        return []
     out = ["## Inside the iteration", "", "Driver idle: share of each steady iteration the driver process was "
            "off-CPU. Straggler, weight sync: docs/ANALYSIS.md.", "", md_table(report.header, report.rows), ""]
     if report.configs:
@@ -160,23 +190,26 @@ def render_md(report: InsideReport, md_table) -> list[str]:
                 "py-spy stack samples of the steady state; a function's self share is time in its own code, "
                 "its total share time with it anywhere on the stack (shares of the role's active samples).", ""]
     for view in report.configs:
-        out += [f"### {view.label}", ""]
+        out += [f"### {md_text(view.label)}", ""]
         for rv in view.roles:
-            title = ROLE_TITLES.get(rv.profile.role, rv.profile.role)
+            title = md_text(ROLE_TITLES.get(rv.profile.role, rv.profile.role))
             out += [f"#### {title}: {rv.profile.samples:,} samples from {rv.profile.processes} process(es)", "",
-                    f"Verdict: {_verdict(rv)}.", ""]
+                    f"Verdict: {md_text(_verdict(rv))}.", ""]
             head = ["function", "where", "self", "total"]
             out += ["By self time:", "", md_table(head, _function_rows(rv.profile.top_self)), "",
                     f"By total time ({TRUNK_NOTE}):", "", md_table(head, _function_rows(rv.profile.top_total)), ""]
-            if rv.flamegraph is not None:
-                out += [f"Flame graph: [{_relative(report, rv.flamegraph)}]({_relative(report, rv.flamegraph)})", ""]
+            if rv.flamegraph is not None and (rel := _relative(report, rv.flamegraph)) is not None:
+                out += [f"Flame graph: [{md_code(rel)}]({rel})", ""]
     if report.note:
-        out += [report.note, ""]
+        out += [md_text(report.note), ""]
     return out
 
 
-def render_html(report: InsideReport, html_table) -> list[str]:
-    """report.html parts of the section (``html_table(header, rows, left_columns)`` renders a table)."""
+def render_html(report: InsideReport | None, html_table) -> list[str]:
+    """report.html parts of the section (``html_table(header, rows, left_columns)`` renders a table);
+    none without one. A flame graph is embedded only when :func:`embeddable_svg` says it is ours."""
+    if report is None:
+        return []
     e = html.escape
     parts = ["<h2>Inside the iteration</h2><p class='muted'>Driver idle: share of each steady iteration the driver "
              "process was off-CPU. Straggler, weight sync: docs/ANALYSIS.md.</p>",
@@ -196,8 +229,9 @@ def render_html(report: InsideReport, html_table) -> list[str]:
             parts += ["<p>By self time:</p>", html_table(head, _function_rows(rv.profile.top_self), {0, 1}),
                       f"<p>By total time ({e(TRUNK_NOTE)}):</p>",
                       html_table(head, _function_rows(rv.profile.top_total), {0, 1})]
-            if rv.flamegraph is not None and rv.flamegraph.is_file():
-                link = e(_relative(report, rv.flamegraph), quote=True)
+            rel = None if rv.flamegraph is None else _relative(report, rv.flamegraph)
+            if rel is not None and embeddable_svg(rv.flamegraph):
+                link = e(rel, quote=True)
                 if embedded < MAX_EMBEDDED_FLAMEGRAPHS:
                     data = base64.b64encode(rv.flamegraph.read_bytes()).decode()
                     parts.append(f"<figure><img alt='flame graph of the {e(title)}' "

@@ -10,6 +10,7 @@ import pandas as pd
 from conftest import REPO
 
 from rlbench.commands import main
+from rlbench.report.inside import embeddable_svg
 from rlbench.results.layout import ResultsFolder
 
 _spec = importlib.util.spec_from_file_location("bench_tables", REPO / "scripts" / "bench_tables.py")
@@ -46,7 +47,18 @@ def test_report_shows_role_profiles_escaped_with_a_safe_flame_graph(tmp_path):
     assert base64.b64decode(embedded) == flame.read_bytes()  # shown as an <img>: an SVG there runs nothing
     assert "href='trials/t000r0/profiles/flame-env_runner.svg'" in html
     md = (out / "report.md").read_text()
-    assert "## Where the time goes inside each role" in md
-    assert "[trials/t000r0/profiles/flame-env_runner.svg](trials/t000r0/profiles/flame-env_runner.svg)" in md
+    assert "## Where the time goes inside each role" in md and EVIL not in md and "&lt;img src=x" in md
+    assert "[`trials/t000r0/profiles/flame-env_runner.svg`](trials/t000r0/profiles/flame-env_runner.svg)" in md
     trials = pd.read_parquet(out / "trials.parquet")
     assert set(trials["profile_status"]) == {"off"}  # generated trials have no profile event
+
+
+def test_only_a_regular_svg_file_is_embedded(tmp_path):
+    """A flame graph replaced by a link (a folder from elsewhere) would embed what it points to."""
+    ours, secret, link, other = (tmp_path / n for n in ("flame-learner.svg", "secret.svg", "flame-driver.svg",
+                                                        "flame-env_runner.svg"))
+    ours.write_text('<svg xmlns="http://www.w3.org/2000/svg"></svg>\n')
+    secret.write_text('<svg xmlns="http://www.w3.org/2000/svg">secret</svg>\n')
+    link.symlink_to(secret)
+    other.write_text("not an svg")
+    assert [embeddable_svg(p) for p in (ours, link, other, tmp_path / "missing.svg")] == [True, False, False, False]
