@@ -44,6 +44,9 @@ TRUNK_NOTE = (f"functions on {TRUNK_FRAC:.0%} or more of the stacks with no time
 _FLAME_PATH = re.compile(r"trials/[A-Za-z0-9_-]{1,120}/profiles/flame-[a-z_]{1,40}\.svg")
 #: Largest flame graph embedded (bytes); rlbench's own stay under 1 MiB (MAX_BOXES boxes).
 MAX_FLAMEGRAPH_BYTES = 4 << 20
+SECTION_NOTE = ("Driver idle: share of each steady iteration the driver process was off-CPU. Weight sync: the "
+                "driver's side of RLlib's broadcast (one copy into the object store, calls sent without waiting), "
+                "so the bandwidth is not a link speed. Rules: docs/ANALYSIS.md.")
 ROLE_TITLES = {"driver": "driver (holds the learner when num_learners is 0)", "learner": "learners",
                "env_runner": "env runners"}
 
@@ -183,8 +186,7 @@ def render_md(report: InsideReport | None, md_table) -> list[str]:
     """report.md lines of the section (``md_table(header, rows)`` renders a table); none without one."""
     if report is None:
         return []
-    out = ["## Inside the iteration", "", "Driver idle: share of each steady iteration the driver process was "
-           "off-CPU. Straggler, weight sync: docs/ANALYSIS.md.", "", md_table(report.header, report.rows), ""]
+    out = ["## Inside the iteration", "", md_text(SECTION_NOTE), "", md_table(report.header, report.rows), ""]
     if report.configs:
         out += ["## Where the time goes inside each role", "",
                 "py-spy stack samples of the steady state; a function's self share is time in its own code, "
@@ -211,8 +213,7 @@ def render_html(report: InsideReport | None, html_table) -> list[str]:
     if report is None:
         return []
     e = html.escape
-    parts = ["<h2>Inside the iteration</h2><p class='muted'>Driver idle: share of each steady iteration the driver "
-             "process was off-CPU. Straggler, weight sync: docs/ANALYSIS.md.</p>",
+    parts = [f"<h2>Inside the iteration</h2><p class='muted'>{e(SECTION_NOTE)}</p>",
              html_table(report.header, report.rows, {0, 2})]
     if report.configs:
         parts.append("<h2>Where the time goes inside each role</h2><p class='muted'>py-spy stack samples of the "
