@@ -24,7 +24,8 @@ ALWAYS: tuple[str, ...] = (
 )
 
 
-def tune_differences(config: TrialConfig, cpus: int, usable_cores: int, *, on_cluster: bool = False) -> list[str]:
+def tune_differences(config: TrialConfig, cpus: int, usable_cores: int, *, on_cluster: bool = False,
+                     profile_hz: int = 0) -> list[str]:
     """What differs from Tune for this trial (:data:`ALWAYS` first, then what this config adds)."""
     out = list(ALWAYS)
     r, t = config.resources, config.threads
@@ -37,6 +38,9 @@ def tune_differences(config: TrialConfig, cpus: int, usable_cores: int, *, on_cl
     if r.pin_driver and not on_cluster:
         out.append("pin_driver: the driver is pinned to its reserved cores and every other process to the rest "
                    "(Tune pins nothing)")
+    if profile_hz:
+        out.append(f"py-spy samples the trial's stacks at {profile_hz} Hz from outside, which costs throughput "
+                   "(docs/MEASUREMENT.md, profiling)")
     set_by_hand = [f"{k}={v}" for k, v in t.model_dump(exclude_none=True).items()]
     if set_by_hand:
         out.append(f"torch threads set by hand ({', '.join(set_by_hand)}); Tune's would follow the CPUs reserved")

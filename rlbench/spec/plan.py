@@ -251,7 +251,7 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
                 include_dashboard=spec.ray.include_dashboard,
                 seed=seeds[repeat],
                 skip_reason=reason,
-                differs_from_tune=tune_differences(config, cpus, len(machine.usable_cores)),
+                differs_from_tune=tune_differences(config, cpus, len(machine.usable_cores), profile_hz=spec.profile_hz),
                 relative={r.axis: r.expr for r in point.relative},
             ))
     return plans
@@ -368,7 +368,8 @@ def plan_cluster_trials(loaded: LoadedSpec, cluster: ClusterInfo,
         plans.append(plan.model_copy(update={
             "cpus": total_cpus, "cores": [], "driver_cores": [], "ray_cpus": total_cpus,
             "gpus": int(cluster.total_gpus), "ray_address": cluster.gcs_address,
-            "differs_from_tune": tune_differences(plan.config, total_cpus, total_cpus, on_cluster=True),
+            "differs_from_tune": tune_differences(plan.config, total_cpus, total_cpus, on_cluster=True,
+                                                  profile_hz=plan.profile_hz),
             "skip_reason": (plan.skip_reason if (plan.skip_reason or "").startswith(DUPLICATE)
                             else cluster_skip_reason(plan.config, cluster)),
         }))

@@ -22,6 +22,11 @@ def test_an_emulated_smaller_machine_pinning_and_hand_set_threads_are_named():
     assert "driver_torch_threads=3" in got[4]
 
 
+def test_profiling_is_named_with_its_rate():
+    got = tune_differences(config(), 2, 2, profile_hz=100)
+    assert len(got) == 3 and "py-spy samples the trial's stacks at 100 Hz" in got[2]
+
+
 def test_on_a_cluster_the_driver_reserves_nothing_and_nothing_is_pinned():
     got = tune_differences(config(resources={"pin_driver": True}), 4, 4, on_cluster=True)
     assert len(got) == 3 and "reserves nothing on the cluster" in got[2]
