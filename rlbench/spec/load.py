@@ -41,6 +41,7 @@ from rlbench.spec.relative import (
     looks_relative,
     resolve,
 )
+from rlbench.spec.training import REMOVED
 from rlbench.spec.yamlfile import LineMap, read_yaml
 
 
@@ -87,12 +88,12 @@ def _translate_aliases(data: dict, notes: dict[str, str], errors: list[tuple[tup
 def axis_target(axis: str) -> tuple[str, ...]:
     """Where a grid axis writes its values, as a key path into the trial config.
 
-    ``cpus`` -> top level; ``env``/``env_config`` -> environment; ``env_config.KEY`` -> one key of
+    ``cpus``, ``algo`` -> top level; ``env``/``env_config`` -> environment; ``env_config.KEY`` -> one key of
     env_config; ``section.knob`` -> that knob; a bare knob name -> its (unique) section.
     Raises KeyError with a suggestion for an unknown axis.
     """
-    if axis == "cpus":
-        return ("cpus",)
+    if axis in ("cpus", "algo"):
+        return (axis,)
     if axis.startswith("env_config.") and len(axis) > len("env_config."):
         return ("environment", "env_config", axis[len("env_config."):])
     if axis.startswith("environment.env_config."):
@@ -103,7 +104,7 @@ def axis_target(axis: str) -> tuple[str, ...]:
         section, knob = axis.split(".", 1)
         if section in TRIAL_SECTIONS and knob in _knob_names(TRIAL_SECTIONS[section]):
             return (section, knob)
-    choices = ["cpus", "env_config.<key>"] + list(KNOB_SECTION)
+    choices = ["cpus", "algo", "env_config.<key>"] + list(KNOB_SECTION)
     raise KeyError(_unknown(axis, choices))
 
 
@@ -118,7 +119,9 @@ def axis_column(axis: str) -> str:
 def _unknown(key: str, choices: list[str]) -> str:
     close = difflib.get_close_matches(key, choices, n=1, cutoff=0.6)
     hint = f"; did you mean '{close[0]}'?" if close else ""
-    if key in KNOB_SECTION:
+    if key in REMOVED:
+        hint = f": {REMOVED[key]}"
+    elif key in KNOB_SECTION:
         hint = f"; '{key}' belongs under '{KNOB_SECTION[key]}:'"
     elif ALIASES.get(key) in KNOB_SECTION:
         hint = f"; '{key}' (old name of '{ALIASES[key]}') belongs under '{KNOB_SECTION[ALIASES[key]]}:'"
@@ -302,7 +305,7 @@ def spec_from_dict(
               f"{points * spec.repeats:,} trials, more than {MAX_TRIALS:,} (each trial starts its own Ray, seconds "
               "at least): use fewer values per axis, or split the sweep into several specs"])
 
-    base = {k: data[k] for k in list(TRIAL_SECTIONS) + ["cpus"] if k in data}
+    base = {k: data[k] for k in list(TRIAL_SECTIONS) + ["cpus", "algo"] if k in data}
     axes = list(grid)
     trials = []
     for combo in itertools.product(*(grid[a] for a in axes)):

@@ -28,6 +28,13 @@ from rlbench.spec.limits import (
 )
 from rlbench.spec.relative import RelativeValue
 from rlbench.spec.stop import STOP_LIMITS, StopSection, StopTarget
+from rlbench.spec.training import (
+    ALGO_ONLY_KNOBS,
+    Algo,
+    TrainingSection,
+    foreign_key_message,
+    foreign_training_keys,
+)
 
 #: Old RLlib name -> new-API-stack knob. ``num_gpus`` becomes rlbench's ``learner_gpus``
 #: (see :class:`LearnersSection` for how that maps to ``num_learners`` / ``num_gpus_per_learner``).
@@ -42,10 +49,12 @@ ALIASES: dict[str, str] = {
     "num_sgd_iter": "num_epochs",
     "train_batch_size": "train_batch_size_per_learner",
     "num_gpus": "learner_gpus",
+    "max_requests_in_flight_per_aggregator_worker": "max_requests_in_flight_per_aggregator_actor",
 }
 
 
-__all__ = ["ALIASES", "SpecError", "STOP_LIMITS", "StopSection", "StopTarget", "SweepSpec", "TrialConfig"]
+__all__ = ["ALIASES", "Algo", "SpecError", "STOP_LIMITS", "StopSection", "StopTarget", "SweepSpec", "TrainingSection",
+           "TrialConfig"]
 
 
 class _Section(BaseModel):
@@ -69,8 +78,9 @@ class EnvRunnersSection(_Section):
     """CPUs Ray reserves for each env runner; its torch threads default to the floor of this."""
     num_gpus_per_env_runner: float = Field(0.0, ge=0, le=MAX_GPUS)
     """GPUs Ray reserves for each env runner."""
-    rollout_fragment_length: Union[Annotated[int, Field(ge=1, le=MAX_BATCH)], Literal["auto"]] = "auto"
-    """Steps each env collects per sample call; ``auto`` lets RLlib derive it from the batch size."""
+    rollout_fragment_length: Union[Annotated[int, Field(ge=1, le=MAX_BATCH)], Literal["auto"], None] = None
+    """Steps each env collects per sample call; ``auto`` lets RLlib derive it from the batch size; None
+    (default) keeps the algorithm's default (PPO: ``auto``; APPO and IMPALA: 50)."""
 
 
 class LearnersSection(_Section):
@@ -80,6 +90,11 @@ class LearnersSection(_Section):
     """CPUs per remote learner; ``auto`` is 1 without a GPU and 0 with one (RLlib's rule)."""
     num_gpus_per_learner: float = Field(0.0, ge=0, le=MAX_GPUS)
     """GPUs per learner (also for the driver's learner when num_learners is 0)."""
+    num_aggregator_actors_per_learner: int = Field(0, ge=0, le=MAX_ACTORS)
+    """APPO and IMPALA: actors (1 CPU each) per learner that turn episodes into train batches off the
+    driver (with num_learners 0: per the driver's learner). 0: the driver's learner connector does it."""
+    max_requests_in_flight_per_aggregator_actor: Union[int, None] = Field(None, ge=1, le=MAX_BATCH)
+    """APPO and IMPALA: batches each aggregator actor may be building at once (RLlib's default: 3)."""
     learner_gpus: Union[float, None] = Field(None, ge=0, le=MAX_GPUS)
     """rlbench's translation of the old ``num_gpus``: total learner GPUs. 0: CPU learning; 0 < x <= 1:
     num_learners=0 and num_gpus_per_learner=x (the driver's learner on a GPU); an integer N > 1:
@@ -137,39 +152,16 @@ class ThreadsSection(_Section):
     """torch threads in each env runner; default: max(1, floor(num_cpus_per_env_runner))."""
 
 
-class TrainingSection(_Section):
-    """PPO training keys; a key left out keeps RLlib's default."""
+class ReportingSection(_Section):
+    """What one training iteration is (RLlib's ``reporting()``); a key left out keeps the algorithm's default."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, populate_by_name=True)
-
-    train_batch_size_per_learner: Union[int, None] = Field(None, ge=1, le=MAX_BATCH)
-    """Env steps per learner per iteration (total = this x max(1, num_learners))."""
-    minibatch_size: Union[int, None] = Field(None, ge=1, le=MAX_BATCH)
-    """SGD minibatch size."""
-    num_epochs: Union[int, None] = Field(None, ge=1, le=MAX_ITERATIONS)
-    """Passes over the train batch per iteration."""
-    lr: Union[float, None] = Field(None, gt=0)
-    """Learning rate."""
-    gamma: Union[float, None] = Field(None, ge=0, le=1)
-    """Discount factor."""
-    lambda_: Union[float, None] = Field(None, ge=0, le=1, alias="lambda")
-    """GAE lambda (YAML key ``lambda``)."""
-    clip_param: Union[float, None] = Field(None, gt=0)
-    """PPO clip parameter."""
-    vf_clip_param: Union[float, None] = Field(None, gt=0)
-    """Value-function clip parameter."""
-    entropy_coeff: Union[float, None] = Field(None, ge=0)
-    """Entropy bonus coefficient."""
-    vf_loss_coeff: Union[float, None] = Field(None, ge=0)
-    """Value-function loss coefficient."""
-    kl_coeff: Union[float, None] = Field(None, ge=0)
-    """Initial KL coefficient."""
-    use_kl_loss: Union[bool, None] = None
-    """Whether the KL term is in the loss."""
-    grad_clip: Union[float, None] = Field(None, gt=0)
-    """Gradient clipping threshold."""
-    shuffle_batch_per_epoch: Union[bool, None] = None
-    """Shuffle the train batch before each epoch."""
+    min_time_s_per_iteration: Union[float, None] = Field(None, ge=0, le=MAX_SECONDS)
+    """Repeat RLlib's training step until the iteration has lasted this long (PPO: unset, one step per
+    iteration; APPO and IMPALA: 10 s)."""
+    min_sample_timesteps_per_iteration: Union[int, None] = Field(None, ge=0, le=MAX_BATCH)
+    """Repeat the training step until this many env steps were sampled in the iteration."""
+    min_train_timesteps_per_iteration: Union[int, None] = Field(None, ge=0, le=MAX_BATCH)
+    """Repeat the training step until this many env steps were trained on in the iteration."""
 
 
 class RLModuleSection(_Section):
@@ -186,6 +178,8 @@ class RLModuleSection(_Section):
 class TrialConfig(_Section):
     """Everything one trial runs with: the spec's sections after the grid values are applied."""
 
+    algo: Algo = "PPO"
+    """The RLlib algorithm (``PPO``: synchronous; ``APPO``, ``IMPALA``: asynchronous sampling, V-trace)."""
     environment: EnvironmentSection
     """Which env and its env_config."""
     env_runners: EnvRunnersSection = Field(default_factory=EnvRunnersSection)
@@ -197,12 +191,26 @@ class TrialConfig(_Section):
     threads: ThreadsSection = Field(default_factory=ThreadsSection)
     """Explicit torch thread counts per role."""
     training: TrainingSection = Field(default_factory=TrainingSection)
-    """PPO training keys."""
+    """Training keys (each algorithm accepts its own: :data:`rlbench.spec.training.ALGO_TRAINING_KEYS`)."""
+    reporting: ReportingSection = Field(default_factory=ReportingSection)
+    """What one iteration is."""
     rl_module: RLModuleSection = Field(default_factory=RLModuleSection)
     """Network shape."""
     cpus: Union[int, None] = Field(None, ge=1, le=MAX_CPUS)
     """Machine size to emulate: the trial's Ray gets this many CPUs (less the driver's) and its
     process tree is pinned to this many cores. None: all cores."""
+
+    @model_validator(mode="after")
+    def _keys_of_its_algorithm(self) -> "TrialConfig":
+        foreign = foreign_training_keys(self.algo, self.training)
+        if foreign:
+            key, belongs_to = foreign[0]
+            raise _ValueErrorAt(("training", key), foreign_key_message(self.algo, "training", key, belongs_to))
+        for (section, key), algos in ALGO_ONLY_KNOBS.items():
+            if self.algo not in algos and key in getattr(self, section).model_fields_set:
+                if getattr(getattr(self, section), key) not in (None, 0):
+                    raise _ValueErrorAt((section, key), foreign_key_message(self.algo, section, key, algos))
+        return self
 
     @model_validator(mode="after")
     def _check_batch(self) -> "TrialConfig":
@@ -228,8 +236,8 @@ class SweepSpec(_Section):
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=100)
     """Sweep name; used in the default output folder ``results/<name>/<timestamp>/``."""
-    algo: Literal["PPO"] = "PPO"
-    """RLlib algorithm (PPO only for now)."""
+    algo: Algo = "PPO"
+    """RLlib algorithm: ``PPO``, ``APPO`` or ``IMPALA`` (also a grid axis: ``algo: [PPO, APPO]``)."""
     environment: EnvironmentSection
     """See :class:`TrialConfig`."""
     env_runners: EnvRunnersSection = Field(default_factory=EnvRunnersSection)
@@ -237,6 +245,7 @@ class SweepSpec(_Section):
     resources: ResourcesSection = Field(default_factory=ResourcesSection)
     threads: ThreadsSection = Field(default_factory=ThreadsSection)
     training: TrainingSection = Field(default_factory=TrainingSection)
+    reporting: ReportingSection = Field(default_factory=ReportingSection)
     rl_module: RLModuleSection = Field(default_factory=RLModuleSection)
     cpus: Union[int, None] = Field(None, ge=1, le=MAX_CPUS)
     """See :class:`TrialConfig`."""
@@ -321,6 +330,7 @@ TRIAL_SECTIONS: dict[str, type[_Section]] = {
     "resources": ResourcesSection,
     "threads": ThreadsSection,
     "training": TrainingSection,
+    "reporting": ReportingSection,
     "rl_module": RLModuleSection,
 }
 

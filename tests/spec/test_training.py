@@ -1,0 +1,188 @@
+"""Algorithms in the spec: ``algo`` (also a grid axis), each algorithm's own training keys, keys of
+another algorithm refused with the algorithm they belong to, old-API-stack keys refused with what to use.
+
+Hand-made specs; ``BASE`` has five lines, so appended keys start at line 6.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import pytest
+
+from rlbench.spec.load import load_spec
+from rlbench.spec.model import KNOB_SECTION, SpecError, TrialConfig
+from rlbench.spec.training import (
+    ALGO_TRAINING_KEYS,
+    ALGOS,
+    REMOVED,
+    TrainingSection,
+    owners,
+)
+
+BASE = """\
+name: t
+environment:
+  env: envs.tiny:TinyEnv
+stop:
+  iterations: 3
+"""
+
+
+def load(tmp_path: Path, text: str):
+    path = tmp_path / "spec.yaml"
+    path.write_text(text)
+    return load_spec(path)
+
+
+def error(tmp_path: Path, text: str) -> str:
+    with pytest.raises(SpecError) as info:
+        load(tmp_path, text)
+    return str(info.value)
+
+
+def at(tmp_path: Path, line: int) -> str:
+    return f"{tmp_path / 'spec.yaml'}:{line}"
+
+
+def test_algo_defaults_to_ppo_and_is_carried_by_the_trial_config(tmp_path):
+    assert load(tmp_path, BASE).points[0].config.algo == "PPO"
+    loaded = load(tmp_path, BASE + "algo: APPO\n")
+    assert loaded.spec.algo == "APPO" and loaded.points[0].config.algo == "APPO"
+    assert loaded.points[0].axes == {}
+
+
+def test_algo_as_a_grid_axis(tmp_path):
+    loaded = load(tmp_path, BASE + "grid:\n  algo: [PPO, APPO, IMPALA]\n  num_env_runners: [1, 2]\n")
+    assert [(p.axes["algo"], p.axes["num_env_runners"]) for p in loaded.points] == [
+        ("PPO", 1), ("PPO", 2), ("APPO", 1), ("APPO", 2), ("IMPALA", 1), ("IMPALA", 2)]
+    assert [p.config.algo for p in loaded.points] == ["PPO", "PPO", "APPO", "APPO", "IMPALA", "IMPALA"]
+
+
+def test_unknown_algo(tmp_path):
+    msg = error(tmp_path, BASE + "algo: DQN\n")
+    assert msg == f"{at(tmp_path, 6)}: algo: Input should be 'PPO', 'APPO' or 'IMPALA' (got 'DQN')"
+
+
+def test_each_algorithm_takes_its_own_keys(tmp_path):
+    text = BASE + ("algo: APPO\ntraining:\n  circular_buffer_num_batches: 4\n  circular_buffer_iterations_per_batch: 1\n"
+                   "  vtrace: true\n  broadcast_interval: 2\n  lambda: 0.95\n  lr: 0.001\n")
+    t = load(tmp_path, text).points[0].config.training
+    assert t.model_dump(exclude_none=True) == {"circular_buffer_num_batches": 4,
+                                               "circular_buffer_iterations_per_batch": 1, "vtrace": True,
+                                               "broadcast_interval": 2, "lambda_": 0.95, "lr": 0.001}
+    t = load(tmp_path, BASE + "algo: IMPALA\ntraining:\n  learner_queue_size: 5\n  vf_loss_coeff: 0.1\n").points[0]
+    assert t.config.training.learner_queue_size == 5
+
+
+@pytest.mark.parametrize(("algo", "key", "value", "belongs"), [
+    ("PPO", "circular_buffer_num_batches", 4, "an APPO key"),
+    ("PPO", "vtrace", "true", "an APPO and IMPALA key"),
+    ("IMPALA", "clip_param", 0.2, "a PPO and APPO key"),
+    ("APPO", "learner_queue_size", 4, "an IMPALA key"),
+    ("APPO", "vf_clip_param", 10, "a PPO key"),
+    ("IMPALA", "target_network_update_freq", 2, "an APPO key"),
+])
+def test_a_key_of_another_algorithm_says_which_it_belongs_to(tmp_path, algo, key, value, belongs):
+    # line 6: algo, 7: training, 8: the key
+    msg = error(tmp_path, BASE + f"algo: {algo}\ntraining:\n  {key}: {value}\n")
+    assert msg.startswith(f"{at(tmp_path, 8)}: training.{key}: {belongs}, but this trial runs {algo}: "
+                          f"remove training.{key}, or set algo to ")
+
+
+def test_a_foreign_key_in_a_grid_over_algo_names_the_grid_point(tmp_path):
+    # the APPO point is fine; the PPO point is refused, pointing at the training key's line (7)
+    msg = error(tmp_path, BASE + "training:\n  circular_buffer_num_batches: 4\ngrid:\n  algo: [APPO, PPO]\n")
+    assert msg == (f"{at(tmp_path, 7)}: training.circular_buffer_num_batches: an APPO key, but this trial runs "
+                   "PPO: remove training.circular_buffer_num_batches, or set algo to APPO  [grid point algo='PPO']")
+
+
+def test_a_foreign_key_as_a_grid_axis_points_at_the_axis(tmp_path):
+    msg = error(tmp_path, BASE + "algo: PPO\ngrid:\n  circular_buffer_num_batches: [2, 4]\n")
+    assert msg.startswith(f"{at(tmp_path, 8)}: training.circular_buffer_num_batches: an APPO key")
+
+
+def test_aggregator_actors_are_for_appo_and_impala(tmp_path):
+    msg = error(tmp_path, BASE + "learners:\n  num_aggregator_actors_per_learner: 1\n")
+    assert msg.startswith(f"{at(tmp_path, 7)}: learners.num_aggregator_actors_per_learner: an APPO and IMPALA key, "
+                          "but this trial runs PPO")
+    assert load(tmp_path, BASE + "learners:\n  num_aggregator_actors_per_learner: 0\n")  # 0 asks for nothing
+    cfg = load(tmp_path, BASE + "algo: IMPALA\nlearners:\n  num_aggregator_actors_per_learner: 2\n").points[0].config
+    assert cfg.learners.num_aggregator_actors_per_learner == 2
+
+
+def test_vtrace_false_is_refused_with_the_reason(tmp_path):
+    msg = error(tmp_path, BASE + "algo: IMPALA\ntraining:\n  vtrace: false\n")
+    assert msg.startswith(f"{at(tmp_path, 8)}: training.vtrace: Ray 2.60 runs IMPALA and APPO with V-trace only")
+
+
+@pytest.mark.parametrize("old", sorted(REMOVED))
+def test_old_api_stack_keys_are_refused_with_what_to_use(tmp_path, old):
+    msg = error(tmp_path, BASE + f"algo: APPO\ntraining:\n  {old}: 1\n")
+    assert msg == f"{at(tmp_path, 8)}: training.{old}: unknown key '{old}': {REMOVED[old]}"
+
+
+def test_old_ppo_names_are_translated_for_every_algorithm(tmp_path):
+    loaded = load(tmp_path, BASE + "algo: IMPALA\nenv_runners:\n  num_workers: 2\ntraining:\n  num_sgd_iter: 2\n"
+                                   "  train_batch_size: 500\n")
+    cfg = loaded.points[0].config
+    assert (cfg.env_runners.num_env_runners, cfg.training.num_epochs, cfg.training.train_batch_size_per_learner) \
+        == (2, 2, 500)
+    assert [n.split("  ")[0] for n in loaded.alias_notes] == [
+        "num_workers -> num_env_runners", "num_sgd_iter -> num_epochs", "train_batch_size -> train_batch_size_per_learner"]
+
+
+def test_max_requests_per_aggregator_worker_is_translated(tmp_path):
+    loaded = load(tmp_path, BASE + "algo: APPO\nlearners:\n  max_requests_in_flight_per_aggregator_worker: 2\n")
+    assert loaded.points[0].config.learners.max_requests_in_flight_per_aggregator_actor == 2
+
+
+def test_reporting_section_and_its_keys_as_axes(tmp_path):
+    loaded = load(tmp_path, BASE + "algo: APPO\nreporting:\n  min_time_s_per_iteration: 1\n"
+                                   "grid:\n  min_sample_timesteps_per_iteration: [0, 500]\n")
+    assert [p.config.reporting.model_dump(exclude_none=True) for p in loaded.points] == [
+        {"min_time_s_per_iteration": 1.0, "min_sample_timesteps_per_iteration": 0},
+        {"min_time_s_per_iteration": 1.0, "min_sample_timesteps_per_iteration": 500}]
+
+
+def test_rollout_fragment_length_defaults_to_the_algorithms_own(tmp_path):
+    assert load(tmp_path, BASE).points[0].config.env_runners.rollout_fragment_length is None
+    assert load(tmp_path, BASE + "env_runners:\n  rollout_fragment_length: auto\n").points[0].config \
+        .env_runners.rollout_fragment_length == "auto"
+
+
+def test_a_plan_written_before_algorithms_reads_as_ppo():
+    config = TrialConfig.model_validate_json('{"environment": {"env": "CartPole-v1"}, '
+                                             '"env_runners": {"rollout_fragment_length": "auto"}}')
+    assert config.algo == "PPO"
+
+
+def test_key_tables_cover_the_model_and_every_key_is_an_axis():
+    keys = {f.alias or name for name, f in TrainingSection.model_fields.items()}
+    assert set().union(*ALGO_TRAINING_KEYS.values()) == keys
+    assert set(ALGO_TRAINING_KEYS) == set(ALGOS)
+    assert all(KNOB_SECTION[k] == "training" for k in keys)
+    assert all(owners(k) for k in keys)
+    assert not set(REMOVED) & keys
+
+
+def test_training_keys_are_rllib_260_training_arguments():
+    """Every key rlbench accepts for an algorithm is an argument of that algorithm's ``training()`` in
+    the installed Ray (APPO's ``learner_queue_size`` is one, but RLlib refuses it on the new stack)."""
+    from ray.rllib.algorithms.appo import APPOConfig
+    from ray.rllib.algorithms.impala import IMPALAConfig
+    from ray.rllib.algorithms.ppo import PPOConfig
+
+    from rlbench.adapters.rllib.config import ALGO_CONFIG_CLASSES
+
+    classes = {"PPO": PPOConfig, "APPO": APPOConfig, "IMPALA": IMPALAConfig}
+    assert set(ALGO_CONFIG_CLASSES) == set(classes) == set(ALGOS)
+    base = set(inspect.signature(PPOConfig.__mro__[1].training).parameters)
+    for algo, cls in classes.items():
+        names = set()
+        for klass in cls.__mro__:
+            if "training" in vars(klass):
+                names |= set(inspect.signature(vars(klass)["training"]).parameters)
+        names = {"lambda" if n == "lambda_" else n for n in names | base}
+        assert ALGO_TRAINING_KEYS[algo] <= names, (algo, ALGO_TRAINING_KEYS[algo] - names)
