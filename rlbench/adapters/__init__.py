@@ -25,5 +25,10 @@ def get_adapter(framework: str = "rllib") -> Adapter:
     return _ADAPTERS[framework]
 
 
-__all__ = ["Adapter", "ResourceDemand", "get_adapter", "RAY_TITLE_ROLES", "ROLES", "classify_process",
+def is_asynchronous(algo: str) -> bool:
+    """Whether the default adapter's algorithm ``algo`` samples while it learns (APPO, IMPALA)."""
+    return get_adapter().is_asynchronous(algo)
+
+
+__all__ = ["Adapter", "ResourceDemand", "get_adapter", "is_asynchronous", "RAY_TITLE_ROLES", "ROLES", "classify_process",
            "resource_demand", "torch_threads"]

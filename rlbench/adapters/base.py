@@ -120,6 +120,12 @@ class Adapter(Protocol):
     """Actor class name (as in Ray's GCS actor table) -> role, for the cluster node samplers."""
     system_titles: tuple[str, ...]
     """Process titles of the runtime's own agents (children of the raylet)."""
+    algorithms: tuple[str, ...]
+    """The algorithms a spec's ``algo`` may name."""
+
+    def is_asynchronous(self, algo: str) -> bool:
+        """Whether the algorithm samples while it learns (its iteration's phases overlap, so the driver's
+        split of an iteration is its waits, not the phases' durations)."""
 
     def classify_process(self, cmdline: list[str], *, is_driver: bool) -> str:
         """The role of one process of a trial, from its command line (title)."""

@@ -45,6 +45,14 @@ ITERATION_SCHEMA = pa.schema([
     ("episode_return_mean", pa.float64()),
     ("target_value", pa.float64()),
     ("trial_status", pa.string()),
+    ("training_steps", pa.int64()),
+    ("sampler_busy_s", pa.float64()),
+    ("learner_busy_s", pa.float64()),
+    ("overlap_s", pa.float64()),
+    ("learner_updates", pa.float64()),
+    ("sgd_steps", pa.float64()),
+    ("policy_lag_mean", pa.float64()),
+    ("policy_lag_max", pa.float64()),
 ])
 
 

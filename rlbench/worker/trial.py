@@ -306,6 +306,7 @@ def _train(plan: TrialPlan, trainer: Trainer, events: EventLog) -> None:
             other_s=wall_s - parts_s,
             env_steps_per_s=timings["env_steps_sampled"] / wall_s if wall_s > 0 else None,
             target_value=target_value,
+            **overlap(timings, wall_s),
             **timings,
         )
         trained_s += wall_s
@@ -318,6 +319,16 @@ def _train(plan: TrialPlan, trainer: Trainer, events: EventLog) -> None:
         # A time limit never cuts a trial before its first steady-state iteration.
         if plan.stop_seconds is not None and trained_s >= plan.stop_seconds and iteration > plan.warmup_iterations:
             return
+
+
+def overlap(timings: dict[str, Any], wall_s: float) -> dict[str, float]:
+    """``overlap_s``: the least time sampling and learning must have run at once in an iteration,
+    ``sampler_busy_s + learner_busy_s - wall_s`` floored at 0 (both busy times are within the
+    iteration, so any excess over its wall time was spent together); empty when the trainer does
+    not measure the two (then the column is null)."""
+    if timings.get("sampler_busy_s") is None or timings.get("learner_busy_s") is None:
+        return {}
+    return {"overlap_s": max(0.0, timings["sampler_busy_s"] + timings["learner_busy_s"] - wall_s)}
 
 
 def process_entry(trial_dir: str, t0_epoch: float, gated: bool = False) -> None:

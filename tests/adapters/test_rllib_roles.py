@@ -21,6 +21,11 @@ RAY = "/venv/lib/python3.11/site-packages/ray"
         (["ray::MultiAgentEnvRunner.apply"], "env_runner"),
         (["ray::_WrappedExecutable"], "learner"),
         (["ray::_WrappedExecutable.apply"], "learner"),
+        # APPO/IMPALA: aggregator actors and the env runners' state server (titles seen on Ray 2.60)
+        (["ray::AggregatorActor"], "aggregator"),
+        (["ray::AggregatorActor.get_batch"], "aggregator"),
+        (["ray::EnvRunnerStateServer"], "state_server"),
+        (["ray::EnvRunnerStateServer.push"], "state_server"),
         (["ray::IDLE"], "other"),
         (["ray::DashboardAgent"], "ray_system"),
         (["ray::RuntimeEnvAgent"], "ray_system"),
@@ -46,7 +51,7 @@ def test_the_driver_is_the_driver_whatever_its_title(cmdline):
 
 
 def test_roles_are_the_known_set():
-    assert ROLES == ("driver", "learner", "env_runner", "ray_system", "other")
+    assert ROLES == ("driver", "learner", "env_runner", "aggregator", "state_server", "ray_system", "other")
 
 
 def demand(**sections):
@@ -84,3 +89,30 @@ def test_learner_gpus(learner_gpus, actor_cpus, gpus):
     # with a GPU, "auto" CPUs per learner is 0, so remote GPU learners add no actor CPUs
     d = demand(learners={"learner_gpus": learner_gpus})
     assert (d.actor_cpus, d.gpus) == (actor_cpus, gpus)
+
+
+def test_aggregator_actors_are_one_cpu_each_per_learner():
+    # IMPALA, 2 learners x 2 aggregators x 1 CPU; the state server reserves nothing
+    d = demand(algo="IMPALA", env_runners={"num_env_runners": 2},
+               learners={"num_learners": 2, "num_aggregator_actors_per_learner": 2})
+    assert d.role_cpus(ROLES)["aggregator"] == 4.0
+    assert (d.actor_cpus, d.total_cpus) == (2.0 + 2.0 + 4.0, 9.0)
+    assert "4 aggregator actors x 1 CPU" in d.describe_actors()
+    # with the learner in the driver there is still one learner to aggregate for
+    d = demand(algo="APPO", learners={"num_learners": 0, "num_aggregator_actors_per_learner": 1})
+    assert d.role_cpus(ROLES)["aggregator"] == 1.0 and d.total_cpus == 3.0
+
+
+def test_async_demand_without_aggregators_is_ppos():
+    assert demand(algo="APPO").total_cpus == demand().total_cpus == 2.0
+    assert demand(algo="IMPALA").role_cpus(ROLES)["state_server"] == 0.0
+
+
+def test_the_adapter_knows_which_algorithms_overlap():
+    from rlbench.adapters import get_adapter, is_asynchronous
+
+    adapter = get_adapter()
+    assert adapter.algorithms == ("PPO", "APPO", "IMPALA")
+    assert [is_asynchronous(a) for a in adapter.algorithms] == [False, True, True]
+    assert adapter.actor_class_roles["AggregatorActor"] == "aggregator"
+    assert adapter.actor_class_roles["EnvRunnerStateServer"] == "state_server"

@@ -10,6 +10,7 @@ import pytest
 
 from rlbench.adapters.rllib.results import sampling_split
 from rlbench.adapters.rllib.timing import (
+    DRIVER_SUM_TIMERS,
     ENV_S_KEY,
     INFERENCE_S_KEY,
     RUNNER_KEY,
@@ -53,6 +54,11 @@ class _Runner:
     def __init__(self):
         self.env = _Env()
         self.module = None
+        self.metrics = _Logger()
+
+    def sample(self, num_timesteps=None):
+        time.sleep(0.01)
+        return ["episode"] * (num_timesteps or 1)
 
 
 class _Logger:
@@ -169,3 +175,13 @@ def test_callback_leaves_sample_times_out_when_sample_was_not_wrapped():
     got = _runner_values(logger, "2")
     assert "sample_s" not in got and "sample_cpu_s" not in got  # missing, never a made-up 0
     assert got["env_steps"] == (4, "sum")
+
+
+def test_driver_timers_are_registered_as_sums_before_rllib_logs_them():
+    class Algo:
+        metrics = _Logger()
+
+    PhaseTimingCallback().on_algorithm_init(algorithm=Algo(), metrics_logger=Algo.metrics)
+    assert Algo.metrics.logged == [(key, 0.0, "sum") for key in DRIVER_SUM_TIMERS]
+    assert ("timers", "learner_update_timer") in DRIVER_SUM_TIMERS
+    assert {("timers", "env_runner_sampling_timer"), ("timers", "sample")} <= set(DRIVER_SUM_TIMERS)

@@ -6,7 +6,8 @@ alone. Pinned facts (checked by tests/adapters/) are measured on Ray 2.60; see R
 shared design notes. Modules: :mod:`.roles` (process titles), :mod:`.resources` (what a trial
 asks of the machine), :mod:`.config` (the AlgorithmConfig), :mod:`.timing` (the callback that
 times env and inference in every env runner), :mod:`.results` (exact per-iteration timings from the
-result dict), :mod:`.lifecycle` (build, train, stop). Only ``config``, ``timing`` and ``lifecycle``
+result dict), :mod:`.learner_probe` (what each learner did: busy time, updates, policy lag),
+:mod:`.lifecycle` (build, train, stop). Only ``config``, ``timing`` and ``lifecycle``
 import Ray or RLlib, and only when a trial builds its algorithm.
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rlbench.adapters.base import ResourceDemand
-from rlbench.adapters.rllib.resources import resource_demand, torch_threads
+from rlbench.adapters.rllib.resources import ASYNC_ALGOS, resource_demand, torch_threads
 from rlbench.adapters.rllib.results import metric_names
 from rlbench.adapters.rllib.roles import RAY_TITLE_ROLES, ROLES, classify_process
 
@@ -29,10 +30,15 @@ class RLlibAdapter:
 
     name = "rllib"
     roles = ROLES
-    preload_modules = ("rlbench.adapters.rllib.lifecycle", "ray", "ray.rllib.algorithms.ppo", "torch", "gymnasium")
+    preload_modules = ("rlbench.adapters.rllib.lifecycle", "ray", "ray.rllib.algorithms.ppo", "ray.rllib.algorithms.appo",
+                       "ray.rllib.algorithms.impala", "torch", "gymnasium")
     actor_class_roles = {title.removeprefix("ray::"): role for title, role in RAY_TITLE_ROLES.items()
-                         if role in ("env_runner", "learner")}
+                         if role in ("env_runner", "learner", "aggregator", "state_server")}
     system_titles = tuple(title for title, role in RAY_TITLE_ROLES.items() if role == "ray_system")
+    algorithms = ("PPO", "APPO", "IMPALA")
+
+    def is_asynchronous(self, algo: str) -> bool:
+        return algo in ASYNC_ALGOS
 
     def classify_process(self, cmdline: list[str], *, is_driver: bool) -> str:
         return classify_process(cmdline, is_driver=is_driver)

@@ -1,4 +1,4 @@
-"""Building an RLlib algorithm config for one trial: only new-API names reach RLlib.
+"""Building an RLlib algorithm config (PPO, APPO or IMPALA) for one trial: only new-API names reach RLlib.
 
 The spec's sections mirror ``AlgorithmConfig``'s; rlbench has already translated old names (RLlib
 ignores several silently). Three things are added to every config: the per-iteration stats class
@@ -76,35 +76,54 @@ def resolve_env(env: str) -> Any:
     return env
 
 
-def build_config(config: TrialConfig, *, seed: int | None = None, without: frozenset[str] = frozenset()):
-    """The PPOConfig for one trial; only new-API names reach RLlib. ``without`` leaves out the
-    ``stats`` class or the timing ``callback`` (a fidelity diagnosis, :mod:`rlbench.run.switches`)."""
-    from ray.rllib.algorithms.ppo import PPOConfig
+#: rlbench's algorithm name -> (module, AlgorithmConfig class) in RLlib 2.60.
+ALGO_CONFIG_CLASSES: dict[str, tuple[str, str]] = {
+    "PPO": ("ray.rllib.algorithms.ppo", "PPOConfig"),
+    "APPO": ("ray.rllib.algorithms.appo", "APPOConfig"),
+    "IMPALA": ("ray.rllib.algorithms.impala", "IMPALAConfig"),
+}
 
+
+def config_class(algo: str):
+    """The AlgorithmConfig class of an algorithm (imports RLlib)."""
+    import importlib
+
+    module, name = ALGO_CONFIG_CLASSES[algo]
+    return getattr(importlib.import_module(module), name)
+
+
+def build_config(config: TrialConfig, *, seed: int | None = None, without: frozenset[str] = frozenset()):
+    """The AlgorithmConfig (PPOConfig, APPOConfig, IMPALAConfig) for one trial; only new-API names reach RLlib.
+    ``without`` leaves out the ``stats`` class or the timing ``callback`` (a fidelity diagnosis,
+    :mod:`rlbench.run.switches`)."""
     from rlbench.adapters.rllib.timing import PhaseTimingCallback
 
     runners, learners = config.env_runners, config.learners
+    sampling = dict(num_env_runners=runners.num_env_runners, num_envs_per_env_runner=runners.num_envs_per_env_runner,
+                    num_cpus_per_env_runner=runners.num_cpus_per_env_runner,
+                    num_gpus_per_env_runner=runners.num_gpus_per_env_runner)
+    if runners.rollout_fragment_length is not None:  # else the algorithm's own default (PPO: auto, APPO/IMPALA: 50)
+        sampling["rollout_fragment_length"] = runners.rollout_fragment_length
+    learning = dict(num_learners=learners.num_learners, num_cpus_per_learner=learners.num_cpus_per_learner,
+                    num_gpus_per_learner=learners.num_gpus_per_learner)
+    if config.algo != "PPO":  # PPO would start the aggregator actors and never use them
+        learning["num_aggregator_actors_per_learner"] = learners.num_aggregator_actors_per_learner
+        if learners.max_requests_in_flight_per_aggregator_actor is not None:
+            learning["max_requests_in_flight_per_aggregator_actor"] = learners.max_requests_in_flight_per_aggregator_actor
     algo_config = (
-        PPOConfig()
+        config_class(config.algo)()
         .environment(env=resolve_env(config.environment.env), env_config=dict(config.environment.env_config))
-        .env_runners(
-            num_env_runners=runners.num_env_runners,
-            num_envs_per_env_runner=runners.num_envs_per_env_runner,
-            num_cpus_per_env_runner=runners.num_cpus_per_env_runner,
-            num_gpus_per_env_runner=runners.num_gpus_per_env_runner,
-            rollout_fragment_length=runners.rollout_fragment_length,
-        )
-        .learners(
-            num_learners=learners.num_learners,
-            num_cpus_per_learner=learners.num_cpus_per_learner,
-            num_gpus_per_learner=learners.num_gpus_per_learner,
-        )
+        .env_runners(**sampling)
+        .learners(**learning)
         .resources(num_cpus_for_main_process=config.resources.num_cpus_for_main_process)
         .fault_tolerance(restart_failed_env_runners=False)
         .debugging(log_level="ERROR", seed=seed)
     )
+    reporting = config.reporting.model_dump(exclude_none=True)
     if "stats" not in without:
-        algo_config = algo_config.reporting(custom_stats_cls_lookup=_per_iteration_stats_lookup())
+        reporting["custom_stats_cls_lookup"] = _per_iteration_stats_lookup()
+    if reporting:
+        algo_config = algo_config.reporting(**reporting)
     if "callback" not in without:
         algo_config = algo_config.callbacks(PhaseTimingCallback)
     training = config.training.model_dump(exclude_none=True)
@@ -127,6 +146,9 @@ def infeasible_reason(algo_config, *, wait_s: float = 3.0) -> str | None:
 
     request = algo_config.algo_class.default_resource_request(algo_config)
     bundles = [b for b in request.bundles[1:] if any(v > 0 for v in b.values())]
+    # RLlib's request leaves out the aggregator actors (1 CPU each, Algorithm.setup): add them.
+    aggregators = (algo_config.num_learners or 1) * (algo_config.num_aggregator_actors_per_learner or 0)
+    bundles += [{"CPU": 1.0}] * aggregators
     if not bundles:
         return None
     pg = placement_group(bundles, strategy="PACK")

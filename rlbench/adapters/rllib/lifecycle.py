@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rlbench.adapters.rllib.config import build_config, infeasible_reason
+from rlbench.adapters.rllib.learner_probe import install_on_learners
 from rlbench.adapters.rllib.results import iteration_timings, metric_value
 
 if TYPE_CHECKING:
@@ -31,8 +32,9 @@ class RLlibTrainer:
         return infeasible_reason(self.algo_config)
 
     def build(self) -> None:
-        """``build_algo()``: the env runners and learners start here."""
+        """``build_algo()``: the env runners and learners start here; then the learner probes go in."""
         self.algo = self.algo_config.build_algo()
+        install_on_learners(self.algo)
 
     def set_threads(self, threads: dict[str, int]) -> dict[str, int | None]:
         """Set torch threads in env runners and remote learners; what each role reports back."""

@@ -4,7 +4,10 @@ The one place that knows how RLlib sizes its actors: env runners reserve
 ``num_cpus_per_env_runner`` / ``num_gpus_per_env_runner`` each, remote learners
 ``num_cpus_per_learner`` / ``num_gpus_per_learner`` each, and with ``num_learners: 0`` the learner
 lives in the driver (its GPU, if any, is the driver's). The driver's CPUs are rlbench's meaning of
-``num_cpus_for_main_process`` (README: outside Tune, RLlib reserves nothing for it).
+``num_cpus_for_main_process`` (README: outside Tune, RLlib reserves nothing for it). APPO and IMPALA
+also start ``max(1, num_learners) x num_aggregator_actors_per_learner`` aggregator actors of 1 CPU
+each (``Algorithm.setup``; RLlib's own resource request leaves them out) and, with remote env
+runners, one ``EnvRunnerStateServer`` actor of 0 CPUs that the env runners pull weights from.
 """
 
 from __future__ import annotations
@@ -29,7 +32,15 @@ def resource_demand(config: TrialConfig) -> ResourceDemand:
                                   learners.num_gpus_per_learner, "learners"))
     else:
         driver_gpus = learners.num_gpus_per_learner
+    aggregators = max(1, learners.num_learners) * learners.num_aggregator_actors_per_learner
+    if config.algo in ASYNC_ALGOS and aggregators:  # the state server reserves nothing: no demand
+        actors.append(ActorDemand("aggregator", aggregators, 1.0, 0.0, "aggregator actors"))
     return ResourceDemand(config.resources.num_cpus_for_main_process, tuple(actors), driver_gpus)
+
+
+#: Algorithms whose sampling runs asynchronously to learning (RLlib's IMPALA family): the env runners
+#: keep sampling while the learner updates, so an iteration's phases overlap.
+ASYNC_ALGOS: frozenset[str] = frozenset({"APPO", "IMPALA"})
 
 
 def torch_threads(config: TrialConfig) -> dict[str, int]:

@@ -3,9 +3,14 @@
 RLlib's ``timers/*`` are exponential moving averages (coefficient 0.01) that are never reset, so
 the value in iteration N's result is mostly iteration 1's. :mod:`rlbench.adapters.rllib.config`
 replaces RLlib's ``ema`` stats class with a plain mean that clears on every reduce
-(``config.reporting(custom_stats_cls_lookup=...)``), so each timer in a result is the mean of the
-values logged during that iteration alone; PPO times each phase once per training step and runs
-one training step per iteration, so the mean is the phase's duration in that iteration.
+(``config.reporting(custom_stats_cls_lookup=...)``), and the driver's phase timers are registered
+as sums (:data:`rlbench.adapters.rllib.timing.DRIVER_SUM_TIMERS`), so each is the phase's total in
+that iteration: PPO runs one training step per iteration, IMPALA and APPO many.
+
+The driver's split (``sample_s``, ``learn_s``, ``sync_s``) is the driver's own time: for PPO the
+phases in turn; for IMPALA and APPO, whose env runners and learner threads keep working while the
+driver loops, the driver's waits. What the env runners and learners themselves did is measured
+where they run (:mod:`rlbench.adapters.rllib.timing`, :mod:`rlbench.adapters.rllib.learner_probe`).
 """
 
 from __future__ import annotations
@@ -14,6 +19,10 @@ import math
 from typing import Any
 
 TIMER_SAMPLE = ("timers", "env_runner_sampling_timer")
+
+
+#: IMPALA and APPO time their (non-blocking) fetch of ready samples under this key instead.
+TIMER_SAMPLE_ASYNC = ("timers", "sample")
 
 
 TIMER_LEARN = ("timers", "learner_update_timer")
@@ -34,6 +43,18 @@ ENV_RUNNERS_INFERENCE_S = ("env_runners", "rlbench", "inference_s")
 
 #: Per env runner values logged by rlbench's PhaseTimingCallback: ``RUNNERS + (worker index, name)``.
 RUNNERS = ("env_runners", "rlbench", "runner")
+
+
+#: rlbench's learner probes (learner_probe.py), summed (lags: mean, max) over learners by RLlib.
+LEARNERS_BUSY_S = ("learners", "rlbench", "busy_s")
+LEARNERS_UPDATES = ("learners", "rlbench", "updates")
+LEARNERS_SGD_STEPS = ("learners", "rlbench", "sgd_steps")
+LEARNERS_LAG_MEAN = ("learners", "rlbench", "policy_lag_mean")
+LEARNERS_LAG_MAX = ("learners", "rlbench", "policy_lag_max")
+
+
+#: RLlib's count of training_step() calls in the iteration.
+TRAINING_STEPS = ("num_training_step_calls_per_iteration",)
 
 
 #: Learner connector pipeline (GAE etc.): one call per update, so the per-iteration mean is its time.
@@ -138,13 +159,15 @@ def iteration_timings(algo, result: dict, *, weight_bytes: int | None = None,
     env runner once per iteration, so ``sync_bytes = weight_bytes x weight_receivers``.
     """
     connectors_s = _get({"m": algo.metrics.peek(TIMER_SYNC_CONNECTORS, default=0.0)}, ("m",))
-    sample_s, learn_s = _get(result, TIMER_SAMPLE), _get(result, TIMER_LEARN)
+    sample_s, learn_s = _get(result, TIMER_SAMPLE) + _get(result, TIMER_SAMPLE_ASYNC), _get(result, TIMER_LEARN)
     split = sampling_split(sample_s, _get(result, ENV_RUNNERS_ENV_S), _get(result, ENV_RUNNERS_INFERENCE_S),
                            sampling_runners=max(1, int(algo.config.num_env_runners or 0)))
     connector_s = _get(result, LEARNER_CONNECTOR_S)
     weight_sync_s = _get(result, TIMER_SYNC_WEIGHTS)
     sync_bytes = weight_bytes * weight_receivers if weight_bytes is not None else None
     return {
+        **overlap_counts(result, runner_timings(result), sampling_runners=max(1, int(algo.config.num_env_runners or 0)),
+                         learners=max(1, int(algo.config.num_learners or 0))),
         "sample_s": sample_s,
         **split,
         "learn_s": learn_s,
@@ -158,4 +181,30 @@ def iteration_timings(algo, result: dict, *, weight_bytes: int | None = None,
         "env_steps_trained": int(_get(result, ("learners", "__all_modules__", "num_env_steps_trained"))),
         "episode_return_mean": _get(result, ("env_runners", "episode_return_mean"), default=float("nan")),
         "runners": runner_timings(result),
+    }
+
+
+def overlap_counts(result: dict, runners: list[dict[str, Any]], *, sampling_runners: int,
+                   learners: int) -> dict[str, Any]:
+    """What the env runners and learners did in the iteration, measured where they run.
+
+    ``sampler_busy_s``: seconds inside ``sample()`` (each runner's ``sample_s``, :func:`runner_timings`),
+    summed over the env runners and divided by the number that sample (wall-equivalent, like
+    ``env_step_s``); None when no runner timed a call. ``learner_busy_s``,
+    ``learner_updates``, ``sgd_steps``: the learners' busy seconds, weights versions and minibatch
+    steps, divided by the number of learners (per learner). ``policy_lag_mean``/``_max``: over the
+    iteration's minibatch updates, RLlib's lag of each (None when no update reported one).
+    ``training_steps``: RLlib ``training_step()`` calls (PPO: 1).
+    """
+    lag_mean = _get(result, LEARNERS_LAG_MEAN, default=float("nan"))
+    lag_max = _get(result, LEARNERS_LAG_MAX, default=float("nan"))
+    return {
+        "training_steps": int(_get(result, TRAINING_STEPS)),
+        "sampler_busy_s": (sum(busy) / sampling_runners
+                           if (busy := [r["sample_s"] for r in runners if r.get("sample_s") is not None]) else None),
+        "learner_busy_s": _get(result, LEARNERS_BUSY_S) / learners,
+        "learner_updates": _get(result, LEARNERS_UPDATES) / learners,
+        "sgd_steps": _get(result, LEARNERS_SGD_STEPS) / learners,
+        "policy_lag_mean": None if math.isnan(lag_mean) else lag_mean,
+        "policy_lag_max": None if math.isnan(lag_max) else lag_max,
     }

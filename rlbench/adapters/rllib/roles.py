@@ -12,6 +12,8 @@ RAY_TITLE_ROLES: dict[str, str] = {
     "ray::SingleAgentEnvRunner": "env_runner",
     "ray::MultiAgentEnvRunner": "env_runner",
     "ray::_WrappedExecutable": "learner",
+    "ray::AggregatorActor": "aggregator",
+    "ray::EnvRunnerStateServer": "state_server",
     "ray::DashboardAgent": "ray_system",
     "ray::RuntimeEnvAgent": "ray_system",
 }
@@ -29,7 +31,9 @@ RAY_SYSTEM_MARKERS: tuple[str, ...] = (
 )
 
 
-ROLES: tuple[str, ...] = ("driver", "learner", "env_runner", "ray_system", "other")
+#: ``aggregator``: APPO/IMPALA's aggregator actors (episodes -> train batches, 1 CPU each);
+#: ``state_server``: the actor APPO/IMPALA's env runners pull weights and connector states from (0 CPUs).
+ROLES: tuple[str, ...] = ("driver", "learner", "env_runner", "aggregator", "state_server", "ray_system", "other")
 
 
 def classify_process(cmdline: list[str], *, is_driver: bool) -> str:

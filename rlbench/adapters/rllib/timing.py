@@ -41,6 +41,13 @@ from ray.rllib.callbacks.callbacks import RLlibCallback
 ENV_S_KEY = ("rlbench", "env_step_s")
 INFERENCE_S_KEY = ("rlbench", "inference_s")
 
+#: The driver's timers of one training step (RLlib 2.60: PPO logs ``env_runner_sampling_timer``,
+#: IMPALA/APPO ``sample``) that rlbench makes sums over the iteration (see :meth:`on_algorithm_init`).
+DRIVER_SUM_TIMERS: tuple[tuple[str, str], ...] = (
+    ("timers", "env_runner_sampling_timer"), ("timers", "sample"), ("timers", "learner_update_timer"),
+    ("timers", "synch_weights"),
+)
+
 #: Per env runner values live under ``env_runners`` at ``RUNNER_KEY + (str(worker_index), name)``.
 RUNNER_KEY = ("rlbench", "runner")
 #: Names of the per-runner values summed over an iteration (the pid is logged apart, ``reduce="max"``).
@@ -86,6 +93,15 @@ class PhaseTimingCallback(RLlibCallback):
 
         timed.__wrapped__ = fn  # type: ignore[attr-defined]
         return timed
+
+    def on_algorithm_init(self, *, algorithm, metrics_logger=None, **kwargs) -> None:
+        # IMPALA and APPO run many training steps per iteration, and time each phase once per step
+        # (weight sync: only in steps that broadcast). Registered as sums before RLlib first logs
+        # them, the timers add up over the iteration (RLlib's log_time reuses the registered stats);
+        # with PPO's one step per iteration the sum is that step's value.
+        logger = metrics_logger if metrics_logger is not None else algorithm.metrics
+        for key in DRIVER_SUM_TIMERS:
+            logger.log_value(key, 0.0, reduce="sum")
 
     def on_environment_created(self, *, env_runner, metrics_logger=None, env=None, env_context=None,
                                **kwargs) -> None:

@@ -1,0 +1,119 @@
+"""What each learner did in an iteration, exactly: busy seconds, updates, and the policy lag of each update.
+
+RLlib 2.60 reports none of these per iteration. Its learners time nothing for PPO, IMPALA's
+``learner_thread_update_timer`` is an average, and the policy lag
+(``learners/<module>/diff_num_grad_updates_vs_sampler_policy``) is logged with ``window=1``, so a
+result shows the last update's lag only. rlbench installs this probe on every learner after the
+algorithm is built (the driver's own learner, or each remote learner through
+``LearnerGroup.foreach_learner``); it wraps, on the learner instance only:
+
+- ``_make_batch_if_necessary``: the learner connector turning episodes into a train batch (GAE
+  for PPO, V-trace inputs for APPO/IMPALA), timed when it builds a batch (IMPALA's update thread
+  calls it again with the batch already made; that call returns at once and is not counted);
+- ``before_gradient_based_update``: called once per ``Learner.update``, that is once per weights
+  version (``_weights_seq_no`` goes up by one): counted as one learner update;
+- ``_update``: one minibatch step (forward, loss, backward, the gradient all-reduce with several
+  learners, the optimizer step): timed and counted;
+- ``_compute_off_policyness``: RLlib's policy lag of the minibatch (the learner's weights version
+  minus the version the env runner sampled it with, averaged over the batch's valid timesteps);
+  rlbench reads back the value RLlib logged and keeps its mean and its max.
+
+The totals are logged into the learner's own MetricsLogger (``sum``, ``mean`` and ``max``
+reductions, cleared on every reduce), so RLlib carries them to the driver with the learner's
+results and sums (means, maxes) them over learners: ``result["learners"]["rlbench"][...]``.
+Standard library only at import time; it runs inside RLlib's learner processes.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+#: Keys (under ``learners``) of what the probes log.
+BUSY_S = ("rlbench", "busy_s")
+UPDATES = ("rlbench", "updates")
+SGD_STEPS = ("rlbench", "sgd_steps")
+LAG_MEAN = ("rlbench", "policy_lag_mean")
+LAG_MAX = ("rlbench", "policy_lag_max")
+
+#: RLlib's key (under the module id) of one minibatch's policy lag, and the batch column it is computed from.
+RLLIB_LAG_KEY = "diff_num_grad_updates_vs_sampler_policy"
+WEIGHTS_SEQ_NO = "weights_seq_no"
+
+
+def _wrap(learner: Any, name: str, make: Callable[[Callable], Callable]) -> None:
+    original = getattr(learner, name)
+    wrapped = make(original)
+    wrapped.__wrapped__ = original  # type: ignore[attr-defined]
+    setattr(learner, name, wrapped)
+
+
+def install(learner: Any) -> bool:
+    """Install the probes on one learner (idempotent); returns True."""
+    if getattr(learner, "_rlbench_probe", False):
+        return True
+    metrics, perf = learner.metrics, time.perf_counter
+
+    def busy(seconds: float) -> None:
+        metrics.log_value(BUSY_S, seconds, reduce="sum")
+
+    def make_batch(original):
+        def timed(*args, **kwargs):
+            data = kwargs.get("training_data", args[0] if args else None)
+            builds = getattr(data, "batch", None) is None
+            t = perf()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                if builds:
+                    busy(perf() - t)
+        return timed
+
+    def before_update(original):
+        def counted(*args, **kwargs):
+            metrics.log_value(UPDATES, 1, reduce="sum")
+            return original(*args, **kwargs)
+        return counted
+
+    def update(original):
+        def timed(*args, **kwargs):
+            t = perf()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                busy(perf() - t)
+                metrics.log_value(SGD_STEPS, 1, reduce="sum")
+        return timed
+
+    def off_policyness(original):
+        def read_back(batch, *args, **kwargs):
+            out = original(batch, *args, **kwargs)
+            # Only modules whose batch carries the sampler's weights version get a lag from RLlib.
+            lags = [metrics.peek((mid, RLLIB_LAG_KEY), default=None) for mid, module_batch in batch.items()
+                    if WEIGHTS_SEQ_NO in module_batch]
+            lags = [float(v) for v in lags if v is not None]
+            if lags:
+                lag = sum(lags) / len(lags)
+                metrics.log_value(LAG_MEAN, lag, reduce="mean")
+                metrics.log_value(LAG_MAX, lag, reduce="max")
+            return out
+        return read_back
+
+    _wrap(learner, "_make_batch_if_necessary", make_batch)
+    _wrap(learner, "before_gradient_based_update", before_update)
+    _wrap(learner, "_update", update)
+    if hasattr(learner, "_compute_off_policyness"):
+        _wrap(learner, "_compute_off_policyness", off_policyness)
+    learner._rlbench_probe = True
+    return True
+
+
+def install_on_learners(algo: Any) -> int:
+    """Install the probes on the algorithm's learners; returns how many learners have them."""
+    group = algo.learner_group
+    if group is None:
+        return 0
+    if group.is_local:
+        install(group._learner)
+        return 1
+    return sum(1 for r in group.foreach_learner(install) if r.ok and r.get())
