@@ -28,6 +28,18 @@ HEADLINE_COLUMNS: tuple[str, ...] = ("env_steps_per_s", "sample_frac", "learn_fr
 ENERGY_COLUMNS: tuple[str, ...] = ("env_steps_per_s_per_w", "j_per_env_step")
 
 
+#: Per-trial columns about overlap, learners and policy lag (analysis/overlap.py): their median over
+#: the ok repeats (no interval) per configuration.
+OVERLAP_COLUMNS: tuple[str, ...] = ("sampler_busy_frac", "learner_busy_frac", "overlap_frac", "policy_lag_mean",
+                                    "policy_lag_max", "learn_s_per_iteration", "learner_busy_s_per_iteration",
+                                    "learner_updates_per_s", "cpus_used_per_learner")
+
+
+#: In an asynchronous algorithm, env runners or learners busy at least this share of the iteration
+#: are saturated: that side limits the pipeline.
+SATURATED_FRAC = 0.8
+
+
 #: A phase taking at least this share of an iteration makes the configuration bound by it.
 BOUND_FRAC = 0.5
 
@@ -135,6 +147,9 @@ def configurations(trials: pd.DataFrame, axes: list[str], iterations: pd.DataFra
             where.append((key, m))
     std, mean = g["env_steps_per_s"].std(ddof=1), g["env_steps_per_s"].mean()
     frame["env_steps_per_s_cv"] = (std / mean.abs()).where((g.size() >= 2) & (mean != 0)).reindex(index)
+    for m in OVERLAP_COLUMNS:
+        frame[m] = g[m].median().reindex(index).astype(float) if m in ok else np.nan
+    frame["asynchronous"] = first["asynchronous"].fillna(False).astype(bool) if "asynchronous" in first else False
     for role in CPU_ROLES:
         frame[f"{role}_cpus_allocated"] = first.get(f"{role}_cpus_allocated")
         frame[f"{role}_cpus_used"] = g[f"{role}_cpus_used"].median().reindex(index) if f"{role}_cpus_used" in ok \
@@ -184,7 +199,10 @@ def verdict(row: dict[str, Any]) -> tuple[str, list[str]]:
                            + (f": {row['reason'][:200]}" if row.get("reason") else "")]
     findings: list[str] = []
     sample, learn, sync = (num(row.get(f"{p}_frac")) or 0.0 for p in ("sample", "learn", "sync"))
-    if sample >= BOUND_FRAC:
+    if row.get("asynchronous") and num(row.get("sampler_busy_frac")) is not None \
+            and num(row.get("learner_busy_frac")) is not None:
+        label = _overlapping_verdict(row, findings)
+    elif sample >= BOUND_FRAC:
         label = "sampling-bound"
         findings.append(f"sampling-bound: {sample:.0%} of each iteration collects samples ({learn:.0%} learning)")
     elif learn >= BOUND_FRAC:
@@ -195,10 +213,14 @@ def verdict(row: dict[str, Any]) -> tuple[str, list[str]]:
         findings.append(f"no single phase dominates: sampling {sample:.0%}, learning {learn:.0%}, sync {sync:.0%}")
     if sync >= SYNC_HEAVY_FRAC:
         findings.append(f"weight sync takes {sync:.0%} of each iteration")
+    lag_mean, lag_max = num(row.get("policy_lag_mean")), num(row.get("policy_lag_max"))
+    if lag_mean is not None:
+        findings.append(f"policy lag: {lag_mean:.1f} learner updates on average, at most {fmt_num(lag_max)}")
     cpus, used_total = num(row.get("cpus")), num(row.get("cpus_used"))
     starved = []
     for role, name, keep, their, were in (("env_runner", "env runners", "keep", "their", "were"),
                                           ("learner", "remote learners", "keep", "their", "were"),
+                                          ("aggregator", "aggregator actors", "keep", "their", "were"),
                                           ("driver", "the driver", "keeps", "its", "was")):
         alloc, used = num(row.get(f"{role}_cpus_allocated")), num(row.get(f"{role}_cpus_used"))
         if alloc is None or used is None or alloc <= 0:
@@ -229,6 +251,36 @@ def verdict(row: dict[str, Any]) -> tuple[str, list[str]]:
     if row.get("noisy"):
         findings.append(f"too noisy to rank: CV {row['env_steps_per_s_cv']:.0%} across repeats (> {NOISY_CV:.0%})")
     return label, findings
+
+
+def _overlapping_verdict(row: dict[str, Any], findings: list[str]) -> str:
+    """Bottleneck of an asynchronous configuration from where the work ran, not from the driver's waits:
+    the side (env runners, learners) busy at least SATURATED_FRAC of the iteration limits it."""
+    sampler, learner = num(row["sampler_busy_frac"]), num(row["learner_busy_frac"])
+    overlap = num(row.get("overlap_frac")) or 0.0
+    busy = f"env runners busy {sampler:.0%}, learner busy {learner:.0%} of each iteration"
+    if sampler >= SATURATED_FRAC and learner >= SATURATED_FRAC:
+        label = "sampling- and learning-bound"
+        findings.append(f"both sides saturated ({busy}): the pipeline is full")
+    elif learner >= SATURATED_FRAC:
+        label = "learning-bound"
+        findings.append(f"learning-bound: {busy}; more env runners would wait on the learner")
+    elif sampler >= SATURATED_FRAC:
+        label = "sampling-bound"
+        findings.append(f"sampling-bound: {busy}; the learner waits for samples")
+    else:
+        label = "mixed"
+        findings.append(f"neither side saturated ({busy}); the driver's loop takes "
+                        f"{num(row.get('other_frac')) or 0.0:.0%}")
+    findings.append(f"sampling and learning overlap for at least {overlap:.0%} of each iteration; the driver "
+                    f"waits {num(row.get('sample_frac')) or 0.0:.0%} for samples and "
+                    f"{num(row.get('learn_frac')) or 0.0:.0%} for the learner")
+    return label
+
+
+def fmt_num(value: float | None) -> str:
+    """A lag figure in a sentence: one decimal, or ``-``."""
+    return "-" if value is None else f"{value:.1f}"
 
 
 def is_number(v) -> bool:

@@ -14,6 +14,7 @@ import pandas as pd
 from rlbench.adapters import ROLES, resource_demand
 from rlbench.analysis.energy import cpu_energy_j, gpu_energy_j, total_energy_j
 from rlbench.analysis.learning import COUNT_COLUMNS, learning_outcome
+from rlbench.analysis.overlap import overlap_columns
 from rlbench.analysis.windows import (
     by_trial,
     in_steady_window,
@@ -64,6 +65,7 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
     }
     row.update(plan.axes)
     row.update({
+        "algo": c.algo,
         "env": c.environment.env,
         "env_config": json.dumps(c.environment.env_config, sort_keys=True),
         "cpus": plan.cpus,
@@ -76,6 +78,9 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
         "num_cpus_for_main_process": c.resources.num_cpus_for_main_process,
         "pin_driver": c.resources.pin_driver,
         "train_batch_size_per_learner": c.training.train_batch_size_per_learner,
+        "total_train_batch_size": (c.training.train_batch_size_per_learner * max(1, c.learners.num_learners)
+                                   if c.training.train_batch_size_per_learner else None),
+        "num_aggregator_actors_per_learner": c.learners.num_aggregator_actors_per_learner,
         "driver_torch_threads": threads.get("driver"),
         "learner_torch_threads": threads.get("learner"),
         "env_runner_torch_threads": threads.get("env_runner"),
@@ -99,6 +104,7 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
         row[f"{role}_cpus_allocated"] = allocated[role]
         row[f"{role}_cpus_used"] = cpu_use[role]
         row[f"{role}_peak_rss_bytes"] = peak_rss[role]
+    row.update(overlap_columns(c.algo, c.learners.num_learners, steady_its, cpu_use.get("learner")))
     row["sampler_cpu_pct"] = (
         100.0 * record.sampler_cpu_s / record.trial_wall_s
         if record.sampler_cpu_s is not None and record.trial_wall_s else None

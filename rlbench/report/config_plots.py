@@ -117,14 +117,39 @@ def plot_time_shares(configs: pd.DataFrame, axes: list[str], ax=None) -> tuple[A
         values = data[f"{phase}_frac"].astype(float).fillna(0).clip(lower=0).to_numpy() * 100
         ax.barh(labels, values, left=left, color=color, label=phase)
         left += values
+    overlapping = _busy_markers(ax, data, labels)
     ax.set_xlabel("share of a steady-state iteration (%, median over repeats)")
     ax.set_xlim(0, max(100, float(left.max()) + 2))
     ax.set_title("Where an iteration's time goes, per configuration (fastest first)", fontsize=10)
     ax.invert_yaxis()
     ax.tick_params(axis="y", labelsize=8)
     ax.margins(y=0.01)
-    ax.legend(ncol=4, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, _below(ax.figure)), frameon=False)
-    return ax, f"Median share of each phase (sample, learn, weight sync, other) of a steady-state iteration.{capped}"
+    ax.legend(ncol=6 if overlapping else 4, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, _below(ax.figure)),
+              frameon=False)
+    caption = f"Median share of each phase (sample, learn, weight sync, other) of a steady-state iteration.{capped}"
+    if overlapping:
+        caption += (" Bars are the driver's time. For asynchronous configurations (APPO, IMPALA; marked) the env "
+                    "runners and learners work while the driver loops, so the bars there are the driver's waits "
+                    "for samples and for learner results; the markers show the share of the iteration the env "
+                    "runners (sampler busy) and the learners (learner busy) actually worked, which overlap.")
+    return ax, caption
+
+
+def _busy_markers(ax, data: pd.DataFrame, labels: list[str]) -> bool:
+    """Markers at the env runners' and learners' busy shares of asynchronous configurations; whether any."""
+    if "asynchronous" not in data or not data["asynchronous"].fillna(False).astype(bool).any():
+        return False
+    rows = data["asynchronous"].fillna(False).astype(bool).to_numpy()
+    y = np.arange(len(data))[rows]
+    for column, marker, color, name in (("sampler_busy_frac", "D", PHASE_COLORS["sample"], "sampler busy"),
+                                        ("learner_busy_frac", "o", PHASE_COLORS["learn"], "learner busy")):
+        if column in data:
+            x = data[column].astype(float).to_numpy()[rows] * 100
+            ax.scatter(x, y, marker=marker, s=46, facecolor="white", edgecolor=color, linewidths=1.8, zorder=3,
+                       label=name)
+    ax.set_yticks(np.arange(len(data)), [f"{lab} (async)" if a else lab for lab, a in zip(labels, data[
+        "asynchronous"].fillna(False).astype(bool))])
+    return True
 
 
 def plot_cpu_alloc_by_config(configs: pd.DataFrame, axes: list[str], ax=None) -> tuple[Any, str] | None:
@@ -185,6 +210,40 @@ def plot_cpu_gpu_ratio(configs: pd.DataFrame, axes: list[str], ax=None) -> tuple
     return ax, "CPU-only configurations are left out (no GPU SMs to divide by)."
 
 
+def plot_learner_scaling(configs: pd.DataFrame, axes: list[str], ax=None) -> tuple[Any, str] | None:
+    """Learn time per iteration against ``num_learners``: the driver's wait for the update (``learn_s``,
+    solid) and each learner's own busy time (dashed), one colour per group of the other axes;
+    (axes, caption) or None unless num_learners is an axis with two values or more."""
+    if "num_learners" not in axes or "learn_s_per_iteration" not in configs:
+        return None
+    data = configs[configs["learn_s_per_iteration"].notna()]
+    if data["num_learners"].nunique() < 2:
+        return None
+    others = [a for a in axes if a != "num_learners"]
+    groups = list(data.groupby(others, dropna=False, sort=False)) if others else [((), data)]
+    groups.sort(key=lambda kg: kg[1]["learn_s_per_iteration"].min())
+    capped = f" Showing {MAX_LINES} of {len(groups)} groups (fastest learning first)." if len(groups) > MAX_LINES else ""
+    ax = ax or new_axes(7.2, 4.4)
+    for k, (key, group) in enumerate(groups[:MAX_LINES]):
+        group = group.sort_values("num_learners")
+        color = f"C{k % 10}"
+        label = config_label(group.iloc[0], others) if others else "learn_s"
+        ax.plot(group["num_learners"], group["learn_s_per_iteration"], "o-", color=color, label=label)
+        if group["learner_busy_s_per_iteration"].notna().any():
+            ax.plot(group["num_learners"], group["learner_busy_s_per_iteration"], "s--", color=color, alpha=0.7)
+    ax.set_xticks(sorted(data["num_learners"].unique()))
+    ax.set_xlabel("num_learners (0: the learner runs in the driver)")
+    ax.set_ylabel("seconds per steady-state iteration (median)")
+    ax.set_ylim(bottom=0)
+    ax.set_title("Learning time vs learners (solid: driver waits; dashed: each learner busy)", fontsize=10)
+    ax.grid(alpha=0.3)
+    if others:
+        ax.legend(fontsize=7)
+    return ax, ("Solid: learn_s, the driver's time in the learner update per iteration; dashed: learner_busy_s, "
+                "the seconds each learner spent building its train batch and on its minibatch updates. The gap is "
+                f"shipping episodes to remote learners, waiting, and (APPO/IMPALA) queueing.{capped}")
+
+
 def write_figures(out_dir: Path, configs: pd.DataFrame, axes: list[str]) -> list[Figure]:
     """This module's figures into ``plots/`` (names start with ``report_``)."""
     plots = ResultsFolder(Path(out_dir)).plots
@@ -198,6 +257,7 @@ def write_figures(out_dir: Path, configs: pd.DataFrame, axes: list[str]) -> list
     if configs["learner_gpus"].max() > 0:
         wanted.append(("report_cpu_gpu_ratio.png", "Throughput vs CPU/GPU ratio", plot_cpu_gpu_ratio(configs, axes)))
     wanted.append(("report_time_shares.png", "Time breakdown per configuration", plot_time_shares(configs, axes)))
+    wanted.append(("report_learner_scaling.png", "Learning time vs learners", plot_learner_scaling(configs, axes)))
     wanted.append(("report_cpu_alloc_by_config.png", "CPU used vs allocated per role",
                    plot_cpu_alloc_by_config(configs, axes)))
     figures = []

@@ -139,7 +139,10 @@ def config_rows(analysis: Analysis) -> tuple[list[str], list[list[str]]]:
     """The configurations table: header and rows (ranked first, then noisy, then unmeasured)."""
     c = analysis.configs
     per_w = "env_steps_per_s_per_w" in c and c["env_steps_per_s_per_w"].notna().any()
+    busy = "sampler_busy_frac" in c and _any_async(c)
+    lag = "policy_lag_mean" in c and c["policy_lag_mean"].notna().any()
     header = ["rank", *analysis.axes, f"env steps/s [{CONFIDENCE:.0%} CI]", "CV", "n", "sample", "learn", "sync",
+              *(["sampler busy", "learner busy"] if busy else []), *(["policy lag mean / max"] if lag else []),
               "cores used / cpus", "steps/s per CPU", *(["steps/s per W"] if per_w else []), "bottleneck"]
     order = c.assign(_k=c["rank"].fillna(10**9).astype(float), _m=-c["env_steps_per_s"].fillna(-1)).sort_values(["_k", "_m"])
     rows = []
@@ -147,7 +150,10 @@ def config_rows(analysis: Analysis) -> tuple[list[str], list[list[str]]]:
         rank = str(int(r["rank"])) if not pd.isna(r["rank"]) else ("noisy" if r["noisy"] else "-")
         rows.append([rank, *[str(r[a]) for a in analysis.axes], ci_text(r, "env_steps_per_s"),
                      pct(r["env_steps_per_s_cv"]), str(r["n"]), pct(r["sample_frac"]), pct(r["learn_frac"]),
-                     pct(r["sync_frac"]), f"{fmt(r['cpus_used'], 2)} / {fmt(r['cpus'])}",
+                     pct(r["sync_frac"]),
+                     *([pct(r["sampler_busy_frac"]), pct(r["learner_busy_frac"])] if busy else []),
+                     *([f"{fmt(r['policy_lag_mean'], 1)} / {fmt(r['policy_lag_max'], 1)}"] if lag else []),
+                     f"{fmt(r['cpus_used'], 2)} / {fmt(r['cpus'])}",
                      fmt(r["env_steps_per_s_per_cpu"]), *([fmt(r.get("env_steps_per_s_per_w"), 1)] if per_w else []),
                      r["bottleneck"]])
     return header, rows
@@ -242,14 +248,28 @@ def relative_provenance(manifest: dict[str, Any]) -> list[tuple[str, str]]:
     return [("values relative to the machine", f"{', '.join(seen)} (on {rel.get('machine_cpus')} usable cores)")]
 
 
-def _method_text() -> str:
+def _method_text(analysis: Analysis | None = None) -> str:
     return (f"Each trial's throughput is the median of its steady-state iterations. Per configuration the "
             f"headline is the median over its ok repeats with a {CONFIDENCE:.0%} percentile-bootstrap interval "
             f"(scipy.stats.bootstrap, resampling repeats; none with one repeat) and the coefficient of variation "
             f"across repeats; a configuration with CV above {NOISY_CV:.0%} is flagged too noisy and not ranked. "
             f"Scaling: speedup against the smallest value of the axis; efficiency and an Amdahl fit over the "
             f"positive values; the knee is the smallest value within {KNEE_MARGIN:.0%} of the best. "
-            "Rules and thresholds: docs/ANALYSIS.md.")
+            + (ASYNC_TEXT if analysis is not None and _any_async(analysis.configs) else "")
+            + "Rules and thresholds: docs/ANALYSIS.md.")
+
+
+#: What the time columns mean when a result set has asynchronous configurations.
+ASYNC_TEXT = ("sample, learn and sync are the driver's share of each iteration; for asynchronous algorithms "
+              "(APPO, IMPALA) the env runners sample and the learners update while the driver loops, so there "
+              "they are the driver's waits, and sampler busy / learner busy are the shares of the iteration the "
+              "env runners and learners worked (they overlap). Policy lag: how many learner updates the policy "
+              "that sampled a batch was behind the learner that trained on it (RLlib's count), mean and largest "
+              "over the steady-state updates. ")
+
+
+def _any_async(configs: pd.DataFrame) -> bool:
+    return "asynchronous" in configs and bool(configs["asynchronous"].fillna(False).astype(bool).any())
 
 
 def _learning_blocks(analysis: Analysis) -> list[tuple]:
@@ -298,7 +318,7 @@ def render_md(analysis: Analysis, figures: list[Figure], notes: list[str]) -> st
         out += ["", "## What more learner CPUs bought", ""] + [f"- {md_text(line)}" for line in analysis.findings]
     out += ["", "## Learning", ""] + _md_blocks(_learning_blocks(analysis))
     header, rows = config_rows(analysis)
-    out += ["", "## Configurations", "", _method_text(), "", _md_table(header, rows), "", "## Verdicts", ""]
+    out += ["", "## Configurations", "", _method_text(analysis), "", _md_table(header, rows), "", "## Verdicts", ""]
     for _, r in analysis.configs.iterrows():
         out.append(f"- **{md_text(config_label(r, analysis.axes))}**: {md_text(r['verdict'])}")
     out += ["", "## Scaling", ""]
@@ -356,7 +376,7 @@ def render_html(analysis: Analysis, figures: list[Figure], notes: list[str]) -> 
     parts += ["<h2>Learning</h2>", _html_blocks(_learning_blocks(analysis), len(analysis.axes))]
     header, rows = config_rows(analysis)
     n_axes = len(analysis.axes)
-    parts += ["<h2>Configurations</h2>", f"<p class='muted'>{e(_method_text())}</p>",
+    parts += ["<h2>Configurations</h2>", f"<p class='muted'>{e(_method_text(analysis))}</p>",
               _html_table(header, rows, {len(header) - 1, *range(1, 1 + n_axes)}), "<h2>Verdicts</h2><ul>"]
     parts += [f"<li><b>{e(config_label(r, analysis.axes))}</b>: {e(r['verdict'])}</li>" for _, r in analysis.configs.iterrows()]
     parts += ["</ul><h2>Scaling</h2>"]

@@ -91,16 +91,23 @@ def plot_time_breakdown(trials: pd.DataFrame, iterations: pd.DataFrame, axes: li
     return ax
 
 
+def roles_in(trials: pd.DataFrame) -> list[str]:
+    """The roles a trials table has columns for (a table written before a role existed lacks it)."""
+    return [r for r in CPU_ROLES if f"{r}_cpus_used" in trials and f"{r}_cpus_allocated" in trials]
+
+
 def plot_cpu_by_role(trials: pd.DataFrame, axes: list[str], ax=None):
     """Stacked bar per trial: cores used by each role in steady state, the trial's cpus marked (None without data)."""
-    used_cols = [f"{r}_cpus_used" for r in CPU_ROLES]
+    used_cols = [f"{r}_cpus_used" for r in roles_in(trials)]
     ok = trials[(trials["status"] == "ok") & trials[used_cols].notna().any(axis=1)]
     if ok.empty:
         return None
     labels = [trial_label(r, axes) for _, r in ok.iterrows()]
     ax = ax or new_axes(_bar_width_in(labels), 0.45 * len(ok) + 1.6)
     left = [0.0] * len(ok)
-    for role in CPU_ROLES:
+    # roles only some algorithms have (APPO/IMPALA's aggregators and state server) only where present
+    for role in [r for r in roles_in(trials) if r not in ("aggregator", "state_server")
+                 or (ok[f"{r}_cpus_used"].fillna(0) > 0).any()]:
         values = ok[f"{role}_cpus_used"].fillna(0).values
         ax.barh(labels, values, left=left, color=ROLE_COLORS[role], label=role)
         left = [a + b for a, b in zip(left, values)]
@@ -153,9 +160,9 @@ def plot_cpu_heatmap(utilization: pd.DataFrame, iterations: pd.DataFrame, trial_
 def alloc_vs_used_roles(trials: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     """The ok trials with CPU samples, and the roles worth a panel (allocated or used anywhere)."""
     ok = trials[trials["status"] == "ok"]
-    used_cols = [f"{r}_cpus_used" for r in CPU_ROLES]
+    used_cols = [f"{r}_cpus_used" for r in roles_in(trials)]
     ok = ok[ok[used_cols].notna().any(axis=1)]
-    roles = [r for r in CPU_ROLES
+    roles = [r for r in roles_in(trials)
              if (ok[f"{r}_cpus_allocated"].fillna(0) > 0.005).any() or (ok[f"{r}_cpus_used"].fillna(0) > 0.005).any()]
     return ok, roles
 

@@ -89,8 +89,10 @@ def test_trial_totals_are_sums_over_samplers():
     peak = {}
     multi_source_role_stats(ITERATIONS, UTIL, cpu_use, peak)
     assert cpu_use["t000r0"] == pytest.approx(
-        {"driver": 0.8, "learner": 0.0, "env_runner": 1.0, "ray_system": 0.1, "other": 0.0})
-    assert peak["t000r0"] == {"driver": 20, "learner": 0, "env_runner": 400, "ray_system": 5, "other": 0}
+        {"driver": 0.8, "learner": 0.0, "env_runner": 1.0, "aggregator": 0.0, "state_server": 0.0,
+         "ray_system": 0.1, "other": 0.0})
+    assert peak["t000r0"] == {"driver": 20, "learner": 0, "env_runner": 400, "aggregator": 0, "state_server": 0,
+                              "ray_system": 5, "other": 0}
     untouched = {"t": {"driver": 1.0}}
     multi_source_role_stats(ITERATIONS, UTIL.assign(node_id=None), untouched, {})  # local mode: left as is
     assert untouched == {"t": {"driver": 1.0}}
