@@ -41,7 +41,7 @@ from rlbench.spec.relative import (
     looks_relative,
     resolve,
 )
-from rlbench.spec.training import REMOVED
+from rlbench.spec.training import ALGOS, REMOVED
 from rlbench.spec.yamlfile import LineMap, read_yaml
 
 
@@ -73,6 +73,10 @@ def _translate_aliases(data: dict, notes: dict[str, str], errors: list[tuple[tup
     for section in TRIAL_SECTIONS:
         if isinstance(data.get(section), dict):
             data[section] = rename(data[section], (section,))
+    training = data.get("training")
+    for algo in ALGOS if isinstance(training, dict) else ():  # per-algorithm keys: training.<algo>
+        if isinstance(training.get(algo), dict):
+            training[algo] = rename(training[algo], ("training", algo))
     if isinstance(data.get("grid"), dict):
         data["grid"] = rename(data["grid"], ("grid",))
     for knob, old_path in seen_old.items():

@@ -30,6 +30,7 @@ from rlbench.spec.relative import RelativeValue
 from rlbench.spec.stop import STOP_LIMITS, StopSection, StopTarget
 from rlbench.spec.training import (
     ALGO_ONLY_KNOBS,
+    ALGOS,
     Algo,
     TrainingSection,
     foreign_key_message,
@@ -202,6 +203,7 @@ class TrialConfig(_Section):
 
     @model_validator(mode="after")
     def _keys_of_its_algorithm(self) -> "TrialConfig":
+        self.training = self.training.for_algo(self.algo)
         foreign = foreign_training_keys(self.algo, self.training)
         if foreign:
             key, belongs_to = foreign[0]
@@ -336,7 +338,8 @@ TRIAL_SECTIONS: dict[str, type[_Section]] = {
 
 
 def _knob_names(model: type[BaseModel]) -> list[str]:
-    return [f.alias or name for name, f in model.model_fields.items()]
+    """A section's keys (``training.<algo>`` sub-sections are not knobs: no grid axis sets them)."""
+    return [f.alias or name for name, f in model.model_fields.items() if (f.alias or name) not in ALGOS]
 
 
 #: knob name -> the section that holds it (knob names are unique across sections).

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from typing import Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from rlbench.spec.errors import _ValueErrorAt
 
 from rlbench.spec.limits import MAX_BATCH, MAX_ITERATIONS, MAX_SECONDS, MAX_THREADS
 
@@ -98,6 +100,39 @@ class TrainingSection(BaseModel):
     target_worker_clipping: Union[float, None] = Field(None, gt=0)
     """Clip of the importance ratio against the target network. APPO."""
 
+    # --- per-algorithm settings ---
+    PPO: Union["TrainingSection", None] = None
+    """Keys for PPO trials only, over the section's own (so a sweep over ``algo`` can give each algorithm
+    its settings; a trial's config holds the merged keys)."""
+    APPO: Union["TrainingSection", None] = None
+    """Keys for APPO trials only, over the section's own."""
+    IMPALA: Union["TrainingSection", None] = None
+    """Keys for IMPALA trials only, over the section's own."""
+
+    @model_validator(mode="after")
+    def _per_algorithm_keys_are_its_own(self) -> "TrainingSection":
+        for algo in ALGOS:
+            sub = getattr(self, algo)
+            if sub is None:
+                continue
+            nested = [a for a in ALGOS if getattr(sub, a) is not None]
+            if nested:
+                raise _ValueErrorAt(("training", algo, nested[0]), "per-algorithm keys do not nest")
+            foreign = foreign_training_keys(algo, sub)
+            if foreign:
+                key, belongs_to = foreign[0]
+                raise _ValueErrorAt(("training", algo, key), f"not an {algo} key: it is "
+                                    f"{_article(belongs_to)} {_names(belongs_to)} key")
+        return self
+
+    def for_algo(self, algo: str) -> "TrainingSection":
+        """The keys a trial of ``algo`` runs with: the section's own, with ``training.<algo>`` over them."""
+        own = {name: getattr(self, name) for name in self.model_fields_set if name not in ALGOS}
+        sub = getattr(self, algo)
+        if sub is not None:
+            own.update({name: getattr(sub, name) for name in sub.model_fields_set})
+        return TrainingSection.model_validate({TrainingSection.model_fields[k].alias or k: v for k, v in own.items()})
+
     @field_validator("vtrace")
     @classmethod
     def _vtrace_on(cls, value: bool | None) -> bool | None:
@@ -158,6 +193,8 @@ def foreign_training_keys(algo: str, training: TrainingSection) -> list[tuple[st
     out = []
     for name, field in TrainingSection.model_fields.items():
         key = field.alias or name
+        if key in ALGOS:
+            continue
         if getattr(training, name) is not None and key not in ALGO_TRAINING_KEYS[algo]:
             out.append((key, owners(key)))
     return out
@@ -167,8 +204,14 @@ def _names(algos: list[str] | tuple[str, ...]) -> str:
     return " and ".join(algos) if len(algos) <= 2 else ", ".join(algos[:-1]) + " and " + algos[-1]
 
 
+def _article(algos: list[str] | tuple[str, ...]) -> str:
+    return "an" if algos[0][0] in "AEIOU" else "a"
+
+
 def foreign_key_message(algo: str, section: str, key: str, belongs_to: list[str] | tuple[str, ...]) -> str:
     """The error for a key of another algorithm: which algorithm it belongs to, and what to do."""
-    article = "an" if belongs_to[0][0] in "AEIOU" else "a"
-    return (f"{article} {_names(belongs_to)} key, but this trial runs {algo}: remove {section}.{key}, or set "
+    where = f"{section}.{key}"
+    if section == "training":
+        where += f" (or move it under training.{belongs_to[0]})"
+    return (f"{_article(belongs_to)} {_names(belongs_to)} key, but this trial runs {algo}: remove {where}, or set "
             f"algo to {' or '.join(belongs_to)}")

@@ -88,14 +88,16 @@ def test_a_key_of_another_algorithm_says_which_it_belongs_to(tmp_path, algo, key
     # line 6: algo, 7: training, 8: the key
     msg = error(tmp_path, BASE + f"algo: {algo}\ntraining:\n  {key}: {value}\n")
     assert msg.startswith(f"{at(tmp_path, 8)}: training.{key}: {belongs}, but this trial runs {algo}: "
-                          f"remove training.{key}, or set algo to ")
+                          f"remove training.{key} (or move it under training.")
+    assert ", or set algo to " in msg
 
 
 def test_a_foreign_key_in_a_grid_over_algo_names_the_grid_point(tmp_path):
     # the APPO point is fine; the PPO point is refused, pointing at the training key's line (7)
     msg = error(tmp_path, BASE + "training:\n  circular_buffer_num_batches: 4\ngrid:\n  algo: [APPO, PPO]\n")
     assert msg == (f"{at(tmp_path, 7)}: training.circular_buffer_num_batches: an APPO key, but this trial runs "
-                   "PPO: remove training.circular_buffer_num_batches, or set algo to APPO  [grid point algo='PPO']")
+                   "PPO: remove training.circular_buffer_num_batches (or move it under training.APPO), or set algo "
+                   "to APPO  [grid point algo='PPO']")
 
 
 def test_a_foreign_key_as_a_grid_axis_points_at_the_axis(tmp_path):
@@ -158,8 +160,36 @@ def test_a_plan_written_before_algorithms_reads_as_ppo():
     assert config.algo == "PPO"
 
 
+def test_per_algorithm_keys_go_to_that_algorithms_trials_only(tmp_path):
+    # lines: 6 training, 7 lr, 8 PPO:, 9 num_sgd_iter, 10 minibatch, 11 APPO:, 12 lr, 13 buffer, 14 grid, 15 algo
+    text = BASE + ("training:\n  lr: 0.001\n  PPO:\n    num_sgd_iter: 6\n    minibatch_size: 100\n"
+                   "  APPO:\n    lr: 0.002\n    circular_buffer_num_batches: 4\ngrid:\n  algo: [PPO, APPO, IMPALA]\n")
+    loaded = load(tmp_path, text)
+    assert [p.config.training.model_dump(exclude_none=True) for p in loaded.points] == [
+        {"lr": 0.001, "minibatch_size": 100, "num_epochs": 6},
+        {"lr": 0.002, "circular_buffer_num_batches": 4},
+        {"lr": 0.001}]
+    assert "num_sgd_iter -> num_epochs  (first at training.PPO.num_sgd_iter)" in loaded.alias_notes
+    # the merged config is what a plan holds: no per-algorithm sub-sections left in it
+    assert all(p.config.training.PPO is None and p.config.training.APPO is None for p in loaded.points)
+
+
+def test_per_algorithm_keys_must_be_that_algorithms(tmp_path):
+    msg = error(tmp_path, BASE + "training:\n  APPO:\n    vf_clip_param: 1\n")
+    assert msg == f"{at(tmp_path, 8)}: training.APPO.vf_clip_param: not an APPO key: it is a PPO key"
+    msg = error(tmp_path, BASE + "training:\n  APPO:\n    PPO:\n      lr: 1\n")
+    assert msg.startswith(f"{at(tmp_path, 8)}: training.APPO.PPO: per-algorithm keys do not nest")
+    msg = error(tmp_path, BASE + "training:\n  IMPALA:\n    lr: -1\n")
+    assert msg.startswith(f"{at(tmp_path, 8)}: training.IMPALA.lr: Input should be greater than 0")
+
+
+def test_per_algorithm_sub_sections_are_not_grid_axes(tmp_path):
+    msg = error(tmp_path, BASE + "grid:\n  APPO: [{lr: 0.1}]\n")
+    assert msg.startswith(f"{at(tmp_path, 7)}: grid.APPO: unknown key 'APPO'")
+
+
 def test_key_tables_cover_the_model_and_every_key_is_an_axis():
-    keys = {f.alias or name for name, f in TrainingSection.model_fields.items()}
+    keys = {f.alias or name for name, f in TrainingSection.model_fields.items()} - set(ALGOS)
     assert set().union(*ALGO_TRAINING_KEYS.values()) == keys
     assert set(ALGO_TRAINING_KEYS) == set(ALGOS)
     assert all(KNOB_SECTION[k] == "training" for k in keys)
