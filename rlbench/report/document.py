@@ -28,6 +28,7 @@ from rlbench.analysis.configs import config_label, configurations, result_axes, 
 from rlbench.analysis.scaling import MAX_SCALING_GROUPS, ScalingCurve, scaling_curves
 from rlbench.analysis.stats import CONFIDENCE, KNEE_MARGIN, NOISY_CV
 from rlbench.report import inside
+from rlbench.report.async_section import async_cells, async_header, async_text
 from rlbench.report.config_plots import Figure, write_figures
 from rlbench.report.learning_plots import write_learning_figures
 from rlbench.report.learning_section import (
@@ -139,10 +140,8 @@ def config_rows(analysis: Analysis) -> tuple[list[str], list[list[str]]]:
     """The configurations table: header and rows (ranked first, then noisy, then unmeasured)."""
     c = analysis.configs
     per_w = "env_steps_per_s_per_w" in c and c["env_steps_per_s_per_w"].notna().any()
-    busy = "sampler_busy_frac" in c and _any_async(c)
-    lag = "policy_lag_mean" in c and c["policy_lag_mean"].notna().any()
     header = ["rank", *analysis.axes, f"env steps/s [{CONFIDENCE:.0%} CI]", "CV", "n", "sample", "learn", "sync",
-              *(["sampler busy", "learner busy"] if busy else []), *(["policy lag mean / max"] if lag else []),
+              *async_header(c),
               "cores used / cpus", "steps/s per CPU", *(["steps/s per W"] if per_w else []), "bottleneck"]
     order = c.assign(_k=c["rank"].fillna(10**9).astype(float), _m=-c["env_steps_per_s"].fillna(-1)).sort_values(["_k", "_m"])
     rows = []
@@ -150,10 +149,7 @@ def config_rows(analysis: Analysis) -> tuple[list[str], list[list[str]]]:
         rank = str(int(r["rank"])) if not pd.isna(r["rank"]) else ("noisy" if r["noisy"] else "-")
         rows.append([rank, *[str(r[a]) for a in analysis.axes], ci_text(r, "env_steps_per_s"),
                      pct(r["env_steps_per_s_cv"]), str(r["n"]), pct(r["sample_frac"]), pct(r["learn_frac"]),
-                     pct(r["sync_frac"]),
-                     *([pct(r["sampler_busy_frac"]), pct(r["learner_busy_frac"])] if busy else []),
-                     *([f"{fmt(r['policy_lag_mean'], 1)} / {fmt(r['policy_lag_max'], 1)}"] if lag else []),
-                     f"{fmt(r['cpus_used'], 2)} / {fmt(r['cpus'])}",
+                     pct(r["sync_frac"]), *async_cells(c, r), f"{fmt(r['cpus_used'], 2)} / {fmt(r['cpus'])}",
                      fmt(r["env_steps_per_s_per_cpu"]), *([fmt(r.get("env_steps_per_s_per_w"), 1)] if per_w else []),
                      r["bottleneck"]])
     return header, rows
@@ -255,21 +251,8 @@ def _method_text(analysis: Analysis | None = None) -> str:
             f"across repeats; a configuration with CV above {NOISY_CV:.0%} is flagged too noisy and not ranked. "
             f"Scaling: speedup against the smallest value of the axis; efficiency and an Amdahl fit over the "
             f"positive values; the knee is the smallest value within {KNEE_MARGIN:.0%} of the best. "
-            + (ASYNC_TEXT if analysis is not None and _any_async(analysis.configs) else "")
+            + async_text(analysis.configs if analysis is not None else None)
             + "Rules and thresholds: docs/ANALYSIS.md.")
-
-
-#: What the time columns mean when a result set has asynchronous configurations.
-ASYNC_TEXT = ("sample, learn and sync are the driver's share of each iteration; for asynchronous algorithms "
-              "(APPO, IMPALA) the env runners sample and the learners update while the driver loops, so there "
-              "they are the driver's waits, and sampler busy / learner busy are the shares of the iteration the "
-              "env runners and learners worked (they overlap). Policy lag: how many learner updates the policy "
-              "that sampled a batch was behind the learner that trained on it (RLlib's count), mean and largest "
-              "over the steady-state updates. ")
-
-
-def _any_async(configs: pd.DataFrame) -> bool:
-    return "asynchronous" in configs and bool(configs["asynchronous"].fillna(False).astype(bool).any())
 
 
 def _learning_blocks(analysis: Analysis) -> list[tuple]:

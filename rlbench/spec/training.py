@@ -17,7 +17,6 @@ from typing import Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rlbench.spec.errors import _ValueErrorAt
-
 from rlbench.spec.limits import MAX_BATCH, MAX_ITERATIONS, MAX_SECONDS, MAX_THREADS
 
 #: The algorithms a spec may name (``algo:``, also a grid axis).
@@ -29,7 +28,8 @@ class TrainingSection(BaseModel):
     """Training keys of every algorithm; a key left out keeps RLlib's default for the trial's algorithm.
     Which algorithm accepts which key: :data:`ALGO_TRAINING_KEYS`."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, populate_by_name=True,
+                              allow_inf_nan=False)
 
     # --- every algorithm ---
     train_batch_size_per_learner: Union[int, None] = Field(None, ge=1, le=MAX_BATCH)
