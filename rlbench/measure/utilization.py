@@ -23,7 +23,10 @@ processes; ``scripts/bench_sampler.py`` measures it), so it reads Linux's ``/pro
   (user + system), start time (to notice a reused pid) and RSS come from that one line.
 - Per-core busy time comes from one ``pread`` of ``/proc/stat``, with psutil's definition of busy.
 - A process's role is read from its title once; only ``other`` (e.g. a pooled ``ray::IDLE``
-  worker that may become an actor) is re-read, every :data:`RECLASSIFY_EVERY` ticks.
+  worker that may become an actor) is re-read, every :data:`RECLASSIFY_EVERY` ticks. When such a
+  worker takes an actor's title, its earlier ``other`` rows get that role too: they are the actor's
+  own start (Ray titles a worker ``ray::IDLE`` while it imports the actor's class: measured 6-7 s at
+  25-47% of a core for APPO's aggregator and state server on 2 busy cores), not another process.
 - Rows are kept as tuples and turned into columns once, at the end.
 
 The row shape, CPU %, core busy % and the tick loop are shared with the cluster node samplers
@@ -79,14 +82,16 @@ def classify(cmdline: list[str], *, is_driver: bool) -> str:
 class _Member:
     """One process of the tree, with its open stat file and last reading."""
 
-    __slots__ = ("pid", "fd", "start_ticks", "role", "rss_bytes")
+    __slots__ = ("pid", "fd", "start_ticks", "role", "rss_bytes", "first_row")
 
-    def __init__(self, pid: int, fd: int, start_ticks: int):
+    def __init__(self, pid: int, fd: int, start_ticks: int, first_row: int = 0):
         self.pid = pid
         self.fd = fd
         self.start_ticks = start_ticks
         self.role: str | None = None
         self.rss_bytes = 0
+        self.first_row = first_row
+        """Index of the first process row this process can have (rows before it are another pid's life)."""
 
 
 def _open_stat(pid: int) -> tuple[int, ProcStat] | None:
@@ -205,7 +210,7 @@ class UtilizationSampler:
         if opened is None:
             return None
         fd, stat = opened
-        self._members[pid] = _Member(pid, fd, stat.start_ticks)
+        self._members[pid] = _Member(pid, fd, stat.start_ticks, len(self._rows.process_rows))
         self._seen.add((pid, stat.start_ticks))
         return stat
 
@@ -241,10 +246,13 @@ class UtilizationSampler:
     def _role(self, member: _Member) -> str:
         if member.role is not None and (member.role != "other" or self._tick % RECLASSIFY_EVERY):
             return member.role
+        was = member.role
         try:
             member.role = classify(read_cmdline(member.pid), is_driver=member.pid == self.root_pid)
         except OSError:
             member.role = member.role or "other"
+        if was == "other" and member.role != "other":
+            self._rows.relabel(member.pid, member.role, member.first_row)
         return member.role
 
     # -- one sample --------------------------------------------------------------------------

@@ -43,6 +43,13 @@ class Rows:
         self.process_rows.append((t_s, "process", role, pid, None, cpu_pct, rss_bytes) + _NO_GPU + self._node
                                  + _NO_CPU_ENERGY)
 
+    def relabel(self, pid: int, role: str, since: int = 0) -> None:
+        """Give ``pid``'s ``other`` rows from index ``since`` on the role ``role`` (a worker that became an actor)."""
+        rows = self.process_rows
+        for i in range(since, len(rows)):
+            if rows[i][3] == pid and rows[i][2] == "other":
+                rows[i] = rows[i][:2] + (role,) + rows[i][3:]
+
     def core(self, t_s: float, core: int, cpu_pct: float) -> None:
         """One core's busy % since the previous reading."""
         self.core_rows.append((t_s, "core", None, None, core, cpu_pct, None) + _NO_GPU + self._node + _NO_CPU_ENERGY)

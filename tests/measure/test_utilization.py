@@ -261,7 +261,8 @@ def test_idle_worker_that_becomes_an_env_runner_is_reclassified():
             s.sample_once()
         assert s._members[child].role == "env_runner"
         roles = [r for kind, pid, r in zip(s.columns["kind"], s.columns["pid"], s.columns["role"]) if pid == child]
-        assert roles[0] == "other" and roles[-1] == "env_runner"
+        # the rows read while it was still ray::IDLE are the actor's own start: relabelled, none left "other"
+        assert len(roles) >= 3 and set(roles) == {"env_runner"}
     finally:
         s.close()
         os.killpg(parent.pid, signal.SIGKILL)

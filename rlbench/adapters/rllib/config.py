@@ -146,9 +146,8 @@ def infeasible_reason(algo_config, *, wait_s: float = 3.0) -> str | None:
 
     request = algo_config.algo_class.default_resource_request(algo_config)
     bundles = [b for b in request.bundles[1:] if any(v > 0 for v in b.values())]
-    # RLlib's request leaves out the aggregator actors (1 CPU each, Algorithm.setup): add them.
-    aggregators = (algo_config.num_learners or 1) * (algo_config.num_aggregator_actors_per_learner or 0)
-    bundles += [{"CPU": 1.0}] * aggregators
+    # RLlib 2.60's request already holds the aggregator actors (1 CPU each): in each learner's bundle,
+    # or one bundle each when the learner is the driver's (algorithms/utils.py, _get_learner_bundles).
     if not bundles:
         return None
     pg = placement_group(bundles, strategy="PACK")

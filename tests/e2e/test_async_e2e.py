@@ -1,0 +1,158 @@
+"""End to end with real Ray and RLlib: APPO and IMPALA on a tiny env (tables, roles, policy lag), and a
+PPO trial with two remote learners (two learner processes sampled). Every check is a count or a value
+RLlib or the env fixes, never a timing bound."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from conftest import run_cli, trial_processes_alive
+
+pytestmark = pytest.mark.slow
+
+#: APPO and IMPALA on the tiny env: one env runner (half a core), one aggregator actor (1 CPU, RLlib's
+#: rule), the learner in the driver; one iteration is at least 200 sampled env steps.
+ASYNC_SPEC = """\
+name: async_e2e
+algo: APPO
+environment:
+  env: envs.tiny:TinyEnv
+  env_config: {episode_len: 20}
+env_runners:
+  num_env_runners: 1
+  num_cpus_per_env_runner: 0.5
+learners:
+  num_learners: 0
+  num_aggregator_actors_per_learner: 1
+resources:
+  num_cpus_for_main_process: 0
+training:
+  train_batch_size_per_learner: 100
+  minibatch_size: 50
+reporting:
+  min_time_s_per_iteration: 0
+  min_sample_timesteps_per_iteration: 200
+rl_module:
+  fcnet_hiddens: [16]
+grid:
+  algo: [APPO, IMPALA]
+cpus: 2
+seed: 3
+stop:
+  iterations: 4
+warmup_iterations: 1
+trial_timeout_s: 240
+sample_hz: 10
+"""
+
+#: PPO with two remote learners of half a core each (data-parallel SGD), sampling in the driver.
+TWO_LEARNERS_SPEC = """\
+name: two_learners_e2e
+algo: PPO
+environment:
+  env: envs.tiny:TinyEnv
+  env_config: {episode_len: 20}
+env_runners:
+  num_env_runners: 0
+learners:
+  num_learners: 2
+  num_cpus_per_learner: 0.5
+resources:
+  num_cpus_for_main_process: 1
+training:
+  train_batch_size_per_learner: 100
+  minibatch_size: 50
+  num_epochs: 2
+rl_module:
+  fcnet_hiddens: [16]
+cpus: 2
+seed: 3
+stop:
+  iterations: 3
+warmup_iterations: 1
+trial_timeout_s: 240
+sample_hz: 10
+"""
+
+
+def _sweep(tmp_path_factory, name: str, text: str):
+    folder = tmp_path_factory.mktemp(name)
+    spec = folder / "spec.yaml"
+    spec.write_text(text)
+    out = folder / "out"
+    done = run_cli("sweep", str(spec), "--out", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def async_run(tmp_path_factory):
+    return _sweep(tmp_path_factory, "async", ASYNC_SPEC)
+
+
+@pytest.fixture(scope="module")
+def two_learners(tmp_path_factory):
+    return _sweep(tmp_path_factory, "two_learners", TWO_LEARNERS_SPEC)
+
+
+def test_async_trials_ran_with_their_algorithm(async_run):
+    trials = pd.read_parquet(async_run / "trials.parquet").set_index("trial_id")
+    assert list(trials["status"]) == ["ok", "ok"], trials["reason"].tolist()
+    assert list(trials["algo"]) == ["APPO", "IMPALA"]
+    assert (trials["aggregator_cpus_allocated"] == 1.0).all()  # 1 learner (the driver's) x 1 aggregator x 1 CPU
+
+
+def test_async_iterations_count_steps_updates_and_lag(async_run):
+    its = pd.read_parquet(async_run / "iterations.parquet")
+    assert list(its.groupby("trial_id").size()) == [4, 4]
+    assert (its["env_steps_sampled"] >= 200).all()  # RLlib repeats its training step until 200 were sampled
+    assert (its["training_steps"] >= 1).all()
+    steady = its[~its["warmup"]]
+    assert (steady["learner_updates"] > 0).all() and (steady["sgd_steps"] >= steady["learner_updates"]).all()
+    assert (steady["env_steps_trained"] > 0).all()
+    assert (steady["sampler_busy_s"] > 0).all() and (steady["learner_busy_s"] > 0).all()
+    assert (its["overlap_s"] >= 0).all()
+    lag = steady.dropna(subset=["policy_lag_mean"])
+    assert len(lag) == len(steady)  # V-trace's batches carry the sampler's weights version: every update has a lag
+    assert (lag["policy_lag_mean"] >= 0).all() and (lag["policy_lag_max"] >= lag["policy_lag_mean"] - 1e-9).all()
+    # the driver's split still adds up to the wall time (its waits, for these algorithms)
+    total = its["sample_s"] + its["learn_s"] + its["sync_s"] + its["other_s"]
+    assert (total - its["wall_s"]).abs().max() < 1e-9
+
+
+def test_async_roles_are_classified(async_run):
+    util = pd.read_parquet(async_run / "utilization.parquet")
+    procs = util[util["kind"] == "process"]
+    for trial_id, rows in procs.groupby("trial_id"):
+        roles = set(rows["role"])
+        assert {"driver", "env_runner", "aggregator", "state_server", "ray_system"} <= roles, (trial_id, roles)
+        assert "other" not in roles, rows[rows["role"] == "other"]
+        assert rows[rows["role"] == "aggregator"]["pid"].nunique() == 1
+
+
+def test_async_report_shows_lag_and_busy_shares(async_run):
+    md = (async_run / "report.md").read_text()
+    assert "policy lag mean / max" in md and "sampler busy" in md and "learner busy" in md
+    assert "asynchronous algorithms" in md
+    assert trial_processes_alive(async_run) == []
+
+
+def test_two_learner_processes_sampled(two_learners):
+    trials = pd.read_parquet(two_learners / "trials.parquet")
+    assert list(trials["status"]) == ["ok"], trials["reason"].tolist()
+    assert trials["learner_cpus_allocated"].iloc[0] == 1.0  # 2 x 0.5
+    util = pd.read_parquet(two_learners / "utilization.parquet")
+    learners = util[(util["kind"] == "process") & (util["role"] == "learner")]
+    assert learners["pid"].nunique() == 2
+    assert "other" not in set(util[util["kind"] == "process"]["role"])
+
+
+def test_two_learners_each_update_once_per_iteration(two_learners):
+    its = pd.read_parquet(two_learners / "iterations.parquet")
+    assert len(its) == 3 and (its["training_steps"] == 1).all()
+    # PPO: one Learner.update per learner per training step; the batch is per learner (100 each)
+    assert (its["learner_updates"] == 1.0).all()
+    assert (its["env_steps_trained"] >= 200).all()
+    assert (its["sgd_steps"] >= 2).all()  # num_epochs 2, at least one minibatch each
+    assert (its["learner_busy_s"] > 0).all()
+    assert trial_processes_alive(two_learners) == []
