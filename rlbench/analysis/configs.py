@@ -214,8 +214,9 @@ def verdict(row: dict[str, Any]) -> tuple[str, list[str]]:
     if sync >= SYNC_HEAVY_FRAC:
         findings.append(f"weight sync takes {sync:.0%} of each iteration")
     lag_mean, lag_max = num(row.get("policy_lag_mean")), num(row.get("policy_lag_max"))
-    if lag_mean is not None:
-        findings.append(f"policy lag: {lag_mean:.1f} learner updates on average, at most {fmt_num(lag_max)}")
+    if lag_mean is not None and row.get("asynchronous"):  # PPO's is always 1 (RLlib's count; docs/ANALYSIS.md)
+        findings.append(f"policy lag: {lag_mean:.1f} learner updates on average, at most {fmt_num(lag_max)} "
+                        "(1: on-policy, as PPO)")
     cpus, used_total = num(row.get("cpus")), num(row.get("cpus_used"))
     starved = []
     for role, name, keep, their, were in (("env_runner", "env runners", "keep", "their", "were"),

@@ -15,8 +15,9 @@ ASYNC_TEXT = ("sample, learn and sync are the driver's share of each iteration; 
               "(APPO, IMPALA) the env runners sample and the learners update while the driver loops, so there "
               "they are the driver's waits, and sampler busy / learner busy are the shares of the iteration the "
               "env runners and learners worked (they overlap). Policy lag: how many learner updates the policy "
-              "that sampled a batch was behind the learner that trained on it (RLlib's count), mean and largest "
-              "over the steady-state updates. ")
+              "that sampled a batch was behind the learner that trained on it (RLlib's count, in which 1 is a batch "
+              "sampled with the weights the update starts from: PPO's on-policy case), mean and largest over the "
+              "steady-state updates. ")
 
 
 def any_async(configs: pd.DataFrame) -> bool:
@@ -31,13 +32,13 @@ def async_text(configs: pd.DataFrame | None) -> str:
 
 def _shown(configs: pd.DataFrame) -> tuple[bool, bool]:
     busy = "sampler_busy_frac" in configs and any_async(configs)
-    lag = "policy_lag_mean" in configs and bool(configs["policy_lag_mean"].notna().any())
+    lag = "policy_lag_mean" in configs and any_async(configs) and bool(configs["policy_lag_mean"].notna().any())
     return busy, lag
 
 
 def async_header(configs: pd.DataFrame) -> list[str]:
-    """The configurations table's extra column names: busy shares when a configuration overlapped
-    work, policy lag when one reported it (none for a PPO-only result set)."""
+    """The configurations table's extra column names: busy shares and policy lag when a configuration
+    overlapped work (none for a PPO-only result set, whose lag is always 1)."""
     busy, lag = _shown(configs)
     return [*(["sampler busy", "learner busy"] if busy else []), *(["policy lag mean / max"] if lag else [])]
 

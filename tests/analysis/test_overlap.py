@@ -63,7 +63,7 @@ def test_async_verdicts_come_from_where_the_work_ran_not_the_drivers_waits():
     assert words[0].startswith("sampling-bound: env runners busy 95%, learner busy 50% of each iteration")
     assert "overlap for at least 45% of each iteration; the driver waits 5% for samples and 80% for the learner" \
         in words[1]
-    assert "policy lag: 1.4 learner updates on average, at most 3.0" in words
+    assert "policy lag: 1.4 learner updates on average, at most 3.0 (1: on-policy, as PPO)" in words
     assert verdict(_row(sampler_busy_frac=0.4, learner_busy_frac=0.9))[0] == "learning-bound"
     assert verdict(_row(sampler_busy_frac=0.9, learner_busy_frac=0.9))[0] == "sampling- and learning-bound"
     label, words = verdict(_row(sampler_busy_frac=0.3, learner_busy_frac=0.3))
@@ -75,6 +75,9 @@ def test_synchronous_verdict_keeps_the_phase_rule():
     assert label == "sampling-bound"
     label, words = verdict(_row(asynchronous=False, learn_frac=0.6, policy_lag_mean=None))
     assert label == "learning-bound" and not any(w.startswith("policy lag") for w in words)
+    # PPO's lag is RLlib's on-policy 1 every time: not a finding
+    _, words = verdict(_row(asynchronous=False, learn_frac=0.6, policy_lag_mean=1.0, policy_lag_max=1.0))
+    assert not any(w.startswith("policy lag") for w in words)
 
 
 def test_configurations_carry_overlap_medians_and_the_async_flag():
