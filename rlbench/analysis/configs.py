@@ -30,7 +30,7 @@ ENERGY_COLUMNS: tuple[str, ...] = ("env_steps_per_s_per_w", "j_per_env_step")
 
 #: Per-trial columns about overlap, learners and policy lag (analysis/overlap.py): their median over
 #: the ok repeats (no interval) per configuration.
-OVERLAP_COLUMNS: tuple[str, ...] = ("sampler_busy_frac", "learner_busy_frac", "overlap_frac", "policy_lag_mean",
+OVERLAP_COLUMNS: tuple[str, ...] = ("sampler_busy_frac", "learner_busy_frac", "busy_overlap_frac", "policy_lag_mean",
                                     "policy_lag_max", "learn_s_per_iteration", "learner_busy_s_per_iteration",
                                     "learner_updates_per_s", "cpus_used_per_learner")
 
@@ -258,7 +258,7 @@ def _overlapping_verdict(row: dict[str, Any], findings: list[str]) -> str:
     """Bottleneck of an asynchronous configuration from where the work ran, not from the driver's waits:
     the side (env runners, learners) busy at least SATURATED_FRAC of the iteration limits it."""
     sampler, learner = num(row["sampler_busy_frac"]), num(row["learner_busy_frac"])
-    overlap = num(row.get("overlap_frac")) or 0.0
+    overlap = num(row.get("busy_overlap_frac")) or 0.0
     busy = f"env runners busy {sampler:.0%}, learner busy {learner:.0%} of each iteration"
     if sampler >= SATURATED_FRAC and learner >= SATURATED_FRAC:
         label = "sampling- and learning-bound"

@@ -3,7 +3,7 @@
 For PPO the driver's split of an iteration (``sample_s + learn_s + sync_s + other_s = wall_s``) is
 the phases in turn. For APPO and IMPALA the env runners sample and the learner updates at the same
 time as the driver loops, so the driver's split is its waits and the phases are measured where they
-run: ``sampler_busy_s``, ``learner_busy_s`` and their least overlap ``overlap_s``
+run: ``sampler_busy_s``, ``learner_busy_s`` and their least overlap ``busy_overlap_s``
 (docs/SCHEMA.md). This module turns a trial's steady-state iterations into its trials-table
 columns; nothing is smoothed, and an iteration without a value leaves the column null.
 """
@@ -17,7 +17,7 @@ import pandas as pd
 from rlbench.adapters import is_asynchronous
 
 #: Per-iteration busy columns whose share of the steady-state wall time is a trials column ``<name>_frac``.
-BUSY_COLUMNS: tuple[str, ...] = ("sampler_busy_s", "learner_busy_s", "overlap_s")
+BUSY_COLUMNS: tuple[str, ...] = ("sampler_busy_s", "learner_busy_s", "busy_overlap_s")
 
 
 def _share(its: pd.DataFrame, column: str) -> float | None:

@@ -48,7 +48,7 @@ ITERATION_SCHEMA = pa.schema([
     ("training_steps", pa.int64()),
     ("sampler_busy_s", pa.float64()),
     ("learner_busy_s", pa.float64()),
-    ("overlap_s", pa.float64()),
+    ("busy_overlap_s", pa.float64()),
     ("learner_updates", pa.float64()),
     ("sgd_steps", pa.float64()),
     ("policy_lag_mean", pa.float64()),

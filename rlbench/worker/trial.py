@@ -322,13 +322,13 @@ def _train(plan: TrialPlan, trainer: Trainer, events: EventLog) -> None:
 
 
 def overlap(timings: dict[str, Any], wall_s: float) -> dict[str, float]:
-    """``overlap_s``: the least time sampling and learning must have run at once in an iteration,
+    """``busy_overlap_s``: the least time sampling and learning must have run at once in an iteration,
     ``sampler_busy_s + learner_busy_s - wall_s`` floored at 0 (both busy times are within the
     iteration, so any excess over its wall time was spent together); empty when the trainer does
     not measure the two (then the column is null)."""
     if timings.get("sampler_busy_s") is None or timings.get("learner_busy_s") is None:
         return {}
-    return {"overlap_s": max(0.0, timings["sampler_busy_s"] + timings["learner_busy_s"] - wall_s)}
+    return {"busy_overlap_s": max(0.0, timings["sampler_busy_s"] + timings["learner_busy_s"] - wall_s)}
 
 
 def process_entry(trial_dir: str, t0_epoch: float, gated: bool = False) -> None:

@@ -15,13 +15,13 @@ def _its(**columns) -> pd.DataFrame:
 
 def test_busy_shares_are_sums_over_the_steady_wall_time():
     its = _its(wall_s=[2.0, 2.0], learn_s=[0.5, 1.5], sampler_busy_s=[1.8, 2.0], learner_busy_s=[1.0, 1.4],
-               overlap_s=[0.8, 1.4], learner_updates=[4.0, 6.0], sgd_steps=[4.0, 6.0],
+               busy_overlap_s=[0.8, 1.4], learner_updates=[4.0, 6.0], sgd_steps=[4.0, 6.0],
                policy_lag_mean=[1.0, 2.0], policy_lag_max=[2.0, 5.0])
     row = overlap_columns("APPO", 2, its, learner_cpus_used=1.5)
     assert row["asynchronous"] is True
     assert row["sampler_busy_frac"] == pytest.approx(3.8 / 4.0)
     assert row["learner_busy_frac"] == pytest.approx(2.4 / 4.0)
-    assert row["overlap_frac"] == pytest.approx(2.2 / 4.0)
+    assert row["busy_overlap_frac"] == pytest.approx(2.2 / 4.0)
     assert row["learn_s_per_iteration"] == 1.0 and row["learner_busy_s_per_iteration"] == pytest.approx(1.2)
     assert row["learner_updates_per_s"] == pytest.approx(2.5)  # median of 4/2 and 6/2
     assert row["cpus_used_per_learner"] == 0.75
@@ -31,7 +31,7 @@ def test_busy_shares_are_sums_over_the_steady_wall_time():
 
 def test_missing_values_leave_nulls_not_guesses():
     its = _its(wall_s=[1.0, 1.0], learn_s=[0.3, 0.3], sampler_busy_s=[0.5, None], learner_busy_s=[None, None],
-               overlap_s=[None, None], learner_updates=[None, None], sgd_steps=[None, None],
+               busy_overlap_s=[None, None], learner_updates=[None, None], sgd_steps=[None, None],
                policy_lag_mean=[None, None], policy_lag_max=[None, None])
     row = overlap_columns("PPO", 0, its, learner_cpus_used=0.0)
     assert row["asynchronous"] is False
@@ -51,7 +51,7 @@ def test_iterations_without_a_lag_are_left_out_of_the_lag():
 def _row(**kw) -> dict:
     base = {"env_steps_per_s": 100.0, "sample_frac": 0.05, "learn_frac": 0.8, "sync_frac": 0.01, "other_frac": 0.14,
             "cpus": 2, "cpus_used": 1.0, "asynchronous": True, "sampler_busy_frac": 0.95,
-            "learner_busy_frac": 0.5, "overlap_frac": 0.45, "policy_lag_mean": 1.4, "policy_lag_max": 3.0}
+            "learner_busy_frac": 0.5, "busy_overlap_frac": 0.45, "policy_lag_mean": 1.4, "policy_lag_max": 3.0}
     base.update(kw)
     return base
 
@@ -88,7 +88,7 @@ def test_configurations_carry_overlap_medians_and_the_async_flag():
                          "repeat": repeat, "cpus": 2, "num_learners": 0, "num_gpus_per_learner": 0.0, "algo": algo,
                          "env_steps_per_s": 100.0 + repeat, "sample_frac": 0.5, "learn_frac": 0.3, "sync_frac": 0.1,
                          "other_frac": 0.1, "asynchronous": algo == "APPO", "sampler_busy_frac": b,
-                         "learner_busy_frac": 0.5, "overlap_frac": 0.2, "policy_lag_mean": 1.0 + repeat,
+                         "learner_busy_frac": 0.5, "busy_overlap_frac": 0.2, "policy_lag_mean": 1.0 + repeat,
                          "policy_lag_max": 2.0})
     c = configurations(pd.DataFrame(rows), ["algo"])
     assert list(c["asynchronous"]) == [False, True]

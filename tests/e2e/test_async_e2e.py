@@ -111,7 +111,7 @@ def test_async_iterations_count_steps_updates_and_lag(async_run):
     assert (steady["learner_updates"] > 0).all() and (steady["sgd_steps"] >= steady["learner_updates"]).all()
     assert (steady["env_steps_trained"] > 0).all()
     assert (steady["sampler_busy_s"] > 0).all() and (steady["learner_busy_s"] > 0).all()
-    assert (its["overlap_s"] >= 0).all()
+    assert (its["busy_overlap_s"] >= 0).all()
     lag = steady.dropna(subset=["policy_lag_mean"])
     assert len(lag) == len(steady)  # V-trace's batches carry the sampler's weights version: every update has a lag
     assert (lag["policy_lag_mean"] >= 1).all()  # RLlib's count: 1 is on-policy (the version goes up as the update starts) and (lag["policy_lag_max"] >= lag["policy_lag_mean"] - 1e-9).all()
