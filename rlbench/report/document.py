@@ -27,8 +27,7 @@ from rlbench.analysis.advice import (
 from rlbench.analysis.configs import config_label, configurations, result_axes, sm_count
 from rlbench.analysis.scaling import MAX_SCALING_GROUPS, ScalingCurve, scaling_curves
 from rlbench.analysis.stats import CONFIDENCE, KNEE_MARGIN, NOISY_CV
-from rlbench.report import inside
-from rlbench.report.async_section import async_cells, async_header, async_text
+from rlbench.report import async_section, inside
 from rlbench.report.config_plots import Figure, write_figures
 from rlbench.report.learning_plots import write_learning_figures
 from rlbench.report.learning_section import (
@@ -141,15 +140,14 @@ def config_rows(analysis: Analysis) -> tuple[list[str], list[list[str]]]:
     c = analysis.configs
     per_w = "env_steps_per_s_per_w" in c and c["env_steps_per_s_per_w"].notna().any()
     header = ["rank", *analysis.axes, f"env steps/s [{CONFIDENCE:.0%} CI]", "CV", "n", "sample", "learn", "sync",
-              *async_header(c),
-              "cores used / cpus", "steps/s per CPU", *(["steps/s per W"] if per_w else []), "bottleneck"]
+              *async_section.async_header(c), "cores used / cpus", "steps/s per CPU", *(["steps/s per W"] if per_w else []), "bottleneck"]
     order = c.assign(_k=c["rank"].fillna(10**9).astype(float), _m=-c["env_steps_per_s"].fillna(-1)).sort_values(["_k", "_m"])
     rows = []
     for _, r in order.iterrows():
         rank = str(int(r["rank"])) if not pd.isna(r["rank"]) else ("noisy" if r["noisy"] else "-")
         rows.append([rank, *[str(r[a]) for a in analysis.axes], ci_text(r, "env_steps_per_s"),
                      pct(r["env_steps_per_s_cv"]), str(r["n"]), pct(r["sample_frac"]), pct(r["learn_frac"]),
-                     pct(r["sync_frac"]), *async_cells(c, r), f"{fmt(r['cpus_used'], 2)} / {fmt(r['cpus'])}",
+                     pct(r["sync_frac"]), *async_section.async_cells(c, r), f"{fmt(r['cpus_used'], 2)} / {fmt(r['cpus'])}",
                      fmt(r["env_steps_per_s_per_cpu"]), *([fmt(r.get("env_steps_per_s_per_w"), 1)] if per_w else []),
                      r["bottleneck"]])
     return header, rows
@@ -251,8 +249,7 @@ def _method_text(analysis: Analysis | None = None) -> str:
             f"across repeats; a configuration with CV above {NOISY_CV:.0%} is flagged too noisy and not ranked. "
             f"Scaling: speedup against the smallest value of the axis; efficiency and an Amdahl fit over the "
             f"positive values; the knee is the smallest value within {KNEE_MARGIN:.0%} of the best. "
-            + async_text(analysis.configs if analysis is not None else None)
-            + "Rules and thresholds: docs/ANALYSIS.md.")
+            + async_section.async_text(None if analysis is None else analysis.configs) + "Rules and thresholds: docs/ANALYSIS.md.")
 
 
 def _learning_blocks(analysis: Analysis) -> list[tuple]:
