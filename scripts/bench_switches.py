@@ -4,7 +4,8 @@ Runs the grid of ``scripts/bench_vs_tune.py`` (PPO on CartPole-v1, ``num_env_run
 under rlbench only, in rounds: per round one sweep with nothing switched off (the base) and one
 per factor, in an order that rotates each round, each a fresh ``python -m rlbench sweep``. A
 factor is a name of :mod:`rlbench.run.switches` (affinity, threads, callback, stats, forkserver,
-sampler), switched off through ``RLBENCH_SWITCH_OFF``, or ``pin_driver`` (switched on). Per factor
+sampler), switched off through ``RLBENCH_SWITCH_OFF``, ``pin_driver`` (switched on), or ``omp1``
+(OMP_NUM_THREADS=1 exported, as Ray gives Tune's trial actor). Per factor
 and configuration it prints the median ratio factor/base of steady throughput with a 95% bootstrap
 interval over the rounds: a factor whose interval excludes 1 changes the workload.
 
@@ -28,7 +29,12 @@ from bench_vs_tune import SPEC, run_rlbench  # noqa: E402
 
 from rlbench.run.switches import SWITCHES  # noqa: E402
 
-FACTORS = [*SWITCHES, "pin_driver"]
+#: Not a choice of rlbench's, but what Tune's trial actor has and rlbench's driver has not: Ray sets
+#: OMP_NUM_THREADS to the actor's CPUs (1 here), which also sizes numpy's BLAS pool; torch's
+#: threads are 1 both ways. ``omp1`` exports it for the whole rlbench sweep (fork server included).
+ENV_FACTORS = {"omp1": {"OMP_NUM_THREADS": "1"}}
+
+FACTORS = [*SWITCHES, "pin_driver", *ENV_FACTORS]
 
 
 def main() -> int:
@@ -55,7 +61,7 @@ def main() -> int:
             spec = SPEC.format(env="CartPole-v1", minibatch=250, epochs=2, runners=args.runners, batches=args.batches,
                                iterations=args.iterations, warmup=args.warmup,
                                pin_driver=str(variant == "pin_driver").lower())
-            env = {"RLBENCH_SWITCH_OFF": variant} if variant in SWITCHES else {}
+            env = {"RLBENCH_SWITCH_OFF": variant} if variant in SWITCHES else ENV_FACTORS.get(variant, {})
             got, wall_s = run_rlbench(root / f"round{r}-{variant}", spec, env)
             for key, rate in got.items():
                 rates[variant].setdefault(key, []).append(rate)
