@@ -34,7 +34,10 @@ from rlbench.run.switches import SWITCHES  # noqa: E402
 #: threads are 1 both ways. ``omp1`` exports it for the whole rlbench sweep (fork server included).
 ENV_FACTORS = {"omp1": {"OMP_NUM_THREADS": "1"}}
 
-FACTORS = [*SWITCHES, "pin_driver", *ENV_FACTORS]
+#: A sweep setting, for the wall time: ``overlap_off`` runs one trial's processes at a time.
+SPEC_FACTORS = {"overlap_off": "overlap_trial_start: false\n"}
+
+FACTORS = [*SWITCHES, "pin_driver", *ENV_FACTORS, *SPEC_FACTORS]
 
 
 def main() -> int:
@@ -54,15 +57,17 @@ def main() -> int:
     root.mkdir(parents=True, exist_ok=True)
     variants = ["base", *args.factors]
     rates: dict[str, dict[tuple[int, int], list[float]]] = {v: {} for v in variants}
+    walls: dict[str, list[float]] = {v: [] for v in variants}
     load_before = os.getloadavg()
     for r in range(args.rounds):
         order = variants[r % len(variants):] + variants[:r % len(variants)]
         for variant in order:
             spec = SPEC.format(env="CartPole-v1", minibatch=250, epochs=2, runners=args.runners, batches=args.batches,
                                iterations=args.iterations, warmup=args.warmup,
-                               pin_driver=str(variant == "pin_driver").lower())
+                               pin_driver=str(variant == "pin_driver").lower()) + SPEC_FACTORS.get(variant, "")
             env = {"RLBENCH_SWITCH_OFF": variant} if variant in SWITCHES else ENV_FACTORS.get(variant, {})
             got, wall_s = run_rlbench(root / f"round{r}-{variant}", spec, env)
+            walls[variant].append(wall_s)
             for key, rate in got.items():
                 rates[variant].setdefault(key, []).append(rate)
             print(f"round {r} {variant:10}: {wall_s:5.1f} s  " + "  ".join(
@@ -81,6 +86,9 @@ def main() -> int:
             pci = f"{p.ci_low:.3f}-{p.ci_high:.3f}" if p.ci_low is not None else "-"
             print(f"{factor:>10} {key[0]:>7} {key[1]:>6} {statistics.median(rates['base'][key]):>12,.0f} "
                   f"{c.ratio:>11.3f} {ci:>13} {p.median:>7.3f} {pci:>13} {c.n_b:>3}")
+    print("sweep wall, median over rounds: " + ", ".join(f"{v} {statistics.median(w):.1f} s" for v, w in walls.items())
+          + "; paired factor/base: " + ", ".join(
+              f"{v} {statistics.median(a / b for a, b in zip(walls[v], walls['base'])):.3f}" for v in args.factors))
     print(f"runs kept in {root}")
     return 0
 
