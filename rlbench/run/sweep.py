@@ -276,7 +276,7 @@ def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan]
     def launch_next(after: int) -> None:
         """The previous trial finished training: launch the next runnable one (skipped ones need no process)."""
         nxt = next((p for p in to_run[after + 1:] if p.skip_reason is None), None)
-        if nxt is not None and not nxt.ray_address:
+        if nxt is not None:
             early[nxt.trial_id] = launch_trial(nxt, prepare(nxt), launcher, gpus, rapl, gated=True)
 
     try:
