@@ -138,8 +138,13 @@ def _env_own(tables, timing, trial_id: str) -> tuple[float, int, int, int]:
 
 
 #: The vector env, RLlib's wrappers and the timing wrapper itself, around the env's own step: a few
-#: tens of microseconds per call against a 4,000 us step.
+#: tens of microseconds of CPU per call against a 4,000 us step.
 WRAPPER_REL = 0.05
+#: The same wrappers in wall time: a runner descheduled inside the env's body stops both clocks alike,
+#: but one descheduled in the wrappers stops only rlbench's. With a busy process beside the suite
+#: that read 11.6% once (6.03 s against 5.40 s, two runners); what this bound catches is a double
+#: count or a clock around the wrong call, the tight figure is the CPU one and scripts/bench_accuracy.py.
+WRAPPER_WALL_REL = 0.5
 
 
 @pytest.mark.parametrize("trial_id, runners", [("t000r0", 1), ("t001r0", 2)])
@@ -153,9 +158,14 @@ def test_env_time_equals_what_the_env_timed_itself(sweep, trial_id, runners):
     assert own_steps == its["env_steps_sampled"].sum()  # every step the env took was sampled in an iteration
     # env_step_s is wall-equivalent (per runner): all runners together spent `runners` times that
     measured_s = runners * its["env_step_s"].sum()
-    assert own_s <= measured_s <= own_s * (1 + WRAPPER_REL), (measured_s, own_s)
+    assert own_s <= measured_s <= own_s * (1 + WRAPPER_WALL_REL), (measured_s, own_s)
     # steps x cost stays a lower bound: the env burns that much CPU time, so at least that much wall time
-    assert own_s >= (own_steps + own_resets) * STEP_COST_US / 1e6
+    cost_s = (own_steps + own_resets) * STEP_COST_US / 1e6
+    assert own_s >= cost_s
+    # in CPU time the env costs exactly its spin plus the thin wrappers, however busy the machine
+    runner_its = tables["runner_iterations"]
+    cpu_s = runner_its[runner_its["trial_id"] == trial_id]["env_step_cpu_s"].sum()
+    assert cost_s <= cpu_s <= cost_s * (1 + WRAPPER_REL), (cpu_s, cost_s)
 
 
 def test_the_split_adds_up(sweep):
