@@ -312,7 +312,7 @@ def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan]
         outcome.interrupted = True
     finally:
         for trial_id, launched in early.items():  # stopped before its turn: no process left, no record
-            launched.abandon(folder.trial(trial_id))
+            launched.end(folder.trial(trial_id))
         if gpus is not None:
             gpus.close()
         order = {p.trial_id: i for i, p in enumerate(plans)}

@@ -158,12 +158,14 @@ class Launched:
     gated: bool
     """Launched while the previous trial shut down: it waits for its gate before building."""
 
-    def abandon(self, trial: TrialFolder) -> None:
-        """Kill a launched trial that will not run (the sweep stopped first); it leaves no process and
-        no record, so a resume runs it."""
+    def end(self, trial: TrialFolder) -> int:
+        """Stop sampling and kill the trial's process tree and whatever of it survived; returns how
+        many survivors were killed. Also how the sweep drops a launched trial that will not run (it
+        stopped first): that one leaves no process and no record, so a resume runs it."""
         self.sampler.stop()
-        kill_tree(self.me)
-        kill_survivors({p for p in self.sampler.seen_processes if p[0] != os.getpid()}, trial.session_dir(), self.me)
+        kill_tree(self.me)  # leftovers of a crashed trial, and the trial itself on Ctrl-C
+        return kill_survivors({p for p in self.sampler.seen_processes if p[0] != os.getpid()}, trial.session_dir(),
+                              self.me)
 
 
 def launch_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, gpus: Gpus | None,
@@ -235,9 +237,7 @@ def run_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, gpus
         _interrupt(proc, me, INTERRUPT_GRACE_S)
     finally:
         profiler.finish()  # py-spy writes its files before anything of the trial is killed
-        sampler.stop()
-        kill_tree(me)  # leftovers of a crashed trial, and the trial itself on Ctrl-C
-        left = kill_survivors({p for p in sampler.seen_processes if p[0] != os.getpid()}, trial.session_dir(), me)
+        left = launched.end(trial)
     status, reason = _verdict(plan, trial, proc.exitcode, timed_out, stop)
     # on a cluster, the trial itself killed any of its node processes that outlived its driver
     release = trial.event("cluster_release")
