@@ -28,10 +28,6 @@ from rlbench.results.files import write_atomic, write_json
 from rlbench.results.layout import COMPARE_CSV, COMPARE_JSON, ResultsFolder
 from rlbench.results.tables import csv_bytes
 
-#: Default regression threshold: a significant drop larger than this fails the comparison.
-DEFAULT_THRESHOLD = 0.05
-
-
 @dataclass(frozen=True)
 class ComparisonRow:
     """One configuration present in A and/or B."""
@@ -160,8 +156,9 @@ def _time_to_target(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
             "time_to_target_ci_high": r.ci_high, "time_to_target_verdict": verdict}
 
 
-def compare(a_dir: Path, b_dir: Path, threshold: float = DEFAULT_THRESHOLD) -> Comparison:
-    """Compare result set ``b_dir`` against the baseline ``a_dir`` (see the module docstring)."""
+def compare(a_dir: Path, b_dir: Path, threshold: float) -> Comparison:
+    """Compare result set ``b_dir`` against the baseline ``a_dir`` (see the module docstring); a
+    significant drop larger than ``threshold`` (relative) fails."""
     ta, tb = read_tables(Path(a_dir)), read_tables(Path(b_dir))
     axes_a = result_axes(ResultsFolder(Path(a_dir)).read_manifest(), ta["trials"])
     axes_b = result_axes(ResultsFolder(Path(b_dir)).read_manifest(), tb["trials"])

@@ -11,11 +11,11 @@ from pathlib import Path
 
 from rich.console import Console
 
-from rlbench.analysis.compare import DEFAULT_THRESHOLD, compare, write_outputs
-from rlbench.analysis.tables import read_tables
 from rlbench.commands._common import bad_input, folder_problem, own_path, say
 from rlbench.commands.exit_codes import EXIT_FAILED, EXIT_OK
-from rlbench.report.terminal import compare_table
+
+#: Default regression threshold: a significant drop larger than this fails the comparison.
+DEFAULT_THRESHOLD = 0.05
 
 NAME = "compare"
 HELP = "B/A steady-state throughput per configuration, with CIs"
@@ -40,6 +40,12 @@ def setup_arguments(compare_parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, console: Console) -> int:
     """Compare B against A; exit 1 on a significant regression beyond the threshold."""
+    # imported here, not at the top: every verb's module is imported for the parser, and a sweep
+    # imports pandas, scipy and matplotlib only once its fork server is starting (rlbench/run/sweep.py)
+    from rlbench.analysis.compare import compare, write_outputs
+    from rlbench.analysis.tables import read_tables
+    from rlbench.report.terminal import compare_table
+
     args.a, args.b, args.out = own_path(args.a), own_path(args.b), own_path(args.out)
     for path in (args.a, args.b):
         problem = folder_problem(path)

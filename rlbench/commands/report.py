@@ -8,10 +8,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from rlbench.analysis.tables import build_tables, read_tables
 from rlbench.commands._common import bad_input, folder_problem, own_path, say
 from rlbench.commands.exit_codes import EXIT_OK
-from rlbench.report.document import rec_lines, write_report
 from rlbench.results.text import plain
 
 NAME = "report"
@@ -35,6 +33,8 @@ def setup_arguments(report: argparse.ArgumentParser) -> None:
 
 def write_and_summarize(out_dir: Path, tables, console: Console) -> None:
     """Write the report of a result set and print its recommendations (used by sweep and report)."""
+    from rlbench.report.document import rec_lines, write_report  # heavy: see commands/compare.py's run
+
     html_path, md_path, analysis = write_report(out_dir, tables)
     for line in rec_lines(analysis):  # labels hold the folder's values: plain text
         console.print(Text.assemble(("recommendation:", "bold"), " ", plain(line)), soft_wrap=True)
@@ -43,6 +43,8 @@ def write_and_summarize(out_dir: Path, tables, console: Console) -> None:
 
 def run(args: argparse.Namespace, console: Console) -> int:
     """(Re)write the report of a result set and print its recommendations."""
+    from rlbench.analysis.tables import build_tables, read_tables  # heavy: see commands/compare.py's run
+
     args.dir = own_path(args.dir)
     problem = folder_problem(args.dir)
     if problem:

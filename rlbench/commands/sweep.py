@@ -16,13 +16,9 @@ from rich.console import Console
 from rich.text import Text
 
 from rlbench import __version__
-from rlbench.analysis.tables import build_tables
 from rlbench.commands._common import bad_input, own_path, say
 from rlbench.commands.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
-from rlbench.commands.report import write_and_summarize
 from rlbench.measure.machine import probe_machine
-from rlbench.report.terminal import plan_table, results_table
-from rlbench.report.trial_plots import write_plots
 from rlbench.results.lock import OutDirError
 from rlbench.results.text import plain
 from rlbench.run.cluster import ClusterError, prepare_cluster
@@ -79,6 +75,16 @@ def run(args: argparse.Namespace, console: Console) -> int:
             signal.signal(sig, handler)
 
 
+def import_results_modules() -> None:
+    """Import what the tables, plots and report need (pandas, scipy, matplotlib: 2.0 s of one core
+    here). The sweep calls this while its fork server imports Ray, RLlib and torch (2.4-2.8 s) on
+    another core; at the top of this module it cost every sweep both in a row."""
+    import rlbench.analysis.tables
+    import rlbench.report.document
+    import rlbench.report.terminal
+    import rlbench.report.trial_plots
+
+
 def _sweep(args: argparse.Namespace, console: Console) -> int:
     try:
         loaded = load_spec(args.config)
@@ -98,6 +104,8 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
             plans = plan_cluster_trials(loaded, cluster) if cluster else plan_trials(loaded, probe_machine())
         except SpecError as e:
             return bad_input(console, str(e))
+        from rlbench.report.terminal import plan_table
+
         console.print(plan_table(plans))
         for line in skip_summary(plans):  # names grid values: text, controls visible
             console.print(plain(line), highlight=False, markup=False, soft_wrap=True)
@@ -116,9 +124,15 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
                  f"{loaded.spec.repeats} repeats -> {out_dir}")
     try:
         outcome = run_sweep(loaded, out_dir, console=console, argv=sys.argv, resume=args.resume,
-                            retry_failed=args.retry_failed, cluster=cluster)
+                            retry_failed=args.retry_failed, cluster=cluster,
+                            while_forkserver_starts=import_results_modules)
     except (OutDirError, SpecError) as e:
         return bad_input(console, str(e))
+    from rlbench.analysis.tables import build_tables  # imported already, while the fork server started
+    from rlbench.commands.report import write_and_summarize
+    from rlbench.report.terminal import results_table
+    from rlbench.report.trial_plots import write_plots
+
     tables = build_tables(out_dir)
     axes = list(loaded.points[0].axes) if loaded.points else []
     write_plots(out_dir, tables, axes)

@@ -11,6 +11,7 @@ import datetime as dt
 import json
 import shlex
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -155,7 +156,8 @@ def _kill_leftovers(trial) -> int:
 
 def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list[str] | None = None,
               nvml=None, resume: bool = False, retry_failed: bool = False, cluster=None,
-              powercap_root: str = POWERCAP_ROOT, pyspy: str | None = None) -> SweepOutcome:
+              powercap_root: str = POWERCAP_ROOT, pyspy: str | None = None,
+              while_forkserver_starts: Callable[[], None] | None = None) -> SweepOutcome:
     """Plan, run and store a whole sweep into ``out_dir`` (tables are built by the caller).
 
     Raises :class:`~rlbench.results.lock.OutDirError` before writing anything when ``out_dir`` cannot be
@@ -163,7 +165,9 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
     trials a resume could not be compared with. With ``resume``, runs only the trials that have no
     verdict or were interrupted (and failed/timed-out ones with ``retry_failed``). Ctrl-C stops the
     running trial cleanly and returns with ``outcome.interrupted`` set. ``pyspy``: the py-spy binary
-    profiling uses (``profile_hz``; default the installed one).
+    profiling uses (``profile_hz``; default the installed one). ``while_forkserver_starts``: the
+    caller's own slow work (the command imports its tables and report modules, 2.0 s), run while the
+    fork server imports Ray, RLlib and torch on another core, before the env ceilings measure.
     """
     argv = list(argv or sys.argv)
     machine = probe_machine(nvml)
@@ -213,7 +217,7 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
                                                    "rerun": decision.rerun, "kept": len(decision.keep)})
         write_json(folder.manifest, info)
         return _run_plans(loaded, folder, plans, decision, info, console=console, nvml=nvml,
-                          powercap_root=powercap_root, pyspy=pyspy)
+                          powercap_root=powercap_root, pyspy=pyspy, while_forkserver_starts=while_forkserver_starts)
     finally:
         lock.release()
 
@@ -237,7 +241,8 @@ def resume_command(config: Path, out_dir: Path) -> str:
 
 
 def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan], decision: ResumePlan, info: dict, *,
-               console: Console, nvml, powercap_root: str, pyspy: str | None = None) -> SweepOutcome:
+               console: Console, nvml, powercap_root: str, pyspy: str | None = None,
+               while_forkserver_starts: Callable[[], None] | None = None) -> SweepOutcome:
     outcome = SweepOutcome(folder.path, trial_ids=[p.trial_id for p in plans],
                            skip_groups={p.trial_id: g for p in plans if (g := skip_group(p)) is not None})
     for plan in plans:
@@ -261,9 +266,15 @@ def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan]
             console.print(Text(plain(f"No CPU energy counter (no readable RAPL package zone under {powercap_root}): "
                                      "cpu_energy_j will be null."), style="dim"))
     spec = loaded.spec
+    launcher = TrialLauncher(fresh_process=any("forkserver" in p.switched_off for p in to_run))
+    if any(p.skip_reason is None for p in to_run):
+        launcher.warm()  # its imports run beside the caller's own (while_forkserver_starts), not in trial 1
+    if while_forkserver_starts is not None:
+        while_forkserver_starts()
+    if any(p.skip_reason is None for p in to_run):
+        launcher.wait_ready()  # nothing imports while the ceilings measure
     measure_env_ceilings(folder, to_run, spec.env_ceiling_s, console,
                          max_rss_bytes=spec.trial_memory_limit_bytes or psutil.virtual_memory().total // 4)
-    launcher = TrialLauncher(fresh_process=any("forkserver" in p.switched_off for p in to_run))
     early: dict[str, Launched] = {}  # trial id -> launched while the previous trial shut down
     noted: set[str] = set()
 

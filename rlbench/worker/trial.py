@@ -331,6 +331,10 @@ def overlap(timings: dict[str, Any], wall_s: float) -> dict[str, float]:
     return {"busy_overlap_s": max(0.0, timings["sampler_busy_s"] + timings["learner_busy_s"] - wall_s)}
 
 
+def ready() -> None:
+    """A do-nothing child of the fork server: once it has run, the server has imported everything."""
+
+
 def process_entry(trial_dir: str, t0_epoch: float, gated: bool = False) -> None:
     """Entry point for a multiprocessing.Process: exits with :func:`main`'s code."""
     raise SystemExit(main(trial_dir, t0_epoch, gated))

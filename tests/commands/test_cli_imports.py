@@ -1,0 +1,26 @@
+"""The command line imports nothing heavy before a verb needs it: a sweep imports pandas, scipy and
+matplotlib only while its fork server imports Ray, RLlib and torch (rlbench/run/sweep.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+HEAVY = ("pandas", "scipy", "matplotlib", "pyarrow", "ray", "torch")
+
+
+def _loaded_after(code: str) -> set[str]:
+    probe = f"import json, sys\n{code}\nprint(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return set(json.loads(out.stdout.splitlines()[-1]))
+
+
+def test_the_cli_and_every_verb_module_import_nothing_heavy():
+    assert _loaded_after("import rlbench.commands; rlbench.commands.parser()") == set()
+
+
+def test_the_sweeps_results_modules_are_what_brings_them_in():
+    loaded = _loaded_after("from rlbench.commands.sweep import import_results_modules; import_results_modules()")
+    assert {"pandas", "scipy", "matplotlib", "pyarrow"} <= loaded
+    assert not {"ray", "torch"} & loaded  # those are the fork server's, never the sweep process's
