@@ -24,6 +24,7 @@ from rlbench.results.text import plain
 from rlbench.run.cluster import ClusterError, prepare_cluster
 from rlbench.run.raytoken import secure_ray, warn_if_auth_disabled
 from rlbench.run.sweep import default_out_dir, resume_command, run_sweep
+from rlbench.run.trial import release_fork_server
 from rlbench.spec.load import load_spec
 from rlbench.spec.model import SpecError
 from rlbench.spec.plan import plan_cluster_trials, plan_trials, skip_summary
@@ -128,6 +129,7 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
                             while_forkserver_starts=import_results_modules)
     except (OutDirError, SpecError) as e:
         return bad_input(console, str(e))
+    release_fork_server()  # it exits while the tables and report are written
     from rlbench.analysis.tables import build_tables  # imported already, while the fork server started
     from rlbench.commands.report import write_and_summarize
     from rlbench.report.terminal import results_table

@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 
@@ -97,6 +98,22 @@ class TrialLauncher:
                                     name=f"rlbench-trial-{trial.trial_id}", daemon=False)
         proc.start()
         return proc
+
+
+def release_fork_server() -> None:
+    """Let the fork server go once the sweep's last trial has ended. With torch and Ray loaded it takes
+    about 1.4 s to exit (measured); stopped here, it exits while the sweep writes its tables and report.
+    Left to the sweep's own exit, it held the sweep's stdout and stderr that long after the sweep
+    ended, and whoever reads them through a pipe (a CI log, ``| tee``, the benchmarks) waited for it.
+
+    ``ForkServer._stop`` is multiprocessing's own (its tests use it): it closes the server's alive pipe
+    and reaps it. A later trial in this process would start a new server.
+    """
+    from multiprocessing import forkserver
+
+    stop = getattr(getattr(forkserver, "_forkserver", None), "_stop", None)
+    if stop is not None:
+        threading.Thread(target=stop, name="rlbench-forkserver-stop", daemon=True).start()
 
 
 def _verdict(plan: TrialPlan, trial: TrialFolder, exit_code: int | None, timed_out: bool,

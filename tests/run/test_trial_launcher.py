@@ -3,16 +3,24 @@ imported everything (so nothing imports while the env ceilings measure)."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import psutil
 
-from rlbench.run.trial import TrialLauncher
+from rlbench.run.trial import TrialLauncher, release_fork_server
 
 
 def _fork_servers() -> list[psutil.Process]:
-    return [p for p in psutil.Process().children()
-            if "multiprocessing.forkserver" in " ".join(p.cmdline())]
+    """This process's live fork servers (one that has exited, reaped or not, is none)."""
+    servers = []
+    for p in psutil.Process().children():
+        try:
+            if "multiprocessing.forkserver" in " ".join(p.cmdline()):
+                servers.append(p)
+        except psutil.Error:  # exited (a zombie until reaped) or gone
+            pass
+    return servers
 
 
 def test_a_ready_fork_server_has_torch_loaded_already():
@@ -31,3 +39,18 @@ def test_fresh_processes_start_no_fork_server():
     launcher.warm()
     launcher.wait_ready()
     assert {p.pid for p in _fork_servers()} == before
+
+
+def test_a_released_fork_server_exits_and_a_later_trial_starts_a_new_one():
+    launcher = TrialLauncher()
+    launcher.warm()
+    launcher.wait_ready()
+    old = _fork_servers()[0].pid
+    release_fork_server()
+    deadline = time.monotonic() + 60
+    while old in {p.pid for p in _fork_servers()} and time.monotonic() < deadline:  # reaped by the stop thread
+        time.sleep(0.05)
+    assert old not in {p.pid for p in _fork_servers()}
+    launcher.warm()
+    launcher.wait_ready()
+    assert len(_fork_servers()) == 1
