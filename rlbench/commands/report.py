@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
@@ -31,11 +32,12 @@ def setup_arguments(report: argparse.ArgumentParser) -> None:
                         help="rebuild the tables from the per-trial files first (default: read the parquet tables)")
 
 
-def write_and_summarize(out_dir: Path, tables, console: Console) -> None:
-    """Write the report of a result set and print its recommendations (used by sweep and report)."""
+def write_and_summarize(out_dir: Path, tables, console: Console, others_written: Callable[[], None] = lambda: None) -> None:
+    """Write the report of a result set and print its recommendations (used by sweep and report);
+    ``others_written``: see :func:`~rlbench.report.document.write_report`."""
     from rlbench.report.document import rec_lines, write_report  # heavy: see commands/compare.py's run
 
-    html_path, md_path, analysis = write_report(out_dir, tables)
+    html_path, md_path, analysis = write_report(out_dir, tables, others_written)
     for line in rec_lines(analysis):  # labels hold the folder's values: plain text
         console.print(Text.assemble(("recommendation:", "bold"), " ", plain(line)), soft_wrap=True)
     say(console, f"Report: {html_path}  (and {md_path.name})")

@@ -133,16 +133,16 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
     from rlbench.analysis.tables import build_tables  # imported already, while the fork server started
     from rlbench.commands.report import write_and_summarize
     from rlbench.report.terminal import results_table
-    from rlbench.report.trial_plots import write_plots
+    from rlbench.report.trial_plots import write_plots_beside
 
     tables = build_tables(out_dir)
     axes = list(loaded.points[0].axes) if loaded.points else []
-    write_plots(out_dir, tables, axes)
+    plots_written = write_plots_beside(out_dir, tables, axes)  # drawn while the report's own figures are
     console.print(results_table(tables["trials"], axes, outcome.skip_groups))
     say(console, f"{outcome.count('ok')} ok, {outcome.count('skipped')} skipped, {outcome.count('failed')} failed, "
                  f"{outcome.count('timeout')} timed out, {outcome.count('interrupted')} interrupted"
                  f"{f' ({outcome.kept} kept from the earlier run)' if outcome.kept else ''}. Results: {out_dir}")
-    write_and_summarize(out_dir, tables, console)  # report.html / report.md
+    write_and_summarize(out_dir, tables, console, plots_written)  # report.html / report.md
     for r in outcome.failed:  # the reason is the env's own text: plain, never markup
         console.print(Text.assemble((f"{r.trial_id} {r.status}:", "red"), " ", plain(r.reason),
                                     plain(f"  (log: {out_dir / 'trials' / r.trial_id / 'trial.log'})")), soft_wrap=True)

@@ -11,32 +11,22 @@ import base64
 import html
 import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from rlbench.analysis.advice import (
-    Recommendation,
-    learner_cpu_findings,
-    recommendations,
-    target_recommendations,
-    with_learning_notes,
-)
+from rlbench.analysis.advice import (Recommendation, learner_cpu_findings, recommendations,
+                                     target_recommendations, with_learning_notes)
 from rlbench.analysis.configs import config_label, configurations, result_axes, sm_count
 from rlbench.analysis.scaling import MAX_SCALING_GROUPS, ScalingCurve, scaling_curves
 from rlbench.analysis.stats import CONFIDENCE, KNEE_MARGIN, NOISY_CV
 from rlbench.report import async_section, inside
 from rlbench.report.config_plots import Figure, write_figures
 from rlbench.report.learning_plots import write_learning_figures
-from rlbench.report.learning_section import (
-    Learning,
-    energy_text,
-    learning,
-    learning_blocks,
-    target_text,
-)
+from rlbench.report.learning_section import Learning, energy_text, learning, learning_blocks, target_text
 from rlbench.report.markdown import md_code, md_text
 from rlbench.report.style import MAX_HEATMAPS, MAX_MD_TRIALS, fmt, pct
 from rlbench.results.files import write_atomic
@@ -380,8 +370,10 @@ def render_html(analysis: Analysis, figures: list[Figure], notes: list[str]) -> 
     return "\n".join(parts)
 
 
-def write_report(out_dir: Path, tables: dict[str, pd.DataFrame]) -> tuple[Path, Path, Analysis]:
-    """Write ``report.html`` and ``report.md`` into ``out_dir``; returns their paths and the analysis."""
+def write_report(out_dir: Path, tables: dict[str, pd.DataFrame],
+                 others_written: Callable[[], None] = lambda: None) -> tuple[Path, Path, Analysis]:
+    """Write ``report.html`` and ``report.md`` into ``out_dir``; returns their paths and the analysis.
+    ``others_written`` waits for the figures drawn meanwhile elsewhere that it embeds from ``plots/``."""
     out_dir = Path(out_dir)
     analysis = analyze(out_dir, tables)
     mine = write_figures(out_dir, analysis.configs, analysis.axes)
@@ -390,6 +382,7 @@ def write_report(out_dir: Path, tables: dict[str, pd.DataFrame]) -> tuple[Path, 
         labels = {int(r["index"]): config_label(r, analysis.axes)
                   for _, r in analysis.trials.drop_duplicates("index").iterrows()}
         mine += write_learning_figures(out_dir, lrn.curves, labels, lrn.ttt, analysis.axes, lrn.target)
+    others_written()
     others, note = other_figures(out_dir, mine)
     figures = mine + others
     analysis.figures = figures

@@ -6,6 +6,9 @@ and returns the axes, rliable's shape; :func:`write_plots` saves them. From the 
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -236,3 +239,25 @@ def write_plots(out_dir: Path, tables: dict[str, pd.DataFrame], axes: list[str])
             keep(plot_cpu_heatmap(utilization, iterations, row["trial_id"], title),
                  f"cpu_heatmap_{file_stem(row['trial_id'])}.png")  # the id comes from a table: no path in it
     return written
+
+
+def write_plots_beside(out_dir: Path, tables: dict[str, pd.DataFrame], axes: list[str]) -> Callable[[], None]:
+    """Start :func:`write_plots` in a forked child, so the per-trial figures are drawn while this
+    process draws the report's own (in a row they took 1.2 and 1.3 s on 2 cores, measured); returns
+    the call that waits for them. When the child fails, the wait draws them here, so an error is
+    raised here as before. One CPU, or no ``fork``: drawn here at once."""
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if usable < 2 or not hasattr(os, "fork"):
+        write_plots(out_dir, tables, axes)
+        return lambda: None
+    child = multiprocessing.get_context("fork").Process(target=write_plots, args=(out_dir, tables, axes),
+                                                        name="rlbench-trial-plots", daemon=True)
+    child.start()
+
+    def wait() -> None:
+        child.join()
+        if child.exitcode != 0:
+            write_plots(out_dir, tables, axes)
+
+    return wait
+

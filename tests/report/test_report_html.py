@@ -11,7 +11,7 @@ from conftest import REPO, assert_images_sane, parse_report
 
 from rlbench.analysis.tables import build_tables
 from rlbench.report.document import write_report
-from rlbench.report.trial_plots import write_plots
+from rlbench.report.trial_plots import write_plots_beside
 
 _spec = importlib.util.spec_from_file_location("bench_tables", REPO / "scripts" / "bench_tables.py")
 bench_tables = importlib.util.module_from_spec(_spec)
@@ -23,8 +23,9 @@ def report(tmp_path_factory):
     out = bench_tables.generate(tmp_path_factory.mktemp("r") / "r", trials=4, iterations=6, repeats=2,
                                 grid={"num_env_runners": [0, 1], "num_envs_per_env_runner": [2]})
     tables = build_tables(out)
-    write_plots(out, tables, ["num_env_runners", "num_envs_per_env_runner"])
-    html_path, _, _ = write_report(out, tables)
+    # the sweep's way: per-trial figures drawn in a forked child while the report draws its own
+    plots_written = write_plots_beside(out, tables, ["num_env_runners", "num_envs_per_env_runner"])
+    html_path, _, _ = write_report(out, tables, plots_written)
     return out, parse_report(html_path)
 
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import matplotlib.image as mpimg
 import pandas as pd
+import pytest
 
 from rlbench.report.style import save
 from rlbench.report.trial_plots import (
     core_grid,
     plot_cpu_alloc_vs_used,
     plot_cpu_heatmap,
+    write_plots_beside,
 )
 
 
@@ -148,3 +150,11 @@ def test_legends_do_not_cover_the_titles():
         xlabel = ax.xaxis.label.get_window_extent(renderer)
         assert not title.overlaps(legend) and not xlabel.overlaps(legend)
         assert legend.x0 > ax.get_window_extent(renderer).x1  # right of the axes, off the bars
+
+
+def test_plots_drawn_beside_fail_here_when_the_child_failed(tmp_path):
+    """The child's error is not lost: the wait draws them in this process, which raises it."""
+    tables = {"trials": pd.DataFrame({"env_steps_per_s": [1.0]}), "iterations": pd.DataFrame()}
+    with pytest.raises(FileNotFoundError):  # no such folder: the child fails (one CPU: drawn here at once)
+        write_plots_beside(tmp_path / "missing", tables, [])()
+
