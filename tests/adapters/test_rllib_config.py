@@ -54,3 +54,24 @@ def test_demand_matches_rllibs_placement_request(algo, learners, runners):
     algo_config = build_config(config)
     request = algo_config.algo_class.default_resource_request(algo_config)
     assert sum(b.get("CPU", 0) for b in request.bundles[1:]) == resource_demand(config).actor_cpus
+
+
+def test_the_stats_class_reports_each_periods_plain_mean():
+    from rlbench.adapters.rllib.config import _per_iteration_stats_lookup
+
+    stats = _per_iteration_stats_lookup()["ema"](ema_coeff=0.5)
+    for v in (1.0, 2.0, 6.0):
+        stats.push(v)
+    assert stats.reduce() == 3.0  # (1 + 2 + 6) / 3, not an EMA
+    stats.push(10.0)
+    assert stats.reduce() == 10.0  # cleared by the reduce: iteration N's value is iteration N's
+
+
+def test_the_stats_class_does_rllibs_ema_work_on_every_push():
+    """What a push costs under Tune: RLlib's own EMA is updated too (and never read)."""
+    from rlbench.adapters.rllib.config import _per_iteration_stats_lookup
+
+    stats = _per_iteration_stats_lookup()["ema"](ema_coeff=0.5)
+    for v in (1.0, 3.0, 7.0):
+        stats.push(v)
+    assert stats._rllib_ema.peek() == 4.5  # 1, then 0.5 x 1 + 0.5 x 3 = 2, then 0.5 x 2 + 0.5 x 7
