@@ -9,6 +9,8 @@ process) and calls their ``train()`` round-robin, the order rotating each round,
 meets the same machine moments. Variants:
 
 - ``rllib``: RLlib's own config (its EMA stats class, no callback), as a trial under Tune has it;
+- ``rllib-again``: the same, a second instance: the A/A control, whose ratio shows what two
+  identical algorithms differ by in this setup (the floor of what the others can show);
 - ``mean-only``: the per-iteration mean stats class rlbench had before (no EMA work per push);
 - ``stats``: rlbench's stats class (the mean, plus RLlib's own EMA on every push);
 - ``rlbench``: rlbench's stats class and its timing callback, as a trial under rlbench has it.
@@ -49,7 +51,7 @@ def build(variant: str, batch: int):
         "environment": {"env": "CartPole-v1"}, "env_runners": {"num_env_runners": 0},
         "training": {"train_batch_size_per_learner": batch, "minibatch_size": 250, "num_epochs": 2},
         "rl_module": {"fcnet_hiddens": [64, 64]}})
-    without = {"rllib": {"stats", "callback"}, "mean-only": {"stats", "callback"}, "stats": {"callback"},
+    without = {"rllib": {"stats", "callback"}, "rllib-again": {"stats", "callback"}, "mean-only": {"stats", "callback"}, "stats": {"callback"},
                "rlbench": set()}[variant]
     algo_config = build_config(config, seed=1, without=frozenset(without))
     if variant == "mean-only":
@@ -62,8 +64,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=40, help="interleaved iterations per variant (default 40)")
     parser.add_argument("--warmup", type=int, default=3, help="leading iterations per variant left out (default 3)")
     parser.add_argument("--batch", type=int, default=500, help="train_batch_size_per_learner (default 500)")
-    parser.add_argument("--variants", nargs="+", default=["rllib", "mean-only", "stats", "rlbench"],
-                        choices=["rllib", "mean-only", "stats", "rlbench"])
+    variants = ["rllib", "rllib-again", "mean-only", "stats", "rlbench"]
+    parser.add_argument("--variants", nargs="+", default=variants, choices=variants)
     args = parser.parse_args()
 
     import ray
@@ -93,11 +95,11 @@ def main() -> int:
         ray.shutdown()
     print(f"PPO CartPole-v1, 0 env runners, batch {args.batch}, {args.rounds} interleaved iterations per variant; "
           f"load (1-min, {os.cpu_count()} cores) {load_before:.2f} before, {os.getloadavg()[0]:.2f} after")
-    print(f"{'variant':<10} {'env steps/s':>12} {'/ rllib':>8}  95% CI (paired, per round)")
+    print(f"{'variant':<12} {'env steps/s':>12} {'/ rllib':>8}  95% CI (paired, per round)")
     for v in args.variants:
         ratio = median_ci([x / b for x, b in zip(rates[v], rates["rllib"])]) if "rllib" in rates else None
         ci = f"{ratio.ci_low:.3f}-{ratio.ci_high:.3f}" if ratio and ratio.ci_low is not None else "-"
-        print(f"{v:<10} {statistics.median(rates[v]):>12,.0f} {ratio.median if ratio else float('nan'):>8.3f}  {ci}")
+        print(f"{v:<12} {statistics.median(rates[v]):>12,.0f} {ratio.median if ratio else float('nan'):>8.3f}  {ci}")
     return 0
 
 

@@ -74,4 +74,4 @@ def test_the_stats_class_does_rllibs_ema_work_on_every_push():
     stats = _per_iteration_stats_lookup()["ema"](ema_coeff=0.5)
     for v in (1.0, 3.0, 7.0):
         stats.push(v)
-    assert stats._rllib_ema.peek() == 4.5  # 1, then 0.5 x 1 + 0.5 x 3 = 2, then 0.5 x 2 + 0.5 x 7
+    assert stats._ema_push.__self__.peek() == 4.5  # 1, then 0.5 x 1 + 0.5 x 3 = 2, then 0.5 x 2 + 0.5 x 7
