@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 ALWAYS: tuple[str, ...] = (
     "the driver (the Algorithm) runs in its own process with a private Ray runtime, not as a Tune trial actor "
     "in a shared one (no Tune controller, result logging or checkpoint syncing beside it)",
-    "a timing callback wraps env step/reset and the forward pass in every env runner, and RLlib's timers are "
-    "per-iteration means instead of its smoothed averages",
+    "a timing callback wraps env step/reset and the forward pass in every env runner (about 2% of a 0-runner "
+    "CartPole PPO iteration, measured), and RLlib's timers report per-iteration means instead of its smoothed "
+    "averages (which it still computes, at their usual cost)",
 )
 
 

@@ -118,6 +118,24 @@ def _affinities() -> dict[str, list]:
     return {"driver": sorted(os.sched_getaffinity(0)), "others": [list(s) for s in sorted(others)]}
 
 
+def _limit_thread_pools(n: int) -> None:
+    """Every BLAS and OpenMP pool in the driver to ``n`` threads, as Tune's trial actor has them: Ray
+    exports OMP_NUM_THREADS=n to the actor before anything loads. The fork server loaded numpy's
+    OpenBLAS with no such variable, so it has a thread per core; torch's own threads alone were set.
+    With that second BLAS thread, PPO ran 8% slower under rlbench than under Tune on 2 cores
+    (0.914-0.987 paired, 6 rounds; docs/MEASUREMENT.md 7)."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=n)
+
+
+def _thread_pools() -> dict[str, int]:
+    """The driver's BLAS and OpenMP pools as they are (library -> threads), for the build event."""
+    from threadpoolctl import threadpool_info
+
+    return {f"{p['internal_api']}:{p['prefix']}": p["num_threads"] for p in threadpool_info()}
+
+
 def _worker_pythonpath() -> str:
     """PYTHONPATH for Ray's workers: the caller's folder first, so ``package.module:Class`` envs import."""
     parts = [os.getcwd()] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
@@ -228,6 +246,7 @@ def _run(plan: TrialPlan, events: EventLog, folder: TrialFolder, gated: bool = F
 
     if "threads" not in off:
         adapter.set_driver_threads(plan.torch_threads["driver"])
+        _limit_thread_pools(plan.torch_threads["driver"])
     if not plan.ray_address:
         from rlbench.worker.ray_auth import bind_local_runtime_to_loopback
 
@@ -259,7 +278,8 @@ def _run(plan: TrialPlan, events: EventLog, folder: TrialFolder, gated: bool = F
         if plan.config.resources.pin_driver and plan.driver_cores and other_cores and "affinity" not in off:
             _pin_tree(plan.driver_cores, other_cores)
         threads = trainer.set_threads({} if "threads" in off else plan.torch_threads)
-        events.write("build", build_s=build_s, torch_threads=threads, affinity=_affinities(), **trainer.facts())
+        events.write("build", build_s=build_s, torch_threads=threads, thread_pools=_thread_pools(),
+                     affinity=_affinities(), **trainer.facts())
         if cluster is not None:
             cluster.after_build()
         _train(plan, trainer, events)

@@ -44,6 +44,10 @@ def test_driver_pinned_only_with_pin_driver(tmp_path):
     # default: the whole tree may use the trial's cores, the driver included (Tune pins nothing)
     assert _event(out, "t000r0", "build")["affinity"] == {"driver": free["cores"], "others": [free["cores"]]}
     assert _event(out, "t000r0", "start")["forked_by_server"] is True
+    # the driver's BLAS and OpenMP pools hold its threads, as OMP_NUM_THREADS makes Tune's actor's
+    # (the fork server loaded numpy's OpenBLAS with a thread per core)
+    pools = _event(out, "t000r0", "build")["thread_pools"]
+    assert any(k.startswith("openblas") for k in pools) and set(pools.values()) == {free["torch_threads"]["driver"]}
     rest = [c for c in pinned["cores"] if c not in pinned["driver_cores"]]
     assert _event(out, "t001r0", "build")["affinity"] == {"driver": pinned["driver_cores"], "others": [rest]}
     assert any(d.startswith("pin_driver:") for d in pinned["differs_from_tune"])
