@@ -37,7 +37,7 @@ UPWARD_EXCEPTIONS: dict[str, set[str]] = {
 #: What a worker module may import beyond the standard library, inside a function only (it runs in
 #: the trial process or a Ray worker, which have these): module -> top-level package names.
 WORKER_LAZY_THIRD_PARTY: dict[str, set[str]] = {
-    "rlbench.worker.trial": {"ray"},
+    "rlbench.worker.trial": {"ray", "threadpoolctl"},
     "rlbench.worker.cluster_trial": {"ray"},
     "rlbench.worker.node_sampler": {"ray"},
     "rlbench.worker.nvml": {"pynvml"},
