@@ -267,11 +267,12 @@ def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan]
                                      "cpu_energy_j will be null."), style="dim"))
     spec = loaded.spec
     launcher = TrialLauncher(fresh_process=any("forkserver" in p.switched_off for p in to_run))
-    if any(p.skip_reason is None for p in to_run):
+    runnable = any(p.skip_reason is None for p in to_run)
+    if runnable:
         launcher.warm()  # its imports run beside the caller's own (while_forkserver_starts), not in trial 1
     if while_forkserver_starts is not None:
         while_forkserver_starts()
-    if any(p.skip_reason is None for p in to_run):
+    if runnable:
         launcher.wait_ready()  # nothing imports while the ceilings measure
     measure_env_ceilings(folder, to_run, spec.env_ceiling_s, console,
                          max_rss_bytes=spec.trial_memory_limit_bytes or psutil.virtual_memory().total // 4)
