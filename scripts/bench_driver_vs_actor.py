@@ -30,17 +30,15 @@ def main() -> int:
     import torch
     from threadpoolctl import threadpool_limits
 
+    from bench_instruments import ppo_config
+
     from rlbench.adapters.rllib.config import build_config, quiet_logging
     from rlbench.analysis.stats import median_ci
-    from rlbench.spec.model import TrialConfig
 
     quiet_logging()
     torch.set_num_threads(1)
     threadpool_limits(limits=1)
-    config = TrialConfig.model_validate({
-        "environment": {"env": "CartPole-v1"}, "env_runners": {"num_env_runners": args.runners},
-        "training": {"train_batch_size_per_learner": args.batch, "minibatch_size": 250, "num_epochs": 2},
-        "rl_module": {"fcnet_hiddens": [64, 64]}})
+    config = ppo_config(args.batch, args.runners)
     ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
     try:
         algo_config = build_config(config, seed=1)

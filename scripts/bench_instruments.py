@@ -43,14 +43,20 @@ def _mean_only_stats() -> dict:
     return {**DEFAULT_STATS_CLS_LOOKUP, "ema": MeanOnlyStats}
 
 
-def build(variant: str, batch: int):
-    from rlbench.adapters.rllib.config import build_config
+def ppo_config(batch: int, runners: int = 0):
+    """The trial config these benchmarks train: bench_vs_tune's PPO on CartPole-v1."""
     from rlbench.spec.model import TrialConfig
 
-    config = TrialConfig.model_validate({
-        "environment": {"env": "CartPole-v1"}, "env_runners": {"num_env_runners": 0},
+    return TrialConfig.model_validate({
+        "environment": {"env": "CartPole-v1"}, "env_runners": {"num_env_runners": runners},
         "training": {"train_batch_size_per_learner": batch, "minibatch_size": 250, "num_epochs": 2},
         "rl_module": {"fcnet_hiddens": [64, 64]}})
+
+
+def build(variant: str, batch: int):
+    from rlbench.adapters.rllib.config import build_config
+
+    config = ppo_config(batch)
     without = {"rllib": {"stats", "callback"}, "rllib-again": {"stats", "callback"}, "mean-only": {"stats", "callback"}, "stats": {"callback"},
                "rlbench": set()}[variant]
     algo_config = build_config(config, seed=1, without=frozenset(without))

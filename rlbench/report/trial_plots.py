@@ -260,4 +260,3 @@ def write_plots_beside(out_dir: Path, tables: dict[str, pd.DataFrame], axes: lis
             write_plots(out_dir, tables, axes)
 
     return wait
-

@@ -29,14 +29,12 @@ def quiet_logging() -> None:
 
 def _per_iteration_stats_lookup() -> dict:
     from ray.rllib.utils.metrics.metrics_logger import DEFAULT_STATS_CLS_LOOKUP
-    from ray.rllib.utils.metrics.stats.mean import MeanStats
-
     from ray.rllib.utils.metrics.stats import mean as rllib_mean
 
     rllib_ema = DEFAULT_STATS_CLS_LOOKUP["ema"]
     tf_is_tensor = rllib_mean.tf.is_tensor if rllib_mean.tf else None  # as MeanStats.push converts them
 
-    class PerIterationMeanStats(MeanStats):
+    class PerIterationMeanStats(rllib_mean.MeanStats):
         """Mean over one reduce period, standing in for RLlib's never-reset EMA.
 
         Every value pushed also goes into RLlib's own EMA, which nothing reads, so a push costs what
