@@ -23,7 +23,8 @@ processes; ``scripts/bench_sampler.py`` measures it), so it reads Linux's ``/pro
   (user + system), start time (to notice a reused pid) and RSS come from that one line.
 - Per-core busy time comes from one ``pread`` of ``/proc/stat``, with psutil's definition of busy.
 - A process's role is read from its title once; only ``other`` (e.g. a pooled ``ray::IDLE``
-  worker that may become an actor) is re-read, every :data:`RECLASSIFY_EVERY` ticks. When such a
+  worker that may become an actor) and a child still showing its parent's command line (forked,
+  not yet exec'd) are re-read, every :data:`RECLASSIFY_EVERY` ticks. When such a
   worker takes an actor's title, its earlier ``other`` rows get that role too: they are the actor's
   own start (Ray titles a worker ``ray::IDLE`` while it imports the actor's class: measured 6-7 s at
   25-47% of a core for APPO's aggregator and state server on 2 busy cores), not another process.
@@ -82,16 +83,27 @@ def classify(cmdline: list[str], *, is_driver: bool) -> str:
 class _Member:
     """One process of the tree, with its open stat file and last reading."""
 
-    __slots__ = ("pid", "fd", "start_ticks", "role", "rss_bytes", "first_row")
+    __slots__ = ("pid", "fd", "start_ticks", "role", "rss_bytes", "first_row", "ppid", "unexeced")
 
-    def __init__(self, pid: int, fd: int, start_ticks: int, first_row: int = 0):
+    def __init__(self, pid: int, fd: int, start_ticks: int, first_row: int = 0, ppid: int = 0):
         self.pid = pid
         self.fd = fd
         self.start_ticks = start_ticks
+        self.ppid = ppid
+        self.unexeced = False
+        """Its command line was its parent's when classified: forked, not yet exec'd (see :meth:`Sampler._role`)."""
         self.role: str | None = None
         self.rss_bytes = 0
         self.first_row = first_row
         """Index of the first process row this process can have (rows before it are another pid's life)."""
+
+
+def _parent_cmdline(ppid: int) -> list[str] | None:
+    """The parent's command line, or None when it is gone."""
+    try:
+        return read_cmdline(ppid)
+    except OSError:
+        return None
 
 
 def _open_stat(pid: int) -> tuple[int, ProcStat] | None:
@@ -210,7 +222,7 @@ class UtilizationSampler:
         if opened is None:
             return None
         fd, stat = opened
-        self._members[pid] = _Member(pid, fd, stat.start_ticks, len(self._rows.process_rows))
+        self._members[pid] = _Member(pid, fd, stat.start_ticks, len(self._rows.process_rows), stat.ppid)
         self._seen.add((pid, stat.start_ticks))
         return stat
 
@@ -244,15 +256,24 @@ class UtilizationSampler:
         self._foreign |= parents.keys()
 
     def _role(self, member: _Member) -> str:
-        if member.role is not None and (member.role != "other" or self._tick % RECLASSIFY_EVERY):
+        """The member's role, read from its title once; re-read every :data:`RECLASSIFY_EVERY`
+        ticks while it is ``other`` or still its parent's copy. Between fork and exec a child
+        shows its parent's command line: the raylet's child that would become IMPALA's state server
+        read as ``ray_system`` for good under load (``scripts/ci_under_load.sh 1`` at 101d520)."""
+        if member.role is not None and ((member.role != "other" and not member.unexeced)
+                                        or self._tick % RECLASSIFY_EVERY):
             return member.role
         was = member.role
         try:
-            member.role = classify(read_cmdline(member.pid), is_driver=member.pid == self.root_pid)
+            cmdline = read_cmdline(member.pid)
+            member.role = classify(cmdline, is_driver=member.pid == self.root_pid)
+            member.unexeced = (member.pid != self.root_pid and (was is None or member.unexeced)
+                               and _parent_cmdline(member.ppid) == cmdline)
         except OSError:
             member.role = member.role or "other"
-        if was == "other" and member.role != "other":
-            self._rows.relabel(member.pid, member.role, member.first_row)
+            member.unexeced = False
+        if was is not None and member.role != was:
+            self._rows.relabel(member.pid, member.role, member.first_row, was=was)
         return member.role
 
     # -- one sample --------------------------------------------------------------------------

@@ -43,11 +43,12 @@ class Rows:
         self.process_rows.append((t_s, "process", role, pid, None, cpu_pct, rss_bytes) + _NO_GPU + self._node
                                  + _NO_CPU_ENERGY)
 
-    def relabel(self, pid: int, role: str, since: int = 0) -> None:
-        """Give ``pid``'s ``other`` rows from index ``since`` on the role ``role`` (a worker that became an actor)."""
+    def relabel(self, pid: int, role: str, since: int = 0, was: str = "other") -> None:
+        """Give ``pid``'s ``was`` rows from index ``since`` on the role ``role`` (a worker that became an
+        actor; a fork read before its exec)."""
         rows = self.process_rows
         for i in range(since, len(rows)):
-            if rows[i][3] == pid and rows[i][2] == "other":
+            if rows[i][3] == pid and rows[i][2] == was:
                 rows[i] = rows[i][:2] + (role,) + rows[i][3:]
 
     def core(self, t_s: float, core: int, cpu_pct: float) -> None:

@@ -194,7 +194,8 @@ def test_sampler_reclassifies_other_processes_only_every_few_ticks(tree, monkeyp
         for _ in range(1 + 2 * sample.RECLASSIFY_EVERY):
             s.sample_once()
         child = next(p for p in s._members if p != root.pid)
-        assert reads.count(root.pid) == 1  # driver: classified once
+        # driver: classified once; its child's first reading also compares it with this parent's, once
+        assert reads.count(root.pid) == 2
         assert 2 <= reads.count(child) <= 3  # other: once, then every RECLASSIFY_EVERY ticks
     finally:
         s.close()
@@ -263,6 +264,47 @@ def test_idle_worker_that_becomes_an_env_runner_is_reclassified():
         roles = [r for kind, pid, r in zip(s.columns["kind"], s.columns["pid"], s.columns["role"]) if pid == child]
         # the rows read while it was still ray::IDLE are the actor's own start: relabelled, none left "other"
         assert len(roles) >= 3 and set(roles) == {"env_runner"}
+    finally:
+        s.close()
+        os.killpg(parent.pid, signal.SIGKILL)
+        parent.wait()
+
+
+def test_a_child_read_before_its_exec_takes_its_own_role_after_it():
+    """Between fork and exec a child shows its parent's command line: the raylet's child that
+    would become APPO's state server read as ``ray_system`` for good under load."""
+    actor = ("import sys\n"
+             "from ray._raylet import setproctitle\n"
+             "setproctitle('ray::EnvRunnerStateServer')\n"
+             "print('actor', flush=True)\n"
+             "sys.stdin.readline()\n")
+    # the parent's command line names the raylet, as the raylet's own does: its copy reads ray_system
+    parent_code = ("# raylet\n"
+                   "import os, sys\n"
+                   "pid = os.fork()\n"
+                   "if pid == 0:\n"
+                   "    print('forked', flush=True)\n"
+                   "    sys.stdin.readline()\n"
+                   f"    os.execv(sys.executable, [sys.executable, '-c', {actor!r}])\n"
+                   "os.waitpid(pid, 0)\n")
+    parent = subprocess.Popen([sys.executable, "-c", parent_code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True, start_new_session=True)
+    s = Sampler(parent.pid, t0_epoch=time.time(), hz=10)
+    try:
+        assert parent.stdout.readline().strip() == "forked"
+        for _ in range(2):
+            s.sample_once()
+        child = next(p for p in s._members if p != parent.pid)
+        assert s._members[child].role == "ray_system" and s._members[child].unexeced
+        parent.stdin.write("\n")
+        parent.stdin.flush()
+        assert parent.stdout.readline().strip() == "actor"
+        for _ in range(sample.RECLASSIFY_EVERY + 1):
+            s.sample_once()
+        assert s._members[child].role == "state_server" and not s._members[child].unexeced
+        roles = [r for pid, r in zip(s.columns["pid"], s.columns["role"]) if pid == child]
+        # the rows read before the exec are the actor's process too: relabelled
+        assert len(roles) >= 3 and set(roles) == {"state_server"}
     finally:
         s.close()
         os.killpg(parent.pid, signal.SIGKILL)
