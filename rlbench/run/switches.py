@@ -26,6 +26,7 @@ SWITCHES: dict[str, str] = {
     "stats": "RLlib's own stats classes (its EMA-smoothed timers) instead of rlbench's per-iteration means",
     "forkserver": "each trial started as a fresh Python process instead of forked from the preloaded server",
     "sampler": "no utilization sampling from the sweep process (no utilization rows, no memory limit)",
+    "niceness": "the driver's main thread at the sweep's niceness instead of Ray's worker niceness (15), which Tune's trial actor has",
 }
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from rlbench.results.files import open_append
 from rlbench.results.layout import TrialFolder
 from rlbench.worker.events import EventLog, describe_error
+from rlbench.worker.priority import nice_as_ray_worker, nice_levels
 from rlbench.worker.procfs import all_stats, read_stat
 
 if TYPE_CHECKING:
@@ -254,6 +255,8 @@ def _run(plan: TrialPlan, events: EventLog, folder: TrialFolder, gated: bool = F
     t = time.perf_counter()
     ray.init(**ray_init_kwargs(plan))
     ray_init_s = time.perf_counter() - t
+    if "niceness" not in off:
+        nice_as_ray_worker()
     cluster = None
     if plan.ray_address:  # a cluster's session is not the trial's: never name it for the leftover kill
         from rlbench.worker.cluster_trial import ClusterTrial
@@ -278,8 +281,10 @@ def _run(plan: TrialPlan, events: EventLog, folder: TrialFolder, gated: bool = F
         if plan.config.resources.pin_driver and plan.driver_cores and other_cores and "affinity" not in off:
             _pin_tree(plan.driver_cores, other_cores)
         threads = trainer.set_threads({} if "threads" in off else plan.torch_threads)
+        facts = trainer.facts()
         events.write("build", build_s=build_s, torch_threads=threads, thread_pools=_thread_pools(),
-                     affinity=_affinities(), **trainer.facts())
+                     affinity=_affinities(),
+                     niceness=nice_levels({} if plan.ray_address else facts.get("env_runner_pids")), **facts)
         if cluster is not None:
             cluster.after_build()
         _train(plan, trainer, events)

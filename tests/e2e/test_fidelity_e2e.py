@@ -37,8 +37,13 @@ def _plan(out, trial_id):
 def test_driver_pinned_only_with_pin_driver(tmp_path):
     spec = tmp_path / "pin.yaml"
     spec.write_text(SPEC.format(cpus=2, runners=1, grid="grid: {pin_driver: [false, true]}"))
-    done = run_cli("sweep", str(spec), "--out", str(tmp_path / "out"))
+    home = tmp_path / "home"
+    home.mkdir()
+    done = run_cli("sweep", str(spec), "--out", str(tmp_path / "out"), env={"HOME": str(home)})
     assert done.returncode == 0, done.stdout + done.stderr
+    # RLlib's Trainable makes an empty log folder in ~/ray_results for each algorithm outside Tune:
+    # rlbench removes it after stopping the algorithm, so two trials leave none
+    assert [p.name for p in (home / "ray_results").iterdir()] == []
     out = tmp_path / "out"
     free, pinned = _plan(out, "t000r0"), _plan(out, "t001r0")
     # default: the whole tree may use the trial's cores, the driver included (Tune pins nothing)
@@ -48,6 +53,9 @@ def test_driver_pinned_only_with_pin_driver(tmp_path):
     # (the fork server loaded numpy's OpenBLAS with a thread per core)
     pools = _event(out, "t000r0", "build")["thread_pools"]
     assert any(k.startswith("openblas") for k in pools) and set(pools.values()) == {free["torch_threads"]["driver"]}
+    # the driver's main thread as nice as the env runner's: Ray's worker niceness, as Tune's trial actor has it
+    niced = min(os.getpriority(os.PRIO_PROCESS, 0) + 15, 19)
+    assert _event(out, "t000r0", "build")["niceness"] == {"driver": niced, "env_runners": {"1": niced}}
     rest = [c for c in pinned["cores"] if c not in pinned["driver_cores"]]
     assert _event(out, "t001r0", "build")["affinity"] == {"driver": pinned["driver_cores"], "others": [rest]}
     assert any(d.startswith("pin_driver:") for d in pinned["differs_from_tune"])
@@ -59,7 +67,7 @@ def test_driver_pinned_only_with_pin_driver(tmp_path):
 def test_every_switch_off_is_recorded_and_takes_effect(tmp_path):
     spec = tmp_path / "off.yaml"
     spec.write_text(SPEC.format(cpus=1, runners=0, grid=""))
-    names = "affinity,threads,callback,stats,forkserver,sampler"
+    names = "affinity,threads,callback,stats,forkserver,sampler,niceness"
     done = run_cli("sweep", str(spec), "--out", str(tmp_path / "out"), env={"RLBENCH_SWITCH_OFF": names})
     assert done.returncode == 0, done.stdout + done.stderr
     assert "switched off (a fidelity diagnosis" in done.stdout
@@ -70,6 +78,8 @@ def test_every_switch_off_is_recorded_and_takes_effect(tmp_path):
     assert _event(out, "t000r0", "build")["affinity"]["driver"] == sorted(os.sched_getaffinity(0))
     # forkserver off: a fresh interpreter, not a child of multiprocessing's fork server
     assert _event(out, "t000r0", "start")["forked_by_server"] is False
+    # niceness off: the driver as nice as the sweep that started it
+    assert _event(out, "t000r0", "build")["niceness"]["driver"] == os.getpriority(os.PRIO_PROCESS, 0)
     iters = pd.read_parquet(out / "iterations.parquet")
     assert len(iters) == 2 and (iters["env_step_s"] == 0).all()  # callback off: nothing timed the env
     util = pd.read_parquet(out / "utilization.parquet")
