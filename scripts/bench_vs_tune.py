@@ -18,10 +18,18 @@ rounds (``rlbench.analysis.stats.ratio_ci``), and the two wall times of every ro
     flock /tmp/rlbench-ray.lock python scripts/bench_vs_tune.py [--rounds 3] [--iterations 6] [--out DIR]
 
 ``--switch-off NAME`` switches one of rlbench's own choices off in the rlbench runs
-(:mod:`rlbench.run.switches`: affinity, threads, callback, stats, forkserver, sampler), and
+(:mod:`rlbench.run.switches`: affinity, threads, callback, stats, forkserver, sampler, niceness), and
 ``--pin-driver`` turns ``pin_driver`` on, to find which choice changes the workload
 (docs/MEASUREMENT.md, "Fidelity"). Run it on a quiet machine: the machine's load average is
 printed beside the figures.
+
+``--busy N`` runs both sides on a busy machine, as another user's jobs would make it: N processes
+at the bench's own niceness, each in a session of its own and busy ``--busy-duty`` of every 20 ms
+with a CPU-bound loop, started before each side and stopped after it. Their own sessions matter:
+with the kernel's autogroup scheduling (``/proc/sys/kernel/sched_autogroup_enabled``) each
+session shares the CPU as one group, and a busy process in the bench's session would share the
+Tune program's group (Tune's trial then runs at Ray's worker niceness, 15, against it) but not
+rlbench's trial's, which is a session of its own.
 """
 
 from __future__ import annotations
@@ -164,6 +172,35 @@ def run_tune(out: Path, args: argparse.Namespace) -> tuple[dict[tuple[int, int],
     return {k: statistics.median(v) for k, v in rates.items()}, wall_s
 
 
+#: A busy process for ``--busy``: CPU-bound for ``duty`` of every 20 ms period, asleep the rest.
+BUSY_PROGRAM = r"""
+import sys, time
+busy_s = 0.02 * float(sys.argv[1])
+while True:
+    end = time.perf_counter() + busy_s
+    while time.perf_counter() < end:
+        pass
+    time.sleep(0.02 - busy_s)
+"""
+
+
+class Busy:
+    """``n`` busy processes while the block runs (none for 0)."""
+
+    def __init__(self, n: int, duty: float):
+        self.n, self.duty, self.procs = n, duty, []
+
+    def __enter__(self) -> "Busy":
+        self.procs = [subprocess.Popen([sys.executable, "-c", BUSY_PROGRAM, str(self.duty)], start_new_session=True)
+                      for _ in range(self.n)]
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for proc in self.procs:
+            proc.kill()
+            proc.wait()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (default 3)")
@@ -176,8 +213,12 @@ def main() -> int:
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--switch-off", action="append", default=[], metavar="NAME",
                         help="one of rlbench's own choices switched off in the rlbench runs (RLBENCH_SWITCH_OFF: "
-                             "affinity, threads, callback, stats, forkserver, sampler); repeat for several")
+                             "affinity, threads, callback, stats, forkserver, sampler, niceness); repeat for several")
     parser.add_argument("--pin-driver", action="store_true", help="rlbench runs with pin_driver: true")
+    parser.add_argument("--busy", type=int, default=0, metavar="N",
+                        help="N busy processes beside both sides (a busy machine; default 0)")
+    parser.add_argument("--busy-duty", type=float, default=0.5, metavar="F",
+                        help="the share of each 20 ms a busy process spins (default 0.5)")
     parser.add_argument("--out", type=Path, default=None, help="keep the runs here (default: a temporary folder)")
     args = parser.parse_args()
 
@@ -200,13 +241,15 @@ def main() -> int:
         for side in order:
             out = root / f"round{r}-{side}"
             out.mkdir(exist_ok=True)
+            with Busy(args.busy, args.busy_duty):
+                if side == "rlbench":
+                    rates, wall[side] = run_rlbench(out / "sweep", spec_text, factors)
+                    target = ours
+                else:
+                    rates, wall[side] = run_tune(out, args)
+                    target = theirs
             if side == "rlbench":
-                rates, wall[side] = run_rlbench(out / "sweep", spec_text, factors)
                 breakdowns.append(sweep_breakdown(out / "sweep", wall[side]))
-                target = ours
-            else:
-                rates, wall[side] = run_tune(out, args)
-                target = theirs
             for key, rate in rates.items():
                 target.setdefault(key, []).append(rate)
             print(f"round {r} {side:7}: {wall[side]:6.1f} s  " + "  ".join(
@@ -214,7 +257,8 @@ def main() -> int:
         walls.append(wall)
     print(f"\nmachine load (1-min average, {os.cpu_count()} cores): {load_before[0]:.2f} before, "
           f"{os.getloadavg()[0]:.2f} after; rlbench runs: switched off: {', '.join(args.switch_off) or 'nothing'}, "
-          f"pin_driver: {args.pin_driver}")
+          f"pin_driver: {args.pin_driver}" + (f"; {args.busy} busy process(es) beside both sides, "
+                                               f"{args.busy_duty:.0%} busy" if args.busy else ""))
     print("rlbench/Tune: the ratio of the medians over rounds (95% CI resampling each side), and the median of the "
           "per-round ratios (both sides of a round ran back to back: the paired figure)")
     print(f"{'runners':>7} {'batch':>6} {'Tune steps/s':>13} {'rlbench':>9} {'rlbench/Tune':>13} {'95% CI':>13} "

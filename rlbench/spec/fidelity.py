@@ -18,7 +18,9 @@ if TYPE_CHECKING:
 #: What every trial shares: where the driver runs and the two instruments inside RLlib.
 ALWAYS: tuple[str, ...] = (
     "the driver (the Algorithm) runs in its own process with a private Ray runtime, not as a Tune trial actor "
-    "in a shared one (no Tune controller, result logging or checkpoint syncing beside it)",
+    "in a shared one (no Tune controller, result logging or checkpoint syncing beside it), and in a Linux session "
+    "of its own (where the kernel schedules by session, autogroup, the trial shares the CPU with other sessions "
+    "as one group; Tune's trial shares the group of the program that started Tune)",
     "a timing callback wraps env step/reset and the forward pass in every env runner (about 2% of a 0-runner "
     "CartPole PPO iteration, measured), and RLlib's timers report per-iteration means instead of its smoothed "
     "averages (which it still computes, at their usual cost)",
