@@ -102,4 +102,3 @@ def test_lower_is_better_target_and_the_iteration_limit(tmp_path):
     (tmp_path / "b").mkdir()
     trained, events = _train(tmp_path / "b", {"iterations": 3, "episode_return_mean": 100}, [1, 2, 3, 4])
     assert trained == 3 and not [e for e in events if e["event"] == "target_reached"]
-
