@@ -14,6 +14,9 @@ Throughput of a trial is, both ways, the median over its steady-state iterations
 ``env_steps_per_s``; Tune: ``env_runners/num_env_steps_sampled / time_this_iter_s``). Per
 configuration it prints the median rlbench/Tune ratio with a 95% bootstrap interval over the
 rounds (``rlbench.analysis.stats.ratio_ci``), and the two wall times of every round.
+``--pair configuration`` runs one configuration at a time each way instead of the whole grid, so
+the two sides of a pair run about 20 s apart rather than a grid's minute or more: this machine
+drifts by 5-10% over minutes (docs/MEASUREMENT.md 7), and a shorter pair meets less of it.
 
     flock /tmp/rlbench-ray.lock python scripts/bench_vs_tune.py [--rounds 3] [--iterations 6] [--out DIR]
 
@@ -152,9 +155,10 @@ def sweep_breakdown(out: Path, wall_s: float) -> dict[str, float]:
             "imports, tables, report": wall_s - before - in_trials}
 
 
-def run_tune(out: Path, args: argparse.Namespace) -> tuple[dict[tuple[int, int], float], float]:
+def run_tune(out: Path, args: argparse.Namespace, runners: list[int], batches: list[int]
+             ) -> tuple[dict[tuple[int, int], float], float]:
     """One Tune run of the grid in a fresh process; (runners, batch) -> steady throughput, and its wall seconds."""
-    payload = json.dumps({"env": args.env, "runners": args.runners, "batches": args.batches, "minibatch": args.minibatch,
+    payload = json.dumps({"env": args.env, "runners": runners, "batches": batches, "minibatch": args.minibatch,
                           "epochs": args.epochs, "iterations": args.iterations, "storage": str(out)})
     t = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", TUNE_PROGRAM, payload], cwd=out, capture_output=True, text=True)
@@ -219,6 +223,10 @@ def main() -> int:
                         help="N busy processes beside both sides (a busy machine; default 0)")
     parser.add_argument("--busy-duty", type=float, default=0.5, metavar="F",
                         help="the share of each 20 ms a busy process spins (default 0.5)")
+    parser.add_argument("--pair", choices=("grid", "configuration"), default="grid",
+                        help="what runs back to back each way: the whole grid (default; its wall is a sweep's) or "
+                             "one configuration (pairs about 20 s apart instead of a grid's minute or more: the "
+                             "machine's drift between them is smaller; each wall then holds a sweep's fixed costs)")
     parser.add_argument("--out", type=Path, default=None, help="keep the runs here (default: a temporary folder)")
     args = parser.parse_args()
 
@@ -227,40 +235,51 @@ def main() -> int:
     root = args.out or Path(tempfile.mkdtemp(prefix="rlbench-vs-tune-"))
     root.mkdir(parents=True, exist_ok=True)
     factors = {"RLBENCH_SWITCH_OFF": ",".join(args.switch_off)} if args.switch_off else {}
-    spec_text = SPEC.format(env=args.env, minibatch=args.minibatch, epochs=args.epochs, runners=args.runners,
-                            batches=args.batches, iterations=args.iterations, warmup=args.warmup,
-                            pin_driver=str(args.pin_driver).lower())
+    def spec_text(runners: list[int], batches: list[int]) -> str:
+        return SPEC.format(env=args.env, minibatch=args.minibatch, epochs=args.epochs, runners=runners,
+                           batches=batches, iterations=args.iterations, warmup=args.warmup,
+                           pin_driver=str(args.pin_driver).lower())
+
+    # what runs back to back: the whole grid each way, or one configuration at a time
+    if args.pair == "grid":
+        units = [(list(args.runners), list(args.batches))]
+    else:
+        units = [([n], [b]) for n in args.runners for b in args.batches]
     load_before = os.getloadavg()
     ours: dict[tuple[int, int], list[float]] = {}
     theirs: dict[tuple[int, int], list[float]] = {}
     walls = []
     breakdowns = []
     for r in range(args.rounds):
-        order = ("rlbench", "tune") if r % 2 == 0 else ("tune", "rlbench")
-        wall = {}
-        for side in order:
-            out = root / f"round{r}-{side}"
-            out.mkdir(exist_ok=True)
-            with Busy(args.busy, args.busy_duty):
+        for u in range(len(units)):
+            runners, batches = units[(u + r) % len(units)]  # the configurations' order rotates too
+            order = ("rlbench", "tune") if (r + u) % 2 == 0 else ("tune", "rlbench")
+            wall = {}
+            name = f"round{r}" + (f"-{runners[0]}r{batches[0]}" if args.pair == "configuration" else "")
+            for side in order:
+                out = root / f"{name}-{side}"
+                out.mkdir(exist_ok=True)
+                with Busy(args.busy, args.busy_duty):
+                    if side == "rlbench":
+                        rates, wall[side] = run_rlbench(out / "sweep", spec_text(runners, batches), factors)
+                        target = ours
+                    else:
+                        rates, wall[side] = run_tune(out, args, runners, batches)
+                        target = theirs
                 if side == "rlbench":
-                    rates, wall[side] = run_rlbench(out / "sweep", spec_text, factors)
-                    target = ours
-                else:
-                    rates, wall[side] = run_tune(out, args)
-                    target = theirs
-            if side == "rlbench":
-                breakdowns.append(sweep_breakdown(out / "sweep", wall[side]))
-            for key, rate in rates.items():
-                target.setdefault(key, []).append(rate)
-            print(f"round {r} {side:7}: {wall[side]:6.1f} s  " + "  ".join(
-                f"{k[0]}r/{k[1]}: {v:,.0f}" for k, v in sorted(rates.items())), flush=True)
-        walls.append(wall)
+                    breakdowns.append(sweep_breakdown(out / "sweep", wall[side]))
+                for key, rate in rates.items():
+                    target.setdefault(key, []).append(rate)
+                print(f"{name} {side:7}: {wall[side]:6.1f} s  " + "  ".join(
+                    f"{k[0]}r/{k[1]}: {v:,.0f}" for k, v in sorted(rates.items())), flush=True)
+            walls.append(wall)
     print(f"\nmachine load (1-min average, {os.cpu_count()} cores): {load_before[0]:.2f} before, "
           f"{os.getloadavg()[0]:.2f} after; rlbench runs: switched off: {', '.join(args.switch_off) or 'nothing'}, "
           f"pin_driver: {args.pin_driver}" + (f"; {args.busy} busy process(es) beside both sides, "
                                                f"{args.busy_duty:.0%} busy" if args.busy else ""))
     print("rlbench/Tune: the ratio of the medians over rounds (95% CI resampling each side), and the median of the "
-          "per-round ratios (both sides of a round ran back to back: the paired figure)")
+          "per-round ratios (both sides of a round ran back to back: the paired figure; "
+          f"back to back: {'the whole grid' if args.pair == 'grid' else 'one configuration'} each way)")
     print(f"{'runners':>7} {'batch':>6} {'Tune steps/s':>13} {'rlbench':>9} {'rlbench/Tune':>13} {'95% CI':>13} "
           f"{'paired':>7} {'95% CI':>13} {'n':>3}")
     for key in sorted(theirs):
@@ -272,7 +291,7 @@ def main() -> int:
               f"{statistics.median(ours.get(key, [float('nan')])):>9,.0f} {r.ratio:>13.3f} {ci:>13} "
               f"{p.median:>7.3f} {pci:>13} {r.n_b:>3}")
     ratio = [w["rlbench"] / w["tune"] for w in walls]
-    print("\nwall per round, rlbench / Tune: " + ", ".join(f"{w['rlbench']:.1f}/{w['tune']:.1f} s" for w in walls)
+    print(f"\nwall per {'round' if args.pair == 'grid' else 'pair'}, rlbench / Tune: " + ", ".join(f"{w['rlbench']:.1f}/{w['tune']:.1f} s" for w in walls)
           + f"; median ratio {statistics.median(ratio):.3f}")
     print("rlbench sweep wall, median over rounds (s): " + ", ".join(
         f"{k} {statistics.median(b[k] for b in breakdowns):.1f}" for k in breakdowns[0]))
