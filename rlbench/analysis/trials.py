@@ -109,6 +109,7 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
         100.0 * record.sampler_cpu_s / record.trial_wall_s
         if record.sampler_cpu_s is not None and record.trial_wall_s else None
     )
+    row["host_steal_pct"] = record.host_steal_pct
     window = steady_window(its) if len(its) else None
     row["gpu_energy_j"] = gpu_energy_j(utilization, window)
     row["cpu_energy_j"] = cpu_energy_j(utilization, window)

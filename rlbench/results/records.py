@@ -34,6 +34,9 @@ class TrialRecord(BaseModel):
     """CPU time the sampler thread spent on this trial."""
     sampler_samples: int = 0
     """Samples the sampler took."""
+    host_steal_pct: Union[float, None] = None
+    """This machine's CPU time the hypervisor gave to others (steal, ``/proc/stat``) over the
+    trial's wall, % of all cores' time; None on a cluster (the trial ran elsewhere) or without it."""
     leftover_processes_killed: int = 0
     """Processes of the trial still alive after its process group was killed (killed then); 0 normally."""
     overlap_s: float = 0.0

@@ -28,6 +28,7 @@ from rlbench.run.processes import ProcessRef, kill_survivors, kill_tree
 from rlbench.spec.plan import TrialPlan
 from rlbench.worker import trial as trial_process
 from rlbench.worker.nvml import Gpus
+from rlbench.worker.procfs import read_steal, steal_pct
 from rlbench.worker.rapl import Rapl
 
 _POLL_S = 0.2
@@ -189,6 +190,8 @@ class Launched:
     """When it was launched (Unix time); the trial's ``t_s`` count from here."""
     gated: bool
     """Launched while the previous trial shut down: it waits for its gate before building."""
+    steal0: "tuple[int, int] | None" = None
+    """This machine's steal and total CPU ticks at launch (:func:`rlbench.worker.procfs.read_steal`)."""
 
     def end(self, trial: TrialFolder) -> int:
         """Stop sampling and kill the trial's process tree and whatever of it survived; returns how
@@ -206,12 +209,13 @@ def launch_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, g
     trials only: on a cluster the trial's actors run on other machines, and this machine's packages
     alone would read as the trial's energy."""
     t0 = time.time()
+    steal0 = None if plan.ray_address else read_steal()
     proc = launcher.start(trial, t0, gated)
     me = ProcessRef.of(proc.pid) or ProcessRef(proc.pid, -1)  # not reaped before join: still the trial
     hz = 0.0 if "sampler" in plan.switched_off else plan.sample_hz  # 0: a fidelity diagnosis, no rows
     sampler = UtilizationSampler(proc.pid, t0_epoch=t0, hz=hz, gpus=gpus,
                                  rapl=None if plan.ray_address else rapl).start()
-    return Launched(proc, me, sampler, t0, gated)
+    return Launched(proc, me, sampler, t0, gated, steal0)
 
 
 def run_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, gpus: Gpus | None,
@@ -277,6 +281,7 @@ def run_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, gpus
         trial_id=plan.trial_id, status=status, reason=reason, exit_code=proc.exitcode, started_epoch=t0,
         trial_wall_s=time.time() - t0, sampler_cpu_s=sampler.cpu_s, sampler_samples=sampler.samples,
         leftover_processes_killed=left + len(release.get("processes_killed") or []), overlap_s=overlap_s,
+        host_steal_pct=steal_pct(launched.steal0, read_steal()),
     )
     from rlbench.results.tables import write_utilization  # pandas: imported by the sweep before the trials
 

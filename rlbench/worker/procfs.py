@@ -65,6 +65,37 @@ def parse_cpu_times(text: bytes) -> dict[int, tuple[int, int]]:
     return out
 
 
+def parse_steal(text: bytes) -> tuple[int, int] | None:
+    """(steal, total) clock ticks of all cores from ``/proc/stat``'s ``cpu`` line, or None without one.
+
+    Steal is time a virtual CPU was ready to run while the hypervisor ran something else (another
+    guest): the guest's processes lose it without any process here using it. Total as in
+    :func:`parse_cpu_times`.
+    """
+    for line in text.splitlines():
+        if line.startswith(b"cpu "):
+            v = [int(x) for x in line.split()[1:]] + [0] * 8
+            return v[7], sum(v[:8])
+    return None
+
+
+def read_steal() -> tuple[int, int] | None:
+    """:func:`parse_steal` of this machine's ``/proc/stat`` now (None where it cannot be read)."""
+    try:
+        with open("/proc/stat", "rb") as f:
+            return parse_steal(f.read())
+    except (OSError, ValueError):
+        return None
+
+
+def steal_pct(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | None:
+    """Steal as % of all cores' time between two :func:`read_steal` readings (None without both or
+    without time between them)."""
+    if before is None or after is None or after[1] <= before[1]:
+        return None
+    return 100.0 * max(after[0] - before[0], 0) / (after[1] - before[1])
+
+
 def read_stat(pid: int) -> ProcStat | None:
     """One process's ``/proc/<pid>/stat``, or None when it is gone or unreadable."""
     try:

@@ -56,6 +56,11 @@ def test_driver_pinned_only_with_pin_driver(tmp_path):
     # the driver's main thread as nice as the env runner's: Ray's worker niceness, as Tune's trial actor has it
     niced = min(os.getpriority(os.PRIO_PROCESS, 0) + 15, 19)
     assert _event(out, "t000r0", "build")["niceness"] == {"driver": niced, "env_runners": {"1": niced}}
+    # the host's steal over each trial's wall, in the record and the trials table alike
+    record = json.loads((out / "trials" / "t000r0" / "record.json").read_text())
+    assert 0.0 <= record["host_steal_pct"] <= 100.0
+    trials = pd.read_parquet(out / "trials.parquet").set_index("trial_id")
+    assert trials.loc["t000r0", "host_steal_pct"] == record["host_steal_pct"]
     rest = [c for c in pinned["cores"] if c not in pinned["driver_cores"]]
     assert _event(out, "t001r0", "build")["affinity"] == {"driver": pinned["driver_cores"], "others": [rest]}
     assert any(d.startswith("pin_driver:") for d in pinned["differs_from_tune"])
