@@ -16,7 +16,8 @@ configuration it prints the median rlbench/Tune ratio with a 95% bootstrap inter
 rounds (``rlbench.analysis.stats.ratio_ci``), and the two wall times of every round.
 ``--pair configuration`` runs one configuration at a time each way instead of the whole grid, so
 the two sides of a pair run about 20 s apart rather than a grid's minute or more: this machine
-drifts by 5-10% over minutes (docs/MEASUREMENT.md 7), and a shorter pair meets less of it.
+drifts by 5-10% over minutes (docs/MEASUREMENT.md 7), and a shorter pair meets less of it. Each
+run prints the host's steal over it (``/proc/stat``: CPU time the hypervisor gave to other guests).
 
     flock /tmp/rlbench-ray.lock python scripts/bench_vs_tune.py [--rounds 3] [--iterations 6] [--out DIR]
 
@@ -231,6 +232,7 @@ def main() -> int:
     args = parser.parse_args()
 
     from rlbench.analysis.stats import median_ci, ratio_ci
+    from rlbench.worker.procfs import read_steal, steal_pct
 
     root = args.out or Path(tempfile.mkdtemp(prefix="rlbench-vs-tune-"))
     root.mkdir(parents=True, exist_ok=True)
@@ -250,6 +252,7 @@ def main() -> int:
     theirs: dict[tuple[int, int], list[float]] = {}
     walls = []
     breakdowns = []
+    steals: dict[str, list[float]] = {}
     for r in range(args.rounds):
         for u in range(len(units)):
             runners, batches = units[(u + r) % len(units)]  # the configurations' order rotates too
@@ -259,6 +262,7 @@ def main() -> int:
             for side in order:
                 out = root / f"{name}-{side}"
                 out.mkdir(exist_ok=True)
+                steal0 = read_steal()
                 with Busy(args.busy, args.busy_duty):
                     if side == "rlbench":
                         rates, wall[side] = run_rlbench(out / "sweep", spec_text(runners, batches), factors)
@@ -266,11 +270,13 @@ def main() -> int:
                     else:
                         rates, wall[side] = run_tune(out, args, runners, batches)
                         target = theirs
+                stolen = steal_pct(steal0, read_steal())
+                steals.setdefault(side, []).append(stolen if stolen is not None else float("nan"))
                 if side == "rlbench":
                     breakdowns.append(sweep_breakdown(out / "sweep", wall[side]))
                 for key, rate in rates.items():
                     target.setdefault(key, []).append(rate)
-                print(f"{name} {side:7}: {wall[side]:6.1f} s  " + "  ".join(
+                print(f"{name} {side:7}: {wall[side]:6.1f} s  steal {stolen or 0:4.1f}%  " + "  ".join(
                     f"{k[0]}r/{k[1]}: {v:,.0f}" for k, v in sorted(rates.items())), flush=True)
             walls.append(wall)
     print(f"\nmachine load (1-min average, {os.cpu_count()} cores): {load_before[0]:.2f} before, "
@@ -295,6 +301,8 @@ def main() -> int:
           + f"; median ratio {statistics.median(ratio):.3f}")
     print("rlbench sweep wall, median over rounds (s): " + ", ".join(
         f"{k} {statistics.median(b[k] for b in breakdowns):.1f}" for k in breakdowns[0]))
+    print("the host's steal (CPU time the hypervisor gave to other guests, % of all cores' time), median over runs: "
+          + ", ".join(f"{side} {statistics.median(v):.1f}% (max {max(v):.1f}%)" for side, v in steals.items()))
     print(f"runs kept in {root}")
     return 0
 
