@@ -64,6 +64,12 @@ IDLE_FRAC = 0.5
 GPU_IDLE_PCT = 20.0
 
 
+#: A repeat during which the hypervisor took at least this share of the machine's CPU time (steal,
+#: %) is called out: 13% was read on an idle VM here, where one configuration's throughput moved
+#: from 700 to 1,000 env steps/s between runs (docs/MEASUREMENT.md 7).
+HOST_STEAL_PCT = 5.0
+
+
 def result_axes(manifest: dict[str, Any], trials: pd.DataFrame | None = None) -> list[str]:
     """The grid axes' table columns, in spec order."""
     axes = []
@@ -149,6 +155,9 @@ def configurations(trials: pd.DataFrame, axes: list[str], iterations: pd.DataFra
     frame["env_steps_per_s_cv"] = (std / mean.abs()).where((g.size() >= 2) & (mean != 0)).reindex(index)
     for m in OVERLAP_COLUMNS:
         frame[m] = g[m].median().reindex(index).astype(float) if m in ok else np.nan
+    # the worst repeat: one slowed by the host is enough to doubt the configuration's figures
+    frame["host_steal_pct"] = g["host_steal_pct"].max().reindex(index).astype(float) if "host_steal_pct" in ok \
+        else np.nan
     frame["asynchronous"] = first["asynchronous"].fillna(False).astype(bool) if "asynchronous" in first else False
     for role in CPU_ROLES:
         frame[f"{role}_cpus_allocated"] = first.get(f"{role}_cpus_allocated")
@@ -249,6 +258,10 @@ def verdict(row: dict[str, Any]) -> tuple[str, list[str]]:
     straggler = straggler_finding(row)
     if straggler:
         findings.append(straggler)
+    steal = num(row.get("host_steal_pct"))
+    if steal is not None and steal >= HOST_STEAL_PCT:
+        findings.append(f"host busy: the hypervisor took {steal:.0f}% of this machine's CPU time while a repeat ran "
+                        "(steal); its throughput says as much about the host as about the configuration")
     if row.get("noisy"):
         findings.append(f"too noisy to rank: CV {row['env_steps_per_s_cv']:.0%} across repeats (> {NOISY_CV:.0%})")
     return label, findings

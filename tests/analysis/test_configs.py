@@ -77,6 +77,10 @@ def test_verdict_rules():
     assert any("weight sync takes 30%" in w for w in words)
     label, words = verdict(_row(env_steps_per_s=None, statuses="1 failed", reason="boom"))
     assert label == "no data" and "boom" in words[0]
+    # the host's steal: named from 5% of the machine's CPU time on, never below
+    label, words = verdict(_row(host_steal_pct=13.0))
+    assert any("host busy: the hypervisor took 13% of this machine's CPU time" in w for w in words)
+    assert not any("host busy" in w for w in verdict(_row(host_steal_pct=4.9))[1] + verdict(_row())[1])
 
 
 def test_scaling_recovers_amdahl_and_knee():
