@@ -32,7 +32,7 @@ SPEC = """
 name: profiles_e2e
 environment:
   env: envs.synthetic:SyntheticEnv
-  env_config: {{step_cost_us: 2000, episode_len: 40, obs_size: 8, slow_worker_index: 2,
+  env_config: {{step_cost_us: 4000, episode_len: 40, obs_size: 8, slow_worker_index: 2,
                slow_factor: {slow}, self_timing_dir: {timing}}}
 env_runners:
   num_env_runners: 2
@@ -129,6 +129,11 @@ def test_each_runner_profile_puts_the_env_where_its_timer_does(sweep):
     moments it catches depends on the load. With one busy process beside the suite one runner's
     profile put the env at 0.62 of sampling where its timer said 0.76 (quiet: within 0.10). The
     agreement on a quiet machine is a figure for scripts/bench_profile.py, not a test verdict.
+    The timer's side is read from the CPU clocks (env_step_cpu_s / sample_cpu_s), which load
+    cannot stretch. "Most" holds by design, not by machine speed: RLlib's own work per step took
+    1.6-2.0 ms of CPU on a slow VM (CI at 2ed3900), where a 2 ms spin was 0.58 of the fast
+    runner's sampling and failed this test (then > 0.6); the spin is 4 ms (fast) and 12 ms (slow)
+    a step: 0.78 and 0.89 of sampling by CPU quietly, 0.85 and 0.90 by the profile.
     """
     _, tables, _ = sweep
     profiles = tables["profiles"]
@@ -138,9 +143,9 @@ def test_each_runner_profile_puts_the_env_where_its_timer_does(sweep):
         env = rows[rows["function"].isin(["SyntheticEnv.step", "SyntheticEnv.reset"])]["total_samples"].sum()
         sampling = rows[rows["function"] == "SingleAgentEnvRunner.sample"]["total_samples"].sum()
         mine = steady[steady["pid"] == pid]
-        timer_share = mine["env_step_s"].sum() / mine["sample_s"].sum()
+        timer_share = mine["env_step_cpu_s"].sum() / mine["sample_cpu_s"].sum()
         assert sampling > 100
-        assert timer_share > 0.6, (pid, timer_share)  # the spin dominates: 4 ms a step
+        assert timer_share > 0.5, (pid, timer_share)  # most: 4 ms of CPU a step or more against RLlib's 1.2-2.0 ms
         assert env / sampling > 0.5, (pid, env / sampling, timer_share)
         own = rows.sort_values("self_samples", ascending=False)["function"].iloc[0]
         assert own == "burn_cpu", (pid, own)  # the env's spin (envs/synthetic.py) is where the runner spends most
