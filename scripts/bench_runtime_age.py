@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 PROGRAM = r"""
-import json, sys, time, logging, statistics
+import json, os, sys, time, logging, statistics
 args = json.loads(sys.argv[1])
 import ray
 from ray.rllib.algorithms.ppo import PPOConfig
@@ -44,7 +44,12 @@ def trial():
         t = time.perf_counter()
         r = algo.train()
         rates.append(r["env_runners"]["num_env_steps_sampled"] / (time.perf_counter() - t))
+    log_dir = algo.logdir
     algo.stop()
+    try:
+        os.rmdir(log_dir)  # the empty folder RLlib leaves in ~/ray_results; never a link, never a full one
+    except OSError:
+        pass
     return statistics.median(rates[args["warmup"]:])
 if args["mode"] == "used":
     trial()
@@ -83,9 +88,11 @@ def main() -> int:
             print(f"round {k} {mode:5}: {rates[mode][-1]:,.0f} env steps/s", flush=True)
     ratios = [u / f for u, f in zip(rates["used"], rates["fresh"])]
     paired = median_ci(ratios)
+    interval = (f"95% CI {paired.ci_low:.3f}-{paired.ci_high:.3f}" if paired.ci_low is not None
+                else "no interval from one round")
     print(f"{args.runners} runner(s), batch {args.batch}: fresh {statistics.median(rates['fresh']):,.0f}, "
           f"used {statistics.median(rates['used']):,.0f} env steps/s; used/fresh paired {paired.median:.3f} "
-          f"(95% CI {paired.ci_low:.3f}-{paired.ci_high:.3f}, {args.rounds} rounds)")
+          f"({interval}, {args.rounds} rounds)")
     return 0
 
 
