@@ -162,3 +162,12 @@ class EventTail:
             if isinstance(event, dict):
                 self.events.append(event)
         return self.events
+
+
+def remove_if_empty(folder: str | Path) -> bool:
+    """Remove ``folder`` if it is an empty directory; never a link, never anything in it. True if removed."""
+    try:
+        os.rmdir(folder)  # refuses a non-empty folder, and a link (ENOTDIR)
+    except (OSError, TypeError, ValueError):
+        return False
+    return True

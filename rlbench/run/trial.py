@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from rlbench.adapters import get_adapter
 from rlbench.measure.profiler import TrialProfiler
 from rlbench.measure.utilization import UtilizationSampler
-from rlbench.results.files import write_atomic
+from rlbench.results.files import remove_if_empty, write_atomic
 from rlbench.results.layout import TrialFolder
 from rlbench.results.records import TrialRecord, write_record
 from rlbench.run.processes import ProcessRef, kill_survivors, kill_tree
@@ -199,8 +199,13 @@ class Launched:
         stopped first): that one leaves no process and no record, so a resume runs it."""
         self.sampler.stop()
         kill_tree(self.me)  # leftovers of a crashed trial, and the trial itself on Ctrl-C
-        return kill_survivors({p for p in self.sampler.seen_processes if p[0] != os.getpid()}, trial.session_dir(),
+        left = kill_survivors({p for p in self.sampler.seen_processes if p[0] != os.getpid()}, trial.session_dir(),
                               self.me)
+        # the training system's own log folder (~/ray_results/...), left empty, also by a killed trial
+        log_dir = trial.event("build").get("log_dir")
+        if isinstance(log_dir, str) and os.path.isabs(log_dir):
+            remove_if_empty(log_dir)
+        return left
 
 
 def launch_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, gpus: Gpus | None,

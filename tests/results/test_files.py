@@ -81,3 +81,17 @@ def test_forged_event_lines_that_are_not_objects_are_dropped(tmp_path):
     path = tmp_path / "events.jsonl"
     path.write_text('[1, 2]\n"start"\n' + "[" * 100_000 + "\n" + '{"event": "start", "pid": 5}\n')
     assert read_events(path) == [{"event": "start", "pid": 5}]
+
+
+def test_remove_if_empty_removes_only_an_empty_folder_never_through_a_link(tmp_path):
+    from rlbench.results.files import remove_if_empty
+
+    empty, full, target = tmp_path / "empty", tmp_path / "full", tmp_path / "target"
+    empty.mkdir(), full.mkdir(), target.mkdir()
+    (full / "kept.txt").write_text("x")
+    link = tmp_path / "link"
+    link.symlink_to(target, target_is_directory=True)
+    assert remove_if_empty(empty) is True and not empty.exists()
+    assert remove_if_empty(full) is False and (full / "kept.txt").read_text() == "x"
+    assert remove_if_empty(link) is False and link.is_symlink() and target.is_dir()
+    assert remove_if_empty(tmp_path / "missing") is False

@@ -42,8 +42,11 @@ class RLlibTrainer:
 
     def facts(self) -> dict[str, Any]:
         """What the built algorithm looks like (written with the trial's build event): the env
-        runners' pids by worker index, and the weights PPO broadcasts to them every iteration."""
-        self._facts = runner_facts(self.algo)
+        runners' pids by worker index, the weights PPO broadcasts to them every iteration, and
+        ``log_dir``: ``Trainable`` makes a folder in ``~/ray_results`` for every algorithm built
+        outside Tune and never removes it (1,296 empty ones on one machine after a few days); the
+        sweep removes it, if empty, once the trial is over, killed trials included."""
+        self._facts = {**runner_facts(self.algo), "log_dir": getattr(self.algo, "logdir", None)}
         return self._facts
 
     def train(self) -> None:
@@ -60,25 +63,10 @@ class RLlibTrainer:
         return metric_value(self._result or {}, name)
 
     def stop(self) -> None:
-        """``algo.stop()`` once (the actors go with it); then its log folder goes if it is empty.
-        ``Trainable`` makes one for every algorithm built outside Tune and never removes it: every
-        trial left an empty folder in ``~/ray_results`` (1,296 on one machine after a few days)."""
+        """``algo.stop()`` once (the actors go with it)."""
         if self.algo is not None:
             algo, self.algo = self.algo, None
-            log_dir = getattr(algo, "logdir", None)
             algo.stop()
-            if log_dir:
-                remove_if_empty(log_dir)
-
-
-def remove_if_empty(folder: str) -> None:
-    """Remove ``folder`` if it is an empty directory (never a link, never what is in it)."""
-    import os
-
-    try:
-        os.rmdir(folder)  # refuses a non-empty folder and a link to one
-    except OSError:
-        pass
 
 
 def set_worker_threads(algo, threads: dict[str, int]) -> dict[str, int | None]:
