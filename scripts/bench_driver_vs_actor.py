@@ -33,7 +33,7 @@ def main() -> int:
     from bench_instruments import ppo_config
 
     from rlbench.adapters.rllib.config import build_config, quiet_logging
-    from rlbench.analysis.stats import median_ci
+    from rlbench.analysis.stats import interval_text, median_ci
 
     quiet_logging()
     torch.set_num_threads(1)
@@ -76,7 +76,7 @@ def main() -> int:
     paired = median_ci([d / a for d, a in zip(rates["driver"], rates["actor"])])
     print(f"PPO CartPole-v1, {args.runners} env runner(s), batch {args.batch}, {args.rounds} rounds: "
           f"driver {statistics.median(rates['driver']):,.0f} env steps/s, actor {statistics.median(rates['actor']):,.0f}; "
-          f"driver/actor {paired.median:.3f} (95% CI {paired.ci_low:.3f}-{paired.ci_high:.3f}, paired per round)")
+          f"driver/actor {paired.median:.3f} (95% CI {interval_text(paired.ci_low, paired.ci_high)}, paired per round)")
     return 0
 
 

@@ -78,7 +78,7 @@ def main() -> int:
     import torch
 
     from rlbench.adapters.rllib.config import quiet_logging
-    from rlbench.analysis.stats import median_ci
+    from rlbench.analysis.stats import interval_text, median_ci
 
     quiet_logging()
     torch.set_num_threads(1)  # the driver's threads in both a Tune trial actor and an rlbench trial here
@@ -104,7 +104,7 @@ def main() -> int:
     print(f"{'variant':<12} {'env steps/s':>12} {'/ rllib':>8}  95% CI (paired, per round)")
     for v in args.variants:
         ratio = median_ci([x / b for x, b in zip(rates[v], rates["rllib"])]) if "rllib" in rates else None
-        ci = f"{ratio.ci_low:.3f}-{ratio.ci_high:.3f}" if ratio and ratio.ci_low is not None else "-"
+        ci = interval_text(ratio.ci_low, ratio.ci_high) if ratio else "-"
         print(f"{v:<12} {statistics.median(rates[v]):>12,.0f} {ratio.median if ratio else float('nan'):>8.3f}  {ci}")
     return 0
 

@@ -78,7 +78,7 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=2)
     args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from rlbench.analysis.stats import median_ci
+    from rlbench.analysis.stats import interval_text, median_ci
 
     rates: dict[str, list[float]] = {"fresh": [], "used": []}
     for k in range(args.rounds):
@@ -88,11 +88,9 @@ def main() -> int:
             print(f"round {k} {mode:5}: {rates[mode][-1]:,.0f} env steps/s", flush=True)
     ratios = [u / f for u, f in zip(rates["used"], rates["fresh"])]
     paired = median_ci(ratios)
-    interval = (f"95% CI {paired.ci_low:.3f}-{paired.ci_high:.3f}" if paired.ci_low is not None
-                else "no interval from one round")
     print(f"{args.runners} runner(s), batch {args.batch}: fresh {statistics.median(rates['fresh']):,.0f}, "
           f"used {statistics.median(rates['used']):,.0f} env steps/s; used/fresh paired {paired.median:.3f} "
-          f"({interval}, {args.rounds} rounds)")
+          f"(95% CI {interval_text(paired.ci_low, paired.ci_high)}, {args.rounds} rounds)")
     return 0
 
 

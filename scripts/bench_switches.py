@@ -51,7 +51,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
 
-    from rlbench.analysis.stats import median_ci, ratio_ci
+    from rlbench.analysis.stats import interval_text, median_ci, ratio_ci
 
     root = args.out or Path(tempfile.mkdtemp(prefix="rlbench-switches-"))
     root.mkdir(parents=True, exist_ok=True)
@@ -81,9 +81,9 @@ def main() -> int:
     for factor in args.factors:
         for key in sorted(rates["base"]):
             c = ratio_ci(rates["base"][key], rates[factor].get(key, []))
-            ci = f"{c.ci_low:.3f}-{c.ci_high:.3f}" if c.ci_low is not None else "-"
+            ci = interval_text(c.ci_low, c.ci_high)
             p = median_ci([f / b for f, b in zip(rates[factor].get(key, []), rates["base"][key])])
-            pci = f"{p.ci_low:.3f}-{p.ci_high:.3f}" if p.ci_low is not None else "-"
+            pci = interval_text(p.ci_low, p.ci_high)
             print(f"{factor:>10} {key[0]:>7} {key[1]:>6} {statistics.median(rates['base'][key]):>12,.0f} "
                   f"{c.ratio:>11.3f} {ci:>13} {p.median:>7.3f} {pci:>13} {c.n_b:>3}")
     print("sweep wall, median over rounds: " + ", ".join(f"{v} {statistics.median(w):.1f} s" for v, w in walls.items())

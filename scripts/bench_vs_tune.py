@@ -231,7 +231,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=None, help="keep the runs here (default: a temporary folder)")
     args = parser.parse_args()
 
-    from rlbench.analysis.stats import median_ci, ratio_ci
+    from rlbench.analysis.stats import interval_text, median_ci, ratio_ci
     from rlbench.worker.procfs import read_steal, steal_pct
 
     root = args.out or Path(tempfile.mkdtemp(prefix="rlbench-vs-tune-"))
@@ -290,9 +290,9 @@ def main() -> int:
           f"{'paired':>7} {'95% CI':>13} {'n':>3}")
     for key in sorted(theirs):
         r = ratio_ci(theirs[key], ours.get(key, []))
-        ci = f"{r.ci_low:.3f}-{r.ci_high:.3f}" if r.ci_low is not None else "-"
+        ci = interval_text(r.ci_low, r.ci_high)
         p = median_ci([o / t for o, t in zip(ours.get(key, []), theirs[key])])
-        pci = f"{p.ci_low:.3f}-{p.ci_high:.3f}" if p.ci_low is not None else "-"
+        pci = interval_text(p.ci_low, p.ci_high)
         print(f"{key[0]:>7} {key[1]:>6} {statistics.median(theirs[key]):>13,.0f} "
               f"{statistics.median(ours.get(key, [float('nan')])):>9,.0f} {r.ratio:>13.3f} {ci:>13} "
               f"{p.median:>7.3f} {pci:>13} {r.n_b:>3}")

@@ -68,6 +68,11 @@ class Estimate:
     """How many values it is computed from."""
 
 
+def interval_text(low: float | None, high: float | None, digits: int = 3) -> str:
+    """``"low-high"`` for printing an interval, ``"-"`` where there is none (fewer than 2 values)."""
+    return "-" if low is None or high is None else f"{low:.{digits}f}-{high:.{digits}f}"
+
+
 def cv(values: Sequence[float]) -> float | None:
     """Sample standard deviation (ddof=1) over the mean; None with fewer than 2 values or mean 0."""
     a = _finite(values)

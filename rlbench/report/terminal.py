@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from rlbench.analysis.compare import Comparison
-from rlbench.analysis.stats import CONFIDENCE
+from rlbench.analysis.stats import CONFIDENCE, interval_text
 from rlbench.report.style import MAX_TABLE_ROWS, PHASES, fmt, pct
 from rlbench.report.trial_plots import axis_columns
 from rlbench.results.text import plain
@@ -96,12 +96,11 @@ def compare_table(comparison: Comparison) -> Table:
     style = {"regressed": "red", "improved": "green", "small change": "yellow"}
     f = lambda v, d=0: "-" if v is None else f"{v:,.{d}f}"  # noqa: E731
     for r in comparison.rows:
-        ci = "-" if r.ci_low is None else f"{r.ci_low:.3f}-{r.ci_high:.3f}"
+        ci = interval_text(r.ci_low, r.ci_high)
         cells = [_t(r.label), f(r.a_env_steps_per_s), f(r.b_env_steps_per_s), f(r.ratio, 3), ci, _t(r.basis),
                  f"{r.n_a}/{r.n_b}", _t(r.verdict, style.get(r.verdict, "default"))]
         if target:
-            tci = "-" if r.time_to_target_ci_low is None else \
-                f"{r.time_to_target_ci_low:.3f}-{r.time_to_target_ci_high:.3f}"
+            tci = interval_text(r.time_to_target_ci_low, r.time_to_target_ci_high)
             cells += [f"{r.a_reached or '-'} / {r.b_reached or '-'}",
                       f"{f(r.a_time_to_target_s, 1)} / {f(r.b_time_to_target_s, 1)}", f(r.time_to_target_ratio, 3),
                       tci, _t(r.time_to_target_verdict or "-")]

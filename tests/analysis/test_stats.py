@@ -102,3 +102,11 @@ def test_knee_on_a_hand_made_curve():
     assert knee(settings, tp, margin=0.01) == 8  # >= 249.48
     assert knee(settings, [100, None, 90]) == 1
     assert knee([], []) is None
+
+
+def test_interval_text_by_hand():
+    from rlbench.analysis.stats import interval_text
+
+    assert interval_text(0.9512, 1.0049) == "0.951-1.005"
+    assert interval_text(12.25, 13.75, digits=1) == "12.2-13.8"  # Python's round-half-even on 12.25
+    assert interval_text(None, None) == "-" and interval_text(0.9, None) == "-"
