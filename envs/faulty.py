@@ -10,6 +10,14 @@ instance over its whole life), then injects the fault named by ``fault``:
 - ``memory``: inside its ``at_step``-th step, allocates (and touches) ``memory_max_bytes`` in
   chunks of ``memory_chunk_bytes``, then hangs holding it (a simulator whose memory blows up; the
   cap keeps a broken memory limit from taking the machine down with it).
+- ``segv``: the process dies with SIGSEGV inside its ``at_step``-th step (a crashing native
+  simulator), before the trial has finished training.
+- ``segv_after_shutdown``: from its ``at_step``-th step on, the process dies with SIGSEGV at the
+  moment the trial process starts writing its ``end`` event, that is after it trained, shut its
+  runtime down and wrote ``shutdown`` (a crash in a runtime's exit, as Ray's C++ threads once
+  crashed at interpreter exit). It watches the calling thread's function calls
+  (``sys.setprofile``), so it needs the env to step in the trial process's main thread (0 env
+  runners), and it names the trial's ``EventLog.write``: a test double bound to rlbench's own code.
 
 Every fault fires at a step count and, for ``memory``, a byte count, never after some time: how
 far the fault has gone when a watcher looks depends on nothing but what the env was asked to do,
@@ -19,13 +27,16 @@ over steps let a time-bounded measurement end before the limit was crossed on a 
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
 import time
 
 import numpy as np
 
 from envs.tiny import TinyEnv
 
-FAULTS = ("none", "raise", "hang", "memory")
+FAULTS = ("none", "raise", "hang", "memory", "segv", "segv_after_shutdown")
 
 
 class FaultyEnv(TinyEnv):
@@ -57,6 +68,10 @@ class FaultyEnv(TinyEnv):
         return super().step(action)
 
     def _inject(self) -> None:
+        if self.fault == "segv":
+            os.kill(os.getpid(), signal.SIGSEGV)
+        if self.fault == "segv_after_shutdown" and sys.getprofile() is not _die_at_end_event:
+            sys.setprofile(_die_at_end_event)
         if self.fault == "raise":
             raise RuntimeError(self.message or f"FaultyEnv: injected failure at step {self._steps}")
         if self.fault == "memory":
@@ -68,3 +83,9 @@ class FaultyEnv(TinyEnv):
         if self.fault in ("hang", "memory"):
             while True:
                 time.sleep(3600)
+
+
+def _die_at_end_event(frame, event, _arg) -> None:
+    """A profile hook: SIGSEGV this process when it calls ``EventLog.write("end", ...)``."""
+    if event == "call" and frame.f_code.co_name == "write" and frame.f_locals.get("event") == "end":
+        os.kill(os.getpid(), signal.SIGSEGV)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from rlbench.adapters import ROLES, resource_demand
+from rlbench.adapters import ALL_ROLES
 from rlbench.analysis.energy import cpu_energy_j, gpu_energy_j, total_energy_j
 from rlbench.analysis.learning import COUNT_COLUMNS, learning_outcome
 from rlbench.analysis.overlap import overlap_columns
@@ -28,12 +28,12 @@ from rlbench.studies.envbench import ceiling_key, ceiling_procs
 
 #: Roles whose CPU allocation and use are reported per trial (rows of other roles, such as rlbench's
 #: own ``harness``, never count as the trial's).
-CPU_ROLES: tuple[str, ...] = ROLES
+CPU_ROLES: tuple[str, ...] = ALL_ROLES
 
 
 def cpus_allocated(plan: TrialPlan) -> dict[str, float]:
     """CPUs the config gives each role (the learner inside the driver counts as the driver's)."""
-    return resource_demand(plan.config).role_cpus(CPU_ROLES)
+    return plan.demand().role_cpus(CPU_ROLES)
 
 
 def _event(events: list[dict[str, Any]], name: str) -> dict[str, Any]:
@@ -104,12 +104,13 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
         row[f"{role}_cpus_allocated"] = allocated[role]
         row[f"{role}_cpus_used"] = cpu_use[role]
         row[f"{role}_peak_rss_bytes"] = peak_rss[role]
-    row.update(overlap_columns(c.algo, c.learners.num_learners, steady_its, cpu_use.get("learner")))
+    row.update(overlap_columns(plan.asynchronous, c.learners.num_learners, steady_its, cpu_use.get("learner")))
     row["sampler_cpu_pct"] = (
         100.0 * record.sampler_cpu_s / record.trial_wall_s
         if record.sampler_cpu_s is not None and record.trial_wall_s else None
     )
     row["host_steal_pct"] = record.host_steal_pct
+    row["exit_signal"] = record.exit_signal
     window = steady_window(its) if len(its) else None
     row["gpu_energy_j"] = gpu_energy_j(utilization, window)
     row["cpu_energy_j"] = cpu_energy_j(utilization, window)

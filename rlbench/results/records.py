@@ -23,9 +23,13 @@ class TrialRecord(BaseModel):
     status: str
     """ok, failed, skipped or timeout."""
     reason: Union[str, None] = None
-    """Why the trial is not ok (error, skip reason, timeout); None when ok."""
+    """Why the trial is not ok (error, skip reason, timeout); when ok, None, or how its process ended
+    if that was not normal (a death after its runtime shut down)."""
     exit_code: Union[int, None] = None
-    """Exit code of the trial process (None when it never started)."""
+    """Exit code of the trial process (None when it never started; negative: the signal that ended it)."""
+    exit_signal: Union[int, None] = None
+    """The signal that ended the trial process, or None (it exited). A trial whose process died
+    after it had trained and shut its runtime down stays ``ok``: its measurements are complete."""
     started_epoch: Union[float, None] = None
     """Unix time the trial process was launched; ``t_s`` columns count from here."""
     trial_wall_s: Union[float, None] = None

@@ -58,10 +58,10 @@ class FreshProcess:
 
 class TrialLauncher:
     """Starts trial processes from a fork server that has Ray, RLlib and torch imported already
-    (the adapter's :attr:`~rlbench.adapters.base.Adapter.preload_modules`), or, with
+    (the :attr:`~rlbench.adapters.base.Adapter.preload_modules` of the sweep's ``frameworks``), or, with
     ``fresh_process``, each as a new Python process (a fidelity diagnosis)."""
 
-    def __init__(self, *, fresh_process: bool = False) -> None:
+    def __init__(self, *, fresh_process: bool = False, frameworks: tuple[str, ...] = ("rllib",)) -> None:
         self.fresh_process = fresh_process
         # Ray's workers inherit the environment: make the caller's folder importable for them.
         cwd = os.getcwd()
@@ -71,7 +71,9 @@ class TrialLauncher:
         if cwd not in sys.path:
             sys.path.insert(0, cwd)
         self.context = multiprocessing.get_context("forkserver")
-        self.context.set_forkserver_preload([trial_process.__name__, *get_adapter().preload_modules])
+        # only the frameworks the sweep runs: a plain sweep's server imports neither Ray nor torch
+        preload = [m for f in frameworks for m in get_adapter(f).preload_modules]
+        self.context.set_forkserver_preload([trial_process.__name__, *dict.fromkeys(preload)])
 
     def warm(self) -> None:
         """Start the fork server now: it imports Ray, RLlib and torch (2.4-2.8 s of one core, measured)
@@ -137,16 +139,32 @@ def _verdict(plan: TrialPlan, trial: TrialFolder, exit_code: int | None, timed_o
         return "skipped", skipped.get("reason")
     if end is not None and end.get("status") == "ok":
         return "ok", None
+    died = exit_code is not None and exit_code != 0
+    if (died and error is None and end is None and any(e.get("event") == "trained" for e in events)
+            and any(e.get("event") == "shutdown" for e in events)):
+        # trained, runtime shut down, every figure written: how the process then ended changes none of it
+        return "ok", (f"its process then died ({_exit_text(exit_code)}) after its runtime had shut down; "
+                      f"all {iterations} iterations were recorded")
     if stop is not None and stop.interrupted:
         how = "stopped cleanly, Ray shut down" if end is not None else "killed after the grace period"
         return "interrupted", f"interrupted (Ctrl-C or SIGTERM) after {iterations} iterations; {how}"
     if error is not None:
         return "failed", error.get("error")
-    how = f"signal {-exit_code}" if exit_code is not None and exit_code < 0 else f"exit code {exit_code}"
+    how = _exit_text(exit_code)
     if exit_code == -signal.SIGKILL:
         how += ", SIGKILL: the kernel's out-of-memory killer does this (see dmesg)"
     tail = trial.log_tail()
     return "failed", f"trial process died ({how}) after {iterations} iterations" + (f"; log: {tail}" if tail else "")
+
+
+def _exit_text(exit_code: int | None) -> str:
+    """``signal 11`` or ``exit code 3``."""
+    return f"signal {-exit_code}" if exit_code is not None and exit_code < 0 else f"exit code {exit_code}"
+
+
+def exit_signal(exit_code: int | None) -> int | None:
+    """The signal that ended the trial process (multiprocessing's and Popen's negative exit code), or None."""
+    return -exit_code if exit_code is not None and exit_code < 0 else None
 
 
 @dataclass
@@ -218,7 +236,7 @@ def launch_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, g
     proc = launcher.start(trial, t0, gated)
     me = ProcessRef.of(proc.pid) or ProcessRef(proc.pid, -1)  # not reaped before join: still the trial
     hz = 0.0 if "sampler" in plan.switched_off else plan.sample_hz  # 0: a fidelity diagnosis, no rows
-    sampler = UtilizationSampler(proc.pid, t0_epoch=t0, hz=hz, gpus=gpus,
+    sampler = UtilizationSampler(proc.pid, t0_epoch=t0, hz=hz, gpus=gpus, adapter=get_adapter(plan.config.framework),
                                  rapl=None if plan.ray_address else rapl).start()
     return Launched(proc, me, sampler, t0, gated, steal0)
 
@@ -283,7 +301,8 @@ def run_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, gpus
     # on a cluster, the trial itself killed any of its node processes that outlived its driver
     release = trial.event("cluster_release")
     record = TrialRecord(
-        trial_id=plan.trial_id, status=status, reason=reason, exit_code=proc.exitcode, started_epoch=t0,
+        trial_id=plan.trial_id, status=status, reason=reason, exit_code=proc.exitcode,
+        exit_signal=exit_signal(proc.exitcode), started_epoch=t0,
         trial_wall_s=time.time() - t0, sampler_cpu_s=sampler.cpu_s, sampler_samples=sampler.samples,
         leftover_processes_killed=left + len(release.get("processes_killed") or []), overlap_s=overlap_s,
         host_steal_pct=steal_pct(launched.steal0, read_steal()),

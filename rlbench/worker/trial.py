@@ -1,7 +1,9 @@
-"""Inside the trial: the process that owns one trial's private Ray runtime.
+"""Inside the trial: the process that owns one trial's runtime (a private Ray for RLlib).
 
-It reads ``plan.json``, pins itself, starts a local Ray (or connects to a cluster), asks the
-adapter for a trainer, trains, and shuts Ray down whatever happens. Every step is appended to
+It reads ``plan.json``, pins itself, starts the runtime its adapter names
+(:mod:`rlbench.worker.runtime`: a local Ray, a connection to a cluster, or none), asks the adapter
+for a trainer, trains, shuts the runtime down whatever happens, and leaves at once
+(:func:`exit_now`). Every step is appended to
 ``events.jsonl`` (:mod:`rlbench.worker.events`), so a trial that is killed still leaves what it
 measured. Module-level imports are the standard library and rlbench.worker/results.layout only
 (the fork server preloads this module); the plan model, the adapter and Ray are imported when the
@@ -21,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from rlbench.results.files import open_append
 from rlbench.results.layout import TrialFolder
 from rlbench.worker.events import EventLog, describe_error
-from rlbench.worker.priority import nice_as_ray_worker, nice_levels
+from rlbench.worker.priority import nice_levels
 from rlbench.worker.procfs import all_stats, read_stat
 
 if TYPE_CHECKING:
@@ -137,24 +139,8 @@ def _thread_pools() -> dict[str, int]:
     return {f"{p['internal_api']}:{p['prefix']}": p["num_threads"] for p in threadpool_info()}
 
 
-def _worker_pythonpath() -> str:
-    """PYTHONPATH for Ray's workers: the caller's folder first, so ``package.module:Class`` envs import."""
-    parts = [os.getcwd()] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    seen: list[str] = []
-    for p in parts:
-        if p not in seen:
-            seen.append(p)
-    return os.pathsep.join(seen)
 
 
-def _ray_session_dir() -> str | None:
-    """The local Ray session's folder (its name is in every Ray system process's command line)."""
-    try:
-        import ray
-
-        return ray._private.worker._global_node.get_session_dir_path()
-    except Exception:  # private API: losing it only weakens the leftover-process check
-        return None
 
 
 def main(trial_dir: str, t0_epoch: float, gated: bool = False) -> int:
@@ -180,8 +166,7 @@ def main(trial_dir: str, t0_epoch: float, gated: bool = False) -> int:
                  forked_by_server=multiprocessing.parent_process() is not None)
     try:
         status = _run(plan, events, folder, gated)
-    except KeyboardInterrupt:  # the sweep's Ctrl-C: _run has shut Ray down; the iterations are kept
-        _shutdown_ray()  # in case it came during ray.init, before _run's own clean-up applies
+    except KeyboardInterrupt:  # the sweep's Ctrl-C: _run has shut its runtime down; the iterations are kept
         events.write("interrupted")
         status = "interrupted"
     except BaseException as e:  # record everything, then leave
@@ -192,33 +177,8 @@ def main(trial_dir: str, t0_epoch: float, gated: bool = False) -> int:
     return 0 if status in ("ok", "skipped") else 1
 
 
-def _shutdown_ray() -> None:
-    """Shut down this process's Ray runtime if one is (still) up."""
-    import ray
-
-    if ray.is_initialized():
-        ray.shutdown()
 
 
-def ray_init_kwargs(plan: TrialPlan) -> dict[str, Any]:
-    """``ray.init`` arguments of a trial: a private local runtime on 127.0.0.1, quiet; the dashboard
-    off unless the spec turns it on, and then reachable from this machine only. With ``ray_address``: connect to
-    that cluster instead (see :mod:`rlbench.worker.cluster_trial`)."""
-    if plan.ray_address:
-        from rlbench.worker.cluster_trial import connect_kwargs
-
-        return connect_kwargs(plan.ray_address, plan.config.environment.env)
-    return dict(
-        address="local",
-        _node_ip_address="127.0.0.1",  # kept by Ray only with bind_local_runtime_to_loopback (see _run)
-        num_cpus=plan.ray_cpus,
-        num_gpus=plan.gpus,
-        include_dashboard=plan.include_dashboard,
-        dashboard_host="127.0.0.1",
-        log_to_driver=False,
-        logging_level="ERROR",
-        configure_logging=True,
-    )
 
 
 def _wait_for_gate(folder: TrialFolder, events: EventLog) -> None:
@@ -236,39 +196,24 @@ def _wait_for_gate(folder: TrialFolder, events: EventLog) -> None:
 
 def _run(plan: TrialPlan, events: EventLog, folder: TrialFolder, gated: bool = False) -> str:
     from rlbench.adapters import get_adapter
+    from rlbench.worker.runtime import _worker_pythonpath, runtime_for
 
-    adapter = get_adapter()
+    adapter = get_adapter(plan.config.framework)
     off = frozenset(plan.switched_off)  # a fidelity diagnosis (rlbench.run.switches); empty normally
     if plan.cores and "affinity" not in off:  # empty on a cluster: no pinning
         os.sched_setaffinity(0, plan.cores)
     os.environ["PYTHONPATH"] = _worker_pythonpath()
     adapter.quiet_logging()
-    import ray
-
     if "threads" not in off:
         adapter.set_driver_threads(plan.torch_threads["driver"])
         _limit_thread_pools(plan.torch_threads["driver"])
-    if not plan.ray_address:
-        from rlbench.worker.ray_auth import bind_local_runtime_to_loopback
-
-        bind_local_runtime_to_loopback()
-    t = time.perf_counter()
-    ray.init(**ray_init_kwargs(plan))
-    ray_init_s = time.perf_counter() - t
-    if "niceness" not in off:
-        nice_as_ray_worker()
-    cluster = None
-    if plan.ray_address:  # a cluster's session is not the trial's: never name it for the leftover kill
-        from rlbench.worker.cluster_trial import ClusterTrial
-
-        cluster = ClusterTrial(plan, events, folder, adapter)
-        events.write("ray_init", ray_init_s=ray_init_s, session_dir=None, **cluster.after_connect())
-    else:
-        events.write("ray_init", ray_init_s=ray_init_s, session_dir=_ray_session_dir())
-    if gated:
-        _wait_for_gate(folder, events)
+    runtime = runtime_for(adapter, plan, events, folder)
     trainer = None
-    try:
+    try:  # a Ctrl-C during the runtime's start still shuts down what started
+        runtime.start()
+        cluster = runtime.cluster
+        if gated:
+            _wait_for_gate(folder, events)
         trainer = adapter.trainer(plan.config, seed=plan.seed, without=off)
         reason = trainer.infeasible_reason()
         if reason:
@@ -291,17 +236,17 @@ def _run(plan: TrialPlan, events: EventLog, folder: TrialFolder, gated: bool = F
         events.write("trained")  # the sweep may launch the next trial while this one shuts down
         return "ok"
     finally:
-        if cluster is not None:
-            cluster.before_stop()
+        if runtime.cluster is not None:
+            runtime.cluster.before_stop()
         t = time.perf_counter()
         try:
             if trainer is not None:
                 trainer.stop()
         finally:
-            ray.shutdown()
+            runtime.shutdown()
             events.write("shutdown", shutdown_s=time.perf_counter() - t)
-            if cluster is not None:
-                cluster.after_shutdown()
+            if runtime.cluster is not None:
+                runtime.cluster.after_shutdown()
 
 
 def _train(plan: TrialPlan, trainer: Trainer, events: EventLog) -> None:
@@ -360,10 +305,27 @@ def ready() -> None:
     """A do-nothing child of the fork server: once it has run, the server has imported everything."""
 
 
+def exit_now(code: int) -> None:
+    """Flush and leave at once, without the interpreter's and the runtime's exit-time destructors.
+
+    By now the trial has written every event (``end`` last, fsynced) and shut its runtime down.
+    What follows in a normal exit (garbage collection, atexit handlers, C++ static destructors while
+    Ray's own C++ threads still run) measures nothing and can crash: a cluster trial that had
+    written ``shutdown`` died with SIGSEGV inside Ray's boost::asio scheduler as the interpreter
+    exited, under load in CI (issue 24), and was recorded failed with every figure complete.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
 def process_entry(trial_dir: str, t0_epoch: float, gated: bool = False) -> None:
-    """Entry point for a multiprocessing.Process: exits with :func:`main`'s code."""
-    raise SystemExit(main(trial_dir, t0_epoch, gated))
+    """Entry point for a multiprocessing.Process: exits at once with :func:`main`'s code."""
+    exit_now(main(trial_dir, t0_epoch, gated))
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], float(sys.argv[2]), sys.argv[3:] == ["gated"]))
+    exit_now(main(sys.argv[1], float(sys.argv[2]), sys.argv[3:] == ["gated"]))
