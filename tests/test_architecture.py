@@ -37,7 +37,8 @@ UPWARD_EXCEPTIONS: dict[str, set[str]] = {
 #: What a worker module may import beyond the standard library, inside a function only (it runs in
 #: the trial process or a Ray worker, which have these): module -> top-level package names.
 WORKER_LAZY_THIRD_PARTY: dict[str, set[str]] = {
-    "rlbench.worker.trial": {"ray", "threadpoolctl"},
+    "rlbench.worker.trial": {"threadpoolctl"},
+    "rlbench.worker.runtime": {"ray"},
     "rlbench.worker.cluster_trial": {"ray"},
     "rlbench.worker.node_sampler": {"ray"},
     "rlbench.worker.nvml": {"pynvml"},
@@ -62,14 +63,15 @@ def _resolve(base: str, name: str | None) -> str:
     return base
 
 
-def imports(module: str) -> list[tuple[str, bool]]:
-    """(imported module, inside a function) for every import of ``module`` outside ``if TYPE_CHECKING``."""
+def imports(module: str, *, type_checking: bool = False) -> list[tuple[str, bool]]:
+    """(imported module, inside a function) for every import of ``module`` outside ``if TYPE_CHECKING``
+    (inside it too with ``type_checking``)."""
     tree = ast.parse(MODULES[module].read_text())
     out: list[tuple[str, bool]] = []
 
     def visit(node: ast.AST, lazy: bool) -> None:
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test) and not type_checking:
                 continue  # for type checkers only: never executed
             if isinstance(child, ast.Import):
                 out.extend((a.name, lazy) for a in child.names)
@@ -139,6 +141,32 @@ def test_no_import_cycle_even_through_imports_inside_functions():
 def test_no_module_over_400_lines():
     long = {m: n for m, p in MODULES.items() if (n := len(p.read_text().splitlines())) > MAX_LINES}
     assert long == {}
+
+
+def test_no_module_outside_the_adapters_names_a_concrete_adapter():
+    """Outside ``adapters/`` only the registry and the protocol are imported (type checkers included):
+    another framework is a new adapter package, not a change across the house."""
+    wrong = [f"{m}: {n}" for m in MODULES if not m.startswith("rlbench.adapters")
+             for n, _ in imports(m, type_checking=True)
+             if (t := ours(n)) and t.startswith("rlbench.adapters") and t not in ("rlbench.adapters", "rlbench.adapters.base")]
+    assert wrong == []
+
+
+def test_adapters_never_import_the_spec_even_for_type_checkers():
+    """The spec imports the adapters' registry; an adapter reaching back up to the spec would be a
+    cycle of meaning even where it is not one at run time."""
+    wrong = [f"{m}: {n}" for m in MODULES if m.startswith("rlbench.adapters")
+             for n, _ in imports(m, type_checking=True) if (t := ours(n)) and room(t) not in (None, "adapters")]
+    assert wrong == []
+
+
+def test_the_spec_names_the_frameworks_the_registry_has():
+    import typing
+
+    from rlbench.adapters import FRAMEWORKS
+    from rlbench.spec.model import Framework
+
+    assert typing.get_args(Framework) == FRAMEWORKS
 
 
 def test_rllib_is_imported_under_the_adapter_only():

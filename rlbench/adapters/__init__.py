@@ -1,34 +1,30 @@
-"""Adapters: everything that knows a training system (RLlib first) lives under this package.
+"""Adapters: everything that knows a training system lives under this package.
 
-The rest of rlbench asks :func:`get_adapter` for the system a spec names and talks to it through
-:class:`rlbench.adapters.base.Adapter` alone. The names below are the default (RLlib) adapter's,
-for the rooms that need one fact quickly (the process roles, a trial's resource demand).
+The rest of rlbench asks :func:`get_adapter` for the framework a trial config names
+(``framework:``) and talks to it through :class:`rlbench.adapters.base.Adapter` alone; the
+analysis reaches it through the trial's plan (``TrialPlan.demand()``, ``.asynchronous``). No name
+that only one adapter defines is exported here. Adding a framework: docs/ARCHITECTURE.md.
 """
 
 from __future__ import annotations
 
 from rlbench.adapters.base import Adapter, ResourceDemand
-from rlbench.adapters.rllib import (
-    RAY_TITLE_ROLES,
-    ROLES,
-    RLlibAdapter,
-    classify_process,
-    resource_demand,
-    torch_threads,
-)
+from rlbench.adapters.plain import PlainAdapter
+from rlbench.adapters.rllib import RLlibAdapter
 
-_ADAPTERS: dict[str, Adapter] = {"rllib": RLlibAdapter()}
+_ADAPTERS: dict[str, Adapter] = {"rllib": RLlibAdapter(), "plain": PlainAdapter()}
+
+#: The frameworks a spec's ``framework`` may name; the first is the default.
+FRAMEWORKS: tuple[str, ...] = tuple(_ADAPTERS)
+
+#: Every role any adapter reports, in order (the tables have a column per role whatever the framework).
+ALL_ROLES: tuple[str, ...] = tuple(dict.fromkeys(role for a in _ADAPTERS.values() for role in a.roles))
 
 
 def get_adapter(framework: str = "rllib") -> Adapter:
-    """The adapter of a training framework (``rllib``: RLlib's new API stack)."""
+    """The adapter of a training framework (``rllib``: RLlib's new API stack; ``plain``: no framework,
+    the env stepped with random actions in the trial process, no Ray)."""
     return _ADAPTERS[framework]
 
 
-def is_asynchronous(algo: str) -> bool:
-    """Whether the default adapter's algorithm ``algo`` samples while it learns (APPO, IMPALA)."""
-    return get_adapter().is_asynchronous(algo)
-
-
-__all__ = ["Adapter", "ResourceDemand", "get_adapter", "is_asynchronous", "RAY_TITLE_ROLES", "ROLES", "classify_process",
-           "resource_demand", "torch_threads"]
+__all__ = ["ALL_ROLES", "FRAMEWORKS", "Adapter", "ResourceDemand", "get_adapter"]

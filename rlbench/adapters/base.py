@@ -9,7 +9,12 @@ new adapter module that gives an :class:`Adapter`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
+
+#: A trial's config as the spec validated it (``rlbench.spec.model.TrialConfig``). Named, not
+#: imported: the spec imports the adapters' registry, so an adapter never imports the spec, not even
+#: for a type checker (tests/test_architecture.py holds this).
+TrialConfig: TypeAlias = Any
 
 
 @dataclass(frozen=True)
@@ -122,6 +127,9 @@ class Adapter(Protocol):
     """Process titles of the runtime's own agents (children of the raylet)."""
     algorithms: tuple[str, ...]
     """The algorithms a spec's ``algo`` may name."""
+    runtime: str | None
+    """The runtime its trials need, started by the trial process (:mod:`rlbench.worker.runtime`):
+    ``"ray"`` (a private local Ray, or a connection to a cluster), or None (nothing: no Ray process)."""
 
     def is_asynchronous(self, algo: str) -> bool:
         """Whether the algorithm samples while it learns (its iteration's phases overlap, so the driver's

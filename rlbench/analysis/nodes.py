@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from rlbench.adapters import ROLES, resource_demand
+from rlbench.adapters import ALL_ROLES
 from rlbench.analysis.trials import cpus_allocated
 from rlbench.analysis.windows import by_trial, steady_window
 from rlbench.results.tables import NODE_ROLES_SCHEMA
@@ -58,7 +58,7 @@ def allocated_by_node(plan, events: list[dict[str, Any]]) -> dict[tuple[str | No
     sampling = next((e for e in events if e.get("event") == "node_sampling"), None)
     if not plan.ray_address or sampling is None:
         return {(None, role): cpus for role, cpus in allocated.items() if cpus}
-    per_actor = resource_demand(plan.config).cpus_per_actor()
+    per_actor = plan.demand().cpus_per_actor()
     out: dict[tuple[str | None, str], float] = {}
     if allocated["driver"]:
         out[(None, "driver")] = allocated["driver"]
@@ -83,7 +83,7 @@ def trial_node_roles(plan, events: list[dict[str, Any]], utilization: pd.DataFra
         row = rows.setdefault((node, role), {"trial_id": plan.trial_id, "node_id": node, "node_ip": ips.get(node),
                                              "role": role, "cpus_used": None, "peak_rss_bytes": None})
         row["cpus_allocated"] = cpus
-    order = {role: i for i, role in enumerate(ROLES)}
+    order = {role: i for i, role in enumerate(ALL_ROLES)}
     return sorted(rows.values(), key=lambda r: (r["node_id"] or "", order.get(r["role"], len(order))))
 
 
@@ -112,6 +112,6 @@ def multi_source_role_stats(iterations: pd.DataFrame, utilization: pd.DataFrame,
         per = source_role_use(util, window)
         if window is not None and per["cpus_used"].notna().any():
             sums = per.groupby("role")["cpus_used"].sum()
-            cpu_use[trial] = {role: float(sums.get(role, 0.0)) for role in ROLES}
+            cpu_use[trial] = {role: float(sums.get(role, 0.0)) for role in ALL_ROLES}
         peaks = per.groupby("role")["peak_rss_bytes"].sum()
-        peak_rss[trial] = {role: int(peaks.get(role, 0)) for role in ROLES}
+        peak_rss[trial] = {role: int(peaks.get(role, 0)) for role in ALL_ROLES}

@@ -14,7 +14,6 @@ from typing import Any
 
 import pandas as pd
 
-from rlbench.adapters import is_asynchronous
 
 #: Per-iteration busy columns whose share of the steady-state wall time is a trials column ``<name>_frac``.
 BUSY_COLUMNS: tuple[str, ...] = ("sampler_busy_s", "learner_busy_s", "busy_overlap_s")
@@ -33,10 +32,10 @@ def _median(its: pd.DataFrame, column: str) -> float | None:
     return float(its[column].median())
 
 
-def overlap_columns(algo: str, num_learners: int, steady_its: pd.DataFrame,
+def overlap_columns(asynchronous: bool, num_learners: int, steady_its: pd.DataFrame,
                     learner_cpus_used: float | None) -> dict[str, Any]:
     """The trials-table columns about overlap, learners and policy lag of one trial (steady-state iterations)."""
-    row: dict[str, Any] = {"asynchronous": is_asynchronous(algo)}
+    row: dict[str, Any] = {"asynchronous": asynchronous}
     for column in BUSY_COLUMNS:
         row[f"{column.removesuffix('_s')}_frac"] = _share(steady_its, column)
     row["learn_s_per_iteration"] = _median(steady_its, "learn_s")

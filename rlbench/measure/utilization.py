@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rlbench.adapters import classify_process
+from rlbench.adapters import Adapter, get_adapter
 from rlbench.worker.nvml import Gpus
 from rlbench.worker.procfs import ProcStat, parse_stat, read_cmdline
 from rlbench.worker.rapl import Rapl
@@ -73,11 +73,12 @@ def parse_forks(text: bytes) -> int | None:
     return int(text[start + 11:end if end > 0 else None])
 
 
-def classify(cmdline: list[str], *, is_driver: bool) -> str:
-    """A trial process's role: the harness (rlbench's reaper) first, then the adapter's reading of its title."""
+def classify(cmdline: list[str], *, is_driver: bool, adapter: Adapter | None = None) -> str:
+    """A trial process's role: the harness (rlbench's reaper) first, then the trial's adapter's reading
+    of its title (default: RLlib's)."""
     if REAPER_SCRIPT in cmdline[:4]:
         return HARNESS_ROLE
-    return classify_process(cmdline, is_driver=is_driver)
+    return (adapter or get_adapter()).classify_process(cmdline, is_driver=is_driver)
 
 
 class _Member:
@@ -127,8 +128,10 @@ class UtilizationSampler:
     """
 
     def __init__(self, root_pid: int, *, t0_epoch: float, hz: float, gpus: Gpus | None = None,
-                 per_core: bool = True, rapl: Rapl | None = None):
+                 per_core: bool = True, rapl: Rapl | None = None, adapter: Adapter | None = None):
         self.root_pid = root_pid
+        self.adapter = adapter or get_adapter()
+        """Whose process titles the roles are read from (the trial's framework)."""
         self.t0_epoch = t0_epoch
         self.enabled = hz > 0
         self.gpus = gpus
@@ -266,7 +269,7 @@ class UtilizationSampler:
         was = member.role
         try:
             cmdline = read_cmdline(member.pid)
-            member.role = classify(cmdline, is_driver=member.pid == self.root_pid)
+            member.role = classify(cmdline, is_driver=member.pid == self.root_pid, adapter=self.adapter)
             member.unexeced = (member.pid != self.root_pid and (was is None or member.unexeced)
                                and _parent_cmdline(member.ppid) == cmdline)
         except OSError:

@@ -266,7 +266,8 @@ def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan]
             console.print(Text(plain(f"No CPU energy counter (no readable RAPL package zone under {powercap_root}): "
                                      "cpu_energy_j will be null."), style="dim"))
     spec = loaded.spec
-    launcher = TrialLauncher(fresh_process=any("forkserver" in p.switched_off for p in to_run))
+    launcher = TrialLauncher(fresh_process=any("forkserver" in p.switched_off for p in to_run),
+                             frameworks=tuple(dict.fromkeys(p.config.framework for p in to_run)) or ("rllib",))
     runnable = any(p.skip_reason is None for p in to_run)
     if runnable:
         launcher.warm()  # its imports run beside the caller's own (while_forkserver_starts), not in trial 1

@@ -54,7 +54,10 @@ ALIASES: dict[str, str] = {
 }
 
 
-__all__ = ["ALIASES", "Algo", "SpecError", "STOP_LIMITS", "StopSection", "StopTarget", "SweepSpec", "TrainingSection",
+#: The frameworks a spec may name (``rlbench.adapters.FRAMEWORKS``; the spec's types only name them).
+Framework = Literal["rllib", "plain"]
+
+__all__ = ["ALIASES", "Algo", "Framework", "SpecError", "STOP_LIMITS", "StopSection", "StopTarget", "SweepSpec", "TrainingSection",
            "TrialConfig"]
 
 
@@ -179,6 +182,9 @@ class RLModuleSection(_Section):
 class TrialConfig(_Section):
     """Everything one trial runs with: the spec's sections after the grid values are applied."""
 
+    framework: Framework = "rllib"
+    """The training system whose adapter runs the trial (``rllib``; ``plain``: no framework and no Ray,
+    the env stepped with random actions in the trial process, for lifecycle tests and env costs)."""
     algo: Algo = "PPO"
     """The RLlib algorithm (``PPO``: synchronous; ``APPO``, ``IMPALA``: asynchronous sampling, V-trace)."""
     environment: EnvironmentSection
@@ -238,6 +244,8 @@ class SweepSpec(_Section):
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=100)
     """Sweep name; used in the default output folder ``results/<name>/<timestamp>/``."""
+    framework: Framework = "rllib"
+    """See :class:`TrialConfig` (also a grid axis)."""
     algo: Algo = "PPO"
     """RLlib algorithm: ``PPO``, ``APPO`` or ``IMPALA`` (also a grid axis: ``algo: [PPO, APPO]``)."""
     environment: EnvironmentSection

@@ -15,7 +15,7 @@ from typing import Any, Union
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from rlbench.adapters import resource_demand, torch_threads
+from rlbench.adapters import ResourceDemand, get_adapter
 from rlbench.measure.machine import ClusterInfo, MachineInfo
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import ResultsFolder, TrialFolder
@@ -99,6 +99,16 @@ class TrialPlan(BaseModel):
     """Grid axis column -> the value relative to the machine it was written as (``cpus-1``); the
     resolved value is in ``axes`` and ``config``. Empty when no grid value was relative."""
 
+    def demand(self) -> ResourceDemand:
+        """What the trial asks of the machine, per role and per actor, by its framework's rules: how the
+        analysis reaches the adapter's resource arithmetic without knowing which adapter it is."""
+        return _demand(self.config)
+
+    @property
+    def asynchronous(self) -> bool:
+        """Whether the trial's algorithm samples while it learns (its framework says)."""
+        return get_adapter(self.config.framework).is_asynchronous(self.config.algo)
+
 
 #: What every trial id looks like (:func:`trial_id`); an id from elsewhere that does not is refused.
 TRIAL_ID = re.compile(r"t\d{3,}r\d+")
@@ -114,7 +124,7 @@ def skip_reason(config: TrialConfig, cpus: int, machine: MachineInfo) -> str | N
     usable = len(machine.usable_cores)
     if cpus > usable:
         return f"cpus={cpus} but this machine has {usable} usable cores"
-    need = resource_demand(config)
+    need = _demand(config)
     if need.driver_cpus > cpus:
         return f"num_cpus_for_main_process={need.driver_cpus} is more than the trial's cpus={cpus}"
     ray_cpus = cpus - need.driver_cpus
@@ -237,7 +247,7 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
                 driver_cores=cores[:driver_n],
                 ray_cpus=max(0, cpus - config.resources.num_cpus_for_main_process),
                 gpus=machine.gpu_count,
-                torch_threads=torch_threads(config),
+                torch_threads=get_adapter(config.framework).torch_threads(config),
                 stop_iterations=spec.stop.iterations,
                 stop_seconds=spec.stop.seconds,
                 stop_target=spec.stop.target,
@@ -269,7 +279,7 @@ def skip_group(plan: TrialPlan) -> str | None:
         return None
     if plan.skip_reason.startswith(DUPLICATE):
         return "resolve to the same configuration as an earlier grid point on this machine"
-    need = resource_demand(plan.config)
+    need = _demand(plan.config)
     where = "the cluster's" if plan.ray_address else "this machine's"
     if plan.ray_address is None and len(plan.cores) < plan.cpus:
         return f"ask for more cpus than this machine's {len(plan.cores)} usable cores"
@@ -303,7 +313,7 @@ def skip_summary(plans: list[TrialPlan]) -> list[str]:
         resource = "GPUs" if "GPUs" in group else "CPUs" if "CPU" in group or "cpus" in group else None
         if resource:
             def demand(p: TrialPlan) -> float:
-                need = resource_demand(p.config)
+                need = _demand(p.config)
                 return need.gpus if resource == "GPUs" else need.actor_cpus + (0 if p.ray_address else need.driver_cpus)
             if feasible:
                 best = max(feasible, key=demand)
@@ -342,7 +352,7 @@ def cluster_skip_reason(config: TrialConfig, cluster: ClusterInfo) -> str | None
     ``num_cpus_for_main_process`` takes no cluster CPU; the actors' CPUs and GPUs must fit the
     cluster's totals, and each actor must fit one node.
     """
-    need = resource_demand(config)
+    need = _demand(config)
     if need.actor_cpus > cluster.total_cpus + 1e-9:
         return f"needs {need.actor_cpus:g} CPUs for actors but the cluster has {cluster.total_cpus:g}"
     if need.gpus > cluster.total_gpus + 1e-9:
@@ -383,3 +393,8 @@ def check_spec_for_cluster(loaded: LoadedSpec) -> str | None:
                 "which has no meaning on a Ray cluster; remove 'cpus' (and any 'cpus' grid axis) to run with "
                 "--address, or drop --address to emulate machine sizes locally")
     return None
+
+
+def _demand(config: TrialConfig) -> ResourceDemand:
+    """What the trial config asks of the machine, by its framework's rules."""
+    return get_adapter(config.framework).resource_demand(config)

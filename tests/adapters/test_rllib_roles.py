@@ -109,10 +109,10 @@ def test_async_demand_without_aggregators_is_ppos():
 
 
 def test_the_adapter_knows_which_algorithms_overlap():
-    from rlbench.adapters import get_adapter, is_asynchronous
+    from rlbench.adapters import get_adapter
 
     adapter = get_adapter()
     assert adapter.algorithms == ("PPO", "APPO", "IMPALA")
-    assert [is_asynchronous(a) for a in adapter.algorithms] == [False, True, True]
+    assert [adapter.is_asynchronous(a) for a in adapter.algorithms] == [False, True, True]
     assert adapter.actor_class_roles["AggregatorActor"] == "aggregator"
     assert adapter.actor_class_roles["EnvRunnerStateServer"] == "state_server"

@@ -17,7 +17,7 @@ def test_busy_shares_are_sums_over_the_steady_wall_time():
     its = _its(wall_s=[2.0, 2.0], learn_s=[0.5, 1.5], sampler_busy_s=[1.8, 2.0], learner_busy_s=[1.0, 1.4],
                busy_overlap_s=[0.8, 1.4], learner_updates=[4.0, 6.0], sgd_steps=[4.0, 6.0],
                policy_lag_mean=[1.0, 2.0], policy_lag_max=[2.0, 5.0])
-    row = overlap_columns("APPO", 2, its, learner_cpus_used=1.5)
+    row = overlap_columns(True, 2, its, learner_cpus_used=1.5)
     assert row["asynchronous"] is True
     assert row["sampler_busy_frac"] == pytest.approx(3.8 / 4.0)
     assert row["learner_busy_frac"] == pytest.approx(2.4 / 4.0)
@@ -33,7 +33,7 @@ def test_missing_values_leave_nulls_not_guesses():
     its = _its(wall_s=[1.0, 1.0], learn_s=[0.3, 0.3], sampler_busy_s=[0.5, None], learner_busy_s=[None, None],
                busy_overlap_s=[None, None], learner_updates=[None, None], sgd_steps=[None, None],
                policy_lag_mean=[None, None], policy_lag_max=[None, None])
-    row = overlap_columns("PPO", 0, its, learner_cpus_used=0.0)
+    row = overlap_columns(False, 0, its, learner_cpus_used=0.0)
     assert row["asynchronous"] is False
     assert row["sampler_busy_frac"] is None  # one iteration lacks it: no share over a partial sum
     assert row["learner_busy_frac"] is None and row["learner_busy_s_per_iteration"] is None

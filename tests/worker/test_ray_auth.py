@@ -85,7 +85,7 @@ from rlbench.measure.machine import MachineInfo
 from rlbench.spec.load import spec_from_dict
 from rlbench.spec.plan import plan_trials
 from rlbench.worker.ray_auth import bind_local_runtime_to_loopback
-from rlbench.worker.trial import ray_init_kwargs
+from rlbench.worker.runtime import ray_init_kwargs
 
 bind, dashboard = sys.argv[1] == "bind", sys.argv[2] == "dashboard"
 machine = MachineInfo(hostname="h", cpu_model="c", logical_cores=2, physical_cores=2, usable_cores=[0, 1],

@@ -6,7 +6,7 @@ from rlbench.measure.machine import MachineInfo
 from rlbench.spec.load import spec_from_dict
 from rlbench.spec.plan import plan_trials
 from rlbench.worker.events import describe_error
-from rlbench.worker.trial import ray_init_kwargs
+from rlbench.worker.runtime import ray_init_kwargs
 
 MACHINE = MachineInfo(hostname="h", cpu_model="c", logical_cores=2, physical_cores=2, usable_cores=[0, 1],
                       memory_bytes=2**30, gpus=[])

@@ -22,7 +22,7 @@ from rlbench.adapters.rllib.roles import RAY_TITLE_ROLES, ROLES, classify_proces
 
 if TYPE_CHECKING:
     from rlbench.adapters.rllib.lifecycle import RLlibTrainer
-    from rlbench.spec.model import TrialConfig
+    from rlbench.adapters.base import TrialConfig
 
 
 class RLlibAdapter:
@@ -36,6 +36,7 @@ class RLlibAdapter:
                          if role in ("env_runner", "learner", "aggregator", "state_server")}
     system_titles = tuple(title for title, role in RAY_TITLE_ROLES.items() if role == "ray_system")
     algorithms = ("PPO", "APPO", "IMPALA")
+    runtime = "ray"
 
     def is_asynchronous(self, algo: str) -> bool:
         return algo in ASYNC_ALGOS

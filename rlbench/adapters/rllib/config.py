@@ -14,7 +14,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rlbench.spec.model import TrialConfig
+    from rlbench.adapters.base import TrialConfig
 
 def quiet_logging() -> None:
     """Silence RLlib's own logger (it has its own handler) and Ray's Python loggers."""

@@ -15,7 +15,7 @@ from rlbench.adapters.rllib.learner_probe import install_on_learners
 from rlbench.adapters.rllib.results import iteration_timings, metric_value
 
 if TYPE_CHECKING:
-    from rlbench.spec.model import TrialConfig
+    from rlbench.adapters.base import TrialConfig
 
 
 class RLlibTrainer:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from rlbench.adapters.base import ActorDemand, ResourceDemand
 
 if TYPE_CHECKING:
-    from rlbench.spec.model import TrialConfig
+    from rlbench.adapters.base import TrialConfig
 
 
 def resource_demand(config: TrialConfig) -> ResourceDemand:

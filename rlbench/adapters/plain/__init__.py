@@ -1,0 +1,69 @@
+"""The plain adapter: a trial with no training framework and no runtime (no Ray process at all).
+
+The trial process steps its env ``train_batch_size_per_learner`` times per iteration with uniformly
+random actions and learns nothing. It exists for two reasons: it proves the adapter seam (the worker,
+the sweep, the tables and the report drive it exactly as they drive RLlib; docs/ARCHITECTURE.md,
+"adding a framework", follows it), and it lets the lifecycle tests (Ctrl-C, kill -9, resume, faults,
+timeouts) run in about a second a trial where RLlib itself is not what they check: an RLlib trial
+costs 8-15 s of start-up on 2 cores (Ray's runtime, the build). It also measures an env alone, in
+the trial's own process, with the same iteration records as a training run.
+
+Standard library only at module level; gymnasium and numpy are imported by the trainer.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rlbench.adapters.base import ResourceDemand
+
+if TYPE_CHECKING:
+    from rlbench.adapters.plain.trainer import PlainTrainer
+    from rlbench.adapters.base import TrialConfig
+
+#: The result metrics a ``stop:`` target may name with this adapter.
+PLAIN_METRICS = ("episode_return_mean", "num_episodes")
+
+
+class PlainAdapter:
+    """No framework: the env stepped with random actions in the trial process, as an :class:`Adapter`."""
+
+    name = "plain"
+    roles = ("driver", "other")
+    preload_modules = ("rlbench.adapters.plain.trainer", "gymnasium", "numpy")
+    actor_class_roles: dict[str, str] = {}
+    system_titles: tuple[str, ...] = ()
+    algorithms = ("PPO", "APPO", "IMPALA")  # accepted and ignored: nothing learns
+    runtime = None
+
+    def is_asynchronous(self, algo: str) -> bool:
+        return False
+
+    def classify_process(self, cmdline: list[str], *, is_driver: bool) -> str:
+        return "driver" if is_driver else "other"
+
+    def result_metrics(self) -> list[str]:
+        return list(PLAIN_METRICS)
+
+    def resource_demand(self, config: TrialConfig) -> ResourceDemand:
+        return ResourceDemand(config.resources.num_cpus_for_main_process)
+
+    def torch_threads(self, config: TrialConfig) -> dict[str, int]:
+        n = config.threads.driver_torch_threads or max(1, config.resources.num_cpus_for_main_process)
+        return {"driver": n, "learner": n, "env_runner": n}
+
+    def quiet_logging(self) -> None:
+        pass
+
+    def set_driver_threads(self, n: int) -> None:
+        pass  # no torch here: the driver's BLAS pools are limited by the worker (threadpoolctl)
+
+    def make_env(self, env: str, env_config: dict[str, Any]) -> Any:
+        from rlbench.adapters.plain.trainer import make_env
+
+        return make_env(env, env_config)
+
+    def trainer(self, config: TrialConfig, *, seed: int | None, without: frozenset[str] = frozenset()) -> PlainTrainer:
+        from rlbench.adapters.plain.trainer import PlainTrainer
+
+        return PlainTrainer(config, seed=seed)

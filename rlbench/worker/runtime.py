@@ -1,0 +1,120 @@
+"""The runtime a trial's framework needs, started and shut down inside the trial process.
+
+An adapter names its runtime (``Adapter.runtime``): ``"ray"`` for RLlib, a private local Ray (or a
+connection to a cluster), or None for a framework that needs none (the plain adapter). The trial
+entry (:mod:`rlbench.worker.trial`) calls :meth:`start` before the trainer is built and
+:meth:`shutdown` after it stopped, whatever happened in between. Standard library at module level;
+Ray is imported when a Ray runtime starts.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import TYPE_CHECKING, Any
+
+from rlbench.results.layout import TrialFolder
+from rlbench.worker.priority import nice_as_ray_worker
+
+if TYPE_CHECKING:
+    from rlbench.spec.plan import TrialPlan
+    from rlbench.worker.events import EventLog
+
+
+class NoRuntime:
+    """A framework that runs in the trial process alone: nothing to start, nothing to shut down."""
+
+    cluster = None
+
+    def start(self) -> None:
+        """Nothing: the trial writes no ``ray_init`` event."""
+
+    def shutdown(self) -> None:
+        """Nothing."""
+
+
+class RayRuntime:
+    """A trial's private local Ray runtime on 127.0.0.1, or its connection to a cluster (``ray_address``)."""
+
+    def __init__(self, plan: TrialPlan, events: EventLog, folder: TrialFolder, adapter: Any):
+        self.plan, self.events, self.folder, self.adapter = plan, events, folder, adapter
+        self.cluster: Any = None
+
+    def start(self) -> None:
+        """``ray.init`` (the ``ray_init`` event), then the driver niced as Ray nices Tune's trial actor."""
+        import ray
+
+        plan = self.plan
+        if not plan.ray_address:
+            from rlbench.worker.ray_auth import bind_local_runtime_to_loopback
+
+            bind_local_runtime_to_loopback()
+        t = time.perf_counter()
+        ray.init(**ray_init_kwargs(plan))
+        ray_init_s = time.perf_counter() - t
+        if "niceness" not in plan.switched_off:
+            nice_as_ray_worker()
+        if plan.ray_address:  # a cluster's session is not the trial's: never name it for the leftover kill
+            from rlbench.worker.cluster_trial import ClusterTrial
+
+            self.cluster = ClusterTrial(plan, self.events, self.folder, self.adapter)
+            self.events.write("ray_init", ray_init_s=ray_init_s, session_dir=None, **self.cluster.after_connect())
+        else:
+            self.events.write("ray_init", ray_init_s=ray_init_s, session_dir=_ray_session_dir())
+
+    def shutdown(self) -> None:
+        """``ray.shutdown()`` if Ray is (still) up."""
+        import ray
+
+        if ray.is_initialized():
+            ray.shutdown()
+
+
+def runtime_for(adapter: Any, plan: TrialPlan, events: EventLog, folder: TrialFolder) -> NoRuntime | RayRuntime:
+    """The runtime the adapter names."""
+    if adapter.runtime == "ray":
+        return RayRuntime(plan, events, folder, adapter)
+    if adapter.runtime is None:
+        return NoRuntime()
+    raise ValueError(f"adapter {adapter.name!r} names an unknown runtime {adapter.runtime!r}")
+
+
+def ray_init_kwargs(plan: TrialPlan) -> dict[str, Any]:
+    """``ray.init`` arguments of a trial: a private local runtime on 127.0.0.1, quiet; the dashboard
+    off unless the spec turns it on, and then reachable from this machine only. With ``ray_address``: connect to
+    that cluster instead (see :mod:`rlbench.worker.cluster_trial`)."""
+    if plan.ray_address:
+        from rlbench.worker.cluster_trial import connect_kwargs
+
+        return connect_kwargs(plan.ray_address, plan.config.environment.env)
+    return dict(
+        address="local",
+        _node_ip_address="127.0.0.1",  # kept by Ray only with bind_local_runtime_to_loopback (see start)
+        num_cpus=plan.ray_cpus,
+        num_gpus=plan.gpus,
+        include_dashboard=plan.include_dashboard,
+        dashboard_host="127.0.0.1",
+        log_to_driver=False,
+        logging_level="ERROR",
+        configure_logging=True,
+    )
+
+
+def _ray_session_dir() -> str | None:
+    """The local Ray session's folder (its name is in every Ray system process's command line)."""
+    try:
+        import ray
+
+        return ray._private.worker._global_node.get_session_dir_path()
+    except Exception:  # private API: losing it only weakens the leftover-process check
+        return None
+
+
+def _worker_pythonpath() -> str:
+    """PYTHONPATH for the runtime's workers: the caller's folder first, so ``package.module:Class`` envs import."""
+    parts = [os.getcwd()] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    seen: list[str] = []
+    for p in parts:
+        if p not in seen:
+            seen.append(p)
+    return os.pathsep.join(seen)
