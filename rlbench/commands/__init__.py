@@ -37,7 +37,7 @@ results go to results/<sweep name>/<timestamp>/ (or --out DIR):
   summary.csv    one row per trial; trials/iterations/utilization.parquet hold every measurement (docs/SCHEMA.md)
   trials/<id>/   one trial's plan, events, log and verdict
 
-`rlbench COMMAND --help` gives a command's options and examples; the spec format is in README.md."""
+`rlbench COMMAND --help` gives a command's options and examples; the spec format is in docs/SPEC.md."""
 
 
 def version_text() -> str:

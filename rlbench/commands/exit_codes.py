@@ -1,4 +1,4 @@
-"""rlbench's exit codes, for every command (README lists them)."""
+"""rlbench's exit codes, for every command (README.md lists them)."""
 
 #: Done: every trial ok or skipped; compare found no significant regression.
 EXIT_OK = 0

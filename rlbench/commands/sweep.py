@@ -44,7 +44,7 @@ results (DIR: --out, default results/<sweep name>/<timestamp>/):
   DIR/trials/<id>/  one trial's plan, events, log (trial.log) and verdict
 
 exit codes: 0 every trial ok or skipped; 1 a trial failed or timed out; 2 bad input (nothing run or written);
-130 interrupted (the summary prints the command that resumes). The spec format: README.md, configs/."""
+130 interrupted (the summary prints the command that resumes). The spec format: docs/SPEC.md, configs/."""
 
 
 def setup_arguments(sweep: argparse.ArgumentParser) -> None:

@@ -33,7 +33,8 @@ from rlbench.results.text import plain
 from rlbench.spec.plan import TrialPlan, describe
 
 #: Seconds from a trial's last iteration to its verdict assumed until a trial has finished: the
-#: trial's ``algo.stop()`` + ``ray.shutdown()`` took 2.0 s in the README's Ctrl-C measurement.
+#: trial's ``algo.stop()`` + ``ray.shutdown()`` took 2.0 s in the Ctrl-C measurement
+#: (docs/MEASUREMENT.md, section 8).
 FIRST_GUESS_END_S = 2.0
 
 

@@ -152,7 +152,7 @@ def check_env(env: str) -> None:
     """Raise ValueError unless ``env`` is a registered gymnasium id or an import path
     ``module:Class`` naming a ``gymnasium.Env`` subclass.
 
-    The module is imported (a spec names code: see README, Security); nothing in it is called.
+    The module is imported (a spec names code: see docs/SECURITY.md); nothing in it is called.
     """
     if ":" in env and not env.startswith(("ale_py:",)):
         module_name, _, attr = env.partition(":")

@@ -3,7 +3,7 @@
 The sections mirror RLlib's ``AlgorithmConfig`` (``environment``, ``env_runners``, ``learners``,
 ``resources``, ``training``, ``rl_module``); old RLlib names are accepted as aliases (:data:`ALIASES`)
 and translated to the new API stack by :mod:`rlbench.spec.load`, because RLlib ignores several of
-them silently. Every field has a docstring: it is the spec's reference (README, docs/SCHEMA.md).
+them silently. Every field has a docstring: it is the spec's reference (docs/SPEC.md, docs/SCHEMA.md).
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ class LearnersSection(_Section):
 class ResourcesSection(_Section):
     num_cpus_for_main_process: int = Field(1, ge=0, le=MAX_CPUS)
     """CPUs reserved for the driver out of the trial's ``cpus``, as Tune reserves them for its trial
-    actor (README): Ray gets the rest, so env runners and learners cannot use them, and the driver
+    actor (docs/RUNNING.md): Ray gets the rest, so env runners and learners cannot use them, and the driver
     gets this many torch threads (at least 1)."""
     pin_driver: bool = False
     """Also pin the driver to its reserved cores and every other process of the trial to the rest.

@@ -4,7 +4,7 @@ The one place that knows how RLlib sizes its actors: env runners reserve
 ``num_cpus_per_env_runner`` / ``num_gpus_per_env_runner`` each, remote learners
 ``num_cpus_per_learner`` / ``num_gpus_per_learner`` each, and with ``num_learners: 0`` the learner
 lives in the driver (its GPU, if any, is the driver's). The driver's CPUs are rlbench's meaning of
-``num_cpus_for_main_process`` (README: outside Tune, RLlib reserves nothing for it). APPO and IMPALA
+``num_cpus_for_main_process`` (docs/RUNNING.md: outside Tune, RLlib reserves nothing for it). APPO and IMPALA
 also start ``max(1, num_learners) x num_aggregator_actors_per_learner`` aggregator actors of 1 CPU
 each (``Algorithm.setup``; RLlib's placement request counts them in the learners' bundles) and, with remote env
 runners, one ``EnvRunnerStateServer`` actor of 0 CPUs that the env runners pull weights from.
