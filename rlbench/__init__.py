@@ -7,5 +7,6 @@ Everything that knows RLlib's config names and result keys is in :mod:`rlbench.a
 
 __version__ = "0.1.0"
 
-#: Version of the on-disk result schema (docs/SCHEMA.md). Bump on any column change.
-SCHEMA_VERSION = 1
+#: Version of the on-disk results format (docs/SCHEMA.md, "Format history"; rlbench.results.format). Bump on
+#: any change to a file or column, with its line in rlbench.results.format.HISTORY.
+SCHEMA_VERSION = 2

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from rlbench import SCHEMA_VERSION
 from rlbench.measure.machine import MachineInfo, machine_dict
 from rlbench.results.files import write_json
 from rlbench.results.layout import ResultsFolder
@@ -71,7 +72,7 @@ def generate(out_dir: Path, trials: int = 1000, iterations: int = 100, repeats: 
     plans = plan_trials(loaded, machine)[:trials]
     manifest = {"spec_file": "bench_tables", "spec": loaded.spec.model_dump(mode="json", by_alias=True),
                 "alias_notes": [], "command": ["scripts/bench_tables.py"], "trial_ids": [p.trial_id for p in plans],
-                "software": {"rlbench": "generated"}, "git_commit": None, "machine": machine_dict(machine),
+                "software": {"rlbench": "generated", "schema_version": str(SCHEMA_VERSION)}, "git_commit": None, "machine": machine_dict(machine),
                 "started_at": None, "ended_at": None}
     folder = ResultsFolder(out_dir)
     write_json(folder.manifest, manifest)

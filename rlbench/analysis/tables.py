@@ -52,6 +52,7 @@ from rlbench.results.tables import (
     iteration_rows,
     iterations_frame,
     read_utilization,
+    tables_version,
     write_table,
 )
 from rlbench.spec.plan import read_plan
@@ -113,10 +114,12 @@ def build_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
 
 
 def read_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
-    """The tables of a result set: read from its parquet files, or rebuilt when they are missing."""
+    """The tables of a result set: read from its parquet files, or rebuilt from the per-trial files when
+    they are missing or of another results format than this rlbench's (the migration on read:
+    :mod:`rlbench.results.format`)."""
     folder = ResultsFolder(Path(out_dir))
     names = {"trials": TRIALS_TABLE, "iterations": ITERATIONS_TABLE, "utilization": UTILIZATION_TABLE}
-    if all(folder.table(f).exists() for f in names.values()):
+    if all(folder.table(f).exists() for f in names.values()) and tables_version(folder.table(TRIALS_TABLE)) == SCHEMA_VERSION:
         tables = {n: pd.read_parquet(folder.table(f)) for n, f in names.items()}
         # tables of older result sets may be missing: empty, with their columns
         for name, file, schema in (("runner_iterations", RUNNER_ITERATIONS_TABLE, RUNNER_ITERATION_SCHEMA),

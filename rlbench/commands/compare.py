@@ -48,7 +48,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
 
     args.a, args.b, args.out = own_path(args.a), own_path(args.b), own_path(args.out)
     for path in (args.a, args.b):
-        problem = folder_problem(path)
+        problem = folder_problem(path, console)
         if problem:
             return bad_input(console, problem)
     out = args.out or args.b  # only compare.csv and compare.json are written there (links replaced, never followed)

@@ -48,7 +48,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     from rlbench.analysis.tables import build_tables, read_tables  # heavy: see commands/compare.py's run
 
     args.dir = own_path(args.dir)
-    problem = folder_problem(args.dir)
+    problem = folder_problem(args.dir, console)
     if problem:
         return bad_input(console, problem)
     try:

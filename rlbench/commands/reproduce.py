@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
 
-from rlbench.commands._common import bad_input, own_path, say
+from rlbench.commands._common import bad_input, folder_problem, own_path, say
 from rlbench.commands.exit_codes import EXIT_OK
 from rlbench.report.reproduce import write_reproduction
 from rlbench.results.layout import ResultsFolder
@@ -57,6 +57,9 @@ def run(args: argparse.Namespace, console: Console) -> int:
     folder = ResultsFolder(args.dir)
     if not TRIAL_ID.fullmatch(args.trial_id):
         return bad_input(console, f"{args.trial_id!r} is not a trial id (they look like t003r1; see trials.parquet)")
+    problem = folder_problem(args.dir, console)  # a results format this rlbench cannot read, a link in it, ...
+    if problem:
+        return bad_input(console, problem)
     try:
         check_plain_folder(args.dir)
         planned = folder.read_manifest().get("trial_ids")

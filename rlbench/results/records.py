@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Union
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import TrialFolder
@@ -43,6 +43,14 @@ class TrialRecord(BaseModel):
     trial's wall, % of all cores' time; None on a cluster (the trial ran elsewhere) or without it."""
     leftover_processes_killed: int = 0
     """Processes of the trial still alive after its process group was killed (killed then); 0 normally."""
+    @model_validator(mode="before")
+    @classmethod
+    def _from_format_1(cls, data):
+        """Results format 1 had no ``exit_signal``: it follows from the exit code (rlbench.results.format)."""
+        if isinstance(data, dict) and "exit_signal" not in data and isinstance(data.get("exit_code"), int):
+            data = {**data, "exit_signal": -data["exit_code"] if data["exit_code"] < 0 else None}
+        return data
+
     overlap_s: float = 0.0
     """Seconds this trial's process start and ``ray.init`` ran while the previous trial shut down
     (the sweep launched it early; it built nothing before the previous trial's processes were gone).

@@ -170,3 +170,12 @@ def read_utilization(trials: list[TrialFolder]) -> pd.DataFrame:
     if not tables:
         return UTILIZATION_SCHEMA.empty_table().to_pandas()
     return pa.concat_tables(tables).to_pandas()
+
+
+def tables_version(trials_table: Path) -> int | None:
+    """The results format the derived tables were written in (``trials.parquet``'s metadata), or None."""
+    try:
+        metadata = pq.read_schema(trials_table).metadata or {}
+        return int(metadata.get(b"rlbench_schema_version", b""))
+    except (OSError, ValueError):
+        return None

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rlbench import SCHEMA_VERSION
 from rlbench.measure.machine import MachineInfo, machine_dict
+from rlbench.results.format import FormatError, folder_format
 from rlbench.results.layout import MANIFEST_FILE, ResultsFolder
 from rlbench.results.lock import OutDirError
 from rlbench.results.records import read_record
@@ -117,6 +119,14 @@ def plan_resume(out_dir: Path, loaded: LoadedSpec, plans: list[TrialPlan], machi
                           "an rlbench result folder, or it was damaged: choose another --out") from None
     if not isinstance(manifest, dict):
         raise OutDirError(f"cannot resume {out_dir}: its {MANIFEST_FILE} is not a JSON object; choose another --out")
+    try:
+        fmt = folder_format(manifest, str(out_dir))
+    except FormatError as e:
+        raise OutDirError(f"cannot resume: {e}") from None
+    if fmt.migrated:
+        raise OutDirError(f"cannot resume {out_dir}: it holds results format {fmt.version} (written by {fmt.written_by})"
+                          f" and this rlbench writes format {SCHEMA_VERSION}; a resume would mix the two in one folder. "
+                          "Run this spec into a new folder (another --out); rlbench report still reads the old one")
     new_spec = loaded.spec.model_dump(mode="json", by_alias=True)
     diffs = _differences(_dict(manifest.get("spec")), new_spec, skip=RESUMABLE_SPEC_KEYS)
     if diffs:

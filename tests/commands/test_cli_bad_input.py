@@ -11,6 +11,7 @@ import pytest
 import yaml
 from conftest import REPO
 
+from rlbench import SCHEMA_VERSION
 from rlbench.commands import main
 from rlbench.commands.exit_codes import EXIT_BAD_INPUT
 from rlbench.spec.load import spec_from_dict
@@ -138,7 +139,7 @@ def test_resume_of_an_incomparable_folder(capsys, monkeypatch, tmp_path):
     (out / "trials").mkdir(parents=True)
     old = GOOD.replace("iterations: 3", "iterations: 5")
     spec = spec_from_dict(yaml.safe_load(old), check_envs=False).spec.model_dump(mode="json", by_alias=True)
-    (out / "manifest.json").write_text(json.dumps({"spec": spec}))
+    (out / "manifest.json").write_text(json.dumps({"spec": spec, "software": {"schema_version": str(SCHEMA_VERSION)}}))
     before = _snapshot(out)
     code, text, _ = _sweep(capsys, monkeypatch, GOOD, tmp_path, "--resume", out=out)
     assert code == EXIT_BAD_INPUT

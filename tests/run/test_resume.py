@@ -17,12 +17,13 @@ from rlbench.results.layout import LOCK_FILE, ResultsFolder
 from rlbench.results.lock import OutDirError, SweepLock, check_writable
 from rlbench.results.records import TrialRecord, write_record
 from rlbench.run.resume import plan_resume, recorded_seeds
+from rlbench import SCHEMA_VERSION
 from rlbench.spec.load import spec_from_dict
 from rlbench.spec.plan import plan_trials, repeat_seeds, write_plan
 
 MACHINE = MachineInfo(hostname="h", cpu_model="Test CPU", logical_cores=4, physical_cores=2, usable_cores=[0, 1, 2, 3],
                       memory_bytes=8 * 2**30, gpus=[])
-SOFTWARE = {"rlbench": "0.1.0", "schema_version": 1, "python": "3.11.7", "ray": "2.60.0", "torch": "2.13.0",
+SOFTWARE = {"rlbench": "0.1.0", "schema_version": SCHEMA_VERSION, "python": "3.11.7", "ray": "2.60.0", "torch": "2.13.0",
             "gymnasium": "1.1.1", "numpy": "2.2.0"}
 BASE = {
     "name": "t", "environment": {"env": "envs.tiny:TinyEnv"}, "cpus": 2,
