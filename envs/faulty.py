@@ -43,7 +43,8 @@ class FaultyEnv(TinyEnv):
     """TinyEnv with an injected fault.
 
     env_config keys: ``fault`` (one of :data:`FAULTS`, default ``none``), ``at_step`` (default
-    300), ``message`` (the ``raise`` fault's error text), ``memory_chunk_bytes`` (default 64 MiB),
+    300), ``message`` (the ``raise`` fault's error text), ``close_s`` (default 0: seconds ``close``
+    sleeps, a slow shutdown that holds the trial open after it trained), ``memory_chunk_bytes`` (default 64 MiB),
     ``memory_max_bytes`` (default 3 GiB), and TinyEnv's ``episode_len`` (default 20) and
     ``obs_size`` (default 4).
     """
@@ -58,8 +59,13 @@ class FaultyEnv(TinyEnv):
         self.message = config.get("message")
         self.chunk_bytes = int(config.get("memory_chunk_bytes", 64 * 2**20))
         self.max_bytes = int(config.get("memory_max_bytes", 3 * 2**30))
+        self.close_s = float(config.get("close_s", 0.0))
         self._steps = 0
         self._hog: list[np.ndarray] = []
+
+    def close(self):
+        time.sleep(self.close_s)
+        super().close()
 
     def step(self, action):
         self._steps += 1

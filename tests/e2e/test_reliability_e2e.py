@@ -1,5 +1,10 @@
 """Faults injected for real (a raising, a hanging and a leaking env; kill -9 and Ctrl-C of the
-sweep), through the real CLI with real Ray: what was kept, what was reported, nothing left running."""
+sweep), through the real CLI: what was kept, what was reported, nothing left running.
+
+Where RLlib itself is not what a test checks (how the sweep judges an env that raises, hangs or
+leaks; a Ctrl-C while the next trial was launched early) it runs on the plain adapter (no Ray, a
+trial in about a second); Ctrl-C, kill -9 with resume, and the infeasible skip run real RLlib and
+Ray, and so does a crash (tests/e2e/test_exit_e2e.py)."""
 
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ pytestmark = pytest.mark.slow
 
 TINY = """\
 name: {name}
+framework: {framework}
 environment:
   env: {env}
   env_config: {env_config}
@@ -37,9 +43,9 @@ trial_timeout_s: {timeout}
 
 
 def write_spec(path: Path, *, name="rel", env="envs.tiny:TinyEnv", env_config="{}", runners=0, grid="{}",
-               iterations=3, timeout=120, extra="") -> Path:
+               iterations=3, timeout=120, extra="", framework="rllib") -> Path:
     path.write_text(TINY.format(name=name, env=env, env_config=env_config, runners=runners, grid=grid,
-                                iterations=iterations, timeout=timeout) + extra)
+                                iterations=iterations, timeout=timeout, framework=framework) + extra)
     return path
 
 
@@ -51,9 +57,9 @@ def record(out: Path, trial_id: str) -> dict:
 # One sweep, four fates: ok, env raises, env hangs, env leaks memory
 
 
-#: The hanging trial's timeout: long enough for Ray's start, the build and one iteration on a busy
-#: 2-core machine (about 10 s quiet), so the trial surely hangs in its second iteration.
-FAULT_TIMEOUT_S = 40
+#: The hanging trial's timeout: long enough for the trial's start and one iteration on a busy 2-core
+#: machine (the plain adapter: well under a second quiet), so the trial surely hangs in its second iteration.
+FAULT_TIMEOUT_S = 15
 
 
 @pytest.fixture(scope="module")
@@ -62,14 +68,12 @@ def faults(tmp_path_factory):
     # The fault fires at env step 200: iteration 1 (128 steps) completes, iteration 2 does not. The
     # memory fault takes its 2 GiB inside that one step and hangs holding it, so the 1.6 GB limit is
     # crossed whatever the machine's speed, also while the env ceiling steps it alone for 1 s.
-    spec = write_spec(tmp / "faults.yaml", env="envs.faulty:FaultyEnv",
+    spec = write_spec(tmp / "faults.yaml", env="envs.faulty:FaultyEnv", framework="plain",
                       env_config="{at_step: 200, memory_chunk_bytes: 67108864, memory_max_bytes: 2147483648}",
                       grid="{env_config.fault: [none, raise, hang, memory]}", timeout=FAULT_TIMEOUT_S,
                       extra="trial_memory_limit_bytes: 1600000000\n")
     out = tmp / "out"
-    home = tmp / "home"
-    home.mkdir()
-    done = run_cli("sweep", str(spec), "--out", str(out), env={"HOME": str(home)})
+    done = run_cli("sweep", str(spec), "--out", str(out))
     return spec, out, done
 
 
@@ -78,7 +82,7 @@ def test_each_fault_gets_its_status_and_reason(faults):
     assert done.returncode == 1, done.stdout + done.stderr
     trials = pd.read_parquet(out / "trials.parquet").set_index("trial_id")
     assert list(trials["status"]) == ["ok", "failed", "timeout", "failed"]
-    assert trials.loc["t001r0", "reason"] == "RuntimeError: FaultyEnv: injected failure at step 200 (surfaced as RuntimeError)"
+    assert trials.loc["t001r0", "reason"] == "RuntimeError: FaultyEnv: injected failure at step 200"
     assert trials.loc["t002r0", "reason"].startswith(
         f"killed after trial_timeout_s={FAULT_TIMEOUT_S} s with its process tree, after 1 iterations")
     assert trials.loc["t003r0", "reason"].startswith("out of memory: its processes used ")
@@ -96,15 +100,6 @@ def test_each_fault_gets_its_status_and_reason(faults):
     assert "no result within" in ceilings["hang"]["error"]
     assert "over the limit" in ceilings["memory"]["error"]
     assert trials.loc["t000r0", "sampling_efficiency"] > 0 and pd.isna(trials.loc["t002r0", "sampling_efficiency"])
-
-
-def test_killed_trials_leave_no_log_folder(faults):
-    """RLlib makes an empty ~/ray_results folder per algorithm built outside Tune; a killed trial never
-    stops its algorithm, so the sweep removes it (each full test run left about 4 before)."""
-    _, out, _ = faults
-    made = [TrialFolder(out / "trials" / t).event("build").get("log_dir") for t in ("t001r0", "t002r0", "t003r0")]
-    assert all(m and m.startswith(str(out.parent / "home" / "ray_results")) for m in made), made
-    assert list((out.parent / "home" / "ray_results").iterdir()) == []
 
 
 def test_killed_trials_die_promptly_with_their_tree(faults):
@@ -285,7 +280,9 @@ def test_ctrl_c_stops_cleanly_keeps_iterations_and_says_how_to_resume(tmp_path):
 def test_ctrl_c_while_the_next_trial_was_launched_early_leaves_nothing(tmp_path):
     """The next trial is launched while the previous one shuts down; a Ctrl-C then kills it too and
     leaves it without a record, so a resume runs it."""
-    spec = write_spec(tmp_path / "e.yaml", iterations=2, grid="{env_config.episode_len: [10, 20]}")
+    # t000r0's env takes 3 s to close: the early launch of t001r0 surely happens while it shuts down
+    spec = write_spec(tmp_path / "e.yaml", env="envs.faulty:FaultyEnv", framework="plain", iterations=2,
+                      env_config="{close_s: 3}", grid="{env_config.episode_len: [10, 20]}")
     out = tmp_path / "out"
     proc = start_sweep(spec, out)
     early = out / "trials" / "t001r0"
