@@ -12,62 +12,25 @@ import html
 import re
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from rlbench.analysis.advice import (Recommendation, learner_cpu_findings, recommendations,
-                                     target_recommendations, with_learning_notes)
-from rlbench.analysis.configs import config_label, configurations, result_axes, sm_count
-from rlbench.analysis.scaling import MAX_SCALING_GROUPS, ScalingCurve, scaling_curves
-from rlbench.analysis.stats import CONFIDENCE, KNEE_MARGIN, NOISY_CV
-from rlbench.report import async_section, inside
+from rlbench.analysis.configs import config_label
+from rlbench.analysis.findings import KNEE_MARGIN, NOISY_CV
+from rlbench.analysis.result_set import Analysis, analyze
+from rlbench.analysis.scaling import MAX_SCALING_GROUPS
+from rlbench.analysis.stats import CONFIDENCE
+from rlbench.report import async_section
+from rlbench.report import runners_section as inside
 from rlbench.report.config_plots import Figure, write_figures
 from rlbench.report.learning_plots import write_learning_figures
-from rlbench.report.learning_section import Learning, energy_text, learning, learning_blocks, target_text
+from rlbench.report.learning_section import learning_blocks, target_text
 from rlbench.report.markdown import md_code, md_text
 from rlbench.report.style import MAX_HEATMAPS, MAX_MD_TRIALS, fmt, pct
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import REPORT_HTML, REPORT_MD, ResultsFolder
-
-
-@dataclass
-class Analysis:
-    """Everything the report shows, computed once."""
-
-    out_dir: Path
-    manifest: dict[str, Any]
-    axes: list[str]
-    trials: pd.DataFrame
-    configs: pd.DataFrame
-    curves: list[ScalingCurve]
-    recs: list[Recommendation]
-    findings: list[str] = field(default_factory=list)
-    """Plain-words answers for learner-CPU axes (the forum question)."""
-    figures: list[Figure] = field(default_factory=list)
-    learning: Learning | None = None
-    """Learning curves, time to target, returns at equal env steps."""
-    energy: str = ""
-    """What energy the machine let rlbench measure, in words."""
-    inside: inside.InsideReport | None = None
-    """Stragglers, driver idle, weight sync and per-role profiles (rlbench.report.inside)."""
-
-
-def analyze(out_dir: Path, tables: dict[str, pd.DataFrame]) -> Analysis:
-    """Per-configuration figures, scaling curves and recommendations of a result set."""
-    manifest = ResultsFolder(Path(out_dir)).read_manifest()
-    trials = tables["trials"]
-    axes = result_axes(manifest, trials)
-    configs = configurations(trials, axes, tables.get("iterations"), tables.get("utilization"), sm_count(manifest))
-    curves = scaling_curves(configs, axes)
-    findings = learner_cpu_findings(configs, trials, tables.get("iterations"), axes)
-    lrn = learning(trials, tables.get("iterations"), axes)
-    recs = with_learning_notes(recommendations(configs, axes), configs, lrn.ttt, lrn.below, axes, lrn.equal.env_steps)
-    recs = target_recommendations(lrn.ttt, axes) + recs
-    return Analysis(out_dir, manifest, axes, trials, configs, curves, recs, findings, learning=lrn,
-                    energy=energy_text(manifest, trials))
 
 
 #: A figure rlbench writes: its name is a :func:`~rlbench.report.style.file_stem` plus ``.png``.
@@ -279,7 +242,7 @@ def _md_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def render_md(analysis: Analysis, figures: list[Figure], notes: list[str]) -> str:
+def render_md(analysis: Analysis, section: inside.InsideReport | None, figures: list[Figure], notes: list[str]) -> str:
     """report.md: the same content as the HTML, figures linked from plots/."""
     name = (analysis.manifest.get("spec") or {}).get("name", analysis.out_dir.name)
     out = [f"# rlbench report: {md_text(name)}", "", "## Recommendations", ""]
@@ -294,7 +257,7 @@ def render_md(analysis: Analysis, figures: list[Figure], notes: list[str]) -> st
     out += ["", "## Scaling", ""]
     for axis, (h, rs, note) in scaling_rows(analysis).items():
         out += [f"### {md_text(axis)}", "", _md_table(h, rs), ""] + ([md_text(note), ""] if note else [])
-    out += inside.render_md(analysis.inside, _md_table)
+    out += inside.render_md(section, _md_table)
     out += ["## Figures", ""]
     for f in figures:
         out += [f"### {md_text(f.title)}", "", f"![{md_text(f.title)}](plots/{f.path.name})", ""] + (
@@ -331,7 +294,7 @@ def _html_table(header: list[str], rows: list[list[str]], left: set[int]) -> str
     return f"<table><thead><tr>{h}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def render_html(analysis: Analysis, figures: list[Figure], notes: list[str]) -> str:
+def render_html(analysis: Analysis, section: inside.InsideReport | None, figures: list[Figure], notes: list[str]) -> str:
     """report.html: one file, figures embedded as base64 PNG, no external CSS or scripts."""
     name = (analysis.manifest.get("spec") or {}).get("name", analysis.out_dir.name)
     e = html.escape
@@ -352,7 +315,7 @@ def render_html(analysis: Analysis, figures: list[Figure], notes: list[str]) -> 
     parts += ["</ul><h2>Scaling</h2>"]
     for axis, (h, rs, note) in scaling_rows(analysis).items():
         parts += [f"<h3>{e(axis)}</h3>", _html_table(h, rs, {0, 1, 2, 3, 4}), f"<p class='muted'>{e(note)}</p>" if note else ""]
-    parts += inside.render_html(analysis.inside, _html_table)
+    parts += inside.render_html(section, _html_table)
     parts.append("<h2>Figures</h2>")
     for f in figures:
         data = base64.b64encode(f.path.read_bytes()).decode()
@@ -385,9 +348,8 @@ def write_report(out_dir: Path, tables: dict[str, pd.DataFrame],
     others_written()
     others, note = other_figures(out_dir, mine)
     figures = mine + others
-    analysis.figures = figures
-    analysis.inside = inside.inside_report(analysis, tables.get("profiles"))
+    section = inside.inside_report(analysis, tables.get("profiles"))
     html_path, md_path = out_dir / REPORT_HTML, out_dir / REPORT_MD
-    write_atomic(html_path, render_html(analysis, figures, [note]).encode())
-    write_atomic(md_path, render_md(analysis, figures, [note]).encode())
+    write_atomic(html_path, render_html(analysis, section, figures, [note]).encode())
+    write_atomic(md_path, render_md(analysis, section, figures, [note]).encode())
     return html_path, md_path, analysis

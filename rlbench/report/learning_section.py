@@ -7,66 +7,16 @@ HTML and Markdown renderers of :mod:`rlbench.report.document` both draw.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from rlbench.analysis.configs import config_label
-from rlbench.analysis.curves import (
-    CURVE_X,
-    Below,
-    EqualSteps,
-    clearly_below,
-    learning_curves,
-    returns_at_equal_steps,
-    trial_curves,
-)
+from rlbench.analysis.result_set import Learning
 from rlbench.analysis.stats import CONFIDENCE
-from rlbench.analysis.targets import time_to_target
 from rlbench.report.style import fmt
 
 Block = tuple
-
-
-@dataclass
-class Learning:
-    """What the learning section and figures show, computed once."""
-
-    target: dict[str, Any] | None
-    """``metric``, ``threshold``, ``mode`` of the sweep's target; None without one."""
-    ttt: pd.DataFrame
-    """Time to target per configuration (:func:`rlbench.analysis.targets.time_to_target`); empty without a target."""
-    curves: dict[str, pd.DataFrame]
-    """x (``env_steps``, ``seconds``) -> learning curves per configuration."""
-    equal: EqualSteps
-    """Every configuration's return at equal env steps."""
-    below: list[Below]
-    """Configurations clearly below the best at equal env steps."""
-    seeds: list[int] = field(default_factory=list)
-    """The distinct seeds the ok trials ran with, by repeat."""
-
-
-def target_of(trials: pd.DataFrame) -> dict[str, Any] | None:
-    """The sweep's target as recorded in trials.parquet, or None."""
-    if "target_metric" not in trials or trials["target_metric"].isna().all():
-        return None
-    row = trials[trials["target_metric"].notna()].iloc[0]
-    return {"metric": row["target_metric"], "threshold": float(row["target_threshold"]), "mode": row["target_mode"]}
-
-
-def learning(trials: pd.DataFrame, iterations: pd.DataFrame | None, axes: list[str]) -> Learning:
-    """The learning figures of a result set."""
-    its = iterations if iterations is not None else pd.DataFrame(columns=["trial_id"])
-    have = not its.empty and "episode_return_mean" in its
-    per_trial = trial_curves(its, trials.loc[trials["status"] == "ok", "trial_id"]) if have else {}
-    curves = {x: learning_curves(trials, its, x, per_trial) for x in CURVE_X} if have else {}
-    equal = returns_at_equal_steps(trials, its, per_trial) if have else EqualSteps(None, {})
-    seeds = []
-    if "seed" in trials:
-        ok = trials[(trials["status"] == "ok") & trials["seed"].notna()].sort_values("repeat")
-        seeds = [int(s) for s in ok.drop_duplicates("repeat")["seed"]]
-    return Learning(target_of(trials), time_to_target(trials, axes), curves, equal, clearly_below(equal), seeds)
 
 
 def target_text(target: dict[str, Any]) -> str:
@@ -146,23 +96,6 @@ def _final(lrn: Learning, index: int) -> float | None:
         return None
     mine = curve[curve["index"] == index]
     return float(mine["median"].dropna().iloc[-1]) if mine["median"].notna().any() else None
-
-
-def energy_text(manifest: dict[str, Any], trials: pd.DataFrame) -> str:
-    """What the machine let rlbench measure of energy, in words (empty for result sets from before RAPL)."""
-    if "cpu_energy_zones" not in manifest:
-        return ""
-    zones = manifest.get("cpu_energy_zones") or []
-    gpu = "gpu_energy_j" in trials and trials["gpu_energy_j"].notna().any()
-    if not zones:
-        text = ("Energy: no CPU energy counter on this machine (no readable RAPL package zone under "
-                "/sys/class/powercap), so cpu_energy_j is null, never estimated")
-    else:
-        text = f"Energy: CPU packages read through RAPL ({', '.join(z['zone'] for z in zones)})"
-    text += "; GPU energy from NVML." if gpu else "; no GPU energy (no GPU, or NVML gave no counter)."
-    if zones or gpu:
-        text += " Both count the whole device, whoever used it: other work on the machine is included."
-    return text
 
 
 def learning_blocks(lrn: Learning, configs: pd.DataFrame, axes: list[str], energy: str) -> list[Block]:

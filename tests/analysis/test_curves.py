@@ -6,10 +6,10 @@ import pandas as pd
 
 from rlbench.analysis.curves import (
     EqualSteps,
-    clearly_below,
     learning_curves,
     returns_at_equal_steps,
 )
+from rlbench.analysis.findings import clearly_below
 
 
 def _tables(curves: dict[tuple[int, int], list[tuple[int, float, float | None]]]):

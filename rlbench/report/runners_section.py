@@ -5,7 +5,7 @@ Flame graphs are written per trial and role into ``trials/<id>/profiles/flame-<r
 (:mod:`rlbench.report.flamegraph`); the report embeds, per configuration and role, the first ok
 repeat's (at most :data:`MAX_EMBEDDED_FLAMEGRAPHS` in report.html, as ``<img>``: an SVG shown that
 way runs nothing) and links the file. Every text from the profiled code is escaped. Numbers and
-rules: :mod:`rlbench.analysis.inside`, :mod:`rlbench.analysis.profiles`, docs/ANALYSIS.md.
+rules: :mod:`rlbench.analysis.runners`, :mod:`rlbench.analysis.profiles`, docs/ANALYSIS.md.
 """
 
 from __future__ import annotations
@@ -20,21 +20,15 @@ from pathlib import Path
 import pandas as pd
 
 from rlbench.analysis.configs import config_label
-from rlbench.analysis.profiles import (
-    TRUNK_FRAC,
-    RoleProfile,
-    role_profiles,
-    role_stacks,
-    short_file,
-)
+from rlbench.analysis.findings import no_dominance_text
+from rlbench.analysis.profiles import TRUNK_FRAC, RoleProfile, role_stacks, short_file
+from rlbench.analysis.result_set import Analysis
 from rlbench.report.flamegraph import flamegraph_svg
 from rlbench.report.markdown import md_code, md_text
 from rlbench.report.style import fmt, pct
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import ResultsFolder
 
-#: Configurations whose profiles the report shows (fastest first); the rest are in profiles.parquet.
-MAX_PROFILED_CONFIGS = 12
 #: Flame graphs embedded in report.html (the rest are linked).
 MAX_EMBEDDED_FLAMEGRAPHS = 12
 TRUNK_NOTE = (f"functions on {TRUNK_FRAC:.0%} or more of the stacks with no time of their own, such as the "
@@ -115,40 +109,28 @@ def _inside_rows(configs: pd.DataFrame, axes: list[str]) -> tuple[list[str], lis
     return header, rows
 
 
-def inside_report(analysis, profiles: pd.DataFrame | None) -> InsideReport | None:
-    """The section's content for a :class:`rlbench.report.document.Analysis` (flame graphs written
-    on the way), or None when nothing was measured."""
-    out_dir, trials, configs, axes = analysis.out_dir, analysis.trials, analysis.configs, analysis.axes
+def inside_report(analysis: Analysis, profiles: pd.DataFrame | None) -> InsideReport | None:
+    """The section's content for an :class:`~rlbench.analysis.result_set.Analysis` (flame graphs
+    written on the way), or None when nothing was measured."""
+    out_dir, configs, axes = analysis.out_dir, analysis.configs, analysis.axes
     if configs.empty or "straggler_env_runner" not in configs:
         return None
     header, rows = _inside_rows(configs, axes)
     flames = write_flamegraphs(out_dir) if profiles is not None and not profiles.empty else {}
-    views, note = [], ""
-    if profiles is not None and not profiles.empty:
-        ordered = configs.sort_values("env_steps_per_s", ascending=False, na_position="last")
-        ok = trials[trials["status"] == "ok"].sort_values("repeat")
-        for _, c in ordered.iterrows():
-            ids = ok.loc[ok["index"] == c["index"], "trial_id"].tolist()
-            roles = role_profiles(profiles, ids)
-            if not roles:
-                continue
-            if len(views) == MAX_PROFILED_CONFIGS:
-                note = (f"Profiles of the {MAX_PROFILED_CONFIGS} fastest profiled configurations are shown; every "
-                        "profile is in profiles.parquet and trials/*/profiles/.")
-                break
-            view = ConfigView(config_label(c, axes))
-            for rp in roles:
-                first = next((flames[(t, rp.role)] for t in ids if (t, rp.role) in flames), None)
-                used = c.get(f"{rp.role}_cpus_used")
-                view.roles.append(RoleView(rp, first, None if used is None or pd.isna(used) else float(used)))
-            views.append(view)
+    views = []
+    for cp in analysis.profiles:
+        view = ConfigView(cp.label)
+        for rp in cp.roles:
+            first = next((flames[(t, rp.role)] for t in cp.trial_ids if (t, rp.role) in flames), None)
+            view.roles.append(RoleView(rp, first, cp.cores_used.get(rp.role)))
+        views.append(view)
     if not views and not any(r[1] != "-" or r[2] != "none" or r[6] != "-" for r in rows):
         return None
-    return InsideReport(Path(out_dir), header, rows, views, note)
+    return InsideReport(Path(out_dir), header, rows, views, analysis.profiles_note)
 
 
 def _verdict(view: RoleView) -> str:
-    text = view.profile.verdict or "no single function dominates (none takes 40% of the samples in its own code)"
+    text = view.profile.verdict or no_dominance_text()
     if view.cores_used is not None:
         text += f"; the role's processes kept {view.cores_used:.2f} cores busy (steady-state mean)"
     return text
