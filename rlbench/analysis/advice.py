@@ -13,8 +13,9 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from rlbench.analysis.configs import config_label
-from rlbench.analysis.findings import NOISY_CV, Below, learner_cpu_text, learning_notes, value_text
-from rlbench.analysis.stats import is_number, num
+from rlbench.analysis.findings import (NOISY_CV, Below, beats_note, learner_cpu_text, learning_notes,
+                                       value_text)
+from rlbench.analysis.stats import is_number, num, ratio_ci
 from rlbench.analysis.targets import eligible
 from rlbench.analysis.windows import steady
 
@@ -44,6 +45,15 @@ GOALS: tuple[tuple[str, str, str], ...] = (
 )
 
 
+def _ci_end(row: pd.Series, column: str, end: str) -> float | None:
+    """An end (``low``, ``high``) of a configuration's 95% interval of ``column``; per CPU, the
+    throughput's over its CPUs (a configuration's CPUs are fixed)."""
+    if column == "env_steps_per_s_per_cpu":
+        value, cpus = num(row.get(f"env_steps_per_s_ci_{end}")), num(row.get("cpus"))
+        return value / cpus if value is not None and cpus else None
+    return num(row.get(f"{column}_ci_{end}"))
+
+
 def recommendations(configs: pd.DataFrame, axes: list[str]) -> list[Recommendation]:
     """The best configuration for throughput, throughput per CPU and (when measured) per watt."""
     out: list[Recommendation] = []
@@ -62,14 +72,19 @@ def recommendations(configs: pd.DataFrame, axes: list[str]) -> list[Recommendati
                          "median, not a verified winner")
         ordered = rankable.sort_values(column, ascending=False)
         best = ordered.iloc[0]
-        if len(ordered) > 1 and column == "env_steps_per_s":
+        evidence = None
+        if len(ordered) > 1:
             second = ordered.iloc[1]
-            if num(best.get("env_steps_per_s_ci_low")) is not None and num(second.get("env_steps_per_s_ci_high")) \
-                    is not None and best["env_steps_per_s_ci_low"] <= second["env_steps_per_s_ci_high"]:
-                notes.append(f"tied within the 95% CIs with {config_label(second, axes)} "
-                             f"({second[column]:,.0f} {unit})")
+            low, high = _ci_end(best, column, "low"), _ci_end(second, column, "high")
+            them = (config_label(second, axes), f"{second[column]:,.0f} {unit}")
+            if low is not None and high is not None and low <= high:
+                notes.append(f"tied within the 95% CIs with {them[0]} ({them[1]})")
+            else:  # apart, or no intervals: the repeats must be enough for a test to tell them apart
+                evidence = beats_note(*them, int(best["n"]), int(second["n"]))
         if int(best["n"]) < 2:
-            notes.append("single run: no confidence interval (set repeats: 2 or more)")
+            notes.append("single run: no confidence interval" + ("" if evidence else " (set repeats: 2 or more)"))
+        if evidence:
+            notes.append(evidence)
         skipped_noisy = int(measured["noisy"].sum())
         if skipped_noisy and not all_noisy:
             notes.append(f"{skipped_noisy} noisy configuration{'s' if skipped_noisy != 1 else ''} not ranked")
@@ -101,7 +116,7 @@ def target_recommendations(ttt: pd.DataFrame, axes: list[str]) -> list[Recommend
                                f"no configuration reached the target in any of its {int(ttt['repeats'].sum())} ok "
                                "repeats")]
     out = []
-    for goal, column, _unit in TARGET_GOALS:
+    for goal, column, unit in TARGET_GOALS:
         pool = candidates[candidates[column].notna()]
         if pool.empty:
             continue
@@ -111,14 +126,20 @@ def target_recommendations(ttt: pd.DataFrame, axes: list[str]) -> list[Recommend
         if best["reached"] < best["repeats"]:
             notes.append(f"it reached the target in {int(best['reached'])} of {int(best['repeats'])} repeats; no "
                          "configuration did in all")
-        if column == "time_to_target_s" and len(ordered) > 1:
+        evidence = None
+        if len(ordered) > 1:
             second = ordered.iloc[1]
-            if num(best.get("time_to_target_s_ci_high")) is not None and num(second.get("time_to_target_s_ci_low")) \
-                    is not None and best["time_to_target_s_ci_high"] >= second["time_to_target_s_ci_low"]:
-                notes.append(f"tied within the 95% CIs with {config_label(second, axes)} "
-                             f"({second[column]:,.1f} s)")
+            them = (config_label(second, axes), f"{second[column]:,.1f} {unit}")
+            high, low = num(best.get(f"{column}_ci_high")), num(second.get(f"{column}_ci_low"))
+            if high is not None and low is not None and high >= low:
+                notes.append(f"tied within the 95% CIs with {them[0]} ({them[1]})")
+            else:  # apart, or no intervals: the repeats that reached it must be enough for a test
+                evidence = beats_note(*them, int(best["reached"]), int(second["reached"]))
         if int(best["reached"]) < 2:
-            notes.append("one repeat reached it: no confidence interval (set repeats: 3 or more)")
+            notes.append("one repeat reached it: no confidence interval" + ("" if evidence else
+                                                                          " (set repeats: 3 or more)"))
+        if evidence:
+            notes.append(evidence)
         missed = ttt[ttt["reached_share"] < best["reached_share"]]
         if len(missed):
             notes.append("not ranked, having missed the target in more repeats: " + ", ".join(
@@ -160,6 +181,7 @@ def learner_cpu_findings(configs: pd.DataFrame, trials: pd.DataFrame, iterations
         return []
     seconds = _phase_seconds(trials, iterations)
     first = trials.sort_values(["index", "repeat"]).drop_duplicates("index").set_index("index")
+    ok = trials[trials["status"] == "ok"] if "env_steps_per_s" in trials else trials.iloc[:0].assign(env_steps_per_s=0.0)
     out = []
     for axis in [a for a in axes if a in LEARNER_CPU_AXES]:
         measured = configs[configs["env_steps_per_s"].notna() & configs["index"].isin(seconds.index)]
@@ -172,7 +194,8 @@ def learner_cpu_findings(configs: pd.DataFrame, trials: pd.DataFrame, iterations
         hi = same.sort_values(axis).iloc[-1]
         if hi[axis] == lo[axis]:
             continue
-        text = learner_cpu_text(axis, lo, hi, seconds, first, others)
+        ratio = ratio_ci(*(ok.loc[ok["index"] == row["index"], "env_steps_per_s"] for row in (lo, hi)))
+        text = learner_cpu_text(axis, lo, hi, seconds, first, others, ratio)
         best = same.sort_values("env_steps_per_s").iloc[-1]
         if best[axis] not in (lo[axis], hi[axis]):
             text += (f" The fastest setting was in between: {axis}={value_text(best[axis])} at "

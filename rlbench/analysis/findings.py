@@ -8,69 +8,54 @@ from what value on, is decided here only. Rules and thresholds: docs/ANALYSIS.md
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
+from scipy import stats
 
 from rlbench.analysis.curves import EqualSteps
-from rlbench.analysis.stats import num
+from rlbench.analysis.stats import CONFIDENCE, Ratio, num
 
 #: A configuration whose coefficient of variation is above this is "too noisy to rank".
 NOISY_CV = 0.10
 #: The knee is the smallest setting whose throughput is within this fraction of the best.
 KNEE_MARGIN = 0.05
-
-
 #: In an asynchronous algorithm, env runners or learners busy at least this share of the iteration
 #: are saturated: that side limits the pipeline.
 SATURATED_FRAC = 0.8
-
-
 #: A phase taking at least this share of an iteration makes the configuration bound by it.
 BOUND_FRAC = 0.5
-
-
 #: Weight sync taking at least this share is called out.
 SYNC_HEAVY_FRAC = 0.2
-
-
 #: A role using at least this share of its allocated CPUs is at its allocation (CPU-starved).
 STARVED_FRAC = 0.85
-
-
 #: All roles together using at least this share of the trial's cpus: every core is busy.
 ALL_BUSY_FRAC = 0.9
-
-
 #: A role given >= 1 CPU and using less than this share of it leaves its allocation idle.
 IDLE_FRAC = 0.5
-
-
 #: A learner GPU below this mean utilization (%) in steady state is idle.
 GPU_IDLE_PCT = 20.0
-
-
 #: A repeat during which the hypervisor took at least this share of the machine's CPU time (steal,
 #: %) is called out: 13% was read on an idle VM here, where one configuration's throughput moved
 #: from 700 to 1,000 env steps/s between runs (docs/MEASUREMENT.md 7).
 HOST_STEAL_PCT = 5.0
-
-
 #: A runner at least this many times the others' median time (or CPU) per env step is a straggler.
 STRAGGLER_RATIO = 1.5
-
-
 #: A function taking at least this share of a role's samples in its own code dominates the role.
 DOMINANT_SELF_FRAC = 0.4
-
-
 #: Learning speeding up by less than this share of the thread increase is "sub-linear".
 SUBLINEAR_FRAC = 0.5
-
-
-#: "Clearly below": every repeat below every repeat of the best configuration, by at least this
-#: share of the best median's size (docs/ANALYSIS.md).
+#: A comparison between configurations is a finding only at this one-sided significance level (an
+#: exact rank test on their repeats; docs/ANALYSIS.md).
+SIGNIFICANCE = 0.05
+#: Repeats a side with which a rank test can reach SIGNIFICANCE: every one below every other gives
+#: p = 1 / C(6, 3) = 0.05; 2 a side can give no less than 1/6, 1 a side 1/2.
+REPEATS_FOR_EVIDENCE = 3
+#: Below the best return at equal env steps: a median lower by at least this share of the best
+#: median's size; "clearly" only when a rank test shows it too (docs/ANALYSIS.md).
 CLEARLY_BELOW_FRAC = 0.10
 
 
@@ -205,9 +190,41 @@ def no_dominance_text() -> str:
     return f"no single function dominates (none takes {DOMINANT_SELF_FRAC:.0%} of the samples in its own code)"
 
 
+def smallest_p(n_a: int, n_b: int) -> float:
+    """The smallest one-sided p-value an exact rank test of ``n_a`` against ``n_b`` values can give:
+    every value of one side below every value of the other, 1 / C(n_a + n_b, n_a) (1 without values)."""
+    return 1.0 / math.comb(n_a + n_b, n_a) if n_a > 0 and n_b > 0 else 1.0
+
+
+def rank_p(lower: Sequence[float], higher: Sequence[float]) -> float:
+    """One-sided exact Mann-Whitney U p-value that ``lower``'s values lie below ``higher``'s
+    (scipy.stats.mannwhitneyu; 3 values all below 3 others: 1/20 = 0.05)."""
+    return float(stats.mannwhitneyu(lower, higher, alternative="less", method="exact").pvalue)
+
+
+def runs_text(n_a: int, n_b: int) -> str:
+    """``1 run a side``, ``2 runs a side``, ``1 run against 2``."""
+    if n_a == n_b:
+        return f"{n_a} run{'s' if n_a != 1 else ''} a side"
+    return f"{n_a} run{'s' if n_a != 1 else ''} against {n_b}"
+
+
+def missing_evidence(n_a: int, n_b: int, claim: str = "") -> str:
+    """What a comparison of ``n_a`` against ``n_b`` repeats lacks, in words: too few for any
+    rank test to reach :data:`SIGNIFICANCE`."""
+    that = f" that {claim}" if claim else ""
+    return f"no evidence yet{that}: {runs_text(n_a, n_b)}; {REPEATS_FOR_EVIDENCE} repeats a side could show it"
+
+
+def can_show(n_a: int, n_b: int) -> bool:
+    """Whether ``n_a`` against ``n_b`` repeats are enough for a rank test to reach :data:`SIGNIFICANCE`."""
+    return smallest_p(n_a, n_b) <= SIGNIFICANCE
+
+
 @dataclass(frozen=True)
 class Below:
-    """A configuration that learns clearly worse than the best one, at equal env steps."""
+    """A configuration whose return at equal env steps is below the best one's by at least
+    :data:`CLEARLY_BELOW_FRAC`: clearly (a rank test says so), or with the evidence still missing."""
 
     index: int
     """The configuration."""
@@ -217,24 +234,46 @@ class Below:
     """The configuration with the highest median return there."""
     best_median: float
     """That median."""
+    n: int = 1
+    """Its repeats with a return there."""
+    best_n: int = 1
+    """The best configuration's."""
+    p_value: float = 1.0
+    """One-sided exact Mann-Whitney U p-value that its returns lie below the best's."""
+
+    @property
+    def clear(self) -> bool:
+        """Whether the test shows it (p at most :data:`SIGNIFICANCE`)."""
+        return self.p_value <= SIGNIFICANCE
+
+    @property
+    def evidence(self) -> str:
+        """The test's result, or what evidence is missing."""
+        if self.clear:
+            return f"p = {self.p_value:.2g}, one-sided Mann-Whitney U, {runs_text(self.n, self.best_n)}"
+        return missing_evidence(self.n, self.best_n)
 
 
-def clearly_below(equal: EqualSteps) -> list[Below]:
-    """Configurations whose return at equal env steps is clearly below the best's: each of their
-    repeats is below each repeat of the best configuration, and their median is below the best
-    median by at least :data:`CLEARLY_BELOW_FRAC` of its size (any gap when it is 0)."""
+def below_at_equal_steps(equal: EqualSteps) -> list[Below]:
+    """Configurations whose median return at equal env steps is below the best median by at least
+    :data:`CLEARLY_BELOW_FRAC` of its size (any gap when it is 0): each one the rank test shows
+    below the best (:attr:`Below.clear`), and each one with too few repeats for the test to show
+    it (said as missing evidence, never as a finding). A gap that enough repeats do not confirm is
+    no finding."""
     medians = {i: equal.median(i) for i in equal.returns}
     if len(medians) < 2:
         return []
     best = max(medians, key=lambda i: medians[i])
-    best_median, best_low = medians[best], min(equal.returns[best])
+    best_median, best_values = medians[best], equal.returns[best]
     margin = CLEARLY_BELOW_FRAC * abs(best_median)
     out = []
     for index, median in medians.items():
-        if index == best:
+        values = equal.returns[index]
+        if index == best or not (best_median - median >= margin and best_median > median):
             continue
-        if max(equal.returns[index]) < best_low and best_median - median >= margin and best_median > median:
-            out.append(Below(index, median, best, best_median))
+        below = Below(index, median, best, best_median, len(values), len(best_values), rank_p(values, best_values))
+        if below.clear or not can_show(below.n, below.best_n):
+            out.append(below)
     return out
 
 
@@ -242,7 +281,7 @@ def learning_notes(pick: int | None, ttt: pd.DataFrame, below: list[Below], labe
                    steps: float | None = None) -> list[str]:
     """What learning says of a throughput recommendation's pick (grid index ``pick``): with a target,
     whether it missed it where others reached it; without one, every configuration whose return at
-    equal env steps (``steps``) is clearly below the best's (:func:`clearly_below`)."""
+    equal env steps (``steps``) is below the best's (:func:`below_at_equal_steps`), with its evidence."""
     at = f" at {steps:,.0f} env steps" if steps else ""
     notes: list[str] = []
     if not ttt.empty and pick is not None:
@@ -253,16 +292,33 @@ def learning_notes(pick: int | None, ttt: pd.DataFrame, below: list[Below], labe
             others = "all of theirs" if top == 1 else f"{top:.0%} of theirs"
             notes.append(f"it reached the learning target in {int(r['reached'])} of {int(r['repeats'])} repeats, "
                          f"others in {others}: see the target recommendations")
-    elif below:
-        mine = [b for b in below if b.index == pick]
-        if mine:
-            notes.append(f"but it learns clearly worse at equal env steps (return {mine[0].median:,.1f} against "
-                         f"{mine[0].best_median:,.1f} for {labels.get(mine[0].best_index, mine[0].best_index)}{at})")
-        others = [b for b in below if b.index != pick]
-        if others:
-            notes.append(f"learning clearly worse at equal env steps (best return {others[0].best_median:,.1f}{at}): "
-                         + ", ".join(f"{labels.get(b.index, b.index)} (return {b.median:,.1f})" for b in others))
+        return notes
+    for b in [b for b in below if b.index == pick]:
+        versus = f"{b.median:,.1f} against {b.best_median:,.1f} for {labels.get(b.best_index, b.best_index)}{at}"
+        notes.append(f"but it learns clearly worse at equal env steps (return {versus}; {b.evidence})" if b.clear else
+                     f"its return at equal env steps is lower ({versus}), but there is "
+                     + missing_evidence(b.n, b.best_n, "it learns worse"))
+    others = [b for b in below if b.index != pick]
+    clear, unclear = [b for b in others if b.clear], [b for b in others if not b.clear]
+    if clear:
+        notes.append(f"learning clearly worse at equal env steps (best return {clear[0].best_median:,.1f}{at}): "
+                     + ", ".join(f"{labels.get(b.index, b.index)} (return {b.median:,.1f}; {b.evidence})"
+                                 for b in clear))
+    if unclear:
+        notes.append(f"lower return at equal env steps (best {unclear[0].best_median:,.1f}{at}), no evidence yet "
+                     "that it means worse learning: "
+                     + ", ".join(f"{labels.get(b.index, b.index)} (return {b.median:,.1f}, {runs_text(b.n, b.best_n)})"
+                                 for b in unclear)
+                     + f"; {REPEATS_FOR_EVIDENCE} repeats a side could show it")
     return notes
+
+
+def beats_note(second_label: str, second_value: str, n_best: int, n_second: int) -> str | None:
+    """A recommendation's caveat when its pick and the runner-up have too few repeats for any test
+    to tell them apart (None when a test could)."""
+    if can_show(n_best, n_second):
+        return None
+    return missing_evidence(n_best, n_second, f"it beats {second_label} ({second_value})")
 
 
 def value_text(value) -> str:
@@ -272,10 +328,17 @@ def value_text(value) -> str:
     return str(value)
 
 
+def ratio_evidence(ratio: Ratio) -> str | None:
+    """The interval of a throughput ratio when its repeats are enough for a test, else None."""
+    if ratio.ci_low is None or not can_show(ratio.n_a, ratio.n_b):
+        return None
+    return f"{CONFIDENCE:.0%} CI {ratio.ci_low:.2f}-{ratio.ci_high:.2f}"
+
+
 def learner_cpu_text(axis: str, lo: pd.Series, hi: pd.Series, seconds: pd.DataFrame, first: pd.DataFrame,
-                     others: list[str]) -> str:
+                     others: list[str], ratio: Ratio) -> str:
     """What going from ``lo`` to ``hi`` along a learner-CPU axis bought (configuration rows; per-index
-    phase ``seconds`` and ``first`` trial rows), in words."""
+    phase ``seconds`` and ``first`` trial rows; ``ratio``: hi's throughput over lo's, over repeats), in words."""
     s_lo, s_hi = seconds.loc[lo["index"]], seconds.loc[hi["index"]]
     t_lo, t_hi = first.loc[lo["index"]], first.loc[hi["index"]]
     in_driver = int(t_lo.get("num_learners", 0) or 0) == 0
@@ -287,8 +350,10 @@ def learner_cpu_text(axis: str, lo: pd.Series, hi: pd.Series, seconds: pd.DataFr
     speed = hi["env_steps_per_s"] / lo["env_steps_per_s"]
     learn_speedup = s_lo["learn_s"] / s_hi["learn_s"] if s_hi["learn_s"] > 0 else float("nan")
     context = f" (with {', '.join(f'{o}={value_text(lo[o])}' for o in others)})" if others else ""
+    interval = ratio_evidence(ratio)
+    evidence = interval or missing_evidence(ratio.n_a, ratio.n_b)
     text = (f"{axis} {value_text(lo[axis])} -> {value_text(hi[axis])}{context}: throughput {lo['env_steps_per_s']:,.0f} -> "
-            f"{hi['env_steps_per_s']:,.0f} env steps/s ({speed:.2f}x). An iteration took {s_lo['wall_s']:.2f} -> "
+            f"{hi['env_steps_per_s']:,.0f} env steps/s ({speed:.2f}x; {evidence}). An iteration took {s_lo['wall_s']:.2f} -> "
             f"{s_hi['wall_s']:.2f} s: learning {s_lo['learn_s']:.2f} -> {s_hi['learn_s']:.2f} s "
             f"(speed-up {learn_speedup:.2f}x), sampling {s_lo['sample_s']:.2f} -> {s_hi['sample_s']:.2f} s.")
     if th_lo and th_hi:
@@ -305,7 +370,9 @@ def learner_cpu_text(axis: str, lo: pd.Series, hi: pd.Series, seconds: pd.DataFr
     if sample_share >= BOUND_FRAC:
         text += (f" Sampling now takes {sample_share:.0%} of an iteration and more learner CPUs cannot shorten it: "
                  "give CPUs to env runners instead.")
-    elif speed < 1.1:
+    elif speed < 1.1 and interval and ratio.ci_high < 1.1:
         text += (f" The extra CPUs bought nothing worth having ({speed:.2f}x the throughput): leave them to env "
                  "runners or other work.")
+    elif speed < 1.1:
+        text += f" No gain worth having showed ({speed:.2f}x the throughput), but that is not yet evidence of none."
     return text

@@ -17,7 +17,7 @@ from rlbench.analysis.advice import (Recommendation, learner_cpu_findings, recom
                                      target_recommendations, with_learning_notes)
 from rlbench.analysis.configs import config_label, configurations, result_axes, sm_count
 from rlbench.analysis.curves import CURVE_X, EqualSteps, learning_curves, returns_at_equal_steps, trial_curves
-from rlbench.analysis.findings import Below, clearly_below
+from rlbench.analysis.findings import Below, below_at_equal_steps
 from rlbench.analysis.profiles import RoleProfile, role_profiles
 from rlbench.analysis.scaling import ScalingCurve, scaling_curves
 from rlbench.analysis.targets import time_to_target
@@ -40,7 +40,7 @@ class Learning:
     equal: EqualSteps
     """Every configuration's return at equal env steps."""
     below: list[Below]
-    """Configurations clearly below the best at equal env steps."""
+    """Configurations below the best at equal env steps: clearly, or with the evidence still missing."""
     seeds: list[int] = field(default_factory=list)
     """The distinct seeds the ok trials ran with, by repeat."""
 
@@ -64,7 +64,7 @@ def learning(trials: pd.DataFrame, iterations: pd.DataFrame | None, axes: list[s
     if "seed" in trials:
         ok = trials[(trials["status"] == "ok") & trials["seed"].notna()].sort_values("repeat")
         seeds = [int(s) for s in ok.drop_duplicates("repeat")["seed"]]
-    return Learning(target_of(trials), time_to_target(trials, axes), curves, equal, clearly_below(equal), seeds)
+    return Learning(target_of(trials), time_to_target(trials, axes), curves, equal, below_at_equal_steps(equal), seeds)
 
 
 @dataclass

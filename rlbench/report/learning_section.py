@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from rlbench.analysis.configs import config_label
+from rlbench.analysis.findings import CLEARLY_BELOW_FRAC, REPEATS_FOR_EVIDENCE, SIGNIFICANCE
 from rlbench.analysis.result_set import Learning
 from rlbench.analysis.stats import CONFIDENCE
 from rlbench.report.style import fmt
@@ -72,11 +73,14 @@ def _equal_steps_blocks(lrn: Learning, configs: pd.DataFrame, axes: list[str]) -
     steps = lrn.equal.env_steps
     if steps is None:
         return [("p", "No iteration reported a return (no episode ended), so there is no learning curve.")]
-    below = {b.index for b in lrn.below}
+    below = {b.index: "clearly below" if b.clear else "lower, no evidence yet" for b in lrn.below}
     blocks: list[Block] = [("p", f"No target: learning is compared at equal env steps, {steps:,.0f} (the most "
                                  "every ok repeat of every configuration sampled). A configuration is clearly below "
-                                 "when each of its repeats is below each repeat of the best one there and its median "
-                                 "is at least 10% lower (docs/ANALYSIS.md).")]
+                                 f"when its median is at least {CLEARLY_BELOW_FRAC:.0%} lower than the best one's "
+                                 "there and a one-sided Mann-Whitney U test of its repeats against the best one's "
+                                 f"gives p at most {SIGNIFICANCE:g} (every repeat below every one of the best's: "
+                                 f"{REPEATS_FOR_EVIDENCE} repeats a side); with fewer repeats such a gap is shown as "
+                                 "lower, with no evidence yet (docs/ANALYSIS.md).")]
     header = [*axes, f"return at {steps:,.0f} env steps (median; repeats)", "final return (median)", "learning"]
     rows = []
     for _, c in configs.iterrows():
@@ -85,7 +89,7 @@ def _equal_steps_blocks(lrn: Learning, configs: pd.DataFrame, axes: list[str]) -
         median = lrn.equal.median(index)
         rows.append([*[str(c[a]) for a in axes],
                      f"{fmt(median, 1)} ({', '.join(fmt(v, 1) for v in values)})" if values else "-",
-                     fmt(_final(lrn, index), 1), "clearly below" if index in below else ""])
+                     fmt(_final(lrn, index), 1), below.get(index, "")])
     blocks.append(("table", header, rows))
     return blocks
 
