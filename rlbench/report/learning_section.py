@@ -1,8 +1,7 @@
 """The report's "Learning" section: the target and who reached it how soon, or (without a target) the
 return every configuration reached at equal env steps; the seeds; what energy was measurable.
 
-Built once as blocks (``("p", text)``, ``("ul", lines)``, ``("table", header, rows)``) that the
-HTML and Markdown renderers of :mod:`rlbench.report.document` both draw.
+Built once as typed blocks (:mod:`rlbench.report.blocks`) that every backend draws.
 """
 
 from __future__ import annotations
@@ -15,9 +14,9 @@ from rlbench.analysis.configs import config_label
 from rlbench.analysis.findings import CLEARLY_BELOW_FRAC, REPEATS_FOR_EVIDENCE, SIGNIFICANCE
 from rlbench.analysis.result_set import Learning
 from rlbench.analysis.stats import CONFIDENCE
+from rlbench.report.blocks import Block, Bullets, Paragraph, Table
 from rlbench.report.style import fmt
 
-Block = tuple
 
 
 def target_text(target: dict[str, Any]) -> str:
@@ -35,7 +34,7 @@ def _ci(row, column: str, digits: int = 1) -> str:
 
 def _target_blocks(lrn: Learning, axes: list[str]) -> list[Block]:
     t = lrn.ttt
-    blocks: list[Block] = [("p", f"Target: {target_text(lrn.target)}. Each trial stopped at the first iteration "
+    blocks: list[Block] = [Paragraph(f"Target: {target_text(lrn.target)}. Each trial stopped at the first iteration "
                                  "that reached it (warm-up iterations count: learning starts at the first), or at "
                                  "its iteration or time limit. Time to target is the sum of the iterations' wall_s up "
                                  "to and including that one; the next column adds Ray's start and the algorithm's "
@@ -53,7 +52,7 @@ def _target_blocks(lrn: Learning, axes: list[str]) -> list[Block]:
                      fmt(r["iterations_to_target"]), fmt(r["cpus_given"], 1), fmt(r["cpu_s_to_target"], 1),
                      *([fmt(r.get("energy_to_target_j"), 0)] if energy else []),
                      fmt(r["final_episode_return_mean"], 1), "yes" if r["pareto"] else ""])
-    blocks.append(("table", header, rows))
+    blocks.append(Table(header, rows, frozenset(range(0, 1 + len(axes)))))
     missed = t[t["reached"] < t["repeats"]]
     lines = []
     for _, r in missed.iterrows():
@@ -65,16 +64,16 @@ def _target_blocks(lrn: Learning, axes: list[str]) -> list[Block]:
     if len(t) and (t["reached"] == 0).all():
         lines.insert(0, "No configuration reached the target.")
     if lines:
-        blocks.append(("ul", lines))
+        blocks.append(Bullets(lines))
     return blocks
 
 
 def _equal_steps_blocks(lrn: Learning, configs: pd.DataFrame, axes: list[str]) -> list[Block]:
     steps = lrn.equal.env_steps
     if steps is None:
-        return [("p", "No iteration reported a return (no episode ended), so there is no learning curve.")]
+        return [Paragraph("No iteration reported a return (no episode ended), so there is no learning curve.")]
     below = {b.index: "clearly below" if b.clear else "lower, no evidence yet" for b in lrn.below}
-    blocks: list[Block] = [("p", f"No target: learning is compared at equal env steps, {steps:,.0f} (the most "
+    blocks: list[Block] = [Paragraph(f"No target: learning is compared at equal env steps, {steps:,.0f} (the most "
                                  "every ok repeat of every configuration sampled). A configuration is clearly below "
                                  f"when its median is at least {CLEARLY_BELOW_FRAC:.0%} lower than the best one's "
                                  "there and a one-sided Mann-Whitney U test of its repeats against the best one's "
@@ -90,7 +89,7 @@ def _equal_steps_blocks(lrn: Learning, configs: pd.DataFrame, axes: list[str]) -
         rows.append([*[str(c[a]) for a in axes],
                      f"{fmt(median, 1)} ({', '.join(fmt(v, 1) for v in values)})" if values else "-",
                      fmt(_final(lrn, index), 1), below.get(index, "")])
-    blocks.append(("table", header, rows))
+    blocks.append(Table(header, rows, frozenset(range(0, 1 + len(axes)))))
     return blocks
 
 
@@ -107,8 +106,8 @@ def learning_blocks(lrn: Learning, configs: pd.DataFrame, axes: list[str], energ
     blocks = _target_blocks(lrn, axes) if lrn.target and not lrn.ttt.empty else \
         _equal_steps_blocks(lrn, configs, axes)
     if lrn.seeds:
-        blocks.append(("p", f"Seeds (one per repeat index, shared by every configuration; trials.parquet seed): "
+        blocks.append(Paragraph(f"Seeds (one per repeat index, shared by every configuration; trials.parquet seed): "
                             f"{', '.join(map(str, lrn.seeds))}."))
     if energy:
-        blocks.append(("p", energy))
+        blocks.append(Paragraph(energy))
     return blocks

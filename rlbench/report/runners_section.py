@@ -10,8 +10,6 @@ rules: :mod:`rlbench.analysis.runners`, :mod:`rlbench.analysis.profiles`, docs/A
 
 from __future__ import annotations
 
-import base64
-import html
 import re
 import stat
 from dataclasses import dataclass, field
@@ -23,8 +21,8 @@ from rlbench.analysis.configs import config_label
 from rlbench.analysis.findings import no_dominance_text
 from rlbench.analysis.profiles import TRUNK_FRAC, RoleProfile, role_stacks, short_file
 from rlbench.analysis.result_set import Analysis
+from rlbench.report.blocks import Block, FlameGraph, Heading, Paragraph, Table
 from rlbench.report.flamegraph import flamegraph_svg
-from rlbench.report.markdown import md_code, md_text
 from rlbench.report.style import fmt, pct
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import ResultsFolder
@@ -164,66 +162,35 @@ def embeddable_svg(path: Path) -> bool:
         return False
 
 
-def render_md(report: InsideReport | None, md_table) -> list[str]:
-    """report.md lines of the section (``md_table(header, rows)`` renders a table); none without one."""
+def section_blocks(report: InsideReport | None) -> list[Block]:
+    """The section's blocks (none without one). A flame graph is embedded only when
+    :func:`embeddable_svg` says it is ours, at most :data:`MAX_EMBEDDED_FLAMEGRAPHS`; the rest are linked."""
     if report is None:
         return []
-    out = ["## Inside the iteration", "", md_text(SECTION_NOTE), "", md_table(report.header, report.rows), ""]
+    out: list[Block] = [Heading("Inside the iteration", 2), Paragraph(SECTION_NOTE, muted=True),
+                        Table(report.header, report.rows, frozenset({0, 2}))]
     if report.configs:
-        out += ["## Where the time goes inside each role", "",
-                "py-spy stack samples of the steady state; a function's self share is time in its own code, "
-                "its total share time with it anywhere on the stack (shares of the role's active samples).", ""]
-    for view in report.configs:
-        out += [f"### {md_text(view.label)}", ""]
-        for rv in view.roles:
-            title = md_text(ROLE_TITLES.get(rv.profile.role, rv.profile.role))
-            out += [f"#### {title}: {rv.profile.samples:,} samples from {rv.profile.processes} process(es)", "",
-                    f"Verdict: {md_text(_verdict(rv))}.", ""]
-            head = ["function", "where", "self", "total"]
-            out += ["By self time:", "", md_table(head, _function_rows(rv.profile.top_self)), "",
-                    f"By total time ({TRUNK_NOTE}):", "", md_table(head, _function_rows(rv.profile.top_total)), ""]
-            if rv.flamegraph is not None and (rel := _relative(report, rv.flamegraph)) is not None:
-                out += [f"Flame graph: [{md_code(rel)}]({rel})", ""]
-    if report.note:
-        out += [md_text(report.note), ""]
-    return out
-
-
-def render_html(report: InsideReport | None, html_table) -> list[str]:
-    """report.html parts of the section (``html_table(header, rows, left_columns)`` renders a table);
-    none without one. A flame graph is embedded only when :func:`embeddable_svg` says it is ours."""
-    if report is None:
-        return []
-    e = html.escape
-    parts = [f"<h2>Inside the iteration</h2><p class='muted'>{e(SECTION_NOTE)}</p>",
-             html_table(report.header, report.rows, {0, 2})]
-    if report.configs:
-        parts.append("<h2>Where the time goes inside each role</h2><p class='muted'>py-spy stack samples of the "
-                     "steady state; a function's self share is time in its own code, its total share time with it "
-                     "anywhere on the stack (shares of the role's active samples).</p>")
+        out += [Heading("Where the time goes inside each role", 2),
+                Paragraph("py-spy stack samples of the steady state; a function's self share is time in its own code, "
+                          "its total share time with it anywhere on the stack (shares of the role's active samples).",
+                          muted=True)]
     embedded = 0
+    head = ["function", "where", "self", "total"]
     for view in report.configs:
-        parts.append(f"<h3>{e(view.label)}</h3>")
+        out.append(Heading(view.label, 3))
         for rv in view.roles:
             title = ROLE_TITLES.get(rv.profile.role, rv.profile.role)
-            parts.append(f"<h4>{e(title)}: {rv.profile.samples:,} samples from {rv.profile.processes} process(es)</h4>"
-                         f"<p><b>Verdict</b>: {e(_verdict(rv))}.</p>")
-            head = ["function", "where", "self", "total"]
-            parts += ["<p>By self time:</p>", html_table(head, _function_rows(rv.profile.top_self), {0, 1}),
-                      f"<p>By total time ({e(TRUNK_NOTE)}):</p>",
-                      html_table(head, _function_rows(rv.profile.top_total), {0, 1})]
+            out += [Heading(f"{title}: {rv.profile.samples:,} samples from {rv.profile.processes} process(es)", 4),
+                    Paragraph(f"{_verdict(rv)}.", lead="Verdict"), Paragraph("By self time:"),
+                    Table(head, _function_rows(rv.profile.top_self), frozenset({0, 1})),
+                    Paragraph(f"By total time ({TRUNK_NOTE}):"),
+                    Table(head, _function_rows(rv.profile.top_total), frozenset({0, 1}))]
             rel = None if rv.flamegraph is None else _relative(report, rv.flamegraph)
-            if rel is not None and embeddable_svg(rv.flamegraph):
-                link = e(rel, quote=True)
-                if embedded < MAX_EMBEDDED_FLAMEGRAPHS:
-                    data = base64.b64encode(rv.flamegraph.read_bytes()).decode()
-                    parts.append(f"<figure><img alt='flame graph of the {e(title)}' "
-                                 f"src='data:image/svg+xml;base64,{data}'><figcaption>Flame graph (root at the top; "
-                                 f"open <a href='{link}'>{link}</a> for the tooltips).</figcaption></figure>")
-                    embedded += 1
-                else:
-                    parts.append(f"<p>Flame graph: <a href='{link}'>{link}</a></p>")
+            if rel is not None:
+                ours = embeddable_svg(rv.flamegraph)  # else report.html leaves it out: only report.md links it
+                html = "none" if not ours else "embed" if embedded < MAX_EMBEDDED_FLAMEGRAPHS else "link"
+                embedded += html == "embed"
+                out.append(FlameGraph(rv.flamegraph, rel, f"flame graph of the {title}", html))
     if report.note:
-        parts.append(f"<p class='muted'>{e(report.note)}</p>")
-    return parts
-
+        out.append(Paragraph(report.note, muted=True))
+    return out
