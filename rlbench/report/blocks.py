@@ -213,7 +213,7 @@ def to_rich(table: Table, **options):
     from rich.table import Table as RichTable
     from rich.text import Text
 
-    out = RichTable(title=Text(plain(table.title)) if table.title else None, **options)
+    out = RichTable(title=Text(plain(table.title), style="table.title") if table.title else None, **options)
     if table.caption:
         out.caption = table.caption
     for i, column in enumerate(table.header):
