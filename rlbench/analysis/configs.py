@@ -7,14 +7,14 @@ manifest. Output: DataFrames the report renders. Rules and thresholds: docs/ANAL
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from rlbench.analysis.inside import inside_by_config, straggler_finding
-from rlbench.analysis.stats import NOISY_CV, median_cis
+from rlbench.analysis.findings import NOISY_CV, verdict
+from rlbench.analysis.runners import inside_by_config
+from rlbench.analysis.stats import median_cis
 from rlbench.analysis.trials import CPU_ROLES
 from rlbench.analysis.windows import steady_windows
 from rlbench.spec.load import axis_column
@@ -34,40 +34,6 @@ OVERLAP_COLUMNS: tuple[str, ...] = ("sampler_busy_frac", "learner_busy_frac", "b
                                     "policy_lag_max", "learn_s_per_iteration", "learner_busy_s_per_iteration",
                                     "learner_updates_per_s", "cpus_used_per_learner")
 
-
-#: In an asynchronous algorithm, env runners or learners busy at least this share of the iteration
-#: are saturated: that side limits the pipeline.
-SATURATED_FRAC = 0.8
-
-
-#: A phase taking at least this share of an iteration makes the configuration bound by it.
-BOUND_FRAC = 0.5
-
-
-#: Weight sync taking at least this share is called out.
-SYNC_HEAVY_FRAC = 0.2
-
-
-#: A role using at least this share of its allocated CPUs is at its allocation (CPU-starved).
-STARVED_FRAC = 0.85
-
-
-#: All roles together using at least this share of the trial's cpus: every core is busy.
-ALL_BUSY_FRAC = 0.9
-
-
-#: A role given >= 1 CPU and using less than this share of it leaves its allocation idle.
-IDLE_FRAC = 0.5
-
-
-#: A learner GPU below this mean utilization (%) in steady state is idle.
-GPU_IDLE_PCT = 20.0
-
-
-#: A repeat during which the hypervisor took at least this share of the machine's CPU time (steal,
-#: %) is called out: 13% was read on an idle VM here, where one configuration's throughput moved
-#: from 700 to 1,000 env steps/s between runs (docs/MEASUREMENT.md 7).
-HOST_STEAL_PCT = 5.0
 
 
 def result_axes(manifest: dict[str, Any], trials: pd.DataFrame | None = None) -> list[str]:
@@ -179,7 +145,7 @@ def configurations(trials: pd.DataFrame, axes: list[str], iterations: pd.DataFra
             lows[m][position[key]], highs[m][position[key]] = lo, hi
     for m in metrics:
         frame[f"{m}_ci_low"], frame[f"{m}_ci_high"] = lows[m], highs[m]
-    frame = frame.join(inside_by_config(ok))  # stragglers, driver idle, weight sync (analysis/inside.py)
+    frame = frame.join(inside_by_config(ok))  # stragglers, driver idle, weight sync (analysis/runners.py)
     frame = frame.reset_index(drop=True)
     frame["noisy"] = frame["env_steps_per_s_cv"].map(lambda v: v is not None and not pd.isna(v) and v > NOISY_CV)
     rankable = frame["env_steps_per_s"].notna() & ~frame["noisy"]
@@ -189,118 +155,6 @@ def configurations(trials: pd.DataFrame, axes: list[str], iterations: pd.DataFra
     frame["bottleneck"] = [v[0] for v in verdicts]
     frame["verdict"] = ["; ".join(v[1]) for v in verdicts]
     return frame
-
-
-def num(value) -> float | None:
-    if value is None:
-        return None
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(f) else f
-
-
-def verdict(row: dict[str, Any]) -> tuple[str, list[str]]:
-    """(short bottleneck label, plain-words findings) for one configuration row."""
-    if num(row.get("env_steps_per_s")) is None:
-        return "no data", [f"no steady-state measurement ({row.get('statuses') or 'no trials'})"
-                           + (f": {row['reason'][:200]}" if row.get("reason") else "")]
-    findings: list[str] = []
-    sample, learn, sync = (num(row.get(f"{p}_frac")) or 0.0 for p in ("sample", "learn", "sync"))
-    if row.get("asynchronous") and num(row.get("sampler_busy_frac")) is not None \
-            and num(row.get("learner_busy_frac")) is not None:
-        label = _overlapping_verdict(row, findings)
-    elif sample >= BOUND_FRAC:
-        label = "sampling-bound"
-        findings.append(f"sampling-bound: {sample:.0%} of each iteration collects samples ({learn:.0%} learning)")
-    elif learn >= BOUND_FRAC:
-        label = "learning-bound"
-        findings.append(f"learning-bound: {learn:.0%} of each iteration is the learner update ({sample:.0%} sampling)")
-    else:
-        label = "mixed"
-        findings.append(f"no single phase dominates: sampling {sample:.0%}, learning {learn:.0%}, sync {sync:.0%}")
-    if sync >= SYNC_HEAVY_FRAC:
-        findings.append(f"weight sync takes {sync:.0%} of each iteration")
-    lag_mean, lag_max = num(row.get("policy_lag_mean")), num(row.get("policy_lag_max"))
-    if lag_mean is not None and row.get("asynchronous"):  # PPO's is always 1 (RLlib's count; docs/ANALYSIS.md)
-        findings.append(f"policy lag: {lag_mean:.1f} learner updates on average, at most {fmt_num(lag_max)} "
-                        "(1: on-policy, as PPO)")
-    cpus, used_total = num(row.get("cpus")), num(row.get("cpus_used"))
-    starved = []
-    for role, name, keep, their, were in (("env_runner", "env runners", "keep", "their", "were"),
-                                          ("learner", "remote learners", "keep", "their", "were"),
-                                          ("aggregator", "aggregator actors", "keep", "their", "were"),
-                                          ("driver", "the driver", "keeps", "its", "was")):
-        alloc, used = num(row.get(f"{role}_cpus_allocated")), num(row.get(f"{role}_cpus_used"))
-        if alloc is None or used is None or alloc <= 0:
-            continue
-        plural = "s" if alloc != 1 else ""
-        if used >= STARVED_FRAC * alloc:
-            starved.append(f"{name} {keep} {used:.2f} of {their} {alloc:g} allocated core{plural} busy")
-        elif alloc >= 1 and used < IDLE_FRAC * alloc:
-            findings.append(f"idle allocation: {name} {were} given {alloc:g} CPU{plural} and use{'s' if keep == 'keeps' else ''} "
-                            f"{used:.2f}")
-    if starved:
-        findings.append("CPU-starved: " + "; ".join(starved))
-    if cpus and used_total is not None and used_total >= ALL_BUSY_FRAC * cpus:
-        findings.append(f"all cores busy: {used_total:.2f} of the trial's {cpus:g} cores in use")
-        starved.append("all")
-    if starved and label in ("sampling-bound", "learning-bound"):
-        label += ", CPU-starved"
-    gpus, util = num(row.get("learner_gpus")) or 0.0, num(row.get("gpu_util_pct"))
-    if gpus > 0:
-        if util is None:
-            findings.append("GPU utilization not measured")
-        elif util < GPU_IDLE_PCT:
-            findings.append(f"GPU idle: {util:.0f}% mean utilization in steady state")
-            label += ", GPU idle"
-    straggler = straggler_finding(row)
-    if straggler:
-        findings.append(straggler)
-    steal = num(row.get("host_steal_pct"))
-    if steal is not None and steal >= HOST_STEAL_PCT:
-        findings.append(f"host busy: the hypervisor took {steal:.0f}% of this machine's CPU time while a repeat ran "
-                        "(steal); its throughput says as much about the host as about the configuration")
-    if row.get("noisy"):
-        findings.append(f"too noisy to rank: CV {row['env_steps_per_s_cv']:.0%} across repeats (> {NOISY_CV:.0%})")
-    return label, findings
-
-
-def _overlapping_verdict(row: dict[str, Any], findings: list[str]) -> str:
-    """Bottleneck of an asynchronous configuration from where the work ran, not from the driver's waits:
-    the side (env runners, learners) busy at least SATURATED_FRAC of the iteration limits it."""
-    sampler, learner = num(row["sampler_busy_frac"]), num(row["learner_busy_frac"])
-    overlap = num(row.get("busy_overlap_frac")) or 0.0
-    busy = f"env runners busy {sampler:.0%}, learner busy {learner:.0%} of each iteration"
-    if sampler >= SATURATED_FRAC and learner >= SATURATED_FRAC:
-        label = "sampling- and learning-bound"
-        findings.append(f"both sides saturated ({busy}): the pipeline is full")
-    elif learner >= SATURATED_FRAC:
-        label = "learning-bound"
-        findings.append(f"learning-bound: {busy}; more env runners would wait on the learner")
-    elif sampler >= SATURATED_FRAC:
-        label = "sampling-bound"
-        findings.append(f"sampling-bound: {busy}; the learner waits for samples")
-    else:
-        label = "mixed"
-        findings.append(f"neither side saturated ({busy}); the driver's loop takes "
-                        f"{num(row.get('other_frac')) or 0.0:.0%}")
-    findings.append(f"sampling and learning overlap for at least {overlap:.0%} of each iteration; the driver "
-                    f"waits {num(row.get('sample_frac')) or 0.0:.0%} for samples and "
-                    f"{num(row.get('learn_frac')) or 0.0:.0%} for the learner")
-    return label
-
-
-def fmt_num(value: float | None) -> str:
-    """A lag figure in a sentence: one decimal, or ``-``."""
-    return "-" if value is None else f"{value:.1f}"
-
-
-def is_number(v) -> bool:
-    """A finite number (not a bool): a value an axis can be scaled along."""
-    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)) \
-        and math.isfinite(float(v))
 
 
 def sm_count(manifest: dict[str, Any]) -> int | None:

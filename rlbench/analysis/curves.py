@@ -19,9 +19,6 @@ import pandas as pd
 CURVE_X = {"env_steps": "env steps sampled", "seconds": "training seconds (sum of iteration wall_s)"}
 #: At most this many x points per configuration's curve (more are thinned evenly).
 MAX_CURVE_POINTS = 300
-#: "Clearly below": every repeat below every repeat of the best configuration, by at least this
-#: share of the best median's size (docs/ANALYSIS.md).
-CLEARLY_BELOW_FRAC = 0.10
 
 
 @dataclass(frozen=True)
@@ -141,36 +138,3 @@ def returns_at_equal_steps(trials: pd.DataFrame, iterations: pd.DataFrame,
         if values:
             returns[int(index)] = values
     return EqualSteps(steps, returns)
-
-
-@dataclass(frozen=True)
-class Below:
-    """A configuration that learns clearly worse than the best one, at equal env steps."""
-
-    index: int
-    """The configuration."""
-    median: float
-    """Its median return at the common env-step count."""
-    best_index: int
-    """The configuration with the highest median return there."""
-    best_median: float
-    """That median."""
-
-
-def clearly_below(equal: EqualSteps) -> list[Below]:
-    """Configurations whose return at equal env steps is clearly below the best's: each of their
-    repeats is below each repeat of the best configuration, and their median is below the best
-    median by at least :data:`CLEARLY_BELOW_FRAC` of its size (any gap when it is 0)."""
-    medians = {i: equal.median(i) for i in equal.returns}
-    if len(medians) < 2:
-        return []
-    best = max(medians, key=lambda i: medians[i])
-    best_median, best_low = medians[best], min(equal.returns[best])
-    margin = CLEARLY_BELOW_FRAC * abs(best_median)
-    out = []
-    for index, median in medians.items():
-        if index == best:
-            continue
-        if max(equal.returns[index]) < best_low and best_median - median >= margin and best_median > median:
-            out.append(Below(index, median, best, best_median))
-    return out

@@ -14,7 +14,7 @@ Per process and function (name, file and first line, py-spy's ``--function``):
 - ``self_frac``, ``total_frac``: those over all of the process's samples (every thread).
 
 Rules for the report's verdict (docs/ANALYSIS.md): a role's function *dominates* when its self
-time is at least :data:`DOMINANT_SELF_FRAC` of the role's samples.
+time is at least :data:`rlbench.analysis.findings.DOMINANT_SELF_FRAC` of the role's samples.
 """
 
 from __future__ import annotations
@@ -27,11 +27,10 @@ from typing import Any
 
 import pandas as pd
 
+from rlbench.analysis.findings import dominance_verdict
 from rlbench.results.layout import TrialFolder
 from rlbench.results.tables import PROFILE_SCHEMA
 
-#: A function taking at least this share of a role's samples in its own code dominates the role.
-DOMINANT_SELF_FRAC = 0.4
 #: Functions listed per role and configuration in the report (by self and by total time).
 TOP_FUNCTIONS = 8
 #: Functions on at least this share of a role's stacks with (almost) no self time are its trunk (the
@@ -181,23 +180,13 @@ def role_profiles(profiles: pd.DataFrame, trial_ids: list[str], roles: tuple[str
         processes = mine.groupby(["trial_id", "pid"]).ngroups
         per_trial = processes / max(1, mine["trial_id"].nunique())
         one, several = ROLE_NAMES.get(role, (role, role))
+        top = top_self.iloc[0] if len(top_self) else None
+        verdict = None if top is None else dominance_verdict(
+            one if per_trial <= 1 else several, per_trial > 1, str(top["function"]),
+            f"{short_file(top['file'])}:{int(top['line'])}" if top["file"] else "", float(top["self_frac"]))
         out.append(RoleProfile(role, samples, processes, top_self.reset_index(drop=True),
-                               top_total.reset_index(drop=True),
-                               dominance_verdict(one if per_trial <= 1 else several, per_trial > 1, top_self)))
+                               top_total.reset_index(drop=True), verdict))
     return out
-
-
-def dominance_verdict(subject: str, plural: bool, top_self: pd.DataFrame) -> str | None:
-    """``the learner spends 62% of its active time in _single_tensor_adam (torch/optim/adam.py:345)
-    itself`` when the top function's self share reaches :data:`DOMINANT_SELF_FRAC`, else None."""
-    if top_self.empty:
-        return None
-    top = top_self.iloc[0]
-    if float(top["self_frac"]) < DOMINANT_SELF_FRAC:
-        return None
-    where = f" ({short_file(top['file'])}:{int(top['line'])})" if top["file"] else ""
-    verb, their = ("spend", "their") if plural else ("spends", "its")
-    return f"{subject} {verb} {float(top['self_frac']):.0%} of {their} active time in {top['function']}{where} itself"
 
 
 def short_file(path: str) -> str:

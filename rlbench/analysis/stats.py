@@ -22,10 +22,6 @@ CONFIDENCE = 0.95
 BOOTSTRAP_RESAMPLES = 2000
 #: Seed of the bootstrap's random generator.
 BOOTSTRAP_SEED = 0
-#: A configuration whose coefficient of variation is above this is "too noisy to rank".
-NOISY_CV = 0.10
-#: The knee is the smallest setting whose throughput is within this fraction of the best.
-KNEE_MARGIN = 0.05
 
 
 def interval(samples: Sequence[np.ndarray], statistic: Callable, *, confidence: float = CONFIDENCE,
@@ -45,6 +41,23 @@ def interval(samples: Sequence[np.ndarray], statistic: Callable, *, confidence: 
                           method="percentile", vectorized=True, paired=False, axis=-1,
                           random_state=np.random.default_rng(seed))
     return res.confidence_interval.low, res.confidence_interval.high
+
+
+def num(value) -> float | None:
+    """``value`` as a float, or None when it is missing, not a number or NaN."""
+    if value is None:
+        return None
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(f) else f
+
+
+def is_number(v) -> bool:
+    """A finite number (not a bool): a value an axis can be scaled along."""
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)) \
+        and math.isfinite(float(v))
 
 
 def _finite(values: Sequence[float]) -> np.ndarray:
@@ -227,7 +240,7 @@ def fit_amdahl(n: Sequence[float], speedup: Sequence[float], n0: float | None = 
     return AmdahlFit(s, r2, math.sqrt(ss_res / len(x)), ceiling, len(x))
 
 
-def knee(settings: Sequence, throughput: Sequence[float], margin: float = KNEE_MARGIN):
+def knee(settings: Sequence, throughput: Sequence[float], margin: float):
     """The smallest setting whose throughput is within ``margin`` of the best (settings in ascending order).
 
     Returns:

@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from rlbench import SCHEMA_VERSION
 from rlbench.analysis.configs import sm_count
-from rlbench.analysis.inside import (
+from rlbench.analysis.runners import (
     add_inside_columns,
     driver_idle,
     runner_iteration_rows,

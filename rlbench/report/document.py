@@ -7,67 +7,29 @@ maps capped at :data:`~rlbench.report.style.MAX_HEATMAPS`).
 
 from __future__ import annotations
 
-import base64
-import html
 import re
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from rlbench.analysis.advice import (Recommendation, learner_cpu_findings, recommendations,
-                                     target_recommendations, with_learning_notes)
-from rlbench.analysis.configs import config_label, configurations, result_axes, sm_count
-from rlbench.analysis.scaling import MAX_SCALING_GROUPS, ScalingCurve, scaling_curves
-from rlbench.analysis.stats import CONFIDENCE, KNEE_MARGIN, NOISY_CV
-from rlbench.report import async_section, inside
+from rlbench.analysis.configs import config_label
+from rlbench.analysis.findings import KNEE_MARGIN, NOISY_CV
+from rlbench.analysis.result_set import Analysis, analyze
+from rlbench.analysis.scaling import MAX_SCALING_GROUPS
+from rlbench.analysis.stats import CONFIDENCE
+from rlbench.report import async_section
+from rlbench.report import runners_section as inside
 from rlbench.report.config_plots import Figure, write_figures
 from rlbench.report.learning_plots import write_learning_figures
-from rlbench.report.learning_section import Learning, energy_text, learning, learning_blocks, target_text
-from rlbench.report.markdown import md_code, md_text
+from rlbench.report.learning_section import learning_blocks, target_text
+from rlbench.report.blocks import Block, Break, Bullets, Fields, Heading, Paragraph, Table, Verdicts, to_html, to_markdown
+from rlbench.report.blocks import Figure as Image
 from rlbench.report.style import MAX_HEATMAPS, MAX_MD_TRIALS, fmt, pct
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import REPORT_HTML, REPORT_MD, ResultsFolder
-
-
-@dataclass
-class Analysis:
-    """Everything the report shows, computed once."""
-
-    out_dir: Path
-    manifest: dict[str, Any]
-    axes: list[str]
-    trials: pd.DataFrame
-    configs: pd.DataFrame
-    curves: list[ScalingCurve]
-    recs: list[Recommendation]
-    findings: list[str] = field(default_factory=list)
-    """Plain-words answers for learner-CPU axes (the forum question)."""
-    figures: list[Figure] = field(default_factory=list)
-    learning: Learning | None = None
-    """Learning curves, time to target, returns at equal env steps."""
-    energy: str = ""
-    """What energy the machine let rlbench measure, in words."""
-    inside: inside.InsideReport | None = None
-    """Stragglers, driver idle, weight sync and per-role profiles (rlbench.report.inside)."""
-
-
-def analyze(out_dir: Path, tables: dict[str, pd.DataFrame]) -> Analysis:
-    """Per-configuration figures, scaling curves and recommendations of a result set."""
-    manifest = ResultsFolder(Path(out_dir)).read_manifest()
-    trials = tables["trials"]
-    axes = result_axes(manifest, trials)
-    configs = configurations(trials, axes, tables.get("iterations"), tables.get("utilization"), sm_count(manifest))
-    curves = scaling_curves(configs, axes)
-    findings = learner_cpu_findings(configs, trials, tables.get("iterations"), axes)
-    lrn = learning(trials, tables.get("iterations"), axes)
-    recs = with_learning_notes(recommendations(configs, axes), configs, lrn.ttt, lrn.below, axes, lrn.equal.env_steps)
-    recs = target_recommendations(lrn.ttt, axes) + recs
-    return Analysis(out_dir, manifest, axes, trials, configs, curves, recs, findings, learning=lrn,
-                    energy=energy_text(manifest, trials))
 
 
 #: A figure rlbench writes: its name is a :func:`~rlbench.report.style.file_stem` plus ``.png``.
@@ -242,73 +204,42 @@ def _method_text(analysis: Analysis | None = None) -> str:
             + async_section.async_text(None if analysis is None else analysis.configs) + "Rules and thresholds: docs/ANALYSIS.md.")
 
 
-def _learning_blocks(analysis: Analysis) -> list[tuple]:
-    if analysis.learning is None:
-        return []
-    return learning_blocks(analysis.learning, analysis.configs, analysis.axes, analysis.energy)
-
-
-def _md_blocks(blocks: list[tuple]) -> list[str]:
-    out = []
-    for block in blocks:
-        if block[0] == "p":
-            out += [md_text(block[1]), ""]
-        elif block[0] == "ul":
-            out += [f"- {md_text(line)}" for line in block[1]] + [""]
-        else:
-            out += [_md_table(block[1], block[2]), ""]
+def document_blocks(analysis: Analysis, section: inside.InsideReport | None, figures: list[Figure],
+                    notes: list[str]) -> list[Block]:
+    """The whole document, built once: every backend draws these blocks."""
+    name = str((analysis.manifest.get("spec") or {}).get("name", analysis.out_dir.name))
+    axes, n_axes = analysis.axes, len(analysis.axes)
+    out: list[Block] = [Heading(f"rlbench report: {name}", 1), Heading("Recommendations", 2),
+                        Bullets(rec_lines(analysis) or ["no configuration was measured"], boxed=True)]
+    if analysis.findings:
+        out += [Heading("What more learner CPUs bought", 2), Bullets(analysis.findings)]
+    out += [Heading("Learning", 2)]
+    if analysis.learning is not None:
+        out += learning_blocks(analysis.learning, analysis.configs, axes, analysis.energy)
+    header, rows = config_rows(analysis)
+    out += [Break(), Heading("Configurations", 2), Paragraph(_method_text(analysis), muted=True),
+            Table(header, rows, frozenset({len(header) - 1, *range(1, 1 + n_axes)})), Heading("Verdicts", 2),
+            Verdicts([(config_label(r, axes), r["verdict"]) for _, r in analysis.configs.iterrows()]),
+            Heading("Scaling", 2)]
+    for axis, (h, rs, note) in scaling_rows(analysis).items():
+        out += [Heading(axis, 3), Table(h, rs, frozenset({0, 1, 2, 3, 4}))] + ([Paragraph(note, muted=True)] if note else [])
+    out += inside.section_blocks(section)
+    out += [Heading("Figures", 2), *(Image(f.path, f.title, f.caption) for f in figures)]
+    out += [Paragraph(n, muted=True) for n in notes if n] or [Break()]
+    t = analysis.trials
+    cols = ["trial_id", "status", *axes, "env_steps_per_s", "reason"]
+    trial_rows = [[("" if pd.isna(r.get(c)) else (fmt(r.get(c)) if c == "env_steps_per_s" else str(r.get(c))))
+                   for c in cols] for _, r in t.iterrows()]
+    out += [Heading("Trials", 2),
+            Table(cols, trial_rows, frozenset({0, 1, len(cols) - 1}), md_max_rows=MAX_MD_TRIALS,
+                  md_more="{n} more trials in trials.parquet / summary.csv.", collapsed=f"{len(t)} trials"),
+            Heading("Provenance", 2), Fields(provenance(analysis))]
     return out
 
 
-def _html_blocks(blocks: list[tuple], n_axes: int) -> str:
-    e = html.escape
-    out = []
-    for block in blocks:
-        if block[0] == "p":
-            out.append(f"<p>{e(block[1])}</p>")
-        elif block[0] == "ul":
-            out.append("<ul>" + "".join(f"<li>{e(line)}</li>" for line in block[1]) + "</ul>")
-        else:
-            out.append(_html_table(block[1], block[2], set(range(0, 1 + n_axes))))
-    return "\n".join(out)
-
-
-def _md_table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(map(md_text, header)) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(map(md_text, r)) + " |" for r in rows]
-    return "\n".join(lines)
-
-
-def render_md(analysis: Analysis, figures: list[Figure], notes: list[str]) -> str:
+def render_md(analysis: Analysis, section: inside.InsideReport | None, figures: list[Figure], notes: list[str]) -> str:
     """report.md: the same content as the HTML, figures linked from plots/."""
-    name = (analysis.manifest.get("spec") or {}).get("name", analysis.out_dir.name)
-    out = [f"# rlbench report: {md_text(name)}", "", "## Recommendations", ""]
-    out += [f"- {md_text(line)}" for line in rec_lines(analysis)] or ["- no configuration was measured"]
-    if analysis.findings:
-        out += ["", "## What more learner CPUs bought", ""] + [f"- {md_text(line)}" for line in analysis.findings]
-    out += ["", "## Learning", ""] + _md_blocks(_learning_blocks(analysis))
-    header, rows = config_rows(analysis)
-    out += ["", "## Configurations", "", _method_text(analysis), "", _md_table(header, rows), "", "## Verdicts", ""]
-    for _, r in analysis.configs.iterrows():
-        out.append(f"- **{md_text(config_label(r, analysis.axes))}**: {md_text(r['verdict'])}")
-    out += ["", "## Scaling", ""]
-    for axis, (h, rs, note) in scaling_rows(analysis).items():
-        out += [f"### {md_text(axis)}", "", _md_table(h, rs), ""] + ([md_text(note), ""] if note else [])
-    out += inside.render_md(analysis.inside, _md_table)
-    out += ["## Figures", ""]
-    for f in figures:
-        out += [f"### {md_text(f.title)}", "", f"![{md_text(f.title)}](plots/{f.path.name})", ""] + (
-            [md_text(f.caption), ""] if f.caption else [])
-    out += [md_text(n) for n in notes if n]
-    t = analysis.trials
-    cols = ["trial_id", "status", *analysis.axes, "env_steps_per_s", "reason"]
-    trial_rows = [[str(r.get(c)) if c != "env_steps_per_s" else fmt(r.get(c)) for c in cols]
-                  for _, r in t.head(MAX_MD_TRIALS).iterrows()]
-    out += ["", "## Trials", "", _md_table(cols, [[x if x not in ("None", "nan") else "" for x in r] for r in trial_rows])]
-    if len(t) > MAX_MD_TRIALS:
-        out.append(f"\n{len(t) - MAX_MD_TRIALS} more trials in trials.parquet / summary.csv.")
-    out += ["", "## Provenance", ""] + [f"- {k}: {md_code(v)}" for k, v in provenance(analysis)]
-    return "\n".join(out) + "\n"
+    return to_markdown(document_blocks(analysis, section, figures, notes))
 
 
 _CSS = """
@@ -321,53 +252,11 @@ figure{margin:1rem 0}figcaption{font-size:.85rem;color:#555;max-width:900px}img{
 """
 
 
-def _html_table(header: list[str], rows: list[list[str]], left: set[int]) -> str:
-    h = "".join(f"<th class='{'l' if i in left else ''}'>{html.escape(c)}</th>" for i, c in enumerate(header))
-    body = []
-    for r in rows:
-        cls = " class='noisy'" if r and r[0] == "noisy" else ""
-        body.append(f"<tr{cls}>" + "".join(f"<td class='{'l' if i in left else ''}'>{html.escape(str(c))}</td>"
-                                           for i, c in enumerate(r)) + "</tr>")
-    return f"<table><thead><tr>{h}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-
-
-def render_html(analysis: Analysis, figures: list[Figure], notes: list[str]) -> str:
+def render_html(analysis: Analysis, section: inside.InsideReport | None, figures: list[Figure],
+                notes: list[str]) -> str:
     """report.html: one file, figures embedded as base64 PNG, no external CSS or scripts."""
-    name = (analysis.manifest.get("spec") or {}).get("name", analysis.out_dir.name)
-    e = html.escape
-    parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>rlbench report: {e(str(name))}</title>"
-             f"<style>{_CSS}</style></head><body>", f"<h1>rlbench report: {e(str(name))}</h1>",
-             "<h2>Recommendations</h2><div class='rec'><ul>"]
-    parts += [f"<li>{e(line)}</li>" for line in rec_lines(analysis)] or ["<li>no configuration was measured</li>"]
-    parts.append("</ul></div>")
-    if analysis.findings:
-        parts += ["<h2>What more learner CPUs bought</h2><ul>"] + [f"<li>{e(x)}</li>" for x in analysis.findings]
-        parts.append("</ul>")
-    parts += ["<h2>Learning</h2>", _html_blocks(_learning_blocks(analysis), len(analysis.axes))]
-    header, rows = config_rows(analysis)
-    n_axes = len(analysis.axes)
-    parts += ["<h2>Configurations</h2>", f"<p class='muted'>{e(_method_text(analysis))}</p>",
-              _html_table(header, rows, {len(header) - 1, *range(1, 1 + n_axes)}), "<h2>Verdicts</h2><ul>"]
-    parts += [f"<li><b>{e(config_label(r, analysis.axes))}</b>: {e(r['verdict'])}</li>" for _, r in analysis.configs.iterrows()]
-    parts += ["</ul><h2>Scaling</h2>"]
-    for axis, (h, rs, note) in scaling_rows(analysis).items():
-        parts += [f"<h3>{e(axis)}</h3>", _html_table(h, rs, {0, 1, 2, 3, 4}), f"<p class='muted'>{e(note)}</p>" if note else ""]
-    parts += inside.render_html(analysis.inside, _html_table)
-    parts.append("<h2>Figures</h2>")
-    for f in figures:
-        data = base64.b64encode(f.path.read_bytes()).decode()
-        parts.append(f"<figure><h3>{e(f.title)}</h3><img alt='{e(f.title)}' src='data:image/png;base64,{data}'>"
-                     f"<figcaption>{e(f.caption)}</figcaption></figure>")
-    parts += [f"<p class='muted'>{e(n)}</p>" for n in notes if n]
-    t = analysis.trials
-    cols = ["trial_id", "status", *analysis.axes, "env_steps_per_s", "reason"]
-    trial_rows = [[("" if pd.isna(r.get(c)) else (fmt(r.get(c)) if c == "env_steps_per_s" else str(r.get(c))))
-                   for c in cols] for _, r in t.iterrows()]
-    parts += [f"<h2>Trials</h2><details><summary>{len(t)} trials</summary>",
-              _html_table(cols, trial_rows, {0, 1, len(cols) - 1}), "</details>", "<h2>Provenance</h2><table>"]
-    parts += [f"<tr><th class='l'>{e(k)}</th><td class='l'><code>{e(v)}</code></td></tr>" for k, v in provenance(analysis)]
-    parts.append("</table></body></html>")
-    return "\n".join(parts)
+    name = str((analysis.manifest.get("spec") or {}).get("name", analysis.out_dir.name))
+    return to_html(document_blocks(analysis, section, figures, notes), f"rlbench report: {name}", _CSS)
 
 
 def write_report(out_dir: Path, tables: dict[str, pd.DataFrame],
@@ -385,9 +274,8 @@ def write_report(out_dir: Path, tables: dict[str, pd.DataFrame],
     others_written()
     others, note = other_figures(out_dir, mine)
     figures = mine + others
-    analysis.figures = figures
-    analysis.inside = inside.inside_report(analysis, tables.get("profiles"))
+    section = inside.inside_report(analysis, tables.get("profiles"))
     html_path, md_path = out_dir / REPORT_HTML, out_dir / REPORT_MD
-    write_atomic(html_path, render_html(analysis, figures, [note]).encode())
-    write_atomic(md_path, render_md(analysis, figures, [note]).encode())
+    write_atomic(html_path, render_html(analysis, section, figures, [note]).encode())
+    write_atomic(md_path, render_md(analysis, section, figures, [note]).encode())
     return html_path, md_path, analysis

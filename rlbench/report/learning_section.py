@@ -1,72 +1,22 @@
 """The report's "Learning" section: the target and who reached it how soon, or (without a target) the
 return every configuration reached at equal env steps; the seeds; what energy was measurable.
 
-Built once as blocks (``("p", text)``, ``("ul", lines)``, ``("table", header, rows)``) that the
-HTML and Markdown renderers of :mod:`rlbench.report.document` both draw.
+Built once as typed blocks (:mod:`rlbench.report.blocks`) that every backend draws.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from rlbench.analysis.configs import config_label
-from rlbench.analysis.curves import (
-    CURVE_X,
-    Below,
-    EqualSteps,
-    clearly_below,
-    learning_curves,
-    returns_at_equal_steps,
-    trial_curves,
-)
+from rlbench.analysis.findings import CLEARLY_BELOW_FRAC, REPEATS_FOR_EVIDENCE, SIGNIFICANCE
+from rlbench.analysis.result_set import Learning
 from rlbench.analysis.stats import CONFIDENCE
-from rlbench.analysis.targets import time_to_target
+from rlbench.report.blocks import Block, Bullets, Paragraph, Table
 from rlbench.report.style import fmt
 
-Block = tuple
-
-
-@dataclass
-class Learning:
-    """What the learning section and figures show, computed once."""
-
-    target: dict[str, Any] | None
-    """``metric``, ``threshold``, ``mode`` of the sweep's target; None without one."""
-    ttt: pd.DataFrame
-    """Time to target per configuration (:func:`rlbench.analysis.targets.time_to_target`); empty without a target."""
-    curves: dict[str, pd.DataFrame]
-    """x (``env_steps``, ``seconds``) -> learning curves per configuration."""
-    equal: EqualSteps
-    """Every configuration's return at equal env steps."""
-    below: list[Below]
-    """Configurations clearly below the best at equal env steps."""
-    seeds: list[int] = field(default_factory=list)
-    """The distinct seeds the ok trials ran with, by repeat."""
-
-
-def target_of(trials: pd.DataFrame) -> dict[str, Any] | None:
-    """The sweep's target as recorded in trials.parquet, or None."""
-    if "target_metric" not in trials or trials["target_metric"].isna().all():
-        return None
-    row = trials[trials["target_metric"].notna()].iloc[0]
-    return {"metric": row["target_metric"], "threshold": float(row["target_threshold"]), "mode": row["target_mode"]}
-
-
-def learning(trials: pd.DataFrame, iterations: pd.DataFrame | None, axes: list[str]) -> Learning:
-    """The learning figures of a result set."""
-    its = iterations if iterations is not None else pd.DataFrame(columns=["trial_id"])
-    have = not its.empty and "episode_return_mean" in its
-    per_trial = trial_curves(its, trials.loc[trials["status"] == "ok", "trial_id"]) if have else {}
-    curves = {x: learning_curves(trials, its, x, per_trial) for x in CURVE_X} if have else {}
-    equal = returns_at_equal_steps(trials, its, per_trial) if have else EqualSteps(None, {})
-    seeds = []
-    if "seed" in trials:
-        ok = trials[(trials["status"] == "ok") & trials["seed"].notna()].sort_values("repeat")
-        seeds = [int(s) for s in ok.drop_duplicates("repeat")["seed"]]
-    return Learning(target_of(trials), time_to_target(trials, axes), curves, equal, clearly_below(equal), seeds)
 
 
 def target_text(target: dict[str, Any]) -> str:
@@ -84,7 +34,7 @@ def _ci(row, column: str, digits: int = 1) -> str:
 
 def _target_blocks(lrn: Learning, axes: list[str]) -> list[Block]:
     t = lrn.ttt
-    blocks: list[Block] = [("p", f"Target: {target_text(lrn.target)}. Each trial stopped at the first iteration "
+    blocks: list[Block] = [Paragraph(f"Target: {target_text(lrn.target)}. Each trial stopped at the first iteration "
                                  "that reached it (warm-up iterations count: learning starts at the first), or at "
                                  "its iteration or time limit. Time to target is the sum of the iterations' wall_s up "
                                  "to and including that one; the next column adds Ray's start and the algorithm's "
@@ -102,7 +52,7 @@ def _target_blocks(lrn: Learning, axes: list[str]) -> list[Block]:
                      fmt(r["iterations_to_target"]), fmt(r["cpus_given"], 1), fmt(r["cpu_s_to_target"], 1),
                      *([fmt(r.get("energy_to_target_j"), 0)] if energy else []),
                      fmt(r["final_episode_return_mean"], 1), "yes" if r["pareto"] else ""])
-    blocks.append(("table", header, rows))
+    blocks.append(Table(header, rows, frozenset(range(0, 1 + len(axes)))))
     missed = t[t["reached"] < t["repeats"]]
     lines = []
     for _, r in missed.iterrows():
@@ -114,19 +64,22 @@ def _target_blocks(lrn: Learning, axes: list[str]) -> list[Block]:
     if len(t) and (t["reached"] == 0).all():
         lines.insert(0, "No configuration reached the target.")
     if lines:
-        blocks.append(("ul", lines))
+        blocks.append(Bullets(lines))
     return blocks
 
 
 def _equal_steps_blocks(lrn: Learning, configs: pd.DataFrame, axes: list[str]) -> list[Block]:
     steps = lrn.equal.env_steps
     if steps is None:
-        return [("p", "No iteration reported a return (no episode ended), so there is no learning curve.")]
-    below = {b.index for b in lrn.below}
-    blocks: list[Block] = [("p", f"No target: learning is compared at equal env steps, {steps:,.0f} (the most "
+        return [Paragraph("No iteration reported a return (no episode ended), so there is no learning curve.")]
+    below = {b.index: "clearly below" if b.clear else "lower, no evidence yet" for b in lrn.below}
+    blocks: list[Block] = [Paragraph(f"No target: learning is compared at equal env steps, {steps:,.0f} (the most "
                                  "every ok repeat of every configuration sampled). A configuration is clearly below "
-                                 "when each of its repeats is below each repeat of the best one there and its median "
-                                 "is at least 10% lower (docs/ANALYSIS.md).")]
+                                 f"when its median is at least {CLEARLY_BELOW_FRAC:.0%} lower than the best one's "
+                                 "there and a one-sided Mann-Whitney U test of its repeats against the best one's "
+                                 f"gives p at most {SIGNIFICANCE:g} (every repeat below every one of the best's: "
+                                 f"{REPEATS_FOR_EVIDENCE} repeats a side); with fewer repeats such a gap is shown as "
+                                 "lower, with no evidence yet (docs/ANALYSIS.md).")]
     header = [*axes, f"return at {steps:,.0f} env steps (median; repeats)", "final return (median)", "learning"]
     rows = []
     for _, c in configs.iterrows():
@@ -135,8 +88,8 @@ def _equal_steps_blocks(lrn: Learning, configs: pd.DataFrame, axes: list[str]) -
         median = lrn.equal.median(index)
         rows.append([*[str(c[a]) for a in axes],
                      f"{fmt(median, 1)} ({', '.join(fmt(v, 1) for v in values)})" if values else "-",
-                     fmt(_final(lrn, index), 1), "clearly below" if index in below else ""])
-    blocks.append(("table", header, rows))
+                     fmt(_final(lrn, index), 1), below.get(index, "")])
+    blocks.append(Table(header, rows, frozenset(range(0, 1 + len(axes)))))
     return blocks
 
 
@@ -148,30 +101,13 @@ def _final(lrn: Learning, index: int) -> float | None:
     return float(mine["median"].dropna().iloc[-1]) if mine["median"].notna().any() else None
 
 
-def energy_text(manifest: dict[str, Any], trials: pd.DataFrame) -> str:
-    """What the machine let rlbench measure of energy, in words (empty for result sets from before RAPL)."""
-    if "cpu_energy_zones" not in manifest:
-        return ""
-    zones = manifest.get("cpu_energy_zones") or []
-    gpu = "gpu_energy_j" in trials and trials["gpu_energy_j"].notna().any()
-    if not zones:
-        text = ("Energy: no CPU energy counter on this machine (no readable RAPL package zone under "
-                "/sys/class/powercap), so cpu_energy_j is null, never estimated")
-    else:
-        text = f"Energy: CPU packages read through RAPL ({', '.join(z['zone'] for z in zones)})"
-    text += "; GPU energy from NVML." if gpu else "; no GPU energy (no GPU, or NVML gave no counter)."
-    if zones or gpu:
-        text += " Both count the whole device, whoever used it: other work on the machine is included."
-    return text
-
-
 def learning_blocks(lrn: Learning, configs: pd.DataFrame, axes: list[str], energy: str) -> list[Block]:
     """The section's blocks."""
     blocks = _target_blocks(lrn, axes) if lrn.target and not lrn.ttt.empty else \
         _equal_steps_blocks(lrn, configs, axes)
     if lrn.seeds:
-        blocks.append(("p", f"Seeds (one per repeat index, shared by every configuration; trials.parquet seed): "
+        blocks.append(Paragraph(f"Seeds (one per repeat index, shared by every configuration; trials.parquet seed): "
                             f"{', '.join(map(str, lrn.seeds))}."))
     if energy:
-        blocks.append(("p", energy))
+        blocks.append(Paragraph(energy))
     return blocks

@@ -26,6 +26,7 @@ def _tables(learn_s: tuple[float, float], sample_s: float):
         "env_steps_per_s": [steps / (sample_s + learn_s[0]), steps / (sample_s + learn_s[1])],
         "driver_cpus_used": [0.9, 1.3],
     })
+    trials["env_steps_per_s"] = configs["env_steps_per_s"]
     return configs, trials, iterations
 
 
@@ -34,7 +35,8 @@ def test_sublinear_learning_is_called_out_with_the_numbers():
     configs, trials, iterations = _tables((2.0, 1.6), sample_s=1.0)
     (text,) = learner_cpu_findings(configs, trials, iterations, ["num_cpus_for_main_process"])
     assert "num_cpus_for_main_process 1 -> 4" in text
-    assert "333 -> 385 env steps/s (1.15x)" in text  # 1000/3.0 and 1000/2.6
+    # 1000/3.0 and 1000/2.6, one run each: no evidence the throughput moved
+    assert "333 -> 385 env steps/s (1.15x; no evidence yet: 1 run a side; 3 repeats a side could show it)" in text
     assert "learning 2.00 -> 1.60 s (speed-up 1.25x)" in text
     assert "torch threads in the driver, which holds the learner: 1 -> 4" in text
     assert "0.90 -> 1.30 cores busy" in text
@@ -65,3 +67,15 @@ def test_a_best_setting_in_between_is_named():
     (text,) = learner_cpu_findings(configs, trials, iterations, ["num_cpus_for_main_process"])
     assert "num_cpus_for_main_process 1 -> 4" in text
     assert "The fastest setting was in between: num_cpus_for_main_process=2 at 500 env steps/s (1.50x the lowest)" in text
+
+
+def test_nothing_bought_is_said_only_with_evidence():
+    configs, trials, iterations = _tables((2.0, 1.99), sample_s=0.4)  # 41.7% -> 41.8% sampling; 1.00x
+    (text,) = learner_cpu_findings(configs, trials, iterations, ["num_cpus_for_main_process"])
+    assert "no evidence yet: 1 run a side" in text and "bought nothing" not in text
+    assert "No gain worth having showed (1.00x the throughput), but that is not yet evidence of none." in text
+    # three repeats a side, 0.98-1.02x of the lowest: an interval below 1.1 says nothing was bought
+    repeats = pd.concat([trials.assign(repeat=r, trial_id=trials["trial_id"].str.replace("r0", f"r{r}"),
+                                       env_steps_per_s=trials["env_steps_per_s"] * f) for r, f in enumerate((1, .98, 1.02))])
+    (text,) = learner_cpu_findings(configs, repeats, iterations, ["num_cpus_for_main_process"])
+    assert "(1.00x; 95% CI 0.9" in text and "The extra CPUs bought nothing worth having (1.00x the throughput)" in text

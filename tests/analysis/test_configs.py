@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 
 from rlbench.analysis.advice import recommendations
-from rlbench.analysis.configs import configurations, verdict
+from rlbench.analysis.configs import configurations
+from rlbench.analysis.findings import verdict
 from rlbench.analysis.scaling import scaling_curves
 from rlbench.analysis.stats import amdahl_speedup
 

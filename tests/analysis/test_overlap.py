@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from rlbench.analysis.configs import configurations, verdict
+from rlbench.analysis.configs import configurations
+from rlbench.analysis.findings import verdict
 from rlbench.analysis.overlap import lag_columns, overlap_columns
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from rlbench.analysis.findings import DOMINANT_SELF_FRAC
 from rlbench.analysis.profiles import (
-    DOMINANT_SELF_FRAC,
     add_profile_columns,
     profiles_frame,
     read_speedscope,

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from rlbench.analysis.findings import KNEE_MARGIN
 from rlbench.analysis.stats import (
     amdahl_speedup,
     cv,
@@ -98,10 +99,10 @@ def test_fit_with_two_points_has_no_goodness_and_linear_scaling_has_no_ceiling()
 
 def test_knee_on_a_hand_made_curve():
     settings, tp = [1, 2, 4, 8, 16], [100, 180, 240, 250, 252]
-    assert knee(settings, tp) == 4  # best 252; 5% margin: >= 239.4
+    assert knee(settings, tp, KNEE_MARGIN) == 4  # best 252; 5% margin: >= 239.4
     assert knee(settings, tp, margin=0.01) == 8  # >= 249.48
-    assert knee(settings, [100, None, 90]) == 1
-    assert knee([], []) is None
+    assert knee(settings, [100, None, 90], KNEE_MARGIN) == 1
+    assert knee([], [], KNEE_MARGIN) is None
 
 
 def test_interval_text_by_hand():

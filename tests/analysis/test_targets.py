@@ -10,7 +10,7 @@ from rlbench.analysis.advice import (
     target_recommendations,
     with_learning_notes,
 )
-from rlbench.analysis.curves import Below
+from rlbench.analysis.findings import Below
 from rlbench.analysis.targets import pareto_front, time_to_target
 
 
@@ -85,8 +85,9 @@ def test_throughput_pick_gets_learning_notes():
     t = time_to_target(_trials(ROWS), ["num_env_runners"])
     (noted,) = with_learning_notes([rec], configs, t, [], ["num_env_runners"])
     assert "it reached the learning target in 2 of 3 repeats, others in all of theirs" in noted.note
-    below = [Below(1, 20.0, 0, 50.0), Below(2, 30.0, 0, 50.0)]
+    below = [Below(1, 20.0, 0, 50.0, 3, 3, 0.05), Below(2, 30.0, 0, 50.0, 3, 3, 0.05)]
     (noted,) = with_learning_notes([rec], configs, pd.DataFrame(), below, ["num_env_runners"], steps=4000)
-    assert noted.note == ("but it learns clearly worse at equal env steps (return 20.0 against 50.0 for "
-                          "num_env_runners=0 at 4,000 env steps); learning clearly worse at equal env steps (best "
-                          "return 50.0 at 4,000 env steps): num_env_runners=2 (return 30.0)")
+    evidence = "p = 0.05, one-sided Mann-Whitney U, 3 runs a side"
+    assert noted.note == (f"but it learns clearly worse at equal env steps (return 20.0 against 50.0 for "
+                          f"num_env_runners=0 at 4,000 env steps; {evidence}); learning clearly worse at equal env "
+                          f"steps (best return 50.0 at 4,000 env steps): num_env_runners=2 (return 30.0; {evidence})")

@@ -29,11 +29,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rlbench.analysis.findings import STRAGGLER_RATIO
 from rlbench.analysis.windows import by_trial, steady
 from rlbench.results.tables import RUNNER_ITERATION_SCHEMA
 
-#: A runner at least this many times the others' median time (or CPU) per env step is a straggler.
-STRAGGLER_RATIO = 1.5
 #: Fewest utilization samples of the driver inside an iteration for its idle share.
 MIN_IDLE_SAMPLES = 2
 
@@ -219,22 +218,3 @@ def inside_by_config(ok: pd.DataFrame) -> pd.DataFrame:
         for column in _STRAGGLER:
             out[column] = mine.groupby("index")[column].median()
     return out.reindex(columns=columns)
-
-
-def straggler_finding(row: dict[str, Any]) -> str | None:
-    """The verdict's straggler sentence for one configuration row, or None."""
-    runner = row.get("straggler_env_runner")
-    if runner is None or pd.isna(runner):
-        return None
-    step, cpu = row.get("straggler_step_ratio"), row.get("straggler_cpu_ratio")
-    parts = [f"{step:.1f}x the others' time per env step" if step is not None and not pd.isna(step) else None,
-             f"{cpu:.1f}x their CPU per env step" if cpu is not None and not pd.isna(cpu) else None]
-    text = f"straggler: env runner {int(runner)} takes " + " and ".join(p for p in parts if p)
-    wait, frac = row.get("straggler_wait_s"), row.get("straggler_wait_frac")
-    if wait is not None and not pd.isna(wait):
-        share = f" ({frac:.0%} of it)" if frac is not None and not pd.isna(frac) else ""
-        text += f"; the driver waited {wait:.2f} s per iteration on it after the others were done{share}"
-    repeats, n = row.get("straggler_repeats"), row.get("n")
-    if repeats is not None and not pd.isna(repeats) and n:
-        text += f" (in {int(repeats)} of {int(n)} repeats)"
-    return text

@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from rlbench.analysis.inside import (
+from rlbench.analysis.runners import (
     driver_idle,
     find_straggler,
     inside_columns,
@@ -96,7 +96,8 @@ def test_driver_idle_share_per_iteration():
 
 
 def test_configuration_names_the_runner_that_straggled_in_most_repeats():
-    from rlbench.analysis.inside import inside_by_config, straggler_finding
+    from rlbench.analysis.findings import straggler_finding
+    from rlbench.analysis.runners import inside_by_config
 
     ok = pd.DataFrame({"index": [0, 0, 0, 1], "straggler_env_runner": pd.array([2, 2, 3, None], dtype="Int64"),
                        "straggler_step_ratio": [3.0, 2.0, 9.0, None], "straggler_cpu_ratio": [3.0, 3.0, 9.0, None],

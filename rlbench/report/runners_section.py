@@ -5,13 +5,11 @@ Flame graphs are written per trial and role into ``trials/<id>/profiles/flame-<r
 (:mod:`rlbench.report.flamegraph`); the report embeds, per configuration and role, the first ok
 repeat's (at most :data:`MAX_EMBEDDED_FLAMEGRAPHS` in report.html, as ``<img>``: an SVG shown that
 way runs nothing) and links the file. Every text from the profiled code is escaped. Numbers and
-rules: :mod:`rlbench.analysis.inside`, :mod:`rlbench.analysis.profiles`, docs/ANALYSIS.md.
+rules: :mod:`rlbench.analysis.runners`, :mod:`rlbench.analysis.profiles`, docs/ANALYSIS.md.
 """
 
 from __future__ import annotations
 
-import base64
-import html
 import re
 import stat
 from dataclasses import dataclass, field
@@ -20,21 +18,15 @@ from pathlib import Path
 import pandas as pd
 
 from rlbench.analysis.configs import config_label
-from rlbench.analysis.profiles import (
-    TRUNK_FRAC,
-    RoleProfile,
-    role_profiles,
-    role_stacks,
-    short_file,
-)
+from rlbench.analysis.findings import no_dominance_text
+from rlbench.analysis.profiles import TRUNK_FRAC, RoleProfile, role_stacks, short_file
+from rlbench.analysis.result_set import Analysis
+from rlbench.report.blocks import Block, FlameGraph, Heading, Paragraph, Table
 from rlbench.report.flamegraph import flamegraph_svg
-from rlbench.report.markdown import md_code, md_text
 from rlbench.report.style import fmt, pct
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import ResultsFolder
 
-#: Configurations whose profiles the report shows (fastest first); the rest are in profiles.parquet.
-MAX_PROFILED_CONFIGS = 12
 #: Flame graphs embedded in report.html (the rest are linked).
 MAX_EMBEDDED_FLAMEGRAPHS = 12
 TRUNK_NOTE = (f"functions on {TRUNK_FRAC:.0%} or more of the stacks with no time of their own, such as the "
@@ -115,40 +107,28 @@ def _inside_rows(configs: pd.DataFrame, axes: list[str]) -> tuple[list[str], lis
     return header, rows
 
 
-def inside_report(analysis, profiles: pd.DataFrame | None) -> InsideReport | None:
-    """The section's content for a :class:`rlbench.report.document.Analysis` (flame graphs written
-    on the way), or None when nothing was measured."""
-    out_dir, trials, configs, axes = analysis.out_dir, analysis.trials, analysis.configs, analysis.axes
+def inside_report(analysis: Analysis, profiles: pd.DataFrame | None) -> InsideReport | None:
+    """The section's content for an :class:`~rlbench.analysis.result_set.Analysis` (flame graphs
+    written on the way), or None when nothing was measured."""
+    out_dir, configs, axes = analysis.out_dir, analysis.configs, analysis.axes
     if configs.empty or "straggler_env_runner" not in configs:
         return None
     header, rows = _inside_rows(configs, axes)
     flames = write_flamegraphs(out_dir) if profiles is not None and not profiles.empty else {}
-    views, note = [], ""
-    if profiles is not None and not profiles.empty:
-        ordered = configs.sort_values("env_steps_per_s", ascending=False, na_position="last")
-        ok = trials[trials["status"] == "ok"].sort_values("repeat")
-        for _, c in ordered.iterrows():
-            ids = ok.loc[ok["index"] == c["index"], "trial_id"].tolist()
-            roles = role_profiles(profiles, ids)
-            if not roles:
-                continue
-            if len(views) == MAX_PROFILED_CONFIGS:
-                note = (f"Profiles of the {MAX_PROFILED_CONFIGS} fastest profiled configurations are shown; every "
-                        "profile is in profiles.parquet and trials/*/profiles/.")
-                break
-            view = ConfigView(config_label(c, axes))
-            for rp in roles:
-                first = next((flames[(t, rp.role)] for t in ids if (t, rp.role) in flames), None)
-                used = c.get(f"{rp.role}_cpus_used")
-                view.roles.append(RoleView(rp, first, None if used is None or pd.isna(used) else float(used)))
-            views.append(view)
+    views = []
+    for cp in analysis.profiles:
+        view = ConfigView(cp.label)
+        for rp in cp.roles:
+            first = next((flames[(t, rp.role)] for t in cp.trial_ids if (t, rp.role) in flames), None)
+            view.roles.append(RoleView(rp, first, cp.cores_used.get(rp.role)))
+        views.append(view)
     if not views and not any(r[1] != "-" or r[2] != "none" or r[6] != "-" for r in rows):
         return None
-    return InsideReport(Path(out_dir), header, rows, views, note)
+    return InsideReport(Path(out_dir), header, rows, views, analysis.profiles_note)
 
 
 def _verdict(view: RoleView) -> str:
-    text = view.profile.verdict or "no single function dominates (none takes 40% of the samples in its own code)"
+    text = view.profile.verdict or no_dominance_text()
     if view.cores_used is not None:
         text += f"; the role's processes kept {view.cores_used:.2f} cores busy (steady-state mean)"
     return text
@@ -182,66 +162,35 @@ def embeddable_svg(path: Path) -> bool:
         return False
 
 
-def render_md(report: InsideReport | None, md_table) -> list[str]:
-    """report.md lines of the section (``md_table(header, rows)`` renders a table); none without one."""
+def section_blocks(report: InsideReport | None) -> list[Block]:
+    """The section's blocks (none without one). A flame graph is embedded only when
+    :func:`embeddable_svg` says it is ours, at most :data:`MAX_EMBEDDED_FLAMEGRAPHS`; the rest are linked."""
     if report is None:
         return []
-    out = ["## Inside the iteration", "", md_text(SECTION_NOTE), "", md_table(report.header, report.rows), ""]
+    out: list[Block] = [Heading("Inside the iteration", 2), Paragraph(SECTION_NOTE, muted=True),
+                        Table(report.header, report.rows, frozenset({0, 2}))]
     if report.configs:
-        out += ["## Where the time goes inside each role", "",
-                "py-spy stack samples of the steady state; a function's self share is time in its own code, "
-                "its total share time with it anywhere on the stack (shares of the role's active samples).", ""]
-    for view in report.configs:
-        out += [f"### {md_text(view.label)}", ""]
-        for rv in view.roles:
-            title = md_text(ROLE_TITLES.get(rv.profile.role, rv.profile.role))
-            out += [f"#### {title}: {rv.profile.samples:,} samples from {rv.profile.processes} process(es)", "",
-                    f"Verdict: {md_text(_verdict(rv))}.", ""]
-            head = ["function", "where", "self", "total"]
-            out += ["By self time:", "", md_table(head, _function_rows(rv.profile.top_self)), "",
-                    f"By total time ({TRUNK_NOTE}):", "", md_table(head, _function_rows(rv.profile.top_total)), ""]
-            if rv.flamegraph is not None and (rel := _relative(report, rv.flamegraph)) is not None:
-                out += [f"Flame graph: [{md_code(rel)}]({rel})", ""]
-    if report.note:
-        out += [md_text(report.note), ""]
-    return out
-
-
-def render_html(report: InsideReport | None, html_table) -> list[str]:
-    """report.html parts of the section (``html_table(header, rows, left_columns)`` renders a table);
-    none without one. A flame graph is embedded only when :func:`embeddable_svg` says it is ours."""
-    if report is None:
-        return []
-    e = html.escape
-    parts = [f"<h2>Inside the iteration</h2><p class='muted'>{e(SECTION_NOTE)}</p>",
-             html_table(report.header, report.rows, {0, 2})]
-    if report.configs:
-        parts.append("<h2>Where the time goes inside each role</h2><p class='muted'>py-spy stack samples of the "
-                     "steady state; a function's self share is time in its own code, its total share time with it "
-                     "anywhere on the stack (shares of the role's active samples).</p>")
+        out += [Heading("Where the time goes inside each role", 2),
+                Paragraph("py-spy stack samples of the steady state; a function's self share is time in its own code, "
+                          "its total share time with it anywhere on the stack (shares of the role's active samples).",
+                          muted=True)]
     embedded = 0
+    head = ["function", "where", "self", "total"]
     for view in report.configs:
-        parts.append(f"<h3>{e(view.label)}</h3>")
+        out.append(Heading(view.label, 3))
         for rv in view.roles:
             title = ROLE_TITLES.get(rv.profile.role, rv.profile.role)
-            parts.append(f"<h4>{e(title)}: {rv.profile.samples:,} samples from {rv.profile.processes} process(es)</h4>"
-                         f"<p><b>Verdict</b>: {e(_verdict(rv))}.</p>")
-            head = ["function", "where", "self", "total"]
-            parts += ["<p>By self time:</p>", html_table(head, _function_rows(rv.profile.top_self), {0, 1}),
-                      f"<p>By total time ({e(TRUNK_NOTE)}):</p>",
-                      html_table(head, _function_rows(rv.profile.top_total), {0, 1})]
+            out += [Heading(f"{title}: {rv.profile.samples:,} samples from {rv.profile.processes} process(es)", 4),
+                    Paragraph(f"{_verdict(rv)}.", lead="Verdict"), Paragraph("By self time:"),
+                    Table(head, _function_rows(rv.profile.top_self), frozenset({0, 1})),
+                    Paragraph(f"By total time ({TRUNK_NOTE}):"),
+                    Table(head, _function_rows(rv.profile.top_total), frozenset({0, 1}))]
             rel = None if rv.flamegraph is None else _relative(report, rv.flamegraph)
-            if rel is not None and embeddable_svg(rv.flamegraph):
-                link = e(rel, quote=True)
-                if embedded < MAX_EMBEDDED_FLAMEGRAPHS:
-                    data = base64.b64encode(rv.flamegraph.read_bytes()).decode()
-                    parts.append(f"<figure><img alt='flame graph of the {e(title)}' "
-                                 f"src='data:image/svg+xml;base64,{data}'><figcaption>Flame graph (root at the top; "
-                                 f"open <a href='{link}'>{link}</a> for the tooltips).</figcaption></figure>")
-                    embedded += 1
-                else:
-                    parts.append(f"<p>Flame graph: <a href='{link}'>{link}</a></p>")
+            if rel is not None:
+                ours = embeddable_svg(rv.flamegraph)  # else report.html leaves it out: only report.md links it
+                html = "none" if not ours else "embed" if embedded < MAX_EMBEDDED_FLAMEGRAPHS else "link"
+                embedded += html == "embed"
+                out.append(FlameGraph(rv.flamegraph, rel, f"flame graph of the {title}", html))
     if report.note:
-        parts.append(f"<p class='muted'>{e(report.note)}</p>")
-    return parts
-
+        out.append(Paragraph(report.note, muted=True))
+    return out

@@ -1,0 +1,176 @@
+"""The analysis of one result set, computed once: what the report, the terminal and anyone else show.
+
+:func:`analyze` is the analysis room's one entry (re-exported by :mod:`rlbench.analysis`): a results
+folder (its tables read from the parquet files, or given) in, an :class:`Analysis` out. The report
+imports it, never the reverse.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from rlbench.analysis.advice import (Recommendation, learner_cpu_findings, recommendations,
+                                     target_recommendations, with_learning_notes)
+from rlbench.analysis.configs import config_label, configurations, result_axes, sm_count
+from rlbench.analysis.curves import CURVE_X, EqualSteps, learning_curves, returns_at_equal_steps, trial_curves
+from rlbench.analysis.findings import Below, below_at_equal_steps
+from rlbench.analysis.profiles import RoleProfile, role_profiles
+from rlbench.analysis.scaling import ScalingCurve, scaling_curves
+from rlbench.analysis.targets import time_to_target
+from rlbench.results.layout import ResultsFolder
+
+#: Configurations whose profiles are shown (fastest first); the rest are in profiles.parquet.
+MAX_PROFILED_CONFIGS = 12
+
+
+@dataclass
+class Learning:
+    """What the learning section and figures show, computed once."""
+
+    target: dict[str, Any] | None
+    """``metric``, ``threshold``, ``mode`` of the sweep's target; None without one."""
+    ttt: pd.DataFrame
+    """Time to target per configuration (:func:`rlbench.analysis.targets.time_to_target`); empty without a target."""
+    curves: dict[str, pd.DataFrame]
+    """x (``env_steps``, ``seconds``) -> learning curves per configuration."""
+    equal: EqualSteps
+    """Every configuration's return at equal env steps."""
+    below: list[Below]
+    """Configurations below the best at equal env steps: clearly, or with the evidence still missing."""
+    seeds: list[int] = field(default_factory=list)
+    """The distinct seeds the ok trials ran with, by repeat."""
+
+
+def target_of(trials: pd.DataFrame) -> dict[str, Any] | None:
+    """The sweep's target as recorded in trials.parquet, or None."""
+    if "target_metric" not in trials or trials["target_metric"].isna().all():
+        return None
+    row = trials[trials["target_metric"].notna()].iloc[0]
+    return {"metric": row["target_metric"], "threshold": float(row["target_threshold"]), "mode": row["target_mode"]}
+
+
+def learning(trials: pd.DataFrame, iterations: pd.DataFrame | None, axes: list[str]) -> Learning:
+    """The learning figures of a result set."""
+    its = iterations if iterations is not None else pd.DataFrame(columns=["trial_id"])
+    have = not its.empty and "episode_return_mean" in its
+    per_trial = trial_curves(its, trials.loc[trials["status"] == "ok", "trial_id"]) if have else {}
+    curves = {x: learning_curves(trials, its, x, per_trial) for x in CURVE_X} if have else {}
+    equal = returns_at_equal_steps(trials, its, per_trial) if have else EqualSteps(None, {})
+    seeds = []
+    if "seed" in trials:
+        ok = trials[(trials["status"] == "ok") & trials["seed"].notna()].sort_values("repeat")
+        seeds = [int(s) for s in ok.drop_duplicates("repeat")["seed"]]
+    return Learning(target_of(trials), time_to_target(trials, axes), curves, equal, below_at_equal_steps(equal), seeds)
+
+
+@dataclass
+class ConfigProfiles:
+    """One configuration's stack profiles, per role, over its ok repeats."""
+
+    index: int
+    """The configuration's grid index."""
+    label: str
+    """Its axis values, ``a=1, b=2``."""
+    trial_ids: list[str]
+    """Its ok repeats, first repeat first (the first one with a role's flame graph shows it)."""
+    roles: list[RoleProfile]
+    """Per profiled role: its top functions and verdict."""
+    cores_used: dict[str, float | None]
+    """Role -> median cores its processes kept busy (trials.parquet ``<role>_cpus_used``)."""
+
+
+def config_profiles(configs: pd.DataFrame, trials: pd.DataFrame, axes: list[str],
+                    profiles: pd.DataFrame | None) -> tuple[list[ConfigProfiles], str]:
+    """Per configuration with profiles, fastest first (at most :data:`MAX_PROFILED_CONFIGS`), and a
+    note when some were left out."""
+    if profiles is None or profiles.empty or configs.empty:
+        return [], ""
+    out: list[ConfigProfiles] = []
+    ordered = configs.sort_values("env_steps_per_s", ascending=False, na_position="last")
+    ok = trials[trials["status"] == "ok"].sort_values("repeat")
+    for _, c in ordered.iterrows():
+        ids = ok.loc[ok["index"] == c["index"], "trial_id"].tolist()
+        roles = role_profiles(profiles, ids)
+        if not roles:
+            continue
+        if len(out) == MAX_PROFILED_CONFIGS:
+            return out, (f"Profiles of the {MAX_PROFILED_CONFIGS} fastest profiled configurations are shown; every "
+                         "profile is in profiles.parquet and trials/*/profiles/.")
+        used = {rp.role: c.get(f"{rp.role}_cpus_used") for rp in roles}
+        out.append(ConfigProfiles(int(c["index"]), config_label(c, axes), ids, roles,
+                                  {r: None if u is None or pd.isna(u) else float(u) for r, u in used.items()}))
+    return out, ""
+
+
+def energy_text(manifest: dict[str, Any], trials: pd.DataFrame) -> str:
+    """What the machine let rlbench measure of energy, in words (empty for result sets from before RAPL)."""
+    if "cpu_energy_zones" not in manifest:
+        return ""
+    zones = manifest.get("cpu_energy_zones") or []
+    gpu = "gpu_energy_j" in trials and trials["gpu_energy_j"].notna().any()
+    if not zones:
+        text = ("Energy: no CPU energy counter on this machine (no readable RAPL package zone under "
+                "/sys/class/powercap), so cpu_energy_j is null, never estimated")
+    else:
+        text = f"Energy: CPU packages read through RAPL ({', '.join(z['zone'] for z in zones)})"
+    text += "; GPU energy from NVML." if gpu else "; no GPU energy (no GPU, or NVML gave no counter)."
+    if zones or gpu:
+        text += " Both count the whole device, whoever used it: other work on the machine is included."
+    return text
+
+
+@dataclass
+class Analysis:
+    """Everything the report shows of one result set, computed once by :func:`analyze`."""
+
+    out_dir: Path
+    """The results folder."""
+    manifest: dict[str, Any]
+    """Its manifest.json: the spec, the machine, the software, the command."""
+    axes: list[str]
+    """The grid axes' table columns, in spec order."""
+    trials: pd.DataFrame
+    """trials.parquet: one row per trial."""
+    configs: pd.DataFrame
+    """One row per configuration (:func:`rlbench.analysis.configs.configurations`), with its verdict."""
+    curves: list[ScalingCurve]
+    """Scaling along each axis, per group of the other axes."""
+    recs: list[Recommendation]
+    """The configuration to pick per goal (those on reaching the target first)."""
+    findings: list[str] = field(default_factory=list)
+    """Plain-words answers for learner-CPU axes (the forum question)."""
+    learning: Learning | None = None
+    """Learning curves, time to target, returns at equal env steps."""
+    energy: str = ""
+    """What energy the machine let rlbench measure, in words."""
+    profiles: list[ConfigProfiles] = field(default_factory=list)
+    """Per configuration (fastest first, capped), where the time goes inside each role."""
+    profiles_note: str = ""
+    """Said when configurations' profiles were left out."""
+
+
+def analyze(folder: Path, tables: dict[str, pd.DataFrame] | None = None) -> Analysis:
+    """The analysis of the result set in ``folder``: per-configuration figures and verdicts, scaling
+    curves, learning, recommendations and profiles. ``tables``: its tables when already read
+    (:func:`rlbench.analysis.tables.read_tables`), else read here."""
+    from rlbench.analysis.tables import read_tables  # imports pyarrow: only when the tables are not given
+
+    out_dir = Path(folder)
+    tables = tables if tables is not None else read_tables(out_dir)
+    manifest = ResultsFolder(out_dir).read_manifest()
+    trials = tables["trials"]
+    axes = result_axes(manifest, trials)
+    configs = configurations(trials, axes, tables.get("iterations"), tables.get("utilization"), sm_count(manifest))
+    curves = scaling_curves(configs, axes)
+    findings = learner_cpu_findings(configs, trials, tables.get("iterations"), axes)
+    lrn = learning(trials, tables.get("iterations"), axes)
+    recs = with_learning_notes(recommendations(configs, axes), configs, lrn.ttt, lrn.below, axes, lrn.equal.env_steps)
+    recs = target_recommendations(lrn.ttt, axes) + recs
+    profiles, note = config_profiles(configs, trials, axes, tables.get("profiles")) \
+        if "straggler_env_runner" in configs else ([], "")
+    return Analysis(out_dir, manifest, axes, trials, configs, curves, recs, findings, lrn,
+                    energy_text(manifest, trials), profiles, note)
