@@ -187,6 +187,7 @@ def test_the_reaper_runs_as_isolated_script():
 #: What the autoconfig room may import of the rooms below it: the one bootstrap engine, the spec's
 #: model types and the safe write (docs/AUTOCONFIG.md); never the sweep, the report or the adapter.
 AUTOCONFIG_MAY_IMPORT = ("rlbench.autoconfig", "rlbench.analysis.stats", "rlbench.spec.model", "rlbench.spec.training",
+                         "rlbench.spec.limits",
                          "rlbench.results.files")
 
 
