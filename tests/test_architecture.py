@@ -15,7 +15,7 @@ PACKAGE = REPO / "rlbench"
 MAX_LINES = 400
 
 #: Room -> the rooms its modules may import (at module level, or inside a function), its own included.
-#: Bottom to top: results, adapters, worker, measure, spec, studies, run, analysis, report, commands.
+#: Bottom to top: results, adapters, worker, measure, spec, studies, run, analysis, autoconfig, report, commands.
 MAY_IMPORT: dict[str, set[str]] = {
     "results": {"results"},
     "adapters": {"adapters"},
@@ -25,9 +25,10 @@ MAY_IMPORT: dict[str, set[str]] = {
     "studies": {"studies", "adapters"},
     "run": {"run", "spec", "results", "measure", "worker", "adapters", "studies"},
     "analysis": {"analysis", "results", "spec", "adapters", "studies"},
+    "autoconfig": {"autoconfig", "analysis", "spec", "results"},
     "report": {"report", "analysis", "results", "spec", "measure"},
     "commands": {"commands", "run", "spec", "results", "measure", "worker", "adapters", "studies", "analysis",
-                 "report"},
+                 "report", "autoconfig"},
 }
 #: The only imports a module may make of a room above its own, each inside a function: the trial
 #: process is where the worker meets the plan and the training system (module -> rlbench modules).
@@ -209,3 +210,17 @@ def test_the_reaper_runs_as_isolated_script():
     assert not [n for n, _ in imports("rlbench.worker.reaper") if n.startswith("rlbench")]
     done = subprocess.run([sys.executable, "-I", "-S", str(reaper)], capture_output=True, text=True)
     assert "IndexError" in done.stderr  # it got as far as reading its arguments: every import worked
+
+
+#: What the autoconfig room may import of the rooms below it: the one bootstrap engine, the spec's
+#: model types and the safe write (docs/AUTOCONFIG.md); never the sweep, the report or the adapter.
+AUTOCONFIG_MAY_IMPORT = ("rlbench.autoconfig", "rlbench.analysis.stats", "rlbench.spec.model", "rlbench.spec.training",
+                         "rlbench.spec.limits",
+                         "rlbench.results.files")
+
+
+def test_autoconfig_imports_stats_spec_models_and_the_safe_write_only():
+    wrong = [f"{m}: {t}" for m in MODULES if m.startswith("rlbench.autoconfig")
+             for n, _ in imports(m) if (t := ours(n)) and not any(t == p or t.startswith(p + ".")
+                                                                   for p in AUTOCONFIG_MAY_IMPORT)]
+    assert wrong == []

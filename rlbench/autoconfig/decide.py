@@ -1,0 +1,157 @@
+"""The race between the finalists and the baseline, and the answer.
+
+Why a race after the search: the search's readings were taken rung by rung, so a drift of the
+machine (another tenant, thermal state) can sit between two configurations' readings. The race
+measures the finalists and the baseline afresh in *interleaved rounds*: each round runs every one
+of them once, and each round starts with the next one (rotating order), so drift falls on all
+alike and the trials of one round share a seed (paired). It stops when every other configuration
+is either separated from the leader (its interval wholly below the leader's, a rank test agreeing)
+or practically equal to it (the bootstrap interval of the ratio of medians inside 1 +/- the
+tolerance, so more rounds cannot change the answer), at the round cap, or when the next round
+would not fit the budget.
+
+The answer (:func:`choose`): among the configurations whose interval overlaps the best median's
+and whose median is within the tolerance (5%) of it, the cheapest: fewest CPUs, then fewest GPUs
+(then the higher median). It comes with the indistinguishable set (every configuration whose
+interval overlaps the best's) and its speed-up over the baseline, the ratio of medians with its
+95% bootstrap interval (:func:`rlbench.analysis.stats.ratio_ci`). Only the race's own readings
+count here: interleaved and paired, they are the fair comparison.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from rlbench.analysis import stats
+from rlbench.autoconfig.model import Candidate
+from rlbench.autoconfig.trials import (Objective, Stage, Standing, TrialRequest, leader, overlaps, rotated,
+                                      worse_beyond_doubt)
+
+#: A configuration within this percentage of the best median is as good as the best.
+TOLERANCE_PCT = 5.0
+#: Rounds before the race may stop on intervals (irace's firstTest is 5; 3 keeps a 20-minute budget).
+MIN_ROUNDS = 3
+#: Rounds after which the race stops whatever the intervals say.
+MAX_ROUNDS = 20
+
+
+def choose(standings: Sequence[Standing], tolerance_pct: float = TOLERANCE_PCT) -> tuple[str | None, tuple[str, ...]]:
+    """The answer from standings: (cheapest configuration as good as the best, the indistinguishable set).
+
+    Args:
+        standings: one per configuration; scores are higher-is-better.
+        tolerance_pct: how far below the best median a configuration may be and still be chosen.
+    Returns:
+        (chosen key, keys whose interval overlaps the best's, best first then by median); (None, ())
+        when no configuration has a reading.
+    """
+    best = leader(standings)
+    if best is None:
+        return None, ()
+    same = sorted((s for s in standings if s.median is not None and overlaps(s, best)),
+                  key=lambda s: (s.key != best.key, -s.median, s.key))
+    floor = (1.0 - tolerance_pct / 100.0) * best.median
+    eligible = [s for s in same if s.median >= floor]
+    chosen = min(eligible, key=lambda s: (s.cpus, s.gpus, -s.median, s.key))
+    return chosen.key, tuple(s.key for s in same)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What autoconfig answers, with its evidence."""
+
+    chosen_key: str | None
+    """The cheapest configuration as good as the best (None: nothing gave a reading)."""
+    fastest_key: str | None
+    """The highest median."""
+    baseline_key: str
+    """The baseline configuration."""
+    indistinguishable: tuple[str, ...]
+    """Configurations whose interval overlaps the fastest's (the fastest first)."""
+    standings: tuple[Standing, ...]
+    """Every entrant's race readings summarised (scores: higher is better)."""
+    speedup: float | None
+    """median(chosen) / median(baseline) of the scores: throughput ratio, or baseline's time to
+    target over the chosen one's. None when the baseline's median score is 0 (mostly censored)."""
+    speedup_ci_low: float | None
+    """Lower end of the 95% bootstrap interval of the speed-up (None with fewer than 2 readings a side)."""
+    speedup_ci_high: float | None
+    """Upper end."""
+    rounds: int
+    """Race rounds run."""
+    stop_reason: str | None
+    """Why the race stopped."""
+
+
+class Race(Stage):
+    """Interleaved rotating rounds of the finalists and the baseline: ``ask()`` a round, ``tell()`` it."""
+
+    stage = "race"
+
+    def __init__(self, finalists: Sequence[Candidate], baseline: Candidate, *, objective: Objective,
+                 budget_s: float, trial_s: float, cold_start_s: float = 10.0, seed: int = 0,
+                 min_rounds: int = MIN_ROUNDS, max_rounds: int = MAX_ROUNDS, tolerance_pct: float = TOLERANCE_PCT):
+        """
+        Args:
+            finalists: the search's survivors.
+            baseline: the configuration to beat (raced too; once if it is also a finalist).
+            budget_s: seconds the race may charge; the other arguments as for the search.
+            min_rounds: rounds before the intervals may stop it (at least 2: an interval needs 2 readings).
+            max_rounds: rounds after which it stops.
+            tolerance_pct: "as good as the best" (answer) and "practically equal" (stop).
+        """
+        super().__init__(objective=objective, budget_s=budget_s, trial_s=trial_s, cold_start_s=cold_start_s,
+                         seed=seed)
+        self.entrants: dict[str, Candidate] = {}
+        for c in [*finalists, baseline]:
+            self.entrants.setdefault(c.key, c)
+        self.baseline_key = baseline.key
+        self.min_rounds, self.max_rounds = max(2, min_rounds), max_rounds
+        self.tolerance_pct = tolerance_pct
+        self.round = -1
+
+    def standings(self) -> list[Standing]:
+        """Every entrant's standing over its race readings."""
+        return [self.standing_of(k, c.cpus, c.gpus) for k, c in self.entrants.items()]
+
+    def _next_batch(self) -> list[TrialRequest]:
+        if self.round + 1 >= self.max_rounds:
+            self.stop_reason = f"{self.max_rounds} rounds"
+            return []
+        if not self.fits(len(self.entrants)):
+            self.stop_reason = (f"budget: a round needs {len(self.entrants)} trials x {self.trial_cost_s:.0f} s, "
+                                f"{max(0.0, self.remaining_s):.0f} s left")
+            return []
+        self.round += 1
+        return [self._request(key, self.round, 0) for key in rotated(list(self.entrants), self.round)]
+
+    def _close(self) -> None:
+        if self.round + 1 >= self.min_rounds and self.settled():
+            self.stop_reason = "settled: every other configuration is separated from the leader or within " \
+                               f"{self.tolerance_pct:g}% of it"
+
+    def settled(self) -> bool:
+        """Whether more rounds cannot change the answer: each non-leader separated or practically equal."""
+        standings = self.standings()
+        best = leader(standings)
+        if best is None or len(standings) < 2:
+            return best is not None
+        tol = self.tolerance_pct / 100.0
+        for s in standings:
+            if s.key == best.key or worse_beyond_doubt(self.scores(s.key), self.scores(best.key)):
+                continue
+            r = stats.ratio_ci(self.scores(best.key), self.scores(s.key))
+            if r.ci_low is None or r.ci_low < 1.0 - tol or r.ci_high > 1.0 + tol:
+                return False
+        return True
+
+    def answer(self) -> Answer:
+        """The answer over the race's readings so far."""
+        standings = self.standings()
+        chosen, same = choose(standings, self.tolerance_pct)
+        fastest = leader(standings)
+        ratio = stats.ratio_ci(self.scores(self.baseline_key), self.scores(chosen)) if chosen else None
+        return Answer(chosen, None if fastest is None else fastest.key, self.baseline_key, same, tuple(standings),
+                      None if ratio is None else ratio.ratio, None if ratio is None else ratio.ci_low,
+                      None if ratio is None else ratio.ci_high, self.round + 1, self.stop_reason)

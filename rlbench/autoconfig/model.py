@@ -1,0 +1,256 @@
+"""A cost model of one synchronous training iteration, built from probes and refit on measured trials.
+
+Why a model at all: a 20-minute budget buys a few dozen trials, and a lattice of runners x envs x
+learners x driver CPUs is larger than that. The model drops configurations that cannot win before
+any trial runs (ReaL's "measure -> model -> search", Pollux's refit-as-you-go), and its error
+against what the trials measured (:meth:`CostModel.predicted_vs_measured`) says how far to trust it.
+
+The model (synchronous PPO: sampling, then learning, then the weight broadcast)::
+
+    R = max(1, num_env_runners)          # 0 runners: the driver samples
+    E = num_envs_per_env_runner
+    B = train_batch_size_per_learner * max(1, num_learners)          # env steps per iteration
+    sample_s = (B/R * (env_step_s + inference_step_s) + B/(R*E) * inference_call_s) * max(1, R/cores)
+    learn_s  = train_batch_size_per_learner * learner_step_s * max(1, L/cores)   # L learners in parallel
+    sync_s   = sync_per_runner_s * num_env_runners
+    iteration_s = sample_s + learn_s + sync_s + iteration_overhead_s
+    env_steps_per_s = B / iteration_s
+
+``max(1, busy/cores)`` is contention: when a phase has more busy processes than cores (asked CPUs
+above the machine's, e.g. runners reserving 0.1 CPU each), the OS shares the cores and the phase
+stretches by that factor. ``inference_call_s`` is the fixed cost of one forward call whatever the
+batch: the reason vectorizing envs helps (ray#6029: 4-5x). Asynchronous algorithms overlap the
+phases; this model is the synchronous upper bound, and the refit absorbs part of the difference.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, replace
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+from scipy import optimize
+
+from rlbench.spec.model import TrialConfig
+
+#: RLlib's train_batch_size_per_learner when a spec leaves it out (PPO, new API stack).
+DEFAULT_TRAIN_BATCH = 4000
+#: How many observations' worth of weight the probes keep in a refit (pulls each scale towards 1).
+PRIOR_OBSERVATIONS = 0.5
+#: A configuration predicted below this fraction of the best prediction cannot win (the model's
+#: error is tens of percent, so only a factor of 2 is trusted to prune).
+PRUNE_BELOW_FRACTION = 0.5
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One configuration of the search space: the knobs the cost model and the answer read."""
+
+    key: str
+    """Stable name, from the grid axes' values (``num_env_runners=2,num_envs_per_env_runner=4``)."""
+    axes: tuple[tuple[str, Any], ...]
+    """(grid axis as the spec names it, value) for every axis: how the driver maps it back to a trial."""
+    num_env_runners: int
+    """Remote env runners (0: the driver samples)."""
+    num_envs_per_env_runner: int
+    """Vectorized envs per runner."""
+    num_cpus_per_env_runner: float
+    """CPUs Ray reserves per runner."""
+    num_learners: int
+    """Remote learners (0: the learner is in the driver)."""
+    num_cpus_per_learner: float
+    """CPUs per remote learner."""
+    num_gpus_per_learner: float
+    """GPUs per learner (also the driver's learner when num_learners is 0)."""
+    num_cpus_for_main_process: int
+    """CPUs reserved for the driver."""
+    train_batch_size_per_learner: int
+    """Env steps each learner trains on per iteration."""
+    cpus_limit: int | None = None
+    """The trial's ``cpus`` (cores it is pinned to), or None for the whole machine."""
+
+    @property
+    def cpus(self) -> float:
+        """CPUs the configuration asks for: runners, remote learners and the driver."""
+        return (self.num_env_runners * self.num_cpus_per_env_runner + self.num_learners * self.num_cpus_per_learner
+                + self.num_cpus_for_main_process)
+
+    @property
+    def gpus(self) -> float:
+        """GPUs the learners ask for."""
+        return self.num_gpus_per_learner * max(1, self.num_learners)
+
+    @property
+    def batch_env_steps(self) -> int:
+        """Env steps per iteration, all learners together."""
+        return self.train_batch_size_per_learner * max(1, self.num_learners)
+
+    @classmethod
+    def from_config(cls, config: TrialConfig, axes: Mapping[str, Any],
+                    default_train_batch: int = DEFAULT_TRAIN_BATCH) -> "Candidate":
+        """The candidate of one grid point (``GridPoint.config`` and the grid values that made it)."""
+        r, lr = config.env_runners, config.learners
+        return cls(key=candidate_key(axes), axes=tuple(axes.items()), num_env_runners=r.num_env_runners,
+                   num_envs_per_env_runner=r.num_envs_per_env_runner, num_cpus_per_env_runner=r.num_cpus_per_env_runner,
+                   num_learners=lr.num_learners, num_cpus_per_learner=float(lr.num_cpus_per_learner),
+                   num_gpus_per_learner=lr.num_gpus_per_learner,
+                   num_cpus_for_main_process=config.resources.num_cpus_for_main_process,
+                   train_batch_size_per_learner=config.training.train_batch_size_per_learner or default_train_batch,
+                   cpus_limit=config.cpus)
+
+
+def candidate_key(axes: Mapping[str, Any]) -> str:
+    """``axis=value,...`` in the grid's axis order, values JSON-encoded (one name per grid point)."""
+    return ",".join(f"{a}={json.dumps(v, sort_keys=True, default=str)}" for a, v in axes.items()) or "base"
+
+
+@dataclass(frozen=True)
+class Probes:
+    """What the probes measured (seconds per unit), or what a refit rescaled them to."""
+
+    env_step_s: float
+    """Seconds one env step takes on one core (envbench's ceiling with one process)."""
+    inference_step_s: float
+    """Seconds of the policy's forward pass per env step (the part that grows with the batch)."""
+    learner_step_s: float
+    """Seconds of learner update per sampled env step on a CPU learner (every epoch and minibatch)."""
+    sync_per_runner_s: float
+    """Seconds of weight broadcast per env runner per iteration."""
+    cores: int
+    """Cores the trials may use."""
+    inference_call_s: float = 0.0
+    """Seconds per forward call (one per vector step), whatever the batch."""
+    learner_gpu_step_s: float | None = None
+    """As ``learner_step_s`` on a GPU learner; None: not probed, GPU configurations are not predicted."""
+    iteration_overhead_s: float = 0.0
+    """Seconds per iteration outside the three phases (metrics, the driver's loop); fitted by a refit."""
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The model's iteration of one configuration, by phase."""
+
+    sample_s: float
+    """Sampling phase, contention included."""
+    learn_s: float
+    """Learner update phase."""
+    sync_s: float
+    """Weight broadcast to the runners."""
+    overhead_s: float
+    """Fixed per-iteration overhead."""
+    iteration_s: float
+    """Sum of the above."""
+    env_steps_per_s: float
+    """Env steps per iteration over iteration_s."""
+
+
+@dataclass(frozen=True)
+class Observation:
+    """A measured trial for a refit: its configuration and its median steady iteration."""
+
+    candidate: Candidate
+    """The configuration the trial ran."""
+    iteration_s: float
+    """Median wall seconds of its steady-state iterations."""
+
+
+@dataclass(frozen=True)
+class PredictionRow:
+    """One row of predicted against measured."""
+
+    key: str
+    """Candidate key."""
+    predicted_iteration_s: float | None
+    """The model's iteration (None: the model cannot predict it, e.g. an unprobed GPU)."""
+    measured_iteration_s: float
+    """What the trial measured."""
+    error_pct: float | None
+    """100 * (predicted - measured) / measured."""
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """The cost model over :class:`Probes` (immutable: :meth:`refit` returns a new one)."""
+
+    probes: Probes
+    """Per-unit costs, as probed or as rescaled by the last refit."""
+    refit_points: int = 0
+    """Observations the last refit used (0: the probes as measured)."""
+
+    def _cores(self, c: Candidate) -> int:
+        return max(1, min(self.probes.cores, c.cpus_limit or self.probes.cores))
+
+    def phases(self, c: Candidate) -> tuple[float, float, float] | None:
+        """(sample_s, learn_s, sync_s) of one iteration, before overhead; None when not predictable."""
+        p, cores = self.probes, self._cores(c)
+        learner_step = p.learner_gpu_step_s if c.gpus > 0 else p.learner_step_s
+        if learner_step is None:
+            return None
+        runners = max(1, c.num_env_runners)
+        per_runner = c.batch_env_steps / runners
+        sample = (per_runner * (p.env_step_s + p.inference_step_s)
+                  + per_runner / c.num_envs_per_env_runner * p.inference_call_s) * max(1.0, runners / cores)
+        learners = max(1, c.num_learners)
+        learn = c.train_batch_size_per_learner * learner_step * (1.0 if c.gpus > 0 else max(1.0, learners / cores))
+        return sample, learn, p.sync_per_runner_s * c.num_env_runners
+
+    def predict(self, c: Candidate) -> Prediction | None:
+        """The predicted iteration of ``c`` (None when the model cannot predict it)."""
+        phases = self.phases(c)
+        if phases is None:
+            return None
+        total = sum(phases) + self.probes.iteration_overhead_s
+        rate = c.batch_env_steps / total if total > 0 else math.inf
+        return Prediction(*phases, self.probes.iteration_overhead_s, total, rate)
+
+    def cannot_win(self, candidates: Sequence[Candidate],
+                   below_fraction: float = PRUNE_BELOW_FRACTION) -> dict[str, Prediction]:
+        """Candidates whose predicted env steps/s is below ``below_fraction`` of the best prediction.
+
+        Returns:
+            key -> its prediction, for each one that cannot win; unpredictable candidates never appear.
+        """
+        predicted = {c.key: p for c in candidates if (p := self.predict(c)) is not None}
+        if not predicted:
+            return {}
+        best = max(p.env_steps_per_s for p in predicted.values())
+        return {k: p for k, p in predicted.items() if p.env_steps_per_s < below_fraction * best}
+
+    def refit(self, observations: Sequence[Observation], prior_observations: float = PRIOR_OBSERVATIONS) -> "CostModel":
+        """Rescale the probes so the model fits measured iterations (least squares, non-negative).
+
+        Solves ``measured ~= a*sample_s + b*learn_s + c*sync_s + d`` for scales a, b, c >= 0 and the
+        overhead d >= 0, each pulled towards its current value (1 for a scale) with
+        ``prior_observations`` observations' weight, so two trials cannot zero a phase they do not
+        vary. a scales env, inference and call costs; b both learner costs; c the sync cost.
+        """
+        rows = [(ph, o.iteration_s) for o in observations
+                if math.isfinite(o.iteration_s) and (ph := self.phases(o.candidate)) is not None]
+        if not rows:
+            return self
+        x = np.array([[*ph, 1.0] for ph, _ in rows])
+        y = np.array([m for _, m in rows])
+        rms = np.sqrt(np.mean(x ** 2, axis=0))
+        weight = np.sqrt(prior_observations) * np.maximum(rms, 1e-9)
+        prior = np.array([1.0, 1.0, 1.0, self.probes.iteration_overhead_s])
+        a_aug = np.vstack([x, np.diag(weight)])
+        y_aug = np.concatenate([y, weight * prior])
+        (a, b, c, d), _ = optimize.nnls(a_aug, y_aug)
+        p = self.probes
+        probes = replace(p, env_step_s=p.env_step_s * a, inference_step_s=p.inference_step_s * a,
+                         inference_call_s=p.inference_call_s * a, learner_step_s=p.learner_step_s * b,
+                         learner_gpu_step_s=None if p.learner_gpu_step_s is None else p.learner_gpu_step_s * b,
+                         sync_per_runner_s=p.sync_per_runner_s * c, iteration_overhead_s=float(d))
+        return CostModel(probes, refit_points=len(rows))
+
+    def predicted_vs_measured(self, observations: Sequence[Observation]) -> list[PredictionRow]:
+        """One row per observation: what the model predicts beside what was measured."""
+        out = []
+        for o in observations:
+            p = self.predict(o.candidate)
+            pred = None if p is None else p.iteration_s
+            err = None if pred is None or o.iteration_s <= 0 else 100.0 * (pred - o.iteration_s) / o.iteration_s
+            out.append(PredictionRow(o.candidate.key, pred, o.iteration_s, err))
+        return out

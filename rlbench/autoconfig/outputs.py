@@ -1,0 +1,221 @@
+"""What autoconfig writes: ``autoconfig.json`` (the answer and its evidence), ``rllib_config.py``
+(the answer, ready to paste) and ``best.yaml`` (a sweep spec that re-measures it against the baseline).
+
+Every file goes through :func:`rlbench.results.files.write_atomic`. ``rllib_config.py`` is code a
+user will run, built from a spec that may hold any text (an env name, an env_config): every value
+is rendered as a Python literal by :func:`literal` (``repr`` of plain data, anything else as the
+``repr`` of its text) and every keyword comes from a fixed list or the spec model's field names,
+so nothing foreign is executable. ``best.yaml`` is written with ``yaml.safe_dump``.
+"""
+
+from __future__ import annotations
+
+import json
+import keyword
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import yaml
+
+from rlbench.autoconfig.decide import Answer
+from rlbench.autoconfig.model import Candidate, PredictionRow
+from rlbench.autoconfig.search import Elimination
+from rlbench.autoconfig.trials import Objective, Standing
+from rlbench.results.files import write_atomic
+from rlbench.spec.model import TrialConfig
+
+AUTOCONFIG_JSON = "autoconfig.json"
+RLLIB_CONFIG_PY = "rllib_config.py"
+BEST_YAML = "best.yaml"
+#: Version of autoconfig.json's fields (docs/AUTOCONFIG.md).
+SCHEMA_VERSION = 1
+#: Repeats best.yaml asks for (asv's 2 rounds x 5 and irace's firstTest=5 are the anchors).
+BEST_REPEATS = 5
+#: algo -> (module, class) of its config; the only names rllib_config.py imports.
+ALGO_CONFIG = {"PPO": ("ray.rllib.algorithms.ppo", "PPOConfig"),
+               "APPO": ("ray.rllib.algorithms.appo", "APPOConfig"),
+               "IMPALA": ("ray.rllib.algorithms.impala", "IMPALAConfig")}
+
+
+@dataclass(frozen=True)
+class AutoconfigResult:
+    """Everything the outputs are written from."""
+
+    objective: Objective
+    """``throughput`` or ``time_to_target``."""
+    answer: Answer
+    """The race's answer."""
+    candidates: Mapping[str, Candidate]
+    """key -> configuration, for every one searched and the baseline."""
+    eliminations: Sequence[Elimination]
+    """The search's log (model, separated, failed)."""
+    trials_run: int
+    """Trials run, search and race together (probes not included)."""
+    wall_s: float
+    """Seconds the whole run took."""
+    budget_s: float
+    """Seconds it was given."""
+    search_stop_reason: str | None = None
+    """Why the search handed over to the race."""
+    predicted_vs_measured: Sequence[PredictionRow] = field(default_factory=tuple)
+    """The refit cost model beside what the trials measured."""
+
+
+def in_units(objective: Objective, median: float | None, low: float | None,
+             high: float | None) -> tuple[float | None, float | None, float | None]:
+    """Scores back in the objective's units: env steps/s as they are; time to target as seconds
+    (1/score, the interval's ends swapped; None where the score is 0: beyond the trial cap)."""
+    if objective == "throughput":
+        return median, low, high
+    inv = lambda s: None if s is None or s <= 0 else 1.0 / s  # noqa: E731
+    return inv(median), inv(high), inv(low)
+
+
+def _standing(result: AutoconfigResult, s: Standing) -> dict:
+    c = result.candidates.get(s.key)
+    median, low, high = in_units(result.objective, s.median, s.ci_low, s.ci_high)
+    return {"key": s.key, "axes": dict(c.axes) if c else {}, "cpus": s.cpus, "gpus": s.gpus, "median": median,
+            "ci_low": low, "ci_high": high, "n": s.n, "censored": s.censored, "failed": s.failed}
+
+
+def autoconfig_json(result: AutoconfigResult) -> dict:
+    """The content of ``autoconfig.json`` (fields: docs/AUTOCONFIG.md)."""
+    a = result.answer
+    by_key = {s.key: _standing(result, s) for s in a.standings}
+    log = []
+    for e in result.eliminations:
+        row = asdict(e)
+        row["median"], row["ci_low"], row["ci_high"] = in_units(result.objective, e.median, e.ci_low, e.ci_high)
+        log.append(row)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "objective": result.objective,
+        "unit": "env_steps_per_s" if result.objective == "throughput" else "time_to_target_s",
+        "best": by_key.get(a.chosen_key) if a.chosen_key else None,
+        "fastest_key": a.fastest_key,
+        "baseline": by_key.get(a.baseline_key),
+        "speedup": {"ratio": a.speedup, "ci_low": a.speedup_ci_low, "ci_high": a.speedup_ci_high},
+        "indistinguishable": [by_key[k] for k in a.indistinguishable],
+        "standings": list(by_key.values()),
+        "trials_run": result.trials_run,
+        "wall_s": result.wall_s,
+        "budget_s": result.budget_s,
+        "race_rounds": a.rounds,
+        "race_stop_reason": a.stop_reason,
+        "search_stop_reason": result.search_stop_reason,
+        "eliminations": log,
+        "predicted_vs_measured": [asdict(r) for r in result.predicted_vs_measured],
+    }
+
+
+def literal(value: Any) -> str:
+    """Python source for ``value`` that evaluates to plain data and can execute nothing.
+
+    str, int, bool and None as ``repr`` (of the base type, so a subclass's ``__repr__`` is not
+    used); finite floats as ``repr``, others as ``float('inf')``; lists, tuples and mappings
+    element by element; anything else as the ``repr`` of its text.
+    """
+    if value is None or isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, int):
+        return repr(int(value))
+    if isinstance(value, float):
+        return repr(float(value)) if math.isfinite(value) else f"float({str(float(value))!r})"
+    if isinstance(value, str):
+        return repr(str(value))
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(literal(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{literal(k)}: {literal(v)}" for k, v in value.items()) + "}"
+    return repr(str(value))
+
+
+def _call(method: str, kwargs: Mapping[str, Any]) -> str:
+    for k in kwargs:  # every name comes from code or the spec model's fields; check it all the same
+        if not (isinstance(k, str) and k.isidentifier() and not keyword.iskeyword(k)):
+            raise ValueError(f"not a keyword argument name: {k!r}")
+    return f"    .{method}(" + ", ".join(f"{k}={literal(v)}" for k, v in kwargs.items()) + ")"
+
+
+def rllib_config_py(config: TrialConfig, key: str = "") -> str:
+    """``rllib_config.py``: the chosen configuration as RLlib code (new API stack), ready to paste."""
+    module, cls = ALGO_CONFIG[config.algo]
+    r, lr = config.env_runners, config.learners
+    runners = {"num_env_runners": r.num_env_runners, "num_envs_per_env_runner": r.num_envs_per_env_runner,
+               "num_cpus_per_env_runner": r.num_cpus_per_env_runner, "num_gpus_per_env_runner": r.num_gpus_per_env_runner}
+    if r.rollout_fragment_length is not None:
+        runners["rollout_fragment_length"] = r.rollout_fragment_length
+    learners = {"num_learners": lr.num_learners, "num_cpus_per_learner": lr.num_cpus_per_learner,
+                "num_gpus_per_learner": lr.num_gpus_per_learner}
+    if config.algo != "PPO":
+        learners["num_aggregator_actors_per_learner"] = lr.num_aggregator_actors_per_learner
+    calls = [_call("environment", {"env": config.environment.env, "env_config": dict(config.environment.env_config)}),
+             _call("env_runners", runners), _call("learners", learners),
+             _call("resources", {"num_cpus_for_main_process": config.resources.num_cpus_for_main_process})]
+    training = {k: v for k, v in config.training.model_dump(exclude_none=True).items() if k not in ALGO_CONFIG}
+    if training:
+        calls.append(_call("training", training))
+    model = config.rl_module.model_dump(exclude_none=True)
+    if model:
+        calls.append(_call("rl_module", {"model_config": model}))
+    return "\n".join([
+        '"""The configuration rlbench autoconfig chose (autoconfig.json has the evidence)."""',
+        f"# configuration: {literal(key)}",
+        "# An env written as 'package.module:Class' in the spec must be registered (ray.tune.register_env)",
+        "# or replaced by the class itself.",
+        f"from {module} import {cls}",
+        "",
+        "config = (",
+        f"    {cls}()",
+        *calls,
+        ")",
+        "",
+    ])
+
+
+def best_yaml(spec_data: Mapping[str, Any], chosen: Candidate, baseline: Candidate,
+              repeats: int = BEST_REPEATS) -> str:
+    """``best.yaml``: the spec (less its grid and autoconfig section) re-measuring the chosen
+    configuration against the baseline.
+
+    A sweep's grid is a cartesian product, so the grid crosses the axes where the two differ, each
+    with [baseline value, chosen value]: both configurations are in it (with one differing axis,
+    they are all of it), and the corners show which knob brought the speed-up.
+    """
+    data = {k: v for k, v in spec_data.items() if k not in ("grid", "autoconfig", "repeats", "seed")}
+    name = str(spec_data.get("name", "autoconfig"))[:90]
+    data["name"] = f"{name}_best"
+    mine, base = dict(chosen.axes), dict(baseline.axes)
+    grid = {}
+    for axis in list(base) + [a for a in mine if a not in base]:
+        if axis in mine and axis in base and mine[axis] != base[axis]:
+            grid[axis] = [base[axis], mine[axis]]
+        elif axis in mine or axis in base:
+            grid[axis] = [mine.get(axis, base.get(axis))]
+    data["grid"] = grid
+    data["repeats"] = repeats
+    data["seed"] = 0
+    return yaml.safe_dump(json.loads(json.dumps(data, default=str)), sort_keys=False)
+
+
+def write_outputs(out_dir: Path, result: AutoconfigResult, *, best_config: TrialConfig,
+                  spec_data: Mapping[str, Any]) -> dict[str, Path]:
+    """Write the three files into ``out_dir`` (only autoconfig.json when nothing was chosen); returns name -> path.
+
+    Args:
+        best_config: the chosen configuration's trial config (its ``GridPoint.config``).
+        spec_data: the spec mapping as loaded (for best.yaml).
+    """
+    out_dir = Path(out_dir)
+    a = result.answer
+    paths = {n: out_dir / n for n in (AUTOCONFIG_JSON, RLLIB_CONFIG_PY, BEST_YAML)}
+    write_atomic(paths[AUTOCONFIG_JSON],
+                 (json.dumps(autoconfig_json(result), indent=2, allow_nan=False) + "\n").encode())
+    if a.chosen_key is None:  # nothing gave a reading: the evidence only
+        return {AUTOCONFIG_JSON: paths[AUTOCONFIG_JSON]}
+    write_atomic(paths[RLLIB_CONFIG_PY], rllib_config_py(best_config, a.chosen_key).encode())
+    write_atomic(paths[BEST_YAML], best_yaml(spec_data, result.candidates[a.chosen_key],
+                                             result.candidates[a.baseline_key]).encode())
+    return paths

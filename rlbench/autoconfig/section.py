@@ -1,0 +1,55 @@
+"""The spec's optional ``autoconfig:`` section: the objective, the budget, the baseline, the search's knobs.
+
+An autoconfig spec is an ordinary sweep spec whose ``grid:`` is the search space; this section
+says how to search it. The sweep's spec model does not know it yet: the driver reads it off the
+mapping before validating the rest (``AutoconfigSection.model_validate(data.pop("autoconfig", {}))``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rlbench.spec.limits import MAX_SECONDS
+
+
+class AutoconfigSection(BaseModel):
+    """How ``rlbench autoconfig`` searches the grid (docs/AUTOCONFIG.md)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
+
+    objective: Literal["throughput", "time_to_target"] = "throughput"
+    """``throughput``: env steps/s over a trial's steady window; ``time_to_target``: seconds to the
+    spec's ``stop:`` target (trials that miss it within ``trial_s`` are censored, not dropped)."""
+    budget_s: float | None = Field(None, gt=0, le=MAX_SECONDS)
+    """Seconds for the whole run (probes, search, race); ``--budget`` on the command line wins."""
+    baseline: dict[str, Any] = Field(default_factory=dict)
+    """Grid axis -> value of the configuration to beat; an axis left out takes the spec's base value."""
+    trial_s: float = Field(30.0, gt=0, le=MAX_SECONDS)
+    """Each trial's cap in seconds: throughput trials train this long; time-to-target trials end
+    censored after it. One cap for all, so censored readings compare (docs/AUTOCONFIG.md)."""
+    cold_start_s: float = Field(10.0, ge=0, le=MAX_SECONDS)
+    """Expected seconds before a trial's first iteration, until the first trials measure it."""
+    probe_share_pct: float = Field(10.0, ge=0, le=50)
+    """Share of the budget for the probes (the cost model's inputs)."""
+    search_share_pct: float = Field(60.0, gt=0, le=100)
+    """Share of the budget the search may charge; the race gets what is left after it."""
+    eta: int = Field(3, ge=2, le=10)
+    """Successive halving's factor: rung r adds ``first_rung_readings * eta**r`` trials each."""
+    first_rung_readings: int = Field(3, ge=2, le=100)
+    """Trials per configuration in the first rung (3: the fewest on which one can be dropped)."""
+    finalists: int = Field(3, ge=1, le=100)
+    """The search hands over to the race at this many configurations or fewer."""
+    min_rounds: int = Field(3, ge=2, le=1000)
+    """Race rounds before the intervals may end it."""
+    max_rounds: int = Field(20, ge=2, le=1000)
+    """Race rounds after which it ends."""
+    tolerance_pct: float = Field(5.0, ge=0, le=50)
+    """A configuration within this much of the best median is as good as the best (the cheapest wins)."""
+    seed: int = Field(0, ge=0, le=2**32 - 1)
+    """What the trial seeds derive from (the search itself has no randomness)."""
+
+    def shares_s(self, budget_s: float) -> tuple[float, float]:
+        """(probe seconds, search seconds) of a budget; the race gets the budget less what was spent."""
+        return budget_s * self.probe_share_pct / 100.0, budget_s * self.search_share_pct / 100.0

@@ -1,0 +1,281 @@
+"""What the search and the race ask the driver to run, what it tells back, and how readings are scored.
+
+Every reading is turned into a *score*, higher is better, so one comparison rule serves both
+objectives: throughput scores env steps/s; time to target scores ``1 / time_to_target_s``. A trial
+that did not reach the target within its cap is *censored*: it scores 0, below every trial that
+reached it, and stays in the sample. With one cap for every trial (the search lengthens a rung by
+adding trials, never by lengthening them) the median of these scores is the Kaplan-Meier median
+(with all censoring at the cap, the survival curve falls by 1/n at each reached time), so a
+median of 0 reads "more than half did not reach the target within the cap".
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Iterable, Literal, Sequence
+
+from scipy import stats as scipy_stats
+
+from rlbench.analysis import stats
+
+#: One-sided significance of the rank test that must agree before a configuration is dropped.
+ALPHA = 0.05
+Objective = Literal["throughput", "time_to_target"]
+OBJECTIVES: tuple[str, ...] = ("throughput", "time_to_target")
+
+
+@dataclass(frozen=True)
+class TrialRequest:
+    """One fresh, isolated trial the driver should run."""
+
+    request_id: str
+    """Unique and deterministic (``search/r1/i3/<key>``): results are matched to requests by it."""
+    candidate_key: str
+    """Which configuration (:attr:`rlbench.autoconfig.model.Candidate.key`)."""
+    stage: str
+    """``search`` or ``race``."""
+    rung: int
+    """Search rung, or race round."""
+    index: int
+    """Reading slot in the rung: every candidate's trial in the same slot shares the seed (paired)."""
+    seed: int
+    """The trial's seed."""
+    max_wall_s: float
+    """Cap on the trial's training seconds (cold start excluded): throughput trials run this long;
+    time-to-target trials that have not reached the target by then end censored."""
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    """What one requested trial gave."""
+
+    request_id: str
+    """The request it answers."""
+    value: float | None
+    """throughput: env steps/s over the steady window; time_to_target: seconds to the target, or
+    the seconds it ran when ``reached`` is False. None: the trial failed (no reading)."""
+    wall_s: float
+    """Seconds the trial ran, cold start excluded (charged to the budget)."""
+    cold_start_s: float = 0.0
+    """Seconds before its first iteration (process, Ray, build; charged to the budget)."""
+    reached: bool = True
+    """time_to_target: whether the target was reached within the cap (False: censored)."""
+    iteration_s: float | None = None
+    """Median steady iteration wall seconds, for refitting the cost model (None: not measured)."""
+
+    @property
+    def charged_s(self) -> float:
+        """Budget seconds the trial cost."""
+        return max(0.0, self.wall_s) + max(0.0, self.cold_start_s)
+
+
+def score(objective: Objective, result: TrialResult) -> float | None:
+    """The reading's score (higher is better); 0 for a censored time to target; None for a failure."""
+    if result.value is None or result.value != result.value:
+        return None
+    if objective == "throughput":
+        return float(result.value)
+    if not result.reached:
+        return 0.0
+    return 1.0 / result.value if result.value > 0 else None
+
+
+def derive_seed(seed: int, *parts: object) -> int:
+    """A trial seed from the run's seed and the request's place (stable across Python runs)."""
+    text = "/".join(map(str, (seed, *parts))).encode()
+    return int.from_bytes(hashlib.sha256(text).digest()[:4], "little")
+
+
+@dataclass(frozen=True)
+class Standing:
+    """One configuration's readings summarised: median score with its bootstrap interval."""
+
+    key: str
+    """Candidate key."""
+    cpus: float
+    """CPUs it asks for."""
+    gpus: float
+    """GPUs it asks for."""
+    median: float | None
+    """Median score (env steps/s, or 1/time_to_target_s with censored trials as 0)."""
+    ci_low: float | None
+    """Lower end of the 95% bootstrap interval of the median (None with fewer than 2 readings)."""
+    ci_high: float | None
+    """Upper end."""
+    n: int
+    """Readings (censored included)."""
+    censored: int = 0
+    """Readings that did not reach the target (time_to_target)."""
+    failed: int = 0
+    """Trials that gave no reading."""
+
+
+def standing(key: str, cpus: float, gpus: float, scores: Sequence[float], censored: int = 0,
+             failed: int = 0) -> Standing:
+    """:class:`Standing` of a sample of scores (stats.median_ci: the one bootstrap engine)."""
+    e = stats.median_ci(list(scores))
+    return Standing(key, cpus, gpus, e.median, e.ci_low, e.ci_high, e.n, censored, failed)
+
+
+def separated(worse: Standing, best: Standing) -> bool:
+    """True when ``worse``'s interval lies wholly below ``best``'s (never on fewer than 2 readings each)."""
+    if worse.ci_high is None or best.ci_low is None:
+        return False
+    return worse.ci_high < best.ci_low
+
+
+def worse_beyond_doubt(worse: Sequence[float], best: Sequence[float], alpha: float = ALPHA) -> bool:
+    """True when one sample is worse than another by both tests: its bootstrap interval of the median
+    lies wholly below the other's, and a one-sided Mann-Whitney U test agrees at ``alpha``.
+
+    Why both: with 2 or 3 readings the percentile bootstrap interval of a median is about the
+    range of the readings, which covers the true median only 50% (n=2) or 75% (n=3) of the time, so
+    separated intervals alone would crown noise. The rank test's smallest p-value is 1/6 for 2
+    against 2 and 1/20 for 3 against 3 (all readings of one below all of the other), so nothing is
+    dropped on fewer than 3 readings a side. Censored readings (score 0) are ties at the bottom.
+    """
+    if len(worse) < 2 or len(best) < 2:
+        return False
+    a, b = standing("worse", 0, 0, worse), standing("best", 0, 0, best)
+    if not separated(a, b):
+        return False
+    p = scipy_stats.mannwhitneyu(list(worse), list(best), alternative="less").pvalue
+    return bool(p <= alpha + 1e-12)
+
+
+def overlaps(a: Standing, b: Standing) -> bool:
+    """Whether two configurations are statistically indistinguishable (no interval: cannot tell them apart)."""
+    return not separated(a, b) and not separated(b, a)
+
+
+def leader(standings: Iterable[Standing]) -> Standing | None:
+    """The highest median (ties: the cheaper, then the key), or None when nothing has a reading."""
+    ranked = [s for s in standings if s.median is not None]
+    return min(ranked, key=lambda s: (-s.median, s.cpus, s.gpus, s.key)) if ranked else None
+
+
+def rotated(items: Sequence, shift: int) -> list:
+    """``items`` rotated left by ``shift``: each slot (round) starts with another configuration, so
+    a slow drift of the machine falls on every configuration alike."""
+    if not items:
+        return []
+    k = shift % len(items)
+    return list(items[k:]) + list(items[:k])
+
+
+class Stage:
+    """Ask/tell bookkeeping shared by the search and the race: batches of requests, readings, budget.
+
+    ``ask()`` returns the current batch's requests not yet told (the same ones again until they are:
+    asking is idempotent), or, once every one is told, closes the batch (:meth:`_close`) and returns
+    the next (:meth:`_next_batch`); ``[]`` means the stage is over (:attr:`stop_reason` says why).
+    Everything is a function of the constructor's arguments and the told results, so a new stage
+    fed the stored results (:meth:`replay`) is in the same state: that is resume.
+    """
+
+    stage = "stage"
+
+    def __init__(self, *, objective: Objective, budget_s: float, trial_s: float, cold_start_s: float, seed: int):
+        if objective not in OBJECTIVES:
+            raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)} (got {objective!r})")
+        self.objective, self.budget_s, self.trial_s = objective, float(budget_s), float(trial_s)
+        self.cold_start_prior_s, self.seed = float(cold_start_s), int(seed)
+        self.spent_s = 0.0
+        self.trials_run = 0
+        self.stop_reason: str | None = None
+        self._batch: list[TrialRequest] = []
+        self._told: dict[str, TrialResult] = {}
+        self._issued: dict[str, TrialRequest] = {}
+        self._scores: dict[str, list[float]] = {}
+        self._censored: dict[str, int] = {}
+        self._failed: dict[str, int] = {}
+        self._cold: list[float] = []
+
+    @property
+    def done(self) -> bool:
+        """True once :meth:`ask` has returned nothing."""
+        return self.stop_reason is not None
+
+    @property
+    def trial_cost_s(self) -> float:
+        """Budget seconds one more trial is expected to cost: its cap plus the median cold start seen."""
+        cold = sorted(self._cold)[len(self._cold) // 2] if self._cold else self.cold_start_prior_s
+        return self.trial_s + cold
+
+    @property
+    def remaining_s(self) -> float:
+        """Budget seconds not yet charged."""
+        return self.budget_s - self.spent_s
+
+    def fits(self, trials: int) -> bool:
+        """Whether ``trials`` more trials fit in what is left of the budget."""
+        return trials * self.trial_cost_s <= self.remaining_s + 1e-9
+
+    def ask(self) -> list[TrialRequest]:
+        """The requests to run now (see the class docstring)."""
+        if self.done:
+            return []
+        pending = [r for r in self._batch if r.request_id not in self._told]
+        if pending:
+            return pending
+        if self._batch:
+            self._close()
+            self._batch = []
+        if not self.done:
+            self._batch = self._next_batch()
+            self._issued.update((r.request_id, r) for r in self._batch)
+            if not self._batch and not self.done:
+                self.stop_reason = "nothing to run"
+        return list(self._batch)
+
+    def tell(self, results: Iterable[TrialResult]) -> None:
+        """Record results of requests this stage issued (an unknown or repeated id is the driver's bug)."""
+        for res in results:
+            req = self._issued.get(res.request_id)
+            if req is None:
+                raise ValueError(f"result for {res.request_id!r}, which this {self.stage} never asked for")
+            if res.request_id in self._told:
+                raise ValueError(f"result for {res.request_id!r} told twice")
+            self._told[res.request_id] = res
+            self.spent_s += res.charged_s
+            self.trials_run += 1
+            if res.cold_start_s > 0:
+                self._cold.append(res.cold_start_s)
+            s = score(self.objective, res)
+            if s is None:
+                self._failed[req.candidate_key] = self._failed.get(req.candidate_key, 0) + 1
+            else:
+                self._scores.setdefault(req.candidate_key, []).append(s)
+                if self.objective == "time_to_target" and not res.reached:
+                    self._censored[req.candidate_key] = self._censored.get(req.candidate_key, 0) + 1
+
+    def replay(self, results: Iterable[TrialResult]) -> list[TrialRequest]:
+        """Feed stored results back in the order they were asked; returns what is still to run."""
+        stored = {r.request_id: r for r in results}
+        while True:
+            asked = self.ask()
+            known = [stored[r.request_id] for r in asked if r.request_id in stored]
+            if not known:
+                return asked
+            self.tell(known)
+
+    def scores(self, key: str) -> list[float]:
+        """The scores read so far for one configuration."""
+        return list(self._scores.get(key, []))
+
+    def standing_of(self, key: str, cpus: float, gpus: float) -> Standing:
+        """One configuration's :class:`Standing` over every reading so far."""
+        return standing(key, cpus, gpus, self._scores.get(key, []), self._censored.get(key, 0),
+                        self._failed.get(key, 0))
+
+    def _request(self, key: str, rung: int, index: int) -> TrialRequest:
+        return TrialRequest(f"{self.stage}/r{rung}/i{index}/{key}", key, self.stage, rung, index,
+                            derive_seed(self.seed, self.stage, rung, index), self.trial_s)
+
+    def _close(self) -> None:
+        """Judge the batch just completed (the subclass's rule)."""
+
+    def _next_batch(self) -> list[TrialRequest]:
+        """The next batch, or [] after setting :attr:`stop_reason`."""
+        raise NotImplementedError

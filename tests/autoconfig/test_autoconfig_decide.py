@@ -1,0 +1,88 @@
+"""The race (interleaved rotating rounds, stopping, budget) and the answer on hand-made standings."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import cand, drive
+
+from rlbench.autoconfig.decide import Race, choose
+from rlbench.autoconfig.trials import Standing
+
+
+def st(key, cpus, median, low, high, gpus=0.0):
+    return Standing(key, cpus, gpus, median, low, high, 5)
+
+
+def test_cheapest_within_five_percent_of_the_best_whose_interval_overlaps():
+    standings = [
+        st("fast", 8, 1000, 960, 1040),
+        st("cheap_close", 4, 960, 900, 1010),     # overlaps, 4% below: chosen (fewest CPUs)
+        st("cheaper_slow", 2, 940, 900, 980),     # overlaps but 6% below: not chosen, still indistinguishable
+        st("cheapest_apart", 1, 700, 650, 750),   # separated
+        st("same_cpus_gpu", 4, 990, 950, 1030, gpus=1.0),  # 4 CPUs too, but a GPU: the CPU-only one wins the tie
+    ]
+    chosen, same = choose(standings)
+    assert chosen == "cheap_close"
+    assert same == ("fast", "same_cpus_gpu", "cheap_close", "cheaper_slow")
+    assert choose(standings, tolerance_pct=10.0)[0] == "cheaper_slow"
+    assert choose([st("only", 1, None, None, None)]) == (None, ())
+
+
+def test_a_configuration_read_once_cannot_be_told_apart():
+    once = Standing("once", 1, 0, 500.0, None, None, 1)
+    assert choose([st("best", 4, 1000, 990, 1010), once]) == ("best", ("best", "once"))  # 500 is 50% below
+
+
+def test_rounds_rotate_and_pair_their_seeds():
+    race = Race([cand(2), cand(4)], cand(1), objective="throughput", budget_s=1e6, trial_s=10)
+    first = race.ask()
+    assert [r.candidate_key for r in first] == [cand(2).key, cand(4).key, cand(1).key]
+    assert len({r.seed for r in first}) == 1
+    from rlbench.autoconfig.trials import TrialResult
+    race.tell([TrialResult(r.request_id, 100.0, 10.0) for r in first])
+    second = race.ask()
+    assert [r.candidate_key for r in second] == [cand(4).key, cand(1).key, cand(2).key]
+    assert second[0].seed != first[0].seed
+
+
+def test_the_baseline_among_the_finalists_races_once():
+    race = Race([cand(1), cand(2)], cand(1), objective="throughput", budget_s=1e6, trial_s=10)
+    assert len(race.ask()) == 2
+
+
+def test_the_race_stops_when_intervals_separate():
+    rates = {cand(1).key: 500.0, cand(2).key: 900.0, cand(4).key: 1600.0}
+
+    def reading(req):
+        return rates[req.candidate_key] * (1 + 0.01 * ((req.rung * 7 + len(req.candidate_key)) % 3 - 1)), True
+
+    race = Race([cand(2), cand(4)], cand(1), objective="throughput", budget_s=1e6, trial_s=10)
+    drive(race, reading)
+    answer = race.answer()
+    assert race.stop_reason.startswith("settled") and answer.rounds == 3  # the minimum: 3 against 3, all below
+    assert answer.chosen_key == answer.fastest_key == cand(4).key and answer.indistinguishable == (cand(4).key,)
+    assert answer.speedup == pytest.approx(1600 / 500, rel=0.03)
+    assert answer.speedup_ci_low <= answer.speedup <= answer.speedup_ci_high
+
+
+def test_the_race_stops_on_budget_and_stays_within_it():
+    race = Race([cand(2), cand(4)], cand(1), objective="throughput", budget_s=100, trial_s=10, cold_start_s=2)
+    drive(race, lambda req: (1000.0, True), wall_s=10.0, cold_start_s=2.0)  # identical: never separates
+    assert race.stop_reason.startswith("budget") and race.round + 1 == 2  # 3 trials x 12 s a round: 2 fit in 100
+    assert race.spent_s == pytest.approx(72.0) and race.spent_s <= race.budget_s
+
+
+def test_equal_configurations_settle_as_practically_equal():
+    race = Race([cand(2, 2)], cand(2, 1), objective="throughput", budget_s=1e6, trial_s=10)
+    drive(race, lambda req: (1000.0 + (req.rung % 2), True))  # 0.1% apart at most
+    assert race.stop_reason.startswith("settled") and race.answer().rounds == 3
+    assert set(race.answer().indistinguishable) == {cand(2, 2).key, cand(2, 1).key}
+
+
+def test_a_censored_baseline_has_no_speed_up_ratio():
+    race = Race([cand(4)], cand(1), objective="time_to_target", budget_s=1e6, trial_s=60, max_rounds=4)
+    drive(race, lambda req: (60.0, False) if req.candidate_key == cand(1).key else (20.0 + req.rung, True))
+    answer = race.answer()
+    assert answer.chosen_key == cand(4).key and answer.speedup is None
+    base = next(s for s in answer.standings if s.key == cand(1).key)
+    assert base.censored == base.n == 3 and base.median == 0.0  # settled after 3 rounds, censored kept

@@ -1,0 +1,92 @@
+"""The cost model on hand-computed fixtures: 1 ms env steps, 0.25 ms of learner per step, 50 ms of
+sync per runner, 4 cores, 4000-step batches."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from helpers import cand
+
+from rlbench.autoconfig.model import CostModel, Observation, Probes, candidate_key
+from rlbench.spec.model import TrialConfig
+
+PROBES = Probes(env_step_s=0.001, inference_step_s=0.0, learner_step_s=0.00025, sync_per_runner_s=0.05, cores=4)
+MODEL = CostModel(PROBES)
+
+
+@pytest.mark.parametrize("runners, iteration_s", [
+    (0, 4.0 + 1.0),            # the driver samples 4000 steps alone; no sync
+    (1, 4.0 + 1.0 + 0.05),
+    (2, 2.0 + 1.0 + 0.10),
+    (4, 1.0 + 1.0 + 0.20),
+    (8, 0.5 * 2 + 1.0 + 0.40),  # 8 busy runners on 4 cores: each 500 steps takes twice as long
+])
+def test_iteration_by_hand(runners, iteration_s):
+    p = MODEL.predict(cand(runners))
+    assert p.iteration_s == pytest.approx(iteration_s)
+    assert p.env_steps_per_s == pytest.approx(4000 / iteration_s)
+
+
+def test_the_model_names_the_known_best_and_prunes_what_cannot_win():
+    space = [cand(r) for r in (0, 1, 2, 4, 8)]
+    rates = {c.key: MODEL.predict(c).env_steps_per_s for c in space}
+    assert max(rates, key=rates.get) == cand(4).key  # 1818 steps/s; 8 runners contend: 1667
+    # Half of 1818 is 909: 0 runners (800) and 1 runner (792) cannot win; 2 runners (1290) may.
+    assert set(MODEL.cannot_win(space)) == {cand(0).key, cand(1).key}
+
+
+def test_vectorizing_pays_the_per_call_cost_once_per_vector_step():
+    model = CostModel(dataclasses.replace(PROBES, inference_call_s=0.002))
+    one, four = model.predict(cand(2, 1)), model.predict(cand(2, 4))
+    assert one.sample_s == pytest.approx(2000 * 0.001 + 2000 * 0.002)  # 6 s
+    assert four.sample_s == pytest.approx(2000 * 0.001 + 500 * 0.002)  # 3 s
+
+
+def test_a_trial_pinned_to_fewer_cores_contends_sooner():
+    assert MODEL.predict(cand(4, cpus_limit=2)).sample_s == pytest.approx(1.0 * 2)
+
+
+def test_an_unprobed_gpu_is_not_predicted_nor_pruned():
+    gpu = cand(1, gpus=1.0)
+    assert MODEL.predict(gpu) is None
+    assert gpu.key not in MODEL.cannot_win([gpu, cand(4)])
+    assert gpu.gpus == 1.0 and gpu.cpus == 2.0
+
+
+def test_refit_recovers_known_scales_from_exact_measurements():
+    # The truth: env steps 2x slower than probed, learner half, sync 1.5x, 0.3 s overhead.
+    truth = CostModel(dataclasses.replace(PROBES, env_step_s=0.002, learner_step_s=0.000125, sync_per_runner_s=0.075,
+                                          iteration_overhead_s=0.3))
+    space = [cand(r, batch=b) for r in (1, 2, 4, 8) for b in (2000, 4000)]
+    obs = [Observation(c, truth.predict(c).iteration_s) for c in space]
+    fitted = MODEL.refit(obs, prior_observations=1e-6)
+    assert fitted.probes.env_step_s == pytest.approx(0.002, rel=1e-3)
+    assert fitted.probes.learner_step_s == pytest.approx(0.000125, rel=1e-3)
+    assert fitted.probes.sync_per_runner_s == pytest.approx(0.075, rel=1e-3)
+    assert fitted.probes.iteration_overhead_s == pytest.approx(0.3, rel=1e-3)
+    assert fitted.refit_points == 8
+    assert all(abs(r.error_pct) < 0.1 for r in fitted.predicted_vs_measured(obs))
+
+
+def test_refit_with_one_observation_keeps_the_unvaried_phases_near_the_probes():
+    # Only 0 runners measured: no sync was ever seen, so its scale must stay at 1 (not be zeroed).
+    fitted = MODEL.refit([Observation(cand(0), 10.0)])
+    assert fitted.probes.sync_per_runner_s == pytest.approx(0.05)
+    assert fitted.predict(cand(0)).iteration_s == pytest.approx(10.0, rel=0.35)  # moved towards 10 from 5
+
+
+def test_predicted_vs_measured_rows():
+    rows = MODEL.predicted_vs_measured([Observation(cand(4), 2.75), Observation(cand(1, gpus=1.0), 3.0)])
+    assert rows[0].predicted_iteration_s == pytest.approx(2.2) and rows[0].error_pct == pytest.approx(-20.0)
+    assert rows[1].predicted_iteration_s is None and rows[1].error_pct is None
+
+
+def test_candidate_from_a_trial_config():
+    config = TrialConfig.model_validate({"environment": {"env": "CartPole-v1"},
+                                         "env_runners": {"num_env_runners": 2, "num_envs_per_env_runner": 4},
+                                         "learners": {"learner_gpus": 1}, "cpus": 8})
+    c = type(cand(0)).from_config(config, {"num_env_runners": 2, "num_envs_per_env_runner": 4})
+    assert c.key == "num_env_runners=2,num_envs_per_env_runner=4" == candidate_key(dict(c.axes))
+    assert (c.num_learners, c.num_gpus_per_learner, c.num_cpus_per_learner) == (0, 1.0, 0.0)
+    assert c.cpus == 2 * 1.0 + 1 and c.gpus == 1.0 and c.train_batch_size_per_learner == 4000 and c.cpus_limit == 8

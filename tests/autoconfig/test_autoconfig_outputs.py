@@ -1,0 +1,119 @@
+"""The output files: autoconfig.json's fields, rllib_config.py inert whatever the spec holds, best.yaml."""
+
+from __future__ import annotations
+
+import ast
+import json
+
+import pytest
+import yaml
+from helpers import cand
+
+from rlbench.autoconfig.decide import Answer
+from rlbench.autoconfig.model import PredictionRow
+from rlbench.autoconfig.outputs import (AutoconfigResult, autoconfig_json, best_yaml, in_units, literal, rllib_config_py,
+                                       write_outputs)
+from rlbench.autoconfig.search import Elimination
+from rlbench.autoconfig.section import AutoconfigSection
+from rlbench.autoconfig.trials import Standing
+from rlbench.spec.model import TrialConfig
+
+HOSTILE = "x'); import os; #"
+BEST, BASE, FAST, OUT = cand(2, 4), cand(1, 1), cand(4, 4), cand(1, 2)
+SPEC = {"name": "demo", "algo": "PPO", "environment": {"env": HOSTILE, "env_config": {"k": "v'); os.system('x"}},
+        "grid": {"num_env_runners": [1, 2, 4], "num_envs_per_env_runner": [1, 2, 4]},
+        "autoconfig": {"budget_s": 1200}, "stop": {"seconds": 30}}
+
+
+def config(env: str = HOSTILE) -> TrialConfig:
+    return TrialConfig.model_validate({
+        "environment": {"env": env, "env_config": {"k": "v'); os.system('x", "n": [1, 2.5, None, True]}},
+        "env_runners": {"num_env_runners": 2, "num_envs_per_env_runner": 4},
+        "training": {"lr": 0.0003, "lambda": 0.95, "train_batch_size_per_learner": 2000},
+        "rl_module": {"fcnet_hiddens": [32, 32]}})
+
+
+def result(objective="throughput") -> AutoconfigResult:
+    standings = (Standing(FAST.key, FAST.cpus, 0, 2000.0, 1900.0, 2100.0, 5),
+                 Standing(BEST.key, BEST.cpus, 0, 1950.0, 1850.0, 2050.0, 5),
+                 Standing(BASE.key, BASE.cpus, 0, 500.0, 480.0, 520.0, 5, censored=0))
+    answer = Answer(BEST.key, FAST.key, BASE.key, (FAST.key, BEST.key), standings, 3.9, 3.6, 4.2, 5, "settled")
+    elim = Elimination(OUT.key, 0, "separated", "below", 400.0, 380.0, 420.0, FAST.key)
+    return AutoconfigResult(objective, answer, {c.key: c for c in (BEST, BASE, FAST, OUT)}, [elim], 44, 1180.5,
+                            1200.0, "3 left", [PredictionRow(FAST.key, 2.0, 2.2, -9.09)])
+
+
+def test_rllib_config_is_inert_whatever_the_spec_holds():
+    source = rllib_config_py(config(), key=HOSTILE)
+    tree = ast.parse(source)
+    assert [type(n).__name__ for n in tree.body] == ["Expr", "ImportFrom", "Assign"]
+    imp = tree.body[1]
+    assert (imp.module, [a.name for a in imp.names]) == ("ray.rllib.algorithms.ppo", ["PPOConfig"])
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    names = [c.func.attr if isinstance(c.func, ast.Attribute) else c.func.id for c in calls]
+    assert sorted(names) == sorted(["PPOConfig", "environment", "env_runners", "learners", "resources", "training",
+                                    "rl_module"])
+    for c in calls:  # every argument is a literal: evaluating it runs nothing
+        for kw in c.keywords:
+            ast.literal_eval(kw.value)
+    env = next(c for c in calls if getattr(c.func, "attr", "") == "environment")
+    kwargs = {kw.arg: ast.literal_eval(kw.value) for kw in env.keywords}
+    assert kwargs == {"env": HOSTILE, "env_config": {"k": "v'); os.system('x", "n": [1, 2.5, None, True]}}
+    runners = next(c for c in calls if getattr(c.func, "attr", "") == "env_runners")
+    assert {kw.arg: ast.literal_eval(kw.value) for kw in runners.keywords}["num_envs_per_env_runner"] == 4
+    training = next(c for c in calls if getattr(c.func, "attr", "") == "training")
+    assert {kw.arg for kw in training.keywords} == {"lr", "lambda_", "train_batch_size_per_learner"}
+
+
+def test_literal_renders_only_data():
+    class Sneaky(str):
+        def __repr__(self):
+            return "__import__('os')"
+
+    assert literal(Sneaky("a")) == "'a'"
+    assert literal(float("inf")) == "float('inf')"
+    assert literal(object()).startswith("'<object object")
+    assert literal({"a": (1, 2)}) == "{'a': [1, 2]}"
+
+
+def test_autoconfig_json_fields():
+    data = json.loads(json.dumps(autoconfig_json(result()), allow_nan=False))
+    assert data["best"]["key"] == BEST.key and data["best"]["axes"] == {"num_env_runners": 2,
+                                                                        "num_envs_per_env_runner": 4}
+    assert data["best"]["cpus"] == 3.0 and data["fastest_key"] == FAST.key and data["baseline"]["median"] == 500.0
+    assert data["speedup"] == {"ratio": 3.9, "ci_low": 3.6, "ci_high": 4.2}
+    assert [s["key"] for s in data["indistinguishable"]] == [FAST.key, BEST.key]
+    assert (data["trials_run"], data["wall_s"], data["budget_s"]) == (44, 1180.5, 1200.0)
+    assert data["eliminations"][0]["reason"] == "separated" and data["eliminations"][0]["key"] == OUT.key
+    assert data["predicted_vs_measured"][0]["error_pct"] == -9.09 and data["unit"] == "env_steps_per_s"
+
+
+def test_time_to_target_is_written_in_seconds():
+    assert in_units("time_to_target", 0.05, 0.04, 0.1) == (20.0, 10.0, 25.0)
+    assert in_units("time_to_target", 0.0, 0.0, 0.1) == (None, 10.0, None)  # beyond the cap
+    data = autoconfig_json(result("time_to_target"))
+    assert data["unit"] == "time_to_target_s" and data["baseline"]["median"] == pytest.approx(1 / 500)
+
+
+def test_best_yaml_re_measures_the_chosen_against_the_baseline():
+    data = yaml.safe_load(best_yaml(SPEC, BEST, BASE))
+    assert data["name"] == "demo_best" and "autoconfig" not in data and data["repeats"] == 5
+    assert data["grid"] == {"num_env_runners": [1, 2], "num_envs_per_env_runner": [1, 4]}
+    assert data["environment"]["env"] == HOSTILE and data["stop"] == {"seconds": 30}
+    one_axis = yaml.safe_load(best_yaml(SPEC, cand(2, 1), BASE))
+    assert one_axis["grid"] == {"num_env_runners": [1, 2], "num_envs_per_env_runner": [1]}  # exactly the two
+
+
+def test_write_outputs_writes_three_files(tmp_path):
+    paths = write_outputs(tmp_path / "out", result(), best_config=config(), spec_data=SPEC)
+    assert sorted(p.name for p in paths.values()) == ["autoconfig.json", "best.yaml", "rllib_config.py"]
+    assert json.loads(paths["autoconfig.json"].read_text())["best"]["key"] == BEST.key
+    ast.parse(paths["rllib_config.py"].read_text())
+    assert not list((tmp_path / "out").glob(".*.tmp"))
+
+
+def test_the_section_reads_and_splits_the_budget():
+    s = AutoconfigSection.model_validate({"objective": "time_to_target", "baseline": {"num_env_runners": 2}})
+    assert s.shares_s(1200) == (120.0, 720.0) and s.first_rung_readings == 3
+    with pytest.raises(ValueError):
+        AutoconfigSection.model_validate({"budget": 10})
