@@ -1,6 +1,7 @@
 """An env whose error text is hostile (markup that does not parse, fake markup, brackets, escape
-sequences that clear the screen and retitle the terminal), through the real CLI on a terminal,
-with real Ray: the sweep goes on to its next trial and its report, and the text prints as text."""
+sequences that clear the screen and retitle the terminal), through the real CLI on a terminal: the
+sweep goes on to its next trial and its report, and the text prints as text. On the plain adapter
+(no Ray): how RLlib wraps an env's error is tests/e2e/test_reliability_e2e.py's and the crash tests'."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ pytestmark = pytest.mark.slow
 HOSTILE_YAML = r'"failed at [/tmp/x] [/] [bold red]FAKE OK[/] shape [32, 4] \e[2J\e]0;pwned\a end"'
 SPEC = f"""\
 name: hostile
+framework: plain
 environment:
   env: envs.faulty:FaultyEnv
   env_config: {{at_step: 200, message: {HOSTILE_YAML}}}

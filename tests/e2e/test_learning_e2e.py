@@ -16,6 +16,9 @@ import pytest
 import yaml
 from conftest import run_cli, trial_processes_alive
 
+from rlbench.spec.load import spec_from_dict
+from rlbench.spec.plan import repeat_seeds
+
 pytestmark = pytest.mark.slow
 
 KNOWN = {
@@ -99,7 +102,7 @@ SEEDS = {
     "env_runners": {"num_env_runners": 0},
     "training": {"train_batch_size_per_learner": 200, "minibatch_size": 50, "num_epochs": 2},
     "rl_module": {"fcnet_hiddens": [16, 16]},
-    "cpus": 2, "stop": {"iterations": 5}, "env_ceiling_s": 0, "trial_timeout_s": 300,
+    "cpus": 2, "stop": {"iterations": 3}, "env_ceiling_s": 0, "trial_timeout_s": 300,
 }
 
 
@@ -116,11 +119,12 @@ def _returns(tmp_path, name, **changes):
 def test_unseeded_repeats_are_independent_and_a_seed_replays_a_run(tmp_path):
     """The env's observations are fixed (env_seed), so returns differ only by the policy's randomness.
     Before every trial was seeded, two unseeded repeats here had equal returns at every iteration: the
-    driver's torch generator came from the fork server. Now each repeat draws its own seed; the same
-    seed given twice replays the run exactly."""
-    free, trials = _returns(tmp_path, "free", repeats=2)
-    assert trials["seed"].nunique() == 2
-    assert (free["t000r0"] != free["t000r1"]).any()
+    driver's torch generator came from the fork server. Now each repeat draws its own seed (the plan
+    of an unseeded spec), the same seed given twice replays the run exactly, and another seed gives
+    another run (one sweep: the seeds 11, 11, 12)."""
+    free = spec_from_dict({**SEEDS, "repeats": 2}, check_envs=False).spec
+    seeds = repeat_seeds(free)
+    assert len(seeds) == 2 and None not in seeds and seeds[0] != seeds[1]
     fixed, trials = _returns(tmp_path, "fixed", repeats=3, seed=[11, 11, 12])
     assert trials["seed"].tolist() == [11, 11, 12]
     assert fixed["t000r0"].tolist() == fixed["t000r1"].tolist()
