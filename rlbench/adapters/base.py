@@ -82,6 +82,58 @@ class ResourceDemand:
         return " + ".join(f"{a.count} {a.what} x {a.cpus:g} CPU" for a in self.actors)
 
 
+@dataclass(frozen=True)
+class IterationTimings:
+    """One training iteration as the adapter measured it, in rlbench's column names (docs/SCHEMA.md,
+    iterations table): what the trial writes with its ``iteration`` event, without knowing any
+    framework's result keys. A figure the framework does not measure stays None (a null column)."""
+
+    env_steps_sampled: int
+    """Env steps sampled in the iteration."""
+    sample_s: float
+    """Seconds the iteration spent sampling (the driver's wait for it, for an asynchronous algorithm)."""
+    learn_s: float = 0.0
+    """Seconds the iteration spent learning."""
+    sync_s: float = 0.0
+    """Seconds syncing weights and connector states to the samplers."""
+    env_step_s: float | None = None
+    """Of ``sample_s``: inside the env's ``step``/``reset`` (wall-equivalent over the samplers)."""
+    inference_s: float | None = None
+    """Of ``sample_s``: choosing actions (the policy's forward pass)."""
+    sample_other_s: float | None = None
+    """Of ``sample_s``: the rest (connectors, episode bookkeeping)."""
+    learner_connector_s: float | None = None
+    """Of ``learn_s``: the learner connector pipeline (GAE etc.)."""
+    sgd_s: float | None = None
+    """Of ``learn_s``: the gradient steps."""
+    weight_sync_s: float | None = None
+    """Of ``sync_s``: the weight broadcast alone."""
+    sync_bytes: int | None = None
+    """Bytes of weights sent to the samplers."""
+    sync_bytes_per_s: float | None = None
+    """``sync_bytes / weight_sync_s``."""
+    env_steps_trained: int | None = None
+    """Env steps the learners trained on."""
+    episode_return_mean: float | None = None
+    """Mean return of the episodes that ended in the iteration (NaN/None when none ended)."""
+    training_steps: int | None = None
+    """The framework's training-step calls in the iteration."""
+    sampler_busy_s: float | None = None
+    """Seconds the samplers were inside sampling, per sampler."""
+    learner_busy_s: float | None = None
+    """Seconds the learners were busy, per learner."""
+    learner_updates: float | None = None
+    """Weight updates per learner."""
+    sgd_steps: float | None = None
+    """Minibatch steps per learner."""
+    policy_lag_mean: float | None = None
+    """Mean policy lag of the iteration's updates (1: on-policy)."""
+    policy_lag_max: float | None = None
+    """Largest policy lag of the iteration's updates."""
+    runners: list[dict[str, Any]] | None = None
+    """Per env runner: its own timings (runner_iterations table rows), or None."""
+
+
 class Trainer(Protocol):
     """One trial's training run inside the trial process (its Ray runtime is up)."""
 
@@ -101,8 +153,8 @@ class Trainer(Protocol):
     def train(self) -> None:
         """Run one training iteration (the harness times this call alone)."""
 
-    def iteration(self) -> dict[str, Any]:
-        """The last iteration's phase times and counts (iterations-table columns)."""
+    def iteration(self) -> IterationTimings:
+        """The last iteration's phase times and counts."""
 
     def metric(self, name: str) -> float | None:
         """The last iteration's value of a result metric (one of the adapter's ``result_metrics``);

@@ -12,6 +12,7 @@ trial runs (tests/test_architecture.py holds this).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import sys
@@ -27,7 +28,7 @@ from rlbench.worker.priority import nice_levels
 from rlbench.worker.procfs import all_stats, read_stat
 
 if TYPE_CHECKING:
-    from rlbench.adapters.base import Trainer
+    from rlbench.adapters.base import IterationTimings, Trainer
     from rlbench.spec.plan import TrialPlan
 
 
@@ -264,7 +265,7 @@ def _train(plan: TrialPlan, trainer: Trainer, events: EventLog) -> None:
         wall_s = time.perf_counter() - t
         t_end_s = events.now_s()
         timings = trainer.iteration()
-        parts_s = timings["sample_s"] + timings["learn_s"] + timings["sync_s"]
+        parts_s = timings.sample_s + timings.learn_s + timings.sync_s
         target_value = trainer.metric(target.metric) if target is not None else None
         events.write(
             "iteration",
@@ -274,10 +275,10 @@ def _train(plan: TrialPlan, trainer: Trainer, events: EventLog) -> None:
             t_end_s=t_end_s,
             wall_s=wall_s,
             other_s=wall_s - parts_s,
-            env_steps_per_s=timings["env_steps_sampled"] / wall_s if wall_s > 0 else None,
+            env_steps_per_s=timings.env_steps_sampled / wall_s if wall_s > 0 else None,
             target_value=target_value,
             **overlap(timings, wall_s),
-            **timings,
+            **{k: v for k, v in dataclasses.asdict(timings).items() if v is not None},
         )
         trained_s += wall_s
         if target is not None and target.reached(target_value):
@@ -291,14 +292,14 @@ def _train(plan: TrialPlan, trainer: Trainer, events: EventLog) -> None:
             return
 
 
-def overlap(timings: dict[str, Any], wall_s: float) -> dict[str, float]:
+def overlap(timings: IterationTimings, wall_s: float) -> dict[str, float]:
     """``busy_overlap_s``: the least time sampling and learning must have run at once in an iteration,
     ``sampler_busy_s + learner_busy_s - wall_s`` floored at 0 (both busy times are within the
     iteration, so any excess over its wall time was spent together); empty when the trainer does
     not measure the two (then the column is null)."""
-    if timings.get("sampler_busy_s") is None or timings.get("learner_busy_s") is None:
+    if timings.sampler_busy_s is None or timings.learner_busy_s is None:
         return {}
-    return {"busy_overlap_s": max(0.0, timings["sampler_busy_s"] + timings["learner_busy_s"] - wall_s)}
+    return {"busy_overlap_s": max(0.0, timings.sampler_busy_s + timings.learner_busy_s - wall_s)}
 
 
 def ready() -> None:

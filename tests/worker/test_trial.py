@@ -61,7 +61,9 @@ class ScriptedTrainer:
         self.trained += 1
 
     def iteration(self):
-        return {"sample_s": 0.0, "learn_s": 0.0, "sync_s": 0.0, "env_steps_sampled": 10}
+        from rlbench.adapters.base import IterationTimings
+
+        return IterationTimings(env_steps_sampled=10, sample_s=0.0)
 
     def metric(self, name):
         assert name == "episode_return_mean"

@@ -7,6 +7,8 @@ import math
 import time
 from typing import TYPE_CHECKING, Any
 
+from rlbench.adapters.base import IterationTimings
+
 if TYPE_CHECKING:
     from rlbench.adapters.base import TrialConfig
 
@@ -74,12 +76,11 @@ class PlainTrainer:
         self._last = {"sample_s": sample_s, "env_step_s": step_s, "inference_s": act_s,
                       "sample_other_s": sample_s - step_s - act_s}
 
-    def iteration(self) -> dict[str, Any]:
-        n = self.steps_per_iteration
+    def iteration(self) -> IterationTimings:
         mean = sum(self._returns) / len(self._returns) if self._returns else math.nan
-        return {**self._last, "learn_s": 0.0, "learner_connector_s": 0.0, "sgd_s": 0.0, "sync_s": 0.0,
-                "weight_sync_s": 0.0, "sync_bytes": 0, "sync_bytes_per_s": None, "env_steps_sampled": n,
-                "env_steps_trained": 0, "episode_return_mean": mean, "training_steps": 1}
+        return IterationTimings(env_steps_sampled=self.steps_per_iteration, **self._last, learner_connector_s=0.0,
+                                sgd_s=0.0, weight_sync_s=0.0, sync_bytes=0, env_steps_trained=0,
+                                episode_return_mean=mean, training_steps=1)
 
     def metric(self, name: str) -> float | None:
         if name == "num_episodes":

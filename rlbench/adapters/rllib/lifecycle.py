@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from rlbench.adapters.base import IterationTimings
 from rlbench.adapters.rllib.config import build_config, infeasible_reason
 from rlbench.adapters.rllib.learner_probe import install_on_learners
 from rlbench.adapters.rllib.results import iteration_timings, metric_value
@@ -53,10 +54,10 @@ class RLlibTrainer:
         """One ``algo.train()`` call: one training iteration."""
         self._result = self.algo.train()
 
-    def iteration(self) -> dict[str, Any]:
+    def iteration(self) -> IterationTimings:
         """The last iteration's exact phase times and counts."""
-        return iteration_timings(self.algo, self._result or {}, weight_bytes=self._facts.get("weight_bytes"),
-                                 weight_receivers=self._facts.get("weight_receivers", 0))
+        return IterationTimings(**iteration_timings(self.algo, self._result or {}, weight_bytes=self._facts.get("weight_bytes"),
+                                 weight_receivers=self._facts.get("weight_receivers", 0)))
 
     def metric(self, name: str) -> float | None:
         """The last iteration's value of a result metric (:data:`~rlbench.adapters.rllib.results.RESULT_METRICS`)."""
