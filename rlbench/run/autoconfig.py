@@ -126,22 +126,36 @@ class Driver:
         return Outcome(answer, result, interrupted, self.ran, self.elapsed_s())
 
     def _probe(self) -> CostModel | None:
-        """A short trial of the baseline (and its env ceiling): the cost model's inputs."""
+        """A short trial of the baseline (and its env ceiling), and one at another ``num_envs_per_env_runner``
+        when the grid varies it (the per-call inference cost): the cost model's inputs."""
         st, s = self.state.data, self.section
-        key = self.setup.baseline_key
         if "probe" not in st:
-            cap = max(1.0, min(s.trial_s, self.budget_s * s.probe_share_pct / 100.0 - s.cold_start_s))
-            req = TrialRequest("probe/r0/i0/" + key, key, "probe", 0, 0, derive_seed(s.seed, "probe"), cap)
-            self._run(req, "probe")
-            template = self.setup.templates[key]
-            tid = self.state.trials[req.request_id]["trial_id"]
-            probes = probes_from(self.folder, template.model_copy(update={"trial_id": tid}))
-            st["probe"] = {"request_id": req.request_id, "probes": probes_dict(probes)}
+            keys = [self.setup.baseline_key, *([k] if (k := self._second_probe()) else [])]
+            cap = max(1.0, min(s.trial_s, self.budget_s * s.probe_share_pct / 100.0 / len(keys) - s.cold_start_s))
+            plans = []
+            for i, key in enumerate(keys):
+                req = TrialRequest(f"probe/r0/i{i}/{key}", key, "probe", 0, i, derive_seed(s.seed, "probe", i), cap)
+                self._run(req, "probe")
+                tid = self.state.trials[req.request_id]["trial_id"]
+                plans.append(self.setup.templates[key].model_copy(update={"trial_id": tid}))
+            probes = probes_from(self.folder, plans[0], plans[1] if len(plans) > 1 else None)
+            st["probe"] = {"keys": keys, "probes": probes_dict(probes)}
             self.state.save()
             if probes is None:
                 self._say("probe: the baseline gave no steady iteration; searching without the cost model", "yellow")
         probes = probes_of(st["probe"]["probes"])
         return None if probes is None else CostModel(probes)
+
+    def _second_probe(self) -> str | None:
+        """The searched configuration whose envs per runner differ most from the baseline's (the larger on a
+        tie), the rest as alike as possible; None when the grid does not vary it."""
+        base = self.setup.candidates[self.setup.baseline_key]
+        others = [self.setup.candidates[k] for k in self.setup.searched
+                  if self.setup.candidates[k].num_envs_per_env_runner != base.num_envs_per_env_runner]
+        if not others:
+            return None
+        return max(others, key=lambda c: (abs(c.num_envs_per_env_runner - base.num_envs_per_env_runner),
+                                          c.num_env_runners == base.num_env_runners, -c.cpus)).key
 
     def _search(self, model: CostModel | None) -> SuccessiveHalving:
         s, st = self.section, self.state.data

@@ -117,15 +117,31 @@ def read_result(folder: ResultsFolder, tid: str, request_id: str, objective: str
     return TrialResult(request_id, value, trained, max(0.0, total - trained), reached, iteration_s)
 
 
-def probes_from(folder: ResultsFolder, plan: TrialPlan) -> Probes | None:
+def _steady(folder: ResultsFolder, plan: TrialPlan) -> list[dict[str, Any]]:
+    return [e for e in _iterations(folder.trial(plan.trial_id).events()) if not e.get("warmup")]
+
+
+def _rest_per_step(folder: ResultsFolder, plan: TrialPlan) -> float | None:
+    """Seconds of sampling per env step per runner outside the env (inference, connectors), median."""
+    steady = _steady(folder, plan)
+    runners = max(1, plan.config.env_runners.num_env_runners)
+    # sample_s is the driver's wall (the runners in parallel); env_step_s is summed over the runners
+    rows = [(float(e.get("sample_s") or 0) * runners - float(e.get("env_step_s") or 0)) / float(e["env_steps_sampled"])
+            for e in steady if (e.get("env_steps_sampled") or 0) > 0]
+    return statistics.median(rows) if rows else None
+
+
+def probes_from(folder: ResultsFolder, plan: TrialPlan, other: TrialPlan | None = None) -> Probes | None:
     """The cost model's per-unit costs from the probe trial's steady iterations and the env ceiling.
 
     One env step: the ceiling's seconds per step in one process (envbench), else the trial's share
-    of sampling spent in the env. Inference: the rest of the sampling time per step. One learner
-    step: learn seconds per trained env step. Sync: sync seconds per runner. None when the probe gave
-    no steady iteration.
+    of sampling spent in the env. One learner step: learn seconds per trained env step. Sync: sync
+    seconds per runner. The rest of sampling per step (inference, connectors) is ``s + c/E`` with E
+    envs per runner: ``other``, a second probe at another E, separates the per-step part s from the
+    per-call part c (two equations); without it all of it is per step (c = 0: vectorizing then looks
+    free of gain, so the model prunes nothing for it). None when the probe gave no steady iteration.
     """
-    steady = [e for e in _iterations(folder.trial(plan.trial_id).events()) if not e.get("warmup")]
+    steady = _steady(folder, plan)
     if not steady:
         return None
 
@@ -137,17 +153,26 @@ def probes_from(folder: ResultsFolder, plan: TrialPlan) -> Probes | None:
     steps = med("env_steps_sampled")
     if steps <= 0:
         return None
-    sample, env, inference = med("sample_s"), med("env_step_s"), med("inference_s")
+    sample, env = med("sample_s"), med("env_step_s")
     per_step = sample * runners / steps
-    env_step = per_step * (env / (env + inference) if env + inference > 0 else 1.0)
+    env_step = min(per_step, env / steps)  # env_step_s: summed over the runners
     ceilings = read_json(folder.ceilings, {})
     ceiling = ceilings.get(ceiling_key(c.environment.env, c.environment.env_config,
                                        ceiling_procs(c.env_runners.num_env_runners), plan.cpus)) or {}
     if isinstance(ceiling.get("steps_per_s_per_proc"), (int, float)) and ceiling["steps_per_s_per_proc"] > 0:
         env_step = 1.0 / ceiling["steps_per_s_per_proc"]
+    step_s, call_s = max(0.0, per_step - env_step), 0.0
+    e1 = c.env_runners.num_envs_per_env_runner
+    r1 = _rest_per_step(folder, plan)
+    r2 = _rest_per_step(folder, other) if other is not None else None
+    e2 = other.config.env_runners.num_envs_per_env_runner if other is not None else e1
+    if r1 is not None and r2 is not None and e1 != e2:
+        call_s = max(0.0, (r1 - r2) / (1.0 / e1 - 1.0 / e2))
+        step_s = max(0.0, r1 - call_s / e1)
+        call_s = (r1 - step_s) * e1  # after the clamp, r1 = s + c/E1 still holds
     batch = c.training.train_batch_size_per_learner or DEFAULT_TRAIN_BATCH
     learn, sync = med("learn_s"), med("sync_s")
-    return Probes(env_step_s=env_step, inference_step_s=max(0.0, per_step - env_step),
+    return Probes(env_step_s=env_step, inference_step_s=step_s, inference_call_s=call_s,
                   learner_step_s=learn / batch, sync_per_runner_s=sync / max(1, c.env_runners.num_env_runners),
                   cores=max(1, plan.cpus), iteration_overhead_s=max(0.0, med("wall_s") - sample - learn - sync))
 

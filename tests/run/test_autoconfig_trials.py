@@ -63,3 +63,29 @@ def test_trial_ids_are_the_next_repeat_of_the_grid_point_and_kept(tmp_path):
     assert [state.assign(r, i) for r, i in [("a", 0), ("b", 1), ("c", 0), ("a", 0)]] == ["t000r0", "t001r0", "t000r1",
                                                                                          "t000r0"]
     assert State.read(ResultsFolder(tmp_path)).trials["c"]["trial_id"] == "t000r1"
+
+
+def test_two_probes_separate_the_per_step_and_the_per_call_cost(tmp_path):
+    """Known answer: env 10 us a step, then 20 us a step plus 400 us a forward call of E envs."""
+    from rlbench.measure.machine import probe_machine
+    from rlbench.run.autoconfig_trials import probes_from
+    from rlbench.spec.load import spec_from_dict
+    from rlbench.spec.plan import plan_trials
+
+    loaded = spec_from_dict({"name": "p", "environment": {"env": "CartPole-v1"}, "env_runners": {"num_env_runners": 0},
+                             "training": {"train_batch_size_per_learner": 1000}, "cpus": 1,
+                             "grid": {"num_envs_per_env_runner": [1, 4]}, "stop": {"seconds": 1}}, check_envs=False)
+    one, four = plan_trials(loaded, probe_machine(), [0])
+    folder = ResultsFolder(tmp_path)
+    for plan, rest_us in ((one, 20 + 400 / 1), (four, 20 + 400 / 4)):
+        t = folder.trial(plan.trial_id)
+        t.path.mkdir(parents=True)
+        its = [{"event": "iteration", "iteration": i, "warmup": i == 1, "wall_s": 1.0, "env_steps_sampled": 1000,
+                "sample_s": 1000 * (10 + rest_us) * 1e-6, "env_step_s": 1000 * 10e-6, "learn_s": 0.2, "sync_s": 0.0}
+               for i in (1, 2, 3)]
+        (t.path / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in its))
+    p = probes_from(folder, one, four)
+    assert (p.env_step_s, p.inference_step_s, p.inference_call_s, p.learner_step_s) == pytest.approx(
+        (10e-6, 20e-6, 400e-6, 0.2 / 1000))
+    alone = probes_from(folder, one)
+    assert (alone.inference_step_s, alone.inference_call_s) == pytest.approx((420e-6, 0.0))
