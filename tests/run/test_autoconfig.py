@@ -44,7 +44,7 @@ autoconfig:
 BUDGET_S = 60
 
 
-def write_spec(path, trial_s=0.6):
+def write_spec(path, trial_s=0.4):
     path.write_text(SPEC.format(trial_s=trial_s))
     return path
 
