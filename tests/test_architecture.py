@@ -15,7 +15,7 @@ PACKAGE = REPO / "rlbench"
 MAX_LINES = 400
 
 #: Room -> the rooms its modules may import (at module level, or inside a function), its own included.
-#: Bottom to top: results, adapters, worker, measure, spec, studies, run, analysis, autoconfig, report, commands.
+#: Bottom to top: results, adapters, worker, measure, spec, studies, analysis, autoconfig, run, report, commands.
 MAY_IMPORT: dict[str, set[str]] = {
     "results": {"results"},
     "adapters": {"adapters"},
@@ -23,7 +23,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "measure": {"measure", "worker", "adapters", "results"},
     "spec": {"spec", "adapters", "measure", "results"},
     "studies": {"studies", "adapters"},
-    "run": {"run", "spec", "results", "measure", "worker", "adapters", "studies"},
+    "run": {"run", "spec", "results", "measure", "worker", "adapters", "studies", "autoconfig"},
     "analysis": {"analysis", "results", "spec", "adapters", "studies"},
     "autoconfig": {"autoconfig", "analysis", "spec", "results"},
     "report": {"report", "analysis", "results", "spec", "measure"},
@@ -213,10 +213,10 @@ def test_the_reaper_runs_as_isolated_script():
 
 
 #: What the autoconfig room may import of the rooms below it: the one bootstrap engine, the spec's
-#: model types and the safe write (docs/AUTOCONFIG.md); never the sweep, the report or the adapter.
+#: model types, the safe write and the file names (docs/AUTOCONFIG.md); never the sweep, the report or the adapter.
 AUTOCONFIG_MAY_IMPORT = ("rlbench.autoconfig", "rlbench.analysis.stats", "rlbench.spec.model", "rlbench.spec.training",
                          "rlbench.spec.limits",
-                         "rlbench.results.files")
+                         "rlbench.results.files", "rlbench.results.layout")
 
 
 def test_autoconfig_imports_stats_spec_models_and_the_safe_write_only():

@@ -64,6 +64,8 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
         "repeat": plan.repeat,
     }
     row.update(plan.axes)
+    if plan.phase is not None:  # an autoconfig trial: which stage asked for it (docs/AUTOCONFIG.md)
+        row.update({"phase": plan.phase, "rung": plan.rung, "round": plan.round})
     row.update({
         "framework": c.framework,
         "algo": c.algo,
@@ -176,7 +178,7 @@ def summarize_trials(plans: list[TrialPlan], records: list[TrialRecord],
             frame[column] = frame[column].astype("boolean")
         elif frame[column].map(lambda v: v is None or isinstance(v, (int, float))).all():
             frame[column] = pd.to_numeric(frame[column])
-    for column in COUNT_COLUMNS:  # whole numbers stay whole where some trials have none
+    for column in (*COUNT_COLUMNS, "rung", "round"):  # whole numbers stay whole where some trials have none
         if column in frame and frame[column].dtype != object:
             frame[column] = frame[column].astype("Int64")
     return frame

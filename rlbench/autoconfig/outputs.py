@@ -24,9 +24,9 @@ from rlbench.autoconfig.model import Candidate, PredictionRow
 from rlbench.autoconfig.search import Elimination
 from rlbench.autoconfig.trials import Objective, Standing
 from rlbench.results.files import write_atomic
+from rlbench.results.layout import AUTOCONFIG_JSON
 from rlbench.spec.model import TrialConfig
 
-AUTOCONFIG_JSON = "autoconfig.json"
 RLLIB_CONFIG_PY = "rllib_config.py"
 BEST_YAML = "best.yaml"
 #: Version of autoconfig.json's fields (docs/AUTOCONFIG.md).

@@ -21,6 +21,7 @@ from rlbench.analysis.result_set import Analysis, analyze
 from rlbench.analysis.scaling import MAX_SCALING_GROUPS
 from rlbench.analysis.stats import CONFIDENCE
 from rlbench.report import async_section
+from rlbench.report.autoconfig_section import autoconfig_blocks
 from rlbench.report import runners_section as inside
 from rlbench.report.config_plots import Figure, write_figures
 from rlbench.report.learning_plots import write_learning_figures
@@ -211,6 +212,7 @@ def document_blocks(analysis: Analysis, section: inside.InsideReport | None, fig
     axes, n_axes = analysis.axes, len(analysis.axes)
     out: list[Block] = [Heading(f"rlbench report: {name}", 1), Heading("Recommendations", 2),
                         Bullets(rec_lines(analysis) or ["no configuration was measured"], boxed=True)]
+    out += autoconfig_blocks(analysis.out_dir, analysis.trials, axes)  # [] unless rlbench autoconfig wrote it
     if analysis.findings:
         out += [Heading("What more learner CPUs bought", 2), Bullets(analysis.findings)]
     out += [Heading("Learning", 2)]

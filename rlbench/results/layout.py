@@ -17,6 +17,8 @@ Layout of ``--out DIR`` (schema in docs/SCHEMA.md)::
     runner_iterations.parquet, profiles.parquet
                                          derived from trials/ (rlbench.analysis.tables)
     plots/, report.html, report.md       figures and the report
+    autoconfig.json, rllib_config.py, best.yaml, autoconfig_state.json
+                                         rlbench autoconfig's answer and its resumable state
     .rlbench.lock                        held by a running sweep
 
 The per-trial files are the truth; everything at the top is derived and can be rebuilt. Standard
@@ -51,6 +53,9 @@ REPORT_HTML = "report.html"
 REPORT_MD = "report.md"
 COMPARE_CSV = "compare.csv"
 COMPARE_JSON = "compare.json"
+AUTOCONFIG_JSON = "autoconfig.json"
+#: autoconfig's resumable state: the probes, each stage's arguments, request -> trial id.
+AUTOCONFIG_STATE = "autoconfig_state.json"
 
 PLAN_FILE = "plan.json"
 EVENTS_FILE = "events.jsonl"
@@ -212,6 +217,14 @@ class ResultsFolder:
     @property
     def plots(self) -> Path:
         return self.path / PLOTS_DIR
+
+    @property
+    def autoconfig(self) -> Path:
+        return self.path / AUTOCONFIG_JSON
+
+    @property
+    def autoconfig_state(self) -> Path:
+        return self.path / AUTOCONFIG_STATE
 
     def table(self, name: str) -> Path:
         """A derived table's file, e.g. ``table(TRIALS_TABLE)``."""

@@ -222,6 +222,60 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
         lock.release()
 
 
+class TrialBatches:
+    """A results folder that takes trials in batches (``rlbench autoconfig``): checked and locked once,
+    each :meth:`run` appends the plans it is given (one whose folder exists without a verdict is moved
+    aside and run again, as a resume does), and the manifest lists every trial run so far."""
+
+    def __init__(self, loaded: LoadedSpec, out_dir: Path, *, console: Console, machine: MachineInfo,
+                 argv: list[str] | None = None, cluster=None, resume: bool = False, nvml=None):
+        self.loaded, self.folder, self.console, self.nvml = loaded, ResultsFolder(out_dir), console, nvml
+        self.machine, self.argv, self.cluster, self.resume = machine, list(argv or sys.argv), cluster, resume
+        self.info: dict = {}
+        self._lock: SweepLock | None = None
+        self._said = False
+
+    def __enter__(self) -> "TrialBatches":
+        out_dir = self.folder.path
+        check_new_sweep_folder(out_dir)
+        existing = self.folder.holds_sweep()
+        if existing:
+            check_plain_folder(out_dir)
+            if not self.resume:
+                raise OutDirError(f"{out_dir} already holds results; add --resume to continue the run there, "
+                                  "or choose another --out")
+        check_writable(out_dir)
+        self._lock = SweepLock(out_dir).acquire()
+        secure_ray(self.console, create=self.cluster is None)
+        if existing:
+            self.info = json.loads(self.folder.manifest.read_text())
+            self.info.setdefault("resumes", []).append({"command": self.argv, "started_at": _now(), "ended_at": None})
+        else:
+            self.info = manifest(self.loaded, self.machine, [], self.argv)
+            if self.cluster is not None:
+                self.info["cluster"] = cluster_dict(self.cluster)
+        write_json(self.folder.manifest, self.info)
+        return self
+
+    def run(self, plans: list[TrialPlan]) -> SweepOutcome:
+        """Run ``plans`` (trial ids new to the folder, or ones without a verdict) into the folder."""
+        info = self.info
+        info["trial_ids"] = list(dict.fromkeys([*info.get("trial_ids", []), *(p.trial_id for p in plans)]))
+        info["differs_from_tune"] = list(dict.fromkeys([*info.get("differs_from_tune", []),
+                                                        *(d for p in plans for d in p.differs_from_tune)]))
+        statuses = dict(info.get("statuses") or {})
+        outcome = _run_plans(self.loaded, self.folder, plans, ResumePlan(), info, console=self.console, nvml=self.nvml,
+                             powercap_root=POWERCAP_ROOT, said=self._said)
+        self._said = True
+        info["statuses"] = {**statuses, **info["statuses"]}
+        write_json(self.folder.manifest, info)
+        return outcome
+
+    def __exit__(self, *exc) -> None:
+        if self._lock is not None:
+            self._lock.release()
+
+
 def _say_profile(console: Console, plan: TrialPlan, profile: dict, noted: set[str]) -> None:
     """Say once per reason when a trial asked for profiles and got none or only some."""
     status, note = profile.get("status"), profile.get("note")
@@ -242,7 +296,8 @@ def resume_command(config: Path, out_dir: Path) -> str:
 
 def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan], decision: ResumePlan, info: dict, *,
                console: Console, nvml, powercap_root: str, pyspy: str | None = None,
-               while_forkserver_starts: Callable[[], None] | None = None) -> SweepOutcome:
+               while_forkserver_starts: Callable[[], None] | None = None, said: bool = False) -> SweepOutcome:
+    """``said``: the machine's notes (no GPU, no energy counter) were said already (a later batch)."""
     outcome = SweepOutcome(folder.path, trial_ids=[p.trial_id for p in plans],
                            skip_groups={p.trial_id: g for p in plans if (g := skip_group(p)) is not None})
     for plan in plans:
@@ -257,12 +312,12 @@ def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan]
     for line in skip_summary(to_run):
         console.print(plain(line), highlight=False, markup=False, soft_wrap=True)
     gpus = open_gpus(nvml) if to_run else None
-    if gpus is None and to_run:
+    if gpus is None and to_run and not said:
         console.print("[dim]No GPU (NVML found none): GPU columns will be null.[/]")
     rapl = open_rapl(powercap_root) if to_run else None
     if to_run:
         info["cpu_energy_zones"] = rapl.describe() if rapl is not None else []
-        if rapl is None:
+        if rapl is None and not said:
             console.print(Text(plain(f"No CPU energy counter (no readable RAPL package zone under {powercap_root}): "
                                      "cpu_energy_j will be null."), style="dim"))
     spec = loaded.spec

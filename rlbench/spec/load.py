@@ -275,6 +275,11 @@ def spec_from_dict(
 
     problems = [f"{path}{':' + str(lines.line(p)) if lines.line(p) else ''}: {'.'.join(map(str, p))}: {m}"
                 for p, m in errors]
+    if "autoconfig" in data:  # rlbench autoconfig pops it before it calls here
+        line = lines.line(("autoconfig",))
+        msg = f"{path}{':' + str(line) if line else ''}: autoconfig: this section is read by `rlbench autoconfig " \
+              f"{path} --budget 20m`; to run the whole grid with rlbench sweep, remove the section"
+        problems.append(msg)
     if problems:
         fail(problems)
 

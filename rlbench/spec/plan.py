@@ -20,14 +20,7 @@ from rlbench.measure.machine import ClusterInfo, MachineInfo
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import ResultsFolder, TrialFolder
 from rlbench.spec.fidelity import tune_differences
-from rlbench.spec.model import (
-    GridPoint,
-    LoadedSpec,
-    SpecError,
-    StopTarget,
-    SweepSpec,
-    TrialConfig,
-)
+from rlbench.spec.model import GridPoint, LoadedSpec, SpecError, StopTarget, SweepSpec, TrialConfig
 from rlbench.spec.relative import resolve
 
 
@@ -98,6 +91,12 @@ class TrialPlan(BaseModel):
     relative: dict[str, str] = {}
     """Grid axis column -> the value relative to the machine it was written as (``cpus-1``); the
     resolved value is in ``axes`` and ``config``. Empty when no grid value was relative."""
+    phase: Union[str, None] = None
+    """``rlbench autoconfig``'s stage of the trial: ``probe``, ``search`` or ``race``; None in a sweep."""
+    rung: Union[int, None] = None
+    """autoconfig: the search rung the trial belongs to (None outside the search)."""
+    round: Union[int, None] = None
+    """autoconfig: the race round the trial belongs to (None outside the race)."""
 
     def demand(self) -> ResourceDemand:
         """What the trial asks of the machine, per role and per actor, by its framework's rules: how the

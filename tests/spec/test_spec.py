@@ -101,6 +101,11 @@ def test_smoke_config_loads():
     assert all(p.config.cpus == 2 for p in loaded.points)
 
 
+def test_an_autoconfig_section_says_which_command_reads_it(tmp_path):
+    with pytest.raises(SpecError, match=r"autoconfig: this section is read by `rlbench autoconfig .* remove the section"):
+        load(tmp_path, BASE + "autoconfig:\n  trial_s: 5\n")
+
+
 def test_training_lambda_key(tmp_path):
     loaded = load(tmp_path, BASE + "training:\n  lambda: 0.9\n  lr: 0.001\n")
     assert loaded.points[0].config.training.lambda_ == 0.9

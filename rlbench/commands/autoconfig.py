@@ -1,0 +1,158 @@
+"""``rlbench autoconfig SPEC --budget 20m``: the configuration of a grid that trains soonest on this
+machine, found within a time budget (issue 26, docs/AUTOCONFIG.md).
+
+Exit codes (rlbench.commands.exit_codes): 0 an answer was written; 1 no configuration gave a
+reading (every trial failed, or the budget ran out before the race); 2 bad input (nothing run or
+written); 130 interrupted (``--resume`` continues without re-running finished trials).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import signal
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.text import Text
+
+from rlbench.commands._common import bad_input, own_path, say
+from rlbench.commands.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from rlbench.results.text import plain
+
+NAME = "autoconfig"
+HELP = "find the grid's configuration that trains soonest here, within a time budget"
+EPILOG = """\
+examples:
+  rlbench autoconfig configs/autoconfig_cpu.yaml --budget 20m                # CartPole PPO, the search space scaled to this machine
+  rlbench autoconfig configs/autoconfig_cpu.yaml --budget 20m --out /tmp/a   # results into /tmp/a
+  rlbench autoconfig configs/autoconfig_cpu.yaml --budget 20m --out /tmp/a --resume   # continue after Ctrl-C or a crash
+
+the spec is a sweep spec: its grid is the search space; an optional autoconfig: section sets the objective,
+the baseline and the search's knobs (docs/AUTOCONFIG.md). It probes the baseline, drops what the cost model says
+cannot win, runs successive halving on confidence intervals, then races the finalists against the baseline.
+
+results (DIR: --out, default results/<name>_autoconfig/<timestamp>/):
+  DIR/autoconfig.json   the answer: best configuration, speed-up over the baseline with its 95% CI, the
+                        indistinguishable set, the elimination log, predicted vs measured
+  DIR/rllib_config.py   the answer as RLlib code;  DIR/best.yaml: a sweep that re-measures it against the baseline
+  DIR/report.html       the usual report with an Autoconfig section; every trial in trials.parquet (phase, rung, round)
+
+exit codes: 0 an answer; 1 no configuration gave a reading; 2 bad input (nothing run); 130 interrupted (--resume)."""
+
+
+def setup_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("config", type=Path, help="sweep spec (YAML) whose grid is the search space, e.g. "
+                                             "configs/autoconfig_cpu.yaml")
+    p.add_argument("--budget", default=None,
+                   help="wall time for the whole run, probes included: 20m, 90s, 1h30m or seconds "
+                        "(default: autoconfig.budget_s in the spec); it ends within the budget + 10%%")
+    p.add_argument("--objective", choices=("throughput", "time_to_target"), default=None,
+                   help="throughput: env steps/s; time_to_target: seconds to the spec's stop target "
+                        "(default: autoconfig.objective, else throughput)")
+    p.add_argument("--out", type=Path, default=None, help="result folder (default: results/<name>_autoconfig/<timestamp>/)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the run in --out DIR: finished trials are read back, not run again")
+    p.add_argument("--address", default=None,
+                   help="run every trial as a driver of this Ray cluster (host:port of its GCS, or 'auto'), as "
+                        "rlbench sweep does (docs/CLUSTER.md)")
+
+
+def run(args: argparse.Namespace, console: Console) -> int:
+    """Run autoconfig; SIGTERM and SIGHUP stop it like Ctrl-C (the state is kept for --resume)."""
+    previous = {sig: signal.signal(sig, _raise_keyboard_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        return _autoconfig(args, console)
+    except KeyboardInterrupt:
+        console.print("[yellow]Interrupted.[/]")
+        return EXIT_INTERRUPTED
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def resume_command(config: Path, out_dir: Path, args: argparse.Namespace) -> str:
+    """The command that resumes this run."""
+    extra = [*(["--budget", args.budget] if args.budget else []), *(["--objective", args.objective] if args.objective else []),
+             *(["--address", args.address] if args.address else [])]
+    return shlex.join(["rlbench", "autoconfig", str(config), *extra, "--out", str(out_dir), "--resume"])
+
+
+def _autoconfig(args: argparse.Namespace, console: Console) -> int:
+    from rlbench.measure.machine import probe_machine
+    from rlbench.results.lock import OutDirError
+    from rlbench.run.autoconfig import run_autoconfig
+    from rlbench.run.autoconfig_space import prepare
+    from rlbench.run.cluster import ClusterError, prepare_cluster
+    from rlbench.run.raytoken import secure_ray, warn_if_auth_disabled
+    from rlbench.run.sweep import default_out_dir
+    from rlbench.spec.model import SpecError
+
+    if args.resume and args.out is None:
+        return bad_input(console, "--resume needs --out DIR (the folder of the run to resume)")
+    machine = probe_machine()
+    try:
+        setup = prepare(args.config, budget=args.budget, objective=args.objective, machine=machine)
+        warn_if_auth_disabled(console)
+        secure_ray(console, create=False)  # before the cluster probe's Ray; a local run creates it later
+        cluster = prepare_cluster(args.address, setup.loaded, console)  # None: local (no --address, no RAY_ADDRESS)
+        if cluster is not None:  # the search space planned against the cluster's resources
+            setup = prepare(args.config, budget=args.budget, objective=args.objective, machine=machine,
+                            cluster=cluster)
+    except (SpecError, ClusterError) as e:
+        return bad_input(console, str(e))
+    for note in setup.notes:
+        say(console, f"search space: {note}", "dim")
+    out_dir = own_path(args.out) or default_out_dir(f"{setup.loaded.spec.name}_autoconfig")
+    s = setup.section
+    say(console, f"autoconfig '{setup.loaded.spec.name}': {len(setup.searched)} configurations, objective {s.objective}, "
+                 f"budget {setup.budget_s:.0f} s, trials of {s.trial_s:g} s, baseline {setup.baseline_key} -> {out_dir}")
+    try:
+        outcome = run_autoconfig(setup, out_dir, console=console, machine=machine, argv=sys.argv, cluster=cluster,
+                                 resume=args.resume)
+    except (OutDirError, SpecError) as e:
+        return bad_input(console, str(e))
+    from rlbench.run.trial import release_fork_server
+
+    release_fork_server()
+    if outcome.interrupted:
+        console.print(Text.assemble(("Interrupted", "yellow"), plain(
+            f" after {outcome.elapsed_s:.0f} s; finished trials are kept. Resume with:"), "\n  ",
+            plain(resume_command(args.config, out_dir, args))), soft_wrap=True)
+        return EXIT_INTERRUPTED
+    return _finish(out_dir, outcome, setup, console)
+
+
+def _finish(out_dir: Path, outcome, setup, console: Console) -> int:
+    """Tables, report, and the terminal's last lines: the winner, its speed-up, the command to re-check it."""
+    from rlbench.analysis.tables import build_tables
+    from rlbench.commands.report import write_and_summarize
+
+    write_and_summarize(out_dir, build_tables(out_dir), console)
+    a, r = outcome.answer, outcome.result
+    say(console, f"{r.trials_run} trials and the probe ({outcome.trials_run_now} run now); search: {r.search_stop_reason}; "
+                 f"race: {a.rounds} rounds, {a.stop_reason}")
+    if a.chosen_key is None:
+        say(console, f"no configuration gave a reading: see {out_dir / 'autoconfig.json'} and the trials' logs", "red")
+        return EXIT_FAILED
+    unit = "env steps/s" if r.objective == "throughput" else "s to target"
+    best = next(st for st in a.standings if st.key == a.chosen_key)
+    shown = best.median if r.objective == "throughput" else (1 / best.median if best.median else None)
+    speed = ("speed-up over the baseline: not measurable (the baseline's median missed the target)" if a.speedup is None
+             else f"speed-up over the baseline ({a.baseline_key}): {a.speedup:.2f}x"
+             + (f" (95% CI {a.speedup_ci_low:.2f}-{a.speedup_ci_high:.2f})" if a.speedup_ci_low is not None else
+                " (no interval: too few readings)"))
+    others = [k for k in a.indistinguishable if k != a.chosen_key]
+    console.print(Text.assemble(("winner:", "bold green"), " ", plain(a.chosen_key),
+                                plain(f"  ({shown:.4g} {unit} median)" if shown else "")), soft_wrap=True)
+    say(console, speed)
+    if others:
+        say(console, f"indistinguishable from the best: {', '.join(others)}", "dim")
+    say(console, f"{outcome.elapsed_s:.0f} s of a {r.budget_s:.0f} s budget. Re-check it: "
+                 f"{shlex.join(['rlbench', 'sweep', str(out_dir / 'best.yaml')])}")
+    return EXIT_OK
+
+
+def _raise_keyboard_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt

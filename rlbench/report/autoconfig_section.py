@@ -1,0 +1,121 @@
+"""The report's Autoconfig section, for a result set ``rlbench autoconfig`` wrote (it has ``autoconfig.json``).
+
+The answer with its speed-up and interval, the search path (every trial by phase, rung and round,
+and why each configuration left), the cost model's prediction against what each trial measured,
+and the Pareto front of CPUs asked against throughput. Built once as blocks like every section.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from rlbench.analysis.configs import config_label
+from rlbench.report.blocks import Block, Bullets, Heading, Paragraph, Table
+from rlbench.report.style import fmt
+from rlbench.results.files import read_json
+from rlbench.results.layout import ResultsFolder
+
+_PHASES = {"probe": 0, "search": 1, "race": 2}
+
+
+def read_autoconfig(out_dir: Path) -> dict[str, Any] | None:
+    """autoconfig.json of a result set, or None (a sweep's folder, or a damaged file)."""
+    try:
+        data = read_json(ResultsFolder(Path(out_dir)).autoconfig, None)
+    except (OSError, ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _num(value: Any, digits: int = 0) -> str:
+    return fmt(value, digits) if isinstance(value, (int, float)) else "-"
+
+
+def answer_text(data: dict[str, Any]) -> str:
+    """The answer in one sentence: winner, median, speed-up with its interval, trials and seconds."""
+    best, sp, unit = data.get("best") or {}, data.get("speedup") or {}, data.get("unit", "")
+    if not best:
+        return (f"No configuration gave a reading ({data.get('trials_run', 0)} trials, "
+                f"{_num(data.get('wall_s'))} s of a {_num(data.get('budget_s'))} s budget).")
+    ratio = "not measurable (the baseline mostly missed the target)" if sp.get("ratio") is None else (
+        f"{sp['ratio']:.2f}x" + (f" (95% CI {sp['ci_low']:.2f}-{sp['ci_high']:.2f})" if sp.get("ci_low") is not None
+                                 else ""))
+    return (f"Chosen: {best.get('key')}, median {_num(best.get('median'), 1)} {unit} over {best.get('n')} race "
+            f"trials; speed-up over the baseline ({(data.get('baseline') or {}).get('key')}): {ratio}. "
+            f"{data.get('trials_run', 0)} trials, {_num(data.get('wall_s'))} s of a {_num(data.get('budget_s'))} s budget.")
+
+
+def search_path(trials: pd.DataFrame, axes: list[str]) -> Table:
+    """Every autoconfig trial in the order of its stage: probe, search rungs, race rounds."""
+    t = trials[trials["phase"].notna()].copy()
+    t["_p"] = t["phase"].map(_PHASES).fillna(3)
+    t["_s"] = t["rung"].fillna(t["round"]).fillna(0) if "round" in t else 0
+    t = t.sort_values(["_p", "_s", "trial_id"])
+    rows = [[str(r["trial_id"]), str(r["phase"]), "" if pd.isna(r.get("rung")) else str(int(r["rung"])),
+             "" if pd.isna(r.get("round")) else str(int(r["round"])), config_label(r, axes), str(r["status"]),
+             _num(r.get("env_steps_per_s")), _num(r.get("time_to_target_s"), 1)] for _, r in t.iterrows()]
+    return Table(["trial", "phase", "rung", "round", "configuration", "status", "env steps/s", "time to target s"],
+                 rows, frozenset({0, 1, 4, 5}), md_max_rows=40, md_more="{n} more trials in trials.parquet.",
+                 collapsed=f"{len(rows)} trials")
+
+
+def pareto_front(trials: pd.DataFrame, axes: list[str]) -> list[list[str]]:
+    """Configurations not beaten by a cheaper one: CPUs asked against median steady env steps/s."""
+    ok = trials[(trials["status"] == "ok") & trials["env_steps_per_s"].notna()]
+    if ok.empty:
+        return []
+    cols = [c for c in ok.columns if str(c).endswith("_cpus_allocated")]  # every role's: what it asks for
+    ok = ok.assign(_cpus=ok[cols].fillna(0).sum(axis=1) if cols else 0.0)
+    groups = ok.groupby("index")
+    rows = sorted(((float(g["_cpus"].iloc[0]), float(g["env_steps_per_s"].median()), len(g),
+                    config_label(g.iloc[0], axes)) for _, g in groups), key=lambda r: (r[0], -r[1]))
+    front, best = [], -1.0
+    for cpus, rate, n, label in rows:
+        if rate > best:
+            front.append([label, f"{cpus:g}", fmt(rate), str(n)])
+            best = rate
+    return front
+
+
+def autoconfig_blocks(out_dir: Path, trials: pd.DataFrame, axes: list[str]) -> list[Block]:
+    """The section's blocks; [] for a result set without autoconfig.json."""
+    data = read_autoconfig(out_dir)
+    if data is None:
+        return []
+    out: list[Block] = [Heading("Autoconfig", 2), Paragraph(answer_text(data), lead="Answer")]
+    same = [s.get("key") for s in data.get("indistinguishable") or []]
+    if len(same) > 1:
+        out.append(Paragraph(f"Statistically indistinguishable from the fastest: {', '.join(map(str, same))}. "
+                             "The chosen one is the cheapest of them within 5% of the fastest's median."))
+    unit = data.get("unit", "")
+    st = [[str(s.get("key")), _num(s.get("cpus"), 2), _num(s.get("median"), 1),
+           f"{_num(s.get('ci_low'), 1)}-{_num(s.get('ci_high'), 1)}", str(s.get("n")), str(s.get("censored")),
+           str(s.get("failed"))] for s in data.get("standings") or []]
+    out += [Heading("The race", 3),
+            Paragraph(f"{data.get('race_rounds')} interleaved rounds; stopped: {data.get('race_stop_reason')}. "
+                      f"The search stopped: {data.get('search_stop_reason')}.", muted=True),
+            Table(["configuration", "CPUs", f"median {unit}", "95% CI", "n", "censored", "failed"], st, frozenset({0}))]
+    gone = [f"{e.get('key')}: {e.get('reason')} after rung {e.get('rung')} ({e.get('detail')})"
+            if e.get("rung", -1) >= 0 else f"{e.get('key')}: {e.get('reason')} before any trial ({e.get('detail')})"
+            for e in data.get("eliminations") or []]
+    out += [Heading("Search path", 3), Bullets(gone or ["no configuration was dropped by the search"])]
+    if "phase" in trials:
+        out.append(search_path(trials, axes))
+    pvm = [[str(r.get("key")), _num(r.get("predicted_iteration_s"), 3), _num(r.get("measured_iteration_s"), 3),
+            _num(r.get("error_pct"), 0)] for r in data.get("predicted_vs_measured") or []]
+    out += [Heading("Predicted against measured", 3),
+            Paragraph("One row per trial: the cost model refit on every trial's median steady iteration, beside what "
+                      "the trial measured (error: predicted over measured, in percent).", muted=True),
+            Table(["configuration", "predicted iteration s", "measured iteration s", "error %"], pvm, frozenset({0}),
+                  md_max_rows=20, collapsed=f"{len(pvm)} trials") if pvm
+            else Paragraph("No prediction: the probe gave no steady iteration.", muted=True)]
+    front = pareto_front(trials, axes)
+    if front:
+        out += [Heading("CPUs against throughput: the Pareto front", 3),
+                Paragraph("Configurations no cheaper one beats: CPUs asked (driver, learners, env runners) against "
+                          "the median steady env steps/s over every trial of it.", muted=True),
+                Table(["configuration", "CPUs", "env steps/s", "trials"], front, frozenset({0}))]
+    return out

@@ -1,0 +1,165 @@
+"""autoconfig's input: the spec with its ``autoconfig:`` section, the budget, and the search space on this machine.
+
+Everything a user can get wrong is caught here, before anything runs, as one
+:class:`~rlbench.spec.model.SpecError` naming the key or flag and the fix (the command exits 2): an
+unparsable ``--budget``, a budget too small for one trial, an empty search space (no grid, or no
+grid point this machine can run), ``time_to_target`` without a ``stop`` target, a baseline axis
+that is not a grid axis.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from rlbench.autoconfig.model import Candidate
+from rlbench.autoconfig.section import AutoconfigSection
+from rlbench.measure.machine import MachineInfo
+from rlbench.spec.load import axis_column, axis_target, spec_from_dict
+from rlbench.spec.model import LoadedSpec, SpecError
+from rlbench.spec.plan import TrialPlan, plan_cluster_trials, plan_trials
+from rlbench.spec.yamlfile import read_yaml
+
+_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
+_BUDGET = re.compile(r"(\d+(?:\.\d+)?)([smh])")
+
+
+def parse_budget(text: str) -> float:
+    """``20m``, ``90s``, ``1h30m`` or plain seconds (``600``) -> seconds; SpecError naming ``--budget``."""
+    t = str(text).strip().lower().replace(" ", "")
+    try:
+        seconds = float(t)
+    except ValueError:
+        parts = _BUDGET.findall(t)
+        seconds = sum(float(n) * _UNITS[u] for n, u in parts) if parts and "".join(n + u for n, u in parts) == t else -1
+    if not seconds > 0 or seconds != seconds or seconds == float("inf"):
+        raise SpecError(f"--budget {text!r}: not a duration; write e.g. --budget 20m, 90s, 1h30m or 600 (seconds)")
+    return seconds
+
+
+@dataclass
+class Setup:
+    """A validated autoconfig run: the spec, its section, and the search space planned on this machine."""
+
+    loaded: LoadedSpec
+    """The spec without its ``autoconfig:`` section (the grid is the search space)."""
+    data: dict[str, Any]
+    """The spec mapping as written, less ``autoconfig:`` (for best.yaml)."""
+    section: AutoconfigSection
+    """The section, with ``--objective`` and ``--budget`` applied."""
+    budget_s: float
+    """Seconds for the whole run."""
+    candidates: dict[str, Candidate]
+    """key -> configuration: every runnable grid point (grid order), then the baseline if it is not one."""
+    templates: dict[str, TrialPlan]
+    """key -> its planned trial (repeat 0), from which every trial of it is made."""
+    baseline_key: str
+    """The configuration to beat."""
+    searched: list[str] = field(default_factory=list)
+    """Keys of the grid points the search starts from."""
+    notes: list[str] = field(default_factory=list)
+    """Grid points left out (the machine cannot run them), in words."""
+
+
+def _value_at(config: Any, path: tuple[str, ...]) -> Any:
+    node: Any = config.model_dump(mode="json")
+    for key in path:
+        node = node.get(key) if isinstance(node, dict) else None
+    return node
+
+
+def _plans(loaded: LoadedSpec, machine: MachineInfo, cluster) -> list[TrialPlan]:
+    seeds = [0] * loaded.spec.repeats
+    plans = plan_cluster_trials(loaded, cluster, seeds) if cluster is not None else plan_trials(loaded, machine, seeds)
+    return [p for p in plans if p.repeat == 0]
+
+
+def prepare(path: Path, *, budget: str | None, objective: str | None, machine: MachineInfo, cluster=None) -> Setup:
+    """Read, validate and plan an autoconfig spec; raises SpecError (bad input: nothing run)."""
+    path = Path(path)
+    data, lines = read_yaml(path)
+    if not isinstance(data, dict):
+        raise SpecError(f"{path}: the top level must be a mapping (name:, environment:, grid:, autoconfig:, ...)")
+    raw_section = data.pop("autoconfig", None) or {}
+    if not isinstance(raw_section, dict):
+        raise SpecError(f"{path}: autoconfig: must be a mapping of keys (objective:, budget_s:, baseline:, ...)")
+    try:
+        section = AutoconfigSection.model_validate(raw_section)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        raise SpecError(f"{path}: autoconfig.{where}: {first['msg']} (docs/AUTOCONFIG.md lists the keys)") from None
+    if objective is not None:
+        section = section.model_copy(update={"objective": objective})
+    budget_s = parse_budget(budget) if budget is not None else section.budget_s
+    if budget_s is None:
+        raise SpecError(f"{path}: no budget: give --budget 20m (or autoconfig.budget_s in the spec)")
+    one_trial = section.trial_s + section.cold_start_s
+    usable = budget_s * (1 - section.probe_share_pct / 100.0)
+    if usable < one_trial:
+        raise SpecError(f"--budget {budget_s:g} s is too small for one trial (after the probes' "
+                        f"{section.probe_share_pct:g}%, {usable:g} s are left; one trial costs autoconfig.trial_s "
+                        f"{section.trial_s:g} s + autoconfig.cold_start_s {section.cold_start_s:g} s): give a budget of "
+                        f"at least {one_trial / (1 - section.probe_share_pct / 100.0):.0f} s, or a smaller autoconfig.trial_s")
+    grid = data.get("grid") or {}
+    if not isinstance(grid, dict) or not grid or all(isinstance(v, list) and len(v) < 2 for v in grid.values()):
+        raise SpecError(f"{path}: grid: the search space is empty (no axis with two or more values): give the grid "
+                        "the knobs to search, e.g. grid: {num_env_runners: [0, 1, 2], num_envs_per_env_runner: [1, 4]}")
+    loaded = spec_from_dict(copy.deepcopy(data), source=path, lines=lines)
+    if section.objective == "time_to_target" and loaded.spec.stop.target is None:
+        raise SpecError(f"{path}: stop: objective time_to_target needs a stop target to time: add one, e.g. "
+                        "stop: {episode_return_mean: 150}, or use --objective throughput")
+    axes = list(loaded.spec.grid)  # old names translated
+    columns = {axis_column(a): a for a in axes}
+    unknown = [a for a in section.baseline if a not in axes and a not in columns]
+    if unknown:
+        raise SpecError(f"{path}: autoconfig.baseline.{unknown[0]}: not a grid axis; the baseline names values of "
+                        f"the grid's axes ({', '.join(axes)})")
+    templates: dict[str, TrialPlan] = {}
+    candidates: dict[str, Candidate] = {}
+    notes = []
+    for plan in _plans(loaded, machine, cluster):
+        named = {columns.get(c, c): v for c, v in plan.axes.items()}
+        if plan.skip_reason is not None:
+            notes.append(f"{', '.join(f'{a}={v}' for a, v in named.items())}: left out ({plan.skip_reason})")
+            continue
+        c = Candidate.from_config(plan.config, named)
+        candidates[c.key], templates[c.key] = c, plan
+    if not candidates:
+        raise SpecError(f"{path}: grid: no grid point can run on this machine ({'; '.join(notes[:2])}): "
+                        "the search space is empty; use smaller values")
+    baseline_key, baseline_plan = _baseline(path, data, lines, section, axes, machine, cluster, len(loaded.points))
+    same = next((k for k, t in templates.items() if t.config == baseline_plan.config), None)
+    searched = list(candidates)
+    if same is not None:
+        baseline_key = same
+    else:
+        named = {a: _value_at(baseline_plan.config, axis_target(a)) for a in axes}
+        candidates[baseline_key] = replace(Candidate.from_config(baseline_plan.config, named), key=baseline_key)
+        templates[baseline_key] = baseline_plan.model_copy(update={"axes": {axis_column(a): v for a, v in named.items()}})
+    return Setup(loaded, data, section, budget_s, candidates, templates, baseline_key, searched, notes)
+
+
+def _baseline(path: Path, data: dict, lines, section: AutoconfigSection, axes: list[str], machine: MachineInfo,
+              cluster, index: int) -> tuple[str, TrialPlan]:
+    """The baseline's planned trial: the spec's base configuration with ``autoconfig.baseline``'s axes set."""
+    by_column = {axis_column(a): a for a in axes}
+    given = {by_column.get(k, k): v for k, v in section.baseline.items()}
+    base = copy.deepcopy(data)
+    base["grid"] = {a: [v] for a, v in given.items()}
+    base["repeats"] = 1
+    try:
+        loaded = spec_from_dict(base, source=path, lines=lines, check_envs=False)
+        plans = _plans(loaded, machine, cluster)
+    except SpecError as e:
+        raise SpecError(f"autoconfig.baseline: {e}") from None
+    plan = plans[0]
+    if plan.skip_reason is not None:
+        raise SpecError(f"{path}: autoconfig.baseline: this machine cannot run it ({plan.skip_reason}); set "
+                        "autoconfig.baseline to grid values that fit")
+    return "baseline", plan.model_copy(update={"index": index})

@@ -1,0 +1,100 @@
+"""rlbench autoconfig's bad input, in-process: exit 2, one message naming the key or flag and the
+fix, nothing run or written. And its arguments reach the driver (--address included)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+from rlbench.commands import autoconfig, main, parser
+from rlbench.commands.exit_codes import EXIT_BAD_INPUT
+
+GOOD = """\
+name: ac
+framework: plain
+environment:
+  env: envs.tiny:TinyEnv
+cpus: 1
+grid:
+  num_envs_per_env_runner: [1, 2]
+stop: {seconds: 1}
+"""
+
+
+def _run(capsys, monkeypatch, tmp_path: Path, spec_text: str, *extra: str):
+    monkeypatch.chdir(REPO)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(spec_text)
+    out = tmp_path / "out"
+    code = main(["autoconfig", str(spec), "--out", str(out), *extra])
+    text = capsys.readouterr()
+    text = text.out + text.err
+    errors = [line for line in text.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, text
+    assert not out.exists()  # nothing written
+    return code, " ".join(text[text.index("error:"):].split())
+
+
+@pytest.mark.parametrize("budget", ["soon", "20x", "-5", "0", "nan", "1m-3"])
+def test_an_unparsable_budget(capsys, monkeypatch, tmp_path, budget):
+    code, msg = _run(capsys, monkeypatch, tmp_path, GOOD, "--budget", budget)
+    assert code == EXIT_BAD_INPUT and "--budget" in msg and "20m" in msg
+
+
+def test_no_budget_at_all(capsys, monkeypatch, tmp_path):
+    code, msg = _run(capsys, monkeypatch, tmp_path, GOOD)
+    assert code == EXIT_BAD_INPUT and "--budget 20m" in msg and "autoconfig.budget_s" in msg
+
+
+def test_a_budget_too_small_for_one_trial(capsys, monkeypatch, tmp_path):
+    code, msg = _run(capsys, monkeypatch, tmp_path, GOOD, "--budget", "30s")  # one trial: 30 s + 10 s cold start
+    assert code == EXIT_BAD_INPUT and "too small for one trial" in msg and "autoconfig.trial_s" in msg
+    assert "at least 44 s" in msg
+
+
+@pytest.mark.parametrize("grid", ["{}", "{num_envs_per_env_runner: [2]}"])
+def test_an_empty_search_space(capsys, monkeypatch, tmp_path, grid):
+    code, msg = _run(capsys, monkeypatch, tmp_path, GOOD.replace("{num_envs_per_env_runner: [1, 2]}", grid)
+                     .replace("grid:\n  num_envs_per_env_runner: [1, 2]", f"grid: {grid}"), "--budget", "20m")
+    assert code == EXIT_BAD_INPUT and "grid:" in msg and "search space is empty" in msg
+
+
+def test_no_grid_point_fits_the_machine(capsys, monkeypatch, tmp_path):
+    spec = GOOD.replace("num_envs_per_env_runner: [1, 2]", "cpus: [50000, 60000]").replace("cpus: 1\n", "")
+    code, msg = _run(capsys, monkeypatch, tmp_path, spec, "--budget", "20m")
+    assert code == EXIT_BAD_INPUT and "no grid point can run on this machine" in msg
+
+
+def test_time_to_target_without_a_stop_target(capsys, monkeypatch, tmp_path):
+    code, msg = _run(capsys, monkeypatch, tmp_path, GOOD, "--budget", "20m", "--objective", "time_to_target")
+    assert code == EXIT_BAD_INPUT and "stop:" in msg and "target" in msg and "--objective throughput" in msg
+
+
+def test_a_bad_autoconfig_key_and_a_baseline_off_the_grid(capsys, monkeypatch, tmp_path):
+    code, msg = _run(capsys, monkeypatch, tmp_path, GOOD + "autoconfig: {trail_s: 5}\n", "--budget", "20m")
+    assert code == EXIT_BAD_INPUT and "autoconfig.trail_s" in msg
+    code, msg = _run(capsys, monkeypatch, tmp_path, GOOD + "autoconfig: {baseline: {num_env_runners: 1}}\n",
+                     "--budget", "20m")
+    assert code == EXIT_BAD_INPUT and "autoconfig.baseline.num_env_runners: not a grid axis" in msg
+
+
+def test_resume_needs_out(capsys, monkeypatch):
+    monkeypatch.chdir(REPO)
+    assert main(["autoconfig", "configs/autoconfig_cpu.yaml", "--budget", "20m", "--resume"]) == EXIT_BAD_INPUT
+    assert "--resume needs --out" in capsys.readouterr().out
+
+
+def test_arguments_reach_the_driver():
+    args = parser().parse_args(["autoconfig", "s.yaml", "--budget", "1h30m", "--objective", "time_to_target",
+                                "--address", "10.0.0.1:6379", "--out", "/tmp/x", "--resume"])
+    assert (args.budget, args.objective, args.address, str(args.out), args.resume) == (
+        "1h30m", "time_to_target", "10.0.0.1:6379", "/tmp/x", True)
+    assert "--address 10.0.0.1:6379" in autoconfig.resume_command(Path("s.yaml"), Path("/tmp/x"), args)
+
+
+def test_budget_parsing():
+    from rlbench.run.autoconfig_space import parse_budget
+
+    assert [parse_budget(t) for t in ("20m", "90s", "1h30m", "600", "1.5m")] == [1200, 90, 5400, 600, 90]

@@ -1,0 +1,52 @@
+"""The report's Autoconfig section from a hand-written autoconfig.json and trials table."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from rlbench.report.autoconfig_section import answer_text, autoconfig_blocks, pareto_front
+from rlbench.report.blocks import to_markdown
+
+AXES = ["num_env_runners"]
+
+
+def trials() -> pd.DataFrame:
+    # index 0: 1 CPU, 100 steps/s; index 1: 2 CPUs, 300 and 500 (median 400); index 2: 3 CPUs, 350 (beaten by 1)
+    return pd.DataFrame({
+        "trial_id": ["t000r0", "t001r0", "t001r1", "t002r0", "t000r1"],
+        "index": [0, 1, 1, 2, 0], "num_env_runners": [0, 1, 1, 2, 0], "status": ["ok"] * 4 + ["failed"],
+        "env_steps_per_s": [100.0, 300.0, 500.0, 350.0, None],
+        "driver_cpus_allocated": [1.0, 1.0, 1.0, 1.0, 1.0], "env_runner_cpus_allocated": [0.0, 1.0, 1.0, 2.0, 0.0],
+        "phase": ["probe", "search", "race", "search", "race"], "rung": [None, 0, None, 0, None],
+        "round": [None, None, 0, None, 0]})
+
+
+ANSWER = {"unit": "env_steps_per_s", "best": {"key": "num_env_runners=1", "median": 400.0, "n": 2},
+          "baseline": {"key": "num_env_runners=0"}, "speedup": {"ratio": 4.0, "ci_low": 3.0, "ci_high": 5.0},
+          "indistinguishable": [{"key": "num_env_runners=1"}], "standings": [], "trials_run": 4, "wall_s": 100.0,
+          "budget_s": 120.0, "race_rounds": 1, "race_stop_reason": "1 rounds", "search_stop_reason": "2 left",
+          "eliminations": [{"key": "num_env_runners=2", "rung": 0, "reason": "separated", "detail": "below"}],
+          "predicted_vs_measured": [{"key": "num_env_runners=1", "predicted_iteration_s": 1.0,
+                                     "measured_iteration_s": 2.0, "error_pct": -50.0}]}
+
+
+def test_the_pareto_front_keeps_what_no_cheaper_one_beats():
+    assert pareto_front(trials(), AXES) == [["num_env_runners=0", "1", "100", "1"], ["num_env_runners=1", "2", "400", "2"]]
+
+
+def test_the_answer_in_words():
+    text = answer_text(ANSWER)
+    assert "num_env_runners=1" in text and "4.00x (95% CI 3.00-5.00)" in text and "100 s of a 120 s budget" in text
+    assert answer_text({"trials_run": 3, "wall_s": 5.0, "budget_s": 9.0}).startswith("No configuration gave a reading")
+
+
+def test_the_section_only_where_autoconfig_wrote(tmp_path):
+    assert autoconfig_blocks(tmp_path, trials(), AXES) == []
+    (tmp_path / "autoconfig.json").write_text(json.dumps(ANSWER))
+    md = to_markdown(autoconfig_blocks(tmp_path, trials(), AXES))
+    for text in ("## Autoconfig", "### Search path", "num_env_runners=2: separated after rung 0",
+                 "### Predicted against measured", "-50", "### CPUs against throughput: the Pareto front"):
+        assert text in md, text
+    assert md.index("t000r0") < md.index("t001r0") < md.index("t001r1")  # probe, search rung 0, race round 0

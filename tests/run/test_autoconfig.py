@@ -1,0 +1,111 @@
+"""rlbench autoconfig for real, through the CLI, on the plain adapter (no Ray: about a second a trial).
+
+The known answer: SyntheticEnv burns ``step_cost_us`` of CPU per step, so with everything else
+equal the cheapest step cost steps fastest, by far (0 us against 200 and 1000). autoconfig must
+name it (or one indistinguishable from it), within its budget + 10%, write every output, and a
+resumed run must not run a finished trial again.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import shutil
+import time
+
+import pandas as pd
+import pytest
+import yaml
+from conftest import run_cli
+
+SPEC = """\
+name: ac_known
+framework: plain
+environment:
+  env: envs.synthetic:SyntheticEnv
+  env_config: {{episode_len: 50}}
+env_runners: {{num_env_runners: 0}}
+training: {{train_batch_size_per_learner: 200}}
+cpus: 1
+grid:
+  env_config.step_cost_us: [1000, 200, 0]
+stop: {{seconds: 1}}
+warmup_iterations: 1
+sample_hz: 5
+env_ceiling_s: 0.3
+autoconfig:
+  trial_s: {trial_s}
+  cold_start_s: 0.5
+  baseline: {{env_config.step_cost_us: 1000}}
+  finalists: 2
+  min_rounds: 3
+  max_rounds: 3
+"""
+BUDGET_S = 60
+
+
+def write_spec(path, trial_s=0.4):
+    path.write_text(SPEC.format(trial_s=trial_s))
+    return path
+
+
+@pytest.fixture(scope="module")
+def known(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("autoconfig")
+    spec, out = write_spec(tmp / "ac.yaml"), tmp / "out"
+    t = time.monotonic()
+    done = run_cli("autoconfig", str(spec), "--budget", f"{BUDGET_S}s", "--out", str(out), timeout=300)
+    return spec, out, done, time.monotonic() - t
+
+
+def test_names_the_known_best_within_its_budget(known):
+    _, out, done, wall = known
+    assert done.returncode == 0, done.stdout + done.stderr
+    answer = json.loads((out / "autoconfig.json").read_text())
+    best = answer["best"]["axes"]["env_config.step_cost_us"]
+    same = [s["axes"]["env_config.step_cost_us"] for s in answer["indistinguishable"]]
+    assert best == 0 or 0 in same, answer
+    assert answer["speedup"]["ratio"] > 1.5 and answer["speedup"]["ci_low"] > 1.0
+    assert wall <= BUDGET_S * 1.1 + 5  # +5: the interpreter's own start, outside the command's clock
+    assert answer["wall_s"] <= BUDGET_S * 1.1
+    assert "winner: env_config.step_cost_us=0" in done.stdout and "rlbench sweep" in done.stdout
+    assert "best.yaml" in done.stdout
+
+
+def test_writes_every_output_and_the_columns(known):
+    _, out, _, _ = known
+    for name in ("trials.parquet", "iterations.parquet", "summary.csv", "autoconfig.json", "rllib_config.py",
+                 "best.yaml", "report.html", "report.md", "autoconfig_state.json"):
+        assert (out / name).is_file(), name
+    trials = pd.read_parquet(out / "trials.parquet")
+    assert set(trials["phase"]) == {"probe", "search", "race"}
+    assert trials["rung"].notna().sum() == (trials["phase"] == "search").sum()
+    assert trials["round"].notna().sum() == (trials["phase"] == "race").sum()
+    assert (trials["status"] == "ok").all()
+    ast.parse((out / "rllib_config.py").read_text())
+    best = yaml.safe_load((out / "best.yaml").read_text())
+    assert best["grid"] == {"env_config.step_cost_us": [1000, 0]}
+    md = (out / "report.md").read_text()
+    for heading in ("## Autoconfig", "### Search path", "### Predicted against measured",
+                    "### CPUs against throughput: the Pareto front"):
+        assert heading in md, heading
+
+
+def test_a_resume_runs_no_finished_trial_again(known, tmp_path):
+    spec, out, _, _ = known
+    copy = tmp_path / "out"
+    shutil.copytree(out, copy)
+    state = json.loads((copy / "autoconfig_state.json").read_text())
+    last = list(state["trials"].values())[-1]["trial_id"]  # as if the run died during its last trial
+    (copy / "trials" / last / "record.json").unlink()
+    for name in ("autoconfig.json", "best.yaml", "rllib_config.py"):
+        (copy / name).unlink()
+    kept = {p.parent.name: p.stat().st_mtime_ns for p in (copy / "trials").glob("*/record.json")}
+    done = run_cli("autoconfig", str(spec), "--budget", f"{BUDGET_S}s", "--out", str(copy), "--resume", timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "(1 run now)" in done.stdout, done.stdout
+    after = {p.parent.name: p.stat().st_mtime_ns for p in (copy / "trials").glob("*/record.json")}
+    assert {k: after[k] for k in kept} == kept  # not one finished trial touched
+    assert set(after) - set(kept) == {last}
+    assert (copy / "attempts" / last).is_dir()
+    assert json.loads((copy / "autoconfig.json").read_text())["best"] is not None

@@ -1,0 +1,91 @@
+"""A finished trial read back as autoconfig's result, from hand-written per-trial files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rlbench.results.layout import ResultsFolder
+from rlbench.results.records import TrialRecord, write_record
+from rlbench.run.autoconfig_trials import State, read_result
+
+
+def trial(folder: ResultsFolder, tid: str, status: str, walls: list[float], *, warmup: int = 1, hit: int | None = None,
+          wall_s: float = 10.0) -> None:
+    t = folder.trial(tid)
+    t.path.mkdir(parents=True)
+    events, t_s = [{"event": "start", "t_s": 0.0}], 3.0  # 3 s of cold start before the first iteration
+    for i, w in enumerate(walls, 1):
+        events.append({"event": "iteration", "iteration": i, "warmup": i <= warmup, "t_start_s": t_s,
+                       "t_end_s": t_s + w, "wall_s": w, "env_steps_per_s": 100.0 / w})
+        t_s += w
+        if hit == i:
+            events.append({"event": "target_reached", "iteration": i})
+    (t.path / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    write_record(t, TrialRecord(trial_id=tid, status=status, trial_wall_s=wall_s))
+
+
+def test_throughput_is_the_median_steady_rate_and_the_rest_is_cold_start(tmp_path):
+    folder = ResultsFolder(tmp_path)
+    trial(folder, "t000r0", "ok", [5.0, 1.0, 2.0, 4.0])  # steady: 100, 50, 25 steps/s
+    r = read_result(folder, "t000r0", "search/r0/i0/k", "throughput", charged_s=15.0)
+    assert (r.value, r.wall_s, r.cold_start_s, r.iteration_s, r.reached) == (50.0, 12.0, 3.0, 2.0, True)
+    assert read_result(folder, "t000r0", "x", "throughput", None).cold_start_s == 0.0  # record's 10 s < 12 s trained
+
+
+def test_time_to_target_reached_or_censored(tmp_path):
+    folder = ResultsFolder(tmp_path)
+    trial(folder, "t000r0", "ok", [1.0, 2.0, 3.0, 4.0], hit=3)
+    trial(folder, "t000r1", "ok", [1.0, 2.0, 3.0])
+    reached = read_result(folder, "t000r0", "a", "time_to_target", None)
+    censored = read_result(folder, "t000r1", "b", "time_to_target", None)
+    assert (reached.value, reached.reached) == (6.0, True)
+    assert (censored.value, censored.reached) == (6.0, False)
+
+
+@pytest.mark.parametrize("status", ["failed", "timeout"])
+def test_a_trial_that_did_not_end_ok_has_no_value(tmp_path, status):
+    folder = ResultsFolder(tmp_path)
+    trial(folder, "t000r0", status, [1.0, 2.0])
+    assert read_result(folder, "t000r0", "a", "throughput", None).value is None
+
+
+def test_no_verdict_or_interrupted_is_not_a_result(tmp_path):
+    folder = ResultsFolder(tmp_path)
+    assert read_result(folder, "t000r0", "a", "throughput", None) is None  # never started
+    trial(folder, "t000r1", "interrupted", [1.0, 2.0])
+    assert read_result(folder, "t000r1", "a", "throughput", None) is None
+
+
+def test_trial_ids_are_the_next_repeat_of_the_grid_point_and_kept(tmp_path):
+    state = State(ResultsFolder(tmp_path))
+    assert [state.assign(r, i) for r, i in [("a", 0), ("b", 1), ("c", 0), ("a", 0)]] == ["t000r0", "t001r0", "t000r1",
+                                                                                         "t000r0"]
+    assert State.read(ResultsFolder(tmp_path)).trials["c"]["trial_id"] == "t000r1"
+
+
+def test_two_probes_separate_the_per_step_and_the_per_call_cost(tmp_path):
+    """Known answer: env 10 us a step, then 20 us a step plus 400 us a forward call of E envs."""
+    from rlbench.measure.machine import probe_machine
+    from rlbench.run.autoconfig_trials import probes_from
+    from rlbench.spec.load import spec_from_dict
+    from rlbench.spec.plan import plan_trials
+
+    loaded = spec_from_dict({"name": "p", "environment": {"env": "CartPole-v1"}, "env_runners": {"num_env_runners": 0},
+                             "training": {"train_batch_size_per_learner": 1000}, "cpus": 1,
+                             "grid": {"num_envs_per_env_runner": [1, 4]}, "stop": {"seconds": 1}}, check_envs=False)
+    one, four = plan_trials(loaded, probe_machine(), [0])
+    folder = ResultsFolder(tmp_path)
+    for plan, rest_us in ((one, 20 + 400 / 1), (four, 20 + 400 / 4)):
+        t = folder.trial(plan.trial_id)
+        t.path.mkdir(parents=True)
+        its = [{"event": "iteration", "iteration": i, "warmup": i == 1, "wall_s": 1.0, "env_steps_sampled": 1000,
+                "sample_s": 1000 * (10 + rest_us) * 1e-6, "env_step_s": 1000 * 10e-6, "learn_s": 0.2, "sync_s": 0.0}
+               for i in (1, 2, 3)]
+        (t.path / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in its))
+    p = probes_from(folder, one, four)
+    assert (p.env_step_s, p.inference_step_s, p.inference_call_s, p.learner_step_s) == pytest.approx(
+        (10e-6, 20e-6, 400e-6, 0.2 / 1000))
+    alone = probes_from(folder, one)
+    assert (alone.inference_step_s, alone.inference_call_s) == pytest.approx((420e-6, 0.0))
