@@ -62,6 +62,8 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
         "reason": record.reason,
         "index": plan.index,
         "repeat": plan.repeat,
+        "variant": plan.variant,
+        "round": plan.repeat if plan.round is None else plan.round,  # format 2's plans: its repeat
     }
     row.update(plan.axes)
     row.update({

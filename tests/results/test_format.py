@@ -39,15 +39,15 @@ def _trial_files(folder: Path) -> dict[str, str]:
 
 
 def test_the_golden_folders_hold_their_formats():
-    assert SCHEMA_VERSION == 2  # a new format needs its own golden folder and a migration test here
+    assert SCHEMA_VERSION == 3  # a new format needs its own golden folder and a migration test here
     for version, folder in GOLDEN.items():
         manifest = json.loads((folder / "manifest.json").read_text())
         assert folder_format(manifest, "x").version == version
 
 
 @pytest.mark.parametrize("manifest, message", [
-    ({"software": {"schema_version": "3", "rlbench": "9.1.0"}},
-     "x holds results format 3, written by rlbench 9.1.0; this rlbench reads formats 1 to 2: read it with that rlbench"),
+    ({"software": {"schema_version": "4", "rlbench": "9.1.0"}},
+     "x holds results format 4, written by rlbench 9.1.0; this rlbench reads formats 1 to 3: read it with that rlbench"),
     ({"software": {"schema_version": "0", "rlbench": "0.0.1"}}, "read it with the rlbench that wrote it"),
     ({"software": {"rlbench": "0.1.0"}}, "x states no results format"),
     ({}, "x states no results format"),
@@ -69,24 +69,27 @@ def test_report_reads_a_format_1_folder_by_migrating_it(tmp_path, capsys):
     before = _trial_files(folder)
     assert main(["report", str(folder)]) == EXIT_OK
     out = capsys.readouterr().out
-    assert "holds results format 1 (written by rlbench 0.1.0); read as format 2" in out
+    assert "holds results format 1 (written by rlbench 0.1.0); read as format 3" in out
     trials = pd.read_parquet(folder / "trials.parquet")
     # the migration's known answers: every trial exited normally (exit_code 0), and format 1 knew only RLlib
     assert list(trials["exit_signal"].isna()) == [True] * 4
     assert list(trials["framework"]) == ["rllib"] * 4
-    assert pq.read_schema(folder / "trials.parquet").metadata[b"rlbench_schema_version"] == b"2"
+    assert list(trials["variant"].isna()) == [True] * 4 and list(trials["round"]) == list(trials["repeat"])
+    assert pq.read_schema(folder / "trials.parquet").metadata[b"rlbench_schema_version"] == b"3"
     assert _trial_files(folder) == before  # the per-trial files (the truth) are never rewritten
     assert (folder / "report.md").exists()
 
 
-def test_report_reads_a_format_2_folder_as_it_is(tmp_path, capsys):
+def test_report_reads_a_format_2_folder_by_migrating_it(tmp_path, capsys):
     folder = _copy(2, tmp_path)
-    table = (folder / "trials.parquet").read_bytes()
+    before = _trial_files(folder)
     assert main(["report", str(folder)]) == EXIT_OK
-    assert "results format" not in capsys.readouterr().out
-    assert (folder / "trials.parquet").read_bytes() == table  # read, not rebuilt
+    assert "holds results format 2 (written by rlbench 0.1.0); read as format 3" in capsys.readouterr().out
     trials = pd.read_parquet(folder / "trials.parquet")
     assert list(trials["status"]) == ["ok"] * 4 and list(trials["exit_signal"].isna()) == [True] * 4
+    # format 2 knew no variants or rounds: no variant, and each trial's round is its repeat
+    assert list(trials["variant"].isna()) == [True] * 4 and list(trials["round"]) == list(trials["repeat"])
+    assert _trial_files(folder) == before
 
 
 def test_compare_reads_both_formats_side_by_side(tmp_path, capsys):
@@ -100,21 +103,21 @@ def test_compare_reads_both_formats_side_by_side(tmp_path, capsys):
 
 @pytest.mark.parametrize("verb", ["report", "compare", "reproduce"])
 def test_a_newer_format_is_refused_by_every_reader(verb, tmp_path, capsys):
-    folder = _with_format(_copy(2, tmp_path), "3")
+    folder = _with_format(_copy(2, tmp_path), "4")
     before = _trial_files(folder)
     argv = {"report": ["report", str(folder)], "compare": ["compare", str(folder), str(folder)],
             "reproduce": ["reproduce", str(folder), "t000r0"]}[verb]
     assert main(argv) == EXIT_BAD_INPUT
     text = capsys.readouterr().out
-    assert "holds results format 3, written by rlbench 0.1.0; this rlbench reads formats 1 to 2" in text
+    assert "holds results format 4, written by rlbench 0.1.0; this rlbench reads formats 1 to 3" in text
     assert not (folder / "report.md").exists() and not (folder / "compare.csv").exists()
     assert _trial_files(folder) == before
 
 
 def test_resume_refuses_an_older_and_a_newer_format(tmp_path, capsys):
     for version, expected in ((None, "it holds results format 1 (written by rlbench 0.1.0) and this rlbench "
-                                     "writes format 2; a resume would mix the two"),
-                              ("3", "holds results format 3, written by rlbench 0.1.0")):
+                                     "writes format 3; a resume would mix the two"),
+                              ("4", "holds results format 4, written by rlbench 0.1.0")):
         folder = _copy(1, tmp_path / str(version)) if version is None else _with_format(_copy(2, tmp_path / version), version)
         before = _trial_files(folder)
         assert main(["sweep", str(REPO / "configs" / "smoke.yaml"), "--out", str(folder), "--resume"]) == EXIT_BAD_INPUT
