@@ -28,6 +28,7 @@ from rlbench.report.learning_section import learning_blocks, target_text
 from rlbench.report.blocks import Block, Break, Bullets, Fields, Heading, Paragraph, Table, Verdicts, to_html, to_markdown
 from rlbench.report.blocks import Figure as Image
 from rlbench.report.style import MAX_HEATMAPS, MAX_MD_TRIALS, fmt, pct
+from rlbench.report.variants_section import variant_blocks
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import REPORT_HTML, REPORT_MD, ResultsFolder
 
@@ -211,6 +212,7 @@ def document_blocks(analysis: Analysis, section: inside.InsideReport | None, fig
     axes, n_axes = analysis.axes, len(analysis.axes)
     out: list[Block] = [Heading(f"rlbench report: {name}", 1), Heading("Recommendations", 2),
                         Bullets(rec_lines(analysis) or ["no configuration was measured"], boxed=True)]
+    out += variant_blocks(analysis.variants)
     if analysis.findings:
         out += [Heading("What more learner CPUs bought", 2), Bullets(analysis.findings)]
     out += [Heading("Learning", 2)]
