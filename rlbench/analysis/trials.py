@@ -68,6 +68,7 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
     row.update(plan.axes)
     row.update({
         "framework": c.framework,
+        "execution": c.execution,
         "algo": c.algo,
         "env": c.environment.env,
         "env_config": json.dumps(c.environment.env_config, sort_keys=True),

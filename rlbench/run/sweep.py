@@ -114,6 +114,7 @@ def manifest(loaded: LoadedSpec, machine: MachineInfo, plans: list[TrialPlan], a
         "machine": machine_dict(machine),
         # what differs from running the same configurations under Tune, said once for the sweep
         "differs_from_tune": list(dict.fromkeys(d for p in plans if p.skip_reason is None for d in p.differs_from_tune)),
+        "execution": sorted({p.config.execution for p in plans}),
         "started_at": dt.datetime.now(dt.timezone.utc).isoformat(),
         "ended_at": None,
         **relative_values(plans, machine),

@@ -96,7 +96,7 @@ def axis_target(axis: str) -> tuple[str, ...]:
     env_config; ``section.knob`` -> that knob; a bare knob name -> its (unique) section.
     Raises KeyError with a suggestion for an unknown axis.
     """
-    if axis in ("cpus", "algo", "framework"):
+    if axis in ("cpus", "algo", "framework", "execution"):
         return (axis,)
     if axis.startswith("env_config.") and len(axis) > len("env_config."):
         return ("environment", "env_config", axis[len("env_config."):])
@@ -108,7 +108,7 @@ def axis_target(axis: str) -> tuple[str, ...]:
         section, knob = axis.split(".", 1)
         if section in TRIAL_SECTIONS and knob in _knob_names(TRIAL_SECTIONS[section]):
             return (section, knob)
-    choices = ["cpus", "algo", "framework", "env_config.<key>"] + list(KNOB_SECTION)
+    choices = ["cpus", "algo", "framework", "execution", "env_config.<key>"] + list(KNOB_SECTION)
     raise KeyError(_unknown(axis, choices))
 
 
@@ -310,7 +310,7 @@ def spec_from_dict(
               f"{spec.repeats} = {points * spec.repeats:,} trials, more than {MAX_TRIALS:,} (each trial starts its own "
               "Ray, seconds at least): use fewer values per axis, or split the sweep into several specs"])
 
-    base = {k: data[k] for k in list(TRIAL_SECTIONS) + ["cpus", "algo", "framework"] if k in data}
+    base = {k: data[k] for k in list(TRIAL_SECTIONS) + ["cpus", "algo", "framework", "execution"] if k in data}
     axes = list(grid)
     trials = []
     for combo in itertools.product(*(grid[a] for a in axes)):

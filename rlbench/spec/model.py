@@ -188,6 +188,10 @@ class TrialConfig(_Section):
     the env stepped with random actions in the trial process, for lifecycle tests and env costs)."""
     algo: Algo = "PPO"
     """The RLlib algorithm (``PPO``: synchronous; ``APPO``, ``IMPALA``: asynchronous sampling, V-trace)."""
+    execution: Literal["tune", "script"] = "tune"
+    """How the driver runs: ``tune`` as a Tune trial actor would (niced as Ray's workers, torch and BLAS threads
+    limited to its CPUs); ``script`` as a plain ``algo.train()`` loop (normal priority, the libraries' own
+    thread defaults, no ``pin_driver``). docs/RUNNING.md, "Execution"."""
     environment: EnvironmentSection
     """Which env and its env_config."""
     env_runners: EnvRunnersSection = Field(default_factory=EnvRunnersSection)
@@ -227,6 +231,9 @@ class TrialConfig(_Section):
         if t.minibatch_size and t.train_batch_size_per_learner and t.minibatch_size > t.train_batch_size_per_learner:
             raise _ValueErrorAt(("training", "minibatch_size"), f"training.minibatch_size={t.minibatch_size} is larger "
                                 f"than training.train_batch_size_per_learner={t.train_batch_size_per_learner}")
+        if self.execution == "script" and self.resources.pin_driver:
+            raise _ValueErrorAt(("resources", "pin_driver"), "pin_driver pins the driver to its cores, which a plain "
+                                "script does not do: with execution: script, drop pin_driver")
         return self
 
 
@@ -244,6 +251,8 @@ class SweepSpec(_Section):
     """Sweep name; used in the default output folder ``results/<name>/<timestamp>/``."""
     framework: Framework = "rllib"
     """See :class:`TrialConfig` (also a grid axis)."""
+    execution: Literal["tune", "script"] = "tune"
+    """See :class:`TrialConfig` (also a grid axis and a variant key)."""
     algo: Algo = "PPO"
     """RLlib algorithm: ``PPO``, ``APPO`` or ``IMPALA`` (also a grid axis: ``algo: [PPO, APPO]``)."""
     environment: EnvironmentSection

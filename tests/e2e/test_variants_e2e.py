@@ -7,6 +7,7 @@ twin is still called different in about 2 sweeps in 100, whatever the rule: docs
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -96,3 +97,44 @@ def test_compare_dir_without_variants_is_bad_input(tmp_path):
     assert done.returncode == 2, done.stdout + done.stderr
     assert "holds no sweep with two or more variants: give a second result folder" in " ".join(done.stdout.split())
     assert not (folder / "compare.csv").exists()
+
+
+SCRIPT_SPEC = """\
+name: exec
+framework: plain
+environment:
+  env: envs.synthetic:SyntheticEnv
+  env_config: {step_cost_us: 10}
+env_runners: {num_env_runners: 0}
+training: {train_batch_size_per_learner: 100}
+stop: {iterations: 2}
+warmup_iterations: 1
+env_ceiling_s: 0
+variants:
+  - name: tune
+  - name: script
+    set: {execution: script}
+"""
+
+
+def test_execution_script_leaves_the_thread_pools_as_a_plain_loop_has_them(tmp_path):
+    (tmp_path / "exec.yaml").write_text(SCRIPT_SPEC)
+    out = tmp_path / "out"
+    done = run_cli("sweep", str(tmp_path / "exec.yaml"), "--out", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    trials = pd.read_parquet(out / "trials.parquet").set_index("variant")
+    assert trials.loc["tune", "execution"] == "tune" and trials.loc["script", "execution"] == "script"
+
+    def build(variant: str) -> dict:
+        lines = (out / "trials" / trials.loc[variant, "trial_id"] / "events.jsonl").read_text().splitlines()
+        return next(e for e in map(json.loads, lines) if e["event"] == "build")
+
+    assert set(build("tune")["thread_pools"].values()) <= {1}  # limited to num_cpus_for_main_process, as Tune's actor
+    if len(os.sched_getaffinity(0)) > 1 and build("script")["thread_pools"]:
+        assert max(build("script")["thread_pools"].values()) > 1  # the library's own default: a thread per core
+    plan = json.loads((out / "trials" / trials.loc["script", "trial_id"] / "plan.json").read_text())
+    assert any(d.startswith("execution: script") for d in plan["differs_from_tune"])
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["execution"] == ["script", "tune"]
+    assert any(d.startswith("execution: script") for d in manifest["differs_from_tune"])
+

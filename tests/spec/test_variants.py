@@ -47,7 +47,7 @@ variants:
   - name: A
   - name: B
     set: {env_config.step_cost_us: 400, num_env_runners: 0}
-  - {name: C, set: {}}
+  - {name: C, set: {execution: script}}
 rounds: 4
 """
 
@@ -58,6 +58,7 @@ def test_every_point_runs_once_per_variant_per_round_with_the_variant_keys_appli
     b = loaded.points[1].config
     assert b.environment.env_config == {"step_cost_us": 400} and b.env_runners.num_env_runners == 0
     assert loaded.points[0].config.env_runners.num_env_runners == 1  # A: the base spec as it is
+    assert [p.config.execution for p in loaded.points[:3]] == ["tune", "tune", "script"]
     plans = plan_trials(loaded, MACHINE)
     assert loaded.spec.repeats == 4 and len(plans) == 2 * 3 * 4
     assert {p.trial_id for p in plans} == {f"t{i:03d}r{r}" for i in range(6) for r in range(4)}
@@ -117,6 +118,15 @@ def test_without_variants_or_rounds_nothing_changes(tmp_path):
     ("repeats: 3\nrounds: 2\n", "spec.yaml:6: repeats: repeats=3 and rounds=2: each round runs every configuration "
      "once, so rounds are the repeats; keep 'rounds' only"),
     ("rounds: 0\n", "spec.yaml:6: rounds: Input should be greater than or equal to 1"),
+    ("execution: scrpt\n", "spec.yaml:6: execution: Input should be 'tune' or 'script'"),
+    ("execution: script\nresources: {pin_driver: true}\n", "spec.yaml:7: resources.pin_driver: pin_driver pins the "
+     "driver to its cores, which a plain script does not do: with execution: script, drop pin_driver"),
 ])
 def test_bad_variants_say_where_and_how_to_fix(tmp_path, text, message):
     assert message in error(tmp_path, text)
+
+
+def test_execution_is_a_grid_axis_too(tmp_path):
+    loaded = load(tmp_path, "grid:\n  execution: [tune, script]\n")
+    assert [p.axes for p in loaded.points] == [{"execution": "tune"}, {"execution": "script"}]
+    assert [p.config.execution for p in loaded.points] == ["tune", "script"]
