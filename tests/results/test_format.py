@@ -1,5 +1,6 @@
-"""A results folder states its format and it is checked on read (rlbench.results.format): the two
-golden folders under tests/data are real smoke sweeps, one per format (format 1 written by 46fa6de)."""
+"""A results folder states its format and it is checked on read (rlbench.results.format): the golden
+folders under tests/data are real sweeps, one per format (format 1 written by 46fa6de; 1 and 2 RLlib
+smoke sweeps, 3 a plain-adapter sweep with two variants in two rounds)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from rlbench.commands import main
 from rlbench.commands.exit_codes import EXIT_BAD_INPUT, EXIT_OK
 from rlbench.results.format import FormatError, folder_format
 
-GOLDEN = {version: REPO / "tests" / "data" / f"results-format-{version}" for version in (1, 2)}
+GOLDEN = {version: REPO / "tests" / "data" / f"results-format-{version}" for version in (1, 2, 3)}
 
 
 def _copy(version: int, tmp_path: Path) -> Path:
@@ -90,6 +91,22 @@ def test_report_reads_a_format_2_folder_by_migrating_it(tmp_path, capsys):
     # format 2 knew no variants or rounds: no variant, and each trial's round is its repeat
     assert list(trials["variant"].isna()) == [True] * 4 and list(trials["round"]) == list(trials["repeat"])
     assert _trial_files(folder) == before
+
+
+def test_report_reads_a_format_3_folder_as_it_is(tmp_path, capsys):
+    folder = _copy(3, tmp_path)
+    table = (folder / "trials.parquet").read_bytes()
+    assert main(["report", str(folder)]) == EXIT_OK
+    assert "results format" not in capsys.readouterr().out
+    assert (folder / "trials.parquet").read_bytes() == table  # read, not rebuilt
+    trials = pd.read_parquet(folder / "trials.parquet")
+    assert list(zip(trials["trial_id"], trials["variant"], trials["round"])) == [
+        ("t000r0", "A", 0), ("t000r1", "A", 1), ("t001r0", "B", 0), ("t001r1", "B", 1)]
+    assert list(trials["execution"]) == ["tune"] * 4
+    # its known answer, fixed data: B's env burns 4x the CPU per step; 2 rounds are too few to say so
+    text = (folder / "report.md").read_text()
+    assert "B against A**: no evidence of a difference (2 rounds; paired ratio 0.239" in text
+    assert text.count("6 rounds could show one") == 1
 
 
 def test_compare_reads_both_formats_side_by_side(tmp_path, capsys):
