@@ -114,6 +114,8 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
         if record.sampler_cpu_s is not None and record.trial_wall_s else None
     )
     row["host_steal_pct"] = record.host_steal_pct
+    versions = _event(events, "versions").get("versions")  # format 3: what the trial's process imported
+    row["versions"] = json.dumps(versions, sort_keys=True) if versions else None
     row["exit_signal"] = record.exit_signal
     window = steady_window(its) if len(its) else None
     row["gpu_energy_j"] = gpu_energy_j(utilization, window)

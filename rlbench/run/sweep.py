@@ -40,6 +40,7 @@ from rlbench.results.lock import (
 from rlbench.results.records import TrialRecord, read_record, write_record
 from rlbench.results.text import plain
 from rlbench.run.ceilings import measure_env_ceilings
+from rlbench.run.envs import with_environments
 from rlbench.run.processes import ProcessRef, kill_survivors
 from rlbench.run.progress import SweepProgress
 from rlbench.run.raytoken import secure_ray
@@ -192,6 +193,9 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
         raise OutDirError(f"{out_dir} already holds a sweep; to run only its missing and interrupted trials: "
                           f"{resume_command(loaded.source, out_dir)}  (add --retry-failed to rerun failed ones too), "
                           "or choose another --out")
+    # each pinned variant's Python environment, made once and cached (rlbench/run/envs.py)
+    plans = with_environments(plans, lambda text: console.print(Text(plain(text)), soft_wrap=True))
+
     def decide() -> ResumePlan:
         return (plan_resume(out_dir, loaded, plans, machine, software, retry_failed=retry_failed)
                 if existing else ResumePlan())

@@ -29,7 +29,7 @@ from rlbench.spec.model import (
     TrialConfig,
 )
 from rlbench.spec.relative import resolve
-from rlbench.spec.variants import in_rounds
+from rlbench.spec.variants import PackageSet, in_rounds, package_set
 
 
 class TrialPlan(BaseModel):
@@ -100,6 +100,8 @@ class TrialPlan(BaseModel):
     """The variant it runs (``variants:``; its keys are applied in ``config``); None without variants."""
     round: Union[int, None] = None
     """Its round: the repeat, run interleaved with the other configurations' (None in plans before format 3)."""
+    packages: Union[PackageSet, None] = None
+    """Its variant's pinned packages and their environment; None: the sweep's own Python and packages."""
 
     def demand(self) -> ResourceDemand:
         """What the trial asks of the machine, per role and per actor, by its framework's rules: how the
@@ -262,6 +264,7 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
                 skip_reason=reason,
                 differs_from_tune=tune_differences(config, cpus, len(machine.usable_cores), profile_hz=spec.profile_hz),
                 relative={r.axis: r.expr for r in point.relative}, variant=point.variant, round=repeat,
+                packages=package_set(spec, point.variant),
             ))
     interleaved = bool(spec.variants) or spec.rounds > 1
     return in_rounds(plans, len(spec.variants)) if interleaved else plans
@@ -364,11 +367,8 @@ def cluster_skip_reason(config: TrialConfig, cluster: ClusterInfo) -> str | None
 
 def plan_cluster_trials(loaded: LoadedSpec, cluster: ClusterInfo,
                         seeds: list[int | None] | None = None) -> list[TrialPlan]:
-    """Plan every trial for the cluster: no pinning, Ray's CPUs/GPUs = the cluster's, the address set.
-
-    ``cpus`` (machine-size emulation by pinning) has no meaning on a cluster: a spec that sets it
-    is rejected before (:func:`check_spec_for_cluster`).
-    """
+    """Plan every trial for the cluster: no pinning, Ray's CPUs/GPUs = the cluster's, the address set
+    (``cpus``, machine-size emulation by pinning, has no meaning there: :func:`check_spec_for_cluster`)."""
     total_cpus = int(cluster.total_cpus)
     machine = MachineInfo(hostname=f"ray cluster {cluster.gcs_address}", cpu_model="cluster",
                           logical_cores=total_cpus, physical_cores=None, usable_cores=list(range(max(total_cpus, 1))),

@@ -11,7 +11,8 @@ round (:mod:`rlbench.analysis.variants`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence, TypeVar
+import re
+from typing import TYPE_CHECKING, Any, Sequence, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -22,6 +23,9 @@ if TYPE_CHECKING:
 
 #: What a variant's name looks like: it is a table value, a label and part of no path.
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$"
+#: A distribution name (PEP 508) and an exact version (PEP 440's public and local parts).
+DIST_PATTERN = r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?"
+VERSION_PATTERN = r"[0-9]+(\.[0-9]+)*((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?(\+[A-Za-z0-9.]+)?"
 
 
 class Variant(BaseModel):
@@ -34,16 +38,37 @@ class Variant(BaseModel):
     set: dict[str, Any] = Field(default_factory=dict)
     """Spec keys and their values for this variant, named as grid axes are (``num_env_runners``,
     ``env_config.step_cost_us``, ``execution``, ``training.lr``); empty: the base spec as it is."""
-    packages: dict[str, str] = Field(default_factory=dict)
-    """Reserved: package versions per variant (issue 27); not supported by this rlbench yet."""
+    packages: dict[str, str] = Field(default_factory=dict, max_length=20)
+    """Distribution -> exact version (``{ray: 2.59.0}``): the variant's trials run in a Python environment of
+    their own with these installed over the sweep's (:mod:`rlbench.run.envs`); each trial records the versions
+    it imported, and one that differs from a pin fails."""
+    index: Union[str, None] = Field(None, max_length=500)
+    """Where ``packages`` come from: a package index URL (pip's ``--index-url``) or a local folder of wheels
+    (``--no-index --find-links``); None: pip's default index."""
 
     @field_validator("packages")
     @classmethod
-    def _no_packages_yet(cls, value: dict[str, str]) -> dict[str, str]:
-        if value:
-            raise ValueError("per-variant package versions are not supported by this rlbench yet: remove "
-                             "'packages:' (the variant's keys go under 'set:')")
+    def _exact_pins(cls, value: dict[str, str]) -> dict[str, str]:
+        for dist, version in value.items():
+            if not re.fullmatch(DIST_PATTERN, dist):
+                raise ValueError(f"package '{dist}': not a distribution name (letters, digits, '.', '_', '-')")
+            if not isinstance(version, str) or not re.fullmatch(VERSION_PATTERN, version):
+                raise ValueError(f"package '{dist}': version {version!r} is not an exact version such as 2.59.0 "
+                                 "(write it in quotes; ranges are not pins)")
         return value
+
+
+class PackageSet(BaseModel):
+    """A variant's packages as a trial carries them in its plan (``plan.json``)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    pins: dict[str, str]
+    """Distribution -> exact version the trial's process must import."""
+    index: Union[str, None] = None
+    """Where they were installed from (see :attr:`Variant.index`)."""
+    python: Union[str, None] = None
+    """The interpreter of their environment, set by the sweep once it exists (:mod:`rlbench.run.envs`)."""
 
 
 def check_variants(spec: SweepSpec) -> SweepSpec:
@@ -66,9 +91,10 @@ def check_variants(spec: SweepSpec) -> SweepSpec:
     return spec
 
 
-def names(spec: SweepSpec) -> list[str | None]:
-    """The variants' names in spec order; ``[None]`` without variants (one unnamed side)."""
-    return [v.name for v in spec.variants] or [None]
+def package_set(spec: SweepSpec, variant: str | None) -> PackageSet | None:
+    """The packages the named variant pins (None without pins)."""
+    found = next((v for v in spec.variants if v.name == variant), None)
+    return PackageSet(pins=dict(found.packages), index=found.index) if found and found.packages else None
 
 
 T = TypeVar("T")

@@ -25,6 +25,7 @@ from rlbench.results.layout import TrialFolder
 from rlbench.worker.events import EventLog, describe_error
 from rlbench.worker.priority import nice_levels
 from rlbench.worker.procfs import all_stats, read_stat
+from rlbench.worker.versions import imported_versions, mismatches
 
 if TYPE_CHECKING:
     from rlbench.adapters.base import Trainer
@@ -207,6 +208,12 @@ def _run(plan: TrialPlan, events: EventLog, folder: TrialFolder, gated: bool = F
     adapter = get_adapter(plan.config.framework)
     off = frozenset(plan.switched_off)  # a fidelity diagnosis (rlbench.run.switches); empty normally
     off |= SCRIPT_OFF if plan.config.execution == "script" else frozenset()
+    pins = plan.packages.pins if plan.packages else {}
+    versions = imported_versions(pins)
+    events.write("versions", versions=versions, pins=pins)
+    wrong = mismatches(pins, versions)
+    if wrong:  # its environment is not what the variant pinned: fail, never a silent mix
+        raise RuntimeError(f"this trial's process imports {'; '.join(wrong)} (variant {plan.variant})")
     if plan.cores and "affinity" not in off:  # empty on a cluster: no pinning
         os.sched_setaffinity(0, plan.cores)
     os.environ["PYTHONPATH"] = _worker_pythonpath()

@@ -113,8 +113,9 @@ def test_without_variants_or_rounds_nothing_changes(tmp_path):
     ("variants:\n  - name: A\n    set: {num_env_runners: -1}\n",
      "spec.yaml:8: env_runners.num_env_runners: Input should be greater than or equal to 0 (got -1)  "
      "[grid point variant A]"),
-    ("variants:\n  - name: A\n    packages: {ray: 2.59.0}\n", "spec.yaml:8: variants.0.packages: per-variant package "
-     "versions are not supported by this rlbench yet"),
+    ("variants:\n  - name: A\n    packages: {ray: '>=2.59'}\n", "spec.yaml:8: variants.0.packages: package 'ray': "
+     "version '>=2.59' is not an exact version such as 2.59.0 (write it in quotes; ranges are not pins)"),
+    ("variants:\n  - name: A\n    packages: {'ray; rm': 2.59.0}\n", "package 'ray; rm': not a distribution name"),
     ("repeats: 3\nrounds: 2\n", "spec.yaml:6: repeats: repeats=3 and rounds=2: each round runs every configuration "
      "once, so rounds are the repeats; keep 'rounds' only"),
     ("rounds: 0\n", "spec.yaml:6: rounds: Input should be greater than or equal to 1"),
@@ -130,3 +131,11 @@ def test_execution_is_a_grid_axis_too(tmp_path):
     loaded = load(tmp_path, "grid:\n  execution: [tune, script]\n")
     assert [p.axes for p in loaded.points] == [{"execution": "tune"}, {"execution": "script"}]
     assert [p.config.execution for p in loaded.points] == ["tune", "script"]
+
+
+def test_a_variant_with_packages_carries_its_pins_in_its_plans(tmp_path):
+    text = "variants:\n  - name: A\n  - name: B\n    packages: {ray: 2.59.0}\n    index: /srv/wheels\n"
+    plans = plan_trials(load(tmp_path, text), MACHINE)
+    assert [p.packages for p in plans][0] is None
+    assert plans[1].packages.pins == {"ray": "2.59.0"} and plans[1].packages.index == "/srv/wheels"
+    assert plans[1].packages.python is None  # the sweep names the environment's interpreter once it is made
