@@ -103,9 +103,10 @@ def test_report_reads_a_format_3_folder_as_it_is(tmp_path, capsys):
     assert list(zip(trials["trial_id"], trials["variant"], trials["round"])) == [
         ("t000r0", "A", 0), ("t000r1", "A", 1), ("t001r0", "B", 0), ("t001r1", "B", 1)]
     assert list(trials["execution"]) == ["tune"] * 4
+    assert all(json.loads(v)["python"] for v in trials["versions"])  # what each trial's process imported
     # its known answer, fixed data: B's env burns 4x the CPU per step; 2 rounds are too few to say so
     text = (folder / "report.md").read_text()
-    assert "B against A**: no evidence of a difference (2 rounds; paired ratio 0.239" in text
+    assert "B against A**: no evidence of a difference (2 rounds; paired ratio 0.365" in text
     assert text.count("6 rounds could show one") == 1
 
 
