@@ -9,4 +9,4 @@ __version__ = "0.1.0"
 
 #: Version of the on-disk results format (docs/SCHEMA.md, "Format history"; rlbench.results.format). Bump on
 #: any change to a file or column, with its line in rlbench.results.format.HISTORY.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3

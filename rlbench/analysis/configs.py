@@ -37,13 +37,16 @@ OVERLAP_COLUMNS: tuple[str, ...] = ("sampler_busy_frac", "learner_busy_frac", "b
 
 
 def result_axes(manifest: dict[str, Any], trials: pd.DataFrame | None = None) -> list[str]:
-    """The grid axes' table columns, in spec order."""
+    """The grid axes' table columns, in spec order, then ``variant`` when the sweep had variants (a
+    configuration is a grid point and a variant)."""
     axes = []
     for key in (manifest.get("spec") or {}).get("grid") or {}:
         try:
             axes.append(axis_column(key))
         except KeyError:
             axes.append(key)
+    if (manifest.get("spec") or {}).get("variants"):
+        axes.append("variant")
     return [a for a in axes if trials is None or a in trials.columns]
 
 

@@ -2,8 +2,8 @@
 
 The numbers come from the other analysis modules (per configuration: :mod:`~rlbench.analysis.configs`;
 per env runner: :mod:`~rlbench.analysis.runners`; per role's profile: :mod:`~rlbench.analysis.profiles`;
-learning at equal env steps: :mod:`~rlbench.analysis.curves`); what they are called in words, and
-from what value on, is decided here only. Rules and thresholds: docs/ANALYSIS.md.
+learning at equal env steps: :mod:`~rlbench.analysis.curves`; variants: :mod:`~rlbench.analysis.variants`);
+what they are called in words, and from what value on, is decided here only (docs/ANALYSIS.md).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pandas as pd
 from scipy import stats
 
 from rlbench.analysis.curves import EqualSteps
-from rlbench.analysis.stats import CONFIDENCE, Ratio, num
+from rlbench.analysis.stats import CONFIDENCE, Ratio, interval_text, num
 
 #: A configuration whose coefficient of variation is above this is "too noisy to rank".
 NOISY_CV = 0.10
@@ -54,6 +54,8 @@ SIGNIFICANCE = 0.05
 #: Repeats a side with which a rank test can reach SIGNIFICANCE: every one below every other gives
 #: p = 1 / C(6, 3) = 0.05; 2 a side can give no less than 1/6, 1 a side 1/2.
 REPEATS_FOR_EVIDENCE = 3
+#: Rounds a Wilcoxon test of variant pairs needs to reach SIGNIFICANCE: all one way gives p = 2 / 2**n (6: 0.031).
+ROUNDS_FOR_EVIDENCE = 6
 #: Below the best return at equal env steps: a median lower by at least this share of the best
 #: median's size; "clearly" only when a rank test shows it too (docs/ANALYSIS.md).
 CLEARLY_BELOW_FRAC = 0.10
@@ -210,8 +212,7 @@ def runs_text(n_a: int, n_b: int) -> str:
 
 
 def missing_evidence(n_a: int, n_b: int, claim: str = "") -> str:
-    """What a comparison of ``n_a`` against ``n_b`` repeats lacks, in words: too few for any
-    rank test to reach :data:`SIGNIFICANCE`."""
+    """What ``n_a`` against ``n_b`` repeats lack, in words: too few for any rank test to reach :data:`SIGNIFICANCE`."""
     that = f" that {claim}" if claim else ""
     return f"no evidence yet{that}: {runs_text(n_a, n_b)}; {REPEATS_FOR_EVIDENCE} repeats a side could show it"
 
@@ -376,3 +377,24 @@ def learner_cpu_text(axis: str, lo: pd.Series, hi: pd.Series, seconds: pd.DataFr
     elif speed < 1.1:
         text += f" No gain worth having showed ({speed:.2f}x the throughput), but that is not yet evidence of none."
     return text
+
+
+def variant_differs(f: dict[str, Any]) -> bool:
+    """Both intervals (ratio of medians, paired) exclude 1 on one side and the rank test agrees (docs/ANALYSIS.md)."""
+    lows, highs = (f.get("ci_low"), f.get("paired_ci_low")), (f.get("ci_high"), f.get("paired_ci_high"))
+    return None not in lows + highs and (min(lows) > 1.0 or max(highs) < 1.0) and f["wilcoxon_p"] <= SIGNIFICANCE
+
+
+def variant_verdict(reference: str, name: str, f: dict[str, Any]) -> str:
+    """``B is 74.9% slower than A (...)`` or ``no evidence of a difference (...)``, with the evidence."""
+    if f.get("env_steps_per_s") is None or f.get("reference_env_steps_per_s") is None:
+        return f"no data: {name if f.get('env_steps_per_s') is None else reference} has no ok trial here"
+    n, paired = f["rounds"], f["paired_ratio"] if f["paired_ratio"] is not None else f["ratio"]
+    evidence = (f"{n} round{'s' if n != 1 else ''}; paired ratio {paired:.3f}, {CONFIDENCE:.0%} CI "
+                f"{interval_text(f['paired_ci_low'], f['paired_ci_high'])}; ratio of medians {f['ratio']:.3f}, "
+                f"{CONFIDENCE:.0%} CI {interval_text(f['ci_low'], f['ci_high'])}"
+                + ("" if f["wilcoxon_p"] is None else f"; Wilcoxon p={f['wilcoxon_p']:.2g}")
+                + f"; {ROUNDS_FOR_EVIDENCE} rounds could show one" * (n < ROUNDS_FOR_EVIDENCE))
+    if not variant_differs(f):  # (with fewer rounds than ROUNDS_FOR_EVIDENCE it never does: the evidence says so)
+        return f"no evidence of a difference ({evidence})"
+    return f"{name} is {abs(1 - paired):.1%} {'slower' if paired < 1 else 'faster'} than {reference} ({evidence})"

@@ -21,6 +21,7 @@ from rlbench.analysis.findings import Below, below_at_equal_steps
 from rlbench.analysis.profiles import RoleProfile, role_profiles
 from rlbench.analysis.scaling import ScalingCurve, scaling_curves
 from rlbench.analysis.targets import time_to_target
+from rlbench.analysis.variants import VariantComparison, compare_variants, variant_names
 from rlbench.results.layout import ResultsFolder
 
 #: Configurations whose profiles are shown (fastest first); the rest are in profiles.parquet.
@@ -151,6 +152,8 @@ class Analysis:
     """Per configuration (fastest first, capped), where the time goes inside each role."""
     profiles_note: str = ""
     """Said when configurations' profiles were left out."""
+    variants: list[VariantComparison] = field(default_factory=list)
+    """Per grid point, each variant against the first (a sweep with ``variants:``; else empty)."""
 
 
 def analyze(folder: Path, tables: dict[str, pd.DataFrame] | None = None) -> Analysis:
@@ -172,5 +175,6 @@ def analyze(folder: Path, tables: dict[str, pd.DataFrame] | None = None) -> Anal
     recs = target_recommendations(lrn.ttt, axes) + recs
     profiles, note = config_profiles(configs, trials, axes, tables.get("profiles")) \
         if "straggler_env_runner" in configs else ([], "")
+    variants = compare_variants(trials, [a for a in axes if a != "variant"], variant_names(manifest, trials))
     return Analysis(out_dir, manifest, axes, trials, configs, curves, recs, findings, lrn,
-                    energy_text(manifest, trials), profiles, note)
+                    energy_text(manifest, trials), profiles, note, variants)

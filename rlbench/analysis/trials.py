@@ -62,12 +62,15 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
         "reason": record.reason,
         "index": plan.index,
         "repeat": plan.repeat,
+        "variant": plan.variant,
+        "round": plan.repeat if plan.round is None else plan.round,  # format 2's plans: its repeat
     }
     row.update(plan.axes)
     if plan.phase is not None:  # an autoconfig trial: which stage asked for it (docs/AUTOCONFIG.md)
         row.update({"phase": plan.phase, "rung": plan.rung, "round": plan.round})
     row.update({
         "framework": c.framework,
+        "execution": c.execution,
         "algo": c.algo,
         "env": c.environment.env,
         "env_config": json.dumps(c.environment.env_config, sort_keys=True),
@@ -113,6 +116,8 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
         if record.sampler_cpu_s is not None and record.trial_wall_s else None
     )
     row["host_steal_pct"] = record.host_steal_pct
+    versions = _event(events, "versions").get("versions")  # format 3: what the trial's process imported
+    row["versions"] = json.dumps(versions, sort_keys=True) if versions else None
     row["exit_signal"] = record.exit_signal
     window = steady_window(its) if len(its) else None
     row["gpu_energy_j"] = gpu_energy_j(utilization, window)

@@ -1,7 +1,8 @@
 """``rlbench compare A B``: B/A steady-state throughput per configuration, with CIs; exit 1 on a regression.
+``rlbench compare DIR``: in a sweep with variants, each variant against the first, paired by round.
 
-Exit codes: 0 no significant regression beyond ``--threshold``; 1 a configuration regressed beyond
-it with significance; 2 bad input.
+Exit codes: 0 no significant regression beyond ``--threshold``; 1 a configuration regressed (or a
+variant was slower than the reference) beyond it with significance; 2 bad input.
 """
 
 from __future__ import annotations
@@ -18,24 +19,28 @@ from rlbench.commands.exit_codes import EXIT_FAILED, EXIT_OK
 DEFAULT_THRESHOLD = 0.05
 
 NAME = "compare"
-HELP = "B/A steady-state throughput per configuration, with CIs"
+HELP = "B/A steady-state throughput per configuration, with CIs (one folder: its variants)"
 EPILOG = """\
 examples:
   rlbench compare results/ppo_cpu/before results/ppo_cpu/after     # exit 1 if a configuration got slower
   rlbench compare A B --threshold 0.1 --out /tmp/cmp               # tolerate drops up to 10%; compare.csv/.json in /tmp/cmp
+  rlbench compare results/ab/20261125-0500                          # a sweep with variants: each against the first
 
 reading it: configurations are matched by their grid values; B/A below 1 is slower. 'regressed' means
 a drop beyond --threshold whose whole 95% CI is below 1 (exit code 1, for CI); 'small change' is within
-the threshold; 'no significant change' has 1 inside its CI."""
+the threshold; 'no significant change' has 1 inside its CI. With one folder (a sweep with variants:),
+each variant against the first per grid point, paired by round; 'slower'/'faster' only when both the
+ratio's and the paired ratio's intervals exclude 1 (exit 1: slower beyond --threshold)."""
 
 
 def setup_arguments(compare_parser: argparse.ArgumentParser) -> None:
     compare_parser.add_argument("a", type=Path, help="baseline result folder")
-    compare_parser.add_argument("b", type=Path, help="candidate result folder")
+    compare_parser.add_argument("b", type=Path, nargs="?", default=None,
+                                help="candidate result folder (left out: compare A's variants)")
     compare_parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
                                 help=f"relative drop that fails when significant (default {DEFAULT_THRESHOLD})")
     compare_parser.add_argument("--out", type=Path, default=None,
-                                help="folder for compare.csv and compare.json (default: B)")
+                                help="folder for compare.csv and compare.json (default: B, or A for its variants)")
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
@@ -47,18 +52,21 @@ def run(args: argparse.Namespace, console: Console) -> int:
     from rlbench.report.terminal import compare_table
 
     args.a, args.b, args.out = own_path(args.a), own_path(args.b), own_path(args.out)
-    for path in (args.a, args.b):
+    folders = [args.a] + ([args.b] if args.b is not None else [])
+    for path in folders:
         problem = folder_problem(path, console)
         if problem:
             return bad_input(console, problem)
-    out = args.out or args.b  # only compare.csv and compare.json are written there (links replaced, never followed)
+    out = args.out or args.b or args.a  # only compare.csv and compare.json are written there (links replaced)
     if not 0 <= args.threshold < 1:
         return bad_input(console, f"--threshold {args.threshold}: give a fraction in [0, 1), e.g. 0.05 for 5%")
-    for path in (args.a, args.b):
+    for path in folders:
         try:
             read_tables(path)
         except (OSError, ValueError, RecursionError) as e:  # a damaged table (pyarrow's errors are ValueErrors)
             return bad_input(console, f"cannot read the tables of {path} ({str(e)[:300]}): the folder is damaged")
+    if args.b is None:
+        return _variants(args, out, console)
     result = compare(args.a, args.b, args.threshold)
     console.print(compare_table(result))
     csv_path, json_path = write_outputs(result, out)
@@ -70,3 +78,28 @@ def run(args: argparse.Namespace, console: Console) -> int:
     console.print("No significant regression beyond the threshold.")
     return EXIT_OK
 
+
+
+def _variants(args: argparse.Namespace, out: Path, console: Console) -> int:
+    """``rlbench compare DIR``: the variants of one sweep, each against the first."""
+    from rlbench.analysis import analyze
+    from rlbench.analysis.variants import slower, write_variant_outputs
+    from rlbench.report.blocks import to_rich
+    from rlbench.report.variants_section import variant_table
+
+    rows = analyze(args.a).variants
+    if not rows:
+        return bad_input(console, f"{args.a} holds no sweep with two or more variants: give a second result folder "
+                                  "to compare with, or run a spec with 'variants:' (docs/SPEC.md)")
+    console.print(to_rich(variant_table(rows, title=f"each variant against {rows[0].reference}  ({args.a})")))
+    for r in rows:
+        say(console, f"{r.label}: {r.verdict}" if r.label != "all" else r.verdict)
+    csv_path, json_path = write_variant_outputs(rows, str(args.a), args.threshold, out)
+    say(console, f"Written: {csv_path}, {json_path}")
+    worse = slower(rows, args.threshold)
+    if worse:
+        console.print(f"[red]{len(worse)} variant(s) slower than {rows[0].reference} by more than "
+                      f"{args.threshold:.0%} with significance.[/]")
+        return EXIT_FAILED
+    console.print("No variant significantly slower than the reference beyond the threshold.")
+    return EXIT_OK

@@ -121,8 +121,10 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
     if args.resume and args.out is None:
         return bad_input(console, "--resume needs --out DIR (the folder of the sweep to resume)")
     out_dir = own_path(args.out) or default_out_dir(loaded.spec.name)
-    say(console, f"rlbench {__version__}: sweep '{loaded.spec.name}', {len(loaded.points)} grid points x "
-                 f"{loaded.spec.repeats} repeats -> {out_dir}")
+    v = len(loaded.spec.variants)
+    size = (f"{len(loaded.points) // v} grid points x {v} variants x {loaded.spec.repeats} rounds" if v else
+            f"{len(loaded.points)} grid points x {loaded.spec.repeats} repeats")
+    say(console, f"rlbench {__version__}: sweep '{loaded.spec.name}', {size} -> {out_dir}")
     try:
         outcome = run_sweep(loaded, out_dir, console=console, argv=sys.argv, resume=args.resume,
                             retry_failed=args.retry_failed, cluster=cluster,
@@ -136,7 +138,7 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
     from rlbench.report.trial_plots import write_plots_beside
 
     tables = build_tables(out_dir)
-    axes = list(loaded.points[0].axes) if loaded.points else []
+    axes = (list(loaded.points[0].axes) if loaded.points else []) + ["variant"] * bool(loaded.spec.variants)
     plots_written = write_plots_beside(out_dir, tables, axes)  # drawn while the report's own figures are
     console.print(results_table(tables["trials"], axes, outcome.skip_groups))
     say(console, f"{outcome.count('ok')} ok, {outcome.count('skipped')} skipped, {outcome.count('failed')} failed, "

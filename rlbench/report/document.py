@@ -29,6 +29,7 @@ from rlbench.report.learning_section import learning_blocks, target_text
 from rlbench.report.blocks import Block, Break, Bullets, Fields, Heading, Paragraph, Table, Verdicts, to_html, to_markdown
 from rlbench.report.blocks import Figure as Image
 from rlbench.report.style import MAX_HEATMAPS, MAX_MD_TRIALS, fmt, pct
+from rlbench.report.variants_section import variant_blocks
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import REPORT_HTML, REPORT_MD, ResultsFolder
 
@@ -213,6 +214,7 @@ def document_blocks(analysis: Analysis, section: inside.InsideReport | None, fig
     out: list[Block] = [Heading(f"rlbench report: {name}", 1), Heading("Recommendations", 2),
                         Bullets(rec_lines(analysis) or ["no configuration was measured"], boxed=True)]
     out += autoconfig_blocks(analysis.out_dir, analysis.trials, axes)  # [] unless rlbench autoconfig wrote it
+    out += variant_blocks(analysis.variants)
     if analysis.findings:
         out += [Heading("What more learner CPUs bought", 2), Bullets(analysis.findings)]
     out += [Heading("Learning", 2)]

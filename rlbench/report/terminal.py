@@ -23,12 +23,13 @@ def plan_table(plans: list[TrialPlan]) -> RichTable:
     """The planned trials (``--dry-run``): cores, threads and each trial's fate; a grid value written
     relative to the machine shows what it resolved to, then how it was written: ``1 (cpus-1)``."""
     axes = list(plans[0].axes) if plans else []
-    header = ["trial", *axes, "cpus", "driver cores", "ray CPUs", "torch threads d/l/r", "seed", "fate"]
+    variants = any(p.variant for p in plans)  # then each trial's variant and round, in run order
+    header = ["trial", *axes, *(["variant", "round"] if variants else []), "cpus", "driver cores", "ray CPUs", "torch threads d/l/r", "seed", "fate"]
     rows = []
     for p in plans:
         t = p.torch_threads
         rows.append([p.trial_id, *[f"{p.axes[a]} ({p.relative[a]})" if a in p.relative else str(p.axes[a])
-                                   for a in axes],
+                                   for a in axes], *([str(p.variant), str(p.round)] if variants else []),
                      str(p.cpus), ",".join(map(str, p.driver_cores)) or "-", str(p.ray_cpus),
                      f"{t['driver']}/{t['learner']}/{t['env_runner']}", str(p.seed),
                      Cell(f"skip: {p.skip_reason}", "yellow") if p.skip_reason else "run"])

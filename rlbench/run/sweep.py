@@ -40,6 +40,7 @@ from rlbench.results.lock import (
 from rlbench.results.records import TrialRecord, read_record, write_record
 from rlbench.results.text import plain
 from rlbench.run.ceilings import measure_env_ceilings
+from rlbench.run.envs import with_environments
 from rlbench.run.processes import ProcessRef, kill_survivors
 from rlbench.run.progress import SweepProgress
 from rlbench.run.raytoken import secure_ray
@@ -114,6 +115,7 @@ def manifest(loaded: LoadedSpec, machine: MachineInfo, plans: list[TrialPlan], a
         "machine": machine_dict(machine),
         # what differs from running the same configurations under Tune, said once for the sweep
         "differs_from_tune": list(dict.fromkeys(d for p in plans if p.skip_reason is None for d in p.differs_from_tune)),
+        "execution": sorted({p.config.execution for p in plans}),
         "started_at": dt.datetime.now(dt.timezone.utc).isoformat(),
         "ended_at": None,
         **relative_values(plans, machine),
@@ -191,6 +193,9 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
         raise OutDirError(f"{out_dir} already holds a sweep; to run only its missing and interrupted trials: "
                           f"{resume_command(loaded.source, out_dir)}  (add --retry-failed to rerun failed ones too), "
                           "or choose another --out")
+    # each pinned variant's Python environment, made once and cached (rlbench/run/envs.py)
+    plans = with_environments(plans, lambda text: console.print(Text(plain(text)), soft_wrap=True))
+
     def decide() -> ResumePlan:
         return (plan_resume(out_dir, loaded, plans, machine, software, retry_failed=retry_failed)
                 if existing else ResumePlan())

@@ -91,10 +91,12 @@ class TrialLauncher:
             ready.start()
             ready.join()
 
-    def start(self, trial: TrialFolder, t0_epoch: float, gated: bool = False) -> "multiprocessing.Process | FreshProcess":
-        """Launch the trial whose plan is in ``trial`` (``gated``: it builds nothing before its gate opens)."""
-        if self.fresh_process:  # argv holds rlbench's own paths and a number only: no shell, nothing foreign
-            return FreshProcess(subprocess.Popen([sys.executable, "-m", trial_process.__name__, str(trial.path),
+    def start(self, trial: TrialFolder, t0_epoch: float, gated: bool = False,
+              python: str | None = None) -> "multiprocessing.Process | FreshProcess":
+        """Launch the trial whose plan is in ``trial`` (``gated``: it builds nothing before its gate opens;
+        ``python``: a fresh process of that interpreter, the environment of its variant's packages)."""
+        if self.fresh_process or python:  # argv holds rlbench's own paths and a number only: no shell, nothing foreign
+            return FreshProcess(subprocess.Popen([python or sys.executable, "-m", trial_process.__name__, str(trial.path),
                                                   repr(t0_epoch), *(["gated"] if gated else [])],
                                                  stdin=subprocess.DEVNULL))
         proc = self.context.Process(target=trial_process.process_entry, args=(str(trial.path), t0_epoch, gated),
@@ -233,7 +235,7 @@ def launch_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, g
     alone would read as the trial's energy."""
     t0 = time.time()
     steal0 = None if plan.ray_address else read_steal()
-    proc = launcher.start(trial, t0, gated)
+    proc = launcher.start(trial, t0, gated, plan.packages.python if plan.packages else None)
     me = ProcessRef.of(proc.pid) or ProcessRef(proc.pid, -1)  # not reaped before join: still the trial
     hz = 0.0 if "sampler" in plan.switched_off else plan.sample_hz  # 0: a fidelity diagnosis, no rows
     sampler = UtilizationSampler(proc.pid, t0_epoch=t0, hz=hz, gpus=gpus, adapter=get_adapter(plan.config.framework),

@@ -44,6 +44,10 @@ def tune_differences(config: TrialConfig, cpus: int, usable_cores: int, *, on_cl
     if profile_hz:
         out.append(f"py-spy samples the trial's stacks at {profile_hz} Hz from outside, which costs throughput "
                    "(docs/MEASUREMENT.md, profiling)")
+    if config.execution == "script":
+        out.append("execution: script: the driver runs as a plain algo.train() loop would, at the sweep's priority "
+                   "(Tune's trial actor runs at Ray's worker niceness, 15) and with torch's and the BLAS libraries' "
+                   "own thread counts (Tune's actor has OMP_NUM_THREADS = num_cpus_for_main_process)")
     set_by_hand = [f"{k}={v}" for k, v in t.model_dump(exclude_none=True).items()]
     if set_by_hand:
         out.append(f"torch threads set by hand ({', '.join(set_by_hand)}); Tune's would follow the CPUs reserved")

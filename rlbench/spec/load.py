@@ -96,7 +96,7 @@ def axis_target(axis: str) -> tuple[str, ...]:
     env_config; ``section.knob`` -> that knob; a bare knob name -> its (unique) section.
     Raises KeyError with a suggestion for an unknown axis.
     """
-    if axis in ("cpus", "algo", "framework"):
+    if axis in ("cpus", "algo", "framework", "execution"):
         return (axis,)
     if axis.startswith("env_config.") and len(axis) > len("env_config."):
         return ("environment", "env_config", axis[len("env_config."):])
@@ -108,7 +108,7 @@ def axis_target(axis: str) -> tuple[str, ...]:
         section, knob = axis.split(".", 1)
         if section in TRIAL_SECTIONS and knob in _knob_names(TRIAL_SECTIONS[section]):
             return (section, knob)
-    choices = ["cpus", "algo", "framework", "env_config.<key>"] + list(KNOB_SECTION)
+    choices = ["cpus", "algo", "framework", "execution", "env_config.<key>"] + list(KNOB_SECTION)
     raise KeyError(_unknown(axis, choices))
 
 
@@ -299,6 +299,7 @@ def spec_from_dict(
             problems.append(f"{where}: empty list: give at least one value, or remove the axis")
         else:
             problems += [f"{where}: {p}" for p in _relative_problems(axis_column(str(axis)), values)]
+    problems += _variant_problems(data.get("variants"), grid, path, lines)
     if problems:
         fail(problems)
 
@@ -307,14 +308,14 @@ def spec_from_dict(
     except ValidationError as e:
         fail(_format_pydantic(e, (), lines, path))
 
-    points = math.prod(len(v) for v in grid.values())
+    points = math.prod(len(v) for v in grid.values()) * max(1, len(spec.variants))
     if points * spec.repeats > MAX_TRIALS:  # counted before a single grid point is built
         line = lines.line(("grid",)) or lines.line(("repeats",))
-        fail([f"{path}{':' + str(line) if line else ''}: grid: {points:,} grid points x repeats {spec.repeats} = "
-              f"{points * spec.repeats:,} trials, more than {MAX_TRIALS:,} (each trial starts its own Ray, seconds "
-              "at least): use fewer values per axis, or split the sweep into several specs"])
+        fail([f"{path}{':' + str(line) if line else ''}: grid: {points:,} grid points (times variants) x repeats "
+              f"{spec.repeats} = {points * spec.repeats:,} trials, more than {MAX_TRIALS:,} (each trial starts its own "
+              "Ray, seconds at least): use fewer values per axis, or split the sweep into several specs"])
 
-    base = {k: data[k] for k in list(TRIAL_SECTIONS) + ["cpus", "algo", "framework"] if k in data}
+    base = {k: data[k] for k in list(TRIAL_SECTIONS) + ["cpus", "algo", "framework", "execution"] if k in data}
     axes = list(grid)
     trials = []
     for combo in itertools.product(*(grid[a] for a in axes)):
@@ -324,17 +325,25 @@ def spec_from_dict(
             _set_path(raw, axis_target(axis), value)
             if is_relative(value) and axis_column(axis) in RELATIVE_KNOBS:
                 relative.append(RelativeValue(axis_column(axis), axis_target(axis), value))
-        checked = json.loads(json.dumps(raw))
-        for rel in relative:  # the plan resolves them on the machine; here 1 stands in (every such knob takes 1)
-            _set_path(checked, rel.path, 1)
-        try:
-            config = TrialConfig.model_validate(checked)
-        except ValidationError as e:
-            where = ", ".join(f"{a}={_short(v, 60)}" for a, v in zip(axes, combo))
-            msgs = _format_pydantic(e, (), lines, path, {axis_target(a): ("grid", a) for a in axes})
-            fail([f"{m}  [grid point {where}]" if axes else m for m in msgs])
-        trials.append(GridPoint({axis_column(a): column_value(v) for a, v in zip(axes, combo)}, config,
-                                relative=tuple(relative), raw=raw if relative else None))
+        for number, variant in enumerate(spec.variants or [None]):
+            mine = json.loads(json.dumps(raw))
+            line_of = {axis_target(a): ("grid", a) for a in axes}
+            for key, value in (variant.set.items() if variant else ()):
+                _set_path(mine, axis_target(key), value)
+                line_of[axis_target(key)] = ("variants", number, "set", key)
+            checked = json.loads(json.dumps(mine))
+            for rel in relative:  # the plan resolves them on the machine; here 1 stands in (every such knob takes 1)
+                _set_path(checked, rel.path, 1)
+            try:
+                config = TrialConfig.model_validate(checked)
+            except ValidationError as e:
+                where = ", ".join(f"{a}={_short(v, 60)}" for a, v in zip(axes, combo))
+                where += f"{', ' if where else ''}variant {variant.name}" if variant else ""
+                msgs = _format_pydantic(e, (), lines, path, line_of)
+                fail([f"{m}  [grid point {where}]" if where else m for m in msgs])
+            trials.append(GridPoint({axis_column(a): column_value(v) for a, v in zip(axes, combo)}, config,
+                                    relative=tuple(relative), raw=mine if relative else None,
+                                    variant=variant.name if variant else None))
     loaded = LoadedSpec(source=path, spec=spec, points=trials,
                         alias_notes=[f"{k}  (first at {v})" for k, v in notes.items()])
 
@@ -349,6 +358,37 @@ def spec_from_dict(
         if problems:
             fail(problems)
     return loaded
+
+
+def _variant_problems(variants: Any, grid: dict, path: Path, lines: LineMap) -> list[str]:
+    """What is wrong with the keys each variant sets (its name, uniqueness and the rest: the model)."""
+    problems = []
+    axes = {axis_target(str(a)) for a in grid if _is_axis(str(a))}
+    for i, variant in enumerate(variants if isinstance(variants, list) else []):
+        keys = variant.get("set") if isinstance(variant, dict) else None
+        for key, value in (keys.items() if isinstance(keys, dict) else ()):
+            line = lines.line(("variants", i, "set", key))
+            where = f"{path}{':' + str(line) if line else ''}: variants[{i}].set.{key}"
+            try:
+                target = axis_target(str(key))
+            except KeyError as e:
+                problems.append(f"{where}: {e.args[0]} (a variant sets the keys a grid axis may name)")
+                continue
+            if target in axes:
+                problems.append(f"{where}: '{key}' is also a grid axis: a variant may not set what the grid varies; "
+                                "drop it from the grid or from the variant")
+            elif is_relative(value) or looks_relative(value):
+                problems.append(f"{where}: {value!r}: a variant's value is written as it is, not relative to the "
+                                "machine's CPUs; give a number (or make it a grid axis)")
+    return problems
+
+
+def _is_axis(axis: str) -> bool:
+    try:
+        axis_target(axis)
+    except KeyError:
+        return False
+    return True
 
 
 def _short(value: Any, limit: int = 120) -> str:

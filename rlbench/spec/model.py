@@ -36,6 +36,7 @@ from rlbench.spec.training import (
     foreign_key_message,
     foreign_training_keys,
 )
+from rlbench.spec.variants import Variant, check_variants
 
 #: Old RLlib name -> new-API-stack knob. ``num_gpus`` becomes rlbench's ``learner_gpus``
 #: (see :class:`LearnersSection` for how that maps to ``num_learners`` / ``num_gpus_per_learner``).
@@ -187,6 +188,10 @@ class TrialConfig(_Section):
     the env stepped with random actions in the trial process, for lifecycle tests and env costs)."""
     algo: Algo = "PPO"
     """The RLlib algorithm (``PPO``: synchronous; ``APPO``, ``IMPALA``: asynchronous sampling, V-trace)."""
+    execution: Literal["tune", "script"] = "tune"
+    """How the driver runs: ``tune`` as a Tune trial actor would (niced as Ray's workers, torch and BLAS threads
+    limited to its CPUs); ``script`` as a plain ``algo.train()`` loop (normal priority, the libraries' own
+    thread defaults, no ``pin_driver``). docs/RUNNING.md, "Execution"."""
     environment: EnvironmentSection
     """Which env and its env_config."""
     env_runners: EnvRunnersSection = Field(default_factory=EnvRunnersSection)
@@ -224,11 +229,11 @@ class TrialConfig(_Section):
     def _check_batch(self) -> "TrialConfig":
         t = self.training
         if t.minibatch_size and t.train_batch_size_per_learner and t.minibatch_size > t.train_batch_size_per_learner:
-            raise _ValueErrorAt(
-                ("training", "minibatch_size"),
-                f"training.minibatch_size={t.minibatch_size} is larger than "
-                f"training.train_batch_size_per_learner={t.train_batch_size_per_learner}"
-            )
+            raise _ValueErrorAt(("training", "minibatch_size"), f"training.minibatch_size={t.minibatch_size} is larger "
+                                f"than training.train_batch_size_per_learner={t.train_batch_size_per_learner}")
+        if self.execution == "script" and self.resources.pin_driver:
+            raise _ValueErrorAt(("resources", "pin_driver"), "pin_driver pins the driver to its cores, which a plain "
+                                "script does not do: with execution: script, drop pin_driver")
         return self
 
 
@@ -246,6 +251,8 @@ class SweepSpec(_Section):
     """Sweep name; used in the default output folder ``results/<name>/<timestamp>/``."""
     framework: Framework = "rllib"
     """See :class:`TrialConfig` (also a grid axis)."""
+    execution: Literal["tune", "script"] = "tune"
+    """See :class:`TrialConfig` (also a grid axis and a variant key)."""
     algo: Algo = "PPO"
     """RLlib algorithm: ``PPO``, ``APPO`` or ``IMPALA`` (also a grid axis: ``algo: [PPO, APPO]``)."""
     environment: EnvironmentSection
@@ -262,7 +269,11 @@ class SweepSpec(_Section):
     grid: dict[str, list[Any]] = Field(default_factory=dict)
     """Axis -> values; the trials are the cartesian product (axis names: see :func:`axis_target`)."""
     repeats: int = Field(1, ge=1, le=MAX_REPEATS)
-    """How many times each grid point runs."""
+    """How many times each grid point runs (one after another; ``rounds`` interleaves them)."""
+    variants: list[Variant] = Field(default_factory=list, max_length=26)
+    """Named sets of keys compared on every grid point, the first the reference (:mod:`rlbench.spec.variants`)."""
+    rounds: int = Field(1, ge=1, le=MAX_REPEATS)
+    """Rounds: the whole grid (every variant) once per round, the variants' order rotating each round."""
     stop: StopSection
     """When a trial stops."""
     warmup_iterations: int = Field(1, ge=0, le=MAX_ITERATIONS)
@@ -270,8 +281,8 @@ class SweepSpec(_Section):
     trial_timeout_s: float = Field(900.0, gt=0, le=MAX_SECONDS)
     """A trial still running after this long is killed with its process tree (status ``timeout``)."""
     trial_memory_limit_bytes: Union[int, None] = Field(None, ge=1 << 20, le=1 << 60)
-    """A trial whose processes together hold more resident memory than this is killed with its
-    process tree (status ``failed``, reason ``out of memory``). None: no limit; else at least 1 MiB."""
+    """A trial whose processes together hold more resident memory than this is killed with its process tree
+    (status ``failed``, reason ``out of memory``). None: no limit; else at least 1 MiB."""
     ray: RaySection = Field(default_factory=RaySection)
     """Settings of each trial's Ray runtime."""
     sample_hz: float = Field(10.0, ge=0.1, le=100)
@@ -310,6 +321,10 @@ class SweepSpec(_Section):
     as given (at least ``repeats`` of them; what ``rlbench reproduce`` writes)."""
 
     @model_validator(mode="after")
+    def _variants_and_rounds(self) -> "SweepSpec":
+        return check_variants(self)
+
+    @model_validator(mode="after")
     def _seeds_cover_repeats(self) -> "SweepSpec":
         if isinstance(self.seed, list):
             if len(self.seed) < self.repeats:
@@ -325,11 +340,8 @@ class SweepSpec(_Section):
     def _warmup_leaves_steady_state(self) -> "SweepSpec":
         if self.stop.iterations is not None and self.stop.seconds is None:
             if self.stop.iterations <= self.warmup_iterations:
-                raise _ValueErrorAt(
-                    ("stop", "iterations"),
-                    f"stop.iterations={self.stop.iterations} leaves no steady-state iteration after "
-                    f"warmup_iterations={self.warmup_iterations}: raise stop.iterations"
-                )
+                raise _ValueErrorAt(("stop", "iterations"), f"stop.iterations={self.stop.iterations} leaves no steady-"
+                                    f"state iteration after warmup_iterations={self.warmup_iterations}: raise stop.iterations")
         return self
 
 
@@ -369,6 +381,8 @@ class GridPoint:
     """The point's grid values written relative to the machine (``cpus-1``); resolved by the plan."""
     raw: Union[dict[str, Any], None] = None
     """The config mapping as written, relative values included (only when ``relative`` is not empty)."""
+    variant: Union[str, None] = None
+    """The variant whose keys it runs with (``variants:``); None without variants."""
 
 
 @dataclass(frozen=True)
@@ -380,6 +394,6 @@ class LoadedSpec:
     spec: SweepSpec
     """The validated spec."""
     points: list[GridPoint]
-    """Grid points in grid order (the last axis varies fastest)."""
+    """Grid points in grid order (the last axis varies fastest), each point's variants after one another."""
     alias_notes: list[str]
     """One line per old name that was translated, e.g. ``num_workers -> num_env_runners``."""

@@ -22,6 +22,7 @@ from rlbench.results.layout import ResultsFolder, TrialFolder
 from rlbench.spec.fidelity import tune_differences
 from rlbench.spec.model import GridPoint, LoadedSpec, SpecError, StopTarget, SweepSpec, TrialConfig
 from rlbench.spec.relative import resolve
+from rlbench.spec.variants import PackageSet, in_rounds, package_set
 
 
 class TrialPlan(BaseModel):
@@ -32,7 +33,7 @@ class TrialPlan(BaseModel):
     trial_id: str
     """``t<grid index>r<repeat>``, e.g. ``t003r1``: stable for the same spec."""
     index: int
-    """Position of the grid point (0-based)."""
+    """Position of the grid point (0-based; with variants: point x variants + variant)."""
     repeat: int
     """Repeat number (0-based)."""
     axes: dict[str, Any]
@@ -74,20 +75,17 @@ class TrialPlan(BaseModel):
     include_dashboard: bool = False
     """Start Ray's dashboard (bound to 127.0.0.1)."""
     seed: Union[int, None]
-    """RLlib seed of this trial (``config.debugging(seed=...)``): the seed of its repeat index (see
-    :func:`repeat_seeds`). None only in plans written before every trial was seeded."""
+    """RLlib seed of this trial (``config.debugging(seed=...)``): the seed of its repeat index
+    (:func:`repeat_seeds`); None only in plans written before every trial was seeded."""
     skip_reason: Union[str, None] = None
     """Why the trial will not run; None when it will."""
     ray_address: Union[str, None] = None
-    """GCS address of the Ray cluster the trial's driver connects to (``--address``); None: a private
-    local runtime. On a cluster ``cores``/``driver_cores`` are empty (no pinning) and ``cpus``,
-    ``ray_cpus``, ``gpus`` are the cluster's totals at probe time."""
+    """GCS address of the Ray cluster the trial's driver connects to (``--address``); None: a private local
+    runtime. On a cluster ``cores`` are empty (no pinning); ``cpus``, ``ray_cpus``, ``gpus``: the cluster's."""
     differs_from_tune: list[str] = []
-    """How this trial differs from the same configuration under Ray Tune, in words
-    (:func:`rlbench.spec.fidelity.tune_differences`)."""
+    """How this trial differs from the same configuration under Ray Tune, in words (:mod:`~rlbench.spec.fidelity`)."""
     switched_off: list[str] = []
-    """rlbench's own choices switched off for a fidelity diagnosis (:mod:`rlbench.run.switches`,
-    ``RLBENCH_SWITCH_OFF``); empty in every normal sweep."""
+    """rlbench's choices switched off for a fidelity diagnosis (``RLBENCH_SWITCH_OFF``); empty normally."""
     relative: dict[str, str] = {}
     """Grid axis column -> the value relative to the machine it was written as (``cpus-1``); the
     resolved value is in ``axes`` and ``config``. Empty when no grid value was relative."""
@@ -95,8 +93,13 @@ class TrialPlan(BaseModel):
     """``rlbench autoconfig``'s stage of the trial: ``probe``, ``search`` or ``race``; None in a sweep."""
     rung: Union[int, None] = None
     """autoconfig: the search rung the trial belongs to (None outside the search)."""
+    variant: Union[str, None] = None
+    """The variant it runs (``variants:``; its keys are applied in ``config``); None without variants."""
     round: Union[int, None] = None
-    """autoconfig: the race round the trial belongs to (None outside the race)."""
+    """Its round: in a sweep the repeat, run interleaved with the other configurations' (None in plans
+    before format 3); in an ``rlbench autoconfig`` run its race round (None outside the race)."""
+    packages: Union[PackageSet, None] = None
+    """Its variant's pinned packages and their environment; None: the sweep's own Python and packages."""
 
     def demand(self) -> ResourceDemand:
         """What the trial asks of the machine, per role and per actor, by its framework's rules: how the
@@ -128,10 +131,8 @@ def skip_reason(config: TrialConfig, cpus: int, machine: MachineInfo) -> str | N
         return f"num_cpus_for_main_process={need.driver_cpus} is more than the trial's cpus={cpus}"
     ray_cpus = cpus - need.driver_cpus
     if need.actor_cpus > ray_cpus + 1e-9:
-        return (
-            f"needs {need.actor_cpus:g} CPUs for actors ({need.describe_actors()}) but only {ray_cpus} are left "
-            f"after the driver's {need.driver_cpus} of cpus={cpus}"
-        )
+        return (f"needs {need.actor_cpus:g} CPUs for actors ({need.describe_actors()}) but only {ray_cpus} are left "
+                f"after the driver's {need.driver_cpus} of cpus={cpus}")
     if need.gpus > machine.gpu_count + 1e-9:
         return f"needs {need.gpus:g} GPUs (learners and env runners) but this machine has {machine.gpu_count}"
     return None
@@ -179,10 +180,9 @@ DUPLICATE = "same configuration as grid point"
 
 
 def resolve_point(point: GridPoint, machine_cpus: int, source: object = "<spec>") -> tuple[TrialConfig, dict[str, Any]]:
-    """The point's config and axis values with its relative grid values (``cpus-1``) resolved on a
-    machine with ``machine_cpus`` usable cores: ``cpus`` first (against the machine), then every
-    other knob against the trial's resolved ``cpus``. Raises SpecError when a value resolves to
-    something the knob does not take (``cpus/4`` is 0 on 2 cores, and ``cpus`` must be >= 1)."""
+    """The point's config and axis values with its relative grid values (``cpus-1``) resolved on a machine
+    with ``machine_cpus`` usable cores: ``cpus`` first, then every other knob against the trial's ``cpus``.
+    Raises SpecError when a value resolves to what its knob does not take (``cpus/4`` is 0 on 2 cores)."""
     if not point.relative:
         return point.config, point.axes
     raw = json.loads(json.dumps(point.raw))
@@ -209,8 +209,8 @@ def resolve_point(point: GridPoint, machine_cpus: int, source: object = "<spec>"
 
 
 def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None] | None = None) -> list[TrialPlan]:
-    """All trials in run order: grid order, repeats of a point one after another; repeat r is seeded
-    with ``seeds[r]`` (default: :func:`repeat_seeds` of the spec).
+    """All trials in run order: grid order, repeats of a point one after another (with ``rounds`` or
+    variants: by rounds, :func:`~rlbench.spec.variants.in_rounds`); repeat r is seeded with ``seeds[r]``.
 
     Relative grid values are resolved here (:func:`resolve_point`); a point that then is exactly an
     earlier one is skipped (reason :data:`DUPLICATE`, whether or not the earlier one fits the
@@ -261,9 +261,11 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
                 seed=seeds[repeat],
                 skip_reason=reason,
                 differs_from_tune=tune_differences(config, cpus, len(machine.usable_cores), profile_hz=spec.profile_hz),
-                relative={r.axis: r.expr for r in point.relative},
+                relative={r.axis: r.expr for r in point.relative}, variant=point.variant, round=repeat,
+                packages=package_set(spec, point.variant),
             ))
-    return plans
+    interleaved = bool(spec.variants) or spec.rounds > 1
+    return in_rounds(plans, len(spec.variants)) if interleaved else plans
 
 
 # ---------------------------------------------------------------------------------------------
@@ -293,13 +295,13 @@ def skip_group(plan: TrialPlan) -> str | None:
 
 
 def describe(plan: TrialPlan) -> str:
-    """``axis=value, ...`` of a trial (its id without axes)."""
-    return ", ".join(f"{a}={v}" for a, v in plan.axes.items()) or plan.trial_id
+    """``axis=value, ..., variant=name`` of a trial (its id without axes or variant)."""
+    return ", ".join([f"{a}={v}" for a, v in plan.axes.items()] + [f"variant={plan.variant}"] * bool(plan.variant)) \
+        or plan.trial_id
 
 
 def skip_summary(plans: list[TrialPlan]) -> list[str]:
-    """One line per skip group (:func:`skip_group`), e.g. ``14 of 16 trials need more CPUs than
-    this machine's 2: they will be skipped (largest feasible: num_env_runners=1, 2 CPUs)``."""
+    """One line per skip group (:func:`skip_group`): ``14 of 16 trials need more CPUs than ... (largest feasible: ...)``."""
     groups: dict[str, list[TrialPlan]] = {}
     for plan in plans:
         group = skip_group(plan)
@@ -363,11 +365,8 @@ def cluster_skip_reason(config: TrialConfig, cluster: ClusterInfo) -> str | None
 
 def plan_cluster_trials(loaded: LoadedSpec, cluster: ClusterInfo,
                         seeds: list[int | None] | None = None) -> list[TrialPlan]:
-    """Plan every trial for the cluster: no pinning, Ray's CPUs/GPUs = the cluster's, the address set.
-
-    ``cpus`` (machine-size emulation by pinning) has no meaning on a cluster: a spec that sets it
-    is rejected before (:func:`check_spec_for_cluster`).
-    """
+    """Plan every trial for the cluster: no pinning, Ray's CPUs/GPUs = the cluster's, the address set
+    (``cpus``, machine-size emulation by pinning, has no meaning there: :func:`check_spec_for_cluster`)."""
     total_cpus = int(cluster.total_cpus)
     machine = MachineInfo(hostname=f"ray cluster {cluster.gcs_address}", cpu_model="cluster",
                           logical_cores=total_cpus, physical_cores=None, usable_cores=list(range(max(total_cpus, 1))),

@@ -52,7 +52,7 @@ class RayRuntime:
         t = time.perf_counter()
         ray.init(**ray_init_kwargs(plan))
         ray_init_s = time.perf_counter() - t
-        if "niceness" not in plan.switched_off:
+        if "niceness" not in plan.switched_off and plan.config.execution == "tune":  # a script runs at normal priority
             nice_as_ray_worker()
         if plan.ray_address:  # a cluster's session is not the trial's: never name it for the leftover kill
             from rlbench.worker.cluster_trial import ClusterTrial

@@ -26,6 +26,7 @@ from rlbench.results.layout import TrialFolder
 from rlbench.worker.events import EventLog, describe_error
 from rlbench.worker.priority import nice_levels
 from rlbench.worker.procfs import all_stats, read_stat
+from rlbench.worker.versions import imported_versions, mismatches
 
 if TYPE_CHECKING:
     from rlbench.adapters.base import IterationTimings, Trainer
@@ -195,12 +196,25 @@ def _wait_for_gate(folder: TrialFolder, events: EventLog) -> None:
     events.write("gate", waited_s=time.perf_counter() - t)
 
 
+#: What ``execution: script`` leaves out, as a plain ``algo.train()`` loop would: no thread counts
+#: (torch's default, BLAS pools unlimited) and no niceness (the runtime's ``start``); the
+#: ``cpus`` pinning stays, as ``taskset`` would give it.
+SCRIPT_OFF = frozenset({"threads", "niceness"})
+
+
 def _run(plan: TrialPlan, events: EventLog, folder: TrialFolder, gated: bool = False) -> str:
     from rlbench.adapters import get_adapter
     from rlbench.worker.runtime import _worker_pythonpath, runtime_for
 
     adapter = get_adapter(plan.config.framework)
     off = frozenset(plan.switched_off)  # a fidelity diagnosis (rlbench.run.switches); empty normally
+    off |= SCRIPT_OFF if plan.config.execution == "script" else frozenset()
+    pins = plan.packages.pins if plan.packages else {}
+    versions = imported_versions(pins)
+    events.write("versions", versions=versions, pins=pins)
+    wrong = mismatches(pins, versions)
+    if wrong:  # its environment is not what the variant pinned: fail, never a silent mix
+        raise RuntimeError(f"this trial's process imports {'; '.join(wrong)} (variant {plan.variant})")
     if plan.cores and "affinity" not in off:  # empty on a cluster: no pinning
         os.sched_setaffinity(0, plan.cores)
     os.environ["PYTHONPATH"] = _worker_pythonpath()

@@ -1,5 +1,6 @@
-"""A results folder states its format and it is checked on read (rlbench.results.format): the two
-golden folders under tests/data are real smoke sweeps, one per format (format 1 written by 46fa6de)."""
+"""A results folder states its format and it is checked on read (rlbench.results.format): the golden
+folders under tests/data are real sweeps, one per format (format 1 written by 46fa6de; 1 and 2 RLlib
+smoke sweeps, 3 a plain-adapter sweep with two variants in two rounds)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from rlbench.commands import main
 from rlbench.commands.exit_codes import EXIT_BAD_INPUT, EXIT_OK
 from rlbench.results.format import FormatError, folder_format
 
-GOLDEN = {version: REPO / "tests" / "data" / f"results-format-{version}" for version in (1, 2)}
+GOLDEN = {version: REPO / "tests" / "data" / f"results-format-{version}" for version in (1, 2, 3)}
 
 
 def _copy(version: int, tmp_path: Path) -> Path:
@@ -39,15 +40,15 @@ def _trial_files(folder: Path) -> dict[str, str]:
 
 
 def test_the_golden_folders_hold_their_formats():
-    assert SCHEMA_VERSION == 2  # a new format needs its own golden folder and a migration test here
+    assert SCHEMA_VERSION == 3  # a new format needs its own golden folder and a migration test here
     for version, folder in GOLDEN.items():
         manifest = json.loads((folder / "manifest.json").read_text())
         assert folder_format(manifest, "x").version == version
 
 
 @pytest.mark.parametrize("manifest, message", [
-    ({"software": {"schema_version": "3", "rlbench": "9.1.0"}},
-     "x holds results format 3, written by rlbench 9.1.0; this rlbench reads formats 1 to 2: read it with that rlbench"),
+    ({"software": {"schema_version": "4", "rlbench": "9.1.0"}},
+     "x holds results format 4, written by rlbench 9.1.0; this rlbench reads formats 1 to 3: read it with that rlbench"),
     ({"software": {"schema_version": "0", "rlbench": "0.0.1"}}, "read it with the rlbench that wrote it"),
     ({"software": {"rlbench": "0.1.0"}}, "x states no results format"),
     ({}, "x states no results format"),
@@ -69,24 +70,44 @@ def test_report_reads_a_format_1_folder_by_migrating_it(tmp_path, capsys):
     before = _trial_files(folder)
     assert main(["report", str(folder)]) == EXIT_OK
     out = capsys.readouterr().out
-    assert "holds results format 1 (written by rlbench 0.1.0); read as format 2" in out
+    assert "holds results format 1 (written by rlbench 0.1.0); read as format 3" in out
     trials = pd.read_parquet(folder / "trials.parquet")
     # the migration's known answers: every trial exited normally (exit_code 0), and format 1 knew only RLlib
     assert list(trials["exit_signal"].isna()) == [True] * 4
     assert list(trials["framework"]) == ["rllib"] * 4
-    assert pq.read_schema(folder / "trials.parquet").metadata[b"rlbench_schema_version"] == b"2"
+    assert list(trials["variant"].isna()) == [True] * 4 and list(trials["round"]) == list(trials["repeat"])
+    assert pq.read_schema(folder / "trials.parquet").metadata[b"rlbench_schema_version"] == b"3"
     assert _trial_files(folder) == before  # the per-trial files (the truth) are never rewritten
     assert (folder / "report.md").exists()
 
 
-def test_report_reads_a_format_2_folder_as_it_is(tmp_path, capsys):
+def test_report_reads_a_format_2_folder_by_migrating_it(tmp_path, capsys):
     folder = _copy(2, tmp_path)
+    before = _trial_files(folder)
+    assert main(["report", str(folder)]) == EXIT_OK
+    assert "holds results format 2 (written by rlbench 0.1.0); read as format 3" in capsys.readouterr().out
+    trials = pd.read_parquet(folder / "trials.parquet")
+    assert list(trials["status"]) == ["ok"] * 4 and list(trials["exit_signal"].isna()) == [True] * 4
+    # format 2 knew no variants or rounds: no variant, and each trial's round is its repeat
+    assert list(trials["variant"].isna()) == [True] * 4 and list(trials["round"]) == list(trials["repeat"])
+    assert _trial_files(folder) == before
+
+
+def test_report_reads_a_format_3_folder_as_it_is(tmp_path, capsys):
+    folder = _copy(3, tmp_path)
     table = (folder / "trials.parquet").read_bytes()
     assert main(["report", str(folder)]) == EXIT_OK
     assert "results format" not in capsys.readouterr().out
     assert (folder / "trials.parquet").read_bytes() == table  # read, not rebuilt
     trials = pd.read_parquet(folder / "trials.parquet")
-    assert list(trials["status"]) == ["ok"] * 4 and list(trials["exit_signal"].isna()) == [True] * 4
+    assert list(zip(trials["trial_id"], trials["variant"], trials["round"])) == [
+        ("t000r0", "A", 0), ("t000r1", "A", 1), ("t001r0", "B", 0), ("t001r1", "B", 1)]
+    assert list(trials["execution"]) == ["tune"] * 4
+    assert all(json.loads(v)["python"] for v in trials["versions"])  # what each trial's process imported
+    # its known answer, fixed data: B's env burns 4x the CPU per step; 2 rounds are too few to say so
+    text = (folder / "report.md").read_text()
+    assert "B against A**: no evidence of a difference (2 rounds; paired ratio 0.365" in text
+    assert text.count("6 rounds could show one") == 1
 
 
 def test_compare_reads_both_formats_side_by_side(tmp_path, capsys):
@@ -100,21 +121,21 @@ def test_compare_reads_both_formats_side_by_side(tmp_path, capsys):
 
 @pytest.mark.parametrize("verb", ["report", "compare", "reproduce"])
 def test_a_newer_format_is_refused_by_every_reader(verb, tmp_path, capsys):
-    folder = _with_format(_copy(2, tmp_path), "3")
+    folder = _with_format(_copy(2, tmp_path), "4")
     before = _trial_files(folder)
     argv = {"report": ["report", str(folder)], "compare": ["compare", str(folder), str(folder)],
             "reproduce": ["reproduce", str(folder), "t000r0"]}[verb]
     assert main(argv) == EXIT_BAD_INPUT
     text = capsys.readouterr().out
-    assert "holds results format 3, written by rlbench 0.1.0; this rlbench reads formats 1 to 2" in text
+    assert "holds results format 4, written by rlbench 0.1.0; this rlbench reads formats 1 to 3" in text
     assert not (folder / "report.md").exists() and not (folder / "compare.csv").exists()
     assert _trial_files(folder) == before
 
 
 def test_resume_refuses_an_older_and_a_newer_format(tmp_path, capsys):
     for version, expected in ((None, "it holds results format 1 (written by rlbench 0.1.0) and this rlbench "
-                                     "writes format 2; a resume would mix the two"),
-                              ("3", "holds results format 3, written by rlbench 0.1.0")):
+                                     "writes format 3; a resume would mix the two"),
+                              ("4", "holds results format 4, written by rlbench 0.1.0")):
         folder = _copy(1, tmp_path / str(version)) if version is None else _with_format(_copy(2, tmp_path / version), version)
         before = _trial_files(folder)
         assert main(["sweep", str(REPO / "configs" / "smoke.yaml"), "--out", str(folder), "--resume"]) == EXIT_BAD_INPUT

@@ -30,3 +30,10 @@ def test_profiling_is_named_with_its_rate():
 def test_on_a_cluster_the_driver_reserves_nothing_and_nothing_is_pinned():
     got = tune_differences(config(resources={"pin_driver": True}), 4, 4, on_cluster=True)
     assert len(got) == 3 and "reserves nothing on the cluster" in got[2]
+
+
+def test_a_script_execution_is_named_and_tune_is_not():
+    got = tune_differences(config(execution="script"), 2, 2)
+    assert len(got) == 3 and got[2].startswith("execution: script: the driver runs as a plain algo.train() loop")
+    assert "niceness, 15" in got[2] and "OMP_NUM_THREADS" in got[2]
+    assert tune_differences(config(execution="tune"), 2, 2) == list(ALWAYS)

@@ -1,0 +1,143 @@
+"""A Python environment per package set: where a variant's pinned packages (``packages:``) are installed.
+
+Each environment is created once and cached under :func:`cache_dir`, keyed by the Python it is made
+from, the pins and the index (asv keys its environments the same way; docs/SPEC.md, "Variants and
+rounds"). It is a virtual environment of the sweep's own Python holding the pinned distributions; a
+``.pth`` file puts this rlbench's source folder and then the sweep's own site-packages behind them, so
+the trial finds this rlbench and everything it needs, and the pins shadow the sweep's versions of
+the same distributions. uv makes it when it is on PATH (``uv venv`` + ``uv pip install``: links from its
+cache), else ``python -m venv`` + this Python's pip (``pip --python``). The pins are installed with
+``--no-deps``: a pin changes the named distributions only, never the rest of the stack underneath
+(a version that needs other dependencies is an install error or an import error, said in the trial).
+Each trial checks the versions its process imported against the pins (:mod:`rlbench.worker.versions`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import time
+from pathlib import Path
+
+import rlbench
+from rlbench.results.files import write_atomic
+from rlbench.spec.plan import TrialPlan
+
+#: Where environments are kept unless ``RLBENCH_ENV_CACHE`` names another folder.
+DEFAULT_CACHE = Path("~/.cache/rlbench/envs")
+#: Longest an environment's creation may take (a large pin, e.g. torch, over a slow network).
+INSTALL_TIMEOUT_S = 1800.0
+
+
+class EnvError(RuntimeError):
+    """An environment could not be made; the message holds the installer's own words."""
+
+
+def cache_dir() -> Path:
+    """The folder environments are cached in (``RLBENCH_ENV_CACHE``, default ``~/.cache/rlbench/envs``)."""
+    return Path(os.environ.get("RLBENCH_ENV_CACHE") or DEFAULT_CACHE).expanduser()
+
+
+def env_key(pins: dict[str, str], index: str | None, python: str = sys.executable) -> str:
+    """The cache key: a hash of the Python (its path and version), the pins and the index."""
+    what = {"python": [str(Path(python).resolve()), sys.version], "pins": dict(sorted(pins.items())),
+            "index": index, "rlbench_root": str(source_root())}
+    return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def source_root() -> Path:
+    """The folder that holds this rlbench package (what the environments import it from)."""
+    return Path(rlbench.__file__).resolve().parent.parent
+
+
+def index_args(index: str | None) -> list[str]:
+    """pip's arguments for an index: a URL, or a local folder of wheels (no index then)."""
+    if index is None:
+        return []
+    if "://" in index:
+        return ["--index-url", index]
+    return ["--no-index", "--find-links", str(Path(index).expanduser().resolve())]
+
+
+def _python_in(env: Path) -> Path:
+    return env / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+def _run(argv: list[str], what: str) -> None:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise EnvError(f"{what}: no result within {INSTALL_TIMEOUT_S:.0f} s") from None
+    if done.returncode != 0:
+        words = [line for line in (done.stderr or done.stdout).strip().splitlines() if line.strip()]
+        raise EnvError(f"{what} failed: " + " | ".join(words[-6:])[:1500])
+
+
+def ensure_env(pins: dict[str, str], index: str | None = None, *, cache: Path | None = None) -> Path:
+    """The interpreter of the environment holding ``pins`` (made now when it is not cached); raises
+    :class:`EnvError` with the installer's message when it cannot be made."""
+    cache = cache or cache_dir()
+    env = cache / env_key(pins, index)
+    if (env / "rlbench-env.json").exists():
+        return _python_in(env)
+    cache.mkdir(parents=True, exist_ok=True)
+    building = cache / f".{env.name}.{os.getpid()}.{time.time_ns()}"
+    requirements = [f"{dist}=={version}" for dist, version in sorted(pins.items())]
+    try:
+        uv = shutil.which("uv")
+        if uv:
+            _run([uv, "venv", "--quiet", "--python", sys.executable, str(building)], "uv venv")
+            _run([uv, "pip", "install", "--quiet", "--no-deps", "--python", str(_python_in(building)),
+                  *index_args(index), *requirements], "uv pip install " + " ".join(requirements))
+        else:
+            _run([sys.executable, "-m", "venv", "--without-pip", str(building)], "python -m venv")
+            _run([sys.executable, "-m", "pip", "--python", str(_python_in(building)), "install", "--quiet",
+                  "--no-deps", "--disable-pip-version-check", *index_args(index), *requirements],
+                 "pip install " + " ".join(requirements))
+        site = Path(subprocess.run([str(_python_in(building)), "-c", "import sysconfig; print(sysconfig.get_paths()"
+                                    "['purelib'])"], capture_output=True, text=True, check=True).stdout.strip())
+        # this rlbench first, then what the sweep's Python has: behind the pins, which site-packages holds
+        write_atomic(site / "rlbench-sweep.pth", f"{source_root()}\n{sysconfig.get_paths()['purelib']}\n".encode())
+        write_atomic(building / "rlbench-env.json", json.dumps({"pins": pins, "index": index,
+                                                               "python": sys.executable}).encode())
+        try:
+            building.rename(env)
+        except OSError:  # made meanwhile by another sweep: use that one
+            shutil.rmtree(building, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+    return _python_in(env)
+
+
+def with_environments(plans: list[TrialPlan], say=lambda text: None) -> list[TrialPlan]:
+    """``plans`` with each pinned variant's environment made (or found in the cache) and named in its
+    plans (``packages.python``). A package set that cannot be installed skips its trials, the installer's
+    message as the reason; every other trial runs."""
+    made: dict[str, str | EnvError] = {}
+    out = []
+    for plan in plans:
+        if plan.packages is None or plan.skip_reason is not None:
+            out.append(plan)
+            continue
+        key = env_key(plan.packages.pins, plan.packages.index)
+        if key not in made:
+            pins = ", ".join(f"{d}=={v}" for d, v in sorted(plan.packages.pins.items()))
+            try:
+                t = time.perf_counter()
+                made[key] = str(ensure_env(plan.packages.pins, plan.packages.index))
+                say(f"environment for {pins}: {Path(made[key]).parent.parent} ({time.perf_counter() - t:.1f} s)")
+            except EnvError as e:
+                made[key] = e
+                say(f"environment for {pins} could not be made: {e}")
+        got = made[key]
+        if isinstance(got, EnvError):
+            out.append(plan.model_copy(update={"skip_reason": f"its variant's packages could not be installed: {got}"}))
+        else:
+            out.append(plan.model_copy(update={"packages": plan.packages.model_copy(update={"python": got})}))
+    return out

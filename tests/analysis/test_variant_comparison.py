@@ -1,0 +1,107 @@
+"""Variants compared per grid point (rlbench.analysis.variants): tiny fixtures whose answers are
+worked out by hand."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from rlbench.analysis.findings import variant_differs, variant_verdict
+from rlbench.analysis.variants import compare_pair, compare_variants, variant_names, wilcoxon_p
+
+
+def trials(values: dict[str, list[float | None]], x: list = (1,)) -> pd.DataFrame:
+    """One row per grid point x, variant and round; variant v's throughput in round r is values[v][r]
+    (None: the trial failed)."""
+    rows = []
+    names = list(values)
+    for p, xv in enumerate(x):
+        for v, name in enumerate(names):
+            for r, value in enumerate(values[name]):
+                rows.append({"trial_id": f"t{p * len(names) + v:03d}r{r}", "index": p * len(names) + v, "repeat": r,
+                             "round": r, "variant": name, "x": xv, "status": "ok" if value is not None else "failed",
+                             "env_steps_per_s": None if value is None else value * (1 + p)})
+    return pd.DataFrame(rows)
+
+
+A = [100.0, 110.0, 90.0, 100.0, 105.0, 95.0]
+B = [50.0, 55.0, 45.0, 50.0, 52.5, 47.5]      # half of A in every round
+C = [101.0, 108.0, 92.0, 99.0, 105.0, 95.0]   # A's twin: round ratios 1.01, 0.982, 1.022, 0.99, 1, 1
+
+
+def test_a_variant_at_half_the_speed_in_every_round_is_called_slower():
+    [b] = compare_variants(trials({"A": A, "B": B}), ["x"], ["A", "B"])
+    assert (b.label, b.reference, b.variant, b.rounds) == ("x=1", "A", "B", 6)
+    assert b.reference_env_steps_per_s == 100.0 and b.env_steps_per_s == 50.0
+    assert b.ratio == 0.5 and b.paired_ratio == 0.5
+    assert (b.paired_ci_low, b.paired_ci_high) == (0.5, 0.5)  # every round's ratio is 0.5
+    assert b.ci_high <= 55 / 90  # the largest ratio any resample of the medians can give
+    assert b.wilcoxon_p <= 0.05  # 6 rounds, all one way
+    assert b.significant
+    assert b.verdict.startswith("B is 50.0% slower than A (6 rounds; paired ratio 0.500, 95% CI 0.500-0.500; "
+                                "ratio of medians 0.500, 95% CI ")
+
+
+def test_five_rounds_all_one_way_are_not_yet_evidence():
+    [b] = compare_variants(trials({"A": A[:5], "B": B[:5]}), ["x"], ["A", "B"])
+    assert b.paired_ci_high < 1 and b.ci_high < 1  # both intervals exclude 1 ...
+    assert b.wilcoxon_p == pytest.approx(2 / 32, abs=0.01) and not b.significant  # ... but no rank test can agree
+    assert b.verdict.startswith("no evidence of a difference (5 rounds;") and b.verdict.endswith(
+        "; 6 rounds could show one)")
+
+
+def test_a_twin_of_the_reference_gets_no_evidence_of_a_difference():
+    [c] = compare_variants(trials({"A": A, "C": C}), ["x"], ["A", "C"])
+    assert c.paired_ratio == 1.0  # median of 0.982, 0.99, 1, 1, 1.01, 1.022
+    assert c.ratio == 1.0  # medians 100 and (99 + 101) / 2
+    assert c.paired_ci_low < 1 < c.paired_ci_high and not c.significant
+    assert c.verdict.startswith("no evidence of a difference (6 rounds; paired ratio 1.000")
+
+
+def test_each_grid_point_and_variant_against_the_first():
+    rows = compare_variants(trials({"A": A, "B": B, "C": C}, x=[1, 2]), ["x"], ["A", "B", "C"])
+    assert [(r.label, r.variant) for r in rows] == [("x=1", "B"), ("x=1", "C"), ("x=2", "B"), ("x=2", "C")]
+    assert rows[2].reference_env_steps_per_s == 200.0 and rows[2].paired_ratio == 0.5
+
+
+def test_a_failed_round_drops_that_pair_only():
+    [b] = compare_variants(trials({"A": A, "B": [50.0, None, 45.0, 50.0, 52.5, 47.5]}), ["x"], ["A", "B"])
+    assert b.rounds == 5 and b.paired_ratio == 0.5 and b.env_steps_per_s == 50.0
+
+
+def test_one_round_gives_no_interval_and_no_verdict():
+    [b] = compare_variants(trials({"A": [100.0], "B": [50.0]}), ["x"], ["A", "B"])
+    assert b.ci_low is None and b.paired_ci_low is None and not b.significant
+    assert b.verdict.startswith("no evidence of a difference (1 round; paired ratio 0.500, 95% CI -;")
+
+
+def test_without_two_variants_there_is_nothing_to_compare():
+    assert compare_variants(trials({"A": A}), ["x"], ["A"]) == []
+    assert compare_variants(pd.DataFrame({"index": [0], "status": ["ok"]}), [], []) == []
+
+
+def test_no_data_on_a_side_is_said():
+    f = compare_pair({0: 100.0}, {})
+    assert variant_verdict("A", "B", f) == "no data: B has no ok trial here"
+
+
+def test_both_intervals_must_exclude_one_on_the_same_side():
+    p = {"wilcoxon_p": 0.03}
+    assert variant_differs({"ci_low": 0.4, "ci_high": 0.6, "paired_ci_low": 0.45, "paired_ci_high": 0.55, **p})
+    assert variant_differs({"ci_low": 1.1, "ci_high": 1.3, "paired_ci_low": 1.05, "paired_ci_high": 1.2, **p})
+    assert not variant_differs({"ci_low": 0.8, "ci_high": 1.1, "paired_ci_low": 0.9, "paired_ci_high": 0.95, **p})
+    assert not variant_differs({"ci_low": 0.8, "ci_high": 0.9, "paired_ci_low": None, "paired_ci_high": None, **p})
+    assert not variant_differs({"ci_low": 0.4, "ci_high": 0.6, "paired_ci_low": 0.45, "paired_ci_high": 0.55,
+                                "wilcoxon_p": 0.0625})
+
+
+def test_wilcoxon_on_the_log_ratios():
+    assert wilcoxon_p([1.1, 1.2, 1.3, 1.4, 1.5]) == pytest.approx(2 / 32)  # all above 1: 2 of 2**5 sign patterns
+    assert wilcoxon_p([1.0, 1.0]) == 1.0 and wilcoxon_p([]) is None
+
+
+def test_variants_in_spec_order():
+    t = trials({"B": B, "A": A})
+    assert variant_names({"spec": {"variants": [{"name": "A"}, {"name": "B"}]}}, t) == ["A", "B"]
+    assert variant_names({"spec": {}}, t) == ["B", "A"]  # no spec: as the grid indexes them
+    assert variant_names({"spec": {}}, pd.DataFrame({"index": [0]})) == []

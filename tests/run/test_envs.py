@@ -1,0 +1,109 @@
+"""A Python environment per package set (rlbench.run.envs), with no network: the packages are wheels
+written by the test in two versions, installed from a local folder."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import run_cli
+
+from rlbench.run.envs import EnvError, ensure_env, env_key, source_root
+from rlbench.worker.versions import imported_versions, mismatches
+
+
+def wheel(folder: Path, version: str) -> Path:
+    """A pure-Python wheel of the distribution ``rlbench-probe`` (module ``rlbench_probe``) at ``version``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"rlbench_probe-{version}-py3-none-any.whl"
+    info = f"rlbench_probe-{version}.dist-info"
+    files = {"rlbench_probe/__init__.py": f'__version__ = "{version}"\n',
+             f"{info}/METADATA": f"Metadata-Version: 2.1\nName: rlbench-probe\nVersion: {version}\n",
+             f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: rlbench-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    files[f"{info}/RECORD"] = "".join(f"{name},,\n" for name in [*files, f"{info}/RECORD"])
+    with zipfile.ZipFile(path, "w") as z:
+        for name, text in files.items():
+            z.writestr(name, text)
+    return path
+
+
+@pytest.fixture(scope="module")
+def wheels(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("wheels")
+    for version in ("1.0", "2.0"):
+        wheel(folder, version)
+    return folder
+
+
+def test_an_environment_holds_its_pins_over_this_rlbench_and_is_made_once(wheels, tmp_path):
+    python = ensure_env({"rlbench-probe": "1.0"}, str(wheels), cache=tmp_path)
+    assert python.parent.parent.name == env_key({"rlbench-probe": "1.0"}, str(wheels))
+    got = subprocess.run([str(python), "-c", "import json, rlbench, rlbench_probe, pydantic; "
+                          "print(json.dumps([rlbench.__file__, rlbench_probe.__version__]))"],
+                         capture_output=True, text=True, check=True, cwd=tmp_path)
+    rlbench_file, probe = json.loads(got.stdout)
+    assert probe == "1.0" and Path(rlbench_file).parent.parent == source_root()  # this rlbench, not another
+    marker = python.parent.parent / "rlbench-env.json"
+    made = marker.stat().st_mtime_ns
+    assert ensure_env({"rlbench-probe": "1.0"}, str(wheels), cache=tmp_path) == python
+    assert marker.stat().st_mtime_ns == made  # cached: not made again
+    other = ensure_env({"rlbench-probe": "2.0"}, str(wheels), cache=tmp_path)
+    assert other != python  # keyed by the pins
+    assert len([p for p in tmp_path.iterdir() if not p.name.startswith(".")]) == 2
+
+
+def test_a_version_the_index_lacks_is_an_error_in_the_installers_words(wheels, tmp_path):
+    with pytest.raises(EnvError) as e:
+        ensure_env({"rlbench-probe": "3.0"}, str(wheels), cache=tmp_path)
+    assert "pip install rlbench-probe==3.0 failed: " in str(e.value)
+    assert "3.0" in str(e.value).split("failed: ", 1)[1]  # pip's own message names what it could not find
+    assert list(tmp_path.iterdir()) == []  # nothing half-made is left to be taken for an environment
+
+
+def test_versions_are_checked_against_the_pins():
+    versions = {"python": "3.11.7", "numpy": "2.1.0", "ray": None}
+    assert mismatches({"numpy": "2.1.0"}, versions) == []
+    assert mismatches({"numpy": "2.0.2", "ray": "2.59.0"}, versions) == [
+        "numpy 2.1.0 where the variant pins 2.0.2", "ray not installed where the variant pins 2.59.0"]
+    mine = imported_versions({"pydantic": "0"})
+    assert set(mine) == {"python", "ray", "torch", "gymnasium", "numpy", "pydantic"} and mine["pydantic"]
+
+
+SPEC = """\
+name: pins
+framework: plain
+environment:
+  env: envs.synthetic:SyntheticEnv
+  env_config: {{step_cost_us: 10}}
+env_runners: {{num_env_runners: 0}}
+training: {{train_batch_size_per_learner: 100}}
+stop: {{iterations: 2}}
+env_ceiling_s: 0
+variants:
+  - {{name: v1, packages: {{rlbench-probe: "1.0"}}, index: {wheels}}}
+  - {{name: v2, packages: {{rlbench-probe: "2.0"}}, index: {wheels}}}
+  - {{name: v3, packages: {{rlbench-probe: "3.0"}}, index: {wheels}}}
+"""
+
+
+@pytest.mark.slow
+def test_each_variant_runs_in_its_environment_and_records_what_it_imported(wheels, tmp_path):
+    (tmp_path / "pins.yaml").write_text(SPEC.format(wheels=wheels))
+    out = tmp_path / "out"
+    done = run_cli("sweep", str(tmp_path / "pins.yaml"), "--out", str(out),
+                   env={"RLBENCH_ENV_CACHE": str(tmp_path / "envs")})
+    assert done.returncode == 0, done.stdout + done.stderr
+    trials = pd.read_parquet(out / "trials.parquet").set_index("variant")
+    assert list(trials["status"]) == ["ok", "ok", "skipped"]
+    for variant, version in (("v1", "1.0"), ("v2", "2.0")):
+        assert json.loads(trials.loc[variant, "versions"])["rlbench-probe"] == version
+    # the package that cannot be installed skips its variant's trials with pip's words; the rest ran
+    assert trials.loc["v3", "reason"].startswith("its variant's packages could not be installed: pip install "
+                                                 "rlbench-probe==3.0 failed: ")
+    plan = json.loads((out / "trials" / trials.loc["v2", "trial_id"] / "plan.json").read_text())
+    assert plan["packages"]["pins"] == {"rlbench-probe": "2.0"} and plan["packages"]["python"].endswith("bin/python")
+    assert "could not be made" in done.stdout
