@@ -16,7 +16,7 @@ from rlbench.commands.exit_codes import EXIT_OK
 from rlbench.measure.machine import usable_cores
 from rlbench.results.files import write_json
 from rlbench.results.text import plain
-from rlbench.spec.load import check_env
+from rlbench.spec.envcheck import check_env
 from rlbench.studies.envbench import default_proc_counts, measure_ceiling, result_dict
 
 NAME = "envbench"

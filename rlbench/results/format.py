@@ -21,7 +21,8 @@ HISTORY: dict[int, str] = {
     1: "the first written format (rlbench 0.1.0, 2026-11)",
     2: "record.json and trials.parquet gain exit_signal; plan.json's config and trials.parquet gain framework",
     3: "plan.json and trials.parquet gain variant and round (a format-2 trial: variant null, round its repeat); "
-       "plan.json's config and trials.parquet gain execution (tune before); plan.json packages, trials.parquet versions",
+       "plan.json's config and trials.parquet gain execution (tune before); plan.json packages, trials.parquet versions; "
+       "rlbench autoconfig's trials: phase and rung (null in a sweep)",
 }
 
 #: The oldest format this rlbench migrates on read: every older per-trial file still parses (fields

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rlbench.measure.machine import git_commit, head_commit, probe_machine
-from rlbench.run.sweep import manifest
+from rlbench.run.manifest import manifest
 from rlbench.spec.load import load_spec
 from rlbench.spec.plan import plan_trials
 
