@@ -1,8 +1,10 @@
 """Variants end to end, on the plain adapter (no Ray, about a second a trial): a sweep with three
 variants in six rounds, through the real CLI. Known answers that hold however busy the machine is:
 variant B's env burns 4x A's CPU time per step (envs.synthetic burns thread CPU time, not wall
-time), so B is slower in every round; C is A again, so nothing may be said of it. (At the 95% level a
-twin is still called different in about 2 sweeps in 100, whatever the rule: docs/ANALYSIS.md, "Variants".)"""
+time), so B is slower in every round. C is A again: it is compared and reported, but its verdict is
+not asserted here, since at the 95% level a twin is still called different in about 2 sweeps in 100
+(docs/ANALYSIS.md, "Variants") and a busy machine's drift adds to that; "a twin gets no evidence" is
+tested on fixed readings in tests/analysis/test_variant_comparison.py."""
 
 from __future__ import annotations
 
@@ -73,7 +75,7 @@ def test_the_report_says_b_is_slower_and_nothing_of_c(sweep):
                        text)
     assert slower, text
     assert float(slower.group(4)) < 1  # the whole interval below 1 (the ratio itself, ~0.25-0.3, moves with load)
-    assert re.search(r"C against A\*\*: no evidence of a difference \(6 rounds; paired ratio", text), text
+    assert re.search(r"C against A\*\*: .*\(6 rounds; paired ratio \d\.\d+, 95% CI", text), text
 
 
 def test_compare_dir_compares_the_variants(sweep, tmp_path):
@@ -81,12 +83,11 @@ def test_compare_dir_compares_the_variants(sweep, tmp_path):
     assert done.returncode == 1, done.stdout + done.stderr  # B is slower than A by more than 5%
     text = " ".join(done.stdout.split())
     assert "B is " in text and "% slower than A (6 rounds;" in text
-    assert "no evidence of a difference (6 rounds;" in text
     table = pd.read_csv(tmp_path / "compare.csv")
     assert list(table["variant"]) == ["B", "C"] and list(table["reference"]) == ["A", "A"]
     assert table.loc[0, "paired_ci_high"] < 1 and table.loc[0, "ci_high"] < 1
-    assert table.loc[1, "ci_low"] <= 1 <= table.loc[1, "ci_high"] or \
-        table.loc[1, "paired_ci_low"] <= 1 <= table.loc[1, "paired_ci_high"]
+    # C (A's twin): compared with intervals, its verdict left to the fixed-readings unit tests (module docstring)
+    assert table.loc[1, ["ci_low", "ci_high", "paired_ci_low", "paired_ci_high"]].notna().all()
 
 
 def test_compare_dir_without_variants_is_bad_input(tmp_path):
