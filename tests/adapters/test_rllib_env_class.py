@@ -28,10 +28,11 @@ def test_env_classes_and_ids_resolve():
     assert env_class("envs.tiny:TinyEnv") is TinyEnv and resolve_env("CartPole-v1") == "CartPole-v1"
 
 
-def test_make_env_runs_nothing_else(tmp_path):
+@pytest.mark.parametrize("framework", ["rllib", "plain"])
+def test_make_env_runs_nothing_else(tmp_path, framework):
     marker = tmp_path / "pwned"
     with pytest.raises(TypeError):
-        get_adapter().make_env("subprocess:Popen", {"args": ["touch", str(marker)]})
+        get_adapter(framework).make_env("subprocess:Popen", {"args": ["touch", str(marker)]})
     with pytest.raises(RuntimeError, match="not a gymnasium.Env subclass"):  # the env-ceiling step
         measure_ceiling("subprocess:Popen", {"args": ["touch", str(marker)]}, seconds=0.1, warmup_s=0)
     assert not marker.exists()

@@ -59,7 +59,7 @@ class PlainAdapter:
         pass  # no torch here: the driver's BLAS pools are limited by the worker (threadpoolctl)
 
     def make_env(self, env: str, env_config: dict[str, Any]) -> Any:
-        from rlbench.adapters.plain.trainer import make_env
+        from rlbench.adapters.envs import make_env
 
         return make_env(env, env_config)
 

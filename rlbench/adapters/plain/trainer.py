@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-import importlib
 import math
 import time
 from typing import TYPE_CHECKING, Any
 
 from rlbench.adapters.base import IterationTimings
+from rlbench.adapters.envs import make_env
 
 if TYPE_CHECKING:
     from rlbench.adapters.base import TrialConfig
 
 #: Env steps per iteration when the spec sets no ``train_batch_size_per_learner``.
 DEFAULT_STEPS = 1000
-
-
-def make_env(env: str, env_config: dict[str, Any]) -> Any:
-    """``gymnasium.make(id, **env_config)`` for ids, ``Class(env_config)`` for ``package.module:Class``."""
-    if ":" in env:
-        module, _, name = env.partition(":")
-        return getattr(importlib.import_module(module), name)(dict(env_config))
-    import gymnasium
-
-    return gymnasium.make(env, **env_config)
 
 
 class PlainTrainer:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rlbench.adapters.base import ResourceDemand
+from rlbench.adapters.envs import make_env
 from rlbench.adapters.rllib.resources import ASYNC_ALGOS, resource_demand, torch_threads
 from rlbench.adapters.rllib.results import metric_names
 from rlbench.adapters.rllib.roles import RAY_TITLE_ROLES, ROLES, classify_process
@@ -64,14 +65,7 @@ class RLlibAdapter:
         torch.set_num_threads(n)
 
     def make_env(self, env: str, env_config: dict[str, Any]) -> Any:
-        """``gymnasium.make(id, **env_config)`` for ids, ``Class(env_config)`` for import paths."""
-        if ":" in env:
-            from rlbench.adapters.rllib.config import resolve_env
-
-            return resolve_env(env)(dict(env_config))
-        import gymnasium
-
-        return gymnasium.make(env, **env_config)
+        return make_env(env, env_config)
 
     def trainer(self, config: TrialConfig, *, seed: int | None, without: frozenset[str] = frozenset()) -> RLlibTrainer:
         from rlbench.adapters.rllib.lifecycle import RLlibTrainer

@@ -13,6 +13,8 @@ import logging
 import os
 from typing import TYPE_CHECKING, Any
 
+from rlbench.adapters.envs import env_class
+
 if TYPE_CHECKING:
     from rlbench.adapters.base import TrialConfig
 
@@ -57,32 +59,6 @@ def _per_iteration_stats_lookup() -> dict:
             self.values.append(value.numpy() if tf_is_tensor is not None and tf_is_tensor(value) else value)
 
     return {**DEFAULT_STATS_CLS_LOOKUP, "ema": PerIterationMeanStats}
-
-
-def env_class(env: str) -> type:
-    """The class an import path ``package.module:Class`` names; TypeError unless it is a
-    ``gymnasium.Env`` subclass.
-
-    A spec, and a received results folder's plan, name code: only an env class may be created
-    from one, never any callable (``subprocess:Popen`` with an ``env_config`` would run a command).
-    The module is imported (its top-level code runs: that is what naming code means); nothing
-    it holds is called here.
-    """
-    import importlib
-
-    import gymnasium
-
-    module_name, _, attr = env.partition(":")
-    found = getattr(importlib.import_module(module_name), attr)
-    if not (isinstance(found, type) and issubclass(found, gymnasium.Env)):
-        raise TypeError(f"env '{env}' is {_what(found)}, not a gymnasium.Env subclass: rlbench creates envs only "
-                        "from a gymnasium.Env subclass or a registered gymnasium id")
-    return found
-
-
-def _what(obj: Any) -> str:
-    kind = "a class" if isinstance(obj, type) else ("a function" if callable(obj) else "a value")
-    return f"{kind} ({type(obj).__name__})" if kind == "a value" else kind
 
 
 def resolve_env(env: str) -> Any:
