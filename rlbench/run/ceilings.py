@@ -19,12 +19,18 @@ from rlbench.studies.envbench import (
 )
 
 
+#: How long past its measuring time a ceiling may take to report (a hang, or one step that slow).
+GRACE_S = 15.0
+
+
 def measure_env_ceilings(folder: ResultsFolder, plans: list[TrialPlan], seconds: float, console: Console,
                          max_rss_bytes: int | None = None) -> None:
     """Measure each distinct env ceiling the plans need (not yet in ``env_ceilings.json``), on the
     trial's own cores, before any trial runs; a ceiling that cannot be measured (the env raises,
-    hangs past ``seconds`` + 15 s, or holds more than ``max_rss_bytes``) is stored with its error
-    and its processes are killed: the trial itself then meets the fault and is judged as usual."""
+    hangs past ``seconds`` + the grace, or holds more than ``max_rss_bytes``) is stored with its error
+    and its processes are killed: the trial itself then meets the fault and is judged as usual. The
+    grace is 15 s, or the trial's ``trial_timeout_s`` if shorter: an env that hangs that long would
+    time its trial out anyway."""
     path = folder.ceilings
     ceilings = json.loads(path.read_text()) if path.exists() else {}
     wanted: dict[str, TrialPlan] = {}
@@ -46,7 +52,7 @@ def measure_env_ceilings(folder: ResultsFolder, plans: list[TrialPlan], seconds:
             try:
                 result = measure_ceiling(env.env, env.env_config, seconds=seconds, cores=plan.cores,
                                          procs=ceiling_procs(plan.config.env_runners.num_env_runners),
-                                         max_rss_bytes=max_rss_bytes)
+                                         max_rss_bytes=max_rss_bytes, grace_s=min(GRACE_S, plan.timeout_s))
                 ceilings[key] = result_dict(result)
             except Exception as e:  # the trial will fail on the same env and say why; keep going
                 ceilings[key] = {"error": f"{type(e).__name__}: {e}"}

@@ -43,6 +43,7 @@ stop:
 warmup_iterations: 1
 trial_timeout_s: 240
 sample_hz: 10
+env_ceiling_s: 0
 """
 
 #: PPO with two remote learners of half a core each (data-parallel SGD), sampling in the driver.
@@ -72,6 +73,7 @@ stop:
 warmup_iterations: 1
 trial_timeout_s: 240
 sample_hz: 10
+env_ceiling_s: 0
 """
 
 

@@ -22,6 +22,7 @@ rl_module: {{fcnet_hiddens: [16]}}
 {grid}
 stop: {{iterations: 2}}
 warmup_iterations: 1
+env_ceiling_s: 0
 """
 
 

@@ -62,6 +62,7 @@ stop:
 warmup_iterations: 1
 trial_timeout_s: 180
 sample_hz: 10
+env_ceiling_s: 0
 """
 
 

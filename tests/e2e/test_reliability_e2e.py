@@ -39,13 +39,15 @@ grid: {grid}
 stop: {{iterations: {iterations}}}
 warmup_iterations: 1
 trial_timeout_s: {timeout}
+env_ceiling_s: {ceiling}
 """
 
 
 def write_spec(path: Path, *, name="rel", env="envs.tiny:TinyEnv", env_config="{}", runners=0, grid="{}",
-               iterations=3, timeout=120, extra="", framework="rllib") -> Path:
+               iterations=3, timeout=120, extra="", framework="rllib", ceiling=0) -> Path:
+    """A tiny spec; env ceilings off (``ceiling``) unless the test reads them."""
     path.write_text(TINY.format(name=name, env=env, env_config=env_config, runners=runners, grid=grid,
-                                iterations=iterations, timeout=timeout, framework=framework) + extra)
+                                iterations=iterations, timeout=timeout, framework=framework, ceiling=ceiling) + extra)
     return path
 
 
@@ -70,7 +72,7 @@ def faults(tmp_path_factory):
     # crossed whatever the machine's speed, also while the env ceiling steps it alone for 1 s.
     spec = write_spec(tmp / "faults.yaml", env="envs.faulty:FaultyEnv", framework="plain",
                       env_config="{at_step: 200, memory_chunk_bytes: 67108864, memory_max_bytes: 2147483648}",
-                      grid="{env_config.fault: [none, raise, hang, memory]}", timeout=FAULT_TIMEOUT_S,
+                      grid="{env_config.fault: [none, raise, hang, memory]}", timeout=FAULT_TIMEOUT_S, ceiling=1,
                       extra="trial_memory_limit_bytes: 1600000000\n")
     out = tmp / "out"
     done = run_cli("sweep", str(spec), "--out", str(out))
@@ -97,7 +99,7 @@ def test_each_fault_gets_its_status_and_reason(faults):
                 json.loads((out / "env_ceilings.json").read_text()).items()}
     assert ceilings["none"]["steps_per_s"] > 0
     assert "injected failure" in ceilings["raise"]["error"]
-    assert "no result within" in ceilings["hang"]["error"]
+    assert f"no result within {1 + 0.3 + FAULT_TIMEOUT_S:g} s" in ceilings["hang"]["error"]  # the grace: the trial timeout
     assert "over the limit" in ceilings["memory"]["error"]
     assert trials.loc["t000r0", "sampling_efficiency"] > 0 and pd.isna(trials.loc["t002r0", "sampling_efficiency"])
 
@@ -189,9 +191,10 @@ def alive(pids: set[int]) -> set[int]:
 
 
 def test_kill_9_leaves_nothing_and_resume_completes(tmp_path):
-    # t001r0 is slow per step, so it is surely mid-training when the sweep is killed.
-    spec = write_spec(tmp_path / "k.yaml", env="envs.synthetic:SyntheticEnv", runners=1, iterations=4,
-                      grid="{env_config.step_cost_us: [0, 3000]}")
+    # t001r0 has an env runner and is slow per step, so it is surely mid-training when the sweep is
+    # killed; t000r0 (no runner: no actor to start) is the finished trial the resume keeps.
+    spec = write_spec(tmp_path / "k.yaml", env="envs.synthetic:SyntheticEnv", iterations=4,
+                      env_config="{step_cost_us: 3000}", grid="{num_env_runners: [0, 1]}")
     out = tmp_path / "out"
     proc = start_sweep(spec, out)
     wait_for_iteration(out, "t001r0", proc)
