@@ -91,6 +91,12 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
         loaded = load_spec(args.config)
     except SpecError as e:
         return bad_input(console, str(e))
+    return sweep_loaded(loaded, args, console)
+
+
+def sweep_loaded(loaded, args: argparse.Namespace, console: Console) -> int:
+    """Plan (``args.dry_run``) or run a loaded spec and write its results; the exit code. ``rlbench history``
+    runs its versions through here (``args``: config, out, dry_run, address, resume, retry_failed)."""
     for note in loaded.alias_notes:
         say(console, f"alias: {note}", "dim")
     warn_if_auth_disabled(console)
