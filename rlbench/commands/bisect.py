@@ -81,9 +81,9 @@ def run(args: argparse.Namespace, console: Console) -> int:
     from rlbench.spec.versions import load_versions, parse_versions
 
     try:
-        parse_versions(f"{args.good},{args.bad}", "--good/--bad")
         if args.good == args.bad:
             raise ValueError(f"--good and --bad are both {args.good}: give two different versions")
+        parse_versions(f"{args.good},{args.bad}", "--good/--bad")
         threshold, rounds = fraction(args.threshold), rounds_of(args)
         if rounds < ROUNDS_FOR_EVIDENCE:
             raise ValueError(f"--rounds {rounds}: a probe needs {ROUNDS_FOR_EVIDENCE} rounds to give evidence either way")

@@ -9,6 +9,7 @@ import numpy as np
 from rich.table import Table as RichTable
 
 from rlbench.analysis.bisect import BisectResult
+from rlbench.analysis.findings import ROUNDS_FOR_EVIDENCE
 from rlbench.analysis.history import METRICS, ConfigTrend
 from rlbench.analysis.stats import CONFIDENCE, interval_text
 from rlbench.report.blocks import Cell, Table, to_rich
@@ -71,14 +72,16 @@ def history_table(trends: list[ConfigTrend], package: str) -> RichTable:
         for i, p in enumerate(trend.points):
             s = steps.get(p.version) if i else None
             cells = [trend.label if i == 0 else "", p.version, fmt(p.env_steps_per_s),
-                     interval_text(p.env_steps_per_s_ci_low, p.env_steps_per_s_ci_high, 0)]
+                     "-" if p.env_steps_per_s_ci_low is None else
+                     f"{fmt(p.env_steps_per_s_ci_low)}-{fmt(p.env_steps_per_s_ci_high)}"]
             if target:
                 cells += [fmt(p.time_to_target_s, 1), f"{p.reached_target}/{p.ok_rounds}"]
             if s is None:
                 cells += ["", "", ""]
             else:
                 word = ("slower" if (s.paired_ratio or 1) < 1 else "faster") if s.flagged else \
-                    ("no evidence" if not s.differs else "under threshold")
+                    "under threshold" if s.differs else "too few rounds" if s.rounds < ROUNDS_FOR_EVIDENCE else \
+                    "no evidence"
                 cells += [fmt(s.paired_ratio, 3), interval_text(s.paired_ci_low, s.paired_ci_high),
                           Cell(word, "red" if s.flagged and word == "slower" else "green" if s.flagged else "default")]
             rows.append(cells)
