@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -56,6 +57,7 @@ def setup_arguments(p: argparse.ArgumentParser) -> None:
 def candidates_of(args: argparse.Namespace, index: str | None, console: Console) -> list[str]:
     """good, the versions between, bad; ValueError for an end the list lacks."""
     from rlbench.run.index import between, unknown_versions
+    from rlbench.spec.variants import VERSION_PATTERN
     from rlbench.spec.versions import parse_versions
 
     if args.versions_from is not None:
@@ -72,7 +74,8 @@ def candidates_of(args: argparse.Namespace, index: str | None, console: Console)
     unknown = unknown_versions([args.good, args.bad], listed)
     if unknown:
         raise ValueError("--good/--bad " + unknown_message(args.package, index, unknown, listed))
-    return between(listed, args.good, args.bad)
+    # what a variant may pin (no epochs, no local parts): the rest of a listing is left out
+    return [v for v in between(listed, args.good, args.bad) if re.fullmatch(VERSION_PATTERN, v)]
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
@@ -96,8 +99,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
     except (SpecError, ValueError) as e:
         return bad_input(console, str(e))
     probes = 1 + math.ceil(math.log2(max(1, len(candidates) - 1))) + (len(candidates) > 2)
-    say(console, f"bisect {args.package} over {len(candidates)} versions ({', '.join(candidates)}): at most {probes} "
-                 f"probes of {2 * rounds * len(loaded.points) // 2} trials, threshold {threshold:.0%}, {args.metric}")
+    say(console, f"bisect {args.package} over {len(candidates)} versions ({', '.join(candidates)}): about {probes} "
+                 f"probes of {rounds * len(loaded.points)} trials, threshold {threshold:.0%}, {args.metric}")
     if args.dry_run:
         from rlbench.commands.sweep import sweep_loaded
 

@@ -10,6 +10,9 @@ written); 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import shlex
+import signal
+import sys
 from pathlib import Path
 
 from rich.console import Console
@@ -44,9 +47,31 @@ def setup_arguments(p: argparse.ArgumentParser) -> None:
     add_package_arguments(p)
     p.add_argument("--out", type=Path, default=None, help="result folder (default: results/<name>_history/<timestamp>/)")
     p.add_argument("--address", default=None, help="run every trial as a driver of this Ray cluster (docs/CLUSTER.md)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the history in --out DIR: run only its trials that are missing or were interrupted")
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
+    """Run the history; SIGTERM and SIGHUP stop it like Ctrl-C (``--resume`` continues it)."""
+    previous = {sig: signal.signal(sig, _raise_keyboard_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        return _history(args, console)
+    except KeyboardInterrupt:
+        console.print("[yellow]Interrupted.[/]")
+        return EXIT_INTERRUPTED
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _raise_keyboard_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+def _history(args: argparse.Namespace, console: Console) -> int:
+    from rlbench.analysis.findings import ROUNDS_FOR_EVIDENCE
+    from rlbench.commands.sweep import sweep_loaded
+    from rlbench.results.layout import ResultsFolder
     from rlbench.run.index import unknown_versions
     from rlbench.run.sweep import default_out_dir
     from rlbench.spec.model import SpecError
@@ -65,16 +90,21 @@ def run(args: argparse.Namespace, console: Console) -> int:
     if listed is not None and unknown_versions(versions, listed):
         return bad_input(console, "--versions " + unknown_message(args.package, index, unknown_versions(versions, listed),
                                                                   listed))
-    from rlbench.analysis.findings import ROUNDS_FOR_EVIDENCE
-
+    if args.resume and args.out is None:
+        return bad_input(console, "--resume needs --out DIR (the folder of the history to resume)")
+    out_dir = own_path(args.out) or default_out_dir(f"{loaded.spec.name}_history")
+    again = [a for a in sys.argv[1:] if a != "--resume"] if sys.argv[1:2] == [NAME] else None
+    resume_with = shlex.join(["rlbench", *again, *(["--out", str(out_dir)] if args.out is None else []), "--resume"]) \
+        if again else None
+    if not args.resume and not args.dry_run and ResultsFolder(out_dir).holds_sweep():
+        return bad_input(console, f"{out_dir} already holds results: add --resume to run only its missing and "
+                                  "interrupted trials, or choose another --out")
     if rounds < ROUNDS_FOR_EVIDENCE:
         say(console, f"note: {rounds} round{'s' if rounds != 1 else ''}: no step can get a verdict with fewer than "
                      f"{ROUNDS_FOR_EVIDENCE} (the trend is still measured)", "yellow")
-    out_dir = own_path(args.out) or default_out_dir(f"{loaded.spec.name}_history")
-    from rlbench.commands.sweep import sweep_loaded
-
     code = sweep_loaded(loaded, argparse.Namespace(config=args.config, out=out_dir, dry_run=args.dry_run,
-                                                   address=args.address, resume=False, retry_failed=False), console)
+                                                   address=args.address, resume=args.resume, retry_failed=False,
+                                                   resume_with=resume_with), console)
     if args.dry_run or code in (EXIT_BAD_INPUT, EXIT_INTERRUPTED):
         return code
     slower = write_history(out_dir, loaded, args.package, [(v, variant_name(args.package, v)) for v in versions],
