@@ -27,7 +27,7 @@ def add_package_arguments(p: argparse.ArgumentParser) -> None:
                    help="where the versions come from: a package index URL, or a local folder of wheels "
                         "(default: pip's index)")
     p.add_argument("--threshold", default=None,
-                   help=f"smallest change that counts: 5%%, or 0.05 (default {DEFAULT_THRESHOLD:.0%})")
+                   help=f"smallest change that counts: 5%%, or 0.05 (default {DEFAULT_THRESHOLD * 100:.0f}%%)")
     p.add_argument("--dry-run", action="store_true", help="print the plan and run nothing")
 
 
