@@ -46,7 +46,8 @@ WORKER_LAZY_THIRD_PARTY: dict[str, set[str]] = {
     "rlbench.worker.ray_auth": {"ray"},
 }
 #: rlbench modules a worker module may import at module level (standard library only themselves).
-WORKER_TOP_LEVEL_RLBENCH = ("rlbench.worker", "rlbench.results.layout", "rlbench.results.files")
+WORKER_TOP_LEVEL_RLBENCH = ("rlbench.worker", "rlbench.results.layout", "rlbench.results.files",
+                            "rlbench.results.events")
 
 
 def module_name(path: Path) -> str:
@@ -197,7 +198,7 @@ def test_worker_modules_import_the_standard_library_only():
 
 
 @pytest.mark.parametrize("module", [m for m in MODULES if m.startswith("rlbench.worker")]
-                         + ["rlbench.results.layout", "rlbench.results.files"])
+                         + ["rlbench.results.layout", "rlbench.results.files", "rlbench.results.events"])
 def test_worker_modules_import_with_no_site_packages(module):
     """For real: ``python -S`` (no site-packages: no pydantic, psutil, numpy, Ray) imports each one."""
     done = subprocess.run([sys.executable, "-S", "-c", f"import {module}"], cwd=REPO, capture_output=True, text=True)
@@ -224,3 +225,70 @@ def test_autoconfig_imports_stats_spec_models_and_the_safe_write_only():
              for n, _ in imports(m) if (t := ours(n)) and not any(t == p or t.startswith(p + ".")
                                                                    for p in AUTOCONFIG_MAY_IMPORT)]
     assert wrong == []
+
+
+def bare_event_names(source: str) -> list[str]:
+    """Where ``source`` names an event by a string literal instead of through ``Event``: written
+    (``events.write("x", ...)``, ``{"event": "x"}``), compared (``e["event"] == "x"``,
+    ``e.get("event") != "x"``) or looked up (``trial.event("x")``, ``_event(events, "x")``)."""
+    def text(node: ast.AST) -> bool:
+        return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+    def names_the_event(node: ast.AST) -> bool:
+        if isinstance(node, ast.Subscript):
+            return isinstance(node.slice, ast.Constant) and node.slice.value == "event"
+        return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+                and bool(node.args) and isinstance(node.args[0], ast.Constant) and node.args[0].value == "event")
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(names_the_event(n) for n in sides) and any(text(n) for n in sides):
+                found.append(ast.unparse(node))
+        elif isinstance(node, ast.Dict):
+            if any(text(k) and k.value == "event" and text(v) for k, v in zip(node.keys, node.values)):
+                found.append(ast.unparse(node))
+        elif isinstance(node, ast.Call) and any(text(a) for a in node.args):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            writes = name == "write" and ast.unparse(getattr(func, "value", func)).endswith("events")
+            if writes and text(node.args[0]) or name in ("event", "_event"):
+                found.append(ast.unparse(node))
+    return found
+
+
+def test_the_event_checker_sees_each_way_of_naming_an_event():
+    bare = """
+events.write("trained")
+self.events.write("ray_init", ray_init_s=1.0)
+{"event": "profile", "t_s": 0.0}
+e["event"] == "end"
+e.get("event") != "iteration"
+trial.event("build")
+_event(events, "shutdown")
+"""
+    named = """
+events.write(Event.TRAINED)
+{"event": Event.PROFILE, "t_s": 0.0}
+e.get("event") == Event.END
+trial.event(Event.BUILD)
+e.get("status") == "skipped"
+self._file.write("text")
+"""
+    assert len(bare_event_names(bare)) == 7
+    assert bare_event_names(named) == []
+
+
+def test_events_are_named_through_the_results_events_module_only():
+    """One list of events (rlbench/results/events.py): writers and readers cannot drift apart on a name."""
+    wrong = {m: found for m, p in MODULES.items() if m != "rlbench.results.events"
+             and (found := bare_event_names(p.read_text()))}
+    assert wrong == {}
+
+
+def test_the_schema_names_every_event():
+    from rlbench.results.events import Event
+
+    schema = (REPO / "docs" / "SCHEMA.md").read_text()
+    assert [e.value for e in Event if f"`{e.value}`" not in schema] == []

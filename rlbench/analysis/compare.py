@@ -7,8 +7,13 @@ both sides have at least 2 repeats, else the steady-state iteration (pooled over
 single run's iterations show within-run noise only, so that interval is narrower than a
 run-to-run one; the ``basis`` column says which was used. Where both result sets ran with the same
 target, time to target is compared too: B/A of the median ``time_to_target_s`` over the repeats that
-reached it, with the same bootstrap over those repeats (it never decides the exit code). See
-docs/ANALYSIS.md.
+reached it, with the same bootstrap over those repeats (it never decides the exit code).
+
+A verdict (``regressed``, ``sooner``, ``no significant change``, ...) needs repeats enough for a rank
+test to reach :data:`~rlbench.analysis.findings.SIGNIFICANCE` (3 a side): iterations of one run
+cannot tell a change from that run's luck. With fewer the verdict says there is no evidence yet and
+how many repeats would give it (:func:`~rlbench.analysis.findings.missing_evidence`), and never fails
+the comparison. See docs/ANALYSIS.md.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import Any
 import pandas as pd
 
 from rlbench.analysis.configs import result_axes
+from rlbench.analysis.findings import can_show, missing_evidence
 from rlbench.analysis.stats import CONFIDENCE, ratio_ci
 from rlbench.analysis.tables import read_tables
 from rlbench.analysis.windows import steady
@@ -53,7 +59,8 @@ class ComparisonRow:
     n_b: int
     """Values on side B."""
     verdict: str
-    """regressed, improved, small change, no significant change, only in A, only in B, no data."""
+    """regressed, improved, small change, no significant change, only in A, only in B, no data; or
+    ``no evidence yet: ...`` with too few repeats a side for any of the first four."""
     a_reached: str | None = None
     """``k/n``: of A's n ok repeats, k reached the target (None without a target on both sides)."""
     b_reached: str | None = None
@@ -69,8 +76,8 @@ class ComparisonRow:
     time_to_target_ci_high: float | None = None
     """Upper end."""
     time_to_target_verdict: str | None = None
-    """sooner, later, no significant change, no interval, not reached in A/B, different targets; None without
-    targets on both sides."""
+    """sooner, later, no significant change, not reached in A/B, different targets, or ``no evidence yet: ...``
+    with too few repeats that reached it a side; None without targets on both sides."""
 
 
 @dataclass(frozen=True)
@@ -122,9 +129,13 @@ def _side(trials: pd.DataFrame, iterations: pd.DataFrame, axes: list[str]) -> di
     return out
 
 
-def _verdict(ratio, significant: bool, threshold: float) -> str:
+def throughput_verdict(ratio: float | None, significant: bool, threshold: float, repeats_a: int, repeats_b: int) -> str:
+    """A configuration's throughput verdict; none from fewer repeats than a rank test needs (whatever
+    the interval says: with one run a side it is the iterations' interval, within-run noise only)."""
     if ratio is None:
         return "no data"
+    if not can_show(repeats_a, repeats_b):
+        return missing_evidence(repeats_a, repeats_b)
     if not significant:
         return "no significant change"
     if ratio < 1 - threshold:
@@ -148,12 +159,12 @@ def _time_to_target(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
         return {**out, "time_to_target_verdict": "not reached in " + ("A" if not ta else "B") + (" and B" if not ta
                                                                                                and not tb else "")}
     r = ratio_ci(ta, tb)
-    if r.ci_low is None:
-        verdict = "no interval (fewer than 2 repeats reached it on a side)"
+    if not can_show(len(ta), len(tb)):
+        said = missing_evidence(len(ta), len(tb))
     else:
-        verdict = "no significant change" if not r.significant else ("later" if r.ratio > 1 else "sooner")
+        said = "no significant change" if not r.significant else ("later" if r.ratio > 1 else "sooner")
     return {**out, "time_to_target_ratio": r.ratio, "time_to_target_ci_low": r.ci_low,
-            "time_to_target_ci_high": r.ci_high, "time_to_target_verdict": verdict}
+            "time_to_target_ci_high": r.ci_high, "time_to_target_verdict": said}
 
 
 def compare(a_dir: Path, b_dir: Path, threshold: float) -> Comparison:
@@ -183,7 +194,8 @@ def compare(a_dir: Path, b_dir: Path, threshold: float) -> Comparison:
         r = ratio_ci(xa, xb)
         rows.append(ComparisonRow(
             label, info, float(pd.Series(xa).median()) if xa else None, float(pd.Series(xb).median()) if xb else None,
-            r.ratio, r.ci_low, r.ci_high, basis, r.n_a, r.n_b, _verdict(r.ratio, r.significant, threshold),
+            r.ratio, r.ci_low, r.ci_high, basis, r.n_a, r.n_b,
+            throughput_verdict(r.ratio, r.significant, threshold, len(a["repeats"]), len(b["repeats"])),
             **_time_to_target(a, b)))
     return Comparison(str(a_dir), str(b_dir), threshold, axes, rows)
 

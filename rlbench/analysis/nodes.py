@@ -21,6 +21,7 @@ import pyarrow as pa
 from rlbench.adapters import ALL_ROLES
 from rlbench.analysis.trials import cpus_allocated
 from rlbench.analysis.windows import by_trial, steady_window
+from rlbench.results.events import Event
 from rlbench.results.tables import NODE_ROLES_SCHEMA
 
 
@@ -55,7 +56,7 @@ def allocated_by_node(plan, events: list[dict[str, Any]]) -> dict[tuple[str | No
     cluster), each env runner / learner actor's CPUs on the node the node samplers found it on.
     """
     allocated = cpus_allocated(plan)
-    sampling = next((e for e in events if e.get("event") == "node_sampling"), None)
+    sampling = next((e for e in events if e.get("event") == Event.NODE_SAMPLING), None)
     if not plan.ray_address or sampling is None:
         return {(None, role): cpus for role, cpus in allocated.items() if cpus}
     per_actor = plan.demand().cpus_per_actor()
@@ -74,7 +75,7 @@ def trial_node_roles(plan, events: list[dict[str, Any]], utilization: pd.DataFra
     """node_roles rows of one trial: every (node, role) with CPUs allocated or samples."""
     used = source_role_use(utilization, window)
     allocated = allocated_by_node(plan, events)
-    ips = {n["node_id"]: n["node_ip"] for e in events if e.get("event") == "node_sampling" for n in e["nodes"]}
+    ips = {n["node_id"]: n["node_ip"] for e in events if e.get("event") == Event.NODE_SAMPLING for n in e["nodes"]}
     rows: dict[tuple[str | None, str], dict[str, Any]] = {}
     for r in used.to_dict("records"):
         r = {k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}  # NaN -> None

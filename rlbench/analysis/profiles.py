@@ -28,6 +28,7 @@ from typing import Any
 import pandas as pd
 
 from rlbench.analysis.findings import dominance_verdict
+from rlbench.results.events import Event
 from rlbench.results.layout import TrialFolder
 from rlbench.results.tables import PROFILE_SCHEMA
 
@@ -207,7 +208,7 @@ def profile_columns(events: list[dict[str, Any]]) -> dict[str, Any]:
     """One trial's profiling columns from its ``profile`` event (docs/SCHEMA.md): ``profile_status``
     (``off`` without one), ``profile_note``, ``profile_window_s``, ``profile_processes`` (profiled
     ok), ``profile_cpu_pct`` (py-spy's CPU, all its processes, in % of one core over the window)."""
-    event = next((e for e in events if e.get("event") == "profile"), None)
+    event = next((e for e in events if e.get("event") == Event.PROFILE), None)
     if event is None:
         return {"profile_status": "off", "profile_note": None, "profile_window_s": None, "profile_processes": 0,
                 "profile_cpu_pct": None}

@@ -31,6 +31,7 @@ import pandas as pd
 
 from rlbench.analysis.findings import STRAGGLER_RATIO
 from rlbench.analysis.windows import by_trial, steady
+from rlbench.results.events import Event
 from rlbench.results.tables import RUNNER_ITERATION_SCHEMA
 
 #: Fewest utilization samples of the driver inside an iteration for its idle share.
@@ -42,7 +43,7 @@ def runner_iteration_rows(trial_id: str, events: list[dict[str, Any]]) -> list[d
     names = [f.name for f in RUNNER_ITERATION_SCHEMA]
     rows = []
     for e in events:
-        if e.get("event") != "iteration":
+        if e.get("event") != Event.ITERATION:
             continue
         for runner in e.get("runners") or []:
             row = {k: runner.get(k) for k in names}
@@ -185,7 +186,7 @@ def add_inside_columns(trials: pd.DataFrame, iterations: pd.DataFrame, runner_it
     its_by, runners_by = by_trial(iterations), by_trial(runner_its)
     rows = []
     for trial_id in trials["trial_id"]:
-        build = next((e for e in events_by_trial.get(trial_id, []) if e.get("event") == "build"), {})
+        build = next((e for e in events_by_trial.get(trial_id, []) if e.get("event") == Event.BUILD), {})
         rows.append(inside_columns(trial_id, build, its_by.get(trial_id, iterations.iloc[:0]),
                                    runners_by.get(trial_id, runner_its.iloc[:0])))
     extra = pd.DataFrame(rows).set_index("trial_id")

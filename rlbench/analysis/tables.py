@@ -30,6 +30,7 @@ from rlbench.analysis.trials import (
     role_stats_by_trial,
     summarize_trials,
 )
+from rlbench.results.events import Event
 from rlbench.results.files import read_json, write_atomic
 from rlbench.results.layout import (
     ITERATIONS_TABLE,
@@ -81,7 +82,7 @@ def build_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
         rows.extend(iteration_rows(plan.trial_id, events, record.status))
         runner_rows.extend(runner_iteration_rows(plan.trial_id, events))
         # The iteration events live on as iterations rows; keeping their dicts too doubles memory at scale.
-        events_by_trial[plan.trial_id] = [e for e in events if e.get("event") != "iteration"]
+        events_by_trial[plan.trial_id] = [e for e in events if e.get("event") != Event.ITERATION]
     iterations = iterations_frame(rows)
     runner_its = runner_iterations_frame(runner_rows)
     del rows, runner_rows

@@ -22,6 +22,7 @@ from rlbench.analysis.windows import (
     steady_window,
     steady_windows,
 )
+from rlbench.results.events import Event
 from rlbench.results.records import TrialRecord
 from rlbench.spec.plan import TrialPlan
 from rlbench.studies.envbench import ceiling_key, ceiling_procs
@@ -36,7 +37,7 @@ def cpus_allocated(plan: TrialPlan) -> dict[str, float]:
     return plan.demand().role_cpus(CPU_ROLES)
 
 
-def _event(events: list[dict[str, Any]], name: str) -> dict[str, Any]:
+def _event(events: list[dict[str, Any]], name: Event) -> dict[str, Any]:
     for e in events:
         if e.get("event") == name:
             return e
@@ -54,7 +55,7 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
     """The trials.parquet row of one trial, from that trial's own rows of ``iterations`` and
     ``utilization`` and its per-role CPU use and peak memory (:func:`role_stats_by_trial`)."""
     c = plan.config
-    build = _event(events, "build")
+    build = _event(events, Event.BUILD)
     threads = build.get("torch_threads") or plan.torch_threads
     row: dict[str, Any] = {
         "trial_id": plan.trial_id,
@@ -90,10 +91,10 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
         "driver_torch_threads": threads.get("driver"),
         "learner_torch_threads": threads.get("learner"),
         "env_runner_torch_threads": threads.get("env_runner"),
-        "ray_init_s": _event(events, "ray_init").get("ray_init_s"),
+        "ray_init_s": _event(events, Event.RAY_INIT).get("ray_init_s"),
         "overlap_s": record.overlap_s,
         "build_s": build.get("build_s"),
-        "shutdown_s": _event(events, "shutdown").get("shutdown_s"),
+        "shutdown_s": _event(events, Event.SHUTDOWN).get("shutdown_s"),
         "trial_wall_s": record.trial_wall_s,
     })
     its = iterations.sort_values("iteration")
@@ -116,7 +117,7 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
         if record.sampler_cpu_s is not None and record.trial_wall_s else None
     )
     row["host_steal_pct"] = record.host_steal_pct
-    versions = _event(events, "versions").get("versions")  # format 3: what the trial's process imported
+    versions = _event(events, Event.VERSIONS).get("versions")  # format 3: what the trial's process imported
     row["versions"] = json.dumps(versions, sort_keys=True) if versions else None
     row["exit_signal"] = record.exit_signal
     window = steady_window(its) if len(its) else None

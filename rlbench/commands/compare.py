@@ -28,7 +28,8 @@ examples:
 
 reading it: configurations are matched by their grid values; B/A below 1 is slower. 'regressed' means
 a drop beyond --threshold whose whole 95% CI is below 1 (exit code 1, for CI); 'small change' is within
-the threshold; 'no significant change' has 1 inside its CI. With one folder (a sweep with variants:),
+the threshold; 'no significant change' has 1 inside its CI. Each needs 3 repeats a side: with fewer
+the verdict is 'no evidence yet' and says how many would give it. With one folder (a sweep with variants:),
 each variant against the first per grid point, paired by round; 'slower'/'faster' only when both the
 ratio's and the paired ratio's intervals exclude 1 (exit 1: slower beyond --threshold)."""
 

@@ -44,6 +44,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from rlbench.results.events import Event
 from rlbench.results.files import append_line, write_atomic
 from rlbench.results.layout import TrialFolder
 
@@ -53,7 +54,7 @@ STOP_WAIT_S = 15.0
 #: (it fails in about 0.4 s without permission; a SIGINT before that would hide why).
 ATTACH_WAIT_S = 5.0
 #: Events that mean the trial is leaving its training loop: profiling stops at once.
-ENDING_EVENTS = frozenset({"shutdown", "error", "end", "interrupted", "skipped"})
+ENDING_EVENTS = frozenset({Event.SHUTDOWN, Event.ERROR, Event.END, Event.INTERRUPTED, Event.SKIPPED})
 
 _SUMMARY = re.compile(rb"Samples: (\d+) Errors: (\d+)")
 _SAMPLING = b"Sampling process"  # py-spy's banner once it has attached
@@ -171,11 +172,11 @@ class TrialProfiler:
         if not self.enabled or self.t_stop_s is not None:
             return
         names = {e.get("event") for e in events}
-        iterations = [e for e in events if e.get("event") == "iteration"]
+        iterations = [e for e in events if e.get("event") == Event.ITERATION]
         if not self.started:
             if names & ENDING_EVENTS:
                 return
-            if "build" in names and len(iterations) >= self.warmup and not steady_profile_over(
+            if Event.BUILD in names and len(iterations) >= self.warmup and not steady_profile_over(
                     self.warmup, self.stop_iterations, self.stop_seconds, iterations):
                 self.start()
             return
@@ -323,7 +324,7 @@ class TrialProfiler:
             shutil.rmtree(self._tmp, ignore_errors=True)
         status, note = self.status()
         cpu = [p.cpu_s for p in self.processes if p.cpu_s is not None]
-        event = {"event": "profile", "t_s": round(self.now_s(), 6), "status": status, "note": note,
+        event = {"event": Event.PROFILE, "t_s": round(self.now_s(), 6), "status": status, "note": note,
                  "hz": self.hz, "native": self.native, "roles": sorted(self.roles) if self.roles is not None else None, "t_start_s": self.t_start_s, "t_stop_s": self.t_stop_s,
                  "cpu_s": sum(cpu) if cpu else None, "processes": [asdict(p) for p in self.processes]}
         append_line(self.trial.events_file, json.dumps(event).encode())

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rlbench.results.events import Event
 from rlbench.results.files import EventTail, fsync_dir, read_events, read_json
 
 MANIFEST_FILE = "manifest.json"
@@ -168,7 +169,7 @@ class TrialFolder:
         """The trial's events so far (a torn last line dropped)."""
         return read_events(self.events_file)
 
-    def event(self, name: str) -> dict[str, Any]:
+    def event(self, name: Event) -> dict[str, Any]:
         """The first event called ``name``, or {}."""
         return next((e for e in self.events() if e.get("event") == name), {})
 
@@ -178,11 +179,11 @@ class TrialFolder:
 
     def iterations_done(self) -> int:
         """Iterations the trial recorded."""
-        return sum(e.get("event") == "iteration" for e in self.events())
+        return sum(e.get("event") == Event.ITERATION for e in self.events())
 
     def session_dir(self) -> str | None:
         """The trial's private Ray session folder (None on a cluster, or before Ray started)."""
-        return self.event("ray_init").get("session_dir")
+        return self.event(Event.RAY_INIT).get("session_dir")
 
     def log_tail(self, lines: int = 5) -> str:
         """The last non-empty lines of the trial's log, joined by `` | ``."""

@@ -14,6 +14,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from rlbench.results.events import Event
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import UTILIZATION_COLUMNS, TrialFolder
 from rlbench.results.text import csv_cell
@@ -136,7 +137,7 @@ def iteration_rows(trial_id: str, events: list[dict[str, Any]], trial_status: st
     return [
         {"trial_id": trial_id, **{k: e.get(k) for k in names if k not in ("trial_id", "trial_status")},
          "trial_status": trial_status}
-        for e in events if e.get("event") == "iteration"
+        for e in events if e.get("event") == Event.ITERATION
     ]
 
 

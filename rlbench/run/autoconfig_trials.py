@@ -16,6 +16,7 @@ from typing import Any
 
 from rlbench.autoconfig.model import DEFAULT_TRAIN_BATCH, Probes
 from rlbench.autoconfig.trials import TrialRequest, TrialResult
+from rlbench.results.events import Event
 from rlbench.results.files import read_json, write_json
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.records import read_record
@@ -81,7 +82,7 @@ def request_plan(template: TrialPlan, tid: str, *, phase: str, request: TrialReq
 
 
 def _iterations(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [e for e in events if e.get("event") == "iteration" and isinstance(e.get("wall_s"), (int, float))]
+    return [e for e in events if e.get("event") == Event.ITERATION and isinstance(e.get("wall_s"), (int, float))]
 
 
 def read_result(folder: ResultsFolder, tid: str, request_id: str, objective: str,
@@ -111,7 +112,7 @@ def read_result(folder: ResultsFolder, tid: str, request_id: str, objective: str
             rates = [float(e["env_steps_per_s"]) for e in steady if isinstance(e.get("env_steps_per_s"), (int, float))]
             value = statistics.median(rates) if rates else None
         else:
-            hit = next((e.get("iteration") for e in events if e.get("event") == "target_reached"), None)
+            hit = next((e.get("iteration") for e in events if e.get("event") == Event.TARGET_REACHED), None)
             reached = hit is not None
             value = sum(float(e["wall_s"]) for e in its if hit is None or e.get("iteration", 0) <= hit)
     return TrialResult(request_id, value, trained, max(0.0, total - trained), reached, iteration_s)

@@ -28,6 +28,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from rlbench.results.events import Event
 from rlbench.results.records import TrialRecord
 from rlbench.results.text import plain
 from rlbench.spec.plan import TrialPlan, describe
@@ -122,7 +123,7 @@ def clock(seconds: float | None) -> str:
 def timing(events: list[dict], slot_s: float) -> TrialTiming | None:
     """A trial's timing from its events (``t_*_s`` count from its launch, a few ms into its turn)
     and its turn's length ``slot_s``; None before its first iteration."""
-    its = [e for e in events if e.get("event") == "iteration" and "t_start_s" in e and "t_end_s" in e]
+    its = [e for e in events if e.get("event") == Event.ITERATION and "t_start_s" in e and "t_end_s" in e]
     if not its:
         return None
     return TrialTiming(start_s=its[0]["t_start_s"], iteration_s=tuple(e["t_end_s"] - e["t_start_s"] for e in its),
@@ -231,12 +232,12 @@ class SweepProgress:
 
 
 def _phase(events: list[dict]) -> tuple[int, str]:
-    iterations = sum(e.get("event") == "iteration" for e in events)
+    iterations = sum(e.get("event") == Event.ITERATION for e in events)
     names = {e.get("event") for e in events}
-    if "shutdown" in names:
+    if Event.SHUTDOWN in names:
         return iterations, "shutting down"
-    if "build" in names:
+    if Event.BUILD in names:
         return iterations, "training"
-    if "ray_init" in names:
+    if Event.RAY_INIT in names:
         return iterations, "building"
     return iterations, "starting Ray"

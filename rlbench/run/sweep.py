@@ -25,6 +25,7 @@ from rlbench.measure.machine import (
     probe_machine,
     software_versions,
 )
+from rlbench.results.events import Event
 from rlbench.results.files import write_json
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.lock import (
@@ -116,7 +117,7 @@ def _kill_leftovers(trial) -> int:
     elsewhere (its events.jsonl forged): only processes of this user, inside the Linux session of
     the trial process it names, naming its Ray session exactly, and only when that trial process
     is gone (a live one is no leftover: it is someone's running process)."""
-    start = trial.event("start")
+    start = trial.event(Event.START)
     pid, ticks = start.get("pid"), start.get("start_ticks")
     if type(pid) is not int or pid <= 1 or ProcessRef.of(pid) is not None:
         return 0
@@ -341,7 +342,7 @@ def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan]
                         outcome.records.append(read_record(trial))
                         raise
                     progress.finish(plan, record)
-                    _say_profile(console, plan, trial.event("profile"), noted)
+                    _say_profile(console, plan, trial.event(Event.PROFILE), noted)
                 outcome.records.append(record)
                 if record.status not in ("ok", "skipped"):  # skipped ones were said up front, once per reason
                     # the reason is the env's own error text: plain text, never markup (a "[...]" in it

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from rlbench.adapters import get_adapter
 from rlbench.measure.profiler import TrialProfiler
 from rlbench.measure.utilization import UtilizationSampler
+from rlbench.results.events import Event
 from rlbench.results.files import remove_if_empty, write_atomic
 from rlbench.results.layout import TrialFolder
 from rlbench.results.records import TrialRecord, write_record
@@ -126,10 +127,10 @@ def _verdict(plan: TrialPlan, trial: TrialFolder, exit_code: int | None, timed_o
     """(status, reason) of a finished trial process, from its events, its exit code and why the
     sweep stopped it (timeout, memory limit, Ctrl-C)."""
     events = trial.events()
-    end = next((e for e in reversed(events) if e.get("event") == "end"), None)
-    error = next((e for e in reversed(events) if e.get("event") == "error"), None)
-    skipped = next((e for e in events if e.get("event") == "skipped"), None)
-    iterations = sum(e.get("event") == "iteration" for e in events)
+    end = next((e for e in reversed(events) if e.get("event") == Event.END), None)
+    error = next((e for e in reversed(events) if e.get("event") == Event.ERROR), None)
+    skipped = next((e for e in events if e.get("event") == Event.SKIPPED), None)
+    iterations = sum(e.get("event") == Event.ITERATION for e in events)
     if timed_out:
         return "timeout", (f"killed after trial_timeout_s={plan.timeout_s:g} s with its process tree, "
                            f"after {iterations} iterations")
@@ -142,8 +143,8 @@ def _verdict(plan: TrialPlan, trial: TrialFolder, exit_code: int | None, timed_o
     if end is not None and end.get("status") == "ok":
         return "ok", None
     died = exit_code is not None and exit_code != 0
-    if (died and error is None and end is None and any(e.get("event") == "trained" for e in events)
-            and any(e.get("event") == "shutdown" for e in events)):
+    if (died and error is None and end is None and any(e.get("event") == Event.TRAINED for e in events)
+            and any(e.get("event") == Event.SHUTDOWN for e in events)):
         # trained, runtime shut down, every figure written: how the process then ended changes none of it
         return "ok", (f"its process then died ({_exit_text(exit_code)}) after its runtime had shut down; "
                       f"all {iterations} iterations were recorded")
@@ -222,7 +223,7 @@ class Launched:
         left = kill_survivors({p for p in self.sampler.seen_processes if p[0] != os.getpid()}, trial.session_dir(),
                               self.me)
         # the training system's own log folder (~/ray_results/...), left empty, also by a killed trial
-        log_dir = trial.event("build").get("log_dir")
+        log_dir = trial.event(Event.BUILD).get("log_dir")
         if isinstance(log_dir, str) and os.path.isabs(log_dir):
             remove_if_empty(log_dir)
         return left
@@ -280,7 +281,7 @@ def run_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, gpus
             profiler.poll(events)
             if on_poll is not None:
                 on_poll(events)
-            if on_trained is not None and any(e.get("event") == "trained" for e in events):
+            if on_trained is not None and any(e.get("event") == Event.TRAINED for e in events):
                 on_trained, call = None, on_trained
                 call()
             if proc.exitcode is None and time.monotonic() > deadline:
@@ -301,7 +302,7 @@ def run_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, gpus
         left = launched.end(trial)
     status, reason = _verdict(plan, trial, proc.exitcode, timed_out, stop)
     # on a cluster, the trial itself killed any of its node processes that outlived its driver
-    release = trial.event("cluster_release")
+    release = trial.event(Event.CLUSTER_RELEASE)
     record = TrialRecord(
         trial_id=plan.trial_id, status=status, reason=reason, exit_code=proc.exitcode,
         exit_signal=exit_signal(proc.exitcode), started_epoch=t0,

@@ -180,18 +180,21 @@ class RLModuleSection(_Section):
     """Whether policy and value function share their hidden layers."""
 
 
-class TrialConfig(_Section):
-    """Everything one trial runs with: the spec's sections after the grid values are applied."""
+class TrialSections(_Section):
+    """The keys one trial runs with, declared once: a :class:`SweepSpec` holds them as the base its
+    grid and variants vary, a :class:`TrialConfig` as one trial's values after they are applied."""
 
     framework: Framework = "rllib"
     """The training system whose adapter runs the trial (``rllib``; ``plain``: no framework and no Ray,
-    the env stepped with random actions in the trial process, for lifecycle tests and env costs)."""
+    the env stepped with random actions in the trial process, for lifecycle tests and env costs).
+    Also a grid axis."""
     algo: Algo = "PPO"
-    """The RLlib algorithm (``PPO``: synchronous; ``APPO``, ``IMPALA``: asynchronous sampling, V-trace)."""
+    """The RLlib algorithm (``PPO``: synchronous; ``APPO``, ``IMPALA``: asynchronous sampling, V-trace).
+    Also a grid axis: ``algo: [PPO, APPO]``."""
     execution: Literal["tune", "script"] = "tune"
     """How the driver runs: ``tune`` as a Tune trial actor would (niced as Ray's workers, torch and BLAS threads
     limited to its CPUs); ``script`` as a plain ``algo.train()`` loop (normal priority, the libraries' own
-    thread defaults, no ``pin_driver``). docs/RUNNING.md, "Execution"."""
+    thread defaults, no ``pin_driver``). docs/RUNNING.md, "Execution". Also a grid axis and a variant key."""
     environment: EnvironmentSection
     """Which env and its env_config."""
     env_runners: EnvRunnersSection = Field(default_factory=EnvRunnersSection)
@@ -211,6 +214,10 @@ class TrialConfig(_Section):
     cpus: Union[int, None] = Field(None, ge=1, le=MAX_CPUS)
     """Machine size to emulate: the trial's Ray gets this many CPUs (less the driver's) and its
     process tree is pinned to this many cores. None: all cores."""
+
+
+class TrialConfig(TrialSections):
+    """Everything one trial runs with: the spec's sections after the grid values are applied."""
 
     @model_validator(mode="after")
     def _keys_of_its_algorithm(self) -> "TrialConfig":
@@ -244,28 +251,19 @@ class RaySection(_Section):
     """Start Ray's dashboard (web UI) in each trial; it is then bound to 127.0.0.1 only."""
 
 
-class SweepSpec(_Section):
-    """A validated sweep: the base trial config, the grid over it, and how to run each trial."""
+class _Named(_Section):
+    """The sweep's name, a base of its own only to keep it first (see :class:`SweepSpec`)."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=100)
     """Sweep name; used in the default output folder ``results/<name>/<timestamp>/``."""
-    framework: Framework = "rllib"
-    """See :class:`TrialConfig` (also a grid axis)."""
-    execution: Literal["tune", "script"] = "tune"
-    """See :class:`TrialConfig` (also a grid axis and a variant key)."""
-    algo: Algo = "PPO"
-    """RLlib algorithm: ``PPO``, ``APPO`` or ``IMPALA`` (also a grid axis: ``algo: [PPO, APPO]``)."""
-    environment: EnvironmentSection
-    """See :class:`TrialConfig`."""
-    env_runners: EnvRunnersSection = Field(default_factory=EnvRunnersSection)
-    learners: LearnersSection = Field(default_factory=LearnersSection)
-    resources: ResourcesSection = Field(default_factory=ResourcesSection)
-    threads: ThreadsSection = Field(default_factory=ThreadsSection)
-    training: TrainingSection = Field(default_factory=TrainingSection)
-    reporting: ReportingSection = Field(default_factory=ReportingSection)
-    rl_module: RLModuleSection = Field(default_factory=RLModuleSection)
-    cpus: Union[int, None] = Field(None, ge=1, le=MAX_CPUS)
-    """See :class:`TrialConfig`."""
+
+
+class SweepSpec(TrialSections, _Named):
+    """A validated sweep: the base trial config, the grid over it, and how to run each trial.
+
+    ``name`` comes from its own base so that it stays the first key (pydantic puts the fields of the
+    last base first), in the manifest's spec and in error lists, as it always was."""
+
     grid: dict[str, list[Any]] = Field(default_factory=dict)
     """Axis -> values; the trials are the cartesian product (axis names: see :func:`axis_target`)."""
     repeats: int = Field(1, ge=1, le=MAX_REPEATS)

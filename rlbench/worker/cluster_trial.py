@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from rlbench.results.events import Event
 from rlbench.results.layout import TrialFolder
 from rlbench.worker.ray_auth import enable_token_auth, runtime_env_for
 
@@ -103,7 +104,7 @@ class ClusterTrial:
         try:
             self.sampling = NodeSampling(self.events.t0_epoch, self.plan.sample_hz, self.adapter)
         except Exception as e:
-            self.events.write("node_sampling_error", error=f"{type(e).__name__}: {e}"[:500])
+            self.events.write(Event.NODE_SAMPLING_ERROR, error=f"{type(e).__name__}: {e}"[:500])
 
     def before_stop(self) -> None:
         """Stop the samplers, write their rows to the trial folder, record per-node figures."""
@@ -115,9 +116,9 @@ class ClusterTrial:
             results, summary = self.sampling.finish()
             self.processes = summary["processes"]
             summary["rows"] = write_node_rows(self.folder.path, self.plan.trial_id, results)
-            self.events.write("node_sampling", **summary)
+            self.events.write(Event.NODE_SAMPLING, **summary)
         except Exception as e:
-            self.events.write("node_sampling_error", error=f"{type(e).__name__}: {e}"[:500])
+            self.events.write(Event.NODE_SAMPLING_ERROR, error=f"{type(e).__name__}: {e}"[:500])
         self.sampling = None
 
     def after_shutdown(self) -> None:
@@ -127,7 +128,7 @@ class ClusterTrial:
             return
         try:
             release = release_job(self.plan.ray_address, self.job_id, self.processes)
-            self.events.write("cluster_release", job_id=self.job_id, **release)
+            self.events.write(Event.CLUSTER_RELEASE, job_id=self.job_id, **release)
         except Exception as e:
-            self.events.write("cluster_release", job_id=self.job_id, actors_left=None,
+            self.events.write(Event.CLUSTER_RELEASE, job_id=self.job_id, actors_left=None,
                               error=f"{type(e).__name__}: {e}"[:500])

@@ -2,7 +2,8 @@
 
 Every step of a trial (start, Ray up, build, each iteration, shutdown, errors) is an event, so a
 trial that is killed still leaves what it measured; the sweep reads the file as it grows
-(:class:`rlbench.results.files.EventTail`) and the tables are rebuilt from it.
+(:class:`rlbench.results.files.EventTail`) and the tables are rebuilt from it. The events' names
+and fields: :mod:`rlbench.results.events`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rlbench.results.events import Event
 from rlbench.results.files import open_append
 
 
@@ -28,7 +30,8 @@ class EventLog:
         """Seconds since the trial was launched."""
         return time.time() - self.t0_epoch
 
-    def write(self, event: str, **fields: Any) -> None:
+    def write(self, event: Event, **fields: Any) -> None:
+        """Append one event (its fields: :class:`rlbench.results.events.Event`)."""
         record = {"event": event, "t_s": round(self.now_s(), 6), **fields}
         self._file.write(json.dumps(record, default=_json_default) + "\n")
         self._file.flush()

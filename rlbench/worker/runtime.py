@@ -13,6 +13,7 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
+from rlbench.results.events import Event
 from rlbench.results.layout import TrialFolder
 from rlbench.worker.priority import nice_as_ray_worker
 
@@ -58,9 +59,9 @@ class RayRuntime:
             from rlbench.worker.cluster_trial import ClusterTrial
 
             self.cluster = ClusterTrial(plan, self.events, self.folder, self.adapter)
-            self.events.write("ray_init", ray_init_s=ray_init_s, session_dir=None, **self.cluster.after_connect())
+            self.events.write(Event.RAY_INIT, ray_init_s=ray_init_s, session_dir=None, **self.cluster.after_connect())
         else:
-            self.events.write("ray_init", ray_init_s=ray_init_s, session_dir=_ray_session_dir())
+            self.events.write(Event.RAY_INIT, ray_init_s=ray_init_s, session_dir=_ray_session_dir())
 
     def shutdown(self) -> None:
         """``ray.shutdown()`` if Ray is (still) up."""

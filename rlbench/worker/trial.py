@@ -21,6 +21,7 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rlbench.results.events import Event
 from rlbench.results.files import open_append
 from rlbench.results.layout import TrialFolder
 from rlbench.worker.events import EventLog, describe_error
@@ -164,17 +165,17 @@ def main(trial_dir: str, t0_epoch: float, gated: bool = False) -> int:
     me = read_stat(os.getpid())
     import multiprocessing
 
-    events.write("start", pid=os.getpid(), start_ticks=me.start_ticks if me else None,
+    events.write(Event.START, pid=os.getpid(), start_ticks=me.start_ticks if me else None,
                  forked_by_server=multiprocessing.parent_process() is not None)
     try:
         status = _run(plan, events, folder, gated)
     except KeyboardInterrupt:  # the sweep's Ctrl-C: _run has shut its runtime down; the iterations are kept
-        events.write("interrupted")
+        events.write(Event.INTERRUPTED)
         status = "interrupted"
     except BaseException as e:  # record everything, then leave
-        events.write("error", error=describe_error(e), traceback=traceback.format_exc())
+        events.write(Event.ERROR, error=describe_error(e), traceback=traceback.format_exc())
         status = "failed"
-    events.write("end", status=status)
+    events.write(Event.END, status=status)
     events.close()
     return 0 if status in ("ok", "skipped") else 1
 
@@ -193,7 +194,7 @@ def _wait_for_gate(folder: TrialFolder, events: EventLog) -> None:
     t = time.perf_counter()
     while not folder.gate.exists():
         time.sleep(0.01)
-    events.write("gate", waited_s=time.perf_counter() - t)
+    events.write(Event.GATE, waited_s=time.perf_counter() - t)
 
 
 #: What ``execution: script`` leaves out, as a plain ``algo.train()`` loop would: no thread counts
@@ -211,7 +212,7 @@ def _run(plan: TrialPlan, events: EventLog, folder: TrialFolder, gated: bool = F
     off |= SCRIPT_OFF if plan.config.execution == "script" else frozenset()
     pins = plan.packages.pins if plan.packages else {}
     versions = imported_versions(pins)
-    events.write("versions", versions=versions, pins=pins)
+    events.write(Event.VERSIONS, versions=versions, pins=pins)
     wrong = mismatches(pins, versions)
     if wrong:  # its environment is not what the variant pinned: fail, never a silent mix
         raise RuntimeError(f"this trial's process imports {'; '.join(wrong)} (variant {plan.variant})")
@@ -235,7 +236,7 @@ def _run(plan: TrialPlan, events: EventLog, folder: TrialFolder, gated: bool = F
         trainer = adapter.trainer(plan.config, seed=plan.seed, without=off)
         reason = trainer.infeasible_reason()
         if reason:
-            events.write("skipped", reason=reason)
+            events.write(Event.SKIPPED, reason=reason)
             return "skipped"
         t = time.perf_counter()
         trainer.build()
@@ -245,13 +246,13 @@ def _run(plan: TrialPlan, events: EventLog, folder: TrialFolder, gated: bool = F
             _pin_tree(plan.driver_cores, other_cores)
         threads = trainer.set_threads({} if "threads" in off else plan.torch_threads)
         facts = trainer.facts()
-        events.write("build", build_s=build_s, torch_threads=threads, thread_pools=_thread_pools(),
+        events.write(Event.BUILD, build_s=build_s, torch_threads=threads, thread_pools=_thread_pools(),
                      affinity=_affinities(),
                      niceness=nice_levels({} if plan.ray_address else facts.get("env_runner_pids")), **facts)
         if cluster is not None:
             cluster.after_build()
         _train(plan, trainer, events)
-        events.write("trained")  # the sweep may launch the next trial while this one shuts down
+        events.write(Event.TRAINED)  # the sweep may launch the next trial while this one shuts down
         return "ok"
     finally:
         if runtime.cluster is not None:
@@ -262,7 +263,7 @@ def _run(plan: TrialPlan, events: EventLog, folder: TrialFolder, gated: bool = F
                 trainer.stop()
         finally:
             runtime.shutdown()
-            events.write("shutdown", shutdown_s=time.perf_counter() - t)
+            events.write(Event.SHUTDOWN, shutdown_s=time.perf_counter() - t)
             if runtime.cluster is not None:
                 runtime.cluster.after_shutdown()
 
@@ -285,7 +286,7 @@ def _train(plan: TrialPlan, trainer: Trainer, events: EventLog) -> None:
         parts_s = timings.sample_s + timings.learn_s + timings.sync_s
         target_value = trainer.metric(target.metric) if target is not None else None
         events.write(
-            "iteration",
+            Event.ITERATION,
             iteration=iteration,
             warmup=iteration <= plan.warmup_iterations,
             t_start_s=t_start_s,
@@ -299,7 +300,7 @@ def _train(plan: TrialPlan, trainer: Trainer, events: EventLog) -> None:
         )
         trained_s += wall_s
         if target is not None and target.reached(target_value):
-            events.write("target_reached", iteration=iteration, metric=target.metric, value=target_value,
+            events.write(Event.TARGET_REACHED, iteration=iteration, metric=target.metric, value=target_value,
                          threshold=target.threshold, mode=target.mode)
             return
         if plan.stop_iterations is not None and iteration >= plan.stop_iterations:
