@@ -8,7 +8,7 @@ that only one adapter defines is exported here. Adding a framework: docs/ARCHITE
 
 from __future__ import annotations
 
-from rlbench.adapters.base import Adapter, ResourceDemand
+from rlbench.adapters.base import Adapter, ResourceDemand, unsupported
 from rlbench.adapters.plain import PlainAdapter
 from rlbench.adapters.rllib import RLlibAdapter
 
@@ -27,4 +27,4 @@ def get_adapter(framework: str = "rllib") -> Adapter:
     return _ADAPTERS[framework]
 
 
-__all__ = ["ALL_ROLES", "FRAMEWORKS", "Adapter", "ResourceDemand", "get_adapter"]
+__all__ = ["ALL_ROLES", "FRAMEWORKS", "Adapter", "ResourceDemand", "get_adapter", "unsupported"]

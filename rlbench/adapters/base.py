@@ -8,6 +8,7 @@ new adapter module that gives an :class:`Adapter`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias
 
@@ -182,6 +183,9 @@ class Adapter(Protocol):
     runtime: str | None
     """The runtime its trials need, started by the trial process (:mod:`rlbench.worker.runtime`):
     ``"ray"`` (a private local Ray, or a connection to a cluster), or None (nothing: no Ray process)."""
+    requires: dict[str, str]
+    """Distribution -> the oldest release the adapter can drive (``{"ray": "2.40.0"}``); an older one is
+    refused before anything runs (:func:`unsupported`)."""
 
     def is_asynchronous(self, algo: str) -> bool:
         """Whether the algorithm samples while it learns (its iteration's phases overlap, so the driver's
@@ -211,3 +215,20 @@ class Adapter(Protocol):
     def trainer(self, config: Any, *, seed: int | None, without: frozenset[str] = frozenset()) -> Trainer:
         """A trainer for one trial config (nothing is built yet); ``without`` names instruments left
         out for a fidelity diagnosis (``callback``, ``stats``: :mod:`rlbench.run.switches`)."""
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """``2.40.0rc1`` -> (2, 40, 0): the release numbers a version starts with (pre-releases count as their release)."""
+    found = re.match(r"\d+(\.\d+)*", version.strip())
+    return tuple(int(part) for part in found.group().split(".")) if found else ()
+
+
+def unsupported(requires: dict[str, str], versions: dict[str, str | None], who: str) -> list[str]:
+    """``ray 2.9.3 is older than 2.40.0, the oldest the rllib adapter drives`` for every distribution of
+    ``versions`` (name -> version; None: not installed, not judged) older than ``requires`` allows."""
+    out = []
+    for dist, oldest in requires.items():
+        have = versions.get(dist)
+        if have and _release(have) < _release(oldest):
+            out.append(f"{dist} {have} is older than {oldest}, the oldest the {who} adapter drives")
+    return out

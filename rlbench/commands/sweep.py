@@ -91,6 +91,13 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
         loaded = load_spec(args.config)
     except SpecError as e:
         return bad_input(console, str(e))
+    return sweep_loaded(loaded, args, console)
+
+
+def sweep_loaded(loaded, args: argparse.Namespace, console: Console) -> int:
+    """Plan (``args.dry_run``) or run a loaded spec and write its results; the exit code. ``rlbench history``
+    runs its versions through here (``args``: config, out, dry_run, address, resume, retry_failed, and
+    optionally resume_with: the command that resumes, printed when interrupted)."""
     for note in loaded.alias_notes:
         say(console, f"alias: {note}", "dim")
     warn_if_auth_disabled(console)
@@ -151,7 +158,8 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
     if outcome.interrupted:
         console.print(Text.assemble(("Interrupted", "yellow"), plain(
             f": {outcome.unfinished} of {len(outcome.trial_ids)} trials still to run (what the interrupted trial "
-            f"measured is kept). Resume with:"), "\n  ", plain(resume_command(args.config, out_dir))), soft_wrap=True)
+            f"measured is kept). Resume with:"), "\n  ", plain(getattr(args, "resume_with", None) or resume_command(args.config, out_dir))),
+            soft_wrap=True)
         return EXIT_INTERRUPTED
     return EXIT_FAILED if outcome.failed else EXIT_OK
 

@@ -57,6 +57,11 @@ COMPARE_JSON = "compare.json"
 AUTOCONFIG_JSON = "autoconfig.json"
 #: autoconfig's resumable state: the probes, each stage's arguments, request -> trial id.
 AUTOCONFIG_STATE = "autoconfig_state.json"
+#: ``rlbench history``: the trend per configuration and the step verdicts (in the sweep's folder), its figure
+#: (in ``plots/``); ``rlbench bisect``: every probe and the answer (beside its probes' folders).
+HISTORY_JSON = "history.json"
+HISTORY_PNG = "history.png"
+BISECT_JSON = "bisect.json"
 
 PLAN_FILE = "plan.json"
 EVENTS_FILE = "events.jsonl"

@@ -42,6 +42,7 @@ from rlbench.spec.relative import (
     resolve,
 )
 from rlbench.spec.training import ALGOS, REMOVED
+from rlbench.spec.variants import unsupported_pins
 from rlbench.spec.yamlfile import LineMap, read_yaml
 
 
@@ -300,6 +301,14 @@ def spec_from_dict(
             trials.append(GridPoint({axis_column(a): column_value(v) for a, v in zip(axes, combo)}, config,
                                     relative=tuple(relative), raw=mine if relative else None,
                                     variant=variant.name if variant else None))
+    frameworks: dict[str, set[str]] = {}
+    for point in trials:
+        frameworks.setdefault(point.variant or "", set()).add(point.config.framework)
+    for i, dist, why in unsupported_pins(spec, frameworks):  # e.g. ray: "2.9.3" under the RLlib adapter
+        line = lines.line(("variants", i, "packages", dist))
+        problems.append(f"{path}{':' + str(line) if line else ''}: variants[{i}].packages.{dist}: {why}")
+    if problems:
+        fail(problems)
     loaded = LoadedSpec(source=path, spec=spec, points=trials,
                         alias_notes=[f"{k}  (first at {v})" for k, v in notes.items()])
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Sequence, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from rlbench.adapters import get_adapter, unsupported
 from rlbench.spec.errors import _ValueErrorAt
 
 if TYPE_CHECKING:
@@ -95,6 +96,19 @@ def package_set(spec: SweepSpec, variant: str | None) -> PackageSet | None:
     """The packages the named variant pins (None without pins)."""
     found = next((v for v in spec.variants if v.name == variant), None)
     return PackageSet(pins=dict(found.packages), index=found.index) if found and found.packages else None
+
+
+def unsupported_pins(spec: SweepSpec, frameworks: dict[str, set[str]]) -> list[tuple[int, str, str]]:
+    """(variant index, distribution, why) for every pin older than an adapter its variant runs under can
+    drive (``frameworks``: variant name -> the frameworks of its grid points); refused before anything runs."""
+    out = []
+    for i, variant in enumerate(spec.variants):
+        for framework in sorted(frameworks.get(variant.name, ())):
+            adapter = get_adapter(framework)
+            for why in unsupported(adapter.requires, dict(variant.packages), adapter.name):
+                dist = why.split(" ", 1)[0]
+                out.append((i, dist, f"{why}: pin {adapter.requires[dist]} or later (docs/VERSIONS.md)"))
+    return out
 
 
 T = TypeVar("T")

@@ -204,7 +204,7 @@ SCRIPT_OFF = frozenset({"threads", "niceness"})
 
 
 def _run(plan: TrialPlan, events: EventLog, folder: TrialFolder, gated: bool = False) -> str:
-    from rlbench.adapters import get_adapter
+    from rlbench.adapters import get_adapter, unsupported
     from rlbench.worker.runtime import _worker_pythonpath, runtime_for
 
     adapter = get_adapter(plan.config.framework)
@@ -216,6 +216,9 @@ def _run(plan: TrialPlan, events: EventLog, folder: TrialFolder, gated: bool = F
     wrong = mismatches(pins, versions)
     if wrong:  # its environment is not what the variant pinned: fail, never a silent mix
         raise RuntimeError(f"this trial's process imports {'; '.join(wrong)} (variant {plan.variant})")
+    too_old = unsupported(adapter.requires, versions, adapter.name)
+    if too_old:  # a release older than the adapter's range: refused, not driven into a confusing error
+        raise RuntimeError(f"this trial's process imports {'; '.join(too_old)} (docs/VERSIONS.md)")
     if plan.cores and "affinity" not in off:  # empty on a cluster: no pinning
         os.sched_setaffinity(0, plan.cores)
     os.environ["PYTHONPATH"] = _worker_pythonpath()

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import zipfile
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from conftest import run_cli
+from wheels import write_wheel
 
 from rlbench.run.envs import EnvError, ensure_env, env_key, source_root
 from rlbench.worker.versions import imported_versions, mismatches
@@ -18,17 +18,7 @@ from rlbench.worker.versions import imported_versions, mismatches
 
 def wheel(folder: Path, version: str) -> Path:
     """A pure-Python wheel of the distribution ``rlbench-probe`` (module ``rlbench_probe``) at ``version``."""
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"rlbench_probe-{version}-py3-none-any.whl"
-    info = f"rlbench_probe-{version}.dist-info"
-    files = {"rlbench_probe/__init__.py": f'__version__ = "{version}"\n',
-             f"{info}/METADATA": f"Metadata-Version: 2.1\nName: rlbench-probe\nVersion: {version}\n",
-             f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: rlbench-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
-    files[f"{info}/RECORD"] = "".join(f"{name},,\n" for name in [*files, f"{info}/RECORD"])
-    with zipfile.ZipFile(path, "w") as z:
-        for name, text in files.items():
-            z.writestr(name, text)
-    return path
+    return write_wheel(folder, "rlbench-probe", version, {"rlbench_probe/__init__.py": f'__version__ = "{version}"\n'})
 
 
 @pytest.fixture(scope="module")

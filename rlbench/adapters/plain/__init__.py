@@ -35,6 +35,7 @@ class PlainAdapter:
     system_titles: tuple[str, ...] = ()
     algorithms = ("PPO", "APPO", "IMPALA")  # accepted and ignored: nothing learns
     runtime = None
+    requires: dict[str, str] = {}
 
     def is_asynchronous(self, algo: str) -> bool:
         return False

@@ -25,6 +25,14 @@ if TYPE_CHECKING:
     from rlbench.adapters.rllib.lifecycle import RLlibTrainer
     from rlbench.adapters.base import TrialConfig
 
+#: The oldest Ray this adapter drives: RLlib's new API stack as the adapter calls it. ``config.env_runners()``
+#: and ``num_env_runners`` replaced ``rollouts()`` in ray-project/ray#44896 (April 2024), ``.learners()`` took
+#: the learner keys out of ``.resources()`` later in 2024, and the new API stack became PPO's default in 2.40
+#: (the ``env_runners/...`` and ``learners/...`` result keys the adapter reads come with it). Conservative:
+#: the adapter's facts are measured on 2.60 (tests/adapters/); a release between may still miss a key,
+#: which its trial then names. An older ray is refused before anything runs (docs/VERSIONS.md).
+SUPPORTED_RAY = "2.40.0"
+
 
 class RLlibAdapter:
     """RLlib (new API stack) as an :class:`rlbench.adapters.base.Adapter`."""
@@ -38,6 +46,7 @@ class RLlibAdapter:
     system_titles = tuple(title for title, role in RAY_TITLE_ROLES.items() if role == "ray_system")
     algorithms = ("PPO", "APPO", "IMPALA")
     runtime = "ray"
+    requires = {"ray": SUPPORTED_RAY}
 
     def is_asynchronous(self, algo: str) -> bool:
         return algo in ASYNC_ALGOS
@@ -73,4 +82,4 @@ class RLlibAdapter:
         return RLlibTrainer(config, seed=seed, without=without)
 
 
-__all__ = ["RLlibAdapter", "RAY_TITLE_ROLES", "ROLES", "classify_process", "resource_demand", "torch_threads"]
+__all__ = ["SUPPORTED_RAY", "RLlibAdapter", "RAY_TITLE_ROLES", "ROLES", "classify_process", "resource_demand", "torch_threads"]

@@ -1,0 +1,174 @@
+"""Bisecting releases: the first version of a package at which a configuration got slower (or faster).
+
+Pure: the measuring is a callable, ``measure(reference, candidate) -> [VersionStep, ...]`` (one per
+configuration, :class:`~rlbench.analysis.history.VersionStep`), which ``rlbench bisect`` makes from a
+small interleaved sweep of the two versions; the tests give hand-made steps. The search:
+
+1. the ends, ``good`` against ``bad``: a change of at least the threshold with evidence (the paired
+   comparison's, :func:`~rlbench.analysis.findings.variant_differs`) sets the direction; without one the
+   bisect stops there, saying so;
+2. halving over the versions between them, each probe a comparison of the middle version against the
+   good end (a probe that is beyond the threshold without evidence is measured once more; a version
+   with no reading, e.g. one that would not install, is left out as ``git bisect skip`` does);
+3. the final adjacent pair compared with each other, unless the last probe was that pair already.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+from rlbench.analysis.history import VersionStep
+from rlbench.analysis.stats import CONFIDENCE, interval_text
+
+#: One comparison of two versions: (reference, candidate) -> configuration label -> its step.
+Measure = Callable[[str, str], dict[str, VersionStep]]
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One measured comparison of the bisect."""
+
+    purpose: str
+    """``ends`` (good against bad), ``probe`` (a middle version against the good end) or ``confirm``."""
+    reference: str
+    """The version compared against."""
+    candidate: str
+    """The version judged."""
+    outcome: str
+    """``bad`` (changed beyond the threshold with evidence), ``good``, ``unclear`` (beyond the threshold
+    without evidence) or ``no data`` (a side has no reading)."""
+    steps: dict[str, VersionStep]
+    """The comparison on every configuration (label -> step)."""
+
+
+@dataclass
+class BisectResult:
+    """What the bisect found, and every probe it measured."""
+
+    status: str
+    """``found``, ``no_difference`` (the ends do not differ at the threshold with evidence), ``unconfirmed``
+    (the final adjacent pair does not differ alone: the change is spread over releases) or ``undecided``."""
+    sentence: str
+    """The answer in one sentence."""
+    candidates: list[str]
+    """The versions searched, good end first."""
+    direction: str | None = None
+    """``slower`` or ``faster``: what the bad end is, against the good end."""
+    first_bad: str | None = None
+    """The first version that is ``direction`` (with ``found`` and ``unconfirmed``)."""
+    last_good: str | None = None
+    """The version before it."""
+    configuration: str | None = None
+    """The configuration that changed most between the two (its label)."""
+    step: VersionStep | None = None
+    """The comparison of the two on it (its ratio and interval)."""
+    skipped: list[str] = field(default_factory=list)
+    """Versions left out for having no reading."""
+    probes: list[Probe] = field(default_factory=list)
+    """Every comparison measured, in order."""
+
+    def as_json(self) -> dict[str, Any]:
+        """``bisect.json``'s body."""
+        return {**asdict(self), "confidence": CONFIDENCE}
+
+
+def _beyond(step: VersionStep, threshold: float, direction: str) -> bool:
+    r = step.paired_ratio
+    return r is not None and (r <= 1 - threshold if direction == "slower" else r >= 1 + threshold)
+
+
+def judge(steps: dict[str, VersionStep], threshold: float, direction: str) -> str:
+    """``bad`` if a configuration changed in ``direction`` by at least ``threshold`` with evidence,
+    ``unclear`` if one did without evidence, ``no data`` if none has a reading, else ``good``."""
+    read = [s for s in steps.values() if s.paired_ratio is not None]
+    if not read:
+        return "no data"
+    if any(s.differs and _beyond(s, threshold, direction) for s in read):
+        return "bad"
+    return "unclear" if any(_beyond(s, threshold, direction) for s in read) else "good"
+
+
+def _worst(steps: dict[str, VersionStep], direction: str) -> tuple[str, VersionStep] | None:
+    read = [(label, s) for label, s in steps.items() if s.paired_ratio is not None]
+    return (min if direction == "slower" else max)(read, key=lambda ls: ls[1].paired_ratio) if read else None
+
+
+def _figure(worst: tuple[str, VersionStep] | None) -> str:
+    if worst is None:
+        return "no reading"
+    label, step = worst
+    return (f"paired ratio {step.paired_ratio:.3f}, {CONFIDENCE:.0%} CI "
+            f"{interval_text(step.paired_ci_low, step.paired_ci_high)}, {step.rounds} rounds"
+            + ("" if label == "all" else f", on {label}"))
+
+
+def bisect(candidates: list[str], measure: Measure, *, threshold: float, package: str = "") -> BisectResult:
+    """Find the first of ``candidates`` (good end first, bad end last, the versions between in release
+    order) that differs from the good end beyond ``threshold``; see the module's docstring."""
+    versions = list(candidates)
+    good, bad = versions[0], versions[-1]
+    name = (lambda v: f"{package}=={v}") if package else (lambda v: v)
+    result = BisectResult("undecided", "", list(candidates))
+
+    def probe(purpose: str, reference: str, candidate: str, direction: str) -> str:
+        for _ in range(2):  # an unclear probe is measured once more: a fresh interleaved comparison
+            steps = measure(reference, candidate)
+            outcome = judge(steps, threshold, direction)
+            result.probes.append(Probe(purpose, reference, candidate, outcome, steps))
+            if outcome != "unclear":
+                break
+        return outcome
+
+    ends = measure(good, bad)
+    direction = next((d for d in ("slower", "faster") if judge(ends, threshold, d) == "bad"), None)
+    if direction is None:
+        outcomes = {judge(ends, threshold, d) for d in ("slower", "faster")}
+        outcome = next((o for o in ("no data", "unclear") if o in outcomes), "good")
+        result.probes.append(Probe("ends", good, bad, outcome, ends))
+        result.status = "undecided" if outcome == "no data" else "no_difference"
+        worst = _figure(_worst(ends, "slower"))
+        result.sentence = {
+            "no data": f"{name(good)} or {name(bad)} has no reading: see their trials' reasons",
+            "unclear": f"{name(bad)} differs from {name(good)} by {threshold:.0%} or more, but without evidence "
+                       f"({worst}): nothing to bisect yet; more --rounds could show it",
+            "good": f"no difference of {threshold:.0%} or more between {name(good)} and {name(bad)} ({worst}): "
+                    "nothing to bisect"}[outcome]
+        return result
+    result.probes.append(Probe("ends", good, bad, "bad", ends))
+    result.direction = direction
+    lo, hi = 0, len(versions) - 1
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        outcome = probe("probe", good, versions[mid], direction)
+        if outcome == "no data":
+            result.skipped.append(versions.pop(mid))
+            hi -= 1
+        elif outcome == "unclear":
+            result.status = "undecided"
+            result.sentence = (f"{name(versions[mid])} could not be told apart from {name(good)} twice "
+                               f"({_figure(_worst(result.probes[-1].steps, direction))}): give more --rounds")
+            return result
+        elif outcome == "bad":
+            hi = mid
+        else:
+            lo = mid
+    result.last_good, result.first_bad = versions[lo], versions[hi]
+    if lo == 0:  # the pair was measured already: the ends, or the last probe that found it bad
+        confirming = next(p for p in reversed(result.probes) if p.candidate == versions[hi] and p.outcome == "bad")
+        outcome = "bad"
+    else:
+        outcome = probe("confirm", versions[lo], versions[hi], direction)
+        confirming = result.probes[-1]
+    worst = _worst(confirming.steps, direction)
+    result.configuration, result.step = worst if worst else (None, None)
+    change = f"{name(versions[lo])} -> {name(versions[hi])}: {_figure(worst)}"
+    if outcome == "bad":
+        result.status = "found"
+        result.sentence = f"first {direction} version: {name(versions[hi])} ({change})"
+    else:
+        result.status = "unconfirmed"
+        result.sentence = (f"{name(versions[hi])} is the first version {direction} than {name(good)} beyond "
+                           f"{threshold:.0%}, but not than {name(versions[lo])} alone ({change}): the change is "
+                           "spread over several releases")
+    return result

@@ -1,0 +1,187 @@
+"""A package's releases compared on each configuration: the trend and the step between adjacent releases.
+
+``rlbench history`` runs a spec's configurations across versions of one package as variants, round by
+round (:mod:`rlbench.spec.versions`). Per configuration and version this gives the median over rounds of
+the throughput (``env_steps_per_s``) and, when the spec has a ``stop`` target, of the time to it
+(``time_to_target_s``), each with a bootstrap interval (:func:`~rlbench.analysis.stats.median_ci`); per
+pair of adjacent versions, the paired comparison of the variants (:func:`~rlbench.analysis.variants.compare_pair`:
+ratio of medians, paired ratio, Wilcoxon) and its verdict (:func:`~rlbench.analysis.findings.variant_verdict`:
+none without :data:`~rlbench.analysis.findings.ROUNDS_FOR_EVIDENCE` rounds and both intervals on one side of 1).
+A step is *flagged* when it has that evidence and moved by at least the threshold.
+
+Time to target is compared as its inverse, the speed to the target, so that in every step a ratio below
+1 means the later version is slower, whichever the metric.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rlbench.analysis.findings import variant_differs, variant_verdict
+from rlbench.analysis.stats import CONFIDENCE, median_ci
+from rlbench.analysis.variants import compare_pair
+
+#: Metric -> (trials-table column, unit in words). Time to target: lower is better.
+METRICS: dict[str, tuple[str, str]] = {"throughput": ("env_steps_per_s", "env steps/s"),
+                                       "time_to_target": ("time_to_target_s", "s to target")}
+
+
+@dataclass(frozen=True)
+class VersionPoint:
+    """One version on one configuration: its medians over the rounds with their intervals."""
+
+    version: str
+    """The package's version."""
+    variant: str
+    """Its variant's name (``ray-2.59.0``)."""
+    ok_rounds: int
+    """Rounds in which its trial finished ok."""
+    env_steps_per_s: float | None
+    """Median steady-state throughput over those rounds."""
+    env_steps_per_s_ci_low: float | None
+    """Lower end of its 95% interval (None with fewer than 2 rounds)."""
+    env_steps_per_s_ci_high: float | None
+    """Upper end."""
+    reached_target: int | None = None
+    """Rounds whose trial reached the ``stop`` target (None: the spec has none)."""
+    time_to_target_s: float | None = None
+    """Median seconds to the target over the rounds that reached it."""
+    time_to_target_s_ci_low: float | None = None
+    """Lower end of its 95% interval."""
+    time_to_target_s_ci_high: float | None = None
+    """Upper end."""
+
+
+@dataclass(frozen=True)
+class VersionStep:
+    """One version against the one before it on one configuration and metric."""
+
+    before: str
+    """The earlier version."""
+    after: str
+    """The later version."""
+    metric: str
+    """``throughput`` or ``time_to_target`` (compared as speed to the target)."""
+    ratio: float | None
+    """after / before of the medians (speeds: below 1, the later version is slower)."""
+    ci_low: float | None
+    """Lower end of its 95% interval (sides resampled independently)."""
+    ci_high: float | None
+    """Upper end."""
+    paired_ratio: float | None
+    """Median over the rounds both ran of after / before in that round."""
+    paired_ci_low: float | None
+    """Lower end of its 95% interval (rounds resampled)."""
+    paired_ci_high: float | None
+    """Upper end."""
+    rounds: int
+    """Rounds in which both versions have a reading (the pairs)."""
+    wilcoxon_p: float | None
+    """Two-sided exact Wilcoxon signed-rank p-value of the rounds' log ratios."""
+    differs: bool
+    """Evidence of a difference (both intervals on one side of 1 and the rank test agrees)."""
+    flagged: bool
+    """``differs`` and the paired ratio moved by at least the threshold."""
+    verdict: str
+    """``ray-2.59.0 is 12.3% slower than ray-2.58.0 (...)`` or ``no evidence of a difference (...)``."""
+
+
+@dataclass(frozen=True)
+class ConfigTrend:
+    """One configuration across the versions."""
+
+    label: str
+    """The grid point's axis values, ``a=1, b=2`` (``all`` without grid axes)."""
+    axes: dict[str, Any]
+    """Grid axis column -> value."""
+    points: list[VersionPoint]
+    """One per version, in the order given."""
+    steps: list[VersionStep] = field(default_factory=list)
+    """One per adjacent pair of versions and metric."""
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else value
+
+
+def _rates(frame: pd.DataFrame, metric: str) -> dict[int, float]:
+    """round -> the metric as a speed (throughput, or 1 / time to target) of the rounds with a reading."""
+    column = METRICS[metric][0]
+    values = pd.to_numeric(frame[column], errors="coerce") if column in frame else pd.Series(dtype=float)
+    out = {}
+    for r, v in zip(frame["_round"], values):
+        if np.isfinite(v) and v > 0:
+            out[int(r)] = float(v) if metric == "throughput" else 1.0 / float(v)
+    return out
+
+
+def _point(frame: pd.DataFrame, version: str, variant: str, with_target: bool) -> VersionPoint:
+    tput = median_ci(pd.to_numeric(frame["env_steps_per_s"], errors="coerce").dropna().tolist())
+    target: dict[str, Any] = {}
+    if with_target:
+        reached = frame[frame["reached_target"].fillna(False).astype(bool)] if "reached_target" in frame else frame[:0]
+        ttt = median_ci(pd.to_numeric(reached.get("time_to_target_s", pd.Series(dtype=float)), errors="coerce")
+                        .dropna().tolist())
+        target = {"reached_target": len(reached), "time_to_target_s": ttt.median,
+                  "time_to_target_s_ci_low": ttt.ci_low, "time_to_target_s_ci_high": ttt.ci_high}
+    return VersionPoint(version, variant, len(frame), tput.median, tput.ci_low, tput.ci_high, **target)
+
+
+def compare_step(before: dict[int, float], after: dict[int, float], versions: tuple[str, str], names: tuple[str, str],
+                 metric: str, threshold: float) -> VersionStep:
+    """``after`` against ``before`` (each round -> speed) of ``versions``, with the verdict in words (of ``names``)."""
+    figures = compare_pair(before, after)
+    differs = variant_differs(figures)
+    paired = figures["paired_ratio"]
+    flagged = differs and paired is not None and abs(1 - paired) >= threshold
+    keep = {k: figures[k] for k in ("ratio", "ci_low", "ci_high", "paired_ratio", "paired_ci_low", "paired_ci_high",
+                                    "rounds", "wilcoxon_p")}
+    return VersionStep(versions[0], versions[1], metric, **keep, differs=differs, flagged=flagged,
+                       verdict=variant_verdict(names[0], names[1], figures))
+
+
+def history_trends(trials: pd.DataFrame, axes: list[str], versions: list[tuple[str, str]], *,
+                   threshold: float = 0.05) -> list[ConfigTrend]:
+    """Per grid point (``axes``: its columns), every version (``versions``: (version, variant name), in
+    order) and the step between each adjacent pair: throughput always, time to target when the trials
+    ran with a target."""
+    if "variant" not in trials or trials.empty:
+        return []
+    ok = trials[trials["status"] == "ok"]
+    ok = ok.assign(_round=(ok["round"] if "round" in ok else ok["repeat"]).astype(int))
+    with_target = "reached_target" in trials and trials["reached_target"].notna().any()
+    metrics = ["throughput", "time_to_target"] if with_target else ["throughput"]
+    ordered = trials.sort_values("index")
+    keys = [json.dumps([_plain(v) for v in row], default=str) for row in ordered[axes].itertuples(index=False)] \
+        if axes else ["[]"] * len(ordered)
+    out = []
+    for key in dict.fromkeys(keys):
+        values = json.loads(key)
+        mine = ok
+        for axis, value in zip(axes, values):
+            mine = mine[[json.dumps(_plain(v), default=str) == json.dumps(value) for v in mine[axis]]]
+        label = ", ".join(f"{a}={v}" for a, v in zip(axes, values)) or "all"
+        sides = {name: mine[mine["variant"] == name] for _, name in versions}
+        points = [_point(sides[name], version, name, with_target) for version, name in versions]
+        steps = [compare_step(_rates(sides[a], metric), _rates(sides[b], metric), (va, vb), (a, b), metric, threshold)
+                 for metric in metrics for (va, a), (vb, b) in zip(versions, versions[1:])]
+        out.append(ConfigTrend(label, dict(zip(axes, values)), points, steps))
+    return out
+
+
+def flagged_steps(trends: list[ConfigTrend]) -> list[tuple[ConfigTrend, VersionStep]]:
+    """Every step with evidence of a change of at least the threshold, with its configuration."""
+    return [(t, s) for t in trends for s in t.steps if s.flagged]
+
+
+def history_json(trends: list[ConfigTrend], *, package: str, versions: list[str], threshold: float,
+                 rounds: int, results: str) -> dict[str, Any]:
+    """What ``history.json`` holds: the inputs, and every configuration's points and steps."""
+    return {"package": package, "versions": versions, "rounds": rounds, "threshold": threshold,
+            "confidence": CONFIDENCE, "results": results, "flagged": len(flagged_steps(trends)),
+            "configurations": [asdict(t) for t in trends]}

@@ -1,0 +1,161 @@
+"""``rlbench bisect SPEC --package ray --good 2.50.0 --bad 2.60.0``: the first release at which the spec's
+configurations got slower (or faster), found by halving with interleaved probes (docs/VERSIONS.md).
+
+Exit codes (rlbench.commands.exit_codes): 0 the first bad version was found and confirmed, or the ends do
+not differ (said in a sentence); 1 no answer (a probe stayed unclear, or the final pair does not differ
+alone); 2 bad input (nothing run or written); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.text import Text
+
+from rlbench.commands._common import bad_input, own_path, say
+from rlbench.commands._versions import add_package_arguments, fraction, listed_versions, rounds_of, unknown_message
+from rlbench.commands.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from rlbench.results.text import plain
+
+NAME = "bisect"
+HELP = "find the first release of a package (e.g. ray) at which the spec got slower, by halving"
+EPILOG = """\
+examples:
+  rlbench bisect configs/smoke.yaml --package ray --good 2.50.0 --bad 2.60.0
+  rlbench bisect SPEC --package ray --good 2.50.0 --bad 2.60.0 --metric time_to_target --threshold 10%
+  rlbench bisect SPEC --package mysim --good 1.0.0 --bad 1.3.0 --index ./wheels --rounds 6
+  rlbench bisect SPEC --package ray --good 2.50.0 --bad 2.60.0 --versions-from 2.50.0,2.54.0,2.57.0,2.60.0
+
+first both ends are measured as two variants, interleaved; without a change of --threshold or more with evidence
+it stops (exit 0) and says so. Then each probe compares the middle version with the good end (the versions
+between: the index's listing, or --versions-from), and the final adjacent pair is compared with each other.
+
+results (DIR: --out, default results/<name>_bisect/<timestamp>/):
+  DIR/bisect.json   the answer (first bad version, its paired ratio and 95% CI) and every probe
+  DIR/NN-<a>-vs-<b>/  each probe's own sweep folder (trials.parquet: variant, round, versions)
+
+exit codes: 0 found and confirmed, or no difference at the ends; 1 no answer; 2 bad input; 130 interrupted."""
+
+
+def setup_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("config", type=Path, help="sweep spec (YAML) without variants:, best with one configuration")
+    p.add_argument("--good", required=True, help="a version without the change, e.g. 2.50.0")
+    p.add_argument("--bad", required=True, help="a version with it, e.g. 2.60.0")
+    p.add_argument("--metric", choices=("throughput", "time_to_target"), default="throughput",
+                   help="throughput: env steps/s; time_to_target: seconds to the spec's stop target (compared as speed)")
+    add_package_arguments(p)
+    p.add_argument("--versions-from", default=None,
+                   help="the versions to search, in release order, comma-separated (default: the index's listing)")
+    p.add_argument("--out", type=Path, default=None, help="result folder (default: results/<name>_bisect/<timestamp>/)")
+
+
+def candidates_of(args: argparse.Namespace, index: str | None, console: Console) -> list[str]:
+    """good, the versions between, bad; ValueError for an end the list lacks."""
+    from rlbench.run.index import between, unknown_versions
+    from rlbench.spec.variants import VERSION_PATTERN
+    from rlbench.spec.versions import parse_versions
+
+    if args.versions_from is not None:
+        given = parse_versions(args.versions_from, "--versions-from")
+        missing = [v for v in (args.good, args.bad) if v not in given]
+        if missing:
+            raise ValueError(f"--versions-from does not list {' and '.join(missing)}: give the ends in it too")
+        i, j = given.index(args.good), given.index(args.bad)
+        return given[i:j + 1] if i < j else given[j:i + 1][::-1]
+    listed = listed_versions(args.package, index, console)
+    if listed is None:
+        raise ValueError(f"the versions of {args.package} between {args.good} and {args.bad} could not be listed: give "
+                         "them with --versions-from")
+    unknown = unknown_versions([args.good, args.bad], listed)
+    if unknown:
+        raise ValueError("--good/--bad " + unknown_message(args.package, index, unknown, listed))
+    # what a variant may pin (no epochs, no local parts): the rest of a listing is left out
+    return [v for v in between(listed, args.good, args.bad) if re.fullmatch(VERSION_PATTERN, v)]
+
+
+def run(args: argparse.Namespace, console: Console) -> int:
+    from rlbench.analysis.findings import ROUNDS_FOR_EVIDENCE
+    from rlbench.spec.model import SpecError
+    from rlbench.spec.versions import load_versions, parse_versions
+
+    try:
+        if args.good == args.bad:
+            raise ValueError(f"--good and --bad are both {args.good}: give two different versions")
+        parse_versions(f"{args.good},{args.bad}", "--good/--bad")
+        threshold, rounds = fraction(args.threshold), rounds_of(args)
+        if rounds < ROUNDS_FOR_EVIDENCE:
+            raise ValueError(f"--rounds {rounds}: a probe needs {ROUNDS_FOR_EVIDENCE} rounds to give evidence either way")
+        loaded = load_versions(args.config, args.package, [args.good, args.bad], rounds, args.index)
+        if args.metric == "time_to_target" and loaded.spec.stop.target is None:
+            raise ValueError(f"--metric time_to_target: {args.config} has no stop target (stop: {{target: ...}}; "
+                             "docs/SPEC.md)")
+        index = loaded.spec.variants[0].index
+        candidates = candidates_of(args, index, console)
+    except (SpecError, ValueError) as e:
+        return bad_input(console, str(e))
+    probes = 1 + math.ceil(math.log2(max(1, len(candidates) - 1))) + (len(candidates) > 2)
+    say(console, f"bisect {args.package} over {len(candidates)} versions ({', '.join(candidates)}): about {probes} "
+                 f"probes of {rounds * len(loaded.points)} trials, threshold {threshold:.0%}, {args.metric}")
+    if args.dry_run:
+        from rlbench.commands.sweep import sweep_loaded
+
+        say(console, "the first probe, the ends:")
+        return sweep_loaded(loaded, argparse.Namespace(config=args.config, out=None, dry_run=True, address=None,
+                                                       resume=False, retry_failed=False), console)
+    from rlbench.run.sweep import default_out_dir
+
+    out_dir = own_path(args.out) or default_out_dir(f"{loaded.spec.name}_bisect")
+    try:
+        return _bisect(args, out_dir, candidates, threshold, rounds, console)
+    except KeyboardInterrupt:
+        console.print(Text.assemble(("Interrupted", "yellow"), plain(f": the probes so far are in {out_dir}")))
+        return EXIT_INTERRUPTED
+
+
+def _bisect(args, out_dir: Path, candidates: list[str], threshold: float, rounds: int, console: Console) -> int:
+    from rlbench.analysis.bisect import bisect
+    from rlbench.analysis.history import history_trends
+    from rlbench.analysis.tables import build_tables
+    from rlbench.report.versions import bisect_table
+    from rlbench.results.files import write_json
+    from rlbench.results.layout import BISECT_JSON
+    from rlbench.results.lock import OutDirError, check_new_sweep_folder
+    from rlbench.run.sweep import run_sweep
+    from rlbench.run.trial import release_fork_server
+    from rlbench.spec.versions import load_versions, variant_name
+
+    try:
+        check_new_sweep_folder(out_dir)
+        if out_dir.exists() and any(out_dir.iterdir()):
+            raise OutDirError(f"{out_dir} is not empty: choose another --out")
+    except OutDirError as e:
+        return bad_input(console, str(e))
+    folders: list[str] = []
+
+    def measure(reference: str, candidate: str):
+        loaded = load_versions(args.config, args.package, [reference, candidate], rounds, args.index)
+        probe_dir = out_dir / f"{len(folders) + 1:02d}-{reference}-vs-{candidate}"
+        say(console, f"probe {len(folders) + 1}: {args.package} {candidate} against {reference} -> {probe_dir}", "bold")
+        folders.append(str(probe_dir))
+        run_sweep(loaded, probe_dir, console=console, argv=sys.argv)
+        trials = build_tables(probe_dir)["trials"]
+        axes = list(loaded.points[0].axes) if loaded.points else []
+        trends = history_trends(trials, axes, [(v, variant_name(args.package, v)) for v in (reference, candidate)],
+                                threshold=threshold)
+        return {t.label: s for t in trends for s in t.steps if s.metric == args.metric}
+
+    result = bisect(candidates, measure, threshold=threshold, package=args.package)
+    release_fork_server()
+    write_json(out_dir / BISECT_JSON, {"package": args.package, "good": args.good, "bad": args.bad, "metric": args.metric,
+                                       "threshold": threshold, "rounds": rounds, "probe_folders": folders,
+                                       **result.as_json()})
+    console.print(bisect_table(result))
+    style = {"found": "bold green", "no_difference": "bold"}.get(result.status, "bold yellow")
+    say(console, result.sentence, style)
+    say(console, f"bisect: {out_dir / BISECT_JSON}")
+    return EXIT_OK if result.status in ("found", "no_difference") else EXIT_FAILED

@@ -1,0 +1,142 @@
+"""``rlbench history SPEC --package ray --versions 2.58.0,2.59.0,2.60.0``: the spec's configurations across
+releases of one package, interleaved round by round; a trend per configuration and a verdict per step
+(docs/VERSIONS.md).
+
+Exit codes (rlbench.commands.exit_codes): 0 done, no step slower beyond the threshold with evidence;
+1 a trial failed, or a step is slower beyond the threshold with evidence; 2 bad input (nothing run or
+written); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import signal
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from rlbench.commands._common import bad_input, own_path, say
+from rlbench.commands._versions import add_package_arguments, fraction, listed_versions, rounds_of, unknown_message
+from rlbench.commands.exit_codes import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+
+NAME = "history"
+HELP = "run a spec across releases of one package (e.g. ray), interleaved; a trend and a verdict per step"
+EPILOG = """\
+examples:
+  rlbench history configs/time_to_target.yaml --package ray --versions 2.58.0,2.59.0,2.60.0
+  rlbench history configs/smoke.yaml --package ray --versions 2.59.0,2.60.0 --rounds 1 --dry-run
+  rlbench history SPEC --package mysim --versions 1.0.0,1.1.0 --index ./wheels   # a local folder of wheels
+
+each version is a variant (ray-2.59.0: packages: {ray: 2.59.0}) in a Python environment of its own, made once
+and cached (RLBENCH_ENV_CACHE); every configuration runs once per version per round, the order rotating.
+
+results (DIR: --out, default results/<name>_history/<timestamp>/): the usual sweep folder (report.html, trials.parquet
+with variant, round and versions), and
+  DIR/history.json        per configuration and version: throughput (and time to target) with 95% CIs; per step
+                          between adjacent versions: paired ratio, intervals, Wilcoxon p, verdict
+  DIR/plots/history.png   the trend per configuration
+
+exit codes: 0 done; 1 a trial failed, or a step is slower beyond --threshold with evidence; 2 bad input; 130 interrupted."""
+
+
+def setup_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("config", type=Path, help="sweep spec (YAML) without variants:, e.g. configs/smoke.yaml")
+    p.add_argument("--versions", required=True, help="the versions, oldest first, comma-separated: 2.58.0,2.59.0")
+    add_package_arguments(p)
+    p.add_argument("--out", type=Path, default=None, help="result folder (default: results/<name>_history/<timestamp>/)")
+    p.add_argument("--address", default=None, help="run every trial as a driver of this Ray cluster (docs/CLUSTER.md)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the history in --out DIR: run only its trials that are missing or were interrupted")
+
+
+def run(args: argparse.Namespace, console: Console) -> int:
+    """Run the history; SIGTERM and SIGHUP stop it like Ctrl-C (``--resume`` continues it)."""
+    previous = {sig: signal.signal(sig, _raise_keyboard_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        return _history(args, console)
+    except KeyboardInterrupt:
+        console.print("[yellow]Interrupted.[/]")
+        return EXIT_INTERRUPTED
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _raise_keyboard_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+def _history(args: argparse.Namespace, console: Console) -> int:
+    from rlbench.analysis.findings import ROUNDS_FOR_EVIDENCE
+    from rlbench.commands.sweep import sweep_loaded
+    from rlbench.results.layout import ResultsFolder
+    from rlbench.run.index import unknown_versions
+    from rlbench.run.sweep import default_out_dir
+    from rlbench.spec.model import SpecError
+    from rlbench.spec.versions import load_versions, parse_versions, variant_name
+
+    try:
+        versions = parse_versions(args.versions)
+        if len(versions) < 2:
+            raise SpecError(f"--versions {args.versions}: give at least two versions to compare")
+        threshold, rounds = fraction(args.threshold), rounds_of(args)
+        loaded = load_versions(args.config, args.package, versions, rounds, args.index)
+    except (SpecError, ValueError) as e:
+        return bad_input(console, str(e))
+    index = loaded.spec.variants[0].index
+    listed = listed_versions(args.package, index, console)
+    if listed is not None and unknown_versions(versions, listed):
+        return bad_input(console, "--versions " + unknown_message(args.package, index, unknown_versions(versions, listed),
+                                                                  listed))
+    if args.resume and args.out is None:
+        return bad_input(console, "--resume needs --out DIR (the folder of the history to resume)")
+    out_dir = own_path(args.out) or default_out_dir(f"{loaded.spec.name}_history")
+    again = [a for a in sys.argv[1:] if a != "--resume"] if sys.argv[1:2] == [NAME] else None
+    resume_with = shlex.join(["rlbench", *again, *(["--out", str(out_dir)] if args.out is None else []), "--resume"]) \
+        if again else None
+    if not args.resume and not args.dry_run and ResultsFolder(out_dir).holds_sweep():
+        return bad_input(console, f"{out_dir} already holds results: add --resume to run only its missing and "
+                                  "interrupted trials, or choose another --out")
+    if rounds < ROUNDS_FOR_EVIDENCE:
+        say(console, f"note: {rounds} round{'s' if rounds != 1 else ''}: no step can get a verdict with fewer than "
+                     f"{ROUNDS_FOR_EVIDENCE} (the trend is still measured)", "yellow")
+    code = sweep_loaded(loaded, argparse.Namespace(config=args.config, out=out_dir, dry_run=args.dry_run,
+                                                   address=args.address, resume=args.resume, retry_failed=False,
+                                                   resume_with=resume_with), console)
+    if args.dry_run or code in (EXIT_BAD_INPUT, EXIT_INTERRUPTED):
+        return code
+    slower = write_history(out_dir, loaded, args.package, [(v, variant_name(args.package, v)) for v in versions],
+                           threshold, rounds, console)
+    return EXIT_FAILED if code == EXIT_FAILED or slower else EXIT_OK
+
+
+def write_history(out_dir: Path, loaded, package: str, versions: list[tuple[str, str]], threshold: float, rounds: int,
+                  console: Console) -> int:
+    """``history.json``, ``plots/history.png`` and the terminal's table; returns how many steps are slower
+    beyond the threshold with evidence."""
+    import pandas as pd
+
+    from rlbench.analysis.history import flagged_steps, history_json, history_trends
+    from rlbench.report.versions import history_table, write_trend_figure
+    from rlbench.results.files import write_json
+    from rlbench.results.layout import HISTORY_JSON, HISTORY_PNG, ResultsFolder
+
+    folder = ResultsFolder(out_dir)
+    trials = pd.read_parquet(folder.path / "trials.parquet")
+    axes = list(loaded.points[0].axes) if loaded.points else []
+    trends = history_trends(trials, axes, versions, threshold=threshold)
+    write_json(folder.path / HISTORY_JSON, history_json(trends, package=package, versions=[v for v, _ in versions],
+                                                        threshold=threshold, rounds=rounds, results=str(out_dir)))
+    folder.plots.mkdir(parents=True, exist_ok=True)
+    figure = write_trend_figure(trends, folder.plots / HISTORY_PNG)
+    console.print(history_table(trends, package))
+    flagged = flagged_steps(trends)
+    for trend, step in flagged:
+        say(console, f"{trend.label}: {step.metric.replace('_', ' ')}: {step.verdict}",
+            "red" if (step.paired_ratio or 1) < 1 else "green")
+    if not flagged:
+        say(console, f"no step changed by {threshold:.0%} or more with evidence")
+    say(console, f"history: {folder.path / HISTORY_JSON}" + (f", figure: {figure[0]}" if figure else ""))
+    return sum((s.paired_ratio or 1) < 1 for _, s in flagged)
