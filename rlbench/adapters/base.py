@@ -184,7 +184,7 @@ class Adapter(Protocol):
     """The runtime its trials need, started by the trial process (:mod:`rlbench.worker.runtime`):
     ``"ray"`` (a private local Ray, or a connection to a cluster), or None (nothing: no Ray process)."""
     requires: dict[str, str]
-    """Distribution -> the oldest release the adapter can drive (``{"ray": "2.40.0"}``); an older one is
+    """Distribution -> the oldest release the adapter can drive (``{"ray": "2.53.0"}``); an older one is
     refused before anything runs (:func:`unsupported`)."""
 
     def is_asynchronous(self, algo: str) -> bool:

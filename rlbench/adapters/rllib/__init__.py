@@ -25,13 +25,12 @@ if TYPE_CHECKING:
     from rlbench.adapters.rllib.lifecycle import RLlibTrainer
     from rlbench.adapters.base import TrialConfig
 
-#: The oldest Ray this adapter drives: RLlib's new API stack as the adapter calls it. ``config.env_runners()``
-#: and ``num_env_runners`` replaced ``rollouts()`` in ray-project/ray#44896 (April 2024), ``.learners()`` took
-#: the learner keys out of ``.resources()`` later in 2024, and the new API stack became PPO's default in 2.40
-#: (the ``env_runners/...`` and ``learners/...`` result keys the adapter reads come with it). Conservative:
-#: the adapter's facts are measured on 2.60 (tests/adapters/); a release between may still miss a key,
-#: which its trial then names. An older ray is refused before anything runs (docs/VERSIONS.md).
-SUPPORTED_RAY = "2.40.0"
+#: The oldest Ray this adapter drives, measured (docs/VERSIONS.md, "The supported Ray range"): CartPole PPO
+#: with one env runner, each release pinned as a variant over this machine's 2.60 stack, 2026-11-25. 2.53.0,
+#: 2.55.1, 2.56.1, 2.57.1, 2.58.0, 2.59.0 and 2.60.0 ran and recorded every timer; 2.44.1, 2.50.0, 2.51.2,
+#: 2.52.0 and 2.52.1 fail at build: their ``metrics_logger`` lacks ``DEFAULT_STATS_CLS_LOOKUP``, which the
+#: per-iteration stats class (``config.py``) extends. An older ray is refused before anything runs.
+SUPPORTED_RAY = "2.53.0"
 
 
 class RLlibAdapter:
