@@ -85,7 +85,8 @@ class TrialPlan(BaseModel):
     differs_from_tune: list[str] = []
     """How this trial differs from the same configuration under Ray Tune, in words (:mod:`~rlbench.spec.fidelity`)."""
     switched_off: list[str] = []
-    """rlbench's choices switched off for a fidelity diagnosis (``RLBENCH_SWITCH_OFF``); empty normally."""
+    """rlbench's choices switched off for a fidelity diagnosis (its ``switch_off``, plus ``RLBENCH_SWITCH_OFF``
+    added by the sweep); empty normally."""
     relative: dict[str, str] = {}
     """Grid axis column -> the value relative to the machine it was written as (``cpus-1``); the
     resolved value is in ``axes`` and ``config``. Empty when no grid value was relative."""
@@ -258,8 +259,7 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
                 profile_roles=list(spec.profile_roles),
                 memory_limit_bytes=spec.trial_memory_limit_bytes,
                 include_dashboard=spec.ray.include_dashboard,
-                seed=seeds[repeat],
-                skip_reason=reason,
+                seed=seeds[repeat], skip_reason=reason, switched_off=list(config.switch_off),
                 differs_from_tune=tune_differences(config, cpus, len(machine.usable_cores), profile_hz=spec.profile_hz),
                 relative={r.axis: r.expr for r in point.relative}, variant=point.variant, round=repeat,
                 packages=package_set(spec, point.variant),

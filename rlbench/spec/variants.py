@@ -38,7 +38,8 @@ class Variant(BaseModel):
     """Its name in tables, reports and ``rlbench compare`` (letters, digits, ``_ . + -``; unique)."""
     set: dict[str, Any] = Field(default_factory=dict)
     """Spec keys and their values for this variant, named as grid axes are (``num_env_runners``,
-    ``env_config.step_cost_us``, ``execution``, ``training.lr``); empty: the base spec as it is."""
+    ``env_config.step_cost_us``, ``execution``, ``pin_driver``, ``switch_off``, ``training.lr``); empty: the base
+    spec as it is."""
     packages: dict[str, str] = Field(default_factory=dict, max_length=20)
     """Distribution -> exact version (``{ray: 2.59.0}``): the variant's trials run in a Python environment of
     their own with these installed over the sweep's (:mod:`rlbench.run.envs`); each trial records the versions
