@@ -42,7 +42,7 @@ from rlbench.spec.relative import (
     resolve,
 )
 from rlbench.spec.training import ALGOS, REMOVED
-from rlbench.spec.variants import unsupported_pins
+from rlbench.spec.variants import MEASURE_KEYS, unsupported_pins
 from rlbench.spec.yamlfile import LineMap, read_yaml
 
 
@@ -290,6 +290,8 @@ def spec_from_dict(
             mine = json.loads(json.dumps(raw))
             line_of = {axis_target(a): ("grid", a) for a in axes}
             for key, value in (variant.set.items() if variant else ()):
+                if key in MEASURE_KEYS:  # how the trial is measured, in its plan (spec/plan.py), not its config
+                    continue
                 _set_path(mine, axis_target(key), value)
                 line_of[axis_target(key)] = ("variants", number, "set", key)
             checked = json.loads(json.dumps(mine))
@@ -338,6 +340,8 @@ def _variant_problems(variants: Any, grid: dict, path: Path, lines: LineMap) -> 
         for key, value in (keys.items() if isinstance(keys, dict) else ()):
             line = lines.line(("variants", i, "set", key))
             where = f"{path}{':' + str(line) if line else ''}: variants[{i}].set.{key}"
+            if key in MEASURE_KEYS:  # a sweep key, checked by the model (spec/variants.py)
+                continue
             try:
                 target = axis_target(str(key))
             except KeyError as e:

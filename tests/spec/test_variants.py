@@ -178,3 +178,25 @@ def test_switch_off_is_a_grid_axis_too(tmp_path):
 ])
 def test_bad_switch_names_say_where_and_which_exist(tmp_path, text, message):
     assert message in error(tmp_path, text)
+
+
+def test_a_variant_may_set_how_its_trials_are_measured(tmp_path):
+    text = ("variants:\n  - name: plain\n  - {name: profiled, set: {profile_hz: 100, profile_roles: [driver], sample_hz: 5}}\n"
+            "profile_native: true\n")
+    loaded = load(tmp_path, text)
+    assert loaded.points[0].config == loaded.points[1].config  # what runs is the same; how it is measured is not
+    off, on = plan_trials(loaded, MACHINE)
+    assert (off.profile_hz, off.profile_roles, off.sample_hz, off.profile_native) == (
+        0, ["driver", "learner", "env_runner", "ray_system", "other"], 10.0, True)
+    assert (on.profile_hz, on.profile_roles, on.sample_hz, on.profile_native) == (100, ["driver"], 5.0, True)
+    assert any("py-spy" in d for d in on.differs_from_tune) and not any("py-spy" in d for d in off.differs_from_tune)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("variants:\n  - name: A\n    set: {profile_hz: -1}\n",
+     "spec.yaml:8: variants.0.set.profile_hz: Input should be greater than or equal to 0 (got -1)"),
+    ("variants:\n  - name: A\n    set: {profile_roles: [gpu]}\n", "variants.0.set.profile_roles: Input should be 'driver'"),
+    ("variants:\n  - name: A\n    set: {sample_hz: 0}\n", "variants.0.set.sample_hz: Input should be greater than or equal to 0.1"),
+])
+def test_bad_measurement_keys_in_a_variant_say_where(tmp_path, text, message):
+    assert message in error(tmp_path, text)
