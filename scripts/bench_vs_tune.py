@@ -1,4 +1,4 @@
-"""Fidelity: does a configuration run as fast under rlbench as under Ray Tune, and does a sweep take as long?
+"""Fidelity: does a configuration run as fast under rlbench as under Ray Tune (or a plain loop), and does a sweep take as long?
 
 Runs one grid of PPO configurations (CartPole-v1 by default: ``num_env_runners`` 0 and 1 x two
 batch sizes) both ways, in rounds that alternate which goes first, each in a fresh process as a
@@ -7,13 +7,21 @@ user would start it:
 - rlbench: ``python -m rlbench sweep SPEC --out DIR`` (one repeat of the grid per round);
 - Tune: a fresh Python process that runs ``tune.Tuner`` over the same grid
   (``tune.grid_search``, one trial at a time, the same PPO settings, no rlbench code), stopping each
-  trial after the same number of iterations.
+  trial after the same number of iterations;
+- or, with ``--against loop``, a hand-written loop instead of Tune: one fresh process that, per
+  configuration, starts Ray, builds the algorithm, calls ``train()`` and shuts Ray down (nothing of
+  rlbench or Tune; normal priority, the libraries' own threads). Its wall against the rlbench
+  sweep's is the harness's whole cost; the rlbench sweep's breakdown says where it went.
+
+The pairing and the statistics are a variants sweep's (:func:`rlbench.analysis.variants.compare_pair`,
+the other side the reference): this comparison cannot be a spec, since one side is not rlbench.
 
 Throughput of a trial is, both ways, the median over its steady-state iterations (the first
 ``--warmup`` left out) of env steps sampled / the iteration's wall seconds (rlbench:
-``env_steps_per_s``; Tune: ``env_runners/num_env_steps_sampled / time_this_iter_s``). Per
-configuration it prints the median rlbench/Tune ratio with a 95% bootstrap interval over the
-rounds (``rlbench.analysis.stats.ratio_ci``), and the two wall times of every round.
+``env_steps_per_s``; Tune: ``env_runners/num_env_steps_sampled / time_this_iter_s``; the loop:
+the same over ``train()``'s wall). Per configuration it prints the ratio of medians rlbench/Tune
+and the paired ratio, each with a 95% bootstrap interval over the rounds, the Wilcoxon p-value
+and the verdict a variants report would give, and the two wall times of every round.
 ``--pair configuration`` runs one configuration at a time each way instead of the whole grid, so
 the two sides of a pair run about 20 s apart rather than a grid's minute or more: this machine
 drifts by 5-10% over minutes (docs/MEASUREMENT.md 7), and a shorter pair meets less of it. Each
@@ -21,11 +29,12 @@ run prints the host's steal over it (``/proc/stat``: CPU time the hypervisor gav
 
     flock /tmp/rlbench-ray.lock python scripts/bench_vs_tune.py [--rounds 3] [--iterations 6] [--out DIR]
 
-``--switch-off NAME`` switches one of rlbench's own choices off in the rlbench runs
-(:mod:`rlbench.run.switches`: affinity, threads, callback, stats, forkserver, sampler, niceness), and
-``--pin-driver`` turns ``pin_driver`` on, to find which choice changes the workload
-(docs/MEASUREMENT.md, "Fidelity"). Run it on a quiet machine: the machine's load average is
-printed beside the figures.
+``--switch-off NAME`` switches one of rlbench's own choices off in the rlbench runs (the spec key
+``switch_off``: affinity, threads, callback, stats, forkserver, sampler, niceness), and
+``--pin-driver`` turns ``pin_driver`` on. Which choice changes the workload is found without Tune
+by ``configs/bench_switches.yaml`` (each choice a variant); here a choice's effect is seen against
+Tune itself (docs/MEASUREMENT.md, "Fidelity"). Run it on a quiet machine: the machine's load
+average is printed beside the figures.
 
 ``--busy N`` runs both sides on a busy machine, as another user's jobs would make it: N processes
 at the bench's own niceness, each in a session of its own and busy ``--busy-duty`` of every 20 ms
@@ -56,6 +65,7 @@ environment:
   env: {env}
 env_runners: {{num_cpus_per_env_runner: 1}}
 resources: {{num_cpus_for_main_process: 1, pin_driver: {pin_driver}}}
+switch_off: {switch_off}
 training: {{minibatch_size: {minibatch}, num_epochs: {epochs}}}
 rl_module: {{fcnet_hiddens: [64, 64]}}
 grid:
@@ -107,7 +117,36 @@ print(json.dumps({"rows": rows, "wall_s": time.perf_counter() - t0, "fit_s": fit
 """
 
 
-def run_rlbench(out: Path, spec_text: str, env: dict[str, str]) -> tuple[dict[tuple[int, int], float], float]:
+#: The loop side (``--against loop``): the same PPO settings, Ray started and stopped per configuration,
+#: ``train()`` timed by hand, in one process; rows as the Tune side gives them.
+LOOP_PROGRAM = r"""
+import json, sys, time, logging, itertools
+args = json.loads(sys.argv[1])
+t0 = time.perf_counter()
+import ray
+from ray.rllib.algorithms.ppo import PPOConfig
+logging.getLogger("ray").setLevel(logging.ERROR)
+rows = []
+fit0 = time.perf_counter()
+for runners, batch in itertools.product(args["runners"], args["batches"]):
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    algo = (PPOConfig().environment(args["env"])
+            .env_runners(num_env_runners=runners, num_cpus_per_env_runner=1)
+            .learners(num_learners=0).resources(num_cpus_for_main_process=1)
+            .training(train_batch_size_per_learner=batch, minibatch_size=args["minibatch"], num_epochs=args["epochs"])
+            .rl_module(model_config={"fcnet_hiddens": [64, 64]})).build_algo()
+    for i in range(args["iterations"]):
+        t = time.perf_counter()
+        result = algo.train()
+        rows.append({"runners": runners, "batch": batch, "iteration": i + 1, "time_this_iter_s": time.perf_counter() - t,
+                     "steps": result["env_runners"]["num_env_steps_sampled"]})
+    algo.stop()
+    ray.shutdown()
+print(json.dumps({"rows": rows, "wall_s": time.perf_counter() - t0, "fit_s": time.perf_counter() - fit0}))
+"""
+
+
+def run_rlbench(out: Path, spec_text: str) -> tuple[dict[tuple[int, int], float], float]:
     """One rlbench sweep of the grid; (runners, batch) -> steady throughput, and the sweep's wall seconds."""
     import pandas as pd
 
@@ -115,7 +154,7 @@ def run_rlbench(out: Path, spec_text: str, env: dict[str, str]) -> tuple[dict[tu
     spec.write_text(spec_text)
     t = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "rlbench", "sweep", str(spec), "--out", str(out)], cwd=REPO,
-                          capture_output=True, text=True, env={**os.environ, **env})
+                          capture_output=True, text=True)
     wall_s = time.perf_counter() - t
     if done.returncode != 0:
         raise SystemExit(f"rlbench sweep failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
@@ -156,21 +195,24 @@ def sweep_breakdown(out: Path, wall_s: float) -> dict[str, float]:
             "imports, tables, report": wall_s - before - in_trials}
 
 
-def run_tune(out: Path, args: argparse.Namespace, runners: list[int], batches: list[int]
-             ) -> tuple[dict[tuple[int, int], float], float]:
-    """One Tune run of the grid in a fresh process; (runners, batch) -> steady throughput, and its wall seconds."""
+def run_other(out: Path, args: argparse.Namespace, runners: list[int], batches: list[int]
+              ) -> tuple[dict[tuple[int, int], float], float]:
+    """One run of the grid by Tune (or the loop) in a fresh process; (runners, batch) -> steady throughput,
+    and its wall seconds."""
     payload = json.dumps({"env": args.env, "runners": runners, "batches": batches, "minibatch": args.minibatch,
                           "epochs": args.epochs, "iterations": args.iterations, "storage": str(out)})
+    program = TUNE_PROGRAM if args.against == "tune" else LOOP_PROGRAM
     t = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", TUNE_PROGRAM, payload], cwd=out, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", program, payload], cwd=out, capture_output=True, text=True)
     wall_s = time.perf_counter() - t
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode != 0 or not lines:
-        raise SystemExit(f"Tune run failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+        raise SystemExit(f"{args.against} run failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
     rates: dict[tuple[int, int], list[float]] = {}
     got = json.loads(lines[-1])
-    print(f"  Tune's controller (the process running Tuner.fit) used {got['controller_cpu_s']:.1f} CPU s in "
-          f"{got['fit_s']:.1f} s of fit ({got['controller_cpu_s'] / got['fit_s']:.0%} of a core)", flush=True)
+    if "controller_cpu_s" in got:
+        print(f"  Tune's controller (the process running Tuner.fit) used {got['controller_cpu_s']:.1f} CPU s in "
+              f"{got['fit_s']:.1f} s of fit ({got['controller_cpu_s'] / got['fit_s']:.0%} of a core)", flush=True)
     for row in got["rows"]:
         if row["iteration"] > args.warmup and row["time_this_iter_s"] > 0:
             rates.setdefault((row["runners"], row["batch"]), []).append(row["steps"] / row["time_this_iter_s"])
@@ -216,8 +258,10 @@ def main() -> int:
     parser.add_argument("--batches", type=int, nargs="+", default=[500, 1000])
     parser.add_argument("--minibatch", type=int, default=250)
     parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--against", choices=("tune", "loop"), default="tune",
+                        help="the other side: Ray Tune (default) or a hand-written algo.train() loop")
     parser.add_argument("--switch-off", action="append", default=[], metavar="NAME",
-                        help="one of rlbench's own choices switched off in the rlbench runs (RLBENCH_SWITCH_OFF: "
+                        help="one of rlbench's own choices switched off in the rlbench runs (the spec's switch_off: "
                              "affinity, threads, callback, stats, forkserver, sampler, niceness); repeat for several")
     parser.add_argument("--pin-driver", action="store_true", help="rlbench runs with pin_driver: true")
     parser.add_argument("--busy", type=int, default=0, metavar="N",
@@ -231,16 +275,19 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=None, help="keep the runs here (default: a temporary folder)")
     args = parser.parse_args()
 
-    from rlbench.analysis.stats import interval_text, median_ci, ratio_ci
+    from rlbench.analysis.findings import variant_verdict
+    from rlbench.analysis.stats import interval_text
+    from rlbench.analysis.variants import compare_pair
     from rlbench.worker.procfs import read_steal, steal_pct
 
     root = args.out or Path(tempfile.mkdtemp(prefix="rlbench-vs-tune-"))
     root.mkdir(parents=True, exist_ok=True)
-    factors = {"RLBENCH_SWITCH_OFF": ",".join(args.switch_off)} if args.switch_off else {}
+    other = args.against
+
     def spec_text(runners: list[int], batches: list[int]) -> str:
         return SPEC.format(env=args.env, minibatch=args.minibatch, epochs=args.epochs, runners=runners,
                            batches=batches, iterations=args.iterations, warmup=args.warmup,
-                           pin_driver=str(args.pin_driver).lower())
+                           pin_driver=str(args.pin_driver).lower(), switch_off=json.dumps(args.switch_off))
 
     # what runs back to back: the whole grid each way, or one configuration at a time
     if args.pair == "grid":
@@ -248,15 +295,16 @@ def main() -> int:
     else:
         units = [([n], [b]) for n in args.runners for b in args.batches]
     load_before = os.getloadavg()
-    ours: dict[tuple[int, int], list[float]] = {}
-    theirs: dict[tuple[int, int], list[float]] = {}
+    # (runners, batch) -> round -> steady throughput, per side
+    ours: dict[tuple[int, int], dict[int, float]] = {}
+    theirs: dict[tuple[int, int], dict[int, float]] = {}
     walls = []
     breakdowns = []
     steals: dict[str, list[float]] = {}
     for r in range(args.rounds):
         for u in range(len(units)):
             runners, batches = units[(u + r) % len(units)]  # the configurations' order rotates too
-            order = ("rlbench", "tune") if (r + u) % 2 == 0 else ("tune", "rlbench")
+            order = ("rlbench", other) if (r + u) % 2 == 0 else (other, "rlbench")
             wall = {}
             name = f"round{r}" + (f"-{runners[0]}r{batches[0]}" if args.pair == "configuration" else "")
             for side in order:
@@ -265,17 +313,17 @@ def main() -> int:
                 steal0 = read_steal()
                 with Busy(args.busy, args.busy_duty):
                     if side == "rlbench":
-                        rates, wall[side] = run_rlbench(out / "sweep", spec_text(runners, batches), factors)
+                        rates, wall[side] = run_rlbench(out / "sweep", spec_text(runners, batches))
                         target = ours
                     else:
-                        rates, wall[side] = run_tune(out, args, runners, batches)
+                        rates, wall[side] = run_other(out, args, runners, batches)
                         target = theirs
                 stolen = steal_pct(steal0, read_steal())
                 steals.setdefault(side, []).append(stolen if stolen is not None else float("nan"))
                 if side == "rlbench":
                     breakdowns.append(sweep_breakdown(out / "sweep", wall[side]))
                 for key, rate in rates.items():
-                    target.setdefault(key, []).append(rate)
+                    target.setdefault(key, {})[r] = rate
                 print(f"{name} {side:7}: {wall[side]:6.1f} s  steal {stolen or 0:4.1f}%  " + "  ".join(
                     f"{k[0]}r/{k[1]}: {v:,.0f}" for k, v in sorted(rates.items())), flush=True)
             walls.append(wall)
@@ -283,22 +331,24 @@ def main() -> int:
           f"{os.getloadavg()[0]:.2f} after; rlbench runs: switched off: {', '.join(args.switch_off) or 'nothing'}, "
           f"pin_driver: {args.pin_driver}" + (f"; {args.busy} busy process(es) beside both sides, "
                                                f"{args.busy_duty:.0%} busy" if args.busy else ""))
-    print("rlbench/Tune: the ratio of the medians over rounds (95% CI resampling each side), and the median of the "
-          "per-round ratios (both sides of a round ran back to back: the paired figure; "
-          f"back to back: {'the whole grid' if args.pair == 'grid' else 'one configuration'} each way)")
-    print(f"{'runners':>7} {'batch':>6} {'Tune steps/s':>13} {'rlbench':>9} {'rlbench/Tune':>13} {'95% CI':>13} "
+    print(f"rlbench/{other}: the ratio of the medians over rounds (95% CI resampling each side), and the median of "
+          "the per-round ratios (both sides of a round ran back to back: the paired figure; "
+          f"back to back: {'the whole grid' if args.pair == 'grid' else 'one configuration'} each way), "
+          "as a variants sweep compares them (rlbench.analysis.variants)")
+    print(f"{'runners':>7} {'batch':>6} {other + ' steps/s':>13} {'rlbench':>9} {'rlbench/' + other:>13} {'95% CI':>13} "
           f"{'paired':>7} {'95% CI':>13} {'n':>3}")
+    verdicts = []
     for key in sorted(theirs):
-        r = ratio_ci(theirs[key], ours.get(key, []))
-        ci = interval_text(r.ci_low, r.ci_high)
-        p = median_ci([o / t for o, t in zip(ours.get(key, []), theirs[key])])
-        pci = interval_text(p.ci_low, p.ci_high)
-        print(f"{key[0]:>7} {key[1]:>6} {statistics.median(theirs[key]):>13,.0f} "
-              f"{statistics.median(ours.get(key, [float('nan')])):>9,.0f} {r.ratio:>13.3f} {ci:>13} "
-              f"{p.median:>7.3f} {pci:>13} {r.n_b:>3}")
-    ratio = [w["rlbench"] / w["tune"] for w in walls]
-    print(f"\nwall per {'round' if args.pair == 'grid' else 'pair'}, rlbench / Tune: " + ", ".join(f"{w['rlbench']:.1f}/{w['tune']:.1f} s" for w in walls)
-          + f"; median ratio {statistics.median(ratio):.3f}")
+        f = compare_pair(theirs[key], ours.get(key, {}))
+        mine = f["env_steps_per_s"] if f["env_steps_per_s"] is not None else float("nan")
+        print(f"{key[0]:>7} {key[1]:>6} {f['reference_env_steps_per_s']:>13,.0f} {mine:>9,.0f} {f['ratio']:>13.3f} "
+              f"{interval_text(f['ci_low'], f['ci_high']):>13} {f['paired_ratio']:>7.3f} "
+              f"{interval_text(f['paired_ci_low'], f['paired_ci_high']):>13} {f['rounds']:>3}")
+        verdicts.append(f"  {key[0]}r/{key[1]}: {variant_verdict(other, 'rlbench', f)}")
+    print("\n".join(verdicts))
+    ratio = [w["rlbench"] / w[other] for w in walls]
+    print(f"\nwall per {'round' if args.pair == 'grid' else 'pair'}, rlbench / {other}: "
+          + ", ".join(f"{w['rlbench']:.1f}/{w[other]:.1f} s" for w in walls) + f"; median ratio {statistics.median(ratio):.3f}")
     print("rlbench sweep wall, median over rounds (s): " + ", ".join(
         f"{k} {statistics.median(b[k] for b in breakdowns):.1f}" for k in breakdowns[0]))
     print("the host's steal (CPU time the hypervisor gave to other guests, % of all cores' time), median over runs: "

@@ -11,7 +11,7 @@ the machine lets it be read), its energy counter. ("Sampler" here always means t
 RL sampling is the env runners' job.)
 
 It must not disturb what it measures (target: under 1% of one core at 10 Hz on a tree of 20+
-processes; ``scripts/bench_sampler.py`` measures it), so it reads Linux's ``/proc`` directly:
+processes; ``configs/bench_sampler.yaml`` measures it), so it reads Linux's ``/proc`` directly:
 
 - Tree membership is kept incrementally, and only looked at when the machine's fork counter
   (``processes`` in ``/proc/stat``) moved since the last tick. Then ``/proc`` is listed once and
@@ -122,9 +122,9 @@ def _open_stat(pid: int) -> tuple[int, ProcStat] | None:
 class UtilizationSampler:
     """Samples one process tree until stopped; rows accumulate and are read back as ``columns``.
 
-    ``hz <= 0`` turns sampling off (no thread, no rows): an internal switch for
-    ``scripts/bench_sampler.py``, which compares trials with and without the sampler. The spec
-    itself asks ``sample_hz > 0``.
+    ``hz <= 0`` turns sampling off (no thread, no rows): the ``sampler`` fidelity switch, which
+    ``configs/bench_sampler.yaml`` sets as a variant to compare trials with and without the
+    sampler. The spec itself asks ``sample_hz > 0``.
     """
 
     def __init__(self, root_pid: int, *, t0_epoch: float, hz: float, gpus: Gpus | None = None,

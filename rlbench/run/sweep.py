@@ -44,7 +44,7 @@ from rlbench.run.processes import ProcessRef, kill_survivors
 from rlbench.run.progress import SweepProgress
 from rlbench.run.raytoken import secure_ray
 from rlbench.run.resume import ResumePlan, plan_resume, recorded_seeds
-from rlbench.run.switches import ENV_VAR, switched_off
+from rlbench.run.switches import with_switches
 from rlbench.run.trial import Launched, TrialLauncher, launch_trial, run_trial
 from rlbench.spec.model import LoadedSpec
 from rlbench.spec.plan import (
@@ -152,9 +152,8 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
         plans = plan_cluster_trials(loaded, cluster, seeds)
     else:
         plans = plan_trials(loaded, machine, seeds)
-    off = switched_off()  # a fidelity diagnosis only (RLBENCH_SWITCH_OFF): said in every plan and the manifest
-    if off:
-        plans = [p.model_copy(update={"switched_off": off}) for p in plans]
+    # a fidelity diagnosis only (switch_off, RLBENCH_SWITCH_OFF): said in every plan and the manifest
+    plans, off = with_switches(plans)
     software = software_versions()
     check_writable(out_dir)
     if existing and not resume:
@@ -177,8 +176,8 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
         info["repeat_seeds"] = seeds
         if off:
             info["switched_off"] = off
-            console.print(Text(plain(f"{ENV_VAR}: {', '.join(off)} switched off (a fidelity diagnosis: these results "
-                                     "are not a normal rlbench measurement)"), style="yellow"))
+            console.print(Text(plain(f"{', '.join(off)} switched off (a fidelity diagnosis: these results are not a "
+                                     "normal rlbench measurement; which trials: switched_off in plan.json)"), style="yellow"))
         if cluster is not None:
             info["cluster"] = cluster_dict(cluster)
         if existing:
@@ -294,7 +293,8 @@ def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan]
             console.print(Text(plain(f"No CPU energy counter (no readable RAPL package zone under {powercap_root}): "
                                      "cpu_energy_j will be null."), style="dim"))
     spec = loaded.spec
-    launcher = TrialLauncher(fresh_process=any("forkserver" in p.switched_off for p in to_run),
+    # a fork server only when some trial starts from it (the forkserver switch starts a fresh process per trial)
+    launcher = TrialLauncher(fresh_process=all("forkserver" in p.switched_off for p in to_run),
                              frameworks=tuple(dict.fromkeys(p.config.framework for p in to_run)) or ("rllib",))
     runnable = any(p.skip_reason is None for p in to_run)
     if runnable:

@@ -1,11 +1,12 @@
-"""rlbench's own choices, switched off one at a time to find which one changes a workload.
+"""rlbench's own choices, switched off to find which one changes a workload.
 
 A trial under rlbench differs from the same configuration under Ray Tune in a few deliberate
-ways (docs/MEASUREMENT.md, "Fidelity"). ``scripts/bench_vs_tune.py --switch-off NAME`` runs the
-rlbench side with one of them off, through the environment variable ``RLBENCH_SWITCH_OFF``
-(comma-separated names). It is a diagnosis, not a feature: the names are recorded in every
-plan (``switched_off``) and in the manifest, and a trial without the timing callback has no
-``env_step_s``/``inference_s``.
+ways (docs/MEASUREMENT.md, "Fidelity"; the names in :data:`rlbench.spec.fidelity.SWITCHES`). A spec
+switches them off with ``switch_off: [affinity, ...]``, a key a variant may set, so that one sweep
+compares them with nothing off (``configs/bench_switches.yaml``); the environment variable
+``RLBENCH_SWITCH_OFF`` (comma-separated names) switches them off in every trial of a sweep on top.
+It is a diagnosis, not a feature: the names are recorded in every plan (``switched_off``) and in
+the manifest, and a trial without the timing callback has no ``env_step_s``/``inference_s``.
 """
 
 from __future__ import annotations
@@ -14,29 +15,29 @@ import os
 from collections.abc import Mapping
 
 from rlbench.spec.errors import SpecError
+from rlbench.spec.fidelity import SWITCHES, known_switches
+from rlbench.spec.plan import TrialPlan
+
+__all__ = ["ENV_VAR", "SWITCHES", "switched_off", "with_switches"]
 
 #: The environment variable that names the switches.
 ENV_VAR = "RLBENCH_SWITCH_OFF"
-
-#: Each choice that can be switched off, and what the trial does without it.
-SWITCHES: dict[str, str] = {
-    "affinity": "no CPU pinning at all (not even to the trial's cpus cores)",
-    "threads": "no torch thread counts set (torch's own default in the driver, Ray's OMP_NUM_THREADS in actors)",
-    "callback": "no timing callback in the env runners (env_step_s and inference_s then read 0)",
-    "stats": "RLlib's own stats classes (its EMA-smoothed timers) instead of rlbench's per-iteration means",
-    "forkserver": "each trial started as a fresh Python process instead of forked from the preloaded server",
-    "sampler": "no utilization sampling from the sweep process (no utilization rows, no memory limit)",
-    "niceness": "the driver's main thread at the sweep's niceness instead of Ray's worker niceness (15), which Tune's trial actor has",
-}
 
 
 def switched_off(environ: Mapping[str, str] | None = None) -> list[str]:
     """The switched-off choices named in ``RLBENCH_SWITCH_OFF``, in :data:`SWITCHES` order;
     SpecError naming the unknown ones."""
     text = (os.environ if environ is None else environ).get(ENV_VAR, "")
-    names = {n.strip() for n in text.split(",") if n.strip()}
-    unknown = sorted(names - set(SWITCHES))
-    if unknown:
-        raise SpecError(f"{ENV_VAR}: unknown {', '.join(map(repr, unknown))}; known: {', '.join(SWITCHES)} "
-                        "(a fidelity diagnosis, docs/MEASUREMENT.md)")
-    return [n for n in SWITCHES if n in names]
+    try:
+        return known_switches([n.strip() for n in text.split(",") if n.strip()])
+    except ValueError as e:
+        raise SpecError(f"{ENV_VAR}: {e}") from None
+
+
+def with_switches(plans: list[TrialPlan], environ: Mapping[str, str] | None = None) -> tuple[list[TrialPlan], list[str]]:
+    """``plans`` with ``RLBENCH_SWITCH_OFF``'s names added to each one's own (its spec's ``switch_off``),
+    and every name any plan switches off (the manifest's ``switched_off``; empty normally)."""
+    off = switched_off(environ)
+    if off:
+        plans = [p.model_copy(update={"switched_off": known_switches([*p.switched_off, *off])}) for p in plans]
+    return plans, known_switches([n for p in plans for n in p.switched_off])

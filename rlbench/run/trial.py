@@ -236,7 +236,9 @@ def launch_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, g
     alone would read as the trial's energy."""
     t0 = time.time()
     steal0 = None if plan.ray_address else read_steal()
-    proc = launcher.start(trial, t0, gated, plan.packages.python if plan.packages else None)
+    # a variant's own environment, or (the forkserver switch, per trial) a fresh process of this Python
+    fresh = sys.executable if "forkserver" in plan.switched_off else None
+    proc = launcher.start(trial, t0, gated, plan.packages.python if plan.packages else fresh)
     me = ProcessRef.of(proc.pid) or ProcessRef(proc.pid, -1)  # not reaped before join: still the trial
     hz = 0.0 if "sampler" in plan.switched_off else plan.sample_hz  # 0: a fidelity diagnosis, no rows
     sampler = UtilizationSampler(proc.pid, t0_epoch=t0, hz=hz, gpus=gpus, adapter=get_adapter(plan.config.framework),

@@ -42,7 +42,7 @@ from rlbench.spec.relative import (
     resolve,
 )
 from rlbench.spec.training import ALGOS, REMOVED
-from rlbench.spec.variants import unsupported_pins
+from rlbench.spec.variants import MEASURE_KEYS, unsupported_pins
 from rlbench.spec.yamlfile import LineMap, read_yaml
 
 
@@ -90,14 +90,18 @@ def _translate_aliases(data: dict, notes: dict[str, str], errors: list[tuple[tup
     return data
 
 
+#: The trial keys outside any section that a grid axis or a variant may set.
+TOP_LEVEL_AXES = ("cpus", "algo", "framework", "execution", "switch_off")
+
+
 def axis_target(axis: str) -> tuple[str, ...]:
     """Where a grid axis writes its values, as a key path into the trial config.
 
-    ``cpus``, ``algo``, ``framework`` -> top level; ``env``/``env_config`` -> environment; ``env_config.KEY`` -> one key of
-    env_config; ``section.knob`` -> that knob; a bare knob name -> its (unique) section.
+    :data:`TOP_LEVEL_AXES` -> top level; ``env``/``env_config`` -> environment; ``env_config.KEY`` -> one key
+    of env_config; ``section.knob`` -> that knob; a bare knob name -> its (unique) section.
     Raises KeyError with a suggestion for an unknown axis.
     """
-    if axis in ("cpus", "algo", "framework", "execution"):
+    if axis in TOP_LEVEL_AXES:
         return (axis,)
     if axis.startswith("env_config.") and len(axis) > len("env_config."):
         return ("environment", "env_config", axis[len("env_config."):])
@@ -109,7 +113,7 @@ def axis_target(axis: str) -> tuple[str, ...]:
         section, knob = axis.split(".", 1)
         if section in TRIAL_SECTIONS and knob in _knob_names(TRIAL_SECTIONS[section]):
             return (section, knob)
-    choices = ["cpus", "algo", "framework", "execution", "env_config.<key>"] + list(KNOB_SECTION)
+    choices = [*TOP_LEVEL_AXES, "env_config.<key>"] + list(KNOB_SECTION)
     raise KeyError(_unknown(axis, choices))
 
 
@@ -272,7 +276,7 @@ def spec_from_dict(
               f"{spec.repeats} = {points * spec.repeats:,} trials, more than {MAX_TRIALS:,} (each trial starts its own "
               "Ray, seconds at least): use fewer values per axis, or split the sweep into several specs"])
 
-    base = {k: data[k] for k in list(TRIAL_SECTIONS) + ["cpus", "algo", "framework", "execution"] if k in data}
+    base = {k: data[k] for k in [*TRIAL_SECTIONS, *TOP_LEVEL_AXES] if k in data}
     axes = list(grid)
     trials = []
     for combo in itertools.product(*(grid[a] for a in axes)):
@@ -286,6 +290,8 @@ def spec_from_dict(
             mine = json.loads(json.dumps(raw))
             line_of = {axis_target(a): ("grid", a) for a in axes}
             for key, value in (variant.set.items() if variant else ()):
+                if key in MEASURE_KEYS:  # how the trial is measured, in its plan (spec/plan.py), not its config
+                    continue
                 _set_path(mine, axis_target(key), value)
                 line_of[axis_target(key)] = ("variants", number, "set", key)
             checked = json.loads(json.dumps(mine))
@@ -334,6 +340,8 @@ def _variant_problems(variants: Any, grid: dict, path: Path, lines: LineMap) -> 
         for key, value in (keys.items() if isinstance(keys, dict) else ()):
             line = lines.line(("variants", i, "set", key))
             where = f"{path}{':' + str(line) if line else ''}: variants[{i}].set.{key}"
+            if key in MEASURE_KEYS:  # a sweep key, checked by the model (spec/variants.py)
+                continue
             try:
                 target = axis_target(str(key))
             except KeyError as e:

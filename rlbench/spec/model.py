@@ -15,17 +15,9 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rlbench.spec.errors import SpecError, _ValueErrorAt
-from rlbench.spec.limits import (
-    MAX_ACTORS,
-    MAX_BATCH,
-    MAX_CPUS,
-    MAX_GPUS,
-    MAX_ITERATIONS,
-    MAX_REPEATS,
-    MAX_SECONDS,
-    MAX_SEED,
-    MAX_THREADS,
-)
+from rlbench.spec.fidelity import SwitchOff
+from rlbench.spec.limits import (MAX_ACTORS, MAX_BATCH, MAX_CPUS, MAX_GPUS, MAX_ITERATIONS, MAX_REPEATS, MAX_SECONDS,
+                                 MAX_SEED, MAX_THREADS)
 from rlbench.spec.relative import RelativeValue
 from rlbench.spec.stop import STOP_LIMITS, StopSection, StopTarget
 from rlbench.spec.training import (
@@ -195,6 +187,10 @@ class TrialSections(_Section):
     """How the driver runs: ``tune`` as a Tune trial actor would (niced as Ray's workers, torch and BLAS threads
     limited to its CPUs); ``script`` as a plain ``algo.train()`` loop (normal priority, the libraries' own
     thread defaults, no ``pin_driver``). docs/RUNNING.md, "Execution". Also a grid axis and a variant key."""
+    switch_off: SwitchOff = Field(default_factory=list)
+    """rlbench's own choices switched off, a fidelity diagnosis (``[affinity, threads]``; the names in
+    :data:`rlbench.spec.fidelity.SWITCHES`): recorded in each plan's ``switched_off`` and in the manifest.
+    Empty (the default): none. Also a grid axis and a variant key, to compare with nothing off."""
     environment: EnvironmentSection
     """Which env and its env_config."""
     env_runners: EnvRunnersSection = Field(default_factory=EnvRunnersSection)

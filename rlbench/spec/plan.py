@@ -22,7 +22,7 @@ from rlbench.results.layout import ResultsFolder, TrialFolder
 from rlbench.spec.fidelity import tune_differences
 from rlbench.spec.model import GridPoint, LoadedSpec, SpecError, StopTarget, SweepSpec, TrialConfig
 from rlbench.spec.relative import resolve
-from rlbench.spec.variants import PackageSet, in_rounds, package_set
+from rlbench.spec.variants import PackageSet, in_rounds, measured, package_set
 
 
 class TrialPlan(BaseModel):
@@ -85,7 +85,8 @@ class TrialPlan(BaseModel):
     differs_from_tune: list[str] = []
     """How this trial differs from the same configuration under Ray Tune, in words (:mod:`~rlbench.spec.fidelity`)."""
     switched_off: list[str] = []
-    """rlbench's choices switched off for a fidelity diagnosis (``RLBENCH_SWITCH_OFF``); empty normally."""
+    """rlbench's choices switched off for a fidelity diagnosis (its ``switch_off``, plus ``RLBENCH_SWITCH_OFF``
+    added by the sweep); empty normally."""
     relative: dict[str, str] = {}
     """Grid axis column -> the value relative to the machine it was written as (``cpus-1``); the
     resolved value is in ``axes`` and ``config``. Empty when no grid value was relative."""
@@ -234,6 +235,7 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
             seen.setdefault(key, (index, mine))
         cores = machine.usable_cores[:cpus]
         driver_n = min(config.resources.num_cpus_for_main_process, len(cores))
+        measure = measured(spec, point.variant)
         for repeat in range(spec.repeats):
             plans.append(TrialPlan(
                 trial_id=trial_id(index, repeat),
@@ -252,15 +254,11 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
                 stop_target=spec.stop.target,
                 warmup_iterations=spec.warmup_iterations,
                 timeout_s=spec.trial_timeout_s,
-                sample_hz=spec.sample_hz,
-                profile_hz=spec.profile_hz,
-                profile_native=spec.profile_native,
-                profile_roles=list(spec.profile_roles),
+                **measure,  # sample_hz, profile_hz, profile_native, profile_roles: the spec's or the variant's
                 memory_limit_bytes=spec.trial_memory_limit_bytes,
                 include_dashboard=spec.ray.include_dashboard,
-                seed=seeds[repeat],
-                skip_reason=reason,
-                differs_from_tune=tune_differences(config, cpus, len(machine.usable_cores), profile_hz=spec.profile_hz),
+                seed=seeds[repeat], skip_reason=reason, switched_off=list(config.switch_off),
+                differs_from_tune=tune_differences(config, cpus, len(machine.usable_cores), profile_hz=measure["profile_hz"]),
                 relative={r.axis: r.expr for r in point.relative}, variant=point.variant, round=repeat,
                 packages=package_set(spec, point.variant),
             ))

@@ -12,9 +12,9 @@ round (:mod:`rlbench.analysis.variants`).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Sequence, TypeVar, Union
+from typing import TYPE_CHECKING, Annotated, Any, Sequence, TypeVar, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from rlbench.adapters import get_adapter, unsupported
 from rlbench.spec.errors import _ValueErrorAt
@@ -27,6 +27,9 @@ NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$"
 #: A distribution name (PEP 508) and an exact version (PEP 440's public and local parts).
 DIST_PATTERN = r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?"
 VERSION_PATTERN = r"[0-9]+(\.[0-9]+)*((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?(\+[A-Za-z0-9.]+)?"
+#: Sweep keys a variant may set besides the trial's: how its trials are measured, not what they run, so
+#: that "what does profiling cost?" is a variant (``{name: on, set: {profile_hz: 100}}``) like any other.
+MEASURE_KEYS = ("sample_hz", "profile_hz", "profile_native", "profile_roles")
 
 
 class Variant(BaseModel):
@@ -38,7 +41,8 @@ class Variant(BaseModel):
     """Its name in tables, reports and ``rlbench compare`` (letters, digits, ``_ . + -``; unique)."""
     set: dict[str, Any] = Field(default_factory=dict)
     """Spec keys and their values for this variant, named as grid axes are (``num_env_runners``,
-    ``env_config.step_cost_us``, ``execution``, ``training.lr``); empty: the base spec as it is."""
+    ``env_config.step_cost_us``, ``execution``, ``pin_driver``, ``switch_off``, ``training.lr``) or a
+    measurement key (:data:`MEASURE_KEYS`: ``profile_hz``); empty: the base spec as it is."""
     packages: dict[str, str] = Field(default_factory=dict, max_length=20)
     """Distribution -> exact version (``{ray: 2.59.0}``): the variant's trials run in a Python environment of
     their own with these installed over the sweep's (:mod:`rlbench.run.envs`); each trial records the versions
@@ -84,12 +88,26 @@ def check_variants(spec: SweepSpec) -> SweepSpec:
             raise _ValueErrorAt(("variants", i, "name"), f"variant name '{variant.name}' is used twice (also "
                                 f"variants[{seen[variant.name]}]): give every variant its own name")
         seen[variant.name] = i
+    for i, variant in enumerate(spec.variants):  # measurement keys: checked as the spec's own key is
+        for key in set(variant.set) & set(MEASURE_KEYS):
+            field = type(spec).model_fields[key]
+            try:
+                variant.set[key] = TypeAdapter(Annotated[field.annotation, field]).validate_python(variant.set[key])
+            except ValidationError as e:
+                raise _ValueErrorAt(("variants", i, "set", key), f"{e.errors()[0]['msg']} (got "
+                                    f"{variant.set[key]!r})") from None
     if spec.rounds > 1:
         if "repeats" in spec.model_fields_set and spec.repeats not in (1, spec.rounds):
             raise _ValueErrorAt(("repeats",), f"repeats={spec.repeats} and rounds={spec.rounds}: each round runs "
                                 "every configuration once, so rounds are the repeats; keep 'rounds' only")
         spec.repeats = spec.rounds
     return spec
+
+
+def measured(spec: SweepSpec, variant: str | None) -> dict[str, Any]:
+    """How the named variant's trials are measured: :data:`MEASURE_KEYS` from the spec, as the variant sets them."""
+    found = next((v for v in spec.variants if v.name == variant), None)
+    return {k: (found.set if found and k in found.set else vars(spec))[k] for k in MEASURE_KEYS}
 
 
 def package_set(spec: SweepSpec, variant: str | None) -> PackageSet | None:

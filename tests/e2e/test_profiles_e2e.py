@@ -128,7 +128,7 @@ def test_each_runner_profile_puts_the_env_where_its_timer_does(sweep):
     Not the exact share: py-spy competes for the same cores as the runners it samples, so which
     moments it catches depends on the load. With one busy process beside the suite one runner's
     profile put the env at 0.62 of sampling where its timer said 0.76 (quiet: within 0.10). The
-    agreement on a quiet machine is a figure for scripts/bench_profile.py, not a test verdict.
+    agreement on a quiet machine is a figure for configs/bench_profile.yaml, not a test verdict.
     The timer's side is read from the CPU clocks (env_step_cpu_s / sample_cpu_s), which load
     cannot stretch. "Most" holds by design, not by machine speed: RLlib's own work per step took
     1.6-2.0 ms of CPU on a slow VM (CI at 2ed3900), where a 2 ms spin was 0.58 of the fast

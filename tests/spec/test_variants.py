@@ -139,3 +139,64 @@ def test_a_variant_with_packages_carries_its_pins_in_its_plans(tmp_path):
     assert [p.packages for p in plans][0] is None
     assert plans[1].packages.pins == {"ray": "2.59.0"} and plans[1].packages.index == "/srv/wheels"
     assert plans[1].packages.python is None  # the sweep names the environment's interpreter once it is made
+
+
+SWITCH_VARIANTS = """\
+variants:
+  - name: base
+  - {name: no-affinity, set: {switch_off: [affinity]}}
+  - {name: pinned, set: {pin_driver: true}}
+  - {name: two-off, set: {switch_off: [sampler, threads, sampler]}}
+rounds: 2
+"""
+
+
+def test_switch_off_and_pin_driver_are_variant_keys_recorded_per_variant_in_the_plans(tmp_path):
+    loaded = load(tmp_path, SWITCH_VARIANTS)
+    assert [p.config.switch_off for p in loaded.points] == [[], ["affinity"], [], ["threads", "sampler"]]
+    assert [p.config.resources.pin_driver for p in loaded.points] == [False, False, True, False]
+    plans = plan_trials(loaded, MACHINE)
+    # each variant's switches in its own plans only (SWITCHES order, no repeats); round 1 starts at no-affinity
+    assert [(p.variant, p.switched_off) for p in plans] == [
+        ("base", []), ("no-affinity", ["affinity"]), ("pinned", []), ("two-off", ["threads", "sampler"]),
+        ("no-affinity", ["affinity"]), ("pinned", []), ("two-off", ["threads", "sampler"]), ("base", [])]
+    assert [p.trial_id for p in plans][:4] == ["t000r0", "t001r0", "t002r0", "t003r0"]
+
+
+def test_switch_off_is_a_grid_axis_too(tmp_path):
+    loaded = load(tmp_path, "grid:\n  switch_off: [[], [niceness, forkserver]]\n")
+    assert [p.axes for p in loaded.points] == [{"switch_off": "[]"}, {"switch_off": '["niceness", "forkserver"]'}]
+    assert [p.switched_off for p in plan_trials(loaded, MACHINE)] == [[], ["forkserver", "niceness"]]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("variants:\n  - name: A\n    set: {switch_off: [affinity, pinning]}\n",
+     "spec.yaml:8: switch_off: unknown 'pinning'; known: affinity, threads, callback, stats, forkserver, "
+     "sampler, niceness"),
+    ("switch_off: affinity\n", "spec.yaml:6: switch_off: Input should be a valid list"),
+    ("variants:\n  - name: A\n    set: {switch_of: [affinity]}\n", "did you mean 'switch_off'?"),
+])
+def test_bad_switch_names_say_where_and_which_exist(tmp_path, text, message):
+    assert message in error(tmp_path, text)
+
+
+def test_a_variant_may_set_how_its_trials_are_measured(tmp_path):
+    text = ("variants:\n  - name: plain\n  - {name: profiled, set: {profile_hz: 100, profile_roles: [driver], sample_hz: 5}}\n"
+            "profile_native: true\n")
+    loaded = load(tmp_path, text)
+    assert loaded.points[0].config == loaded.points[1].config  # what runs is the same; how it is measured is not
+    off, on = plan_trials(loaded, MACHINE)
+    assert (off.profile_hz, off.profile_roles, off.sample_hz, off.profile_native) == (
+        0, ["driver", "learner", "env_runner", "ray_system", "other"], 10.0, True)
+    assert (on.profile_hz, on.profile_roles, on.sample_hz, on.profile_native) == (100, ["driver"], 5.0, True)
+    assert any("py-spy" in d for d in on.differs_from_tune) and not any("py-spy" in d for d in off.differs_from_tune)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("variants:\n  - name: A\n    set: {profile_hz: -1}\n",
+     "spec.yaml:8: variants.0.set.profile_hz: Input should be greater than or equal to 0 (got -1)"),
+    ("variants:\n  - name: A\n    set: {profile_roles: [gpu]}\n", "variants.0.set.profile_roles: Input should be 'driver'"),
+    ("variants:\n  - name: A\n    set: {sample_hz: 0}\n", "variants.0.set.sample_hz: Input should be greater than or equal to 0.1"),
+])
+def test_bad_measurement_keys_in_a_variant_say_where(tmp_path, text, message):
+    assert message in error(tmp_path, text)

@@ -54,7 +54,7 @@ def _per_iteration_stats_lookup() -> dict:
 
         def push(self, value: Any) -> None:
             # RLlib's work, discarded (see the class docstring); then MeanStats.push, inlined: each
-            # extra call here costs ~0.15 us a push, 0.5% of a 0-runner iteration (scripts/bench_instruments.py)
+            # extra call here costs ~0.15 us a push, 0.5% of a 0-runner iteration (scripts/bench_inprocess.py instruments)
             self._ema_push(value)
             self.values.append(value.numpy() if tf_is_tensor is not None and tf_is_tensor(value) else value)
 

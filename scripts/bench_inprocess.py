@@ -1,0 +1,249 @@
+"""Paired A/B of plain-RLlib setups a spec cannot express: one ``train()`` call per side per round.
+
+A spec's variants pair whole trials seconds apart (``configs/bench_switches.yaml``), which resolves
+about 5% on a machine that drifts 5-10% over minutes (docs/MEASUREMENT.md 7). The questions here
+need either a finer grain or a setup no rlbench trial has, so each builds its sides itself and calls
+them round-robin, the first side rotating each round; the comparison is a variants sweep's
+(:func:`rlbench.analysis.variants.compare_pair`: ratio of medians and paired ratio, both with 95%
+bootstrap intervals, Wilcoxon, and the verdict), every side against the first.
+
+- ``instruments``: what rlbench's in-process instruments cost, resolved to about 1%: one PPO
+  algorithm per side in one Ray runtime (``num_env_runners: 0``, so every instrumented call is in
+  this process), ``train()`` interleaved. Sides: ``rllib`` (RLlib's own stats class, no callback, as a
+  Tune trial has it), ``rllib-again`` (the A/A control: what two identical algorithms differ by here),
+  ``mean-only`` (the per-iteration mean stats class rlbench had before, no EMA work per push),
+  ``stats`` (rlbench's stats class: the mean plus RLlib's EMA on every push), ``rlbench`` (its stats
+  class and its timing callback, as an rlbench trial has it).
+- ``driver-vs-actor``: does an algorithm run slower in a Ray driver (rlbench's trial) than in a
+  1-CPU actor (Tune's trial)? The same config, rlbench's instruments and the driver's threads
+  (torch and every BLAS/OpenMP pool at 1) both ways, in one runtime of 4 logical CPUs.
+- ``runtime-age``: does a trial run slower in a Ray runtime started just before it (rlbench) than in
+  one that already ran a trial (a Tune grid's later trials)? Plain RLlib, each side a fresh process:
+  ``fresh`` trains one algorithm, ``used`` first trains and stops one in the same runtime.
+
+    flock /tmp/rlbench-ray.lock python scripts/bench_inprocess.py instruments [--rounds 40] [--batch 500]
+    flock /tmp/rlbench-ray.lock python scripts/bench_inprocess.py driver-vs-actor [--rounds 40] [--batch 1000]
+    flock /tmp/rlbench-ray.lock python scripts/bench_inprocess.py runtime-age [--rounds 5] [--batch 500]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def interleave(sides: dict[str, Callable[[], float]], rounds: int, warmup: int) -> dict[str, dict[int, float]]:
+    """Call every side once per round, round r starting at side r mod n; side -> round -> its rate
+    (the ``warmup`` leading rounds left out)."""
+    names = list(sides)
+    rates: dict[str, dict[int, float]] = {n: {} for n in names}
+    for r in range(warmup + rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            rate = sides[name]()
+            if r >= warmup:
+                rates[name][r - warmup] = rate
+                print(f"round {r - warmup} {name:12}: {rate:,.0f} env steps/s", flush=True)
+    return rates
+
+
+def report(title: str, rates: dict[str, dict[int, float]], load_before: float) -> None:
+    """Each side's median and, against the first side, the figures a variants report gives."""
+    from rlbench.analysis.findings import variant_verdict
+    from rlbench.analysis.stats import interval_text
+    from rlbench.analysis.variants import compare_pair
+
+    print(f"\n{title}; load (1-min, {os.cpu_count()} cores) {load_before:.2f} before, {os.getloadavg()[0]:.2f} after")
+    reference, *others = rates
+    print(f"{'side':<16} {'env steps/s':>12} {'/ ' + reference:>10} {'95% CI (paired)':>16}")
+    print(f"{reference:<16} {statistics.median(rates[reference].values()):>12,.0f}")
+    verdicts = []
+    for name in others:
+        f = compare_pair(rates[reference], rates[name])
+        print(f"{name:<16} {f['env_steps_per_s']:>12,.0f} {f['paired_ratio']:>10.3f} "
+              f"{interval_text(f['paired_ci_low'], f['paired_ci_high']):>16}")
+        verdicts.append(f"  {variant_verdict(reference, name, f)}")
+    print("\n".join(verdicts))
+
+
+def ppo_config(batch: int, runners: int = 0):
+    """The trial config these measurements train: bench_vs_tune's PPO on CartPole-v1."""
+    from rlbench.spec.model import TrialConfig
+
+    return TrialConfig.model_validate({
+        "environment": {"env": "CartPole-v1"}, "env_runners": {"num_env_runners": runners},
+        "training": {"train_batch_size_per_learner": batch, "minibatch_size": 250, "num_epochs": 2},
+        "rl_module": {"fcnet_hiddens": [64, 64]}})
+
+
+def _rate(algo) -> float:
+    t = time.perf_counter()
+    result = algo.train()
+    return result["env_runners"]["num_env_steps_sampled"] / (time.perf_counter() - t)
+
+
+def _mean_only_stats() -> dict:
+    """The stats lookup rlbench used before: a plain mean, without RLlib's EMA work per push."""
+    from ray.rllib.utils.metrics.metrics_logger import DEFAULT_STATS_CLS_LOOKUP
+    from ray.rllib.utils.metrics.stats.mean import MeanStats
+
+    class MeanOnlyStats(MeanStats):
+        stats_cls_identifier = "ema"
+
+        def __init__(self, ema_coeff: float | None = None, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+
+    return {**DEFAULT_STATS_CLS_LOOKUP, "ema": MeanOnlyStats}
+
+
+def instruments(args: argparse.Namespace) -> None:
+    import ray
+    import torch
+
+    from rlbench.adapters.rllib.config import build_config, quiet_logging
+
+    without = {"rllib": {"stats", "callback"}, "rllib-again": {"stats", "callback"},
+               "mean-only": {"stats", "callback"}, "stats": {"callback"}, "rlbench": set()}
+    quiet_logging()
+    torch.set_num_threads(1)  # the driver's threads in both a Tune trial actor and an rlbench trial here
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    load_before = os.getloadavg()[0]
+    try:
+        algos = {}
+        for side in args.sides:
+            config = build_config(ppo_config(args.batch), seed=1, without=frozenset(without[side]))
+            if side == "mean-only":
+                config = config.reporting(custom_stats_cls_lookup=_mean_only_stats())
+            algos[side] = config.build_algo()
+        rates = interleave({s: (lambda a=a: _rate(a)) for s, a in algos.items()}, args.rounds, args.warmup)
+        for algo in algos.values():
+            algo.stop()
+    finally:
+        ray.shutdown()
+    report(f"PPO CartPole-v1, 0 env runners, batch {args.batch}, {args.rounds} interleaved iterations per side",
+           rates, load_before)
+
+
+def driver_vs_actor(args: argparse.Namespace) -> None:
+    import ray
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    from rlbench.adapters.rllib.config import build_config, quiet_logging
+
+    quiet_logging()
+    torch.set_num_threads(1)
+    threadpool_limits(limits=1)
+    ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    load_before = os.getloadavg()[0]
+    try:
+        algo_config = build_config(ppo_config(args.batch, args.runners), seed=1)
+
+        @ray.remote(num_cpus=1)
+        class Trial:
+            def __init__(self, algo_config):
+                import torch
+
+                torch.set_num_threads(1)  # Ray exported OMP_NUM_THREADS=1 to this actor already
+                self.algo = algo_config.build_algo()
+
+            def train(self) -> float:
+                return _rate(self.algo)
+
+        actor = Trial.remote(algo_config)
+        algo = algo_config.build_algo()
+        rates = interleave({"actor": lambda: ray.get(actor.train.remote()), "driver": lambda: _rate(algo)},
+                           args.rounds, args.warmup)
+        algo.stop()
+    finally:
+        ray.shutdown()
+    report(f"PPO CartPole-v1, {args.runners} env runner(s), batch {args.batch}, {args.rounds} rounds", rates,
+           load_before)
+
+
+#: One side of ``runtime-age``, in a fresh process: plain RLlib, nothing of rlbench or Tune.
+RUNTIME_AGE_PROGRAM = r"""
+import json, os, sys, time, logging, statistics
+args = json.loads(sys.argv[1])
+import ray
+from ray.rllib.algorithms.ppo import PPOConfig
+logging.getLogger("ray").setLevel(logging.ERROR)
+config = (PPOConfig().environment("CartPole-v1")
+          .env_runners(num_env_runners=args["runners"], num_cpus_per_env_runner=1)
+          .learners(num_learners=0).resources(num_cpus_for_main_process=1)
+          .training(train_batch_size_per_learner=args["batch"], minibatch_size=250, num_epochs=2)
+          .rl_module(model_config={"fcnet_hiddens": [64, 64]}))
+ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+def trial():
+    algo = config.build_algo()
+    rates = []
+    for _ in range(args["iterations"]):
+        t = time.perf_counter()
+        r = algo.train()
+        rates.append(r["env_runners"]["num_env_steps_sampled"] / (time.perf_counter() - t))
+    log_dir = algo.logdir
+    algo.stop()
+    try:
+        os.rmdir(log_dir)  # the empty folder RLlib leaves in ~/ray_results; never a link, never a full one
+    except OSError:
+        pass
+    return statistics.median(rates[args["warmup"]:])
+if args["mode"] == "used":
+    trial()
+print(json.dumps({"rate": trial()}))
+ray.shutdown()
+"""
+
+
+def runtime_age(args: argparse.Namespace) -> None:
+    def run(mode: str) -> float:
+        payload = json.dumps({"mode": mode, "runners": args.runners, "batch": args.batch,
+                              "iterations": args.iterations, "warmup": args.warmup})
+        done = subprocess.run([sys.executable, "-c", RUNTIME_AGE_PROGRAM, payload], capture_output=True, text=True,
+                              cwd=REPO)
+        lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+        if done.returncode != 0 or not lines:
+            raise SystemExit(f"{mode} run failed ({done.returncode}):\n{done.stderr[-3000:]}")
+        return json.loads(lines[-1])["rate"]
+
+    load_before = os.getloadavg()[0]
+    rates = interleave({"fresh": lambda: run("fresh"), "used": lambda: run("used")}, args.rounds, 0)
+    report(f"{args.runners} runner(s), batch {args.batch}, median of {args.iterations - args.warmup} iterations a run, "
+           f"{args.rounds} rounds", rates, load_before)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="question", required=True)
+    sides = ["rllib", "rllib-again", "mean-only", "stats", "rlbench"]
+    p = sub.add_parser("instruments", help="rlbench's stats class and timing callback against RLlib's own")
+    p.add_argument("--rounds", type=int, default=40, help="interleaved iterations per side (default 40)")
+    p.add_argument("--warmup", type=int, default=3, help="leading rounds left out (default 3)")
+    p.add_argument("--batch", type=int, default=500, help="train_batch_size_per_learner (default 500)")
+    p.add_argument("--sides", nargs="+", default=sides, choices=sides, help="the first is the reference")
+    p = sub.add_parser("driver-vs-actor", help="the same algorithm in the Ray driver and in a 1-CPU actor")
+    p.add_argument("--rounds", type=int, default=40)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--batch", type=int, default=1000, help="train_batch_size_per_learner (default 1000)")
+    p.add_argument("--runners", type=int, default=1, help="num_env_runners (default 1)")
+    p = sub.add_parser("runtime-age", help="a trial in a fresh Ray runtime against one that already ran a trial")
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--runners", type=int, default=1)
+    p.add_argument("--batch", type=int, default=500)
+    p.add_argument("--iterations", type=int, default=24)
+    p.add_argument("--warmup", type=int, default=2, help="leading iterations of a run left out (default 2)")
+    args = parser.parse_args()
+    {"instruments": instruments, "driver-vs-actor": driver_vs_actor, "runtime-age": runtime_age}[args.question](args)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
