@@ -34,6 +34,10 @@ DEFAULT_CACHE = Path("~/.cache/rlbench/envs")
 INSTALL_TIMEOUT_S = 1800.0
 
 
+#: How the reason of a trial whose variant's packages could not be installed begins.
+INSTALL_FAILED = "its variant's packages could not be installed"
+
+
 class EnvError(RuntimeError):
     """An environment could not be made; the message holds the installer's own words."""
 
@@ -117,8 +121,9 @@ def ensure_env(pins: dict[str, str], index: str | None = None, *, cache: Path | 
 
 def with_environments(plans: list[TrialPlan], say=lambda text: None) -> list[TrialPlan]:
     """``plans`` with each pinned variant's environment made (or found in the cache) and named in its
-    plans (``packages.python``). A package set that cannot be installed skips its trials, the installer's
-    message as the reason; every other trial runs."""
+    plans (``packages.python``). A package set that cannot be installed keeps its trials from starting,
+    the installer's message as their reason (the sweep records them ``failed``: a variant that never ran
+    must not pass as a choice, exit 0); every other trial runs."""
     made: dict[str, str | EnvError] = {}
     out = []
     for plan in plans:
@@ -137,7 +142,7 @@ def with_environments(plans: list[TrialPlan], say=lambda text: None) -> list[Tri
                 say(f"environment for {pins} could not be made: {e}")
         got = made[key]
         if isinstance(got, EnvError):
-            out.append(plan.model_copy(update={"skip_reason": f"its variant's packages could not be installed: {got}"}))
+            out.append(plan.model_copy(update={"skip_reason": f"{INSTALL_FAILED}: {got}"}))
         else:
             out.append(plan.model_copy(update={"packages": plan.packages.model_copy(update={"python": got})}))
     return out

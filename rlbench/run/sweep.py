@@ -38,7 +38,7 @@ from rlbench.results.lock import (
 from rlbench.results.records import TrialRecord, read_record, write_record
 from rlbench.results.text import plain
 from rlbench.run.ceilings import measure_env_ceilings
-from rlbench.run.envs import with_environments
+from rlbench.run.envs import INSTALL_FAILED, with_environments
 from rlbench.run.manifest import manifest, relative_values
 from rlbench.run.processes import ProcessRef, kill_survivors
 from rlbench.run.progress import SweepProgress
@@ -325,8 +325,9 @@ def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan]
             for i, plan in enumerate(to_run):
                 launched = early.pop(plan.trial_id, None)
                 trial = folder.trial(plan.trial_id) if launched else prepare(plan)
-                if plan.skip_reason:
-                    record = TrialRecord(trial_id=plan.trial_id, status="skipped", reason=plan.skip_reason)
+                if plan.skip_reason:  # never started; an install that failed is a failure, not a choice
+                    status = "failed" if plan.skip_reason.startswith(INSTALL_FAILED) else "skipped"
+                    record = TrialRecord(trial_id=plan.trial_id, status=status, reason=plan.skip_reason)
                     write_record(trial, record)
                 else:
                     def on_poll(events, plan=plan):

@@ -98,7 +98,7 @@ def test_bisect_names_the_version_that_made_the_env_slower(setup):
                                                                                            trials["variant"]))
 
 
-def test_a_version_that_does_not_install_skips_its_trials_and_keeps_the_rest(setup):
+def test_a_version_that_does_not_install_fails_its_trials_and_keeps_the_rest(setup):
     tmp, env = setup
     broken = tmp / "broken"
     slowstep(broken, "1.0.0")
@@ -106,9 +106,9 @@ def test_a_version_that_does_not_install_skips_its_trials_and_keeps_the_rest(set
     out = tmp / "broken-history"
     done = run_cli("history", str(tmp / "slow.yaml"), "--package", "slowstep", "--versions", "1.0.0,1.4.0",
                    "--index", str(broken), "--rounds", "1", "--out", str(out), env=env)
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode == 1, done.stdout + done.stderr  # 1: a version's trials failed
     trials = pd.read_parquet(out / "trials.parquet").set_index("variant")
-    assert trials.loc["slowstep-1.0.0", "status"] == "ok" and trials.loc["slowstep-1.4.0", "status"] == "skipped"
+    assert trials.loc["slowstep-1.0.0", "status"] == "ok" and trials.loc["slowstep-1.4.0", "status"] == "failed"
     assert trials.loc["slowstep-1.4.0", "reason"].startswith("its variant's packages could not be installed: pip install "
                                                              "slowstep==1.4.0 failed: ")
     history = json.loads((out / "history.json").read_text())

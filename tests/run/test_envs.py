@@ -86,12 +86,12 @@ def test_each_variant_runs_in_its_environment_and_records_what_it_imported(wheel
     out = tmp_path / "out"
     done = run_cli("sweep", str(tmp_path / "pins.yaml"), "--out", str(out),
                    env={"RLBENCH_ENV_CACHE": str(tmp_path / "envs")})
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode == 1, done.stdout + done.stderr  # 1: a variant never ran
     trials = pd.read_parquet(out / "trials.parquet").set_index("variant")
-    assert list(trials["status"]) == ["ok", "ok", "skipped"]
+    assert list(trials["status"]) == ["ok", "ok", "failed"]
     for variant, version in (("v1", "1.0"), ("v2", "2.0")):
         assert json.loads(trials.loc[variant, "versions"])["rlbench-probe"] == version
-    # the package that cannot be installed skips its variant's trials with pip's words; the rest ran
+    # the package that cannot be installed fails its variant's trials with pip's words; the rest ran
     assert trials.loc["v3", "reason"].startswith("its variant's packages could not be installed: pip install "
                                                  "rlbench-probe==3.0 failed: ")
     plan = json.loads((out / "trials" / trials.loc["v2", "trial_id"] / "plan.json").read_text())
