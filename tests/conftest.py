@@ -14,6 +14,12 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
+# The tests read rlbench's output as a log reads it (no terminal, rich's own width). pytest-xdist's
+# workers get COLUMNS=80 and LINES=24 in their environment, and a caller may have them set too: either
+# would wrap the lines the tests parse (a trial id split as "t000r" / "0").
+for _name in ("COLUMNS", "LINES"):
+    os.environ.pop(_name, None)
+
 
 def run_cli(*args: str, cwd: Path = REPO, timeout: float = 600, env: dict | None = None) -> subprocess.CompletedProcess:
     """Run ``python -m rlbench ARGS`` for real; returns the completed process (text output)."""
@@ -46,6 +52,38 @@ def trial_processes_alive(out_dir: Path) -> list[str]:
 @pytest.fixture
 def repo() -> Path:
     return REPO
+
+
+# ---------------------------------------------------------------------------------------------
+# Two workers (pytest-xdist, ``-n 2`` in pyproject's addopts): Ray's tests on one, one after another
+
+#: Test files that start Ray runtimes (real RLlib trials, a Ray cluster, Ray tasks). They all run on one
+#: xdist worker, in order, as they would without xdist: two Ray runtimes starting at the same moment on
+#: one machine may pick the same port (ray-project/ray#53906, #18053), and a sweep already overlaps two
+#: of its own trials' starts. Every other file runs on whichever worker is free, its tests kept together
+#: (a module's fixtures are made once). tests/test_test_groups.py checks that every file that runs a
+#: sweep or starts Ray is named here or in NO_RAY_FILES.
+RAY_FILES = frozenset({
+    "tests/e2e/test_async_e2e.py", "tests/e2e/test_cluster_e2e.py", "tests/e2e/test_e2e_sweep.py",
+    "tests/e2e/test_exit_e2e.py", "tests/e2e/test_fidelity_e2e.py", "tests/e2e/test_learning_e2e.py",
+    "tests/e2e/test_measurement_accuracy.py", "tests/e2e/test_profiles_e2e.py", "tests/e2e/test_reliability_e2e.py",
+    "tests/studies/test_simbench.py", "tests/studies/test_study_configs.py", "tests/worker/test_ray_auth.py",
+    "tests/run/test_cluster.py",
+})
+#: Files that run sweeps on the plain adapter only, or refuse before anything runs: no Ray runtime.
+NO_RAY_FILES = frozenset({
+    "tests/e2e/test_hostile_e2e.py", "tests/e2e/test_variants_e2e.py", "tests/e2e/test_versions_e2e.py",
+    "tests/run/test_autoconfig.py", "tests/run/test_envs.py", "tests/commands/test_cli_versions.py",
+    "tests/commands/test_cli_bad_input.py", "tests/commands/test_hostile_folders.py", "tests/results/test_format.py",
+    "tests/adapters/test_rllib_env_class.py", "tests/commands/test_cli_autoconfig.py", "tests/studies/test_envbench.py",
+})
+
+
+def pytest_collection_modifyitems(config, items):
+    """Group each test for ``--dist loadgroup``: ``ray`` for RAY_FILES, else its own file."""
+    for item in items:
+        rel = Path(str(item.fspath)).resolve().relative_to(REPO).as_posix()
+        item.add_marker(pytest.mark.xdist_group("ray" if rel in RAY_FILES else rel))
 
 
 # ---------------------------------------------------------------------------------------------
