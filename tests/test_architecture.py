@@ -162,6 +162,34 @@ def test_adapters_never_import_the_spec_even_for_type_checkers():
     assert wrong == []
 
 
+def algorithm_literals(source: str, algorithms: tuple[str, ...]) -> list[str]:
+    """Strings in ``source`` that are an algorithm's name (the form its knowledge takes: a tuple of names,
+    a table's key, a comparison, a Literal), other than the default of a field named ``algo``. Prose that
+    mentions one (a docstring, a measured figure's conditions) is not knowledge of what it accepts."""
+    tree = ast.parse(source)
+    default = {id(n.value) for n in ast.walk(tree)
+               if isinstance(n, ast.AnnAssign) and ast.unparse(n.target) == "algo" and n.value is not None}
+    return [f"line {n.lineno}: {n.value!r}" for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and n.value in algorithms and id(n) not in default]
+
+
+def test_the_algorithm_checker_sees_names_but_not_prose_or_the_default():
+    named = 'X = ("PPO", "APPO")\nif algo == "IMPALA":\n    pass\nd = {"APPO": 1}\nA = Literal["PPO"]\n'
+    fine = '"""PPO docstring."""\nclass C:\n    algo: Algo = "PPO"\n    """APPO too."""\n    x = "a PPO run"\n'
+    assert len(algorithm_literals(named, ("PPO", "APPO", "IMPALA"))) == 5
+    assert algorithm_literals(fine, ("PPO", "APPO", "IMPALA")) == []
+
+
+def test_the_spec_names_no_algorithm_but_the_default():
+    """Which algorithms exist and what each accepts is the adapters' knowledge (``Adapter.algorithms``,
+    ``training_keys``, ``algo_only_keys``, ``removed_keys``): the spec names none but ``algo``'s default."""
+    from rlbench.adapters import ALL_ALGORITHMS
+
+    wrong = {m: found for m, p in MODULES.items() if m.startswith("rlbench.spec")
+             and (found := algorithm_literals(p.read_text(), ALL_ALGORITHMS))}
+    assert wrong == {}
+
+
 def test_the_spec_names_the_frameworks_the_registry_has():
     import typing
 

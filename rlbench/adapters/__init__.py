@@ -20,6 +20,9 @@ FRAMEWORKS: tuple[str, ...] = tuple(_ADAPTERS)
 #: Every role any adapter reports, in order (the tables have a column per role whatever the framework).
 ALL_ROLES: tuple[str, ...] = tuple(dict.fromkeys(role for a in _ADAPTERS.values() for role in a.roles))
 
+#: Every algorithm any adapter runs, in order (a spec's ``algo`` names one; its framework must run it).
+ALL_ALGORITHMS: tuple[str, ...] = tuple(dict.fromkeys(algo for a in _ADAPTERS.values() for algo in a.algorithms))
+
 
 def get_adapter(framework: str = "rllib") -> Adapter:
     """The adapter of a training framework (``rllib``: RLlib's new API stack; ``plain``: no framework,
@@ -27,4 +30,4 @@ def get_adapter(framework: str = "rllib") -> Adapter:
     return _ADAPTERS[framework]
 
 
-__all__ = ["ALL_ROLES", "FRAMEWORKS", "Adapter", "ResourceDemand", "get_adapter", "unsupported"]
+__all__ = ["ALL_ALGORITHMS", "ALL_ROLES", "FRAMEWORKS", "Adapter", "ResourceDemand", "get_adapter", "unsupported"]

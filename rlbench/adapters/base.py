@@ -179,13 +179,24 @@ class Adapter(Protocol):
     system_titles: tuple[str, ...]
     """Process titles of the runtime's own agents (children of the raylet)."""
     algorithms: tuple[str, ...]
-    """The algorithms a spec's ``algo`` may name."""
+    """The algorithms a spec's ``algo`` may name, the default first."""
+    algo_only_keys: dict[tuple[str, str], tuple[str, ...]]
+    """Keys of sections other than ``training`` that only some algorithms use: (section, key) -> those
+    algorithms (a trial of another algorithm that sets one is refused)."""
+    refused_values: dict[str, tuple[Any, str]]
+    """Training key -> (a value the framework refuses, why and what to do instead)."""
+    removed_keys: dict[str, str]
+    """Keys the framework no longer has -> what to use instead (the spec refuses them with this hint)."""
     runtime: str | None
     """The runtime its trials need, started by the trial process (:mod:`rlbench.worker.runtime`):
     ``"ray"`` (a private local Ray, or a connection to a cluster), or None (nothing: no Ray process)."""
     requires: dict[str, str]
     """Distribution -> the oldest release the adapter can drive (``{"ray": "2.53.0"}``); an older one is
     refused before anything runs (:func:`unsupported`)."""
+
+    def training_keys(self, algo: str) -> frozenset[str]:
+        """The ``training:`` keys (YAML names) a trial of ``algo`` may set; the spec types each one
+        (``rlbench.spec.training.TrainingSection``: the union of every adapter's keys)."""
 
     def is_asynchronous(self, algo: str) -> bool:
         """Whether the algorithm samples while it learns (its iteration's phases overlap, so the driver's

@@ -2,7 +2,8 @@
 
 Everything a user can get wrong in the YAML is caught here, before anything runs, and reported
 as a :class:`~rlbench.spec.model.SpecError` naming the file, the line, the key path and a fix (the
-CLI exits 2). Old RLlib names are translated to the new API stack (:data:`~rlbench.spec.model.ALIASES`).
+CLI exits 2). Old RLlib names are translated to the new API stack (:data:`~rlbench.spec.model.ALIASES`);
+keys a framework no longer has are refused with its adapter's hint (:data:`~rlbench.spec.training.REMOVED`).
 """
 
 from __future__ import annotations

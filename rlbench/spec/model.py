@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from rlbench.adapters import get_adapter
 from rlbench.spec.errors import SpecError, _ValueErrorAt
 from rlbench.spec.fidelity import SwitchOff
 from rlbench.spec.limits import (MAX_ACTORS, MAX_BATCH, MAX_CPUS, MAX_GPUS, MAX_ITERATIONS, MAX_REPEATS, MAX_SECONDS,
@@ -21,10 +22,10 @@ from rlbench.spec.limits import (MAX_ACTORS, MAX_BATCH, MAX_CPUS, MAX_GPUS, MAX_
 from rlbench.spec.relative import RelativeValue
 from rlbench.spec.stop import STOP_LIMITS, StopSection, StopTarget
 from rlbench.spec.training import (
-    ALGO_ONLY_KNOBS,
     ALGOS,
     Algo,
     TrainingSection,
+    and_names,
     foreign_key_message,
     foreign_training_keys,
 )
@@ -202,7 +203,7 @@ class TrialSections(_Section):
     threads: ThreadsSection = Field(default_factory=ThreadsSection)
     """Explicit torch thread counts per role."""
     training: TrainingSection = Field(default_factory=TrainingSection)
-    """Training keys (each algorithm accepts its own: :data:`rlbench.spec.training.ALGO_TRAINING_KEYS`)."""
+    """Training keys (each algorithm accepts its own: its adapter's ``training_keys(algo)``)."""
     reporting: ReportingSection = Field(default_factory=ReportingSection)
     """What one iteration is."""
     rl_module: RLModuleSection = Field(default_factory=RLModuleSection)
@@ -217,12 +218,17 @@ class TrialConfig(TrialSections):
 
     @model_validator(mode="after")
     def _keys_of_its_algorithm(self) -> "TrialConfig":
+        """Every key the trial sets is one its framework's adapter accepts for its algorithm."""
+        adapter = get_adapter(self.framework)
+        if self.algo not in adapter.algorithms:
+            raise _ValueErrorAt(("algo",), f"framework {self.framework} runs {and_names(adapter.algorithms)}, not "
+                                f"{self.algo}: set algo to one of them, or another framework")
         self.training = self.training.for_algo(self.algo)
-        foreign = foreign_training_keys(self.algo, self.training)
+        foreign = foreign_training_keys(self.algo, self.training, self.framework)
         if foreign:
             key, belongs_to = foreign[0]
             raise _ValueErrorAt(("training", key), foreign_key_message(self.algo, "training", key, belongs_to))
-        for (section, key), algos in ALGO_ONLY_KNOBS.items():
+        for (section, key), algos in adapter.algo_only_keys.items():
             if self.algo not in algos and key in getattr(self, section).model_fields_set:
                 if getattr(getattr(self, section), key) not in (None, 0):
                     raise _ValueErrorAt((section, key), foreign_key_message(self.algo, section, key, algos))

@@ -1,37 +1,55 @@
-"""The ``training:`` section: every algorithm's training keys, and which algorithm owns each.
+"""The ``training:`` section: every algorithm's training keys, typed; which algorithm takes which, from its adapter.
 
-The keys are RLlib 2.60's ``AlgorithmConfig.training()`` arguments on the new API stack: the ones
-every algorithm has (``AlgorithmConfig.training``), PPO's (``PPOConfig.training``), IMPALA's
-(``IMPALAConfig.training``) and APPO's (``APPOConfig.training``: IMPALA's plus its own, less
-``learner_queue_size``, which APPO rejects on the new stack). One model holds them all, so a sweep
-whose grid runs several algorithms validates its base section once; each trial's keys are then
-checked against its own algorithm (:func:`check_training_keys`), and a key of another algorithm
-is an error that names the algorithm it belongs to. Old-API-stack keys that RLlib 2.60 ignores or
-rejects are refused with what to use instead (:data:`REMOVED`).
+What a framework accepts is its adapter's knowledge (``Adapter.algorithms``, ``training_keys(algo)``,
+``algo_only_keys``, ``refused_values``, ``removed_keys``; RLlib's: ``rlbench/adapters/rllib/training.py``).
+The keys' types and bounds stay here, in one pydantic model holding every adapter's keys: its checks
+raise the spec's errors (:class:`~rlbench.spec.errors._ValueErrorAt`, at a key path) and use its bounds
+(:mod:`rlbench.spec.limits`), which an adapter may not import. The field list is checked against the
+adapters' keys when this module is imported, so a key cannot be accepted in one place and not typed in
+the other. One model holds every algorithm's keys, so a sweep whose grid runs several algorithms validates
+its base section once; each trial's keys are then checked against its own algorithm under its own
+framework (:func:`foreign_training_keys`), and a key of another algorithm is an error that names the
+algorithm it belongs to. Per-algorithm sub-sections (``training.<algo>``) are one field per algorithm
+any adapter names. Keys a framework no longer has are refused with what to use instead (:data:`REMOVED`).
 """
 
 from __future__ import annotations
 
-from typing import Literal, Union
+from typing import Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, create_model, field_validator, model_validator
 
+from rlbench.adapters import ALL_ALGORITHMS, FRAMEWORKS, get_adapter
 from rlbench.spec.errors import _ValueErrorAt
 from rlbench.spec.limits import MAX_BATCH, MAX_ITERATIONS, MAX_SECONDS, MAX_THREADS
 
-#: The algorithms a spec may name (``algo:``, also a grid axis).
-Algo = Literal["PPO", "APPO", "IMPALA"]
-ALGOS: tuple[str, ...] = ("PPO", "APPO", "IMPALA")
+#: The algorithms a spec may name (``algo:``, also a grid axis): every adapter's, in registry order.
+ALGOS: tuple[str, ...] = ALL_ALGORITHMS
+Algo = Literal[ALGOS]  # type: ignore[valid-type]  # built from the adapters: pydantic checks it at run time
+
+#: Keys some framework no longer has -> what to use instead (every adapter's ``removed_keys``; the first wins).
+REMOVED: dict[str, str] = {}
+#: Training key -> (a value some framework refuses, why): every adapter's ``refused_values``, the first wins.
+REFUSED: dict[str, tuple[Any, str]] = {}
+for _framework in FRAMEWORKS:
+    for _key, _why in get_adapter(_framework).removed_keys.items():
+        REMOVED.setdefault(_key, _why)
+    for _key, _refused in get_adapter(_framework).refused_values.items():
+        REFUSED.setdefault(_key, _refused)
 
 
-class TrainingSection(BaseModel):
-    """Training keys of every algorithm; a key left out keeps RLlib's default for the trial's algorithm.
-    Which algorithm accepts which key: :data:`ALGO_TRAINING_KEYS`."""
+def accepted_keys(algo: str, framework: str | None = None) -> frozenset[str]:
+    """The training keys a trial of ``algo`` may set under ``framework`` (None: under any framework that runs it)."""
+    adapters = [get_adapter(framework)] if framework else [get_adapter(f) for f in FRAMEWORKS]
+    return frozenset().union(*(a.training_keys(algo) for a in adapters if algo in a.algorithms))
+
+
+class _TrainingKeys(BaseModel):
+    """The typed keys of :class:`TrainingSection` (every adapter's together), its checks and its merge."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, populate_by_name=True,
                               allow_inf_nan=False)
 
-    # --- every algorithm ---
     train_batch_size_per_learner: Union[int, None] = Field(None, ge=1, le=MAX_BATCH)
     """Env steps per learner per update (total = this x max(1, num_learners)). All algorithms."""
     minibatch_size: Union[int, None] = Field(None, ge=1, le=MAX_BATCH)
@@ -46,12 +64,10 @@ class TrainingSection(BaseModel):
     """Gradient clipping threshold. All algorithms."""
     shuffle_batch_per_epoch: Union[bool, None] = None
     """Shuffle the train batch before each epoch. All algorithms."""
-    # --- PPO, APPO, IMPALA (each its own default) ---
     entropy_coeff: Union[float, None] = Field(None, ge=0)
     """Entropy bonus coefficient. PPO, APPO, IMPALA."""
     vf_loss_coeff: Union[float, None] = Field(None, ge=0)
     """Value-function loss coefficient. PPO, APPO, IMPALA."""
-    # --- PPO and APPO ---
     lambda_: Union[float, None] = Field(None, ge=0, le=1, alias="lambda")
     """GAE lambda (YAML key ``lambda``). PPO, APPO."""
     clip_param: Union[float, None] = Field(None, gt=0)
@@ -62,10 +78,8 @@ class TrainingSection(BaseModel):
     """Target KL the coefficient adapts to. PPO, APPO."""
     use_kl_loss: Union[bool, None] = None
     """Whether the KL term is in the loss. PPO, APPO."""
-    # --- PPO only ---
     vf_clip_param: Union[float, None] = Field(None, gt=0)
     """Value-function clip parameter. PPO."""
-    # --- IMPALA and APPO ---
     vtrace: Union[bool, None] = None
     """V-trace off-policy correction. IMPALA, APPO; Ray 2.60 refuses ``false`` on the new API stack."""
     vtrace_clip_rho_threshold: Union[float, None] = Field(None, gt=0)
@@ -80,10 +94,8 @@ class TrainingSection(BaseModel):
     """How long a training step waits for aggregator results. IMPALA, APPO."""
     num_gpu_loader_threads: Union[int, None] = Field(None, ge=1, le=MAX_THREADS)
     """Threads per GPU learner that move batches to the GPU. IMPALA, APPO."""
-    # --- IMPALA only ---
     learner_queue_size: Union[int, None] = Field(None, ge=1, le=MAX_BATCH)
     """Train batches queued for each learner's update thread. IMPALA (APPO uses its circular buffer)."""
-    # --- APPO only ---
     use_circular_buffer: Union[bool, None] = None
     """Keep train batches in a circular buffer (re-sampled) instead of a queue. APPO."""
     circular_buffer_num_batches: Union[int, None] = Field(None, ge=1, le=MAX_BATCH)
@@ -100,29 +112,20 @@ class TrainingSection(BaseModel):
     target_worker_clipping: Union[float, None] = Field(None, gt=0)
     """Clip of the importance ratio against the target network. APPO."""
 
-    # --- per-algorithm settings ---
-    PPO: Union["TrainingSection", None] = None
-    """Keys for PPO trials only, over the section's own (so a sweep over ``algo`` can give each algorithm
-    its settings; a trial's config holds the merged keys)."""
-    APPO: Union["TrainingSection", None] = None
-    """Keys for APPO trials only, over the section's own."""
-    IMPALA: Union["TrainingSection", None] = None
-    """Keys for IMPALA trials only, over the section's own."""
-
     @model_validator(mode="after")
-    def _per_algorithm_keys_are_its_own(self) -> "TrainingSection":
+    def _per_algorithm_keys_are_its_own(self) -> "_TrainingKeys":
         for algo in ALGOS:
-            sub = getattr(self, algo)
+            sub = getattr(self, algo, None)
             if sub is None:
                 continue
-            nested = [a for a in ALGOS if getattr(sub, a) is not None]
+            nested = [a for a in ALGOS if getattr(sub, a, None) is not None]
             if nested:
                 raise _ValueErrorAt(("training", algo, nested[0]), "per-algorithm keys do not nest")
             foreign = foreign_training_keys(algo, sub)
             if foreign:
                 key, belongs_to = foreign[0]
                 raise _ValueErrorAt(("training", algo, key), f"not an {algo} key: it is "
-                                    f"{_article(belongs_to)} {_names(belongs_to)} key")
+                                    f"{_article(belongs_to)} {and_names(belongs_to)} key")
         return self
 
     def for_algo(self, algo: str) -> "TrainingSection":
@@ -131,76 +134,58 @@ class TrainingSection(BaseModel):
         sub = getattr(self, algo)
         if sub is not None:
             own.update({name: getattr(sub, name) for name in sub.model_fields_set})
-        return TrainingSection.model_validate({TrainingSection.model_fields[k].alias or k: v for k, v in own.items()})
+        fields = type(self).model_fields
+        return type(self).model_validate({fields[k].alias or k: v for k, v in own.items()})
 
-    @field_validator("vtrace")
+    @field_validator("*")
     @classmethod
-    def _vtrace_on(cls, value: bool | None) -> bool | None:
-        if value is False:
-            raise ValueError("Ray 2.60 runs IMPALA and APPO with V-trace only (vtrace: false is refused on the "
-                             "new API stack): remove the key or set it to true")
+    def _not_a_refused_value(cls, value: Any, info: ValidationInfo) -> Any:
+        key = cls.model_fields[info.field_name].alias or info.field_name
+        if key in REFUSED and value is not None and value == REFUSED[key][0]:
+            raise ValueError(REFUSED[key][1])
         return value
 
 
-_EVERY = {"train_batch_size_per_learner", "minibatch_size", "num_epochs", "lr", "gamma", "grad_clip",
-          "shuffle_batch_per_epoch", "entropy_coeff", "vf_loss_coeff"}
-_PPO_APPO = {"lambda", "clip_param", "kl_coeff", "kl_target", "use_kl_loss"}
-_VTRACE = {"vtrace", "vtrace_clip_rho_threshold", "vtrace_clip_pg_rho_threshold", "broadcast_interval",
-           "timeout_s_sampler_manager", "timeout_s_aggregator_manager", "num_gpu_loader_threads"}
-_APPO = {"use_circular_buffer", "circular_buffer_num_batches", "circular_buffer_iterations_per_batch",
-         "simple_queue_size", "target_network_update_freq", "tau", "target_worker_clipping"}
+TrainingSection = create_model(
+    "TrainingSection", __base__=_TrainingKeys, __module__=__name__,
+    __doc__="""Training keys of every algorithm; a key left out keeps the framework's default for the trial's
+    algorithm. Which algorithm accepts which key: its adapter's ``training_keys(algo)``. Per algorithm, a
+    sub-section ``training.<algo>`` holds keys for that algorithm's trials only, over the section's own (so a
+    sweep over ``algo`` can give each algorithm its settings; a trial's config holds the merged keys).""",
+    **{algo: (Union["TrainingSection", None], Field(None, description=f"Keys for {algo} trials only, over the "
+                                                                         "section's own."))
+       for algo in ALGOS},
+)
+TrainingSection.model_rebuild()
 
-#: Algorithm -> the training keys (YAML names) it accepts.
-ALGO_TRAINING_KEYS: dict[str, frozenset[str]] = {
-    "PPO": frozenset(_EVERY | _PPO_APPO | {"vf_clip_param"}),
-    "IMPALA": frozenset(_EVERY | _VTRACE | {"learner_queue_size"}),
-    "APPO": frozenset(_EVERY | _PPO_APPO | _VTRACE | _APPO),
-}
-
-#: Keys of other sections that only some algorithms use: (section, key) -> the algorithms.
-ALGO_ONLY_KNOBS: dict[tuple[str, str], tuple[str, ...]] = {
-    ("learners", "num_aggregator_actors_per_learner"): ("APPO", "IMPALA"),
-    ("learners", "max_requests_in_flight_per_aggregator_actor"): ("APPO", "IMPALA"),
-}
-
-#: Old-API-stack keys Ray 2.60's new stack ignores or rejects -> what to do instead. They are
-#: refused, never passed on: a translation would change what they mean.
-REMOVED: dict[str, str] = {
-    "num_aggregation_workers": "aggregation workers are gone; the new stack's aggregator actors are "
-                               "learners.num_aggregator_actors_per_learner (counted per learner)",
-    "replay_proportion": "old API stack only (no mix-in replay on the new stack); APPO re-uses batches through "
-                         "training.circular_buffer_iterations_per_batch",
-    "replay_buffer_num_slots": "old API stack only; APPO's buffer size is training.circular_buffer_num_batches",
-    "minibatch_buffer_size": "old API stack only; APPO's buffer size is training.circular_buffer_num_batches",
-    "num_multi_gpu_tower_stacks": "old API stack only; several GPUs are learners.num_learners with "
-                                  "num_gpus_per_learner",
-    "learner_queue_timeout": "old API stack only",
-    "target_update_frequency": "replaced by training.target_network_update_freq, which counts in different units "
-                               "(trained batches of the circular buffer, not sampled env steps): set it yourself",
-    "use_critic": "APPO always uses a value function in Ray 2.60",
-    "opt_type": "old API stack only: the new stack's learners use Adam",
-    "vtrace_drop_last_ts": "old API stack only",
-}
+_TYPED = {f.alias or name for name, f in _TrainingKeys.model_fields.items()}
+_ACCEPTED = frozenset().union(*(accepted_keys(algo) for algo in ALGOS))
+if _TYPED != _ACCEPTED:  # one source: every key an adapter accepts is typed here, and nothing else is
+    raise RuntimeError(f"training keys accepted by an adapter but not typed in TrainingSection: "
+                       f"{sorted(_ACCEPTED - _TYPED)}; typed but accepted by no adapter: {sorted(_TYPED - _ACCEPTED)}")
 
 
-def owners(key: str) -> list[str]:
-    """The algorithms whose training keys include ``key`` (YAML name), in :data:`ALGOS` order."""
-    return [a for a in ALGOS if key in ALGO_TRAINING_KEYS[a]]
+def owners(key: str, framework: str | None = None) -> list[str]:
+    """The algorithms whose training keys include ``key`` (YAML name) under ``framework`` (None: any), in
+    :data:`ALGOS` order."""
+    return [a for a in ALGOS if key in accepted_keys(a, framework)]
 
 
-def foreign_training_keys(algo: str, training: TrainingSection) -> list[tuple[str, list[str]]]:
-    """(key, the algorithms it belongs to) for every key set in ``training`` that ``algo`` does not accept."""
+def foreign_training_keys(algo: str, training: _TrainingKeys,
+                          framework: str | None = None) -> list[tuple[str, list[str]]]:
+    """(key, the algorithms it belongs to) for every key set in ``training`` that ``algo`` does not accept
+    under ``framework`` (None: under any framework that runs it)."""
+    accepted = accepted_keys(algo, framework)
     out = []
-    for name, field in TrainingSection.model_fields.items():
+    for name, field in _TrainingKeys.model_fields.items():
         key = field.alias or name
-        if key in ALGOS:
-            continue
-        if getattr(training, name) is not None and key not in ALGO_TRAINING_KEYS[algo]:
-            out.append((key, owners(key)))
+        if getattr(training, name) is not None and key not in accepted:
+            out.append((key, owners(key, framework)))
     return out
 
 
-def _names(algos: list[str] | tuple[str, ...]) -> str:
+def and_names(algos: list[str] | tuple[str, ...]) -> str:
+    """``A``, ``A and B``, ``A, B and C``."""
     return " and ".join(algos) if len(algos) <= 2 else ", ".join(algos[:-1]) + " and " + algos[-1]
 
 
@@ -213,5 +198,5 @@ def foreign_key_message(algo: str, section: str, key: str, belongs_to: list[str]
     where = f"{section}.{key}"
     if section == "training":
         where += f" (or move it under training.{belongs_to[0]})"
-    return (f"{_article(belongs_to)} {_names(belongs_to)} key, but this trial runs {algo}: remove {where}, or set "
+    return (f"{_article(belongs_to)} {and_names(belongs_to)} key, but this trial runs {algo}: remove {where}, or set "
             f"algo to {' or '.join(belongs_to)}")

@@ -6,20 +6,14 @@ Hand-made specs; ``BASE`` has five lines, so appended keys start at line 6.
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 
 import pytest
 
+from rlbench.adapters import FRAMEWORKS, get_adapter
 from rlbench.spec.load import load_spec
 from rlbench.spec.model import KNOB_SECTION, SpecError, TrialConfig
-from rlbench.spec.training import (
-    ALGO_TRAINING_KEYS,
-    ALGOS,
-    REMOVED,
-    TrainingSection,
-    owners,
-)
+from rlbench.spec.training import ALGOS, REMOVED, TrainingSection, accepted_keys, owners
 
 BASE = """\
 name: t
@@ -119,7 +113,7 @@ def test_vtrace_false_is_refused_with_the_reason(tmp_path):
     assert msg.startswith(f"{at(tmp_path, 8)}: training.vtrace: Ray 2.60 runs IMPALA and APPO with V-trace only")
 
 
-@pytest.mark.parametrize("old", sorted(REMOVED))
+@pytest.mark.parametrize("old", sorted(get_adapter("rllib").removed_keys))
 def test_old_api_stack_keys_are_refused_with_what_to_use(tmp_path, old):
     msg = error(tmp_path, BASE + f"algo: APPO\ntraining:\n  {old}: 1\n")
     assert msg == f"{at(tmp_path, 8)}: training.{old}: unknown key '{old}': {REMOVED[old]}"
@@ -188,31 +182,29 @@ def test_per_algorithm_sub_sections_are_not_grid_axes(tmp_path):
     assert msg.startswith(f"{at(tmp_path, 7)}: grid.APPO: unknown key 'APPO'")
 
 
-def test_key_tables_cover_the_model_and_every_key_is_an_axis():
+def test_the_model_types_every_adapters_keys_and_every_key_is_an_axis():
+    """One source: the keys the adapters accept are the model's fields (checked on import too)."""
     keys = {f.alias or name for name, f in TrainingSection.model_fields.items()} - set(ALGOS)
-    assert set().union(*ALGO_TRAINING_KEYS.values()) == keys
-    assert set(ALGO_TRAINING_KEYS) == set(ALGOS)
+    adapters = [get_adapter(f) for f in FRAMEWORKS]
+    assert set().union(*(a.training_keys(algo) for a in adapters for algo in a.algorithms)) == keys
+    assert set(ALGOS) == {algo for a in adapters for algo in a.algorithms}
+    assert list(TrainingSection.model_fields)[-len(ALGOS):] == list(ALGOS)  # one sub-section per algorithm, last
     assert all(KNOB_SECTION[k] == "training" for k in keys)
     assert all(owners(k) for k in keys)
     assert not set(REMOVED) & keys
+    assert REMOVED == {**get_adapter("plain").removed_keys, **get_adapter("rllib").removed_keys}
 
 
-def test_training_keys_are_rllib_260_training_arguments():
-    """Every key rlbench accepts for an algorithm is an argument of that algorithm's ``training()`` in
-    the installed Ray (APPO's ``learner_queue_size`` is one, but RLlib refuses it on the new stack)."""
-    from ray.rllib.algorithms.appo import APPOConfig
-    from ray.rllib.algorithms.impala import IMPALAConfig
-    from ray.rllib.algorithms.ppo import PPOConfig
+def test_plain_takes_the_keys_rllib_takes(tmp_path):
+    """A spec validates the same under either framework (the plain adapter accepts RLlib's keys and ignores them)."""
+    for algo in ALGOS:
+        assert accepted_keys(algo, "plain") == accepted_keys(algo, "rllib") == accepted_keys(algo)
+    msg = error(tmp_path, BASE + "framework: plain\nalgo: IMPALA\ntraining:\n  clip_param: 0.2\n")
+    assert msg.startswith(f"{at(tmp_path, 9)}: training.clip_param: a PPO and APPO key, but this trial runs IMPALA: ")
 
-    from rlbench.adapters.rllib.config import ALGO_CONFIG_CLASSES
 
-    classes = {"PPO": PPOConfig, "APPO": APPOConfig, "IMPALA": IMPALAConfig}
-    assert set(ALGO_CONFIG_CLASSES) == set(classes) == set(ALGOS)
-    base = set(inspect.signature(PPOConfig.__mro__[1].training).parameters)
-    for algo, cls in classes.items():
-        names = set()
-        for klass in cls.__mro__:
-            if "training" in vars(klass):
-                names |= set(inspect.signature(vars(klass)["training"]).parameters)
-        names = {"lambda" if n == "lambda_" else n for n in names | base}
-        assert ALGO_TRAINING_KEYS[algo] <= names, (algo, ALGO_TRAINING_KEYS[algo] - names)
+def test_an_algorithm_its_framework_does_not_run_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(get_adapter("plain"), "algorithms", ("PPO",))  # a framework with one algorithm
+    assert load(tmp_path, BASE + "framework: plain\n").points[0].config.algo == "PPO"
+    msg = error(tmp_path, BASE + "framework: plain\nalgo: APPO\n")
+    assert msg == f"{at(tmp_path, 7)}: algo: framework plain runs PPO, not APPO: set algo to one of them, or another framework"

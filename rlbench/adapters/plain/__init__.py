@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rlbench.adapters.base import ResourceDemand
+from rlbench.adapters.rllib.training import ALGO_ONLY_KEYS, ALGO_TRAINING_KEYS, ALGORITHMS, REFUSED_VALUES, REMOVED_KEYS
 
 if TYPE_CHECKING:
     from rlbench.adapters.plain.trainer import PlainTrainer
@@ -33,9 +34,18 @@ class PlainAdapter:
     preload_modules = ("rlbench.adapters.plain.trainer", "gymnasium", "numpy")
     actor_class_roles: dict[str, str] = {}
     system_titles: tuple[str, ...] = ()
-    algorithms = ("PPO", "APPO", "IMPALA")  # accepted and ignored: nothing learns
+    # RLlib's spec keys, accepted and ignored (nothing learns; the trainer reads train_batch_size_per_learner
+    # alone): a spec validates the same under either framework, so a grid over framework or a lifecycle test
+    # that swaps rllib for plain meets the same errors. A framework of its own declares its own keys.
+    algorithms = ALGORITHMS
+    algo_only_keys = ALGO_ONLY_KEYS
+    refused_values = REFUSED_VALUES
+    removed_keys = REMOVED_KEYS
     runtime = None
     requires: dict[str, str] = {}
+
+    def training_keys(self, algo: str) -> frozenset[str]:
+        return ALGO_TRAINING_KEYS[algo]
 
     def is_asynchronous(self, algo: str) -> bool:
         return False

@@ -7,8 +7,9 @@ shared design notes. Modules: :mod:`.roles` (process titles), :mod:`.resources` 
 asks of the machine), :mod:`.config` (the AlgorithmConfig), :mod:`.timing` (the callback that
 times env and inference in every env runner), :mod:`.results` (exact per-iteration timings from the
 result dict), :mod:`.learner_probe` (what each learner did: busy time, updates, policy lag),
-:mod:`.lifecycle` (build, train, stop). Only ``config``, ``timing`` and ``lifecycle``
-import Ray or RLlib, and only when a trial builds its algorithm.
+:mod:`.lifecycle` (build, train, stop), :mod:`.training` (the algorithms and the spec keys each
+accepts). Only ``config``, ``timing`` and ``lifecycle`` import Ray or RLlib, and only when a trial
+builds its algorithm.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from rlbench.adapters.envs import make_env
 from rlbench.adapters.rllib.resources import ASYNC_ALGOS, resource_demand, torch_threads
 from rlbench.adapters.rllib.results import metric_names
 from rlbench.adapters.rllib.roles import RAY_TITLE_ROLES, ROLES, classify_process
+from rlbench.adapters.rllib.training import ALGO_ONLY_KEYS, ALGO_TRAINING_KEYS, ALGORITHMS, REFUSED_VALUES, REMOVED_KEYS
 
 if TYPE_CHECKING:
     from rlbench.adapters.rllib.lifecycle import RLlibTrainer
@@ -43,9 +45,15 @@ class RLlibAdapter:
     actor_class_roles = {title.removeprefix("ray::"): role for title, role in RAY_TITLE_ROLES.items()
                          if role in ("env_runner", "learner", "aggregator", "state_server")}
     system_titles = tuple(title for title, role in RAY_TITLE_ROLES.items() if role == "ray_system")
-    algorithms = ("PPO", "APPO", "IMPALA")
+    algorithms = ALGORITHMS
+    algo_only_keys = ALGO_ONLY_KEYS
+    refused_values = REFUSED_VALUES
+    removed_keys = REMOVED_KEYS
     runtime = "ray"
     requires = {"ray": SUPPORTED_RAY}
+
+    def training_keys(self, algo: str) -> frozenset[str]:
+        return ALGO_TRAINING_KEYS[algo]
 
     def is_asynchronous(self, algo: str) -> bool:
         return algo in ASYNC_ALGOS

@@ -1,0 +1,62 @@
+"""What RLlib 2.60 accepts per algorithm in a spec: its algorithms, each one's training keys, the
+keys of other sections only some use, the old-API-stack keys refused with what to use instead.
+
+The keys are RLlib 2.60's ``AlgorithmConfig.training()`` arguments on the new API stack, by their
+YAML names: the ones every algorithm has (``AlgorithmConfig.training``), PPO's
+(``PPOConfig.training``), IMPALA's (``IMPALAConfig.training``) and APPO's (``APPOConfig.training``:
+IMPALA's plus its own, less ``learner_queue_size``, which APPO rejects on the new stack).
+tests/adapters/test_rllib_training.py checks every key against the installed Ray's signatures.
+Plain data, standard library only: the spec reads it through the :class:`~rlbench.adapters.base.Adapter`
+protocol and types each key itself (``rlbench.spec.training.TrainingSection``).
+"""
+
+from __future__ import annotations
+
+#: The algorithms a spec's ``algo`` may name, the default first.
+ALGORITHMS: tuple[str, ...] = ("PPO", "APPO", "IMPALA")
+
+_EVERY = {"train_batch_size_per_learner", "minibatch_size", "num_epochs", "lr", "gamma", "grad_clip",
+          "shuffle_batch_per_epoch", "entropy_coeff", "vf_loss_coeff"}
+_PPO_APPO = {"lambda", "clip_param", "kl_coeff", "kl_target", "use_kl_loss"}
+_VTRACE = {"vtrace", "vtrace_clip_rho_threshold", "vtrace_clip_pg_rho_threshold", "broadcast_interval",
+           "timeout_s_sampler_manager", "timeout_s_aggregator_manager", "num_gpu_loader_threads"}
+_APPO = {"use_circular_buffer", "circular_buffer_num_batches", "circular_buffer_iterations_per_batch",
+         "simple_queue_size", "target_network_update_freq", "tau", "target_worker_clipping"}
+
+#: Algorithm -> the training keys (YAML names) it accepts.
+ALGO_TRAINING_KEYS: dict[str, frozenset[str]] = {
+    "PPO": frozenset(_EVERY | _PPO_APPO | {"vf_clip_param"}),
+    "IMPALA": frozenset(_EVERY | _VTRACE | {"learner_queue_size"}),
+    "APPO": frozenset(_EVERY | _PPO_APPO | _VTRACE | _APPO),
+}
+
+#: Keys of other sections that only some algorithms use: (section, key) -> the algorithms.
+ALGO_ONLY_KEYS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("learners", "num_aggregator_actors_per_learner"): ("APPO", "IMPALA"),
+    ("learners", "max_requests_in_flight_per_aggregator_actor"): ("APPO", "IMPALA"),
+}
+
+#: Training key -> (a value RLlib 2.60 refuses on the new API stack, why and what to do).
+REFUSED_VALUES: dict[str, tuple[object, str]] = {
+    "vtrace": (False, "Ray 2.60 runs IMPALA and APPO with V-trace only (vtrace: false is refused on the new API "
+                      "stack): remove the key or set it to true"),
+}
+
+#: Old-API-stack keys Ray 2.60's new stack ignores or rejects -> what to do instead. They are
+#: refused, never passed on: a translation would change what they mean.
+REMOVED_KEYS: dict[str, str] = {
+    "num_aggregation_workers": "aggregation workers are gone; the new stack's aggregator actors are "
+                               "learners.num_aggregator_actors_per_learner (counted per learner)",
+    "replay_proportion": "old API stack only (no mix-in replay on the new stack); APPO re-uses batches through "
+                         "training.circular_buffer_iterations_per_batch",
+    "replay_buffer_num_slots": "old API stack only; APPO's buffer size is training.circular_buffer_num_batches",
+    "minibatch_buffer_size": "old API stack only; APPO's buffer size is training.circular_buffer_num_batches",
+    "num_multi_gpu_tower_stacks": "old API stack only; several GPUs are learners.num_learners with "
+                                  "num_gpus_per_learner",
+    "learner_queue_timeout": "old API stack only",
+    "target_update_frequency": "replaced by training.target_network_update_freq, which counts in different units "
+                               "(trained batches of the circular buffer, not sampled env steps): set it yourself",
+    "use_critic": "APPO always uses a value function in Ray 2.60",
+    "opt_type": "old API stack only: the new stack's learners use Adam",
+    "vtrace_drop_last_ts": "old API stack only",
+}
