@@ -1,6 +1,7 @@
 """How a trial process ends, for real (RLlib, Ray): a SIGSEGV before the runtime shut down fails the
 trial; one after it (the crash CI met in Ray's C++ threads at interpreter exit) leaves it ok, with
-its signal recorded. Both faults fire at an env step count (envs/faulty.py), not after some time."""
+its signal recorded; an env that raises fails the trial with the env's own words, out of RLlib's
+wrapping. The faults fire at an env step count (envs/faulty.py), not after some time."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ env_runners: {num_env_runners: 0}
 training: {train_batch_size_per_learner: 128, minibatch_size: 64, num_epochs: 1}
 rl_module: {fcnet_hiddens: [8]}
 cpus: 2
-grid: {env_config.fault: [segv, segv_after_shutdown]}
+grid: {env_config.fault: [segv, segv_after_shutdown, raise]}
 stop: {iterations: 3}
 warmup_iterations: 1
 env_ceiling_s: 0
@@ -64,6 +65,16 @@ def test_a_crash_before_shutdown_fails_and_one_after_keeps_ok(exits):
     assert trials.loc["t001r0", "iterations"] == 3
 
 
+def test_an_env_that_raises_fails_its_trial_with_its_own_words(exits):
+    """RLlib hands the env runner's exception to the driver wrapped in its own error types; the reason
+    is the env's exception, as the plain adapter (tests/e2e/test_faults_e2e.py) gives it unwrapped."""
+    out, _ = exits
+    trials = pd.read_parquet(out / "trials.parquet").set_index("trial_id")
+    assert trials.loc["t002r0", "status"] == "failed" and trials.loc["t002r0", "iterations"] == 1
+    assert trials.loc["t002r0", "reason"].startswith("RuntimeError: FaultyEnv: injected failure at step 200")
+    assert pd.isna(trials.loc["t002r0", "exit_signal"])
+
+
 def test_each_record_holds_the_signal(exits):
     """record.json keeps the exit code and the signal (a healthy trial's 0 and null: tests/e2e/test_e2e_sweep.py)."""
     out, _ = exits
@@ -81,6 +92,6 @@ def test_crashed_trials_leave_no_log_folder(exits):
     """RLlib makes an empty ~/ray_results folder per algorithm built outside Tune; a trial that crashed
     never stopped its algorithm, so the sweep removes it (each full test run left about 4 before)."""
     out, _ = exits
-    made = [TrialFolder(out / "trials" / t).event("build").get("log_dir") for t in ("t000r0", "t001r0")]
+    made = [TrialFolder(out / "trials" / t).event("build").get("log_dir") for t in ("t000r0", "t001r0", "t002r0")]
     assert all(m and m.startswith(str(out.parent / "home" / "ray_results")) for m in made), made
     assert list((out.parent / "home" / "ray_results").iterdir()) == []

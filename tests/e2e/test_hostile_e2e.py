@@ -1,7 +1,7 @@
 """An env whose error text is hostile (markup that does not parse, fake markup, brackets, escape
 sequences that clear the screen and retitle the terminal), through the real CLI on a terminal: the
 sweep goes on to its next trial and its report, and the text prints as text. On the plain adapter
-(no Ray): how RLlib wraps an env's error is tests/e2e/test_reliability_e2e.py's and the crash tests'."""
+(no Ray): how RLlib wraps an env's error is the crash tests' (tests/e2e/test_exit_e2e.py)."""
 
 from __future__ import annotations
 

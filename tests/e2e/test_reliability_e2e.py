@@ -1,137 +1,22 @@
-"""Faults injected for real (a raising, a hanging and a leaking env; kill -9 and Ctrl-C of the
-sweep), through the real CLI: what was kept, what was reported, nothing left running.
-
-Where RLlib itself is not what a test checks (how the sweep judges an env that raises, hangs or
-leaks; a Ctrl-C while the next trial was launched early) it runs on the plain adapter (no Ray, a
-trial in about a second); Ctrl-C, kill -9 with resume, and the infeasible skip run real RLlib and
-Ray, and so does a crash (tests/e2e/test_exit_e2e.py)."""
+"""Kill -9 and Ctrl-C of a sweep of real RLlib trials, and the infeasible skip, through the real CLI:
+what was kept, what was reported, nothing left running. The same lifecycle where RLlib is not the
+point (env faults, a Ctrl-C during an early launch) runs on the plain adapter:
+tests/e2e/test_faults_e2e.py; a crash: tests/e2e/test_exit_e2e.py."""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pandas as pd
 import psutil
 import pytest
-from conftest import REPO, run_cli, trial_processes_alive
-
-from rlbench.results.layout import TrialFolder
+from conftest import run_cli, trial_processes_alive
+from lifecycle import alive, record, start_sweep, wait_for_iteration, write_spec
 
 pytestmark = pytest.mark.slow
-
-TINY = """\
-name: {name}
-framework: {framework}
-environment:
-  env: {env}
-  env_config: {env_config}
-env_runners: {{num_env_runners: {runners}}}
-training: {{train_batch_size_per_learner: 128, minibatch_size: 64, num_epochs: 1}}
-rl_module: {{fcnet_hiddens: [8]}}
-cpus: 2
-grid: {grid}
-stop: {{iterations: {iterations}}}
-warmup_iterations: 1
-trial_timeout_s: {timeout}
-env_ceiling_s: {ceiling}
-"""
-
-
-def write_spec(path: Path, *, name="rel", env="envs.tiny:TinyEnv", env_config="{}", runners=0, grid="{}",
-               iterations=3, timeout=120, extra="", framework="rllib", ceiling=0) -> Path:
-    """A tiny spec; env ceilings off (``ceiling``) unless the test reads them."""
-    path.write_text(TINY.format(name=name, env=env, env_config=env_config, runners=runners, grid=grid,
-                                iterations=iterations, timeout=timeout, framework=framework, ceiling=ceiling) + extra)
-    return path
-
-
-def record(out: Path, trial_id: str) -> dict:
-    return json.loads((out / "trials" / trial_id / "record.json").read_text())
-
-
-# ---------------------------------------------------------------------------------------------
-# One sweep, four fates: ok, env raises, env hangs, env leaks memory
-
-
-#: The hanging trial's timeout: long enough for the trial's start and one iteration on a busy 2-core
-#: machine (the plain adapter: well under a second quiet), so the trial surely hangs in its second iteration.
-FAULT_TIMEOUT_S = 10
-
-
-@pytest.fixture(scope="module")
-def faults(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("faults")
-    # The fault fires at env step 200: iteration 1 (128 steps) completes, iteration 2 does not. The
-    # memory fault takes its 2 GiB inside that one step and hangs holding it, so the 1.6 GB limit is
-    # crossed whatever the machine's speed, also while the env ceiling steps it alone for 1 s.
-    spec = write_spec(tmp / "faults.yaml", env="envs.faulty:FaultyEnv", framework="plain",
-                      env_config="{at_step: 200, memory_chunk_bytes: 67108864, memory_max_bytes: 2147483648}",
-                      grid="{env_config.fault: [none, raise, hang, memory]}", timeout=FAULT_TIMEOUT_S, ceiling=1,
-                      extra="trial_memory_limit_bytes: 1600000000\n")
-    out = tmp / "out"
-    done = run_cli("sweep", str(spec), "--out", str(out))
-    return spec, out, done
-
-
-def test_each_fault_gets_its_status_and_reason(faults):
-    _, out, done = faults
-    assert done.returncode == 1, done.stdout + done.stderr
-    trials = pd.read_parquet(out / "trials.parquet").set_index("trial_id")
-    assert list(trials["status"]) == ["ok", "failed", "timeout", "failed"]
-    assert trials.loc["t001r0", "reason"] == "RuntimeError: FaultyEnv: injected failure at step 200"
-    assert trials.loc["t002r0", "reason"].startswith(
-        f"killed after trial_timeout_s={FAULT_TIMEOUT_S} s with its process tree, after 1 iterations")
-    assert trials.loc["t003r0", "reason"].startswith("out of memory: its processes used ")
-    assert "over trial_memory_limit_bytes=1600000000" in trials.loc["t003r0", "reason"]
-    text = " ".join(done.stdout.split())
-    assert "1 ok, 0 skipped, 2 failed, 1 timed out" in text
-    for line in ("t001r0 failed: RuntimeError: FaultyEnv: injected failure", "t002r0 timeout: killed after",
-                 "t003r0 failed: out of memory"):
-        assert line in text, line
-    # the env-ceiling measurement before the trials met the same faults, said so and went on
-    ceilings = {json.loads(k.split("|")[1])["fault"]: v for k, v in
-                json.loads((out / "env_ceilings.json").read_text()).items()}
-    assert ceilings["none"]["steps_per_s"] > 0
-    assert "injected failure" in ceilings["raise"]["error"]
-    assert f"no result within {1 + 0.3 + FAULT_TIMEOUT_S:g} s" in ceilings["hang"]["error"]  # the grace: the trial timeout
-    assert "over the limit" in ceilings["memory"]["error"]
-    assert trials.loc["t000r0", "sampling_efficiency"] > 0 and pd.isna(trials.loc["t002r0", "sampling_efficiency"])
-
-
-def test_killed_trials_die_promptly_with_their_tree(faults):
-    _, out, _ = faults
-    hang, leak = record(out, "t002r0"), record(out, "t003r0")
-    # killed at its timeout, not before; the margin above it only bounds the kill itself, generously
-    assert hang["exit_code"] == -signal.SIGKILL and FAULT_TIMEOUT_S <= hang["trial_wall_s"] < FAULT_TIMEOUT_S + 30
-    assert leak["exit_code"] == -signal.SIGKILL and leak["trial_wall_s"] < FAULT_TIMEOUT_S  # the limit, not the timeout
-    assert trial_processes_alive(out) == []
-
-
-def test_partial_iterations_are_kept_and_marked(faults):
-    _, out, _ = faults
-    its = pd.read_parquet(out / "iterations.parquet")
-    counts = its.groupby(["trial_id", "trial_status"]).size().to_dict()
-    assert counts == {("t000r0", "ok"): 3, ("t001r0", "failed"): 1, ("t002r0", "timeout"): 1, ("t003r0", "failed"): 1}
-    assert not its.duplicated(["trial_id", "iteration"]).any()
-
-
-def test_resume_of_a_finished_folder_runs_nothing_and_duplicates_nothing(faults):
-    spec, out, _ = faults
-    before = {t: record(out, t) for t in ("t000r0", "t001r0", "t002r0", "t003r0")}
-    done = run_cli("sweep", str(spec), "--out", str(out), "--resume")
-    assert done.returncode == 1, done.stdout + done.stderr  # the kept failures still count
-    assert "resuming: 4 finished trials kept, 0 to run" in " ".join(done.stdout.split())
-    assert {t: record(out, t) for t in before} == before
-    assert len(pd.read_parquet(out / "iterations.parquet")) == 6
-    assert len(pd.read_parquet(out / "trials.parquet")) == 4
-    assert not (out / "attempts").exists()
-
 
 # ---------------------------------------------------------------------------------------------
 # Infeasible configurations
@@ -154,40 +39,6 @@ def test_infeasible_trial_is_skipped_at_once(tmp_path):
 
 # ---------------------------------------------------------------------------------------------
 # kill -9 and Ctrl-C of the sweep process
-
-
-def start_sweep(spec: Path, out: Path, *extra: str) -> subprocess.Popen:
-    """``python -m rlbench sweep`` in its own session, like a foreground job in a terminal.
-
-    SIGINT is reset to its default in the child: a test run started in the background (``&``,
-    nohup) passes SIGINT on ignored, and a foreground job in a terminal would not have it so.
-    """
-    return subprocess.Popen([sys.executable, "-m", "rlbench", "sweep", str(spec), "--out", str(out), *extra],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-
-
-def wait_for_iteration(out: Path, trial_id: str, proc: subprocess.Popen, timeout_s: float = 120) -> None:
-    events = out / "trials" / trial_id / "events.jsonl"
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if events.exists() and '"event": "iteration"' in events.read_text():
-            return
-        assert proc.poll() is None, proc.communicate()[0]
-        time.sleep(0.05)
-    raise AssertionError(f"{trial_id} wrote no iteration in {timeout_s} s")
-
-
-def alive(pids: set[int]) -> set[int]:
-    out = set()
-    for pid in pids:
-        try:
-            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                out.add(pid)
-        except psutil.NoSuchProcess:
-            pass
-    return out
 
 
 def test_kill_9_leaves_nothing_and_resume_completes(tmp_path):
@@ -278,30 +129,3 @@ def test_ctrl_c_stops_cleanly_keeps_iterations_and_says_how_to_resume(tmp_path):
     assert record(out, "t000r0")["status"] == "interrupted"
     assert (out / "attempts" / "t000r0" / "1" / "record.json").exists()  # the first interrupted attempt
     assert trial_processes_alive(out) == []
-
-
-def test_ctrl_c_while_the_next_trial_was_launched_early_leaves_nothing(tmp_path):
-    """The next trial is launched while the previous one shuts down; a Ctrl-C then kills it too and
-    leaves it without a record, so a resume runs it."""
-    # t000r0's env takes 3 s to close: the early launch of t001r0 surely happens while it shuts down
-    spec = write_spec(tmp_path / "e.yaml", env="envs.faulty:FaultyEnv", framework="plain", iterations=2,
-                      env_config="{close_s: 3}", grid="{env_config.episode_len: [10, 20]}")
-    out = tmp_path / "out"
-    proc = start_sweep(spec, out)
-    early = out / "trials" / "t001r0"
-    deadline = time.monotonic() + 120
-    while not ((early / "plan.json").exists() and not (out / "trials" / "t000r0" / "record.json").exists()):
-        assert proc.poll() is None and time.monotonic() < deadline, "t001r0 was never launched early"
-        time.sleep(0.01)
-    os.killpg(proc.pid, signal.SIGINT)
-    stdout, _ = proc.communicate(timeout=120)
-    assert proc.returncode == 130, stdout
-    assert not (early / "record.json").exists()
-    start = next((json.loads(line) for line in (early / "events.jsonl").read_text().splitlines()
-                  if json.loads(line)["event"] == "start"), None) if (early / "events.jsonl").exists() else None
-    if start is not None:  # it got as far as its first event: that process is gone
-        assert not alive({start["pid"]}) or psutil.Process(start["pid"]).create_time() > time.time() - 1
-    assert trial_processes_alive(out) == []
-    done = run_cli("sweep", str(spec), "--out", str(out), "--resume")
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert record(out, "t001r0")["status"] == "ok"
