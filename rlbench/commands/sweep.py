@@ -8,7 +8,6 @@ summary prints the command that resumes).
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from rlbench.commands.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from rlbench.measure.machine import probe_machine
 from rlbench.results.lock import OutDirError
 from rlbench.results.text import plain
+from rlbench.worker.interrupts import install, restore
 from rlbench.run.cluster import ClusterError, prepare_cluster
 from rlbench.run.raytoken import secure_ray, warn_if_auth_disabled
 from rlbench.run.sweep import default_out_dir, resume_command, run_sweep
@@ -65,15 +65,14 @@ def setup_arguments(sweep: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, console: Console) -> int:
     """Run the sweep; SIGTERM (kill, a batch scheduler) and SIGHUP (terminal closed) stop it like
     Ctrl-C: the running trial is stopped cleanly and what it measured is kept."""
-    previous = {sig: signal.signal(sig, _raise_keyboard_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    previous = install()
     try:
         return _sweep(args, console)
     except KeyboardInterrupt:  # outside a trial (loading, tables): nothing half-written matters
         console.print("[yellow]Interrupted.[/]")
         return EXIT_INTERRUPTED
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        restore(previous)
 
 
 def import_results_modules() -> None:
@@ -154,7 +153,3 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
             f"measured is kept). Resume with:"), "\n  ", plain(resume_command(args.config, out_dir))), soft_wrap=True)
         return EXIT_INTERRUPTED
     return EXIT_FAILED if outcome.failed else EXIT_OK
-
-
-def _raise_keyboard_interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt
