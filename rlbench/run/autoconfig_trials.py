@@ -178,9 +178,27 @@ def probes_from(folder: ResultsFolder, plan: TrialPlan, other: TrialPlan | None 
                   cores=max(1, plan.cpus), iteration_overhead_s=max(0.0, med("wall_s") - sample - learn - sync))
 
 
+def env_steps_from(folder: ResultsFolder, plans: dict[str, TrialPlan]) -> tuple[tuple[str, float], ...]:
+    """(env id, seconds per env step in one process) from the env ceilings measured for ``plans`` (env id ->
+    a trial of that env); an env whose ceiling is missing or failed is left out (the model then uses the
+    baseline's step for it)."""
+    ceilings = read_json(folder.ceilings, {})
+    out = []
+    for env_id, plan in plans.items():
+        env = plan.config.environment
+        ceiling = ceilings.get(ceiling_key(env.env, env.env_config, ceiling_procs(plan.config.env_runners.num_env_runners),
+                                           plan.cpus)) or {}
+        rate = ceiling.get("steps_per_s_per_proc")
+        if isinstance(rate, (int, float)) and rate > 0:
+            out.append((env_id, 1.0 / rate))
+    return tuple(out)
+
+
 def probes_dict(probes: Probes | None) -> dict | None:
     return None if probes is None else asdict(probes)
 
 
 def probes_of(data: dict | None) -> Probes | None:
-    return None if not data else Probes(**data)
+    if not data:
+        return None
+    return Probes(**{**data, "env_steps_s": tuple((str(k), float(v)) for k, v in data.get("env_steps_s") or ())})

@@ -1,7 +1,7 @@
 """rlbench autoconfig for real, through the CLI, on the plain adapter (no Ray: about a second a trial).
 
 The known answer: SyntheticEnv burns ``step_cost_us`` of CPU per step, so with everything else
-equal the cheapest step cost steps fastest, by far (0 us against 200 and 1000). autoconfig must
+equal the cheapest step cost steps fastest, by far (0 us against 200 and 1000; 2 us is close). autoconfig must
 name it (or one indistinguishable from it), within its budget + 10%, write every output, and a
 resumed run must not run a finished trial again.
 """
@@ -32,7 +32,7 @@ env_runners: {{num_env_runners: 0}}
 training: {{train_batch_size_per_learner: 200}}
 cpus: 1
 grid:
-  env_config.step_cost_us: [1000, 200, 0]
+  env_config.step_cost_us: [1000, 200, 2, 0]
 stop: {{seconds: 1}}
 warmup_iterations: 1
 sample_hz: 5
@@ -70,6 +70,8 @@ def test_names_the_known_best_within_its_budget(known):
     same = [s["axes"]["env_config.step_cost_us"] for s in answer["indistinguishable"]]
     assert best == 0 or 0 in same, answer
     assert answer["speedup"]["ratio"] > 1.5 and answer["speedup"]["ci_low"] > 1.0
+    # each env_config's env step was probed: 200 us a step cannot win against 0 and is dropped untried
+    assert {e["key"]: e["reason"] for e in answer["eliminations"]}.get("env_config.step_cost_us=200") == "model"
     assert wall <= BUDGET_S * 1.1 + 5  # +5: the interpreter's own start, outside the command's clock
     assert answer["wall_s"] <= BUDGET_S * 1.1
     assert "winner: env_config.step_cost_us=0" in done.stdout and "rlbench sweep" in done.stdout
