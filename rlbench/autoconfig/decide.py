@@ -25,6 +25,7 @@ from typing import Sequence
 
 from rlbench.analysis import stats
 from rlbench.autoconfig.model import Candidate
+from rlbench.autoconfig.steps import StepsComparison, StepsStanding, compare_steps, steps_standing
 from rlbench.autoconfig.trials import (Objective, Stage, Standing, TrialRequest, leader, overlaps, rotated,
                                       worse_beyond_doubt)
 
@@ -82,6 +83,10 @@ class Answer:
     """Race rounds run."""
     stop_reason: str | None
     """Why the race stopped."""
+    steps: tuple[StepsStanding, ...] = ()
+    """time_to_target: every entrant's env steps to the target (rlbench.autoconfig.steps); () otherwise."""
+    steps_comparisons: tuple[StepsComparison, ...] = ()
+    """time_to_target: every other entrant's env steps against the chosen one's, with the evidence."""
 
 
 class Race(Stage):
@@ -152,6 +157,11 @@ class Race(Stage):
         chosen, same = choose(standings, self.tolerance_pct)
         fastest = leader(standings)
         ratio = stats.ratio_ci(self.scores(self.baseline_key), self.scores(chosen)) if chosen else None
+        steps, comparisons = (), ()
+        if self.objective == "time_to_target":  # steps to target raced too: did they learn from fewer, or step faster?
+            readings = {k: self.env_steps(k) for k in self.entrants}
+            steps = tuple(steps_standing(k, r) for k, r in readings.items())
+            comparisons = tuple(compare_steps(readings, chosen)) if chosen else ()
         return Answer(chosen, None if fastest is None else fastest.key, self.baseline_key, same, tuple(standings),
                       None if ratio is None else ratio.ratio, None if ratio is None else ratio.ci_low,
-                      None if ratio is None else ratio.ci_high, self.round + 1, self.stop_reason)
+                      None if ratio is None else ratio.ci_high, self.round + 1, self.stop_reason, steps, comparisons)

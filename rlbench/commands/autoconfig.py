@@ -157,6 +157,8 @@ def _finish(out_dir: Path, outcome, setup, console: Console) -> int:
     say(console, speed)
     if others:
         say(console, f"indistinguishable from the best: {', '.join(others)}", "dim")
+    for c in a.steps_comparisons:  # time to target: steps to it, raced too
+        say(console, f"env steps to the target: {c.text}", "" if c.differ else "dim")
     say(console, f"{outcome.elapsed_s:.0f} s of a {r.budget_s:.0f} s budget. Re-check it: "
                  f"{shlex.join(['rlbench', 'sweep', str(out_dir / 'best.yaml')])}")
     return EXIT_OK

@@ -91,7 +91,7 @@ def read_result(folder: ResultsFolder, tid: str, request_id: str, objective: str
 
     value: throughput, the median env steps/s of its steady iterations; time to target, the
     training seconds to the target (the sum of iteration walls up to it), or the seconds it trained
-    when it did not reach it (censored). A trial that did not end ``ok``, or has no steady
+    when it did not reach it (censored), and the env steps sampled over the same iterations. A trial that did not end ``ok``, or has no steady
     iteration, has no value (failed). Charged: the seconds it cost as measured from outside
     (``charged_s``), else its record's wall; its training seconds are the wall, the rest cold start.
     """
@@ -106,6 +106,7 @@ def read_result(folder: ResultsFolder, tid: str, request_id: str, objective: str
     total = charged_s if charged_s is not None else (record.trial_wall_s or trained)
     iteration_s = statistics.median(float(e["wall_s"]) for e in steady) if steady else None
     value: float | None = None
+    steps: float | None = None
     reached = True
     if record.status == "ok" and steady:
         if objective == "throughput":
@@ -114,8 +115,10 @@ def read_result(folder: ResultsFolder, tid: str, request_id: str, objective: str
         else:
             hit = next((e.get("iteration") for e in events if e.get("event") == Event.TARGET_REACHED), None)
             reached = hit is not None
-            value = sum(float(e["wall_s"]) for e in its if hit is None or e.get("iteration", 0) <= hit)
-    return TrialResult(request_id, value, trained, max(0.0, total - trained), reached, iteration_s)
+            upto = [e for e in its if hit is None or e.get("iteration", 0) <= hit]
+            value = sum(float(e["wall_s"]) for e in upto)
+            steps = sum(float(e.get("env_steps_sampled") or 0) for e in upto)
+    return TrialResult(request_id, value, trained, max(0.0, total - trained), reached, iteration_s, steps)
 
 
 def _steady(folder: ResultsFolder, plan: TrialPlan) -> list[dict[str, Any]]:

@@ -18,7 +18,7 @@ def trial(folder: ResultsFolder, tid: str, status: str, walls: list[float], *, w
     events, t_s = [{"event": "start", "t_s": 0.0}], 3.0  # 3 s of cold start before the first iteration
     for i, w in enumerate(walls, 1):
         events.append({"event": "iteration", "iteration": i, "warmup": i <= warmup, "t_start_s": t_s,
-                       "t_end_s": t_s + w, "wall_s": w, "env_steps_per_s": 100.0 / w})
+                       "t_end_s": t_s + w, "wall_s": w, "env_steps_per_s": 100.0 / w, "env_steps_sampled": 100 * i})
         t_s += w
         if hit == i:
             events.append({"event": "target_reached", "iteration": i})
@@ -42,6 +42,7 @@ def test_time_to_target_reached_or_censored(tmp_path):
     censored = read_result(folder, "t000r1", "b", "time_to_target", None)
     assert (reached.value, reached.reached) == (6.0, True)
     assert (censored.value, censored.reached) == (6.0, False)
+    assert (reached.env_steps, censored.env_steps) == (100 + 200 + 300, 100 + 200 + 300)  # up to the target; the cap
 
 
 @pytest.mark.parametrize("status", ["failed", "timeout"])
