@@ -120,7 +120,7 @@ class Driver:
                 model = self._probe()
                 search = self._search(model)
                 race = self._race(search)
-                answer = race.answer()
+                answer = race.answer(fallback=search)
                 result = self._outputs(search, race, model)
             except (_Interrupted, KeyboardInterrupt):
                 interrupted = True
@@ -258,7 +258,7 @@ class Driver:
             if r is not None and r.iteration_s is not None and key in self.setup.candidates:
                 observations.append(Observation(self.setup.candidates[key], r.iteration_s))
         rows = model.refit(observations).predicted_vs_measured(observations) if model else []
-        answer = race.answer()
+        answer = race.answer(fallback=search)
         result = AutoconfigResult(self.section.objective, answer, self.setup.candidates, search.eliminations,
                                   search.trials_run + race.trials_run, self.elapsed_s(), self.budget_s,
                                   search.stop_reason, rows)
