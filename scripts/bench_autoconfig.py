@@ -98,6 +98,12 @@ def medians(out: Path, axes: list[str], objective: str) -> pd.Series:
     return med if objective == "throughput" else 1.0 / med
 
 
+def _plain(key):
+    """A grid point's key as plain Python values (pandas gives numpy scalars), for printing."""
+    return tuple(v.item() if hasattr(v, "item") else v for v in key) if isinstance(key, tuple) else (
+        key.item() if hasattr(key, "item") else key)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("spec", nargs="?", type=Path, default=REPO / "configs" / "autoconfig_cpu.yaml")
@@ -127,7 +133,7 @@ def main() -> None:
         ex_wall, _ = run("sweep", str(exhaustive_spec(data, args.repeats, ex_dir.parent)), "--out", str(ex_dir))
         ac_wall, ac = run("autoconfig", str(spec), "--budget", args.budget, "--out", str(ac_dir))
         truth = medians(ex_dir, columns, objective)
-        best_key, best = truth.idxmax(), float(truth.max())
+        best_key, best = _plain(truth.idxmax()), float(truth.max())
         answer = json.loads((ac_dir / "autoconfig.json").read_text())
         pick_axes = (answer.get("best") or {}).get("axes") or {}
         pick = tuple(pick_axes.get(a) for a in grid_axes)
@@ -136,8 +142,10 @@ def main() -> None:
         within = got >= 0.95 * best
         frac = ac_wall / ex_wall
         results.append((within, frac))
-        print(f"run {i}: exhaustive best {best_key} {best:.4g}; autoconfig picked {pick} ({got:.4g} by the exhaustive "
-              f"measurements, {100 * got / best:.1f}% of the best): {'within' if within else 'NOT within'} 5%; "
+        n = (answer.get("best") or {}).get("n")
+        print(f"run {i}: exhaustive best {best_key} {best:.4g}; autoconfig picked {pick} on {n} race readings "
+              f"({got:.4g} by the exhaustive measurements, {100 * got / best:.1f}% of the best): "
+              f"{'within' if within else 'NOT within'} 5%; "
               f"autoconfig wall {ac_wall:.0f} s = {100 * frac:.0f}% of the exhaustive {ex_wall:.0f} s")
     hits = sum(w for w, _ in results)
     print(f"within 5%: {hits}/{len(results)} runs; autoconfig wall / exhaustive: "
