@@ -52,10 +52,12 @@ def interrupt(signum: int, frame) -> None:
 
 def install(signals: tuple[int, ...] = SIGNALS) -> dict[int, object]:
     """Install :func:`interrupt` for ``signals`` (from the main thread); returns the handlers it replaced,
-    for :func:`restore`. Nothing from another thread (Python allows handlers in the main thread only)."""
+    for :func:`restore`. Nothing from another thread (Python allows handlers in the main thread only), and
+    not over a signal ignored at start: ``nohup`` ignores SIGHUP, and a shell's background job SIGINT, so
+    that closing the terminal or a Ctrl-C meant for the foreground leaves the run alone."""
     if threading.current_thread() is not threading.main_thread():
         return {}
-    return {sig: signal.signal(sig, interrupt) for sig in signals}
+    return {sig: signal.signal(sig, interrupt) for sig in signals if signal.getsignal(sig) != signal.SIG_IGN}
 
 
 def restore(previous: dict[int, object]) -> None:

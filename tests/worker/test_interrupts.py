@@ -81,10 +81,23 @@ def test_importing_sees_import_frames_only(tmp_path, monkeypatch):
 def test_install_and_restore_put_back_what_was_there(sig):
     import signal
 
-    before = signal.getsignal(sig)
-    previous = interrupts.install((sig,))
+    outer = signal.signal(sig, signal.SIG_DFL)  # whatever the test runner was started with (nohup: SIGHUP ignored)
     try:
+        previous = interrupts.install((sig,))
         assert signal.getsignal(sig) is interrupts.interrupt
-    finally:
         interrupts.restore(previous)
-    assert signal.getsignal(sig) == before
+        assert signal.getsignal(sig) == signal.SIG_DFL
+    finally:
+        signal.signal(sig, outer)
+
+
+def test_a_signal_ignored_at_start_stays_ignored():
+    """nohup ignores SIGHUP: closing the terminal must not stop the run."""
+    import signal
+
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        assert interrupts.install((signal.SIGHUP,)) == {}
+        assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, before)
