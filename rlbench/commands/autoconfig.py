@@ -19,7 +19,7 @@ from rich.text import Text
 from rlbench.commands._common import bad_input, own_path, say
 from rlbench.commands.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from rlbench.results.text import plain
-from rlbench.worker.interrupts import install, restore
+from rlbench.worker.interrupts import install, received, restore
 
 NAME = "autoconfig"
 HELP = "find the grid's configuration that trains soonest here, within a time budget"
@@ -110,13 +110,16 @@ def _autoconfig(args: argparse.Namespace, console: Console) -> int:
     from rlbench.results.layout import ResultsFolder
     from rlbench.run.trial import release_fork_server
 
-    outcome = None
+    outcome, seen = None, received()
     try:
         outcome = run_autoconfig(setup, out_dir, console=console, machine=machine, argv=sys.argv, cluster=cluster,
                                  resume=args.resume)
         if not outcome.interrupted:
             release_fork_server()
-            return _finish(out_dir, outcome, setup, console)
+            code = _finish(out_dir, outcome, setup, console)
+            if received() == seen:
+                return code
+            # a signal came, and something caught its KeyboardInterrupt: stop as interrupted all the same
     except (OutDirError, SpecError) as e:
         return bad_input(console, str(e))
     except KeyboardInterrupt:  # outside the stages: taking the folder, the outputs, the tables, the report

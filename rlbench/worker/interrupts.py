@@ -40,6 +40,16 @@ def importing(frame) -> bool:
     return False
 
 
+_received = [0]
+
+
+def received() -> int:
+    """Signals :func:`interrupt` has handled so far (a deferred one counts once it raises). A command compares
+    it before and after its work: third-party code that catches everything (a report's plotting, a ``__del__``)
+    can still swallow the KeyboardInterrupt, and the command must stop as interrupted all the same."""
+    return _received[0]
+
+
 def interrupt(signum: int, frame) -> None:
     """The handler: KeyboardInterrupt now, or, inside an import, the same signal again a moment later."""
     if importing(frame):
@@ -47,6 +57,7 @@ def interrupt(signum: int, frame) -> None:
         again.daemon = True
         again.start()
         return
+    _received[0] += 1
     raise KeyboardInterrupt
 
 

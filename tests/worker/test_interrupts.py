@@ -101,3 +101,12 @@ def test_a_signal_ignored_at_start_stays_ignored():
         assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
     finally:
         signal.signal(signal.SIGHUP, before)
+
+
+def test_each_signal_that_raises_is_counted():
+    import sys as _sys
+
+    before = interrupts.received()
+    with pytest.raises(KeyboardInterrupt):
+        interrupts.interrupt(15, _sys._getframe())
+    assert interrupts.received() == before + 1
