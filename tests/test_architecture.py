@@ -241,9 +241,11 @@ def test_the_reaper_runs_as_isolated_script():
     assert "IndexError" in done.stderr  # it got as far as reading its arguments: every import worked
 
 
-#: What the autoconfig room may import of the rooms below it: the one bootstrap engine, the spec's
-#: model types, the safe write and the file names (docs/AUTOCONFIG.md); never the sweep, the report or the adapter.
-AUTOCONFIG_MAY_IMPORT = ("rlbench.autoconfig", "rlbench.analysis.stats", "rlbench.spec.model", "rlbench.spec.training",
+#: What the autoconfig room may import of the rooms below it: the one bootstrap engine, the evidence rules
+#: (findings: a rank test's significance and what too few repeats lack), the spec's model types, the safe write
+#: and the file names (docs/AUTOCONFIG.md); never the sweep, the report or the adapter.
+AUTOCONFIG_MAY_IMPORT = ("rlbench.autoconfig", "rlbench.analysis.stats", "rlbench.analysis.findings",
+                         "rlbench.spec.model", "rlbench.spec.training",
                          "rlbench.spec.limits",
                          "rlbench.results.files", "rlbench.results.layout")
 

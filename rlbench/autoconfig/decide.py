@@ -25,6 +25,7 @@ from typing import Sequence
 
 from rlbench.analysis import stats
 from rlbench.autoconfig.model import Candidate
+from rlbench.autoconfig.steps import StepsComparison, StepsStanding, compare_steps, steps_standing
 from rlbench.autoconfig.trials import (Objective, Stage, Standing, TrialRequest, leader, overlaps, rotated,
                                       worse_beyond_doubt)
 
@@ -82,6 +83,10 @@ class Answer:
     """Race rounds run."""
     stop_reason: str | None
     """Why the race stopped."""
+    steps: tuple[StepsStanding, ...] = ()
+    """time_to_target: every entrant's env steps to the target (rlbench.autoconfig.steps); () otherwise."""
+    steps_comparisons: tuple[StepsComparison, ...] = ()
+    """time_to_target: every other entrant's env steps against the chosen one's, with the evidence."""
 
 
 class Race(Stage):
@@ -146,12 +151,22 @@ class Race(Stage):
                 return False
         return True
 
-    def answer(self) -> Answer:
-        """The answer over the race's readings so far."""
-        standings = self.standings()
+    def answer(self, fallback: Stage | None = None) -> Answer:
+        """The answer over the race's readings so far. With ``fallback`` (the search) when no race round ran
+        (the budget left none), over the fallback's readings of the same entrants instead, as the stop
+        reason says: the search's slots are interleaved and paired too, only earlier and fewer."""
+        source, reason = self, self.stop_reason
+        if fallback is not None and self.round < 0:
+            source, reason = fallback, f"{self.stop_reason}; the answer is from the search's readings"
+        standings = [source.standing_of(k, c.cpus, c.gpus) for k, c in self.entrants.items()]
         chosen, same = choose(standings, self.tolerance_pct)
         fastest = leader(standings)
-        ratio = stats.ratio_ci(self.scores(self.baseline_key), self.scores(chosen)) if chosen else None
+        ratio = stats.ratio_ci(source.scores(self.baseline_key), source.scores(chosen)) if chosen else None
+        steps, comparisons = (), ()
+        if self.objective == "time_to_target":  # steps to target raced too: did they learn from fewer, or step faster?
+            readings = {k: source.env_steps(k) for k in self.entrants}
+            steps = tuple(steps_standing(k, r) for k, r in readings.items())
+            comparisons = tuple(compare_steps(readings, chosen)) if chosen else ()
         return Answer(chosen, None if fastest is None else fastest.key, self.baseline_key, same, tuple(standings),
                       None if ratio is None else ratio.ratio, None if ratio is None else ratio.ci_low,
-                      None if ratio is None else ratio.ci_high, self.round + 1, self.stop_reason)
+                      None if ratio is None else ratio.ci_high, self.round + 1, reason, steps, comparisons)

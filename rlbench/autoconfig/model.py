@@ -11,6 +11,7 @@ The model (synchronous PPO: sampling, then learning, then the weight broadcast):
     E = num_envs_per_env_runner
     B = train_batch_size_per_learner * max(1, num_learners)          # env steps per iteration
     sample_s = (B/R * (env_step_s + inference_step_s) + B/(R*E) * inference_call_s) * max(1, R/cores)
+                                         # env_step_s: the configuration's own env and env_config, probed
     learn_s  = train_batch_size_per_learner * learner_step_s * max(1, L/cores)   # L learners in parallel
     sync_s   = sync_per_runner_s * num_env_runners
     iteration_s = sample_s + learn_s + sync_s + iteration_overhead_s
@@ -70,6 +71,8 @@ class Candidate:
     """Env steps each learner trains on per iteration."""
     cpus_limit: int | None = None
     """The trial's ``cpus`` (cores it is pinned to), or None for the whole machine."""
+    env_id: str = ""
+    """The env and its ``env_config`` (:func:`env_id`): configurations with another env step cost apart."""
 
     @property
     def cpus(self) -> float:
@@ -98,12 +101,17 @@ class Candidate:
                    num_gpus_per_learner=lr.num_gpus_per_learner,
                    num_cpus_for_main_process=config.resources.num_cpus_for_main_process,
                    train_batch_size_per_learner=config.training.train_batch_size_per_learner or default_train_batch,
-                   cpus_limit=config.cpus)
+                   cpus_limit=config.cpus, env_id=env_id(config.environment.env, config.environment.env_config))
 
 
 def candidate_key(axes: Mapping[str, Any]) -> str:
     """``axis=value,...`` in the grid's axis order, values JSON-encoded (one name per grid point)."""
     return ",".join(f"{a}={json.dumps(v, sort_keys=True, default=str)}" for a, v in axes.items()) or "base"
+
+
+def env_id(env: str, env_config: Mapping[str, Any] | None) -> str:
+    """One name per env and ``env_config`` (JSON, keys sorted): what a probed env step cost is kept under."""
+    return json.dumps([env, dict(env_config or {})], sort_keys=True, default=str)
 
 
 @dataclass(frozen=True)
@@ -126,6 +134,13 @@ class Probes:
     """As ``learner_step_s`` on a GPU learner; None: not probed, GPU configurations are not predicted."""
     iteration_overhead_s: float = 0.0
     """Seconds per iteration outside the three phases (metrics, the driver's loop); fitted by a refit."""
+    env_steps_s: tuple[tuple[str, float], ...] = ()
+    """(:func:`env_id`, seconds per env step on one core) of every other env or ``env_config`` in the search
+    space (envbench, one process); a configuration's env missing here steps at ``env_step_s``."""
+
+    def env_step_for(self, c: "Candidate") -> float:
+        """Seconds one env step of ``c``'s env takes: its own probe, else the baseline's."""
+        return dict(self.env_steps_s).get(c.env_id, self.env_step_s)
 
 
 @dataclass(frozen=True)
@@ -190,7 +205,7 @@ class CostModel:
             return None
         runners = max(1, c.num_env_runners)
         per_runner = c.batch_env_steps / runners
-        sample = (per_runner * (p.env_step_s + p.inference_step_s)
+        sample = (per_runner * (p.env_step_for(c) + p.inference_step_s)
                   + per_runner / c.num_envs_per_env_runner * p.inference_call_s) * max(1.0, runners / cores)
         learners = max(1, c.num_learners)
         learn = c.train_batch_size_per_learner * learner_step * (1.0 if c.gpus > 0 else max(1.0, learners / cores))
@@ -242,7 +257,8 @@ class CostModel:
         probes = replace(p, env_step_s=p.env_step_s * a, inference_step_s=p.inference_step_s * a,
                          inference_call_s=p.inference_call_s * a, learner_step_s=p.learner_step_s * b,
                          learner_gpu_step_s=None if p.learner_gpu_step_s is None else p.learner_gpu_step_s * b,
-                         sync_per_runner_s=p.sync_per_runner_s * c, iteration_overhead_s=float(d))
+                         sync_per_runner_s=p.sync_per_runner_s * c, iteration_overhead_s=float(d),
+                         env_steps_s=tuple((k, v * a) for k, v in p.env_steps_s))
         return CostModel(probes, refit_points=len(rows))
 
     def predicted_vs_measured(self, observations: Sequence[Observation]) -> list[PredictionRow]:

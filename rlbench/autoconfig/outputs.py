@@ -30,7 +30,7 @@ from rlbench.spec.model import TrialConfig
 RLLIB_CONFIG_PY = "rllib_config.py"
 BEST_YAML = "best.yaml"
 #: Version of autoconfig.json's fields (docs/AUTOCONFIG.md).
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: Repeats best.yaml asks for (asv's 2 rounds x 5 and irace's firstTest=5 are the anchors).
 BEST_REPEATS = 5
 #: algo -> (module, class) of its config; the only names rllib_config.py imports.
@@ -76,8 +76,13 @@ def in_units(objective: Objective, median: float | None, low: float | None,
 def _standing(result: AutoconfigResult, s: Standing) -> dict:
     c = result.candidates.get(s.key)
     median, low, high = in_units(result.objective, s.median, s.ci_low, s.ci_high)
-    return {"key": s.key, "axes": dict(c.axes) if c else {}, "cpus": s.cpus, "gpus": s.gpus, "median": median,
-            "ci_low": low, "ci_high": high, "n": s.n, "censored": s.censored, "failed": s.failed}
+    row = {"key": s.key, "axes": dict(c.axes) if c else {}, "cpus": s.cpus, "gpus": s.gpus, "median": median,
+           "ci_low": low, "ci_high": high, "n": s.n, "censored": s.censored, "failed": s.failed}
+    steps = next((asdict(t) for t in result.answer.steps if t.key == s.key), None)
+    if steps is not None:
+        del steps["key"]
+    row["steps_to_target"] = steps
+    return row
 
 
 def autoconfig_json(result: AutoconfigResult) -> dict:
@@ -107,6 +112,7 @@ def autoconfig_json(result: AutoconfigResult) -> dict:
         "search_stop_reason": result.search_stop_reason,
         "eliminations": log,
         "predicted_vs_measured": [asdict(r) for r in result.predicted_vs_measured],
+        "steps_to_target": [asdict(c) for c in a.steps_comparisons],
     }
 
 

@@ -63,6 +63,8 @@ class TrialResult:
     """time_to_target: whether the target was reached within the cap (False: censored)."""
     iteration_s: float | None = None
     """Median steady iteration wall seconds, for refitting the cost model (None: not measured)."""
+    env_steps: float | None = None
+    """time_to_target: env steps sampled up to the target, or up to the cap when censored (None: not read)."""
 
     @property
     def charged_s(self) -> float:
@@ -190,6 +192,7 @@ class Stage:
         self._scores: dict[str, list[float]] = {}
         self._censored: dict[str, int] = {}
         self._failed: dict[str, int] = {}
+        self._steps: dict[str, list[tuple[float, bool]]] = {}
         self._cold: list[float] = []
 
     @property
@@ -249,6 +252,8 @@ class Stage:
                 self._scores.setdefault(req.candidate_key, []).append(s)
                 if self.objective == "time_to_target" and not res.reached:
                     self._censored[req.candidate_key] = self._censored.get(req.candidate_key, 0) + 1
+                if self.objective == "time_to_target" and res.env_steps is not None:
+                    self._steps.setdefault(req.candidate_key, []).append((float(res.env_steps), res.reached))
 
     def replay(self, results: Iterable[TrialResult]) -> list[TrialRequest]:
         """Feed stored results back in the order they were asked; returns what is still to run."""
@@ -263,6 +268,10 @@ class Stage:
     def scores(self, key: str) -> list[float]:
         """The scores read so far for one configuration."""
         return list(self._scores.get(key, []))
+
+    def env_steps(self, key: str) -> list[tuple[float, bool]]:
+        """(env steps, reached) of one configuration's time-to-target readings so far."""
+        return list(self._steps.get(key, []))
 
     def standing_of(self, key: str, cpus: float, gpus: float) -> Standing:
         """One configuration's :class:`Standing` over every reading so far."""

@@ -16,8 +16,9 @@ from rich.console import Console
 from rlbench import __version__
 from rlbench.commands import autoconfig, bisect, compare, envbench, history, report, reproduce, simbench, sweep
 from rlbench.commands._common import make_console
-from rlbench.commands.exit_codes import EXIT_BAD_INPUT, EXIT_OK
+from rlbench.commands.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK
 from rlbench.measure.machine import software_versions
+from rlbench.worker.interrupts import install
 
 #: The verbs, in the order ``--help`` lists them.
 VERBS = (sweep, autoconfig, history, bisect, envbench, simbench, report, compare, reproduce)
@@ -67,7 +68,18 @@ def overview() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; returns its exit code (rlbench.commands.exit_codes)."""
+    """Run one command; returns its exit code (rlbench.commands.exit_codes). Ctrl-C, SIGTERM and SIGHUP
+    stop it with EXIT_INTERRUPTED at any moment (rlbench.worker.interrupts): the handlers stay until the
+    process exits, so none can kill it outright while it finishes."""
+    install()  # the console script's first chance (``python -m rlbench`` installed them already)
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # outside a verb's own handling: parsing, or after it returned
+        print("Interrupted.", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv:  # a newcomer's first try: say what to run, not an argparse error
         print(overview())

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import signal
 import sys
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from rich.text import Text
 from rlbench.commands._common import bad_input, own_path, say
 from rlbench.commands.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from rlbench.results.text import plain
+from rlbench.worker.interrupts import install, received, restore
 
 NAME = "autoconfig"
 HELP = "find the grid's configuration that trains soonest here, within a time budget"
@@ -61,15 +61,14 @@ def setup_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, console: Console) -> int:
     """Run autoconfig; SIGTERM and SIGHUP stop it like Ctrl-C (the state is kept for --resume)."""
-    previous = {sig: signal.signal(sig, _raise_keyboard_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    previous = install()
     try:
         return _autoconfig(args, console)
     except KeyboardInterrupt:
         console.print("[yellow]Interrupted.[/]")
         return EXIT_INTERRUPTED
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        restore(previous)
 
 
 def resume_command(config: Path, out_dir: Path, args: argparse.Namespace) -> str:
@@ -108,20 +107,32 @@ def _autoconfig(args: argparse.Namespace, console: Console) -> int:
     s = setup.section
     say(console, f"autoconfig '{setup.loaded.spec.name}': {len(setup.searched)} configurations, objective {s.objective}, "
                  f"budget {setup.budget_s:.0f} s, trials of {s.trial_s:g} s, baseline {setup.baseline_key} -> {out_dir}")
+    from rlbench.results.layout import ResultsFolder
+    from rlbench.run.trial import release_fork_server
+
+    outcome, seen = None, received()
     try:
         outcome = run_autoconfig(setup, out_dir, console=console, machine=machine, argv=sys.argv, cluster=cluster,
                                  resume=args.resume)
+        if not outcome.interrupted:
+            release_fork_server()
+            code = _finish(out_dir, outcome, setup, console)
+            if received() == seen:
+                return code
+            # a signal came, and something caught its KeyboardInterrupt: stop as interrupted all the same
     except (OutDirError, SpecError) as e:
         return bad_input(console, str(e))
-    from rlbench.run.trial import release_fork_server
-
+    except KeyboardInterrupt:  # outside the stages: taking the folder, the outputs, the tables, the report
+        pass
     release_fork_server()
-    if outcome.interrupted:
-        console.print(Text.assemble(("Interrupted", "yellow"), plain(
-            f" after {outcome.elapsed_s:.0f} s; finished trials are kept. Resume with:"), "\n  ",
-            plain(resume_command(args.config, out_dir, args))), soft_wrap=True)
+    if not ResultsFolder(out_dir).holds_sweep():  # stopped before anything was written: nothing to resume
+        console.print("[yellow]Interrupted.[/]")
         return EXIT_INTERRUPTED
-    return _finish(out_dir, outcome, setup, console)
+    after = f" after {outcome.elapsed_s:.0f} s" if outcome is not None else ""
+    console.print(Text.assemble(("Interrupted", "yellow"), plain(
+        f"{after}; finished trials are kept. Resume with:"), "\n  ",
+        plain(resume_command(args.config, out_dir, args))), soft_wrap=True)
+    return EXIT_INTERRUPTED
 
 
 def _finish(out_dir: Path, outcome, setup, console: Console) -> int:
@@ -149,10 +160,8 @@ def _finish(out_dir: Path, outcome, setup, console: Console) -> int:
     say(console, speed)
     if others:
         say(console, f"indistinguishable from the best: {', '.join(others)}", "dim")
+    for c in a.steps_comparisons:  # time to target: steps to it, raced too
+        say(console, f"env steps to the target: {c.text}", "" if c.differ else "dim")
     say(console, f"{outcome.elapsed_s:.0f} s of a {r.budget_s:.0f} s budget. Re-check it: "
                  f"{shlex.join(['rlbench', 'sweep', str(out_dir / 'best.yaml')])}")
     return EXIT_OK
-
-
-def _raise_keyboard_interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt

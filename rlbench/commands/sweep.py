@@ -8,7 +8,6 @@ summary prints the command that resumes).
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from rlbench.run.trial import release_fork_server
 from rlbench.spec.load import load_spec
 from rlbench.spec.model import SpecError
 from rlbench.spec.plan import plan_cluster_trials, plan_trials, skip_summary
+from rlbench.worker.interrupts import install, restore
 
 NAME = "sweep"
 HELP = "run a YAML grid of isolated RLlib trials"
@@ -65,15 +65,14 @@ def setup_arguments(sweep: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, console: Console) -> int:
     """Run the sweep; SIGTERM (kill, a batch scheduler) and SIGHUP (terminal closed) stop it like
     Ctrl-C: the running trial is stopped cleanly and what it measured is kept."""
-    previous = {sig: signal.signal(sig, _raise_keyboard_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    previous = install()
     try:
         return _sweep(args, console)
     except KeyboardInterrupt:  # outside a trial (loading, tables): nothing half-written matters
         console.print("[yellow]Interrupted.[/]")
         return EXIT_INTERRUPTED
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        restore(previous)
 
 
 def import_results_modules() -> None:
@@ -162,7 +161,3 @@ def sweep_loaded(loaded, args: argparse.Namespace, console: Console) -> int:
             soft_wrap=True)
         return EXIT_INTERRUPTED
     return EXIT_FAILED if outcome.failed else EXIT_OK
-
-
-def _raise_keyboard_interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt

@@ -98,6 +98,7 @@ def autoconfig_blocks(out_dir: Path, trials: pd.DataFrame, axes: list[str]) -> l
             Paragraph(f"{data.get('race_rounds')} interleaved rounds; stopped: {data.get('race_stop_reason')}. "
                       f"The search stopped: {data.get('search_stop_reason')}.", muted=True),
             Table(["configuration", "CPUs", f"median {unit}", "95% CI", "n", "censored", "failed"], st, frozenset({0}))]
+    out += steps_blocks(data)
     gone = [f"{e.get('key')}: {e.get('reason')} after rung {e.get('rung')} ({e.get('detail')})"
             if e.get("rung", -1) >= 0 else f"{e.get('key')}: {e.get('reason')} before any trial ({e.get('detail')})"
             for e in data.get("eliminations") or []]
@@ -119,3 +120,20 @@ def autoconfig_blocks(out_dir: Path, trials: pd.DataFrame, axes: list[str]) -> l
                           "the median steady env steps/s over every trial of it.", muted=True),
                 Table(["configuration", "CPUs", "env steps/s", "trials"], front, frozenset({0}))]
     return out
+
+
+def steps_blocks(data: dict[str, Any]) -> list[Block]:
+    """Time to target only: each entrant's env steps to the target and how it differs from the chosen one's."""
+    rows = [[str(s.get("key")), _num(t.get("median")), f"{_num(t.get('ci_low'))}-{_num(t.get('ci_high'))}",
+             str(t.get("n")), str(t.get("censored"))]
+            for s in data.get("standings") or [] if isinstance(t := s.get("steps_to_target"), dict)]
+    if not rows:
+        return []
+    found = [str(c.get("text")) for c in data.get("steps_to_target") or [] if isinstance(c, dict)]
+    return [Heading("Env steps to the target", 4),
+            Paragraph("The same race trials, counted in env steps: whether a configuration reaches the target sooner "
+                      "because it steps faster or because it learns from fewer steps. A censored trial counts as never "
+                      "reaching it; '-' as the median: more than half were censored; as the interval's top: unbounded.",
+                      muted=True),
+            Table(["configuration", "median env steps", "95% CI", "n", "censored"], rows, frozenset({0})),
+            Bullets(found or ["no other configuration raced"])]

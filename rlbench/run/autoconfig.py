@@ -19,8 +19,10 @@ are replayed (:meth:`rlbench.autoconfig.trials.Stage.replay`), so no finished tr
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+
+import psutil
 from rich.console import Console
 
 from rlbench.autoconfig.decide import Answer, Race
@@ -33,9 +35,11 @@ from rlbench.results.layout import ResultsFolder
 from rlbench.results.lock import OutDirError
 from rlbench.results.text import plain
 from rlbench.run.autoconfig_space import Setup
-from rlbench.run.autoconfig_trials import (State, probes_dict, probes_from, probes_of, read_result,
+from rlbench.run.autoconfig_trials import (State, env_steps_from, probes_dict, probes_from, probes_of, read_result,
                                            request_plan)
+from rlbench.run.ceilings import measure_env_ceilings
 from rlbench.run.sweep import TrialBatches
+from rlbench.spec.plan import TrialPlan
 
 #: The run may overshoot its budget by this fraction, no more (issue 26).
 OVERSHOOT = 0.10
@@ -116,7 +120,7 @@ class Driver:
                 model = self._probe()
                 search = self._search(model)
                 race = self._race(search)
-                answer = race.answer()
+                answer = race.answer(fallback=search)
                 result = self._outputs(search, race, model)
             except (_Interrupted, KeyboardInterrupt):
                 interrupted = True
@@ -139,12 +143,29 @@ class Driver:
                 tid = self.state.trials[req.request_id]["trial_id"]
                 plans.append(self.setup.templates[key].model_copy(update={"trial_id": tid}))
             probes = probes_from(self.folder, plans[0], plans[1] if len(plans) > 1 else None)
+            if probes is not None:
+                probes = replace(probes, env_steps_s=self._other_env_steps())
             st["probe"] = {"keys": keys, "probes": probes_dict(probes)}
             self.state.save()
             if probes is None:
                 self._say("probe: the baseline gave no steady iteration; searching without the cost model", "yellow")
         probes = probes_of(st["probe"]["probes"])
         return None if probes is None else CostModel(probes)
+
+    def _other_env_steps(self) -> tuple[tuple[str, float], ...]:
+        """Each other env or ``env_config`` of the search space stepped alone (envbench's ceiling, as the
+        sweep measures the baseline's): the model then predicts a grid over ``env_config`` apart."""
+        base = self.setup.candidates[self.setup.baseline_key].env_id
+        firsts: dict[str, TrialPlan] = {}
+        for key in self.setup.searched:
+            if (env := self.setup.candidates[key].env_id) != base:
+                firsts.setdefault(env, self.setup.templates[key])
+        if not firsts:
+            return ()
+        spec = self.setup.loaded.spec
+        measure_env_ceilings(self.folder, list(firsts.values()), spec.env_ceiling_s, self.console,
+                             max_rss_bytes=spec.trial_memory_limit_bytes or psutil.virtual_memory().total // 4)
+        return env_steps_from(self.folder, firsts)
 
     def _second_probe(self) -> str | None:
         """The searched configuration whose envs per runner differ most from the baseline's (the larger on a
@@ -237,7 +258,7 @@ class Driver:
             if r is not None and r.iteration_s is not None and key in self.setup.candidates:
                 observations.append(Observation(self.setup.candidates[key], r.iteration_s))
         rows = model.refit(observations).predicted_vs_measured(observations) if model else []
-        answer = race.answer()
+        answer = race.answer(fallback=search)
         result = AutoconfigResult(self.section.objective, answer, self.setup.candidates, search.eliminations,
                                   search.trials_run + race.trials_run, self.elapsed_s(), self.budget_s,
                                   search.stop_reason, rows)

@@ -91,7 +91,7 @@ def read_result(folder: ResultsFolder, tid: str, request_id: str, objective: str
 
     value: throughput, the median env steps/s of its steady iterations; time to target, the
     training seconds to the target (the sum of iteration walls up to it), or the seconds it trained
-    when it did not reach it (censored). A trial that did not end ``ok``, or has no steady
+    when it did not reach it (censored), and the env steps sampled over the same iterations. A trial that did not end ``ok``, or has no steady
     iteration, has no value (failed). Charged: the seconds it cost as measured from outside
     (``charged_s``), else its record's wall; its training seconds are the wall, the rest cold start.
     """
@@ -106,6 +106,7 @@ def read_result(folder: ResultsFolder, tid: str, request_id: str, objective: str
     total = charged_s if charged_s is not None else (record.trial_wall_s or trained)
     iteration_s = statistics.median(float(e["wall_s"]) for e in steady) if steady else None
     value: float | None = None
+    steps: float | None = None
     reached = True
     if record.status == "ok" and steady:
         if objective == "throughput":
@@ -114,8 +115,10 @@ def read_result(folder: ResultsFolder, tid: str, request_id: str, objective: str
         else:
             hit = next((e.get("iteration") for e in events if e.get("event") == Event.TARGET_REACHED), None)
             reached = hit is not None
-            value = sum(float(e["wall_s"]) for e in its if hit is None or e.get("iteration", 0) <= hit)
-    return TrialResult(request_id, value, trained, max(0.0, total - trained), reached, iteration_s)
+            upto = [e for e in its if hit is None or e.get("iteration", 0) <= hit]
+            value = sum(float(e["wall_s"]) for e in upto)
+            steps = sum(float(e.get("env_steps_sampled") or 0) for e in upto)
+    return TrialResult(request_id, value, trained, max(0.0, total - trained), reached, iteration_s, steps)
 
 
 def _steady(folder: ResultsFolder, plan: TrialPlan) -> list[dict[str, Any]]:
@@ -178,9 +181,27 @@ def probes_from(folder: ResultsFolder, plan: TrialPlan, other: TrialPlan | None 
                   cores=max(1, plan.cpus), iteration_overhead_s=max(0.0, med("wall_s") - sample - learn - sync))
 
 
+def env_steps_from(folder: ResultsFolder, plans: dict[str, TrialPlan]) -> tuple[tuple[str, float], ...]:
+    """(env id, seconds per env step in one process) from the env ceilings measured for ``plans`` (env id ->
+    a trial of that env); an env whose ceiling is missing or failed is left out (the model then uses the
+    baseline's step for it)."""
+    ceilings = read_json(folder.ceilings, {})
+    out = []
+    for env_id, plan in plans.items():
+        env = plan.config.environment
+        ceiling = ceilings.get(ceiling_key(env.env, env.env_config, ceiling_procs(plan.config.env_runners.num_env_runners),
+                                           plan.cpus)) or {}
+        rate = ceiling.get("steps_per_s_per_proc")
+        if isinstance(rate, (int, float)) and rate > 0:
+            out.append((env_id, 1.0 / rate))
+    return tuple(out)
+
+
 def probes_dict(probes: Probes | None) -> dict | None:
     return None if probes is None else asdict(probes)
 
 
 def probes_of(data: dict | None) -> Probes | None:
-    return None if not data else Probes(**data)
+    if not data:
+        return None
+    return Probes(**{**data, "env_steps_s": tuple((str(k), float(v)) for k, v in data.get("env_steps_s") or ())})

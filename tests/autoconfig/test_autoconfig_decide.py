@@ -86,3 +86,20 @@ def test_a_censored_baseline_has_no_speed_up_ratio():
     assert answer.chosen_key == cand(4).key and answer.speedup is None
     base = next(s for s in answer.standings if s.key == cand(1).key)
     assert base.censored == base.n == 3 and base.median == 0.0  # settled after 3 rounds, censored kept
+
+
+def test_with_no_round_run_the_answer_comes_from_the_search():
+    from rlbench.autoconfig.search import SuccessiveHalving
+
+    space = [cand(1), cand(2), cand(4)]
+    search = SuccessiveHalving(space, objective="throughput", budget_s=1e6, trial_s=10, cold_start_s=0, seed=0,
+                               finalists=2, protect=[cand(1).key])
+    readings = {cand(1).key: [90, 100, 110], cand(2).key: [290, 300, 320], cand(4).key: [300, 310, 315]}
+    drive(search, lambda req: (float(readings[req.candidate_key][req.index]), True), cold_start_s=0.0)
+    race = Race(search.survivors, cand(1), objective="throughput", budget_s=5, trial_s=10, cold_start_s=0)
+    assert race.ask() == [] and race.round == -1  # not one round fits
+    assert race.answer().chosen_key is None  # the race alone has nothing
+    a = race.answer(fallback=search)
+    assert a.chosen_key == cand(2).key and a.fastest_key == cand(4).key  # median 300: within 5% of 310, fewer CPUs
+    assert a.speedup == pytest.approx(3.0) and "the answer is from the search's readings" in a.stop_reason
+    assert a.rounds == 0 and all(s.n == 3 for s in a.standings)

@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 from helpers import cand
 
-from rlbench.autoconfig.model import CostModel, Observation, Probes, candidate_key
+from rlbench.autoconfig.model import CostModel, Observation, Probes, candidate_key, env_id
 from rlbench.spec.model import TrialConfig
 
 PROBES = Probes(env_step_s=0.001, inference_step_s=0.0, learner_step_s=0.00025, sync_per_runner_s=0.05, cores=4)
@@ -90,3 +90,29 @@ def test_candidate_from_a_trial_config():
     assert c.key == "num_env_runners=2,num_envs_per_env_runner=4" == candidate_key(dict(c.axes))
     assert (c.num_learners, c.num_gpus_per_learner, c.num_cpus_per_learner) == (0, 1.0, 0.0)
     assert c.cpus == 2 * 1.0 + 1 and c.gpus == 1.0 and c.train_batch_size_per_learner == 4000 and c.cpus_limit == 8
+
+
+def test_each_env_config_steps_at_its_own_probed_cost():
+    # The baseline's env steps in 1 ms; env_config b was probed at 3 ms a step, c was not probed.
+    a, b, c = (dataclasses.replace(cand(2), key=k, env_id=env_id("E", {"cost": k})) for k in ("a", "b", "c"))
+    model = CostModel(dataclasses.replace(PROBES, env_steps_s=((b.env_id, 0.003),)))
+    assert model.predict(a).sample_s == pytest.approx(2000 * 0.001)  # 2 s: the baseline's step
+    assert model.predict(b).sample_s == pytest.approx(2000 * 0.003)  # 6 s
+    assert model.predict(c).sample_s == pytest.approx(2000 * 0.001)  # not probed: the baseline's step
+    # iterations 2 + 1 + 0.1 = 3.1 s against 6 + 1 + 0.1 = 7.1 s: 1290 against 563 steps/s, below half
+    assert set(model.cannot_win([a, b, c])) == {"b"}
+
+
+def test_a_refit_scales_every_env_step_alike():
+    b = dataclasses.replace(cand(2), key="b", env_id=env_id("E", {"cost": 3}))
+    model = CostModel(dataclasses.replace(PROBES, env_steps_s=((b.env_id, 0.003),)))
+    truth = CostModel(dataclasses.replace(PROBES, env_step_s=0.002, env_steps_s=((b.env_id, 0.006),)))
+    obs = [Observation(c, truth.predict(c).iteration_s) for c in (cand(1), cand(2), cand(4), b)]
+    fitted = model.refit(obs, prior_observations=1e-6)
+    assert fitted.probes.env_step_s == pytest.approx(0.002, rel=1e-3)
+    assert dict(fitted.probes.env_steps_s)[b.env_id] == pytest.approx(0.006, rel=1e-3)
+
+
+def test_env_id_names_the_env_and_its_config_whatever_the_key_order():
+    assert env_id("E", {"x": 1, "y": 2}) == env_id("E", {"y": 2, "x": 1}) != env_id("E", {"x": 1})
+    assert env_id("E", None) == env_id("E", {})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 
 import pytest
@@ -117,3 +118,20 @@ def test_the_section_reads_and_splits_the_budget():
     assert s.shares_s(1200) == (120.0, 720.0) and s.first_rung_readings == 3
     with pytest.raises(ValueError):
         AutoconfigSection.model_validate({"budget": 10})
+
+
+def test_time_to_target_writes_steps_to_target_per_standing_and_the_findings():
+    from rlbench.autoconfig.steps import StepsComparison, StepsStanding
+
+    base = result("time_to_target")
+    steps = (StepsStanding(BEST.key, 1100.0, 1000.0, 1200.0, 3, 0), StepsStanding(BASE.key, None, 2000.0, None, 3, 2))
+    found = (StepsComparison(BASE.key, BEST.key, None, None, None, 0.05, True, "needs more"),)
+    r = dataclasses.replace(base, answer=dataclasses.replace(base.answer, steps=steps, steps_comparisons=found))
+    data = json.loads(json.dumps(autoconfig_json(r), allow_nan=False))
+    assert data["best"]["steps_to_target"] == {"median": 1100.0, "ci_low": 1000.0, "ci_high": 1200.0, "n": 3,
+                                               "censored": 0}
+    assert data["baseline"]["steps_to_target"]["median"] is None and data["baseline"]["steps_to_target"]["censored"] == 2
+    assert next(s for s in data["standings"] if s["key"] == FAST.key)["steps_to_target"] is None  # not raced here
+    assert data["steps_to_target"] == [{"key": BASE.key, "chosen_key": BEST.key, "ratio": None, "ci_low": None,
+                                        "ci_high": None, "p_value": 0.05, "differ": True, "text": "needs more"}]
+    assert autoconfig_json(result())["steps_to_target"] == [] and data["schema_version"] == 2

@@ -98,3 +98,36 @@ def test_budget_parsing():
     from rlbench.run.autoconfig_space import parse_budget
 
     assert [parse_budget(t) for t in ("20m", "90s", "1h30m", "600", "1.5m")] == [1200, 90, 5400, 600, 90]
+
+
+def test_a_signal_whose_interrupt_was_swallowed_still_stops_as_interrupted(capsys, monkeypatch, tmp_path):
+    """A SIGTERM whose KeyboardInterrupt third-party code caught (here: while the report is built) still
+    ends the command with 130 and the resume line, not with the answer's 0."""
+    import sys as _sys
+
+    import rlbench.run.autoconfig as driver
+    from rlbench.commands.exit_codes import EXIT_INTERRUPTED
+    from rlbench.results.layout import ResultsFolder
+    from rlbench.run.autoconfig import Outcome
+    from rlbench.worker import interrupts
+
+    def ran(setup, out_dir, **kw):
+        ResultsFolder(out_dir).path.mkdir(parents=True)
+        ResultsFolder(out_dir).manifest.write_text("{}")
+        return Outcome(None, None, False, 3, 12.0)
+
+    def report_swallowing_it(*a):
+        try:
+            interrupts.interrupt(15, _sys._getframe())
+        except BaseException:
+            pass
+        return 0
+
+    monkeypatch.chdir(REPO)
+    monkeypatch.setattr(driver, "run_autoconfig", ran)
+    monkeypatch.setattr(autoconfig, "_finish", report_swallowing_it)
+    spec, out = tmp_path / "spec.yaml", tmp_path / "out"
+    spec.write_text(GOOD)
+    assert autoconfig.run(parser().parse_args(["autoconfig", str(spec), "--budget", "20m", "--out", str(out)]),
+                          autoconfig.Console(width=400)) == EXIT_INTERRUPTED
+    assert f"--out {out} --resume" in capsys.readouterr().out

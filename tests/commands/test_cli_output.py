@@ -108,3 +108,24 @@ def test_final_table_keeps_each_trial_on_one_line_and_groups_skips(monkeypatch):
 def test_make_console_takes_columns_when_set(monkeypatch, columns):
     monkeypatch.setenv("COLUMNS", columns)
     assert make_console(file=io.StringIO()).width == int(columns)
+
+
+def test_an_interrupt_outside_any_verb_exits_130_with_a_word(monkeypatch, capsys):
+    import signal
+
+    import rlbench.commands as commands
+    from rlbench.commands.exit_codes import EXIT_INTERRUPTED
+    from rlbench.worker import interrupts
+
+    def interrupted(argv):
+        raise KeyboardInterrupt
+
+    before = {sig: signal.getsignal(sig) for sig in interrupts.SIGNALS}
+    monkeypatch.setattr(commands, "_main", interrupted)
+    try:
+        assert commands.main(["sweep", "x.yaml"]) == EXIT_INTERRUPTED
+        assert all(signal.getsignal(sig) is interrupts.interrupt  # left installed (an ignored one stays ignored)
+                   for sig in interrupts.SIGNALS if before[sig] != signal.SIG_IGN)
+    finally:
+        interrupts.restore(before)
+    assert "Interrupted." in capsys.readouterr().err

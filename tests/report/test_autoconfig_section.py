@@ -50,3 +50,16 @@ def test_the_section_only_where_autoconfig_wrote(tmp_path):
                  "### Predicted against measured", "-50", "### CPUs against throughput: the Pareto front"):
         assert text in md, text
     assert md.index("t000r0") < md.index("t001r0") < md.index("t001r1")  # probe, search rung 0, race round 0
+
+
+def test_steps_to_target_only_under_time_to_target():
+    from rlbench.report.autoconfig_section import steps_blocks
+
+    assert steps_blocks(ANSWER) == []  # throughput: no steps raced
+    ttt = {**ANSWER, "standings": [
+        {"key": "a", "steps_to_target": {"median": 1100.0, "ci_low": 1000.0, "ci_high": 1200.0, "n": 3, "censored": 0}},
+        {"key": "b", "steps_to_target": {"median": None, "ci_low": 2000.0, "ci_high": None, "n": 3, "censored": 2}}],
+        "steps_to_target": [{"key": "b", "text": "b needs more env steps to the target than a"}]}
+    md = to_markdown(steps_blocks(ttt))
+    assert "#### Env steps to the target" in md and "b needs more env steps to the target than a" in md
+    assert "| a | 1,100 | 1,000-1,200 | 3 | 0 |" in md and "| b | - | 2,000-- | 3 | 2 |" in md

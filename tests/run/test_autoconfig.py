@@ -1,7 +1,7 @@
 """rlbench autoconfig for real, through the CLI, on the plain adapter (no Ray: about a second a trial).
 
 The known answer: SyntheticEnv burns ``step_cost_us`` of CPU per step, so with everything else
-equal the cheapest step cost steps fastest, by far (0 us against 200 and 1000). autoconfig must
+equal the cheapest step cost steps fastest, by far (0 us against 200 and 1000; 2 us is close). autoconfig must
 name it (or one indistinguishable from it), within its budget + 10%, write every output, and a
 resumed run must not run a finished trial again.
 """
@@ -11,12 +11,16 @@ from __future__ import annotations
 import ast
 import json
 import shutil
+import signal
+import subprocess
+import sys
 import time
 
 import pandas as pd
+import psutil
 import pytest
 import yaml
-from conftest import run_cli
+from conftest import REPO, run_cli
 
 SPEC = """\
 name: ac_known
@@ -28,7 +32,7 @@ env_runners: {{num_env_runners: 0}}
 training: {{train_batch_size_per_learner: 200}}
 cpus: 1
 grid:
-  env_config.step_cost_us: [1000, 200, 0]
+  env_config.step_cost_us: [1000, 200, 2, 0]
 stop: {{seconds: 1}}
 warmup_iterations: 1
 sample_hz: 5
@@ -66,6 +70,8 @@ def test_names_the_known_best_within_its_budget(known):
     same = [s["axes"]["env_config.step_cost_us"] for s in answer["indistinguishable"]]
     assert best == 0 or 0 in same, answer
     assert answer["speedup"]["ratio"] > 1.5 and answer["speedup"]["ci_low"] > 1.0
+    # each env_config's env step was probed: 200 us a step cannot win against 0 and is dropped untried
+    assert {e["key"]: e["reason"] for e in answer["eliminations"]}.get("env_config.step_cost_us=200") == "model"
     assert wall <= BUDGET_S * 1.1 + 5  # +5: the interpreter's own start, outside the command's clock
     assert answer["wall_s"] <= BUDGET_S * 1.1
     assert "winner: env_config.step_cost_us=0" in done.stdout and "rlbench sweep" in done.stdout
@@ -109,3 +115,39 @@ def test_a_resume_runs_no_finished_trial_again(known, tmp_path):
     assert set(after) - set(kept) == {last}
     assert (copy / "attempts" / last).is_dir()
     assert json.loads((copy / "autoconfig.json").read_text())["best"] is not None
+
+
+def _state_has(key):
+    def ready(out):
+        try:
+            return key in json.loads((out / "autoconfig_state.json").read_text())
+        except (OSError, ValueError):  # not written yet, or being replaced
+            return False
+    return ready
+
+
+#: When the SIGTERM is sent: the moment a file shows the run has reached a point, whatever the load.
+STOP_POINTS = {
+    "folder taken": lambda out: (out / "manifest.json").exists(),
+    "probe running": lambda out: any((out / "trials").glob("*/events.jsonl")),
+    "probe done": _state_has("probe"),
+    "race started": _state_has("race"),
+}
+
+
+@pytest.mark.parametrize("point", list(STOP_POINTS))
+def test_sigterm_at_any_point_exits_130_with_the_resume_line_and_no_process_left(tmp_path, point):
+    spec, out = write_spec(tmp_path / "ac.yaml"), tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "rlbench", "autoconfig", str(spec), "--budget", f"{BUDGET_S}s",
+                             "--out", str(out)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 240
+    while not STOP_POINTS[point](out) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert proc.poll() is None, "the run ended before the point: " + proc.communicate()[0]
+    children = psutil.Process(proc.pid).children(recursive=True)
+    proc.send_signal(signal.SIGTERM)
+    text = proc.communicate(timeout=240)[0]
+    assert proc.returncode == 130, text
+    assert "--resume" in text and f"--out {out}" in text, text
+    _, alive = psutil.wait_procs(children, timeout=30)
+    assert not alive, alive

@@ -18,7 +18,7 @@ def trial(folder: ResultsFolder, tid: str, status: str, walls: list[float], *, w
     events, t_s = [{"event": "start", "t_s": 0.0}], 3.0  # 3 s of cold start before the first iteration
     for i, w in enumerate(walls, 1):
         events.append({"event": "iteration", "iteration": i, "warmup": i <= warmup, "t_start_s": t_s,
-                       "t_end_s": t_s + w, "wall_s": w, "env_steps_per_s": 100.0 / w})
+                       "t_end_s": t_s + w, "wall_s": w, "env_steps_per_s": 100.0 / w, "env_steps_sampled": 100 * i})
         t_s += w
         if hit == i:
             events.append({"event": "target_reached", "iteration": i})
@@ -42,6 +42,7 @@ def test_time_to_target_reached_or_censored(tmp_path):
     censored = read_result(folder, "t000r1", "b", "time_to_target", None)
     assert (reached.value, reached.reached) == (6.0, True)
     assert (censored.value, censored.reached) == (6.0, False)
+    assert (reached.env_steps, censored.env_steps) == (100 + 200 + 300, 100 + 200 + 300)  # up to the target; the cap
 
 
 @pytest.mark.parametrize("status", ["failed", "timeout"])
@@ -89,3 +90,27 @@ def test_two_probes_separate_the_per_step_and_the_per_call_cost(tmp_path):
         (10e-6, 20e-6, 400e-6, 0.2 / 1000))
     alone = probes_from(folder, one)
     assert (alone.inference_step_s, alone.inference_call_s) == pytest.approx((420e-6, 0.0))
+
+
+def test_each_other_env_config_steps_at_its_ceiling_and_survives_the_state(tmp_path):
+    """Known answer: env_config cost 5 stepped at 2000 steps/s a process (0.5 ms), cost 9's ceiling failed."""
+    from rlbench.autoconfig.model import Probes, env_id
+    from rlbench.measure.machine import probe_machine
+    from rlbench.run.autoconfig_trials import env_steps_from, probes_dict, probes_of
+    from rlbench.spec.load import spec_from_dict
+    from rlbench.spec.plan import plan_trials
+    from rlbench.studies.envbench import ceiling_key, ceiling_procs
+
+    loaded = spec_from_dict({"name": "p", "environment": {"env": "CartPole-v1"}, "env_runners": {"num_env_runners": 0},
+                             "cpus": 1, "grid": {"env_config.cost": [5, 9]}, "stop": {"seconds": 1}}, check_envs=False)
+    five, nine = plan_trials(loaded, probe_machine(), [0])
+    folder = ResultsFolder(tmp_path)
+    def key(p):
+        return ceiling_key(p.config.environment.env, p.config.environment.env_config, ceiling_procs(0), p.cpus)
+
+    folder.ceilings.write_text(json.dumps({key(five): {"steps_per_s_per_proc": 2000.0}, key(nine): {"error": "boom"}}))
+    id5, id9 = (env_id(p.config.environment.env, p.config.environment.env_config) for p in (five, nine))
+    steps = env_steps_from(folder, {id5: five, id9: nine})
+    assert steps == ((id5, pytest.approx(0.0005)),)
+    probes = Probes(0.001, 0.0, 0.0, 0.0, 1, env_steps_s=steps)
+    assert probes_of(json.loads(json.dumps(probes_dict(probes)))) == probes  # through autoconfig_state.json

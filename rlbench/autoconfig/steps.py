@@ -1,0 +1,129 @@
+"""Env steps to the target, raced beside the time to it (objective ``time_to_target``).
+
+Why: a search space over what each iteration learns from (the algorithm, asynchronous runners, the
+batch per learner, the fragment length) changes how many env steps the target takes, not only how
+fast they come. The time to target holds both; the steps say which one moved. A configuration may
+reach the target sooner because it steps faster (the same steps) or because it learns from fewer.
+
+Censoring: a trial that missed the target within its cap counts as never reaching it. As for time,
+each reading becomes a score, ``1 / env_steps`` or 0 when censored, and the median and its bootstrap
+interval (:func:`rlbench.analysis.stats.median_ci`) are taken on the scores, then turned back into
+steps. Every trial has the same cap in seconds, but not in steps: a slower trial is censored after
+fewer steps. Kaplan-Meier would drop a censored trial from the risk set where it stopped; here it
+stays in for ever. So this median is never below the Kaplan-Meier median, and equals it when each
+censored trial ran more env steps than every trial of its configuration that reached the target.
+It is None when more than half the trials were censored.
+
+Differences (:func:`compare_steps`): each race entrant against the chosen configuration, by the
+evidence rules of :mod:`rlbench.analysis.findings`. The test is a one-sided exact Mann-Whitney U on
+the scores, in the direction of the medians, at ``SIGNIFICANCE``. With fewer rounds than a rank test
+needs, the comparison says what evidence is missing. Beside it is the ratio of median steps with its
+95% bootstrap interval (:func:`rlbench.analysis.stats.ratio_ci`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from rlbench.analysis import findings, stats
+
+#: One trial's env steps: (steps sampled up to the target, or up to the cap; whether it reached the target).
+Reading = tuple[float, bool]
+
+
+@dataclass(frozen=True)
+class StepsStanding:
+    """One configuration's env steps to the target over its race readings."""
+
+    key: str
+    """Candidate key."""
+    median: float | None
+    """Median env steps to the target, censored trials as never reaching it; None when more than half
+    were censored (or no reading)."""
+    ci_low: float | None
+    """Lower end of its 95% bootstrap interval (None with fewer than 2 readings)."""
+    ci_high: float | None
+    """Upper end (None: unbounded, the interval reaches the censored trials, or fewer than 2 readings)."""
+    n: int
+    """Readings (censored included)."""
+    censored: int
+    """Readings that did not reach the target."""
+
+
+@dataclass(frozen=True)
+class StepsComparison:
+    """One entrant's env steps to the target against the chosen configuration's."""
+
+    key: str
+    """The entrant."""
+    chosen_key: str
+    """The chosen configuration."""
+    ratio: float | None
+    """median steps(key) / median steps(chosen); None when either median is None."""
+    ci_low: float | None
+    """Lower end of the ratio's 95% bootstrap interval (None with fewer than 2 readings a side)."""
+    ci_high: float | None
+    """Upper end (None also when the interval reaches the censored trials)."""
+    p_value: float | None
+    """One-sided exact Mann-Whitney U p-value in the direction of the medians (None: too few rounds)."""
+    differ: bool
+    """The test shows a difference at ``findings.SIGNIFICANCE``."""
+    text: str
+    """The finding in words, with its evidence or what evidence is missing."""
+
+
+def scores(readings: Sequence[Reading]) -> list[float]:
+    """``1 / steps`` for a trial that reached the target, 0 for a censored one (higher is better)."""
+    return [1.0 / s if reached and s > 0 else 0.0 for s, reached in readings]
+
+
+def _inv(score: float | None) -> float | None:
+    return None if score is None or score <= 0 else 1.0 / score
+
+
+def steps_standing(key: str, readings: Sequence[Reading]) -> StepsStanding:
+    """The median env steps to the target of ``readings``, with its interval (see the module docstring)."""
+    e = stats.median_ci(scores(readings))
+    return StepsStanding(key, _inv(e.median), _inv(e.ci_high), _inv(e.ci_low), e.n,
+                         sum(not reached for _, reached in readings))
+
+
+def _steps_text(value: float | None) -> str:
+    return "beyond the cap" if value is None else f"{value:,.0f}"
+
+
+def compare_steps(readings: Mapping[str, Sequence[Reading]], chosen_key: str) -> list[StepsComparison]:
+    """Each other configuration's env steps to the target against ``chosen_key``'s, in ``readings``' order."""
+    mine = scores(readings.get(chosen_key, ()))
+    out = []
+    for key, theirs in readings.items():
+        if key == chosen_key:
+            continue
+        other = scores(theirs)
+        with np.errstate(divide="ignore", invalid="ignore"):  # a resample of censored scores: a ratio to 0
+            r = stats.ratio_ci(other, mine)  # median(mine) / median(other) of scores: steps(key) / steps(chosen)
+        ratio = r.ratio if r.ratio is not None and r.ratio > 0 else None
+        low = r.ci_low if r.ci_low is not None and r.ci_low > 0 else None
+        high = r.ci_high if r.ci_high is not None and math.isfinite(r.ci_high) else None
+        a, b = stats.median_ci(other).median, stats.median_ci(mine).median
+        if not findings.can_show(len(other), len(mine)):
+            out.append(StepsComparison(key, chosen_key, ratio, low, high, None, False, findings.missing_evidence(
+                len(other), len(mine), f"{key} and {chosen_key} differ in env steps to the target")))
+            continue
+        more = a is not None and b is not None and a < b  # a lower score: more steps
+        p = findings.rank_p(other, mine) if more else findings.rank_p(mine, other)
+        differ = p <= findings.SIGNIFICANCE and a != b
+        evidence = f"p = {p:.2g}, one-sided Mann-Whitney U, {findings.runs_text(len(other), len(mine))}"
+        medians = f"median {_steps_text(_inv(a))} against {_steps_text(_inv(b))}"
+        if differ:
+            ci = f"; ratio {stats.interval_text(low, high, 2)} (95% CI)" if low is not None and high is not None else ""
+            text = (f"{key} needs {'more' if more else 'fewer'} env steps to the target than {chosen_key}: "
+                    f"{medians}{ci}; {evidence}")
+        else:
+            text = f"no difference in env steps to the target shown between {key} and {chosen_key}: {medians}; {evidence}"
+        out.append(StepsComparison(key, chosen_key, ratio, low, high, p, differ, text))
+    return out

@@ -1,0 +1,112 @@
+"""A signal that lands inside an import waits for the import to finish, then stops the program cleanly.
+
+The known answer: a module whose body sends SIGTERM to its own process and then runs an ``exec`` of a
+string (as scipy's array_api_compat does). The handler runs inside that import, whatever the load.
+A KeyboardInterrupt raised there used to end ``python -m`` by SIGINT at exit (-2) although the program
+caught it and exited 130.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from rlbench.worker import interrupts
+
+LANDS_IN_IMPORT = """\
+# the handler runs at the bytecode after os.kill: inside the exec'd string, inside this import
+exec("import os, signal\\nos.kill(os.getpid(), signal.SIGTERM)\\ntotal = 0\\nfor i in range(200_000):\\n    total += i")
+print("import finished", flush=True)
+"""
+
+MAIN = """\
+import sys, time
+{install}
+try:
+    import lands_in_import
+    for _ in range(500):  # the deferred signal comes back within RETRY_S; at most 5 s here
+        time.sleep(0.01)
+    print("never stopped", flush=True)
+    sys.exit(0)
+except KeyboardInterrupt:
+    print("stopped", flush=True)
+    sys.exit(130)
+"""
+
+
+def _run_as_module(tmp_path, install: str) -> subprocess.CompletedProcess:
+    pkg = tmp_path / "prog"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "__main__.py").write_text(MAIN.format(install=install))
+    (tmp_path / "lands_in_import.py").write_text(LANDS_IN_IMPORT)
+    return subprocess.run([sys.executable, "-m", "prog"], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                          env={"PYTHONPATH": f"{tmp_path}:{interrupts.__file__.rsplit('/rlbench/', 1)[0]}"})
+
+
+def test_a_signal_inside_an_import_stops_the_program_after_it(tmp_path):
+    done = _run_as_module(tmp_path, "from rlbench.worker.interrupts import install; install()")
+    assert done.returncode == 130, done
+    assert done.stdout.splitlines() == ["import finished", "stopped"], done
+
+
+def test_without_the_deferral_the_import_is_cut_and_the_exit_is_a_signal(tmp_path):
+    """The failure the deferral prevents, shown with a handler that raises at once: the import is cut
+    short, and the exit code the program chose is lost to CPython's SIGINT exit."""
+    raising = textwrap.dedent("""\
+        import signal
+        def now(signum, frame):
+            raise KeyboardInterrupt
+        signal.signal(signal.SIGTERM, now)""")
+    done = _run_as_module(tmp_path, raising)
+    assert "import finished" not in done.stdout
+    assert done.returncode == -2, done
+
+
+def test_importing_sees_import_frames_only(tmp_path, monkeypatch):
+    (tmp_path / "sees_its_import.py").write_text(
+        "import sys\nfrom rlbench.worker.interrupts import importing\nINSIDE = importing(sys._getframe())\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import sees_its_import
+
+    assert sees_its_import.INSIDE is True
+    assert not interrupts.importing(sys._getframe())
+    assert not interrupts.importing(None)
+
+
+@pytest.mark.parametrize("sig", interrupts.SIGNALS)
+def test_install_and_restore_put_back_what_was_there(sig):
+    import signal
+
+    outer = signal.signal(sig, signal.SIG_DFL)  # whatever the test runner was started with (nohup: SIGHUP ignored)
+    try:
+        previous = interrupts.install((sig,))
+        assert signal.getsignal(sig) is interrupts.interrupt
+        interrupts.restore(previous)
+        assert signal.getsignal(sig) == signal.SIG_DFL
+    finally:
+        signal.signal(sig, outer)
+
+
+def test_a_signal_ignored_at_start_stays_ignored():
+    """nohup ignores SIGHUP: closing the terminal must not stop the run."""
+    import signal
+
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        assert interrupts.install((signal.SIGHUP,)) == {}
+        assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, before)
+
+
+def test_each_signal_that_raises_is_counted():
+    import sys as _sys
+
+    before = interrupts.received()
+    with pytest.raises(KeyboardInterrupt):
+        interrupts.interrupt(15, _sys._getframe())
+    assert interrupts.received() == before + 1
