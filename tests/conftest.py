@@ -80,8 +80,12 @@ NO_RAY_FILES = frozenset({
 })
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Group each test for ``--dist loadgroup``: ``ray`` for RAY_FILES, else its own file."""
+    """Group each test for ``--dist loadgroup``: ``ray`` for RAY_FILES, else its own file. First among
+    the hooks: xdist's worker names each test's group from these marks in its own hook, and this
+    conftest is registered before it (without ``tryfirst`` no test had a group, so a module's tests
+    were spread over both workers: its fixture made twice, Ray started on both)."""
     for item in items:
         rel = Path(str(item.fspath)).resolve().relative_to(REPO).as_posix()
         item.add_marker(pytest.mark.xdist_group("ray" if rel in RAY_FILES else rel))

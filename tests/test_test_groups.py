@@ -24,3 +24,13 @@ def test_the_pattern_sees_each_way_a_test_starts_something():
                    '["ray", "start", "--head"]', "outcome = run_sweep(load_spec(spec), out)"):
         assert STARTS_SOMETHING.search(source), source
     assert not STARTS_SOMETHING.search('main(["report", str(folder)])')
+
+
+def test_under_loadgroup_every_ray_test_is_in_the_ray_group(request):
+    """What xdist schedules by: the group in each test's node id (``...::test_x@ray``)."""
+    if not getattr(request.config.option, "loadgroup", False):
+        return  # not under ``--dist loadgroup`` (e.g. ``-n 0``): there is nothing to schedule
+    for item in request.session.items:
+        path = item.nodeid.split("::")[0]
+        expected = "ray" if path in RAY_FILES else path
+        assert item.nodeid.endswith(f"@{expected}"), item.nodeid
