@@ -68,7 +68,6 @@ RAY_FILES = frozenset({
     "tests/e2e/test_exit_e2e.py", "tests/e2e/test_fidelity_e2e.py", "tests/e2e/test_learning_e2e.py",
     "tests/e2e/test_measurement_accuracy.py", "tests/e2e/test_profiles_e2e.py", "tests/e2e/test_reliability_e2e.py",
     "tests/studies/test_simbench.py", "tests/studies/test_study_configs.py", "tests/worker/test_ray_auth.py",
-    "tests/run/test_cluster.py",
 })
 #: Files that run sweeps on the plain adapter only, or refuse before anything runs: no Ray runtime.
 NO_RAY_FILES = frozenset({
@@ -76,19 +75,26 @@ NO_RAY_FILES = frozenset({
     "tests/run/test_autoconfig.py", "tests/run/test_envs.py", "tests/commands/test_cli_versions.py",
     "tests/commands/test_cli_bad_input.py", "tests/commands/test_hostile_folders.py", "tests/results/test_format.py",
     "tests/adapters/test_rllib_env_class.py", "tests/commands/test_cli_autoconfig.py", "tests/studies/test_envbench.py",
-    "tests/commands/test_cli_output.py",
+    "tests/commands/test_cli_output.py", "tests/run/test_cluster.py",
 })
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Group each test for ``--dist loadgroup``: ``ray`` for RAY_FILES, else its own file. First among
-    the hooks: xdist's worker names each test's group from these marks in its own hook, and this
-    conftest is registered before it (without ``tryfirst`` no test had a group, so a module's tests
-    were spread over both workers: its fixture made twice, Ray started on both)."""
+    """Group each test for ``--dist loadgroup`` (:func:`xdist_group_of`). First among the hooks: xdist's
+    worker names each test's group from these marks in its own hook, and this conftest is registered
+    before it (without ``tryfirst`` no test had a group, so a module's tests were spread over both
+    workers: its fixture made twice, Ray started on both)."""
     for item in items:
-        rel = Path(str(item.fspath)).resolve().relative_to(REPO).as_posix()
-        item.add_marker(pytest.mark.xdist_group("ray" if rel in RAY_FILES else rel))
+        item.add_marker(pytest.mark.xdist_group(xdist_group_of(item)))
+
+
+def xdist_group_of(item) -> str:
+    """``ray`` for a test of RAY_FILES, else its own file. A test of a Ray file marked ``no_ray`` (it
+    starts no runtime: a refusal, a dry run, a plain-adapter trial) goes with its file too, so the Ray
+    worker, the suite's critical path, does not wait for it."""
+    rel = Path(str(item.fspath)).resolve().relative_to(REPO).as_posix()
+    return "ray" if rel in RAY_FILES and item.get_closest_marker("no_ray") is None else rel
 
 
 # ---------------------------------------------------------------------------------------------

@@ -32,5 +32,20 @@ def test_under_loadgroup_every_ray_test_is_in_the_ray_group(request):
         return  # not under ``--dist loadgroup`` (e.g. ``-n 0``): there is nothing to schedule
     for item in request.session.items:
         path = item.nodeid.split("::")[0]
-        expected = "ray" if path in RAY_FILES else path
+        expected = "ray" if path in RAY_FILES and item.get_closest_marker("no_ray") is None else path
         assert item.nodeid.endswith(f"@{expected}"), item.nodeid
+
+
+def test_a_no_ray_test_of_a_ray_file_goes_with_its_file():
+    from conftest import xdist_group_of
+
+    class Item:
+        def __init__(self, path, marks):
+            self.fspath, self._marks = REPO / path, marks
+
+        def get_closest_marker(self, name):
+            return name if name in self._marks else None
+
+    assert xdist_group_of(Item("tests/e2e/test_e2e_sweep.py", [])) == "ray"
+    assert xdist_group_of(Item("tests/e2e/test_e2e_sweep.py", ["no_ray"])) == "tests/e2e/test_e2e_sweep.py"
+    assert xdist_group_of(Item("tests/e2e/test_faults_e2e.py", [])) == "tests/e2e/test_faults_e2e.py"

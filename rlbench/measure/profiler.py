@@ -285,7 +285,9 @@ class TrialProfiler:
         if any(marker in log for marker in _NO_PERMISSION):
             proc.status = "no permission"
         elif any(marker in log for marker in _GONE):
-            proc.status = "gone"
+            # py-spy's last line is then a frame of its own backtrace ("6: std::sys::thread::..."), seen
+            # when a plain trial of 40 tiny iterations ended 20 ms into its window: say what happened
+            proc.status, proc.error = "gone", "the process ended before py-spy attached"
         else:
             proc.status = "failed"
 

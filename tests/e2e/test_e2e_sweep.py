@@ -135,6 +135,7 @@ def test_no_ray_process_left(smoke):
     assert trial_processes_alive(out) == []
 
 
+@pytest.mark.no_ray
 def test_dry_run_runs_and_writes_nothing(tmp_path):
     out = tmp_path / "dry"
     done = run_cli("sweep", "configs/smoke.yaml", "--out", str(out), "--dry-run")

@@ -1,6 +1,6 @@
 """Faults injected for real on the plain adapter (no Ray; a trial in about a second), through the real
 CLI, where RLlib itself is not what a test checks: how the sweep judges an env that raises, hangs or
-leaks, resuming a finished folder, and a Ctrl-C while the next trial was launched early. The same
+leaks, resuming a finished folder, a kill -9 with resume, and a Ctrl-C while the next trial was launched early. The same
 lifecycle with real RLlib and Ray (Ctrl-C, kill -9 with resume, the infeasible skip):
 tests/e2e/test_reliability_e2e.py; a crash: tests/e2e/test_exit_e2e.py."""
 
@@ -15,7 +15,7 @@ import pandas as pd
 import psutil
 import pytest
 from conftest import run_cli, trial_processes_alive
-from lifecycle import alive, record, start_sweep, write_spec
+from lifecycle import alive, record, start_sweep, wait_for_iteration, write_spec
 
 pytestmark = pytest.mark.slow
 
@@ -95,6 +95,35 @@ def test_resume_of_a_finished_folder_runs_nothing_and_duplicates_nothing(faults)
     assert len(pd.read_parquet(out / "iterations.parquet")) == 6
     assert len(pd.read_parquet(out / "trials.parquet")) == 4
     assert not (out / "attempts").exists()
+
+
+def test_kill_9_then_resume_keeps_the_finished_trial_and_reruns_the_other(tmp_path):
+    """kill -9 of the sweep mid-way through its second trial: no process is left, the resume keeps the
+    first trial's record as it was and runs the second again, its killed attempt kept aside."""
+    spec = write_spec(tmp_path / "k.yaml", env="envs.synthetic:SyntheticEnv", framework="plain", iterations=4,
+                      grid="{env_config.step_cost_us: [0, 3000]}")
+    out = tmp_path / "out"
+    proc = start_sweep(spec, out)
+    wait_for_iteration(out, "t001r0", proc)
+    tree = {p.pid for p in psutil.Process(proc.pid).children(recursive=True)}
+    assert tree  # the fork server and the trial at least
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate()
+    t0 = time.monotonic()
+    while alive(tree) and time.monotonic() - t0 < 60:
+        time.sleep(0.05)
+    assert not alive(tree)
+    assert not (out / "trials" / "t001r0" / "record.json").exists()
+    kept = record(out, "t000r0")
+    done = run_cli("sweep", str(spec), "--out", str(out), "--resume")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "resuming: 1 finished trials kept, 1 to run (1 again: t001r0 (no verdict" in " ".join(done.stdout.split())
+    assert record(out, "t000r0") == kept  # not run again
+    assert record(out, "t001r0")["status"] == "ok"
+    assert json.loads((out / "attempts" / "t001r0" / "1" / "record.json").read_text())["status"] == "interrupted"
+    its = pd.read_parquet(out / "iterations.parquet")
+    assert its.groupby("trial_id").size().to_dict() == {"t000r0": 4, "t001r0": 4}  # the old attempt is not a row
+    assert trial_processes_alive(out) == []
 
 
 def test_ctrl_c_while_the_next_trial_was_launched_early_leaves_nothing(tmp_path):

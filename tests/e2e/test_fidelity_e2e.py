@@ -94,6 +94,7 @@ def test_every_switch_off_is_recorded_and_takes_effect(tmp_path):
     assert trials["status"].tolist() == ["ok"]
 
 
+@pytest.mark.no_ray
 def test_unknown_switch_is_bad_input(tmp_path):
     spec = tmp_path / "off.yaml"
     spec.write_text(SPEC.format(cpus=1, runners=0, grid=""))
@@ -102,6 +103,7 @@ def test_unknown_switch_is_bad_input(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.no_ray
 def test_a_switch_off_variant_switches_off_in_its_own_trials_only(tmp_path):
     """switch_off as a variant key (plain adapter, no Ray: a second a trial): the forkserver and sampler
     switches hold in the variant's trials, and the base variant's trials still fork from the server."""

@@ -143,6 +143,24 @@ def test_no_ptrace_permission_leaves_the_trial_unprofiled_and_says_why(tmp_path)
     assert not profiler.trial.profile_files()
 
 
+def test_a_process_gone_before_pyspy_attached_is_said_so_not_pyspys_backtrace(tmp_path):
+    script = tmp_path / "gone-py-spy"
+    script.write_text("#!/bin/sh\necho 'Error: Failed to open process - check if it is running.' >&2\n"
+                      "echo '   6: std::sys::thread::unix::Thread::new::thread_start' >&2\nexit 1\n")
+    script.chmod(0o755)
+    target = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        profiler = _profiler(tmp_path, _Sampler({target.pid: "driver"}), str(script))
+        profiler.poll([{"event": "build"}, _iteration(1)])
+        event = profiler.finish()
+    finally:
+        target.kill()
+        target.wait()
+    (proc,) = event["processes"]
+    assert (proc["status"], proc["error"]) == ("gone", "the process ended before py-spy attached")
+    assert event["note"] == "no process could be profiled: the process ended before py-spy attached"
+
+
 def test_non_python_processes_are_skipped(tmp_path):
     target = subprocess.Popen(["sleep", "30"])
     try:

@@ -37,6 +37,7 @@ def test_tiny_simbench_for_real(tmp_path):
     assert "22.6K" in done.stdout or "22,600" in done.stdout
 
 
+@pytest.mark.no_ray
 def test_cli_rejects_more_cpus_than_cores():
     done = run_cli("simbench", "--cpus", "999")
     assert done.returncode == 2 and "usable cores" in done.stdout
