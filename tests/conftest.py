@@ -55,20 +55,30 @@ def repo() -> Path:
 
 
 # ---------------------------------------------------------------------------------------------
-# Two workers (pytest-xdist, ``-n 2`` in pyproject's addopts): Ray's tests on one, one after another
+# Two workers (pytest-xdist, ``-n 2`` in pyproject's addopts): Ray's tests in two lines, one on each
 
-#: Test files that start Ray runtimes (real RLlib trials, a Ray cluster, Ray tasks). They all run on one
-#: xdist worker, in order, as they would without xdist: two Ray runtimes starting at the same moment on
-#: one machine may pick the same port (ray-project/ray#53906, #18053), and a sweep already overlaps two
-#: of its own trials' starts. Every other file runs on whichever worker is free, its tests kept together
-#: (a module's fixtures are made once). tests/test_test_groups.py checks that every file that runs a
-#: sweep or starts Ray is named here or in NO_RAY_FILES.
-RAY_FILES = frozenset({
-    "tests/e2e/test_async_e2e.py", "tests/e2e/test_cluster_e2e.py", "tests/e2e/test_e2e_sweep.py",
-    "tests/e2e/test_exit_e2e.py", "tests/e2e/test_fidelity_e2e.py", "tests/e2e/test_learning_e2e.py",
-    "tests/e2e/test_measurement_accuracy.py", "tests/e2e/test_profiles_e2e.py", "tests/e2e/test_reliability_e2e.py",
-    "tests/studies/test_simbench.py", "tests/studies/test_study_configs.py", "tests/worker/test_ray_auth.py",
-})
+#: Test files that start Ray runtimes (real RLlib trials, a Ray cluster, Ray tasks), in two groups of about
+#: equal time (seconds each took alone, quiet, 2026-11-25). Each group runs on one xdist worker, its files
+#: one after another; the two groups and every other file run beside each other. The suite is CPU-bound
+#: (about 93% of both cores busy) until one worker runs out of work: with one Ray group (468 s alone
+#: against 278 s for the rest) the last 150 s of a 485 s run had the Ray worker alone, at 60%.
+#: Two runtimes at once are safe on Ray 2.60: the GCS, the raylet, the object manager, the workers and the
+#: agents bind port 0 and publish what they got (the random pick of ray-project/ray#53906 is gone), and the
+#: one fixed port, the dashboard agent's HTTP 52365, is retried and then left off by Ray, as it already is
+#: whenever a sweep starts its next trial while the last one shuts down. The cluster test keeps its own
+#: temp folder and token. tests/test_test_groups.py checks that every file that runs a sweep or starts
+#: Ray is named here or in NO_RAY_FILES.
+RAY_GROUPS = {
+    "ray-a": frozenset({  # 69 + 54 + 48 + 32 + 12 + 7 = 222 s
+        "tests/studies/test_study_configs.py", "tests/e2e/test_async_e2e.py", "tests/e2e/test_learning_e2e.py",
+        "tests/e2e/test_measurement_accuracy.py", "tests/worker/test_ray_auth.py", "tests/studies/test_simbench.py",
+    }),
+    "ray-b": frozenset({  # 48 + 44 + 40 + 30 + 22 + 21 = 205 s
+        "tests/e2e/test_reliability_e2e.py", "tests/e2e/test_e2e_sweep.py", "tests/e2e/test_fidelity_e2e.py",
+        "tests/e2e/test_cluster_e2e.py", "tests/e2e/test_profiles_e2e.py", "tests/e2e/test_exit_e2e.py",
+    }),
+}
+RAY_FILES = frozenset().union(*RAY_GROUPS.values())
 #: Files that run sweeps on the plain adapter only, or refuse before anything runs: no Ray runtime.
 NO_RAY_FILES = frozenset({
     "tests/e2e/test_faults_e2e.py", "tests/e2e/test_hostile_e2e.py", "tests/e2e/test_variants_e2e.py", "tests/e2e/test_versions_e2e.py",
@@ -87,14 +97,23 @@ def pytest_collection_modifyitems(config, items):
     workers: its fixture made twice, Ray started on both)."""
     for item in items:
         item.add_marker(pytest.mark.xdist_group(xdist_group_of(item)))
+    # The Ray groups first, in their order, each keeping its files' order: with ``--no-loadscope-reorder``
+    # xdist hands out groups in collection order, so each worker starts on one Ray group (the longest
+    # units first), and not, as xdist's default order by test count did, both behind one worker.
+    first = {group: i for i, group in enumerate(RAY_GROUPS)}
+    items.sort(key=lambda item: first.get(xdist_group_of(item), len(first)))
 
 
 def xdist_group_of(item) -> str:
-    """``ray`` for a test of RAY_FILES, else its own file. A test of a Ray file marked ``no_ray`` (it
-    starts no runtime: a refusal, a dry run, a plain-adapter trial) goes with its file too, so the Ray
-    worker, the suite's critical path, does not wait for it."""
+    """The Ray group (RAY_GROUPS) of a test of a Ray file, else its own file. A test of a Ray file marked
+    ``no_ray`` (it starts no runtime: a refusal, a dry run, a plain-adapter trial) goes with its file
+    too, so the Ray lines, the suite's critical path, do not wait for it."""
     rel = Path(str(item.fspath)).resolve().relative_to(REPO).as_posix()
-    return "ray" if rel in RAY_FILES and item.get_closest_marker("no_ray") is None else rel
+    if item.get_closest_marker("no_ray") is None:
+        for group, files in RAY_GROUPS.items():
+            if rel in files:
+                return group
+    return rel
 
 
 # ---------------------------------------------------------------------------------------------

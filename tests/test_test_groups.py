@@ -1,11 +1,11 @@
 """Every test file that runs a sweep or starts Ray says which it is (tests/conftest.py), so the Ray
-ones share one xdist worker and never start two runtimes at once."""
+ones run in their two groups, each on one xdist worker."""
 
 from __future__ import annotations
 
 import re
 
-from conftest import NO_RAY_FILES, RAY_FILES, REPO
+from conftest import NO_RAY_FILES, RAY_FILES, RAY_GROUPS, REPO
 
 #: What running a sweep, a study or a runtime looks like in a test's source.
 STARTS_SOMETHING = re.compile(r'run_cli\(|run_sweep\(|main\(\["(sweep|history|bisect|autoconfig|simbench)"|ray\.init\(|"ray", "start"')
@@ -16,6 +16,8 @@ def test_every_file_that_runs_sweeps_is_classified():
              if p.name != "test_test_groups.py" and STARTS_SOMETHING.search(p.read_text())}
     assert found - RAY_FILES - NO_RAY_FILES == set(), "add these to RAY_FILES or NO_RAY_FILES in tests/conftest.py"
     assert not RAY_FILES & NO_RAY_FILES
+    a, b = RAY_GROUPS.values()
+    assert not a & b  # a file in both groups would run in both lines
     assert all((REPO / f).exists() for f in RAY_FILES | NO_RAY_FILES)
 
 
@@ -26,13 +28,14 @@ def test_the_pattern_sees_each_way_a_test_starts_something():
     assert not STARTS_SOMETHING.search('main(["report", str(folder)])')
 
 
-def test_under_loadgroup_every_ray_test_is_in_the_ray_group(request):
-    """What xdist schedules by: the group in each test's node id (``...::test_x@ray``)."""
+def test_under_loadgroup_every_ray_test_is_in_its_ray_group(request):
+    """What xdist schedules by: the group in each test's node id (``...::test_x@ray-a``)."""
     if not getattr(request.config.option, "loadgroup", False):
         return  # not under ``--dist loadgroup`` (e.g. ``-n 0``): there is nothing to schedule
+    group_of = {f: g for g, files in RAY_GROUPS.items() for f in files}
     for item in request.session.items:
         path = item.nodeid.split("::")[0]
-        expected = "ray" if path in RAY_FILES and item.get_closest_marker("no_ray") is None else path
+        expected = group_of.get(path, path) if item.get_closest_marker("no_ray") is None else path
         assert item.nodeid.endswith(f"@{expected}"), item.nodeid
 
 
@@ -46,6 +49,7 @@ def test_a_no_ray_test_of_a_ray_file_goes_with_its_file():
         def get_closest_marker(self, name):
             return name if name in self._marks else None
 
-    assert xdist_group_of(Item("tests/e2e/test_e2e_sweep.py", [])) == "ray"
+    assert xdist_group_of(Item("tests/e2e/test_e2e_sweep.py", [])) == "ray-b"
+    assert xdist_group_of(Item("tests/e2e/test_async_e2e.py", [])) == "ray-a"
     assert xdist_group_of(Item("tests/e2e/test_e2e_sweep.py", ["no_ray"])) == "tests/e2e/test_e2e_sweep.py"
     assert xdist_group_of(Item("tests/e2e/test_faults_e2e.py", [])) == "tests/e2e/test_faults_e2e.py"
