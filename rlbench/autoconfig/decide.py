@@ -7,8 +7,14 @@ of them once, and each round starts with the next one (rotating order), so drift
 alike and the trials of one round share a seed (paired). It stops when every other configuration
 is either separated from the leader (its interval wholly below the leader's, a rank test agreeing)
 or practically equal to it (the bootstrap interval of the ratio of medians inside 1 +/- the
-tolerance, so more rounds cannot change the answer), at the round cap, or when the next round
-would not fit the budget.
+tolerance, so more rounds cannot change the answer), at the round cap, or when the budget is spent.
+
+A configuration separated from the leader leaves the race (as F-race drops one once its test says
+so): later rounds are of the rest only, so the budget buys readings where the answer is still open.
+Its readings stay in the standings. When a whole round no longer fits but at least two trials
+do, a last *partial* round runs the leader and those closest to it by median (after one full
+round, so every entrant has a race reading): on real RLlib, where a trial costs about 20 s, the
+race had stopped with 51-83 s of a 210 s budget unused (docs/AUTOCONFIG.md).
 
 The answer (:func:`choose`): among the configurations whose interval overlaps the best median's
 and whose median is within the tolerance (5%) of it, the cheapest: fewest CPUs, then fewest GPUs
@@ -25,6 +31,7 @@ from typing import Sequence
 
 from rlbench.analysis import stats
 from rlbench.autoconfig.model import Candidate
+from rlbench.autoconfig.search import Elimination
 from rlbench.autoconfig.steps import StepsComparison, StepsStanding, compare_steps, steps_standing
 from rlbench.autoconfig.trials import (Objective, Stage, Standing, TrialRequest, leader, overlaps, rotated,
                                       worse_beyond_doubt)
@@ -87,6 +94,10 @@ class Answer:
     """time_to_target: every entrant's env steps to the target (rlbench.autoconfig.steps); () otherwise."""
     steps_comparisons: tuple[StepsComparison, ...] = ()
     """time_to_target: every other entrant's env steps against the chosen one's, with the evidence."""
+    left_race: tuple[Elimination, ...] = ()
+    """Entrants that left the race once separated from the leader (``rung``: the round after which)."""
+    partial_rounds: int = 0
+    """Rounds of the leader and its closest rivals only, run when a whole round no longer fit."""
 
 
 class Race(Stage):
@@ -115,30 +126,64 @@ class Race(Stage):
         self.min_rounds, self.max_rounds = max(2, min_rounds), max_rounds
         self.tolerance_pct = tolerance_pct
         self.round = -1
+        self.left: list[Elimination] = []
+        self.partial_rounds = 0
 
     def standings(self) -> list[Standing]:
         """Every entrant's standing over its race readings."""
         return [self.standing_of(k, c.cpus, c.gpus) for k, c in self.entrants.items()]
 
+    @property
+    def contenders(self) -> list[str]:
+        """Entrants still racing (not separated from the leader), in the entrants' order."""
+        gone = {e.key for e in self.left}
+        return [k for k in self.entrants if k not in gone]
+
     def _next_batch(self) -> list[TrialRequest]:
         if self.round + 1 >= self.max_rounds:
             self.stop_reason = f"{self.max_rounds} rounds"
             return []
-        if not self.fits(len(self.entrants)):
-            self.stop_reason = (f"budget: a round needs {len(self.entrants)} trials x {self.trial_cost_s:.0f} s, "
-                                f"{max(0.0, self.remaining_s):.0f} s left")
-            return []
+        keys = self.contenders
+        if not self.fits(len(keys)):
+            affordable = int((self.remaining_s + 1e-9) // self.trial_cost_s) if self.trial_cost_s > 0 else 0
+            if self.round < 0 or affordable < 2:
+                self.stop_reason = (f"budget: a round needs {len(keys)} trials x {self.trial_cost_s:.0f} s, "
+                                    f"{max(0.0, self.remaining_s):.0f} s left")
+                return []
+            keys = self._closest(keys, affordable)
+            self.partial_rounds += 1
         self.round += 1
-        return [self._request(key, self.round, 0) for key in rotated(list(self.entrants), self.round)]
+        return [self._request(key, self.round, 0) for key in rotated(keys, self.round)]
+
+    def _closest(self, keys: list[str], n: int) -> list[str]:
+        """The leader and the ``n - 1`` contenders whose medians are nearest below it (ties: the cheaper, as
+        :func:`leader` ranks), in entrants' order."""
+        st = {s.key: s for s in self.standings()}
+        ranked = sorted(keys, key=lambda k: (st[k].median is None, -(st[k].median or 0.0), st[k].cpus, st[k].gpus, k))
+        keep = set(ranked[:n])
+        return [k for k in keys if k in keep]
 
     def _close(self) -> None:
+        racing = [s for s in self.standings() if s.key in self.contenders]
+        best = leader(racing)
+        if best is not None:
+            for s in racing:
+                if s.key != best.key and \
+                        worse_beyond_doubt(self.scores(s.key), self.scores(best.key)):
+                    self.left.append(Elimination(
+                        s.key, self.round, "separated", f"interval {s.ci_low:.4g}-{s.ci_high:.4g} below the "
+                        f"leader's {best.ci_low:.4g}-{best.ci_high:.4g} ({best.key}), the rank test agreeing",
+                        s.median, s.ci_low, s.ci_high, best.key))
         if self.round + 1 >= self.min_rounds and self.settled():
             self.stop_reason = "settled: every other configuration is separated from the leader or within " \
                                f"{self.tolerance_pct:g}% of it"
+        elif len(self.contenders) < 2:
+            self.stop_reason = "one configuration left: every other is separated from it"
 
     def settled(self) -> bool:
-        """Whether more rounds cannot change the answer: each non-leader separated or practically equal."""
-        standings = self.standings()
+        """Whether more rounds cannot change the answer: each non-leader still racing separated or
+        practically equal (one that left the race was separated when it left)."""
+        standings = [s for s in self.standings() if s.key in self.contenders]
         best = leader(standings)
         if best is None or len(standings) < 2:
             return best is not None
@@ -169,4 +214,5 @@ class Race(Stage):
             comparisons = tuple(compare_steps(readings, chosen)) if chosen else ()
         return Answer(chosen, None if fastest is None else fastest.key, self.baseline_key, same, tuple(standings),
                       None if ratio is None else ratio.ratio, None if ratio is None else ratio.ci_low,
-                      None if ratio is None else ratio.ci_high, self.round + 1, reason, steps, comparisons)
+                      None if ratio is None else ratio.ci_high, self.round + 1, reason, steps, comparisons,
+                      tuple(self.left), self.partial_rounds)

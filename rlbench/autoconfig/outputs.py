@@ -30,7 +30,7 @@ from rlbench.spec.model import TrialConfig
 RLLIB_CONFIG_PY = "rllib_config.py"
 BEST_YAML = "best.yaml"
 #: Version of autoconfig.json's fields (docs/AUTOCONFIG.md).
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: Repeats best.yaml asks for (asv's 2 rounds x 5 and irace's firstTest=5 are the anchors).
 BEST_REPEATS = 5
 #: algo -> (module, class) of its config; the only names rllib_config.py imports.
@@ -89,11 +89,15 @@ def autoconfig_json(result: AutoconfigResult) -> dict:
     """The content of ``autoconfig.json`` (fields: docs/AUTOCONFIG.md)."""
     a = result.answer
     by_key = {s.key: _standing(result, s) for s in a.standings}
-    log = []
-    for e in result.eliminations:
-        row = asdict(e)
-        row["median"], row["ci_low"], row["ci_high"] = in_units(result.objective, e.median, e.ci_low, e.ci_high)
-        log.append(row)
+    def rows(eliminations):
+        out = []
+        for e in eliminations:
+            row = asdict(e)
+            row["median"], row["ci_low"], row["ci_high"] = in_units(result.objective, e.median, e.ci_low, e.ci_high)
+            out.append(row)
+        return out
+
+    log = rows(result.eliminations)
     return {
         "schema_version": SCHEMA_VERSION,
         "objective": result.objective,
@@ -108,7 +112,9 @@ def autoconfig_json(result: AutoconfigResult) -> dict:
         "wall_s": result.wall_s,
         "budget_s": result.budget_s,
         "race_rounds": a.rounds,
+        "race_partial_rounds": a.partial_rounds,
         "race_stop_reason": a.stop_reason,
+        "race_left": rows(a.left_race),
         "search_stop_reason": result.search_stop_reason,
         "eliminations": log,
         "predicted_vs_measured": [asdict(r) for r in result.predicted_vs_measured],

@@ -94,10 +94,16 @@ def autoconfig_blocks(out_dir: Path, trials: pd.DataFrame, axes: list[str]) -> l
     st = [[str(s.get("key")), _num(s.get("cpus"), 2), _num(s.get("median"), 1),
            f"{_num(s.get('ci_low'), 1)}-{_num(s.get('ci_high'), 1)}", str(s.get("n")), str(s.get("censored")),
            str(s.get("failed"))] for s in data.get("standings") or []]
+    partial = data.get("race_partial_rounds") or 0
     out += [Heading("The race", 3),
-            Paragraph(f"{data.get('race_rounds')} interleaved rounds; stopped: {data.get('race_stop_reason')}. "
+            Paragraph(f"{data.get('race_rounds')} interleaved rounds"
+                      f"{f' ({partial} of them partial: the leader and its closest rivals only)' if partial else ''}; "
+                      f"stopped: {data.get('race_stop_reason')}. "
                       f"The search stopped: {data.get('search_stop_reason')}.", muted=True),
             Table(["configuration", "CPUs", f"median {unit}", "95% CI", "n", "censored", "failed"], st, frozenset({0}))]
+    left = [f"{e.get('key')}: left after round {e.get('rung')} ({e.get('detail')})" for e in data.get("race_left") or []]
+    if left:
+        out.append(Bullets(left))
     out += steps_blocks(data)
     gone = [f"{e.get('key')}: {e.get('reason')} after rung {e.get('rung')} ({e.get('detail')})"
             if e.get("rung", -1) >= 0 else f"{e.get('key')}: {e.get('reason')} before any trial ({e.get('detail')})"

@@ -202,7 +202,10 @@ class Driver:
                     budget_s=st["race"]["budget_s"], trial_s=s.trial_s, cold_start_s=s.cold_start_s, seed=s.seed,
                     min_rounds=s.min_rounds, max_rounds=s.max_rounds, tolerance_pct=s.tolerance_pct)
         self._drive(race, "race")
-        self._say(f"race: {race.round + 1} rounds; {race.stop_reason}")
+        for e in race.left:
+            self._say(f"race: {e.key} left after round {e.rung} ({e.detail})", "dim")
+        partial = f" ({race.partial_rounds} partial)" if race.partial_rounds else ""
+        self._say(f"race: {race.round + 1} rounds{partial}; {race.stop_reason}")
         return race
 
     def _stored(self) -> list[TrialResult]:

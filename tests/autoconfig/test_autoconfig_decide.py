@@ -68,8 +68,57 @@ def test_the_race_stops_when_intervals_separate():
 def test_the_race_stops_on_budget_and_stays_within_it():
     race = Race([cand(2), cand(4)], cand(1), objective="throughput", budget_s=100, trial_s=10, cold_start_s=2)
     drive(race, lambda req: (1000.0, True), wall_s=10.0, cold_start_s=2.0)  # identical: never separates
-    assert race.stop_reason.startswith("budget") and race.round + 1 == 2  # 3 trials x 12 s a round: 2 fit in 100
-    assert race.spent_s == pytest.approx(72.0) and race.spent_s <= race.budget_s
+    # 3 trials x 12 s a round: 2 whole rounds (72 s), then 28 s buy a partial round of 2 (the leader, the
+    # cheapest on a tie, and one more); after it the three are practically equal
+    assert race.stop_reason.startswith("settled") and race.round + 1 == 3 and race.partial_rounds == 1
+    assert race.spent_s == pytest.approx(96.0) and race.spent_s <= race.budget_s
+    assert [s.n for s in race.standings()] == [3, 2, 3]  # cand(2), cand(4), then the baseline cand(1)
+
+
+def test_a_partial_round_runs_the_leader_and_its_closest_rival():
+    truth = {cand(1).key: 500.0, cand(2).key: 1000.0, cand(4).key: 990.0}
+    race = Race([cand(2), cand(4)], cand(1), objective="throughput", budget_s=85, trial_s=10, cold_start_s=0)
+    told = drive(race, lambda req: (truth[req.candidate_key], True), wall_s=10.0, cold_start_s=0.0)
+    # 2 whole rounds of 3 (60 s); 25 s left buy 2 trials: cand(2) (1000) and cand(4) (990), not the baseline
+    assert [r.request_id.split("/")[1] for r in told].count("r2") == 2
+    assert {r.request_id.split("/", 3)[3] for r in told if "/r2/" in r.request_id} == {cand(2).key, cand(4).key}
+    a = race.answer()
+    assert (a.rounds, a.partial_rounds) == (3, 1) and race.spent_s == pytest.approx(80.0)
+    # after it, cand(4) (3 x 990 against 3 x 1000) is separated and leaves; the baseline, with 2 readings,
+    # cannot be (the rank test needs 3 a side), so the race is not settled and stops on its budget
+    assert [e.key for e in a.left_race] == [cand(4).key] and race.stop_reason.startswith("budget: a round needs 2")
+
+
+def test_two_tied_readings_never_count_as_worse_beyond_doubt():
+    from rlbench.autoconfig.trials import worse_beyond_doubt
+
+    assert not worse_beyond_doubt([500.0, 500.0], [1000.0, 1000.0, 1000.0])  # scipy's approximation: p = 0.04
+    assert worse_beyond_doubt([500.0, 500.0, 500.0], [1000.0, 1000.0, 1000.0])
+
+
+def test_no_partial_round_before_one_whole_round():
+    race = Race([cand(2), cand(4)], cand(1), objective="throughput", budget_s=25, trial_s=10, cold_start_s=0)
+    assert race.ask() == [] and race.partial_rounds == 0  # 2 trials fit, but no entrant has a race reading yet
+
+
+def test_a_separated_entrant_leaves_the_race_and_the_rest_go_on():
+    """The baseline (100) is below both others in every one of 3 rounds: 3 against 3, p = 1/20, it leaves.
+    cand(2) and cand(4) read 1000 and 1000 +/- 10% by turns: never separated nor practically equal, so
+    the race goes on with those two only, to its round cap."""
+    def reading(req):
+        if req.candidate_key == cand(1).key:
+            return 100.0, True
+        return (1000.0 if req.candidate_key == cand(2).key else (1100.0 if req.rung % 2 else 900.0)), True
+
+    race = Race([cand(2), cand(4)], cand(1), objective="throughput", budget_s=1e6, trial_s=10, max_rounds=6)
+    told = drive(race, reading)
+    assert [len([r for r in told if f"/r{i}/" in r.request_id]) for i in range(6)] == [3, 3, 3, 2, 2, 2]
+    (left,) = race.answer().left_race
+    assert (left.key, left.rung, left.reason, left.leader_key) == (cand(1).key, 2, "separated", cand(2).key)
+    assert race.stop_reason == "6 rounds"
+    base = next(s for s in race.answer().standings if s.key == cand(1).key)
+    assert base.n == 3  # its readings stay: the speed-up over it is still reported
+    assert race.answer().speedup == pytest.approx(10.0)
 
 
 def test_equal_configurations_settle_as_practically_equal():

@@ -52,6 +52,18 @@ def test_the_section_only_where_autoconfig_wrote(tmp_path):
     assert md.index("t000r0") < md.index("t001r0") < md.index("t001r1")  # probe, search rung 0, race round 0
 
 
+def test_the_race_says_who_left_it_and_its_partial_rounds(tmp_path):
+    data = {**ANSWER, "race_rounds": 4, "race_partial_rounds": 1,
+            "race_left": [{"key": "num_env_runners=0", "rung": 2, "reason": "separated", "detail": "below the leader"}]}
+    (tmp_path / "autoconfig.json").write_text(json.dumps(data))
+    md = to_markdown(autoconfig_blocks(tmp_path, trials(), AXES))
+    assert "4 interleaved rounds (1 of them partial: the leader and its closest rivals only)" in md
+    assert "num_env_runners=0: left after round 2 (below the leader)" in md
+    (tmp_path / "autoconfig.json").write_text(json.dumps(ANSWER))  # schema 2: neither field
+    md = to_markdown(autoconfig_blocks(tmp_path, trials(), AXES))
+    assert "1 interleaved rounds; stopped" in md and "left after round" not in md
+
+
 def test_steps_to_target_only_under_time_to_target():
     from rlbench.report.autoconfig_section import steps_blocks
 
