@@ -13,10 +13,11 @@ A tiny plain-adapter space (no Ray, about a second a trial) shows the script wor
 
     python scripts/bench_autoconfig.py --tiny --budget 60s --runs 1 --repeats 3
 
-A larger one (16 step costs, some within a few % of each other, most far worse: PLAIN_LARGE), a few
-minutes a run:
+A larger one (16 step costs, some within a few % of each other, most far worse: PLAIN_LARGE), about two
+minutes a run; on a quiet 2-core machine (2026-11-25) its pick was the best in 3 of 3 runs, in 37-38% of
+the exhaustive wall (docs/AUTOCONFIG.md, "Measured here"):
 
-    python scripts/bench_autoconfig.py --plain-large --budget 90s --runs 3 --repeats 5
+    python scripts/bench_autoconfig.py --plain-large --budget 36s --runs 3 --repeats 5
 """
 
 from __future__ import annotations
