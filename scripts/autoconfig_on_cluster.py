@@ -1,7 +1,8 @@
 """Does ``rlbench autoconfig --address`` work on a real Ray cluster? A check, not a test: it costs minutes.
 
-Starts a two-node Ray cluster on this machine as tests/e2e/test_cluster_e2e.py does (``ray start --head``
-with 1 CPU and a second node with 2 CPUs, one private temp folder, token auth with a token of its own),
+Starts a two-node Ray cluster on this machine as tests/e2e/test_cluster_e2e.py does, with its helper
+tests/local_cluster.py (``ray start --head`` with 1 CPU and a second node with 2 CPUs, one private temp
+folder, token auth with a token of its own),
 runs ``rlbench autoconfig`` on a small CartPole PPO space with ``--address``, prints what it answered and
 where each trial's env runners ran, and stops exactly the cluster's processes (``ray stop`` would kill
 every Ray on the machine).
@@ -14,19 +15,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import secrets
-import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import psutil
-
 REPO = Path(__file__).resolve().parent.parent
-RAY = str(Path(sys.executable).with_name("ray"))
+sys.path.insert(0, str(REPO / "tests"))
+
+from local_cluster import local_cluster  # noqa: E402
 
 SPEC = """\
 name: autoconfig_cluster
@@ -53,23 +51,6 @@ autoconfig:
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _stop_cluster(temp: str) -> None:
-    procs = [p for p in psutil.process_iter(["cmdline", "status"])
-             if p.info["status"] != psutil.STATUS_ZOMBIE and temp in " ".join(p.info["cmdline"] or [])]
-    for p in procs:
-        try:
-            p.kill()
-        except psutil.Error:
-            pass
-    psutil.wait_procs(procs, timeout=10)
-
-
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--budget", default="2m30s")
@@ -79,27 +60,12 @@ def main() -> int:
     out = args.out or work / "out"
     spec = work / "spec.yaml"
     spec.write_text(SPEC)
-    temp = tempfile.mkdtemp(prefix="rlbc", dir="/tmp")  # short: Ray's socket paths live under it
-    token = Path(temp) / "token"
-    token.write_text(secrets.token_hex(32))
-    node_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "RAY_ADDRESS")}
-    node_env.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN_PATH=str(token))
-    address = f"127.0.0.1:{_free_port()}"
-    common = ["--temp-dir", temp, "--disable-usage-stats"]
-    try:
-        subprocess.run([RAY, "start", "--head", f"--port={address.split(':')[1]}", "--num-cpus=1",
-                        "--include-dashboard=false", *common], cwd=temp, env=node_env, check=True,
-                       capture_output=True, timeout=120)
-        subprocess.run([RAY, "start", f"--address={address}", "--num-cpus=2", *common], cwd=temp, env=node_env,
-                       check=True, capture_output=True, timeout=120)
+    with local_cluster() as cluster:
         t = time.monotonic()
         done = subprocess.run([sys.executable, "-m", "rlbench", "autoconfig", str(spec), "--budget", args.budget,
-                               "--address", address, "--out", str(out)], cwd=REPO, capture_output=True, text=True,
-                              env={**os.environ, "RAY_AUTH_TOKEN_PATH": str(token)})
+                               "--address", cluster.address, "--out", str(out)], cwd=REPO, capture_output=True,
+                              text=True, env={**os.environ, "RAY_AUTH_TOKEN_PATH": str(cluster.token)})
         wall_s = time.monotonic() - t
-    finally:
-        _stop_cluster(temp)
-        shutil.rmtree(temp, ignore_errors=True)
     print(done.stdout[-4000:], done.stderr[-2000:], sep="\n")
     print(f"exit {done.returncode} in {wall_s:.0f} s; results in {out}")
     answer = out / "autoconfig.json"

@@ -9,13 +9,6 @@ that name its temp folder (``ray stop`` would kill every Ray on the machine).
 from __future__ import annotations
 
 import json
-import os
-import secrets
-import shutil
-import socket
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -23,65 +16,23 @@ import pandas as pd
 import psutil
 import pytest
 from conftest import run_cli
+from local_cluster import cluster_processes, local_cluster, stop_cluster
 
 pytestmark = pytest.mark.slow
-
-RAY = str(Path(sys.executable).with_name("ray"))
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _cluster_processes(temp: str) -> list[psutil.Process]:
-    found = []
-    for proc in psutil.process_iter(["cmdline", "status"]):
-        if proc.info["status"] != psutil.STATUS_ZOMBIE and temp in " ".join(proc.info["cmdline"] or []):
-            found.append(proc)
-    return found
-
-
-def _stop_cluster(temp: str) -> None:
-    procs = _cluster_processes(temp)
-    for proc in procs:
-        try:
-            proc.kill()
-        except psutil.Error:
-            pass
-    psutil.wait_procs(procs, timeout=10)
 
 
 @pytest.fixture(scope="module")
 def cluster_run(tmp_path_factory):
-    temp = tempfile.mkdtemp(prefix="rlbc", dir="/tmp")  # short: Ray's socket paths live under it
-    token = Path(temp) / "token"
-    token.write_text(secrets.token_hex(32))
-    node_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "RAY_ADDRESS")}
-    node_env.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN_PATH=str(token))
-    port = _free_port()
-    address = f"127.0.0.1:{port}"
     out = tmp_path_factory.mktemp("cluster") / "out"
-    try:
-        common = ["--temp-dir", temp, "--disable-usage-stats"]
-        # cwd = the temp folder: the nodes cannot import envs/ from the repo, rlbench must ship it
-        subprocess.run([RAY, "start", "--head", f"--port={port}", "--num-cpus=1", '--resources={"head": 1}',
-                        "--include-dashboard=false", *common], cwd=temp, env=node_env, check=True,
-                       capture_output=True, timeout=120)
-        subprocess.run([RAY, "start", f"--address={address}", "--num-cpus=2", *common], cwd=temp, env=node_env,
-                       check=True, capture_output=True, timeout=120)
+    with local_cluster(head_args=("--num-cpus=1", '--resources={"head": 1}')) as cluster:
         # the sweep gets the token path only: rlbench must turn token mode on by itself
-        sweep_env = {"RAY_AUTH_TOKEN_PATH": str(token)}
+        sweep_env = {"RAY_AUTH_TOKEN_PATH": str(cluster.token)}
         t = time.monotonic()
-        done = run_cli("sweep", "configs/cluster_smoke.yaml", "--out", str(out), "--address", address,
+        done = run_cli("sweep", "configs/cluster_smoke.yaml", "--out", str(out), "--address", cluster.address,
                        env=sweep_env)
         sweep_s = time.monotonic() - t
         assert done.returncode == 0, done.stdout + done.stderr
-        yield {"out": out, "done": done, "temp": temp, "address": address, "sweep_s": sweep_s}
-    finally:
-        _stop_cluster(temp)
-        shutil.rmtree(temp, ignore_errors=True)
+        yield {"out": out, "done": done, "temp": cluster.temp, "address": cluster.address, "sweep_s": sweep_s}
 
 
 def _events(out: Path, trial: str) -> list[dict]:
@@ -164,5 +115,5 @@ def test_nothing_left_behind(cluster_run):
     # the trial's own processes: its driver tree (the sweep's sampler) and its actors on the nodes
     mine = util[util["node_id"].isna() | util["role"].isin(["env_runner", "learner"])]
     assert [pid for pid in set(mine["pid"].dropna().astype(int)) if _alive(pid)] == []
-    _stop_cluster(temp)
-    assert _cluster_processes(temp) == []
+    stop_cluster(temp)
+    assert cluster_processes(temp) == []

@@ -127,16 +127,23 @@ def _fake_pyspy(tmp_path: Path, message: str) -> str:
     return str(script)
 
 
-def test_no_ptrace_permission_leaves_the_trial_unprofiled_and_says_why(tmp_path):
-    pyspy = _fake_pyspy(tmp_path, "Permission Denied: Try running again with elevated permissions")
-    target = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+def _profile_once(tmp_path: Path, pyspy: str, cmd: tuple[str, ...] = (sys.executable, "-c", "import time; time.sleep(30)"),
+                  role: str = "driver") -> tuple[TrialProfiler, dict]:
+    """Profile one process (``cmd``, in ``role``) with ``pyspy`` from the steady window's start and finish at
+    once: the window closes before py-spy has failed or attached, and it is waited for. (profiler, event)."""
+    target = subprocess.Popen(list(cmd))
     try:
-        profiler = _profiler(tmp_path, _Sampler({target.pid: "driver"}), pyspy)
+        profiler = _profiler(tmp_path, _Sampler({target.pid: role}), pyspy)
         profiler.poll([{"event": "build"}, _iteration(1)])
-        event = profiler.finish()  # at once: the window closes before py-spy has failed; it is waited for
+        return profiler, profiler.finish()
     finally:
         target.kill()
         target.wait()
+
+
+def test_no_ptrace_permission_leaves_the_trial_unprofiled_and_says_why(tmp_path):
+    pyspy = _fake_pyspy(tmp_path, "Permission Denied: Try running again with elevated permissions")
+    profiler, event = _profile_once(tmp_path, pyspy)
     assert event["status"] == "unavailable"
     assert "no ptrace permission" in event["note"]
     assert event["processes"][0]["status"] == "no permission"
@@ -144,32 +151,16 @@ def test_no_ptrace_permission_leaves_the_trial_unprofiled_and_says_why(tmp_path)
 
 
 def test_a_process_gone_before_pyspy_attached_is_said_so_not_pyspys_backtrace(tmp_path):
-    script = tmp_path / "gone-py-spy"
-    script.write_text("#!/bin/sh\necho 'Error: Failed to open process - check if it is running.' >&2\n"
-                      "echo '   6: std::sys::thread::unix::Thread::new::thread_start' >&2\nexit 1\n")
-    script.chmod(0o755)
-    target = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
-    try:
-        profiler = _profiler(tmp_path, _Sampler({target.pid: "driver"}), str(script))
-        profiler.poll([{"event": "build"}, _iteration(1)])
-        event = profiler.finish()
-    finally:
-        target.kill()
-        target.wait()
+    pyspy = _fake_pyspy(tmp_path, "Error: Failed to open process - check if it is running.\n"
+                                  "   6: std::sys::thread::unix::Thread::new::thread_start")
+    _, event = _profile_once(tmp_path, pyspy)
     (proc,) = event["processes"]
     assert (proc["status"], proc["error"]) == ("gone", "the process ended before py-spy attached")
     assert event["note"] == "no process could be profiled: the process ended before py-spy attached"
 
 
 def test_non_python_processes_are_skipped(tmp_path):
-    target = subprocess.Popen(["sleep", "30"])
-    try:
-        profiler = _profiler(tmp_path, _Sampler({target.pid: "ray_system"}), "/bin/false")
-        profiler.poll([{"event": "build"}, _iteration(1)])
-        event = profiler.finish()
-    finally:
-        target.kill()
-        target.wait()
+    _, event = _profile_once(tmp_path, "/bin/false", cmd=("sleep", "30"), role="ray_system")
     assert event["processes"][0]["status"] == "not python"
     assert event["status"] == "unavailable"
 
@@ -194,14 +185,7 @@ def test_a_pyspy_that_attaches_only_after_the_window_is_not_kept(tmp_path):
     script.write_text("#!/bin/sh\ntrap 'exit 0' INT\nsleep 0.3\necho 'py-spy> Sampling process 100 times a second.'\n"
                       "while true; do sleep 0.05; done\n")
     script.chmod(0o755)
-    target = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
-    try:
-        profiler = _profiler(tmp_path, _Sampler({target.pid: "driver"}), str(script))
-        profiler.poll([{"event": "build"}, _iteration(1)])
-        event = profiler.finish()
-    finally:
-        target.kill()
-        target.wait()
+    _, event = _profile_once(tmp_path, str(script))
     assert event["processes"][0]["status"] == "late"
     assert event["status"] == "unavailable" and "attached when the steady window closed" in event["note"]
 
