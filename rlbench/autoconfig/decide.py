@@ -33,7 +33,7 @@ from rlbench.analysis import stats
 from rlbench.autoconfig.model import Candidate
 from rlbench.autoconfig.search import Elimination
 from rlbench.autoconfig.steps import StepsComparison, StepsStanding, compare_steps, steps_standing
-from rlbench.autoconfig.trials import (Objective, Stage, Standing, TrialRequest, leader, overlaps, rotated,
+from rlbench.autoconfig.trials import (Objective, Stage, Standing, TrialRequest, leader, overlaps, rank, rotated,
                                       worse_beyond_doubt)
 
 #: A configuration within this percentage of the best median is as good as the best.
@@ -145,7 +145,7 @@ class Race(Stage):
             return []
         keys = self.contenders
         if not self.fits(len(keys)):
-            affordable = int((self.remaining_s + 1e-9) // self.trial_cost_s) if self.trial_cost_s > 0 else 0
+            affordable = self.affordable()
             if self.round < 0 or affordable < 2:
                 self.stop_reason = (f"budget: a round needs {len(keys)} trials x {self.trial_cost_s:.0f} s, "
                                     f"{max(0.0, self.remaining_s):.0f} s left")
@@ -158,13 +158,16 @@ class Race(Stage):
     def _closest(self, keys: list[str], n: int) -> list[str]:
         """The leader and the ``n - 1`` contenders whose medians are nearest below it (ties: the cheaper, as
         :func:`leader` ranks), in entrants' order."""
-        st = {s.key: s for s in self.standings()}
-        ranked = sorted(keys, key=lambda k: (st[k].median is None, -(st[k].median or 0.0), st[k].cpus, st[k].gpus, k))
-        keep = set(ranked[:n])
+        keep = {s.key for s in sorted(self._racing(), key=rank)[:n]}
         return [k for k in keys if k in keep]
 
+    def _racing(self) -> list[Standing]:
+        """The standings of the entrants still racing."""
+        keys = set(self.contenders)
+        return [s for s in self.standings() if s.key in keys]
+
     def _close(self) -> None:
-        racing = [s for s in self.standings() if s.key in self.contenders]
+        racing = self._racing()
         best = leader(racing)
         if best is not None:
             for s in racing:
@@ -183,7 +186,7 @@ class Race(Stage):
     def settled(self) -> bool:
         """Whether more rounds cannot change the answer: each non-leader still racing separated or
         practically equal (one that left the race was separated when it left)."""
-        standings = [s for s in self.standings() if s.key in self.contenders]
+        standings = self._racing()
         best = leader(standings)
         if best is None or len(standings) < 2:
             return best is not None

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from rlbench.autoconfig.model import CostModel, Candidate
-from rlbench.autoconfig.trials import Objective, Stage, Standing, TrialRequest, leader, rotated, worse_beyond_doubt
+from rlbench.autoconfig.trials import (Objective, Stage, Standing, TrialRequest, leader, rank, rotated,
+                                      worse_beyond_doubt)
 
 #: Successive halving's reduction factor (Hyperband's default).
 ETA = 3
@@ -142,8 +143,7 @@ class SuccessiveHalving(Stage):
         best = leader(standings[k] for k in self._alive)
         if best is None:
             return
-        ranked = sorted((standings[k] for k in self._alive if standings[k].median is not None),
-                        key=lambda s: (-s.median, s.cpus, s.gpus, s.key))
+        ranked = sorted((standings[k] for k in self._alive if standings[k].median is not None), key=rank)
         top = {s.key for s in ranked[:max(1, math.ceil(len(self._alive) / self.eta))]}
         for s in ranked:
             if s.key not in top and worse_beyond_doubt(self.scores(s.key), self.scores(best.key)):

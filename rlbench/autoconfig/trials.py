@@ -11,6 +11,8 @@ median of 0 reads "more than half did not reach the target within the cap".
 
 from __future__ import annotations
 
+import math
+
 import hashlib
 from dataclasses import dataclass
 from typing import Iterable, Literal, Sequence
@@ -153,10 +155,15 @@ def overlaps(a: Standing, b: Standing) -> bool:
     return not separated(a, b) and not separated(b, a)
 
 
+def rank(s: Standing) -> tuple:
+    """Sort key, best first: the higher median, then the cheaper (CPUs, GPUs), then the key; no median last."""
+    return (s.median is None, -(s.median or 0.0), s.cpus, s.gpus, s.key)
+
+
 def leader(standings: Iterable[Standing]) -> Standing | None:
     """The highest median (ties: the cheaper, then the key), or None when nothing has a reading."""
     ranked = [s for s in standings if s.median is not None]
-    return min(ranked, key=lambda s: (-s.median, s.cpus, s.gpus, s.key)) if ranked else None
+    return min(ranked, key=rank) if ranked else None
 
 
 def rotated(items: Sequence, shift: int) -> list:
@@ -213,9 +220,15 @@ class Stage:
         """Budget seconds not yet charged."""
         return self.budget_s - self.spent_s
 
+    def affordable(self) -> float:
+        """How many more trials fit in what is left of the budget (infinite when a trial costs nothing)."""
+        if self.trial_cost_s <= 0:
+            return math.inf
+        return math.floor((self.remaining_s + 1e-9) / self.trial_cost_s)
+
     def fits(self, trials: int) -> bool:
         """Whether ``trials`` more trials fit in what is left of the budget."""
-        return trials * self.trial_cost_s <= self.remaining_s + 1e-9
+        return trials <= self.affordable()
 
     def ask(self) -> list[TrialRequest]:
         """The requests to run now (see the class docstring)."""
