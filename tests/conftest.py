@@ -95,13 +95,14 @@ def pytest_collection_modifyitems(config, items):
     worker names each test's group from these marks in its own hook, and this conftest is registered
     before it (without ``tryfirst`` no test had a group, so a module's tests were spread over both
     workers: its fixture made twice, Ray started on both)."""
+    group = {item.nodeid: xdist_group_of(item) for item in items}
     for item in items:
-        item.add_marker(pytest.mark.xdist_group(xdist_group_of(item)))
+        item.add_marker(pytest.mark.xdist_group(group[item.nodeid]))
     # The Ray groups first, in their order, each keeping its files' order: with ``--no-loadscope-reorder``
     # xdist hands out groups in collection order, so each worker starts on one Ray group (the longest
     # units first), and not, as xdist's default order by test count did, both behind one worker.
-    first = {group: i for i, group in enumerate(RAY_GROUPS)}
-    items.sort(key=lambda item: first.get(xdist_group_of(item), len(first)))
+    first = {name: i for i, name in enumerate(RAY_GROUPS)}
+    items.sort(key=lambda item: first.get(group[item.nodeid], len(first)))
 
 
 def xdist_group_of(item) -> str:

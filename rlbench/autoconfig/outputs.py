@@ -89,7 +89,8 @@ def autoconfig_json(result: AutoconfigResult) -> dict:
     """The content of ``autoconfig.json`` (fields: docs/AUTOCONFIG.md)."""
     a = result.answer
     by_key = {s.key: _standing(result, s) for s in a.standings}
-    def rows(eliminations):
+
+    def rows(eliminations) -> list[dict]:  # the search's log and the race's leavers alike, in the unit
         out = []
         for e in eliminations:
             row = asdict(e)
@@ -97,7 +98,6 @@ def autoconfig_json(result: AutoconfigResult) -> dict:
             out.append(row)
         return out
 
-    log = rows(result.eliminations)
     return {
         "schema_version": SCHEMA_VERSION,
         "objective": result.objective,
@@ -116,7 +116,7 @@ def autoconfig_json(result: AutoconfigResult) -> dict:
         "race_stop_reason": a.stop_reason,
         "race_left": rows(a.left_race),
         "search_stop_reason": result.search_stop_reason,
-        "eliminations": log,
+        "eliminations": rows(result.eliminations),
         "predicted_vs_measured": [asdict(r) for r in result.predicted_vs_measured],
         "steps_to_target": [asdict(c) for c in a.steps_comparisons],
     }
