@@ -74,7 +74,10 @@ class TrialLauncher:
         self.context = multiprocessing.get_context("forkserver")
         # only the frameworks the sweep runs: a plain sweep's server imports neither Ray nor torch
         preload = [m for f in frameworks for m in get_adapter(f).preload_modules]
-        self.context.set_forkserver_preload([trial_process.__name__, *dict.fromkeys(preload)])
+        wanted = [trial_process.__name__, *dict.fromkeys(preload)]
+        if not fresh_process:
+            _stop_fork_server_unless(wanted)
+        self.context.set_forkserver_preload(wanted)
 
     def warm(self) -> None:
         """Start the fork server now: it imports Ray, RLlib and torch (2.4-2.8 s of one core, measured)
@@ -104,6 +107,19 @@ class TrialLauncher:
                                     name=f"rlbench-trial-{trial.trial_id}", daemon=False)
         proc.start()
         return proc
+
+
+def _stop_fork_server_unless(preload: list[str]) -> None:
+    """Stop this process's fork server if it runs with another preload. multiprocessing keeps one per
+    process and ignores a new preload while it runs, so a second sweep in one process (run_sweep called
+    twice, as the tests do) forked its rllib trials from a plain sweep's server, without torch.
+    ``_stop`` is the private API :func:`release_fork_server` uses; waited for here, as a new one follows."""
+    from multiprocessing import forkserver
+
+    server = getattr(forkserver, "_forkserver", None)
+    if getattr(server, "_forkserver_pid", None) is not None and \
+            list(getattr(server, "_preload_modules", None) or []) != preload:
+        server._stop()
 
 
 def release_fork_server() -> None:

@@ -33,6 +33,21 @@ def test_a_ready_fork_server_has_torch_loaded_already():
     assert "libtorch" in maps  # the adapter's preload (Ray, RLlib, torch) ran before the ready child forked
 
 
+def test_a_server_started_for_another_framework_is_replaced():
+    """A plain sweep's fork server (no torch) left running in this process is not reused by an rllib one:
+    seen when a plain in-process sweep ran before the test above on the same xdist worker."""
+    plain = TrialLauncher(frameworks=("plain",))
+    plain.warm()
+    plain.wait_ready()
+    (old,) = _fork_servers()
+    assert "libtorch" not in Path(f"/proc/{old.pid}/maps").read_text()
+    launcher = TrialLauncher()
+    launcher.warm()
+    launcher.wait_ready()
+    (server,) = _fork_servers()
+    assert server.pid != old.pid and "libtorch" in Path(f"/proc/{server.pid}/maps").read_text()
+
+
 def test_fresh_processes_start_no_fork_server():
     before = {p.pid for p in _fork_servers()}
     launcher = TrialLauncher(fresh_process=True)
