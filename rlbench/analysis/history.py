@@ -15,7 +15,6 @@ Time to target is compared as its inverse, the speed to the target, so that in e
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -24,7 +23,7 @@ import pandas as pd
 
 from rlbench.analysis.findings import variant_differs, variant_verdict
 from rlbench.analysis.stats import CONFIDENCE, median_ci
-from rlbench.analysis.variants import compare_pair
+from rlbench.analysis.variants import compare_pair, grid_points
 
 #: Metric -> (trials-table column, unit in words). Time to target: lower is better.
 METRICS: dict[str, tuple[str, str]] = {"throughput": ("env_steps_per_s", "env steps/s"),
@@ -105,10 +104,6 @@ class ConfigTrend:
     """One per adjacent pair of versions and metric."""
 
 
-def _plain(value: Any) -> Any:
-    return value.item() if hasattr(value, "item") else value
-
-
 def _rates(frame: pd.DataFrame, metric: str) -> dict[int, float]:
     """round -> the metric as a speed (throughput, or 1 / time to target) of the rounds with a reading."""
     column = METRICS[metric][0]
@@ -156,21 +151,14 @@ def history_trends(trials: pd.DataFrame, axes: list[str], versions: list[tuple[s
     ok = ok.assign(_round=(ok["round"] if "round" in ok else ok["repeat"]).astype(int))
     with_target = "reached_target" in trials and trials["reached_target"].notna().any()
     metrics = ["throughput", "time_to_target"] if with_target else ["throughput"]
-    ordered = trials.sort_values("index")
-    keys = [json.dumps([_plain(v) for v in row], default=str) for row in ordered[axes].itertuples(index=False)] \
-        if axes else ["[]"] * len(ordered)
     out = []
-    for key in dict.fromkeys(keys):
-        values = json.loads(key)
-        mine = ok
-        for axis, value in zip(axes, values):
-            mine = mine[[json.dumps(_plain(v), default=str) == json.dumps(value) for v in mine[axis]]]
-        label = ", ".join(f"{a}={v}" for a, v in zip(axes, values)) or "all"
+    for point in grid_points(trials, axes):
+        mine = ok.loc[ok.index.isin(point.rows)]
         sides = {name: mine[mine["variant"] == name] for _, name in versions}
         points = [_point(sides[name], version, name, with_target) for version, name in versions]
         steps = [compare_step(_rates(sides[a], metric), _rates(sides[b], metric), (va, vb), (a, b), metric, threshold)
                  for metric in metrics for (va, a), (vb, b) in zip(versions, versions[1:])]
-        out.append(ConfigTrend(label, dict(zip(axes, values)), points, steps))
+        out.append(ConfigTrend(point.label, point.axes, points, steps))
     return out
 
 

@@ -107,6 +107,33 @@ def variant_names(manifest: dict[str, Any], trials: pd.DataFrame) -> list[str]:
     return [n for n in spec if n in seen] + [n for n in seen if n not in spec] if spec or seen else []
 
 
+@dataclass(frozen=True)
+class GridPoint:
+    """One grid point of a trials table: the rows that ran it (every variant or version of it)."""
+
+    label: str
+    """The axis values in words, ``a=1, b=2`` (``all`` without grid axes)."""
+    axes: dict[str, Any]
+    """Grid axis column -> value."""
+    rows: pd.Index
+    """The trials table's index labels of its trials."""
+
+
+def grid_points(trials: pd.DataFrame, axes: list[str]) -> list[GridPoint]:
+    """The distinct values of the ``axes`` columns, in the order of the trials' ``index`` (grid order).
+
+    Values are told apart by their JSON text, so numpy scalars count as the Python values they hold
+    (compare and history each grouped this way before sharing it)."""
+    keys = pd.Series([json.dumps([_plain(v) for v in row], default=str) for row in trials[axes].itertuples(index=False)]
+                     if axes else ["[]"] * len(trials), index=trials.index, dtype=object)
+    order = keys.loc[trials.sort_values("index", kind="stable").index]
+    out = []
+    for key in dict.fromkeys(order):
+        values = dict(zip(axes, json.loads(key)))
+        out.append(GridPoint(", ".join(f"{a}={v}" for a, v in values.items()) or "all", values, keys.index[keys == key]))
+    return out
+
+
 def compare_variants(trials: pd.DataFrame, axes: list[str], names: list[str]) -> list[VariantComparison]:
     """Per grid point (``axes``: its columns, the variant not among them) and per variant after the
     first, that variant against the first. [] with fewer than two variants."""
@@ -115,21 +142,14 @@ def compare_variants(trials: pd.DataFrame, axes: list[str], names: list[str]) ->
     ok = trials[(trials["status"] == "ok") & trials["env_steps_per_s"].notna() & trials["variant"].notna()]
     round_of = ok["round"] if "round" in ok else ok["repeat"]
     ok = ok.assign(_round=round_of.astype(int))
-    key = [json.dumps([_plain(v) for v in row], default=str) for row in trials[axes].itertuples(index=False)] \
-        if axes else ["[]"] * len(trials)
-    points = dict.fromkeys(k for k, _ in sorted(zip(key, trials["index"]), key=lambda kv: kv[1]))
-    key_of = dict(zip(trials.index, key))
     out = []
-    for point in points:
-        mine = ok.loc[np.array([key_of[i] == point for i in ok.index], dtype=bool)]
-        values = json.loads(point)
-        point_axes = dict(zip(axes, values))
-        label = ", ".join(f"{a}={v}" for a, v in point_axes.items()) or "all"
+    for point in grid_points(trials, axes):
+        mine = ok.loc[ok.index.isin(point.rows)]
         per = {n: dict(zip(mine.loc[mine["variant"] == n, "_round"], mine.loc[mine["variant"] == n, "env_steps_per_s"]))
                for n in names}
         for name in names[1:]:
             figures = compare_pair(per[names[0]], per[name])
-            out.append(VariantComparison(label, point_axes, names[0], name, **figures,
+            out.append(VariantComparison(point.label, point.axes, names[0], name, **figures,
                                          verdict=variant_verdict(names[0], name, figures)))
     return out
 

@@ -3,11 +3,12 @@ worked out by hand."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from rlbench.analysis.findings import variant_differs, variant_verdict
-from rlbench.analysis.variants import compare_pair, compare_variants, variant_names, wilcoxon_p
+from rlbench.analysis.variants import compare_pair, compare_variants, grid_points, variant_names, wilcoxon_p
 
 
 def trials(values: dict[str, list[float | None]], x: list = (1,)) -> pd.DataFrame:
@@ -105,3 +106,15 @@ def test_variants_in_spec_order():
     assert variant_names({"spec": {"variants": [{"name": "A"}, {"name": "B"}]}}, t) == ["A", "B"]
     assert variant_names({"spec": {}}, t) == ["B", "A"]  # no spec: as the grid indexes them
     assert variant_names({"spec": {}}, pd.DataFrame({"index": [0]})) == []
+
+
+def test_grid_points_come_in_grid_order_with_numpy_values_as_python_ones():
+    # rows out of order; index says the grid order: (x=2, y=a) is point 0, (x=1, y=b) point 1
+    frame = pd.DataFrame({"index": [3, 0, 2, 1], "x": np.array([1, 2, 1, 2], dtype=np.int64), "y": ["b", "a", "b", "a"]},
+                         index=[10, 11, 12, 13])
+    points = grid_points(frame, ["x", "y"])
+    assert [(p.label, p.axes, list(p.rows)) for p in points] == [
+        ("x=2, y=a", {"x": 2, "y": "a"}, [11, 13]), ("x=1, y=b", {"x": 1, "y": "b"}, [10, 12])]
+    assert type(points[0].axes["x"]) is int  # not numpy.int64: it goes into json and the report as is
+    [everything] = grid_points(frame, [])
+    assert (everything.label, everything.axes, sorted(everything.rows)) == ("all", {}, [10, 11, 12, 13])
