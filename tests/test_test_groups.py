@@ -1,5 +1,5 @@
 """Every test file that runs a sweep or starts Ray says which it is (tests/conftest.py), so the Ray
-ones run in their two groups, each on one xdist worker."""
+ones run in their groups, each on one xdist worker of its own."""
 
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ def test_every_file_that_runs_sweeps_is_classified():
              if p.name != "test_test_groups.py" and STARTS_SOMETHING.search(p.read_text())}
     assert found - RAY_FILES - NO_RAY_FILES == set(), "add these to RAY_FILES or NO_RAY_FILES in tests/conftest.py"
     assert not RAY_FILES & NO_RAY_FILES
-    a, b = RAY_GROUPS.values()
-    assert not a & b  # a file in both groups would run in both lines
+    groups = list(RAY_GROUPS.values())
+    for i, a in enumerate(groups):  # a file in two groups would run in two lines
+        assert not any(a & b for b in groups[i + 1:])
     assert all((REPO / f).exists() for f in RAY_FILES | NO_RAY_FILES)
 
 
@@ -49,7 +50,17 @@ def test_a_no_ray_test_of_a_ray_file_goes_with_its_file():
         def get_closest_marker(self, name):
             return name if name in self._marks else None
 
-    assert xdist_group_of(Item("tests/e2e/test_e2e_sweep.py", [])) == "ray-b"
+    assert xdist_group_of(Item("tests/e2e/test_e2e_sweep.py", [])) == "ray-c"
     assert xdist_group_of(Item("tests/e2e/test_async_e2e.py", [])) == "ray-a"
     assert xdist_group_of(Item("tests/e2e/test_e2e_sweep.py", ["no_ray"])) == "tests/e2e/test_e2e_sweep.py"
     assert xdist_group_of(Item("tests/e2e/test_faults_e2e.py", [])) == "tests/e2e/test_faults_e2e.py"
+
+
+def test_one_worker_per_ray_group():
+    """Fewer workers than groups queue a Ray group behind another (the critical path twice over); more
+    leave a worker without a Ray line. pyproject's ``addopts`` is what the README's test command runs."""
+    import tomllib
+
+    addopts = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["addopts"]
+    workers = re.search(r"(?:^|\s)-n\s*(\d+)", addopts)
+    assert workers and int(workers.group(1)) == len(RAY_GROUPS), addopts
