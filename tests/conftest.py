@@ -55,34 +55,29 @@ def repo() -> Path:
 
 
 # ---------------------------------------------------------------------------------------------
-# Three workers (pytest-xdist, ``-n 3`` in pyproject's addopts): Ray's tests in three lines, one on each
+# Two workers (pytest-xdist, ``-n 2`` in pyproject's addopts): Ray's tests in two lines, one on each
 
-#: Test files that start Ray runtimes (real RLlib trials, a Ray cluster, Ray tasks), in three groups of about
-#: equal time (seconds each file took in a quiet two-worker run, 2026-11-25). Each group runs on one xdist
-#: worker, its files one after another; the groups and every other file run beside each other. The suite is
-#: CPU-bound (about 93% of both cores busy), so the work must end evenly: with one Ray group (468 s alone
-#: against 278 s for the rest) the last 150 s of a 485 s run had the Ray worker alone, at 60%. Three
-#: workers on two cores, not two: some of each worker's time is a wait (a runtime starting, a process
-#: leaving), which a third fills, and on a busy machine three workers hold a larger share of the cores
-#: (two workers: 455 s quiet, 656 and 678 s with a core kept busy; docs/MEASUREMENT.md, section 9).
-#: Three runtimes at once are safe on Ray 2.60: the GCS, the raylet, the object manager, the workers and the
+#: Test files that start Ray runtimes (real RLlib trials, a Ray cluster, Ray tasks), in two groups of about
+#: equal time (seconds each took alone, quiet, 2026-11-25). Each group runs on one xdist worker, its files
+#: one after another; the two groups and every other file run beside each other. The suite is CPU-bound
+#: (about 93% of both cores busy) until one worker runs out of work: with one Ray group (468 s alone
+#: against 278 s for the rest) the last 150 s of a 485 s run had the Ray worker alone, at 60%.
+#: Two runtimes at once are safe on Ray 2.60: the GCS, the raylet, the object manager, the workers and the
 #: agents bind port 0 and publish what they got (the random pick of ray-project/ray#53906 is gone), and the
 #: one fixed port, the dashboard agent's HTTP 52365, is retried and then left off by Ray, as it already is
 #: whenever a sweep starts its next trial while the last one shuts down. The cluster test keeps its own
 #: temp folder and token. tests/test_test_groups.py checks that every file that runs a sweep or starts
-#: Ray is named here or in NO_RAY_FILES, and that pyproject's ``-n`` is the number of groups.
+#: Ray is named here or in NO_RAY_FILES, and that pyproject's ``-n`` is the number of groups. Three workers
+#: and three groups were tried (645c36d): 484 s quiet against 455-465 s with two; more runtimes at once
+#: slowed every test more than the third worker's share gained.
 RAY_GROUPS = {
-    "ray-a": frozenset({  # 89 + 78 + 15 + 8 = 190 s
-        "tests/studies/test_study_configs.py", "tests/e2e/test_async_e2e.py", "tests/worker/test_ray_auth.py",
-        "tests/studies/test_simbench.py",
+    "ray-a": frozenset({  # 69 + 54 + 48 + 32 + 12 + 7 = 222 s
+        "tests/studies/test_study_configs.py", "tests/e2e/test_async_e2e.py", "tests/e2e/test_learning_e2e.py",
+        "tests/e2e/test_measurement_accuracy.py", "tests/worker/test_ray_auth.py", "tests/studies/test_simbench.py",
     }),
-    "ray-b": frozenset({  # 70 + 61 + 52 + 28 = 211 s
-        "tests/e2e/test_reliability_e2e.py", "tests/e2e/test_learning_e2e.py", "tests/e2e/test_cluster_e2e.py",
-        "tests/e2e/test_exit_e2e.py",
-    }),
-    "ray-c": frozenset({  # 55 + 52 + 37 + 37 = 181 s
-        "tests/e2e/test_e2e_sweep.py", "tests/e2e/test_fidelity_e2e.py", "tests/e2e/test_profiles_e2e.py",
-        "tests/e2e/test_measurement_accuracy.py",
+    "ray-b": frozenset({  # 48 + 44 + 40 + 30 + 22 + 21 = 205 s
+        "tests/e2e/test_reliability_e2e.py", "tests/e2e/test_e2e_sweep.py", "tests/e2e/test_fidelity_e2e.py",
+        "tests/e2e/test_cluster_e2e.py", "tests/e2e/test_profiles_e2e.py", "tests/e2e/test_exit_e2e.py",
     }),
 }
 RAY_FILES = frozenset().union(*RAY_GROUPS.values())

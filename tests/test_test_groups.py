@@ -50,7 +50,7 @@ def test_a_no_ray_test_of_a_ray_file_goes_with_its_file():
         def get_closest_marker(self, name):
             return name if name in self._marks else None
 
-    assert xdist_group_of(Item("tests/e2e/test_e2e_sweep.py", [])) == "ray-c"
+    assert xdist_group_of(Item("tests/e2e/test_e2e_sweep.py", [])) == "ray-b"
     assert xdist_group_of(Item("tests/e2e/test_async_e2e.py", [])) == "ray-a"
     assert xdist_group_of(Item("tests/e2e/test_e2e_sweep.py", ["no_ray"])) == "tests/e2e/test_e2e_sweep.py"
     assert xdist_group_of(Item("tests/e2e/test_faults_e2e.py", [])) == "tests/e2e/test_faults_e2e.py"
