@@ -182,8 +182,12 @@ def test_profiling_off_writes_nothing(tmp_path):
 
 def test_a_pyspy_that_attaches_only_after_the_window_is_not_kept(tmp_path):
     script = tmp_path / "slow-py-spy"
-    script.write_text("#!/bin/sh\ntrap 'exit 0' INT\nsleep 0.3\necho 'py-spy> Sampling process 100 times a second.'\n"
-                      "while true; do sleep 0.05; done\n")
+    # Python, not sh: a shell cannot trap a signal ignored when it started, and an xdist worker's children
+    # start with SIGINT ignored, so an sh fake sat out STOP_WAIT_S (15 s) until it was killed
+    script.write_text(f"#!{sys.executable}\nimport signal, sys, time\n"
+                      "signal.signal(signal.SIGINT, lambda *_: sys.exit(0))\ntime.sleep(0.3)\n"
+                      "print('py-spy> Sampling process 100 times a second.', flush=True)\n"
+                      "while True:\n    time.sleep(0.05)\n")
     script.chmod(0o755)
     _, event = _profile_once(tmp_path, str(script))
     assert event["processes"][0]["status"] == "late"
