@@ -11,9 +11,8 @@ median of 0 reads "more than half did not reach the target within the cap".
 
 from __future__ import annotations
 
-import math
-
 import hashlib
+import math
 from dataclasses import dataclass
 from typing import Iterable, Literal, Sequence
 
