@@ -17,6 +17,8 @@ import pytest
 from conftest import run_cli
 from wheels import write_wheel
 
+from rlbench.run.envs import find_uv
+
 pytestmark = pytest.mark.slow
 
 VERSIONS = ("1.0.0", "1.1.0", "1.2.0", "1.3.0")
@@ -109,7 +111,8 @@ def test_a_version_that_does_not_install_fails_its_trials_and_keeps_the_rest(set
     assert done.returncode == 1, done.stdout + done.stderr  # 1: a version's trials failed
     trials = pd.read_parquet(out / "trials.parquet").set_index("variant")
     assert trials.loc["slowstep-1.0.0", "status"] == "ok" and trials.loc["slowstep-1.4.0", "status"] == "failed"
-    assert trials.loc["slowstep-1.4.0", "reason"].startswith("its variant's packages could not be installed: pip install "
-                                                             "slowstep==1.4.0 failed: ")
+    command = "uv pip install" if find_uv() else "pip install"  # the sweep's installer: uv when installed
+    assert trials.loc["slowstep-1.4.0", "reason"].startswith(
+        f"its variant's packages could not be installed: {command} slowstep==1.4.0 failed: ")
     history = json.loads((out / "history.json").read_text())
     assert [p["ok_rounds"] for p in history["configurations"][0]["points"]] == [1, 0]

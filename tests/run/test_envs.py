@@ -12,7 +12,8 @@ import pytest
 from conftest import run_cli
 from wheels import write_wheel
 
-from rlbench.run.envs import EnvError, ensure_env, env_key, source_root
+from rlbench.run import envs
+from rlbench.run.envs import EnvError, ensure_env, env_key, find_uv, source_root
 from rlbench.worker.versions import imported_versions, mismatches
 
 
@@ -29,8 +30,14 @@ def wheels(tmp_path_factory) -> Path:
     return folder
 
 
-def test_an_environment_holds_its_pins_over_this_rlbench_and_is_made_once(wheels, tmp_path):
-    python = ensure_env({"rlbench-probe": "1.0"}, str(wheels), cache=tmp_path)
+def test_uv_is_installed_with_the_test_extras():
+    # the test extras install uv, so both installers below are real; a missing uv must fail here, loudly
+    assert find_uv() is not None
+
+
+@pytest.mark.parametrize("installer", ["uv", "pip"])
+def test_an_environment_holds_its_pins_over_this_rlbench_and_is_made_once(wheels, tmp_path, installer):
+    python = ensure_env({"rlbench-probe": "1.0"}, str(wheels), cache=tmp_path, installer=installer)
     assert python.parent.parent.name == env_key({"rlbench-probe": "1.0"}, str(wheels))
     got = subprocess.run([str(python), "-c", "import json, rlbench, rlbench_probe, pydantic; "
                           "print(json.dumps([rlbench.__file__, rlbench_probe.__version__]))"],
@@ -38,20 +45,32 @@ def test_an_environment_holds_its_pins_over_this_rlbench_and_is_made_once(wheels
     rlbench_file, probe = json.loads(got.stdout)
     assert probe == "1.0" and Path(rlbench_file).parent.parent == source_root()  # this rlbench, not another
     marker = python.parent.parent / "rlbench-env.json"
+    assert json.loads(marker.read_text())["installer"].startswith(f"{installer} ")  # e.g. "uv 0.13.9", "pip 24.0 ..."
     made = marker.stat().st_mtime_ns
-    assert ensure_env({"rlbench-probe": "1.0"}, str(wheels), cache=tmp_path) == python
+    assert ensure_env({"rlbench-probe": "1.0"}, str(wheels), cache=tmp_path, installer=installer) == python
     assert marker.stat().st_mtime_ns == made  # cached: not made again
-    other = ensure_env({"rlbench-probe": "2.0"}, str(wheels), cache=tmp_path)
+    other = ensure_env({"rlbench-probe": "2.0"}, str(wheels), cache=tmp_path, installer=installer)
     assert other != python  # keyed by the pins
     assert len([p for p in tmp_path.iterdir() if not p.name.startswith(".")]) == 2
 
 
-def test_a_version_the_index_lacks_is_an_error_in_the_installers_words(wheels, tmp_path):
+@pytest.mark.parametrize("installer", ["uv", "pip"])
+def test_a_version_the_index_lacks_is_an_error_in_the_installers_words(wheels, tmp_path, installer):
     with pytest.raises(EnvError) as e:
-        ensure_env({"rlbench-probe": "3.0"}, str(wheels), cache=tmp_path)
-    assert "pip install rlbench-probe==3.0 failed: " in str(e.value)
+        ensure_env({"rlbench-probe": "3.0"}, str(wheels), cache=tmp_path, installer=installer)
+    command = "uv pip install" if installer == "uv" else "pip install"
+    assert str(e.value).startswith(f"{command} rlbench-probe==3.0 failed: ")
     assert "3.0" in str(e.value).split("failed: ", 1)[1]  # pip's own message names what it could not find
     assert list(tmp_path.iterdir()) == []  # nothing half-made is left to be taken for an environment
+
+
+def test_uv_asked_for_but_missing_is_an_error_and_auto_falls_back_to_pip(wheels, tmp_path, monkeypatch):
+    monkeypatch.setattr(envs, "find_uv", lambda: None)
+    with pytest.raises(EnvError, match="uv was asked for but is not installed"):
+        ensure_env({"rlbench-probe": "1.0"}, str(wheels), cache=tmp_path, installer="uv")
+    assert list(tmp_path.iterdir()) == []
+    python = ensure_env({"rlbench-probe": "1.0"}, str(wheels), cache=tmp_path)
+    assert json.loads((python.parent.parent / "rlbench-env.json").read_text())["installer"].startswith("pip ")
 
 
 def test_versions_are_checked_against_the_pins():
@@ -92,7 +111,8 @@ def test_each_variant_runs_in_its_environment_and_records_what_it_imported(wheel
     for variant, version in (("v1", "1.0"), ("v2", "2.0")):
         assert json.loads(trials.loc[variant, "versions"])["rlbench-probe"] == version
     # the package that cannot be installed fails its variant's trials with pip's words; the rest ran
-    assert trials.loc["v3", "reason"].startswith("its variant's packages could not be installed: pip install "
+    command = "uv pip install" if find_uv() else "pip install"  # the sweep's installer: uv when installed
+    assert trials.loc["v3", "reason"].startswith(f"its variant's packages could not be installed: {command} "
                                                  "rlbench-probe==3.0 failed: ")
     plan = json.loads((out / "trials" / trials.loc["v2", "trial_id"] / "plan.json").read_text())
     assert plan["packages"]["pins"] == {"rlbench-probe": "2.0"} and plan["packages"]["python"].endswith("bin/python")
