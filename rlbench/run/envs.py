@@ -17,6 +17,7 @@ Each trial checks the versions its process imported against the pins (:mod:`rlbe
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import json
 import os
 import shutil
@@ -93,13 +94,22 @@ def find_uv() -> str | None:
     return shutil.which("uv")
 
 
-def _version_of(argv: list[str]) -> str:
-    """What ``argv`` (an installer's ``--version``) prints, for the record; its error when it fails."""
+def _uv_version(uv: str) -> str:
+    """What ``uv --version`` prints, for the record (a uv on PATH is no distribution of this Python's, so
+    it is asked); what failed when it cannot say."""
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        done = subprocess.run([uv, "--version"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
         return (done.stdout or done.stderr).strip().splitlines()[0][:200]
     except (OSError, subprocess.SubprocessError, IndexError) as e:
         return f"unknown ({type(e).__name__})"
+
+
+def _pip_version() -> str:
+    """The version of this Python's pip (the one ``python -m pip`` runs), read without starting it."""
+    try:
+        return importlib.metadata.version("pip")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (not installed)"  # pip install then fails in pip's own words
 
 
 def ensure_env(pins: dict[str, str], index: str | None = None, *, cache: Path | None = None,
@@ -111,20 +121,20 @@ def ensure_env(pins: dict[str, str], index: str | None = None, *, cache: Path | 
     env = cache / env_key(pins, index)
     if (env / "rlbench-env.json").exists():
         return _python_in(env)
-    cache.mkdir(parents=True, exist_ok=True)
-    building = cache / f".{env.name}.{os.getpid()}.{time.time_ns()}"
-    requirements = [f"{dist}=={version}" for dist, version in sorted(pins.items())]
     uv = find_uv() if installer != "pip" else None
     if installer == "uv" and uv is None:
         raise EnvError("uv was asked for but is not installed (pip install uv, or leave the installer to auto)")
+    cache.mkdir(parents=True, exist_ok=True)
+    building = cache / f".{env.name}.{os.getpid()}.{time.time_ns()}"
+    requirements = [f"{dist}=={version}" for dist, version in sorted(pins.items())]
     try:
         if uv:
-            made_by = _version_of([uv, "--version"])
+            made_by = _uv_version(uv)
             _run([uv, "venv", "--quiet", "--python", sys.executable, str(building)], "uv venv")
             _run([uv, "pip", "install", "--quiet", "--no-deps", "--python", str(_python_in(building)),
                   *index_args(index), *requirements], "uv pip install " + " ".join(requirements))
         else:
-            made_by = _version_of([sys.executable, "-m", "pip", "--version"])
+            made_by = f"pip {_pip_version()}"
             _run([sys.executable, "-m", "venv", "--without-pip", str(building)], "python -m venv")
             _run([sys.executable, "-m", "pip", "--python", str(_python_in(building)), "install", "--quiet",
                   "--no-deps", "--disable-pip-version-check", *index_args(index), *requirements],
