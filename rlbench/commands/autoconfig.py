@@ -81,8 +81,7 @@ def resume_command(config: Path, out_dir: Path, args: argparse.Namespace) -> str
 def _autoconfig(args: argparse.Namespace, console: Console) -> int:
     from rlbench.measure.machine import probe_machine
     from rlbench.results.lock import OutDirError
-    from rlbench.run.autoconfig import run_autoconfig
-    from rlbench.run.autoconfig_space import prepare
+    from rlbench.run.autoconfig import prepare, run_autoconfig
     from rlbench.run.cluster import ClusterError, prepare_cluster
     from rlbench.run.raytoken import secure_ray, warn_if_auth_disabled
     from rlbench.run.sweep import default_out_dir
@@ -106,7 +105,7 @@ def _autoconfig(args: argparse.Namespace, console: Console) -> int:
     out_dir = own_path(args.out) or default_out_dir(f"{setup.loaded.spec.name}_autoconfig")
     s = setup.section
     say(console, f"autoconfig '{setup.loaded.spec.name}': {len(setup.searched)} configurations, objective {s.objective}, "
-                 f"budget {setup.budget_s:.0f} s, trials of {s.trial_s:g} s, baseline {setup.baseline_key} -> {out_dir}")
+                 f"budget {setup.budget_s:.0f} s; {setup.shape.describe()}; baseline {setup.baseline_key} -> {out_dir}")
     from rlbench.results.layout import ResultsFolder
     from rlbench.run.trial import release_fork_server
 
@@ -138,19 +137,23 @@ def _autoconfig(args: argparse.Namespace, console: Console) -> int:
 def _finish(out_dir: Path, outcome, setup, console: Console) -> int:
     """Tables, report, and the terminal's last lines: the winner, its speed-up, the command to re-check it."""
     from rlbench.analysis.tables import build_tables
+    from rlbench.autoconfig.outputs import evidence
     from rlbench.commands.report import write_and_summarize
 
     write_and_summarize(out_dir, build_tables(out_dir), console)
     a, r = outcome.answer, outcome.result
-    say(console, f"{r.trials_run} trials and the probe ({outcome.trials_run_now} run now); search: {r.search_stop_reason}; "
-                 f"race: {a.rounds} rounds, {a.stop_reason}")
+    say(console, f"{r.trials_run} search and race trials after {r.probe_trials} probe{'s' * (r.probe_trials != 1)} "
+                 f"({outcome.trials_run_now} run now); search: {r.search_stop_reason}; race: {a.rounds} rounds, "
+                 f"{a.stop_reason}")
     if a.chosen_key is None:
         say(console, f"no configuration gave a reading: see {out_dir / 'autoconfig.json'} and the trials' logs", "red")
         return EXIT_FAILED
     unit = "env steps/s" if r.objective == "throughput" else "s to target"
     best = next(st for st in a.standings if st.key == a.chosen_key)
     shown = best.median if r.objective == "throughput" else (1 / best.median if best.median else None)
-    speed = ("speed-up over the baseline: not measurable (the baseline's median missed the target)" if a.speedup is None
+    base = next((st for st in a.standings if st.key == a.baseline_key), None)
+    why = "the baseline gave no reading" if base is None or base.n == 0 else "the baseline's median missed the target"
+    speed = (f"speed-up over the baseline: not measurable ({why})" if a.speedup is None
              else f"speed-up over the baseline ({a.baseline_key}): {a.speedup:.2f}x"
              + (f" (95% CI {a.speedup_ci_low:.2f}-{a.speedup_ci_high:.2f})" if a.speedup_ci_low is not None else
                 " (no interval: too few readings)"))
@@ -159,7 +162,8 @@ def _finish(out_dir: Path, outcome, setup, console: Console) -> int:
                                 plain(f"  ({shown:.4g} {unit} median)" if shown else "")), soft_wrap=True)
     say(console, speed)
     if others:
-        say(console, f"indistinguishable from the best: {', '.join(others)}", "dim")
+        say(console, f"indistinguishable from the best (3 or more readings a side): {', '.join(others)}", "dim")
+    say(console, evidence(r), "dim")
     for c in a.steps_comparisons:  # time to target: steps to it, raced too
         say(console, f"env steps to the target: {c.text}", "" if c.differ else "dim")
     say(console, f"{outcome.elapsed_s:.0f} s of a {r.budget_s:.0f} s budget. Re-check it: "

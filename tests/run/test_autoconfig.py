@@ -127,7 +127,7 @@ def test_a_resume_runs_no_finished_trial_again(known, tmp_path):
 def _state_has(key):
     def ready(out):
         try:
-            return key in json.loads((out / "autoconfig_state.json").read_text())
+            return key in json.loads((out / "autoconfig_state.json").read_text())["decided"]
         except (OSError, ValueError):  # not written yet, or being replaced
             return False
     return ready
@@ -137,7 +137,7 @@ def _state_has(key):
 STOP_POINTS = {
     "folder taken": lambda out: (out / "manifest.json").exists(),
     "probe running": lambda out: any((out / "trials").glob("*/events.jsonl")),
-    "probe done": _state_has("probe"),
+    "probe done": _state_has("probes"),
     "race started": _state_has("race"),
 }
 
