@@ -143,9 +143,9 @@ class SuccessiveHalving(Stage):
             raise ValueError("the plan is applied before the first rung")
         ranked = self.by_model()
         for key in [k for k in self._alive if k not in keep]:
-            place = f"the model's #{ranked.index(key) + 1} of {len(ranked)}" if self.model is not None else "left out"
+            place = f"the model's #{ranked.index(key) + 1} of {len(ranked)}" if self.model is not None else "the grid's order"
             self._alive.remove(key)
-            self.eliminations.append(Elimination(key, -1, "budget", f"not measured: {place}; {why}"))
+            self.eliminations.append(Elimination(key, -1, "budget", f"{place}; {why}"))
         self.first_rung_readings = max(1, int(first_rung_readings))
         if finalists is not None:
             self.finalists = finalists

@@ -140,7 +140,7 @@ def _finish(out_dir: Path, outcome, setup, console: Console) -> int:
     from rlbench.autoconfig.outputs import evidence
     from rlbench.commands.report import write_and_summarize
 
-    write_and_summarize(out_dir, build_tables(out_dir), console)
+    write_and_summarize(out_dir, build_tables(out_dir), console, recommendations=False)
     a, r = outcome.answer, outcome.result
     say(console, f"{r.trials_run} search and race trials after {r.probe_trials} probe{'s' * (r.probe_trials != 1)} "
                  f"({outcome.trials_run_now} run now); search: {r.search_stop_reason}; race: {a.rounds} rounds, "

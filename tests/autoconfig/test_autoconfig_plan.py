@@ -59,7 +59,7 @@ def test_a_trial_is_as_long_as_the_spec_says():
 
 
 def test_the_smallest_budget_and_the_reserve():
-    assert reserve_s(100) == 5.0 and reserve_s(10_000) == 60.0
-    assert budget_for(95.0) == pytest.approx(100.0) and budget_for(2000.0) == 2060.0  # 5%, at most 60 s
+    assert (reserve_s(20), reserve_s(100), reserve_s(10_000)) == (4.0, 5.0, 60.0)  # at least 4 s, 5%, at most 60 s
+    assert budget_for(95.0) == pytest.approx(100.0) and budget_for(2000.0) == 2060.0 and budget_for(12.0) == 16.0
     # two probes and 3 rounds of two at 1.5 s a trial: 12 s, and the reserve
-    assert minimum_budget_s([1.5, 1.5], 1.5, 3) == pytest.approx(12.0 / 0.95)
+    assert minimum_budget_s([1.5, 1.5], 1.5, 3) == 16.0
