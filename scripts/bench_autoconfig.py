@@ -126,8 +126,9 @@ def main() -> None:
     p.add_argument("--plain-large", action="store_true",
                    help="the built-in 16-configuration plain-adapter space (PLAIN_LARGE) instead of SPEC")
     p.add_argument("--budget", default="20m")
-    p.add_argument("--budget-frac", type=float, default=None,
-                   help="autoconfig's budget as this fraction of the run's exhaustive wall (wins over --budget)")
+    p.add_argument("--budget-frac", default=None,
+                   help="autoconfig's budget as this fraction of the run's exhaustive wall (wins over --budget); a "
+                        "list (0.65,0.4) runs autoconfig once per fraction against the same exhaustive run")
     p.add_argument("--objective", choices=("throughput", "time_to_target"), default=None,
                    help="passed to autoconfig (default: the spec's autoconfig.objective, else throughput)")
     p.add_argument("--runs", type=int, default=3)
@@ -144,43 +145,49 @@ def main() -> None:
     objective = args.objective or (data.get("autoconfig") or {}).get("objective", "throughput")
     grid_axes = list(data.get("grid") or {})
     columns = [axis_column(a) for a in grid_axes]
-    given = f"{args.budget_frac:.0%} of each run's exhaustive wall" if args.budget_frac else args.budget
+    fracs = [float(f) for f in str(args.budget_frac).split(",")] if args.budget_frac else [None]
+    given = (f"{', '.join(f'{f:.0%}' for f in fracs)} of each run's exhaustive wall" if args.budget_frac
+             else args.budget)
     print(f"spec {spec}, budget {given}, {args.runs} runs, exhaustive with {args.repeats} repeats -> {out}")
-    results = []
+    results: dict = {f: [] for f in fracs}
     for i in range(args.runs):
-        ex_dir, ac_dir = out / f"run{i}" / "exhaustive", out / f"run{i}" / "autoconfig"
+        ex_dir = out / f"run{i}" / "exhaustive"
         ex_dir.parent.mkdir(parents=True, exist_ok=True)
         ex_wall, _ = run("sweep", str(exhaustive_spec(data, args.repeats, ex_dir.parent)), "--out", str(ex_dir))
-        budget = f"{args.budget_frac * ex_wall:.0f}s" if args.budget_frac else args.budget
-        ac_wall, ac = run("autoconfig", str(spec), "--budget", budget, "--out", str(ac_dir),
-                          *(["--objective", args.objective] if args.objective else []))
-        if ac.returncode == 2 or not (ac_dir / "autoconfig.json").exists():
-            print(f"run {i}: autoconfig --budget {budget} answered nothing (exit {ac.returncode}): "
-                  f"{(ac.stdout + ac.stderr).strip().splitlines()[-1:]}")
-            results.append((False, ac_wall / ex_wall))
-            continue
         truth = medians(ex_dir, columns, objective)
         best_key, best = _plain(truth.idxmax()), float(truth.max())
-        answer = json.loads((ac_dir / "autoconfig.json").read_text())
-        pick_axes = (answer.get("best") or {}).get("axes") or {}
-        pick = tuple(pick_axes.get(a) for a in grid_axes)
-        pick = pick[0] if len(pick) == 1 else pick
-        got = float(truth.get(pick, float("nan")))
-        within = got >= 0.95 * best
-        frac = ac_wall / ex_wall
-        results.append((within, frac))
-        n = (answer.get("best") or {}).get("n")
-        budget_s = float(answer.get("budget_s") or 0)
-        plan = (answer.get("plan") or {}).get("step", "-")
-        print(f"run {i}: exhaustive best {best_key} {best:.4g}; autoconfig picked {pick} on {n} readings "
-              f"({answer.get('answer_source', 'race')}; plan {plan}) ({got:.4g} by the exhaustive measurements, "
-              f"{100 * got / best:.1f}% of the best): {'within' if within else 'NOT within'} 5%; "
-              f"autoconfig wall {ac_wall:.0f} s = {100 * frac:.0f}% of the exhaustive {ex_wall:.0f} s; budget "
-              f"{budget_s:.0f} s, {'within' if ac_wall <= 1.1 * budget_s + 5 else 'OVER'} budget + 10% "
-              f"(+5 s for the interpreter's start)")
-    hits = sum(w for w, _ in results)
-    print(f"within 5%: {hits}/{len(results)} runs; autoconfig wall / exhaustive: "
-          f"{', '.join(f'{100 * f:.0f}%' for _, f in results)}")
+        for frac in fracs:
+            ac_dir = out / f"run{i}" / (f"autoconfig_{int(round(100 * frac))}" if frac else "autoconfig")
+            budget = f"{frac * ex_wall:.0f}s" if frac else args.budget
+            ac_wall, ac = run("autoconfig", str(spec), "--budget", budget, "--out", str(ac_dir),
+                              *(["--objective", args.objective] if args.objective else []))
+            label = f"run {i}" + (f" at {frac:.0%}" if frac else "")
+            if ac.returncode == 2 or not (ac_dir / "autoconfig.json").exists():
+                print(f"{label}: autoconfig --budget {budget} answered nothing (exit {ac.returncode}): "
+                      f"{(ac.stdout + ac.stderr).strip().splitlines()[-1:]}", flush=True)
+                results[frac].append((False, ac_wall / ex_wall))
+                continue
+            answer = json.loads((ac_dir / "autoconfig.json").read_text())
+            pick_axes = (answer.get("best") or {}).get("axes") or {}
+            pick = tuple(pick_axes.get(a) for a in grid_axes)
+            pick = pick[0] if len(pick) == 1 else pick
+            got = float(truth.get(pick, float("nan")))
+            within = got >= 0.95 * best
+            share = ac_wall / ex_wall
+            results[frac].append((within, share))
+            n = (answer.get("best") or {}).get("n")
+            budget_s = float(answer.get("budget_s") or 0)
+            plan = (answer.get("plan") or {}).get("step", "-")
+            print(f"{label}: exhaustive best {best_key} {best:.4g}; autoconfig picked {pick} on {n} readings "
+                  f"({answer.get('answer_source', 'race')}; plan {plan}) ({got:.4g} by the exhaustive measurements, "
+                  f"{100 * got / best:.1f}% of the best): {'within' if within else 'NOT within'} 5%; "
+                  f"autoconfig wall {ac_wall:.0f} s = {100 * share:.0f}% of the exhaustive {ex_wall:.0f} s; budget "
+                  f"{budget_s:.0f} s, {'within' if ac_wall <= 1.1 * budget_s + 5 else 'OVER'} budget + 10% "
+                  f"(+5 s for the interpreter's start)", flush=True)
+    for frac, rows in results.items():
+        hits = sum(w for w, _ in rows)
+        print(f"{'budget ' + format(frac, '.0%') if frac else 'budget ' + args.budget}: within 5% in {hits}/{len(rows)} "
+              f"runs; autoconfig wall / exhaustive: {', '.join(f'{100 * f:.0f}%' for _, f in rows)}")
 
 
 if __name__ == "__main__":

@@ -61,7 +61,8 @@ class Driver:
     """One autoconfig run into ``out_dir``: call :meth:`run`."""
 
     def __init__(self, setup: Setup, out_dir: Path, *, console: Console, machine: MachineInfo,
-                 argv: list[str] | None = None, cluster=None, resume: bool = False):
+                 argv: list[str] | None = None, cluster=None, resume: bool = False, started_s: float | None = None):
+        """``started_s``: ``time.monotonic()`` when the command started (the budget counts from there)."""
         self.setup, self.console, self.resume = setup, console, resume
         self.folder = ResultsFolder(Path(out_dir))
         self.batches = TrialBatches(setup.loaded, Path(out_dir), console=console, machine=machine, argv=argv,
@@ -70,7 +71,7 @@ class Driver:
         self.state = State(self.folder)
         self.session: Session = setup.session()
         self.ran = 0
-        self._t0 = time.monotonic()
+        self._t0 = time.monotonic() if started_s is None else started_s
         self._elapsed_before = 0.0
 
     # -- the Runner the session drives
@@ -197,8 +198,8 @@ class Driver:
 
 
 def run_autoconfig(setup: Setup, out_dir: Path, *, console: Console, machine: MachineInfo, argv: list[str] | None = None,
-                   cluster=None, resume: bool = False) -> Outcome:
+                   cluster=None, resume: bool = False, started_s: float | None = None) -> Outcome:
     """Run autoconfig into ``out_dir`` (see :class:`Driver`); raises OutDirError before writing anything
     when the folder cannot be used or holds another run."""
     return Driver(setup, out_dir, console=console, machine=machine, argv=argv, cluster=cluster,
-                  resume=resume).run_all()
+                  resume=resume, started_s=started_s).run_all()
