@@ -81,6 +81,7 @@ def resume_command(config: Path, out_dir: Path, args: argparse.Namespace) -> str
 
 
 def _autoconfig(args: argparse.Namespace, console: Console, started: float) -> int:
+    from rlbench.autoconfig.model import describe
     from rlbench.measure.machine import probe_machine
     from rlbench.results.lock import OutDirError
     from rlbench.run.autoconfig import prepare, run_autoconfig
@@ -107,7 +108,8 @@ def _autoconfig(args: argparse.Namespace, console: Console, started: float) -> i
     out_dir = own_path(args.out) or default_out_dir(f"{setup.loaded.spec.name}_autoconfig")
     s = setup.section
     say(console, f"autoconfig '{setup.loaded.spec.name}': {len(setup.searched)} configurations, objective {s.objective}, "
-                 f"budget {setup.budget_s:.0f} s; {setup.shape.describe()}; baseline {setup.baseline_key} -> {out_dir}")
+                 f"budget {setup.budget_s:.0f} s; {setup.shape.describe()}; baseline "
+                 f"{describe(setup.candidates[setup.baseline_key])} -> {out_dir}")
     from rlbench.results.layout import ResultsFolder
     from rlbench.run.trial import release_fork_server
 
@@ -139,6 +141,7 @@ def _autoconfig(args: argparse.Namespace, console: Console, started: float) -> i
 def _finish(out_dir: Path, outcome, setup, console: Console, driver_end: float) -> int:
     """Tables, report, and the terminal's last lines: the winner, its speed-up, the command to re-check it."""
     from rlbench.analysis.tables import build_tables
+    from rlbench.autoconfig.model import describe
     from rlbench.autoconfig.outputs import evidence
     from rlbench.commands.report import write_and_summarize
 
@@ -156,7 +159,7 @@ def _finish(out_dir: Path, outcome, setup, console: Console, driver_end: float) 
     base = next((st for st in a.standings if st.key == a.baseline_key), None)
     why = "the baseline gave no reading" if base is None or base.n == 0 else "the baseline's median missed the target"
     speed = (f"speed-up over the baseline: not measurable ({why})" if a.speedup is None
-             else f"speed-up over the baseline ({a.baseline_key}): {a.speedup:.2f}x"
+             else f"speed-up over the baseline ({describe(r.candidates[a.baseline_key])}): {a.speedup:.2f}x"
              + (f" (95% CI {a.speedup_ci_low:.2f}-{a.speedup_ci_high:.2f})" if a.speedup_ci_low is not None else
                 " (no interval: too few readings)"))
     others = [k for k in a.indistinguishable if k != a.chosen_key]
