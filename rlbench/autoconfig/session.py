@@ -161,7 +161,7 @@ class Session:
                                  budget_s=math.inf, trial_s=cap, cold_start_s=self.cold_start_s, seed=self.section.seed)
         self._drive(self.probe_stage, runner)
         if "probes" not in self.decided:
-            probes = runner.probes(list(self.probe_stage._issued.values()))
+            probes = runner.probes(self.probe_stage.requests())
             self.decided["probes"] = probes
             runner.save(self.decided)
             if probes is None:
@@ -202,7 +202,7 @@ class Session:
             cost = {key: training[key] + self.cold_estimate_s for key in training}
             left = max(0.0, self.budget_s - self.reserve_s - runner.elapsed_s())
             plan = size_plan(ranked, self.space.baseline_key, cost, left,
-                             search_cap_s=self.budget_s * k.search_share_pct / 100.0,
+                             search_cap_s=k.search_cap_s(self.budget_s),
                              first_rung_readings=max(1, k.first_rung_readings), finalists=k.finalists,
                              min_rounds=k.min_rounds)
             self.decided["plan"] = {"plan": plan, "training_s": training, "cap_s": cap}
@@ -213,7 +213,7 @@ class Session:
         decided = self.decided["plan"]
         self.plan = plan = decided["plan"]
         s = self.search
-        s.budget_s, s._training_s, s._cap_s = plan.search_budget_s, dict(decided["training_s"]), dict(decided["cap_s"])
+        s.set_budget(plan.search_budget_s, decided["training_s"], decided["cap_s"])
         s.restrict(plan.measured if plan.readings else [k for k in plan.race if k in s.candidates],
                    plan.readings or 1, f"the budget's plan ({plan.step})",
                    finalists=0 if plan.step == "smallest" else None)

@@ -240,6 +240,15 @@ class Stage:
         """Budget seconds a batch of trials of these configurations is expected to cost."""
         return sum(self.cost_s(k) for k in keys)
 
+    def set_budget(self, budget_s: float, training_s: Mapping[str, float], cap_s: Mapping[str, float]) -> None:
+        """What the stage may charge and each configuration's expected training and cap, once the budget's
+        plan is made (before its first ask)."""
+        self.budget_s, self._training_s, self._cap_s = float(budget_s), dict(training_s), dict(cap_s)
+
+    def requests(self) -> list[TrialRequest]:
+        """Every request issued so far, in the order asked."""
+        return list(self._issued.values())
+
     @property
     def remaining_s(self) -> float:
         """Budget seconds not yet charged."""
