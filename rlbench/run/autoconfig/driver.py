@@ -91,7 +91,7 @@ class Driver:
         tid = self.state.assign(request.request_id, template.index)
         shape = self.setup.shape
         plan = request_plan(template, tid, request, stop_iterations=shape.stop_iterations,
-                            stop_seconds=request.max_wall_s, cold_start_s=self.session.cold_start_s,
+                            stop_seconds=request.max_wall_s, cold_start_s=self.session.cold_estimate_s,
                             objective=self.section.objective)
         t = time.monotonic()
         outcome = self.batches.run([plan])
