@@ -330,3 +330,43 @@ class UtilizationSampler:
             self._cpu_energy.add(self._rows, time.time() - self.t0_epoch, self.rapl)
         self._tick += 1
         self.samples += 1
+
+
+class RoleCpuWindow:
+    """CPU-seconds per role of a process tree over a window: the sampler read at the window's two ends.
+
+    Built on a :class:`UtilizationSampler` that runs no thread (``hz=0``): :meth:`start` takes a sample, and
+    :meth:`stop` another, whose CPU % per process is then exactly the process's CPU time over the window
+    divided by its length (two readings of ``/proc/<pid>/stat``). ``roles`` reads a process's role from its
+    command line (an adapter, or any object with its ``classify_process``). Used by ``rlbench servebench``.
+    """
+
+    def __init__(self, root_pid: int, roles: Any):
+        self.sampler = UtilizationSampler(root_pid, t0_epoch=time.time(), hz=0, per_core=False, adapter=roles)
+        self._since = 0
+        self._started = 0.0
+
+    def settle(self, samples: int = RECLASSIFY_EVERY) -> None:
+        """A few samples in a row, so that a process first read as ``other`` (a pooled worker that became
+        an actor) has been classified again before a window counts it."""
+        for _ in range(samples):
+            self.sampler.sample_once()
+
+    def start(self) -> None:
+        rows = self.sampler._rows.process_rows
+        rows.clear()  # only this window's rows are read: memory stays flat over thousands of windows
+        self.sampler.sample_once()
+        self._started = time.monotonic()
+        self._since = len(rows)
+
+    def stop(self) -> dict[str, float]:
+        self.sampler.sample_once()
+        length = time.monotonic() - self._started
+        out: dict[str, float] = {}
+        for _t, _kind, role, _pid, _core, cpu_pct, *_rest in self.sampler._rows.process_rows[self._since:]:
+            if cpu_pct is not None:
+                out[role] = out.get(role, 0.0) + cpu_pct / 100.0 * length
+        return out
+
+    def close(self) -> None:
+        self.sampler.close()
