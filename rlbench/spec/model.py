@@ -79,6 +79,10 @@ class EnvRunnersSection(_Section):
     rollout_fragment_length: Union[Annotated[int, Field(ge=1, le=MAX_BATCH)], Literal["auto"], None] = None
     """Steps each env collects per sample call; ``auto`` lets RLlib derive it from the batch size; None
     (default) keeps the algorithm's default (PPO: ``auto``; APPO and IMPALA: 50)."""
+    gym_env_vectorize_mode: Union[Literal["sync", "async"], None] = None
+    """How an env runner steps its ``num_envs_per_env_runner`` envs: ``sync``, one after another in its own
+    process (RLlib's default), or ``async``, each in a subprocess of its own (gymnasium's AsyncVectorEnv; the
+    subprocesses count as the env runner's and reserve no CPU of their own). None: RLlib's default."""
 
 
 class LearnersSection(_Section):
