@@ -335,16 +335,16 @@ class UtilizationSampler:
 class RoleCpuWindow:
     """CPU-seconds per role of a process tree over a window: the sampler read at the window's two ends.
 
-    Built on a :class:`UtilizationSampler` that runs no thread (``hz=0``): :meth:`start` takes a sample, and
-    :meth:`stop` another, whose CPU % per process is then exactly the process's CPU time over the window
-    divided by its length (two readings of ``/proc/<pid>/stat``). ``roles`` reads a process's role from its
-    command line (an adapter, or any object with its ``classify_process``). Used by ``rlbench servebench``.
+    Built on a :class:`UtilizationSampler` that runs no thread (``hz=0``): :meth:`start` and :meth:`stop` each
+    take one sample, and a process's CPU-seconds in the window are the difference of its two readings of
+    ``/proc/<pid>/stat`` (exact to the kernel's tick, whatever the load; a process that started or ended inside
+    the window is not counted). ``roles`` reads a process's role from its command line (an adapter, or any
+    object with its ``classify_process``). Used by ``rlbench servebench``.
     """
 
     def __init__(self, root_pid: int, roles: Any):
         self.sampler = UtilizationSampler(root_pid, t0_epoch=time.time(), hz=0, per_core=False, adapter=roles)
-        self._since = 0
-        self._started = 0.0
+        self._before: dict[int, tuple[float, float, int]] = {}
 
     def settle(self, samples: int = RECLASSIFY_EVERY) -> None:
         """A few samples in a row, so that a process first read as ``other`` (a pooled worker that became
@@ -352,20 +352,22 @@ class RoleCpuWindow:
         for _ in range(samples):
             self.sampler.sample_once()
 
-    def start(self) -> None:
-        rows = self.sampler._rows.process_rows
-        rows.clear()  # only this window's rows are read: memory stays flat over thousands of windows
+    def _sample(self) -> None:
+        self.sampler._rows.process_rows.clear()  # the readings are what counts: memory stays flat
         self.sampler.sample_once()
-        self._started = time.monotonic()
-        self._since = len(rows)
+
+    def start(self) -> None:
+        self._sample()
+        self._before = dict(self.sampler._cpu._last)
 
     def stop(self) -> dict[str, float]:
-        self.sampler.sample_once()
-        length = time.monotonic() - self._started
+        self._sample()
+        roles = self.sampler.processes()
         out: dict[str, float] = {}
-        for _t, _kind, role, _pid, _core, cpu_pct, *_rest in self.sampler._rows.process_rows[self._since:]:
-            if cpu_pct is not None:
-                out[role] = out.get(role, 0.0) + cpu_pct / 100.0 * length
+        for pid, (_mono, cpu_s, ticks) in self.sampler._cpu._last.items():
+            before = self._before.get(pid)
+            if before is not None and before[2] == ticks and pid in roles:
+                out[roles[pid]] = out.get(roles[pid], 0.0) + cpu_s - before[1]
         return out
 
     def close(self) -> None:
