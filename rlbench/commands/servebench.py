@@ -45,7 +45,7 @@ results (DIR: --out, default results/servebench/<timestamp>/):
 exit codes: 0 done; 1 a run failed (its row says why); 2 bad input or the serve extra missing; 130 interrupted."""
 
 #: What the ``serve`` extra installs and servebench imports.
-SERVE_EXTRA_MODULES = ("ray.serve", "starlette", "uvicorn")
+SERVE_EXTRA_MODULES = ("starlette", "uvicorn", "ray.serve")
 
 
 def setup_arguments(p: argparse.ArgumentParser) -> None:
@@ -58,6 +58,8 @@ def setup_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--in-flight", type=int, default=4, help="requests outstanding on actor_inflight (default 4)")
     p.add_argument("--max-run-s", type=float, default=20.0,
                    help="a run stops sending after this many seconds (default 20; its row then says it ran short)")
+    p.add_argument("--train-iterations", type=int, default=3,
+                   help="PPO iterations (1,000 env steps each) of the CartPole policy served for 16-byte states (default 3)")
     p.add_argument("--seed", type=int, default=0, help="seeds the training, the models and the states (default 0)")
     p.add_argument("--out", type=Path, default=None, help="result folder (default results/servebench/<timestamp>/)")
 
@@ -79,7 +81,7 @@ def _config(args: argparse.Namespace):
     return ServebenchConfig(paths=paths, batches=tuple(int_list(args.batches, "--batches")),
                             inputs=tuple(int_list(args.inputs, "--inputs")), clients=tuple(int_list(args.clients, "--clients")),
                             seconds=args.seconds, repeats=args.repeats, in_flight=args.in_flight,
-                            max_run_s=args.max_run_s, seed=args.seed)
+                            max_run_s=args.max_run_s, seed=args.seed, train_iterations=args.train_iterations)
 
 
 def _out_dir(args: argparse.Namespace) -> Path:
@@ -144,6 +146,7 @@ def _measure(config, out: Path, console: Console) -> int:
     def save() -> None:
         doc.update(runs=bench.records, setup_s=bench.setup_s, policy=bench.policy,
                    calibration=[c.as_dict() for c in bench.calibration], servers=bench.pids,
+                   ports={k: v for k, v in bench.servers.items() if k.endswith("_port")},
                    server_errors=bench.server_errors, wall_s=time.perf_counter() - t0,
                    finished=datetime.datetime.now().astimezone().isoformat(timespec="seconds"))
         write_json(out / SERVEBENCH_JSON, doc)

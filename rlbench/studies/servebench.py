@@ -193,6 +193,8 @@ class ServebenchConfig:
             out.append("--in-flight: from 1 to 64")
         if self.max_run_s < self.seconds:
             out.append("--max-run-s must be at least --seconds")
+        if not 1 <= self.train_iterations <= 1000:
+            out.append("--train-iterations: from 1 to 1000")
         return out
 
     def servers(self) -> list[str]:
