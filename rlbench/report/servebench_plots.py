@@ -122,6 +122,19 @@ def _legend(fig, axes) -> None:
                frameon=False)
 
 
+def _two_rows(rows: list[ServeRow], sizes: list[int], clients: int, path: Path, title: str, caption: str,
+              *metrics: tuple[str, str, bool]) -> Figure:
+    """One figure: a row per (column, label, log scale) metric, a column per state size."""
+    fig, axes = _grid(len(metrics), len(sizes))
+    for i, (column, label, log_y) in enumerate(metrics):
+        for j, size in enumerate(sizes):
+            plot_metric(rows, size, clients, column, label, axes[i][j], log_y=log_y)
+            if not log_y:
+                axes[i][j].axhline(0, color="#888888", lw=0.8)
+    _legend(fig, axes)
+    return Figure(save(fig, path, tight_bbox=True), title, caption)
+
+
 def write_servebench_figures(rows: list[ServeRow], plots: Path) -> list[Figure]:
     """The throughput, latency, overhead-and-bytes and CPU figures (those the rows can draw)."""
     sizes = sorted({r.input_bytes for r in rows})
@@ -138,24 +151,16 @@ def write_servebench_figures(rows: list[ServeRow], plots: Path) -> list[Figure]:
     figures.append(Figure(save(fig, plots / "servebench_throughput.png", tight_bbox=True), "States per second",
                           f"Median over repeats, bars: {CONFIDENCE:.0%} bootstrap interval; stars: the paper's Table 3 "
                           "(batch 64, its own machine and models). Log scales."))
-    fig, axes = _grid(2, len(sizes))
-    for j, size in enumerate(sizes):
-        plot_metric(rows, size, clients[0], "p50_ms", "p50 latency, ms", axes[0][j])
-        plot_metric(rows, size, clients[0], "p99_ms", "p99 latency, ms", axes[1][j])
-    _legend(fig, axes)
-    figures.append(Figure(save(fig, plots / "servebench_latency.png", tight_bbox=True), "Latency per request",
-                          f"{clients[0]} client{'s' * (clients[0] > 1)}; medians over repeats of each repeat's p50 and "
-                          "p99 (every counted request). Log scales."))
-    fig, axes = _grid(2, len(sizes))
-    for j, size in enumerate(sizes):
-        plot_metric(rows, size, clients[0], "overhead_ms", "overhead over in-process, ms", axes[0][j], log_y=False)
-        axes[0][j].axhline(0, color="#888888", lw=0.8)
-        plot_metric(rows, size, clients[0], "bytes_per_request", "bytes per request", axes[1][j])
-    _legend(fig, axes)
-    figures.append(Figure(save(fig, plots / "servebench_overhead.png", tight_bbox=True),
-                          "Overhead over the in-process forward, and bytes per request",
-                          "Overhead: p50 less the in-process path's p50 in the same cell. Bytes: request and answer "
-                          "payloads (HTTP bodies; Ray calls' pickled arguments and result); in-process paths move none."))
+    one = f"{clients[0]} client{'s' * (clients[0] > 1)}"
+    figures.append(_two_rows(rows, sizes, clients[0], plots / "servebench_latency.png", "Latency per request",
+                             f"{one}; medians over repeats of each repeat's p50 and p99 (every counted request). Log "
+                             "scales.", ("p50_ms", "p50 latency, ms", True), ("p99_ms", "p99 latency, ms", True)))
+    figures.append(_two_rows(rows, sizes, clients[0], plots / "servebench_overhead.png",
+                             "Overhead over the in-process forward, and bytes per request",
+                             f"{one}. Overhead: p50 less the in-process path's p50 in the same cell. Bytes: request and "
+                             "answer payloads (HTTP bodies; Ray calls' pickled arguments and result); in-process paths "
+                             "move none.", ("overhead_ms", "overhead over in-process, ms", False),
+                             ("bytes_per_request", "bytes per request", True)))
     batches = sorted({r.batch for r in rows})
     batch = PAPER_BATCH if PAPER_BATCH in batches else batches[-1]
     fig, axes = _grid(1, len(sizes))
