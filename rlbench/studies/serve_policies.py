@@ -18,6 +18,7 @@ evaluated. No Ray here (the REST control imports this module and no Ray runtime)
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,9 @@ class PolicyBook:
     """Every model of the run, loaded once in this process: model name -> policy."""
 
     def __init__(self, checkpoints: dict[str, str], *, connectors: bool = False, threads: int = 1):
+        missing = [path for path in checkpoints.values() if not os.path.isdir(path)]
+        if missing:  # said before the framework is imported (seconds): a server that cannot start stops at once
+            raise FileNotFoundError(f"no checkpoint folder at {missing[0]}")
         serving = get_adapter().serving()
         self.policies = {name: serving.load_policy(path, connectors=connectors, threads=threads)
                          for name, path in checkpoints.items()}
