@@ -13,6 +13,7 @@ import datetime
 import importlib
 import os
 import shlex
+import signal
 import sys
 import time
 from pathlib import Path
@@ -172,10 +173,16 @@ def _measure(config, out: Path, console: Console) -> int:
         doc["error"] = short_error(e)
         say(console, f"error: servebench stopped: {doc['error']}", style="red")
     finally:
-        probe.sampler.sample_once()  # every process alive now is one of the run's, for the leftover check
-        problems = bench.close()
-        killed = kill_survivors(probe.sampler.seen_processes, bench.session_dir, None)
-        probe.close()
+        # The stop takes seconds and must finish: a second Ctrl-C (or SIGTERM) meanwhile is ignored.
+        held = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+        try:
+            probe.sampler.sample_once()  # every process alive now is one of the run's, for the leftover check
+            problems = bench.close()
+            killed = kill_survivors(probe.sampler.seen_processes, bench.session_dir, None)
+            probe.close()
+        finally:
+            for sig, handler in held.items():
+                signal.signal(sig, handler)
         for problem in problems:
             say(console, f"warning: could not stop {problem}", style="yellow")
         if killed:
