@@ -230,9 +230,9 @@ class ServebenchRun:
         """Stop everything started, each step on its own; returns what failed to stop (empty: all stopped)."""
         problems = []
         steps: list[tuple[str, Callable[[], None]]] = []
-        if self._ray:
-            import ray
+        import ray
 
+        if self._ray:
             steps.append(("clients", lambda: [ray.kill(c) for c in self._clients]))
             if "actor" in self.servers:
                 steps.append(("actor", lambda: ray.kill(self.servers["actor"])))
@@ -243,8 +243,6 @@ class ServebenchRun:
         if self._rest is not None:
             steps.append(("rest", self._rest.stop))
         if self._ray:
-            import ray
-
             steps.append(("ray", ray.shutdown))
         for name, step in steps:
             try:
