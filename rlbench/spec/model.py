@@ -3,7 +3,8 @@
 The sections mirror RLlib's ``AlgorithmConfig`` (``environment``, ``env_runners``, ``learners``,
 ``resources``, ``training``, ``rl_module``: :mod:`rlbench.spec.sections`, :mod:`rlbench.spec.training`); old
 RLlib names are accepted as aliases (:data:`ALIASES`) and translated to the new API stack by
-:mod:`rlbench.spec.load`, because RLlib ignores several of them silently. Every field has a docstring: it is the spec's reference (docs/SPEC.md, docs/SCHEMA.md).
+:mod:`rlbench.spec.load`, because RLlib ignores several of them silently. Every field has a docstring: it is
+the spec's reference (docs/SPEC.md, docs/SCHEMA.md).
 """
 
 from __future__ import annotations
