@@ -165,6 +165,37 @@ class Trainer(Protocol):
         """Stop the algorithm and its actors (idempotent)."""
 
 
+class Policy(Protocol):
+    """A saved policy loaded for serving (``rlbench servebench``): a batch of states in, one action each out."""
+
+    input_floats: int
+    """Floats in one state (float32: 4 bytes each)."""
+
+    def act(self, states: Any) -> Any:
+        """One forward pass: ``states`` (numpy float32, shape (batch, input_floats)) -> actions (numpy int64,
+        shape (batch,)), greedy."""
+
+
+class Serving(Protocol):
+    """What ``rlbench servebench`` needs from a framework: a policy trained briefly and saved, a model of a
+    given size saved untrained, and either one loaded back as a :class:`Policy` in any process."""
+
+    def train_policy(self, folder: str, *, seed: int, iterations: int) -> dict[str, Any]:
+        """Train the framework's default policy on a small env for ``iterations`` iterations (its runtime
+        is up), save it under ``folder``; returns facts: ``checkpoint`` (what :meth:`load_policy` takes),
+        ``env``, ``input_floats``, ``env_steps``, ``episode_return_mean``, ``train_s``."""
+
+    def save_model(self, folder: str, *, input_floats: int, width: int, depth: int, residual: bool,
+                   seed: int) -> dict[str, Any]:
+        """Save an untrained policy model (``depth`` hidden layers of ``width``; ``residual``: blocks with
+        skip connections) for ``input_floats``-float states and 2 actions; returns ``checkpoint`` and
+        ``parameters``."""
+
+    def load_policy(self, checkpoint: str, *, connectors: bool = False, threads: int = 1) -> Policy:
+        """Load a saved policy in this process with ``threads`` torch threads; ``connectors``: each call runs
+        the framework's own pre- and post-processing pipelines around the forward pass, as its samplers do."""
+
+
 class Adapter(Protocol):
     """A training system, as rlbench sees it."""
 
@@ -229,6 +260,10 @@ class Adapter(Protocol):
     def trainer(self, config: Any, *, seed: int | None, without: frozenset[str] = frozenset()) -> Trainer:
         """A trainer for one trial config (nothing is built yet); ``without`` names instruments left
         out for a fidelity diagnosis (``callback``, ``stats``: :mod:`rlbench.run.switches`)."""
+
+    def serving(self) -> Serving | None:
+        """What ``rlbench servebench`` serves with (a policy trained, saved and loaded), or None when the
+        framework has no policy to serve."""
 
 
 def _release(version: str) -> tuple[int, ...]:

@@ -14,14 +14,15 @@ import textwrap
 from rich.console import Console
 
 from rlbench import __version__
-from rlbench.commands import autoconfig, bisect, compare, envbench, history, report, reproduce, simbench, sweep
+from rlbench.commands import (autoconfig, bisect, compare, envbench, history, report, reproduce, servebench, simbench,
+                              sweep)
 from rlbench.commands._common import make_console
 from rlbench.commands.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK
 from rlbench.measure.machine import software_versions
 from rlbench.worker.interrupts import install
 
 #: The verbs, in the order ``--help`` lists them.
-VERBS = (sweep, autoconfig, history, bisect, envbench, simbench, report, compare, reproduce)
+VERBS = (sweep, autoconfig, history, bisect, envbench, simbench, servebench, report, compare, reproduce)
 
 DESCRIPTION = textwrap.fill(
     "Benchmarks distributed RL training (Ray RLlib): runs a YAML grid of isolated trials and shows where each "

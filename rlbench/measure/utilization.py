@@ -330,3 +330,45 @@ class UtilizationSampler:
             self._cpu_energy.add(self._rows, time.time() - self.t0_epoch, self.rapl)
         self._tick += 1
         self.samples += 1
+
+
+class RoleCpuWindow:
+    """CPU-seconds per role of a process tree over a window: the sampler read at the window's two ends.
+
+    Built on a :class:`UtilizationSampler` that runs no thread (``hz=0``): :meth:`start` and :meth:`stop` each
+    take one sample, and a process's CPU-seconds in the window are the difference of its two readings of
+    ``/proc/<pid>/stat`` (exact to the kernel's tick, whatever the load; a process that started or ended inside
+    the window is not counted). ``roles`` reads a process's role from its command line (an adapter, or any
+    object with its ``classify_process``). Used by ``rlbench servebench``.
+    """
+
+    def __init__(self, root_pid: int, roles: Any):
+        self.sampler = UtilizationSampler(root_pid, t0_epoch=time.time(), hz=0, per_core=False, adapter=roles)
+        self._before: dict[int, tuple[float, float, int]] = {}
+
+    def settle(self, samples: int = RECLASSIFY_EVERY) -> None:
+        """A few samples in a row, so that a process first read as ``other`` (a pooled worker that became
+        an actor) has been classified again before a window counts it."""
+        for _ in range(samples):
+            self.sampler.sample_once()
+
+    def _sample(self) -> None:
+        self.sampler._rows.process_rows.clear()  # the readings are what counts: memory stays flat
+        self.sampler.sample_once()
+
+    def start(self) -> None:
+        self._sample()
+        self._before = dict(self.sampler._cpu._last)
+
+    def stop(self) -> dict[str, float]:
+        self._sample()
+        roles = self.sampler.processes()
+        out: dict[str, float] = {}
+        for pid, (_mono, cpu_s, ticks) in self.sampler._cpu._last.items():
+            before = self._before.get(pid)
+            if before is not None and before[2] == ticks and pid in roles:
+                out[roles[pid]] = out.get(roles[pid], 0.0) + cpu_s - before[1]
+        return out
+
+    def close(self) -> None:
+        self.sampler.close()

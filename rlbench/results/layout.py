@@ -62,6 +62,10 @@ AUTOCONFIG_STATE = "autoconfig_state.json"
 HISTORY_JSON = "history.json"
 HISTORY_PNG = "history.png"
 BISECT_JSON = "bisect.json"
+#: ``rlbench servebench``'s folder: its runs and rows, and its report (figures in PLOTS_DIR).
+SERVEBENCH_JSON = "servebench.json"
+SERVEBENCH_HTML = "servebench.html"
+SERVEBENCH_MD = "servebench.md"
 
 PLAN_FILE = "plan.json"
 EVENTS_FILE = "events.jsonl"

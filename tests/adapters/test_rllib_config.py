@@ -37,6 +37,15 @@ def test_algorithm_defaults_kept_unless_set():
     assert (set_.circular_buffer_num_batches, set_.broadcast_interval) == (3, 2)
 
 
+def test_the_vectorize_mode_reaches_rllib_and_passes_its_validation():
+    assert build_config(trial()).gym_env_vectorize_mode == "sync"  # RLlib's default, untouched
+    c = build_config(trial(env_runners={"num_envs_per_env_runner": 2, "gym_env_vectorize_mode": "async"}))
+    assert c.gym_env_vectorize_mode == "async"
+    c._validate_env_runner_settings()  # RLlib's own check of the value (raises on one it does not know)
+    with pytest.raises(ValueError, match="gym_env_vectorize_mode"):
+        trial(env_runners={"gym_env_vectorize_mode": "threads"})
+
+
 def test_ppo_gets_no_aggregator_actors():
     assert build_config(trial()).num_aggregator_actors_per_learner == 0
 

@@ -80,3 +80,6 @@ class PlainAdapter:
         from rlbench.adapters.plain.trainer import PlainTrainer
 
         return PlainTrainer(config, seed=seed)
+
+    def serving(self) -> None:
+        return None  # nothing learns here: no policy to serve

@@ -8,8 +8,9 @@ asks of the machine), :mod:`.config` (the AlgorithmConfig), :mod:`.timing` (the 
 times env and inference in every env runner), :mod:`.results` (exact per-iteration timings from the
 result dict), :mod:`.learner_probe` (what each learner did: busy time, updates, policy lag),
 :mod:`.lifecycle` (build, train, stop), :mod:`.training` (the algorithms and the spec keys each
-accepts). Only ``config``, ``timing`` and ``lifecycle`` import Ray or RLlib, and only when a trial
-builds its algorithm.
+accepts), :mod:`.serving` (a policy trained, saved and loaded for ``rlbench servebench``; its residual
+model in :mod:`.serving_models`). Only ``config``, ``timing``, ``lifecycle`` and the serving modules
+import Ray or RLlib, and only when a trial builds its algorithm or servebench serves.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from rlbench.adapters.rllib.training import ALGO_ONLY_KEYS, ALGO_TRAINING_KEYS, 
 
 if TYPE_CHECKING:
     from rlbench.adapters.rllib.lifecycle import RLlibTrainer
+    from rlbench.adapters.rllib.serving import RLlibServing
+    from rlbench.adapters.rllib.serving import RLlibServing
     from rlbench.adapters.base import TrialConfig
 
 #: The oldest Ray this adapter drives, measured (docs/VERSIONS.md, "The supported Ray range"): CartPole PPO
@@ -90,6 +93,11 @@ class RLlibAdapter:
         from rlbench.adapters.rllib.lifecycle import RLlibTrainer
 
         return RLlibTrainer(config, seed=seed, without=without)
+
+    def serving(self) -> RLlibServing:
+        from rlbench.adapters.rllib.serving import RLlibServing
+
+        return RLlibServing()
 
 
 __all__ = ["SUPPORTED_RAY", "RLlibAdapter", "RAY_TITLE_ROLES", "ROLES", "classify_process", "resource_demand", "torch_threads"]

@@ -97,6 +97,8 @@ def build_config(config: TrialConfig, *, seed: int | None = None, without: froze
                     num_gpus_per_env_runner=runners.num_gpus_per_env_runner)
     if runners.rollout_fragment_length is not None:  # else the algorithm's own default (PPO: auto, APPO/IMPALA: 50)
         sampling["rollout_fragment_length"] = runners.rollout_fragment_length
+    if runners.gym_env_vectorize_mode is not None:  # else RLlib's default, sync
+        sampling["gym_env_vectorize_mode"] = runners.gym_env_vectorize_mode
     learning = dict(num_learners=learners.num_learners, num_cpus_per_learner=learners.num_cpus_per_learner,
                     num_gpus_per_learner=learners.num_gpus_per_learner)
     if config.algo != "PPO":  # PPO would start the aggregator actors and never use them

@@ -1,0 +1,185 @@
+"""``rlbench servebench``'s report: ``servebench.html`` and ``servebench.md`` from ``servebench.json``, and the
+terminal's tables, built once as blocks (:mod:`rlbench.report.blocks`: the escaping is there, shared).
+
+It shows the paper's Table 3 beside this machine's figures at batch 64, the verdicts on the paper's order
+(a Ray actor above REST, the gap growing with the state size), the figures, every row, the calibration and
+how the run was set up. Everything read from the JSON file is data: it is drawn as text, never markup.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rlbench.analysis.servebench import (PAPER_BATCH, PAPER_TABLE3, PATHS, Comparison, ServeRow, compare_paths,
+                                         paper_rows, summarize_rows)
+from rlbench.analysis.stats import CONFIDENCE, interval_text
+from rlbench.report.blocks import (Block, Bullets, Fields, Heading, Paragraph, Table, Verdicts, to_html, to_markdown,
+                                   to_rich)
+from rlbench.report.document import _CSS
+from rlbench.report.servebench_plots import write_servebench_figures
+from rlbench.report.style import fmt
+from rlbench.results.files import write_atomic
+from rlbench.results.layout import PLOTS_DIR, SERVEBENCH_HTML, SERVEBENCH_MD
+
+#: Roles whose CPU per 1,000 states the rows table shows (the rest are in servebench.json).
+TABLE_ROLES = ("client", "server", "proxy", "controller")
+
+
+def _size(size: int) -> str:
+    return f"{size // 1024} KiB" if size >= 1024 else f"{size} B"
+
+
+def _num(value, digits: int = 0) -> str:
+    return fmt(value, digits) if value is None or abs(value) >= 10 or digits else fmt(value, 1)
+
+
+def row_cells(r: ServeRow) -> list[str]:
+    ci = "-" if r.states_per_s_ci_low is None else f"{fmt(r.states_per_s_ci_low)}-{fmt(r.states_per_s_ci_high)}"
+    cpu = [fmt(r.cpu_s_per_1000_states.get(role), 3) for role in TABLE_ROLES]
+    note = r.error or ("ran short (max run time)" if r.short_runs else "")
+    return [r.path, str(r.batch), _size(r.input_bytes), str(r.clients), fmt(r.states_per_s), ci, _num(r.p50_ms, 2),
+            _num(r.p99_ms, 2), _num(r.overhead_ms, 2), fmt(r.bytes_per_request), *cpu, f"{r.runs}", note]
+
+
+ROW_HEADER = ["path", "batch", "state", "clients", "states/s", f"{CONFIDENCE:.0%} CI", "p50 ms", "p99 ms",
+              "overhead ms", "bytes/request", *(f"CPU-s/1k states: {role}" for role in TABLE_ROLES), "repeats", "note"]
+
+
+def rows_table(rows: list[ServeRow], **kw) -> Table:
+    return Table(ROW_HEADER, [row_cells(r) for r in rows], frozenset({0, 2, len(ROW_HEADER) - 1}), **kw)
+
+
+def paper_table(rows: list[ServeRow], clients: int) -> Table:
+    """Per workload of the paper: its Clipper and Ray states/s, and here (batch 64) rest_json, actor, their ratio
+    and every other path that ran."""
+    ran = {r.path for r in rows}
+    others = [p for p in PATHS if p in ran and p not in ("actor", "rest_json")]
+    header = ["workload (paper)", "paper: Clipper", "paper: Ray", "paper: Ray/Clipper", "here: model", "here: rest_json",
+              "here: actor", "here: actor/rest_json", *(f"here: {p}" for p in others)]
+    out = []
+    for p in paper_rows(rows, clients):
+        out.append([p["workload"], fmt(p["paper_clipper"]), fmt(p["paper_ray"]), f"{p['paper_ratio']:.1f}x", p["model"],
+                    fmt(p["rest_json"]), fmt(p["actor"]), "-" if p["ratio"] is None else f"{p['ratio']:.1f}x",
+                    *(fmt(p["paths"].get(q)) for q in others)])
+    return Table(header, out, frozenset({0, 4}), title=f"states/s at batch {PAPER_BATCH}, {clients} client(s): the paper "
+                                                         "beside this machine")
+
+
+def _cell_text(c: Comparison) -> str:
+    return f"{c.path} vs {c.reference}, batch {c.batch}, {_size(c.input_bytes)}, {c.clients} client(s)"
+
+
+def paper_verdicts(rows: list[ServeRow], comparisons: list[Comparison]) -> list[tuple[str, str]]:
+    """Whether the paper's order holds here: the actor above REST (JSON) at batch 64 per state size and client
+    count, and whether that gap grows with the state size."""
+    out = []
+    pairs = [c for c in comparisons if (c.path, c.reference, c.batch) == ("actor", "rest_json", PAPER_BATCH)]
+    for c in pairs:
+        out.append((f"actor above REST? {_size(c.input_bytes)}, {c.clients} client(s)", c.verdict))
+    for clients in sorted({c.clients for c in pairs}):
+        by_size = {c.input_bytes: c for c in pairs if c.clients == clients}
+        if len(by_size) >= 2:
+            sizes = sorted(by_size)
+            lo, hi = by_size[sizes[0]], by_size[sizes[-1]]
+            if lo.ratio and hi.ratio:
+                apart = (lo.ci_high is not None and hi.ci_low is not None
+                         and (hi.ci_low > lo.ci_high or hi.ci_high < lo.ci_low))
+                trend = "grows" if hi.ratio > lo.ratio else "shrinks"
+                words = (f"actor/rest_json is {lo.ratio:.2f}x at {_size(sizes[0])} and {hi.ratio:.2f}x at {_size(sizes[-1])}: "
+                         f"the gap {trend} with the state size "
+                         + ("(the two intervals do not overlap)" if apart else
+                            f"but the intervals overlap ({interval_text(lo.ci_low, lo.ci_high, 2)} against "
+                            f"{interval_text(hi.ci_low, hi.ci_high, 2)}): no evidence of a trend")
+                         + f"; the paper: {PAPER_TABLE3['rows'][0]['ray_states_per_s'] / PAPER_TABLE3['rows'][0]['clipper_states_per_s']:.1f}x "
+                           f"and {PAPER_TABLE3['rows'][1]['ray_states_per_s'] / PAPER_TABLE3['rows'][1]['clipper_states_per_s']:.1f}x")
+                out.append((f"gap grows with the state size? {clients} client(s)", words))
+    return out
+
+
+def calibration_table(doc: dict[str, Any]) -> Table:
+    rows = []
+    for c in doc.get("calibration") or []:
+        probes = ", ".join(f"{p.get('width')}: {fmt(p.get('forward_ms'), 2)} ms" for p in c.get("probes") or [])
+        rows.append([str(c.get("model")), _size(int(c.get("input_bytes") or 0)), fmt(c.get("target_ms"), 1),
+                     "residual" if c.get("residual") else "plain", str(c.get("depth")), str(c.get("width")),
+                     fmt(c.get("forward_ms"), 2), fmt(c.get("parameters")), probes])
+    return Table(["model", "state", "target ms / 64", "kind", "depth", "width", "measured ms / 64", "parameters",
+                  "probes (width: ms)"], rows, frozenset({0, 1, 3, 8}))
+
+
+def servebench_blocks(doc: dict[str, Any], figures: list, rows: list[ServeRow],
+                      comparisons: list[Comparison]) -> list[Block]:
+    """The whole document."""
+    cfg = doc.get("config") or {}
+    clients = sorted({r.clients for r in rows}) or [1]
+    blocks: list[Block] = [
+        Heading("rlbench servebench: serving a trained policy", 1),
+        Paragraph(f"Measured {doc.get('started', '?')} to {doc.get('finished', '?')} with the command "
+                  f"{doc.get('command', '')} "
+                  f"on {(doc.get('machine') or {}).get('cpu_model', 'this machine')} "
+                  f"({(doc.get('machine') or {}).get('cores', '?')} usable cores). Ray OSDI'18, Table 3, asked today: "
+                  "the same trained policy served in-process, from a Ray actor, from Ray Serve (handle and HTTP) "
+                  "and from a plain ASGI server without Ray, to closed-loop clients on this machine."),
+    ]
+    if doc.get("interrupted"):
+        blocks.append(Paragraph("Interrupted: the rows below hold what was measured before the stop.", lead="Note"))
+    blocks += [Heading("Against the paper (Table 3)", 2)]
+    blocks += [paper_table(rows, c) for c in clients]
+    blocks += [Paragraph("What differs between the paper's setup and this one:"),
+               Bullets(list(PAPER_TABLE3["differences"])),
+               Heading("Does the paper's order hold here?", 3), Verdicts(paper_verdicts(rows, comparisons))]
+    blocks += [Heading("Figures", 2), *figures]
+    blocks += [Heading("Every row", 2),
+               Paragraph("states/s: median over repeats, all clients together; p50/p99: medians over repeats of each "
+                         "repeat's percentiles; overhead: p50 less the in-process path's p50 in the same cell; CPU: "
+                         "CPU-seconds per 1,000 states of each role's processes (servebench.json has every role).",
+                         muted=True),
+               rows_table(rows, md_max_rows=400),
+               Heading("Comparisons", 2),
+               Paragraph("Each pair in every cell: the ratio of median states/s with its bootstrap interval and an exact "
+                         "rank test over the repeats.", muted=True),
+               Table(["cell", "verdict"], [[_cell_text(c), c.verdict] for c in comparisons], frozenset({0, 1}),
+                     collapsed=f"{len(comparisons)} comparisons", md_max_rows=60)]
+    blocks += [Heading("Calibration", 2),
+               Paragraph("Widths tried until a batch of 64 took the paper's time on this CPU (one torch thread); the "
+                         "model served is the probe closest to the target.", muted=True),
+               calibration_table(doc)]
+    policy = doc.get("policy") or {}
+    setup = doc.get("setup_s") or {}
+    blocks += [Heading("How it ran", 2),
+               Fields([("paths", ", ".join(cfg.get("paths") or [])), ("batches", str(cfg.get("batches"))),
+                       ("state bytes", str(cfg.get("inputs"))), ("clients", str(cfg.get("clients"))),
+                       ("seconds per run", str(cfg.get("seconds"))), ("repeats", str(cfg.get("repeats"))),
+                       ("in flight (actor_inflight)", str(cfg.get("in_flight"))),
+                       ("trained policy", f"{policy.get('model', '-')} on {policy.get('env', '-')}, "
+                                          f"{policy.get('env_steps', '-')} env steps, return "
+                                          f"{fmt(policy.get('episode_return_mean'), 1)}"),
+                       ("set-up seconds", ", ".join(f"{k} {v:.1f}" for k, v in setup.items()
+                                                     if isinstance(v, (int, float)))),
+                       ("servers", str(doc.get("servers") or {})), ("wall seconds", fmt(doc.get("wall_s"), 0))])]
+    return blocks
+
+
+def write_servebench_report(out_dir: Path, doc: dict[str, Any]) -> tuple[Path, Path, list[ServeRow], list[Comparison]]:
+    """``servebench.html``, ``servebench.md`` and the figures in ``plots/`` from the document of servebench.json."""
+    records = doc.get("runs") or []
+    rows, comparisons = summarize_rows(records), compare_paths(records)
+    figures = write_servebench_figures(rows, Path(out_dir) / PLOTS_DIR)
+    blocks = servebench_blocks(doc, figures, rows, comparisons)
+    html_path, md_path = Path(out_dir) / SERVEBENCH_HTML, Path(out_dir) / SERVEBENCH_MD
+    write_atomic(html_path, to_html(blocks, "rlbench servebench", _CSS).encode())
+    write_atomic(md_path, to_markdown(blocks).encode())
+    return html_path, md_path, rows, comparisons
+
+
+def terminal_tables(rows: list[ServeRow], comparisons: list[Comparison], max_rows: int = 60) -> list:
+    """The paper table, the verdicts and the rows (those of batch 64 when there are more than ``max_rows``)."""
+    clients = sorted({r.clients for r in rows}) or [1]
+    shown = rows if len(rows) <= max_rows else [r for r in rows if r.batch == PAPER_BATCH] or rows[:max_rows]
+    caption = "" if shown is rows else f"batch {PAPER_BATCH} only: {len(rows)} rows in servebench.md"
+    out = [to_rich(paper_table(rows, c)) for c in clients]
+    out.append(to_rich(Table(["question", "answer"], [list(v) for v in paper_verdicts(rows, comparisons)],
+                             frozenset({0, 1}), title="the paper's order, here")))
+    out.append(to_rich(rows_table(shown, title="servebench", caption=caption)))
+    return out
