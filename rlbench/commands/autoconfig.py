@@ -108,7 +108,7 @@ def _autoconfig(args: argparse.Namespace, console: Console) -> int:
     say(console, f"autoconfig '{setup.loaded.spec.name}': {len(setup.searched)} configurations, objective {s.objective}, "
                  f"budget {setup.budget_s:.0f} s, trials of {s.trial_s:g} s, baseline {setup.baseline_key} -> {out_dir}")
     from rlbench.results.layout import ResultsFolder
-    from rlbench.run.trial import release_fork_server
+    from rlbench.run.forkserver import release_fork_server
 
     outcome, seen = None, received()
     try:

@@ -125,8 +125,8 @@ def _bisect(args, out_dir: Path, candidates: list[str], threshold: float, rounds
     from rlbench.results.files import write_json
     from rlbench.results.layout import BISECT_JSON
     from rlbench.results.lock import OutDirError, check_new_sweep_folder
+    from rlbench.run.forkserver import release_fork_server
     from rlbench.run.sweep import run_sweep
-    from rlbench.run.trial import release_fork_server
     from rlbench.spec.versions import load_versions, variant_name
 
     try:

@@ -21,9 +21,9 @@ from rlbench.measure.machine import probe_machine
 from rlbench.results.lock import OutDirError
 from rlbench.results.text import plain
 from rlbench.run.cluster import ClusterError, prepare_cluster
+from rlbench.run.forkserver import release_fork_server
 from rlbench.run.raytoken import secure_ray, warn_if_auth_disabled
 from rlbench.run.sweep import default_out_dir, resume_command, run_sweep
-from rlbench.run.trial import release_fork_server
 from rlbench.spec.load import load_spec
 from rlbench.spec.model import SpecError
 from rlbench.spec.plan import plan_cluster_trials, plan_trials, skip_summary

@@ -14,7 +14,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass
 
@@ -25,6 +24,7 @@ from rlbench.results.events import Event
 from rlbench.results.files import remove_if_empty, write_atomic
 from rlbench.results.layout import TrialFolder
 from rlbench.results.records import TrialRecord, write_record
+from rlbench.run.forkserver import stop_fork_server_unless
 from rlbench.run.processes import ProcessRef, kill_survivors, kill_tree
 from rlbench.spec.plan import TrialPlan
 from rlbench.worker import trial as trial_process
@@ -76,7 +76,7 @@ class TrialLauncher:
         preload = [m for f in frameworks for m in get_adapter(f).preload_modules]
         wanted = [trial_process.__name__, *dict.fromkeys(preload)]
         if not fresh_process:
-            _stop_fork_server_unless(wanted)
+            stop_fork_server_unless(wanted)
         self.context.set_forkserver_preload(wanted)
 
     def warm(self) -> None:
@@ -107,35 +107,6 @@ class TrialLauncher:
                                     name=f"rlbench-trial-{trial.trial_id}", daemon=False)
         proc.start()
         return proc
-
-
-def _stop_fork_server_unless(preload: list[str]) -> None:
-    """Stop this process's fork server if it runs with another preload. multiprocessing keeps one per
-    process and ignores a new preload while it runs, so a second sweep in one process (run_sweep called
-    twice, as the tests do) forked its rllib trials from a plain sweep's server, without torch.
-    ``_stop`` is the private API :func:`release_fork_server` uses; waited for here, as a new one follows."""
-    from multiprocessing import forkserver
-
-    server = getattr(forkserver, "_forkserver", None)
-    if getattr(server, "_forkserver_pid", None) is not None and \
-            list(getattr(server, "_preload_modules", None) or []) != preload:
-        server._stop()
-
-
-def release_fork_server() -> None:
-    """Let the fork server go once the sweep's last trial has ended. With torch and Ray loaded it takes
-    about 1.4 s to exit (measured); stopped here, it exits while the sweep writes its tables and report.
-    Left to the sweep's own exit, it held the sweep's stdout and stderr that long after the sweep
-    ended, and whoever reads them through a pipe (a CI log, ``| tee``, the benchmarks) waited for it.
-
-    ``ForkServer._stop`` is multiprocessing's own (its tests use it): it closes the server's alive pipe
-    and reaps it. A later trial in this process would start a new server.
-    """
-    from multiprocessing import forkserver
-
-    stop = getattr(getattr(forkserver, "_forkserver", None), "_stop", None)
-    if stop is not None:
-        threading.Thread(target=stop, name="rlbench-forkserver-stop", daemon=True).start()
 
 
 def _verdict(plan: TrialPlan, trial: TrialFolder, exit_code: int | None, timed_out: bool,

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import psutil
 
-from rlbench.run.trial import TrialLauncher, release_fork_server
+from rlbench.run.forkserver import release_fork_server
+from rlbench.run.trial import TrialLauncher
 
 
 def _fork_servers() -> list[psutil.Process]:
