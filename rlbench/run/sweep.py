@@ -345,7 +345,8 @@ def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan]
                     progress.finish(plan, record)
                     _say_profile(console, plan, trial.event(Event.PROFILE), noted)
                 outcome.records.append(record)
-                if record.status not in ("ok", "skipped"):  # skipped ones were said up front, once per reason
+                # skipped ones were said up front, once per reason; an ok one with a reason ended in its teardown
+                if record.status not in ("ok", "skipped") or (record.status == "ok" and record.reason):
                     # the reason is the env's own error text: plain text, never markup (a "[...]" in it
                     # once raised MarkupError here and ended the sweep)
                     console.print(Text.assemble((f"{plan.trial_id} {record.status}", "yellow"), ": ",
