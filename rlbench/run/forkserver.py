@@ -22,6 +22,7 @@ nothing at exit. Stopping twice, or a server never started, is nothing.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 
 #: The thread that reaps a released server (multiprocessing's own name for it was rlbench-forkserver-stop).
@@ -29,8 +30,8 @@ REAPER_NAME = "rlbench-forkserver-reap"
 
 
 def _server():
-    from multiprocessing import forkserver
-
+    """multiprocessing's fork server object, or None when nothing in this process imported its module."""
+    forkserver = sys.modules.get("multiprocessing.forkserver")
     return getattr(forkserver, "_forkserver", None)
 
 

@@ -88,6 +88,11 @@ class SweepOutcome:
         return [r for r in self.records if r.status in ("failed", "timeout")]
 
     @property
+    def ended_in_teardown(self) -> list[TrialRecord]:
+        """Ok trials whose process ended in their teardown, after training (their reason says how)."""
+        return [r for r in self.records if r.status == "ok" and r.reason]
+
+    @property
     def unfinished(self) -> int:
         """Planned trials without a final verdict (not run yet, or interrupted)."""
         done = {r.trial_id for r in self.records if r.status != "interrupted"}

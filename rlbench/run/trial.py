@@ -201,8 +201,11 @@ def _interrupt(proc, me: ProcessRef, grace_s: float) -> None:
     """Ask a trial to stop cleanly (SIGINT: it stops training, shuts Ray down, records what it
     measured); kill its tree if it has not exited after ``grace_s`` or on a second Ctrl-C."""
     try:
-        os.kill(proc.pid, signal.SIGINT)
+        if me.alive():  # not after its exit: its pid may be reaped (by the fork server) and reused
+            os.kill(proc.pid, signal.SIGINT)
         proc.join(grace_s)
+    except ProcessLookupError:  # it exited between the check and the signal: nothing to stop
+        pass
     except KeyboardInterrupt:
         pass
     if proc.exitcode is None:

@@ -70,3 +70,20 @@ def test_a_released_fork_server_exits_and_a_later_trial_starts_a_new_one():
     launcher.warm()
     launcher.wait_ready()
     assert len(_fork_servers()) == 1
+
+
+def test_interrupting_a_trial_that_has_just_exited_is_no_error():
+    """A Ctrl-C that lands as the trial exits: its pid may be reaped already (a fork-server child is the
+    server's to reap), and os.kill then raised ProcessLookupError out of the sweep as a traceback."""
+    import subprocess
+    import sys
+
+    from rlbench.run.processes import ProcessRef
+    from rlbench.run.trial import FreshProcess, _interrupt
+
+    popen = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.3)"])
+    me = ProcessRef.of(popen.pid)
+    popen.wait()  # exited and reaped: the pid names no process now
+    t = time.monotonic()
+    _interrupt(FreshProcess(popen), me, grace_s=20)
+    assert time.monotonic() - t < 5  # no grace period waited for a process that is gone
