@@ -298,8 +298,10 @@ def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan]
             console.print(Text(plain(f"No CPU energy counter (no readable RAPL package zone under {powercap_root}): "
                                      "cpu_energy_j will be null."), style="dim"))
     spec = loaded.spec
-    # a fork server only when some trial starts from it (the forkserver switch starts a fresh process per trial)
-    launcher = TrialLauncher(fresh_process=all("forkserver" in p.switched_off for p in to_run),
+    # a fork server only when some trial starts from it (the forkserver switch, and a variant's own environment,
+    # start a fresh process per trial: history and bisect preloaded torch and Ray for none)
+    launcher = TrialLauncher(fresh_process=all("forkserver" in p.switched_off or (p.packages and p.packages.python)
+                                               for p in to_run),
                              frameworks=tuple(dict.fromkeys(p.config.framework for p in to_run)) or ("rllib",))
     runnable = any(p.skip_reason is None for p in to_run)
     if runnable:
