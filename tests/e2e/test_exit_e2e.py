@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 from pathlib import Path
 
 import pandas as pd
@@ -37,14 +38,16 @@ trial_timeout_s: 300
 """
 
 
+def sweep_of(tmp: Path, spec: str) -> tuple[Path, subprocess.CompletedProcess]:
+    """Run ``spec`` in ``tmp`` with ``tmp/home`` as HOME (RLlib's ~/ray_results lands there); (its folder, the run)."""
+    (tmp / "spec.yaml").write_text(spec)
+    (tmp / "home").mkdir()
+    return tmp / "out", run_cli("sweep", str(tmp / "spec.yaml"), "--out", str(tmp / "out"), env={"HOME": str(tmp / "home")})
+
+
 @pytest.fixture(scope="module")
 def exits(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("exits")
-    (tmp / "exits.yaml").write_text(SPEC)
-    out = tmp / "out"
-    (tmp / "home").mkdir()
-    done = run_cli("sweep", str(tmp / "exits.yaml"), "--out", str(out), env={"HOME": str(tmp / "home")})
-    return out, done
+    return sweep_of(tmp_path_factory.mktemp("exits"), SPEC)
 
 
 def _events(out: Path, trial_id: str) -> list[str]:
@@ -134,10 +137,7 @@ trial_timeout_s: 120
 
 @pytest.fixture(scope="module")
 def plain_exits(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("plain_exits")
-    (tmp / "exits.yaml").write_text(PLAIN_SPEC)
-    out = tmp / "out"
-    return out, run_cli("sweep", str(tmp / "exits.yaml"), "--out", str(out))
+    return sweep_of(tmp_path_factory.mktemp("plain_exits"), PLAIN_SPEC)
 
 
 @pytest.mark.no_ray
