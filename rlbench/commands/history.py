@@ -100,18 +100,18 @@ def _history(args: argparse.Namespace, console: Console) -> int:
     if rounds < ROUNDS_FOR_EVIDENCE:
         say(console, f"note: {rounds} round{'s' if rounds != 1 else ''}: no step can get a verdict with fewer than "
                      f"{ROUNDS_FOR_EVIDENCE} (the trend is still measured)", "yellow")
-    code = sweep_loaded(loaded, argparse.Namespace(config=args.config, out=out_dir, dry_run=args.dry_run,
-                                                   address=args.address, resume=args.resume, retry_failed=False,
-                                                   resume_with=resume_with), console)
-    if args.dry_run or code in (EXIT_BAD_INPUT, EXIT_INTERRUPTED):
-        return code
     seen = received()
     try:
+        code = sweep_loaded(loaded, argparse.Namespace(config=args.config, out=out_dir, dry_run=args.dry_run,
+                                                       address=args.address, resume=args.resume, retry_failed=False,
+                                                       resume_with=resume_with), console)
+        if args.dry_run or code in (EXIT_BAD_INPUT, EXIT_INTERRUPTED):
+            return code  # an interrupted sweep printed the resume line
         slower = write_history(out_dir, loaded, args.package, [(v, variant_name(args.package, v)) for v in versions],
                                threshold, rounds, console)
         if received() == seen:
             return EXIT_FAILED if code == EXIT_FAILED or slower else EXIT_OK
-    except KeyboardInterrupt:  # every trial ran: a resume runs none and writes the history
+    except KeyboardInterrupt:  # between the sweep's own handling and the history's end: a resume writes the rest
         pass
     return say_interrupted(console, out_dir, resume_with)
 
