@@ -138,7 +138,8 @@ def sweep_loaded(loaded, args: argparse.Namespace, console: Console) -> int:
                             retry_failed=args.retry_failed, cluster=cluster,
                             while_forkserver_starts=import_results_modules)
         release_fork_server()  # it exits while the tables and report are written
-        code = _results(loaded, out_dir, outcome, console)
+        # no record: interrupted before its first trial had a verdict, nothing to tabulate
+        code = _results(loaded, out_dir, outcome, console) if outcome.records else EXIT_OK
         if not outcome.interrupted and received() == seen:
             return code
         # interrupted during a trial, or a signal whose KeyboardInterrupt something caught: stop as interrupted
@@ -181,8 +182,13 @@ def say_interrupted(console: Console, out_dir: Path, resume_with: str, outcome=N
     if not ResultsFolder(out_dir).holds_sweep():
         console.print("[yellow]Interrupted[/] before anything was written.")
         return EXIT_INTERRUPTED
-    left = (f": {outcome.unfinished} of {len(outcome.trial_ids)} trials still to run (what the interrupted trial "
-            f"measured is kept)" if outcome is not None else "; finished trials are kept")
+    if outcome is None:  # stopped outside the trials: planning, or after them
+        left = "; finished trials are kept"
+    elif outcome.unfinished:
+        left = (f": {outcome.unfinished} of {len(outcome.trial_ids)} trials still to run (what the interrupted trial "
+                "measured is kept)")
+    else:
+        left = f": all {len(outcome.trial_ids)} trials have their verdict; the tables and report are left to write"
     console.print(Text.assemble(("Interrupted", "yellow"), plain(f"{left}. Resume with:"), "\n  ", plain(resume_with)),
                   soft_wrap=True)
     return EXIT_INTERRUPTED

@@ -21,7 +21,7 @@ from rlbench.adapters import get_adapter
 from rlbench.measure.profiler import TrialProfiler
 from rlbench.measure.utilization import UtilizationSampler
 from rlbench.results.events import Event
-from rlbench.results.files import remove_if_empty, write_atomic
+from rlbench.results.files import open_append, remove_if_empty, write_atomic
 from rlbench.results.layout import TrialFolder
 from rlbench.results.records import TEARDOWN_CRASH, TrialRecord, write_record
 from rlbench.run.forkserver import stop_fork_server_unless
@@ -100,9 +100,15 @@ class TrialLauncher:
         """Launch the trial whose plan is in ``trial`` (``gated``: it builds nothing before its gate opens;
         ``python``: a fresh process of that interpreter, the environment of its variant's packages)."""
         if self.fresh_process or python:  # argv holds rlbench's own paths and a number only: no shell, nothing foreign
-            return FreshProcess(subprocess.Popen([python or sys.executable, "-m", trial_process.__name__, str(trial.path),
-                                                  repr(t0_epoch), *(["gated"] if gated else [])],
-                                                 stdin=subprocess.DEVNULL))
+            # its output goes to its log from the start: a Ctrl-C during its imports (before it redirects its
+            # own output) printed the trial's KeyboardInterrupt traceback on the command's terminal
+            log = open_append(trial.log)
+            try:
+                return FreshProcess(subprocess.Popen(
+                    [python or sys.executable, "-m", trial_process.__name__, str(trial.path), repr(t0_epoch),
+                     *(["gated"] if gated else [])], stdin=subprocess.DEVNULL, stdout=log, stderr=log))
+            finally:
+                os.close(log)
         proc = self.context.Process(target=trial_process.process_entry, args=(str(trial.path), t0_epoch, gated),
                                     name=f"rlbench-trial-{trial.trial_id}", daemon=False)
         proc.start()

@@ -64,6 +64,7 @@ def test_a_later_trial_starts_a_new_server_after_a_release():
     new, address = _plain_server()
     assert new != old and os.path.exists(address)
     stop_fork_server()
+    assert _gone(old) and _gone(new, timeout_s=1)  # none left for the next test that counts servers
 
 
 #: The race, its window widened: an exit handler registered before multiprocessing's own (atexit runs

@@ -87,3 +87,24 @@ def test_interrupting_a_trial_that_has_just_exited_is_no_error():
     t = time.monotonic()
     _interrupt(FreshProcess(popen), me, grace_s=20)
     assert time.monotonic() - t < 5  # no grace period waited for a process that is gone
+
+
+def test_a_fresh_trial_process_writes_to_its_log_from_its_first_byte(tmp_path, capfd):
+    """Before its own redirect (its imports), a fresh trial process printed on the command's terminal: a
+    Ctrl-C there put the trial's KeyboardInterrupt traceback after the command's resume line (issue 39).
+    A stand-in interpreter that only prints shows where those bytes go."""
+    import os
+
+    from rlbench.results.layout import TrialFolder
+
+    python = tmp_path / "python"
+    python.write_text("#!/bin/sh\necho early output >&2\n")
+    python.chmod(0o755)
+    trial = TrialFolder(tmp_path / "t000r0")
+    trial.path.mkdir()
+    proc = TrialLauncher(fresh_process=True).start(trial, time.time(), python=str(python))
+    proc.join(30)
+    assert proc.exitcode == 0
+    assert trial.log.read_text() == "early output\n"
+    assert "early output" not in capfd.readouterr().err
+    assert os.listdir(trial.path) == ["trial.log"]
