@@ -193,6 +193,9 @@ class Adapter(Protocol):
     requires: dict[str, str]
     """Distribution -> the oldest release the adapter can drive (``{"ray": "2.53.0"}``); an older one is
     refused before anything runs (:func:`unsupported`)."""
+    cold_start_s: float
+    """Seconds a trial typically spends outside its training on a small machine (process, runtime, build,
+    shutdown): ``rlbench autoconfig``'s prior until its probes measure them (docs/AUTOCONFIG.md)."""
 
     def training_keys(self, algo: str) -> frozenset[str]:
         """The ``training:`` keys (YAML names) a trial of ``algo`` may set; the spec types each one

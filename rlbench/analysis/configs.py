@@ -50,9 +50,21 @@ def result_axes(manifest: dict[str, Any], trials: pd.DataFrame | None = None) ->
     return [a for a in axes if trials is None or a in trials.columns]
 
 
+#: How a configuration's label shows an axis its config leaves unset (an autoconfig baseline off the grid
+#: whose base config never names the axis): the spec's default, never ``nan`` (issue 34).
+SPEC_DEFAULT = "(the spec's default)"
+
+
+def axis_value_text(value) -> str:
+    """One axis value as a label shows it: missing (None, NaN) as :data:`SPEC_DEFAULT`."""
+    if value is None or (isinstance(value, float) and value != value):
+        return SPEC_DEFAULT
+    return str(value)
+
+
 def config_label(row: pd.Series | dict, axes: list[str]) -> str:
     """``axis=value, ...`` of a configuration (or its grid index without axes)."""
-    parts = [f"{a}={row[a]}" for a in axes]
+    parts = [f"{a}={axis_value_text(row[a])}" for a in axes]
     return ", ".join(parts) if parts else f"point {int(row['index'])}"
 
 

@@ -38,6 +38,14 @@ def cpus_allocated(plan: TrialPlan) -> dict[str, float]:
     return plan.demand().role_cpus(CPU_ROLES)
 
 
+def steady_throughput(steady_its: pd.DataFrame) -> float | None:
+    """A trial's throughput: the median env steps/s of its steady iterations (None without one). The one
+    definition: a sweep's trials.parquet row and an autoconfig reading (rlbench.autoconfig.readings) both
+    use it, so a trial read back by autoconfig is the number the report shows for it."""
+    rates = steady_its["env_steps_per_s"].dropna()
+    return float(rates.median()) if len(rates) else None
+
+
 def _event(events: list[dict[str, Any]], name: Event) -> dict[str, Any]:
     for e in events:
         if e.get("event") == name:
@@ -103,7 +111,7 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
     row["iterations"] = len(its)
     row["steady_iterations"] = len(steady_its)
     row["first_iteration_s"] = float(its["wall_s"].iloc[0]) if len(its) else None
-    row["env_steps_per_s"] = float(steady_its["env_steps_per_s"].median()) if len(steady_its) else None
+    row["env_steps_per_s"] = steady_throughput(steady_its)
     for phase in ("sample", "learn", "sync", "other"):
         row[f"{phase}_frac"] = _frac(steady_its[f"{phase}_s"], steady_its["wall_s"]) if len(steady_its) else None
 

@@ -34,6 +34,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from scipy import optimize
 
+from rlbench.analysis.configs import axis_value_text
 from rlbench.spec.model import TrialConfig
 
 #: RLlib's train_batch_size_per_learner when a spec leaves it out (PPO, new API stack).
@@ -102,6 +103,15 @@ class Candidate:
                    num_cpus_for_main_process=config.resources.num_cpus_for_main_process,
                    train_batch_size_per_learner=config.training.train_batch_size_per_learner or default_train_batch,
                    cpus_limit=config.cpus, env_id=env_id(config.environment.env, config.environment.env_config))
+
+
+def describe(c: Candidate) -> str:
+    """A configuration in words: its key, or for a baseline off the grid (key ``baseline``) the axes its spec
+    sets, an axis it leaves unset as the spec's default (never ``None``: issue 34)."""
+    if c.key != "baseline":
+        return c.key
+    values = ", ".join(f"{a}={axis_value_text(v)}" for a, v in c.axes)
+    return f"the spec's base configuration ({values})" if values else "the spec's base configuration"
 
 
 def candidate_key(axes: Mapping[str, Any]) -> str:

@@ -21,6 +21,7 @@ import yaml
 
 from rlbench.autoconfig.decide import Answer
 from rlbench.autoconfig.model import Candidate, PredictionRow
+from rlbench.autoconfig.plan import BudgetPlan
 from rlbench.autoconfig.search import Elimination
 from rlbench.autoconfig.trials import Objective, Standing
 from rlbench.results.files import write_atomic
@@ -29,8 +30,8 @@ from rlbench.spec.model import TrialConfig
 
 RLLIB_CONFIG_PY = "rllib_config.py"
 BEST_YAML = "best.yaml"
-#: Version of autoconfig.json's fields (docs/AUTOCONFIG.md).
-SCHEMA_VERSION = 3
+#: Version of autoconfig.json's fields (docs/AUTOCONFIG.md; 4 added the plan, the trial, the evidence).
+SCHEMA_VERSION = 4
 #: Repeats best.yaml asks for (asv's 2 rounds x 5 and irace's firstTest=5 are the anchors).
 BEST_REPEATS = 5
 #: algo -> (module, class) of its config; the only names rllib_config.py imports.
@@ -61,6 +62,43 @@ class AutoconfigResult:
     """Why the search handed over to the race."""
     predicted_vs_measured: Sequence[PredictionRow] = field(default_factory=tuple)
     """The refit cost model beside what the trials measured."""
+    plan: BudgetPlan | None = None
+    """What the budget bought after the probes (None: an older run)."""
+    trial: str = ""
+    """How long a trial was and why, in words."""
+    cold_start_s: float | None = None
+    """A trial's seconds outside training as the trials measured them."""
+    probe_trials: int = 0
+    """Probe trials run before the search (not counted in ``trials_run``)."""
+
+
+def evidence(result: AutoconfigResult) -> str:
+    """What the answer rests on, in one sentence: whose readings, how many a configuration, what was
+    separated, what was measured too little or not at all (issue 34: every sentence matches its evidence)."""
+    a = result.answer
+    if a.chosen_key is None:
+        return "No configuration gave a reading: every trial failed."
+    n = {s.key: s.n for s in a.standings}
+    source = {"race": f"{a.rounds} race round{'s' * (a.rounds != 1)}"}.get(
+        a.source, f"the {a.source.replace('+', ' and the ')} readings (no race round fitted)")
+    parts = [f"It rests on {source}: {n.get(a.chosen_key, 0)} reading{'s' * (n.get(a.chosen_key, 0) != 1)} of the "
+             f"chosen configuration, {n.get(a.baseline_key, 0)} of the baseline."]
+    gone = [e for e in a.left_race if e.reason == "separated"]
+    parts.append(f"{len(gone)} configuration{'s were' if len(gone) != 1 else ' was'} separated from the leader in the "
+                 "race." if gone else "Nothing was separated from the leader in the race.")
+    if a.not_measured_enough:
+        parts.append("Not measured enough to tell from the best (fewer than 3 readings a side): "
+                     + ", ".join(f"{k} ({n.get(k, 0)})" for k in a.not_measured_enough) + ".")
+    counts = {}
+    for e in result.eliminations:
+        counts[e.reason] = counts.get(e.reason, 0) + 1
+    words = {"model": "dropped by the cost model before any trial", "budget": "not measured (budget)",
+             "not_raced": "measured but not raced (budget)", "separated": "separated in the search",
+             "reading_and_model": "dropped on fewer than 3 readings, the model agreeing", "failed": "failed"}
+    said = [f"{c} {words[r]}" for r, c in counts.items() if r in words]
+    if said:
+        parts.append("Of the others: " + "; ".join(said) + ".")
+    return " ".join(parts)
 
 
 def in_units(objective: Objective, median: float | None, low: float | None,
@@ -109,6 +147,7 @@ def autoconfig_json(result: AutoconfigResult) -> dict:
         "indistinguishable": [by_key[k] for k in a.indistinguishable],
         "standings": list(by_key.values()),
         "trials_run": result.trials_run,
+        "probe_trials": result.probe_trials,
         "wall_s": result.wall_s,
         "budget_s": result.budget_s,
         "race_rounds": a.rounds,
@@ -119,6 +158,12 @@ def autoconfig_json(result: AutoconfigResult) -> dict:
         "eliminations": rows(result.eliminations),
         "predicted_vs_measured": [asdict(r) for r in result.predicted_vs_measured],
         "steps_to_target": [asdict(c) for c in a.steps_comparisons],
+        "answer_source": a.source,
+        "not_measured_enough": [by_key[k] for k in a.not_measured_enough if k in by_key],
+        "evidence": evidence(result),
+        "trial": result.trial,
+        "cold_start_s": result.cold_start_s,
+        "plan": None if result.plan is None else asdict(result.plan),
     }
 
 

@@ -10,9 +10,17 @@ after a rung a configuration is dropped only when
   :func:`rlbench.analysis.stats.median_ci`) and a one-sided Mann-Whitney test agrees at 5%
   (:func:`rlbench.autoconfig.trials.worse_beyond_doubt`: never on fewer than 3 readings a side),
   *and* it is outside the top ``1/eta`` by median; or
+* it has fewer readings than the rank test needs (a budget that buys one or two a configuration), is
+  outside the top ``1/eta``, and its readings and the cost model *both* put it below the leader by more
+  than the model's measured error (throughput only); or
 * it failed at least twice and never gave a reading; or
 * before any trial, the cost model says it cannot win (throughput only: under time to target the
   resources change the algorithm itself, e.g. policy lag, so a throughput model cannot rule out).
+
+The budget's plan (:mod:`rlbench.autoconfig.plan`) may measure only the model's top configurations
+(:meth:`SuccessiveHalving.restrict`: the rest are "not measured: budget") with fewer first-rung
+readings, and the race may have room for fewer entrants than survive (:meth:`SuccessiveHalving.handover`:
+the best by median go on, the rest are "not raced: budget", their readings kept).
 
 So promotion keeps the top fraction by median and never drops one whose interval overlaps the
 leader's. The search stops when at most ``finalists`` remain, or when the next rung would not fit
@@ -23,10 +31,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
-from rlbench.autoconfig.model import CostModel, Candidate
-from rlbench.autoconfig.trials import (Objective, Stage, Standing, TrialRequest, leader, rank, rotated,
+from rlbench.autoconfig.model import CostModel, Candidate, Observation
+from rlbench.autoconfig.trials import (MIN_READINGS, Objective, Stage, Standing, TrialRequest, leader, rank, rotated,
                                       worse_beyond_doubt)
 
 #: Successive halving's reduction factor (Hyperband's default).
@@ -47,8 +55,11 @@ class Elimination:
     rung: int
     """The rung after which it was dropped (-1: before any trial)."""
     reason: str
-    """``model`` (predicted below the cut), ``separated`` (interval below the leader's, rank test
-    agreeing), ``failed``."""
+    """``model`` (predicted below the cut, before any trial), ``budget`` (not measured: the budget's plan
+    measured the model's top configurations only), ``separated`` (interval below the leader's, rank test
+    agreeing), ``reading_and_model`` (fewer readings than the rank test needs, but they and the model both
+    put it below the leader beyond the model's error), ``not_raced`` (measured, but the race had room for
+    fewer; its readings are kept), ``failed``."""
     detail: str
     """The numbers behind the reason, in words."""
     median: float | None = None
@@ -69,36 +80,40 @@ class SuccessiveHalving(Stage):
     def __init__(self, candidates: Sequence[Candidate], *, objective: Objective, budget_s: float, trial_s: float,
                  cold_start_s: float = 10.0, seed: int = 0, eta: int = ETA,
                  first_rung_readings: int = FIRST_RUNG_READINGS, finalists: int = FINALISTS,
-                 model: CostModel | None = None, protect: Sequence[str] = ()):
+                 model: CostModel | None = None, protect: Sequence[str] = (),
+                 training_s: Mapping[str, float] | None = None, cap_s: Mapping[str, float] | None = None):
         """
         Args:
             candidates: the search space (distinct keys), in the grid's order.
             objective: ``throughput`` or ``time_to_target``.
             budget_s: seconds this search may charge (trials' wall plus cold starts).
-            trial_s: each trial's cap (:attr:`TrialRequest.max_wall_s`).
+            trial_s: each trial's cap (:attr:`TrialRequest.max_wall_s`) and expected training seconds,
+                unless ``cap_s`` / ``training_s`` give a configuration's own.
             cold_start_s: expected cold start until one is measured.
             seed: the run's seed (trial seeds derive from it and the request's place).
             eta: reduction factor; rung r has ``first_rung_readings * eta**r`` new trials each.
-            first_rung_readings: at least 2 (3 by default, so the first rung can drop).
-            finalists: stop when this many or fewer remain.
-            model: the cost model that prunes before any trial (throughput only); None: no pruning.
+            first_rung_readings: at least 1 (3 by default, so the first rung can drop on the rank test).
+            finalists: stop when this many or fewer remain (0: measure even one configuration).
+            model: the cost model that prunes before any trial and judges readings too few for the rank
+                test (throughput only); None: no pruning.
             protect: keys never pruned by the model (the baseline).
         """
         super().__init__(objective=objective, budget_s=budget_s, trial_s=trial_s, cold_start_s=cold_start_s,
-                         seed=seed)
+                         seed=seed, training_s=training_s, cap_s=cap_s)
         keys = [c.key for c in candidates]
         if len(set(keys)) != len(keys):
             raise ValueError("candidate keys must be distinct")
-        if first_rung_readings < 2 or eta < 2 or finalists < 1:
-            raise ValueError("first_rung_readings >= 2, eta >= 2 and finalists >= 1")
+        if first_rung_readings < 1 or eta < 2 or finalists < 0:
+            raise ValueError("first_rung_readings >= 1, eta >= 2 and finalists >= 0")
         self.candidates = {c.key: c for c in candidates}
         self.eta, self.first_rung_readings, self.finalists = eta, first_rung_readings, finalists
+        self.model = model if objective == "throughput" else None
         self.eliminations: list[Elimination] = []
         self.rung = -1
         self._alive = list(keys)
-        if model is not None and objective == "throughput":
-            out = model.cannot_win(list(candidates))
-            best = max((p.env_steps_per_s for c in candidates if (p := model.predict(c))), default=math.nan)
+        if self.model is not None:
+            out = self.model.cannot_win(list(candidates))
+            best = max((p.env_steps_per_s for c in candidates if (p := self.model.predict(c))), default=math.nan)
             for key, pred in out.items():
                 if key in protect:
                     continue
@@ -112,6 +127,44 @@ class SuccessiveHalving(Stage):
         """Configurations still in the search (the finalists once it is done), in the grid's order."""
         return [self.candidates[k] for k in self._alive]
 
+    def by_model(self) -> list[str]:
+        """The survivors, the model's predicted best first (ties and unpredictable ones in the grid's order,
+        after the predicted ones); the grid's order without a model."""
+        def predicted(key: str) -> float:
+            p = self.model.predict(self.candidates[key]) if self.model is not None else None
+            return -p.env_steps_per_s if p is not None else math.inf
+        return sorted(self._alive, key=predicted)
+
+    def restrict(self, keep: Sequence[str], first_rung_readings: int, why: str, finalists: int | None = None) -> None:
+        """Apply the budget's plan before the first rung: measure only ``keep``, ``first_rung_readings``
+        each; every other survivor is "not measured: budget" (``why`` says what the plan could afford).
+        ``finalists``: hand over at this many instead (0: measure ``keep`` even when there are few)."""
+        if self.rung >= 0:
+            raise ValueError("the plan is applied before the first rung")
+        ranked = self.by_model()
+        for key in [k for k in self._alive if k not in keep]:
+            place = f"the model's #{ranked.index(key) + 1} of {len(ranked)}" if self.model is not None else "the grid's order"
+            self._alive.remove(key)
+            self.eliminations.append(Elimination(key, -1, "budget", f"{place}; {why}"))
+        self.first_rung_readings = max(1, int(first_rung_readings))
+        if finalists is not None:
+            self.finalists = finalists
+
+    def handover(self, others: int, keep: str | None = None) -> list[Candidate]:
+        """The finalists the race has room for: ``keep`` (the baseline, when it survived) and the ``others``
+        best by median reading (ties: the model's order); the rest leave as ``not_raced``, readings kept."""
+        rest = [k for k in self._alive if k != keep]
+        if len(rest) <= others:
+            return self.survivors
+        order = {k: i for i, k in enumerate(self.by_model())}
+        standings = {s.key: s for s in self.standings()}
+        ranked = sorted(rest, key=lambda k: (standings[k].median is None, -(standings[k].median or 0.0), order[k]))
+        for key in ranked[max(0, others):]:
+            s = standings[key]
+            self._drop(s, self.rung, "not_raced", f"the race had room for {max(0, others)} of {len(ranked)} beside "
+                       f"the baseline; median {_num(s.median)} on {s.n} reading{'s' * (s.n != 1)}", None)
+        return self.survivors
+
     def standings(self) -> list[Standing]:
         """Every survivor's standing over its readings so far."""
         return [self.standing_of(k, self.candidates[k].cpus, self.candidates[k].gpus) for k in self._alive]
@@ -120,15 +173,27 @@ class SuccessiveHalving(Stage):
         """New trials per configuration in ``rung``."""
         return self.first_rung_readings * self.eta ** rung
 
+    def fitted(self) -> tuple[CostModel, float] | None:
+        """The model refit on every trial told so far and its largest relative error against each trial's
+        measured iteration (None: no model, or nothing measured yet): the error is the margin a reading and
+        the model must both clear before fewer readings than the rank test needs may drop a configuration."""
+        if self.model is None:
+            return None
+        obs = [Observation(self.candidates[self._issued[rid].candidate_key], r.iteration_s)
+               for rid, r in self._told.items() if r.iteration_s is not None and r.iteration_s > 0]
+        model = self.model.refit(obs)
+        errors = [abs(r.error_pct) / 100.0 for r in model.predicted_vs_measured(obs) if r.error_pct is not None]
+        return (model, max(errors)) if errors else None
+
     def _next_batch(self) -> list[TrialRequest]:
         if len(self._alive) <= self.finalists:
             self.stop_reason = f"{len(self._alive)} left (finalists: {self.finalists})"
             return []
         rung = self.rung + 1
         k = self.readings_in_rung(rung)
-        if not self.fits(k * len(self._alive)):
-            self.stop_reason = (f"budget: rung {rung} needs {k} x {len(self._alive)} trials x {self.trial_cost_s:.0f} s, "
-                                f"{max(0.0, self.remaining_s):.0f} s left")
+        if not self.fits(self._alive * k):
+            self.stop_reason = (f"budget: rung {rung} needs {k} x {len(self._alive)} trials "
+                                f"({self.batch_cost_s(self._alive * k):.0f} s), {max(0.0, self.remaining_s):.0f} s left")
             return []
         self.rung = rung
         # Interleaved: slot i runs every configuration once, each slot starting with another one.
@@ -145,12 +210,33 @@ class SuccessiveHalving(Stage):
             return
         ranked = sorted((standings[k] for k in self._alive if standings[k].median is not None), key=rank)
         top = {s.key for s in ranked[:max(1, math.ceil(len(self._alive) / self.eta))]}
+        fitted = self.fitted() if min(x.n for x in ranked) < MIN_READINGS else None
         for s in ranked:
-            if s.key not in top and worse_beyond_doubt(self.scores(s.key), self.scores(best.key)):
+            if s.key in top:
+                continue
+            if worse_beyond_doubt(self.scores(s.key), self.scores(best.key)):
                 self._drop(s, rung, "separated", f"interval {s.ci_low:.4g}-{s.ci_high:.4g} below the leader's "
                            f"{best.ci_low:.4g}-{best.ci_high:.4g} ({best.key}), outside the top 1/{self.eta}", best)
+            elif fitted is not None and min(s.n, best.n) < MIN_READINGS and (why := self._below_beyond_error(s, best, *fitted)):
+                self._drop(s, rung, "reading_and_model", why, best)
+
+    def _below_beyond_error(self, s: Standing, best: Standing, model: CostModel, error: float) -> str | None:
+        """Why ``s`` is below ``best`` by more than the model's error both by its readings and by the (refit)
+        model's prediction, or None when either leaves room for doubt."""
+        a, b = model.predict(self.candidates[s.key]), model.predict(self.candidates[best.key])
+        if a is None or b is None or not best.median or not b.env_steps_per_s:
+            return None
+        read, pred = s.median / best.median, a.env_steps_per_s / b.env_steps_per_s
+        if read < 1.0 - error and pred < 1.0 - error:
+            return (f"{s.n} reading{'s' * (s.n != 1)} at {100 * read:.0f}% of the leader's ({best.key}) and predicted "
+                    f"at {100 * pred:.0f}%, both below 1 - the model's error ({100 * error:.0f}%); outside the top 1/{self.eta}")
+        return None
 
     def _drop(self, s: Standing, rung: int, reason: str, detail: str, best: Standing | None) -> None:
         self._alive.remove(s.key)
         self.eliminations.append(Elimination(s.key, rung, reason, detail, s.median, s.ci_low, s.ci_high,
                                              None if best is None else best.key))
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4g}"

@@ -26,21 +26,24 @@ class AutoconfigSection(BaseModel):
     """Seconds for the whole run (probes, search, race); ``--budget`` on the command line wins."""
     baseline: dict[str, Any] = Field(default_factory=dict)
     """Grid axis -> value of the configuration to beat; an axis left out takes the spec's base value."""
-    trial_s: float = Field(30.0, gt=0, le=MAX_SECONDS)
-    """Each trial's cap in seconds: throughput trials train this long; time-to-target trials end
-    censored after it. One cap for all, so censored readings compare (docs/AUTOCONFIG.md)."""
-    cold_start_s: float = Field(10.0, ge=0, le=MAX_SECONDS)
-    """Expected seconds before a trial's first iteration, until the first trials measure it."""
-    probe_share_pct: float = Field(10.0, ge=0, le=50)
-    """Share of the budget for the probes (the cost model's inputs)."""
+    trial_s: float | None = Field(None, gt=0, le=MAX_SECONDS)
+    """A cap on each trial's training seconds. Every trial runs the spec's ``stop:`` (its iterations and/or
+    seconds; time-to-target trials end censored at it); None: the spec's stop alone, a trial of iterations
+    only being cut at twice what the probes predict for it (docs/AUTOCONFIG.md)."""
+    cold_start_s: float | None = Field(None, ge=0, le=MAX_SECONDS)
+    """Expected seconds of a trial outside its training (process, runtime, build, shutdown) until the
+    probes measure them; None: the framework's own figure (its adapter's ``cold_start_s``)."""
     search_share_pct: float = Field(60.0, gt=0, le=100)
-    """Share of the budget the search may charge; the race gets what is left after it."""
+    """The most of the budget the search may charge; the race keeps at least its minimum rounds and gets
+    what the search leaves."""
     eta: int = Field(3, ge=2, le=10)
     """Successive halving's factor: rung r adds ``first_rung_readings * eta**r`` trials each."""
-    first_rung_readings: int = Field(3, ge=2, le=100)
-    """Trials per configuration in the first rung (3: the fewest on which one can be dropped)."""
+    first_rung_readings: int = Field(3, ge=1, le=100)
+    """Trials per configuration in the first rung (3: the fewest on which one can be dropped); the budget's
+    plan gives fewer when it cannot buy them (docs/AUTOCONFIG.md)."""
     finalists: int = Field(3, ge=1, le=100)
-    """The search hands over to the race at this many configurations or fewer."""
+    """The search hands over to the race at this many configurations or fewer; the race is sized for them
+    and the baseline."""
     min_rounds: int = Field(3, ge=2, le=1000)
     """Race rounds before the intervals may end it."""
     max_rounds: int = Field(20, ge=2, le=1000)
@@ -50,6 +53,6 @@ class AutoconfigSection(BaseModel):
     seed: int = Field(0, ge=0, le=2**32 - 1)
     """What the trial seeds derive from (the search itself has no randomness)."""
 
-    def shares_s(self, budget_s: float) -> tuple[float, float]:
-        """(probe seconds, search seconds) of a budget; the race gets the budget less what was spent."""
-        return budget_s * self.probe_share_pct / 100.0, budget_s * self.search_share_pct / 100.0
+    def search_cap_s(self, budget_s: float) -> float:
+        """The most seconds of ``budget_s`` the search may charge."""
+        return budget_s * self.search_share_pct / 100.0

@@ -12,9 +12,8 @@ median of 0 reads "more than half did not reach the target within the cap".
 from __future__ import annotations
 
 import hashlib
-import math
 from dataclasses import dataclass
-from typing import Iterable, Literal, Sequence
+from typing import Iterable, Literal, Mapping, Sequence
 
 from scipy import stats as scipy_stats
 
@@ -22,6 +21,10 @@ from rlbench.analysis import stats
 
 #: One-sided significance of the rank test that must agree before a configuration is dropped.
 ALPHA = 0.05
+#: The fewest readings a side on which the rank test can separate two configurations (3 against 3, all
+#: of one below all of the other: p = 1/20). Below it two configurations can be neither told apart nor
+#: called alike: the answer lists them as "not measured enough".
+MIN_READINGS = 3
 Objective = Literal["throughput", "time_to_target"]
 OBJECTIVES: tuple[str, ...] = ("throughput", "time_to_target")
 
@@ -140,7 +143,7 @@ def worse_beyond_doubt(worse: Sequence[float], best: Sequence[float], alpha: flo
     That floor is also checked outright: with ties inside a sample scipy leaves the exact test for
     the normal approximation, which gave p = 0.04 for 2 equal readings against 3 (exact: 1/10).
     """
-    if len(worse) < 3 or len(best) < 3:
+    if len(worse) < MIN_READINGS or len(best) < MIN_READINGS:
         return False
     a, b = standing("worse", 0, 0, worse), standing("best", 0, 0, best)
     if not separated(a, b):
@@ -150,8 +153,14 @@ def worse_beyond_doubt(worse: Sequence[float], best: Sequence[float], alpha: flo
 
 
 def overlaps(a: Standing, b: Standing) -> bool:
-    """Whether two configurations are statistically indistinguishable (no interval: cannot tell them apart)."""
+    """Whether neither interval lies wholly below the other (no interval: nothing to tell them apart by)."""
     return not separated(a, b) and not separated(b, a)
+
+
+def comparable(a: Standing, b: Standing) -> bool:
+    """Whether the readings could have told two configurations apart (:data:`MIN_READINGS` a side): only
+    then is "indistinguishable" a finding, not an absence of evidence."""
+    return a.n >= MIN_READINGS and b.n >= MIN_READINGS
 
 
 def rank(s: Standing) -> tuple:
@@ -186,11 +195,16 @@ class Stage:
 
     stage = "stage"
 
-    def __init__(self, *, objective: Objective, budget_s: float, trial_s: float, cold_start_s: float, seed: int):
+    def __init__(self, *, objective: Objective, budget_s: float, trial_s: float, cold_start_s: float, seed: int,
+                 training_s: Mapping[str, float] | None = None, cap_s: Mapping[str, float] | None = None):
+        """``trial_s``: each trial's cap and expected training seconds, unless ``cap_s`` / ``training_s``
+        (configuration key -> seconds) say otherwise for a configuration: a trial that runs the spec's
+        iterations trains as long as its configuration's iterations take (the cost model's prediction)."""
         if objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)} (got {objective!r})")
         self.objective, self.budget_s, self.trial_s = objective, float(budget_s), float(trial_s)
         self.cold_start_prior_s, self.seed = float(cold_start_s), int(seed)
+        self._training_s, self._cap_s = dict(training_s or {}), dict(cap_s or {})
         self.spent_s = 0.0
         self.trials_run = 0
         self.stop_reason: str | None = None
@@ -209,25 +223,40 @@ class Stage:
         return self.stop_reason is not None
 
     @property
-    def trial_cost_s(self) -> float:
-        """Budget seconds one more trial is expected to cost: its cap plus the median cold start seen."""
-        cold = sorted(self._cold)[len(self._cold) // 2] if self._cold else self.cold_start_prior_s
-        return self.trial_s + cold
+    def cold_start_s(self) -> float:
+        """Expected cold start of the next trial: the upper median of those measured (with two, the larger:
+        the first trial of a run also starts the fork server), else the prior."""
+        return sorted(self._cold)[len(self._cold) // 2] if self._cold else self.cold_start_prior_s
+
+    def cap_of(self, key: str) -> float:
+        """Cap on one trial's training seconds (:attr:`TrialRequest.max_wall_s`)."""
+        return float(self._cap_s.get(key, self.trial_s))
+
+    def cost_s(self, key: str) -> float:
+        """Budget seconds one more trial of ``key`` is expected to cost: its training plus the cold start."""
+        return float(self._training_s.get(key, self.trial_s)) + self.cold_start_s
+
+    def batch_cost_s(self, keys: Iterable[str]) -> float:
+        """Budget seconds a batch of trials of these configurations is expected to cost."""
+        return sum(self.cost_s(k) for k in keys)
+
+    def set_budget(self, budget_s: float, training_s: Mapping[str, float], cap_s: Mapping[str, float]) -> None:
+        """What the stage may charge and each configuration's expected training and cap, once the budget's
+        plan is made (before its first ask)."""
+        self.budget_s, self._training_s, self._cap_s = float(budget_s), dict(training_s), dict(cap_s)
+
+    def requests(self) -> list[TrialRequest]:
+        """Every request issued so far, in the order asked."""
+        return list(self._issued.values())
 
     @property
     def remaining_s(self) -> float:
         """Budget seconds not yet charged."""
         return self.budget_s - self.spent_s
 
-    def affordable(self) -> float:
-        """How many more trials fit in what is left of the budget (infinite when a trial costs nothing)."""
-        if self.trial_cost_s <= 0:
-            return math.inf
-        return math.floor((self.remaining_s + 1e-9) / self.trial_cost_s)
-
-    def fits(self, trials: int) -> bool:
-        """Whether ``trials`` more trials fit in what is left of the budget."""
-        return trials <= self.affordable()
+    def fits(self, keys: Sequence[str]) -> bool:
+        """Whether trials of ``keys`` (one each, repeats allowed) fit in what is left of the budget."""
+        return self.batch_cost_s(keys) <= self.remaining_s + 1e-9
 
     def ask(self) -> list[TrialRequest]:
         """The requests to run now (see the class docstring)."""
@@ -294,7 +323,7 @@ class Stage:
 
     def _request(self, key: str, rung: int, index: int) -> TrialRequest:
         return TrialRequest(f"{self.stage}/r{rung}/i{index}/{key}", key, self.stage, rung, index,
-                            derive_seed(self.seed, self.stage, rung, index), self.trial_s)
+                            derive_seed(self.seed, self.stage, rung, index), self.cap_of(key))
 
     def _close(self) -> None:
         """Judge the batch just completed (the subclass's rule)."""

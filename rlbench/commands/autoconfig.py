@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+import time
 from pathlib import Path
 
 from rich.console import Console
@@ -61,9 +62,10 @@ def setup_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, console: Console) -> int:
     """Run autoconfig; SIGTERM and SIGHUP stop it like Ctrl-C (the state is kept for --resume)."""
+    started = time.monotonic()  # the budget counts from here: reading the spec and planning are the user's wait too
     previous = install()
     try:
-        return _autoconfig(args, console)
+        return _autoconfig(args, console, started)
     except KeyboardInterrupt:
         console.print("[yellow]Interrupted.[/]")
         return EXIT_INTERRUPTED
@@ -78,11 +80,11 @@ def resume_command(config: Path, out_dir: Path, args: argparse.Namespace) -> str
     return shlex.join(["rlbench", "autoconfig", str(config), *extra, "--out", str(out_dir), "--resume"])
 
 
-def _autoconfig(args: argparse.Namespace, console: Console) -> int:
+def _autoconfig(args: argparse.Namespace, console: Console, started: float) -> int:
+    from rlbench.autoconfig.model import describe
     from rlbench.measure.machine import probe_machine
     from rlbench.results.lock import OutDirError
-    from rlbench.run.autoconfig import run_autoconfig
-    from rlbench.run.autoconfig_space import prepare
+    from rlbench.run.autoconfig import prepare, run_autoconfig
     from rlbench.run.cluster import ClusterError, prepare_cluster
     from rlbench.run.raytoken import secure_ray, warn_if_auth_disabled
     from rlbench.run.sweep import default_out_dir
@@ -106,17 +108,18 @@ def _autoconfig(args: argparse.Namespace, console: Console) -> int:
     out_dir = own_path(args.out) or default_out_dir(f"{setup.loaded.spec.name}_autoconfig")
     s = setup.section
     say(console, f"autoconfig '{setup.loaded.spec.name}': {len(setup.searched)} configurations, objective {s.objective}, "
-                 f"budget {setup.budget_s:.0f} s, trials of {s.trial_s:g} s, baseline {setup.baseline_key} -> {out_dir}")
+                 f"budget {setup.budget_s:.0f} s; {setup.shape.describe()}; baseline "
+                 f"{describe(setup.candidates[setup.baseline_key])} -> {out_dir}")
     from rlbench.results.layout import ResultsFolder
     from rlbench.run.forkserver import release_fork_server
 
     outcome, seen = None, received()
     try:
         outcome = run_autoconfig(setup, out_dir, console=console, machine=machine, argv=sys.argv, cluster=cluster,
-                                 resume=args.resume)
+                                 resume=args.resume, started_s=started)
         if not outcome.interrupted:
             release_fork_server()
-            code = _finish(out_dir, outcome, setup, console)
+            code = _finish(out_dir, outcome, setup, console, time.monotonic())
             if received() == seen:
                 return code
             # a signal came, and something caught its KeyboardInterrupt: stop as interrupted all the same
@@ -135,23 +138,28 @@ def _autoconfig(args: argparse.Namespace, console: Console) -> int:
     return EXIT_INTERRUPTED
 
 
-def _finish(out_dir: Path, outcome, setup, console: Console) -> int:
+def _finish(out_dir: Path, outcome, setup, console: Console, driver_end: float) -> int:
     """Tables, report, and the terminal's last lines: the winner, its speed-up, the command to re-check it."""
     from rlbench.analysis.tables import build_tables
+    from rlbench.autoconfig.model import describe
+    from rlbench.autoconfig.outputs import evidence
     from rlbench.commands.report import write_and_summarize
 
-    write_and_summarize(out_dir, build_tables(out_dir), console)
+    write_and_summarize(out_dir, build_tables(out_dir), console, recommendations=False)
     a, r = outcome.answer, outcome.result
-    say(console, f"{r.trials_run} trials and the probe ({outcome.trials_run_now} run now); search: {r.search_stop_reason}; "
-                 f"race: {a.rounds} rounds, {a.stop_reason}")
+    say(console, f"{r.trials_run} search and race trials after {r.probe_trials} probe{'s' * (r.probe_trials != 1)} "
+                 f"({outcome.trials_run_now} run now); search: {r.search_stop_reason}; race: {a.rounds} rounds, "
+                 f"{a.stop_reason}")
     if a.chosen_key is None:
         say(console, f"no configuration gave a reading: see {out_dir / 'autoconfig.json'} and the trials' logs", "red")
         return EXIT_FAILED
     unit = "env steps/s" if r.objective == "throughput" else "s to target"
     best = next(st for st in a.standings if st.key == a.chosen_key)
     shown = best.median if r.objective == "throughput" else (1 / best.median if best.median else None)
-    speed = ("speed-up over the baseline: not measurable (the baseline's median missed the target)" if a.speedup is None
-             else f"speed-up over the baseline ({a.baseline_key}): {a.speedup:.2f}x"
+    base = next((st for st in a.standings if st.key == a.baseline_key), None)
+    why = "the baseline gave no reading" if base is None or base.n == 0 else "the baseline's median missed the target"
+    speed = (f"speed-up over the baseline: not measurable ({why})" if a.speedup is None
+             else f"speed-up over the baseline ({describe(r.candidates[a.baseline_key])}): {a.speedup:.2f}x"
              + (f" (95% CI {a.speedup_ci_low:.2f}-{a.speedup_ci_high:.2f})" if a.speedup_ci_low is not None else
                 " (no interval: too few readings)"))
     others = [k for k in a.indistinguishable if k != a.chosen_key]
@@ -159,9 +167,11 @@ def _finish(out_dir: Path, outcome, setup, console: Console) -> int:
                                 plain(f"  ({shown:.4g} {unit} median)" if shown else "")), soft_wrap=True)
     say(console, speed)
     if others:
-        say(console, f"indistinguishable from the best: {', '.join(others)}", "dim")
+        say(console, f"indistinguishable from the best (3 or more readings a side): {', '.join(others)}", "dim")
+    say(console, evidence(r), "dim")
     for c in a.steps_comparisons:  # time to target: steps to it, raced too
         say(console, f"env steps to the target: {c.text}", "" if c.differ else "dim")
-    say(console, f"{outcome.elapsed_s:.0f} s of a {r.budget_s:.0f} s budget. Re-check it: "
+    spent = outcome.elapsed_s + time.monotonic() - driver_end  # the tables and the report included
+    say(console, f"{spent:.0f} s of a {r.budget_s:.0f} s budget. Re-check it: "
                  f"{shlex.join(['rlbench', 'sweep', str(out_dir / 'best.yaml')])}")
     return EXIT_OK

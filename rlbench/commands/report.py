@@ -32,13 +32,16 @@ def setup_arguments(report: argparse.ArgumentParser) -> None:
                         help="rebuild the tables from the per-trial files first (default: read the parquet tables)")
 
 
-def write_and_summarize(out_dir: Path, tables, console: Console, others_written: Callable[[], None] = lambda: None) -> None:
+def write_and_summarize(out_dir: Path, tables, console: Console, others_written: Callable[[], None] = lambda: None,
+                        recommendations: bool = True) -> None:
     """Write the report of a result set and print its recommendations (used by sweep and report);
-    ``others_written``: see :func:`~rlbench.report.document.write_report`."""
+    ``others_written``: see :func:`~rlbench.report.document.write_report`; ``recommendations``: False where the
+    command prints its own answer (autoconfig: the sweep's recommendations pool its probe, search and race
+    trials, and one read once could be named beside the raced answer)."""
     from rlbench.report.document import rec_lines, write_report  # heavy: see commands/compare.py's run
 
     html_path, md_path, analysis = write_report(out_dir, tables, others_written)
-    for line in rec_lines(analysis):  # labels hold the folder's values: plain text
+    for line in rec_lines(analysis) if recommendations else []:  # labels hold the folder's values: plain text
         console.print(Text.assemble(("recommendation:", "bold"), " ", plain(line)), soft_wrap=True)
     say(console, f"Report: {html_path}  (and {md_path.name})")
 

@@ -1,8 +1,9 @@
 """The report's Autoconfig section, for a result set ``rlbench autoconfig`` wrote (it has ``autoconfig.json``).
 
-The answer with its speed-up and interval, the search path (every trial by phase, rung and round,
-and why each configuration left), the cost model's prediction against what each trial measured,
-and the Pareto front of CPUs asked against throughput. Built once as blocks like every section.
+The answer with its speed-up and interval and what it rests on, the plan the budget bought (how long a
+trial was, what one cost here, which step of the plan and why), the search path (every trial by phase,
+rung and round, and why each configuration left), the cost model's prediction against what each trial
+measured, and the Pareto front of CPUs asked against throughput. Built once as blocks like every section.
 """
 
 from __future__ import annotations
@@ -34,18 +35,55 @@ def _num(value: Any, digits: int = 0) -> str:
     return fmt(value, digits) if isinstance(value, (int, float)) else "-"
 
 
+#: Whose readings an answer rests on, in words (autoconfig.json's ``answer_source``).
+_SOURCES = {"race": "race", "search": "search", "probe": "probe", "search+probe": "search and probe"}
+#: Why a configuration left, in words (autoconfig.json's ``eliminations[].reason``).
+_REASONS = {"model": "dropped by the cost model", "budget": "not measured (budget)",
+            "separated": "separated from the leader", "reading_and_model": "dropped on fewer than 3 readings, the model agreeing",
+            "not_raced": "measured, not raced (budget)", "failed": "failed"}
+
+
 def answer_text(data: dict[str, Any]) -> str:
     """The answer in one sentence: winner, median, speed-up with its interval, trials and seconds."""
     best, sp, unit = data.get("best") or {}, data.get("speedup") or {}, data.get("unit", "")
     if not best:
         return (f"No configuration gave a reading ({data.get('trials_run', 0)} trials, "
                 f"{_num(data.get('wall_s'))} s of a {_num(data.get('budget_s'))} s budget).")
-    ratio = "not measurable (the baseline mostly missed the target)" if sp.get("ratio") is None else (
+    base = data.get("baseline") or {}
+    why = "the baseline gave no reading" if not base.get("n") else "the baseline mostly missed the target"
+    ratio = f"not measurable ({why})" if sp.get("ratio") is None else (
         f"{sp['ratio']:.2f}x" + (f" (95% CI {sp['ci_low']:.2f}-{sp['ci_high']:.2f})" if sp.get("ci_low") is not None
-                                 else ""))
-    return (f"Chosen: {best.get('key')}, median {_num(best.get('median'), 1)} {unit} over {best.get('n')} race "
-            f"trials; speed-up over the baseline ({(data.get('baseline') or {}).get('key')}): {ratio}. "
-            f"{data.get('trials_run', 0)} trials, {_num(data.get('wall_s'))} s of a {_num(data.get('budget_s'))} s budget.")
+                                 else " (no interval: too few readings)"))
+    source = _SOURCES.get(str(data.get("answer_source", "race")), str(data.get("answer_source")))
+    n = best.get("n")
+    return (f"Chosen: {best.get('key')}, median {_num(best.get('median'), 1)} {unit} over {n} {source} "
+            f"reading{'s' * (n != 1)}; speed-up over the baseline ({base.get('key')}): {ratio}. "
+            f"{data.get('trials_run', 0)} search and race trials after {data.get('probe_trials', 1)} probe(s), "
+            f"{_num(data.get('wall_s'))} s of a {_num(data.get('budget_s'))} s budget.")
+
+
+def plan_blocks(data: dict[str, Any]) -> list[Block]:
+    """What the budget bought: the trial, its cost here, the plan's step and why (autoconfig.json 4 and later)."""
+    plan = data.get("plan")
+    if not isinstance(plan, dict):
+        return []
+    rows = [["how long a trial was", str(data.get("trial") or "-")],
+            ["a trial's cost here", f"{_num(plan.get('trial_cost_s'), 1)} s, of it {_num(data.get('cold_start_s'), 1)} s "
+                                    "of cold start and shutdown (measured by the probes)"],
+            ["seconds for the search and the race", f"{_num(plan.get('left_s'))} s" + (
+                f": about {int(plan['left_s'] // plan['trial_cost_s'])} trials at that cost"
+                if isinstance(plan.get("left_s"), (int, float)) and isinstance(plan.get("trial_cost_s"), (int, float))
+                and plan["trial_cost_s"] > 0 else "")],
+            ["the plan", f"{plan.get('step')}: {plan.get('words')}"],
+            ["measured by the search", f"{len(plan.get('measured') or [])} configurations, {plan.get('readings')} "
+                                       "first-rung readings each" if plan.get("readings") else
+             f"none: the race's {len(plan.get('race') or [])} entrants are measured in the race"],
+            ["not measured (budget)", str(len(plan.get("not_measured") or []))],
+            ["the race's minimum", f"{_num(plan.get('race_min_s'))} s"]]
+    return [Heading("What the budget bought", 3),
+            Paragraph("The probes measured what a trial costs on this machine; the plan is the most evidence the rest "
+                      "of the budget buys, in stated steps (docs/AUTOCONFIG.md, \"What the budget buys\").", muted=True),
+            Table(["", ""], rows, frozenset({0, 1}))]
 
 
 def search_path(trials: pd.DataFrame, axes: list[str]) -> Table:
@@ -86,10 +124,19 @@ def autoconfig_blocks(out_dir: Path, trials: pd.DataFrame, axes: list[str]) -> l
     if data is None:
         return []
     out: list[Block] = [Heading("Autoconfig", 2), Paragraph(answer_text(data), lead="Answer")]
+    if data.get("evidence"):
+        out.append(Paragraph(str(data["evidence"]), lead="Evidence"))
     same = [s.get("key") for s in data.get("indistinguishable") or []]
     if len(same) > 1:
-        out.append(Paragraph(f"Statistically indistinguishable from the fastest: {', '.join(map(str, same))}. "
-                             "The chosen one is the cheapest of them within 5% of the fastest's median."))
+        out.append(Paragraph(f"Statistically indistinguishable from the fastest (3 or more readings a side, intervals "
+                             f"overlapping): {', '.join(map(str, same))}. The chosen one is the cheapest of them within "
+                             "5% of the fastest's median."))
+    thin = [f"{s.get('key')} ({s.get('n')} reading{'s' * (s.get('n') != 1)}, median {_num(s.get('median'), 1)})"
+            for s in data.get("not_measured_enough") or [] if isinstance(s, dict)]
+    if thin:
+        out.append(Paragraph("Not measured enough to tell from the fastest (fewer than 3 readings a side), neither tied "
+                             f"nor worse: {', '.join(thin)}."))
+    out += plan_blocks(data)
     unit = data.get("unit", "")
     st = [[str(s.get("key")), _num(s.get("cpus"), 2), _num(s.get("median"), 1),
            f"{_num(s.get('ci_low'), 1)}-{_num(s.get('ci_high'), 1)}", str(s.get("n")), str(s.get("censored")),
@@ -105,9 +152,9 @@ def autoconfig_blocks(out_dir: Path, trials: pd.DataFrame, axes: list[str]) -> l
     if left:
         out.append(Bullets(left))
     out += steps_blocks(data)
-    gone = [f"{e.get('key')}: {e.get('reason')} after rung {e.get('rung')} ({e.get('detail')})"
-            if e.get("rung", -1) >= 0 else f"{e.get('key')}: {e.get('reason')} before any trial ({e.get('detail')})"
-            for e in data.get("eliminations") or []]
+    gone = [f"{e.get('key')}: {_REASONS.get(str(e.get('reason')), e.get('reason'))}"
+            + (f" after rung {e.get('rung')}" if (e.get("rung") if isinstance(e.get("rung"), int) else -1) >= 0 else "")
+            + f" ({e.get('detail')})" for e in data.get("eliminations") or []]
     out += [Heading("Search path", 3), Bullets(gone or ["no configuration was dropped by the search"])]
     if "phase" in trials:
         out.append(search_path(trials, axes))

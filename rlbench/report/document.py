@@ -211,9 +211,13 @@ def document_blocks(analysis: Analysis, section: inside.InsideReport | None, fig
     """The whole document, built once: every backend draws these blocks."""
     name = str((analysis.manifest.get("spec") or {}).get("name", analysis.out_dir.name))
     axes, n_axes = analysis.axes, len(analysis.axes)
-    out: list[Block] = [Heading(f"rlbench report: {name}", 1), Heading("Recommendations", 2),
-                        Bullets(rec_lines(analysis) or ["no configuration was measured"], boxed=True)]
-    out += autoconfig_blocks(analysis.out_dir, analysis.trials, axes)  # [] unless rlbench autoconfig wrote it
+    out: list[Block] = [Heading(f"rlbench report: {name}", 1)]
+    answer = autoconfig_blocks(analysis.out_dir, analysis.trials, axes)  # [] unless rlbench autoconfig wrote it
+    out += answer  # autoconfig's raced answer first: the recommendations pool every trial, probes included
+    out += [Heading("Recommendations", 2)] + ([Paragraph(
+        "Over every trial of the run by configuration (probes, search and race pooled, some read once): the answer "
+        "is the Autoconfig section's.", muted=True)] if answer else []) + [
+        Bullets(rec_lines(analysis) or ["no configuration was measured"], boxed=True)]
     out += variant_blocks(analysis.variants)
     if analysis.findings:
         out += [Heading("What more learner CPUs bought", 2), Bullets(analysis.findings)]

@@ -150,3 +150,13 @@ def test_a_point_skipped_as_a_duplicate_is_not_a_configuration_of_its_own():
     trials.loc[2, ["status", "reason"]] = ["skipped", f"{DUPLICATE} t001 on this machine (num_env_runners=cpus-1 is 1)"]
     c = configurations(trials, ["num_env_runners"])
     assert list(c["index"]) == [0, 1] and list(c["num_env_runners"]) == [0, 1]
+
+
+def test_a_label_shows_an_unset_axis_as_the_spec_default_never_nan():
+    from rlbench.analysis.configs import config_label
+
+    row = {"env_config.step_ms": float("nan"), "num_env_runners": 2, "index": 4}
+    assert config_label(row, ["env_config.step_ms", "num_env_runners"]) == \
+        "env_config.step_ms=(the spec's default), num_env_runners=2"
+    assert config_label({"fcnet_hiddens": [64, 64], "x": None}, ["fcnet_hiddens", "x"]) == \
+        "fcnet_hiddens=[64, 64], x=(the spec's default)"

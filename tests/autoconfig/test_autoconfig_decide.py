@@ -21,16 +21,23 @@ def test_cheapest_within_five_percent_of_the_best_whose_interval_overlaps():
         st("cheapest_apart", 1, 700, 650, 750),   # separated
         st("same_cpus_gpu", 4, 990, 950, 1030, gpus=1.0),  # 4 CPUs too, but a GPU: the CPU-only one wins the tie
     ]
-    chosen, same = choose(standings)
+    chosen, same, thin = choose(standings)
     assert chosen == "cheap_close"
-    assert same == ("fast", "same_cpus_gpu", "cheap_close", "cheaper_slow")
+    assert same == ("fast", "same_cpus_gpu", "cheap_close", "cheaper_slow") and thin == ()
     assert choose(standings, tolerance_pct=10.0)[0] == "cheaper_slow"
-    assert choose([st("only", 1, None, None, None)]) == (None, ())
+    assert choose([st("only", 1, None, None, None)]) == (None, (), ())
 
 
-def test_a_configuration_read_once_cannot_be_told_apart():
-    once = Standing("once", 1, 0, 500.0, None, None, 1)
-    assert choose([st("best", 4, 1000, 990, 1010), once]) == ("best", ("best", "once"))  # 500 is 50% below
+def test_too_few_readings_are_neither_tied_nor_worse_but_not_measured_enough():
+    """Issue 34: one reading with no interval had been read as overlapping, so the answer listed a
+    configuration read once (at 3,437) as indistinguishable from the best while one read twice with an
+    interval below it (5,658 [5,586-5,730]) was not. Only 3 readings a side can tell two apart."""
+    once = Standing("once", 1, 0, 980.0, None, None, 1)
+    twice = Standing("twice", 1, 0, 970.0, 960.0, 980.0, 2)  # its interval overlaps the best's, on 2 readings
+    chosen, same, thin = choose([st("best", 4, 1000, 960, 1010), once, twice])
+    assert (chosen, same, thin) == ("best", ("best",), ("once", "twice"))  # neither is chosen over its evidence
+    lone_best = Standing("lone", 4, 0, 1000.0, None, None, 1)  # the fastest on one reading: nothing compares with it
+    assert choose([lone_best, st("other", 1, 990, 980, 1000)]) == ("lone", ("lone",), ("other",))
 
 
 def test_rounds_rotate_and_pair_their_seeds():
@@ -148,7 +155,31 @@ def test_with_no_round_run_the_answer_comes_from_the_search():
     race = Race(search.survivors, cand(1), objective="throughput", budget_s=5, trial_s=10, cold_start_s=0)
     assert race.ask() == [] and race.round == -1  # not one round fits
     assert race.answer().chosen_key is None  # the race alone has nothing
-    a = race.answer(fallback=search)
+    a = race.answer(fallbacks=[search])
     assert a.chosen_key == cand(2).key and a.fastest_key == cand(4).key  # median 300: within 5% of 310, fewer CPUs
-    assert a.speedup == pytest.approx(3.0) and "the answer is from the search's readings" in a.stop_reason
-    assert a.rounds == 0 and all(s.n == 3 for s in a.standings)
+    assert a.speedup == pytest.approx(3.0) and "the answer is from the search readings" in a.stop_reason
+    assert a.rounds == 0 and all(s.n == 3 for s in a.standings) and a.source == "search"
+
+
+def test_with_no_search_either_the_probes_and_search_readings_are_pooled():
+    from rlbench.autoconfig.search import SuccessiveHalving
+    from rlbench.autoconfig.session import Probe
+    from rlbench.autoconfig.trials import TrialResult
+
+    probe = Probe([cand(1)], objective="throughput", budget_s=1e6, trial_s=10, cold_start_s=0, seed=0)
+    (req,) = probe.ask()
+    probe.tell([TrialResult(req.request_id, 100.0, 10.0)])
+    search = SuccessiveHalving([cand(2)], objective="throughput", budget_s=1e6, trial_s=10, cold_start_s=0,
+                               finalists=0)
+    drive(search, lambda req: (300.0, True), cold_start_s=0.0)
+    race = Race([cand(2)], cand(1), objective="throughput", budget_s=5, trial_s=10, cold_start_s=0)
+    a = race.answer(fallbacks=[search, probe])
+    assert (a.chosen_key, a.source, a.speedup) == (cand(2).key, "search+probe", pytest.approx(3.0))
+    assert "pooled, not paired" in a.stop_reason and a.not_measured_enough == (cand(1).key,)
+
+
+def test_an_entrant_that_keeps_failing_leaves_the_race():
+    race = Race([cand(2), cand(4)], cand(1), objective="throughput", budget_s=1e6, trial_s=10, max_rounds=5)
+    told = drive(race, lambda req: (1000.0, True), fail=lambda req: req.candidate_key == cand(4).key)
+    assert [e.reason for e in race.left if e.key == cand(4).key] == ["failed"]
+    assert sum(cand(4).key in r.request_id for r in told) == 2  # its first two failures, then no more

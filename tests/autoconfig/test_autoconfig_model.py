@@ -116,3 +116,13 @@ def test_a_refit_scales_every_env_step_alike():
 def test_env_id_names_the_env_and_its_config_whatever_the_key_order():
     assert env_id("E", {"x": 1, "y": 2}) == env_id("E", {"y": 2, "x": 1}) != env_id("E", {"x": 1})
     assert env_id("E", None) == env_id("E", {})
+
+
+def test_a_baseline_off_the_grid_is_described_by_its_axes_never_none():
+    from dataclasses import replace
+
+    from rlbench.autoconfig.model import describe
+
+    base = replace(cand(1), key="baseline", axes=(("env_config.step_ms", None), ("num_env_runners", 1)))
+    assert describe(base) == "the spec's base configuration (env_config.step_ms=(the spec's default), num_env_runners=1)"
+    assert describe(cand(2)) == cand(2).key

@@ -113,9 +113,10 @@ def test_write_outputs_writes_three_files(tmp_path):
     assert not list((tmp_path / "out").glob(".*.tmp"))
 
 
-def test_the_section_reads_and_splits_the_budget():
+def test_the_section_reads_and_caps_the_search():
     s = AutoconfigSection.model_validate({"objective": "time_to_target", "baseline": {"num_env_runners": 2}})
-    assert s.shares_s(1200) == (120.0, 720.0) and s.first_rung_readings == 3
+    assert s.search_cap_s(1200) == 720.0 and s.first_rung_readings == 3
+    assert (s.trial_s, s.cold_start_s) == (None, None)  # the spec's stop and the adapter's figure
     with pytest.raises(ValueError):
         AutoconfigSection.model_validate({"budget": 10})
 
@@ -134,4 +135,4 @@ def test_time_to_target_writes_steps_to_target_per_standing_and_the_findings():
     assert next(s for s in data["standings"] if s["key"] == FAST.key)["steps_to_target"] is None  # not raced here
     assert data["steps_to_target"] == [{"key": BASE.key, "chosen_key": BEST.key, "ratio": None, "ci_low": None,
                                         "ci_high": None, "p_value": 0.05, "differ": True, "text": "needs more"}]
-    assert autoconfig_json(result())["steps_to_target"] == [] and data["schema_version"] == 3
+    assert autoconfig_json(result())["steps_to_target"] == [] and data["schema_version"] == 4

@@ -48,10 +48,14 @@ def test_no_budget_at_all(capsys, monkeypatch, tmp_path):
     assert code == EXIT_BAD_INPUT and "--budget 20m" in msg and "autoconfig.budget_s" in msg
 
 
-def test_a_budget_too_small_for_one_trial(capsys, monkeypatch, tmp_path):
-    code, msg = _run(capsys, monkeypatch, tmp_path, GOOD, "--budget", "30s")  # one trial: 30 s + 10 s cold start
-    assert code == EXIT_BAD_INPUT and "too small for one trial" in msg and "autoconfig.trial_s" in msg
-    assert "at least 44 s" in msg
+def test_a_budget_below_the_smallest_plan_that_can_answer(capsys, monkeypatch, tmp_path):
+    # the plain adapter's 0.5 s of cold start + the spec's 1 s: 2 probes and 3 rounds of 2 are 8 trials of 1.5 s,
+    # 12 s, and at least 4 s kept for the report: 16 s
+    code, msg = _run(capsys, monkeypatch, tmp_path, GOOD, "--budget", "10s")
+    assert code == EXIT_BAD_INPUT and "cannot buy an answer" in msg and "at least 16 s" in msg
+    assert "give --budget 16s or more" in msg
+    code, msg = _run(capsys, monkeypatch, tmp_path, GOOD + "autoconfig: {cold_start_s: 10}\n", "--budget", "60s")
+    assert code == EXIT_BAD_INPUT and "(autoconfig.cold_start_s)" in msg and "--budget 93s or more" in msg  # 8 x 11 s / 0.95
 
 
 @pytest.mark.parametrize("grid", ["{}", "{num_envs_per_env_runner: [2]}"])
@@ -95,7 +99,7 @@ def test_arguments_reach_the_driver():
 
 
 def test_budget_parsing():
-    from rlbench.run.autoconfig_space import parse_budget
+    from rlbench.run.autoconfig.space import parse_budget
 
     assert [parse_budget(t) for t in ("20m", "90s", "1h30m", "600", "1.5m")] == [1200, 90, 5400, 600, 90]
 
@@ -105,10 +109,10 @@ def test_a_signal_whose_interrupt_was_swallowed_still_stops_as_interrupted(capsy
     ends the command with 130 and the resume line, not with the answer's 0."""
     import sys as _sys
 
-    import rlbench.run.autoconfig as driver
+    import rlbench.run.autoconfig.driver as driver
     from rlbench.commands.exit_codes import EXIT_INTERRUPTED
     from rlbench.results.layout import ResultsFolder
-    from rlbench.run.autoconfig import Outcome
+    from rlbench.run.autoconfig.driver import Outcome
     from rlbench.worker import interrupts
 
     def ran(setup, out_dir, **kw):

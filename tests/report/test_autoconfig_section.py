@@ -46,7 +46,7 @@ def test_the_section_only_where_autoconfig_wrote(tmp_path):
     assert autoconfig_blocks(tmp_path, trials(), AXES) == []
     (tmp_path / "autoconfig.json").write_text(json.dumps(ANSWER))
     md = to_markdown(autoconfig_blocks(tmp_path, trials(), AXES))
-    for text in ("## Autoconfig", "### Search path", "num_env_runners=2: separated after rung 0",
+    for text in ("## Autoconfig", "### Search path", "num_env_runners=2: separated from the leader after rung 0",
                  "### Predicted against measured", "-50", "### CPUs against throughput: the Pareto front"):
         assert text in md, text
     assert md.index("t000r0") < md.index("t001r0") < md.index("t001r1")  # probe, search rung 0, race round 0
@@ -75,3 +75,28 @@ def test_steps_to_target_only_under_time_to_target():
     md = to_markdown(steps_blocks(ttt))
     assert "#### Env steps to the target" in md and "b needs more env steps to the target than a" in md
     assert "| a | 1,100 | 1,000-1,200 | 3 | 0 |" in md and "| b | - | 2,000-- | 3 | 2 |" in md
+
+
+def test_the_plan_the_evidence_and_what_was_measured_too_little(tmp_path):
+    plan = {"step": "race_only", "readings": 0, "measured": [], "not_measured": ["a", "b"], "race": ["c", "base"],
+            "search_budget_s": 0.0, "race_min_s": 150.0, "left_s": 180.0, "trial_cost_s": 12.0,
+            "words": "no search fits beside the race"}
+    data = {**ANSWER, "plan": plan, "trial": "each trial runs the spec's stop: 6 iterations (1 warm-up)",
+            "cold_start_s": 8.0, "evidence": "It rests on 3 race rounds.", "answer_source": "race",
+            "not_measured_enough": [{"key": "num_env_runners=2", "n": 1, "median": 380.0}],
+            "eliminations": [{"key": "a", "rung": -1, "reason": "budget", "detail": "the model's #3 of 4"}]}
+    (tmp_path / "autoconfig.json").write_text(json.dumps(data))
+    md = to_markdown(autoconfig_blocks(tmp_path, trials(), AXES))
+    for text in ("Evidence: It rests on 3 race rounds.", "### What the budget bought", "6 iterations (1 warm-up)",
+                 "12.0 s, of it 8.0 s of cold start", "180 s: about 15 trials at that cost",
+                 "race_only: no search fits beside the race", "none: the race's 2 entrants are measured in the race",
+                 "Not measured enough to tell from the fastest", "num_env_runners=2 (1 reading, median 380.0)",
+                 "a: not measured (budget) (the model's #3 of 4)"):
+        assert text in md, text
+    assert "over 2 race readings" in answer_text(data)
+    assert "### What the budget bought" not in to_markdown(autoconfig_blocks_of(tmp_path, ANSWER))  # older runs
+
+
+def autoconfig_blocks_of(tmp_path, data):
+    (tmp_path / "autoconfig.json").write_text(json.dumps(data))
+    return autoconfig_blocks(tmp_path, trials(), AXES)

@@ -127,7 +127,7 @@ def test_a_resume_runs_no_finished_trial_again(known, tmp_path):
 def _state_has(key):
     def ready(out):
         try:
-            return key in json.loads((out / "autoconfig_state.json").read_text())
+            return key in json.loads((out / "autoconfig_state.json").read_text())["decided"]
         except (OSError, ValueError):  # not written yet, or being replaced
             return False
     return ready
@@ -138,7 +138,7 @@ def _state_has(key):
 STOP_POINTS = {
     "folder taken": ((lambda out: (out / "manifest.json").exists()), signal.SIGTERM),
     "probe running": ((lambda out: any((out / "trials").glob("*/events.jsonl"))), signal.SIGINT),
-    "probe done": (_state_has("probe"), signal.SIGHUP),
+    "probe done": (_state_has("probes"), signal.SIGHUP),
     "race started": (_state_has("race"), signal.SIGTERM),
 }
 

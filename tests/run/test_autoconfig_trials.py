@@ -8,7 +8,7 @@ import pytest
 
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.records import TrialRecord, write_record
-from rlbench.run.autoconfig_trials import State, read_result
+from rlbench.run.autoconfig.trials import State, read_result
 
 
 def trial(folder: ResultsFolder, tid: str, status: str, walls: list[float], *, warmup: int = 1, hit: int | None = None,
@@ -69,7 +69,7 @@ def test_trial_ids_are_the_next_repeat_of_the_grid_point_and_kept(tmp_path):
 def test_two_probes_separate_the_per_step_and_the_per_call_cost(tmp_path):
     """Known answer: env 10 us a step, then 20 us a step plus 400 us a forward call of E envs."""
     from rlbench.measure.machine import probe_machine
-    from rlbench.run.autoconfig_trials import probes_from
+    from rlbench.run.autoconfig.trials import probes_of
     from rlbench.spec.load import spec_from_dict
     from rlbench.spec.plan import plan_trials
 
@@ -85,10 +85,10 @@ def test_two_probes_separate_the_per_step_and_the_per_call_cost(tmp_path):
                 "sample_s": 1000 * (10 + rest_us) * 1e-6, "env_step_s": 1000 * 10e-6, "learn_s": 0.2, "sync_s": 0.0}
                for i in (1, 2, 3)]
         (t.path / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in its))
-    p = probes_from(folder, one, four)
+    p = probes_of(folder, one, four)
     assert (p.env_step_s, p.inference_step_s, p.inference_call_s, p.learner_step_s) == pytest.approx(
         (10e-6, 20e-6, 400e-6, 0.2 / 1000))
-    alone = probes_from(folder, one)
+    alone = probes_of(folder, one)
     assert (alone.inference_step_s, alone.inference_call_s) == pytest.approx((420e-6, 0.0))
 
 
@@ -96,7 +96,8 @@ def test_each_other_env_config_steps_at_its_ceiling_and_survives_the_state(tmp_p
     """Known answer: env_config cost 5 stepped at 2000 steps/s a process (0.5 ms), cost 9's ceiling failed."""
     from rlbench.autoconfig.model import Probes, env_id
     from rlbench.measure.machine import probe_machine
-    from rlbench.run.autoconfig_trials import env_steps_from, probes_dict, probes_of
+    from rlbench.autoconfig.session import dump_decided, load_decided
+    from rlbench.run.autoconfig.trials import env_steps_from
     from rlbench.spec.load import spec_from_dict
     from rlbench.spec.plan import plan_trials
     from rlbench.studies.envbench import ceiling_key, ceiling_procs
@@ -113,4 +114,5 @@ def test_each_other_env_config_steps_at_its_ceiling_and_survives_the_state(tmp_p
     steps = env_steps_from(folder, {id5: five, id9: nine})
     assert steps == ((id5, pytest.approx(0.0005)),)
     probes = Probes(0.001, 0.0, 0.0, 0.0, 1, env_steps_s=steps)
-    assert probes_of(json.loads(json.dumps(probes_dict(probes)))) == probes  # through autoconfig_state.json
+    through_the_state = load_decided(json.loads(json.dumps(dump_decided({"probes": probes}))))
+    assert through_the_state["probes"] == probes  # through autoconfig_state.json

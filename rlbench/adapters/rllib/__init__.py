@@ -51,6 +51,9 @@ class RLlibAdapter:
     removed_keys = REMOVED_KEYS
     runtime = "ray"
     requires = {"ray": SUPPORTED_RAY}
+    #: ray.init 2.3-7 s, the build 1-3 s, ray.shutdown 1.1-1.4 s on 2 cores (RLLIB_NOTES); a trial of the
+    #: issue-34 space cost 13-14 s with 3-5 s of training.
+    cold_start_s = 10.0
 
     def training_keys(self, algo: str) -> frozenset[str]:
         return ALGO_TRAINING_KEYS[algo]

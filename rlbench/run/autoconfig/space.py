@@ -2,9 +2,10 @@
 
 Everything a user can get wrong is caught here, before anything runs, as one
 :class:`~rlbench.spec.model.SpecError` naming the key or flag and the fix (the command exits 2): an
-unparsable ``--budget``, a budget too small for one trial, an empty search space (no grid, or no
-grid point this machine can run), ``time_to_target`` without a ``stop`` target, a baseline axis
-that is not a grid axis.
+unparsable ``--budget``, a budget below the smallest plan that can answer (the probes, then the baseline
+against one other for ``min_rounds`` rounds: :meth:`rlbench.autoconfig.session.Session.minimum_budget_s`,
+with the figure to give instead), an empty search space (no grid, or no grid point this machine can run),
+``time_to_target`` without a ``stop`` target, a baseline axis that is not a grid axis.
 """
 
 from __future__ import annotations
@@ -17,8 +18,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from rlbench.adapters import get_adapter
 from rlbench.autoconfig.model import Candidate
+from rlbench.autoconfig.plan import TrialShape
 from rlbench.autoconfig.section import AutoconfigSection
+from rlbench.autoconfig.session import Session, Space
 from rlbench.measure.machine import MachineInfo
 from rlbench.spec.load import axis_column, axis_target, spec_from_dict
 from rlbench.spec.model import LoadedSpec, SpecError
@@ -64,6 +68,33 @@ class Setup:
     """Keys of the grid points the search starts from."""
     notes: list[str] = field(default_factory=list)
     """Grid points left out (the machine cannot run them), in words."""
+    shape: TrialShape | None = None
+    """How long a trial trains: the spec's ``stop:``, capped by ``autoconfig.trial_s``."""
+    cold_start_s: float = 0.0
+    """Seconds a trial is expected to spend outside training until the probes measure it
+    (``autoconfig.cold_start_s``, else the largest of the space's frameworks' own figures)."""
+
+    @property
+    def space(self) -> Space:
+        """What the session searches."""
+        return Space(self.candidates, self.searched, self.baseline_key, second_probe(self))
+
+    def session(self) -> Session:
+        """A new session over this space (a resume gives it the saved decisions)."""
+        return Session(self.space, self.section, self.budget_s, self.shape, self.cold_start_s)
+
+
+def second_probe(setup: "Setup") -> str | None:
+    """The searched configuration whose envs per runner differ most from the baseline's (the larger on a tie),
+    the rest as alike as possible: a second probe there separates inference's per-call cost from its
+    per-step cost. None when the grid does not vary it."""
+    base = setup.candidates[setup.baseline_key]
+    others = [setup.candidates[k] for k in setup.searched
+              if setup.candidates[k].num_envs_per_env_runner != base.num_envs_per_env_runner]
+    if not others:
+        return None
+    return max(others, key=lambda c: (abs(c.num_envs_per_env_runner - base.num_envs_per_env_runner),
+                                      c.num_env_runners == base.num_env_runners, -c.cpus)).key
 
 
 def _value_at(config: Any, path: tuple[str, ...]) -> Any:
@@ -99,13 +130,6 @@ def prepare(path: Path, *, budget: str | None, objective: str | None, machine: M
     budget_s = parse_budget(budget) if budget is not None else section.budget_s
     if budget_s is None:
         raise SpecError(f"{path}: no budget: give --budget 20m (or autoconfig.budget_s in the spec)")
-    one_trial = section.trial_s + section.cold_start_s
-    usable = budget_s * (1 - section.probe_share_pct / 100.0)
-    if usable < one_trial:
-        raise SpecError(f"--budget {budget_s:g} s is too small for one trial (after the probes' "
-                        f"{section.probe_share_pct:g}%, {usable:g} s are left; one trial costs autoconfig.trial_s "
-                        f"{section.trial_s:g} s + autoconfig.cold_start_s {section.cold_start_s:g} s): give a budget of "
-                        f"at least {one_trial / (1 - section.probe_share_pct / 100.0):.0f} s, or a smaller autoconfig.trial_s")
     grid = data.get("grid") or {}
     if not isinstance(grid, dict) or not grid or all(isinstance(v, list) and len(v) < 2 for v in grid.values()):
         raise SpecError(f"{path}: grid: the search space is empty (no axis with two or more values): give the grid "
@@ -142,7 +166,31 @@ def prepare(path: Path, *, budget: str | None, objective: str | None, machine: M
         named = {a: _value_at(baseline_plan.config, axis_target(a)) for a in axes}
         candidates[baseline_key] = replace(Candidate.from_config(baseline_plan.config, named), key=baseline_key)
         templates[baseline_key] = baseline_plan.model_copy(update={"axes": {axis_column(a): v for a, v in named.items()}})
-    return Setup(loaded, data, section, budget_s, candidates, templates, baseline_key, searched, notes)
+    spec = loaded.spec
+    shape = TrialShape(stop_iterations=spec.stop.iterations, stop_seconds=spec.stop.seconds, cap_s=section.trial_s,
+                       warmup_iterations=spec.warmup_iterations)
+    cold = section.cold_start_s if section.cold_start_s is not None else max(
+        get_adapter(t.config.framework).cold_start_s for t in templates.values())
+    setup = Setup(loaded, data, section, budget_s, candidates, templates, baseline_key, searched, notes, shape, cold)
+    need = setup.session().minimum_budget_s()
+    if budget_s < need:
+        training = (f"{shape.limit_s:g} s of training" if shape.limit_s is not None
+                    else "their training, not known before a probe")
+        raise SpecError(f"--budget {budget_s:g} s cannot buy an answer for {path}: the smallest plan (the probes, then the "
+                        f"baseline against the model's best for {section.min_rounds} rounds) needs at least {need:.0f} s "
+                        f"here (trials of {cold:g} s of cold start{' (autoconfig.cold_start_s)' if section.cold_start_s is not None else ''} "
+                        f"+ {training}, and the report's reserve): give --budget {_duration(need)} or more, or a "
+                        "shorter stop:")
+    return setup
+
+
+def _duration(seconds: float) -> str:
+    """A budget flag's value at or above ``seconds``: ``90s``, ``4m``, ``1h5m``."""
+    s = int(seconds) + (seconds % 1 > 0)
+    if s < 120:
+        return f"{s}s"
+    m = -(-s // 60)
+    return f"{m}m" if m < 60 else f"{m // 60}h{m % 60}m" if m % 60 else f"{m // 60}h"
 
 
 def _baseline(path: Path, data: dict, lines, section: AutoconfigSection, axes: list[str], machine: MachineInfo,

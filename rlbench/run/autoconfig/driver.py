@@ -1,0 +1,205 @@
+"""The autoconfig driver: the session's trials run as real isolated trials, within a budget.
+
+The decisions are the session's (:class:`rlbench.autoconfig.session.Session`: probe, plan, search, race);
+this module is its :class:`~rlbench.autoconfig.session.Runner`. It runs what the session asks as trials
+of the sweep's machinery (:class:`rlbench.run.sweep.TrialBatches`: one results folder, the usual
+per-trial files and tables, with ``phase``, ``rung`` and ``round`` in each plan), charges each what it
+cost as measured from outside (process start, Ray, build, env ceilings, shutdown included), reads each
+back from its files, and keeps the state a resume needs.
+
+Resume: ``autoconfig_state.json`` maps requests to trial ids and keeps the session's decisions; a finished
+trial's result is read back from its folder (:meth:`Driver.stored`), so no finished trial runs again.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Sequence
+
+import psutil
+from rich.console import Console
+
+from rlbench.autoconfig.decide import Answer
+from rlbench.autoconfig.model import Observation, Probes
+from rlbench.autoconfig.outputs import AutoconfigResult, write_outputs
+from rlbench.autoconfig.session import Session
+from rlbench.autoconfig.trials import TrialRequest, TrialResult
+from rlbench.measure.machine import MachineInfo
+from rlbench.results.layout import ResultsFolder
+from rlbench.results.lock import OutDirError
+from rlbench.results.text import plain
+from rlbench.run.autoconfig.space import Setup
+from rlbench.run.autoconfig.trials import State, env_steps_from, probes_of, read_result, request_plan
+from rlbench.run.ceilings import measure_env_ceilings
+from rlbench.run.sweep import TrialBatches
+from rlbench.spec.plan import TrialPlan
+
+
+@dataclass
+class Outcome:
+    """What an autoconfig run produced."""
+
+    answer: Answer | None
+    """The answer (None when interrupted before it)."""
+    result: AutoconfigResult | None
+    """What the outputs were written from."""
+    interrupted: bool
+    """Ctrl-C (or SIGTERM/SIGHUP) stopped it: ``--resume`` continues."""
+    trials_run_now: int
+    """Trials this invocation ran (a resume reads the rest back)."""
+    elapsed_s: float
+    """Wall seconds spent, earlier sessions of a resumed run included."""
+
+
+class _Interrupted(Exception):
+    pass
+
+
+class Driver:
+    """One autoconfig run into ``out_dir``: call :meth:`run`."""
+
+    def __init__(self, setup: Setup, out_dir: Path, *, console: Console, machine: MachineInfo,
+                 argv: list[str] | None = None, cluster=None, resume: bool = False, started_s: float | None = None):
+        """``started_s``: ``time.monotonic()`` when the command started (the budget counts from there)."""
+        self.setup, self.console, self.resume = setup, console, resume
+        self.folder = ResultsFolder(Path(out_dir))
+        self.batches = TrialBatches(setup.loaded, Path(out_dir), console=console, machine=machine, argv=argv,
+                                    cluster=cluster, resume=resume)
+        self.section, self.budget_s = setup.section, setup.budget_s
+        self.state = State(self.folder)
+        self.session: Session = setup.session()
+        self.ran = 0
+        self._t0 = time.monotonic() if started_s is None else started_s
+        self._elapsed_before = 0.0
+
+    # -- the Runner the session drives
+
+    def elapsed_s(self) -> float:
+        return self._elapsed_before + time.monotonic() - self._t0
+
+    def stored(self, request: TrialRequest) -> TrialResult | None:
+        t = self.state.trials.get(request.request_id)
+        if t is None:
+            return None
+        return read_result(self.folder, t["trial_id"], request.request_id, self.section.objective, t.get("charged_s"))
+
+    def run(self, request: TrialRequest) -> TrialResult:
+        """Run one requested trial; returns its result (a failure has no value)."""
+        template = self.setup.templates[request.candidate_key]
+        tid = self.state.assign(request.request_id, template.index)
+        shape = self.setup.shape
+        plan = request_plan(template, tid, request, stop_iterations=shape.stop_iterations,
+                            stop_seconds=request.max_wall_s, cold_start_s=self.session.cold_estimate_s,
+                            objective=self.section.objective)
+        t = time.monotonic()
+        outcome = self.batches.run([plan])
+        charged = time.monotonic() - t
+        if outcome.interrupted:
+            raise _Interrupted
+        self.ran += 1
+        self.state.trials[request.request_id]["charged_s"] = charged
+        self.state.data["elapsed_s"] = self.elapsed_s()
+        self.state.save()
+        result = read_result(self.folder, tid, request.request_id, self.section.objective, charged)
+        if result is None:  # no verdict although the sweep was not interrupted: count it failed
+            result = TrialResult(request.request_id, None, 0.0, charged)
+        return result
+
+    def probes(self, requests: Sequence[TrialRequest]) -> Probes | None:
+        plans = [self._plan_of(r) for r in requests]
+        probes = probes_of(self.folder, plans[0], plans[1] if len(plans) > 1 else None)
+        return None if probes is None else replace(probes, env_steps_s=self._other_env_steps())
+
+    def save(self, decided: dict[str, Any]) -> None:
+        self.state.keep(decided)
+
+    def say(self, text: str, style: str = "") -> None:
+        from rich.text import Text
+
+        self.console.print(Text(plain(text), style=style), soft_wrap=True)
+
+    # -- the run
+
+    def _plan_of(self, request: TrialRequest) -> TrialPlan:
+        tid = self.state.trials[request.request_id]["trial_id"]
+        return self.setup.templates[request.candidate_key].model_copy(update={"trial_id": tid})
+
+    def _other_env_steps(self) -> tuple[tuple[str, float], ...]:
+        """Each other env or ``env_config`` of the search space stepped alone (envbench's ceiling, as the
+        sweep measures the baseline's): the model then predicts a grid over ``env_config`` apart."""
+        base = self.setup.candidates[self.setup.baseline_key].env_id
+        firsts: dict[str, TrialPlan] = {}
+        for key in self.setup.searched:
+            if (env := self.setup.candidates[key].env_id) != base:
+                firsts.setdefault(env, self.setup.templates[key])
+        if not firsts:
+            return ()
+        spec = self.setup.loaded.spec
+        measure_env_ceilings(self.folder, list(firsts.values()), spec.env_ceiling_s, self.console,
+                             max_rss_bytes=spec.trial_memory_limit_bytes or psutil.virtual_memory().total // 4)
+        return env_steps_from(self.folder, firsts)
+
+    def _check_state(self) -> None:
+        try:
+            old = State.read(self.folder)
+        except ValueError as e:
+            raise OutDirError(str(e)) from None
+        s = self.section
+        mine = {"objective": s.objective, "budget_s": self.budget_s, "seed": s.seed, "trial_s": s.trial_s}
+        if old is None:
+            if self.resume and self.folder.holds_sweep():
+                raise OutDirError(f"{self.folder.path} holds no autoconfig run to resume (no autoconfig_state.json)")
+            self.state.data.update(mine)
+            return
+        differ = [f"{k}: {old.data.get(k)} -> {v}" for k, v in mine.items() if old.data.get(k) != v]
+        if differ:
+            raise OutDirError(f"{self.folder.path} was started with other settings ({'; '.join(differ)}): resume it "
+                              "with the same spec, --budget and --objective, or choose another --out")
+        self.state = old
+        self.session.decided = old.decided
+        self._elapsed_before = float(old.data.get("elapsed_s") or 0.0)
+
+    def run_all(self) -> Outcome:
+        """Probe, plan, search, race, write the outputs; stops cleanly on Ctrl-C (the state is kept)."""
+        self._check_state()
+        answer = result = None
+        interrupted = False
+        with self.batches:
+            try:
+                answer = self.session.run(self)
+                result = self._outputs(answer)
+            except (_Interrupted, KeyboardInterrupt):
+                interrupted = True
+            finally:
+                self.state.data["elapsed_s"] = self.elapsed_s()
+                self.state.save()
+        return Outcome(answer, result, interrupted, self.ran, self.elapsed_s())
+
+    def _outputs(self, answer: Answer) -> AutoconfigResult:
+        session, setup = self.session, self.setup
+        observations = []  # every trial run, in the order run (this session's and earlier ones')
+        for request_id, t in self.state.trials.items():
+            key = request_id.split("/", 3)[3]
+            r = read_result(self.folder, t["trial_id"], request_id, self.section.objective, t.get("charged_s"))
+            if r is not None and r.iteration_s is not None and key in setup.candidates:
+                observations.append(Observation(setup.candidates[key], r.iteration_s))
+        model = session.model
+        rows = model.refit(observations).predicted_vs_measured(observations) if model else []
+        result = AutoconfigResult(self.section.objective, answer, setup.candidates, session.search.eliminations,
+                                  session.search.trials_run + session.race.trials_run, self.elapsed_s(), self.budget_s,
+                                  session.search.stop_reason, rows, plan=session.plan, trial=setup.shape.describe(),
+                                  cold_start_s=session.cold_estimate_s, probe_trials=session.probe_stage.trials_run)
+        chosen = answer.chosen_key
+        best = setup.templates[chosen].config if chosen else setup.templates[setup.baseline_key].config
+        write_outputs(self.folder.path, result, best_config=best, spec_data=setup.data)
+        return result
+
+
+def run_autoconfig(setup: Setup, out_dir: Path, *, console: Console, machine: MachineInfo, argv: list[str] | None = None,
+                   cluster=None, resume: bool = False, started_s: float | None = None) -> Outcome:
+    """Run autoconfig into ``out_dir`` (see :class:`Driver`); raises OutDirError before writing anything
+    when the folder cannot be used or holds another run."""
+    return Driver(setup, out_dir, console=console, machine=machine, argv=argv, cluster=cluster,
+                  resume=resume, started_s=started_s).run_all()

@@ -1,0 +1,143 @@
+"""The trials autoconfig runs: a request made a trial plan, a finished trial read back from its files,
+the probes' costs for the cost model, and the state file that makes a run resumable.
+
+The per-trial files stay the truth: a result is read from the trial's ``record.json`` and
+``events.jsonl`` (through the iterations table's rows and the pure readers of
+:mod:`rlbench.autoconfig.readings`), never remembered. The state file (``autoconfig_state.json``) holds
+only what the files cannot say: which request each trial answered, the session's decisions (the probes,
+the plan, the race's budget and entrants: each made once from the clock, and the same on a resume for the
+replay to reach the same state), and the seconds each trial cost as measured from outside.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlbench.autoconfig.model import Probes
+from rlbench.autoconfig.readings import FINAL, probes_from, trial_result
+from rlbench.autoconfig.session import dump_decided, load_decided
+from rlbench.autoconfig.trials import TrialRequest, TrialResult
+from rlbench.results.events import Event
+from rlbench.results.files import read_json, write_json
+from rlbench.results.layout import ResultsFolder
+from rlbench.results.records import read_record
+from rlbench.results.tables import iteration_rows, iterations_frame
+from rlbench.spec.plan import SEED_LIMIT, TrialPlan, trial_id
+from rlbench.studies.envbench import ceiling_key, ceiling_procs
+
+#: Version of autoconfig_state.json (2: the session's decisions, the plan among them).
+STATE_VERSION = 2
+#: A trial is killed this long after its cap (cold start and shutdown included): the budget's hard edge.
+MIN_GRACE_S = 30.0
+
+
+class State:
+    """``autoconfig_state.json``: read on resume, written after every change (atomically)."""
+
+    def __init__(self, folder: ResultsFolder, data: dict[str, Any] | None = None):
+        self.folder = folder
+        self.data: dict[str, Any] = data or {"schema_version": STATE_VERSION, "elapsed_s": 0.0, "trials": {},
+                                             "decided": {}}
+
+    @classmethod
+    def read(cls, folder: ResultsFolder) -> "State | None":
+        """The folder's state; None when it has none. Raises ValueError for a state of another version."""
+        data = read_json(folder.autoconfig_state, None)
+        if not isinstance(data, dict):
+            return None
+        if data.get("schema_version") != STATE_VERSION:
+            raise ValueError(f"{folder.autoconfig_state} is of state version {data.get('schema_version')!r}, this "
+                             f"rlbench resumes version {STATE_VERSION} only: start the run again in a new --out")
+        return cls(folder, data)
+
+    def save(self) -> None:
+        write_json(self.folder.autoconfig_state, self.data)
+
+    @property
+    def trials(self) -> dict[str, dict[str, Any]]:
+        """request id -> ``{"trial_id", "charged_s"}`` (charged_s None until the trial ended)."""
+        return self.data["trials"]
+
+    @property
+    def decided(self) -> dict[str, Any]:
+        """The session's decisions, as objects."""
+        return load_decided(self.data.get("decided") or {})
+
+    def keep(self, decided: dict[str, Any]) -> None:
+        """Store the session's decisions and save."""
+        self.data["decided"] = dump_decided(decided)
+        self.save()
+
+    def assign(self, request_id: str, index: int) -> str:
+        """The trial id of a request: the one it had (a resume runs it again), else the next free
+        repeat number of its grid point."""
+        if request_id in self.trials:
+            return self.trials[request_id]["trial_id"]
+        used = [t["trial_id"] for t in self.trials.values()]
+        repeat = sum(t.startswith(trial_id(index, 0)[:-1]) for t in used)
+        self.trials[request_id] = {"trial_id": trial_id(index, repeat), "charged_s": None}
+        self.save()
+        return self.trials[request_id]["trial_id"]
+
+
+def request_plan(template: TrialPlan, tid: str, request: TrialRequest, *, stop_iterations: int | None,
+                 stop_seconds: float | None, cold_start_s: float, objective: str) -> TrialPlan:
+    """The trial plan of one request: the grid point's plan with its own id, seed, stage and cap.
+
+    The trial runs the spec's stop (``stop_iterations`` and ``stop_seconds``: the request's cap, the spec's
+    seconds or the cap derived from the probes, whichever the session gave); time-to-target trials stop at
+    the spec's target too, censored after the stop. It is killed ``max_wall_s`` + a grace after it starts,
+    whatever happens.
+    """
+    grace = max(MIN_GRACE_S, 3.0 * cold_start_s)
+    return template.model_copy(update={
+        "trial_id": tid, "repeat": int(tid.rsplit("r", 1)[1]), "seed": request.seed % SEED_LIMIT, "phase": request.stage,
+        "rung": request.rung if request.stage == "search" else None,
+        "round": request.rung if request.stage == "race" else None,
+        "stop_iterations": stop_iterations, "stop_seconds": stop_seconds,
+        "stop_target": template.stop_target if objective == "time_to_target" else None,
+        "timeout_s": min(template.timeout_s, request.max_wall_s + grace)})
+
+
+def read_result(folder: ResultsFolder, tid: str, request_id: str, objective: str,
+                charged_s: float | None) -> TrialResult | None:
+    """The result of a finished trial from its files (:func:`rlbench.autoconfig.readings.trial_result`); None
+    while it has no final verdict."""
+    trial = folder.trial(tid)
+    record = read_record(trial) if trial.exists() else None
+    if record is None or record.status not in FINAL:
+        return None
+    events = trial.events()
+    hit = next((e.get("iteration") for e in events if e.get("event") == Event.TARGET_REACHED), None)
+    return trial_result(request_id, record.status, iterations_frame(iteration_rows(tid, events)), objective=objective,
+                        target_iteration=hit, charged_s=charged_s, trial_wall_s=record.trial_wall_s)
+
+
+def ceiling_rate(folder: ResultsFolder, plan: TrialPlan) -> float | None:
+    """Env steps/s per process of the env ceiling measured for ``plan``'s env (envbench), or None (not
+    measured, or failed)."""
+    env = plan.config.environment
+    ceiling = read_json(folder.ceilings, {}).get(ceiling_key(env.env, env.env_config,
+                                                             ceiling_procs(plan.config.env_runners.num_env_runners),
+                                                             plan.cpus)) or {}
+    rate = ceiling.get("steps_per_s_per_proc")
+    return float(rate) if isinstance(rate, (int, float)) and rate > 0 else None
+
+
+def _iterations(folder: ResultsFolder, plan: TrialPlan):
+    trial = folder.trial(plan.trial_id)
+    return iterations_frame(iteration_rows(plan.trial_id, trial.events()))
+
+
+def probes_of(folder: ResultsFolder, plan: TrialPlan, other: TrialPlan | None = None) -> Probes | None:
+    """The probes' costs from the baseline's probe trial (and a second one at another envs per runner):
+    :func:`rlbench.autoconfig.readings.probes_from` over their iteration rows and the env ceiling."""
+    return probes_from(_iterations(folder, plan), plan.config, plan.cpus, ceiling_steps_per_s=ceiling_rate(folder, plan),
+                       other=None if other is None else (_iterations(folder, other), other.config))
+
+
+def env_steps_from(folder: ResultsFolder, plans: dict[str, TrialPlan]) -> tuple[tuple[str, float], ...]:
+    """(env id, seconds per env step in one process) from the env ceilings measured for ``plans`` (env id ->
+    a trial of that env); an env whose ceiling is missing or failed is left out (the model then uses the
+    baseline's step for it)."""
+    return tuple((env_id, 1.0 / rate) for env_id, plan in plans.items() if (rate := ceiling_rate(folder, plan)))
