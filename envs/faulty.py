@@ -12,12 +12,21 @@ instance over its whole life), then injects the fault named by ``fault``:
   cap keeps a broken memory limit from taking the machine down with it).
 - ``segv``: the process dies with SIGSEGV inside its ``at_step``-th step (a crashing native
   simulator), before the trial has finished training.
+- ``segv_in_shutdown``: from its ``at_step``-th step on, the process dies with SIGSEGV the moment
+  Ray marks it disconnected inside ``ray.shutdown()`` (``ray.is_initialized()`` turns false), that
+  is after the trial wrote ``trained`` and stopped its algorithm, while Ray tears down (as Ray's C++
+  threads crash now and then). It wraps the driver's ``global_worker.set_is_connected``, so it needs
+  the env in the trial's driver process (0 env runners): a test double bound to Ray's internals.
+- ``segv_in_close``: from its ``at_step``-th step on, ``close`` kills the process with SIGSEGV: a crash
+  in the framework's teardown (the plain adapter closes its env in ``stop``).
 - ``segv_after_shutdown``: from its ``at_step``-th step on, the process dies with SIGSEGV at the
   moment the trial process starts writing its ``end`` event, that is after it trained, shut its
   runtime down and wrote ``shutdown`` (a crash in a runtime's exit, as Ray's C++ threads once
   crashed at interpreter exit). It watches the calling thread's function calls
   (``sys.setprofile``), so it needs the env to step in the trial process's main thread (0 env
   runners), and it names the trial's ``EventLog.write``: a test double bound to rlbench's own code.
+- ``segv_after_end``: the same watch, firing as the trial process calls ``exit_now``: after its
+  ``end`` event was written and fsynced.
 
 Every fault fires at a step count and, for ``memory``, a byte count, never after some time: how
 far the fault has gone when a watcher looks depends on nothing but what the env was asked to do,
@@ -36,7 +45,8 @@ import numpy as np
 
 from envs.tiny import TinyEnv
 
-FAULTS = ("none", "raise", "hang", "memory", "segv", "segv_after_shutdown")
+FAULTS = ("none", "raise", "hang", "memory", "segv", "segv_in_shutdown", "segv_in_close", "segv_after_shutdown",
+          "segv_after_end")
 
 
 class FaultyEnv(TinyEnv):
@@ -65,6 +75,8 @@ class FaultyEnv(TinyEnv):
 
     def close(self):
         time.sleep(self.close_s)
+        if self.fault == "segv_in_close" and self._steps >= self.at_step:
+            os.kill(os.getpid(), signal.SIGSEGV)
         super().close()
 
     def step(self, action):
@@ -76,8 +88,12 @@ class FaultyEnv(TinyEnv):
     def _inject(self) -> None:
         if self.fault == "segv":
             os.kill(os.getpid(), signal.SIGSEGV)
+        if self.fault == "segv_in_shutdown":
+            _die_when_ray_disconnects()
         if self.fault == "segv_after_shutdown" and sys.getprofile() is not _die_at_end_event:
             sys.setprofile(_die_at_end_event)
+        if self.fault == "segv_after_end" and sys.getprofile() is not _die_at_exit_now:
+            sys.setprofile(_die_at_exit_now)
         if self.fault == "raise":
             raise RuntimeError(self.message or f"FaultyEnv: injected failure at step {self._steps}")
         if self.fault == "memory":
@@ -95,3 +111,28 @@ def _die_at_end_event(frame, event, _arg) -> None:
     """A profile hook: SIGSEGV this process when it calls ``EventLog.write("end", ...)``."""
     if event == "call" and frame.f_code.co_name == "write" and frame.f_locals.get("event") == "end":
         os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def _die_at_exit_now(frame, event, _arg) -> None:
+    """A profile hook: SIGSEGV this process when it calls the trial's ``exit_now`` (after ``end``)."""
+    if event == "call" and frame.f_code.co_name == "exit_now":
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def _die_when_ray_disconnects() -> None:
+    """SIGSEGV this process when Ray sets its driver disconnected, inside ``ray.shutdown()``: a state
+    of the runtime, not a time (``ray.is_initialized()`` reads the flag this sets)."""
+    from ray._private import worker
+
+    driver = worker.global_worker
+    if getattr(driver, "_faulty_hooked", False):
+        return
+    original = driver.set_is_connected
+
+    def set_is_connected(is_connected: bool) -> None:
+        original(is_connected)
+        if not is_connected:
+            os.kill(os.getpid(), signal.SIGSEGV)
+
+    driver.set_is_connected = set_is_connected
+    driver._faulty_hooked = True

@@ -1,4 +1,5 @@
-"""Every repository path and module the docs name exists (README.md and docs/*.md).
+"""Every repository path and module the docs name exists (README.md and docs/*.md), and the results format
+they state is the one this rlbench writes.
 
 Files move (``adapters/rllib_timing.py`` became ``rlbench/adapters/rllib/timing.py``) and the docs
 kept the old names for weeks. What counts as a named path:
@@ -173,3 +174,25 @@ def test_every_path_the_docs_name_exists():
     docs = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
     gone = missing(docs)
     assert not gone, "paths named in the docs that are not in the repository (fix the doc):\n" + "\n".join(gone)
+
+
+#: How a doc states the results format it describes: "format 3", "schema version 3", "schema 3".
+_FORMAT_STATED = re.compile(r"(?:results format|schema version|result schema \(format)\s+(\d+)", re.I)
+
+
+def test_the_docs_state_the_results_format_this_rlbench_writes():
+    """The README said "schema version 1" for weeks after format 3 (issue 39). SCHEMA.md's title and the last
+    row of its format history name the current format; the README states none (it links to SCHEMA.md), or
+    the current one."""
+    from rlbench import SCHEMA_VERSION
+
+    schema = (REPO / "docs" / "SCHEMA.md").read_text()
+    assert schema.splitlines()[0] == f"# Result schema (format {SCHEMA_VERSION})"
+    history = re.findall(r"^\| (\d+) \| rlbench", schema, re.M)
+    assert history and int(history[-1]) == SCHEMA_VERSION, history
+    stated = [int(n) for n in _FORMAT_STATED.findall((REPO / "README.md").read_text())]
+    assert all(n == SCHEMA_VERSION for n in stated), f"README.md states results format {stated}, not {SCHEMA_VERSION}"
+
+
+def test_a_stated_format_is_found():
+    assert _FORMAT_STATED.findall("docs/SCHEMA.md (schema version 1). # Result schema (format 3)") == ["1", "3"]

@@ -21,6 +21,7 @@ from rlbench.analysis.findings import Below, below_at_equal_steps
 from rlbench.analysis.profiles import RoleProfile, role_profiles
 from rlbench.analysis.scaling import ScalingCurve, scaling_curves
 from rlbench.analysis.targets import time_to_target
+from rlbench.analysis.trials import teardown_text
 from rlbench.analysis.variants import VariantComparison, compare_variants, variant_names
 from rlbench.results.layout import ResultsFolder
 
@@ -154,6 +155,8 @@ class Analysis:
     """Said when configurations' profiles were left out."""
     variants: list[VariantComparison] = field(default_factory=list)
     """Per grid point, each variant against the first (a sweep with ``variants:``; else empty)."""
+    endings: str = ""
+    """The ok trials whose process ended in their teardown, with their signals, in words; empty when none."""
 
 
 def analyze(folder: Path, tables: dict[str, pd.DataFrame] | None = None) -> Analysis:
@@ -177,4 +180,4 @@ def analyze(folder: Path, tables: dict[str, pd.DataFrame] | None = None) -> Anal
         if "straggler_env_runner" in configs else ([], "")
     variants = compare_variants(trials, [a for a in axes if a != "variant"], variant_names(manifest, trials))
     return Analysis(out_dir, manifest, axes, trials, configs, curves, recs, findings, lrn,
-                    energy_text(manifest, trials), profiles, note, variants)
+                    energy_text(manifest, trials), profiles, note, variants, teardown_text(trials))

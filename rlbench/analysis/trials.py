@@ -7,6 +7,7 @@ Nothing is smoothed or dropped: a trial without steady-state iterations gets nul
 from __future__ import annotations
 
 import json
+import signal
 from typing import Any
 
 import pandas as pd
@@ -23,7 +24,7 @@ from rlbench.analysis.windows import (
     steady_windows,
 )
 from rlbench.results.events import Event
-from rlbench.results.records import TrialRecord
+from rlbench.results.records import TEARDOWN_CRASH, TrialRecord
 from rlbench.spec.plan import TrialPlan
 from rlbench.studies.envbench import ceiling_key, ceiling_procs
 
@@ -226,3 +227,30 @@ def add_cpu_threads_per_gpu_sm(trials: pd.DataFrame, sm_count: int | None) -> No
     gpus = trials["num_gpus_per_learner"].astype(float) * trials["num_learners"].astype(float).clip(lower=1)
     ratio = trials["cpus"].astype(float) / (gpus * sm_count) if sm_count else pd.Series(float("nan"), trials.index)
     trials["cpu_threads_per_gpu_sm"] = ratio.where(gpus > 0)
+
+
+def teardown_text(trials: pd.DataFrame) -> str:
+    """The ok trials whose process ended in their teardown (a reason that starts with
+    :data:`~rlbench.results.records.TEARDOWN_CRASH`), each with its signal, in words; empty when none."""
+    if trials.empty or "reason" not in trials:
+        return ""
+    crashed = trials[(trials["status"] == "ok") & trials["reason"].map(
+        lambda r: isinstance(r, str) and r.startswith(TEARDOWN_CRASH))]
+    if crashed.empty:
+        return ""
+    named = [f"{t} ({_signal_text(s)})" for t, s in zip(crashed["trial_id"], crashed.get("exit_signal", [None] * len(crashed)))]
+    n = len(named)
+    return (f"{n} trial{'s' if n != 1 else ''} ended in {'their' if n != 1 else 'its'} teardown, after training: "
+            f"{', '.join(named)}. Every figure {'they' if n != 1 else 'it'} measured is in these tables and counted as "
+            "ok; shutdown_s is null where the process died before its runtime had shut down. How each ended: its "
+            "reason in the Trials table (docs/RUNNING.md, \"How a trial ends\").")
+
+
+def _signal_text(number: Any) -> str:
+    """``signal 11, SIGSEGV``; ``no signal`` for a null (it raised, or exited)."""
+    if number is None or pd.isna(number):
+        return "no signal"
+    try:
+        return f"signal {int(number)}, {signal.Signals(int(number)).name}"
+    except ValueError:
+        return f"signal {int(number)}"

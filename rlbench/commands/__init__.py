@@ -19,7 +19,8 @@ from rlbench.commands import (autoconfig, bisect, compare, envbench, history, re
 from rlbench.commands._common import make_console
 from rlbench.commands.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK
 from rlbench.measure.machine import software_versions
-from rlbench.worker.interrupts import install
+from rlbench.run.forkserver import release_fork_server
+from rlbench.worker.interrupts import install, leaving
 
 #: The verbs, in the order ``--help`` lists them.
 VERBS = (sweep, autoconfig, history, bisect, envbench, simbench, servebench, report, compare, reproduce)
@@ -71,13 +72,18 @@ def overview() -> str:
 def main(argv: list[str] | None = None) -> int:
     """Run one command; returns its exit code (rlbench.commands.exit_codes). Ctrl-C, SIGTERM and SIGHUP
     stop it with EXIT_INTERRUPTED at any moment (rlbench.worker.interrupts): the handlers stay until the
-    process exits, so none can kill it outright while it finishes."""
+    process exits, so none can kill it outright while it finishes; once the command has its exit code, a
+    signal is counted and nothing more (the process's own command line: ``argv`` None)."""
     install()  # the console script's first chance (``python -m rlbench`` installed them already)
     try:
         return _main(argv)
     except KeyboardInterrupt:  # outside a verb's own handling: parsing, or after it returned
         print("Interrupted.", file=sys.stderr)
         return EXIT_INTERRUPTED
+    finally:
+        if argv is None:  # the process's own command line (console script, python -m rlbench): it exits next
+            leaving()
+        release_fork_server()  # once: nothing when the command released it already, or started none
 
 
 def _main(argv: list[str] | None) -> int:

@@ -111,7 +111,7 @@ def _autoconfig(args: argparse.Namespace, console: Console, started: float) -> i
                  f"budget {setup.budget_s:.0f} s; {setup.shape.describe()}; baseline "
                  f"{describe(setup.candidates[setup.baseline_key])} -> {out_dir}")
     from rlbench.results.layout import ResultsFolder
-    from rlbench.run.trial import release_fork_server
+    from rlbench.run.forkserver import release_fork_server
 
     outcome, seen = None, received()
     try:

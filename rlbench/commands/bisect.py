@@ -108,13 +108,20 @@ def run(args: argparse.Namespace, console: Console) -> int:
         return sweep_loaded(loaded, argparse.Namespace(config=args.config, out=None, dry_run=True, address=None,
                                                        resume=False, retry_failed=False), console)
     from rlbench.run.sweep import default_out_dir
+    from rlbench.worker.interrupts import received
 
     out_dir = own_path(args.out) or default_out_dir(f"{loaded.spec.name}_bisect")
+    seen = received()
     try:
-        return _bisect(args, out_dir, candidates, threshold, rounds, console)
-    except KeyboardInterrupt:
-        console.print(Text.assemble(("Interrupted", "yellow"), plain(f": the probes so far are in {out_dir}")))
-        return EXIT_INTERRUPTED
+        code = _bisect(args, out_dir, candidates, threshold, rounds, console)
+        if received() == seen:  # else a signal came and something caught its KeyboardInterrupt: interrupted all the same
+            return code
+    except KeyboardInterrupt:  # bisect does not resume: its probes are kept, a new run starts afresh
+        pass
+    console.print(Text.assemble(("Interrupted", "yellow"), plain(
+        f": the probes so far are in {out_dir}; bisect does not resume: run it again with another --out")),
+        soft_wrap=True)
+    return EXIT_INTERRUPTED
 
 
 def _bisect(args, out_dir: Path, candidates: list[str], threshold: float, rounds: int, console: Console) -> int:
@@ -125,8 +132,8 @@ def _bisect(args, out_dir: Path, candidates: list[str], threshold: float, rounds
     from rlbench.results.files import write_json
     from rlbench.results.layout import BISECT_JSON
     from rlbench.results.lock import OutDirError, check_new_sweep_folder
+    from rlbench.run.forkserver import release_fork_server
     from rlbench.run.sweep import run_sweep
-    from rlbench.run.trial import release_fork_server
     from rlbench.spec.versions import load_versions, variant_name
 
     try:
@@ -142,7 +149,8 @@ def _bisect(args, out_dir: Path, candidates: list[str], threshold: float, rounds
         probe_dir = out_dir / f"{len(folders) + 1:02d}-{reference}-vs-{candidate}"
         say(console, f"probe {len(folders) + 1}: {args.package} {candidate} against {reference} -> {probe_dir}", "bold")
         folders.append(str(probe_dir))
-        run_sweep(loaded, probe_dir, console=console, argv=sys.argv)
+        if run_sweep(loaded, probe_dir, console=console, argv=sys.argv).interrupted:
+            raise KeyboardInterrupt  # the probe stopped: no answer can come from it, nor any probe after it
         trials = build_tables(probe_dir)["trials"]
         axes = list(loaded.points[0].axes) if loaded.points else []
         trends = history_trends(trials, axes, [(v, variant_name(args.package, v)) for v in (reference, candidate)],

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import signal
-import sys
 from pathlib import Path
 
 from rich.console import Console
@@ -52,30 +50,32 @@ def setup_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
-    """Run the history; SIGTERM and SIGHUP stop it like Ctrl-C (``--resume`` continues it)."""
-    previous = {sig: signal.signal(sig, _raise_keyboard_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    """Run the history; Ctrl-C, SIGTERM and SIGHUP stop it with the line that resumes it (``--resume``):
+    rlbench.worker.interrupts' handlers, installed before the command, turn each into a KeyboardInterrupt."""
     try:
         return _history(args, console)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # before its folder was chosen: nothing to resume
         console.print("[yellow]Interrupted.[/]")
         return EXIT_INTERRUPTED
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
-def _raise_keyboard_interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt
+def resume_line(args: argparse.Namespace, out_dir: Path) -> str:
+    """The command that resumes this history in ``out_dir``: its own flags, ``--out`` and ``--resume``."""
+    flags = [("--package", args.package), ("--versions", args.versions), ("--rounds", args.rounds), ("--index", args.index),
+             ("--threshold", args.threshold), ("--address", args.address)]
+    return shlex.join(["rlbench", NAME, str(args.config), *(x for flag, value in flags if value is not None
+                                                           for x in (flag, str(value))), "--out", str(out_dir), "--resume"])
 
 
 def _history(args: argparse.Namespace, console: Console) -> int:
     from rlbench.analysis.findings import ROUNDS_FOR_EVIDENCE
-    from rlbench.commands.sweep import sweep_loaded
+    from rlbench.commands.sweep import say_interrupted, sweep_loaded
     from rlbench.results.layout import ResultsFolder
     from rlbench.run.index import unknown_versions
     from rlbench.run.sweep import default_out_dir
     from rlbench.spec.model import SpecError
     from rlbench.spec.versions import load_versions, parse_versions, variant_name
+    from rlbench.worker.interrupts import received
 
     try:
         versions = parse_versions(args.versions)
@@ -93,23 +93,27 @@ def _history(args: argparse.Namespace, console: Console) -> int:
     if args.resume and args.out is None:
         return bad_input(console, "--resume needs --out DIR (the folder of the history to resume)")
     out_dir = own_path(args.out) or default_out_dir(f"{loaded.spec.name}_history")
-    again = [a for a in sys.argv[1:] if a != "--resume"] if sys.argv[1:2] == [NAME] else None
-    resume_with = shlex.join(["rlbench", *again, *(["--out", str(out_dir)] if args.out is None else []), "--resume"]) \
-        if again else None
+    resume_with = resume_line(args, out_dir)
     if not args.resume and not args.dry_run and ResultsFolder(out_dir).holds_sweep():
         return bad_input(console, f"{out_dir} already holds results: add --resume to run only its missing and "
                                   "interrupted trials, or choose another --out")
     if rounds < ROUNDS_FOR_EVIDENCE:
         say(console, f"note: {rounds} round{'s' if rounds != 1 else ''}: no step can get a verdict with fewer than "
                      f"{ROUNDS_FOR_EVIDENCE} (the trend is still measured)", "yellow")
-    code = sweep_loaded(loaded, argparse.Namespace(config=args.config, out=out_dir, dry_run=args.dry_run,
-                                                   address=args.address, resume=args.resume, retry_failed=False,
-                                                   resume_with=resume_with), console)
-    if args.dry_run or code in (EXIT_BAD_INPUT, EXIT_INTERRUPTED):
-        return code
-    slower = write_history(out_dir, loaded, args.package, [(v, variant_name(args.package, v)) for v in versions],
-                           threshold, rounds, console)
-    return EXIT_FAILED if code == EXIT_FAILED or slower else EXIT_OK
+    seen = received()
+    try:
+        code = sweep_loaded(loaded, argparse.Namespace(config=args.config, out=out_dir, dry_run=args.dry_run,
+                                                       address=args.address, resume=args.resume, retry_failed=False,
+                                                       resume_with=resume_with), console)
+        if args.dry_run or code in (EXIT_BAD_INPUT, EXIT_INTERRUPTED):
+            return code  # an interrupted sweep printed the resume line
+        slower = write_history(out_dir, loaded, args.package, [(v, variant_name(args.package, v)) for v in versions],
+                               threshold, rounds, console)
+        if received() == seen:
+            return EXIT_FAILED if code == EXIT_FAILED or slower else EXIT_OK
+    except KeyboardInterrupt:  # between the sweep's own handling and the history's end: a resume writes the rest
+        pass
+    return say_interrupted(console, out_dir, resume_with)
 
 
 def write_history(out_dir: Path, loaded, package: str, versions: list[tuple[str, str]], threshold: float, rounds: int,

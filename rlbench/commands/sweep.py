@@ -21,13 +21,13 @@ from rlbench.measure.machine import probe_machine
 from rlbench.results.lock import OutDirError
 from rlbench.results.text import plain
 from rlbench.run.cluster import ClusterError, prepare_cluster
+from rlbench.run.forkserver import release_fork_server
 from rlbench.run.raytoken import secure_ray, warn_if_auth_disabled
 from rlbench.run.sweep import default_out_dir, resume_command, run_sweep
-from rlbench.run.trial import release_fork_server
 from rlbench.spec.load import load_spec
 from rlbench.spec.model import SpecError
 from rlbench.spec.plan import plan_cluster_trials, plan_trials, skip_summary
-from rlbench.worker.interrupts import install, restore
+from rlbench.worker.interrupts import install, received, restore
 
 NAME = "sweep"
 HELP = "run a YAML grid of isolated RLlib trials"
@@ -131,13 +131,27 @@ def sweep_loaded(loaded, args: argparse.Namespace, console: Console) -> int:
     size = (f"{len(loaded.points) // v} grid points x {v} variants x {loaded.spec.repeats} rounds" if v else
             f"{len(loaded.points)} grid points x {loaded.spec.repeats} repeats")
     say(console, f"rlbench {__version__}: sweep '{loaded.spec.name}', {size} -> {out_dir}")
+    resume_with = getattr(args, "resume_with", None) or resume_command(args.config, out_dir)
+    outcome, seen = None, received()
     try:
         outcome = run_sweep(loaded, out_dir, console=console, argv=sys.argv, resume=args.resume,
                             retry_failed=args.retry_failed, cluster=cluster,
                             while_forkserver_starts=import_results_modules)
+        release_fork_server()  # it exits while the tables and report are written
+        # no record: interrupted before its first trial had a verdict, nothing to tabulate
+        code = _results(loaded, out_dir, outcome, console) if outcome.records else EXIT_OK
+        if not outcome.interrupted and received() == seen:
+            return code
+        # interrupted during a trial, or a signal whose KeyboardInterrupt something caught: stop as interrupted
     except (OutDirError, SpecError) as e:
         return bad_input(console, str(e))
-    release_fork_server()  # it exits while the tables and report are written
+    except KeyboardInterrupt:  # outside a trial: planning, the environments, the tables, the report
+        pass
+    return say_interrupted(console, out_dir, resume_with, outcome)
+
+
+def _results(loaded, out_dir: Path, outcome, console: Console) -> int:
+    """The tables, plots and report of a sweep that ran, and the terminal's last lines; the exit code."""
     from rlbench.analysis.tables import build_tables  # imported already, while the fork server started
     from rlbench.commands.report import write_and_summarize
     from rlbench.report.terminal import results_table
@@ -154,10 +168,27 @@ def sweep_loaded(loaded, args: argparse.Namespace, console: Console) -> int:
     for r in outcome.failed:  # the reason is the env's own text: plain, never markup
         console.print(Text.assemble((f"{r.trial_id} {r.status}:", "red"), " ", plain(r.reason),
                                     plain(f"  (log: {out_dir / 'trials' / r.trial_id / 'trial.log'})")), soft_wrap=True)
-    if outcome.interrupted:
-        console.print(Text.assemble(("Interrupted", "yellow"), plain(
-            f": {outcome.unfinished} of {len(outcome.trial_ids)} trials still to run (what the interrupted trial "
-            f"measured is kept). Resume with:"), "\n  ", plain(getattr(args, "resume_with", None) or resume_command(args.config, out_dir))),
-            soft_wrap=True)
-        return EXIT_INTERRUPTED
+    for r in outcome.ended_in_teardown:
+        console.print(Text.assemble((f"{r.trial_id} ok, with a note:", "yellow"), " ", plain(r.reason)), soft_wrap=True)
     return EXIT_FAILED if outcome.failed else EXIT_OK
+
+
+def say_interrupted(console: Console, out_dir: Path, resume_with: str, outcome=None) -> int:
+    """The last line of an interrupted sweep (or history): what is kept and the command that resumes; exit 130.
+    Nothing to resume when the folder was never written."""
+    from rlbench.results.layout import ResultsFolder
+
+    release_fork_server()  # once: nothing when the sweep had released it
+    if not ResultsFolder(out_dir).holds_sweep():
+        console.print("[yellow]Interrupted[/] before anything was written.")
+        return EXIT_INTERRUPTED
+    if outcome is None:  # stopped outside the trials: planning, or after them
+        left = "; finished trials are kept"
+    elif outcome.unfinished:
+        left = (f": {outcome.unfinished} of {len(outcome.trial_ids)} trials still to run (what the interrupted trial "
+                "measured is kept)")
+    else:
+        left = f": all {len(outcome.trial_ids)} trials have their verdict; the tables and report are left to write"
+    console.print(Text.assemble(("Interrupted", "yellow"), plain(f"{left}. Resume with:"), "\n  ", plain(resume_with)),
+                  soft_wrap=True)
+    return EXIT_INTERRUPTED

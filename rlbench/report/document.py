@@ -238,7 +238,7 @@ def document_blocks(analysis: Analysis, section: inside.InsideReport | None, fig
     cols = ["trial_id", "status", *axes, "env_steps_per_s", "reason"]
     trial_rows = [[("" if pd.isna(r.get(c)) else (fmt(r.get(c)) if c == "env_steps_per_s" else str(r.get(c))))
                    for c in cols] for _, r in t.iterrows()]
-    out += [Heading("Trials", 2),
+    out += [Heading("Trials", 2), *([Paragraph(analysis.endings)] if analysis.endings else []),
             Table(cols, trial_rows, frozenset({0, 1, len(cols) - 1}), md_max_rows=MAX_MD_TRIALS,
                   md_more="{n} more trials in trials.parquet / summary.csv.", collapsed=f"{len(t)} trials"),
             Heading("Provenance", 2), Fields(provenance(analysis))]

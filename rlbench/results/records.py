@@ -12,6 +12,13 @@ from pydantic import BaseModel, ConfigDict, model_validator
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import TrialFolder
 
+#: How the ``reason`` of an ``ok`` trial starts when its process ended in its teardown: after it had
+#: trained (and, on a cluster, fetched its node samplers' rows), while its framework and runtime shut
+#: down or after, before its ``end`` event (a crash in ``ray.shutdown()``, a kill on a timeout or Ctrl-C
+#: then). Every figure it measured is written; ``exit_signal`` names the signal, and ``shutdown_s`` is
+#: null when it died before its runtime had shut down. docs/RUNNING.md, "How a trial ends".
+TEARDOWN_CRASH = "teardown crash"
+
 
 class TrialRecord(BaseModel):
     """The sweep's account of one trial, written once the trial process is gone."""
@@ -24,12 +31,13 @@ class TrialRecord(BaseModel):
     """ok, failed, skipped or timeout."""
     reason: Union[str, None] = None
     """Why the trial is not ok (error, skip reason, timeout); when ok, None, or how its process ended
-    if that was not normal (a death after its runtime shut down)."""
+    if that was not normal: :data:`TEARDOWN_CRASH` and how (a death after it had trained)."""
     exit_code: Union[int, None] = None
     """Exit code of the trial process (None when it never started; negative: the signal that ended it)."""
     exit_signal: Union[int, None] = None
     """The signal that ended the trial process, or None (it exited). A trial whose process died
-    after it had trained and shut its runtime down stays ``ok``: its measurements are complete."""
+    after it had trained stays ``ok`` (its reason starts with :data:`TEARDOWN_CRASH`): its
+    measurements are complete."""
     started_epoch: Union[float, None] = None
     """Unix time the trial process was launched; ``t_s`` columns count from here."""
     trial_wall_s: Union[float, None] = None

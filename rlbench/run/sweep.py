@@ -88,6 +88,11 @@ class SweepOutcome:
         return [r for r in self.records if r.status in ("failed", "timeout")]
 
     @property
+    def ended_in_teardown(self) -> list[TrialRecord]:
+        """Ok trials whose process ended in their teardown, after training (their reason says how)."""
+        return [r for r in self.records if r.status == "ok" and r.reason]
+
+    @property
     def unfinished(self) -> int:
         """Planned trials without a final verdict (not run yet, or interrupted)."""
         done = {r.trial_id for r in self.records if r.status != "interrupted"}
@@ -293,8 +298,10 @@ def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan]
             console.print(Text(plain(f"No CPU energy counter (no readable RAPL package zone under {powercap_root}): "
                                      "cpu_energy_j will be null."), style="dim"))
     spec = loaded.spec
-    # a fork server only when some trial starts from it (the forkserver switch starts a fresh process per trial)
-    launcher = TrialLauncher(fresh_process=all("forkserver" in p.switched_off for p in to_run),
+    # a fork server only when some trial starts from it (the forkserver switch, and a variant's own environment,
+    # start a fresh process per trial: history and bisect preloaded torch and Ray for none)
+    launcher = TrialLauncher(fresh_process=all("forkserver" in p.switched_off or (p.packages and p.packages.python)
+                                               for p in to_run),
                              frameworks=tuple(dict.fromkeys(p.config.framework for p in to_run)) or ("rllib",))
     runnable = any(p.skip_reason is None for p in to_run)
     if runnable:
@@ -345,7 +352,8 @@ def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan]
                     progress.finish(plan, record)
                     _say_profile(console, plan, trial.event(Event.PROFILE), noted)
                 outcome.records.append(record)
-                if record.status not in ("ok", "skipped"):  # skipped ones were said up front, once per reason
+                # skipped ones were said up front, once per reason; an ok one with a reason ended in its teardown
+                if record.status not in ("ok", "skipped") or (record.status == "ok" and record.reason):
                     # the reason is the env's own error text: plain text, never markup (a "[...]" in it
                     # once raised MarkupError here and ended the sweep)
                     console.print(Text.assemble((f"{plan.trial_id} {record.status}", "yellow"), ": ",

@@ -14,7 +14,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass
 
@@ -22,9 +21,10 @@ from rlbench.adapters import get_adapter
 from rlbench.measure.profiler import TrialProfiler
 from rlbench.measure.utilization import UtilizationSampler
 from rlbench.results.events import Event
-from rlbench.results.files import remove_if_empty, write_atomic
+from rlbench.results.files import open_append, remove_if_empty, write_atomic
 from rlbench.results.layout import TrialFolder
-from rlbench.results.records import TrialRecord, write_record
+from rlbench.results.records import TEARDOWN_CRASH, TrialRecord, write_record
+from rlbench.run.forkserver import stop_fork_server_unless
 from rlbench.run.processes import ProcessRef, kill_survivors, kill_tree
 from rlbench.spec.plan import TrialPlan
 from rlbench.worker import trial as trial_process
@@ -76,7 +76,7 @@ class TrialLauncher:
         preload = [m for f in frameworks for m in get_adapter(f).preload_modules]
         wanted = [trial_process.__name__, *dict.fromkeys(preload)]
         if not fresh_process:
-            _stop_fork_server_unless(wanted)
+            stop_fork_server_unless(wanted)
         self.context.set_forkserver_preload(wanted)
 
     def warm(self) -> None:
@@ -100,42 +100,19 @@ class TrialLauncher:
         """Launch the trial whose plan is in ``trial`` (``gated``: it builds nothing before its gate opens;
         ``python``: a fresh process of that interpreter, the environment of its variant's packages)."""
         if self.fresh_process or python:  # argv holds rlbench's own paths and a number only: no shell, nothing foreign
-            return FreshProcess(subprocess.Popen([python or sys.executable, "-m", trial_process.__name__, str(trial.path),
-                                                  repr(t0_epoch), *(["gated"] if gated else [])],
-                                                 stdin=subprocess.DEVNULL))
+            # its output goes to its log from the start: a Ctrl-C during its imports (before it redirects its
+            # own output) printed the trial's KeyboardInterrupt traceback on the command's terminal
+            log = open_append(trial.log)
+            try:
+                return FreshProcess(subprocess.Popen(
+                    [python or sys.executable, "-m", trial_process.__name__, str(trial.path), repr(t0_epoch),
+                     *(["gated"] if gated else [])], stdin=subprocess.DEVNULL, stdout=log, stderr=log))
+            finally:
+                os.close(log)
         proc = self.context.Process(target=trial_process.process_entry, args=(str(trial.path), t0_epoch, gated),
                                     name=f"rlbench-trial-{trial.trial_id}", daemon=False)
         proc.start()
         return proc
-
-
-def _stop_fork_server_unless(preload: list[str]) -> None:
-    """Stop this process's fork server if it runs with another preload. multiprocessing keeps one per
-    process and ignores a new preload while it runs, so a second sweep in one process (run_sweep called
-    twice, as the tests do) forked its rllib trials from a plain sweep's server, without torch.
-    ``_stop`` is the private API :func:`release_fork_server` uses; waited for here, as a new one follows."""
-    from multiprocessing import forkserver
-
-    server = getattr(forkserver, "_forkserver", None)
-    if getattr(server, "_forkserver_pid", None) is not None and \
-            list(getattr(server, "_preload_modules", None) or []) != preload:
-        server._stop()
-
-
-def release_fork_server() -> None:
-    """Let the fork server go once the sweep's last trial has ended. With torch and Ray loaded it takes
-    about 1.4 s to exit (measured); stopped here, it exits while the sweep writes its tables and report.
-    Left to the sweep's own exit, it held the sweep's stdout and stderr that long after the sweep
-    ended, and whoever reads them through a pipe (a CI log, ``| tee``, the benchmarks) waited for it.
-
-    ``ForkServer._stop`` is multiprocessing's own (its tests use it): it closes the server's alive pipe
-    and reaps it. A later trial in this process would start a new server.
-    """
-    from multiprocessing import forkserver
-
-    stop = getattr(getattr(forkserver, "_forkserver", None), "_stop", None)
-    if stop is not None:
-        threading.Thread(target=stop, name="rlbench-forkserver-stop", daemon=True).start()
 
 
 def _verdict(plan: TrialPlan, trial: TrialFolder, exit_code: int | None, timed_out: bool,
@@ -147,9 +124,6 @@ def _verdict(plan: TrialPlan, trial: TrialFolder, exit_code: int | None, timed_o
     error = next((e for e in reversed(events) if e.get("event") == Event.ERROR), None)
     skipped = next((e for e in events if e.get("event") == Event.SKIPPED), None)
     iterations = sum(e.get("event") == Event.ITERATION for e in events)
-    if timed_out:
-        return "timeout", (f"killed after trial_timeout_s={plan.timeout_s:g} s with its process tree, "
-                           f"after {iterations} iterations")
     if stop is not None and stop.memory_bytes is not None:
         return "failed", (f"out of memory: its processes used {stop.memory_bytes / 2**20:.0f} MiB, over "
                           f"trial_memory_limit_bytes={plan.memory_limit_bytes} ({plan.memory_limit_bytes / 2**20:.0f} "
@@ -158,12 +132,23 @@ def _verdict(plan: TrialPlan, trial: TrialFolder, exit_code: int | None, timed_o
         return "skipped", skipped.get("reason")
     if end is not None and end.get("status") == "ok":
         return "ok", None
-    died = exit_code is not None and exit_code != 0
-    if (died and error is None and end is None and any(e.get("event") == Event.TRAINED for e in events)
-            and any(e.get("event") == Event.SHUTDOWN for e in events)):
-        # trained, runtime shut down, every figure written: how the process then ended changes none of it
-        return "ok", (f"its process then died ({_exit_text(exit_code)}) after its runtime had shut down; "
-                      f"all {iterations} iterations were recorded")
+    if (end is None or end.get("status") in ("interrupted", "failed")) and _teardown_started(plan, events):
+        # it trained (and fetched its node rows): every figure is written; how its process ended while its
+        # framework and runtime shut down changes none of them (an error then is raised after trained)
+        if error is not None:
+            how = f"it raised {error.get('error')}"
+        elif timed_out:
+            how = f"it was killed after trial_timeout_s={plan.timeout_s:g} s"
+        elif end is not None:
+            how = "it was interrupted (Ctrl-C or SIGTERM)"
+        elif stop is not None and stop.interrupted:
+            how = "it was interrupted (Ctrl-C or SIGTERM) and killed after the grace period"
+        else:
+            how = f"its process {'died' if exit_signal(exit_code) else 'exited'} ({_exit_text(exit_code)})"
+        return "ok", _teardown_note(events, how, iterations)
+    if timed_out:
+        return "timeout", (f"killed after trial_timeout_s={plan.timeout_s:g} s with its process tree, "
+                           f"after {iterations} iterations")
     if stop is not None and stop.interrupted:
         how = "stopped cleanly, Ray shut down" if end is not None else "killed after the grace period"
         return "interrupted", f"interrupted (Ctrl-C or SIGTERM) after {iterations} iterations; {how}"
@@ -171,14 +156,36 @@ def _verdict(plan: TrialPlan, trial: TrialFolder, exit_code: int | None, timed_o
         return "failed", error.get("error")
     how = _exit_text(exit_code)
     if exit_code == -signal.SIGKILL:
-        how += ", SIGKILL: the kernel's out-of-memory killer does this (see dmesg)"
+        how += ": the kernel's out-of-memory killer does this (see dmesg)"
     tail = trial.log_tail()
     return "failed", f"trial process died ({how}) after {iterations} iterations" + (f"; log: {tail}" if tail else "")
 
 
+def _teardown_started(plan: TrialPlan | None, events: list[dict]) -> bool:
+    """Whether the trial had finished measuring when it began to shut down: it wrote ``trained`` and, on a
+    cluster, its node samplers' rows (``node_sampling``) or why there are none (``node_sampling_error``)."""
+    names = {e.get("event") for e in events}
+    if Event.TRAINED not in names:
+        return False
+    on_cluster = plan is not None and bool(plan.ray_address)
+    return not on_cluster or bool(names & {Event.NODE_SAMPLING, Event.NODE_SAMPLING_ERROR})
+
+
+def _teardown_note(events: list[dict], how: str, iterations: int) -> str:
+    """The ``reason`` of an ok trial that ended in its teardown (:data:`TEARDOWN_CRASH` first): how, and when."""
+    when = ("after its runtime had shut down (shutdown_s recorded)" if any(e.get("event") == Event.SHUTDOWN for e in events)
+            else "while its framework and runtime shut down (shutdown_s unknown)")
+    return f"{TEARDOWN_CRASH}: {how} after it had trained, {when}; all {iterations} iterations were recorded"
+
+
 def _exit_text(exit_code: int | None) -> str:
-    """``signal 11`` or ``exit code 3``."""
-    return f"signal {-exit_code}" if exit_code is not None and exit_code < 0 else f"exit code {exit_code}"
+    """``signal 11, SIGSEGV`` or ``exit code 3``."""
+    if exit_code is None or exit_code >= 0:
+        return f"exit code {exit_code}"
+    try:
+        return f"signal {-exit_code}, {signal.Signals(-exit_code).name}"
+    except ValueError:  # a real-time or unknown signal: its number alone
+        return f"signal {-exit_code}"
 
 
 def exit_signal(exit_code: int | None) -> int | None:
@@ -200,8 +207,11 @@ def _interrupt(proc, me: ProcessRef, grace_s: float) -> None:
     """Ask a trial to stop cleanly (SIGINT: it stops training, shuts Ray down, records what it
     measured); kill its tree if it has not exited after ``grace_s`` or on a second Ctrl-C."""
     try:
-        os.kill(proc.pid, signal.SIGINT)
+        if me.alive():  # not after its exit: its pid may be reaped (by the fork server) and reused
+            os.kill(proc.pid, signal.SIGINT)
         proc.join(grace_s)
+    except ProcessLookupError:  # it exited between the check and the signal: nothing to stop
+        pass
     except KeyboardInterrupt:
         pass
     if proc.exitcode is None:

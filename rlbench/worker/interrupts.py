@@ -41,6 +41,8 @@ def importing(frame) -> bool:
 
 
 _received = [0]
+#: Set once the command has its exit code and the process is leaving (:func:`leaving`).
+_leaving = [False]
 
 
 def received() -> int:
@@ -58,7 +60,8 @@ def interrupt(signum: int, frame) -> None:
         again.start()
         return
     _received[0] += 1
-    raise KeyboardInterrupt
+    if not _leaving[0]:
+        raise KeyboardInterrupt
 
 
 def install(signals: tuple[int, ...] = SIGNALS) -> dict[int, object]:
@@ -68,7 +71,15 @@ def install(signals: tuple[int, ...] = SIGNALS) -> dict[int, object]:
     that closing the terminal or a Ctrl-C meant for the foreground leaves the run alone."""
     if threading.current_thread() is not threading.main_thread():
         return {}
+    _leaving[0] = False
     return {sig: signal.signal(sig, interrupt) for sig in signals if signal.getsignal(sig) != signal.SIG_IGN}
+
+
+def leaving() -> None:
+    """The command has its exit code and the process exits next: from now on a signal is counted, not raised.
+    Raised there, in ``sys.exit``'s caller or an exit handler (the fork server's, multiprocessing's), it
+    printed a traceback after the command's last line; the command's own answer already stands."""
+    _leaving[0] = True
 
 
 def restore(previous: dict[int, object]) -> None:

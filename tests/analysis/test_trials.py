@@ -8,7 +8,7 @@ import math
 import pandas as pd
 import pytest
 
-from rlbench.analysis.trials import add_cpu_threads_per_gpu_sm, add_sampling_efficiency
+from rlbench.analysis.trials import add_cpu_threads_per_gpu_sm, add_sampling_efficiency, teardown_text
 from rlbench.studies.envbench import ceiling_key
 
 
@@ -48,3 +48,19 @@ def test_cpu_threads_per_gpu_sm():
     assert trials["cpu_threads_per_gpu_sm"][2] == pytest.approx(2 / 264)  # 2 learners x 1 GPU
     add_cpu_threads_per_gpu_sm(trials, sm_count=None)
     assert trials["cpu_threads_per_gpu_sm"].isna().all()
+
+
+def test_teardown_text_names_each_ok_trial_that_ended_in_its_teardown_with_its_signal():
+    trials = pd.DataFrame({
+        "trial_id": ["t000r0", "t001r0", "t002r0", "t003r0"],
+        "status": ["ok", "ok", "failed", "ok"],
+        "reason": [None, "teardown crash: its process died (signal 11, SIGSEGV) after it had trained, ...",
+                   "trial process died (signal 11, SIGSEGV) after 1 iterations",
+                   "teardown crash: it raised RuntimeError: x after it had trained, ..."],
+        "exit_signal": pd.array([None, 11, 11, None], dtype="Int64"),
+    })
+    text = teardown_text(trials)
+    assert text.startswith("2 trials ended in their teardown, after training: t001r0 (signal 11, SIGSEGV), "
+                           "t003r0 (no signal). Every figure they measured")
+    assert teardown_text(trials.iloc[[0, 2]]) == ""  # a failed trial's crash is its reason, not this note
+    assert teardown_text(trials.iloc[:2]).startswith("1 trial ended in its teardown, after training: t001r0 (signal 11")

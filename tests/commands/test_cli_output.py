@@ -129,3 +129,41 @@ def test_an_interrupt_outside_any_verb_exits_130_with_a_word(monkeypatch, capsys
     finally:
         interrupts.restore(before)
     assert "Interrupted." in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("where", ["before its first verdict", "in its tables"])
+def test_a_sweep_interrupted_outside_a_trial_ends_with_the_resume_line(monkeypatch, capsys, tmp_path, where):
+    """A signal between trials or after them (issue 39): the resume line and 130, no traceback. With no trial
+    recorded, the tables (no rows, no columns) were built all the same and raised KeyError('status')."""
+    import signal
+
+    import rlbench.commands.sweep as sweep_command
+    from rlbench.commands.exit_codes import EXIT_INTERRUPTED
+    from rlbench.results.records import TrialRecord
+    from rlbench.run.sweep import SweepOutcome
+    from rlbench.worker import interrupts
+
+    def run_sweep(loaded, out_dir, **kw):
+        out_dir.mkdir(parents=True)
+        (out_dir / "manifest.json").write_text("{}")  # the folder was taken
+        if where == "in its tables":
+            return SweepOutcome(out_dir, trial_ids=["t000r0"], records=[TrialRecord(trial_id="t000r0", status="ok")])
+        return SweepOutcome(out_dir, trial_ids=["t000r0"], interrupted=True)
+
+    def tables(*a):
+        raise KeyboardInterrupt
+
+    spec, out = tmp_path / "s.yaml", tmp_path / "out"
+    spec.write_text("name: s\nframework: plain\nenvironment: {env: envs.tiny:TinyEnv}\nstop: {iterations: 2}\n")
+    monkeypatch.chdir(REPO)
+    monkeypatch.setattr(sweep_command, "run_sweep", run_sweep)
+    monkeypatch.setattr(sweep_command, "_results", tables)
+    before = {sig: signal.getsignal(sig) for sig in interrupts.SIGNALS}
+    try:
+        assert main(["sweep", str(spec), "--out", str(out)]) == EXIT_INTERRUPTED
+    finally:
+        interrupts.restore(before)
+    said = " ".join(capsys.readouterr().out.split())
+    left = ("1 of 1 trials still to run" if where == "before its first verdict" else
+            "all 1 trials have their verdict; the tables and report are left to write")
+    assert left in said and f"Resume with: rlbench sweep {spec} --out {out} --resume" in said, said

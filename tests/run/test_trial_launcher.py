@@ -8,7 +8,8 @@ from pathlib import Path
 
 import psutil
 
-from rlbench.run.trial import TrialLauncher, release_fork_server
+from rlbench.run.forkserver import release_fork_server
+from rlbench.run.trial import TrialLauncher
 
 
 def _fork_servers() -> list[psutil.Process]:
@@ -69,3 +70,41 @@ def test_a_released_fork_server_exits_and_a_later_trial_starts_a_new_one():
     launcher.warm()
     launcher.wait_ready()
     assert len(_fork_servers()) == 1
+
+
+def test_interrupting_a_trial_that_has_just_exited_is_no_error():
+    """A Ctrl-C that lands as the trial exits: its pid may be reaped already (a fork-server child is the
+    server's to reap), and os.kill then raised ProcessLookupError out of the sweep as a traceback."""
+    import subprocess
+    import sys
+
+    from rlbench.run.processes import ProcessRef
+    from rlbench.run.trial import FreshProcess, _interrupt
+
+    popen = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.3)"])
+    me = ProcessRef.of(popen.pid)
+    popen.wait()  # exited and reaped: the pid names no process now
+    t = time.monotonic()
+    _interrupt(FreshProcess(popen), me, grace_s=20)
+    assert time.monotonic() - t < 5  # no grace period waited for a process that is gone
+
+
+def test_a_fresh_trial_process_writes_to_its_log_from_its_first_byte(tmp_path, capfd):
+    """Before its own redirect (its imports), a fresh trial process printed on the command's terminal: a
+    Ctrl-C there put the trial's KeyboardInterrupt traceback after the command's resume line (issue 39).
+    A stand-in interpreter that only prints shows where those bytes go."""
+    import os
+
+    from rlbench.results.layout import TrialFolder
+
+    python = tmp_path / "python"
+    python.write_text("#!/bin/sh\necho early output >&2\n")
+    python.chmod(0o755)
+    trial = TrialFolder(tmp_path / "t000r0")
+    trial.path.mkdir()
+    proc = TrialLauncher(fresh_process=True).start(trial, time.time(), python=str(python))
+    proc.join(30)
+    assert proc.exitcode == 0
+    assert trial.log.read_text() == "early output\n"
+    assert "early output" not in capfd.readouterr().err
+    assert os.listdir(trial.path) == ["trial.log"]

@@ -110,3 +110,22 @@ def test_each_signal_that_raises_is_counted():
     with pytest.raises(KeyboardInterrupt):
         interrupts.interrupt(15, _sys._getframe())
     assert interrupts.received() == before + 1
+
+
+def test_once_the_command_is_leaving_a_signal_is_counted_not_raised(monkeypatch):
+    """After the command has its exit code, a KeyboardInterrupt would only print a traceback on the way out
+    (from ``sys.exit``'s caller or an exit handler); the next command's install raises again."""
+    import signal
+    import sys as _sys
+
+    monkeypatch.setattr(interrupts, "_leaving", [False])
+    before = interrupts.received()
+    interrupts.leaving()
+    interrupts.interrupt(15, _sys._getframe())  # no KeyboardInterrupt
+    assert interrupts.received() == before + 1
+    previous = interrupts.install((signal.SIGTERM,))
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            interrupts.interrupt(15, _sys._getframe())
+    finally:
+        interrupts.restore(previous)
