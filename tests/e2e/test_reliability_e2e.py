@@ -5,6 +5,7 @@ tests/e2e/test_faults_e2e.py; a crash: tests/e2e/test_exit_e2e.py."""
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import signal
@@ -76,6 +77,14 @@ def test_kill_9_leaves_nothing_and_resume_completes(tmp_path):
     assert trial_processes_alive(out) == []
 
 
+def is_loopback(ip: str) -> bool:
+    """True for 127.x, ::1 and an IPv4-mapped loopback (::ffff:127.0.0.1, which Ray's DashboardAgent
+    was seen listening on in CI: a dual-stack socket bound to loopback, not reachable from outside)."""
+    addr = ipaddress.ip_address(ip.split("%")[0])
+    mapped = getattr(addr, "ipv4_mapped", None)
+    return addr.is_loopback or (mapped is not None and mapped.is_loopback)
+
+
 def dashboard_listeners(session_sid: int) -> list[str]:
     """Listening sockets, on any address but loopback, of the trial's dashboard processes."""
     found = []
@@ -88,7 +97,7 @@ def dashboard_listeners(session_sid: int) -> list[str]:
             cmd = " ".join(psutil.Process(conn.pid).cmdline()[:2])  # the program (raylet only mentions it)
         except (OSError, psutil.Error):
             continue
-        if "dashboard" in cmd.lower() and conn.laddr.ip not in ("127.0.0.1", "::1"):
+        if "dashboard" in cmd.lower() and not is_loopback(conn.laddr.ip):
             found.append(f"{conn.laddr.ip}:{conn.laddr.port} {cmd[:80]}")
     return found
 
