@@ -118,11 +118,11 @@ def build_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
 
 def _fill_added_columns(folder: ResultsFolder, trials: pd.DataFrame) -> None:
     """Columns added to this results format after a folder's tables were written, filled from the trials'
-    plans (the truth) rather than left to read as zero: ``learner_gpus``."""
-    if "learner_gpus" in trials or trials.empty:
+    plans (the truth) rather than left to read as zero: ``learner_gpus_allocated``."""
+    if "learner_gpus_allocated" in trials or trials.empty:
         return
     gpus = {t.trial_id: read_plan(t).demand().learner_gpus for t in folder.trials() if t.plan.exists()}
-    trials["learner_gpus"] = trials["trial_id"].map(gpus).astype(float)
+    trials["learner_gpus_allocated"] = trials["trial_id"].map(gpus).astype(float)
 
 
 def read_tables(out_dir: Path) -> dict[str, pd.DataFrame]:

@@ -91,7 +91,7 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
         "num_learners": c.learners.num_learners,
         "num_cpus_per_learner": float(c.learners.num_cpus_per_learner),
         "num_gpus_per_learner": c.learners.num_gpus_per_learner,
-        "learner_gpus": plan.demand().learner_gpus,
+        "learner_gpus_allocated": plan.demand().learner_gpus,
         "num_cpus_for_main_process": c.resources.num_cpus_for_main_process,
         "pin_driver": c.resources.pin_driver,
         "train_batch_size_per_learner": c.training.train_batch_size_per_learner,
@@ -224,7 +224,8 @@ def add_sampling_efficiency(trials: pd.DataFrame, iterations: pd.DataFrame, ceil
 
 def add_cpu_threads_per_gpu_sm(trials: pd.DataFrame, sm_count: int | None) -> None:
     """Add ``cpu_threads_per_gpu_sm``: the trial's CPU threads (its cpus) per SM of the learner GPUs it
-    used (its ``learner_gpus``; Inci et al.'s CPU/GPU balance); null without learner GPUs or a known SM count."""
+    used (its ``learner_gpus_allocated``; Inci et al.'s CPU/GPU balance); null without learner GPUs or a known
+    SM count."""
     if trials.empty:
         return
     gpus = learner_gpus(trials)
@@ -233,12 +234,12 @@ def add_cpu_threads_per_gpu_sm(trials: pd.DataFrame, sm_count: int | None) -> No
 
 
 def learner_gpus(trials: pd.DataFrame) -> pd.Series:
-    """Each row's ``learner_gpus`` (GPUs its learners reserve, its framework's ``ResourceDemand``), 0 where a
-    table has no such column (a hand-made one, or a trials.parquet written before the column: read_tables
-    fills it from the plans)."""
-    if "learner_gpus" not in trials:
+    """Each row's ``learner_gpus_allocated`` (GPUs its learners reserve, its framework's ``ResourceDemand``), 0
+    where a table has no such column (a hand-made one; a trials.parquet written before the column has it filled
+    from the plans by ``read_tables``)."""
+    if "learner_gpus_allocated" not in trials:
         return pd.Series(0.0, index=trials.index)
-    return pd.to_numeric(trials["learner_gpus"], errors="coerce").fillna(0.0).astype(float)
+    return pd.to_numeric(trials["learner_gpus_allocated"], errors="coerce").fillna(0.0).astype(float)
 
 
 def teardown_text(trials: pd.DataFrame) -> str:

@@ -17,7 +17,7 @@ def _trials():
         "trial_id": ["a", "b", "c"], "env": ["CartPole-v1"] * 3,
         "env_config": [json.dumps({})] * 3, "num_env_runners": [0, 2, 4], "cpus": [2, 2, 2],
         "num_gpus_per_learner": [0.0, 1.0, 1.0], "num_learners": [0, 0, 2],
-        "learner_gpus": [0.0, 1.0, 2.0],  # the adapter's ResourceDemand.learner_gpus (tests/adapters)
+        "learner_gpus_allocated": [0.0, 1.0, 2.0],  # the adapter's ResourceDemand.learner_gpus (tests/adapters)
     })
 
 
@@ -51,7 +51,7 @@ def test_cpu_threads_per_gpu_sm():
     assert trials["cpu_threads_per_gpu_sm"][2] == pytest.approx(2 / 264)  # 2 learners x 1 GPU
     add_cpu_threads_per_gpu_sm(trials, sm_count=None)
     assert trials["cpu_threads_per_gpu_sm"].isna().all()
-    no_column = trials.drop(columns="learner_gpus")  # a hand-made table without it: no learner GPU is read
+    no_column = trials.drop(columns="learner_gpus_allocated")  # a hand-made table without it: no learner GPU is read
     add_cpu_threads_per_gpu_sm(no_column, sm_count=132)
     assert no_column["cpu_threads_per_gpu_sm"].isna().all()
 
