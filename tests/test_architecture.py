@@ -4,9 +4,12 @@ no module over 400 lines, RLlib only behind the adapter, the worker room on the 
 from __future__ import annotations
 
 import ast
+import dataclasses
+import inspect
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import REPO
@@ -187,6 +190,139 @@ def test_the_spec_names_no_algorithm_but_the_default():
 
     wrong = {m: found for m, p in MODULES.items() if m.startswith("rlbench.spec")
              and (found := algorithm_literals(p.read_text(), ALL_ALGORITHMS))}
+    assert wrong == {}
+
+
+@dataclasses.dataclass(frozen=True)
+class FrameworkWords:
+    """What only a framework's adapter may say, taken from that adapter's own tables (the list grows with it)."""
+
+    algorithms: tuple[str, ...]
+    """Its algorithms' names (as string literals: a table's key, a comparison, a default)."""
+    classes: frozenset[str]
+    """Its class names (config classes, actor classes) and module path, as names or inside any string."""
+    methods: frozenset[str]
+    """Its config's builder methods, as calls (``x.env_runners(...)``): as names they are the spec's sections."""
+    result_keys: frozenset[str]
+    """Its result dict's keys and ``/`` paths, as string literals."""
+    result_prefixes: tuple[str, ...]
+    """A string literal starting with one of these is a path into its result dict."""
+
+
+def rllib_words() -> FrameworkWords:
+    """RLlib's words, from the RLlib adapter: its algorithms, config and actor classes, the builder methods its
+    build calls, its result paths, and of their keys those that are not rlbench's own vocabulary (the spec's
+    field names, the tables' columns, the stop metrics' short names)."""
+    from rlbench.adapters.base import IterationTimings
+    from rlbench.adapters.rllib import config as rllib_config
+    from rlbench.adapters.rllib import results
+    from rlbench.adapters.rllib.roles import RAY_TITLE_ROLES
+    from rlbench.adapters.rllib.training import ALGORITHMS
+    from rlbench.results.tables import ITERATION_SCHEMA, RUNNER_ITERATION_SCHEMA
+    from rlbench.spec.model import TrialConfig
+
+    classes = {cls for _, cls in rllib_config.ALGO_CONFIG_CLASSES.values()} | {"AlgorithmConfig", "ray.rllib"}
+    classes |= {t.removeprefix("ray::") for t, role in RAY_TITLE_ROLES.items() if role != "ray_system"}
+    build = ast.parse(inspect.getsource(rllib_config.build_config))
+    methods = {node.func.attr for node in ast.walk(build) if isinstance(node, ast.Call)
+               and isinstance(node.func, ast.Attribute) and ast.unparse(node.func.value).startswith("algo_config")}
+    example = TrialConfig.model_validate({"environment": {"env": "E"}, "training": {"lr": 0.1},
+                                          "rl_module": {"fcnet_hiddens": [8]}})
+    methods |= {method for method, _ in rllib_config.spec_calls(example)}
+    paths = [v for k, v in vars(results).items() if k.isupper() and isinstance(v, tuple) and v
+             and all(isinstance(x, str) for x in v)] + list(results.RESULT_METRICS.values())
+
+    def fields(model: Any, out: set[str]) -> set[str]:
+        for name, f in model.model_fields.items():
+            out |= {name, f.alias or name}
+            if isinstance(f.annotation, type) and hasattr(f.annotation, "model_fields"):
+                fields(f.annotation, out)
+        return out
+
+    ours = (fields(TrialConfig, set()) | set(ITERATION_SCHEMA.names) | set(RUNNER_ITERATION_SCHEMA.names)
+            | {f.name for f in dataclasses.fields(IterationTimings)} | set(results.RESULT_METRICS)
+            | {"rlbench", "sample", "runner", "updates", "busy_s"})  # the last four: rlbench's own words too
+    keys = {key for path in paths for key in path} - ours | {"/".join(path) for path in paths if len(path) > 1}
+    prefixes = tuple(sorted({f"{path[0]}/" for path in paths if len(path) > 1}))
+    return FrameworkWords(ALGORITHMS, frozenset(classes), frozenset(methods), frozenset(keys), prefixes)
+
+
+def framework_words_in(source: str, words: FrameworkWords) -> list[str]:
+    """Where ``source`` says a framework's words: an algorithm's name as a literal (:func:`algorithm_literals`),
+    one of its class names as a name or inside a string, a call of its config's builder methods, a result key
+    or path as a literal. Docstrings (a string standing alone as a statement) and comments are prose, not
+    knowledge, and are not read."""
+    tree = ast.parse(source)
+    found = algorithm_literals(source, words.algorithms)
+    prose = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
+    for n in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(n, ast.Name):
+            names = [n.id]
+        elif isinstance(n, ast.Attribute):
+            names = [n.attr]
+        elif isinstance(n, ast.alias):
+            names = [n.name, n.asname or ""]
+        elif isinstance(n, (ast.FunctionDef, ast.ClassDef)):
+            names = [n.name]
+        elif isinstance(n, ast.ImportFrom):
+            names = [n.module or ""]
+        found += [f"line {getattr(n, 'lineno', '?')}: name {x}" for x in names
+                  if any(x == c or x.startswith(c + ".") for c in words.classes)]
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in words.methods:
+            found.append(f"line {n.lineno}: call .{n.func.attr}(...)")
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in prose:
+            text = n.value
+            if any(c in text for c in words.classes):
+                found.append(f"line {n.lineno}: {text[:60]!r} names a class")
+            if text in words.result_keys or text.startswith(words.result_prefixes):
+                found.append(f"line {n.lineno}: {text!r} is a result key")
+    return found
+
+
+def test_the_framework_checker_sees_each_kind_of_word_but_not_prose():
+    words = FrameworkWords(("PPO",), frozenset({"PPOConfig", "ray.rllib"}), frozenset({"env_runners"}),
+                           frozenset({"timers/sample", "__all_modules__"}), ("env_runners/", "timers/"))
+    said = """
+from ray.rllib.algorithms.ppo import PPOConfig
+ALGO = {"PPO": ("ray.rllib.algorithms.ppo", "PPOConfig")}
+c = PPOConfig().env_runners(num_env_runners=1)
+x = r["__all_modules__"]
+if metric in ("episode_return_mean", "env_runners/episode_return_mean"):
+    pass
+t = "timers/sample"
+"""
+    fine = '''"""PPOConfig().env_runners(...) reads env_runners/episode_return_mean (PPO)."""
+x = config.env_runners.num_env_runners  # PPOConfig, timers/sample
+def f():
+    """ray.rllib's __all_modules__."""
+    return {"env_runners": 1, "episode_return_mean": 2, "note": "a PPO run on RLlib"}
+'''
+    kinds = " ".join(framework_words_in(said, words))
+    assert framework_words_in(fine, words) == []
+    for kind in ("'PPO'", "name ray.rllib", "name PPOConfig", "names a class", "call .env_runners",
+                 "'__all_modules__' is a result key", "'env_runners/episode_return_mean' is a result key",
+                 "'timers/sample' is a result key"):
+        assert kind in kinds, kind
+
+
+def test_rllib_words_are_taken_from_its_adapter():
+    words = rllib_words()
+    assert {"PPO", "APPO", "IMPALA"} <= set(words.algorithms)
+    assert {"PPOConfig", "AlgorithmConfig", "SingleAgentEnvRunner", "ray.rllib"} <= words.classes
+    assert {"environment", "env_runners", "learners", "training", "rl_module", "reporting", "callbacks"} <= words.methods
+    assert {"env_runners/episode_return_mean", "timers/synch_weights", "__all_modules__", "default_policy"} \
+        <= words.result_keys
+    assert not words.result_keys & {"env_runners", "learners", "episode_return_mean", "num_env_runners", "sample_s"}
+
+
+def test_rllib_words_only_in_its_adapter():
+    """Outside ``adapters/`` (everywhere, not only in the spec) no RLlib algorithm name but ``algo``'s default,
+    no RLlib config or actor class, no call of its config's builder methods, no key of its result dict: the
+    rest of rlbench asks the adapter (docs/ARCHITECTURE.md, "adding an algorithm", "adding a framework")."""
+    words = rllib_words()
+    wrong = {m: found for m, p in MODULES.items() if not m.startswith("rlbench.adapters")
+             and (found := framework_words_in(p.read_text(), words))}
     assert wrong == {}
 
 

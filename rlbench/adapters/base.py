@@ -57,6 +57,11 @@ class ResourceDemand:
         return self.driver_gpus + sum(a.count * a.gpus for a in self.actors)
 
     @property
+    def learner_gpus(self) -> float:
+        """GPUs the learners ask for, the driver's own learner included (env runners' GPUs left out)."""
+        return self.driver_gpus + sum(a.count * a.gpus for a in self.actors if a.role == "learner")
+
+    @property
     def total_cpus(self) -> float:
         """Driver plus actors."""
         return self.driver_cpus + self.actor_cpus
@@ -81,6 +86,36 @@ class ResourceDemand:
     def describe_actors(self) -> str:
         """``2 env runners x 1 CPU + 1 learners x 1 CPU``, for messages."""
         return " + ".join(f"{a.count} {a.what} x {a.cpus:g} CPU" for a in self.actors)
+
+
+@dataclass(frozen=True)
+class TrainBatch:
+    """The env steps one training iteration trains on, by the framework's rules (its default where the spec
+    sets no ``train_batch_size_per_learner``): what ``rlbench autoconfig``'s cost model and the trials table read."""
+
+    per_learner: int
+    """Env steps each learner trains on per iteration."""
+    learners: int
+    """Learners that train in parallel, each on ``per_learner`` steps (a learner inside the driver counts as one)."""
+
+    @property
+    def env_steps(self) -> int:
+        """Env steps per iteration, all learners together."""
+        return self.per_learner * self.learners
+
+
+@dataclass(frozen=True)
+class ConfigSnippet:
+    """A trial config as the framework's own code, ready to paste: ``rlbench autoconfig`` writes its answer as
+    one. Every value in ``text`` is rendered as inert data (:mod:`rlbench.adapters.pysource`): a spec may hold
+    any text."""
+
+    file_name: str
+    """The file it is written to, in the results folder (``rllib_config.py``): a plain name."""
+    language: str
+    """The language of ``text`` (``python``), for whoever shows it."""
+    text: str
+    """The code."""
 
 
 @dataclass(frozen=True)
@@ -242,11 +277,27 @@ class Adapter(Protocol):
     def result_metrics(self) -> list[str]:
         """Names of the result metrics a ``stop:`` target may name (higher or lower is better, the spec says)."""
 
+    def metric_column(self, name: str) -> str | None:
+        """The iterations-table column (an :class:`IterationTimings` field) that holds the result metric ``name``
+        every iteration, or None when the table has no column for it (the report draws a target on that column)."""
+
     def resource_demand(self, config: Any) -> ResourceDemand:
         """What a trial config asks of the machine."""
 
     def torch_threads(self, config: Any) -> dict[str, int]:
         """torch threads rlbench sets per role (``driver``, ``learner``, ``env_runner``)."""
+
+    def train_batch(self, config: Any) -> TrainBatch:
+        """The env steps an iteration of a trial config trains on (the framework's default where the spec sets
+        none)."""
+
+    def sampling_processes(self, config: Any) -> int:
+        """Processes that step the trial's envs at once (the env ceiling is measured with as many)."""
+
+    def config_snippet(self, config: Any, title: str) -> ConfigSnippet | None:
+        """The trial config as the framework's own code, headed by ``title`` (which configuration it is, any
+        text: rendered inert); None when the framework has no code to give (``rlbench autoconfig`` then writes
+        none)."""
 
     def quiet_logging(self) -> None:
         """Silence the framework's loggers in this process."""

@@ -15,7 +15,7 @@ import pandas as pd
 from rlbench.analysis.findings import NOISY_CV, verdict
 from rlbench.analysis.runners import inside_by_config
 from rlbench.analysis.stats import median_cis
-from rlbench.analysis.trials import CPU_ROLES
+from rlbench.analysis.trials import CPU_ROLES, learner_gpus
 from rlbench.analysis.windows import steady_windows
 from rlbench.spec.load import axis_column
 from rlbench.spec.plan import DUPLICATE
@@ -108,10 +108,8 @@ def configurations(trials: pd.DataFrame, axes: list[str], iterations: pd.DataFra
     frame = pd.DataFrame({"index": index.astype(int)}, index=index)
     for a in axes:
         frame[a] = first[a]
-    gpus = pd.to_numeric(first.get("num_gpus_per_learner", 0), errors="coerce").fillna(0) * \
-        pd.to_numeric(first.get("num_learners", 0), errors="coerce").fillna(0).clip(lower=1)
     frame["cpus"] = first["cpus"]
-    frame["learner_gpus"] = gpus.astype(float)
+    frame["learner_gpus"] = learner_gpus(first)
     frame["trials"] = trials.groupby("index").size().reindex(index).astype(int)
     frame["ok"] = g.size().reindex(index).fillna(0).astype(int)
     statuses = trials.groupby(["index", "status"]).size()

@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from rlbench.adapters import FRAMEWORKS, get_adapter
 from rlbench.analysis.advice import (Recommendation, learner_cpu_findings, recommendations,
                                      target_recommendations, with_learning_notes)
 from rlbench.analysis.configs import config_label, configurations, result_axes, sm_count
@@ -48,11 +49,15 @@ class Learning:
 
 
 def target_of(trials: pd.DataFrame) -> dict[str, Any] | None:
-    """The sweep's target as recorded in trials.parquet, or None."""
+    """The sweep's target as recorded in trials.parquet, or None: ``metric``, ``threshold``, ``mode`` and
+    ``column``, the iterations column that holds the metric as its framework's adapter says (None: no column)."""
     if "target_metric" not in trials or trials["target_metric"].isna().all():
         return None
     row = trials[trials["target_metric"].notna()].iloc[0]
-    return {"metric": row["target_metric"], "threshold": float(row["target_threshold"]), "mode": row["target_mode"]}
+    framework = row.get("framework") if isinstance(row.get("framework"), str) else FRAMEWORKS[0]
+    column = get_adapter(framework).metric_column(str(row["target_metric"])) if framework in FRAMEWORKS else None
+    return {"metric": row["target_metric"], "threshold": float(row["target_threshold"]), "mode": row["target_mode"],
+            "column": column}
 
 
 def learning(trials: pd.DataFrame, iterations: pd.DataFrame | None, axes: list[str]) -> Learning:

@@ -27,6 +27,7 @@ from rlbench.analysis.profiles import add_profile_columns, profiles_frame
 from rlbench.analysis.trials import (
     add_cpu_threads_per_gpu_sm,
     add_sampling_efficiency,
+    ceiling_keys,
     role_stats_by_trial,
     summarize_trials,
 )
@@ -56,12 +57,13 @@ from rlbench.results.tables import (
     tables_version,
     write_table,
 )
-from rlbench.spec.plan import read_plan
+from rlbench.spec.plan import TrialPlan, read_plan
 
 
-def _add_machine_relative_columns(folder: ResultsFolder, trials: pd.DataFrame, iterations: pd.DataFrame) -> None:
+def _add_machine_relative_columns(folder: ResultsFolder, trials: pd.DataFrame, iterations: pd.DataFrame,
+                                  plans: list[TrialPlan]) -> None:
     """Columns that need more than the trial's own files: the env ceilings and the GPUs' SM count."""
-    add_sampling_efficiency(trials, iterations, read_json(folder.ceilings, {}))
+    add_sampling_efficiency(trials, iterations, read_json(folder.ceilings, {}), ceiling_keys(plans))
     add_cpu_threads_per_gpu_sm(trials, sm_count(folder.read_manifest()))
 
 
@@ -91,7 +93,7 @@ def build_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
     cpu_use, peak_rss = role_stats_by_trial(iterations, utilization)
     multi_source_role_stats(iterations, utilization, cpu_use, peak_rss)  # cluster trials: summed per node sampler
     trials = summarize_trials(plans, records, events_by_trial, iterations, utilization, cpu_use, peak_rss)
-    _add_machine_relative_columns(folder, trials, iterations)
+    _add_machine_relative_columns(folder, trials, iterations, plans)
     add_inside_columns(trials, iterations, runner_its, events_by_trial)
     add_profile_columns(trials, events_by_trial)
     finished = {p.trial_id for p in plans}
@@ -114,6 +116,15 @@ def build_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
             "runner_iterations": runner_its, "profiles": profiles}
 
 
+def _fill_added_columns(folder: ResultsFolder, trials: pd.DataFrame) -> None:
+    """Columns added to this results format after a folder's tables were written, filled from the trials'
+    plans (the truth) rather than left to read as zero: ``learner_gpus_allocated``."""
+    if "learner_gpus_allocated" in trials or trials.empty:
+        return
+    gpus = {t.trial_id: read_plan(t).demand().learner_gpus for t in folder.trials() if t.plan.exists()}
+    trials["learner_gpus_allocated"] = trials["trial_id"].map(gpus).astype(float)
+
+
 def read_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
     """The tables of a result set: read from its parquet files, or rebuilt from the per-trial files when
     they are missing or of another results format than this rlbench's (the migration on read:
@@ -122,6 +133,7 @@ def read_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
     names = {"trials": TRIALS_TABLE, "iterations": ITERATIONS_TABLE, "utilization": UTILIZATION_TABLE}
     if all(folder.table(f).exists() for f in names.values()) and tables_version(folder.table(TRIALS_TABLE)) == SCHEMA_VERSION:
         tables = {n: pd.read_parquet(folder.table(f)) for n, f in names.items()}
+        _fill_added_columns(folder, tables["trials"])
         # tables of older result sets may be missing: empty, with their columns
         for name, file, schema in (("runner_iterations", RUNNER_ITERATIONS_TABLE, RUNNER_ITERATION_SCHEMA),
                                    ("profiles", PROFILES_TABLE, PROFILE_SCHEMA)):

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from rlbench.analysis.stats import median_cis
-from rlbench.analysis.trials import CPU_ROLES
+from rlbench.analysis.trials import CPU_ROLES, learner_gpus
 
 #: Per-trial columns summarized over the repeats that reached the target (median).
 TARGET_MEDIANS: tuple[str, ...] = ("time_to_target_s", "time_to_target_total_s", "env_steps_to_target",
@@ -51,9 +51,7 @@ def time_to_target(trials: pd.DataFrame, axes: list[str]) -> pd.DataFrame:
         return pd.DataFrame()
     ok["cpus_given"] = cpus_given(ok)
     ok["cpu_s_to_target"] = ok["cpus_given"] * ok["time_to_target_s"].astype(float)
-    gpus = pd.to_numeric(ok.get("num_gpus_per_learner", 0), errors="coerce").fillna(0) * \
-        pd.to_numeric(ok.get("num_learners", 0), errors="coerce").fillna(0).clip(lower=1)
-    ok["learner_gpus"] = gpus.astype(float)
+    ok["learner_gpus"] = learner_gpus(ok)
     rows, samples = [], []
     for index, group in ok.sort_values(["index", "repeat"]).groupby("index", sort=True):
         reached = group[group["reached_target"].astype(bool)]

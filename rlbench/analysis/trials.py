@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from rlbench.adapters import ALL_ROLES
+from rlbench.adapters import ALL_ROLES, get_adapter
 from rlbench.analysis.energy import cpu_energy_j, gpu_energy_j, total_energy_j
 from rlbench.analysis.learning import COUNT_COLUMNS, learning_outcome
 from rlbench.analysis.overlap import overlap_columns
@@ -26,7 +26,7 @@ from rlbench.analysis.windows import (
 from rlbench.results.events import Event
 from rlbench.results.records import TEARDOWN_CRASH, TrialRecord
 from rlbench.spec.plan import TrialPlan
-from rlbench.studies.envbench import ceiling_key, ceiling_procs
+from rlbench.studies.envbench import trial_ceiling_key
 
 #: Roles whose CPU allocation and use are reported per trial (rows of other roles, such as rlbench's
 #: own ``harness``, never count as the trial's).
@@ -91,10 +91,11 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
         "num_learners": c.learners.num_learners,
         "num_cpus_per_learner": float(c.learners.num_cpus_per_learner),
         "num_gpus_per_learner": c.learners.num_gpus_per_learner,
+        "learner_gpus_allocated": plan.demand().learner_gpus,
         "num_cpus_for_main_process": c.resources.num_cpus_for_main_process,
         "pin_driver": c.resources.pin_driver,
         "train_batch_size_per_learner": c.training.train_batch_size_per_learner,
-        "total_train_batch_size": (c.training.train_batch_size_per_learner * max(1, c.learners.num_learners)
+        "total_train_batch_size": (get_adapter(c.framework).train_batch(c).env_steps
                                    if c.training.train_batch_size_per_learner else None),
         "num_aggregator_actors_per_learner": c.learners.num_aggregator_actors_per_learner,
         "driver_torch_threads": threads.get("driver"),
@@ -199,34 +200,46 @@ def summarize_trials(plans: list[TrialPlan], records: list[TrialRecord],
     return frame
 
 
-def add_sampling_efficiency(trials: pd.DataFrame, iterations: pd.DataFrame, ceilings: dict[str, dict]) -> None:
+def ceiling_keys(plans: list[TrialPlan]) -> dict[str, str]:
+    """trial_id -> the env ceiling its sampling is measured against (:func:`rlbench.studies.envbench.trial_ceiling_key`)."""
+    return {p.trial_id: trial_ceiling_key(p.config, p.cpus) for p in plans}
+
+
+def add_sampling_efficiency(trials: pd.DataFrame, iterations: pd.DataFrame, ceilings: dict[str, dict],
+                            keys: dict[str, str]) -> None:
     """Add ``sample_steps_per_s`` (median over steady iterations of env_steps_sampled / sample_s),
     ``env_ceiling_steps_per_s`` (the env stepping alone in as many processes as the trial samples in,
-    on as many cores, see :mod:`rlbench.studies.envbench`) and ``sampling_efficiency`` (their ratio:
-    how much of the env's own speed survives RLlib's sampling). Null where not measured."""
+    on as many cores: ``keys``, trial_id -> its ceiling's key, :func:`ceiling_keys`) and ``sampling_efficiency``
+    (their ratio: how much of the env's own speed survives the framework's sampling). Null where not measured."""
     if trials.empty:
         return
     its = steady(iterations)
     its = its[its["sample_s"] > 0]
     rate = (its["env_steps_sampled"] / its["sample_s"]).groupby(its["trial_id"]).median()
     trials["sample_steps_per_s"] = trials["trial_id"].map(rate).astype(float)
-    ceiling = []
-    for env, config, runners, cpus in zip(trials["env"], trials["env_config"], trials["num_env_runners"],
-                                          trials["cpus"]):
-        key = ceiling_key(env, json.loads(config), ceiling_procs(int(runners)), int(cpus)) if pd.notna(cpus) else ""
-        ceiling.append((ceilings.get(key) or {}).get("steps_per_s"))
+    ceiling = [(ceilings.get(keys.get(trial, "")) or {}).get("steps_per_s") for trial in trials["trial_id"]]
     trials["env_ceiling_steps_per_s"] = pd.to_numeric(pd.Series(ceiling, index=trials.index, dtype=object))
     trials["sampling_efficiency"] = trials["sample_steps_per_s"] / trials["env_ceiling_steps_per_s"]
 
 
 def add_cpu_threads_per_gpu_sm(trials: pd.DataFrame, sm_count: int | None) -> None:
     """Add ``cpu_threads_per_gpu_sm``: the trial's CPU threads (its cpus) per SM of the learner GPUs it
-    used (Inci et al.'s CPU/GPU balance); null without learner GPUs or a known SM count."""
+    used (its ``learner_gpus_allocated``; Inci et al.'s CPU/GPU balance); null without learner GPUs or a known
+    SM count."""
     if trials.empty:
         return
-    gpus = trials["num_gpus_per_learner"].astype(float) * trials["num_learners"].astype(float).clip(lower=1)
+    gpus = learner_gpus(trials)
     ratio = trials["cpus"].astype(float) / (gpus * sm_count) if sm_count else pd.Series(float("nan"), trials.index)
     trials["cpu_threads_per_gpu_sm"] = ratio.where(gpus > 0)
+
+
+def learner_gpus(trials: pd.DataFrame) -> pd.Series:
+    """Each row's ``learner_gpus_allocated`` (GPUs its learners reserve, its framework's ``ResourceDemand``), 0
+    where a table has no such column (a hand-made one; a trials.parquet written before the column has it filled
+    from the plans by ``read_tables``)."""
+    if "learner_gpus_allocated" not in trials:
+        return pd.Series(0.0, index=trials.index)
+    return pd.to_numeric(trials["learner_gpus_allocated"], errors="coerce").fillna(0.0).astype(float)
 
 
 def teardown_text(trials: pd.DataFrame) -> str:

@@ -9,7 +9,8 @@ The model (synchronous PPO: sampling, then learning, then the weight broadcast):
 
     R = max(1, num_env_runners)          # 0 runners: the driver samples
     E = num_envs_per_env_runner
-    B = train_batch_size_per_learner * max(1, num_learners)          # env steps per iteration
+    B = train_batch_size_per_learner * max(1, num_learners)          # env steps per iteration (the adapter's
+                                         # TrainBatch: its default batch where the spec sets none)
     sample_s = (B/R * (env_step_s + inference_step_s) + B/(R*E) * inference_call_s) * max(1, R/cores)
                                          # env_step_s: the configuration's own env and env_config, probed
     learn_s  = train_batch_size_per_learner * learner_step_s * max(1, L/cores)   # L learners in parallel
@@ -29,7 +30,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 from scipy import optimize
@@ -37,8 +38,9 @@ from scipy import optimize
 from rlbench.analysis.configs import axis_value_text
 from rlbench.spec.model import TrialConfig
 
-#: RLlib's train_batch_size_per_learner when a spec leaves it out (PPO, new API stack).
-DEFAULT_TRAIN_BATCH = 4000
+if TYPE_CHECKING:  # the driver asks the adapter and hands its answers in: this room imports no adapter
+    from rlbench.adapters.base import ResourceDemand, TrainBatch
+
 #: How many observations' worth of weight the probes keep in a refit (pulls each scale towards 1).
 PRIOR_OBSERVATIONS = 0.5
 #: A configuration predicted below this fraction of the best prediction cannot win (the model's
@@ -69,39 +71,32 @@ class Candidate:
     num_cpus_for_main_process: int
     """CPUs reserved for the driver."""
     train_batch_size_per_learner: int
-    """Env steps each learner trains on per iteration."""
+    """Env steps each learner trains on per iteration (the framework's default where the spec sets none)."""
+    batch_env_steps: int
+    """Env steps per iteration, all learners together (the adapter's ``TrainBatch.env_steps``)."""
+    cpus: float
+    """CPUs the configuration asks for: driver, env runners, learners and any other actors (its framework's
+    ``ResourceDemand.total_cpus``)."""
+    gpus: float
+    """GPUs the learners and env runners ask for (``ResourceDemand.gpus``)."""
     cpus_limit: int | None = None
     """The trial's ``cpus`` (cores it is pinned to), or None for the whole machine."""
     env_id: str = ""
     """The env and its ``env_config`` (:func:`env_id`): configurations with another env step cost apart."""
 
-    @property
-    def cpus(self) -> float:
-        """CPUs the configuration asks for: runners, remote learners and the driver."""
-        return (self.num_env_runners * self.num_cpus_per_env_runner + self.num_learners * self.num_cpus_per_learner
-                + self.num_cpus_for_main_process)
-
-    @property
-    def gpus(self) -> float:
-        """GPUs the learners ask for."""
-        return self.num_gpus_per_learner * max(1, self.num_learners)
-
-    @property
-    def batch_env_steps(self) -> int:
-        """Env steps per iteration, all learners together."""
-        return self.train_batch_size_per_learner * max(1, self.num_learners)
-
     @classmethod
-    def from_config(cls, config: TrialConfig, axes: Mapping[str, Any],
-                    default_train_batch: int = DEFAULT_TRAIN_BATCH) -> "Candidate":
-        """The candidate of one grid point (``GridPoint.config`` and the grid values that made it)."""
+    def from_config(cls, config: TrialConfig, axes: Mapping[str, Any], *, demand: ResourceDemand,
+                    batch: TrainBatch) -> "Candidate":
+        """The candidate of one grid point (``GridPoint.config`` and the grid values that made it), with what
+        its framework's adapter says it asks of the machine (``demand``) and trains on per iteration (``batch``)."""
         r, lr = config.env_runners, config.learners
         return cls(key=candidate_key(axes), axes=tuple(axes.items()), num_env_runners=r.num_env_runners,
                    num_envs_per_env_runner=r.num_envs_per_env_runner, num_cpus_per_env_runner=r.num_cpus_per_env_runner,
                    num_learners=lr.num_learners, num_cpus_per_learner=float(lr.num_cpus_per_learner),
                    num_gpus_per_learner=lr.num_gpus_per_learner,
                    num_cpus_for_main_process=config.resources.num_cpus_for_main_process,
-                   train_batch_size_per_learner=config.training.train_batch_size_per_learner or default_train_batch,
+                   train_batch_size_per_learner=batch.per_learner, batch_env_steps=batch.env_steps,
+                   cpus=demand.total_cpus, gpus=demand.gpus,
                    cpus_limit=config.cpus, env_id=env_id(config.environment.env, config.environment.env_config))
 
 
@@ -210,7 +205,8 @@ class CostModel:
     def phases(self, c: Candidate) -> tuple[float, float, float] | None:
         """(sample_s, learn_s, sync_s) of one iteration, before overhead; None when not predictable."""
         p, cores = self.probes, self._cores(c)
-        learner_step = p.learner_gpu_step_s if c.gpus > 0 else p.learner_step_s
+        on_gpu = c.num_gpus_per_learner > 0
+        learner_step = p.learner_gpu_step_s if on_gpu else p.learner_step_s
         if learner_step is None:
             return None
         runners = max(1, c.num_env_runners)
@@ -218,7 +214,7 @@ class CostModel:
         sample = (per_runner * (p.env_step_for(c) + p.inference_step_s)
                   + per_runner / c.num_envs_per_env_runner * p.inference_call_s) * max(1.0, runners / cores)
         learners = max(1, c.num_learners)
-        learn = c.train_batch_size_per_learner * learner_step * (1.0 if c.gpus > 0 else max(1.0, learners / cores))
+        learn = c.train_batch_size_per_learner * learner_step * (1.0 if on_gpu else max(1.0, learners / cores))
         return sample, learn, p.sync_per_runner_s * c.num_env_runners
 
     def predict(self, c: Candidate) -> Prediction | None:

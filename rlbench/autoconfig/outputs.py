@@ -1,21 +1,20 @@
-"""What autoconfig writes: ``autoconfig.json`` (the answer and its evidence), ``rllib_config.py``
-(the answer, ready to paste) and ``best.yaml`` (a sweep spec that re-measures it against the baseline).
+"""What autoconfig writes: ``autoconfig.json`` (the answer and its evidence), the answer as the framework's
+own code, ready to paste (its adapter's ``ConfigSnippet``: ``rllib_config.py`` for RLlib, none for a framework
+without code), and ``best.yaml`` (a sweep spec that re-measures it against the baseline).
 
-Every file goes through :func:`rlbench.results.files.write_atomic`. ``rllib_config.py`` is code a
-user will run, built from a spec that may hold any text (an env name, an env_config): every value
-is rendered as a Python literal by :func:`literal` (``repr`` of plain data, anything else as the
-``repr`` of its text) and every keyword comes from a fixed list or the spec model's field names,
-so nothing foreign is executable. ``best.yaml`` is written with ``yaml.safe_dump``.
+Every file goes through :func:`rlbench.results.files.write_atomic`. The snippet is code a user will run,
+built from a spec that may hold any text: the adapter renders every value inert
+(``rlbench.adapters.pysource``), and its file name must be a plain name. ``best.yaml`` is written with
+``yaml.safe_dump``.
 """
 
 from __future__ import annotations
 
 import json
-import keyword
-import math
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import yaml
 
@@ -26,18 +25,17 @@ from rlbench.autoconfig.search import Elimination
 from rlbench.autoconfig.trials import Objective, Standing
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import AUTOCONFIG_JSON
-from rlbench.spec.model import TrialConfig
 
-RLLIB_CONFIG_PY = "rllib_config.py"
+if TYPE_CHECKING:  # the driver asks the adapter for the snippet and hands it in: this room imports no adapter
+    from rlbench.adapters.base import ConfigSnippet
+
 BEST_YAML = "best.yaml"
 #: Version of autoconfig.json's fields (docs/AUTOCONFIG.md; 4 added the plan, the trial, the evidence).
 SCHEMA_VERSION = 4
 #: Repeats best.yaml asks for (asv's 2 rounds x 5 and irace's firstTest=5 are the anchors).
 BEST_REPEATS = 5
-#: algo -> (module, class) of its config; the only names rllib_config.py imports.
-ALGO_CONFIG = {"PPO": ("ray.rllib.algorithms.ppo", "PPOConfig"),
-               "APPO": ("ray.rllib.algorithms.appo", "APPOConfig"),
-               "IMPALA": ("ray.rllib.algorithms.impala", "IMPALAConfig")}
+#: What a snippet's file name may be: a plain name with a suffix, never a path (it is written into the folder).
+SNIPPET_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,80}\.[A-Za-z0-9]{1,8}")
 
 
 @dataclass(frozen=True)
@@ -167,71 +165,6 @@ def autoconfig_json(result: AutoconfigResult) -> dict:
     }
 
 
-def literal(value: Any) -> str:
-    """Python source for ``value`` that evaluates to plain data and can execute nothing.
-
-    str, int, bool and None as ``repr`` (of the base type, so a subclass's ``__repr__`` is not
-    used); finite floats as ``repr``, others as ``float('inf')``; lists, tuples and mappings
-    element by element; anything else as the ``repr`` of its text.
-    """
-    if value is None or isinstance(value, bool):
-        return repr(value)
-    if isinstance(value, int):
-        return repr(int(value))
-    if isinstance(value, float):
-        return repr(float(value)) if math.isfinite(value) else f"float({str(float(value))!r})"
-    if isinstance(value, str):
-        return repr(str(value))
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(literal(v) for v in value) + "]"
-    if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{literal(k)}: {literal(v)}" for k, v in value.items()) + "}"
-    return repr(str(value))
-
-
-def _call(method: str, kwargs: Mapping[str, Any]) -> str:
-    for k in kwargs:  # every name comes from code or the spec model's fields; check it all the same
-        if not (isinstance(k, str) and k.isidentifier() and not keyword.iskeyword(k)):
-            raise ValueError(f"not a keyword argument name: {k!r}")
-    return f"    .{method}(" + ", ".join(f"{k}={literal(v)}" for k, v in kwargs.items()) + ")"
-
-
-def rllib_config_py(config: TrialConfig, key: str = "") -> str:
-    """``rllib_config.py``: the chosen configuration as RLlib code (new API stack), ready to paste."""
-    module, cls = ALGO_CONFIG[config.algo]
-    r, lr = config.env_runners, config.learners
-    runners = {"num_env_runners": r.num_env_runners, "num_envs_per_env_runner": r.num_envs_per_env_runner,
-               "num_cpus_per_env_runner": r.num_cpus_per_env_runner, "num_gpus_per_env_runner": r.num_gpus_per_env_runner}
-    if r.rollout_fragment_length is not None:
-        runners["rollout_fragment_length"] = r.rollout_fragment_length
-    learners = {"num_learners": lr.num_learners, "num_cpus_per_learner": lr.num_cpus_per_learner,
-                "num_gpus_per_learner": lr.num_gpus_per_learner}
-    if config.algo != "PPO":
-        learners["num_aggregator_actors_per_learner"] = lr.num_aggregator_actors_per_learner
-    calls = [_call("environment", {"env": config.environment.env, "env_config": dict(config.environment.env_config)}),
-             _call("env_runners", runners), _call("learners", learners),
-             _call("resources", {"num_cpus_for_main_process": config.resources.num_cpus_for_main_process})]
-    training = {k: v for k, v in config.training.model_dump(exclude_none=True).items() if k not in ALGO_CONFIG}
-    if training:
-        calls.append(_call("training", training))
-    model = config.rl_module.model_dump(exclude_none=True)
-    if model:
-        calls.append(_call("rl_module", {"model_config": model}))
-    return "\n".join([
-        '"""The configuration rlbench autoconfig chose (autoconfig.json has the evidence)."""',
-        f"# configuration: {literal(key)}",
-        "# An env written as 'package.module:Class' in the spec must be registered (ray.tune.register_env)",
-        "# or replaced by the class itself.",
-        f"from {module} import {cls}",
-        "",
-        "config = (",
-        f"    {cls}()",
-        *calls,
-        ")",
-        "",
-    ])
-
-
 def best_yaml(spec_data: Mapping[str, Any], chosen: Candidate, baseline: Candidate,
               repeats: int = BEST_REPEATS) -> str:
     """``best.yaml``: the spec (less its grid and autoconfig section) re-measuring the chosen
@@ -257,22 +190,29 @@ def best_yaml(spec_data: Mapping[str, Any], chosen: Candidate, baseline: Candida
     return yaml.safe_dump(json.loads(json.dumps(data, default=str)), sort_keys=False)
 
 
-def write_outputs(out_dir: Path, result: AutoconfigResult, *, best_config: TrialConfig,
+def write_outputs(out_dir: Path, result: AutoconfigResult, *, snippet: ConfigSnippet | None,
                   spec_data: Mapping[str, Any]) -> dict[str, Path]:
-    """Write the three files into ``out_dir`` (only autoconfig.json when nothing was chosen); returns name -> path.
+    """Write autoconfig.json, the snippet and best.yaml into ``out_dir`` (only autoconfig.json when nothing was
+    chosen); returns name -> path.
 
     Args:
-        best_config: the chosen configuration's trial config (its ``GridPoint.config``).
+        snippet: the chosen configuration as its framework's code (the adapter's ``config_snippet``), or None
+            when the framework has none.
         spec_data: the spec mapping as loaded (for best.yaml).
     """
     out_dir = Path(out_dir)
     a = result.answer
-    paths = {n: out_dir / n for n in (AUTOCONFIG_JSON, RLLIB_CONFIG_PY, BEST_YAML)}
+    paths = {AUTOCONFIG_JSON: out_dir / AUTOCONFIG_JSON}
     write_atomic(paths[AUTOCONFIG_JSON],
                  (json.dumps(autoconfig_json(result), indent=2, allow_nan=False) + "\n").encode())
     if a.chosen_key is None:  # nothing gave a reading: the evidence only
-        return {AUTOCONFIG_JSON: paths[AUTOCONFIG_JSON]}
-    write_atomic(paths[RLLIB_CONFIG_PY], rllib_config_py(best_config, a.chosen_key).encode())
+        return paths
+    if snippet is not None:
+        if not SNIPPET_NAME.fullmatch(snippet.file_name) or snippet.file_name in (AUTOCONFIG_JSON, BEST_YAML):
+            raise ValueError(f"an adapter's snippet file name must be a plain name of its own: {snippet.file_name!r}")
+        paths[snippet.file_name] = out_dir / snippet.file_name
+        write_atomic(paths[snippet.file_name], snippet.text.encode())
+    paths[BEST_YAML] = out_dir / BEST_YAML
     write_atomic(paths[BEST_YAML], best_yaml(spec_data, result.candidates[a.chosen_key],
                                              result.candidates[a.baseline_key]).encode())
     return paths

@@ -13,7 +13,7 @@ import pandas as pd
 
 from rlbench.analysis.trials import steady_throughput
 from rlbench.analysis.windows import steady
-from rlbench.autoconfig.model import DEFAULT_TRAIN_BATCH, Probes
+from rlbench.autoconfig.model import Probes
 from rlbench.autoconfig.trials import TrialResult
 from rlbench.spec.model import TrialConfig
 
@@ -68,12 +68,14 @@ def rest_per_step(iterations: pd.DataFrame, config: TrialConfig) -> float | None
     return float(rows.median())
 
 
-def probes_from(iterations: pd.DataFrame, config: TrialConfig, cores: int, *, ceiling_steps_per_s: float | None = None,
+def probes_from(iterations: pd.DataFrame, config: TrialConfig, cores: int, *, batch_per_learner: int,
+                ceiling_steps_per_s: float | None = None,
                 other: tuple[pd.DataFrame, TrialConfig] | None = None) -> Probes | None:
     """The cost model's per-unit costs from the probe trial's steady iterations and the env ceiling.
 
     One env step: the ceiling's seconds per step in one process (envbench), else the trial's share of
-    sampling spent in the env. One learner step: learn seconds per trained env step. Sync: sync seconds
+    sampling spent in the env. One learner step: learn seconds per env step each learner trained on
+    (``batch_per_learner``: the adapter's ``TrainBatch.per_learner``, its default where the spec sets none). Sync: sync seconds
     per runner. The rest of sampling per step (inference, connectors) is ``s + c/E`` with E envs per
     runner: ``other``, a second probe at another E, separates the per-step part s from the per-call part
     c (two equations); without it all of it is per step (c = 0: vectorizing then looks free of gain, so
@@ -104,8 +106,7 @@ def probes_from(iterations: pd.DataFrame, config: TrialConfig, cores: int, *, ce
         call_s = max(0.0, (r1 - r2) / (1.0 / e1 - 1.0 / e2))
         step_s = max(0.0, r1 - call_s / e1)
         call_s = (r1 - step_s) * e1  # after the clamp, r1 = s + c/E1 still holds
-    batch = config.training.train_batch_size_per_learner or DEFAULT_TRAIN_BATCH
     learn, sync = med("learn_s"), med("sync_s")
     return Probes(env_step_s=env_step, inference_step_s=step_s, inference_call_s=call_s,
-                  learner_step_s=learn / batch, sync_per_runner_s=sync / max(1, config.env_runners.num_env_runners),
+                  learner_step_s=learn / batch_per_learner, sync_per_runner_s=sync / max(1, config.env_runners.num_env_runners),
                   cores=max(1, cores), iteration_overhead_s=max(0.0, med("wall_s") - sample - learn - sync))

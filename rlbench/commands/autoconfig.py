@@ -37,7 +37,8 @@ cannot win, runs successive halving on confidence intervals, then races the fina
 results (DIR: --out, default results/<name>_autoconfig/<timestamp>/):
   DIR/autoconfig.json   the answer: best configuration, speed-up over the baseline with its 95% CI, the
                         indistinguishable set, the elimination log, predicted vs measured
-  DIR/rllib_config.py   the answer as RLlib code;  DIR/best.yaml: a sweep that re-measures it against the baseline
+  DIR/rllib_config.py   the answer as the framework's code (RLlib; none for plain)
+  DIR/best.yaml         a sweep that re-measures it against the baseline
   DIR/report.html       the usual report with an Autoconfig section; every trial in trials.parquet (phase, rung, round)
 
 exit codes: 0 an answer; 1 no configuration gave a reading; 2 bad input (nothing run); 130 interrupted (--resume)."""

@@ -21,7 +21,8 @@ from rlbench.results.layout import ResultsFolder
 def plot_learning_curves(curves: pd.DataFrame, labels: dict[int, str], x: str, target: dict[str, Any] | None = None,
                          ax=None) -> tuple[Any, str] | None:
     """Median return per configuration against ``x`` (a key of CURVE_X), band from the lowest to the
-    highest repeat; the target as a dashed line when it is on episode_return_mean."""
+    highest repeat; the target as a dashed line when its metric is this column (``target["column"]``:
+    :func:`rlbench.analysis.result_set.target_of`)."""
     if curves.empty:
         return None
     finals = curves.groupby("index")["median"].last().sort_values(ascending=False)
@@ -32,7 +33,7 @@ def plot_learning_curves(curves: pd.DataFrame, labels: dict[int, str], x: str, t
         line, = ax.plot(c["x"], c["median"], label=labels.get(index, str(index)), linewidth=1.6,
                         marker="o" if len(c) <= 40 else None, markersize=3)
         ax.fill_between(c["x"], c["low"], c["high"], color=line.get_color(), alpha=0.15, linewidth=0)
-    if target and target.get("metric") in ("episode_return_mean", "env_runners/episode_return_mean"):
+    if target and target.get("column") == "episode_return_mean":  # the target's metric is the curves' column
         ax.axhline(target["threshold"], color="black", linestyle="--", linewidth=1,
                    label=f"target {target['threshold']:g}")
     ax.set_xlabel(CURVE_X[x])

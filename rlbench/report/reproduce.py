@@ -55,7 +55,7 @@ def reproduce_spec(out_dir: Path, trial_id: str) -> dict[str, Any]:
         stop[target.metric] = target.threshold if target.mode == "at_least" else {target.mode: target.threshold}
     spec: dict[str, Any] = {
         "name": slug(f"{base.get('name', 'sweep')}-{trial_id}"),
-        "algo": base.get("algo", "PPO"),
+        "algo": plan.config.algo,
         **config,
         "repeats": 1,
         "stop": stop,

@@ -11,12 +11,7 @@ from rlbench.results.files import write_json
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.text import plain
 from rlbench.spec.plan import TrialPlan
-from rlbench.studies.envbench import (
-    ceiling_key,
-    ceiling_procs,
-    measure_ceiling,
-    result_dict,
-)
+from rlbench.studies.envbench import ceiling_procs, measure_ceiling, result_dict, trial_ceiling_key
 
 
 #: How long past its measuring time a ceiling may take to report (a hang, or one step that slow).
@@ -37,8 +32,7 @@ def measure_env_ceilings(folder: ResultsFolder, plans: list[TrialPlan], seconds:
     for plan in plans:
         if plan.skip_reason or getattr(plan, "ray_address", None):  # a cluster's cores are not this machine's
             continue
-        env = plan.config.environment
-        key = ceiling_key(env.env, env.env_config, ceiling_procs(plan.config.env_runners.num_env_runners), plan.cpus)
+        key = trial_ceiling_key(plan.config, plan.cpus)
         if key not in ceilings:
             wanted.setdefault(key, plan)
     if seconds <= 0 or not wanted:
@@ -51,7 +45,7 @@ def measure_env_ceilings(folder: ResultsFolder, plans: list[TrialPlan], seconds:
             env = plan.config.environment
             try:
                 result = measure_ceiling(env.env, env.env_config, seconds=seconds, cores=plan.cores,
-                                         procs=ceiling_procs(plan.config.env_runners.num_env_runners),
+                                         procs=ceiling_procs(plan.config),
                                          max_rss_bytes=max_rss_bytes, grace_s=min(GRACE_S, plan.timeout_s))
                 ceilings[key] = result_dict(result)
             except Exception as e:  # the trial will fail on the same env and say why; keep going

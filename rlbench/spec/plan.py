@@ -234,7 +234,7 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
             reason = skip_reason(config, cpus, machine)
             seen.setdefault(key, (index, mine))
         cores = machine.usable_cores[:cpus]
-        driver_n = min(config.resources.num_cpus_for_main_process, len(cores))
+        driver_n = min(_demand(config).driver_cpus, len(cores))
         measure = measured(spec, point.variant)
         for repeat in range(spec.repeats):
             plans.append(TrialPlan(
@@ -246,7 +246,7 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
                 cpus=cpus,
                 cores=cores,
                 driver_cores=cores[:driver_n],
-                ray_cpus=max(0, cpus - config.resources.num_cpus_for_main_process),
+                ray_cpus=max(0, cpus - _demand(config).driver_cpus),
                 gpus=machine.gpu_count,
                 torch_threads=get_adapter(config.framework).torch_threads(config),
                 stop_iterations=spec.stop.iterations,

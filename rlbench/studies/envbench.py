@@ -191,14 +191,24 @@ def _collect(workers: list, queue, limit_s: float, max_rss_bytes: int | None) ->
     return results
 
 
-def ceiling_procs(num_env_runners: int) -> int:
-    """Processes that step envs in a trial: its env runners, or the driver's local runner when 0."""
-    return max(1, num_env_runners)
+def ceiling_procs(config: Any) -> int:
+    """Processes that step envs at once in a trial of ``config`` (a spec's ``TrialConfig``), as its framework's
+    adapter says (RLlib: its env runners, or the driver's local runner when it has none)."""
+    from rlbench.adapters import get_adapter
+
+    return get_adapter(config.framework).sampling_processes(config)
 
 
 def ceiling_key(env: str, env_config: dict, procs: int, cpus: int) -> str:
     """Identity of one ceiling measurement: same env, config, process count and core count."""
     return f"{env}|{json.dumps(env_config, sort_keys=True)}|procs={procs}|cpus={cpus}"
+
+
+def trial_ceiling_key(config: Any, cpus: int) -> str:
+    """The ceiling a trial of ``config`` on ``cpus`` cores is measured against: its env stepping alone in as many
+    processes as the trial samples in (:func:`ceiling_procs`), on as many cores."""
+    env = config.environment
+    return ceiling_key(env.env, env.env_config, ceiling_procs(config), cpus)
 
 
 def default_proc_counts(cores: int) -> list[int]:

@@ -130,7 +130,7 @@ def test_cpu_threads_per_gpu_sm_and_its_figure(tmp_path):
 
     trials = _trials([{"cpus_axis": c} for c in (4, 8, 16)], [[1000.0, 1010.0], [1800.0, 1790.0], [2000.0, 2020.0]])
     trials["cpus"] = trials["cpus_axis"]
-    trials["num_gpus_per_learner"] = 1.0
+    trials["num_gpus_per_learner"] = trials["learner_gpus_allocated"] = 1.0  # the driver's learner on 1 GPU (its demand)
     c = configurations(trials, ["cpus_axis"], sm_count=132)
     assert list(c["learner_gpus"]) == [1.0, 1.0, 1.0]
     assert c["cpu_threads_per_gpu_sm"].tolist() == pytest.approx([4 / 132, 8 / 132, 16 / 132])

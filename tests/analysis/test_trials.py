@@ -17,6 +17,7 @@ def _trials():
         "trial_id": ["a", "b", "c"], "env": ["CartPole-v1"] * 3,
         "env_config": [json.dumps({})] * 3, "num_env_runners": [0, 2, 4], "cpus": [2, 2, 2],
         "num_gpus_per_learner": [0.0, 1.0, 1.0], "num_learners": [0, 0, 2],
+        "learner_gpus_allocated": [0.0, 1.0, 2.0],  # the adapter's ResourceDemand.learner_gpus (tests/adapters)
     })
 
 
@@ -33,7 +34,9 @@ def test_sampling_efficiency_is_sampling_rate_over_the_ceiling_for_that_many_pro
         ceiling_key("CartPole-v1", {}, 2, 2): {"steps_per_s": 20_000.0},  # b
         # c (4 processes) was not measured
     }
-    add_sampling_efficiency(trials, iterations, ceilings)
+    keys = {"a": ceiling_key("CartPole-v1", {}, 1, 2), "b": ceiling_key("CartPole-v1", {}, 2, 2),
+            "c": ceiling_key("CartPole-v1", {}, 4, 2)}  # what trial_ceiling_key gives their plans (tests/studies)
+    add_sampling_efficiency(trials, iterations, ceilings, keys)
     # a: steady rates 2000 and 4000 -> median 3000; 3000 / 10000
     assert trials["sample_steps_per_s"].tolist()[:2] == [3000.0, 10_000.0]
     assert trials["sampling_efficiency"].tolist()[:2] == [pytest.approx(0.3), pytest.approx(0.5)]
@@ -48,6 +51,9 @@ def test_cpu_threads_per_gpu_sm():
     assert trials["cpu_threads_per_gpu_sm"][2] == pytest.approx(2 / 264)  # 2 learners x 1 GPU
     add_cpu_threads_per_gpu_sm(trials, sm_count=None)
     assert trials["cpu_threads_per_gpu_sm"].isna().all()
+    no_column = trials.drop(columns="learner_gpus_allocated")  # a hand-made table without it: no learner GPU is read
+    add_cpu_threads_per_gpu_sm(no_column, sm_count=132)
+    assert no_column["cpu_threads_per_gpu_sm"].isna().all()
 
 
 def test_teardown_text_names_each_ok_trial_that_ended_in_its_teardown_with_its_signal():

@@ -13,10 +13,15 @@ def cand(runners: int, envs: int = 1, *, learners: int = 0, gpus: float = 0.0, d
         axes["num_learners"] = learners
     if gpus:
         axes["learner_gpus"] = gpus
+    cpus_per_learner = 0.0 if gpus else 1.0
+    # what RLlib's ResourceDemand sums to for these knobs (no aggregator actors, no env runner GPUs), by hand
     return Candidate(key=candidate_key(axes), axes=tuple(axes.items()), num_env_runners=runners,
                      num_envs_per_env_runner=envs, num_cpus_per_env_runner=cpus_per_runner, num_learners=learners,
-                     num_cpus_per_learner=0.0 if gpus else 1.0, num_gpus_per_learner=gpus,
-                     num_cpus_for_main_process=driver, train_batch_size_per_learner=batch, cpus_limit=cpus_limit)
+                     num_cpus_per_learner=cpus_per_learner, num_gpus_per_learner=gpus,
+                     num_cpus_for_main_process=driver, train_batch_size_per_learner=batch,
+                     batch_env_steps=batch * max(1, learners),
+                     cpus=runners * cpus_per_runner + learners * cpus_per_learner + driver,
+                     gpus=gpus * max(1, learners), cpus_limit=cpus_limit)
 
 
 def drive(stage, reading, wall_s: float = 10.0, cold_start_s: float = 2.0, fail=lambda req: False) -> list:

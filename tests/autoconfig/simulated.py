@@ -59,11 +59,12 @@ class World:
 
 def _candidate(axes: dict, cpus: int) -> Candidate:
     runners = int(axes.get("num_env_runners", 1))
+    batch = int(axes.get("train_batch_size_per_learner", 1000))
     return Candidate(key=candidate_key(axes), axes=tuple(axes.items()), num_env_runners=runners,
                      num_envs_per_env_runner=int(axes.get("num_envs_per_env_runner", 1)),
                      num_cpus_per_env_runner=0.5, num_learners=0, num_cpus_per_learner=1.0, num_gpus_per_learner=0.0,
-                     num_cpus_for_main_process=1,
-                     train_batch_size_per_learner=int(axes.get("train_batch_size_per_learner", 1000)),
+                     num_cpus_for_main_process=1, train_batch_size_per_learner=batch, batch_env_steps=batch,
+                     cpus=runners * 0.5 + 1, gpus=0.0,
                      cpus_limit=cpus, env_id=env_id("sim", {"step_cost_us": axes.get("env_config.step_cost_us", 100)}))
 
 

@@ -8,6 +8,7 @@ import dataclasses
 import pytest
 from helpers import cand
 
+from rlbench.adapters import get_adapter
 from rlbench.autoconfig.model import CostModel, Observation, Probes, candidate_key, env_id
 from rlbench.spec.model import TrialConfig
 
@@ -86,10 +87,32 @@ def test_candidate_from_a_trial_config():
     config = TrialConfig.model_validate({"environment": {"env": "CartPole-v1"},
                                          "env_runners": {"num_env_runners": 2, "num_envs_per_env_runner": 4},
                                          "learners": {"learner_gpus": 1}, "cpus": 8})
-    c = type(cand(0)).from_config(config, {"num_env_runners": 2, "num_envs_per_env_runner": 4})
+    adapter = get_adapter("rllib")
+    c = type(cand(0)).from_config(config, {"num_env_runners": 2, "num_envs_per_env_runner": 4},
+                                  demand=adapter.resource_demand(config), batch=adapter.train_batch(config))
     assert c.key == "num_env_runners=2,num_envs_per_env_runner=4" == candidate_key(dict(c.axes))
     assert (c.num_learners, c.num_gpus_per_learner, c.num_cpus_per_learner) == (0, 1.0, 0.0)
     assert c.cpus == 2 * 1.0 + 1 and c.gpus == 1.0 and c.train_batch_size_per_learner == 4000 and c.cpus_limit == 8
+    assert c.batch_env_steps == 4000
+
+
+def test_a_candidate_asks_what_the_adapter_sums_aggregators_and_runner_gpus_included():
+    """The sums are the adapter's ResourceDemand (issue 35): APPO with 2 learners x 1 aggregator actor (1 CPU
+    each) and env runners on GPUs; the plain adapter's default batch is its own."""
+    config = TrialConfig.model_validate({"algo": "APPO", "environment": {"env": "CartPole-v1"},
+                                         "env_runners": {"num_env_runners": 2, "num_gpus_per_env_runner": 0.25},
+                                         "learners": {"num_learners": 2, "num_aggregator_actors_per_learner": 1}})
+    adapter = get_adapter("rllib")
+    c = type(cand(0)).from_config(config, {"num_env_runners": 2}, demand=adapter.resource_demand(config),
+                                  batch=adapter.train_batch(config))
+    assert c.cpus == 1 + 2 * 1.0 + 2 * 1.0 + 2 * 1.0  # driver + runners + learners + aggregator actors
+    assert c.gpus == 2 * 0.25  # the runners'; the learners run on CPUs
+    assert (c.train_batch_size_per_learner, c.batch_env_steps) == (250, 500)  # APPO's 500, split over 2 learners
+    assert MODEL.phases(c) is not None  # a CPU learner: predicted with the CPU learner's cost
+    plain = TrialConfig.model_validate({"framework": "plain", "environment": {"env": "CartPole-v1"}})
+    p = type(cand(0)).from_config(plain, {}, demand=get_adapter("plain").resource_demand(plain),
+                                  batch=get_adapter("plain").train_batch(plain))
+    assert (p.cpus, p.gpus, p.train_batch_size_per_learner, p.batch_env_steps) == (1, 0.0, 1000, 1000)
 
 
 def test_each_env_config_steps_at_its_own_probed_cost():

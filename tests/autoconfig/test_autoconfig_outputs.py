@@ -1,4 +1,5 @@
-"""The output files: autoconfig.json's fields, rllib_config.py inert whatever the spec holds, best.yaml."""
+"""The output files: autoconfig.json's fields, the adapter's snippet (rllib_config.py) inert whatever the spec
+holds and none for a framework without code, best.yaml."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ import pytest
 import yaml
 from helpers import cand
 
+from rlbench.adapters import get_adapter
+from rlbench.adapters.base import ConfigSnippet
 from rlbench.autoconfig.decide import Answer
 from rlbench.autoconfig.model import PredictionRow
-from rlbench.autoconfig.outputs import (AutoconfigResult, autoconfig_json, best_yaml, in_units, literal, rllib_config_py,
-                                       write_outputs)
+from rlbench.autoconfig.outputs import AutoconfigResult, autoconfig_json, best_yaml, in_units, write_outputs
 from rlbench.autoconfig.search import Elimination
 from rlbench.autoconfig.section import AutoconfigSection
 from rlbench.autoconfig.trials import Standing
@@ -26,12 +28,20 @@ SPEC = {"name": "demo", "algo": "PPO", "environment": {"env": HOSTILE, "env_conf
         "autoconfig": {"budget_s": 1200}, "stop": {"seconds": 30}}
 
 
-def config(env: str = HOSTILE) -> TrialConfig:
+def config(env: str = HOSTILE, framework: str = "rllib") -> TrialConfig:
     return TrialConfig.model_validate({
+        "framework": framework,
         "environment": {"env": env, "env_config": {"k": "v'); os.system('x", "n": [1, 2.5, None, True]}},
         "env_runners": {"num_env_runners": 2, "num_envs_per_env_runner": 4},
         "training": {"lr": 0.0003, "lambda": 0.95, "train_batch_size_per_learner": 2000},
         "rl_module": {"fcnet_hiddens": [32, 32]}})
+
+
+def rllib_config_py(c: TrialConfig, key: str) -> str:
+    """What autoconfig writes for an RLlib answer: the adapter's snippet."""
+    snippet = get_adapter("rllib").config_snippet(c, key)
+    assert (snippet.file_name, snippet.language) == ("rllib_config.py", "python")
+    return snippet.text
 
 
 def result(objective="throughput") -> AutoconfigResult:
@@ -66,17 +76,6 @@ def test_rllib_config_is_inert_whatever_the_spec_holds():
     assert {kw.arg for kw in training.keywords} == {"lr", "lambda_", "train_batch_size_per_learner"}
 
 
-def test_literal_renders_only_data():
-    class Sneaky(str):
-        def __repr__(self):
-            return "__import__('os')"
-
-    assert literal(Sneaky("a")) == "'a'"
-    assert literal(float("inf")) == "float('inf')"
-    assert literal(object()).startswith("'<object object")
-    assert literal({"a": (1, 2)}) == "{'a': [1, 2]}"
-
-
 def test_autoconfig_json_fields():
     data = json.loads(json.dumps(autoconfig_json(result()), allow_nan=False))
     assert data["best"]["key"] == BEST.key and data["best"]["axes"] == {"num_env_runners": 2,
@@ -106,11 +105,23 @@ def test_best_yaml_re_measures_the_chosen_against_the_baseline():
 
 
 def test_write_outputs_writes_three_files(tmp_path):
-    paths = write_outputs(tmp_path / "out", result(), best_config=config(), spec_data=SPEC)
+    snippet = get_adapter("rllib").config_snippet(config(), BEST.key)
+    paths = write_outputs(tmp_path / "out", result(), snippet=snippet, spec_data=SPEC)
     assert sorted(p.name for p in paths.values()) == ["autoconfig.json", "best.yaml", "rllib_config.py"]
     assert json.loads(paths["autoconfig.json"].read_text())["best"]["key"] == BEST.key
+    assert paths["rllib_config.py"].read_text() == rllib_config_py(config(), BEST.key)
     ast.parse(paths["rllib_config.py"].read_text())
     assert not list((tmp_path / "out").glob(".*.tmp"))
+
+
+def test_a_framework_without_code_gets_no_snippet_and_a_snippet_name_is_a_plain_name(tmp_path):
+    assert get_adapter("plain").config_snippet(config(framework="plain"), BEST.key) is None
+    paths = write_outputs(tmp_path / "plain", result(), snippet=None, spec_data=SPEC)
+    assert sorted(p.name for p in (tmp_path / "plain").iterdir()) == sorted(paths) == ["autoconfig.json", "best.yaml"]
+    for name in ("../x.py", "sub/x.py", ".x.py", "best.yaml", "x"):
+        with pytest.raises(ValueError, match="plain name"):
+            write_outputs(tmp_path / "bad", result(), snippet=ConfigSnippet(name, "python", ""), spec_data=SPEC)
+    assert not (tmp_path / "x.py").exists()
 
 
 def test_the_section_reads_and_caps_the_search():

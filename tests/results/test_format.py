@@ -110,6 +110,23 @@ def test_report_reads_a_format_3_folder_as_it_is(tmp_path, capsys):
     assert text.count("6 rounds could show one") == 1
 
 
+def test_a_column_added_to_format_3_is_filled_from_the_plans_on_read(tmp_path):
+    """learner_gpus_allocated came after the golden format-3 tables were written: read, it is the plans' adapter's answer
+    (one plan edited to an RLlib trial whose driver's learner has half a GPU), not a 0 and not a rebuild."""
+    from rlbench.analysis.tables import read_tables
+
+    folder = _copy(3, tmp_path)
+    table = (folder / "trials.parquet").read_bytes()
+    assert "learner_gpus_allocated" not in pq.read_schema(folder / "trials.parquet").names
+    plan_file = folder / "trials" / "t000r0" / "plan.json"
+    plan = json.loads(plan_file.read_text())
+    plan["config"]["framework"], plan["config"]["learners"]["num_gpus_per_learner"] = "rllib", 0.5
+    plan_file.write_text(json.dumps(plan))
+    trials = read_tables(folder)["trials"].set_index("trial_id")
+    assert trials["learner_gpus_allocated"].to_dict() == {"t000r0": 0.5, "t000r1": 0.0, "t001r0": 0.0, "t001r1": 0.0}
+    assert (folder / "trials.parquet").read_bytes() == table  # filled on read: the stored table is untouched
+
+
 def test_compare_reads_both_formats_side_by_side(tmp_path, capsys):
     a, b = _copy(1, tmp_path), _copy(2, tmp_path)
     code = main(["compare", str(a), str(b), "--out", str(tmp_path)])

@@ -100,14 +100,14 @@ def test_each_other_env_config_steps_at_its_ceiling_and_survives_the_state(tmp_p
     from rlbench.run.autoconfig.trials import env_steps_from
     from rlbench.spec.load import spec_from_dict
     from rlbench.spec.plan import plan_trials
-    from rlbench.studies.envbench import ceiling_key, ceiling_procs
+    from rlbench.studies.envbench import ceiling_key
 
     loaded = spec_from_dict({"name": "p", "environment": {"env": "CartPole-v1"}, "env_runners": {"num_env_runners": 0},
                              "cpus": 1, "grid": {"env_config.cost": [5, 9]}, "stop": {"seconds": 1}}, check_envs=False)
     five, nine = plan_trials(loaded, probe_machine(), [0])
     folder = ResultsFolder(tmp_path)
     def key(p):
-        return ceiling_key(p.config.environment.env, p.config.environment.env_config, ceiling_procs(0), p.cpus)
+        return ceiling_key(p.config.environment.env, p.config.environment.env_config, 1, p.cpus)  # 0 runners: 1 process
 
     folder.ceilings.write_text(json.dumps({key(five): {"steps_per_s_per_proc": 2000.0}, key(nine): {"error": "boom"}}))
     id5, id9 = (env_id(p.config.environment.env, p.config.environment.env_config) for p in (five, nine))

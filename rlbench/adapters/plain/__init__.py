@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rlbench.adapters.base import ResourceDemand
+from rlbench.adapters.base import ResourceDemand, TrainBatch
 from rlbench.adapters.rllib.training import ALGO_ONLY_KEYS, ALGO_TRAINING_KEYS, ALGORITHMS, REFUSED_VALUES, REMOVED_KEYS
 
 if TYPE_CHECKING:
@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 #: The result metrics a ``stop:`` target may name with this adapter.
 PLAIN_METRICS = ("episode_return_mean", "num_episodes")
+#: Env steps per iteration when the spec sets no ``train_batch_size_per_learner``.
+DEFAULT_STEPS = 1000
 
 
 class PlainAdapter:
@@ -58,12 +60,24 @@ class PlainAdapter:
     def result_metrics(self) -> list[str]:
         return list(PLAIN_METRICS)
 
+    def metric_column(self, name: str) -> str | None:
+        return name if name == "episode_return_mean" else None
+
     def resource_demand(self, config: TrialConfig) -> ResourceDemand:
         return ResourceDemand(config.resources.num_cpus_for_main_process)
 
     def torch_threads(self, config: TrialConfig) -> dict[str, int]:
         n = config.threads.driver_torch_threads or max(1, config.resources.num_cpus_for_main_process)
         return {"driver": n, "learner": n, "env_runner": n}
+
+    def train_batch(self, config: TrialConfig) -> TrainBatch:
+        return TrainBatch(config.training.train_batch_size_per_learner or DEFAULT_STEPS, 1)
+
+    def sampling_processes(self, config: TrialConfig) -> int:
+        return 1  # the trial process steps its one env
+
+    def config_snippet(self, config: TrialConfig, title: str) -> None:
+        return None  # no framework: no code to paste
 
     def quiet_logging(self) -> None:
         pass
@@ -79,7 +93,7 @@ class PlainAdapter:
     def trainer(self, config: TrialConfig, *, seed: int | None, without: frozenset[str] = frozenset()) -> PlainTrainer:
         from rlbench.adapters.plain.trainer import PlainTrainer
 
-        return PlainTrainer(config, seed=seed)
+        return PlainTrainer(config, seed=seed, steps_per_iteration=self.train_batch(config).per_learner)
 
     def serving(self) -> None:
         return None  # nothing learns here: no policy to serve

@@ -12,17 +12,14 @@ from rlbench.adapters.envs import make_env
 if TYPE_CHECKING:
     from rlbench.adapters.base import TrialConfig
 
-#: Env steps per iteration when the spec sets no ``train_batch_size_per_learner``.
-DEFAULT_STEPS = 1000
-
 
 class PlainTrainer:
     """One env, stepped ``train_batch_size_per_learner`` times per :meth:`train` with random actions."""
 
-    def __init__(self, config: TrialConfig, *, seed: int | None):
+    def __init__(self, config: TrialConfig, *, seed: int | None, steps_per_iteration: int):
         self.config = config
         self.seed = seed
-        self.steps_per_iteration = config.training.train_batch_size_per_learner or DEFAULT_STEPS
+        self.steps_per_iteration = steps_per_iteration
         self.env: Any = None
         self._last: dict[str, Any] = {}
         self._returns: list[float] = []

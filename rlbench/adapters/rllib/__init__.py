@@ -17,16 +17,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rlbench.adapters.base import ResourceDemand
+from rlbench.adapters.base import ConfigSnippet, ResourceDemand, TrainBatch
 from rlbench.adapters.envs import make_env
 from rlbench.adapters.rllib.resources import ASYNC_ALGOS, resource_demand, torch_threads
-from rlbench.adapters.rllib.results import metric_names
+from rlbench.adapters.rllib.results import metric_column, metric_names
 from rlbench.adapters.rllib.roles import RAY_TITLE_ROLES, ROLES, classify_process
-from rlbench.adapters.rllib.training import ALGO_ONLY_KEYS, ALGO_TRAINING_KEYS, ALGORITHMS, REFUSED_VALUES, REMOVED_KEYS
+from rlbench.adapters.rllib.training import (ALGO_ONLY_KEYS, ALGO_TRAINING_KEYS, ALGORITHMS, DEFAULT_TRAIN_BATCH,
+                                             REFUSED_VALUES, REMOVED_KEYS)
 
 if TYPE_CHECKING:
     from rlbench.adapters.rllib.lifecycle import RLlibTrainer
-    from rlbench.adapters.rllib.serving import RLlibServing
     from rlbench.adapters.rllib.serving import RLlibServing
     from rlbench.adapters.base import TrialConfig
 
@@ -70,11 +70,27 @@ class RLlibAdapter:
     def result_metrics(self) -> list[str]:
         return metric_names()
 
+    def metric_column(self, name: str) -> str | None:
+        return metric_column(name)
+
     def resource_demand(self, config: TrialConfig) -> ResourceDemand:
         return resource_demand(config)
 
     def torch_threads(self, config: TrialConfig) -> dict[str, int]:
         return torch_threads(config)
+
+    def train_batch(self, config: TrialConfig) -> TrainBatch:
+        learners = max(1, config.learners.num_learners)  # 0: the driver's own learner
+        per_learner = config.training.train_batch_size_per_learner or DEFAULT_TRAIN_BATCH[config.algo] // learners
+        return TrainBatch(per_learner, learners)
+
+    def sampling_processes(self, config: TrialConfig) -> int:
+        return max(1, config.env_runners.num_env_runners)  # 0: the driver's local env runner samples
+
+    def config_snippet(self, config: TrialConfig, title: str) -> ConfigSnippet:
+        from rlbench.adapters.rllib.snippet import config_snippet
+
+        return config_snippet(config, title)
 
     def quiet_logging(self) -> None:
         from rlbench.adapters.rllib.config import quiet_logging

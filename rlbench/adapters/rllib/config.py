@@ -14,6 +14,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from rlbench.adapters.envs import env_class
+from rlbench.adapters.rllib.training import AGGREGATING_ALGOS
 
 if TYPE_CHECKING:
     from rlbench.adapters.base import TrialConfig
@@ -85,12 +86,11 @@ def config_class(algo: str):
     return getattr(importlib.import_module(module), name)
 
 
-def build_config(config: TrialConfig, *, seed: int | None = None, without: frozenset[str] = frozenset()):
-    """The AlgorithmConfig (PPOConfig, APPOConfig, IMPALAConfig) for one trial; only new-API names reach RLlib.
-    ``without`` leaves out the ``stats`` class or the timing ``callback`` (a fidelity diagnosis,
-    :mod:`rlbench.run.switches`)."""
-    from rlbench.adapters.rllib.timing import PhaseTimingCallback
-
+def spec_calls(config: TrialConfig) -> list[tuple[str, dict[str, Any]]]:
+    """The ``AlgorithmConfig`` builder calls that carry a trial config's keys, in order: (method, keyword
+    arguments), the env as the spec wrote it. The one mapping from the spec's sections to RLlib's: the trial's
+    build (:func:`build_config`) and the code ``rlbench autoconfig`` writes (:mod:`.snippet`) both use it, so
+    the pasted config is the one that was measured."""
     runners, learners = config.env_runners, config.learners
     sampling = dict(num_env_runners=runners.num_env_runners, num_envs_per_env_runner=runners.num_envs_per_env_runner,
                     num_cpus_per_env_runner=runners.num_cpus_per_env_runner,
@@ -101,19 +101,34 @@ def build_config(config: TrialConfig, *, seed: int | None = None, without: froze
         sampling["gym_env_vectorize_mode"] = runners.gym_env_vectorize_mode
     learning = dict(num_learners=learners.num_learners, num_cpus_per_learner=learners.num_cpus_per_learner,
                     num_gpus_per_learner=learners.num_gpus_per_learner)
-    if config.algo != "PPO":  # PPO would start the aggregator actors and never use them
+    if config.algo in AGGREGATING_ALGOS:  # PPO would start the aggregator actors and never use them
         learning["num_aggregator_actors_per_learner"] = learners.num_aggregator_actors_per_learner
         if learners.max_requests_in_flight_per_aggregator_actor is not None:
             learning["max_requests_in_flight_per_aggregator_actor"] = learners.max_requests_in_flight_per_aggregator_actor
-    algo_config = (
-        config_class(config.algo)()
-        .environment(env=resolve_env(config.environment.env), env_config=dict(config.environment.env_config))
-        .env_runners(**sampling)
-        .learners(**learning)
-        .resources(num_cpus_for_main_process=config.resources.num_cpus_for_main_process)
-        .fault_tolerance(restart_failed_env_runners=False)
-        .debugging(log_level="ERROR", seed=seed)
-    )
+    calls = [("environment", {"env": config.environment.env, "env_config": dict(config.environment.env_config)}),
+             ("env_runners", sampling), ("learners", learning),
+             ("resources", {"num_cpus_for_main_process": config.resources.num_cpus_for_main_process})]
+    training = config.training.model_dump(exclude_none=True)
+    if training:
+        calls.append(("training", training))
+    model = config.rl_module.model_dump(exclude_none=True)
+    if model:
+        calls.append(("rl_module", {"model_config": model}))
+    return calls
+
+
+def build_config(config: TrialConfig, *, seed: int | None = None, without: frozenset[str] = frozenset()):
+    """The AlgorithmConfig (PPOConfig, APPOConfig, IMPALAConfig) for one trial; only new-API names reach RLlib.
+    ``without`` leaves out the ``stats`` class or the timing ``callback`` (a fidelity diagnosis,
+    :mod:`rlbench.run.switches`)."""
+    from rlbench.adapters.rllib.timing import PhaseTimingCallback
+
+    algo_config = config_class(config.algo)()
+    for method, kwargs in spec_calls(config):
+        if method == "environment":  # an import path becomes its (checked) class
+            kwargs = {**kwargs, "env": resolve_env(kwargs["env"])}
+        algo_config = getattr(algo_config, method)(**kwargs)
+    algo_config = algo_config.fault_tolerance(restart_failed_env_runners=False).debugging(log_level="ERROR", seed=seed)
     reporting = config.reporting.model_dump(exclude_none=True)
     if "stats" not in without:
         reporting["custom_stats_cls_lookup"] = _per_iteration_stats_lookup()
@@ -121,12 +136,6 @@ def build_config(config: TrialConfig, *, seed: int | None = None, without: froze
         algo_config = algo_config.reporting(**reporting)
     if "callback" not in without:
         algo_config = algo_config.callbacks(PhaseTimingCallback)
-    training = config.training.model_dump(exclude_none=True)
-    if training:
-        algo_config = algo_config.training(**training)
-    model = config.rl_module.model_dump(exclude_none=True)
-    if model:
-        algo_config = algo_config.rl_module(model_config=model)
     return algo_config
 
 

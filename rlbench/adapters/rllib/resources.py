@@ -16,6 +16,7 @@ import math
 from typing import TYPE_CHECKING
 
 from rlbench.adapters.base import ActorDemand, ResourceDemand
+from rlbench.adapters.rllib.training import AGGREGATING_ALGOS
 
 if TYPE_CHECKING:
     from rlbench.adapters.base import TrialConfig
@@ -33,7 +34,7 @@ def resource_demand(config: TrialConfig) -> ResourceDemand:
     else:
         driver_gpus = learners.num_gpus_per_learner
     aggregators = max(1, learners.num_learners) * learners.num_aggregator_actors_per_learner
-    if config.algo in ASYNC_ALGOS and aggregators:  # the state server reserves nothing: no demand
+    if config.algo in AGGREGATING_ALGOS and aggregators:  # the state server reserves nothing: no demand
         actors.append(ActorDemand("aggregator", aggregators, 1.0, 0.0, "aggregator actors"))
     return ResourceDemand(config.resources.num_cpus_for_main_process, tuple(actors), driver_gpus)
 

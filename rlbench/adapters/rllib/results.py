@@ -80,6 +80,20 @@ def metric_names() -> list[str]:
     return list(RESULT_METRICS) + ["/".join(path) for path in RESULT_METRICS.values()]
 
 
+#: Result metric -> the iterations-table column that holds it every iteration (:func:`iteration_timings`).
+METRIC_COLUMNS: dict[str, str] = {"episode_return_mean": "episode_return_mean"}
+
+
+def metric_column(name: str) -> str | None:
+    """The iterations-table column of a metric named by its short name or its ``/`` path; None when the table
+    has none (or the name is not a metric)."""
+    try:
+        path = metric_path(name)
+    except KeyError:
+        return None
+    return next((column for metric, column in METRIC_COLUMNS.items() if RESULT_METRICS[metric] == path), None)
+
+
 def metric_path(name: str) -> tuple[str, ...]:
     """The result-dict path of a metric named by its short name or its ``/`` path (KeyError otherwise)."""
     if name in RESULT_METRICS:

@@ -15,6 +15,11 @@ from __future__ import annotations
 #: The algorithms a spec's ``algo`` may name, the default first.
 ALGORITHMS: tuple[str, ...] = ("PPO", "APPO", "IMPALA")
 
+#: Algorithm -> RLlib 2.60's ``train_batch_size`` default (its config class's ``__init__``): with no
+#: ``train_batch_size_per_learner`` in the spec, each of ``max(1, num_learners)`` learners trains on this // their
+#: number (``AlgorithmConfig.train_batch_size_per_learner``). tests/adapters/test_rllib_training.py checks it.
+DEFAULT_TRAIN_BATCH: dict[str, int] = {"PPO": 4000, "APPO": 500, "IMPALA": 500}
+
 _EVERY = {"train_batch_size_per_learner", "minibatch_size", "num_epochs", "lr", "gamma", "grad_clip",
           "shuffle_batch_per_epoch", "entropy_coeff", "vf_loss_coeff"}
 _PPO_APPO = {"lambda", "clip_param", "kl_coeff", "kl_target", "use_kl_loss"}
@@ -35,6 +40,9 @@ ALGO_ONLY_KEYS: dict[tuple[str, str], tuple[str, ...]] = {
     ("learners", "num_aggregator_actors_per_learner"): ("APPO", "IMPALA"),
     ("learners", "max_requests_in_flight_per_aggregator_actor"): ("APPO", "IMPALA"),
 }
+
+#: Algorithms that start aggregator actors (RLlib's IMPALA family): the ones its aggregator keys are for.
+AGGREGATING_ALGOS: frozenset[str] = frozenset(ALGO_ONLY_KEYS[("learners", "num_aggregator_actors_per_learner")])
 
 #: Training key -> (a value RLlib 2.60 refuses on the new API stack, why and what to do).
 REFUSED_VALUES: dict[str, tuple[object, str]] = {

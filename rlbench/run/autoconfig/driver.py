@@ -21,6 +21,7 @@ from typing import Any, Sequence
 import psutil
 from rich.console import Console
 
+from rlbench.adapters import get_adapter
 from rlbench.autoconfig.decide import Answer
 from rlbench.autoconfig.model import Observation, Probes
 from rlbench.autoconfig.outputs import AutoconfigResult, write_outputs
@@ -191,9 +192,11 @@ class Driver:
                                   session.search.trials_run + session.race.trials_run, self.elapsed_s(), self.budget_s,
                                   session.search.stop_reason, rows, plan=session.plan, trial=setup.shape.describe(),
                                   cold_start_s=session.cold_estimate_s, probe_trials=session.probe_stage.trials_run)
-        chosen = answer.chosen_key
-        best = setup.templates[chosen].config if chosen else setup.templates[setup.baseline_key].config
-        write_outputs(self.folder.path, result, best_config=best, spec_data=setup.data)
+        chosen, snippet = answer.chosen_key, None
+        if chosen:  # the answer as its framework's own code (None: a framework without code)
+            best = setup.templates[chosen].config
+            snippet = get_adapter(best.framework).config_snippet(best, chosen)
+        write_outputs(self.folder.path, result, snippet=snippet, spec_data=setup.data)
         return result
 
 

@@ -97,6 +97,13 @@ def second_probe(setup: "Setup") -> str | None:
                                       c.num_env_runners == base.num_env_runners, -c.cpus)).key
 
 
+def candidate(plan: TrialPlan, axes: dict[str, Any]) -> Candidate:
+    """A planned grid point as the search sees it: its resource sums and train batch as its framework's
+    adapter says (the decision core asks no adapter itself)."""
+    return Candidate.from_config(plan.config, axes, demand=plan.demand(),
+                                 batch=get_adapter(plan.config.framework).train_batch(plan.config))
+
+
 def _value_at(config: Any, path: tuple[str, ...]) -> Any:
     node: Any = config.model_dump(mode="json")
     for key in path:
@@ -152,7 +159,7 @@ def prepare(path: Path, *, budget: str | None, objective: str | None, machine: M
         if plan.skip_reason is not None:
             notes.append(f"{', '.join(f'{a}={v}' for a, v in named.items())}: left out ({plan.skip_reason})")
             continue
-        c = Candidate.from_config(plan.config, named)
+        c = candidate(plan, named)
         candidates[c.key], templates[c.key] = c, plan
     if not candidates:
         raise SpecError(f"{path}: grid: no grid point can run on this machine ({'; '.join(notes[:2])}): "
@@ -164,7 +171,7 @@ def prepare(path: Path, *, budget: str | None, objective: str | None, machine: M
         baseline_key = same
     else:
         named = {a: _value_at(baseline_plan.config, axis_target(a)) for a in axes}
-        candidates[baseline_key] = replace(Candidate.from_config(baseline_plan.config, named), key=baseline_key)
+        candidates[baseline_key] = replace(candidate(baseline_plan, named), key=baseline_key)
         templates[baseline_key] = baseline_plan.model_copy(update={"axes": {axis_column(a): v for a, v in named.items()}})
     spec = loaded.spec
     shape = TrialShape(stop_iterations=spec.stop.iterations, stop_seconds=spec.stop.seconds, cap_s=section.trial_s,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rlbench.adapters import get_adapter
 from rlbench.autoconfig.model import Probes
 from rlbench.autoconfig.readings import FINAL, probes_from, trial_result
 from rlbench.autoconfig.session import dump_decided, load_decided
@@ -23,7 +24,7 @@ from rlbench.results.layout import ResultsFolder
 from rlbench.results.records import read_record
 from rlbench.results.tables import iteration_rows, iterations_frame
 from rlbench.spec.plan import SEED_LIMIT, TrialPlan, trial_id
-from rlbench.studies.envbench import ceiling_key, ceiling_procs
+from rlbench.studies.envbench import trial_ceiling_key
 
 #: Version of autoconfig_state.json (2: the session's decisions, the plan among them).
 STATE_VERSION = 2
@@ -116,10 +117,7 @@ def read_result(folder: ResultsFolder, tid: str, request_id: str, objective: str
 def ceiling_rate(folder: ResultsFolder, plan: TrialPlan) -> float | None:
     """Env steps/s per process of the env ceiling measured for ``plan``'s env (envbench), or None (not
     measured, or failed)."""
-    env = plan.config.environment
-    ceiling = read_json(folder.ceilings, {}).get(ceiling_key(env.env, env.env_config,
-                                                             ceiling_procs(plan.config.env_runners.num_env_runners),
-                                                             plan.cpus)) or {}
+    ceiling = read_json(folder.ceilings, {}).get(trial_ceiling_key(plan.config, plan.cpus)) or {}
     rate = ceiling.get("steps_per_s_per_proc")
     return float(rate) if isinstance(rate, (int, float)) and rate > 0 else None
 
@@ -132,7 +130,9 @@ def _iterations(folder: ResultsFolder, plan: TrialPlan):
 def probes_of(folder: ResultsFolder, plan: TrialPlan, other: TrialPlan | None = None) -> Probes | None:
     """The probes' costs from the baseline's probe trial (and a second one at another envs per runner):
     :func:`rlbench.autoconfig.readings.probes_from` over their iteration rows and the env ceiling."""
-    return probes_from(_iterations(folder, plan), plan.config, plan.cpus, ceiling_steps_per_s=ceiling_rate(folder, plan),
+    batch = get_adapter(plan.config.framework).train_batch(plan.config).per_learner
+    return probes_from(_iterations(folder, plan), plan.config, plan.cpus, batch_per_learner=batch,
+                       ceiling_steps_per_s=ceiling_rate(folder, plan),
                        other=None if other is None else (_iterations(folder, other), other.config))
 
 
