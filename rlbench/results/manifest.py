@@ -215,10 +215,9 @@ def read_manifest(path: Path) -> Manifest:
     fmt = folder_format(data, str(path.parent))
     try:
         manifest = Manifest.model_validate(data)
-    except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise ManifestError(f"{path}: {where}: {first['msg'][:200]}"
-                            + (f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else "")) from None
+    except ValidationError as e:  # the first three fields of the wrong type, each with its path in the manifest
+        wrong = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg'][:200]}" for err in e.errors()[:3])
+        more = f"; and {e.error_count() - 3} more" if e.error_count() > 3 else ""
+        raise ManifestError(f"{path}: {wrong}{more}") from None
     manifest._format = fmt
     return manifest
