@@ -11,9 +11,7 @@ from rich.console import Console
 from rich.text import Text
 
 from rlbench.commands.exit_codes import EXIT_BAD_INPUT
-from rlbench.results.format import FormatError, folder_format
-from rlbench.results.layout import ResultsFolder
-from rlbench.results.lock import OutDirError, check_plain_folder
+from rlbench.results.session import ReadFolder, open_for_read
 from rlbench.results.text import plain
 
 #: Width of the console when the output is not a terminal and COLUMNS is not set: wide enough that
@@ -47,30 +45,13 @@ def say(console: Console, text: str, style: str = "") -> None:
     console.print(Text(plain(text), style=style), soft_wrap=True)
 
 
-def folder_problem(path: Path, console: Console | None = None) -> str | None:
-    """Why a result folder (maybe from elsewhere) cannot be read, or None: not a result set, a
-    link/FIFO/device in it, a manifest that is not a JSON object, or a results format this rlbench
-    does not read (:mod:`rlbench.results.format`). A folder of an older format it migrates on read is
-    named on ``console`` with a note."""
-    folder = ResultsFolder(path)
-    if not folder.is_result_set():
-        return f"{path} is not an rlbench result folder (no trials.parquet or trials/)"
-    try:
-        check_plain_folder(path)
-        manifest = folder.read_manifest()
-    except OutDirError as e:
-        return str(e)
-    except (OSError, ValueError, RecursionError) as e:
-        return f"{folder.manifest} is unreadable ({str(e)[:200]}): the folder is damaged"
-    if not isinstance(manifest, dict):
-        return f"{folder.manifest} is not a JSON object: the folder is damaged"
-    try:
-        note = folder_format(manifest, str(path)).note(str(path))
-    except FormatError as e:
-        return str(e)
-    if note and console is not None:
-        say(console, f"note: {note}", style="yellow")
-    return None
+def read_folder(path: Path, console: Console) -> ReadFolder:
+    """A result folder (maybe from elsewhere) opened to read (:func:`rlbench.results.session.open_for_read`:
+    OutDirError says why it cannot be); a folder of an older format, migrated on read, is named with a note."""
+    opened = open_for_read(path)
+    if opened.note:
+        say(console, f"note: {opened.note}", style="yellow")
+    return opened
 
 
 def own_path(path: Path | None) -> Path | None:

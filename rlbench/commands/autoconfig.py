@@ -117,7 +117,8 @@ def _autoconfig(args: argparse.Namespace, console: Console, started: float) -> i
     outcome, seen = None, received()
     try:
         outcome = run_autoconfig(setup, out_dir, console=console, machine=machine, argv=sys.argv, cluster=cluster,
-                                 resume=args.resume, started_s=started)
+                                 resume=args.resume, started_s=started,
+                                 resume_with=resume_command(args.config, out_dir, args))
         if not outcome.interrupted:
             release_fork_server()
             code = _finish(out_dir, outcome, setup, console, time.monotonic())

@@ -131,15 +131,14 @@ def _bisect(args, out_dir: Path, candidates: list[str], threshold: float, rounds
     from rlbench.report.versions import bisect_table
     from rlbench.results.files import write_json
     from rlbench.results.layout import BISECT_JSON
-    from rlbench.results.lock import OutDirError, check_new_sweep_folder
+    from rlbench.results.lock import OutDirError
+    from rlbench.results.session import open_for_write
     from rlbench.run.forkserver import release_fork_server
     from rlbench.run.sweep import run_sweep
     from rlbench.spec.versions import load_versions, variant_name
 
-    try:
-        check_new_sweep_folder(out_dir)
-        if out_dir.exists() and any(out_dir.iterdir()):
-            raise OutDirError(f"{out_dir} is not empty: choose another --out")
+    try:  # a new folder (bisect does not resume), held for the whole bisect: its probes' folders go inside
+        session = open_for_write(out_dir, "new").lock()
     except OutDirError as e:
         return bad_input(console, str(e))
     folders: list[str] = []
@@ -157,7 +156,8 @@ def _bisect(args, out_dir: Path, candidates: list[str], threshold: float, rounds
                                 threshold=threshold)
         return {t.label: s for t in trends for s in t.steps if s.metric == args.metric}
 
-    result = bisect(candidates, measure, threshold=threshold, package=args.package)
+    with session:
+        result = bisect(candidates, measure, threshold=threshold, package=args.package)
     release_fork_server()
     write_json(out_dir / BISECT_JSON, {"package": args.package, "good": args.good, "bad": args.bad, "metric": args.metric,
                                        "threshold": threshold, "rounds": rounds, "probe_folders": folders,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from rlbench.commands._common import bad_input, folder_problem, own_path, say
+from rlbench.commands._common import bad_input, own_path, read_folder, say
 from rlbench.commands.exit_codes import EXIT_FAILED, EXIT_OK
 
 #: Default regression threshold: a significant drop larger than this fails the comparison.
@@ -51,13 +51,15 @@ def run(args: argparse.Namespace, console: Console) -> int:
     from rlbench.analysis.compare import compare, write_outputs
     from rlbench.analysis.tables import read_tables
     from rlbench.report.terminal import compare_table
+    from rlbench.results.lock import OutDirError
 
     args.a, args.b, args.out = own_path(args.a), own_path(args.b), own_path(args.out)
     folders = [args.a] + ([args.b] if args.b is not None else [])
     for path in folders:
-        problem = folder_problem(path, console)
-        if problem:
-            return bad_input(console, problem)
+        try:
+            read_folder(path, console)
+        except OutDirError as e:
+            return bad_input(console, str(e))
     out = args.out or args.b or args.a  # only compare.csv and compare.json are written there (links replaced)
     if not 0 <= args.threshold < 1:
         return bad_input(console, f"--threshold {args.threshold}: give a fraction in [0, 1), e.g. 0.05 for 5%")

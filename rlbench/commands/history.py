@@ -70,7 +70,6 @@ def resume_line(args: argparse.Namespace, out_dir: Path) -> str:
 def _history(args: argparse.Namespace, console: Console) -> int:
     from rlbench.analysis.findings import ROUNDS_FOR_EVIDENCE
     from rlbench.commands.sweep import say_interrupted, sweep_loaded
-    from rlbench.results.layout import ResultsFolder
     from rlbench.run.index import unknown_versions
     from rlbench.run.sweep import default_out_dir
     from rlbench.spec.model import SpecError
@@ -94,9 +93,6 @@ def _history(args: argparse.Namespace, console: Console) -> int:
         return bad_input(console, "--resume needs --out DIR (the folder of the history to resume)")
     out_dir = own_path(args.out) or default_out_dir(f"{loaded.spec.name}_history")
     resume_with = resume_line(args, out_dir)
-    if not args.resume and not args.dry_run and ResultsFolder(out_dir).holds_sweep():
-        return bad_input(console, f"{out_dir} already holds results: add --resume to run only its missing and "
-                                  "interrupted trials, or choose another --out")
     if rounds < ROUNDS_FOR_EVIDENCE:
         say(console, f"note: {rounds} round{'s' if rounds != 1 else ''}: no step can get a verdict with fewer than "
                      f"{ROUNDS_FOR_EVIDENCE} (the trend is still measured)", "yellow")

@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from rlbench.commands._common import bad_input, folder_problem, own_path, say
+from rlbench.commands._common import bad_input, own_path, read_folder, say
 from rlbench.commands.exit_codes import EXIT_OK
 from rlbench.results.text import plain
 
@@ -49,11 +49,13 @@ def write_and_summarize(out_dir: Path, tables, console: Console, others_written:
 def run(args: argparse.Namespace, console: Console) -> int:
     """(Re)write the report of a result set and print its recommendations."""
     from rlbench.analysis.tables import build_tables, read_tables  # heavy: see commands/compare.py's run
+    from rlbench.results.lock import OutDirError
 
     args.dir = own_path(args.dir)
-    problem = folder_problem(args.dir, console)
-    if problem:
-        return bad_input(console, problem)
+    try:
+        read_folder(args.dir, console)
+    except OutDirError as e:
+        return bad_input(console, str(e))
     try:
         tables = build_tables(args.dir) if args.rebuild else read_tables(args.dir)
     except (OSError, ValueError, RecursionError) as e:  # a damaged table or per-trial file (pyarrow's too)

@@ -15,11 +15,11 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
 
-from rlbench.commands._common import bad_input, folder_problem, own_path, say
+from rlbench.commands._common import bad_input, own_path, read_folder, say
 from rlbench.commands.exit_codes import EXIT_OK
 from rlbench.report.reproduce import write_reproduction
 from rlbench.results.layout import ResultsFolder
-from rlbench.results.lock import OutDirError, check_new_sweep_folder, check_plain_folder
+from rlbench.results.lock import OutDirError, check_new_sweep_folder
 from rlbench.results.text import plain
 from rlbench.spec.load import load_spec
 from rlbench.spec.model import SpecError
@@ -57,16 +57,12 @@ def run(args: argparse.Namespace, console: Console) -> int:
     folder = ResultsFolder(args.dir)
     if not TRIAL_ID.fullmatch(args.trial_id):
         return bad_input(console, f"{args.trial_id!r} is not a trial id (they look like t003r1; see trials.parquet)")
-    problem = folder_problem(args.dir, console)  # a results format this rlbench cannot read, a link in it, ...
-    if problem:
-        return bad_input(console, problem)
-    try:
-        check_plain_folder(args.dir)
-        planned = folder.read_manifest().get("trial_ids")
-    except (OutDirError, OSError, ValueError, AttributeError, RecursionError) as e:
-        return bad_input(console, f"{args.dir}: {e}")
+    try:  # a results format this rlbench cannot read, a link in it, a damaged manifest, ...
+        planned = read_folder(args.dir, console).manifest.trial_ids
+    except OutDirError as e:
+        return bad_input(console, str(e))
     trial = folder.trial(args.trial_id)
-    if not trial.plan.exists() or (isinstance(planned, list) and args.trial_id not in planned):
+    if not trial.plan.exists() or (planned is not None and args.trial_id not in planned):
         return bad_input(console, f"no trial {args.trial_id} in {args.dir} (expected {trial.plan}, and the id in "
                                   "its manifest.json); trial ids are in trials.parquet")
     try:

@@ -131,12 +131,13 @@ def sweep_loaded(loaded, args: argparse.Namespace, console: Console) -> int:
     size = (f"{len(loaded.points) // v} grid points x {v} variants x {loaded.spec.repeats} rounds" if v else
             f"{len(loaded.points)} grid points x {loaded.spec.repeats} repeats")
     say(console, f"rlbench {__version__}: sweep '{loaded.spec.name}', {size} -> {out_dir}")
-    resume_with = getattr(args, "resume_with", None) or resume_command(args.config, out_dir)
+    given = getattr(args, "resume_with", None)  # rlbench history's own line
+    resume_with = given or resume_command(args.config, out_dir)
     outcome, seen = None, received()
     try:
         outcome = run_sweep(loaded, out_dir, console=console, argv=sys.argv, resume=args.resume,
                             retry_failed=args.retry_failed, cluster=cluster,
-                            while_forkserver_starts=import_results_modules)
+                            while_forkserver_starts=import_results_modules, resume_with=given)
         release_fork_server()  # it exits while the tables and report are written
         # no record: interrupted before its first trial had a verdict, nothing to tabulate
         code = _results(loaded, out_dir, outcome, console) if outcome.records else EXIT_OK

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from rlbench.results.events import Event
-from rlbench.results.files import EventTail, fsync_dir, read_events, read_json
+from rlbench.results.files import EventTail, fsync_dir, read_events
 
 MANIFEST_FILE = "manifest.json"
 CEILINGS_FILE = "env_ceilings.json"
@@ -282,8 +282,12 @@ class ResultsFolder:
         return found
 
     def read_manifest(self) -> dict[str, Any]:
-        """manifest.json ({} when missing)."""
-        return read_json(self.manifest, {})
+        """manifest.json as plain data, read the one way (:func:`rlbench.results.manifest.read_manifest`: its
+        checks, its errors, the keys the file has); for the analysis of a folder already opened
+        (:mod:`rlbench.results.session`)."""
+        from rlbench.results.manifest import read_manifest  # pydantic: not for the trial process
+
+        return read_manifest(self.manifest).as_json()
 
     def next_attempt(self, trial_id: str) -> Path:
         """``attempts/<trial_id>/<n>``: the first free attempt number, from 1."""

@@ -8,7 +8,6 @@ afterwards by the caller (:mod:`rlbench.analysis.tables`).
 from __future__ import annotations
 
 import datetime as dt
-import json
 import shlex
 import sys
 from collections.abc import Callable
@@ -22,28 +21,23 @@ from rich.text import Text
 from rlbench.measure.machine import (
     MachineInfo,
     cluster_dict,
+    machine_dict,
     probe_machine,
     software_versions,
 )
 from rlbench.results.events import Event
-from rlbench.results.files import write_json
 from rlbench.results.layout import ResultsFolder
-from rlbench.results.lock import (
-    OutDirError,
-    SweepLock,
-    check_new_sweep_folder,
-    check_plain_folder,
-    check_writable,
-)
+from rlbench.results.manifest import Manifest
 from rlbench.results.records import TrialRecord, read_record, write_record
 from rlbench.results.text import plain
 from rlbench.run.ceilings import measure_env_ceilings
 from rlbench.run.envs import INSTALL_FAILED, with_environments
-from rlbench.run.manifest import manifest, relative_values
+from rlbench.results.session import RunFacts, WriteSession, open_for_write
 from rlbench.run.processes import ProcessRef, kill_survivors
 from rlbench.run.progress import SweepProgress
 from rlbench.run.raytoken import secure_ray
-from rlbench.run.resume import ResumePlan, plan_resume, recorded_seeds
+from rlbench.run.manifest import manifest, spec_data
+from rlbench.run.resume import RESUMABLE_SPEC_KEYS, ResumePlan, plan_resume, recorded_seeds
 from rlbench.run.switches import with_switches
 from rlbench.run.trial import Launched, TrialLauncher, launch_trial, run_trial
 from rlbench.spec.model import LoadedSpec
@@ -132,125 +126,130 @@ def _kill_leftovers(trial) -> int:
 def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list[str] | None = None,
               nvml=None, resume: bool = False, retry_failed: bool = False, cluster=None,
               powercap_root: str = POWERCAP_ROOT, pyspy: str | None = None,
-              while_forkserver_starts: Callable[[], None] | None = None) -> SweepOutcome:
+              while_forkserver_starts: Callable[[], None] | None = None, resume_with: str | None = None) -> SweepOutcome:
     """Plan, run and store a whole sweep into ``out_dir`` (tables are built by the caller).
 
     Raises :class:`~rlbench.results.lock.OutDirError` before writing anything when ``out_dir`` cannot be
-    written, is locked by another sweep, already holds a sweep and ``resume`` is false, or holds
-    trials a resume could not be compared with. With ``resume``, runs only the trials that have no
-    verdict or were interrupted (and failed/timed-out ones with ``retry_failed``). Ctrl-C stops the
-    running trial cleanly and returns with ``outcome.interrupted`` set. ``pyspy``: the py-spy binary
-    profiling uses (``profile_hz``; default the installed one). ``while_forkserver_starts``: the
-    caller's own slow work (the command imports its tables and report modules, 2.0 s), run while the
-    fork server imports Ray, RLlib and torch on another core, before the env ceilings measure.
+    used (:func:`~rlbench.results.session.open_for_write`: written, locked by another sweep, already holding
+    results while ``resume`` is false, holding trials a resume could not be compared with). With ``resume``,
+    runs only the trials that have no verdict or were interrupted (and failed/timed-out ones with
+    ``retry_failed``). Ctrl-C stops the running trial cleanly and returns with ``outcome.interrupted`` set.
+    ``pyspy``: the py-spy binary profiling uses (``profile_hz``; default the installed one).
+    ``while_forkserver_starts``: the caller's own slow work (the command imports its tables and report
+    modules, 2.0 s), run while the fork server imports Ray, RLlib and torch on another core, before the env
+    ceilings measure. ``resume_with``: the command that continues the folder (default: this sweep's, with
+    ``--resume``), named when the folder already holds results.
     """
     argv = list(argv or sys.argv)
     machine = probe_machine(nvml)
-    folder = ResultsFolder(out_dir)
-    check_new_sweep_folder(out_dir)
-    existing = folder.holds_sweep()
-    if existing:
-        check_plain_folder(out_dir)  # it may come from elsewhere: no link in it is ever followed (seeds are read from it)
+    software = software_versions()
+    session = open_for_write(out_dir, "resume" if resume else "new",
+                             facts=RunFacts(spec_data(loaded), machine_dict(machine), software, RESUMABLE_SPEC_KEYS),
+                             resume_with=resume_with or f"{resume_command(loaded.source, out_dir)}  (add --retry-failed "
+                                                        "to rerun failed ones too)")
     # A resume reuses the seeds its trials ran with (their plans must stay the same); else drawn or derived.
-    seeds = repeat_seeds(loaded.spec, recorded_seeds(out_dir) if existing and resume else None)
+    held = session.manifest  # None: a new folder
+    seeds = repeat_seeds(loaded.spec, recorded_seeds(session.folder, held) if held is not None else None)
     if cluster is not None:  # --address: every trial a driver of that cluster (rlbench/run/cluster.py)
         plans = plan_cluster_trials(loaded, cluster, seeds)
     else:
         plans = plan_trials(loaded, machine, seeds)
     # a fidelity diagnosis only (switch_off, RLBENCH_SWITCH_OFF): said in every plan and the manifest
     plans, off = with_switches(plans)
-    software = software_versions()
-    check_writable(out_dir)
-    if existing and not resume:
-        raise OutDirError(f"{out_dir} already holds a sweep; to run only its missing and interrupted trials: "
-                          f"{resume_command(loaded.source, out_dir)}  (add --retry-failed to rerun failed ones too), "
-                          "or choose another --out")
     # each pinned variant's Python environment, made once and cached (rlbench/run/envs.py)
     plans = with_environments(plans, lambda text: console.print(Text(plain(text)), soft_wrap=True))
 
     def decide() -> ResumePlan:
-        return (plan_resume(out_dir, loaded, plans, machine, software, retry_failed=retry_failed)
-                if existing else ResumePlan())
+        return ResumePlan() if session.manifest is None else plan_resume(session.folder, plans, retry_failed=retry_failed)
 
-    decide()  # refuse an incomparable folder before writing anything, even the lock file
-    lock = SweepLock(out_dir).acquire()
-    try:
-        decision = decide()  # again under the lock: another sweep may have finished trials meanwhile
+    decide()  # refuse an incomparable trial before writing anything, even the lock file
+    with session:  # locked, and checked again under the lock
+        decision = decide()  # again: another sweep may have finished trials meanwhile
         secure_ray(console, create=cluster is None)  # before any trial's Ray: the token file, private
         info = manifest(loaded, machine, plans, argv)
-        info["repeat_seeds"] = seeds
+        info.repeat_seeds = seeds
         if off:
-            info["switched_off"] = off
+            info.switched_off = off
             console.print(Text(plain(f"{', '.join(off)} switched off (a fidelity diagnosis: these results are not a "
                                      "normal rlbench measurement; which trials: switched_off in plan.json)"), style="yellow"))
         if cluster is not None:
-            info["cluster"] = cluster_dict(cluster)
-        if existing:
-            old = json.loads(folder.manifest.read_text())
-            # a resume may add grid points: their relative values resolved too
-            info = {**old, "spec": info["spec"], "trial_ids": info["trial_ids"], "repeat_seeds": seeds,
-                    **relative_values(plans, machine)}
-            info.setdefault("resumes", []).append({"command": argv, "started_at": _now(), "ended_at": None,
-                                                   "rerun": decision.rerun, "kept": len(decision.keep)})
-        write_json(folder.manifest, info)
-        return _run_plans(loaded, folder, plans, decision, info, console=console, nvml=nvml,
+            info.cluster = cluster_dict(cluster)
+        if session.manifest is not None:  # a resume: the first run's manifest goes on (its command, start)
+            made, info = info, session.manifest
+            info.spec, info.trial_ids, info.repeat_seeds = made.spec, made.trial_ids, seeds
+            if made.relative_values is not None:  # a resume may add grid points: their relative values resolved too
+                info.relative_values = made.relative_values
+            info.begin_resume(argv, _now(), rerun=decision.rerun, kept=len(decision.keep))
+        session.save(info)
+        return _run_plans(loaded, session, plans, decision, info, console=console, nvml=nvml,
                           powercap_root=powercap_root, pyspy=pyspy, while_forkserver_starts=while_forkserver_starts)
-    finally:
-        lock.release()
 
 
 class TrialBatches:
-    """A results folder that takes trials in batches (``rlbench autoconfig``): checked and locked once,
-    each :meth:`run` appends the plans it is given (one whose folder exists without a verdict is moved
-    aside and run again, as a resume does), and the manifest lists every trial run so far."""
+    """A results folder that takes trials in batches (``rlbench autoconfig``): opened through the one
+    session (:func:`~rlbench.results.session.open_for_write`: a resume is checked as a sweep's is, its
+    format, spec, machine and software), locked while entered; each :meth:`run` appends the plans it is
+    given (one whose folder exists without a verdict is moved aside and run again, as a resume does), and
+    the manifest lists every trial run so far."""
 
     def __init__(self, loaded: LoadedSpec, out_dir: Path, *, console: Console, machine: MachineInfo,
-                 argv: list[str] | None = None, cluster=None, resume: bool = False, nvml=None):
-        self.loaded, self.folder, self.console, self.nvml = loaded, ResultsFolder(out_dir), console, nvml
+                 argv: list[str] | None = None, cluster=None, resume: bool = False, nvml=None,
+                 resume_with: str | None = None):
+        """``resume_with``: the command that continues the run, named when the folder already holds results."""
+        self.loaded, self.out_dir, self.console, self.nvml = loaded, Path(out_dir), console, nvml
         self.machine, self.argv, self.cluster, self.resume = machine, list(argv or sys.argv), cluster, resume
-        self.info: dict = {}
-        self._lock: SweepLock | None = None
+        self.resume_with = resume_with
+        self.session: WriteSession | None = None
         self._said = False
 
+    @property
+    def info(self) -> Manifest:
+        """The folder's manifest, as written last."""
+        assert self.session is not None and self.session.manifest is not None, "enter the batches first"
+        return self.session.manifest
+
+    def open(self) -> "TrialBatches":
+        """Check the folder (nothing written): before anything of it is read (autoconfig's state file)."""
+        if self.session is None:
+            facts = RunFacts(spec_data(self.loaded), machine_dict(self.machine), software_versions())
+            self.session = open_for_write(self.out_dir, "resume" if self.resume else "new", facts=facts,
+                                          resume_with=self.resume_with)
+        return self
+
     def __enter__(self) -> "TrialBatches":
-        out_dir = self.folder.path
-        check_new_sweep_folder(out_dir)
-        existing = self.folder.holds_sweep()
-        if existing:
-            check_plain_folder(out_dir)
-            if not self.resume:
-                raise OutDirError(f"{out_dir} already holds results; add --resume to continue the run there, "
-                                  "or choose another --out")
-        check_writable(out_dir)
-        self._lock = SweepLock(out_dir).acquire()
-        secure_ray(self.console, create=self.cluster is None)
-        if existing:
-            self.info = json.loads(self.folder.manifest.read_text())
-            self.info.setdefault("resumes", []).append({"command": self.argv, "started_at": _now(), "ended_at": None})
-        else:
-            self.info = manifest(self.loaded, self.machine, [], self.argv)
-            if self.cluster is not None:
-                self.info["cluster"] = cluster_dict(self.cluster)
-        write_json(self.folder.manifest, self.info)
+        session = self.open().session.lock()
+        try:
+            secure_ray(self.console, create=self.cluster is None)
+            if session.manifest is not None:
+                info = session.manifest
+                info.begin_resume(self.argv, _now())
+            else:
+                info = manifest(self.loaded, self.machine, [], self.argv)
+                if self.cluster is not None:
+                    info.cluster = cluster_dict(self.cluster)
+            session.save(info)
+        except BaseException:
+            session.close()
+            raise
         return self
 
     def run(self, plans: list[TrialPlan]) -> SweepOutcome:
         """Run ``plans`` (trial ids new to the folder, or ones without a verdict) into the folder."""
         info = self.info
-        info["trial_ids"] = list(dict.fromkeys([*info.get("trial_ids", []), *(p.trial_id for p in plans)]))
-        info["differs_from_tune"] = list(dict.fromkeys([*info.get("differs_from_tune", []),
-                                                        *(d for p in plans for d in p.differs_from_tune)]))
-        statuses = dict(info.get("statuses") or {})
-        outcome = _run_plans(self.loaded, self.folder, plans, ResumePlan(), info, console=self.console, nvml=self.nvml,
+        info.trial_ids = list(dict.fromkeys([*(info.trial_ids or []), *(p.trial_id for p in plans)]))
+        info.differs_from_tune = list(dict.fromkeys([*info.differs_from_tune,
+                                                     *(d for p in plans for d in p.differs_from_tune)]))
+        statuses = dict(info.statuses)
+        outcome = _run_plans(self.loaded, self.session, plans, ResumePlan(), info, console=self.console, nvml=self.nvml,
                              powercap_root=POWERCAP_ROOT, said=self._said)
         self._said = True
-        info["statuses"] = {**statuses, **info["statuses"]}
-        write_json(self.folder.manifest, info)
+        info.statuses = {**statuses, **info.statuses}
+        self.session.save(info)
         return outcome
 
     def __exit__(self, *exc) -> None:
-        if self._lock is not None:
-            self._lock.release()
+        if self.session is not None:
+            self.session.close()
 
 
 def _say_profile(console: Console, plan: TrialPlan, profile: dict, noted: set[str]) -> None:
@@ -271,10 +270,11 @@ def resume_command(config: Path, out_dir: Path) -> str:
     return shlex.join(["rlbench", "sweep", str(config), "--out", str(out_dir), "--resume"])
 
 
-def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan], decision: ResumePlan, info: dict, *,
-               console: Console, nvml, powercap_root: str, pyspy: str | None = None,
+def _run_plans(loaded: LoadedSpec, session: WriteSession, plans: list[TrialPlan], decision: ResumePlan,
+               info: Manifest, *, console: Console, nvml, powercap_root: str, pyspy: str | None = None,
                while_forkserver_starts: Callable[[], None] | None = None, said: bool = False) -> SweepOutcome:
     """``said``: the machine's notes (no GPU, no energy counter) were said already (a later batch)."""
+    folder = session.folder
     outcome = SweepOutcome(folder.path, trial_ids=[p.trial_id for p in plans],
                            skip_groups={p.trial_id: g for p in plans if (g := skip_group(p)) is not None})
     for plan in plans:
@@ -293,7 +293,7 @@ def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan]
         console.print("[dim]No GPU (NVML found none): GPU columns will be null.[/]")
     rapl = open_rapl(powercap_root) if to_run else None
     if to_run:
-        info["cpu_energy_zones"] = rapl.describe() if rapl is not None else []
+        info.cpu_energy_zones = rapl.describe() if rapl is not None else []
         if rapl is None and not said:
             console.print(Text(plain(f"No CPU energy counter (no readable RAPL package zone under {powercap_root}): "
                                      "cpu_energy_j will be null."), style="dim"))
@@ -367,12 +367,6 @@ def _run_plans(loaded: LoadedSpec, folder: ResultsFolder, plans: list[TrialPlan]
             gpus.close()
         order = {p.trial_id: i for i, p in enumerate(plans)}
         outcome.records = sorted((r for r in outcome.records if r is not None), key=lambda r: order[r.trial_id])
-        ended = _now()
-        if info.get("resumes"):
-            info["resumes"][-1]["ended_at"] = ended
-        else:
-            info["ended_at"] = ended
-        info["interrupted"] = outcome.interrupted
-        info["statuses"] = {r.trial_id: r.status for r in outcome.records}
-        write_json(folder.manifest, info)
+        info.end(_now(), interrupted=outcome.interrupted, statuses={r.trial_id: r.status for r in outcome.records})
+        session.save(info)
     return outcome

@@ -135,3 +135,74 @@ def test_a_signal_whose_interrupt_was_swallowed_still_stops_as_interrupted(capsy
     assert autoconfig.run(parser().parse_args(["autoconfig", str(spec), "--budget", "20m", "--out", str(out)]),
                           autoconfig.Console(width=400)) == EXIT_INTERRUPTED
     assert f"--out {out} --resume" in capsys.readouterr().out
+
+
+def _begun(tmp_path: Path, **forged: dict) -> tuple[Path, Path]:
+    """A folder as ``rlbench autoconfig`` begins one, before its first trial: its manifest (made by the sweep's
+    own code on this machine, then the parts in ``forged`` overwritten) and its state, with the settings a
+    ``--budget 20s`` resume of GOOD brings, so nothing but the forged fields can refuse it."""
+    from rlbench.measure.machine import probe_machine
+    from rlbench.results.files import write_json
+    from rlbench.results.layout import ResultsFolder
+    from rlbench.run.autoconfig import prepare
+    from rlbench.run.autoconfig.trials import State
+    from rlbench.run.manifest import manifest
+
+    spec, out = tmp_path / "spec.yaml", tmp_path / "out"
+    spec.write_text(GOOD)
+    machine = probe_machine()
+    setup = prepare(spec, budget="20s", objective=None, machine=machine)
+    made = manifest(setup.loaded, machine, [], ["rlbench", "autoconfig"]).as_json()
+    for part, fields in forged.items():
+        made[part].update(fields)
+    out.mkdir()
+    write_json(out / "manifest.json", made)
+    state = State(ResultsFolder(out))
+    s = setup.section
+    state.data.update(objective=s.objective, budget_s=setup.budget_s, seed=s.seed, trial_s=s.trial_s)
+    state.save()
+    return spec, out
+
+
+def _snapshot(root: Path) -> dict[str, int]:
+    return {str(p.relative_to(root)): p.stat().st_mtime_ns for p in root.rglob("*")}
+
+
+@pytest.mark.parametrize("forged, named", [
+    ({"machine": {"cpu_model": "Forged CPU 9000"}}, "this is a different machine (cpu_model: 'Forged CPU 9000' -> '{cpu}'"),
+    ({"software": {"rlbench": "0.0.1"}}, "the software changed (rlbench: '0.0.1' -> '{rlbench}'"),
+])
+def test_a_resume_begun_on_another_machine_or_by_another_rlbench_is_refused(capsys, monkeypatch, tmp_path, forged,
+                                                                          named):
+    """Issue 35's defect: ``--resume`` went on in such a folder (TrialBatches skipped the checks a sweep's
+    resume makes), mixing trials that cannot be compared. Refused now, the difference named, nothing written
+    (had it gone on, it would have run 20 s of plain trials and ended with 0)."""
+    from rlbench import __version__
+    from rlbench.measure.machine import probe_machine
+
+    monkeypatch.chdir(REPO)
+    spec, out = _begun(tmp_path, **forged)
+    before = _snapshot(out)
+    code = main(["autoconfig", str(spec), "--budget", "20s", "--out", str(out), "--resume"])
+    text = capsys.readouterr().out
+    assert code == EXIT_BAD_INPUT, text
+    message = " ".join(text[text.index("error:"):].split())
+    assert f"cannot resume {out}: " + named.format(cpu=probe_machine().cpu_model, rlbench=__version__) in message
+    assert "old and new trials would not be comparable" in message
+    assert _snapshot(out) == before
+
+
+def test_a_resume_reads_its_state_only_from_a_folder_without_links(capsys, monkeypatch, tmp_path):
+    """autoconfig_state.json is read after the folder's link check: a state planted as a link to a file
+    elsewhere is refused as a link, its target never read (it read it first, and named its version)."""
+    monkeypatch.chdir(REPO)
+    spec, out = _begun(tmp_path)
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text('{"schema_version": 99}')
+    (out / "autoconfig_state.json").unlink()
+    (out / "autoconfig_state.json").symlink_to(elsewhere)
+    code = main(["autoconfig", str(spec), "--budget", "20s", "--out", str(out), "--resume"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert code == EXIT_BAD_INPUT
+    assert "autoconfig_state.json" in text and "never follows a symbolic link" in text
+    assert "state version" not in text

@@ -49,7 +49,7 @@ def test_manifest_reads_the_commit_and_runs_nothing(hostile_repo):
     repo, commit, marker = hostile_repo
     loaded = load_spec(repo / "spec.yaml", check_envs=False)
     info = manifest(loaded, probe_machine(), plan_trials(loaded, probe_machine()), ["rlbench"])
-    assert info["spec_git_commit"] == commit  # read from .git/HEAD -> refs/heads/<branch>
+    assert info.spec_git_commit == commit  # read from .git/HEAD -> refs/heads/<branch>
     assert not Path(f"{marker}.fsmonitor").exists() and not Path(f"{marker}.filter").exists()
 
 

@@ -11,12 +11,14 @@ import sys
 
 import pytest
 
-from rlbench.measure.machine import MachineInfo
+from rlbench.measure.machine import MachineInfo, machine_dict
 from rlbench.results.files import write_json
 from rlbench.results.layout import LOCK_FILE, ResultsFolder
 from rlbench.results.lock import OutDirError, SweepLock, check_writable
 from rlbench.results.records import TrialRecord, write_record
-from rlbench.run.resume import plan_resume, recorded_seeds
+from rlbench.results.session import RunFacts, open_for_write
+from rlbench.run.manifest import spec_data
+from rlbench.run.resume import RESUMABLE_SPEC_KEYS, plan_resume, recorded_seeds
 from rlbench import SCHEMA_VERSION
 from rlbench.spec.load import spec_from_dict
 from rlbench.spec.plan import plan_trials, repeat_seeds, write_plan
@@ -52,10 +54,22 @@ def _folder(tmp_path, statuses: dict[str, str | None]):
     return tmp_path
 
 
+def _open(out, loaded, machine=MACHINE, software=SOFTWARE):
+    """The folder opened to resume, as the sweep opens it (its spec, machine and software checked)."""
+    return open_for_write(out, "resume", facts=RunFacts(spec_data(loaded), machine_dict(machine), software,
+                                                        RESUMABLE_SPEC_KEYS))
+
+
+def _seeds(out):
+    session = _open(out, _spec())
+    return recorded_seeds(session.folder, session.manifest)
+
+
 def _resume(out, loaded=None, machine=MACHINE, software=SOFTWARE, retry_failed=False):
     loaded = loaded or _spec()
-    plans = plan_trials(loaded, machine, repeat_seeds(loaded.spec, recorded_seeds(out)))
-    return plan_resume(out, loaded, plans, machine, software, retry_failed=retry_failed)
+    session = _open(out, loaded, machine, software)
+    plans = plan_trials(loaded, machine, repeat_seeds(loaded.spec, recorded_seeds(session.folder, session.manifest)))
+    return plan_resume(session.folder, plans, retry_failed=retry_failed)
 
 
 def test_resume_reruns_missing_and_interrupted_keeps_finished(tmp_path):
@@ -181,15 +195,16 @@ def test_a_resume_reuses_the_seeds_the_folder_ran_with(tmp_path):
     (seed,) = {json.loads(text)["seed"] for text in ran}
     manifest = json.loads((out / "manifest.json").read_text())
     write_json(out / "manifest.json", {**manifest, "repeat_seeds": [seed + 1, 777]})
-    assert recorded_seeds(out) == {0: seed, 1: 777}  # the trials' plans win; the manifest covers repeats not yet run
+    assert _seeds(out) == {0: seed, 1: 777}  # the trials' plans win; the manifest covers repeats not yet run
     loaded = _spec(repeats=3)
-    seeds = repeat_seeds(loaded.spec, recorded_seeds(out))
+    seeds = repeat_seeds(loaded.spec, _seeds(out))
     assert seeds[:2] == [seed, 777] and seeds[2] not in (seed, 777)
-    decision = plan_resume(out, loaded, plan_trials(loaded, MACHINE, seeds), MACHINE, SOFTWARE, retry_failed=False)
+    folder = _open(out, loaded).folder
+    decision = plan_resume(folder, plan_trials(loaded, MACHINE, seeds), retry_failed=False)
     assert decision.keep == {"t000r0": "ok"} and "t001r0" in decision.rerun
     fresh = plan_trials(loaded, MACHINE)  # seeds drawn anew: the kept trial would run differently
     with pytest.raises(OutDirError, match=r"trial t000r0 would now run differently.*seed"):
-        plan_resume(out, loaded, fresh, MACHINE, SOFTWARE, retry_failed=False)
+        plan_resume(folder, fresh, retry_failed=False)
 
 
 def test_a_spec_with_relative_values_resumes_on_the_same_machine(tmp_path):

@@ -62,12 +62,14 @@ class Driver:
     """One autoconfig run into ``out_dir``: call :meth:`run`."""
 
     def __init__(self, setup: Setup, out_dir: Path, *, console: Console, machine: MachineInfo,
-                 argv: list[str] | None = None, cluster=None, resume: bool = False, started_s: float | None = None):
-        """``started_s``: ``time.monotonic()`` when the command started (the budget counts from there)."""
+                 argv: list[str] | None = None, cluster=None, resume: bool = False, started_s: float | None = None,
+                 resume_with: str | None = None):
+        """``started_s``: ``time.monotonic()`` when the command started (the budget counts from there);
+        ``resume_with``: the command that continues the run (named when the folder already holds results)."""
         self.setup, self.console, self.resume = setup, console, resume
         self.folder = ResultsFolder(Path(out_dir))
         self.batches = TrialBatches(setup.loaded, Path(out_dir), console=console, machine=machine, argv=argv,
-                                    cluster=cluster, resume=resume)
+                                    cluster=cluster, resume=resume, resume_with=resume_with)
         self.section, self.budget_s = setup.section, setup.budget_s
         self.state = State(self.folder)
         self.session: Session = setup.session()
@@ -164,6 +166,7 @@ class Driver:
 
     def run_all(self) -> Outcome:
         """Probe, plan, search, race, write the outputs; stops cleanly on Ctrl-C (the state is kept)."""
+        self.batches.open()  # the folder checked (links, format, spec, machine, software) before its state is read
         self._check_state()
         answer = result = None
         interrupted = False
@@ -201,8 +204,9 @@ class Driver:
 
 
 def run_autoconfig(setup: Setup, out_dir: Path, *, console: Console, machine: MachineInfo, argv: list[str] | None = None,
-                   cluster=None, resume: bool = False, started_s: float | None = None) -> Outcome:
+                   cluster=None, resume: bool = False, started_s: float | None = None,
+                   resume_with: str | None = None) -> Outcome:
     """Run autoconfig into ``out_dir`` (see :class:`Driver`); raises OutDirError before writing anything
     when the folder cannot be used or holds another run."""
     return Driver(setup, out_dir, console=console, machine=machine, argv=argv, cluster=cluster,
-                  resume=resume, started_s=started_s).run_all()
+                  resume=resume, started_s=started_s, resume_with=resume_with).run_all()
