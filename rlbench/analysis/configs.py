@@ -62,6 +62,13 @@ def axis_value_text(value) -> str:
     return str(value)
 
 
+def value_text(value) -> str:
+    """An axis value as the user wrote it (a row of mixed columns turns 4 into 4.0)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
 def config_label(row: pd.Series | dict, axes: list[str]) -> str:
     """``axis=value, ...`` of a configuration (or its grid index without axes)."""
     parts = [f"{a}={axis_value_text(row[a])}" for a in axes]
