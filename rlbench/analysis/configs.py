@@ -18,7 +18,7 @@ from rlbench.analysis.stats import median_cis
 from rlbench.analysis.trials import CPU_ROLES
 from rlbench.analysis.windows import steady_windows
 from rlbench.spec.load import axis_column
-from rlbench.spec.plan import DUPLICATE
+from rlbench.spec.skips import DUPLICATE
 
 #: Per-trial columns summarized per configuration with a median and a bootstrap interval.
 HEADLINE_COLUMNS: tuple[str, ...] = ("env_steps_per_s", "sample_frac", "learn_frac", "sync_frac", "other_frac")
