@@ -98,7 +98,7 @@ CHANGE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Change))
 
 
 def _finite(values: Sequence[float] | None) -> list[float]:
-    return [float(v) for v in values or () if v is not None and math.isfinite(float(v))]
+    return [float(v) for v in (() if values is None else values) if v is not None and math.isfinite(float(v))]
 
 
 def unpaired(a: Sequence[float], b: Sequence[float], within: tuple[Sequence[float], Sequence[float]] | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from rlbench.analysis.change import CHANGE_FIELDS, TESTS, flat, paired, unpaired
@@ -29,8 +30,8 @@ def test_one_run_a_side_resamples_its_iterations_and_the_test_still_counts_runs(
 
 
 def test_no_direction_no_test():
-    c = unpaired([100.0, 100.0, 100.0], [100.0, 100.0, 100.0])
-    assert c.ratio == 1.0 and c.p_value is None and not c.differs
+    c = unpaired(np.array([100.0, 100.0, 100.0]), [100.0, 100.0, float("nan"), 100.0])  # arrays; NaN left out
+    assert c.ratio == 1.0 and c.p_value is None and not c.differs and c.runs_b == 3
     assert unpaired([], [1.0, 2.0]).ratio is None
 
 
