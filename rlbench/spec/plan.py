@@ -15,7 +15,7 @@ from typing import Any, Union
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from rlbench.adapters import get_adapter
+from rlbench.adapters import ResourceDemand, get_adapter
 from rlbench.measure.machine import ClusterInfo, MachineInfo
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import ResultsFolder, TrialFolder
@@ -106,7 +106,7 @@ class TrialPlan(BaseModel):
     def demand(self) -> ResourceDemand:
         """What the trial asks of the machine, per role and per actor, by its framework's rules: how the
         analysis reaches the adapter's resource arithmetic without knowing which adapter it is."""
-        return _demand(self.config)
+        return get_adapter(self.config.framework).resource_demand(self.config)
 
     @property
     def asynchronous(self) -> bool:
