@@ -19,7 +19,8 @@ def method_text() -> str:
             f"{CONFIDENCE:.0%} bootstrap interval resampling each side; paired: the median over rounds of the "
             "round's variant / reference, with a bootstrap interval over the rounds; Wilcoxon: the exact "
             "signed-rank test of the rounds' log ratios. A variant is called faster or slower only when both "
-            "intervals exclude 1 (docs/ANALYSIS.md, \"Variants\").")
+            "intervals exclude 1 on the same side and the Wilcoxon test agrees at 0.05 (docs/ANALYSIS.md, "
+            "\"Did it change? One rule\").")
 
 
 def short(row: ComparisonRow) -> Cell:
