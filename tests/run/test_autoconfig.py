@@ -52,7 +52,10 @@ autoconfig:
   min_rounds: 3
   max_rounds: 3
 """
-BUDGET_S = 60
+#: Twice what the run needs on a quiet machine (13 trials, about 25 s): the work is bounded by the spec (one
+#: finalist, 3 race rounds), not by the budget, so the budget's assertions hold with two cores kept busy (the
+#: run took 53-80 s then; at 60 s it ended over budget + 10% once, 80 s).
+BUDGET_S = 120
 
 
 def write_spec(path, trial_s=0.4):
