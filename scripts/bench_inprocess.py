@@ -4,8 +4,8 @@ A spec's variants pair whole trials seconds apart (``configs/bench_switches.yaml
 about 5% on a machine that drifts 5-10% over minutes (docs/MEASUREMENT.md 7). The questions here
 need either a finer grain or a setup no rlbench trial has, so each builds its sides itself and calls
 them round-robin, the first side rotating each round; the comparison is a variants sweep's
-(:func:`rlbench.analysis.variants.compare_pair`: ratio of medians and paired ratio, both with 95%
-bootstrap intervals, Wilcoxon, and the verdict), every side against the first.
+(:func:`rlbench.analysis.change.paired`: ratio of medians and paired ratio, both with 95%
+bootstrap intervals, Wilcoxon, and the sentence), every side against the first.
 
 - ``instruments``: what rlbench's in-process instruments cost, resolved to about 1%: one PPO
   algorithm per side in one Ray runtime (``num_env_runners: 0``, so every instrumented call is in
@@ -57,9 +57,9 @@ def interleave(sides: dict[str, Callable[[], float]], rounds: int, warmup: int) 
 
 def report(title: str, rates: dict[str, dict[int, float]], load_before: float) -> None:
     """Each side's median and, against the first side, the figures a variants report gives."""
-    from rlbench.analysis.findings import variant_verdict
+    from rlbench.analysis.change import paired
+    from rlbench.analysis.evidence import change_sentence
     from rlbench.analysis.stats import interval_text
-    from rlbench.analysis.variants import compare_pair
 
     print(f"\n{title}; load (1-min, {os.cpu_count()} cores) {load_before:.2f} before, {os.getloadavg()[0]:.2f} after")
     reference, *others = rates
@@ -67,10 +67,10 @@ def report(title: str, rates: dict[str, dict[int, float]], load_before: float) -
     print(f"{reference:<16} {statistics.median(rates[reference].values()):>12,.0f}")
     verdicts = []
     for name in others:
-        f = compare_pair(rates[reference], rates[name])
-        print(f"{name:<16} {f['env_steps_per_s']:>12,.0f} {f['paired_ratio']:>10.3f} "
-              f"{interval_text(f['paired_ci_low'], f['paired_ci_high']):>16}")
-        verdicts.append(f"  {variant_verdict(reference, name, f)}")
+        c = paired(rates[reference], rates[name])
+        print(f"{name:<16} {statistics.median(rates[name].values()):>12,.0f} {c.paired_ratio:>10.3f} "
+              f"{interval_text(c.paired_ci_low, c.paired_ci_high):>16}")
+        verdicts.append(f"  {change_sentence(reference, name, c)}")
     print("\n".join(verdicts))
 
 

@@ -13,7 +13,7 @@ user would start it:
   rlbench or Tune; normal priority, the libraries' own threads). Its wall against the rlbench
   sweep's is the harness's whole cost; the rlbench sweep's breakdown says where it went.
 
-The pairing and the statistics are a variants sweep's (:func:`rlbench.analysis.variants.compare_pair`,
+The pairing and the statistics are a variants sweep's (:func:`rlbench.analysis.change.paired`,
 the other side the reference): this comparison cannot be a spec, since one side is not rlbench.
 
 Throughput of a trial is, both ways, the median over its steady-state iterations (the first
@@ -275,9 +275,9 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=None, help="keep the runs here (default: a temporary folder)")
     args = parser.parse_args()
 
-    from rlbench.analysis.findings import variant_verdict
+    from rlbench.analysis.change import paired
+    from rlbench.analysis.evidence import change_sentence
     from rlbench.analysis.stats import interval_text
-    from rlbench.analysis.variants import compare_pair
     from rlbench.worker.procfs import read_steal, steal_pct
 
     root = args.out or Path(tempfile.mkdtemp(prefix="rlbench-vs-tune-"))
@@ -339,12 +339,13 @@ def main() -> int:
           f"{'paired':>7} {'95% CI':>13} {'n':>3}")
     verdicts = []
     for key in sorted(theirs):
-        f = compare_pair(theirs[key], ours.get(key, {}))
-        mine = f["env_steps_per_s"] if f["env_steps_per_s"] is not None else float("nan")
-        print(f"{key[0]:>7} {key[1]:>6} {f['reference_env_steps_per_s']:>13,.0f} {mine:>9,.0f} {f['ratio']:>13.3f} "
-              f"{interval_text(f['ci_low'], f['ci_high']):>13} {f['paired_ratio']:>7.3f} "
-              f"{interval_text(f['paired_ci_low'], f['paired_ci_high']):>13} {f['rounds']:>3}")
-        verdicts.append(f"  {key[0]}r/{key[1]}: {variant_verdict(other, 'rlbench', f)}")
+        c = paired(theirs[key], ours.get(key, {}))
+        mine = statistics.median(ours[key].values()) if ours.get(key) else float("nan")
+        print(f"{key[0]:>7} {key[1]:>6} {statistics.median(theirs[key].values()):>13,.0f} {mine:>9,.0f} "
+              f"{c.ratio or float('nan'):>13.3f} {interval_text(c.ci_low, c.ci_high):>13} "
+              f"{c.paired_ratio or float('nan'):>7.3f} {interval_text(c.paired_ci_low, c.paired_ci_high):>13} "
+              f"{c.runs_a:>3}")
+        verdicts.append(f"  {key[0]}r/{key[1]}: {change_sentence(other, 'rlbench', c)}")
     print("\n".join(verdicts))
     ratio = [w["rlbench"] / w[other] for w in walls]
     print(f"\nwall per {'round' if args.pair == 'grid' else 'pair'}, rlbench / {other}: "

@@ -12,10 +12,10 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from rlbench.analysis.configs import config_label
-from rlbench.analysis.findings import (NOISY_CV, Below, beats_note, learner_cpu_text, learning_notes,
-                                       value_text)
-from rlbench.analysis.stats import is_number, num, ratio_ci
+from rlbench.analysis.configs import config_label, value_text
+from rlbench.analysis.evidence import Below, beats_note, learner_cpu_text, learning_notes, missed_target_note
+from rlbench.analysis.findings import NOISY_CV
+from rlbench.analysis.stats import Ratio, is_number, num, ratio_ci
 from rlbench.analysis.targets import eligible
 from rlbench.analysis.windows import steady
 
@@ -153,12 +153,21 @@ def target_recommendations(ttt: pd.DataFrame, axes: list[str]) -> list[Recommend
 
 def with_learning_notes(recs: list[Recommendation], configs: pd.DataFrame, ttt: pd.DataFrame, below: list[Below],
                         axes: list[str], steps: float | None = None) -> list[Recommendation]:
-    """Throughput recommendations with what learning says about their picks
-    (:func:`rlbench.analysis.findings.learning_notes`)."""
+    """Throughput recommendations with what learning says about their picks: with a target, whether the pick
+    missed it where others reached it (:func:`~rlbench.analysis.evidence.missed_target_note`); without one,
+    every configuration that learns worse at equal env steps (:func:`~rlbench.analysis.evidence.learning_notes`)."""
     labels = {int(r["index"]): config_label(r, axes) for _, r in configs.iterrows()} if not configs.empty else {}
-    return [replace(rec, note="; ".join(([rec.note] if rec.note else []) + learning_notes(rec.index, ttt, below, labels,
-                                                                                        steps)))
-            for rec in recs]
+    out = []
+    for rec in recs:
+        notes = [rec.note] if rec.note else []
+        if not ttt.empty and rec.index is not None:
+            mine, top = ttt[ttt["index"] == rec.index], ttt["reached_share"].max()
+            if len(mine) and mine["reached_share"].iloc[0] < top:
+                notes.append(missed_target_note(int(mine["reached"].iloc[0]), int(mine["repeats"].iloc[0]), top))
+        else:
+            notes += learning_notes(rec.index, below, labels, steps)
+        out.append(replace(rec, note="; ".join(notes)))
+    return out
 
 
 #: Axes that change the learner's CPU budget or torch threads.
@@ -171,6 +180,70 @@ def _phase_seconds(trials: pd.DataFrame, iterations: pd.DataFrame) -> pd.DataFra
     per_trial = steady(iterations).groupby("trial_id")[["wall_s", "sample_s", "learn_s"]].mean()
     ok = trials[trials["status"] == "ok"][["trial_id", "index"]].set_index("trial_id")
     return per_trial.join(ok, how="inner").groupby("index").median()
+
+
+@dataclass(frozen=True)
+class LearnerCpuStep:
+    """The figures of one learner-CPU axis from its lowest to its highest setting (the other axes at the
+    lowest setting's values), for :func:`~rlbench.analysis.evidence.learner_cpu_text`."""
+
+    axis: str
+    """The axis."""
+    lo: str
+    """Its lowest setting, as the user wrote it."""
+    hi: str
+    """Its highest setting with the same other axes."""
+    others: list[tuple[str, str]]
+    """The other axes and their values."""
+    lo_env_steps_per_s: float
+    """Median throughput at ``lo``."""
+    hi_env_steps_per_s: float
+    """Same at ``hi``."""
+    ratio: Ratio
+    """hi's throughput over lo's, over their repeats, with its interval."""
+    lo_wall_s: float
+    """Median over repeats of the mean steady iteration's seconds at ``lo``: wall ..."""
+    hi_wall_s: float
+    lo_learn_s: float
+    """... learning ..."""
+    hi_learn_s: float
+    lo_sample_s: float
+    """... and sampling."""
+    hi_sample_s: float
+    in_driver: bool
+    """The learner runs in the driver (no remote learners)."""
+    lo_threads: float | None
+    """Torch threads where the learner runs, at ``lo`` (None: not recorded)."""
+    hi_threads: float | None
+    lo_cores_used: float | None
+    """Cores that process kept busy at ``lo``."""
+    hi_cores_used: float | None
+
+    @property
+    def speed(self) -> float:
+        """hi's median throughput over lo's."""
+        return self.hi_env_steps_per_s / self.lo_env_steps_per_s
+
+    @property
+    def learn_speedup(self) -> float:
+        """lo's learning seconds over hi's (NaN when hi's are 0)."""
+        return self.lo_learn_s / self.hi_learn_s if self.hi_learn_s > 0 else float("nan")
+
+
+def learner_cpu_step(axis: str, lo: pd.Series, hi: pd.Series, seconds: pd.DataFrame, first: pd.DataFrame,
+                     others: list[str], ratio: Ratio) -> LearnerCpuStep:
+    """The figures of going from configuration row ``lo`` to ``hi`` along ``axis`` (per-index phase
+    ``seconds`` and ``first`` trial rows)."""
+    s_lo, s_hi = seconds.loc[lo["index"]], seconds.loc[hi["index"]]
+    t_lo, t_hi = first.loc[lo["index"]], first.loc[hi["index"]]
+    in_driver = int(t_lo.get("num_learners", 0) or 0) == 0
+    role = "driver" if in_driver else "learner"
+    threads_col = "driver_torch_threads" if in_driver else "learner_torch_threads"
+    return LearnerCpuStep(
+        axis, value_text(lo[axis]), value_text(hi[axis]), [(o, value_text(lo[o])) for o in others],
+        lo["env_steps_per_s"], hi["env_steps_per_s"], ratio, s_lo["wall_s"], s_hi["wall_s"], s_lo["learn_s"],
+        s_hi["learn_s"], s_lo["sample_s"], s_hi["sample_s"], in_driver, num(t_lo.get(threads_col)),
+        num(t_hi.get(threads_col)), num(lo.get(f"{role}_cpus_used")), num(hi.get(f"{role}_cpus_used")))
 
 
 def learner_cpu_findings(configs: pd.DataFrame, trials: pd.DataFrame, iterations: pd.DataFrame,
@@ -195,7 +268,7 @@ def learner_cpu_findings(configs: pd.DataFrame, trials: pd.DataFrame, iterations
         if hi[axis] == lo[axis]:
             continue
         ratio = ratio_ci(*(ok.loc[ok["index"] == row["index"], "env_steps_per_s"] for row in (lo, hi)))
-        text = learner_cpu_text(axis, lo, hi, seconds, first, others, ratio)
+        text = learner_cpu_text(learner_cpu_step(axis, lo, hi, seconds, first, others, ratio))
         best = same.sort_values("env_steps_per_s").iloc[-1]
         if best[axis] not in (lo[axis], hi[axis]):
             text += (f" The fastest setting was in between: {axis}={value_text(best[axis])} at "

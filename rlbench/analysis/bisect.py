@@ -4,8 +4,8 @@ Pure: the measuring is a callable, ``measure(reference, candidate) -> [VersionSt
 configuration, :class:`~rlbench.analysis.history.VersionStep`), which ``rlbench bisect`` makes from a
 small interleaved sweep of the two versions; the tests give hand-made steps. The search:
 
-1. the ends, ``good`` against ``bad``: a change of at least the threshold with evidence (the paired
-   comparison's, :func:`~rlbench.analysis.findings.variant_differs`) sets the direction; without one the
+1. the ends, ``good`` against ``bad``: a change of at least the threshold with evidence (the one rule's,
+   paired by round: :attr:`~rlbench.analysis.change.Change.differs`) sets the direction; without one the
    bisect stops there, saying so;
 2. halving over the versions between them, each probe a comparison of the middle version against the
    good end (a probe that is beyond the threshold without evidence is measured once more; a version
@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
+from rlbench.analysis.change import COMPARISON_SCHEMA_VERSION
+from rlbench.analysis.evidence import beyond
 from rlbench.analysis.history import VersionStep
 from rlbench.analysis.stats import CONFIDENCE, interval_text
 
@@ -69,38 +71,33 @@ class BisectResult:
     """Every comparison measured, in order."""
 
     def as_json(self) -> dict[str, Any]:
-        """``bisect.json``'s body."""
-        return {**asdict(self), "confidence": CONFIDENCE}
-
-
-def _beyond(step: VersionStep, threshold: float, direction: str) -> bool:
-    r = step.paired_ratio
-    return r is not None and (r <= 1 - threshold if direction == "slower" else r >= 1 + threshold)
+        """``bisect.json``'s body (every step's pair nested: docs/SCHEMA.md, "Comparison files")."""
+        return {"schema_version": COMPARISON_SCHEMA_VERSION, **asdict(self), "confidence": CONFIDENCE}
 
 
 def judge(steps: dict[str, VersionStep], threshold: float, direction: str) -> str:
     """``bad`` if a configuration changed in ``direction`` by at least ``threshold`` with evidence,
     ``unclear`` if one did without evidence, ``no data`` if none has a reading, else ``good``."""
-    read = [s for s in steps.values() if s.paired_ratio is not None]
+    read = [s.change for s in steps.values() if s.change.paired_ratio is not None]
     if not read:
         return "no data"
-    if any(s.differs and _beyond(s, threshold, direction) for s in read):
+    if any(c.differs and beyond(c.effect, threshold, direction) for c in read):
         return "bad"
-    return "unclear" if any(_beyond(s, threshold, direction) for s in read) else "good"
+    return "unclear" if any(beyond(c.effect, threshold, direction) for c in read) else "good"
 
 
 def _worst(steps: dict[str, VersionStep], direction: str) -> tuple[str, VersionStep] | None:
-    read = [(label, s) for label, s in steps.items() if s.paired_ratio is not None]
-    return (min if direction == "slower" else max)(read, key=lambda ls: ls[1].paired_ratio) if read else None
+    read = [(label, s) for label, s in steps.items() if s.change.paired_ratio is not None]
+    return (min if direction == "slower" else max)(read, key=lambda ls: ls[1].change.paired_ratio) if read else None
 
 
 def _figure(worst: tuple[str, VersionStep] | None) -> str:
     if worst is None:
         return "no reading"
     label, step = worst
-    return (f"paired ratio {step.paired_ratio:.3f}, {CONFIDENCE:.0%} CI "
-            f"{interval_text(step.paired_ci_low, step.paired_ci_high)}, {step.rounds} rounds"
-            + ("" if label == "all" else f", on {label}"))
+    c = step.change
+    return (f"paired ratio {c.paired_ratio:.3f}, {CONFIDENCE:.0%} CI {interval_text(c.paired_ci_low, c.paired_ci_high)}, "
+            f"{c.runs_a} rounds" + ("" if label == "all" else f", on {label}"))
 
 
 def bisect(candidates: list[str], measure: Measure, *, threshold: float, package: str = "") -> BisectResult:

@@ -18,7 +18,7 @@ from rlbench.analysis.stats import median_cis
 from rlbench.analysis.trials import CPU_ROLES, learner_gpus
 from rlbench.analysis.windows import steady_windows
 from rlbench.spec.load import axis_column
-from rlbench.spec.plan import DUPLICATE
+from rlbench.spec.skips import DUPLICATE
 
 #: Per-trial columns summarized per configuration with a median and a bootstrap interval.
 HEADLINE_COLUMNS: tuple[str, ...] = ("env_steps_per_s", "sample_frac", "learn_frac", "sync_frac", "other_frac")
@@ -59,6 +59,13 @@ def axis_value_text(value) -> str:
     """One axis value as a label shows it: missing (None, NaN) as :data:`SPEC_DEFAULT`."""
     if value is None or (isinstance(value, float) and value != value):
         return SPEC_DEFAULT
+    return str(value)
+
+
+def value_text(value) -> str:
+    """An axis value as the user wrote it (a row of mixed columns turns 4 into 4.0)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
     return str(value)
 
 

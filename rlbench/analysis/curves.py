@@ -5,7 +5,9 @@ it had sampled by then (or the training seconds, the sum of ``wall_s``), from th
 (warm-up included: learning starts there). Iterations in which no episode ended (RLlib reports NaN)
 are left out of the curve, never filled. Per configuration, the curves of its ok repeats are
 interpolated linearly onto the union of their x values (never beyond a curve's own ends) and
-summarized by the median, with the lowest and highest repeat as the band. Rules: docs/ANALYSIS.md.
+summarized by the median, with the lowest and highest repeat as the band. At equal env steps, the
+configurations below the best one, with the rank test's evidence (:func:`below_at_equal_steps`). Rules:
+docs/ANALYSIS.md.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+
+from rlbench.analysis.evidence import Below, lower_at_equal_steps, worth_saying
+from rlbench.analysis.stats import rank_p
 
 #: x axes of a learning curve: column name -> what it is.
 CURVE_X = {"env_steps": "env steps sampled", "seconds": "training seconds (sum of iteration wall_s)"}
@@ -138,3 +143,24 @@ def returns_at_equal_steps(trials: pd.DataFrame, iterations: pd.DataFrame,
         if values:
             returns[int(index)] = values
     return EqualSteps(steps, returns)
+
+
+def below_at_equal_steps(equal: EqualSteps) -> list[Below]:
+    """Configurations whose median return at equal env steps is below the best median by at least
+    :data:`~rlbench.analysis.findings.CLEARLY_BELOW_FRAC` of its size, each with the one-sided exact rank
+    test of its returns against the best's (:func:`~rlbench.analysis.stats.rank_p`); those the test shows
+    below, and those with too few repeats for the test to show it (:func:`~rlbench.analysis.evidence.worth_saying`)."""
+    medians = {i: equal.median(i) for i in equal.returns}
+    if len(medians) < 2:
+        return []
+    best = max(medians, key=lambda i: medians[i])
+    best_median, best_values = medians[best], equal.returns[best]
+    out = []
+    for index, median in medians.items():
+        values = equal.returns[index]
+        if index == best or not lower_at_equal_steps(median, best_median):
+            continue
+        below = Below(index, median, best, best_median, len(values), len(best_values), rank_p(values, best_values))
+        if worth_saying(below):
+            out.append(below)
+    return out

@@ -4,10 +4,11 @@
 round (:mod:`rlbench.spec.versions`). Per configuration and version this gives the median over rounds of
 the throughput (``env_steps_per_s``) and, when the spec has a ``stop`` target, of the time to it
 (``time_to_target_s``), each with a bootstrap interval (:func:`~rlbench.analysis.stats.median_ci`); per
-pair of adjacent versions, the paired comparison of the variants (:func:`~rlbench.analysis.variants.compare_pair`:
-ratio of medians, paired ratio, Wilcoxon) and its verdict (:func:`~rlbench.analysis.findings.variant_verdict`:
-none without :data:`~rlbench.analysis.findings.ROUNDS_FOR_EVIDENCE` rounds and both intervals on one side of 1).
-A step is *flagged* when it has that evidence and moved by at least the threshold.
+pair of adjacent versions, the paired comparison of the rounds (:func:`~rlbench.analysis.change.paired`, the
+one rule: ratio of medians, paired ratio, Wilcoxon) and its verdict and sentence
+(:mod:`rlbench.analysis.evidence`: none without :data:`~rlbench.analysis.findings.ROUNDS_FOR_EVIDENCE` rounds
+and both intervals on one side of 1). A step is *flagged* when it has that evidence and moved by at least
+the threshold (``regressed`` or ``improved``).
 
 Time to target is compared as its inverse, the speed to the target, so that in every step a ratio below
 1 means the later version is slower, whichever the metric.
@@ -21,9 +22,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rlbench.analysis.findings import variant_differs, variant_verdict
+from rlbench.analysis.change import COMPARISON_SCHEMA_VERSION, Change, paired
+from rlbench.analysis.comparison import FAILING
+from rlbench.analysis.evidence import change_sentence, change_verdict
 from rlbench.analysis.stats import CONFIDENCE, median_ci
-from rlbench.analysis.variants import compare_pair, grid_points
+from rlbench.analysis.variants import grid_points
 
 #: Metric -> (trials-table column, unit in words). Time to target: lower is better.
 METRICS: dict[str, tuple[str, str]] = {"throughput": ("env_steps_per_s", "env steps/s"),
@@ -66,28 +69,23 @@ class VersionStep:
     """The later version."""
     metric: str
     """``throughput`` or ``time_to_target`` (compared as speed to the target)."""
-    ratio: float | None
-    """after / before of the medians (speeds: below 1, the later version is slower)."""
-    ci_low: float | None
-    """Lower end of its 95% interval (sides resampled independently)."""
-    ci_high: float | None
-    """Upper end."""
-    paired_ratio: float | None
-    """Median over the rounds both ran of after / before in that round."""
-    paired_ci_low: float | None
-    """Lower end of its 95% interval (rounds resampled)."""
-    paired_ci_high: float | None
-    """Upper end."""
-    rounds: int
-    """Rounds in which both versions have a reading (the pairs)."""
-    wilcoxon_p: float | None
-    """Two-sided exact Wilcoxon signed-rank p-value of the rounds' log ratios."""
-    differs: bool
-    """Evidence of a difference (both intervals on one side of 1 and the rank test agrees)."""
-    flagged: bool
-    """``differs`` and the paired ratio moved by at least the threshold."""
+    change: Change
+    """after against before, paired by round (speeds: a ratio below 1 means the later version is slower)."""
     verdict: str
+    """``regressed`` / ``improved`` (with evidence, by at least the threshold), ``small change``, ``no
+    significant change``, ``no evidence yet: ...`` or ``no data`` (:func:`~rlbench.analysis.evidence.change_verdict`)."""
+    sentence: str
     """``ray-2.59.0 is 12.3% slower than ray-2.58.0 (...)`` or ``no evidence of a difference (...)``."""
+
+    @property
+    def flagged(self) -> bool:
+        """A change of at least the threshold with evidence, either way."""
+        return self.verdict in ("regressed", "improved")
+
+    @property
+    def slower(self) -> bool:
+        """Flagged, and the later version is the slower (what fails ``rlbench history``)."""
+        return self.verdict in FAILING
 
 
 @dataclass(frozen=True)
@@ -130,14 +128,9 @@ def _point(frame: pd.DataFrame, version: str, variant: str, with_target: bool) -
 def compare_step(before: dict[int, float], after: dict[int, float], versions: tuple[str, str], names: tuple[str, str],
                  metric: str, threshold: float) -> VersionStep:
     """``after`` against ``before`` (each round -> speed) of ``versions``, with the verdict in words (of ``names``)."""
-    figures = compare_pair(before, after)
-    differs = variant_differs(figures)
-    paired = figures["paired_ratio"]
-    flagged = differs and paired is not None and abs(1 - paired) >= threshold
-    keep = {k: figures[k] for k in ("ratio", "ci_low", "ci_high", "paired_ratio", "paired_ci_low", "paired_ci_high",
-                                    "rounds", "wilcoxon_p")}
-    return VersionStep(versions[0], versions[1], metric, **keep, differs=differs, flagged=flagged,
-                       verdict=variant_verdict(names[0], names[1], figures))
+    change = paired(before, after)
+    return VersionStep(versions[0], versions[1], metric, change, change_verdict(change, threshold),
+                       change_sentence(names[0], names[1], change))
 
 
 def history_trends(trials: pd.DataFrame, axes: list[str], versions: list[tuple[str, str]], *,
@@ -169,7 +162,9 @@ def flagged_steps(trends: list[ConfigTrend]) -> list[tuple[ConfigTrend, VersionS
 
 def history_json(trends: list[ConfigTrend], *, package: str, versions: list[str], threshold: float,
                  rounds: int, results: str) -> dict[str, Any]:
-    """What ``history.json`` holds: the inputs, and every configuration's points and steps."""
-    return {"package": package, "versions": versions, "rounds": rounds, "threshold": threshold,
+    """What ``history.json`` holds: the inputs, and every configuration's points and steps (each step's pair
+    nested, :class:`~rlbench.analysis.change.Change`; docs/SCHEMA.md, "Comparison files")."""
+    return {"schema_version": COMPARISON_SCHEMA_VERSION, "package": package, "versions": versions, "rounds": rounds,
+            "threshold": threshold,
             "confidence": CONFIDENCE, "results": results, "flagged": len(flagged_steps(trends)),
             "configurations": [asdict(t) for t in trends]}

@@ -14,7 +14,10 @@ Per process and function (name, file and first line, py-spy's ``--function``):
 - ``self_frac``, ``total_frac``: those over all of the process's samples (every thread).
 
 Rules for the report's verdict (docs/ANALYSIS.md): a role's function *dominates* when its self
-time is at least :data:`rlbench.analysis.findings.DOMINANT_SELF_FRAC` of the role's samples.
+time is at least :data:`rlbench.analysis.findings.DOMINANT_SELF_FRAC` of the role's samples; the
+role's *trunk* (left out of the top-total table) is the functions on at least
+:data:`~rlbench.analysis.findings.TRUNK_FRAC` of its stacks with under
+:data:`~rlbench.analysis.findings.TRUNK_SELF_FRAC` self time.
 """
 
 from __future__ import annotations
@@ -27,16 +30,13 @@ from typing import Any
 
 import pandas as pd
 
-from rlbench.analysis.findings import dominance_verdict
+from rlbench.analysis.findings import TRUNK_FRAC, TRUNK_SELF_FRAC, dominance_verdict
 from rlbench.results.events import Event
 from rlbench.results.layout import TrialFolder
 from rlbench.results.tables import PROFILE_SCHEMA
 
 #: Functions listed per role and configuration in the report (by self and by total time).
 TOP_FUNCTIONS = 8
-#: Functions on at least this share of a role's stacks with (almost) no self time are its trunk (the
-#: worker's main loop, the trial's entry): the flame graph shows them, the top-total table skips them.
-TRUNK_FRAC = 0.95
 #: Roles the report shows profiles of (the others are in profiles.parquet).
 REPORT_ROLES = ("driver", "learner", "env_runner")
 
@@ -176,7 +176,7 @@ def role_profiles(profiles: pd.DataFrame, trial_ids: list[str], roles: tuple[str
         by["total_frac"] = by["total_samples"] / samples
         columns = ["function", "file", "line", "self_frac", "total_frac"]
         top_self = by.sort_values(["self_samples", "total_samples"], ascending=False).head(TOP_FUNCTIONS)[columns]
-        branches = by[~((by["total_frac"] >= TRUNK_FRAC) & (by["self_frac"] < 0.01))]
+        branches = by[~((by["total_frac"] >= TRUNK_FRAC) & (by["self_frac"] < TRUNK_SELF_FRAC))]
         top_total = branches.sort_values(["total_samples", "self_samples"], ascending=False).head(TOP_FUNCTIONS)[columns]
         processes = mine.groupby(["trial_id", "pid"]).ngroups
         per_trial = processes / max(1, mine["trial_id"].nunique())

@@ -17,13 +17,15 @@ from rlbench.adapters import FRAMEWORKS, get_adapter
 from rlbench.analysis.advice import (Recommendation, learner_cpu_findings, recommendations,
                                      target_recommendations, with_learning_notes)
 from rlbench.analysis.configs import config_label, configurations, result_axes, sm_count
-from rlbench.analysis.curves import CURVE_X, EqualSteps, learning_curves, returns_at_equal_steps, trial_curves
-from rlbench.analysis.findings import Below, below_at_equal_steps
+from rlbench.analysis.comparison import ComparisonRow
+from rlbench.analysis.curves import (CURVE_X, EqualSteps, below_at_equal_steps, learning_curves, returns_at_equal_steps,
+                                    trial_curves)
+from rlbench.analysis.evidence import Below
 from rlbench.analysis.profiles import RoleProfile, role_profiles
 from rlbench.analysis.scaling import ScalingCurve, scaling_curves
 from rlbench.analysis.targets import time_to_target
 from rlbench.analysis.trials import teardown_text
-from rlbench.analysis.variants import VariantComparison, compare_variants, variant_names
+from rlbench.analysis.variants import compare_variants, variant_names
 from rlbench.results.layout import ResultsFolder
 
 #: Configurations whose profiles are shown (fastest first); the rest are in profiles.parquet.
@@ -158,7 +160,7 @@ class Analysis:
     """Per configuration (fastest first, capped), where the time goes inside each role."""
     profiles_note: str = ""
     """Said when configurations' profiles were left out."""
-    variants: list[VariantComparison] = field(default_factory=list)
+    variants: list[ComparisonRow] = field(default_factory=list)
     """Per grid point, each variant against the first (a sweep with ``variants:``; else empty)."""
     endings: str = ""
     """The ok trials whose process ended in their teardown, with their signals, in words; empty when none."""

@@ -12,12 +12,11 @@ Per row, over the repeats that ran (each a run of every client of the cell, the 
   and result, out-of-band buffers included; 0 in-process);
 - ``cpu_s_per_1000_states``: per process role, the median over repeats of CPU-seconds per 1,000 states.
 
-A comparison of two paths in a cell (:func:`compare_paths`) is the ratio of their median states/s with its
-bootstrap interval (:func:`~rlbench.analysis.stats.ratio_ci`), called a difference when the interval excludes
-1 and the exact rank test agrees (:func:`~rlbench.analysis.findings.rank_p` at
-:data:`~rlbench.analysis.findings.SIGNIFICANCE`, which 3 repeats a side can reach: fewer say so, with
-:func:`~rlbench.analysis.findings.missing_evidence`), the rule ``rlbench compare`` and the learning
-comparisons use.
+A comparison of two paths in a cell (:func:`compare_paths`) is the one rule's unpaired comparison
+(:func:`rlbench.analysis.change.unpaired`, as ``rlbench compare A B``'s): the ratio of their median states/s
+with its bootstrap interval, called a difference when the interval excludes 1 and the exact rank test agrees
+at :data:`~rlbench.analysis.findings.SIGNIFICANCE`, which 3 repeats a side can reach (fewer say so, with
+:func:`~rlbench.analysis.evidence.missing_evidence`).
 """
 
 from __future__ import annotations
@@ -27,8 +26,9 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from rlbench.analysis.findings import SIGNIFICANCE, can_show, missing_evidence, rank_p, runs_text
-from rlbench.analysis.stats import CONFIDENCE, Ratio, interval_text, median_ci, ratio_ci
+from rlbench.analysis.change import unpaired
+from rlbench.analysis.evidence import can_show, missing_evidence, runs_text
+from rlbench.analysis.stats import CONFIDENCE, interval_text, median_ci
 from rlbench.studies.servebench import MODELS, PAPER_TABLE3, PATHS
 
 #: Pairs compared in every cell where both ran: (path, reference), read "path against reference".
@@ -165,12 +165,8 @@ class Comparison:
 
 def comparison(path: str, reference: str, ref_values: list[float], values: list[float]) -> dict[str, Any]:
     """The figures and words of ``path`` against ``reference`` from their repeats' states/s."""
-    r: Ratio = ratio_ci(ref_values, values)
-    p = None
-    if r.ratio is not None and r.ratio != 1.0 and len(ref_values) and len(values):
-        lower, higher = (ref_values, values) if r.ratio > 1 else (values, ref_values)
-        p = rank_p(lower, higher)
-    differs = r.significant and p is not None and p <= SIGNIFICANCE
+    r = unpaired(ref_values, values)
+    p, differs = r.p_value, r.differs
     if r.ratio is None:
         words = f"no data: {reference if not ref_values else path} has no measured repeat here"
     else:

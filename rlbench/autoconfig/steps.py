@@ -15,7 +15,7 @@ censored trial ran more env steps than every trial of its configuration that rea
 It is None when more than half the trials were censored.
 
 Differences (:func:`compare_steps`): each race entrant against the chosen configuration, by the
-evidence rules of :mod:`rlbench.analysis.findings`. The test is a one-sided exact Mann-Whitney U on
+evidence rules of :mod:`rlbench.analysis.evidence`. The test is a one-sided exact Mann-Whitney U on
 the scores, in the direction of the medians, at ``SIGNIFICANCE``. With fewer rounds than a rank test
 needs, the comparison says what evidence is missing. Beside it is the ratio of median steps with its
 95% bootstrap interval (:func:`rlbench.analysis.stats.ratio_ci`).
@@ -29,7 +29,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from rlbench.analysis import findings, stats
+from rlbench.analysis import evidence, findings, stats
 
 #: One trial's env steps: (steps sampled up to the target, or up to the cap; whether it reached the target).
 Reading = tuple[float, bool]
@@ -110,20 +110,20 @@ def compare_steps(readings: Mapping[str, Sequence[Reading]], chosen_key: str) ->
         low = r.ci_low if r.ci_low is not None and r.ci_low > 0 else None
         high = r.ci_high if r.ci_high is not None and math.isfinite(r.ci_high) else None
         a, b = stats.median_ci(other).median, stats.median_ci(mine).median
-        if not findings.can_show(len(other), len(mine)):
-            out.append(StepsComparison(key, chosen_key, ratio, low, high, None, False, findings.missing_evidence(
+        if not evidence.can_show(len(other), len(mine)):
+            out.append(StepsComparison(key, chosen_key, ratio, low, high, None, False, evidence.missing_evidence(
                 len(other), len(mine), f"{key} and {chosen_key} differ in env steps to the target")))
             continue
         more = a is not None and b is not None and a < b  # a lower score: more steps
-        p = findings.rank_p(other, mine) if more else findings.rank_p(mine, other)
+        p = stats.rank_p(other, mine) if more else stats.rank_p(mine, other)
         differ = p <= findings.SIGNIFICANCE and a != b
-        evidence = f"p = {p:.2g}, one-sided Mann-Whitney U, {findings.runs_text(len(other), len(mine))}"
+        said = f"p = {p:.2g}, one-sided Mann-Whitney U, {evidence.runs_text(len(other), len(mine))}"
         medians = f"median {_steps_text(_inv(a))} against {_steps_text(_inv(b))}"
         if differ:
             ci = f"; ratio {stats.interval_text(low, high, 2)} (95% CI)" if low is not None and high is not None else ""
             text = (f"{key} needs {'more' if more else 'fewer'} env steps to the target than {chosen_key}: "
-                    f"{medians}{ci}; {evidence}")
+                    f"{medians}{ci}; {said}")
         else:
-            text = f"no difference in env steps to the target shown between {key} and {chosen_key}: {medians}; {evidence}"
+            text = f"no difference in env steps to the target shown between {key} and {chosen_key}: {medians}; {said}"
         out.append(StepsComparison(key, chosen_key, ratio, low, high, p, differ, text))
     return out

@@ -15,16 +15,15 @@ import hashlib
 from dataclasses import dataclass
 from typing import Iterable, Literal, Mapping, Sequence
 
-from scipy import stats as scipy_stats
+from rlbench.analysis import findings, stats
 
-from rlbench.analysis import stats
-
-#: One-sided significance of the rank test that must agree before a configuration is dropped.
-ALPHA = 0.05
+#: One-sided significance of the rank test that must agree before a configuration is dropped: the
+#: analysis' own (:data:`rlbench.analysis.findings.SIGNIFICANCE`), so a drop means what a report's finding means.
+ALPHA = findings.SIGNIFICANCE
 #: The fewest readings a side on which the rank test can separate two configurations (3 against 3, all
-#: of one below all of the other: p = 1/20). Below it two configurations can be neither told apart nor
-#: called alike: the answer lists them as "not measured enough".
-MIN_READINGS = 3
+#: of one below all of the other: p = 1/20; :data:`rlbench.analysis.findings.REPEATS_FOR_EVIDENCE`). Below it
+#: two configurations can be neither told apart nor called alike: the answer lists them as "not measured enough".
+MIN_READINGS = findings.REPEATS_FOR_EVIDENCE
 Objective = Literal["throughput", "time_to_target"]
 OBJECTIVES: tuple[str, ...] = ("throughput", "time_to_target")
 
@@ -133,23 +132,24 @@ def separated(worse: Standing, best: Standing) -> bool:
 
 def worse_beyond_doubt(worse: Sequence[float], best: Sequence[float], alpha: float = ALPHA) -> bool:
     """True when one sample is worse than another by both tests: its bootstrap interval of the median
-    lies wholly below the other's, and a one-sided Mann-Whitney U test agrees at ``alpha``.
+    lies wholly below the other's, and the one-sided exact Mann-Whitney U test agrees at ``alpha``
+    (:func:`rlbench.analysis.stats.rank_p`, the analysis' one rank test of independent samples).
 
     Why both: with 2 or 3 readings the percentile bootstrap interval of a median is about the
     range of the readings, which covers the true median only 50% (n=2) or 75% (n=3) of the time, so
     separated intervals alone would crown noise. The rank test's smallest p-value is 1/6 for 2
     against 2 and 1/20 for 3 against 3 (all readings of one below all of the other), so nothing is
     dropped on fewer than 3 readings a side. Censored readings (score 0) are ties at the bottom.
-    That floor is also checked outright: with ties inside a sample scipy leaves the exact test for
-    the normal approximation, which gave p = 0.04 for 2 equal readings against 3 (exact: 1/10).
+    That floor is also checked outright, and the test stays exact with ties: scipy's default method
+    leaves the exact test for the normal approximation when a value repeats, which gave p = 0.04 for
+    2 equal readings against 3 (exact: 1/10).
     """
     if len(worse) < MIN_READINGS or len(best) < MIN_READINGS:
         return False
     a, b = standing("worse", 0, 0, worse), standing("best", 0, 0, best)
     if not separated(a, b):
         return False
-    p = scipy_stats.mannwhitneyu(list(worse), list(best), alternative="less").pvalue
-    return bool(p <= alpha + 1e-12)
+    return stats.rank_p(worse, best) <= alpha + 1e-12
 
 
 def overlaps(a: Standing, b: Standing) -> bool:

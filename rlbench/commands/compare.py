@@ -15,7 +15,8 @@ from rich.console import Console
 from rlbench.commands._common import bad_input, own_path, read_folder, say
 from rlbench.commands.exit_codes import EXIT_FAILED, EXIT_OK
 
-#: Default regression threshold: a significant drop larger than this fails the comparison.
+#: Default regression threshold: a drop of at least this with evidence fails the comparison
+#: (:data:`rlbench.analysis.findings.CHANGE_THRESHOLD`; imported lazily, so repeated and tested).
 DEFAULT_THRESHOLD = 0.05
 
 NAME = "compare"
@@ -27,11 +28,12 @@ examples:
   rlbench compare results/ab/20261125-0500                          # a sweep with variants: each against the first
 
 reading it: configurations are matched by their grid values; B/A below 1 is slower. 'regressed' means
-a drop beyond --threshold whose whole 95% CI is below 1 (exit code 1, for CI); 'small change' is within
-the threshold; 'no significant change' has 1 inside its CI. Each needs 3 repeats a side: with fewer
-the verdict is 'no evidence yet' and says how many would give it. With one folder (a sweep with variants:),
-each variant against the first per grid point, paired by round; 'slower'/'faster' only when both the
-ratio's and the paired ratio's intervals exclude 1 (exit 1: slower beyond --threshold)."""
+a drop of --threshold or more whose whole 95% CI is below 1 and that the rank test confirms (exit code 1,
+for CI); 'small change' is within the threshold; 'no significant change' has no such evidence. Each needs
+3 repeats a side: with fewer the verdict is 'no evidence yet' and says how many would give it. With one
+folder (a sweep with variants:), each variant against the first per grid point, paired by round: both the
+ratio's and the paired ratio's intervals must exclude 1 and the Wilcoxon test agree (6 rounds or more).
+compare.csv and compare.json have one schema for both (docs/SCHEMA.md, "Comparison files")."""
 
 
 def setup_arguments(compare_parser: argparse.ArgumentParser) -> None:
@@ -48,7 +50,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
     """Compare B against A; exit 1 on a significant regression beyond the threshold."""
     # imported here, not at the top: every verb's module is imported for the parser, and a sweep
     # imports pandas, scipy and matplotlib only once its fork server is starting (rlbench/run/sweep.py)
-    from rlbench.analysis.compare import compare, write_outputs
+    from rlbench.analysis.compare import compare
+    from rlbench.analysis.comparison import write_outputs
     from rlbench.analysis.tables import read_tables
     from rlbench.report.terminal import compare_table
     from rlbench.results.lock import OutDirError
@@ -75,7 +78,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     csv_path, json_path = write_outputs(result, out)
     say(console, f"Written: {csv_path}, {json_path}")
     if result.regressed:
-        console.print(f"[red]{len(result.regressed)} configuration(s) regressed by more than {args.threshold:.0%} "
+        console.print(f"[red]{len(result.regressed)} configuration(s) regressed by {args.threshold:.0%} or more "
                       "with significance.[/]")
         return EXIT_FAILED
     console.print("No significant regression beyond the threshold.")
@@ -85,24 +88,25 @@ def run(args: argparse.Namespace, console: Console) -> int:
 
 def _variants(args: argparse.Namespace, out: Path, console: Console) -> int:
     """``rlbench compare DIR``: the variants of one sweep, each against the first."""
-    from rlbench.analysis import analyze
-    from rlbench.analysis.variants import slower, write_variant_outputs
+    from rlbench.analysis.comparison import write_outputs
+    from rlbench.analysis.tables import read_tables
+    from rlbench.analysis.variants import variant_comparison
     from rlbench.report.blocks import to_rich
     from rlbench.report.variants_section import variant_table
 
-    rows = analyze(args.a).variants
+    result = variant_comparison(args.a, read_tables(args.a)["trials"], args.threshold)
+    rows = result.rows
     if not rows:
         return bad_input(console, f"{args.a} holds no sweep with two or more variants: give a second result folder "
                                   "to compare with, or run a spec with 'variants:' (docs/SPEC.md)")
-    console.print(to_rich(variant_table(rows, title=f"each variant against {rows[0].reference}  ({args.a})")))
+    console.print(to_rich(variant_table(rows, title=f"each variant against {rows[0].a}  ({args.a})")))
     for r in rows:
-        say(console, f"{r.label}: {r.verdict}" if r.label != "all" else r.verdict)
-    csv_path, json_path = write_variant_outputs(rows, str(args.a), args.threshold, out)
+        say(console, f"{r.label}: {r.sentence}" if r.label != "all" else r.sentence)
+    csv_path, json_path = write_outputs(result, out)
     say(console, f"Written: {csv_path}, {json_path}")
-    worse = slower(rows, args.threshold)
-    if worse:
-        console.print(f"[red]{len(worse)} variant(s) slower than {rows[0].reference} by more than "
-                      f"{args.threshold:.0%} with significance.[/]")
+    if result.regressed:
+        console.print(f"[red]{len(result.regressed)} variant(s) slower than {rows[0].a} by {args.threshold:.0%} or "
+                      "more with significance.[/]")
         return EXIT_FAILED
     console.print("No variant significantly slower than the reference beyond the threshold.")
     return EXIT_OK

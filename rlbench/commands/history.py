@@ -134,9 +134,8 @@ def write_history(out_dir: Path, loaded, package: str, versions: list[tuple[str,
     console.print(history_table(trends, package))
     flagged = flagged_steps(trends)
     for trend, step in flagged:
-        say(console, f"{trend.label}: {step.metric.replace('_', ' ')}: {step.verdict}",
-            "red" if (step.paired_ratio or 1) < 1 else "green")
+        say(console, f"{trend.label}: {step.metric.replace('_', ' ')}: {step.sentence}", "red" if step.slower else "green")
     if not flagged:
         say(console, f"no step changed by {threshold:.0%} or more with evidence")
     say(console, f"history: {folder.path / HISTORY_JSON}" + (f", figure: {figure[0]}" if figure else ""))
-    return sum((s.paired_ratio or 1) < 1 for _, s in flagged)
+    return sum(s.slower for _, s in flagged)

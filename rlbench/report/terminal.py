@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 from rich.table import Table as RichTable
 
-from rlbench.analysis.compare import Comparison
+from rlbench.analysis.comparison import Comparison
 from rlbench.analysis.stats import CONFIDENCE, interval_text
 from rlbench.report.blocks import Cell, Table, to_rich
 from rlbench.report.style import MAX_TABLE_ROWS, PHASES, fmt, pct
@@ -39,7 +39,7 @@ def plan_table(plans: list[TrialPlan]) -> RichTable:
 def results_table(trials: pd.DataFrame, axes: list[str], skip_groups: dict[str, str] | None = None) -> RichTable:
     """The final terminal table: one row per trial that was not skipped (at most
     :data:`MAX_TABLE_ROWS`, said in its caption), then one row per kind of skip reason
-    (``skip_groups``: trial id -> its group, :func:`rlbench.spec.plan.skip_group`; without it,
+    (``skip_groups``: trial id -> its group, :func:`rlbench.spec.skips.skip_group`; without it,
     trials with the same reason share a row)."""
     axes = axis_columns(trials, axes)
     skipped = trials[trials["status"] == "skipped"]
@@ -74,7 +74,7 @@ def results_table(trials: pd.DataFrame, axes: list[str], skip_groups: dict[str, 
 
 def compare_table(comparison: Comparison) -> RichTable:
     """``rlbench compare``'s table (with time to target, B/A, where both sides had a target)."""
-    target = any(r.time_to_target_verdict for r in comparison.rows)
+    target = any(r.time_to_target for r in comparison.rows)
     header = ["configuration", "A env steps/s", "B env steps/s", "B/A", f"{CONFIDENCE:.0%} CI", "basis", "n A/B",
               "verdict"]
     if target:
@@ -83,13 +83,16 @@ def compare_table(comparison: Comparison) -> RichTable:
     f = lambda v, d=0: "-" if v is None else f"{v:,.{d}f}"  # noqa: E731
     rows = []
     for r in comparison.rows:
-        cells = [r.label, f(r.a_env_steps_per_s), f(r.b_env_steps_per_s), f(r.ratio, 3),
-                 interval_text(r.ci_low, r.ci_high), r.basis, f"{r.n_a}/{r.n_b}",
+        c, t = r.change, r.time_to_target
+        cells = [r.label, f(r.a_env_steps_per_s), f(r.b_env_steps_per_s), f(c and c.ratio, 3),
+                 interval_text(c and c.ci_low, c and c.ci_high), c.basis if c else "-",
+                 f"{c.n_a}/{c.n_b}" if c else "-",
                  Cell(r.verdict, style.get(r.verdict, "default"))]
         if target:
-            cells += [f"{r.a_reached or '-'} / {r.b_reached or '-'}",
-                      f"{f(r.a_time_to_target_s, 1)} / {f(r.b_time_to_target_s, 1)}", f(r.time_to_target_ratio, 3),
-                      interval_text(r.time_to_target_ci_low, r.time_to_target_ci_high), r.time_to_target_verdict or "-"]
+            tc = t and t.change
+            cells += [f"{t and t.a_reached or '-'} / {t and t.b_reached or '-'}",
+                      f"{f(t and t.a_time_to_target_s, 1)} / {f(t and t.b_time_to_target_s, 1)}", f(tc and tc.ratio, 3),
+                      interval_text(tc and tc.ci_low, tc and tc.ci_high), t and t.verdict or "-"]
         rows.append(cells)
     left = frozenset(i for i, c in enumerate(header) if c in ("configuration", "verdict", "basis", "to target"))
     title = (f"B/A steady-state throughput  (A={comparison.a}, B={comparison.b}; "

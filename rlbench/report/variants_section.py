@@ -1,5 +1,5 @@
 """The report's "Variants" section and ``rlbench compare DIR``'s table: per grid point, each variant
-against the first, paired by round (:mod:`rlbench.analysis.variants`).
+against the first, paired by round (:mod:`rlbench.analysis.variants`; rows: :mod:`rlbench.analysis.comparison`).
 
 Built once as typed blocks (:mod:`rlbench.report.blocks`) that every backend draws.
 """
@@ -7,7 +7,7 @@ Built once as typed blocks (:mod:`rlbench.report.blocks`) that every backend dra
 from __future__ import annotations
 
 from rlbench.analysis.stats import CONFIDENCE, interval_text
-from rlbench.analysis.variants import VariantComparison
+from rlbench.analysis.comparison import ComparisonRow
 from rlbench.report.blocks import Block, Cell, Heading, Paragraph, Table, Verdicts
 
 
@@ -19,34 +19,35 @@ def method_text() -> str:
             f"{CONFIDENCE:.0%} bootstrap interval resampling each side; paired: the median over rounds of the "
             "round's variant / reference, with a bootstrap interval over the rounds; Wilcoxon: the exact "
             "signed-rank test of the rounds' log ratios. A variant is called faster or slower only when both "
-            "intervals exclude 1 (docs/ANALYSIS.md, \"Variants\").")
+            "intervals exclude 1 on the same side and the Wilcoxon test agrees at 0.05 (docs/ANALYSIS.md, "
+            "\"Did it change? One rule\").")
 
 
-def short(row: VariantComparison) -> Cell:
+def short(row: ComparisonRow) -> Cell:
     """The verdict in one word, coloured for a terminal."""
-    if row.verdict.startswith("no data"):
+    if row.sentence.startswith("no data"):
         return Cell("no data", "default")
-    if not row.significant:
+    if not row.change.differs:
         return Cell("no evidence", "default")
-    faster = (row.paired_ratio or 0) > 1
+    faster = (row.change.paired_ratio or 0) > 1
     return Cell("faster" if faster else "slower", "green" if faster else "red")
 
 
-def variant_table(rows: list[VariantComparison], title: str = "") -> Table:
+def variant_table(rows: list[ComparisonRow], title: str = "") -> Table:
     """One row per grid point and variant against the reference."""
     f = lambda v, d=0: "-" if v is None else f"{v:,.{d}f}"  # noqa: E731
     header = ["configuration", "variant", "reference", "env steps/s", "reference env steps/s", "ratio",
               f"{CONFIDENCE:.0%} CI", "paired", f"paired {CONFIDENCE:.0%} CI", "rounds", "Wilcoxon p", "verdict"]
-    body = [[r.label, r.variant, r.reference, f(r.env_steps_per_s), f(r.reference_env_steps_per_s), f(r.ratio, 3),
-             interval_text(r.ci_low, r.ci_high), f(r.paired_ratio, 3), interval_text(r.paired_ci_low, r.paired_ci_high),
-             str(r.rounds), "-" if r.wilcoxon_p is None else f"{r.wilcoxon_p:.2g}", short(r)] for r in rows]
+    body = [[r.label, r.b, r.a, f(r.b_env_steps_per_s), f(r.a_env_steps_per_s), f(c.ratio, 3),
+             interval_text(c.ci_low, c.ci_high), f(c.paired_ratio, 3), interval_text(c.paired_ci_low, c.paired_ci_high),
+             str(c.runs_a), "-" if c.p_value is None else f"{c.p_value:.2g}", short(r)] for r in rows for c in [r.change]]
     return Table(header, body, frozenset({0, 1, 2, len(header) - 1}), title=title)
 
 
-def variant_blocks(rows: list[VariantComparison]) -> list[Block]:
+def variant_blocks(rows: list[ComparisonRow]) -> list[Block]:
     """The section; nothing for a sweep without two variants."""
     if not rows:
         return []
     return [Heading("Variants", 2), Paragraph(method_text(), muted=True), variant_table(rows),
-            Verdicts([(f"{r.variant} against {r.reference}" + (f", {r.label}" if r.label != "all" else ""), r.verdict)
+            Verdicts([(f"{r.b} against {r.a}" + (f", {r.label}" if r.label != "all" else ""), r.sentence)
                       for r in rows])]

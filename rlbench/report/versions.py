@@ -31,7 +31,7 @@ def plot_trend(trend: ConfigTrend, metric: str, ax=None):
     for i, step in enumerate(s for s in trend.steps if s.metric == metric):
         if step.flagged:
             ax.axvspan(i + 0.1, i + 0.9, color="#C44E52", alpha=0.15, lw=0)
-            ax.annotate(f"{step.paired_ratio:.2f}x", ((i + i + 1) / 2, np.nanmax(med) if np.isfinite(med).any() else 0),
+            ax.annotate(f"{step.change.paired_ratio:.2f}x", ((i + i + 1) / 2, np.nanmax(med) if np.isfinite(med).any() else 0),
                         ha="center", va="bottom", fontsize=8, color="#C44E52")
     ax.set_xticks(x, [p.version for p in trend.points], rotation=30 if len(x) > 6 else 0)
     ax.set_ylabel(f"{unit} (median)")
@@ -79,10 +79,11 @@ def history_table(trends: list[ConfigTrend], package: str) -> RichTable:
             if s is None:
                 cells += ["", "", ""]
             else:
-                word = ("slower" if (s.paired_ratio or 1) < 1 else "faster") if s.flagged else \
-                    "under threshold" if s.differs else "too few rounds" if s.rounds < ROUNDS_FOR_EVIDENCE else \
+                c = s.change
+                word = ("slower" if (c.paired_ratio or 1) < 1 else "faster") if s.flagged else \
+                    "under threshold" if c.differs else "too few rounds" if c.runs_a < ROUNDS_FOR_EVIDENCE else \
                     "no evidence"
-                cells += [fmt(s.paired_ratio, 3), interval_text(s.paired_ci_low, s.paired_ci_high),
+                cells += [fmt(c.paired_ratio, 3), interval_text(c.paired_ci_low, c.paired_ci_high),
                           Cell(word, "red" if s.flagged and word == "slower" else "green" if s.flagged else "default")]
             rows.append(cells)
     left = frozenset({0, 1, len(header) - 1})
@@ -98,7 +99,7 @@ def bisect_table(result: BisectResult) -> RichTable:
     rows = []
     for p in result.probes:
         for j, (label, s) in enumerate(p.steps.items()):
-            rows.append([p.purpose if j == 0 else "", p.reference, p.candidate, label, fmt(s.paired_ratio, 3),
-                         interval_text(s.paired_ci_low, s.paired_ci_high), str(s.rounds),
+            rows.append([p.purpose if j == 0 else "", p.reference, p.candidate, label, fmt(s.change.paired_ratio, 3),
+                         interval_text(s.change.paired_ci_low, s.change.paired_ci_high), str(s.change.runs_a),
                          Cell(p.outcome, style.get(p.outcome, "default")) if j == 0 else ""])
     return to_rich(Table(header, rows, frozenset({0, 1, 2, 3, 7}), title="bisect probes"))

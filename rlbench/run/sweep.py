@@ -46,10 +46,9 @@ from rlbench.spec.plan import (
     plan_cluster_trials,
     plan_trials,
     repeat_seeds,
-    skip_group,
-    skip_summary,
     write_plan,
 )
+from rlbench.spec.skips import skip_group, skip_summary
 from rlbench.worker.nvml import open_gpus
 from rlbench.worker.rapl import POWERCAP_ROOT, open_rapl
 
@@ -70,7 +69,7 @@ class SweepOutcome:
     """The sweep was stopped by Ctrl-C or SIGTERM before every trial ran."""
     skip_groups: dict[str, str] = field(default_factory=dict)
     """Trial id -> why it is skipped, in words shared by every trial skipped for the same kind of
-    reason (:func:`~rlbench.spec.plan.skip_group`); the final table shows one line per group."""
+    reason (:func:`~rlbench.spec.skips.skip_group`); the final table shows one line per group."""
 
     def count(self, status: str) -> int:
         """Trials with this status."""

@@ -1,8 +1,8 @@
 """Plan stage: turn a loaded spec into the ordered list of trials, each with its cores and fate.
 
-A trial the machine cannot run (more CPUs or GPUs than it, or than its ``cpus``, allows) is
-planned as ``skipped`` with the reason, so it never reaches Ray (which would wait forever). On a
-cluster (``--address``) the same plan is made against the cluster's resources instead.
+A trial the machine cannot run is planned as ``skipped`` with the reason (:mod:`rlbench.spec.skips`), so
+it never reaches Ray (which would wait forever). On a cluster (``--address``) the same plan is made against
+the cluster's resources instead.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from rlbench.results.layout import ResultsFolder, TrialFolder
 from rlbench.spec.fidelity import tune_differences
 from rlbench.spec.model import GridPoint, LoadedSpec, SpecError, StopTarget, SweepSpec, TrialConfig
 from rlbench.spec.relative import resolve
+from rlbench.spec.skips import DUPLICATE, cluster_skip_reason, skip_reason
 from rlbench.spec.variants import PackageSet, in_rounds, measured, package_set
 
 
@@ -105,7 +106,7 @@ class TrialPlan(BaseModel):
     def demand(self) -> ResourceDemand:
         """What the trial asks of the machine, per role and per actor, by its framework's rules: how the
         analysis reaches the adapter's resource arithmetic without knowing which adapter it is."""
-        return _demand(self.config)
+        return get_adapter(self.config.framework).resource_demand(self.config)
 
     @property
     def asynchronous(self) -> bool:
@@ -120,23 +121,6 @@ TRIAL_ID = re.compile(r"t\d{3,}r\d+")
 def trial_id(index: int, repeat: int) -> str:
     """The id of grid point ``index``, repeat ``repeat``."""
     return f"t{index:03d}r{repeat}"
-
-
-def skip_reason(config: TrialConfig, cpus: int, machine: MachineInfo) -> str | None:
-    """Why ``config`` cannot run on ``cpus`` cores of ``machine``, or None."""
-    usable = len(machine.usable_cores)
-    if cpus > usable:
-        return f"cpus={cpus} but this machine has {usable} usable cores"
-    need = _demand(config)
-    if need.driver_cpus > cpus:
-        return f"num_cpus_for_main_process={need.driver_cpus} is more than the trial's cpus={cpus}"
-    ray_cpus = cpus - need.driver_cpus
-    if need.actor_cpus > ray_cpus + 1e-9:
-        return (f"needs {need.actor_cpus:g} CPUs for actors ({need.describe_actors()}) but only {ray_cpus} are left "
-                f"after the driver's {need.driver_cpus} of cpus={cpus}")
-    if need.gpus > machine.gpu_count + 1e-9:
-        return f"needs {need.gpus:g} GPUs (learners and env runners) but this machine has {machine.gpu_count}"
-    return None
 
 
 #: Seeds are drawn and derived in [0, SEED_LIMIT): RLlib adds the env runner's index (and gymnasium
@@ -174,10 +158,6 @@ def repeat_seeds(spec: SweepSpec, recorded: dict[int, int | None] | None = None)
         else:
             out.append(secrets.randbelow(SEED_LIMIT))
     return out
-
-
-#: How a skip reason for a grid point that resolves like an earlier one begins.
-DUPLICATE = "same configuration as grid point"
 
 
 def resolve_point(point: GridPoint, machine_cpus: int, source: object = "<spec>") -> tuple[TrialConfig, dict[str, Any]]:
@@ -267,63 +247,6 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
 
 
 # ---------------------------------------------------------------------------------------------
-# Skipped trials, said once per reason
-
-
-def skip_group(plan: TrialPlan) -> str | None:
-    """The kind of reason ``plan`` is skipped for, in words every trial skipped for it shares
-    (``need more CPUs than this machine's 2``); None when it runs. From the plan alone, so a resumed
-    sweep's kept trials group the same way."""
-    if plan.skip_reason is None:
-        return None
-    if plan.skip_reason.startswith(DUPLICATE):
-        return "resolve to the same configuration as an earlier grid point on this machine"
-    need = _demand(plan.config)
-    where = "the cluster's" if plan.ray_address else "this machine's"
-    if plan.ray_address is None and len(plan.cores) < plan.cpus:
-        return f"ask for more cpus than this machine's {len(plan.cores)} usable cores"
-    cpus_needed = need.actor_cpus + (0 if plan.ray_address else need.driver_cpus)
-    if cpus_needed > plan.cpus + 1e-9:
-        if plan.config.cpus is None:
-            return f"need more CPUs than {where} {plan.cpus}"
-        return f"need more CPUs than their cpus={plan.cpus}"
-    if need.gpus > plan.gpus + 1e-9:
-        return f"need more GPUs than {where} {plan.gpus}"
-    return plan.skip_reason
-
-
-def describe(plan: TrialPlan) -> str:
-    """``axis=value, ..., variant=name`` of a trial (its id without axes or variant)."""
-    return ", ".join([f"{a}={v}" for a, v in plan.axes.items()] + [f"variant={plan.variant}"] * bool(plan.variant)) \
-        or plan.trial_id
-
-
-def skip_summary(plans: list[TrialPlan]) -> list[str]:
-    """One line per skip group (:func:`skip_group`): ``14 of 16 trials need more CPUs than ... (largest feasible: ...)``."""
-    groups: dict[str, list[TrialPlan]] = {}
-    for plan in plans:
-        group = skip_group(plan)
-        if group is not None:
-            groups.setdefault(group, []).append(plan)
-    feasible = [p for p in plans if p.skip_reason is None]
-    lines = []
-    for group, members in groups.items():
-        line = f"{len(members)} of {len(plans)} trials {group}: {'it' if len(members) == 1 else 'they'} will be skipped"
-        resource = "GPUs" if "GPUs" in group else "CPUs" if "CPU" in group or "cpus" in group else None
-        if resource:
-            def demand(p: TrialPlan) -> float:
-                need = _demand(p.config)
-                return need.gpus if resource == "GPUs" else need.actor_cpus + (0 if p.ray_address else need.driver_cpus)
-            if feasible:
-                best = max(feasible, key=demand)
-                line += f" (largest feasible: {describe(best)}, {demand(best):g} {resource[:-1] if demand(best) == 1 else resource})"
-            else:
-                line += " (none of the trials fits)"
-        lines.append(line)
-    return lines
-
-
-# ---------------------------------------------------------------------------------------------
 # plan.json: written before the trial starts, read by the trial process
 
 
@@ -342,23 +265,6 @@ def read_plan(trial: TrialFolder) -> TrialPlan:
 
 # ---------------------------------------------------------------------------------------------
 # On a Ray cluster (--address)
-
-
-def cluster_skip_reason(config: TrialConfig, cluster: ClusterInfo) -> str | None:
-    """Why ``config`` cannot run on ``cluster``, or None (the placement-group check in the trial is the second guard).
-
-    The driver runs in the trial process on this machine, outside the cluster's resources, so
-    ``num_cpus_for_main_process`` takes no cluster CPU; the actors' CPUs and GPUs must fit the
-    cluster's totals, and each actor must fit one node.
-    """
-    need = _demand(config)
-    if need.actor_cpus > cluster.total_cpus + 1e-9:
-        return f"needs {need.actor_cpus:g} CPUs for actors but the cluster has {cluster.total_cpus:g}"
-    if need.gpus > cluster.total_gpus + 1e-9:
-        return f"needs {need.gpus:g} GPUs (learners and env runners) but the cluster has {cluster.total_gpus:g}"
-    if need.largest_actor_cpus > cluster.max_node_cpus + 1e-9:
-        return f"one actor needs {need.largest_actor_cpus:g} CPUs but the largest node has {cluster.max_node_cpus:g}"
-    return None
 
 
 def plan_cluster_trials(loaded: LoadedSpec, cluster: ClusterInfo,
@@ -389,8 +295,3 @@ def check_spec_for_cluster(loaded: LoadedSpec) -> str | None:
                 "which has no meaning on a Ray cluster; remove 'cpus' (and any 'cpus' grid axis) to run with "
                 "--address, or drop --address to emulate machine sizes locally")
     return None
-
-
-def _demand(config: TrialConfig) -> ResourceDemand:
-    """What the trial config asks of the machine, by its framework's rules."""
-    return get_adapter(config.framework).resource_demand(config)

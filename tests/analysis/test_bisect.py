@@ -5,6 +5,7 @@ every probe can be worked out by hand."""
 from __future__ import annotations
 
 from rlbench.analysis.bisect import bisect, judge
+from rlbench.analysis.change import TESTS, Change
 from rlbench.analysis.history import VersionStep
 
 VERSIONS = ["1.0", "1.1", "1.2", "1.3", "1.4", "1.5", "1.6", "1.7", "1.8"]
@@ -12,8 +13,10 @@ VERSIONS = ["1.0", "1.1", "1.2", "1.3", "1.4", "1.5", "1.6", "1.7", "1.8"]
 
 def step(ratio: float | None, differs: bool, before: str = "a", after: str = "b") -> VersionStep:
     low, high = (None, None) if ratio is None else (ratio * 0.98, ratio * 1.02)
-    return VersionStep(before, after, "throughput", ratio, low, high, ratio, low, high, 0 if ratio is None else 6,
-                       None if ratio is None else 0.03, differs, differs, "hand-made")
+    rounds = 0 if ratio is None else 6
+    change = Change("paired", "rounds", rounds, rounds, ratio, low, high, ratio, low, high, TESTS["paired"], rounds,
+                    rounds, None if ratio is None else 0.03, differs)
+    return VersionStep(before, after, "throughput", change, "hand-made", "hand-made")
 
 
 class Fake:
@@ -53,7 +56,7 @@ def test_every_first_bad_version_is_found_in_log2_probes_and_confirmed():
         result = bisect(VERSIONS, fake, threshold=0.05, package="pkg")
         assert (result.status, result.first_bad) == ("found", first_bad), first_bad
         assert result.last_good == VERSIONS[VERSIONS.index(first_bad) - 1]
-        assert result.direction == "slower" and abs(result.step.paired_ratio - 0.5) < 1e-9
+        assert result.direction == "slower" and abs(result.step.change.paired_ratio - 0.5) < 1e-9
         probes = [p for p in result.probes if p.purpose == "probe"]
         assert len(probes) <= 3 and all(p.reference == "1.0" for p in probes)  # 9 versions: ceil(log2(8)) = 3
         assert fake.calls[0] == ("1.0", "1.8")  # the ends first
@@ -72,6 +75,12 @@ def test_the_probes_of_one_search_worked_out_by_hand():
     assert [(p.purpose, p.reference, p.candidate, p.outcome) for p in result.probes] == [
         ("ends", "1.0", "1.4", "bad"), ("probe", "1.0", "1.2", "good"), ("probe", "1.0", "1.3", "bad"),
         ("confirm", "1.2", "1.3", "bad")]
+
+
+def test_bisect_json_is_versioned_with_each_steps_pair_nested():
+    body = bisect(VERSIONS[:5], Fake(speeds("1.3")), threshold=0.05).as_json()
+    assert body["schema_version"] == 2 and body["step"]["change"]["paired_ratio"] == 0.5
+    assert body["probes"][0]["steps"]["all"]["change"]["runs_a"] == 6
 
 
 def test_no_difference_at_the_ends_stops_before_any_probe():

@@ -30,14 +30,17 @@ def test_the_halving_step_is_flagged_and_the_twins_are_not():
     steps = {(s.before, s.after, s.metric): s for s in trend.steps}
     assert len(steps) == 4  # two adjacent pairs x two metrics
     half = steps[("1.1", "2.0", "throughput")]
-    assert half.flagged and half.rounds == 6 and abs(half.paired_ratio - 0.5) < 0.001 and half.paired_ci_high < 1
-    assert half.wilcoxon_p == 2 / 2 ** 6  # every round one way: the exact two-sided p
-    assert half.verdict.startswith("p-2.0 is 50.0% slower than p-1.1 (6 rounds; paired ratio 0.50")
+    c = half.change
+    assert half.flagged and half.slower and half.verdict == "regressed"
+    assert c.design == "paired" and c.runs_a == 6 and abs(c.paired_ratio - 0.5) < 0.001 and c.paired_ci_high < 1
+    assert c.p_value == 2 / 2 ** 6  # every round one way: the exact two-sided p
+    assert half.sentence.startswith("p-2.0 is 50.0% slower than p-1.1 (6 rounds; paired ratio 0.50")
     # time to target doubled: compared as speed to the target, so the same 0.5 and the same words
     assert steps[("1.1", "2.0", "time_to_target")].flagged
-    assert abs(steps[("1.1", "2.0", "time_to_target")].paired_ratio - 0.5) < 0.001
+    assert abs(steps[("1.1", "2.0", "time_to_target")].change.paired_ratio - 0.5) < 0.001
     twin = steps[("1.0", "1.1", "throughput")]
-    assert not twin.flagged and twin.verdict.startswith("no evidence of a difference")
+    assert not twin.flagged and twin.verdict == "no significant change"
+    assert twin.sentence.startswith("no evidence of a difference")
     assert [(s.before, s.after, s.metric) for _, s in flagged_steps([trend])] == [
         ("1.1", "2.0", "throughput"), ("1.1", "2.0", "time_to_target")]
 
@@ -48,8 +51,8 @@ def test_too_few_rounds_give_no_verdict_and_no_target_no_time_steps():
     [trend] = history_trends(few, [], VERSIONS, threshold=0.05)
     assert {s.metric for s in trend.steps} == {"throughput"} and trend.points[0].reached_target is None
     half = trend.steps[1]
-    assert half.paired_ratio < 0.51 and not half.differs and not half.flagged
-    assert half.verdict.endswith("; 6 rounds could show one)")
+    assert half.change.paired_ratio < 0.51 and not half.change.differs and not half.flagged
+    assert half.sentence.endswith("; 6 rounds could show one)") and half.verdict == "no evidence yet: 3 rounds; 6 rounds could show it"
 
 
 def test_a_version_without_ok_trials_has_no_reading_and_no_step():
@@ -57,9 +60,19 @@ def test_a_version_without_ok_trials_has_no_reading_and_no_step():
     table.loc[table["variant"] == "p-2.0", "status"] = "skipped"
     [trend] = history_trends(table, [], VERSIONS, threshold=0.05)
     assert trend.points[2].ok_rounds == 0 and trend.points[2].env_steps_per_s is None
-    assert trend.steps[1].paired_ratio is None and trend.steps[1].verdict.startswith("no data: p-2.0 has no ok trial")
+    assert trend.steps[1].change.paired_ratio is None and trend.steps[1].verdict == "no data"
+    assert trend.steps[1].sentence.startswith("no data: p-2.0 has no ok trial")
     body = history_json([trend], package="p", versions=["1.0", "1.1", "2.0"], threshold=0.05, rounds=6, results="r")
     assert body["flagged"] == 0 and body["configurations"][0]["points"][2]["ok_rounds"] == 0
+
+
+def test_history_json_is_versioned_with_each_steps_pair_nested():
+    [trend] = history_trends(trials(), [], VERSIONS, threshold=0.05)
+    body = history_json([trend], package="p", versions=["1.0", "1.1", "2.0"], threshold=0.05, rounds=6, results="r")
+    assert body["schema_version"] == 2 and body["flagged"] == 2
+    step = body["configurations"][0]["steps"][1]
+    assert set(step) == {"before", "after", "metric", "change", "verdict", "sentence"}
+    assert step["verdict"] == "regressed" and step["change"]["design"] == "paired" and step["change"]["runs_a"] == 6
 
 
 def test_each_grid_point_gets_its_own_trend():

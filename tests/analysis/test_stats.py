@@ -111,3 +111,24 @@ def test_interval_text_by_hand():
     assert interval_text(0.9512, 1.0049) == "0.951-1.005"
     assert interval_text(12.25, 13.75, digits=1) == "12.2-13.8"  # Python's round-half-even on 12.25
     assert interval_text(None, None) == "-" and interval_text(0.9, None) == "-"
+
+
+def test_the_rank_test_of_independent_samples_is_exact_also_with_ties():
+    from rlbench.analysis.stats import rank_p, smallest_rank_p
+
+    assert rank_p([1.0, 2.0, 3.0], [4.0, 5.0, 6.0]) == pytest.approx(1 / 20)  # ranks 1-3 of 6: 1 of C(6, 3)
+    assert rank_p([500.0, 500.0], [1000.0, 1000.0, 1000.0]) == pytest.approx(1 / 10)  # scipy's default: 0.04
+    assert rank_p([1.0, 2.0, 4.0], [3.0, 5.0, 6.0]) == pytest.approx(2 / 20)  # U = 1: orders with U <= 1, 2 of 20
+    # every value of one side below every value of the other: 1 / C(n_a + n_b, n_a)
+    assert smallest_rank_p(1, 1) == 0.5 and smallest_rank_p(2, 2) == pytest.approx(1 / 6)
+    assert smallest_rank_p(3, 3) == pytest.approx(1 / 20) and smallest_rank_p(1, 19) == pytest.approx(1 / 20)
+    assert smallest_rank_p(0, 3) == 1.0
+
+
+def test_the_signed_rank_test_of_paired_rounds():
+    from rlbench.analysis.stats import signed_rank_p, smallest_signed_rank_p
+
+    assert signed_rank_p([1.1, 1.2, 1.3, 1.4, 1.5]) == pytest.approx(2 / 32)  # all above 1: 2 of 2**5 sign patterns
+    assert signed_rank_p([1.0, 1.0]) == 1.0 and signed_rank_p([]) is None
+    assert smallest_signed_rank_p(5) == 0.0625 and smallest_signed_rank_p(6) == 0.03125
+    assert smallest_signed_rank_p(1) == 1.0 and smallest_signed_rank_p(0) == 1.0

@@ -10,7 +10,7 @@ from rlbench.analysis.advice import (
     target_recommendations,
     with_learning_notes,
 )
-from rlbench.analysis.findings import Below
+from rlbench.analysis.evidence import Below
 from rlbench.analysis.targets import pareto_front, time_to_target
 
 

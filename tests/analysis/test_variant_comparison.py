@@ -7,8 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rlbench.analysis.findings import variant_differs, variant_verdict
-from rlbench.analysis.variants import compare_pair, compare_variants, grid_points, variant_names, wilcoxon_p
+from rlbench.analysis.change import paired
+from rlbench.analysis.evidence import change_sentence
+from rlbench.analysis.variants import compare_variants, grid_points, variant_names
 
 
 def trials(values: dict[str, list[float | None]], x: list = (1,)) -> pd.DataFrame:
@@ -32,48 +33,53 @@ C = [101.0, 108.0, 92.0, 99.0, 105.0, 95.0]   # A's twin: round ratios 1.01, 0.9
 
 def test_a_variant_at_half_the_speed_in_every_round_is_called_slower():
     [b] = compare_variants(trials({"A": A, "B": B}), ["x"], ["A", "B"])
-    assert (b.label, b.reference, b.variant, b.rounds) == ("x=1", "A", "B", 6)
-    assert b.reference_env_steps_per_s == 100.0 and b.env_steps_per_s == 50.0
-    assert b.ratio == 0.5 and b.paired_ratio == 0.5
-    assert (b.paired_ci_low, b.paired_ci_high) == (0.5, 0.5)  # every round's ratio is 0.5
-    assert b.ci_high <= 55 / 90  # the largest ratio any resample of the medians can give
-    assert b.wilcoxon_p <= 0.05  # 6 rounds, all one way
-    assert b.significant
-    assert b.verdict.startswith("B is 50.0% slower than A (6 rounds; paired ratio 0.500, 95% CI 0.500-0.500; "
-                                "ratio of medians 0.500, 95% CI ")
+    c = b.change
+    assert (b.label, b.a, b.b, c.runs_a, c.design) == ("x=1", "A", "B", 6, "paired")
+    assert b.a_env_steps_per_s == 100.0 and b.b_env_steps_per_s == 50.0
+    assert c.ratio == 0.5 and c.paired_ratio == 0.5
+    assert (c.paired_ci_low, c.paired_ci_high) == (0.5, 0.5)  # every round's ratio is 0.5
+    assert c.ci_high <= 55 / 90  # the largest ratio any resample of the medians can give
+    assert c.p_value <= 0.05  # 6 rounds, all one way
+    assert c.differs and b.verdict == "regressed"
+    assert b.sentence.startswith("B is 50.0% slower than A (6 rounds; paired ratio 0.500, 95% CI 0.500-0.500; "
+                                 "ratio of medians 0.500, 95% CI ")
+    # within the threshold: a change with evidence, not a regression
+    assert compare_variants(trials({"A": A, "B": B}), ["x"], ["A", "B"], threshold=0.6)[0].verdict == "small change"
 
 
 def test_five_rounds_all_one_way_are_not_yet_evidence():
     [b] = compare_variants(trials({"A": A[:5], "B": B[:5]}), ["x"], ["A", "B"])
-    assert b.paired_ci_high < 1 and b.ci_high < 1  # both intervals exclude 1 ...
-    assert b.wilcoxon_p == pytest.approx(2 / 32, abs=0.01) and not b.significant  # ... but no rank test can agree
-    assert b.verdict.startswith("no evidence of a difference (5 rounds;") and b.verdict.endswith(
+    assert b.change.paired_ci_high < 1 and b.change.ci_high < 1  # both intervals exclude 1 ...
+    assert b.change.p_value == pytest.approx(2 / 32, abs=0.01) and not b.change.differs  # ... no rank test can agree
+    assert b.sentence.startswith("no evidence of a difference (5 rounds;") and b.sentence.endswith(
         "; 6 rounds could show one)")
+    assert b.verdict == "no evidence yet: 5 rounds; 6 rounds could show it"
 
 
 def test_a_twin_of_the_reference_gets_no_evidence_of_a_difference():
     [c] = compare_variants(trials({"A": A, "C": C}), ["x"], ["A", "C"])
-    assert c.paired_ratio == 1.0  # median of 0.982, 0.99, 1, 1, 1.01, 1.022
-    assert c.ratio == 1.0  # medians 100 and (99 + 101) / 2
-    assert c.paired_ci_low < 1 < c.paired_ci_high and not c.significant
-    assert c.verdict.startswith("no evidence of a difference (6 rounds; paired ratio 1.000")
+    assert c.change.paired_ratio == 1.0  # median of 0.982, 0.99, 1, 1, 1.01, 1.022
+    assert c.change.ratio == 1.0  # medians 100 and (99 + 101) / 2
+    assert c.change.paired_ci_low < 1 < c.change.paired_ci_high and not c.change.differs
+    assert c.sentence.startswith("no evidence of a difference (6 rounds; paired ratio 1.000")
+    assert c.verdict == "no significant change"
 
 
 def test_each_grid_point_and_variant_against_the_first():
     rows = compare_variants(trials({"A": A, "B": B, "C": C}, x=[1, 2]), ["x"], ["A", "B", "C"])
-    assert [(r.label, r.variant) for r in rows] == [("x=1", "B"), ("x=1", "C"), ("x=2", "B"), ("x=2", "C")]
-    assert rows[2].reference_env_steps_per_s == 200.0 and rows[2].paired_ratio == 0.5
+    assert [(r.label, r.b) for r in rows] == [("x=1", "B"), ("x=1", "C"), ("x=2", "B"), ("x=2", "C")]
+    assert rows[2].a_env_steps_per_s == 200.0 and rows[2].change.paired_ratio == 0.5
 
 
 def test_a_failed_round_drops_that_pair_only():
     [b] = compare_variants(trials({"A": A, "B": [50.0, None, 45.0, 50.0, 52.5, 47.5]}), ["x"], ["A", "B"])
-    assert b.rounds == 5 and b.paired_ratio == 0.5 and b.env_steps_per_s == 50.0
+    assert b.change.runs_a == 5 and b.change.paired_ratio == 0.5 and b.b_env_steps_per_s == 50.0
 
 
 def test_one_round_gives_no_interval_and_no_verdict():
     [b] = compare_variants(trials({"A": [100.0], "B": [50.0]}), ["x"], ["A", "B"])
-    assert b.ci_low is None and b.paired_ci_low is None and not b.significant
-    assert b.verdict.startswith("no evidence of a difference (1 round; paired ratio 0.500, 95% CI -;")
+    assert b.change.ci_low is None and b.change.paired_ci_low is None and not b.change.differs
+    assert b.sentence.startswith("no evidence of a difference (1 round; paired ratio 0.500, 95% CI -;")
 
 
 def test_without_two_variants_there_is_nothing_to_compare():
@@ -82,23 +88,10 @@ def test_without_two_variants_there_is_nothing_to_compare():
 
 
 def test_no_data_on_a_side_is_said():
-    f = compare_pair({0: 100.0}, {})
-    assert variant_verdict("A", "B", f) == "no data: B has no ok trial here"
-
-
-def test_both_intervals_must_exclude_one_on_the_same_side():
-    p = {"wilcoxon_p": 0.03}
-    assert variant_differs({"ci_low": 0.4, "ci_high": 0.6, "paired_ci_low": 0.45, "paired_ci_high": 0.55, **p})
-    assert variant_differs({"ci_low": 1.1, "ci_high": 1.3, "paired_ci_low": 1.05, "paired_ci_high": 1.2, **p})
-    assert not variant_differs({"ci_low": 0.8, "ci_high": 1.1, "paired_ci_low": 0.9, "paired_ci_high": 0.95, **p})
-    assert not variant_differs({"ci_low": 0.8, "ci_high": 0.9, "paired_ci_low": None, "paired_ci_high": None, **p})
-    assert not variant_differs({"ci_low": 0.4, "ci_high": 0.6, "paired_ci_low": 0.45, "paired_ci_high": 0.55,
-                                "wilcoxon_p": 0.0625})
-
-
-def test_wilcoxon_on_the_log_ratios():
-    assert wilcoxon_p([1.1, 1.2, 1.3, 1.4, 1.5]) == pytest.approx(2 / 32)  # all above 1: 2 of 2**5 sign patterns
-    assert wilcoxon_p([1.0, 1.0]) == 1.0 and wilcoxon_p([]) is None
+    change = paired({0: 100.0}, {})
+    assert change_sentence("A", "B", change) == "no data: B has no ok trial here"
+    [b] = compare_variants(trials({"A": A, "B": [None] * 6}), ["x"], ["A", "B"])
+    assert b.verdict == "no data" and b.sentence == "no data: B has no ok trial here"
 
 
 def test_variants_in_spec_order():

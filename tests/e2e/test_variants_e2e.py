@@ -84,8 +84,8 @@ def test_compare_dir_compares_the_variants(sweep, tmp_path):
     text = " ".join(done.stdout.split())
     assert "B is " in text and "% slower than A (6 rounds;" in text
     table = pd.read_csv(tmp_path / "compare.csv")
-    assert list(table["variant"]) == ["B", "C"] and list(table["reference"]) == ["A", "A"]
-    assert table.loc[0, "paired_ci_high"] < 1 and table.loc[0, "ci_high"] < 1
+    assert list(table["b"]) == ["B", "C"] and list(table["a"]) == ["A", "A"] and set(table["design"]) == {"paired"}
+    assert table.loc[0, "paired_ci_high"] < 1 and table.loc[0, "ci_high"] < 1 and table.loc[0, "verdict"] == "regressed"
     # C (A's twin): compared with intervals, its verdict left to the fixed-readings unit tests (module docstring)
     assert table.loc[1, ["ci_low", "ci_high", "paired_ci_low", "paired_ci_high"]].notna().all()
 

@@ -66,9 +66,10 @@ def test_history_flags_exactly_the_step_that_made_the_env_slower(setup):
     history = json.loads((out / "history.json").read_text())
     assert history["versions"] == list(VERSIONS) and history["rounds"] == 6 and history["flagged"] == 1
     steps = history["configurations"][0]["steps"]
-    assert [(s["before"], s["after"], s["flagged"]) for s in steps] == [
+    assert [(s["before"], s["after"], s["verdict"] == "regressed") for s in steps] == [
         ("1.0.0", "1.1.0", False), ("1.1.0", "1.2.0", True), ("1.2.0", "1.3.0", False)]
-    assert steps[1]["paired_ci_high"] < 0.7 and steps[1]["verdict"].startswith("slowstep-1.2.0 is ")
+    assert steps[1]["change"]["paired_ci_high"] < 0.7 and steps[1]["sentence"].startswith("slowstep-1.2.0 is ")
+    assert history["schema_version"] == 2
     points = history["configurations"][0]["points"]
     assert [p["ok_rounds"] for p in points] == [6, 6, 6, 6]
     assert points[2]["env_steps_per_s"] < 0.7 * points[1]["env_steps_per_s"]
@@ -92,7 +93,7 @@ def test_bisect_names_the_version_that_made_the_env_slower(setup):
     assert [(p["purpose"], p["reference"], p["candidate"], p["outcome"]) for p in result["probes"]] == [
         ("ends", "1.0.0", "1.3.0", "bad"), ("probe", "1.0.0", "1.1.0", "good"), ("probe", "1.0.0", "1.2.0", "bad"),
         ("confirm", "1.1.0", "1.2.0", "bad")]
-    assert result["step"]["paired_ci_high"] < 0.7
+    assert result["step"]["change"]["paired_ci_high"] < 0.7 and result["schema_version"] == 2
     for folder in result["probe_folders"]:  # every probe a sweep folder; every trial ran its variant's version
         trials = pd.read_parquet(Path(folder) / "trials.parquet")
         assert len(trials) == 12 and set(trials["status"]) == {"ok"}

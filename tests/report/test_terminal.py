@@ -10,7 +10,8 @@ import pytest
 from rich.console import Console
 from rich.errors import MarkupError
 
-from rlbench.analysis.compare import Comparison, ComparisonRow
+from rlbench.analysis.change import TESTS, Change
+from rlbench.analysis.comparison import Comparison, ComparisonRow
 from rlbench.report.terminal import compare_table, plan_table, results_table
 from rlbench.results.records import TrialRecord
 from rlbench.run.progress import SweepProgress
@@ -76,6 +77,7 @@ def test_plan_table(monkeypatch):
 
 
 def test_compare_table():
-    row = ComparisonRow(label=HOSTILE, axes={}, a_env_steps_per_s=1.0, b_env_steps_per_s=1.0, ratio=1.0, ci_low=None,
-                        ci_high=None, basis="[/]", n_a=1, n_b=1, verdict="[/]regressed")
-    _check(render(compare_table(Comparison(a=f"/a/{HOSTILE}", b="/b", threshold=0.05, axes=[], rows=[row]))))
+    change = Change("unpaired", "[/]", 1, 1, 1.0, None, None, None, None, None, TESTS["unpaired"], 1, 1, None, False)
+    row = ComparisonRow(label=HOSTILE, axes={}, a="A", b=HOSTILE, a_env_steps_per_s=1.0, b_env_steps_per_s=1.0,
+                        change=change, verdict="[/]regressed", sentence=HOSTILE)
+    _check(render(compare_table(Comparison("folders", a=f"/a/{HOSTILE}", b="/b", threshold=0.05, axes=[], rows=[row]))))

@@ -15,11 +15,8 @@ from rlbench.measure.machine import (
 from rlbench.run.cluster import ClusterError, resolve_address
 from rlbench.spec.load import spec_from_dict
 from rlbench.spec.model import TrialConfig
-from rlbench.spec.plan import (
-    check_spec_for_cluster,
-    cluster_skip_reason,
-    plan_cluster_trials,
-)
+from rlbench.spec.plan import check_spec_for_cluster, plan_cluster_trials
+from rlbench.spec.skips import cluster_skip_reason
 from rlbench.worker.ray_auth import enable_token_auth, runtime_env_for, token_available
 
 REPO = Path(__file__).resolve().parents[2]
@@ -141,7 +138,7 @@ def test_cli_refuses_cpus_and_unreachable_clusters_before_running_anything(tmp_p
 
 
 def test_relative_values_resolve_against_the_clusters_cpus():
-    from rlbench.spec.plan import DUPLICATE, skip_group, skip_summary
+    from rlbench.spec.skips import DUPLICATE, skip_group, skip_summary
 
     loaded = spec_from_dict({"name": "c", "environment": {"env": "CartPole-v1"}, "stop": {"iterations": 3},
                              "grid": {"num_env_runners": [1, "cpus", "cpus-2"]}}, check_envs=False)
