@@ -214,7 +214,8 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
             reason = skip_reason(config, cpus, machine)
             seen.setdefault(key, (index, mine))
         cores = machine.usable_cores[:cpus]
-        driver_n = min(_demand(config).driver_cpus, len(cores))
+        driver_cpus = get_adapter(config.framework).resource_demand(config).driver_cpus
+        driver_n = min(driver_cpus, len(cores))
         measure = measured(spec, point.variant)
         for repeat in range(spec.repeats):
             plans.append(TrialPlan(
@@ -226,7 +227,7 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
                 cpus=cpus,
                 cores=cores,
                 driver_cores=cores[:driver_n],
-                ray_cpus=max(0, cpus - _demand(config).driver_cpus),
+                ray_cpus=max(0, cpus - driver_cpus),
                 gpus=machine.gpu_count,
                 torch_threads=get_adapter(config.framework).torch_threads(config),
                 stop_iterations=spec.stop.iterations,
