@@ -12,6 +12,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias
 
+#: A clip threshold that never binds (float32 holds at most 3.4e38): how a framework's hyperparameter defaults
+#: (:meth:`Adapter.hyperparameter_defaults`) say "no clipping" in the spec's terms, where ``None`` means "unset".
+#: A gradient norm or a value loss of 1e30 is never reached; the clip then costs one norm a step, nothing more.
+NEVER_BINDS: float = 1e30
+
 #: A trial's config as the spec validated it (``rlbench.spec.model.TrialConfig``). Named, not
 #: imported: the spec imports the adapters' registry, so an adapter never imports the spec, not even
 #: for a type checker (tests/test_architecture.py holds this).
@@ -266,6 +271,16 @@ class Adapter(Protocol):
     def training_keys(self, algo: str) -> frozenset[str]:
         """The ``training:`` keys (YAML names) a trial of ``algo`` may set; the spec types each one
         (``rlbench.spec.training.TrainingSection``: the union of every adapter's keys)."""
+
+    def hyperparameter_defaults(self, config: Any) -> dict[tuple[str, str], Any]:
+        """(section, key) -> the value the framework trains a trial config with where the spec leaves the key
+        unset, for every hyperparameter of its algorithm that the spec can name (``training``, ``rl_module``);
+        "no clipping" is :data:`NEVER_BINDS`. Empty for a framework that learns nothing. What the matched preset
+        pins when a sweep's trials run several frameworks (``rlbench.spec.matched``)."""
+
+    def refusals(self, config: Any) -> list[tuple[tuple[str, ...], str]]:
+        """(key path, why and what to set instead) for every key or value of a trial config the framework cannot
+        run faithfully (a key with no equivalent in it): the spec refuses the trial at load, at that path."""
 
     def is_asynchronous(self, algo: str) -> bool:
         """Whether the algorithm samples while it learns (its iteration's phases overlap, so the driver's

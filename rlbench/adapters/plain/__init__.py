@@ -51,6 +51,12 @@ class PlainAdapter:
     def training_keys(self, algo: str) -> frozenset[str]:
         return ALGO_TRAINING_KEYS[algo]
 
+    def hyperparameter_defaults(self, config: TrialConfig) -> dict[tuple[str, str], Any]:
+        return {}  # nothing learns: no hyperparameter to match
+
+    def refusals(self, config: TrialConfig) -> list[tuple[tuple[str, ...], str]]:
+        return []
+
     def is_asynchronous(self, algo: str) -> bool:
         return False
 

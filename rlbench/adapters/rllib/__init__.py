@@ -23,7 +23,7 @@ from rlbench.adapters.rllib.resources import ASYNC_ALGOS, resource_demand, torch
 from rlbench.adapters.rllib.results import metric_column, metric_names
 from rlbench.adapters.rllib.roles import RAY_TITLE_ROLES, ROLES, classify_process
 from rlbench.adapters.rllib.training import (ALGO_ONLY_KEYS, ALGO_TRAINING_KEYS, ALGORITHMS, DEFAULT_TRAIN_BATCH,
-                                             REFUSED_VALUES, REMOVED_KEYS)
+                                             PPO_DEFAULTS, REFUSED_VALUES, REMOVED_KEYS)
 
 if TYPE_CHECKING:
     from rlbench.adapters.rllib.lifecycle import RLlibTrainer
@@ -60,6 +60,14 @@ class RLlibAdapter:
 
     def training_keys(self, algo: str) -> frozenset[str]:
         return ALGO_TRAINING_KEYS[algo]
+
+    def hyperparameter_defaults(self, config: TrialConfig) -> dict[tuple[str, str], Any]:
+        if config.algo != "PPO":  # the matched preset is PPO's (the one algorithm another framework runs)
+            return {}
+        return {**PPO_DEFAULTS, ("training", "train_batch_size_per_learner"): self.train_batch(config).per_learner}
+
+    def refusals(self, config: TrialConfig) -> list[tuple[tuple[str, ...], str]]:
+        return []  # RLlib's refusals are the spec's own (refused_values, removed_keys, algo_only_keys)
 
     def is_asynchronous(self, algo: str) -> bool:
         return algo in ASYNC_ALGOS

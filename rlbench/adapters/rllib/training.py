@@ -12,6 +12,8 @@ protocol and types each key itself (``rlbench.spec.training.TrainingSection``).
 
 from __future__ import annotations
 
+from rlbench.adapters.base import NEVER_BINDS
+
 #: The algorithms a spec's ``algo`` may name, the default first.
 ALGORITHMS: tuple[str, ...] = ("PPO", "APPO", "IMPALA")
 
@@ -19,6 +21,21 @@ ALGORITHMS: tuple[str, ...] = ("PPO", "APPO", "IMPALA")
 #: ``train_batch_size_per_learner`` in the spec, each of ``max(1, num_learners)`` learners trains on this // their
 #: number (``AlgorithmConfig.train_batch_size_per_learner``). tests/adapters/test_rllib_training.py checks it.
 DEFAULT_TRAIN_BATCH: dict[str, int] = {"PPO": 4000, "APPO": 500, "IMPALA": 500}
+
+#: PPO's hyperparameters as RLlib 2.60 trains with them where the spec sets nothing: (section, YAML key) -> value
+#: (``PPOConfig()`` and ``DefaultModelConfig()``; ``grad_clip`` None there, no clipping, is ``NEVER_BINDS``;
+#: the train batch is ``DEFAULT_TRAIN_BATCH``, per learner). What the matched preset pins when another framework
+#: runs beside RLlib (docs/SPEC.md, "Comparing frameworks"); tests/adapters/test_sb3_mapping.py checks it against
+#: the installed RLlib.
+PPO_DEFAULTS: dict[tuple[str, str], object] = {
+    ("training", "lr"): 5e-05, ("training", "minibatch_size"): 128, ("training", "num_epochs"): 30,
+    ("training", "gamma"): 0.99, ("training", "lambda"): 1.0, ("training", "clip_param"): 0.3,
+    ("training", "vf_clip_param"): 10.0, ("training", "vf_loss_coeff"): 1.0, ("training", "entropy_coeff"): 0.0,
+    ("training", "grad_clip"): NEVER_BINDS, ("training", "use_kl_loss"): True,
+    ("training", "shuffle_batch_per_epoch"): True,
+    ("rl_module", "fcnet_hiddens"): [256, 256], ("rl_module", "fcnet_activation"): "tanh",
+    ("rl_module", "vf_share_layers"): True,
+}
 
 _EVERY = {"train_batch_size_per_learner", "minibatch_size", "num_epochs", "lr", "gamma", "grad_clip",
           "shuffle_batch_per_epoch", "entropy_coeff", "vf_loss_coeff"}
