@@ -11,8 +11,9 @@ from __future__ import annotations
 from rlbench.adapters.base import Adapter, ResourceDemand, unsupported
 from rlbench.adapters.plain import PlainAdapter
 from rlbench.adapters.rllib import RLlibAdapter
+from rlbench.adapters.sb3 import SB3Adapter
 
-_ADAPTERS: dict[str, Adapter] = {"rllib": RLlibAdapter(), "plain": PlainAdapter()}
+_ADAPTERS: dict[str, Adapter] = {"rllib": RLlibAdapter(), "plain": PlainAdapter(), "sb3": SB3Adapter()}
 
 #: The frameworks a spec's ``framework`` may name; the first is the default.
 FRAMEWORKS: tuple[str, ...] = tuple(_ADAPTERS)
@@ -26,7 +27,8 @@ ALL_ALGORITHMS: tuple[str, ...] = tuple(dict.fromkeys(algo for a in _ADAPTERS.va
 
 def get_adapter(framework: str = "rllib") -> Adapter:
     """The adapter of a training framework (``rllib``: RLlib's new API stack; ``plain``: no framework,
-    the env stepped with random actions in the trial process, no Ray)."""
+    the env stepped with random actions in the trial process, no Ray; ``sb3``: Stable-Baselines3's PPO in the
+    trial process, no Ray, the ``sb3`` extra)."""
     return _ADAPTERS[framework]
 
 
