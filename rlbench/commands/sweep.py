@@ -100,6 +100,8 @@ def sweep_loaded(loaded, args: argparse.Namespace, console: Console) -> int:
     optionally resume_with: the command that resumes, printed when interrupted)."""
     for note in loaded.alias_notes:
         say(console, f"alias: {note}", "dim")
+    for note in loaded.matched_notes:
+        say(console, f"matched: {note}", "dim")
     warn_if_auth_disabled(console)
     if not args.dry_run:  # before the probe's Ray (a dry run touches nothing); a local sweep creates it later
         secure_ray(console, create=False)

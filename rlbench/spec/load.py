@@ -20,6 +20,8 @@ from pydantic import BaseModel, ValidationError
 
 from rlbench.spec.envcheck import check_env
 from rlbench.spec.limits import MAX_TRIALS
+from rlbench.spec.matched import match_frameworks
+from rlbench.spec.stop import unreported_target
 from rlbench.spec.model import (
     ALIASES,
     KNOB_SECTION,
@@ -308,6 +310,15 @@ def spec_from_dict(
             trials.append(GridPoint({axis_column(a): column_value(v) for a, v in zip(axes, combo)}, config,
                                     relative=tuple(relative), raw=mine if relative else None,
                                     variant=variant.name if variant else None))
+    try:  # trials of several frameworks: every hyperparameter left unset pinned to one value (spec/matched.py)
+        trials, matched_notes = match_frameworks(trials)
+    except SpecError as e:
+        line = lines.line(("grid", "framework")) or lines.line(("framework",))
+        fail([f"{path}{':' + str(line) if line else ''}: {e}"])
+    unreported = unreported_target(spec.stop.target, [p.config.framework for p in trials])
+    if unreported:  # a framework that does not report the target metric would run every trial to its limit
+        line = lines.line(("stop", spec.stop.target.metric))
+        problems.append(f"{path}{':' + str(line) if line else ''}: stop.{spec.stop.target.metric}: {unreported}")
     frameworks: dict[str, set[str]] = {}
     for point in trials:
         frameworks.setdefault(point.variant or "", set()).add(point.config.framework)
@@ -317,7 +328,7 @@ def spec_from_dict(
     if problems:
         fail(problems)
     loaded = LoadedSpec(source=path, spec=spec, points=trials,
-                        alias_notes=[f"{k}  (first at {v})" for k, v in notes.items()])
+                        alias_notes=[f"{k}  (first at {v})" for k, v in notes.items()], matched_notes=matched_notes)
 
     if check_envs:
         for env in sorted({p.config.environment.env for p in trials}):

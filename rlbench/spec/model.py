@@ -9,7 +9,7 @@ the spec's reference (docs/SPEC.md, docs/SCHEMA.md).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Union
 
@@ -51,7 +51,7 @@ ALIASES: dict[str, str] = {
 
 
 #: The frameworks a spec may name (``rlbench.adapters.FRAMEWORKS``; the spec's types only name them).
-Framework = Literal["rllib", "plain"]
+Framework = Literal["rllib", "plain", "sb3"]
 
 __all__ = ["ALIASES", "Algo", "Framework", "SpecError", "STOP_LIMITS", "StopSection", "StopTarget", "SweepSpec", "TrainingSection",
            "TrialConfig"]
@@ -63,8 +63,10 @@ class TrialSections(_Section):
 
     framework: Framework = "rllib"
     """The training system whose adapter runs the trial (``rllib``; ``plain``: no framework and no Ray,
-    the env stepped with random actions in the trial process, for lifecycle tests and env costs).
-    Also a grid axis."""
+    the env stepped with random actions in the trial process, for lifecycle tests and env costs; ``sb3``:
+    Stable-Baselines3's PPO, no Ray, ``pip install -e ".[sb3]"``). Also a grid axis and a variant key: trials of
+    several frameworks get every PPO hyperparameter the spec leaves unset pinned to one value (docs/SPEC.md,
+    "Comparing frameworks")."""
     algo: Algo = "PPO"
     """The RLlib algorithm (``PPO``: synchronous; ``APPO``, ``IMPALA``: asynchronous sampling, V-trace).
     Also a grid axis: ``algo: [PPO, APPO]``."""
@@ -116,6 +118,10 @@ class TrialConfig(TrialSections):
             if self.algo not in algos and key in getattr(self, section).model_fields_set:
                 if getattr(getattr(self, section), key) not in (None, 0):
                     raise _ValueErrorAt((section, key), foreign_key_message(self.algo, section, key, algos))
+        refused = adapter.refusals(self)  # what the framework cannot run faithfully, with what to set instead
+        if refused:
+            path, why = refused[0]
+            raise _ValueErrorAt(path, f"framework {self.framework}: {why}")
         return self
 
     @model_validator(mode="after")
@@ -281,3 +287,5 @@ class LoadedSpec:
     """Grid points in grid order (the last axis varies fastest), each point's variants after one another."""
     alias_notes: list[str]
     """One line per old name that was translated, e.g. ``num_workers -> num_env_runners``."""
+    matched_notes: list[str] = field(default_factory=list)
+    """One line per hyperparameter the matched preset pinned (trials of several frameworks; :mod:`rlbench.spec.matched`)."""

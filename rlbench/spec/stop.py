@@ -96,3 +96,18 @@ class StopSection(BaseModel):
         raise _ValueErrorAt(("stop", metric), (
             f"give a number (the trial stops at the first iteration whose {metric} is at least "
             f"that) or {{at_most: X}} for a metric where lower is better (got {value!r})"))
+
+
+def unreported_target(target: StopTarget | None, frameworks: list[str]) -> str | None:
+    """Why a ``stop:`` target cannot serve trials of ``frameworks`` (one of them does not report its metric, so
+    its trials would never reach it), with the metrics every one of them reports; None when it can."""
+    if target is None:
+        return None
+    frameworks = list(dict.fromkeys(frameworks))
+    lacking = [f for f in frameworks if target.metric not in get_adapter(f).result_metrics()]
+    if not lacking:
+        return None
+    common = [m for m in get_adapter(frameworks[0]).result_metrics()
+              if "/" not in m and all(m in get_adapter(f).result_metrics() for f in frameworks)]
+    return (f"framework {' and '.join(lacking)} does not report it, so its trials would never reach the target: use "
+            f"one of {', '.join(common)}")
