@@ -211,7 +211,7 @@ def _run(plan: TrialPlan, events: EventLog, folder: TrialFolder, gated: bool = F
     off = frozenset(plan.switched_off)  # a fidelity diagnosis (rlbench.run.switches); empty normally
     off |= SCRIPT_OFF if plan.config.execution == "script" else frozenset()
     pins = plan.packages.pins if plan.packages else {}
-    versions = imported_versions(pins)
+    versions = imported_versions({**dict.fromkeys(adapter.requires, ""), **pins})  # its framework's own too
     events.write(Event.VERSIONS, versions=versions, pins=pins)
     wrong = mismatches(pins, versions)
     if wrong:  # its environment is not what the variant pinned: fail, never a silent mix
