@@ -1,0 +1,140 @@
+"""The SB3 timer split on a fake clock: known answers that load cannot move (no training, no Ray).
+
+A fake model drives the trainer's loop as SB3's ``collect_rollouts`` and ``train`` do: per rollout step one
+forward pass of the policy (2 ms on the fake clock), one vec-env step of a real ``DummyVecEnv`` over an env whose
+``step`` takes 3 ms, 1 ms of bookkeeping; 10 ms of GAE at the rollout's end; ``train()`` 50 ms. Episodes end every
+4 steps with reward 1 a step, so each returns 4.
+"""
+
+from __future__ import annotations
+
+import math
+
+import gymnasium
+import numpy as np
+import pytest
+import torch
+from stable_baselines3.common.vec_env import DummyVecEnv
+
+from rlbench.adapters.sb3.envs import EnvFactory
+from rlbench.adapters.sb3.timing import timed_vec_env
+from rlbench.adapters.sb3.trainer import SB3Trainer
+from rlbench.spec.model import TrialConfig
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+CLOCK = FakeClock()
+
+
+class ClockEnv(gymnasium.Env):
+    """Each step takes 3 ms of the fake clock; episodes of 4 steps, reward 1 a step."""
+
+    observation_space = gymnasium.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    action_space = gymnasium.spaces.Discrete(2)
+
+    def __init__(self, config: dict | None = None) -> None:
+        self.t = 0
+
+    def reset(self, *, seed=None, options=None):
+        self.t = 0
+        return np.zeros(2, np.float32), {}
+
+    def step(self, action):
+        CLOCK.advance(0.003)
+        self.t += 1
+        return np.zeros(2, np.float32), 1.0, self.t == 4, False, {}
+
+
+class Policy(torch.nn.Module):
+    def forward(self, obs):
+        CLOCK.advance(0.002)
+        return np.zeros(len(obs), np.int64)
+
+
+class Callback:
+    def on_training_start(self, *_):
+        pass
+
+
+class FakeModel:
+    """The four things the trainer calls, timed on the fake clock as SB3's loop spends it."""
+
+    def __init__(self, env, n_steps: int) -> None:
+        self.env, self.n_steps, self.policy = env, n_steps, Policy()
+        self.rollout_buffer, self.batch_size, self.n_epochs, self.num_timesteps = None, 4, 3, 0
+        self.trained = 0
+
+    def _setup_learn(self, total, callback, reset, name, progress):
+        self.obs = self.env.reset()
+        return total, Callback()
+
+    def collect_rollouts(self, env, callback, buffer, n_rollout_steps):
+        for _ in range(n_rollout_steps):
+            actions = self.policy(self.obs)
+            self.obs, _, _, _ = env.step(actions)
+            self.num_timesteps += env.num_envs
+            CLOCK.advance(0.001)
+        CLOCK.advance(0.010)  # compute_returns_and_advantage
+        return True
+
+    def _update_current_progress_remaining(self, done, total):
+        pass
+
+    def train(self):
+        CLOCK.advance(0.050)
+        self.trained += 1
+
+
+def trainer(envs: int, batch: int) -> tuple[SB3Trainer, FakeModel]:
+    config = TrialConfig.model_validate({
+        "framework": "sb3", "environment": {"env": f"{__name__}:ClockEnv"},
+        "env_runners": {"num_env_runners": 0, "num_envs_per_env_runner": envs},
+        "training": {"train_batch_size_per_learner": batch, "minibatch_size": min(4, batch)}})
+    t = SB3Trainer(config, seed=1, threads={"driver": 1}, clock=CLOCK)
+    venv = DummyVecEnv([EnvFactory(f"{__name__}:ClockEnv", {}) for _ in range(envs)])
+    model = FakeModel(timed_vec_env(venv, t.timer), n_steps=batch // envs)
+    t.attach(model)
+    return t, model
+
+
+def test_the_split_of_one_iteration_is_what_the_clock_was_given():
+    """2 envs, batch 12: 6 rollout steps, each a forward (2 ms), a vec-env step of 2 envs (2 x 3 ms) and 1 ms;
+    then 10 ms of GAE; then 50 ms of train()."""
+    t, model = trainer(envs=2, batch=12)
+    t.train()
+    it = t.iteration()
+    assert it.env_steps_sampled == it.env_steps_trained == 12
+    assert it.sample_s == pytest.approx(6 * (0.002 + 0.006 + 0.001) + 0.010)
+    assert it.learn_s == pytest.approx(0.050) and it.sync_s == 0.0 and it.weight_sync_s == 0.0
+    assert it.env_step_s == pytest.approx(6 * 0.006)
+    assert it.inference_s == pytest.approx(6 * 0.002)
+    assert it.sample_other_s == pytest.approx(6 * 0.001 + 0.010)  # GAE and bookkeeping
+    assert it.sgd_steps == 3 * math.ceil(12 / 4) and it.training_steps == 1 and model.trained == 1
+
+
+def test_episodes_are_the_ones_that_ended_in_the_iteration():
+    """1 env, batch 6: iteration 1 ends the episode at step 4; iteration 2 (steps 7-12) the one at step 8 and 12."""
+    t, _ = trainer(envs=1, batch=6)
+    t.train()
+    assert (t.metric("num_episodes"), t.metric("episode_return_mean"), t.metric("episode_len_max")) == (1.0, 4.0, 4.0)
+    assert t.iteration().episode_return_mean == 4.0
+    t.train()
+    assert t.metric("num_episodes") == 2.0 and t.metric("num_env_steps_sampled_lifetime") == 12.0
+    assert t.iteration().sample_s == pytest.approx(6 * 0.006 + 0.010)  # the timers restart every iteration
+
+
+def test_an_iteration_without_an_episode_reports_none_and_nan():
+    t, _ = trainer(envs=1, batch=3)
+    t.train()
+    assert t.metric("episode_return_mean") is None and t.metric("num_episodes") == 0.0
+    assert math.isnan(t.iteration().episode_return_mean)
