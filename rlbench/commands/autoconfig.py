@@ -37,7 +37,7 @@ cannot win, runs successive halving on confidence intervals, then races the fina
 results (DIR: --out, default results/<name>_autoconfig/<timestamp>/):
   DIR/autoconfig.json   the answer: best configuration, speed-up over the baseline with its 95% CI, the
                         indistinguishable set, the elimination log, predicted vs measured
-  DIR/rllib_config.py   the answer as the framework's code (RLlib; none for plain)
+  DIR/rllib_config.py   the answer as the framework's code (RLlib; sb3_config.py for SB3; none for plain)
   DIR/best.yaml         a sweep that re-measures it against the baseline
   DIR/report.html       the usual report with an Autoconfig section; every trial in trials.parquet (phase, rung, round)
 

@@ -174,7 +174,11 @@ def head_commit(path: Path) -> str | None:
 
 
 def software_versions() -> dict[str, str | None]:
-    """Versions of rlbench and the libraries whose behaviour the numbers depend on."""
+    """Versions of rlbench and the libraries whose behaviour the numbers depend on, every framework's own
+    distributions (its adapter's ``requires``: ``stable-baselines3``) after the stack's."""
+    from rlbench.adapters import FRAMEWORKS, get_adapter
+
+    frameworks = {dist: _version(dist) for f in FRAMEWORKS for dist in get_adapter(f).requires if dist != "ray"}
     return {
         "rlbench": __version__,
         "schema_version": str(SCHEMA_VERSION),
@@ -183,6 +187,7 @@ def software_versions() -> dict[str, str | None]:
         "torch": _version("torch"),
         "gymnasium": _version("gymnasium"),
         "numpy": _version("numpy"),
+        **frameworks,
         "platform": platform.platform(),
     }
 
