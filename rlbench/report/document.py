@@ -179,6 +179,7 @@ def provenance(analysis: Analysis) -> list[tuple[str, str]]:
         ("machine", f"{machine.get('cpu_model')}, {machine.get('logical_cores')} logical cores, "
                     f"{fmt((machine.get('memory_bytes') or 0) / 2**30, 1)} GiB, GPUs: {gpu_text}"),
         ("software", ", ".join(f"{k} {v}" for k, v in sw.items())),
+        ("framework", ", ".join(dict.fromkeys(str(f) for f in analysis.trials.get("framework", ["rllib"]) if f == f)) or "?"),
         ("rlbench git commit", str(m.get("git_commit"))),
         ("trials", f"{len(analysis.trials)} ({', '.join(f'{n} {s}' for s, n in analysis.trials['status'].value_counts().items())}); "
                    f"repeats per configuration: {spec.get('repeats', '?')}"),

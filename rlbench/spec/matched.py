@@ -17,8 +17,6 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from pydantic import ValidationError
-
 from rlbench.adapters import get_adapter
 from rlbench.spec.errors import SpecError
 from rlbench.spec.model import GridPoint, TrialConfig
@@ -87,12 +85,14 @@ def match_frameworks(points: list[GridPoint]) -> tuple[list[GridPoint], list[str
             out.append(point)
             continue
         pins, said = _pins(point.config, learning)
-        notes += [n for n in said if n not in notes]
-        data = _set(point.config.model_dump(mode="json", by_alias=True, exclude_unset=True), pins)
+        notes += [n for n in said if n.split(" (")[0] not in {m.split(" (")[0] for m in notes}]
+        # the validated config with the pins set, its trial checks run again (not a re-validation from a dump:
+        # translated keys such as learner_gpus would then clash with what they were translated to)
+        config = _with(point.config, point.config.framework, pins)
         try:
-            config = TrialConfig.model_validate(data)
-        except ValidationError as e:
+            config = config._keys_of_its_algorithm()._check_batch()
+        except ValueError as e:
             raise SpecError(f"the matched preset ({', '.join('.'.join(k) for k in pins)}) makes a trial the spec "
-                            f"cannot run: {e.errors()[0]['msg']}: set those keys in the spec") from None
+                            f"cannot run: {e}: set those keys in the spec") from None
         out.append(replace(point, config=config, raw=_set(point.raw, pins) if point.raw is not None else None))
     return out, notes

@@ -64,7 +64,10 @@ class SB3Trainer:
             try:
                 self.venv = SubprocVecEnv(factories)
             finally:
-                os.environ.pop("OMP_NUM_THREADS") if saved is None else os.environ.__setitem__("OMP_NUM_THREADS", saved)
+                if saved is None:
+                    del os.environ["OMP_NUM_THREADS"]
+                else:
+                    os.environ["OMP_NUM_THREADS"] = saved
         else:
             self.venv = DummyVecEnv([EnvFactory(env.env, env.env_config) for _ in range(n)])
         arguments = dict(self.arguments)
