@@ -7,6 +7,7 @@ from __future__ import annotations
 import inspect
 
 import pytest
+import yaml
 
 from rlbench.adapters import get_adapter
 from rlbench.adapters.base import NEVER_BINDS
@@ -168,3 +169,24 @@ def test_a_stop_target_one_framework_does_not_report_is_refused_at_load():
     loaded = spec_from_dict({**BASE, "grid": {"framework": ["rllib", "sb3"]},
                              "stop": {"iterations": 3, "env_runners/episode_return_mean": 100}}, check_envs=False)
     assert SB3.metric_column(loaded.spec.stop.target.metric) == "episode_return_mean"
+
+
+def test_an_autoconfig_space_over_frameworks_plans_both_and_answers_sb3_in_sb3s_code(tmp_path):
+    """``rlbench autoconfig``'s search space takes ``framework`` as an axis (matched, as a sweep's), and an SB3
+    candidate's answer is ``sb3_config.py``, the file the driver writes (planned only: no trial runs)."""
+    from rlbench.measure.machine import MachineInfo
+    from rlbench.run.autoconfig.space import prepare
+
+    spec = {**BASE, "training": {"train_batch_size_per_learner": 1024, "minibatch_size": 128},
+            "grid": {"framework": ["rllib", "sb3"], "num_env_runners": [0, 1], "num_envs_per_env_runner": [4, 8]},
+            "stop": {"seconds": 8}, "cpus": 2, "autoconfig": {"objective": "throughput", "trial_s": 8, "baseline": {}}}
+    path = tmp_path / "space.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    machine = MachineInfo(hostname="t", cpu_model="fake", logical_cores=2, physical_cores=2, usable_cores=[0, 1],
+                          memory_bytes=2**34, gpus=[])
+    setup = prepare(path, budget="10m", objective=None, machine=machine)
+    sb3 = [key for key in setup.candidates if 'framework="sb3"' in key]
+    assert len(sb3) == 4 and len([k for k in setup.candidates if 'framework="rllib"' in k]) == 4
+    config = setup.templates[sb3[0]].config
+    assert config.training.num_epochs == 30 and config.training.use_kl_loss is False  # matched
+    assert get_adapter(config.framework).config_snippet(config, sb3[0]).file_name == "sb3_config.py"
