@@ -55,6 +55,7 @@ def main(folder: Path) -> None:
     trials = trials.assign(cpus_used=trials[[c for c in trials if c.endswith("_cpus_used")]].sum(axis=1))
     trials = trials.assign(cpu_s_to_target=trials["time_to_target_s"] * trials["cpus_used"])
     head = ["runners x envs", "framework", "env steps/s", "time to target s" if target else None,
+            "with start + build s" if target else None, "env steps to target" if target else None,
             "CPU-s to target" if target else None, "reached", "cores used: driver / env runners / other",
             "per iteration s: sample (env, inference) / learn / sync / other"]
     head = [h for h in head if h]
@@ -68,7 +69,8 @@ def main(folder: Path) -> None:
             other = ok["cpus_used"] - ok["driver_cpus_used"] - ok["env_runner_cpus_used"]
             row = [f"{key[0]} x {key[1]}", framework, _ci(ok["env_steps_per_s"])]
             if target:
-                row += [_ci(ok["time_to_target_s"], 1), _ci(ok["cpu_s_to_target"], 1)]
+                row += [_ci(ok["time_to_target_s"], 1), f"{ok['time_to_target_total_s'].median():.1f}",
+                        f"{ok['env_steps_to_target'].median():,.0f}", _ci(ok["cpu_s_to_target"], 1)]
             row += [f"{int(ok['reached_target'].fillna(False).sum())}/{len(mine)}" if target else f"{len(ok)} ok",
                     f"{ok['driver_cpus_used'].median():.2f} / {ok['env_runner_cpus_used'].median():.2f} / "
                     f"{other.median():.2f}",

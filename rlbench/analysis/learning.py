@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from rlbench.adapters import FRAMEWORKS, get_adapter
 from rlbench.analysis.energy import total_energy_j
 from rlbench.spec.plan import TrialPlan
 
@@ -75,9 +76,16 @@ def learning_outcome(plan: TrialPlan, status: str, row: dict[str, Any], its: pd.
     seconds = float(upto["wall_s"].sum())
     out["iterations_to_target"] = int(upto["iteration"].iloc[-1])
     out["time_to_target_s"] = seconds
-    startup = [row.get("ray_init_s"), row.get("build_s")]
+    # a framework that starts no runtime (sb3, plain) has no ray_init_s: its wait is its build alone
+    no_runtime = plan.config.framework in FRAMEWORKS and get_adapter(plan.config.framework).runtime is None
+    startup = [0.0 if no_runtime else _number(row.get("ray_init_s")), _number(row.get("build_s"))]
     out["time_to_target_total_s"] = seconds + sum(startup) if all(v is not None for v in startup) else None
     out["env_steps_to_target"] = int(upto["env_steps_sampled"].sum())
     window = (float(upto["t_start_s"].iloc[0]), float(upto["t_end_s"].iloc[-1]))
     out["energy_to_target_j"] = total_energy_j(utilization, window)[0]
     return out
+
+
+def _number(value: Any) -> float | None:
+    """A finite number, or None (a missing cell may read as None or NaN)."""
+    return None if value is None or value != value else float(value)

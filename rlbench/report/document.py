@@ -152,8 +152,8 @@ def rec_lines(analysis: Analysis) -> list[str]:
         if r.column == "time_to_target_s":
             ci = f" (95% CI {fmt(row['time_to_target_s_ci_low'], 1)}-{fmt(row['time_to_target_s_ci_high'], 1)})" \
                 if fmt(row["time_to_target_s_ci_low"]) != "-" else ""
-            what = (f"{fmt(r.value, 1)} s of training{ci}, {fmt(row['time_to_target_total_s'], 1)} s with Ray's "
-                    f"start and build, {fmt(row['env_steps_to_target'])} env steps")
+            what = (f"{fmt(r.value, 1)} s of training{ci}, {fmt(row['time_to_target_total_s'], 1)} s with the "
+                    f"runtime's start and the build, {fmt(row['env_steps_to_target'])} env steps")
         elif r.column == "cpu_s_to_target":
             what = f"{fmt(r.value, 1)} CPU-seconds ({fmt(row['cpus_given'], 1)} CPUs x {fmt(row['time_to_target_s'], 1)} s)"
         else:
