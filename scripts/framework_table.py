@@ -83,7 +83,10 @@ def main(folder: Path) -> None:
             line = f"- {key[0]} x {key[1]}, {framework} / {frameworks[0]}: env steps/s " + _verdict(
                 unpaired(first["env_steps_per_s"], other["env_steps_per_s"]))
             if target:
-                line += "; time to target " + _verdict(unpaired(first["time_to_target_s"], other["time_to_target_s"]))
+                for column, words in (("time_to_target_s", "time to target"),
+                                      ("time_to_target_total_s", "with start + build"),
+                                      ("env_steps_to_target", "env steps to target")):
+                    line += f"; {words} " + _verdict(unpaired(first[column], other[column]))
             verdicts.append(line)
     print("\nB against A by the change rule (ratio of medians B/A [95% CI], one-sided Mann-Whitney U):\n")
     print("\n".join(verdicts))
