@@ -38,7 +38,8 @@ def _target_blocks(lrn: Learning, axes: list[str]) -> list[Block]:
                                  "that reached it (warm-up iterations count: learning starts at the first), or at "
                                  "its iteration or time limit. Time to target is the sum of the iterations' wall_s up "
                                  "to and including that one; the next column adds the runtime's start (Ray's, for RLlib; "
-                                 "none for a framework that starts none) and the algorithm's build, what a user waits. Medians over the repeats that reached it, "
+                                 "none for a framework that starts none) and the algorithm's build, what a user "
+                                 "waits. Medians over the repeats that reached it, "
                                  f"{CONFIDENCE:.0%} bootstrap CI across repeats (each its own seed).")]
     energy = "energy_to_target_j" in t and t["energy_to_target_j"].notna().any()
     header = ["rank", *axes, "reached", f"time to target s [{CONFIDENCE:.0%} CI]", "incl. start-up s", "env steps",
