@@ -22,7 +22,9 @@ SPEC = {
     "training": {"train_batch_size_per_learner": 256, "minibatch_size": 128, "num_epochs": 1},
     "rl_module": {"fcnet_hiddens": [16]},
     "grid": {"framework": ["rllib", "sb3"]},
-    "cpus": 2, "stop": {"iterations": 3}, "warmup_iterations": 1, "env_ceiling_s": 0, "trial_timeout_s": 180,
+    # SB3 counts exactly 256 env steps an iteration: its target is reached at iteration 3, where the limit stops it
+    "cpus": 2, "stop": {"iterations": 3, "num_env_steps_sampled_lifetime": 768}, "warmup_iterations": 1,
+    "env_ceiling_s": 0, "trial_timeout_s": 180,
 }
 
 
@@ -66,6 +68,13 @@ def test_sb3_iterations_have_the_same_columns_and_an_exact_split(swept):
     assert mine["episode_return_mean"].notna().all()  # CartPole's episodes end within 128 steps per env early on
     theirs = its[its["trial_id"] == trials.loc["rllib", "trial_id"]]
     assert set(theirs.columns) == set(mine.columns) and theirs["env_steps_sampled"].sum() >= 3 * 256
+
+
+def test_an_sb3_trial_reaches_a_target_at_the_step_it_counts_and_waits_no_runtime(swept):
+    _, _, trials, _ = swept
+    sb3 = trials.loc["sb3"]
+    assert bool(sb3["reached_target"]) and sb3["iterations_to_target"] == 3 and sb3["env_steps_to_target"] == 768
+    assert pd.isna(sb3["ray_init_s"]) and sb3["time_to_target_total_s"] == sb3["time_to_target_s"] + sb3["build_s"]
 
 
 def test_env_processes_are_env_runners_as_rllibs_actor_is(swept):
