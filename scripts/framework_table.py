@@ -66,7 +66,7 @@ def main(folder: Path) -> None:
             mine = group[group["framework"] == framework]
             ok = mine[mine["status"] == "ok"]
             s = split.reindex(ok["trial_id"]).median()
-            other = ok["cpus_used"] - ok["driver_cpus_used"] - ok["env_runner_cpus_used"]
+            other = (ok["cpus_used"] - ok["driver_cpus_used"] - ok["env_runner_cpus_used"]).clip(lower=0.0)
             row = [f"{key[0]} x {key[1]}", framework, _ci(ok["env_steps_per_s"])]
             if target:
                 row += [_ci(ok["time_to_target_s"], 1), f"{ok['time_to_target_total_s'].median():.1f}",
