@@ -14,6 +14,7 @@ from rlbench.adapters.base import IterationTimings
 from rlbench.adapters.rllib.config import build_config, infeasible_reason
 from rlbench.adapters.rllib.learner_probe import install_on_learners
 from rlbench.adapters.rllib.results import iteration_timings, metric_value
+from rlbench.adapters.rllib.training import REPLAY_ALGOS
 
 if TYPE_CHECKING:
     from rlbench.adapters.base import TrialConfig
@@ -24,6 +25,7 @@ class RLlibTrainer:
 
     def __init__(self, config: TrialConfig, *, seed: int | None, without: frozenset[str] = frozenset()):
         self.algo_config = build_config(config, seed=seed, without=without)
+        self._replay = config.algo in REPLAY_ALGOS
         self.algo: Any = None
         self._result: dict[str, Any] | None = None
         self._facts: dict[str, Any] = {}
@@ -57,7 +59,7 @@ class RLlibTrainer:
     def iteration(self) -> IterationTimings:
         """The last iteration's exact phase times and counts."""
         return IterationTimings(**iteration_timings(self.algo, self._result or {}, weight_bytes=self._facts.get("weight_bytes"),
-                                 weight_receivers=self._facts.get("weight_receivers", 0)))
+                                 weight_receivers=self._facts.get("weight_receivers", 0), replay=self._replay))
 
     def metric(self, name: str) -> float | None:
         """The last iteration's value of a result metric (:data:`~rlbench.adapters.rllib.results.RESULT_METRICS`)."""
