@@ -66,8 +66,8 @@ class TrialSections(_Section):
     the env stepped with random actions in the trial process, for lifecycle tests and env costs).
     Also a grid axis."""
     algo: Algo = "PPO"
-    """The RLlib algorithm (``PPO``: synchronous; ``APPO``, ``IMPALA``: asynchronous sampling, V-trace).
-    Also a grid axis: ``algo: [PPO, APPO]``."""
+    """The RLlib algorithm (``PPO``: synchronous; ``APPO``, ``IMPALA``: asynchronous sampling, V-trace; ``DQN``,
+    ``SAC``: off-policy, from a replay buffer). Also a grid axis: ``algo: [PPO, APPO]``."""
     execution: Literal["tune", "script"] = "tune"
     """How the driver runs: ``tune`` as a Tune trial actor would (niced as Ray's workers, torch and BLAS threads
     limited to its CPUs); ``script`` as a plain ``algo.train()`` loop (normal priority, the libraries' own
