@@ -90,6 +90,7 @@ NO_RAY_FILES = frozenset({
     "tests/commands/test_cli_bad_input.py", "tests/commands/test_hostile_folders.py", "tests/results/test_format.py",
     "tests/adapters/test_rllib_env_class.py", "tests/commands/test_cli_autoconfig.py", "tests/studies/test_envbench.py",
     "tests/commands/test_cli_output.py", "tests/run/test_cluster.py", "tests/e2e/test_interrupts_e2e.py",
+    "tests/spec/test_envcheck.py",
 })
 
 

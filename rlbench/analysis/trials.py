@@ -116,10 +116,11 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
     for phase in ("sample", "learn", "sync", "other"):
         row[f"{phase}_frac"] = _frac(steady_its[f"{phase}_s"], steady_its["wall_s"]) if len(steady_its) else None
     # off-policy only (null columns otherwise): the replay buffer's share, inside other_frac, and the training intensity
-    replayed = steady_its["replay_s"].notna().any() if len(steady_its) else False
-    row["replay_frac"] = _frac(steady_its["replay_s"].fillna(0.0), steady_its["wall_s"]) if replayed else None
-    row["updates_per_env_step"] = (float(steady_its["updates_per_env_step"].median())
-                                   if len(steady_its) and steady_its["updates_per_env_step"].notna().any() else None)
+    replay, intensity = steady_its.get("replay_s"), steady_its.get("updates_per_env_step")  # absent: older results
+    row["replay_frac"] = (_frac(replay.fillna(0.0), steady_its["wall_s"])
+                          if replay is not None and replay.notna().any() else None)
+    row["updates_per_env_step"] = (float(intensity.median())
+                                   if intensity is not None and intensity.notna().any() else None)
 
     allocated = cpus_allocated(plan)
     for role in CPU_ROLES:
