@@ -125,3 +125,24 @@ def test_a_learner_without_target_networks_is_not_probed_for_them():
     install(learner)
     learner.update(_Data(), minibatches=1)
     assert learner.metrics.reduced(TARGET_UPDATES) is None
+
+
+def test_replay_weights_go_out_once_per_training_step_that_learned():
+    # 1000 updates, one per training step: 1000 broadcasts of 4,000 bytes to 2 runners; with 4 updates a step, 250
+    t = iteration_timings(_algo(runners=2, learners=0), DQN_RESULT, replay=True, weight_bytes=4000, weight_receivers=2)
+    assert t["sync_bytes"] == 4000 * 2 * 1000 and t["sync_bytes_per_s"] == 4000 * 2 * 1000 / 0.25
+    t = iteration_timings(_algo(runners=2, learners=0), DQN_RESULT, replay=True, weight_bytes=4000, weight_receivers=2,
+                          updates_per_sync=4)
+    assert t["sync_bytes"] == 4000 * 2 * 250
+    ppo = iteration_timings(_algo(runners=2, learners=0), DQN_RESULT, weight_bytes=4000, weight_receivers=2)
+    assert ppo["sync_bytes"] == 4000 * 2  # PPO: once an iteration
+
+
+def test_updates_per_sync_is_rllibs_round_robin():
+    from rlbench.adapters.rllib.lifecycle import updates_per_sync
+    from rlbench.adapters.rllib.config import config_class
+
+    dqn = config_class("DQN")().training(train_batch_size_per_learner=32)
+    assert updates_per_sync(dqn) == 1  # no training_intensity: one update per sampling round
+    # intensity 128 replayed steps per sampled step, batch 32, fragment 1 x 1 env x (0 runners + 1): 4 updates
+    assert updates_per_sync(dqn.training(training_intensity=128)) == 4

@@ -190,7 +190,7 @@ def replay_timings(result: dict, *, learners: int, learner_updates: float) -> di
 
 
 def iteration_timings(algo, result: dict, *, weight_bytes: int | None = None,
-                      weight_receivers: int = 0, replay: bool = False) -> dict[str, Any]:
+                      weight_receivers: int = 0, replay: bool = False, updates_per_sync: int = 1) -> dict[str, Any]:
     """This iteration's exact phase times and step counts from its result dict.
 
     ``sync_s`` is the weight broadcast plus the env-connector state sync. RLlib times the latter
@@ -198,7 +198,10 @@ def iteration_timings(algo, result: dict, *, weight_bytes: int | None = None,
     read it from the algorithm's metrics logger right after ``train()`` returns instead.
     ``weight_sync_s`` is the broadcast alone (RLlib's ``synch_weights``). PPO broadcasts the
     inference-only RLModule's weights (``weight_bytes``, measured once after build) to every remote
-    env runner once per iteration, so ``sync_bytes = weight_bytes x weight_receivers``.
+    env runner once per iteration, so ``sync_bytes = weight_bytes x weight_receivers``. DQN and SAC
+    (``replay``) broadcast once per training step that learned, after its ``updates_per_sync`` learner updates
+    (RLlib's round-robin weights: 1 unless ``training_intensity`` asks for more), so the bytes are that many
+    times more: ``x learner_updates / updates_per_sync``.
     """
     connectors_s = _get({"m": algo.metrics.peek(TIMER_SYNC_CONNECTORS, default=0.0)}, ("m",))
     sample_s, learn_s = _get(result, TIMER_SAMPLE) + _get(result, TIMER_SAMPLE_ASYNC), _get(result, TIMER_LEARN)
@@ -210,7 +213,8 @@ def iteration_timings(algo, result: dict, *, weight_bytes: int | None = None,
     extra = replay_timings(result, learners=learners, learner_updates=counts["learner_updates"]) if replay else {}
     connector_s = extra.pop("learner_connector_s", _get(result, LEARNER_CONNECTOR_S))
     weight_sync_s = _get(result, TIMER_SYNC_WEIGHTS)
-    sync_bytes = weight_bytes * weight_receivers if weight_bytes is not None else None
+    syncs = round(counts["learner_updates"] / updates_per_sync) if replay else 1
+    sync_bytes = weight_bytes * weight_receivers * syncs if weight_bytes is not None else None
     sampled = int(_get(result, ("env_runners", "num_env_steps_sampled")))
     return {
         **counts,
