@@ -6,6 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 
+def is_import_path(env: str) -> bool:
+    """Whether ``env`` names a class (``package.module:Class``) rather than a gymnasium id, which may carry a
+    module to import first (gymnasium's ``module:id``, as RLlib's ``ale_py:ALE/Pong-v5``): the part after the
+    colon is an identifier only for a class."""
+    return ":" in env and env.partition(":")[2].isidentifier()
+
+
 def env_class(env: str) -> type:
     """The class an import path ``package.module:Class`` names; TypeError unless it is a
     ``gymnasium.Env`` subclass.
@@ -33,9 +40,9 @@ def _what(obj: Any) -> str:
 
 
 def make_env(env: str, env_config: dict[str, Any]) -> Any:
-    """``gymnasium.make(id, **env_config)`` for ids, ``Class(env_config)`` for import paths (the class
-    checked by :func:`env_class`)."""
-    if ":" in env:
+    """``gymnasium.make(id, **env_config)`` for ids (``module:id`` too: gymnasium imports the module, which
+    registers the id), ``Class(env_config)`` for import paths (the class checked by :func:`env_class`)."""
+    if is_import_path(env):
         return env_class(env)(dict(env_config))
     import gymnasium
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import difflib
 import importlib
 
+from rlbench.adapters.envs import is_import_path
+
 
 #: A module an env family imports -> rlbench's extra that installs it (pyproject.toml; README, "Install").
 EXTRA_OF_MODULE: dict[str, str] = {
@@ -53,7 +55,7 @@ def check_env(env: str) -> None:
 
     The module is imported (a spec names code: see docs/SECURITY.md); nothing in it is called.
     """
-    if ":" in env and not env.startswith(("ale_py:",)):
+    if is_import_path(env):
         module_name, _, attr = env.partition(":")
         try:
             module = importlib.import_module(module_name)
@@ -82,7 +84,7 @@ def check_env(env: str) -> None:
         return
     import gymnasium
 
-    module_name, _, env_id = env.rpartition(":")
+    module_name, _, env_id = env.partition(":") if ":" in env else ("", "", env)
     if env_id.startswith("ALE/") and not module_name:  # a fresh env runner has not imported ale_py: make() fails
         raise ValueError(f"env '{env}': ALE's ids are registered by importing ale_py, which a trial's env runners do "
                          f"not do: name it 'ale_py:{env_id}' (RLlib imports ale_py for it), or use envs.atari:AtariEnv "

@@ -56,3 +56,18 @@ def test_pong_is_rllibs_preprocessed_game():
         env.close()
     with pytest.raises(ValueError, match="not an ALE id"):
         get_adapter("plain").make_env("envs.atari:AtariEnv", {"game": "Pong-v5"})
+
+
+def test_a_gymnasium_module_id_is_made_as_an_id_not_as_a_class():
+    """``ale_py:ALE/Pong-v5`` (RLlib's spelling: gymnasium imports ale_py, which registers the id) is an id with a
+    module, not ``package.module:Class``: made by gymnasium, handed to RLlib as-is."""
+    from rlbench.adapters.envs import is_import_path
+    from rlbench.adapters.rllib.config import resolve_env
+
+    assert is_import_path("envs.atari:AtariEnv") and not is_import_path("ale_py:ALE/Pong-v5")
+    assert resolve_env("ale_py:ALE/Pong-v5") == "ale_py:ALE/Pong-v5"
+    env = get_adapter("plain").make_env("ale_py:ALE/Pong-v5", {})
+    try:
+        assert env.spec.id == "ALE/Pong-v5" and env.action_space.n == 6
+    finally:
+        env.close()

@@ -13,7 +13,7 @@ import logging
 import os
 from typing import TYPE_CHECKING, Any
 
-from rlbench.adapters.envs import env_class
+from rlbench.adapters.envs import env_class, is_import_path
 from rlbench.adapters.rllib.training import AGGREGATING_ALGOS
 
 if TYPE_CHECKING:
@@ -63,9 +63,9 @@ def _per_iteration_stats_lookup() -> dict:
 
 
 def resolve_env(env: str) -> Any:
-    """What to hand RLlib as ``env``: a gymnasium id as-is, an import path as the class itself
-    (checked by :func:`env_class`)."""
-    if ":" in env:
+    """What to hand RLlib as ``env``: a gymnasium id as-is (``ale_py:ALE/Pong-v5`` too: RLlib imports ale_py
+    for it), an import path as the class itself (checked by :func:`env_class`)."""
+    if is_import_path(env):
         return env_class(env)
     return env
 
