@@ -3,14 +3,19 @@ gymnasium is imported when an env is made)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+
+#: A gymnasium id after a module prefix (``module:[namespace/]Name-vN``, gymnasium's own spelling).
+_MODULE_ID = re.compile(r"([\w.-]+/)?[\w.-]+-v\d+")
 
 
 def is_import_path(env: str) -> bool:
     """Whether ``env`` names a class (``package.module:Class``) rather than a gymnasium id, which may carry a
-    module to import first (gymnasium's ``module:id``, as RLlib's ``ale_py:ALE/Pong-v5``): the part after the
-    colon is an identifier only for a class."""
-    return ":" in env and env.partition(":")[2].isidentifier()
+    module to import first (gymnasium's ``module:id``, as RLlib's ``ale_py:ALE/Pong-v5``): an id after the
+    colon is ``[namespace/]Name-vN``; anything else after it is taken as a class name (and checked as one)."""
+    return ":" in env and _MODULE_ID.fullmatch(env.partition(":")[2]) is None
 
 
 def env_class(env: str) -> type:

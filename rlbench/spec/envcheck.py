@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import importlib
 
-from rlbench.adapters.envs import is_import_path
+from rlbench.adapters import is_import_path
 
 
 #: A module an env family imports -> rlbench's extra that installs it (pyproject.toml; README, "Install").
