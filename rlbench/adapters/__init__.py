@@ -3,12 +3,14 @@
 The rest of rlbench asks :func:`get_adapter` for the framework a trial config names
 (``framework:``) and talks to it through :class:`rlbench.adapters.base.Adapter` alone; the
 analysis reaches it through the trial's plan (``TrialPlan.demand()``, ``.asynchronous``). No name
-that only one adapter defines is exported here. Adding a framework: docs/ARCHITECTURE.md.
+that only one adapter defines is exported here; :func:`is_import_path` (whether a spec's env names a class or a
+gymnasium id, the one rule every adapter makes envs by) is. Adding a framework: docs/ARCHITECTURE.md.
 """
 
 from __future__ import annotations
 
 from rlbench.adapters.base import Adapter, ResourceDemand, unsupported
+from rlbench.adapters.envs import is_import_path
 from rlbench.adapters.plain import PlainAdapter
 from rlbench.adapters.rllib import RLlibAdapter
 from rlbench.adapters.sb3 import SB3Adapter
@@ -32,4 +34,5 @@ def get_adapter(framework: str = "rllib") -> Adapter:
     return _ADAPTERS[framework]
 
 
-__all__ = ["ALL_ALGORITHMS", "ALL_ROLES", "FRAMEWORKS", "Adapter", "ResourceDemand", "get_adapter", "unsupported"]
+__all__ = ["ALL_ALGORITHMS", "ALL_ROLES", "FRAMEWORKS", "Adapter", "ResourceDemand", "get_adapter", "is_import_path",
+           "unsupported"]

@@ -171,6 +171,20 @@ class IterationTimings:
     """Mean policy lag of the iteration's updates (1: on-policy)."""
     policy_lag_max: float | None = None
     """Largest policy lag of the iteration's updates."""
+    replay_s: float | None = None
+    """Of ``other_s``: the driver inside its replay buffer (storing, drawing, re-prioritizing), off-policy only."""
+    replay_add_s: float | None = None
+    """Of ``replay_s``: storing the sampled steps."""
+    replay_sample_s: float | None = None
+    """Of ``replay_s``: drawing the train batches."""
+    replay_update_s: float | None = None
+    """Of ``replay_s``: updating the priorities from the TD errors."""
+    target_update_s: float | None = None
+    """Of ``learn_s``: the target-network updates, per learner."""
+    target_updates: float | None = None
+    """Target-network updates, per learner."""
+    updates_per_env_step: float | None = None
+    """Training intensity: gradient (minibatch) steps per learner over the env steps sampled."""
     runners: list[dict[str, Any]] | None = None
     """Per env runner: its own timings (runner_iterations table rows), or None."""
 
@@ -285,6 +299,12 @@ class Adapter(Protocol):
     def is_asynchronous(self, algo: str) -> bool:
         """Whether the algorithm samples while it learns (its iteration's phases overlap, so the driver's
         split of an iteration is its waits, not the phases' durations)."""
+
+    def trains_on_replay(self, algo: str) -> bool:
+        """Whether the algorithm trains on replayed env steps (off-policy, as DQN and SAC): its iteration repeats
+        sample, store, replay, update and sync, and its training intensity, not its train batch, sets how much
+        learning a sampled step buys. ``rlbench autoconfig``'s cost model is of an on-policy iteration and
+        refuses such an algorithm before any trial."""
 
     def classify_process(self, cmdline: list[str], *, is_driver: bool) -> str:
         """The role of one process of a trial, from its command line (title)."""

@@ -3,7 +3,19 @@ gymnasium is imported when an env is made)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+
+#: A gymnasium id after a module prefix (``module:[namespace/]Name-vN``, gymnasium's own spelling).
+_MODULE_ID = re.compile(r"([\w.-]+/)?[\w.-]+-v\d+")
+
+
+def is_import_path(env: str) -> bool:
+    """Whether ``env`` names a class (``package.module:Class``) rather than a gymnasium id, which may carry a
+    module to import first (gymnasium's ``module:id``, as RLlib's ``ale_py:ALE/Pong-v5``): an id after the
+    colon is ``[namespace/]Name-vN``; anything else after it is taken as a class name (and checked as one)."""
+    return ":" in env and _MODULE_ID.fullmatch(env.partition(":")[2]) is None
 
 
 def env_class(env: str) -> type:
@@ -33,9 +45,9 @@ def _what(obj: Any) -> str:
 
 
 def make_env(env: str, env_config: dict[str, Any]) -> Any:
-    """``gymnasium.make(id, **env_config)`` for ids, ``Class(env_config)`` for import paths (the class
-    checked by :func:`env_class`)."""
-    if ":" in env:
+    """``gymnasium.make(id, **env_config)`` for ids (``module:id`` too: gymnasium imports the module, which
+    registers the id), ``Class(env_config)`` for import paths (the class checked by :func:`env_class`)."""
+    if is_import_path(env):
         return env_class(env)(dict(env_config))
     import gymnasium
 

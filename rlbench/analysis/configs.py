@@ -28,11 +28,12 @@ HEADLINE_COLUMNS: tuple[str, ...] = ("env_steps_per_s", "sample_frac", "learn_fr
 ENERGY_COLUMNS: tuple[str, ...] = ("env_steps_per_s_per_w", "j_per_env_step")
 
 
-#: Per-trial columns about overlap, learners and policy lag (analysis/overlap.py): their median over
-#: the ok repeats (no interval) per configuration.
+#: Per-trial columns about overlap, learners and policy lag (analysis/overlap.py), and the off-policy replay share
+#: and training intensity (analysis/trials.py): their median over the ok repeats (no interval) per configuration.
 OVERLAP_COLUMNS: tuple[str, ...] = ("sampler_busy_frac", "learner_busy_frac", "busy_overlap_frac", "policy_lag_mean",
                                     "policy_lag_max", "learn_s_per_iteration", "learner_busy_s_per_iteration",
-                                    "learner_updates_per_s", "cpus_used_per_learner")
+                                    "learner_updates_per_s", "cpus_used_per_learner", "replay_frac",
+                                    "updates_per_env_step")
 
 
 

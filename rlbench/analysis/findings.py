@@ -25,6 +25,9 @@ SATURATED_FRAC = 0.8
 BOUND_FRAC = 0.5
 #: Weight sync taking at least this share is called out.
 SYNC_HEAVY_FRAC = 0.2
+#: An off-policy iteration's replay buffer (storing, drawing, re-prioritizing; inside ``other``) taking at least
+#: this share is called out, as weight sync is.
+REPLAY_HEAVY_FRAC = 0.2
 #: A role using at least this share of its allocated CPUs is at its allocation (CPU-starved).
 STARVED_FRAC = 0.85
 #: All roles together using at least this share of the trial's cpus: every core is busy.
@@ -91,6 +94,10 @@ def verdict(row: dict[str, Any]) -> tuple[str, list[str]]:
         findings.append(f"no single phase dominates: sampling {sample:.0%}, learning {learn:.0%}, sync {sync:.0%}")
     if sync >= SYNC_HEAVY_FRAC:
         findings.append(f"weight sync takes {sync:.0%} of each iteration")
+    replay = num(row.get("replay_frac"))
+    if replay is not None and replay >= REPLAY_HEAVY_FRAC:
+        findings.append(f"the replay buffer takes {replay:.0%} of each iteration (storing, drawing and re-prioritizing "
+                        "steps, in the driver: part of 'other')")
     lag_mean, lag_max = num(row.get("policy_lag_mean")), num(row.get("policy_lag_max"))
     if lag_mean is not None and row.get("asynchronous"):  # PPO's is always 1 (RLlib's count; docs/ANALYSIS.md)
         findings.append(f"policy lag: {lag_mean:.1f} learner updates on average, at most "

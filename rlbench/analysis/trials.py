@@ -115,6 +115,12 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
     row["env_steps_per_s"] = steady_throughput(steady_its)
     for phase in ("sample", "learn", "sync", "other"):
         row[f"{phase}_frac"] = _frac(steady_its[f"{phase}_s"], steady_its["wall_s"]) if len(steady_its) else None
+    # off-policy only (null columns otherwise): the replay buffer's share, inside other_frac, and the training intensity
+    replay, intensity = steady_its.get("replay_s"), steady_its.get("updates_per_env_step")  # absent: older results
+    row["replay_frac"] = (_frac(replay.fillna(0.0), steady_its["wall_s"])
+                          if replay is not None and replay.notna().any() else None)
+    row["updates_per_env_step"] = (float(intensity.median())
+                                   if intensity is not None and intensity.notna().any() else None)
 
     allocated = cpus_allocated(plan)
     for role in CPU_ROLES:

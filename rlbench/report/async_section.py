@@ -1,4 +1,5 @@
-"""The report's columns and words for asynchronous configurations (APPO, IMPALA) and policy lag.
+"""The report's columns and words for asynchronous configurations (APPO, IMPALA) and policy lag, and for
+off-policy ones (DQN, SAC): the replay buffer's share of the iteration and the training intensity.
 
 Kept apart from :mod:`rlbench.report.document` so the document only asks which extra columns a
 result set has and what they say; the figures behind them come from :mod:`rlbench.analysis.overlap`.
@@ -36,15 +37,22 @@ def _shown(configs: pd.DataFrame) -> tuple[bool, bool]:
     return busy, lag
 
 
+def _replayed(configs: pd.DataFrame) -> bool:
+    return "replay_frac" in configs and bool(configs["replay_frac"].notna().any())
+
+
 def async_header(configs: pd.DataFrame) -> list[str]:
     """The configurations table's extra column names: busy shares and policy lag when a configuration
-    overlapped work (none for a PPO-only result set, whose lag is always 1)."""
+    overlapped work (none for a PPO-only result set, whose lag is always 1); the replay buffer's share (part of
+    the iteration's other time) and gradient steps per env step when one trained from a replay buffer."""
     busy, lag = _shown(configs)
-    return [*(["sampler busy", "learner busy"] if busy else []), *(["policy lag mean / max"] if lag else [])]
+    return [*(["sampler busy", "learner busy"] if busy else []), *(["policy lag mean / max"] if lag else []),
+            *(["replay", "updates / env step"] if _replayed(configs) else [])]
 
 
 def async_cells(configs: pd.DataFrame, row: pd.Series) -> list[str]:
     """One configuration's cells for :func:`async_header`'s columns."""
     busy, lag = _shown(configs)
     return [*([pct(row["sampler_busy_frac"]), pct(row["learner_busy_frac"])] if busy else []),
-            *([f"{fmt(row['policy_lag_mean'], 1)} / {fmt(row['policy_lag_max'], 1)}"] if lag else [])]
+            *([f"{fmt(row['policy_lag_mean'], 1)} / {fmt(row['policy_lag_max'], 1)}"] if lag else []),
+            *([pct(row["replay_frac"]), fmt(row["updates_per_env_step"], 2)] if _replayed(configs) else [])]

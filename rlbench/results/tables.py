@@ -54,6 +54,13 @@ ITERATION_SCHEMA = pa.schema([
     ("sgd_steps", pa.float64()),
     ("policy_lag_mean", pa.float64()),
     ("policy_lag_max", pa.float64()),
+    ("replay_s", pa.float64()),
+    ("replay_add_s", pa.float64()),
+    ("replay_sample_s", pa.float64()),
+    ("replay_update_s", pa.float64()),
+    ("target_update_s", pa.float64()),
+    ("target_updates", pa.float64()),
+    ("updates_per_env_step", pa.float64()),
 ])
 
 

@@ -1,10 +1,52 @@
 """Whether a spec's env can be made: a registered gymnasium id, or an import path to a gymnasium.Env
-subclass (checked when a spec is loaded and by ``rlbench envbench``, before anything runs)."""
+subclass (checked when a spec is loaded and by ``rlbench envbench``, before anything runs).
+
+An env whose package is not installed (ALE's Atari games, MuJoCo, Box2D) is refused here with the extra that
+installs it (``pip install -e ".[atari]"``), not by a traceback from inside a trial: a gymnasium id's module
+(its entry point) is imported too, which is where gymnasium reports a missing ``mujoco`` or ``Box2D``.
+"""
 
 from __future__ import annotations
 
 import difflib
 import importlib
+
+from rlbench.adapters import is_import_path
+
+
+#: A module an env family imports -> rlbench's extra that installs it (pyproject.toml; README, "Install").
+EXTRA_OF_MODULE: dict[str, str] = {
+    "ale_py": "atari", "cv2": "atari",
+    "mujoco": "mujoco", "imageio": "mujoco",
+    "Box2D": "box2d", "pygame": "box2d",
+}
+#: A gymnasium entry point's package (or an id's ``module:`` prefix) -> the extra its envs need.
+EXTRA_OF_ENTRY_POINT: dict[str, str] = {
+    "ale_py": "atari", "gymnasium.envs.mujoco": "mujoco", "gymnasium.envs.box2d": "box2d",
+}
+
+
+def missing_extra(error: BaseException, where: str = "") -> str | None:
+    """The extra to install when ``error`` (raised importing an env's module) is a missing package of an env
+    family; None when it is anything else. ``where``: the module or entry point imported, which names the
+    family when the error does not (gymnasium's ``DependencyNotInstalled`` for MuJoCo and Box2D)."""
+    seen: BaseException | None = error
+    while seen is not None:  # gymnasium raises DependencyNotInstalled from the ImportError
+        name = getattr(seen, "name", None)
+        if isinstance(seen, ImportError) and name and name.split(".")[0] in EXTRA_OF_MODULE:
+            return EXTRA_OF_MODULE[name.split(".")[0]]
+        seen = seen.__cause__ or seen.__context__
+    if type(error).__name__ == "DependencyNotInstalled" or isinstance(error, ImportError):
+        return next((extra for prefix, extra in EXTRA_OF_ENTRY_POINT.items() if where.startswith(prefix)), None)
+    return None
+
+
+def _install_hint(env: str, extra: str, error: BaseException) -> str:
+    said = f"{type(error).__name__}: {error}"
+    if "gymnasium[" in said:  # gymnasium[mujoco] pulls mujoco 4, gymnasium[box2d] a source build: not those
+        said += f" (rlbench's [{extra}] extra names the packages that work with ray[rllib]'s gymnasium instead)"
+    return (f"env '{env}' needs the [{extra}] extra, which is not installed: pip install -e \".[{extra}]\" (or "
+            f"pip install \"rlbench[{extra}]\"); importing it failed with {said}")
 
 
 def check_env(env: str) -> None:
@@ -13,11 +55,13 @@ def check_env(env: str) -> None:
 
     The module is imported (a spec names code: see docs/SECURITY.md); nothing in it is called.
     """
-    if ":" in env and not env.startswith(("ale_py:",)):
+    if is_import_path(env):
         module_name, _, attr = env.partition(":")
         try:
             module = importlib.import_module(module_name)
         except ImportError as e:
+            if (extra := missing_extra(e, module_name)) is not None:
+                raise ValueError(_install_hint(env, extra, e)) from None
             raise ValueError(
                 f"env '{env}': cannot import module '{module_name}' ({e}); is its folder on PYTHONPATH "
                 "(run rlbench from the folder that holds it)?"
@@ -40,8 +84,19 @@ def check_env(env: str) -> None:
         return
     import gymnasium
 
+    module_name, _, env_id = env.partition(":") if ":" in env else ("", "", env)
+    if env_id.startswith("ALE/") and not module_name:  # a fresh env runner has not imported ale_py: make() fails
+        raise ValueError(f"env '{env}': ALE's ids are registered by importing ale_py, which a trial's env runners do "
+                         f"not do: name it 'ale_py:{env_id}' (RLlib imports ale_py for it), or use envs.atari:AtariEnv "
+                         "for RLlib's Atari preprocessing; both need the [atari] extra: pip install -e \".[atari]\"")
     try:
-        gymnasium.spec(env)
+        if module_name:  # gymnasium's "module:id" (RLlib's "ale_py:ALE/Pong-v5"): the module registers the ids
+            importlib.import_module(module_name)
+        spec = gymnasium.spec(env_id)
+    except ImportError as e:
+        if (extra := missing_extra(e, module_name)) is not None:
+            raise ValueError(_install_hint(env, extra, e)) from None
+        raise ValueError(f"env '{env}': cannot import module '{module_name}' ({e})") from None
     except Exception:
         ids = list(gymnasium.registry.keys())
         close = difflib.get_close_matches(env, ids, n=1)
@@ -49,3 +104,12 @@ def check_env(env: str) -> None:
         raise ValueError(
             f"env '{env}' is neither a registered gymnasium id nor an import path 'package.module:Class'{hint}"
         ) from None
+    entry = spec.entry_point if isinstance(spec.entry_point, str) else ""
+    if ":" in entry:  # the env's module: where a missing simulator package shows (mujoco, Box2D)
+        try:
+            importlib.import_module(entry.partition(":")[0])
+        except Exception as e:
+            if (extra := missing_extra(e, entry)) is not None:
+                raise ValueError(_install_hint(env, extra, e)) from None
+            raise ValueError(f"env '{env}': importing its module '{entry.partition(':')[0]}' raised "
+                             f"{type(e).__name__}: {e}") from None

@@ -68,8 +68,8 @@ class TrialSections(_Section):
     several frameworks get every PPO hyperparameter the spec leaves unset pinned to one value (docs/SPEC.md,
     "Comparing frameworks")."""
     algo: Algo = "PPO"
-    """The RLlib algorithm (``PPO``: synchronous; ``APPO``, ``IMPALA``: asynchronous sampling, V-trace).
-    Also a grid axis: ``algo: [PPO, APPO]``."""
+    """The RLlib algorithm (``PPO``: synchronous; ``APPO``, ``IMPALA``: asynchronous sampling, V-trace; ``DQN``,
+    ``SAC``: off-policy, from a replay buffer). Also a grid axis: ``algo: [PPO, APPO]``."""
     execution: Literal["tune", "script"] = "tune"
     """How the driver runs: ``tune`` as a Tune trial actor would (niced as Ray's workers, torch and BLAS threads
     limited to its CPUs); ``script`` as a plain ``algo.train()`` loop (normal priority, the libraries' own

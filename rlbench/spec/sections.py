@@ -133,3 +133,5 @@ class RLModuleSection(_Section):
     """Activation of the hidden layers."""
     vf_share_layers: Union[bool, None] = None
     """Whether policy and value function share their hidden layers."""
+    head_fcnet_hiddens: Union[list[Annotated[int, Field(ge=1, le=1 << 20)]], None] = Field(None, max_length=1_000)
+    """Hidden layer sizes of the heads on top of the encoder (RLlib's Atari CNN: [256]; DQN's Q head, SAC's heads)."""

@@ -44,6 +44,21 @@ def accepted_keys(algo: str, framework: str | None = None) -> frozenset[str]:
     return frozenset().union(*(a.training_keys(algo) for a in adapters if algo in a.algorithms))
 
 
+class ReplayBufferConfig(BaseModel):
+    """``training.replay_buffer_config`` (DQN, SAC): RLlib's episode replay buffers on the new API stack."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
+
+    type: Union[Literal["EpisodeReplayBuffer", "PrioritizedEpisodeReplayBuffer"], None] = None
+    """The buffer class (the new stack takes episode buffers only); both algorithms default to the prioritized one."""
+    capacity: Union[int, None] = Field(None, ge=1, le=MAX_BATCH)
+    """Env steps the buffer holds."""
+    alpha: Union[float, None] = Field(None, ge=0)
+    """Prioritization exponent (0: uniform). Prioritized buffer."""
+    beta: Union[float, None] = Field(None, ge=0)
+    """Importance-sampling exponent. Prioritized buffer."""
+
+
 class _TrainingKeys(BaseModel):
     """The typed keys of :class:`TrainingSection` (every adapter's together), its checks and its merge."""
 
@@ -51,19 +66,20 @@ class _TrainingKeys(BaseModel):
                               allow_inf_nan=False)
 
     train_batch_size_per_learner: Union[int, None] = Field(None, ge=1, le=MAX_BATCH)
-    """Env steps per learner per update (total = this x max(1, num_learners)). All algorithms."""
+    """Env steps per learner per update (total = this x max(1, num_learners)); DQN and SAC: replayed env steps per
+    gradient update (an iteration runs many). All algorithms."""
     minibatch_size: Union[int, None] = Field(None, ge=1, le=MAX_BATCH)
-    """SGD minibatch size (APPO/IMPALA: a multiple of rollout_fragment_length). All algorithms."""
+    """SGD minibatch size (APPO/IMPALA: a multiple of rollout_fragment_length). PPO, APPO, IMPALA."""
     num_epochs: Union[int, None] = Field(None, ge=1, le=MAX_ITERATIONS)
-    """Passes over each train batch. All algorithms."""
+    """Passes over each train batch. PPO, APPO, IMPALA."""
     lr: Union[float, None] = Field(None, gt=0)
-    """Learning rate. All algorithms."""
+    """Learning rate. PPO, APPO, IMPALA, DQN (SAC: actor_lr, critic_lr, alpha_lr)."""
     gamma: Union[float, None] = Field(None, ge=0, le=1)
     """Discount factor. All algorithms."""
     grad_clip: Union[float, None] = Field(None, gt=0)
     """Gradient clipping threshold. All algorithms."""
     shuffle_batch_per_epoch: Union[bool, None] = None
-    """Shuffle the train batch before each epoch. All algorithms."""
+    """Shuffle the train batch before each epoch. PPO, APPO, IMPALA."""
     entropy_coeff: Union[float, None] = Field(None, ge=0)
     """Entropy bonus coefficient. PPO, APPO, IMPALA."""
     vf_loss_coeff: Union[float, None] = Field(None, ge=0)
@@ -104,13 +120,60 @@ class _TrainingKeys(BaseModel):
     """Times each batch in the circular buffer may be trained on. APPO."""
     simple_queue_size: Union[int, None] = Field(None, ge=1, le=MAX_BATCH)
     """Size of the queue used instead of the circular buffer. APPO."""
-    target_network_update_freq: Union[float, None] = Field(None, gt=0)
-    """Target-network update period, in units of circular_buffer_num_batches x
-    circular_buffer_iterations_per_batch x train batch trained env steps. APPO."""
+    target_network_update_freq: Union[float, None] = Field(None, ge=0)
+    """Target-network update period. APPO: in units of circular_buffer_num_batches x
+    circular_buffer_iterations_per_batch x train batch trained env steps; DQN, SAC: env steps sampled between two
+    updates (0: after every gradient update; RLlib's defaults DQN 500, SAC 0)."""
     tau: Union[float, None] = Field(None, ge=0, le=1)
-    """Target-network update rate. APPO."""
+    """Target-network update rate (1: copy). APPO, DQN, SAC."""
     target_worker_clipping: Union[float, None] = Field(None, gt=0)
     """Clip of the importance ratio against the target network. APPO."""
+
+    replay_buffer_config: Union[ReplayBufferConfig, None] = None
+    """The replay buffer; keys left out keep the algorithm's (DQN: 50,000 steps, SAC: 1,000,000, both
+    prioritized). DQN, SAC."""
+    num_steps_sampled_before_learning_starts: Union[int, None] = Field(None, ge=0, le=MAX_BATCH)
+    """Env steps sampled before the first gradient update (DQN 1000, SAC 1500): iterations before it only sample.
+    DQN, SAC."""
+    training_intensity: Union[float, None] = Field(None, gt=0)
+    """Replayed env steps trained on per env step sampled (RLlib's ratio; unset: one update per sampling round).
+    DQN, SAC."""
+    n_step: Union[int, tuple[int, int], None] = None
+    """N-step returns: an int, or [low, high] drawn per sample. DQN, SAC."""
+    epsilon: Union[float, list[tuple[int, float]], None] = None
+    """Exploration: a constant, or a schedule of [env step, epsilon] pairs (RLlib: [[0, 1.0], [10000, 0.05]]). DQN."""
+    double_q: Union[bool, None] = None
+    """Double Q-learning. DQN."""
+    dueling: Union[bool, None] = None
+    """Dueling heads. DQN."""
+    num_atoms: Union[int, None] = Field(None, ge=1, le=MAX_THREADS)
+    """Atoms of the distributional Q head (1: not distributional). DQN."""
+    v_min: Union[float, None] = None
+    """Lowest value of the distributional support. DQN."""
+    v_max: Union[float, None] = None
+    """Highest value of the distributional support. DQN."""
+    noisy: Union[bool, None] = None
+    """Noisy networks for exploration. DQN."""
+    sigma0: Union[float, None] = Field(None, ge=0)
+    """Initial noise of the noisy networks. DQN."""
+    td_error_loss_fn: Union[Literal["huber", "mse"], None] = None
+    """Loss of the TD error. DQN."""
+    adam_epsilon: Union[float, None] = Field(None, gt=0)
+    """Adam's epsilon. DQN."""
+    actor_lr: Union[float, None] = Field(None, gt=0)
+    """Policy learning rate. SAC."""
+    critic_lr: Union[float, None] = Field(None, gt=0)
+    """Q-network learning rate. SAC."""
+    alpha_lr: Union[float, None] = Field(None, gt=0)
+    """Entropy-weight learning rate. SAC."""
+    initial_alpha: Union[float, None] = Field(None, gt=0)
+    """Initial entropy weight. SAC."""
+    target_entropy: Union[Literal["auto"], float, None] = None
+    """Entropy target (``auto``: minus the action dimensions). SAC."""
+    twin_q: Union[bool, None] = None
+    """Two Q-networks (clipped double Q). SAC."""
+    clip_actions: Union[bool, None] = None
+    """Clip actions to the action space. SAC."""
 
     @model_validator(mode="after")
     def _per_algorithm_keys_are_its_own(self) -> "_TrainingKeys":

@@ -112,7 +112,7 @@ def test_the_adapter_knows_which_algorithms_overlap():
     from rlbench.adapters import get_adapter
 
     adapter = get_adapter()
-    assert adapter.algorithms == ("PPO", "APPO", "IMPALA")
-    assert [adapter.is_asynchronous(a) for a in adapter.algorithms] == [False, True, True]
+    assert adapter.algorithms == ("PPO", "APPO", "IMPALA", "DQN", "SAC")
+    assert [adapter.is_asynchronous(a) for a in adapter.algorithms] == [False, True, True, False, False]
     assert adapter.actor_class_roles["AggregatorActor"] == "aggregator"
     assert adapter.actor_class_roles["EnvRunnerStateServer"] == "state_server"

@@ -206,3 +206,15 @@ def test_a_resume_reads_its_state_only_from_a_folder_without_links(capsys, monke
     assert code == EXIT_BAD_INPUT
     assert "autoconfig_state.json" in text and "never follows a symbolic link" in text
     assert "state version" not in text
+
+
+@pytest.mark.parametrize("head, refused", [("algo: DQN\n", "DQN"), ("grid_algo", "SAC")])
+def test_an_algorithm_that_trains_on_replay_is_refused_before_any_trial(capsys, monkeypatch, tmp_path, head, refused):
+    # issue 37: the cost model is of an on-policy iteration; DQN's and SAC's repeat sample, store, replay, update
+    text = GOOD.replace("framework: plain\n", "" if head == "grid_algo" else head)
+    if head == "grid_algo":
+        text = text.replace("  num_envs_per_env_runner: [1, 2]\n", "  num_envs_per_env_runner: [1, 2]\n  algo: [PPO, SAC]\n")
+    code, msg = _run(capsys, monkeypatch, tmp_path, text, "--budget", "20m")
+    assert code == EXIT_BAD_INPUT
+    assert f"algo: autoconfig cannot search {refused}: its cost model is of an on-policy iteration" in msg
+    assert "replayed steps" in msg and "rlbench sweep" in msg

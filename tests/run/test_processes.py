@@ -110,8 +110,9 @@ def test_a_dead_trials_orphan_is_killed(spawn):
     """The positive case, so the refusals below are refusals: the rules do find a real leftover."""
     leader, child = _orphan_in_dead_session(spawn)
     assert read_stat(child).session == leader.pid
+    handle = psutil.Process(child)  # before the kill: once init reaps it, psutil.Process(child) raises NoSuchProcess
     assert kill_survivors(set(), f"/tmp/ray/{SESSION}", leader) == 1
-    wait_dead([psutil.Process(child)], timeout=5)
+    wait_dead([handle], timeout=5)
     assert read_stat(child) is None or read_stat(child).exiting
 
 

@@ -55,8 +55,8 @@ def test_algo_as_a_grid_axis(tmp_path):
 
 
 def test_unknown_algo(tmp_path):
-    msg = error(tmp_path, BASE + "algo: DQN\n")
-    assert msg == f"{at(tmp_path, 6)}: algo: Input should be 'PPO', 'APPO' or 'IMPALA' (got 'DQN')"
+    msg = error(tmp_path, BASE + "algo: A2C\n")
+    assert msg == f"{at(tmp_path, 6)}: algo: Input should be 'PPO', 'APPO', 'IMPALA', 'DQN' or 'SAC' (got 'A2C')"
 
 
 def test_each_algorithm_takes_its_own_keys(tmp_path):
@@ -76,7 +76,10 @@ def test_each_algorithm_takes_its_own_keys(tmp_path):
     ("IMPALA", "clip_param", 0.2, "a PPO and APPO key"),
     ("APPO", "learner_queue_size", 4, "an IMPALA key"),
     ("APPO", "vf_clip_param", 10, "a PPO key"),
-    ("IMPALA", "target_network_update_freq", 2, "an APPO key"),
+    ("IMPALA", "target_network_update_freq", 2, "an APPO, DQN and SAC key"),
+    ("SAC", "lr", 0.001, "a PPO, APPO, IMPALA and DQN key"),  # SAC: actor_lr, critic_lr, alpha_lr
+    ("DQN", "actor_lr", 0.001, "a SAC key"),
+    ("PPO", "replay_buffer_config", "{capacity: 10}", "a DQN and SAC key"),
 ])
 def test_a_key_of_another_algorithm_says_which_it_belongs_to(tmp_path, algo, key, value, belongs):
     # line 6: algo, 7: training, 8: the key

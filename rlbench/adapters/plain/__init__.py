@@ -60,6 +60,9 @@ class PlainAdapter:
     def is_asynchronous(self, algo: str) -> bool:
         return False
 
+    def trains_on_replay(self, algo: str) -> bool:
+        return False  # it steps its env and trains nothing, whatever the spec's algo
+
     def classify_process(self, cmdline: list[str], *, is_driver: bool) -> str:
         return "driver" if is_driver else "other"
 

@@ -23,7 +23,7 @@ from rlbench.adapters.rllib.resources import ASYNC_ALGOS, resource_demand, torch
 from rlbench.adapters.rllib.results import metric_column, metric_names
 from rlbench.adapters.rllib.roles import RAY_TITLE_ROLES, ROLES, classify_process
 from rlbench.adapters.rllib.training import (ALGO_ONLY_KEYS, ALGO_TRAINING_KEYS, ALGORITHMS, DEFAULT_TRAIN_BATCH,
-                                             PPO_DEFAULTS, REFUSED_VALUES, REMOVED_KEYS)
+                                             PPO_DEFAULTS, REFUSED_VALUES, REMOVED_KEYS, REPLAY_ALGOS)
 
 if TYPE_CHECKING:
     from rlbench.adapters.rllib.lifecycle import RLlibTrainer
@@ -44,7 +44,8 @@ class RLlibAdapter:
     name = "rllib"
     roles = ROLES
     preload_modules = ("rlbench.adapters.rllib.lifecycle", "ray", "ray.rllib.algorithms.ppo", "ray.rllib.algorithms.appo",
-                       "ray.rllib.algorithms.impala", "torch", "gymnasium")
+                       "ray.rllib.algorithms.impala", "ray.rllib.algorithms.dqn", "ray.rllib.algorithms.sac", "torch",
+                       "gymnasium")
     actor_class_roles = {title.removeprefix("ray::"): role for title, role in RAY_TITLE_ROLES.items()
                          if role in ("env_runner", "learner", "aggregator", "state_server")}
     system_titles = tuple(title for title, role in RAY_TITLE_ROLES.items() if role == "ray_system")
@@ -71,6 +72,9 @@ class RLlibAdapter:
 
     def is_asynchronous(self, algo: str) -> bool:
         return algo in ASYNC_ALGOS
+
+    def trains_on_replay(self, algo: str) -> bool:
+        return algo in REPLAY_ALGOS
 
     def classify_process(self, cmdline: list[str], *, is_driver: bool) -> str:
         return classify_process(cmdline, is_driver=is_driver)

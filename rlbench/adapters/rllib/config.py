@@ -1,4 +1,4 @@
-"""Building an RLlib algorithm config (PPO, APPO or IMPALA) for one trial: only new-API names reach RLlib.
+"""Building an RLlib algorithm config (PPO, APPO, IMPALA, DQN or SAC) for one trial: only new-API names reach RLlib.
 
 The spec's sections mirror ``AlgorithmConfig``'s; rlbench has already translated old names (RLlib
 ignores several silently). Three things are added to every config: the per-iteration stats class
@@ -13,7 +13,7 @@ import logging
 import os
 from typing import TYPE_CHECKING, Any
 
-from rlbench.adapters.envs import env_class
+from rlbench.adapters.envs import env_class, is_import_path
 from rlbench.adapters.rllib.training import AGGREGATING_ALGOS
 
 if TYPE_CHECKING:
@@ -63,9 +63,9 @@ def _per_iteration_stats_lookup() -> dict:
 
 
 def resolve_env(env: str) -> Any:
-    """What to hand RLlib as ``env``: a gymnasium id as-is, an import path as the class itself
-    (checked by :func:`env_class`)."""
-    if ":" in env:
+    """What to hand RLlib as ``env``: a gymnasium id as-is (``ale_py:ALE/Pong-v5`` too: RLlib imports ale_py
+    for it), an import path as the class itself (checked by :func:`env_class`)."""
+    if is_import_path(env):
         return env_class(env)
     return env
 
@@ -75,6 +75,8 @@ ALGO_CONFIG_CLASSES: dict[str, tuple[str, str]] = {
     "PPO": ("ray.rllib.algorithms.ppo", "PPOConfig"),
     "APPO": ("ray.rllib.algorithms.appo", "APPOConfig"),
     "IMPALA": ("ray.rllib.algorithms.impala", "IMPALAConfig"),
+    "DQN": ("ray.rllib.algorithms.dqn", "DQNConfig"),
+    "SAC": ("ray.rllib.algorithms.sac", "SACConfig"),
 }
 
 
@@ -118,7 +120,7 @@ def spec_calls(config: TrialConfig) -> list[tuple[str, dict[str, Any]]]:
 
 
 def build_config(config: TrialConfig, *, seed: int | None = None, without: frozenset[str] = frozenset()):
-    """The AlgorithmConfig (PPOConfig, APPOConfig, IMPALAConfig) for one trial; only new-API names reach RLlib.
+    """The AlgorithmConfig (PPOConfig, APPOConfig, IMPALAConfig, DQNConfig, SACConfig) for one trial; only new-API names reach RLlib.
     ``without`` leaves out the ``stats`` class or the timing ``callback`` (a fidelity diagnosis,
     :mod:`rlbench.run.switches`)."""
     from rlbench.adapters.rllib.timing import PhaseTimingCallback

@@ -14,6 +14,12 @@ algorithm is built (the driver's own learner, or each remote learner through
   version (``_weights_seq_no`` goes up by one): counted as one learner update;
 - ``_update``: one minibatch step (forward, loss, backward, the gradient all-reduce with several
   learners, the optimizer step): timed and counted;
+- ``after_gradient_based_update`` of a learner with target networks (DQN's and SAC's: they keep
+  ``last_update_ts_by_mid``): the target-network update RLlib runs after every ``Learner.update`` when
+  ``target_network_update_freq`` env steps have passed (SAC: a soft update, ``tau``, every time), with the
+  learning-rate schedulers' step; timed and counted as busy. Each module's ``get_target_network_pairs``
+  (called once per target update, by that method alone) is wrapped too, to count the target updates
+  exactly (RLlib keeps only a lifetime sum);
 - ``_compute_off_policyness``: RLlib's policy lag of the minibatch (the learner's weights version
   minus the version the env runner sampled it with, averaged over the batch's valid timesteps);
   rlbench reads back the value RLlib logged and keeps its mean and its max. The version goes up at
@@ -37,6 +43,12 @@ UPDATES = ("rlbench", "updates")
 SGD_STEPS = ("rlbench", "sgd_steps")
 LAG_MEAN = ("rlbench", "policy_lag_mean")
 LAG_MAX = ("rlbench", "policy_lag_max")
+TARGET_UPDATE_S = ("rlbench", "target_update_s")
+TARGET_UPDATES = ("rlbench", "target_updates")
+
+#: The attribute RLlib 2.60's DQN learner (and SAC's, its subclass) keeps: module id -> env step of its last
+#: target-network update. A learner without it has no target network to time.
+TARGET_TIMESTEPS = "last_update_ts_by_mid"
 
 #: RLlib's key (under the module id) of one minibatch's policy lag, and the batch column it is computed from.
 RLLIB_LAG_KEY = "diff_num_grad_updates_vs_sampler_policy"
@@ -101,13 +113,44 @@ def install(learner: Any) -> bool:
             return out
         return read_back
 
+    pairs_calls = [0]  # get_target_network_pairs calls, over every module of this learner
+
+    def counted_pairs(original):
+        def counted(*args, **kwargs):
+            pairs_calls[0] += 1
+            return original(*args, **kwargs)
+        return counted
+
+    def after_update(original):
+        def timed(*args, **kwargs):
+            calls, t = pairs_calls[0], perf()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                seconds = perf() - t
+                busy(seconds)
+                metrics.log_value(TARGET_UPDATE_S, seconds, reduce="sum")
+                metrics.log_value(TARGET_UPDATES, pairs_calls[0] - calls, reduce="sum")
+        return timed
+
     _wrap(learner, "_make_batch_if_necessary", make_batch)
+    if hasattr(learner, TARGET_TIMESTEPS):
+        for module in _modules(learner):
+            if hasattr(module, "get_target_network_pairs"):
+                _wrap(module, "get_target_network_pairs", counted_pairs)
+        _wrap(learner, "after_gradient_based_update", after_update)
     _wrap(learner, "before_gradient_based_update", before_update)
     _wrap(learner, "_update", update)
     if hasattr(learner, "_compute_off_policyness"):
         _wrap(learner, "_compute_off_policyness", off_policyness)
     learner._rlbench_probe = True
     return True
+
+
+def _modules(learner: Any) -> list[Any]:
+    """The learner's RLModules, unwrapped (RLlib's MultiRLModule maps module ids to them)."""
+    multi = getattr(learner, "module", None)
+    return [m.unwrapped() if hasattr(m, "unwrapped") else m for m in (multi.values() if multi is not None else ())]
 
 
 def install_on_learners(algo: Any) -> int:

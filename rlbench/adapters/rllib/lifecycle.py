@@ -14,6 +14,7 @@ from rlbench.adapters.base import IterationTimings
 from rlbench.adapters.rllib.config import build_config, infeasible_reason
 from rlbench.adapters.rllib.learner_probe import install_on_learners
 from rlbench.adapters.rllib.results import iteration_timings, metric_value
+from rlbench.adapters.rllib.training import REPLAY_ALGOS
 
 if TYPE_CHECKING:
     from rlbench.adapters.base import TrialConfig
@@ -24,6 +25,8 @@ class RLlibTrainer:
 
     def __init__(self, config: TrialConfig, *, seed: int | None, without: frozenset[str] = frozenset()):
         self.algo_config = build_config(config, seed=seed, without=without)
+        self._replay = config.algo in REPLAY_ALGOS
+        self._updates_per_sync = updates_per_sync(self.algo_config) if self._replay else 1
         self.algo: Any = None
         self._result: dict[str, Any] | None = None
         self._facts: dict[str, Any] = {}
@@ -57,7 +60,8 @@ class RLlibTrainer:
     def iteration(self) -> IterationTimings:
         """The last iteration's exact phase times and counts."""
         return IterationTimings(**iteration_timings(self.algo, self._result or {}, weight_bytes=self._facts.get("weight_bytes"),
-                                 weight_receivers=self._facts.get("weight_receivers", 0)))
+                                 weight_receivers=self._facts.get("weight_receivers", 0), replay=self._replay,
+                                 updates_per_sync=self._updates_per_sync))
 
     def metric(self, name: str) -> float | None:
         """The last iteration's value of a result metric (:data:`~rlbench.adapters.rllib.results.RESULT_METRICS`)."""
@@ -68,6 +72,14 @@ class RLlibTrainer:
         if self.algo is not None:
             algo, self.algo = self.algo, None
             algo.stop()
+
+
+def updates_per_sync(algo_config) -> int:
+    """Learner updates between two weight broadcasts of a DQN or SAC training step: RLlib's round-robin weights
+    (``calculate_rr_weights``: [store rounds, updates], [1, 1] unless ``training_intensity`` is set)."""
+    from ray.rllib.algorithms.dqn.dqn import calculate_rr_weights
+
+    return max(1, int(calculate_rr_weights(algo_config)[1]))
 
 
 def set_worker_threads(algo, threads: dict[str, int]) -> dict[str, int | None]:

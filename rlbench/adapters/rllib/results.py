@@ -5,7 +5,9 @@ the value in iteration N's result is mostly iteration 1's. :mod:`rlbench.adapter
 replaces RLlib's ``ema`` stats class with a plain mean that clears on every reduce
 (``config.reporting(custom_stats_cls_lookup=...)``), and the driver's phase timers are registered
 as sums (:data:`rlbench.adapters.rllib.timing.DRIVER_SUM_TIMERS`), so each is the phase's total in
-that iteration: PPO runs one training step per iteration, IMPALA and APPO many.
+that iteration: PPO runs one training step per iteration, IMPALA, APPO, DQN and SAC many (DQN and SAC:
+one sampling round, one replay draw, one learner update and one weight sync each, until the iteration has
+sampled ``min_sample_timesteps_per_iteration`` env steps).
 
 The driver's split (``sample_s``, ``learn_s``, ``sync_s``) is the driver's own time: for PPO the
 phases in turn; for IMPALA and APPO, whose env runners and learner threads keep working while the
@@ -34,6 +36,13 @@ TIMER_SYNC_WEIGHTS = ("timers", "synch_weights")
 TIMER_SYNC_CONNECTORS = ("timers", "synch_env_connectors")
 
 
+#: DQN and SAC (``DQN.training_step``): the sampled episodes stored, the train batch drawn, the priorities
+#: updated from the TD errors. The driver's own work, outside the sampling, learning and sync timers.
+TIMER_REPLAY_ADD = ("timers", "replay_buffer_add_data_timer")
+TIMER_REPLAY_SAMPLE = ("timers", "replay_buffer_sampling_timer")
+TIMER_REPLAY_UPDATE = ("timers", "replay_buffer_update_prios_timer")
+
+
 #: Summed over env runners by rlbench's PhaseTimingCallback (rllib_timing.py).
 ENV_RUNNERS_ENV_S = ("env_runners", "rlbench", "env_step_s")
 
@@ -51,13 +60,16 @@ LEARNERS_UPDATES = ("learners", "rlbench", "updates")
 LEARNERS_SGD_STEPS = ("learners", "rlbench", "sgd_steps")
 LEARNERS_LAG_MEAN = ("learners", "rlbench", "policy_lag_mean")
 LEARNERS_LAG_MAX = ("learners", "rlbench", "policy_lag_max")
+LEARNERS_TARGET_UPDATE_S = ("learners", "rlbench", "target_update_s")
+LEARNERS_TARGET_UPDATES = ("learners", "rlbench", "target_updates")
 
 
 #: RLlib's count of training_step() calls in the iteration.
 TRAINING_STEPS = ("num_training_step_calls_per_iteration",)
 
 
-#: Learner connector pipeline (GAE etc.): one call per update, so the per-iteration mean is its time.
+#: Learner connector pipeline (GAE etc.): one call per ``Learner.update``, its per-iteration mean the time of one
+#: call: PPO's whole iteration (one update); DQN's and SAC's many updates multiply it (:func:`replay_timings`).
 LEARNER_CONNECTOR_S = ("learners", "__all_modules__", "learner_connector", "connector_pipeline_timer")
 
 
@@ -161,8 +173,24 @@ def runner_timings(result: dict) -> list[dict[str, Any]]:
     return rows
 
 
+def replay_timings(result: dict, *, learners: int, learner_updates: float) -> dict[str, Any]:
+    """What an off-policy (replay) iteration adds to the split: the driver's seconds in its replay buffer,
+    per part and in all (``replay_s``, inside ``other_s``: RLlib times them apart from sampling, learning and
+    sync), and the learners' target-network updates (``target_update_s``, seconds per learner inside
+    ``learn_s``; ``target_updates``, per learner). ``learner_connector_s`` is the pipeline's mean time per call
+    times the updates each learner ran (one call per ``Learner.update``)."""
+    add_s, sample_s, update_s = (_get(result, k) for k in (TIMER_REPLAY_ADD, TIMER_REPLAY_SAMPLE, TIMER_REPLAY_UPDATE))
+    return {
+        "replay_add_s": add_s, "replay_sample_s": sample_s, "replay_update_s": update_s,
+        "replay_s": add_s + sample_s + update_s,
+        "target_update_s": _get(result, LEARNERS_TARGET_UPDATE_S) / learners,
+        "target_updates": _get(result, LEARNERS_TARGET_UPDATES) / learners,
+        "learner_connector_s": _get(result, LEARNER_CONNECTOR_S) * learner_updates,
+    }
+
+
 def iteration_timings(algo, result: dict, *, weight_bytes: int | None = None,
-                      weight_receivers: int = 0) -> dict[str, Any]:
+                      weight_receivers: int = 0, replay: bool = False, updates_per_sync: int = 1) -> dict[str, Any]:
     """This iteration's exact phase times and step counts from its result dict.
 
     ``sync_s`` is the weight broadcast plus the env-connector state sync. RLlib times the latter
@@ -170,18 +198,28 @@ def iteration_timings(algo, result: dict, *, weight_bytes: int | None = None,
     read it from the algorithm's metrics logger right after ``train()`` returns instead.
     ``weight_sync_s`` is the broadcast alone (RLlib's ``synch_weights``). PPO broadcasts the
     inference-only RLModule's weights (``weight_bytes``, measured once after build) to every remote
-    env runner once per iteration, so ``sync_bytes = weight_bytes x weight_receivers``.
+    env runner once per iteration, so ``sync_bytes = weight_bytes x weight_receivers``. DQN and SAC
+    (``replay``) broadcast once per training step that learned, after its ``updates_per_sync`` learner updates
+    (RLlib's round-robin weights: 1 unless ``training_intensity`` asks for more), so the bytes are that many
+    times more: ``x learner_updates / updates_per_sync``.
     """
     connectors_s = _get({"m": algo.metrics.peek(TIMER_SYNC_CONNECTORS, default=0.0)}, ("m",))
     sample_s, learn_s = _get(result, TIMER_SAMPLE) + _get(result, TIMER_SAMPLE_ASYNC), _get(result, TIMER_LEARN)
     split = sampling_split(sample_s, _get(result, ENV_RUNNERS_ENV_S), _get(result, ENV_RUNNERS_INFERENCE_S),
                            sampling_runners=max(1, int(algo.config.num_env_runners or 0)))
-    connector_s = _get(result, LEARNER_CONNECTOR_S)
+    learners = max(1, int(algo.config.num_learners or 0))
+    counts = overlap_counts(result, runner_timings(result), sampling_runners=max(1, int(algo.config.num_env_runners or 0)),
+                            learners=learners)
+    extra = replay_timings(result, learners=learners, learner_updates=counts["learner_updates"]) if replay else {}
+    connector_s = extra.pop("learner_connector_s", _get(result, LEARNER_CONNECTOR_S))
     weight_sync_s = _get(result, TIMER_SYNC_WEIGHTS)
-    sync_bytes = weight_bytes * weight_receivers if weight_bytes is not None else None
+    syncs = round(counts["learner_updates"] / updates_per_sync) if replay else 1
+    sync_bytes = weight_bytes * weight_receivers * syncs if weight_bytes is not None else None
+    sampled = int(_get(result, ("env_runners", "num_env_steps_sampled")))
     return {
-        **overlap_counts(result, runner_timings(result), sampling_runners=max(1, int(algo.config.num_env_runners or 0)),
-                         learners=max(1, int(algo.config.num_learners or 0))),
+        **counts,
+        **extra,
+        "updates_per_env_step": counts["sgd_steps"] / sampled if sampled else None,
         "sample_s": sample_s,
         **split,
         "learn_s": learn_s,
@@ -191,7 +229,7 @@ def iteration_timings(algo, result: dict, *, weight_bytes: int | None = None,
         "weight_sync_s": weight_sync_s,
         "sync_bytes": sync_bytes,
         "sync_bytes_per_s": sync_bytes / weight_sync_s if sync_bytes and weight_sync_s > 0 else None,
-        "env_steps_sampled": int(_get(result, ("env_runners", "num_env_steps_sampled"))),
+        "env_steps_sampled": sampled,
         "env_steps_trained": int(_get(result, ("learners", "__all_modules__", "num_env_steps_trained"))),
         "episode_return_mean": _get(result, ("env_runners", "episode_return_mean"), default=float("nan")),
         "runners": runner_timings(result),

@@ -41,11 +41,13 @@ from ray.rllib.callbacks.callbacks import RLlibCallback
 ENV_S_KEY = ("rlbench", "env_step_s")
 INFERENCE_S_KEY = ("rlbench", "inference_s")
 
-#: The driver's timers of one training step (RLlib 2.60: PPO logs ``env_runner_sampling_timer``,
-#: IMPALA/APPO ``sample``) that rlbench makes sums over the iteration (see :meth:`on_algorithm_init`).
+#: The driver's timers of one training step (RLlib 2.60: PPO, DQN and SAC log ``env_runner_sampling_timer``,
+#: IMPALA/APPO ``sample``; DQN and SAC their replay buffer's three) that rlbench makes sums over the iteration
+#: (see :meth:`on_algorithm_init`).
 DRIVER_SUM_TIMERS: tuple[tuple[str, str], ...] = (
     ("timers", "env_runner_sampling_timer"), ("timers", "sample"), ("timers", "learner_update_timer"),
-    ("timers", "synch_weights"),
+    ("timers", "synch_weights"), ("timers", "replay_buffer_add_data_timer"), ("timers", "replay_buffer_sampling_timer"),
+    ("timers", "replay_buffer_update_prios_timer"),
 )
 
 #: Per env runner values live under ``env_runners`` at ``RUNNER_KEY + (str(worker_index), name)``.
@@ -95,7 +97,7 @@ class PhaseTimingCallback(RLlibCallback):
         return timed
 
     def on_algorithm_init(self, *, algorithm, metrics_logger=None, **kwargs) -> None:
-        # IMPALA and APPO run many training steps per iteration, and time each phase once per step
+        # IMPALA, APPO, DQN and SAC run many training steps per iteration, and time each phase once per step
         # (weight sync: only in steps that broadcast). Registered as sums before RLlib first logs
         # them, the timers add up over the iteration (RLlib's log_time reuses the registered stats);
         # with PPO's one step per iteration the sum is that step's value.

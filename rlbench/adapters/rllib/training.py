@@ -4,7 +4,10 @@ keys of other sections only some use, the old-API-stack keys refused with what t
 The keys are RLlib 2.60's ``AlgorithmConfig.training()`` arguments on the new API stack, by their
 YAML names: the ones every algorithm has (``AlgorithmConfig.training``), PPO's
 (``PPOConfig.training``), IMPALA's (``IMPALAConfig.training``) and APPO's (``APPOConfig.training``:
-IMPALA's plus its own, less ``learner_queue_size``, which APPO rejects on the new stack).
+IMPALA's plus its own, less ``learner_queue_size``, which APPO rejects on the new stack), DQN's
+(``DQNConfig.training``) and SAC's (``SACConfig.training``: its own class, not DQN's, though ``SAC`` runs
+DQN's training step). The off-policy two share the replay keys; SAC takes no ``lr`` (RLlib 2.60 refuses it on
+the new stack: ``actor_lr``, ``critic_lr`` and ``alpha_lr`` instead).
 tests/adapters/test_rllib_training.py checks every key against the installed Ray's signatures.
 Plain data, standard library only: the spec reads it through the :class:`~rlbench.adapters.base.Adapter`
 protocol and types each key itself (``rlbench.spec.training.TrainingSection``).
@@ -15,12 +18,18 @@ from __future__ import annotations
 from rlbench.adapters.base import NEVER_BINDS
 
 #: The algorithms a spec's ``algo`` may name, the default first.
-ALGORITHMS: tuple[str, ...] = ("PPO", "APPO", "IMPALA")
+ALGORITHMS: tuple[str, ...] = ("PPO", "APPO", "IMPALA", "DQN", "SAC")
+
+#: Algorithms that train on replayed env steps (RLlib's DQN family: SAC subclasses DQN and runs its training
+#: step): one iteration repeats sample -> store -> replay -> update -> sync until ``min_sample_timesteps_per_
+#: iteration`` env steps were sampled (DQN: 1000; SAC: 100, and at least ``min_time_s_per_iteration`` 1 s).
+REPLAY_ALGOS: frozenset[str] = frozenset({"DQN", "SAC"})
 
 #: Algorithm -> RLlib 2.60's ``train_batch_size`` default (its config class's ``__init__``): with no
 #: ``train_batch_size_per_learner`` in the spec, each of ``max(1, num_learners)`` learners trains on this // their
 #: number (``AlgorithmConfig.train_batch_size_per_learner``). tests/adapters/test_rllib_training.py checks it.
-DEFAULT_TRAIN_BATCH: dict[str, int] = {"PPO": 4000, "APPO": 500, "IMPALA": 500}
+#: DQN and SAC: the replayed env steps of one gradient update, not of an iteration (which runs many).
+DEFAULT_TRAIN_BATCH: dict[str, int] = {"PPO": 4000, "APPO": 500, "IMPALA": 500, "DQN": 32, "SAC": 256}
 
 #: PPO's hyperparameters as RLlib 2.60 trains with them where the spec sets nothing: (section, YAML key) -> value
 #: (``PPOConfig()`` and ``DefaultModelConfig()``; ``grad_clip`` None there, no clipping, is ``NEVER_BINDS``;
@@ -45,11 +54,21 @@ _VTRACE = {"vtrace", "vtrace_clip_rho_threshold", "vtrace_clip_pg_rho_threshold"
 _APPO = {"use_circular_buffer", "circular_buffer_num_batches", "circular_buffer_iterations_per_batch",
          "simple_queue_size", "target_network_update_freq", "tau", "target_worker_clipping"}
 
+#: DQN's and SAC's: the replay buffer, when learning starts, updates per sampled step, n-step returns, the target net.
+_REPLAY = {"train_batch_size_per_learner", "gamma", "grad_clip", "replay_buffer_config",
+           "num_steps_sampled_before_learning_starts", "training_intensity", "n_step", "tau",
+           "target_network_update_freq"}
+_DQN = {"lr", "epsilon", "double_q", "dueling", "num_atoms", "v_min", "v_max", "noisy", "sigma0", "td_error_loss_fn",
+        "adam_epsilon"}
+_SAC = {"actor_lr", "critic_lr", "alpha_lr", "initial_alpha", "target_entropy", "twin_q", "clip_actions"}
+
 #: Algorithm -> the training keys (YAML names) it accepts.
 ALGO_TRAINING_KEYS: dict[str, frozenset[str]] = {
     "PPO": frozenset(_EVERY | _PPO_APPO | {"vf_clip_param"}),
     "IMPALA": frozenset(_EVERY | _VTRACE | {"learner_queue_size"}),
     "APPO": frozenset(_EVERY | _PPO_APPO | _VTRACE | _APPO),
+    "DQN": frozenset(_REPLAY | _DQN),
+    "SAC": frozenset(_REPLAY | _SAC),
 }
 
 #: Keys of other sections that only some algorithms use: (section, key) -> the algorithms.

@@ -64,6 +64,9 @@ class SB3Adapter:
     def is_asynchronous(self, algo: str) -> bool:
         return False
 
+    def trains_on_replay(self, algo: str) -> bool:
+        return False  # PPO only: on-policy, so autoconfig's cost model of an iteration applies
+
     def classify_process(self, cmdline: list[str], *, is_driver: bool) -> str:
         if is_driver:
             return "driver"

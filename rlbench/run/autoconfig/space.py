@@ -142,6 +142,7 @@ def prepare(path: Path, *, budget: str | None, objective: str | None, machine: M
         raise SpecError(f"{path}: grid: the search space is empty (no axis with two or more values): give the grid "
                         "the knobs to search, e.g. grid: {num_env_runners: [0, 1, 2], num_envs_per_env_runner: [1, 4]}")
     loaded = spec_from_dict(copy.deepcopy(data), source=path, lines=lines)
+    _refuse_replay(path, loaded)
     if section.objective == "time_to_target" and loaded.spec.stop.target is None:
         raise SpecError(f"{path}: stop: objective time_to_target needs a stop target to time: add one, e.g. "
                         "stop: {episode_return_mean: 150}, or use --objective throughput")
@@ -189,6 +190,22 @@ def prepare(path: Path, *, budget: str | None, objective: str | None, machine: M
                         f"+ {training}, and the report's reserve): give --budget {_duration(need)} or more, or a "
                         "shorter stop:")
     return setup
+
+
+def _refuse_replay(path: Path, loaded: LoadedSpec) -> None:
+    """Refuse, before any trial, a space with an algorithm that trains on replayed steps: the cost model is of an
+    on-policy iteration (sample, learn, sync once each), so its ranking of an off-policy one would be made up."""
+    replay = sorted({p.config.algo for p in loaded.points
+                     if get_adapter(p.config.framework).trains_on_replay(p.config.algo)})
+    if replay:
+        raise SpecError(
+            f"{path}: algo: autoconfig cannot search {' and '.join(replay)}: its cost model is of an on-policy "
+            "iteration (sample a train batch, learn on it, sync the weights, once each), and "
+            f"{' and '.join(replay)} train{'s' if len(replay) == 1 else ''} on replayed steps instead (an iteration "
+            "repeats sample, store, replay, update and sync, and training_intensity, not the train batch, sets how "
+            "much each sampled step is learned from), which it does not model; it would rank configurations on a "
+            "wrong model. Run `rlbench sweep` over the same grid and compare the trials (docs/AUTOCONFIG.md, "
+            "step 1, Input)")
 
 
 def _duration(seconds: float) -> str:
