@@ -127,7 +127,7 @@ def _measure(config, out: Path, console: Console) -> int:
     from rlbench.run.raytoken import secure_ray, warn_if_auth_disabled
     from rlbench.studies.servebench import PAPER_TABLE3, ServeRoles, schedule
     from rlbench.studies.servebench_run import ServebenchRun, short_error
-    from rlbench.worker.interrupts import install
+    from rlbench.worker.interrupts import install, received
     from rlbench.worker.ray_auth import bind_local_runtime_to_loopback
 
     total = len(schedule(config))
@@ -152,7 +152,11 @@ def _measure(config, out: Path, console: Console) -> int:
                    finished=datetime.datetime.now().astimezone().isoformat(timespec="seconds"))
         write_json(out / SERVEBENCH_JSON, doc)
 
+    seen = received()
+
     def progress(done: int, n: int, r: dict[str, Any]) -> None:
+        if received() != seen:  # a signal came and something (inside ray.get) caught its KeyboardInterrupt:
+            raise KeyboardInterrupt  # stop now, not after every later run failed against a stopped server
         what = (f"{r['states_per_s']:,.0f} states/s, p50 {r['p50_ms']:.2f} ms" if r.get("states_per_s") is not None
                 else f"failed: {r.get('error')}" if r.get("error") else "no rate")
         say(console, f"[{done}/{n}] {r['path']}, batch {r['batch']}, {r['input_bytes']} B, {r['clients']} client(s): {what}")
@@ -187,6 +191,7 @@ def _measure(config, out: Path, console: Console) -> int:
             say(console, f"warning: could not stop {problem}", style="yellow")
         if killed:
             say(console, f"killed {killed} process(es) left running after the stop", style="yellow")
+    interrupted = interrupted or received() != seen
     doc["interrupted"] = interrupted
     save()
     if doc.get("error") and not bench.records:
