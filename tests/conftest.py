@@ -27,6 +27,16 @@ def run_cli(*args: str, cwd: Path = REPO, timeout: float = 600, env: dict | None
                           timeout=timeout, env={**os.environ, **(env or {})})
 
 
+def sweep_ok(folder: Path, spec_text: str) -> tuple[Path, subprocess.CompletedProcess]:
+    """Write ``spec_text`` to ``folder``/spec.yaml and run ``rlbench sweep`` on it into ``folder``/out, which
+    must exit 0: (the results folder, the completed process). The e2e modules' fixtures share it."""
+    spec = folder / "spec.yaml"
+    spec.write_text(spec_text)
+    done = run_cli("sweep", str(spec), "--out", str(folder / "out"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    return folder / "out", done
+
+
 def trial_processes_alive(out_dir: Path) -> list[str]:
     """Processes of a finished sweep still running: any pid the sampler saw, or any naming its Ray sessions."""
     import pandas as pd

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from conftest import run_cli, trial_processes_alive
+from conftest import sweep_ok, trial_processes_alive
 
 pytestmark = pytest.mark.slow
 
@@ -78,13 +78,7 @@ env_ceiling_s: 0
 
 
 def _sweep(tmp_path_factory, name: str, text: str):
-    folder = tmp_path_factory.mktemp(name)
-    spec = folder / "spec.yaml"
-    spec.write_text(text)
-    out = folder / "out"
-    done = run_cli("sweep", str(spec), "--out", str(out))
-    assert done.returncode == 0, done.stdout + done.stderr
-    return out
+    return sweep_ok(tmp_path_factory.mktemp(name), text)[0]
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import json
 import pandas as pd
 import pytest
 import yaml
-from conftest import run_cli, trial_processes_alive
+from conftest import run_cli, sweep_ok, trial_processes_alive
 
 from rlbench.spec.load import spec_from_dict
 from rlbench.spec.plan import repeat_seeds
@@ -35,12 +35,7 @@ KNOWN = {
 
 @pytest.fixture(scope="module")
 def known(tmp_path_factory):
-    root = tmp_path_factory.mktemp("known")
-    spec = root / "known.yaml"
-    spec.write_text(yaml.safe_dump(KNOWN))
-    done = run_cli("sweep", str(spec), "--out", str(root / "out"))
-    assert done.returncode == 0, done.stdout + done.stderr
-    out = root / "out"
+    out, _ = sweep_ok(tmp_path_factory.mktemp("known"), yaml.safe_dump(KNOWN))
     return out, pd.read_parquet(out / "trials.parquet").set_index("trial_id"), \
         pd.read_parquet(out / "iterations.parquet")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from conftest import run_cli, trial_processes_alive
+from conftest import sweep_ok, trial_processes_alive
 
 pytestmark = pytest.mark.slow
 
@@ -54,13 +54,7 @@ env_ceiling_s: 0
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("offpolicy")
-    spec = folder / "spec.yaml"
-    spec.write_text(SPEC)
-    out = folder / "out"
-    done = run_cli("sweep", str(spec), "--out", str(out))
-    assert done.returncode == 0, done.stdout + done.stderr
-    return out
+    return sweep_ok(tmp_path_factory.mktemp("offpolicy"), SPEC)[0]
 
 
 def test_both_algorithms_ran_from_one_grid(run):

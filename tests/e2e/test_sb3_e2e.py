@@ -11,7 +11,7 @@ import json
 import pandas as pd
 import pytest
 import yaml
-from conftest import parse_report, run_cli, trial_processes_alive
+from conftest import parse_report, run_cli, sweep_ok, trial_processes_alive
 
 pytestmark = pytest.mark.slow
 
@@ -30,12 +30,7 @@ SPEC = {
 
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory):
-    root = tmp_path_factory.mktemp("sb3")
-    spec = root / "spec.yaml"
-    spec.write_text(yaml.safe_dump(SPEC))
-    done = run_cli("sweep", str(spec), "--out", str(root / "out"))
-    assert done.returncode == 0, done.stdout + done.stderr
-    out = root / "out"
+    out, done = sweep_ok(tmp_path_factory.mktemp("sb3"), yaml.safe_dump(SPEC))
     trials = pd.read_parquet(out / "trials.parquet").set_index("framework")
     return out, done.stdout, trials, pd.read_parquet(out / "iterations.parquet")
 
