@@ -45,8 +45,6 @@ def reproduce_spec(out_dir: Path, trial_id: str) -> dict[str, Any]:
     manifest = folder.read_manifest()
     base = manifest.get("spec") or {}
     config = plan.config.model_dump(mode="json", by_alias=True, exclude_none=True)
-    # learner_gpus is already resolved into num_learners / num_gpus_per_learner; giving both is an error.
-    config.get("learners", {}).pop("learner_gpus", None)
     config["cpus"] = plan.cpus
     stop: dict[str, Any] = {k: v for k, v in (("iterations", plan.stop_iterations), ("seconds", plan.stop_seconds))
                             if v is not None}
@@ -69,8 +67,7 @@ def reproduce_spec(out_dir: Path, trial_id: str) -> dict[str, Any]:
         "seed": [plan.seed] if plan.seed is not None else None,
     }
     loaded = spec_from_dict(spec, source=f"reproduce {trial_id}", check_envs=False)
-    got = loaded.points[0].config.model_dump(exclude={"learners": {"learner_gpus"}})
-    want = plan.config.model_dump(exclude={"learners": {"learner_gpus"}})
+    got, want = loaded.points[0].config.model_dump(), plan.config.model_dump()
     want["cpus"] = plan.cpus
     if got != want:  # a bug here would rerun something else: refuse rather than mislead
         raise RuntimeError(f"reproduce spec for {trial_id} does not resolve to the trial's config")

@@ -16,7 +16,7 @@ from rlbench.results.manifest import Manifest
 from rlbench.results.records import read_record
 from rlbench.results.session import differences, incomparable
 from rlbench.spec.limits import MAX_SEED
-from rlbench.spec.plan import TrialPlan
+from rlbench.spec.plan import TrialPlan, read_plan
 
 #: Spec keys a resume may change: they add trials or only affect trials not yet finished.
 RESUMABLE_SPEC_KEYS = ("grid", "repeats", "trial_timeout_s")
@@ -45,7 +45,7 @@ def recorded_seeds(folder: ResultsFolder, manifest: Manifest) -> dict[int, int |
                                     if s is None or (type(s) is int and 0 <= s <= MAX_SEED)}
     for trial in folder.trials():
         try:
-            plan = TrialPlan.model_validate_json(trial.plan.read_text())
+            plan = read_plan(trial)
         except (OSError, ValueError, RecursionError):  # a pydantic ValidationError is a ValueError
             continue  # plan_resume refuses such a folder with the reason
         seeds[plan.repeat] = plan.seed
@@ -71,7 +71,7 @@ def plan_resume(folder: ResultsFolder, plans: list[TrialPlan], *, retry_failed: 
             raise incomparable(out_dir, f"the spec no longer plans trial {trial_id}, which the folder holds",
                                ["lowering repeats or removing grid values drops trials"])
         try:
-            old = TrialPlan.model_validate_json(trial.plan.read_text())
+            old = read_plan(trial)
         except (OSError, ValueError, RecursionError) as e:  # ValidationError is a ValueError
             raise OutDirError(f"cannot resume {out_dir}: {trial.plan} is unreadable ({str(e)[:200]}); "
                               "choose another --out") from None

@@ -86,8 +86,7 @@ def match_frameworks(points: list[GridPoint]) -> tuple[list[GridPoint], list[str
             continue
         pins, said = _pins(point.config, learning)
         notes += [n for n in said if n.split(" (")[0] not in {m.split(" (")[0] for m in notes}]
-        # the validated config with the pins set, its trial checks run again (not a re-validation from a dump:
-        # translated keys such as learner_gpus would then clash with what they were translated to)
+        # the validated config with the pins set, its trial checks run again
         config = _with(point.config, point.config.framework, pins)
         try:
             config = config._keys_of_its_algorithm()._check_batch()

@@ -65,23 +65,24 @@ class LearnersSection(_Section):
         explicit = self.model_fields_set
         if self.learner_gpus is not None:
             gpus = self.learner_gpus
-            if "num_gpus_per_learner" in explicit:
-                raise ValueError(
-                    "learner_gpus (old name num_gpus) and num_gpus_per_learner both set: keep one"
-                )
-            if gpus > 0 and "num_learners" in explicit:
-                raise ValueError(
-                    "learner_gpus > 0 (old name num_gpus) decides num_learners: drop num_learners, or "
-                    "use num_learners with num_gpus_per_learner instead"
-                )
             if gpus > 1 and gpus != int(gpus):
                 raise ValueError(f"learner_gpus={gpus}: above 1 it must be a whole number of GPUs")
-            if gpus == 0:
-                self.num_gpus_per_learner = 0.0
-            elif gpus <= 1:
-                self.num_learners, self.num_gpus_per_learner = 0, float(gpus)
-            else:
-                self.num_learners, self.num_gpus_per_learner = int(gpus), 1.0
+            num_learners, per_learner = ((self.num_learners, 0.0) if gpus == 0 else (0, float(gpus)) if gpus <= 1
+                                         else (int(gpus), 1.0))
+            # A value given beside learner_gpus is refused only when it says something else: a plan.json holds
+            # all three (the resolved pair beside learner_gpus) and must read back as the same trial.
+            if "num_gpus_per_learner" in explicit and self.num_gpus_per_learner != per_learner:
+                raise ValueError(
+                    f"learner_gpus={gpus:g} (old name num_gpus) means num_gpus_per_learner={per_learner:g}, but "
+                    f"num_gpus_per_learner={self.num_gpus_per_learner:g} is set too: keep one"
+                )
+            if "num_learners" in explicit and self.num_learners != num_learners:
+                raise ValueError(
+                    f"learner_gpus={gpus:g} (old name num_gpus) decides num_learners={num_learners}, but "
+                    f"num_learners={self.num_learners} is set too: drop num_learners, or use num_learners with "
+                    "num_gpus_per_learner instead"
+                )
+            self.num_learners, self.num_gpus_per_learner = num_learners, per_learner
         if self.num_cpus_per_learner == "auto":
             self.num_cpus_per_learner = 0.0 if self.num_gpus_per_learner > 0 else 1.0
         return self

@@ -158,9 +158,9 @@ def main(trial_dir: str, t0_epoch: float, gated: bool = False) -> int:
     folder = TrialFolder(Path(trial_dir))
     _redirect_output(folder.log)
     _start_reaper()
-    from rlbench.spec.plan import TrialPlan
+    from rlbench.spec.plan import read_plan
 
-    plan = TrialPlan.model_validate_json(folder.plan.read_text())
+    plan = read_plan(folder)
     events = EventLog(folder.events_file, t0_epoch)
     me = read_stat(os.getpid())
     import multiprocessing

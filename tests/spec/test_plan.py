@@ -264,3 +264,15 @@ def test_profiling_settings_reach_the_plan_and_default_to_off():
     assert off.profile_roles == ["driver", "learner", "env_runner", "ray_system", "other"]  # every process
     [on] = plans(spec(profile_hz=100, profile_native=True, profile_roles=["env_runner"]), TWO_CORES)
     assert (on.profile_hz, on.profile_native, on.profile_roles) == (100, True, ["env_runner"])
+
+
+@pytest.mark.parametrize("gpus", [0, 0.5, 1, 2])
+def test_a_learner_gpus_plan_reads_back_as_written(tmp_path, gpus):
+    """plan.json holds learner_gpus beside the num_learners/num_gpus_per_learner it resolved to: every reader
+    (the trial, the tables, --resume, reproduce) goes through read_plan and gets the same plan back (on
+    1923cec every learner_gpus plan failed to read: "both set: keep one")."""
+    from rlbench.results.layout import ResultsFolder
+    from rlbench.spec.plan import read_plan, write_plan
+
+    [p] = plans(spec(learners={"learner_gpus": gpus}), machine(list(range(4)), gpus=2))
+    assert read_plan(write_plan(ResultsFolder(tmp_path), p)) == p

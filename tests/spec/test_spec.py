@@ -232,21 +232,32 @@ def test_learner_gpus_fraction_above_one(tmp_path):
     assert msg == f"{where(tmp_path, 6)}: learners: learner_gpus=1.5: above 1 it must be a whole number of GPUs"
 
 
-def test_learner_gpus_with_num_gpus_per_learner(tmp_path):
-    msg = error(tmp_path, BASE + "learners:\n  num_gpus: 1\n  num_gpus_per_learner: 1\n")
-    assert msg.startswith(f"{where(tmp_path, 6)}: learners: learner_gpus (old name num_gpus) and "
-                          "num_gpus_per_learner both set")
+def test_learner_gpus_with_a_different_num_gpus_per_learner(tmp_path):
+    msg = error(tmp_path, BASE + "learners:\n  num_gpus: 1\n  num_gpus_per_learner: 0.5\n")
+    assert msg == (f"{where(tmp_path, 6)}: learners: learner_gpus=1 (old name num_gpus) means num_gpus_per_learner=1, "
+                   "but num_gpus_per_learner=0.5 is set too: keep one")
 
 
-@pytest.mark.parametrize("num_learners", [0, 2])
-def test_learner_gpus_with_num_learners(tmp_path, num_learners):
+@pytest.mark.parametrize("num_learners", [1, 2])
+def test_learner_gpus_with_a_different_num_learners(tmp_path, num_learners):
     msg = error(tmp_path, BASE + f"learners:\n  num_gpus: 1\n  num_learners: {num_learners}\n")
-    assert msg.startswith(f"{where(tmp_path, 6)}: learners: learner_gpus > 0 (old name num_gpus) decides num_learners")
+    assert msg.startswith(f"{where(tmp_path, 6)}: learners: learner_gpus=1 (old name num_gpus) decides num_learners=0, "
+                          f"but num_learners={num_learners} is set too")
+
+
+@pytest.mark.parametrize(("gpus", "num_learners", "per_learner"), [(0, 3, 0.0), (0.5, 0, 0.5), (1, 0, 1.0), (2, 2, 1.0)])
+def test_learner_gpus_beside_the_values_it_resolves_to(tmp_path, gpus, num_learners, per_learner):
+    """A plan.json holds learner_gpus and the pair it resolved to: agreeing values read back as the same section."""
+    text = (f"learners:\n  learner_gpus: {gpus}\n  num_learners: {num_learners}\n"
+            f"  num_gpus_per_learner: {per_learner}\n")
+    learners = load(tmp_path, BASE + text).points[0].config.learners
+    assert (learners.learner_gpus, learners.num_learners, learners.num_gpus_per_learner) == (gpus, num_learners,
+                                                                                            per_learner)
 
 
 def test_learner_gpus_conflict_reached_through_grid(tmp_path):
     msg = error(tmp_path, BASE + "learners:\n  num_learners: 1\ngrid:\n  num_gpus: [0, 1]\n")
-    assert "learners: learner_gpus > 0 (old name num_gpus) decides num_learners" in msg
+    assert "learners: learner_gpus=1 (old name num_gpus) decides num_learners=0, but num_learners=1 is set too" in msg
     assert msg.endswith("[grid point learner_gpus=1]")
 
 
