@@ -14,6 +14,15 @@ bootstrap intervals, Wilcoxon, and the sentence), every side against the first.
   ``mean-only`` (the per-iteration mean stats class rlbench had before, no EMA work per push),
   ``stats`` (rlbench's stats class: the mean plus RLlib's EMA on every push), ``rlbench`` (its stats
   class and its timing callback, as an rlbench trial has it).
+- ``env-runner``: what rlbench adds inside an env runner, per env step: one local ``SingleAgentEnvRunner``
+  per side in this process, no Ray, their ``sample()`` calls (``--batch`` steps) interleaved, each side's
+  CPU per env step (``time.thread_time``). Sides: ``rllib`` (the config a Tune trial's runner gets: no
+  seed, RLlib's callbacks and stats class), ``rllib-again`` (A/A), ``rlbench`` (what the trial's
+  ``build_config`` gives it: rlbench's stats class, its timing callback, a seed; torch's deterministic mode
+  off, as the trial sets it after the build), ``rlbench-deterministic`` (the same with the mode on, as
+  RLlib's seeding of a CPU torch leaves it: trials before 2026-11-27), ``callback-off`` and ``stats-off``
+  (``rlbench`` less its timing callback, or less its stats class). The mode is process-wide: it is set before
+  each call as that side's process has it.
 - ``driver-vs-actor``: does an algorithm run slower in a Ray driver (rlbench's trial) than in a
   1-CPU actor (Tune's trial)? The same config, rlbench's instruments and the driver's threads
   (torch and every BLAS/OpenMP pool at 1) both ways, in one runtime of 4 logical CPUs.
@@ -22,6 +31,7 @@ bootstrap intervals, Wilcoxon, and the sentence), every side against the first.
   ``fresh`` trains one algorithm, ``used`` first trains and stops one in the same runtime.
 
     flock /tmp/rlbench-ray.lock python scripts/bench_inprocess.py instruments [--rounds 40] [--batch 500]
+    python scripts/bench_inprocess.py env-runner [--rounds 40] [--batch 500]
     flock /tmp/rlbench-ray.lock python scripts/bench_inprocess.py driver-vs-actor [--rounds 40] [--batch 1000]
     flock /tmp/rlbench-ray.lock python scripts/bench_inprocess.py runtime-age [--rounds 5] [--batch 500]
 """
@@ -132,6 +142,42 @@ def instruments(args: argparse.Namespace) -> None:
            rates, load_before)
 
 
+def env_runner(args: argparse.Namespace) -> None:
+    import torch
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner
+
+    from rlbench.adapters.rllib.config import build_config, quiet_logging
+
+    quiet_logging()
+    torch.set_num_threads(1)  # an env runner's torch threads, under Tune (OMP_NUM_THREADS=1) and rlbench alike
+    tune = (PPOConfig().environment("CartPole-v1").env_runners(num_env_runners=0)
+            .training(train_batch_size_per_learner=args.batch, minibatch_size=250, num_epochs=2)
+            .rl_module(model_config={"fcnet_hiddens": [64, 64]}))
+    ours = build_config(ppo_config(args.batch), seed=1)
+    configs = {"rllib": (tune, False), "rllib-again": (tune, False), "rlbench": (ours, False),
+               "rlbench-deterministic": (ours, True),
+               "callback-off": (build_config(ppo_config(args.batch), seed=1, without=frozenset({"callback"})), False),
+               "stats-off": (build_config(ppo_config(args.batch), seed=1, without=frozenset({"stats"})), False)}
+    load_before = os.getloadavg()[0]
+    runners = {}
+    for side in args.sides:  # RLlib's seeding turns torch's deterministic mode on as a runner is made
+        config, deterministic = configs[side]
+        runners[side] = (SingleAgentEnvRunner(config=config), deterministic)
+
+    def sample(runner, deterministic: bool) -> float:
+        torch.use_deterministic_algorithms(deterministic)
+        cpu = time.thread_time()
+        episodes = runner.sample(num_timesteps=args.batch)
+        cpu = time.thread_time() - cpu
+        runner.get_metrics()  # reduced once a sample() call, as the driver asks every iteration
+        return sum(len(e) for e in episodes) / cpu  # env steps per CPU second: higher is cheaper
+
+    rates = interleave({s: (lambda r=r, d=d: sample(r, d)) for s, (r, d) in runners.items()}, args.rounds, args.warmup)
+    report(f"one CartPole env runner's sample() of {args.batch} steps, {args.rounds} rounds; env steps per CPU second "
+           "of the sampling thread", rates, load_before)
+
+
 def driver_vs_actor(args: argparse.Namespace) -> None:
     import ray
     import torch
@@ -229,6 +275,12 @@ def main() -> int:
     p.add_argument("--warmup", type=int, default=3, help="leading rounds left out (default 3)")
     p.add_argument("--batch", type=int, default=500, help="train_batch_size_per_learner (default 500)")
     p.add_argument("--sides", nargs="+", default=sides, choices=sides, help="the first is the reference")
+    runner_sides = ["rllib", "rllib-again", "rlbench", "rlbench-deterministic", "callback-off", "stats-off"]
+    p = sub.add_parser("env-runner", help="an env runner as rlbench makes it against the one a Tune trial has")
+    p.add_argument("--rounds", type=int, default=40, help="interleaved sample() calls per side (default 40)")
+    p.add_argument("--warmup", type=int, default=3, help="leading rounds left out (default 3)")
+    p.add_argument("--batch", type=int, default=500, help="env steps a sample() call (default 500)")
+    p.add_argument("--sides", nargs="+", default=runner_sides, choices=runner_sides, help="the first is the reference")
     p = sub.add_parser("driver-vs-actor", help="the same algorithm in the Ray driver and in a 1-CPU actor")
     p.add_argument("--rounds", type=int, default=40)
     p.add_argument("--warmup", type=int, default=3)
@@ -241,7 +293,9 @@ def main() -> int:
     p.add_argument("--iterations", type=int, default=24)
     p.add_argument("--warmup", type=int, default=2, help="leading iterations of a run left out (default 2)")
     args = parser.parse_args()
-    {"instruments": instruments, "driver-vs-actor": driver_vs_actor, "runtime-age": runtime_age}[args.question](args)
+    questions = {"instruments": instruments, "env-runner": env_runner, "driver-vs-actor": driver_vs_actor,
+                 "runtime-age": runtime_age}
+    questions[args.question](args)
     return 0
 
 
