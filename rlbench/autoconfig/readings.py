@@ -2,7 +2,7 @@
 
 Pure functions over one trial's rows of the iterations table (``rlbench.results.tables.iterations_frame``
 of its events): the steady window (:func:`rlbench.analysis.windows.steady`) and the throughput
-(:func:`rlbench.analysis.trials.steady_throughput`) are the analysis's own, so a probe, a search trial
+(:func:`rlbench.analysis.trial_rows.steady_throughput`) are the analysis's own, so a probe, a search trial
 and a sweep's trial read the same (issue 34: the driver had re-derived both from raw events). The
 driver (``rlbench.run.autoconfig.trials``) reads the files and hands the rows in.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rlbench.analysis.trials import steady_throughput
+from rlbench.analysis.trial_rows import steady_throughput
 from rlbench.analysis.windows import steady
 from rlbench.autoconfig.model import Probes
 from rlbench.autoconfig.trials import TrialResult
@@ -25,7 +25,7 @@ def trial_result(request_id: str, status: str, iterations: pd.DataFrame, *, obje
                  charged_s: float | None, trial_wall_s: float | None) -> TrialResult:
     """One finished trial's reading.
 
-    value: throughput, :func:`~rlbench.analysis.trials.steady_throughput`; time to target, the training
+    value: throughput, :func:`~rlbench.analysis.trial_rows.steady_throughput`; time to target, the training
     seconds to the target (the sum of iteration walls up to it), or the seconds it trained when it did not
     reach it (censored), and the env steps sampled over the same iterations. A trial that did not end
     ``ok``, or has no steady iteration, has no value (failed). Charged: the seconds it cost as measured
