@@ -14,7 +14,7 @@ import pandas as pd
 from rlbench.analysis.trial_rows import steady_throughput
 from rlbench.analysis.windows import steady
 from rlbench.autoconfig.model import Probes
-from rlbench.autoconfig.trials import TrialResult
+from rlbench.autoconfig.ask_tell import TrialResult
 from rlbench.spec.model import TrialConfig
 
 #: Statuses that are a trial's final verdict (an interrupted one runs again on resume).

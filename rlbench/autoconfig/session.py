@@ -25,7 +25,7 @@ from rlbench.autoconfig.model import Candidate, CostModel, Probes
 from rlbench.autoconfig.plan import OVERSHOOT, BudgetPlan, TrialShape, minimum_budget_s, reserve_s, size_plan
 from rlbench.autoconfig.search import SuccessiveHalving
 from rlbench.autoconfig.section import AutoconfigSection
-from rlbench.autoconfig.trials import Stage, TrialRequest, TrialResult
+from rlbench.autoconfig.ask_tell import Stage, TrialRequest, TrialResult
 
 #: The shortest cap the budget's edge cuts a trial to (the edge check lets one start only when its
 #: predicted cost fits, so a cut this short means the prediction was far off).

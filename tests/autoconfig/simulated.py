@@ -19,7 +19,7 @@ from rlbench.autoconfig.model import Candidate, CostModel, Probes, candidate_key
 from rlbench.autoconfig.plan import TrialShape
 from rlbench.autoconfig.section import AutoconfigSection
 from rlbench.autoconfig.session import Session, Space
-from rlbench.autoconfig.trials import TrialRequest, TrialResult
+from rlbench.autoconfig.ask_tell import TrialRequest, TrialResult
 
 #: The axes a generated space draws from, with the values each may take.
 AXES = {

@@ -8,7 +8,7 @@ from helpers import cand, drive, noisy_throughput
 from rlbench.autoconfig.decide import Race
 from rlbench.autoconfig.model import CostModel, Probes
 from rlbench.autoconfig.search import SuccessiveHalving
-from rlbench.autoconfig.trials import TrialResult, standing
+from rlbench.autoconfig.ask_tell import TrialResult, standing
 
 #: Nine configurations; the true best (4 runners x 4 envs, 2000 steps/s) has a close second (1960, 2% less).
 SPACE = [cand(r, e) for r in (1, 2, 4) for e in (1, 2, 4)]

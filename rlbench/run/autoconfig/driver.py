@@ -26,7 +26,7 @@ from rlbench.autoconfig.decide import Answer
 from rlbench.autoconfig.model import Observation, Probes
 from rlbench.autoconfig.outputs import AutoconfigResult, write_outputs
 from rlbench.autoconfig.session import Session
-from rlbench.autoconfig.trials import TrialRequest, TrialResult
+from rlbench.autoconfig.ask_tell import TrialRequest, TrialResult
 from rlbench.measure.machine import MachineInfo
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.lock import OutDirError

@@ -17,7 +17,7 @@ from rlbench.adapters import get_adapter
 from rlbench.autoconfig.model import Probes
 from rlbench.autoconfig.readings import FINAL, probes_from, trial_result
 from rlbench.autoconfig.session import dump_decided, load_decided
-from rlbench.autoconfig.trials import TrialRequest, TrialResult
+from rlbench.autoconfig.ask_tell import TrialRequest, TrialResult
 from rlbench.results.events import Event
 from rlbench.results.files import read_json, write_json
 from rlbench.results.layout import ResultsFolder
