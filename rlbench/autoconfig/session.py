@@ -2,7 +2,7 @@
 
 The whole run's decisions live here, pure: which trials to ask for, when the budget's edge stops a
 stage, what the plan buys (:mod:`rlbench.autoconfig.plan`), how many entrants the race takes. What a
-trial *is* belongs to the :class:`Runner`: the sweep's machinery (``rlbench.run.autoconfig``) runs
+trial *is* belongs to the :class:`Runner`: the sweep's machinery (``rlbench.run.autoconfig_driver``) runs
 real isolated trials and reads them back from their files; the property test
 (tests/autoconfig/test_autoconfig_property.py) runs simulated ones on a simulated clock, so the same
 code is checked over hundreds of spaces and budgets in seconds.
