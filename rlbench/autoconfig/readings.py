@@ -4,7 +4,7 @@ Pure functions over one trial's rows of the iterations table (``rlbench.results.
 of its events): the steady window (:func:`rlbench.analysis.windows.steady`) and the throughput
 (:func:`rlbench.analysis.trial_rows.steady_throughput`) are the analysis's own, so a probe, a search trial
 and a sweep's trial read the same (issue 34: the driver had re-derived both from raw events). The
-driver (``rlbench.run.autoconfig_driver.trials``) reads the files and hands the rows in.
+driver (``rlbench.run.autoconfig_driver.trial_files``) reads the files and hands the rows in.
 """
 
 from __future__ import annotations

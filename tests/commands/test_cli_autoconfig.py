@@ -145,7 +145,7 @@ def _begun(tmp_path: Path, **forged: dict) -> tuple[Path, Path]:
     from rlbench.results.files import write_json
     from rlbench.results.layout import ResultsFolder
     from rlbench.run.autoconfig_driver import prepare
-    from rlbench.run.autoconfig_driver.trials import State
+    from rlbench.run.autoconfig_driver.trial_files import State
     from rlbench.run.manifest import manifest
 
     spec, out = tmp_path / "spec.yaml", tmp_path / "out"

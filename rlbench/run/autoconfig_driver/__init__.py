@@ -1,5 +1,5 @@
 """``rlbench autoconfig``'s driver: the spec and its search space (``space``), requests as trial plans and
-finished trials read back with the resumable state (``trials``), and the runner the decision core's
+finished trials read back with the resumable state (``trial_files``), and the runner the decision core's
 session drives (``driver``). The decisions themselves are :mod:`rlbench.autoconfig`'s, pure."""
 
 from rlbench.run.autoconfig_driver.driver import Outcome, run_autoconfig

@@ -32,7 +32,7 @@ from rlbench.results.layout import ResultsFolder
 from rlbench.results.lock import OutDirError
 from rlbench.results.text import plain
 from rlbench.run.autoconfig_driver.space import Setup
-from rlbench.run.autoconfig_driver.trials import State, env_steps_from, probes_of, read_result, request_plan
+from rlbench.run.autoconfig_driver.trial_files import State, env_steps_from, probes_of, read_result, request_plan
 from rlbench.run.ceilings import measure_env_ceilings
 from rlbench.run.sweep import TrialBatches
 from rlbench.spec.plan import TrialPlan

@@ -8,7 +8,7 @@ import pytest
 
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.records import TrialRecord, write_record
-from rlbench.run.autoconfig_driver.trials import State, read_result
+from rlbench.run.autoconfig_driver.trial_files import State, read_result
 
 
 def trial(folder: ResultsFolder, tid: str, status: str, walls: list[float], *, warmup: int = 1, hit: int | None = None,
@@ -69,7 +69,7 @@ def test_trial_ids_are_the_next_repeat_of_the_grid_point_and_kept(tmp_path):
 def test_two_probes_separate_the_per_step_and_the_per_call_cost(tmp_path):
     """Known answer: env 10 us a step, then 20 us a step plus 400 us a forward call of E envs."""
     from rlbench.measure.machine import probe_machine
-    from rlbench.run.autoconfig_driver.trials import probes_of
+    from rlbench.run.autoconfig_driver.trial_files import probes_of
     from rlbench.spec.load import spec_from_dict
     from rlbench.spec.plan import plan_trials
 
@@ -97,7 +97,7 @@ def test_each_other_env_config_steps_at_its_ceiling_and_survives_the_state(tmp_p
     from rlbench.autoconfig.model import Probes, env_id
     from rlbench.measure.machine import probe_machine
     from rlbench.autoconfig.session import dump_decided, load_decided
-    from rlbench.run.autoconfig_driver.trials import env_steps_from
+    from rlbench.run.autoconfig_driver.trial_files import env_steps_from
     from rlbench.spec.load import spec_from_dict
     from rlbench.spec.plan import plan_trials
     from rlbench.studies.envbench import ceiling_key
