@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rlbench.analysis.servebench import (PAPER_BATCH, PAPER_TABLE3, PATHS, Comparison, ServeRow, compare_paths,
+from rlbench.analysis.servebench_rows import (PAPER_BATCH, PAPER_TABLE3, PATHS, Comparison, ServeRow, compare_paths,
                                          paper_rows, summarize_rows)
 from rlbench.analysis.stats import CONFIDENCE, interval_text
 from rlbench.report.blocks import (Block, Bullets, Fields, Heading, Paragraph, Table, Verdicts, to_html, to_markdown,
