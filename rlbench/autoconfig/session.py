@@ -54,7 +54,7 @@ class Runner(Protocol):
         """Tell the user something, as it happens."""
 
 
-class Probe(Stage):
+class ProbeStage(Stage):
     """The probes: one batch, the baseline first, each trial of the spec's shape (capped by the probe share)."""
 
     stage = "probe"
@@ -102,7 +102,7 @@ class Session:
     """Expected seconds of a trial outside its training (process, runtime, build, shutdown) until measured."""
     decided: dict[str, Any] = field(default_factory=dict)
     """Decisions made so far (saved by the runner; a resume passes them back)."""
-    probe_stage: Probe | None = None
+    probe_stage: ProbeStage | None = None
     search: SuccessiveHalving | None = None
     race: Race | None = None
     model: CostModel | None = None
@@ -157,7 +157,7 @@ class Session:
     def _probe(self, runner: Runner) -> None:
         keys = self._probe_keys()
         cap = self._probe_cap_s()
-        self.probe_stage = Probe([self.space.candidates[k] for k in keys], objective=self.section.objective,
+        self.probe_stage = ProbeStage([self.space.candidates[k] for k in keys], objective=self.section.objective,
                                  budget_s=math.inf, trial_s=cap, cold_start_s=self.cold_start_s, seed=self.section.seed)
         self._drive(self.probe_stage, runner)
         if "probes" not in self.decided:

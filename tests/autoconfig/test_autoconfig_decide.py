@@ -163,10 +163,10 @@ def test_with_no_round_run_the_answer_comes_from_the_search():
 
 def test_with_no_search_either_the_probes_and_search_readings_are_pooled():
     from rlbench.autoconfig.search import SuccessiveHalving
-    from rlbench.autoconfig.session import Probe
+    from rlbench.autoconfig.session import ProbeStage
     from rlbench.autoconfig.ask_tell import TrialResult
 
-    probe = Probe([cand(1)], objective="throughput", budget_s=1e6, trial_s=10, cold_start_s=0, seed=0)
+    probe = ProbeStage([cand(1)], objective="throughput", budget_s=1e6, trial_s=10, cold_start_s=0, seed=0)
     (req,) = probe.ask()
     probe.tell([TrialResult(req.request_id, 100.0, 10.0)])
     search = SuccessiveHalving([cand(2)], objective="throughput", budget_s=1e6, trial_s=10, cold_start_s=0,
