@@ -13,7 +13,7 @@ import pandas as pd
 
 from rlbench.analysis.trial_rows import steady_throughput
 from rlbench.analysis.windows import steady
-from rlbench.autoconfig.model import Probes
+from rlbench.autoconfig.model import ProbeCosts
 from rlbench.autoconfig.ask_tell import TrialResult
 from rlbench.spec.model import TrialConfig
 
@@ -70,7 +70,7 @@ def rest_per_step(iterations: pd.DataFrame, config: TrialConfig) -> float | None
 
 def probes_from(iterations: pd.DataFrame, config: TrialConfig, cores: int, *, batch_per_learner: int,
                 ceiling_steps_per_s: float | None = None,
-                other: tuple[pd.DataFrame, TrialConfig] | None = None) -> Probes | None:
+                other: tuple[pd.DataFrame, TrialConfig] | None = None) -> ProbeCosts | None:
     """The cost model's per-unit costs from the probe trial's steady iterations and the env ceiling.
 
     One env step: the ceiling's seconds per step in one process (envbench), else the trial's share of
@@ -107,6 +107,6 @@ def probes_from(iterations: pd.DataFrame, config: TrialConfig, cores: int, *, ba
         step_s = max(0.0, r1 - call_s / e1)
         call_s = (r1 - step_s) * e1  # after the clamp, r1 = s + c/E1 still holds
     learn, sync = med("learn_s"), med("sync_s")
-    return Probes(env_step_s=env_step, inference_step_s=step_s, inference_call_s=call_s,
+    return ProbeCosts(env_step_s=env_step, inference_step_s=step_s, inference_call_s=call_s,
                   learner_step_s=learn / batch_per_learner, sync_per_runner_s=sync / max(1, config.env_runners.num_env_runners),
                   cores=max(1, cores), iteration_overhead_s=max(0.0, med("wall_s") - sample - learn - sync))

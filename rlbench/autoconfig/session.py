@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Mapping, Protocol, Sequence
 
 from rlbench.autoconfig.decide import Answer, Race
-from rlbench.autoconfig.model import Candidate, CostModel, Probes
+from rlbench.autoconfig.model import Candidate, CostModel, ProbeCosts
 from rlbench.autoconfig.plan import OVERSHOOT, BudgetPlan, TrialShape, minimum_budget_s, reserve_s, size_plan
 from rlbench.autoconfig.search import SuccessiveHalving
 from rlbench.autoconfig.section import AutoconfigSection
@@ -44,7 +44,7 @@ class Runner(Protocol):
     def run(self, request: TrialRequest) -> TrialResult:
         """Run one trial and return its result (raises KeyboardInterrupt when interrupted)."""
 
-    def probes(self, requests: Sequence[TrialRequest]) -> Probes | None:
+    def probes(self, requests: Sequence[TrialRequest]) -> ProbeCosts | None:
         """The cost model's inputs from the finished probe trials (None: no steady iteration)."""
 
     def save(self, decided: dict[str, Any]) -> None:
@@ -295,7 +295,7 @@ def load_decided(data: dict[str, Any]) -> dict[str, Any]:
     out = dict(data)
     if "probes" in out and out["probes"] is not None:
         p = out["probes"]
-        out["probes"] = Probes(**{**p, "env_steps_s": tuple((str(k), float(v)) for k, v in p.get("env_steps_s") or ())})
+        out["probes"] = ProbeCosts(**{**p, "env_steps_s": tuple((str(k), float(v)) for k, v in p.get("env_steps_s") or ())})
     if "plan" in out:
         plan = out["plan"]["plan"]
         out["plan"] = {**out["plan"], "plan": BudgetPlan(**{**plan, **{f: tuple(plan[f]) for f in

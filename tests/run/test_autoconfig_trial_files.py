@@ -94,7 +94,7 @@ def test_two_probes_separate_the_per_step_and_the_per_call_cost(tmp_path):
 
 def test_each_other_env_config_steps_at_its_ceiling_and_survives_the_state(tmp_path):
     """Known answer: env_config cost 5 stepped at 2000 steps/s a process (0.5 ms), cost 9's ceiling failed."""
-    from rlbench.autoconfig.model import Probes, env_id
+    from rlbench.autoconfig.model import ProbeCosts, env_id
     from rlbench.measure.machine import probe_machine
     from rlbench.autoconfig.session import dump_decided, load_decided
     from rlbench.run.autoconfig_driver.trial_files import env_steps_from
@@ -113,6 +113,6 @@ def test_each_other_env_config_steps_at_its_ceiling_and_survives_the_state(tmp_p
     id5, id9 = (env_id(p.config.environment.env, p.config.environment.env_config) for p in (five, nine))
     steps = env_steps_from(folder, {id5: five, id9: nine})
     assert steps == ((id5, pytest.approx(0.0005)),)
-    probes = Probes(0.001, 0.0, 0.0, 0.0, 1, env_steps_s=steps)
+    probes = ProbeCosts(0.001, 0.0, 0.0, 0.0, 1, env_steps_s=steps)
     through_the_state = load_decided(json.loads(json.dumps(dump_decided({"probes": probes}))))
     assert through_the_state["probes"] == probes  # through autoconfig_state.json

@@ -23,7 +23,7 @@ from rich.console import Console
 
 from rlbench.adapters import get_adapter
 from rlbench.autoconfig.decide import Answer
-from rlbench.autoconfig.model import Observation, Probes
+from rlbench.autoconfig.model import Observation, ProbeCosts
 from rlbench.autoconfig.outputs import AutoconfigResult, write_outputs
 from rlbench.autoconfig.session import Session
 from rlbench.autoconfig.ask_tell import TrialRequest, TrialResult
@@ -110,7 +110,7 @@ class Driver:
             result = TrialResult(request.request_id, None, 0.0, charged)
         return result
 
-    def probes(self, requests: Sequence[TrialRequest]) -> Probes | None:
+    def probes(self, requests: Sequence[TrialRequest]) -> ProbeCosts | None:
         plans = [self._plan_of(r) for r in requests]
         probes = probes_of(self.folder, plans[0], plans[1] if len(plans) > 1 else None)
         return None if probes is None else replace(probes, env_steps_s=self._other_env_steps())
