@@ -14,7 +14,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from rlbench.analysis.trials import CPU_ROLES
+from rlbench.analysis.trial_rows import CPU_ROLES
 from rlbench.analysis.windows import steady
 from rlbench.report.style import (
     MAX_BAR_TRIALS,
