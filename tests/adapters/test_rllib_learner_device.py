@@ -248,7 +248,7 @@ def test_the_probe_split_read_back_as_an_iteration(tmp_path):
 
 def test_asynchronous_learners_leave_the_rest_of_learn_s_null():
     result = {"timers": {"learner_update_timer": 0.5},
-              "learners": {"rlbench": {"batches": 40, "batch_s": 2.0, "update_s": 6.0},
+              "learners": {"rlbench": {"batches_built": 40, "batch_s": 2.0, "update_s": 6.0},
                            "__all_modules__": {"learner_connector": {"connector_pipeline_timer": 0.03125}}}}
     algo = SimpleNamespace(config=SimpleNamespace(num_env_runners=2, num_learners=0),
                            metrics=SimpleNamespace(peek=lambda key, default=0.0: 0.0))

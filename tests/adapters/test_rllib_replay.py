@@ -32,7 +32,7 @@ DQN_RESULT = {
     "learners": {"__all_modules__": {"num_env_steps_trained": 32000,
                                      "learner_connector": {"connector_pipeline_timer": 0.000375}},
                  "rlbench": {"busy_s": 1.75, "updates": 1000, "sgd_steps": 1000, "target_update_s": 0.03125,
-                             "target_updates": 2, "batches": 1000, "batch_s": 0.5, "update_s": 1.21875}},
+                             "target_updates": 2, "batches_built": 1000, "batch_s": 0.5, "update_s": 1.21875}},
     "num_training_step_calls_per_iteration": 1000,
 }
 
@@ -59,7 +59,7 @@ def test_a_replay_iteration_splits_exactly():
 def test_two_learners_count_per_learner():
     result = {**DQN_RESULT, "learners": {**DQN_RESULT["learners"], "rlbench": {
         "busy_s": 3.5, "updates": 2000, "sgd_steps": 2000, "target_update_s": 0.0625, "target_updates": 4,
-        "batches": 2000}}}
+        "batches_built": 2000}}}
     t = iteration_timings(_algo(runners=1, learners=2), result, replay=True)
     assert (t["learner_updates"], t["target_update_s"], t["target_updates"]) == (1000.0, 0.03125, 2.0)
     assert t["learner_connector_s"] == 0.375 and t["updates_per_env_step"] == 1.0
@@ -67,7 +67,7 @@ def test_two_learners_count_per_learner():
 
 def test_an_on_policy_iteration_has_no_replay_figures():
     ppo = {**DQN_RESULT, "learners": {**DQN_RESULT["learners"], "rlbench": {"updates": 1, "sgd_steps": 30,
-                                                                            "batches": 1}}}
+                                                                            "batches_built": 1}}}
     t = IterationTimings(**iteration_timings(_algo(runners=2, learners=0), ppo))
     assert (t.replay_s, t.replay_sample_s, t.target_update_s, t.target_updates) == (None, None, None, None)
     assert t.learner_connector_s == 0.000375  # one batch built: the mean is the time (PPO's reading, unchanged)

@@ -63,7 +63,7 @@ TARGET_UPDATE_S = ("rlbench", "target_update_s")
 TARGET_UPDATES = ("rlbench", "target_updates")
 #: The learner's split: train batches built (and their seconds), minibatch updates' seconds; on a GPU learner the
 #: host-to-device copies and the device's time in the updates.
-BATCHES = ("rlbench", "batches")
+BATCHES = ("rlbench", "batches_built")
 BATCH_S = ("rlbench", "batch_s")
 UPDATE_S = ("rlbench", "update_s")
 COPY_S = ("rlbench", "copy_s")
