@@ -33,6 +33,7 @@ from rlbench.report.style import MAX_HEATMAPS, MAX_MD_TRIALS, fmt, pct
 from rlbench.report.variants_section import variant_blocks
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import REPORT_HTML, REPORT_MD, ResultsFolder
+from rlbench.spec.model import SpecError
 
 
 #: A figure rlbench writes: its name is a :func:`~rlbench.report.style.file_stem` plus ``.png``.
@@ -291,7 +292,10 @@ def write_report(out_dir: Path, tables: dict[str, pd.DataFrame],
     ``others_written`` waits for the figures drawn meanwhile elsewhere that it embeds from ``plots/``."""
     out_dir = Path(out_dir)
     analysis = analyze(out_dir, tables)
-    written = write_next_spec(out_dir, analysis.next, analysis.trials)
+    try:
+        written, unwritten = write_next_spec(out_dir, analysis.next, analysis.trials), ""
+    except (RuntimeError, SpecError) as e:  # a spec that would not rerun the configuration: said, never written
+        written, unwritten = None, f"next.yaml was not written: {str(e)[:300]}"
     mine = write_figures(out_dir, analysis.configs, analysis.axes)
     lrn = analysis.learning
     if lrn is not None:
@@ -303,6 +307,6 @@ def write_report(out_dir: Path, tables: dict[str, pd.DataFrame],
     figures = mine + others
     section = inside.inside_report(analysis, tables.get("profiles"))
     html_path, md_path = out_dir / REPORT_HTML, out_dir / REPORT_MD
-    write_atomic(html_path, render_html(analysis, section, figures, [note], written).encode())
-    write_atomic(md_path, render_md(analysis, section, figures, [note], written).encode())
+    write_atomic(html_path, render_html(analysis, section, figures, [note, unwritten], written).encode())
+    write_atomic(md_path, render_md(analysis, section, figures, [note, unwritten], written).encode())
     return html_path, md_path, analysis

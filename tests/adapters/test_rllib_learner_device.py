@@ -8,7 +8,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-from test_rllib_learner_probe import _Data
+from test_rllib_learner_probe import _Data, _Metrics
 
 from rlbench.adapters.base import IterationTimings
 from rlbench.adapters.cuda_clock import CudaClock, cuda_clock
@@ -92,32 +92,6 @@ class _Pipeline:
         return batch
 
 
-class _Metrics2:
-    """The MetricsLogger calls the probes and RLlib's Learner.update make: log_value, peek, and reduce (every value
-    reduced by its rule, then cleared)."""
-
-    def __init__(self):
-        self.values: dict[tuple, list] = {}
-        self.rules: dict[tuple, str] = {}
-
-    def log_value(self, key, value, reduce="mean", window=None):
-        self.values.setdefault(key, []).append(value)
-        self.rules[key] = reduce
-
-    def peek(self, key, default=None):
-        values = self.values.get(key)
-        return values[-1] if values else default
-
-    def reduced(self, key):
-        values, how = self.values.get(key, []), self.rules.get(key)
-        return {"sum": sum, "max": max, "mean": lambda v: sum(v) / len(v)}[how](values) if values else None
-
-    def reduce(self):
-        out = {key: self.reduced(key) for key in self.values}
-        self.values.clear()
-        return out
-
-
 class GpuLearner:
     """RLlib's Learner.update on a GPU, its costs known: building a batch 1/8 s of the host (1/32 s of it the copy),
     each minibatch step 1/64 s of the host (launches) and 1/16 s of the device."""
@@ -125,7 +99,7 @@ class GpuLearner:
     BUILD_S, COPY_S, STEP_HOST_S, STEP_DEVICE_S = 0.125, 0.03125, 0.015625, 0.0625
 
     def __init__(self, clocks: FakeClocks):
-        self.clocks, self.metrics = clocks, _Metrics2()
+        self.clocks, self.metrics = clocks, _Metrics()
         self._learner_connector = _Pipeline([_Piece(clocks, self.BUILD_S - self.COPY_S),
                                              NumpyToTensor(clocks, self.COPY_S)])
 

@@ -121,7 +121,7 @@ def test_target_updates_are_counted_and_timed(freq, steps, updates):
         learner.update_at(env_steps)
     m = learner.metrics
     assert m.reduced(TARGET_UPDATES) == updates
-    assert m.reduce[TARGET_UPDATES] == m.reduce[TARGET_UPDATE_S] == "sum"
+    assert m.rules[TARGET_UPDATES] == m.rules[TARGET_UPDATE_S] == "sum"
     assert m.reduced(TARGET_UPDATE_S) >= 0.002 * updates  # each update sleeps 2 ms: a lower bound
     assert m.reduced(BUSY_S) >= m.reduced(TARGET_UPDATE_S) + 0.01 * len(steps)  # and the connector calls
 
