@@ -40,7 +40,8 @@ OVERLAP_COLUMNS: tuple[str, ...] = ("sampler_busy_frac", "learner_busy_frac", "b
 
 #: Per-trial settings a configuration row carries (its first repeat's): the knobs a learner verdict names and their
 #: context (the learner's place, its torch threads, the batch a minibatch divides).
-CONFIG_KNOBS: tuple[str, ...] = ("num_env_runners", "num_learners", "num_cpus_for_main_process", "num_cpus_per_learner",
+CONFIG_KNOBS: tuple[str, ...] = ("num_env_runners", "num_cpus_per_env_runner", "num_learners", "num_cpus_for_main_process",
+                                 "num_cpus_per_learner",
                                  "minibatch_size", "num_epochs", "train_batch_size_per_learner", "driver_torch_threads",
                                  "learner_torch_threads")
 

@@ -169,25 +169,44 @@ class NextSweep:
     """The grid values, the current one included (the baseline of the comparison)."""
 
 
+#: The role whose CPUs each knob reserves, and how many of that role there are (a row's column; None: one). Torch
+#: threads (``driver_torch_threads``) reserve nothing: up to the trial's cores.
+_KNOB_ROLE = {"num_cpus_for_main_process": ("driver", None), "num_cpus_per_learner": ("learner", "num_learners"),
+              "num_env_runners": ("env_runner", None)}
+
+
+def _room(knob: str, row: dict[str, Any]) -> float:
+    """The largest value of a CPU knob the trial's cores hold, the other roles' allocations kept (the plan would
+    skip a point past it): its ``cpus`` less what every other role is given, per learner for
+    ``num_cpus_per_learner``, in env runners of ``num_cpus_per_env_runner`` for ``num_env_runners``."""
+    cpus = num(row.get("cpus")) or 1.0
+    role, count = _KNOB_ROLE[knob]
+    given = {r: num(row.get(f"{r}_cpus_allocated")) for r in ("driver", "learner", "env_runner", "aggregator")}
+    others = sum(v for r, v in given.items() if r != role and v is not None)
+    room = max(0.0, cpus - others)
+    if knob == "num_env_runners":
+        per = num(row.get("num_cpus_per_env_runner")) or 0.0
+        return math.floor(room / per) if per > 0 else cpus
+    return room / max(1.0, num(row.get(count)) or 1.0) if count else room
+
+
 def knob_values(knob: str, current: float, row: dict[str, Any]) -> tuple[int, ...]:
-    """The values to sweep, around ``current``: a larger minibatch (x2, x4, x8, up to the train batch per learner),
-    CPUs and env runners at half, the same, twice and four times (from 1 where the current is 0), up to the trial's
-    cores; the current value always included."""
+    """The values to sweep, around ``current``: a larger minibatch (x2, x4, x8, up to the train batch per learner);
+    CPUs and env runners at half, the same, twice and four times (from 1 where the current is 0), up to what the
+    trial's cores hold beside its other roles (:func:`_room`); the current value always included."""
     c = int(current)
     if knob == "minibatch_size":
         cap = num(row.get("train_batch_size_per_learner")) or c
-        values = {c} | {m * c for m in (2, 4, 8) if m * c <= cap}
-    else:
-        cap = num(row.get("cpus")) or max(1, c)
-        base = max(1, c)
-        values = {c} | {v for v in (base // 2, base, 2 * base, 4 * base) if 1 <= v <= cap}
-    return tuple(sorted(values))
+        return tuple(sorted({c} | {m * c for m in (2, 4, 8) if m * c <= cap}))
+    cap = _room(knob, row) if knob in _KNOB_ROLE else (num(row.get("cpus")) or max(1, c))
+    base = max(1, c)
+    return tuple(sorted({c} | {v for v in (base // 2, base, 2 * base, 4 * base) if 1 <= v <= cap}))
 
 
 def next_sweep(configs: pd.DataFrame) -> NextSweep | None:
     """The one sweep to run next: of the configurations with a verdict that names a knob, the fastest (the one a
-    user would keep), with its first such verdict; None when no verdict names one, or its sweep would hold the
-    current value alone."""
+    user would keep), with its first such verdict; None when no verdict names one, or no larger value of its knob
+    fits the trial (the verdicts ask for more CPUs, env runners or a larger minibatch)."""
     if configs.empty:
         return None
     for _, row in configs.sort_values("env_steps_per_s", ascending=False, na_position="last").iterrows():
@@ -199,6 +218,6 @@ def next_sweep(configs: pd.DataFrame) -> NextSweep | None:
             if current is None:
                 continue
             values = knob_values(verdict.knob, current, record)
-            if len(values) > 1:
+            if max(values) > current:  # a value the verdict asks for (more, larger) fits the trial
                 return NextSweep(int(record["index"]), verdict, verdict.knob, current, values)
     return None

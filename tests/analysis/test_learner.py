@@ -224,6 +224,14 @@ def test_knob_values_around_the_current_one():
     assert knob_values("num_cpus_for_main_process", 1, {"cpus": 2}) == (1, 2)
     assert knob_values("num_cpus_for_main_process", 0, {"cpus": 2}) == (0, 1, 2)
     assert knob_values("num_env_runners", 4, {"cpus": 16}) == (2, 4, 8, 16)
+    # only what the trial's cores hold beside its other roles: the plan would skip the rest
+    two_cores = {"cpus": 2, "driver_cpus_allocated": 1.0, "env_runner_cpus_allocated": 1.0,
+                 "num_cpus_per_env_runner": 1.0}
+    assert knob_values("num_env_runners", 1, two_cores) == (1,)
+    assert knob_values("num_cpus_for_main_process", 1, two_cores) == (1,)
+    assert knob_values("num_env_runners", 1, {**two_cores, "num_cpus_per_env_runner": 0.5}) == (1, 2)
+    four = {"cpus": 8, "driver_cpus_allocated": 2.0, "learner_cpus_allocated": 2.0, "num_learners": 2}
+    assert knob_values("num_cpus_per_learner", 1, four) == (1, 2)  # (8 - 2) / 2 learners: up to 3 each
 
 
 def test_the_next_sweep_is_the_fastest_configuration_with_a_knob():
@@ -238,3 +246,8 @@ def test_the_next_sweep_is_the_fastest_configuration_with_a_knob():
     busy = _row(_gpu_iteration(build_s=0.0625, copy_s=0.015625, step_host_s=1 / 32, step_device_s=1 / 32, steps=32,
                                sample_s=0.25), gpu_util=92.0)
     assert next_sweep(pd.DataFrame([busy])) is None  # no verdict names a knob: no next.yaml
+    starved = _row(_gpu_iteration(build_s=0.0625, copy_s=0.015625, step_host_s=1 / 64, step_device_s=1 / 64, steps=16,
+                                  sample_s=4.0), gpu_util=95.0, cpus=3, driver_cpus_allocated=1.0,
+                   env_runner_cpus_allocated=2.0, num_cpus_per_env_runner=1.0)
+    assert [v.knob for v in learner_verdicts(starved)] == ["num_env_runners"]
+    assert next_sweep(pd.DataFrame([starved])) is None  # no more env runners fit its 3 cores: nothing to sweep
