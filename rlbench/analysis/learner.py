@@ -205,8 +205,9 @@ def knob_values(knob: str, current: float, row: dict[str, Any]) -> tuple[int, ..
 
 def next_sweep(configs: pd.DataFrame) -> NextSweep | None:
     """The one sweep to run next: of the configurations with a verdict that names a knob, the fastest (the one a
-    user would keep), with its first such verdict; None when no verdict names one, or no larger value of its knob
-    fits the trial (the verdicts ask for more CPUs, env runners or a larger minibatch)."""
+    user would keep), with its first such verdict; None when no verdict names one, when no larger value of its knob
+    fits the trial (the verdicts ask for more CPUs, env runners or a larger minibatch), or when this folder already
+    measured every value the sweep would run (a folder of ``next.yaml`` itself asks for no second one)."""
     if configs.empty:
         return None
     for _, row in configs.sort_values("env_steps_per_s", ascending=False, na_position="last").iterrows():
@@ -218,6 +219,8 @@ def next_sweep(configs: pd.DataFrame) -> NextSweep | None:
             if current is None:
                 continue
             values = knob_values(verdict.knob, current, record)
-            if max(values) > current:  # a value the verdict asks for (more, larger) fits the trial
+            measured = set(configs[verdict.knob_column].dropna()) if verdict.knob_column in configs else set()
+            if max(values) > current and not set(values) <= measured:  # more fits, and this folder did not sweep it
                 return NextSweep(int(record["index"]), verdict, verdict.knob, current, values)
+            return None  # the configuration to keep has its answer here: no slower one's sweep instead
     return None

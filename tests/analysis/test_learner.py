@@ -243,6 +243,10 @@ def test_the_next_sweep_is_the_fastest_configuration_with_a_knob():
     step = next_sweep(configs)
     assert (step.index, step.knob, step.current, step.values) == (1, "minibatch_size", 256, (256, 512, 1024, 2048))
     assert step.verdict.label == "launch-bound"
+    # a folder that swept the knob already (next.yaml's own) asks for no second one
+    swept = pd.DataFrame([{**fast, "index": i, "env_steps_per_s": 200.0 - i, "minibatch_size": m}
+                          for i, m in enumerate((256, 512, 1024, 2048))])
+    assert next_sweep(swept) is None
     busy = _row(_gpu_iteration(build_s=0.0625, copy_s=0.015625, step_host_s=1 / 32, step_device_s=1 / 32, steps=32,
                                sample_s=0.25), gpu_util=92.0)
     assert next_sweep(pd.DataFrame([busy])) is None  # no verdict names a knob: no next.yaml
