@@ -422,7 +422,7 @@ def test_the_reaper_runs_as_isolated_script():
 AUTOCONFIG_MAY_IMPORT = ("rlbench.autoconfig", "rlbench.analysis.stats", "rlbench.analysis.findings", "rlbench.analysis.evidence",
                          "rlbench.analysis.windows", "rlbench.analysis.trial_rows", "rlbench.analysis.configs",
                          "rlbench.spec.model", "rlbench.spec.training",
-                         "rlbench.spec.limits",
+                         "rlbench.spec.limits", "rlbench.spec.seeds",
                          "rlbench.results.files", "rlbench.results.layout")
 
 

@@ -11,11 +11,11 @@ median of 0 reads "more than half did not reach the target within the cap".
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Iterable, Literal, Mapping, Sequence
 
 from rlbench.analysis import findings, stats
+from rlbench.spec.seeds import derive_seed
 
 #: One-sided significance of the rank test that must agree before a configuration is dropped: the
 #: analysis' own (:data:`rlbench.analysis.findings.SIGNIFICANCE`), so a drop means what a report's finding means.
@@ -43,7 +43,7 @@ class TrialRequest:
     index: int
     """Reading slot in the rung: every candidate's trial in the same slot shares the seed (paired)."""
     seed: int
-    """The trial's seed."""
+    """The trial's seed (:func:`rlbench.spec.seeds.derive_seed`, the ``request`` sequence: below 2**31)."""
     max_wall_s: float
     """Cap on the trial's training seconds (cold start excluded): throughput trials run this long;
     time-to-target trials that have not reached the target by then end censored."""
@@ -84,12 +84,6 @@ def score(objective: Objective, result: TrialResult) -> float | None:
     if not result.reached:
         return 0.0
     return 1.0 / result.value if result.value > 0 else None
-
-
-def derive_seed(seed: int, *parts: object) -> int:
-    """A trial seed from the run's seed and the request's place (stable across Python runs)."""
-    text = "/".join(map(str, (seed, *parts))).encode()
-    return int.from_bytes(hashlib.sha256(text).digest()[:4], "little")
 
 
 @dataclass(frozen=True)
@@ -323,7 +317,7 @@ class Stage:
 
     def _request(self, key: str, rung: int, index: int) -> TrialRequest:
         return TrialRequest(f"{self.stage}/r{rung}/i{index}/{key}", key, self.stage, rung, index,
-                            derive_seed(self.seed, self.stage, rung, index), self.cap_of(key))
+                            derive_seed(self.seed, self.stage, rung, index, sequence="request"), self.cap_of(key))
 
     def _close(self) -> None:
         """Judge the batch just completed (the subclass's rule)."""

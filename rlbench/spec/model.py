@@ -207,7 +207,7 @@ class SweepSpec(TrialSections, _Named):
     seed: Union[int, list[int], None] = None
     """Seeds of the repeats (every trial is seeded; grid points with the same repeat index share a
     seed). None: drawn fresh when the sweep is planned and recorded (a resume reuses them); an int N:
-    derived from N (:func:`rlbench.spec.plan.derive_seed`); a list: the seeds of repeats 0, 1, ...
+    derived from N (:func:`rlbench.spec.seeds.derive_seed`); a list: the seeds of repeats 0, 1, ...
     as given (at least ``repeats`` of them; what ``rlbench reproduce`` writes)."""
 
     @model_validator(mode="after")

@@ -23,7 +23,7 @@ from rlbench.results.files import read_json, write_json
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.records import read_record
 from rlbench.results.tables import iteration_rows, iterations_frame
-from rlbench.spec.plan import SEED_LIMIT, TrialPlan, trial_id
+from rlbench.spec.plan import TrialPlan, trial_id
 from rlbench.studies.envbench import trial_ceiling_key
 
 #: Version of autoconfig_state.json (2: the session's decisions, the plan among them).
@@ -92,7 +92,7 @@ def request_plan(template: TrialPlan, tid: str, request: TrialRequest, *, stop_i
     """
     grace = max(MIN_GRACE_S, 3.0 * cold_start_s)
     return template.model_copy(update={
-        "trial_id": tid, "repeat": int(tid.rsplit("r", 1)[1]), "seed": request.seed % SEED_LIMIT, "phase": request.stage,
+        "trial_id": tid, "repeat": int(tid.rsplit("r", 1)[1]), "seed": request.seed, "phase": request.stage,
         "rung": request.rung if request.stage == "search" else None,
         "round": request.rung if request.stage == "race" else None,
         "stop_iterations": stop_iterations, "stop_seconds": stop_seconds,
