@@ -26,8 +26,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from rlbench.analysis.change import unpaired
-from rlbench.analysis.evidence import can_show, missing_evidence, runs_text
+from rlbench.analysis.change import can_show, unpaired
+from rlbench.analysis.evidence import missing_evidence, runs_text
 from rlbench.analysis.stats import CONFIDENCE, interval_text, median_ci
 from rlbench.studies.servebench import MODELS, PAPER_TABLE3, PATHS
 

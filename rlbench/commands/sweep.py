@@ -27,7 +27,7 @@ from rlbench.run.sweep import default_out_dir, resume_command, run_sweep
 from rlbench.spec.load import load_spec
 from rlbench.spec.model import SpecError
 from rlbench.spec.plan import plan_cluster_trials, plan_trials
-from rlbench.spec.skips import skip_summary
+from rlbench.spec.skip_summary import skip_summary
 from rlbench.worker.interrupts import install, received, restore
 
 NAME = "sweep"

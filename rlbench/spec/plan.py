@@ -200,7 +200,7 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
         cores = machine.usable_cores[:cpus]
         driver_cpus = get_adapter(config.framework).resource_demand(config).driver_cpus
         driver_n = min(driver_cpus, len(cores))
-        measure = measured(spec, point.variant)
+        measure = measured(vars(spec), spec.variants, point.variant)
         for repeat in range(spec.repeats):
             plans.append(TrialPlan(
                 trial_id=trial_id(index, repeat),
@@ -225,7 +225,7 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
                 seed=seeds[repeat], skip_reason=reason, switched_off=list(config.switch_off),
                 differs_from_tune=tune_differences(config, cpus, len(machine.usable_cores), profile_hz=measure["profile_hz"]),
                 relative={r.axis: r.expr for r in point.relative}, variant=point.variant, round=repeat,
-                packages=package_set(spec, point.variant),
+                packages=package_set(spec.variants, point.variant),
             ))
     interleaved = bool(spec.variants) or spec.rounds > 1
     return in_rounds(plans, len(spec.variants)) if interleaved else plans
