@@ -15,8 +15,8 @@ import pandas as pd
 from rlbench.analysis.configs import config_label, value_text
 from rlbench.analysis.evidence import (Below, LearnerCpuStep, beats_note, learner_cpu_text, learning_notes,
                                       missed_target_note)
-from rlbench.analysis.findings import NOISY_CV
-from rlbench.analysis.stats import Ratio, is_number, num, ratio_ci
+from rlbench.analysis.findings import NOISY_CV, num
+from rlbench.analysis.stats import Ratio, is_number, ratio_ci
 from rlbench.analysis.targets import eligible
 from rlbench.analysis.windows import steady
 

@@ -86,7 +86,7 @@ class Change:
     ratio: float | None
     """median(B) / median(A) (below 1: B is lower); None when a side has no value or A's median is 0."""
     ci_low: float | None
-    """Lower end of its bootstrap interval at :data:`~rlbench.analysis.stats.CONFIDENCE`, the two sides resampled
+    """Lower end of its bootstrap interval at :data:`~rlbench.analysis.findings.CONFIDENCE`, the two sides resampled
     independently (None with fewer than 2 values on a side)."""
     ci_high: float | None
     """Upper end."""
@@ -114,10 +114,12 @@ class Change:
 
     @property
     def enough(self) -> bool:
-        """Whether these runs could let the test reach :data:`~rlbench.analysis.findings.SIGNIFICANCE` at all."""
+        """Whether these runs could show a change at all: the test could reach
+        :data:`~rlbench.analysis.findings.SIGNIFICANCE` and the ratio's interval has 2 values a side to resample
+        (1 reading against 19 can give p = 1/20, but no interval)."""
         if self.design == "paired":
             return rounds_can_show(self.runs_a)
-        return can_show(self.runs_a, self.runs_b)
+        return can_show(self.runs_a, self.runs_b) and min(self.n_a, self.n_b) >= 2
 
     @property
     def intervals(self) -> list[tuple[float | None, float | None]]:
@@ -186,7 +188,7 @@ def design_note(rounds: int) -> str | None:
 
 def equivalent(change: Change, threshold: float) -> bool:
     """Whether B is as good as A within ``threshold``: every interval of B/A lies inside [1 - threshold,
-    1 + threshold], so more runs cannot show a change that large at :data:`~rlbench.analysis.stats.CONFIDENCE`."""
+    1 + threshold], so more runs cannot show a change that large at :data:`~rlbench.analysis.findings.CONFIDENCE`."""
     ends = [x for pair in change.intervals for x in pair]
     return None not in ends and min(ends) >= 1.0 - threshold and max(ends) <= 1.0 + threshold
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rlbench.analysis.change import Change, can_show
-from rlbench.analysis.findings import (BOUND_FRAC, CLEARLY_BELOW_FRAC, GAIN_WORTH_HAVING, REPEATS_FOR_EVIDENCE,
+from rlbench.analysis.findings import (BOUND_FRAC, CLEARLY_BELOW_FRAC, CONFIDENCE, GAIN_WORTH_HAVING, REPEATS_FOR_EVIDENCE,
                                        ROUNDS_FOR_EVIDENCE, SIGNIFICANCE, SUBLINEAR_FRAC)
-from rlbench.analysis.stats import CONFIDENCE, Ratio, interval_text
+from rlbench.analysis.stats import Ratio, interval_text
 
 
 def beyond(effect: float | None, threshold: float, direction: str | None = None) -> bool:
@@ -243,24 +243,31 @@ def missing_rounds(pairs: int) -> str:
     return f"no evidence yet: {pairs} round{'s' if pairs != 1 else ''}; {ROUNDS_FOR_EVIDENCE} rounds could show it"
 
 
-def change_sentence(a: str, b: str, change: Change) -> str:
-    """``B is 74.9% slower than A (...)`` or ``no evidence of a difference (...)``, with the evidence: the
-    runs, both intervals (paired) or the ratio's, the test's p, and what more runs could show."""
-    if change.n_a == 0 or change.n_b == 0 or change.effect is None:
-        return f"no data: {b if change.n_b == 0 else a} has no ok trial here"
+def change_evidence(change: Change) -> str:
+    """What a change's verdict rests on, in words: the runs, both intervals (paired) or the ratio's, the test's p,
+    and what more runs could show."""
     ratio = f"ratio of medians {change.ratio:.3f}, {CONFIDENCE:.0%} CI {interval_text(change.ci_low, change.ci_high)}"
     if change.design == "paired":
         n = change.runs_a
-        evidence = (f"{n} round{'s' if n != 1 else ''}; paired ratio {change.paired_ratio:.3f}, {CONFIDENCE:.0%} CI "
-                    f"{interval_text(change.paired_ci_low, change.paired_ci_high)}; {ratio}"
-                    + ("" if change.p_value is None else f"; Wilcoxon p={change.p_value:.2g}")
-                    + f"; {ROUNDS_FOR_EVIDENCE} rounds could show one" * (not change.enough))
-    else:
-        evidence = (f"{runs_text(change.runs_a, change.runs_b)}; {ratio} over {change.basis}"
-                    + ("" if change.p_value is None else f"; Mann-Whitney U p={change.p_value:.2g}")
-                    + f"; {REPEATS_FOR_EVIDENCE} repeats a side could show one" * (not change.enough))
+        return (f"{n} round{'s' if n != 1 else ''}; paired ratio {change.paired_ratio:.3f}, {CONFIDENCE:.0%} CI "
+                f"{interval_text(change.paired_ci_low, change.paired_ci_high)}; {ratio}"
+                + ("" if change.p_value is None else f"; Wilcoxon p={change.p_value:.2g}")
+                + f"; {ROUNDS_FOR_EVIDENCE} rounds could show one" * (not change.enough))
+    return (f"{runs_text(change.runs_a, change.runs_b)}; {ratio} over {change.basis}"
+            + ("" if change.p_value is None else f"; Mann-Whitney U p={change.p_value:.2g}")
+            + f"; {REPEATS_FOR_EVIDENCE} repeats a side could show one" * (not change.enough))
+
+
+def change_sentence(a: str, b: str, change: Change) -> str:
+    """``B is 74.9% slower than A (...)``, ``B is 6.25x as fast as A (...)`` (from twice A on) or ``no evidence of a
+    difference (...)``, with the evidence (:func:`change_evidence`)."""
+    if change.n_a == 0 or change.n_b == 0 or change.effect is None:
+        return f"no data: {b if change.n_b == 0 else a} has no ok trial here"
+    evidence = change_evidence(change)
     if not change.differs:  # (never with too few runs: the evidence says so)
         return f"no evidence of a difference ({evidence})"
+    if change.effect >= 2:
+        return f"{b} is {change.effect:.2f}x as fast as {a} ({evidence})"
     return f"{b} is {abs(1 - change.effect):.1%} {'slower' if change.effect < 1 else 'faster'} than {a} ({evidence})"
 
 

@@ -234,7 +234,7 @@ class Session:
         finalists = s.handover(race["entrants"] - 1, keep=self.space.baseline_key)
         self.race = Race(finalists, baseline, objective=k.objective, budget_s=race["budget_s"], trial_s=s.trial_s,
                          cold_start_s=self.cold_estimate_s, seed=k.seed, min_rounds=k.min_rounds,
-                         max_rounds=k.max_rounds, tolerance_pct=k.tolerance_pct, training_s=decided["training_s"],
+                         max_rounds=k.max_rounds, threshold=k.tolerance_pct / 100.0, training_s=decided["training_s"],
                          cap_s=decided["cap_s"])
         self._drive(self.race, runner)
         for e in self.race.left:

@@ -203,7 +203,7 @@ def _report(out: Path, doc: dict[str, Any], console: Console, interrupted: bool)
     from rlbench.report.servebench_report import terminal_tables, write_servebench_report
 
     html_path, _md, rows, comparisons = write_servebench_report(out, doc)
-    for table in terminal_tables(rows, comparisons):
+    for table in terminal_tables(doc.get("runs") or [], rows, comparisons):
         console.print(table)
     console.print("paper (Ray OSDI'18, Table 3, batch 64): 4 KB states at 10 ms: Clipper 4,400, Ray 6,200 states/s; "
                   "100 KB states at 5 ms: Clipper 290, Ray 6,900 (docs/STUDIES.md: what differs here)")

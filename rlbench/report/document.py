@@ -16,10 +16,9 @@ from typing import Any
 import pandas as pd
 
 from rlbench.analysis.configs import config_label
-from rlbench.analysis.findings import KNEE_MARGIN, NOISY_CV
+from rlbench.analysis.findings import CONFIDENCE, KNEE_MARGIN, NOISY_CV
 from rlbench.analysis.result_set import Analysis, analyze
 from rlbench.analysis.scaling import MAX_SCALING_GROUPS
-from rlbench.analysis.stats import CONFIDENCE
 from rlbench.report import async_section
 from rlbench.report.autoconfig_section import autoconfig_blocks
 from rlbench.report import runners_section as inside

@@ -12,7 +12,8 @@ import pandas as pd
 from rich.table import Table as RichTable
 
 from rlbench.analysis.comparison import Comparison
-from rlbench.analysis.stats import CONFIDENCE, interval_text
+from rlbench.analysis.stats import interval_text
+from rlbench.analysis.findings import CONFIDENCE
 from rlbench.report.blocks import Cell, Table, to_rich
 from rlbench.report.style import MAX_TABLE_ROWS, PHASES, fmt, pct
 from rlbench.report.trial_plots import axis_columns
