@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -534,3 +535,74 @@ def test_the_schema_names_every_event():
 
     schema = (REPO / "docs" / "SCHEMA.md").read_text()
     assert [e.value for e in Event if f"`{e.value}`" not in schema] == []
+
+
+#: Names of a module-level constant that states a threshold of its own (a significance, a tolerance, a confidence
+#: level): every one is analysis/findings.py's, where the analysis and every command read it.
+THRESHOLD_NAME = re.compile(r"THRESHOLD|TOLERANCE|CONFIDENCE|SIGNIFICANCE|(^|_)ALPHA($|_)")
+#: A confidence level typed by hand in text (``95% CI``): the text is made from ``findings.CONFIDENCE``.
+TYPED_LEVEL = re.compile(r"\b\d{2}(\.\d+)?%\s*(CI|confidence|bootstrap|interval|percentile)", re.I)
+#: Statistics packages: their tests and intervals are called in analysis/stats.py only (one bootstrap engine, one
+#: rank test of each design), which every other module calls.
+STATS_IMPORTS = ("scipy.stats", "statsmodels", "arch.bootstrap")
+
+
+def own_statistics(module: str, source: str) -> list[str]:
+    """Where ``module`` defines a "did it change?" of its own: a statistics package imported outside
+    analysis/stats.py (``from scipy import stats`` included), a percentile or quantile taken outside analysis/ (an
+    interval's ends; a bootstrap by hand), a module-level constant named as a threshold outside analysis/findings.py,
+    a confidence level typed in text (docstrings and comments are prose and not read)."""
+    tree = ast.parse(source)
+    found = []
+    if module != "rlbench.analysis.stats":
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [f"{node.module}.{a.name}" for a in node.names] + [node.module or ""] \
+                if isinstance(node, ast.ImportFrom) and node.level == 0 else []
+            found += [f"line {node.lineno}: imports {n}" for n in names
+                      if any(n == s or n.startswith(s + ".") for s in STATS_IMPORTS)]
+    if not module.startswith("rlbench.analysis"):
+        found += [f"line {n.lineno}: .{n.func.attr}(...)" for n in ast.walk(tree) if isinstance(n, ast.Call)
+                  and isinstance(n.func, ast.Attribute) and n.func.attr in ("percentile", "quantile", "nanpercentile",
+                                                                             "nanquantile", "bootstrap")]
+    if module != "rlbench.analysis.findings":
+        for node in tree.body:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+                if isinstance(node, ast.AnnAssign) else []
+            found += [f"line {node.lineno}: constant {t.id}" for t in targets
+                      if isinstance(t, ast.Name) and THRESHOLD_NAME.search(t.id)]
+    prose = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
+    found += [f"line {n.lineno}: {n.value[:40]!r} types a confidence level" for n in ast.walk(tree)
+              if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in prose
+              and TYPED_LEVEL.search(n.value)]
+    return found
+
+
+def test_the_statistics_checker_sees_each_way_of_deciding_on_its_own():
+    planted = {
+        "rlbench.autoconfig.decide": "from scipy import stats\nTOLERANCE_PCT = 5.0\n",
+        "rlbench.report.servebench_report": "import numpy as np\ndef f(x):\n    return np.percentile(x, [2.5, 97.5])\n",
+        "rlbench.commands.compare": 'DEFAULT_THRESHOLD = 0.05\nHELP = f"bars: 95% CI"\n',
+        "rlbench.analysis.curves": "import scipy.stats\nALPHA = 0.05\n",
+    }
+    found = {m: own_statistics(m, s) for m, s in planted.items()}
+    assert found == {
+        "rlbench.autoconfig.decide": ["line 1: imports scipy.stats", "line 2: constant TOLERANCE_PCT"],
+        "rlbench.report.servebench_report": ["line 3: .percentile(...)"],
+        "rlbench.commands.compare": ["line 1: constant DEFAULT_THRESHOLD", "line 2: 'bars: 95% CI' types a confidence level"],
+        "rlbench.analysis.curves": ["line 1: imports scipy.stats", "line 2: constant ALPHA"],
+    }
+    fine = {
+        "rlbench.analysis.stats": "from scipy import stats\nimport numpy as np\nx = np.percentile([1], 50)\n",
+        "rlbench.analysis.findings": "CHANGE_THRESHOLD = 0.05\nCONFIDENCE = 0.95\n",
+        "rlbench.autoconfig.model": '"""95% CI in prose."""\nfrom scipy import optimize\ndef f(threshold=0.05):\n    pass\n',
+        "rlbench.report.document": 'from rlbench.analysis.findings import CONFIDENCE\nt = f"{CONFIDENCE:.0%} CI"\n',
+    }
+    assert {m: own_statistics(m, s) for m, s in fine.items()} == {m: [] for m in fine}
+
+
+def test_no_module_decides_did_it_change_on_its_own():
+    """Outside analysis/ a module calls the analysis' rule (issue 44: autoconfig had four rules of its own and
+    servebench a re-worded one); inside it, stats.py holds the engines and findings.py every threshold."""
+    found = {m: hits for m, p in MODULES.items() if (hits := own_statistics(m, p.read_text()))}
+    assert found == {}

@@ -15,7 +15,7 @@ import pandas as pd
 from rlbench.analysis.configs import config_label, value_text
 from rlbench.analysis.evidence import (Below, LearnerCpuStep, beats_note, learner_cpu_text, learning_notes,
                                       missed_target_note)
-from rlbench.analysis.findings import NOISY_CV, num
+from rlbench.analysis.findings import CONFIDENCE, NOISY_CV, num
 from rlbench.analysis.stats import Ratio, is_number, ratio_ci
 from rlbench.analysis.targets import eligible
 from rlbench.analysis.windows import steady
@@ -79,7 +79,7 @@ def recommendations(configs: pd.DataFrame, axes: list[str]) -> list[Recommendati
             low, high = _ci_end(best, column, "low"), _ci_end(second, column, "high")
             them = (config_label(second, axes), f"{second[column]:,.0f} {unit}")
             if low is not None and high is not None and low <= high:
-                notes.append(f"tied within the 95% CIs with {them[0]} ({them[1]})")
+                notes.append(f"tied within the {CONFIDENCE:.0%} CIs with {them[0]} ({them[1]})")
             else:  # apart, or no intervals: the repeats must be enough for a test to tell them apart
                 evidence = beats_note(*them, int(best["n"]), int(second["n"]))
         if int(best["n"]) < 2:
@@ -133,7 +133,7 @@ def target_recommendations(ttt: pd.DataFrame, axes: list[str]) -> list[Recommend
             them = (config_label(second, axes), f"{second[column]:,.1f} {unit}")
             high, low = num(best.get(f"{column}_ci_high")), num(second.get(f"{column}_ci_low"))
             if high is not None and low is not None and high >= low:
-                notes.append(f"tied within the 95% CIs with {them[0]} ({them[1]})")
+                notes.append(f"tied within the {CONFIDENCE:.0%} CIs with {them[0]} ({them[1]})")
             else:  # apart, or no intervals: the repeats that reached it must be enough for a test
                 evidence = beats_note(*them, int(best["reached"]), int(second["reached"]))
         if int(best["reached"]) < 2:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from rlbench.analysis.findings import CONFIDENCE
 from rlbench.analysis.configs import config_label
 from rlbench.report.blocks import Block, Bullets, Heading, Paragraph, Table
 from rlbench.report.style import fmt
@@ -52,7 +53,7 @@ def answer_text(data: dict[str, Any]) -> str:
     base = data.get("baseline") or {}
     why = "the baseline gave no reading" if not base.get("n") else "the baseline mostly missed the target"
     ratio = f"not measurable ({why})" if sp.get("ratio") is None else (
-        f"{sp['ratio']:.2f}x" + (f" (95% CI {sp['ci_low']:.2f}-{sp['ci_high']:.2f})" if sp.get("ci_low") is not None
+        f"{sp['ratio']:.2f}x" + (f" ({CONFIDENCE:.0%} CI {sp['ci_low']:.2f}-{sp['ci_high']:.2f})" if sp.get("ci_low") is not None
                                  else " (no interval: too few readings)"))
     source = _SOURCES.get(str(data.get("answer_source", "race")), str(data.get("answer_source")))
     n = best.get("n")
@@ -147,7 +148,7 @@ def autoconfig_blocks(out_dir: Path, trials: pd.DataFrame, axes: list[str]) -> l
                       f"{f' ({partial} of them partial: the leader and its closest rivals only)' if partial else ''}; "
                       f"stopped: {data.get('race_stop_reason')}. "
                       f"The search stopped: {data.get('search_stop_reason')}.", muted=True),
-            Table(["configuration", "CPUs", f"median {unit}", "95% CI", "n", "censored", "failed"], st, frozenset({0}))]
+            Table(["configuration", "CPUs", f"median {unit}", f"{CONFIDENCE:.0%} CI", "n", "censored", "failed"], st, frozenset({0}))]
     left = [f"{e.get('key')}: left after round {e.get('rung')} ({e.get('detail')})" for e in data.get("race_left") or []]
     if left:
         out.append(Bullets(left))
@@ -188,5 +189,5 @@ def steps_blocks(data: dict[str, Any]) -> list[Block]:
                       "because it steps faster or because it learns from fewer steps. A censored trial counts as never "
                       "reaching it; '-' as the median: more than half were censored; as the interval's top: unbounded.",
                       muted=True),
-            Table(["configuration", "median env steps", "95% CI", "n", "censored"], rows, frozenset({0})),
+            Table(["configuration", "median env steps", f"{CONFIDENCE:.0%} CI", "n", "censored"], rows, frozenset({0})),
             Bullets(found or ["no other configuration raced"])]
