@@ -15,6 +15,7 @@ import pandas as pd
 
 from rlbench.analysis.findings import CONFIDENCE
 from rlbench.analysis.configs import config_label
+from rlbench.analysis.targets import pareto_front
 from rlbench.report.blocks import Block, Bullets, Heading, Paragraph, Table
 from rlbench.report.style import fmt
 from rlbench.results.files import read_json
@@ -101,22 +102,18 @@ def search_path(trials: pd.DataFrame, axes: list[str]) -> Table:
                  collapsed=f"{len(rows)} trials")
 
 
-def pareto_front(trials: pd.DataFrame, axes: list[str]) -> list[list[str]]:
-    """Configurations not beaten by a cheaper one: CPUs asked against median steady env steps/s."""
+def cpu_front(trials: pd.DataFrame, axes: list[str]) -> list[list[str]]:
+    """Configurations not beaten by a cheaper one: CPUs asked against median steady env steps/s
+    (:func:`rlbench.analysis.targets.pareto_front`), cheapest first."""
     ok = trials[(trials["status"] == "ok") & trials["env_steps_per_s"].notna()]
     if ok.empty:
         return []
     cols = [c for c in ok.columns if str(c).endswith("_cpus_allocated")]  # every role's: what it asks for
     ok = ok.assign(_cpus=ok[cols].fillna(0).sum(axis=1) if cols else 0.0)
-    groups = ok.groupby("index")
-    rows = sorted(((float(g["_cpus"].iloc[0]), float(g["env_steps_per_s"].median()), len(g),
-                    config_label(g.iloc[0], axes)) for _, g in groups), key=lambda r: (r[0], -r[1]))
-    front, best = [], -1.0
-    for cpus, rate, n, label in rows:
-        if rate > best:
-            front.append([label, f"{cpus:g}", fmt(rate), str(n)])
-            best = rate
-    return front
+    per = pd.DataFrame([{"cpus": float(g["_cpus"].iloc[0]), "rate": float(g["env_steps_per_s"].median()), "n": len(g),
+                         "label": config_label(g.iloc[0], axes)} for _, g in ok.groupby("index")])
+    front = per[pareto_front(per, ["cpus"], ["rate"])].sort_values(["cpus", "rate"], ascending=[True, False])
+    return [[r.label, f"{r.cpus:g}", fmt(r.rate), str(r.n)] for r in front.itertuples()]
 
 
 def autoconfig_blocks(out_dir: Path, trials: pd.DataFrame, axes: list[str]) -> list[Block]:
@@ -167,7 +164,7 @@ def autoconfig_blocks(out_dir: Path, trials: pd.DataFrame, axes: list[str]) -> l
             Table(["configuration", "predicted iteration s", "measured iteration s", "error %"], pvm, frozenset({0}),
                   md_max_rows=20, collapsed=f"{len(pvm)} trials") if pvm
             else Paragraph("No prediction: the probe gave no steady iteration.", muted=True)]
-    front = pareto_front(trials, axes)
+    front = cpu_front(trials, axes)
     if front:
         out += [Heading("CPUs against throughput: the Pareto front", 3),
                 Paragraph("Configurations no cheaper one beats: CPUs asked (driver, learners, env runners) against "
