@@ -220,12 +220,56 @@ def test_a_class_name_means_one_thing():
     assert {n: ms for n, ms in SAME_CLASS_NAME_EXCEPTIONS.items() if found.get(n) != ms} == {}, "stale exception"
 
 
+#: The adapters' shared modules, no framework's: the protocol and types, the base class, the spec's key vocabulary,
+#: the one role classifier, env making, inert Python source.
+NEUTRAL_ADAPTER_MODULES = ("rlbench.adapters", "rlbench.adapters.base", "rlbench.adapters.common",
+                           "rlbench.adapters.vocabulary", "rlbench.adapters.roles", "rlbench.adapters.envs",
+                           "rlbench.adapters.pysource")
+
+
+def framework_of(module: str) -> str | None:
+    """The framework package a module belongs to (``rllib`` for ``rlbench.adapters.rllib.config``), or None."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["rlbench", "adapters"] and module not in NEUTRAL_ADAPTER_MODULES \
+        else None
+
+
+def adapters_leaning_on_another(sources: dict[str, str]) -> list[str]:
+    """Where an adapter imports another adapter's modules, or a neutral module imports a framework's (type
+    checkers included): a framework's tables are its own; what two share is in a neutral module. The registry
+    (``rlbench.adapters``) is the one module that names them all."""
+    wrong = []
+    for module, source in sources.items():
+        mine = framework_of(module)
+        for name, _ in imports_in(source, type_checking=True):
+            theirs = framework_of(name)
+            if theirs is not None and theirs != mine and module != "rlbench.adapters":
+                wrong.append(f"{module} imports {name}")
+    return wrong
+
+
+def test_the_adapter_checker_sees_one_adapter_lean_on_another():
+    planted = {"rlbench.adapters.sb3.mapping": "from rlbench.adapters.rllib.training import ALGO_TRAINING_KEYS\n",
+               "rlbench.adapters.plain": "from rlbench.adapters.vocabulary import ALGORITHMS\n",
+               "rlbench.adapters.common": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                          "    from rlbench.adapters.rllib import RLlibAdapter\n",
+               "rlbench.adapters": "from rlbench.adapters.rllib import RLlibAdapter\n"}
+    assert adapters_leaning_on_another(planted) == [
+        "rlbench.adapters.sb3.mapping imports rlbench.adapters.rllib.training",
+        "rlbench.adapters.common imports rlbench.adapters.rllib"]
+
+
+def test_no_adapter_imports_another():
+    """sb3 and plain imported RLlib's key tables until issue 44: the spec's vocabulary is now adapters/vocabulary.py."""
+    assert adapters_leaning_on_another({m: p.read_text() for m, p in MODULES.items()}) == []
+
+
 def test_no_module_outside_the_adapters_names_a_concrete_adapter():
-    """Outside ``adapters/`` only the registry and the protocol are imported (type checkers included):
+    """Outside ``adapters/`` only the registry and the neutral modules are imported (type checkers included):
     another framework is a new adapter package, not a change across the house."""
     wrong = [f"{m}: {n}" for m in MODULES if not m.startswith("rlbench.adapters")
              for n, _ in imports(m, type_checking=True)
-             if (t := ours(n)) and t.startswith("rlbench.adapters") and t not in ("rlbench.adapters", "rlbench.adapters.base")]
+             if (t := ours(n)) and t.startswith("rlbench.adapters") and t not in NEUTRAL_ADAPTER_MODULES]
     assert wrong == []
 
 
@@ -289,7 +333,7 @@ def rllib_words() -> FrameworkWords:
     from rlbench.adapters.rllib import config as rllib_config
     from rlbench.adapters.rllib import results
     from rlbench.adapters.rllib.roles import RAY_TITLE_ROLES
-    from rlbench.adapters.rllib.training import ALGORITHMS
+    from rlbench.adapters.vocabulary import ALGORITHMS
     from rlbench.results.tables import ITERATION_SCHEMA, RUNNER_ITERATION_SCHEMA
     from rlbench.spec.model import TrialConfig
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias
+
+from rlbench.adapters.roles import Role
 
 #: A clip threshold that never binds (float32 holds at most 3.4e38): how a framework's hyperparameter defaults
 #: (:meth:`Adapter.hyperparameter_defaults`) say "no clipping" in the spec's terms, where ``None`` means "unset".
@@ -189,6 +191,19 @@ class IterationTimings:
     """Per env runner: its own timings (runner_iterations table rows), or None."""
 
 
+@dataclass(frozen=True)
+class KeyHandling:
+    """What an adapter does with one spec key it takes: every key is mapped, refused or deliberately ignored, never
+    dropped in silence (tests/adapters/test_key_handling.py holds every adapter to it)."""
+
+    kind: Literal["mapped", "refused", "ignored"]
+    """``mapped``: passed to the framework as the spec means it; ``refused``: the values it cannot run faithfully
+    are refused at load (``Adapter.refusals``), the others are what the framework does anyway; ``ignored``: taken
+    and left unused, deliberately."""
+    how: str
+    """Mapped: to what; refused: which values, and what the framework does with the rest; ignored: why."""
+
+
 class Trainer(Protocol):
     """One trial's training run inside the trial process (its Ray runtime is up)."""
 
@@ -256,7 +271,7 @@ class Adapter(Protocol):
     name: str
     """The framework's name, for the manifest."""
     roles: tuple[str, ...]
-    """The process roles utilization is reported by (``driver``, ..., ``other``)."""
+    """The process roles utilization is reported by (``driver``, ..., ``other``): its role rules'."""
     preload_modules: tuple[str, ...]
     """Modules the trial fork server imports once, so that no trial pays their import time."""
     actor_class_roles: dict[str, str]
@@ -286,6 +301,9 @@ class Adapter(Protocol):
         """The ``training:`` keys (YAML names) a trial of ``algo`` may set; the spec types each one
         (``rlbench.spec.training.TrainingSection``: the union of every adapter's keys)."""
 
+    def key_handling(self, algo: str) -> dict[str, KeyHandling]:
+        """Each of those keys -> what the adapter does with it: mapped, refused or ignored, with how or why."""
+
     def hyperparameter_defaults(self, config: Any) -> dict[tuple[str, str], Any]:
         """(section, key) -> the value the framework trains a trial config with where the spec leaves the key
         unset, for every hyperparameter of its algorithm that the spec can name (``training``, ``rl_module``);
@@ -306,8 +324,9 @@ class Adapter(Protocol):
         learning a sampled step buys. ``rlbench autoconfig``'s cost model is of an on-policy iteration and
         refuses such an algorithm before any trial."""
 
-    def classify_process(self, cmdline: list[str], *, is_driver: bool) -> str:
-        """The role of one process of a trial, from its command line (title)."""
+    def classify_process(self, cmdline: list[str], *, is_driver: bool) -> Role:
+        """The role of one process of a trial, from its command line (title): the one classifier,
+        :func:`rlbench.adapters.roles.classify`, with the adapter's rules."""
 
     def result_metrics(self) -> list[str]:
         """Names of the result metrics a ``stop:`` target may name (higher or lower is better, the spec says)."""
