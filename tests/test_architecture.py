@@ -650,3 +650,29 @@ def test_no_module_decides_did_it_change_on_its_own():
     servebench a re-worded one); inside it, stats.py holds the engines and findings.py every threshold."""
     found = {m: hits for m, p in MODULES.items() if (hits := own_statistics(m, p.read_text()))}
     assert found == {}
+
+
+#: The folder checks and the lock (results/lock.py): called by the results session only, the one way to open a folder.
+FOLDER_CHECKS = ("SweepLock", "check_new_sweep_folder", "check_plain_folder", "check_writable")
+
+
+def folder_opened_by_hand(module: str, source: str) -> list[str]:
+    """Where a module other than the session (and the lock's own module) calls a folder check or takes the lock."""
+    if module in ("rlbench.results.session", "rlbench.results.lock"):
+        return []
+    return [f"line {n.lineno}: {ast.unparse(n.func)}(...)" for n in ast.walk(ast.parse(source))
+            if isinstance(n, ast.Call) and (getattr(n.func, "id", None) or getattr(n.func, "attr", None)) in FOLDER_CHECKS]
+
+
+def test_the_folder_checker_sees_a_check_by_hand():
+    planted = "from rlbench.results.lock import SweepLock, check_new_sweep_folder\ncheck_new_sweep_folder(out)\n" \
+              "lock = lock_module.SweepLock(out).acquire()\n"
+    assert folder_opened_by_hand("rlbench.commands.servebench", planted) == [
+        "line 2: check_new_sweep_folder(...)", "line 3: lock_module.SweepLock(...)"]
+    assert folder_opened_by_hand("rlbench.results.session", planted) == []
+
+
+def test_every_folder_is_opened_through_the_results_session():
+    """docs/ARCHITECTURE.md: every command, the sweep, autoconfig's batches, history, bisect and servebench open
+    their folders with ``open_for_read`` or ``open_for_write`` (issue 44: servebench checked its own by hand)."""
+    assert {m: f for m, p in MODULES.items() if (f := folder_opened_by_hand(m, p.read_text()))} == {}
