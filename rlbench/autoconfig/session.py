@@ -295,7 +295,8 @@ def load_decided(data: dict[str, Any]) -> dict[str, Any]:
     out = dict(data)
     if "probes" in out and out["probes"] is not None:
         p = out["probes"]
-        out["probes"] = ProbeCosts(**{**p, "env_steps_s": tuple((str(k), float(v)) for k, v in p.get("env_steps_s") or ())})
+        out["probes"] = ProbeCosts(**{**p, "env_steps_s": tuple((str(k), float(v)) for k, v in p.get("env_steps_s") or ()),
+                                      "unmeasured_envs": tuple(str(k) for k in p.get("unmeasured_envs") or ())})
     if "plan" in out:
         plan = out["plan"]["plan"]
         out["plan"] = {**out["plan"], "plan": BudgetPlan(**{**plan, **{f: tuple(plan[f]) for f in

@@ -136,8 +136,11 @@ def probes_of(folder: ResultsFolder, plan: TrialPlan, other: TrialPlan | None = 
                        other=None if other is None else (_iterations(folder, other), other.config))
 
 
-def env_steps_from(folder: ResultsFolder, plans: dict[str, TrialPlan]) -> tuple[tuple[str, float], ...]:
+def env_steps_from(folder: ResultsFolder, plans: dict[str, TrialPlan]
+                   ) -> tuple[tuple[tuple[str, float], ...], tuple[str, ...]]:
     """(env id, seconds per env step in one process) from the env ceilings measured for ``plans`` (env id ->
-    a trial of that env); an env whose ceiling is missing or failed is left out (the model then uses the
-    baseline's step for it)."""
-    return tuple((env_id, 1.0 / rate) for env_id, plan in plans.items() if (rate := ceiling_rate(folder, plan)))
+    a trial of that env), and the env ids whose ceiling is missing, failed or stepped nothing (the model predicts
+    none of those: ``ProbeCosts.unmeasured_envs``)."""
+    rates = {env_id: ceiling_rate(folder, plan) for env_id, plan in plans.items()}
+    return (tuple((env_id, 1.0 / rate) for env_id, rate in rates.items() if rate),
+            tuple(env_id for env_id, rate in rates.items() if not rate))
