@@ -308,7 +308,7 @@ class UtilizationSampler:
         while self._to_adopt:
             pid = self._to_adopt.pop()
             if pid not in self._members and self._admit(pid) is not None:
-                self._members[pid].role = HARNESS_ROLE
+                self._members[pid].role, self._members[pid].settled = HARNESS_ROLE, True  # never read again
                 self._adopted.add(pid)
         trial_rss = 0
         for pid, member in list(self._members.items()):

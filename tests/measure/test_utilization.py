@@ -201,6 +201,22 @@ def test_sampler_reclassifies_other_processes_only_every_few_ticks(tree, monkeyp
         s.close()
 
 
+def test_an_adopted_process_stays_harness_however_often_others_are_read_again(tree):
+    """py-spy, adopted beside the trial: ``harness`` for good, never read again as a title (its command line names
+    no role, so a re-read would have made it ``other``; tests/e2e/test_profiles_e2e.py caught that, issue 44)."""
+    root, outsider = tree(0), tree(0)
+    s = Sampler(root.pid, t0_epoch=time.time(), hz=10)
+    try:
+        s.adopt(outsider.pid)
+        for _ in range(1 + 2 * sample.RECLASSIFY_EVERY):
+            s.sample_once()
+        assert (s._members[outsider.pid].role, s._members[outsider.pid].settled) == ("harness", True)
+        roles = {r for pid, r in zip(s.columns["pid"], s.columns["role"]) if pid == outsider.pid}
+        assert roles == {"harness"}
+    finally:
+        s.close()
+
+
 def test_sampler_off_takes_no_samples(tree):
     root = tree(0)
     s = Sampler(root.pid, t0_epoch=time.time(), hz=0).start()
