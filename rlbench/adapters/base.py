@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import Any, Protocol, TypeAlias
 
 from rlbench.adapters.roles import Role
+from rlbench.adapters.vocabulary import KeyHandling
 
 #: A clip threshold that never binds (float32 holds at most 3.4e38): how a framework's hyperparameter defaults
 #: (:meth:`Adapter.hyperparameter_defaults`) say "no clipping" in the spec's terms, where ``None`` means "unset".
@@ -189,19 +190,6 @@ class IterationTimings:
     """Training intensity: gradient (minibatch) steps per learner over the env steps sampled."""
     runners: list[dict[str, Any]] | None = None
     """Per env runner: its own timings (runner_iterations table rows), or None."""
-
-
-@dataclass(frozen=True)
-class KeyHandling:
-    """What an adapter does with one spec key it takes: every key is mapped, refused or deliberately ignored, never
-    dropped in silence (tests/adapters/test_key_handling.py holds every adapter to it)."""
-
-    kind: Literal["mapped", "refused", "ignored"]
-    """``mapped``: passed to the framework as the spec means it; ``refused``: the values it cannot run faithfully
-    are refused at load (``Adapter.refusals``), the others are what the framework does anyway; ``ignored``: taken
-    and left unused, deliberately."""
-    how: str
-    """Mapped: to what; refused: which values, and what the framework does with the rest; ignored: why."""
 
 
 class Trainer(Protocol):

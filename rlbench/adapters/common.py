@@ -5,7 +5,7 @@ each algorithm its own differences). Standard library only, as every adapter's m
 
 What an adapter must still say itself, having no answer every framework shares: its ``name``, ``roles`` (its
 :class:`~rlbench.adapters.roles.RoleRules`), ``algorithms``, ``key_handling`` (what it does with each key it takes:
-:class:`~rlbench.adapters.base.KeyHandling`), ``result_metrics``, ``resource_demand``, ``torch_threads``, ``train_batch``,
+:class:`~rlbench.adapters.vocabulary.KeyHandling`), ``result_metrics``, ``resource_demand``, ``torch_threads``, ``train_batch``,
 ``sampling_processes``, ``preload_modules``, ``cold_start_s`` and ``trainer``.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rlbench.adapters.base import KeyHandling
+from rlbench.adapters.vocabulary import KeyHandling
 from rlbench.adapters.roles import Role, RoleRules, classify
 
 if TYPE_CHECKING:

@@ -11,6 +11,9 @@ signatures); Stable-Baselines3 maps PPO's or refuses them; the plain adapter ign
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Literal
+
 #: The algorithms a spec's ``algo`` may name, the default first.
 ALGORITHMS: tuple[str, ...] = ("PPO", "APPO", "IMPALA", "DQN", "SAC")
 
@@ -44,3 +47,16 @@ ALGO_ONLY_KEYS: dict[tuple[str, str], tuple[str, ...]] = {
     ("learners", "num_aggregator_actors_per_learner"): ("APPO", "IMPALA"),
     ("learners", "max_requests_in_flight_per_aggregator_actor"): ("APPO", "IMPALA"),
 }
+
+
+@dataclass(frozen=True)
+class KeyHandling:
+    """What an adapter does with one spec key it takes: every key is mapped, refused or deliberately ignored, never
+    dropped in silence (tests/adapters/test_key_handling.py holds every adapter to it)."""
+
+    kind: Literal["mapped", "refused", "ignored"]
+    """``mapped``: passed to the framework as the spec means it; ``refused``: the values it cannot run faithfully
+    are refused at load (``Adapter.refusals``), the others are what the framework does anyway; ``ignored``: taken
+    and left unused, deliberately."""
+    how: str
+    """Mapped: to what; refused: which values, and what the framework does with the rest; ignored: why."""

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rlbench.adapters.base import KeyHandling, ResourceDemand, TrainBatch
+from rlbench.adapters.base import ResourceDemand, TrainBatch
 from rlbench.adapters.common import AdapterBase
-from rlbench.adapters.vocabulary import ALGO_ONLY_KEYS, ALGO_TRAINING_KEYS, ALGORITHMS
+from rlbench.adapters.vocabulary import ALGO_ONLY_KEYS, ALGO_TRAINING_KEYS, ALGORITHMS, KeyHandling
 
 if TYPE_CHECKING:
     from rlbench.adapters.plain.trainer import PlainTrainer

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rlbench.adapters.base import ConfigSnippet, KeyHandling, ResourceDemand, TrainBatch
+from rlbench.adapters.base import ConfigSnippet, ResourceDemand, TrainBatch
 from rlbench.adapters.common import AdapterBase
 from rlbench.adapters.rllib.resources import ASYNC_ALGOS, resource_demand, torch_threads
 from rlbench.adapters.rllib.results import metric_column, metric_names
@@ -25,6 +25,7 @@ from rlbench.adapters.rllib.roles import RAY_TITLE_ROLES, ROLE_RULES
 from rlbench.adapters.rllib.training import (ALGO_ONLY_KEYS, ALGO_TRAINING_KEYS, ALGORITHMS, DEFAULT_TRAIN_BATCH,
                                              PPO_DEFAULTS, REFUSED_VALUES, REMOVED_KEYS, REPLAY_ALGOS)
 from rlbench.adapters.roles import RAY_SYSTEM_TITLES
+from rlbench.adapters.vocabulary import KeyHandling
 
 if TYPE_CHECKING:
     from rlbench.adapters.rllib.lifecycle import RLlibTrainer

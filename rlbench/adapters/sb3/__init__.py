@@ -14,11 +14,12 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from rlbench.adapters.base import ActorDemand, ConfigSnippet, KeyHandling, ResourceDemand, TrainBatch
+from rlbench.adapters.base import ActorDemand, ConfigSnippet, ResourceDemand, TrainBatch
 from rlbench.adapters.common import AdapterBase
 from rlbench.adapters.roles import RoleRules
 from rlbench.adapters.sb3.envs import ENV_RUNNER_TITLE
 from rlbench.adapters.sb3.mapping import PPO_KEYS, defaults, env_count, in_subprocesses, refusals, train_batch
+from rlbench.adapters.vocabulary import KeyHandling
 
 if TYPE_CHECKING:
     from rlbench.adapters.base import TrialConfig

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rlbench.adapters.base import NEVER_BINDS, KeyHandling
-from rlbench.adapters.vocabulary import ALGO_TRAINING_KEYS
+from rlbench.adapters.base import NEVER_BINDS
+from rlbench.adapters.vocabulary import ALGO_TRAINING_KEYS, KeyHandling
 
 if TYPE_CHECKING:
     from rlbench.adapters.base import TrialConfig
