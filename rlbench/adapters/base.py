@@ -12,6 +12,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias
 
+from rlbench.adapters.roles import Role
+from rlbench.adapters.vocabulary import KeyHandling
+
 #: A clip threshold that never binds (float32 holds at most 3.4e38): how a framework's hyperparameter defaults
 #: (:meth:`Adapter.hyperparameter_defaults`) say "no clipping" in the spec's terms, where ``None`` means "unset".
 #: A gradient norm or a value loss of 1e30 is never reached; the clip then costs one norm a step, nothing more.
@@ -269,7 +272,7 @@ class Adapter(Protocol):
     name: str
     """The framework's name, for the manifest."""
     roles: tuple[str, ...]
-    """The process roles utilization is reported by (``driver``, ..., ``other``)."""
+    """The process roles utilization is reported by (``driver``, ..., ``other``): its role rules'."""
     preload_modules: tuple[str, ...]
     """Modules the trial fork server imports once, so that no trial pays their import time."""
     actor_class_roles: dict[str, str]
@@ -299,6 +302,9 @@ class Adapter(Protocol):
         """The ``training:`` keys (YAML names) a trial of ``algo`` may set; the spec types each one
         (``rlbench.spec.training.TrainingSection``: the union of every adapter's keys)."""
 
+    def key_handling(self, algo: str) -> dict[str, KeyHandling]:
+        """Each of those keys -> what the adapter does with it: mapped, refused or ignored, with how or why."""
+
     def hyperparameter_defaults(self, config: Any) -> dict[tuple[str, str], Any]:
         """(section, key) -> the value the framework trains a trial config with where the spec leaves the key
         unset, for every hyperparameter of its algorithm that the spec can name (``training``, ``rl_module``);
@@ -319,8 +325,9 @@ class Adapter(Protocol):
         learning a sampled step buys. ``rlbench autoconfig``'s cost model is of an on-policy iteration and
         refuses such an algorithm before any trial."""
 
-    def classify_process(self, cmdline: list[str], *, is_driver: bool) -> str:
-        """The role of one process of a trial, from its command line (title)."""
+    def classify_process(self, cmdline: list[str], *, is_driver: bool) -> Role:
+        """The role of one process of a trial, from its command line (title): the one classifier,
+        :func:`rlbench.adapters.roles.classify`, with the adapter's rules."""
 
     def result_metrics(self) -> list[str]:
         """Names of the result metrics a ``stop:`` target may name (higher or lower is better, the spec says)."""

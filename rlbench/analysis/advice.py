@@ -13,9 +13,10 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from rlbench.analysis.configs import config_label, value_text
-from rlbench.analysis.evidence import Below, beats_note, learner_cpu_text, learning_notes, missed_target_note
-from rlbench.analysis.findings import NOISY_CV
-from rlbench.analysis.stats import Ratio, is_number, num, ratio_ci
+from rlbench.analysis.evidence import (Below, LearnerCpuStep, beats_note, learner_cpu_text, learning_notes,
+                                      missed_target_note)
+from rlbench.analysis.findings import CONFIDENCE, NOISY_CV, num
+from rlbench.analysis.stats import Ratio, is_number, ratio_ci
 from rlbench.analysis.targets import eligible
 from rlbench.analysis.windows import steady
 
@@ -78,7 +79,7 @@ def recommendations(configs: pd.DataFrame, axes: list[str]) -> list[Recommendati
             low, high = _ci_end(best, column, "low"), _ci_end(second, column, "high")
             them = (config_label(second, axes), f"{second[column]:,.0f} {unit}")
             if low is not None and high is not None and low <= high:
-                notes.append(f"tied within the 95% CIs with {them[0]} ({them[1]})")
+                notes.append(f"tied within the {CONFIDENCE:.0%} CIs with {them[0]} ({them[1]})")
             else:  # apart, or no intervals: the repeats must be enough for a test to tell them apart
                 evidence = beats_note(*them, int(best["n"]), int(second["n"]))
         if int(best["n"]) < 2:
@@ -132,7 +133,7 @@ def target_recommendations(ttt: pd.DataFrame, axes: list[str]) -> list[Recommend
             them = (config_label(second, axes), f"{second[column]:,.1f} {unit}")
             high, low = num(best.get(f"{column}_ci_high")), num(second.get(f"{column}_ci_low"))
             if high is not None and low is not None and high >= low:
-                notes.append(f"tied within the 95% CIs with {them[0]} ({them[1]})")
+                notes.append(f"tied within the {CONFIDENCE:.0%} CIs with {them[0]} ({them[1]})")
             else:  # apart, or no intervals: the repeats that reached it must be enough for a test
                 evidence = beats_note(*them, int(best["reached"]), int(second["reached"]))
         if int(best["reached"]) < 2:
@@ -180,54 +181,6 @@ def _phase_seconds(trials: pd.DataFrame, iterations: pd.DataFrame) -> pd.DataFra
     per_trial = steady(iterations).groupby("trial_id")[["wall_s", "sample_s", "learn_s"]].mean()
     ok = trials[trials["status"] == "ok"][["trial_id", "index"]].set_index("trial_id")
     return per_trial.join(ok, how="inner").groupby("index").median()
-
-
-@dataclass(frozen=True)
-class LearnerCpuStep:
-    """The figures of one learner-CPU axis from its lowest to its highest setting (the other axes at the
-    lowest setting's values), for :func:`~rlbench.analysis.evidence.learner_cpu_text`."""
-
-    axis: str
-    """The axis."""
-    lo: str
-    """Its lowest setting, as the user wrote it."""
-    hi: str
-    """Its highest setting with the same other axes."""
-    others: list[tuple[str, str]]
-    """The other axes and their values."""
-    lo_env_steps_per_s: float
-    """Median throughput at ``lo``."""
-    hi_env_steps_per_s: float
-    """Same at ``hi``."""
-    ratio: Ratio
-    """hi's throughput over lo's, over their repeats, with its interval."""
-    lo_wall_s: float
-    """Median over repeats of the mean steady iteration's seconds at ``lo``: wall ..."""
-    hi_wall_s: float
-    lo_learn_s: float
-    """... learning ..."""
-    hi_learn_s: float
-    lo_sample_s: float
-    """... and sampling."""
-    hi_sample_s: float
-    in_driver: bool
-    """The learner runs in the driver (no remote learners)."""
-    lo_threads: float | None
-    """Torch threads where the learner runs, at ``lo`` (None: not recorded)."""
-    hi_threads: float | None
-    lo_cores_used: float | None
-    """Cores that process kept busy at ``lo``."""
-    hi_cores_used: float | None
-
-    @property
-    def speed(self) -> float:
-        """hi's median throughput over lo's."""
-        return self.hi_env_steps_per_s / self.lo_env_steps_per_s
-
-    @property
-    def learn_speedup(self) -> float:
-        """lo's learning seconds over hi's (NaN when hi's are 0)."""
-        return self.lo_learn_s / self.hi_learn_s if self.hi_learn_s > 0 else float("nan")
 
 
 def learner_cpu_step(axis: str, lo: pd.Series, hi: pd.Series, seconds: pd.DataFrame, first: pd.DataFrame,

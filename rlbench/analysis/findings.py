@@ -5,15 +5,20 @@ evidence rules' too: how significant, how many repeats or rounds, how large a ch
 configuration's numbers into sentences are here as well (its verdict from :mod:`~rlbench.analysis.configs`'
 row, its straggler from :mod:`~rlbench.analysis.runners`', its dominant function from
 :mod:`~rlbench.analysis.profiles`'); the words of comparisons, with the evidence each has, are
-:mod:`rlbench.analysis.evidence`'. Nothing here computes a statistic or reads a table.
+:mod:`rlbench.analysis.evidence`'. Nothing here computes a statistic or reads a table, and nothing here imports
+more than the standard library: a command's help states these defaults (``--threshold``, the confidence level)
+without importing numpy or scipy, and the statistics (:mod:`rlbench.analysis.stats`) read the level from here.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
-from rlbench.analysis.stats import num
+#: Confidence level of every interval (the bootstrap engine's, :func:`rlbench.analysis.stats.interval`); every
+#: text that names the level is made from it.
+CONFIDENCE = 0.95
 
 #: A configuration whose coefficient of variation is above this is "too noisy to rank".
 NOISY_CV = 0.10
@@ -81,6 +86,17 @@ TRUNK_FRAC = 0.95
 #: ... with under this share of its samples in their own code are its trunk (the worker's main loop, the
 #: trial's entry): the flame graph shows them, the top-total table skips them.
 TRUNK_SELF_FRAC = 0.01
+
+
+def num(value) -> float | None:
+    """``value`` as a float, or None when it is missing, not a number or NaN."""
+    if value is None:
+        return None
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(f) else f
 
 
 def verdict(row: dict[str, Any]) -> tuple[str, list[str]]:

@@ -24,7 +24,7 @@ import pandas as pd
 from rlbench.analysis.change import unpaired
 from rlbench.analysis.evidence import change_sentence
 from rlbench.analysis.findings import LearnerVerdict, learner_verdicts
-from rlbench.analysis.stats import num
+from rlbench.analysis.findings import num
 from rlbench.analysis.windows import by_trial
 
 #: Per-iteration columns of the learner's split whose median over the steady iterations is the trials column of the

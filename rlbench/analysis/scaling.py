@@ -7,8 +7,8 @@ from typing import Any
 
 import pandas as pd
 
-from rlbench.analysis.findings import KNEE_MARGIN
-from rlbench.analysis.stats import fit_amdahl, is_number, knee, num
+from rlbench.analysis.findings import KNEE_MARGIN, num
+from rlbench.analysis.stats import fit_amdahl, is_number, knee
 
 #: Scaling groups (combinations of the other axes) shown per axis in the report.
 MAX_SCALING_GROUPS = 12

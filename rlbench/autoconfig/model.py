@@ -181,9 +181,16 @@ class ProbeCosts:
     env_steps_s: tuple[tuple[str, float], ...] = ()
     """(:func:`env_id`, seconds per env step on one core) of every other env or ``env_config`` in the search
     space (envbench, one process); a configuration's env missing here steps at ``env_step_s``."""
+    unmeasured_envs: tuple[str, ...] = ()
+    """Envs of the search space whose step could not be measured (the ceiling failed, or stepped nothing in its
+    time: under load, a 0 us env measured 0 steps in 0.3 s): not predicted, so never dropped by the model (it had
+    stepped at the baseline's 1 ms, and was dropped untried, issue 44)."""
 
-    def env_step_for(self, c: "Candidate") -> float:
-        """Seconds one env step of ``c``'s env takes: its own probe, else the baseline's."""
+    def env_step_for(self, c: "Candidate") -> float | None:
+        """Seconds one env step of ``c``'s env takes: its own probe, else the baseline's; None when its env's
+        step could not be measured."""
+        if c.env_id in self.unmeasured_envs:
+            return None
         return dict(self.env_steps_s).get(c.env_id, self.env_step_s)
 
 
@@ -246,12 +253,13 @@ class CostModel:
         overhead; None when not predictable (its learner's device was not probed)."""
         p, cores = self.probes, self._cores(c)
         learner_step = p.learner_gpu_step_s if c.on_gpu else p.learner_step_s
-        if learner_step is None:
+        env_step = p.env_step_for(c)
+        if learner_step is None or env_step is None:
             return None
         sgd_step = p.learner_gpu_sgd_step_s if c.on_gpu else p.learner_sgd_step_s
         runners = max(1, c.num_env_runners)
         per_runner = c.batch_env_steps / runners
-        sample = (per_runner * (p.env_step_for(c) + p.inference_step_s)
+        sample = (per_runner * (env_step + p.inference_step_s)
                   + per_runner / c.num_envs_per_env_runner * p.inference_call_s) * max(1.0, runners / cores)
         contention = 1.0 if c.on_gpu else max(1.0, max(1, c.num_learners) / cores)
         return (sample, c.train_batch_size_per_learner * learner_step * contention, c.sgd_steps * sgd_step * contention,

@@ -239,7 +239,7 @@ class Session:
         finalists = s.handover(race["entrants"] - 1, keep=self.space.baseline_key)
         self.race = Race(finalists, baseline, objective=k.objective, budget_s=race["budget_s"], trial_s=s.trial_s,
                          cold_start_s=self.cold_estimate_s, seed=k.seed, min_rounds=k.min_rounds,
-                         max_rounds=k.max_rounds, tolerance_pct=k.tolerance_pct, training_s=decided["training_s"],
+                         max_rounds=k.max_rounds, threshold=k.tolerance_pct / 100.0, training_s=decided["training_s"],
                          cap_s=decided["cap_s"])
         self._drive(self.race, runner)
         for e in self.race.left:
@@ -300,7 +300,8 @@ def load_decided(data: dict[str, Any]) -> dict[str, Any]:
     out = dict(data)
     if "probes" in out and out["probes"] is not None:
         p = out["probes"]
-        out["probes"] = ProbeCosts(**{**p, "env_steps_s": tuple((str(k), float(v)) for k, v in p.get("env_steps_s") or ())})
+        out["probes"] = ProbeCosts(**{**p, "env_steps_s": tuple((str(k), float(v)) for k, v in p.get("env_steps_s") or ()),
+                                      "unmeasured_envs": tuple(str(k) for k in p.get("unmeasured_envs") or ())})
     if "plan" in out:
         plan = out["plan"]["plan"]
         out["plan"] = {**out["plan"], "plan": BudgetPlan(**{**plan, **{f: tuple(plan[f]) for f in

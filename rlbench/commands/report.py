@@ -9,19 +9,20 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
+from rlbench.analysis.findings import CONFIDENCE
 from rlbench.commands._common import bad_input, own_path, read_folder, say
 from rlbench.commands.exit_codes import EXIT_OK
 from rlbench.results.text import plain
 
 NAME = "report"
 HELP = "write report.html and report.md of a result set"
-EPILOG = """\
+EPILOG = f"""\
 examples:
   rlbench report results/smoke/20261123-010355             # (re)write its report.html and report.md
   rlbench report results/smoke/20261123-010355 --rebuild   # rebuild the tables from the per-trial files first
 
 reading the report: it leads with the recommended configuration(s), then one row per configuration
-(the median over its repeats of steady-state env steps/s with a 95% CI, the share of each iteration
+(the median over its repeats of steady-state env steps/s with a {CONFIDENCE:.0%} CI, the share of each iteration
 spent sampling, learning and syncing weights, cores used against cores given, the bottleneck in
 words), scaling per grid axis, and the figures. How every number is computed: docs/ANALYSIS.md."""
 

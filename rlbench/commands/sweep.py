@@ -14,6 +14,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
+from rlbench.analysis.findings import CONFIDENCE
 from rlbench import __version__
 from rlbench.commands._common import bad_input, own_path, say
 from rlbench.commands.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
@@ -27,12 +28,12 @@ from rlbench.run.sweep import default_out_dir, resume_command, run_sweep
 from rlbench.spec.load import load_spec
 from rlbench.spec.model import SpecError
 from rlbench.spec.plan import plan_cluster_trials, plan_trials
-from rlbench.spec.skips import skip_summary
+from rlbench.spec.skip_summary import skip_summary
 from rlbench.worker.interrupts import install, received, restore
 
 NAME = "sweep"
 HELP = "run a YAML grid of isolated RLlib trials"
-EPILOG = """\
+EPILOG = f"""\
 examples:
   rlbench sweep configs/smoke.yaml                   # 4 tiny trials, about a minute on 2 cores
   rlbench sweep configs/ppo_cpu.yaml --dry-run       # which trials would run here, which are skipped and why
@@ -40,7 +41,7 @@ examples:
   rlbench sweep configs/ppo_cpu.yaml --out /tmp/r --resume   # finish an interrupted sweep
 
 results (DIR: --out, default results/<sweep name>/<timestamp>/):
-  DIR/report.html   open it first: recommendations, configurations ranked with 95% CIs, figures
+  DIR/report.html   open it first: recommendations, configurations ranked with {CONFIDENCE:.0%} CIs, figures
   DIR/summary.csv   one row per trial; DIR/*.parquet: every iteration and utilization sample (docs/SCHEMA.md)
   DIR/trials/<id>/  one trial's plan, events, log (trial.log) and verdict
 

@@ -17,6 +17,7 @@ import matplotlib.ticker
 import numpy as np
 import pandas as pd
 
+from rlbench.analysis.findings import CONFIDENCE
 from rlbench.analysis.configs import config_label
 from rlbench.analysis.trial_rows import CPU_ROLES
 from rlbench.report.style import (
@@ -81,7 +82,7 @@ def plot_throughput_ci(configs: pd.DataFrame, axis: str, axes: list[str], ax=Non
     ax.set_xlabel(axis)
     ax.set_ylabel("steady-state env steps / s (median)")
     n = int(data["n"].max())
-    ax.set_title(f"Throughput vs {axis}\n(median of up to {n} repeat{'s' if n != 1 else ''}; bars: 95% CI; "
+    ax.set_title(f"Throughput vs {axis}\n(median of up to {n} repeat{'s' if n != 1 else ''}; bars: {CONFIDENCE:.0%} CI; "
                  "ring: too noisy to rank)", fontsize=10)
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
@@ -89,7 +90,7 @@ def plot_throughput_ci(configs: pd.DataFrame, axis: str, axes: list[str], ax=Non
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, frameon=False)
     capped = f" Showing the {MAX_LINES} lines with the highest throughput of {len(groups)}." \
         if len(groups) > MAX_LINES else ""
-    return ax, ("Each point is the median over the configuration's repeats; bars span the 95% percentile "
+    return ax, (f"Each point is the median over the configuration's repeats; bars span the {CONFIDENCE:.0%} percentile "
                 f"bootstrap interval (none with a single repeat).{capped}")
 
 
@@ -205,7 +206,7 @@ def plot_cpu_gpu_ratio(configs: pd.DataFrame, axes: list[str], ax=None) -> tuple
     ax.set_xlabel("CPU threads per GPU SM  (trial cpus / (learner GPUs x SMs per GPU))")
     ax.set_ylabel("steady-state env steps / s (median)")
     ax.set_ylim(bottom=0)
-    ax.set_title("Throughput vs CPU/GPU ratio (bars: 95% CI)", fontsize=10)
+    ax.set_title(f"Throughput vs CPU/GPU ratio (bars: {CONFIDENCE:.0%} CI)", fontsize=10)
     ax.grid(alpha=0.3, which="both")
     return ax, "CPU-only configurations are left out (no GPU SMs to divide by)."
 
@@ -252,7 +253,7 @@ def write_figures(out_dir: Path, configs: pd.DataFrame, axes: list[str]) -> list
         return []
     wanted: list[tuple[str, str, Any]] = []
     for axis in axes:
-        wanted.append((f"report_throughput_ci_{file_stem(axis)}.png", f"Throughput vs {axis} with 95% CI",
+        wanted.append((f"report_throughput_ci_{file_stem(axis)}.png", f"Throughput vs {axis} with {CONFIDENCE:.0%} CI",
                        plot_throughput_ci(configs, axis, axes)))
     if configs["learner_gpus"].max() > 0:
         wanted.append(("report_cpu_gpu_ratio.png", "Throughput vs CPU/GPU ratio", plot_cpu_gpu_ratio(configs, axes)))

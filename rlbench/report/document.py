@@ -16,10 +16,9 @@ from typing import Any
 import pandas as pd
 
 from rlbench.analysis.configs import config_label
-from rlbench.analysis.findings import KNEE_MARGIN, NOISY_CV
+from rlbench.analysis.findings import CONFIDENCE, KNEE_MARGIN, NOISY_CV
 from rlbench.analysis.result_set import Analysis, analyze
 from rlbench.analysis.scaling import MAX_SCALING_GROUPS
-from rlbench.analysis.stats import CONFIDENCE
 from rlbench.report import async_section
 from rlbench.report.autoconfig_section import autoconfig_blocks
 from rlbench.report import runners_section as inside
@@ -140,7 +139,7 @@ def rec_lines(analysis: Analysis) -> list[str]:
     for r in analysis.recs:
         if r.column in units:
             row = analysis.configs[analysis.configs["index"] == r.index].iloc[0]
-            ci = f" (95% CI {fmt(row['env_steps_per_s_ci_low'])}-{fmt(row['env_steps_per_s_ci_high'])})" \
+            ci = f" ({CONFIDENCE:.0%} CI {fmt(row['env_steps_per_s_ci_low'])}-{fmt(row['env_steps_per_s_ci_high'])})" \
                 if r.column == "env_steps_per_s" and fmt(row["env_steps_per_s_ci_low"]) != "-" else ""
             lines.append(f"For {r.goal}: {r.label} at {fmt(r.value, 1 if r.value < 100 else 0)} {units[r.column]}{ci}; "
                          f"{row['bottleneck']}." + (f" Note: {r.note}." if r.note else ""))
@@ -152,7 +151,7 @@ def rec_lines(analysis: Analysis) -> list[str]:
         row = lrn.ttt[lrn.ttt["index"] == r.index].iloc[0]
         reached = f"{int(row['reached'])}/{int(row['repeats'])} repeats reached it"
         if r.column == "time_to_target_s":
-            ci = f" (95% CI {fmt(row['time_to_target_s_ci_low'], 1)}-{fmt(row['time_to_target_s_ci_high'], 1)})" \
+            ci = f" ({CONFIDENCE:.0%} CI {fmt(row['time_to_target_s_ci_low'], 1)}-{fmt(row['time_to_target_s_ci_high'], 1)})" \
                 if fmt(row["time_to_target_s_ci_low"]) != "-" else ""
             what = (f"{fmt(r.value, 1)} s of training{ci}, {fmt(row['time_to_target_total_s'], 1)} s with the "
                     f"runtime's start and the build, {fmt(row['env_steps_to_target'])} env steps")

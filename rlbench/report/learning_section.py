@@ -11,9 +11,8 @@ from typing import Any
 import pandas as pd
 
 from rlbench.analysis.configs import config_label
-from rlbench.analysis.findings import CLEARLY_BELOW_FRAC, REPEATS_FOR_EVIDENCE, SIGNIFICANCE
+from rlbench.analysis.findings import CLEARLY_BELOW_FRAC, CONFIDENCE, REPEATS_FOR_EVIDENCE, SIGNIFICANCE
 from rlbench.analysis.result_set import Learning
-from rlbench.analysis.stats import CONFIDENCE
 from rlbench.report.blocks import Block, Bullets, Paragraph, Table
 from rlbench.report.style import fmt
 

@@ -48,7 +48,7 @@ from rlbench.spec.plan import (
     repeat_seeds,
     write_plan,
 )
-from rlbench.spec.skips import skip_group, skip_summary
+from rlbench.spec.skip_summary import skip_group, skip_summary
 from rlbench.worker.nvml import open_gpus
 from rlbench.worker.rapl import POWERCAP_ROOT, open_rapl
 
@@ -69,7 +69,7 @@ class SweepOutcome:
     """The sweep was stopped by Ctrl-C or SIGTERM before every trial ran."""
     skip_groups: dict[str, str] = field(default_factory=dict)
     """Trial id -> why it is skipped, in words shared by every trial skipped for the same kind of
-    reason (:func:`~rlbench.spec.skips.skip_group`); the final table shows one line per group."""
+    reason (:func:`~rlbench.spec.skip_summary.skip_group`); the final table shows one line per group."""
 
     def count(self, status: str) -> int:
         """Trials with this status."""

@@ -322,7 +322,7 @@ def spec_from_dict(
     frameworks: dict[str, set[str]] = {}
     for point in trials:
         frameworks.setdefault(point.variant or "", set()).add(point.config.framework)
-    for i, dist, why in unsupported_pins(spec, frameworks):  # e.g. ray: "2.9.3" under the RLlib adapter
+    for i, dist, why in unsupported_pins(spec.variants, frameworks):  # e.g. ray: "2.9.3" under the RLlib adapter
         line = lines.line(("variants", i, "packages", dist))
         problems.append(f"{path}{':' + str(line) if line else ''}: variants[{i}].packages.{dist}: {why}")
     if problems:

@@ -7,7 +7,6 @@ the cluster's resources instead.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import secrets
@@ -22,6 +21,7 @@ from rlbench.results.layout import ResultsFolder, TrialFolder
 from rlbench.spec.fidelity import tune_differences
 from rlbench.spec.model import GridPoint, LoadedSpec, SpecError, StopTarget, SweepSpec, TrialConfig
 from rlbench.spec.relative import resolve
+from rlbench.spec.seeds import SEED_LIMIT, derive_seed
 from rlbench.spec.skips import DUPLICATE, cluster_skip_reason, skip_reason
 from rlbench.spec.variants import PackageSet, in_rounds, measured, package_set
 
@@ -123,22 +123,6 @@ def trial_id(index: int, repeat: int) -> str:
     return f"t{index:03d}r{repeat}"
 
 
-#: Seeds are drawn and derived in [0, SEED_LIMIT): RLlib adds the env runner's index (and gymnasium
-#: the sub-env's) to the seed, and numpy takes seeds below 2**32.
-SEED_LIMIT = 2**31
-
-
-def derive_seed(base: int, repeat: int) -> int:
-    """The seed of repeat ``repeat`` under ``seed: base``: the first 4 bytes of
-    SHA-256(``"rlbench-seed:<base>:<repeat>"``), big-endian, modulo 2**31.
-
-    A hash rather than ``base + repeat``: RLlib seeds env runner i with ``seed + i``, so neighbouring
-    seeds would give one repeat's driver the random stream of another repeat's env runner.
-    """
-    digest = hashlib.sha256(f"rlbench-seed:{base}:{repeat}".encode()).digest()
-    return int.from_bytes(digest[:4], "big") % SEED_LIMIT
-
-
 def repeat_seeds(spec: SweepSpec, recorded: dict[int, int | None] | None = None) -> list[int | None]:
     """The seed of each repeat index (every grid point's repeat r gets the same one).
 
@@ -216,7 +200,7 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
         cores = machine.usable_cores[:cpus]
         driver_cpus = get_adapter(config.framework).resource_demand(config).driver_cpus
         driver_n = min(driver_cpus, len(cores))
-        measure = measured(spec, point.variant)
+        measure = measured(vars(spec), spec.variants, point.variant)
         for repeat in range(spec.repeats):
             plans.append(TrialPlan(
                 trial_id=trial_id(index, repeat),
@@ -241,7 +225,7 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
                 seed=seeds[repeat], skip_reason=reason, switched_off=list(config.switch_off),
                 differs_from_tune=tune_differences(config, cpus, len(machine.usable_cores), profile_hz=measure["profile_hz"]),
                 relative={r.axis: r.expr for r in point.relative}, variant=point.variant, round=repeat,
-                packages=package_set(spec, point.variant),
+                packages=package_set(spec.variants, point.variant),
             ))
     interleaved = bool(spec.variants) or spec.rounds > 1
     return in_rounds(plans, len(spec.variants)) if interleaved else plans

@@ -111,9 +111,13 @@ def test_each_other_env_config_steps_at_its_ceiling_and_survives_the_state(tmp_p
 
     folder.ceilings.write_text(json.dumps({key(five): {"steps_per_s_per_proc": 2000.0}, key(nine): {"error": "boom"}}))
     id5, id9 = (env_id(p.config.environment.env, p.config.environment.env_config) for p in (five, nine))
-    steps = env_steps_from(folder, {id5: five, id9: nine})
-    assert steps == ((id5, pytest.approx(0.0005)),)
-    probes = ProbeCosts(0.001, 0.0, 0.0, 0.0, 1, env_steps_s=steps)
+    steps, unmeasured = env_steps_from(folder, {id5: five, id9: nine})
+    assert steps == ((id5, pytest.approx(0.0005)),) and unmeasured == (id9,)
+    # a ceiling that stepped nothing in its time (under load) is no measurement either
+    folder.ceilings.write_text(json.dumps({key(five): {"steps_per_s_per_proc": 2000.0},
+                                           key(nine): {"steps": 0, "steps_per_s_per_proc": 0.0}}))
+    assert env_steps_from(folder, {id5: five, id9: nine})[1] == (id9,)
+    probes = ProbeCosts(0.001, 0.0, 0.0, 0.0, 1, env_steps_s=steps, unmeasured_envs=unmeasured)
     through_the_state = load_decided(json.loads(json.dumps(dump_decided({"probes": probes}))))
     assert through_the_state["probes"] == probes  # through autoconfig_state.json
 

@@ -8,7 +8,8 @@ from rlbench.measure.machine import MachineInfo
 from rlbench.spec.load import spec_from_dict
 from rlbench.spec.model import TrialConfig
 from rlbench.spec.plan import derive_seed, plan_trials, repeat_seeds, trial_id
-from rlbench.spec.skips import skip_group, skip_reason, skip_summary
+from rlbench.spec.skip_summary import skip_group, skip_summary
+from rlbench.spec.skips import skip_reason
 
 
 def machine(cores: list[int], gpus: int = 0) -> MachineInfo:

@@ -1,7 +1,9 @@
-"""What RLlib 2.60 accepts per algorithm in a spec: its algorithms, each one's training keys, the
-keys of other sections only some use, the old-API-stack keys refused with what to use instead.
+"""What RLlib 2.60 accepts per algorithm in a spec: the spec's vocabulary (:mod:`rlbench.adapters.vocabulary`:
+the algorithms, each one's training keys, the keys of other sections only some use), every key of which RLlib
+takes as it is, and what only RLlib says: its default batches and hyperparameters, the old-API-stack keys refused
+with what to use instead, the values Ray 2.60 refuses.
 
-The keys are RLlib 2.60's ``AlgorithmConfig.training()`` arguments on the new API stack, by their
+The vocabulary's keys are RLlib 2.60's ``AlgorithmConfig.training()`` arguments on the new API stack, by their
 YAML names: the ones every algorithm has (``AlgorithmConfig.training``), PPO's
 (``PPOConfig.training``), IMPALA's (``IMPALAConfig.training``) and APPO's (``APPOConfig.training``:
 IMPALA's plus its own, less ``learner_queue_size``, which APPO rejects on the new stack), DQN's
@@ -16,9 +18,10 @@ protocol and types each key itself (``rlbench.spec.training.TrainingSection``).
 from __future__ import annotations
 
 from rlbench.adapters.base import NEVER_BINDS
+from rlbench.adapters.vocabulary import ALGO_ONLY_KEYS, ALGO_TRAINING_KEYS, ALGORITHMS
 
-#: The algorithms a spec's ``algo`` may name, the default first.
-ALGORITHMS: tuple[str, ...] = ("PPO", "APPO", "IMPALA", "DQN", "SAC")
+__all__ = ["AGGREGATING_ALGOS", "ALGO_ONLY_KEYS", "ALGO_TRAINING_KEYS", "ALGORITHMS", "DEFAULT_TRAIN_BATCH", "PPO_DEFAULTS",
+           "REFUSED_VALUES", "REMOVED_KEYS", "REPLAY_ALGOS"]  # the vocabulary's tables: RLlib takes every key of it
 
 #: Algorithms that train on replayed env steps (RLlib's DQN family: SAC subclasses DQN and runs its training
 #: step): one iteration repeats sample -> store -> replay -> update -> sync until ``min_sample_timesteps_per_
@@ -44,37 +47,6 @@ PPO_DEFAULTS: dict[tuple[str, str], object] = {
     ("training", "shuffle_batch_per_epoch"): True,
     ("rl_module", "fcnet_hiddens"): [256, 256], ("rl_module", "fcnet_activation"): "tanh",
     ("rl_module", "vf_share_layers"): True,
-}
-
-_EVERY = {"train_batch_size_per_learner", "minibatch_size", "num_epochs", "lr", "gamma", "grad_clip",
-          "shuffle_batch_per_epoch", "entropy_coeff", "vf_loss_coeff"}
-_PPO_APPO = {"lambda", "clip_param", "kl_coeff", "kl_target", "use_kl_loss"}
-_VTRACE = {"vtrace", "vtrace_clip_rho_threshold", "vtrace_clip_pg_rho_threshold", "broadcast_interval",
-           "timeout_s_sampler_manager", "timeout_s_aggregator_manager", "num_gpu_loader_threads"}
-_APPO = {"use_circular_buffer", "circular_buffer_num_batches", "circular_buffer_iterations_per_batch",
-         "simple_queue_size", "target_network_update_freq", "tau", "target_worker_clipping"}
-
-#: DQN's and SAC's: the replay buffer, when learning starts, updates per sampled step, n-step returns, the target net.
-_REPLAY = {"train_batch_size_per_learner", "gamma", "grad_clip", "replay_buffer_config",
-           "num_steps_sampled_before_learning_starts", "training_intensity", "n_step", "tau",
-           "target_network_update_freq"}
-_DQN = {"lr", "epsilon", "double_q", "dueling", "num_atoms", "v_min", "v_max", "noisy", "sigma0", "td_error_loss_fn",
-        "adam_epsilon"}
-_SAC = {"actor_lr", "critic_lr", "alpha_lr", "initial_alpha", "target_entropy", "twin_q", "clip_actions"}
-
-#: Algorithm -> the training keys (YAML names) it accepts.
-ALGO_TRAINING_KEYS: dict[str, frozenset[str]] = {
-    "PPO": frozenset(_EVERY | _PPO_APPO | {"vf_clip_param"}),
-    "IMPALA": frozenset(_EVERY | _VTRACE | {"learner_queue_size"}),
-    "APPO": frozenset(_EVERY | _PPO_APPO | _VTRACE | _APPO),
-    "DQN": frozenset(_REPLAY | _DQN),
-    "SAC": frozenset(_REPLAY | _SAC),
-}
-
-#: Keys of other sections that only some algorithms use: (section, key) -> the algorithms.
-ALGO_ONLY_KEYS: dict[tuple[str, str], tuple[str, ...]] = {
-    ("learners", "num_aggregator_actors_per_learner"): ("APPO", "IMPALA"),
-    ("learners", "max_requests_in_flight_per_aggregator_actor"): ("APPO", "IMPALA"),
 }
 
 #: Algorithms that start aggregator actors (RLlib's IMPALA family): the ones its aggregator keys are for.

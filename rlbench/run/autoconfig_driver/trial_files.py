@@ -23,7 +23,7 @@ from rlbench.results.files import read_json, write_json
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.records import read_record
 from rlbench.results.tables import iteration_rows, iterations_frame, read_utilization
-from rlbench.spec.plan import SEED_LIMIT, TrialPlan, trial_id
+from rlbench.spec.plan import TrialPlan, trial_id
 from rlbench.studies.envbench import trial_ceiling_key
 
 #: Version of autoconfig_state.json (2: the session's decisions, the plan among them).
@@ -92,7 +92,7 @@ def request_plan(template: TrialPlan, tid: str, request: TrialRequest, *, stop_i
     """
     grace = max(MIN_GRACE_S, 3.0 * cold_start_s)
     return template.model_copy(update={
-        "trial_id": tid, "repeat": int(tid.rsplit("r", 1)[1]), "seed": request.seed % SEED_LIMIT, "phase": request.stage,
+        "trial_id": tid, "repeat": int(tid.rsplit("r", 1)[1]), "seed": request.seed, "phase": request.stage,
         "rung": request.rung if request.stage == "search" else None,
         "round": request.rung if request.stage == "race" else None,
         "stop_iterations": stop_iterations, "stop_seconds": stop_seconds,
@@ -152,8 +152,11 @@ def probes_of(folder: ResultsFolder, plan: TrialPlan, other: TrialPlan | None = 
                              batch_per_learner=_batch(device))
 
 
-def env_steps_from(folder: ResultsFolder, plans: dict[str, TrialPlan]) -> tuple[tuple[str, float], ...]:
+def env_steps_from(folder: ResultsFolder, plans: dict[str, TrialPlan]
+                   ) -> tuple[tuple[tuple[str, float], ...], tuple[str, ...]]:
     """(env id, seconds per env step in one process) from the env ceilings measured for ``plans`` (env id ->
-    a trial of that env); an env whose ceiling is missing or failed is left out (the model then uses the
-    baseline's step for it)."""
-    return tuple((env_id, 1.0 / rate) for env_id, plan in plans.items() if (rate := ceiling_rate(folder, plan)))
+    a trial of that env), and the env ids whose ceiling is missing, failed or stepped nothing (the model predicts
+    none of those: ``ProbeCosts.unmeasured_envs``)."""
+    rates = {env_id: ceiling_rate(folder, plan) for env_id, plan in plans.items()}
+    return (tuple((env_id, 1.0 / rate) for env_id, rate in rates.items() if rate),
+            tuple(env_id for env_id, rate in rates.items() if not rate))
