@@ -164,18 +164,21 @@ class Analysis:
     """Per grid point, each variant against the first (a sweep with ``variants:``; else empty)."""
     endings: str = ""
     """The ok trials whose process ended in their teardown, with their signals, in words; empty when none."""
+    unreadable: pd.DataFrame = field(default_factory=pd.DataFrame)
+    """trials.parquet's rows of trials whose plan.json cannot be read (status ``unreadable``, the reason): listed
+    by the report, left out of ``trials`` and so of every figure and count."""
 
 
 def analyze(folder: Path, tables: dict[str, pd.DataFrame] | None = None) -> Analysis:
     """The analysis of the result set in ``folder``: per-configuration figures and verdicts, scaling
     curves, learning, recommendations and profiles. ``tables``: its tables when already read
     (:func:`rlbench.analysis.tables.read_tables`), else read here."""
-    from rlbench.analysis.tables import read_tables  # imports pyarrow: only when the tables are not given
+    from rlbench.analysis.tables import measured_rows, read_tables  # imports pyarrow: not at the module's top
 
     out_dir = Path(folder)
     tables = tables if tables is not None else read_tables(out_dir)
     manifest = ResultsFolder(out_dir).read_manifest()
-    trials = tables["trials"]
+    trials = measured_rows(tables["trials"])  # a trial whose plan cannot be read has no configuration to count in
     axes = result_axes(manifest, trials)
     configs = configurations(trials, axes, tables.get("iterations"), tables.get("utilization"), sm_count(manifest))
     curves = scaling_curves(configs, axes)
@@ -187,4 +190,5 @@ def analyze(folder: Path, tables: dict[str, pd.DataFrame] | None = None) -> Anal
         if "straggler_env_runner" in configs else ([], "")
     variants = compare_variants(trials, [a for a in axes if a != "variant"], variant_names(manifest, trials))
     return Analysis(out_dir, manifest, axes, trials, configs, curves, recs, findings, lrn,
-                    energy_text(manifest, trials), profiles, note, variants, teardown_text(trials))
+                    energy_text(manifest, trials), profiles, note, variants, teardown_text(trials),
+                    tables["trials"].loc[tables["trials"].index.difference(trials.index)])

@@ -259,9 +259,37 @@ def write_plan(folder: ResultsFolder, plan: TrialPlan) -> TrialFolder:
     return trial
 
 
+class PlanError(ValueError):
+    """A ``plan.json`` that cannot be read: missing, unreadable, not JSON, or not a plan this rlbench reads
+    (written by another version, or damaged). Its message is one line that names the file and the first problem."""
+
+
 def read_plan(trial: TrialFolder) -> TrialPlan:
-    """The trial's plan."""
-    return TrialPlan.model_validate_json(trial.plan.read_text())
+    """The trial's plan; :class:`PlanError` (a ValueError) says in one line why it cannot be read. Every reader
+    goes through here: the trial process (which then fails alone), the tables (which list it as ``unreadable``),
+    ``--resume`` and ``reproduce``."""
+    problem = _plan_problem(trial)
+    if isinstance(problem, TrialPlan):
+        return problem
+    raise PlanError(problem)  # raised outside the handler: no chained pydantic text in the trial's error event
+
+
+def _plan_problem(trial: TrialFolder) -> "TrialPlan | str":
+    """The plan, or why it cannot be read (one line)."""
+    try:
+        text = trial.plan.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        return f"{trial.plan} cannot be read ({getattr(e, 'strerror', None) or e})"
+    try:
+        return TrialPlan.model_validate_json(text)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(x) for x in first["loc"]) or "its top level"
+        more = f" (and {e.error_count() - 1} more problems)" if e.error_count() > 1 else ""
+        return (f"{trial.plan} is not a plan this rlbench reads: {where}: "
+                f"{first['msg'].removeprefix('Value error, ')}{more}")
+    except (ValueError, RecursionError) as e:
+        return f"{trial.plan} cannot be read ({str(e)[:200]})"
 
 
 # ---------------------------------------------------------------------------------------------
