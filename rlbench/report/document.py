@@ -96,6 +96,8 @@ def config_rows(analysis: Analysis) -> tuple[list[str], list[list[str]]]:
     per_w = "env_steps_per_s_per_w" in c and c["env_steps_per_s_per_w"].notna().any()
     header = ["rank", *analysis.axes, f"env steps/s [{CONFIDENCE:.0%} CI]", "CV", "n", "sample", "learn", "sync",
               *async_section.async_header(c), "cores used / cpus", "steps/s per CPU", *(["steps/s per W"] if per_w else []), "bottleneck"]
+    if c.empty:  # no trial could be counted (every plan unreadable): the header alone
+        return header, []
     order = c.assign(_k=c["rank"].fillna(10**9).astype(float), _m=-c["env_steps_per_s"].fillna(-1)).sort_values(["_k", "_m"])
     rows = []
     for _, r in order.iterrows():

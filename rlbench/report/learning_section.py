@@ -87,7 +87,7 @@ def _equal_steps_blocks(lrn: Learning, configs: pd.DataFrame, axes: list[str]) -
         index = int(c["index"])
         values = lrn.equal.returns.get(index, [])
         median = lrn.equal.median(index)
-        rows.append([*[str(c[a]) for a in axes],
+        rows.append([*[axis_value_text(c[a]) for a in axes],
                      f"{fmt(median, 1)} ({', '.join(fmt(v, 1) for v in values)})" if values else "-",
                      fmt(_final(lrn, index), 1), below.get(index, "")])
     blocks.append(Table(header, rows, frozenset(range(0, 1 + len(axes)))))
