@@ -28,6 +28,11 @@ from rlbench.analysis.trials import teardown_text
 from rlbench.analysis.variants import compare_variants, variant_names
 from rlbench.results.layout import ResultsFolder
 
+#: What the report and the terminal say instead of recommendations for a ``--quick`` run (rlbench.spec.quick).
+QUICK_NO_RECOMMENDATIONS = ("none: this is a --quick run (one repeat, no warm-up, one iteration on a cut train batch): "
+                            "it checks that every configuration runs, and its figures are start-up more than steady "
+                            "state; run the spec without --quick to rank configurations")
+
 #: Configurations whose profiles are shown (fastest first); the rest are in profiles.parquet.
 MAX_PROFILED_CONFIGS = 12
 
@@ -164,6 +169,8 @@ class Analysis:
     """Per grid point, each variant against the first (a sweep with ``variants:``; else empty)."""
     endings: str = ""
     """The ok trials whose process ended in their teardown, with their signals, in words; empty when none."""
+    no_recommendations: str = ""
+    """Why the report recommends nothing although configurations were measured (a ``--quick`` run); empty else."""
     unreadable: pd.DataFrame = field(default_factory=pd.DataFrame)
     """trials.parquet's rows of trials whose plan.json cannot be read (status ``unreadable``, the reason): listed
     by the report, left out of ``trials`` and so of every figure and count."""
@@ -186,9 +193,12 @@ def analyze(folder: Path, tables: dict[str, pd.DataFrame] | None = None) -> Anal
     lrn = learning(trials, tables.get("iterations"), axes)
     recs = with_learning_notes(recommendations(configs, axes), configs, lrn.ttt, lrn.below, axes, lrn.equal.env_steps)
     recs = target_recommendations(lrn.ttt, axes) + recs
+    if manifest.get("quick"):  # one iteration, no warm-up, one repeat: start-up is all it measured
+        recs = []
     profiles, note = config_profiles(configs, trials, axes, tables.get("profiles")) \
         if "straggler_env_runner" in configs else ([], "")
     variants = compare_variants(trials, [a for a in axes if a != "variant"], variant_names(manifest, trials))
     return Analysis(out_dir, manifest, axes, trials, configs, curves, recs, findings, lrn,
                     energy_text(manifest, trials), profiles, note, variants, teardown_text(trials),
+                    QUICK_NO_RECOMMENDATIONS if manifest.get("quick") else "",
                     tables["trials"].loc[tables["trials"].index.difference(trials.index)])

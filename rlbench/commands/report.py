@@ -43,6 +43,8 @@ def write_and_summarize(out_dir: Path, tables, console: Console, others_written:
     html_path, md_path, analysis = write_report(out_dir, tables, others_written)
     for line in rec_lines(analysis) if recommendations else []:  # labels hold the folder's values: plain text
         console.print(Text.assemble(("recommendation:", "bold"), " ", plain(line)), soft_wrap=True)
+    if recommendations and analysis.no_recommendations:
+        say(console, f"recommendation: {analysis.no_recommendations}", "dim")
     say(console, f"Report: {html_path}  (and {md_path.name})")
 
 

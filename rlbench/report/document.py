@@ -239,7 +239,7 @@ def document_blocks(analysis: Analysis, section: inside.InsideReport | None, fig
     out += [Heading("Recommendations", 2)] + ([Paragraph(
         "Over every trial of the run by configuration (probes, search and race pooled, some read once): the answer "
         "is the Autoconfig section's.", muted=True)] if answer else []) + [
-        Bullets(rec_lines(analysis) or ["no configuration was measured"], boxed=True)]
+        Bullets(rec_lines(analysis) or [analysis.no_recommendations or "no configuration was measured"], boxed=True)]
     out += variant_blocks(analysis.variants)
     if analysis.findings:
         out += [Heading("What more learner CPUs bought", 2), Bullets(analysis.findings)]

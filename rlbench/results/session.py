@@ -61,6 +61,8 @@ class RunFacts:
     packages: tuple[str, ...] = ()
     """The distributions of the frameworks the run's trials use (their adapters' ``requires``, as the caller asked
     them): their versions decide the numbers too, so they must match beside :data:`SOFTWARE_KEYS`."""
+    quick: bool = False
+    """The run is ``--quick``: it continues only a quick folder, and a full run only a full one."""
 
 
 def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
@@ -91,7 +93,11 @@ def incomparable(path: Path, what: str, details: list[str]) -> OutDirError:
 
 
 def check_comparable(path: Path, manifest: Manifest, facts: RunFacts) -> None:
-    """Refuse (:func:`incomparable`) when the folder's spec, machine or software is not the run's."""
+    """Refuse (:func:`incomparable`) when the folder's spec, machine or software is not the run's, or one of the two
+    is ``--quick`` and the other not."""
+    if bool(manifest.quick) != facts.quick:
+        raise incomparable(path, "it holds a --quick run" if manifest.quick else "it holds a full run, not a --quick one",
+                           ["resume it with --quick" if manifest.quick else "resume it without --quick"])
     diffs = differences(manifest.spec, facts.spec, skip=facts.spec_may_change)
     if diffs:
         raise incomparable(path, "the spec changed", [f"spec.{d}" for d in diffs])

@@ -26,7 +26,7 @@ def run_facts(loaded: LoadedSpec, machine: MachineInfo, software: dict[str, Any]
     the distributions of every framework the spec's trials use, asked of their adapters (``Adapter.requires``:
     a resume of an SB3 sweep under another stable-baselines3 is refused as one under another Ray is)."""
     packages = tuple(dict.fromkeys(dist for p in loaded.points for dist in get_adapter(p.config.framework).requires))
-    return RunFacts(spec_data(loaded), machine_dict(machine), software, spec_may_change, packages)
+    return RunFacts(spec_data(loaded), machine_dict(machine), software, spec_may_change, packages, loaded.quick)
 
 
 def manifest(loaded: LoadedSpec, machine: MachineInfo, plans: list[TrialPlan], argv: list[str]) -> Manifest:
@@ -47,6 +47,8 @@ def manifest(loaded: LoadedSpec, machine: MachineInfo, plans: list[TrialPlan], a
         started_at=dt.datetime.now(dt.timezone.utc).isoformat(),
         ended_at=None,
     )
+    if loaded.quick:
+        made.quick = True
     resolved = relative_values(plans, machine)
     if resolved is not None:
         made.relative_values = resolved

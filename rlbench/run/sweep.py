@@ -143,7 +143,7 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
     software = software_versions()
     session = open_for_write(out_dir, "resume" if resume else "new",
                              facts=run_facts(loaded, machine, software, RESUMABLE_SPEC_KEYS),
-                             resume_with=resume_with or f"{resume_command(loaded.source, out_dir)}  (add --retry-failed "
+                             resume_with=resume_with or f"{resume_command(loaded.source, out_dir, loaded.quick)}  (add --retry-failed "
                                                         "to rerun failed ones too)")
     # A resume reuses the seeds its trials ran with (their plans must stay the same); else drawn or derived.
     held = session.manifest  # None: a new folder
@@ -263,9 +263,10 @@ def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat()
 
 
-def resume_command(config: Path, out_dir: Path) -> str:
-    """The command that resumes this sweep."""
-    return shlex.join(["rlbench", "sweep", str(config), "--out", str(out_dir), "--resume"])
+def resume_command(config: Path, out_dir: Path, quick: bool = False) -> str:
+    """The command that resumes this sweep (``quick``: a ``--quick`` one, which only ``--quick`` resumes)."""
+    return shlex.join(["rlbench", "sweep", str(config), *(["--quick"] if quick else []), "--out", str(out_dir),
+                       "--resume"])
 
 
 def _run_plans(loaded: LoadedSpec, session: WriteSession, plans: list[TrialPlan], decision: ResumePlan,

@@ -22,6 +22,7 @@ from rlbench.results.layout import ResultsFolder, TrialFolder
 from rlbench.spec.fidelity import tune_differences
 from rlbench.spec.model import GridPoint, LoadedSpec, SpecError, StopTarget, SweepSpec, TrialConfig
 from rlbench.spec.relative import resolve
+from rlbench.spec.quick import QUICK_FLAG
 from rlbench.spec.skips import DUPLICATE, cluster_skip_reason, skip_reason
 from rlbench.spec.variants import PackageSet, in_rounds, measured, package_set
 
@@ -205,18 +206,20 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
     for index, point in enumerate(loaded.points):
         config, axes = resolve_point(point, len(machine.usable_cores), loaded.source)
         cpus = config.cpus or len(machine.usable_cores)
-        key = config.model_dump_json()
+        measure = measured(spec, point.variant)
+        # --quick cuts every batch to one size: grid points that differed only there are one trial now
+        key = config.model_dump_json() + (json.dumps(measure, sort_keys=True) if loaded.quick else "")
         mine = ", ".join(f"{r.axis}={r.expr} is {axes[r.axis]}" for r in point.relative)
-        if key in seen and (mine or seen[key][1]):  # plain duplicates are left as the user wrote them
+        if key in seen and (mine or seen[key][1] or loaded.quick):  # plain duplicates are left as the user wrote them
             first, theirs = seen[key]
-            reason = f"{DUPLICATE} {trial_id(first, 0)[:4]} on this machine ({mine or theirs})"
+            how = f"on this machine ({mine or theirs})" if mine or theirs else f"under {QUICK_FLAG} (its batch cut alike)"
+            reason = f"{DUPLICATE} {trial_id(first, 0)[:4]} {how}"
         else:
             reason = skip_reason(config, cpus, machine)
             seen.setdefault(key, (index, mine))
         cores = machine.usable_cores[:cpus]
         driver_cpus = get_adapter(config.framework).resource_demand(config).driver_cpus
         driver_n = min(driver_cpus, len(cores))
-        measure = measured(spec, point.variant)
         for repeat in range(spec.repeats):
             plans.append(TrialPlan(
                 trial_id=trial_id(index, repeat),

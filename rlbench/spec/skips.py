@@ -64,6 +64,8 @@ def skip_group(plan: TrialPlan) -> str | None:
     if plan.skip_reason is None:
         return None
     if plan.skip_reason.startswith(DUPLICATE):
+        if plan.skip_reason.endswith("(its batch cut alike)"):  # rlbench.spec.plan's words for a --quick duplicate
+            return "are the same configuration as an earlier grid point once --quick cuts the train batch"
         return "resolve to the same configuration as an earlier grid point on this machine"
     need = _demand(plan.config)
     where = "the cluster's" if plan.ray_address else "this machine's"

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 PLAIN_METRICS = ("episode_return_mean", "num_episodes")
 #: Env steps per iteration when the spec sets no ``train_batch_size_per_learner``.
 DEFAULT_STEPS = 1000
+#: Env steps of a ``--quick`` iteration (the spec's own when fewer): nothing learns, so only the stepping is checked.
+QUICK_STEPS = 100
 
 
 class PlainAdapter:
@@ -84,6 +86,10 @@ class PlainAdapter:
 
     def sampling_processes(self, config: TrialConfig) -> int:
         return 1  # the trial process steps its one env
+
+    def quick_settings(self, config: TrialConfig) -> dict[tuple[str, str], Any]:
+        steps = self.train_batch(config).per_learner
+        return {("training", "train_batch_size_per_learner"): QUICK_STEPS} if steps > QUICK_STEPS else {}
 
     def config_snippet(self, config: TrialConfig, title: str) -> None:
         return None  # no framework: no code to paste

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from rlbench.adapters.base import ActorDemand, ConfigSnippet, ResourceDemand, TrainBatch
 from rlbench.adapters.rllib.training import ALGO_TRAINING_KEYS, REMOVED_KEYS
 from rlbench.adapters.sb3.envs import ENV_RUNNER_TITLE
-from rlbench.adapters.sb3.mapping import defaults, env_count, in_subprocesses, refusals, train_batch
+from rlbench.adapters.sb3.mapping import defaults, env_count, in_subprocesses, quick_settings, refusals, train_batch
 
 if TYPE_CHECKING:
     from rlbench.adapters.base import TrialConfig
@@ -95,6 +95,9 @@ class SB3Adapter:
 
     def sampling_processes(self, config: TrialConfig) -> int:
         return env_count(config) if in_subprocesses(config) else 1
+
+    def quick_settings(self, config: TrialConfig) -> dict[tuple[str, str], Any]:
+        return quick_settings(config)
 
     def config_snippet(self, config: TrialConfig, title: str) -> ConfigSnippet:
         from rlbench.adapters.sb3.snippet import config_snippet
