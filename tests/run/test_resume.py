@@ -46,7 +46,8 @@ def _folder(tmp_path, statuses: dict[str, str | None], loaded=None, software=SOF
     plans = plan_trials(loaded, MACHINE)
     tmp_path.mkdir(parents=True, exist_ok=True)
     write_json(tmp_path / "manifest.json", {"spec": loaded.spec.model_dump(mode="json", by_alias=True),
-                                            "machine": {**MACHINE.__dict__}, "software": software})
+                                            "machine": {**MACHINE.__dict__}, "software": software,
+                                            **({"quick": True} if loaded.quick else {})})
     for plan in plans:
         if plan.trial_id in statuses:
             trial = write_plan(ResultsFolder(tmp_path), plan)
@@ -141,6 +142,21 @@ def test_a_framework_package_the_folder_used_is_compared(tmp_path):
     assert _resume(out, sb3, software={**SOFTWARE, "stable-baselines3": "2.9.2"}).keep == {"t000r0": "ok"}
     rllib = _folder(tmp_path / "rllib", {"t000r0": "ok"}, software={**SOFTWARE, "stable-baselines3": "2.9.2"})
     assert _resume(rllib, software={**SOFTWARE, "stable-baselines3": "2.9.3"}).keep == {"t000r0": "ok"}
+
+
+def test_only_a_quick_run_resumes_a_quick_folder(tmp_path):
+    """A --quick folder's trials ran one iteration on a cut batch: a full run resuming it would mix the two, and a
+    quick run resuming a full folder too; each is refused in one line that says which flag fits. A quick run
+    resumes a quick folder (its spec and plans are the same: --quick is applied the same way each time)."""
+    quick = spec_from_dict(copy.deepcopy(BASE), check_envs=False, quick=True)
+    out = _folder(tmp_path / "quick", {"t000r0": "ok", "t001r0": None}, quick)
+    with pytest.raises(OutDirError, match=r"it holds a --quick run \(resume it with --quick\)"):
+        _resume(out)
+    decision = _resume(out, quick)
+    assert decision.keep == {"t000r0": "ok"} and set(decision.rerun) == {"t001r0"}
+    full = _folder(tmp_path / "full", {"t000r0": "ok"})
+    with pytest.raises(OutDirError, match=r"it holds a full run, not a --quick one \(resume it without --quick\)"):
+        _resume(full, quick)
 
 
 def test_folder_without_manifest_is_refused(tmp_path):
