@@ -188,6 +188,8 @@ def analyze(folder: Path, tables: dict[str, pd.DataFrame] | None = None) -> Anal
     trials = measured_rows(tables["trials"])  # a trial whose plan cannot be read has no configuration to count in
     axes = result_axes(manifest, trials)
     configs = configurations(trials, axes, tables.get("iterations"), tables.get("utilization"), sm_count(manifest))
+    if manifest.get("quick") and len(configs):  # one iteration each: shown, never ranked
+        configs["rank"] = pd.array([pd.NA] * len(configs), dtype="Int64")
     curves = scaling_curves(configs, axes)
     findings = learner_cpu_findings(configs, trials, tables.get("iterations"), axes)
     lrn = learning(trials, tables.get("iterations"), axes)

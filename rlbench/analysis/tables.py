@@ -114,7 +114,8 @@ def build_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
     iterations = iterations_frame(rows)
     runner_its = runner_iterations_frame(runner_rows)
     del rows, runner_rows
-    utilization = read_utilization(trial_folders)
+    finished = {p.trial_id for p in plans}  # an unreadable plan's trial: none of its rows either
+    utilization = read_utilization([t for t in trial_folders if t.trial_id in finished])
     iterations["driver_idle_frac"] = driver_idle(iterations, utilization)
     cpu_use, peak_rss = role_stats_by_trial(iterations, utilization)
     multi_source_role_stats(iterations, utilization, cpu_use, peak_rss)  # cluster trials: summed per node sampler
@@ -125,7 +126,6 @@ def build_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
     if unreadable:
         trials = pd.concat([trials, pd.DataFrame(unreadable)], ignore_index=True) if len(trials) else \
             pd.DataFrame(unreadable)
-    finished = {p.trial_id for p in plans}
     profiles = profiles_frame([t for t in trial_folders if t.trial_id in finished])
     write_table(folder.table(ITERATIONS_TABLE), pa.Table.from_pandas(iterations, schema=ITERATION_SCHEMA,
                                                                      preserve_index=False))

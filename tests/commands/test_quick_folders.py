@@ -46,7 +46,9 @@ def test_the_report_of_a_quick_folder_recommends_nothing_and_says_why(tmp_path, 
     md = (quick / "report.md").read_text()
     recs = md[md.index("## Recommendations"):md.index("## Learning")]
     assert QUICK_NO_RECOMMENDATIONS in recs and "For highest" not in recs
-    assert "## Configurations" in md  # the measured rows are still shown
+    configs = md[md.index("## Configurations"):md.index("## Verdicts")]
+    rows = [line for line in configs.splitlines() if line.startswith("| ") and not line.startswith("| rank")]
+    assert len(rows) == 4 and all(row.startswith("| - |") for row in rows)  # every measured row shown, none ranked
 
 
 def test_the_command_that_resumes_a_quick_sweep_says_quick():
