@@ -8,8 +8,8 @@ Each config runs as a user runs it: ``python -m rlbench sweep CONFIG --quick --o
 folder, from the repository's root (one repeat, no warm-up, one iteration on a cut train batch; an
 ``autoconfig:`` spec plans its search space and runs its baseline: docs/SPEC.md, "--quick"). One line per
 config: ``ok`` (how many trials ran), ``ok, N skipped: why`` (points this machine cannot run, a GPU point on a
-machine without one, said in the sweep's own words), or ``FAILED`` with the command's exit code and the first
-failure's message. Exit 1 if any config failed, else 0. The wall of the whole check and the load average are
+machine without one, said in the sweep's own words), or ``FAILED`` with the command's exit code, where its
+whole output is (``DIR.log`` beside each result folder) and the first failure's message. Exit 1 if any config failed, else 0. The wall of the whole check and the load average are
 printed last (docs/MEASUREMENT.md has a dated figure). Run it whenever a config, the spec model, the plan or a
 command changed.
 """
@@ -59,8 +59,20 @@ def outcome(out: Path) -> tuple[dict[str, int], dict[str, int], list[str]]:
     return statuses, skipped, failures
 
 
+def first_problem(text: str, failures: list[str]) -> str:
+    """The line that says what went wrong: the command's ``error:`` line, else the first failed trial's reason,
+    else the last line of a traceback (a signal's KeyboardInterrupt says so), else the output's last line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("error:")]
+    if errors or failures:
+        return (errors or failures)[0]
+    if any(line.startswith("KeyboardInterrupt") or line.startswith("Interrupted") for line in lines):
+        return "interrupted by a signal (SIGINT, SIGTERM or SIGHUP) from outside"
+    return lines[-1][-300:] if lines else "no output"
+
+
 def check(config: Path, out: Path, timeout_s: float) -> tuple[bool, str]:
-    """Run one config with --quick into ``out``: (ok, its line)."""
+    """Run one config with --quick into ``out`` (its output in ``out``.log): (ok, its line)."""
     name = str(config.relative_to(REPO))
     t = time.monotonic()
     try:
@@ -70,11 +82,11 @@ def check(config: Path, out: Path, timeout_s: float) -> tuple[bool, str]:
     except subprocess.TimeoutExpired:
         return False, f"{name}: FAILED: still running after {timeout_s:g} s (--timeout), stopped"
     wall = time.monotonic() - t
+    out.with_suffix(".log").write_text(done.stdout + done.stderr)
     statuses, skipped, failures = outcome(out) if out.exists() else ({}, {}, [])
     if done.returncode != 0:
-        errors = [line for line in done.stdout.splitlines() if line.startswith("error:")]
-        first = failures[0] if failures else errors[0] if errors else (done.stdout + done.stderr).strip()[-300:]
-        return False, f"{name}: FAILED (exit {done.returncode}, {wall:.0f} s): {first}"
+        first = first_problem(done.stdout + done.stderr, failures)
+        return False, f"{name}: FAILED (exit {done.returncode}, {wall:.0f} s; log: {out.with_suffix('.log')}): {first}"
     ran = statuses.get("ok", 0)
     if not skipped:
         return True, f"{name}: ok, {ran} trial{'s' if ran != 1 else ''} ran ({wall:.0f} s)"
