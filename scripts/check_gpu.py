@@ -51,7 +51,7 @@ def main() -> int:
     parser.add_argument("--hz", type=float, default=10.0, help="samples per second (default 10)")
     args = parser.parse_args()
 
-    from rlbench.analysis.trials import gpu_energy_j
+    from rlbench.analysis.trial_rows import gpu_energy_j
     from rlbench.measure.machine import probe_machine
     from rlbench.measure.utilization import UtilizationSampler
     from rlbench.worker.nvml import open_gpus

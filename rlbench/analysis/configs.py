@@ -15,7 +15,7 @@ import pandas as pd
 from rlbench.analysis.findings import NOISY_CV, verdict
 from rlbench.analysis.runners import inside_by_config
 from rlbench.analysis.stats import median_cis
-from rlbench.analysis.trials import CPU_ROLES, learner_gpus
+from rlbench.analysis.trial_rows import CPU_ROLES, learner_gpus
 from rlbench.analysis.windows import steady_windows
 from rlbench.spec.load import axis_column
 from rlbench.spec.skips import DUPLICATE
@@ -29,7 +29,7 @@ ENERGY_COLUMNS: tuple[str, ...] = ("env_steps_per_s_per_w", "j_per_env_step")
 
 
 #: Per-trial columns about overlap, learners and policy lag (analysis/overlap.py), and the off-policy replay share
-#: and training intensity (analysis/trials.py): their median over the ok repeats (no interval) per configuration.
+#: and training intensity (analysis/trial_rows.py): their median over the ok repeats (no interval) per configuration.
 OVERLAP_COLUMNS: tuple[str, ...] = ("sampler_busy_frac", "learner_busy_frac", "busy_overlap_frac", "policy_lag_mean",
                                     "policy_lag_max", "learn_s_per_iteration", "learner_busy_s_per_iteration",
                                     "learner_updates_per_s", "cpus_used_per_learner", "replay_frac",

@@ -24,7 +24,7 @@ from rlbench.analysis.evidence import Below
 from rlbench.analysis.profiles import RoleProfile, role_profiles
 from rlbench.analysis.scaling import ScalingCurve, scaling_curves
 from rlbench.analysis.targets import time_to_target
-from rlbench.analysis.trials import teardown_text
+from rlbench.analysis.trial_rows import teardown_text
 from rlbench.analysis.variants import compare_variants, variant_names
 from rlbench.results.layout import ResultsFolder
 

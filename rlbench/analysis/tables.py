@@ -24,7 +24,7 @@ from rlbench.analysis.runners import (
 )
 from rlbench.analysis.nodes import multi_source_role_stats, node_roles_frame
 from rlbench.analysis.profiles import add_profile_columns, profiles_frame
-from rlbench.analysis.trials import (
+from rlbench.analysis.trial_rows import (
     add_cpu_threads_per_gpu_sm,
     add_sampling_efficiency,
     ceiling_keys,

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from rlbench.analysis.stats import median_cis
-from rlbench.analysis.trials import CPU_ROLES, learner_gpus
+from rlbench.analysis.trial_rows import CPU_ROLES, learner_gpus
 
 #: Per-trial columns summarized over the repeats that reached the target (median).
 TARGET_MEDIANS: tuple[str, ...] = ("time_to_target_s", "time_to_target_total_s", "env_steps_to_target",

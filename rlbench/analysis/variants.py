@@ -41,7 +41,7 @@ def variant_names(manifest: dict[str, Any], trials: pd.DataFrame) -> list[str]:
 
 
 @dataclass(frozen=True)
-class GridPoint:
+class GridPointRows:
     """One grid point of a trials table: the rows that ran it (every variant or version of it)."""
 
     label: str
@@ -52,7 +52,7 @@ class GridPoint:
     """The trials table's index labels of its trials."""
 
 
-def grid_points(trials: pd.DataFrame, axes: list[str]) -> list[GridPoint]:
+def grid_points(trials: pd.DataFrame, axes: list[str]) -> list[GridPointRows]:
     """The distinct values of the ``axes`` columns, in the order of the trials' ``index`` (grid order).
 
     Values are told apart by their JSON text, so numpy scalars count as the Python values they hold
@@ -63,7 +63,7 @@ def grid_points(trials: pd.DataFrame, axes: list[str]) -> list[GridPoint]:
     out = []
     for key in dict.fromkeys(order):
         values = dict(zip(axes, json.loads(key)))
-        out.append(GridPoint(axis_pairs_text(values.items()) or "all", values, keys.index[keys == key]))
+        out.append(GridPointRows(axis_pairs_text(values.items()) or "all", values, keys.index[keys == key]))
     return out
 
 

@@ -19,7 +19,7 @@ race had stopped with 51-83 s of a 210 s budget unused (docs/AUTOCONFIG.md).
 The answer (:func:`choose`): among the configurations indistinguishable from the best median's and
 within the tolerance (5%) of it, the cheapest: fewest CPUs, then fewest GPUs (then the higher median).
 "Indistinguishable" is a finding only where the readings could have told the two apart
-(:data:`~rlbench.autoconfig.trials.MIN_READINGS` a side, the rank test's minimum) and the intervals
+(:data:`~rlbench.autoconfig.ask_tell.MIN_READINGS` a side, the rank test's minimum) and the intervals
 overlap; a configuration with fewer readings is "not measured enough", never tied and never worse
 (issue 34: one reading with no interval had been read as overlapping). The answer comes with its
 speed-up over the baseline, the ratio of medians with its 95% bootstrap interval
@@ -37,7 +37,7 @@ from rlbench.analysis import stats
 from rlbench.autoconfig.model import Candidate
 from rlbench.autoconfig.search import Elimination
 from rlbench.autoconfig.steps import StepsComparison, StepsStanding, compare_steps, steps_standing
-from rlbench.autoconfig.trials import (Objective, Stage, Standing, TrialRequest, comparable, leader, overlaps, rank,
+from rlbench.autoconfig.ask_tell import (Objective, Stage, Standing, TrialRequest, comparable, leader, overlaps, rank,
                                       rotated, standing, worse_beyond_doubt)
 
 #: A configuration within this percentage of the best median is as good as the best.
@@ -57,7 +57,7 @@ def choose(standings: Sequence[Standing],
         tolerance_pct: how far below the best median a configuration may be and still be chosen.
     Returns:
         (chosen key, the indistinguishable set: the best and every configuration whose readings could have
-        told it from the best (:func:`~rlbench.autoconfig.trials.comparable`) and whose interval overlaps
+        told it from the best (:func:`~rlbench.autoconfig.ask_tell.comparable`) and whose interval overlaps
         the best's, best first then by median; the configurations with a reading but too few to compare
         with the best, by median); (None, (), ()) when no configuration has a reading.
     """

@@ -120,7 +120,7 @@ def env_id(env: str, env_config: Mapping[str, Any] | None) -> str:
 
 
 @dataclass(frozen=True)
-class Probes:
+class ProbeCosts:
     """What the probes measured (seconds per unit), or what a refit rescaled them to."""
 
     env_step_s: float
@@ -192,9 +192,9 @@ class PredictionRow:
 
 @dataclass(frozen=True)
 class CostModel:
-    """The cost model over :class:`Probes` (immutable: :meth:`refit` returns a new one)."""
+    """The cost model over :class:`ProbeCosts` (immutable: :meth:`refit` returns a new one)."""
 
-    probes: Probes
+    probes: ProbeCosts
     """Per-unit costs, as probed or as rescaled by the last refit."""
     refit_points: int = 0
     """Observations the last refit used (0: the probes as measured)."""

@@ -22,7 +22,7 @@ from rlbench.autoconfig.decide import Answer
 from rlbench.autoconfig.model import Candidate, PredictionRow
 from rlbench.autoconfig.plan import BudgetPlan
 from rlbench.autoconfig.search import Elimination
-from rlbench.autoconfig.trials import Objective, Standing
+from rlbench.autoconfig.ask_tell import Objective, Standing
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import AUTOCONFIG_JSON
 

@@ -2,19 +2,19 @@
 
 Pure functions over one trial's rows of the iterations table (``rlbench.results.tables.iterations_frame``
 of its events): the steady window (:func:`rlbench.analysis.windows.steady`) and the throughput
-(:func:`rlbench.analysis.trials.steady_throughput`) are the analysis's own, so a probe, a search trial
+(:func:`rlbench.analysis.trial_rows.steady_throughput`) are the analysis's own, so a probe, a search trial
 and a sweep's trial read the same (issue 34: the driver had re-derived both from raw events). The
-driver (``rlbench.run.autoconfig.trials``) reads the files and hands the rows in.
+driver (``rlbench.run.autoconfig_driver.trial_files``) reads the files and hands the rows in.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from rlbench.analysis.trials import steady_throughput
+from rlbench.analysis.trial_rows import steady_throughput
 from rlbench.analysis.windows import steady
-from rlbench.autoconfig.model import Probes
-from rlbench.autoconfig.trials import TrialResult
+from rlbench.autoconfig.model import ProbeCosts
+from rlbench.autoconfig.ask_tell import TrialResult
 from rlbench.spec.model import TrialConfig
 
 #: Statuses that are a trial's final verdict (an interrupted one runs again on resume).
@@ -25,7 +25,7 @@ def trial_result(request_id: str, status: str, iterations: pd.DataFrame, *, obje
                  charged_s: float | None, trial_wall_s: float | None) -> TrialResult:
     """One finished trial's reading.
 
-    value: throughput, :func:`~rlbench.analysis.trials.steady_throughput`; time to target, the training
+    value: throughput, :func:`~rlbench.analysis.trial_rows.steady_throughput`; time to target, the training
     seconds to the target (the sum of iteration walls up to it), or the seconds it trained when it did not
     reach it (censored), and the env steps sampled over the same iterations. A trial that did not end
     ``ok``, or has no steady iteration, has no value (failed). Charged: the seconds it cost as measured
@@ -70,7 +70,7 @@ def rest_per_step(iterations: pd.DataFrame, config: TrialConfig) -> float | None
 
 def probes_from(iterations: pd.DataFrame, config: TrialConfig, cores: int, *, batch_per_learner: int,
                 ceiling_steps_per_s: float | None = None,
-                other: tuple[pd.DataFrame, TrialConfig] | None = None) -> Probes | None:
+                other: tuple[pd.DataFrame, TrialConfig] | None = None) -> ProbeCosts | None:
     """The cost model's per-unit costs from the probe trial's steady iterations and the env ceiling.
 
     One env step: the ceiling's seconds per step in one process (envbench), else the trial's share of
@@ -107,6 +107,6 @@ def probes_from(iterations: pd.DataFrame, config: TrialConfig, cores: int, *, ba
         step_s = max(0.0, r1 - call_s / e1)
         call_s = (r1 - step_s) * e1  # after the clamp, r1 = s + c/E1 still holds
     learn, sync = med("learn_s"), med("sync_s")
-    return Probes(env_step_s=env_step, inference_step_s=step_s, inference_call_s=call_s,
+    return ProbeCosts(env_step_s=env_step, inference_step_s=step_s, inference_call_s=call_s,
                   learner_step_s=learn / batch_per_learner, sync_per_runner_s=sync / max(1, config.env_runners.num_env_runners),
                   cores=max(1, cores), iteration_overhead_s=max(0.0, med("wall_s") - sample - learn - sync))

@@ -8,7 +8,7 @@ after a rung a configuration is dropped only when
 
 * its interval's upper end is below the leader's lower end (95% bootstrap of the median,
   :func:`rlbench.analysis.stats.median_ci`) and a one-sided Mann-Whitney test agrees at 5%
-  (:func:`rlbench.autoconfig.trials.worse_beyond_doubt`: never on fewer than 3 readings a side),
+  (:func:`rlbench.autoconfig.ask_tell.worse_beyond_doubt`: never on fewer than 3 readings a side),
   *and* it is outside the top ``1/eta`` by median; or
 * it has fewer readings than the rank test needs (a budget that buys one or two a configuration), is
   outside the top ``1/eta``, and its readings and the cost model *both* put it below the leader by more
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from rlbench.autoconfig.model import CostModel, Candidate, Observation
-from rlbench.autoconfig.trials import (MIN_READINGS, Objective, Stage, Standing, TrialRequest, leader, rank, rotated,
+from rlbench.autoconfig.ask_tell import (MIN_READINGS, Objective, Stage, Standing, TrialRequest, leader, rank, rotated,
                                       worse_beyond_doubt)
 
 #: Successive halving's reduction factor (Hyperband's default).

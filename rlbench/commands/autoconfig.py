@@ -85,7 +85,7 @@ def _autoconfig(args: argparse.Namespace, console: Console, started: float) -> i
     from rlbench.autoconfig.model import describe
     from rlbench.measure.machine import probe_machine
     from rlbench.results.lock import OutDirError
-    from rlbench.run.autoconfig import prepare, run_autoconfig
+    from rlbench.run.autoconfig_driver import prepare, run_autoconfig
     from rlbench.run.cluster import ClusterError, prepare_cluster
     from rlbench.run.raytoken import secure_ray, warn_if_auth_disabled
     from rlbench.run.sweep import default_out_dir

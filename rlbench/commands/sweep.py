@@ -103,7 +103,7 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
 def _quick_autoconfig(path: Path, console: Console):
     """``--quick`` of a spec with an ``autoconfig:`` section: its search space planned as ``rlbench autoconfig``
     plans it (every refusal of it said, exit 2), then its baseline alone, as a quick sweep; None for a sweep spec."""
-    from rlbench.run.autoconfig.space import has_autoconfig, quick_baseline
+    from rlbench.run.autoconfig_driver.space import has_autoconfig, quick_baseline
 
     if not has_autoconfig(path):
         return None

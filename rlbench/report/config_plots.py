@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from rlbench.analysis.configs import axis_order, axis_pairs_text, axis_slot, axis_value_text, config_label
-from rlbench.analysis.trials import CPU_ROLES
+from rlbench.analysis.trial_rows import CPU_ROLES
 from rlbench.report.style import (
     MAX_BARS,
     MAX_LINES,

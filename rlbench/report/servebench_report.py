@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rlbench.analysis.servebench import (PAPER_BATCH, PAPER_TABLE3, PATHS, Comparison, ServeRow, compare_paths,
+from rlbench.analysis.servebench_rows import (PAPER_BATCH, PAPER_TABLE3, PATHS, PathComparison, ServeRow, compare_paths,
                                          paper_rows, summarize_rows)
 from rlbench.analysis.stats import CONFIDENCE, interval_text
 from rlbench.report.blocks import (Block, Bullets, Fields, Heading, Paragraph, Table, Verdicts, to_html, to_markdown,
@@ -66,11 +66,11 @@ def paper_table(rows: list[ServeRow], clients: int) -> Table:
                                                          "beside this machine")
 
 
-def _cell_text(c: Comparison) -> str:
+def _cell_text(c: PathComparison) -> str:
     return f"{c.path} vs {c.reference}, batch {c.batch}, {_size(c.input_bytes)}, {c.clients} client(s)"
 
 
-def paper_verdicts(rows: list[ServeRow], comparisons: list[Comparison]) -> list[tuple[str, str]]:
+def paper_verdicts(rows: list[ServeRow], comparisons: list[PathComparison]) -> list[tuple[str, str]]:
     """Whether the paper's order holds here: the actor above REST (JSON) at batch 64 per state size and client
     count, and whether that gap grows with the state size."""
     out = []
@@ -109,7 +109,7 @@ def calibration_table(doc: dict[str, Any]) -> Table:
 
 
 def servebench_blocks(doc: dict[str, Any], figures: list, rows: list[ServeRow],
-                      comparisons: list[Comparison]) -> list[Block]:
+                      comparisons: list[PathComparison]) -> list[Block]:
     """The whole document."""
     cfg = doc.get("config") or {}
     clients = sorted({r.clients for r in rows}) or [1]
@@ -161,7 +161,7 @@ def servebench_blocks(doc: dict[str, Any], figures: list, rows: list[ServeRow],
     return blocks
 
 
-def write_servebench_report(out_dir: Path, doc: dict[str, Any]) -> tuple[Path, Path, list[ServeRow], list[Comparison]]:
+def write_servebench_report(out_dir: Path, doc: dict[str, Any]) -> tuple[Path, Path, list[ServeRow], list[PathComparison]]:
     """``servebench.html``, ``servebench.md`` and the figures in ``plots/`` from the document of servebench.json."""
     records = doc.get("runs") or []
     rows, comparisons = summarize_rows(records), compare_paths(records)
@@ -173,7 +173,7 @@ def write_servebench_report(out_dir: Path, doc: dict[str, Any]) -> tuple[Path, P
     return html_path, md_path, rows, comparisons
 
 
-def terminal_tables(rows: list[ServeRow], comparisons: list[Comparison], max_rows: int = 60) -> list:
+def terminal_tables(rows: list[ServeRow], comparisons: list[PathComparison], max_rows: int = 60) -> list:
     """The paper table, the verdicts and the rows (those of batch 64 when there are more than ``max_rows``)."""
     clients = sorted({r.clients for r in rows}) or [1]
     shown = rows if len(rows) <= max_rows else [r for r in rows if r.batch == PAPER_BATCH] or rows[:max_rows]

@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from rlbench.analysis.configs import axis_order, axis_pairs_text, axis_slot, axis_value_text
-from rlbench.analysis.trials import CPU_ROLES
+from rlbench.analysis.trial_rows import CPU_ROLES
 from rlbench.analysis.windows import steady
 from rlbench.report.style import (
     MAX_BAR_TRIALS,

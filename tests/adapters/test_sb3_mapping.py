@@ -175,7 +175,7 @@ def test_an_autoconfig_space_over_frameworks_plans_both_and_answers_sb3_in_sb3s_
     """``rlbench autoconfig``'s search space takes ``framework`` as an axis (matched, as a sweep's), and an SB3
     candidate's answer is ``sb3_config.py``, the file the driver writes (planned only: no trial runs)."""
     from rlbench.measure.machine import MachineInfo
-    from rlbench.run.autoconfig.space import prepare
+    from rlbench.run.autoconfig_driver.space import prepare
 
     spec = {**BASE, "training": {"train_batch_size_per_learner": 1024, "minibatch_size": 128},
             "grid": {"framework": ["rllib", "sb3"], "num_env_runners": [0, 1], "num_envs_per_env_runner": [4, 8]},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rlbench.analysis.servebench import compare_paths, comparison, paper_rows, summarize_rows
+from rlbench.analysis.servebench_rows import compare_paths, comparison, paper_rows, summarize_rows
 
 
 def run(path, repeat, rate, p50, p99, *, batch=64, size=4096, clients=1, cpu=None, error=None, nbytes=0):

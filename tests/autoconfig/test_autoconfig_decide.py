@@ -6,7 +6,7 @@ import pytest
 from helpers import cand, drive
 
 from rlbench.autoconfig.decide import Race, choose
-from rlbench.autoconfig.trials import Standing
+from rlbench.autoconfig.ask_tell import Standing
 
 
 def st(key, cpus, median, low, high, gpus=0.0):
@@ -45,7 +45,7 @@ def test_rounds_rotate_and_pair_their_seeds():
     first = race.ask()
     assert [r.candidate_key for r in first] == [cand(2).key, cand(4).key, cand(1).key]
     assert len({r.seed for r in first}) == 1
-    from rlbench.autoconfig.trials import TrialResult
+    from rlbench.autoconfig.ask_tell import TrialResult
     race.tell([TrialResult(r.request_id, 100.0, 10.0) for r in first])
     second = race.ask()
     assert [r.candidate_key for r in second] == [cand(4).key, cand(1).key, cand(2).key]
@@ -97,7 +97,7 @@ def test_a_partial_round_runs_the_leader_and_its_closest_rival():
 
 
 def test_two_tied_readings_never_count_as_worse_beyond_doubt():
-    from rlbench.autoconfig.trials import worse_beyond_doubt
+    from rlbench.autoconfig.ask_tell import worse_beyond_doubt
 
     assert not worse_beyond_doubt([500.0, 500.0], [1000.0, 1000.0, 1000.0])  # scipy's approximation: p = 0.04
     assert worse_beyond_doubt([500.0, 500.0, 500.0], [1000.0, 1000.0, 1000.0])
@@ -163,10 +163,10 @@ def test_with_no_round_run_the_answer_comes_from_the_search():
 
 def test_with_no_search_either_the_probes_and_search_readings_are_pooled():
     from rlbench.autoconfig.search import SuccessiveHalving
-    from rlbench.autoconfig.session import Probe
-    from rlbench.autoconfig.trials import TrialResult
+    from rlbench.autoconfig.session import ProbeStage
+    from rlbench.autoconfig.ask_tell import TrialResult
 
-    probe = Probe([cand(1)], objective="throughput", budget_s=1e6, trial_s=10, cold_start_s=0, seed=0)
+    probe = ProbeStage([cand(1)], objective="throughput", budget_s=1e6, trial_s=10, cold_start_s=0, seed=0)
     (req,) = probe.ask()
     probe.tell([TrialResult(req.request_id, 100.0, 10.0)])
     search = SuccessiveHalving([cand(2)], objective="throughput", budget_s=1e6, trial_s=10, cold_start_s=0,

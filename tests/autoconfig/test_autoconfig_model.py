@@ -9,10 +9,10 @@ import pytest
 from helpers import cand
 
 from rlbench.adapters import get_adapter
-from rlbench.autoconfig.model import CostModel, Observation, Probes, candidate_key, env_id
+from rlbench.autoconfig.model import CostModel, Observation, ProbeCosts, candidate_key, env_id
 from rlbench.spec.model import TrialConfig
 
-PROBES = Probes(env_step_s=0.001, inference_step_s=0.0, learner_step_s=0.00025, sync_per_runner_s=0.05, cores=4)
+PROBES = ProbeCosts(env_step_s=0.001, inference_step_s=0.0, learner_step_s=0.00025, sync_per_runner_s=0.05, cores=4)
 MODEL = CostModel(PROBES)
 
 

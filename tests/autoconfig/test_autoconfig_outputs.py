@@ -18,7 +18,7 @@ from rlbench.autoconfig.model import PredictionRow
 from rlbench.autoconfig.outputs import AutoconfigResult, autoconfig_json, best_yaml, in_units, write_outputs
 from rlbench.autoconfig.search import Elimination
 from rlbench.autoconfig.section import AutoconfigSection
-from rlbench.autoconfig.trials import Standing
+from rlbench.autoconfig.ask_tell import Standing
 from rlbench.spec.model import TrialConfig
 
 HOSTILE = "x'); import os; #"

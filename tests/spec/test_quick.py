@@ -91,7 +91,7 @@ autoconfig:
 
 
 def test_an_autoconfig_spec_plans_its_space_and_runs_its_baseline_alone(tmp_path):
-    from rlbench.run.autoconfig.space import has_autoconfig, quick_baseline
+    from rlbench.run.autoconfig_driver.space import has_autoconfig, quick_baseline
 
     path = tmp_path / "ac.yaml"
     path.write_text(AUTOCONFIG)

@@ -23,16 +23,16 @@ from rich.console import Console
 
 from rlbench.adapters import get_adapter
 from rlbench.autoconfig.decide import Answer
-from rlbench.autoconfig.model import Observation, Probes
+from rlbench.autoconfig.model import Observation, ProbeCosts
 from rlbench.autoconfig.outputs import AutoconfigResult, write_outputs
 from rlbench.autoconfig.session import Session
-from rlbench.autoconfig.trials import TrialRequest, TrialResult
+from rlbench.autoconfig.ask_tell import TrialRequest, TrialResult
 from rlbench.measure.machine import MachineInfo
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.lock import OutDirError
 from rlbench.results.text import plain
-from rlbench.run.autoconfig.space import Setup
-from rlbench.run.autoconfig.trials import State, env_steps_from, probes_of, read_result, request_plan
+from rlbench.run.autoconfig_driver.space import Setup
+from rlbench.run.autoconfig_driver.trial_files import State, env_steps_from, probes_of, read_result, request_plan
 from rlbench.run.ceilings import measure_env_ceilings
 from rlbench.run.sweep import TrialBatches
 from rlbench.spec.plan import TrialPlan
@@ -110,7 +110,7 @@ class Driver:
             result = TrialResult(request.request_id, None, 0.0, charged)
         return result
 
-    def probes(self, requests: Sequence[TrialRequest]) -> Probes | None:
+    def probes(self, requests: Sequence[TrialRequest]) -> ProbeCosts | None:
         plans = [self._plan_of(r) for r in requests]
         probes = probes_of(self.folder, plans[0], plans[1] if len(plans) > 1 else None)
         return None if probes is None else replace(probes, env_steps_s=self._other_env_steps())

@@ -14,10 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from rlbench.adapters import get_adapter
-from rlbench.autoconfig.model import Probes
+from rlbench.autoconfig.model import ProbeCosts
 from rlbench.autoconfig.readings import FINAL, probes_from, trial_result
 from rlbench.autoconfig.session import dump_decided, load_decided
-from rlbench.autoconfig.trials import TrialRequest, TrialResult
+from rlbench.autoconfig.ask_tell import TrialRequest, TrialResult
 from rlbench.results.events import Event
 from rlbench.results.files import read_json, write_json
 from rlbench.results.layout import ResultsFolder
@@ -127,7 +127,7 @@ def _iterations(folder: ResultsFolder, plan: TrialPlan):
     return iterations_frame(iteration_rows(plan.trial_id, trial.events()))
 
 
-def probes_of(folder: ResultsFolder, plan: TrialPlan, other: TrialPlan | None = None) -> Probes | None:
+def probes_of(folder: ResultsFolder, plan: TrialPlan, other: TrialPlan | None = None) -> ProbeCosts | None:
     """The probes' costs from the baseline's probe trial (and a second one at another envs per runner):
     :func:`rlbench.autoconfig.readings.probes_from` over their iteration rows and the env ceiling."""
     batch = get_adapter(plan.config.framework).train_batch(plan.config).per_learner

@@ -8,7 +8,7 @@ import pytest
 
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.records import TrialRecord, write_record
-from rlbench.run.autoconfig.trials import State, read_result
+from rlbench.run.autoconfig_driver.trial_files import State, read_result
 
 
 def trial(folder: ResultsFolder, tid: str, status: str, walls: list[float], *, warmup: int = 1, hit: int | None = None,
@@ -69,7 +69,7 @@ def test_trial_ids_are_the_next_repeat_of_the_grid_point_and_kept(tmp_path):
 def test_two_probes_separate_the_per_step_and_the_per_call_cost(tmp_path):
     """Known answer: env 10 us a step, then 20 us a step plus 400 us a forward call of E envs."""
     from rlbench.measure.machine import probe_machine
-    from rlbench.run.autoconfig.trials import probes_of
+    from rlbench.run.autoconfig_driver.trial_files import probes_of
     from rlbench.spec.load import spec_from_dict
     from rlbench.spec.plan import plan_trials
 
@@ -94,10 +94,10 @@ def test_two_probes_separate_the_per_step_and_the_per_call_cost(tmp_path):
 
 def test_each_other_env_config_steps_at_its_ceiling_and_survives_the_state(tmp_path):
     """Known answer: env_config cost 5 stepped at 2000 steps/s a process (0.5 ms), cost 9's ceiling failed."""
-    from rlbench.autoconfig.model import Probes, env_id
+    from rlbench.autoconfig.model import ProbeCosts, env_id
     from rlbench.measure.machine import probe_machine
     from rlbench.autoconfig.session import dump_decided, load_decided
-    from rlbench.run.autoconfig.trials import env_steps_from
+    from rlbench.run.autoconfig_driver.trial_files import env_steps_from
     from rlbench.spec.load import spec_from_dict
     from rlbench.spec.plan import plan_trials
     from rlbench.studies.envbench import ceiling_key
@@ -113,6 +113,6 @@ def test_each_other_env_config_steps_at_its_ceiling_and_survives_the_state(tmp_p
     id5, id9 = (env_id(p.config.environment.env, p.config.environment.env_config) for p in (five, nine))
     steps = env_steps_from(folder, {id5: five, id9: nine})
     assert steps == ((id5, pytest.approx(0.0005)),)
-    probes = Probes(0.001, 0.0, 0.0, 0.0, 1, env_steps_s=steps)
+    probes = ProbeCosts(0.001, 0.0, 0.0, 0.0, 1, env_steps_s=steps)
     through_the_state = load_decided(json.loads(json.dumps(dump_decided({"probes": probes}))))
     assert through_the_state["probes"] == probes  # through autoconfig_state.json

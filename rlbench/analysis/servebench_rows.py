@@ -41,7 +41,7 @@ COMPARISONS: tuple[tuple[str, str], ...] = (
     ("serve_batched", "serve_bytes"),  # what @serve.batch changes
     ("actor_inflight", "actor"),   # what k requests in flight buy
 )
-__all__ = ["COMPARISONS", "MODELS", "PAPER_BATCH", "PAPER_TABLE3", "PATHS", "Comparison", "ServeRow", "compare_paths",
+__all__ = ["COMPARISONS", "MODELS", "PAPER_BATCH", "PAPER_TABLE3", "PATHS", "PathComparison", "ServeRow", "compare_paths",
            "paper_rows", "summarize_rows"]  # the study's tables pass through here to the report room
 
 #: The cell of the paper's table: batch 64.
@@ -135,7 +135,7 @@ def summarize_rows(records: list[dict[str, Any]]) -> list[ServeRow]:
 
 
 @dataclass(frozen=True)
-class Comparison:
+class PathComparison:
     """One path against a reference path in one cell."""
 
     path: str
@@ -182,7 +182,7 @@ def comparison(path: str, reference: str, ref_values: list[float], values: list[
             "reference_runs": r.n_a, "differs": differs, "verdict": words}
 
 
-def compare_paths(records: list[dict[str, Any]], pairs: tuple[tuple[str, str], ...] = COMPARISONS) -> list[Comparison]:
+def compare_paths(records: list[dict[str, Any]], pairs: tuple[tuple[str, str], ...] = COMPARISONS) -> list[PathComparison]:
     """Every pair of :data:`COMPARISONS` in every cell where both paths measured."""
     by: dict[tuple, list[float]] = {}
     for r in records:
@@ -194,7 +194,7 @@ def compare_paths(records: list[dict[str, Any]], pairs: tuple[tuple[str, str], .
         for path, reference in pairs:
             a, b = by.get((reference, *cell)), by.get((path, *cell))
             if a and b:
-                out.append(Comparison(path, reference, *cell, **comparison(path, reference, a, b)))
+                out.append(PathComparison(path, reference, *cell, **comparison(path, reference, a, b)))
     return out
 
 
