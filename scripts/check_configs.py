@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -61,13 +62,19 @@ def outcome(out: Path) -> tuple[dict[str, int], dict[str, int], list[str]]:
 
 def first_problem(text: str, failures: list[str]) -> str:
     """The line that says what went wrong: the command's ``error:`` line, else the first failed trial's reason,
-    else the last line of a traceback (a signal's KeyboardInterrupt says so), else the output's last line."""
+    else the last exception a traceback ends with (a KeyboardInterrupt only when there is no other: the sweep
+    stops its plotting child when its own drawing raised, and that child's traceback comes last), else the
+    output's last line."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     errors = [line for line in lines if line.startswith("error:")]
     if errors or failures:
         return (errors or failures)[0]
-    if any(line.startswith("KeyboardInterrupt") or line.startswith("Interrupted") for line in lines):
-        return "interrupted by a signal (SIGINT, SIGTERM or SIGHUP) from outside"
+    raised = [line for line in lines if re.match(r"[A-Za-z_][\w.]*(Error|Exception|Interrupt)(:|$)", line)]
+    real = [line for line in raised if not line.startswith("KeyboardInterrupt")]
+    if real:
+        return real[-1][:300]
+    if raised or any(line.startswith("Interrupted") for line in lines):
+        return "interrupted by a signal (SIGINT, SIGTERM or SIGHUP)"
     return lines[-1][-300:] if lines else "no output"
 
 

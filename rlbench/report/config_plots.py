@@ -147,7 +147,10 @@ def _busy_markers(ax, data: pd.DataFrame, labels: list[str]) -> bool:
                                         ("learner_busy_frac", "o", PHASE_COLORS["learn"], "learner busy")):
         if column in data:
             x = data[column].astype(float).to_numpy()[rows] * 100
-            ax.scatter(x, y, marker=marker, s=46, facecolor="white", edgecolor=color, linewidths=1.8, zorder=3,
+            shown = np.isfinite(x)  # a NaN point is masked, and a masked y cannot go on the label axis (it raised)
+            if not shown.any():
+                continue
+            ax.scatter(x[shown], y[shown], marker=marker, s=46, facecolor="white", edgecolor=color, linewidths=1.8, zorder=3,
                        label=name)
     ax.set_yticks(np.arange(len(data)), [f"{lab} (async)" if a else lab for lab, a in zip(labels, data[
         "asynchronous"].fillna(False).astype(bool))])

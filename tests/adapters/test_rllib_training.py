@@ -125,3 +125,5 @@ def test_a_quick_trial_is_one_rllib_validates(algo, env, sections, expected):
     assert (built.min_time_s_per_iteration or 0) <= 1 and built.min_sample_timesteps_per_iteration <= 200
     if algo in ("DQN", "SAC"):
         assert built.num_steps_sampled_before_learning_starts == 2 * expected[0]
+    if algo in ("APPO", "IMPALA"):  # until one batch was sampled and trained on: 1 s alone gave 0 steps under load
+        assert built.min_sample_timesteps_per_iteration == built.min_train_timesteps_per_iteration == expected[0]
