@@ -416,11 +416,13 @@ def test_the_reaper_runs_as_isolated_script():
 
 #: What the autoconfig room may import of the rooms below it: the one bootstrap engine and rank test (stats), the
 #: evidence rules (findings: a rank test's significance; evidence: what too few repeats lack), the steady window and a trial's
-#: throughput (windows, trial_rows: a reading is what the report shows for the trial), how a label shows an axis
-#: (configs), the spec's model types, the
+#: throughput (windows, trial_rows: a reading is what the report shows for the trial), a probe's learn windows
+#: (learner: the learner GPU's busy share splits its update time), how a label shows an axis (configs), the spec's
+#: model types, the
 #: safe write and the file names (docs/AUTOCONFIG.md); never the sweep, the report or the adapter.
 AUTOCONFIG_MAY_IMPORT = ("rlbench.autoconfig", "rlbench.analysis.stats", "rlbench.analysis.findings", "rlbench.analysis.evidence",
                          "rlbench.analysis.windows", "rlbench.analysis.trial_rows", "rlbench.analysis.configs",
+                         "rlbench.analysis.learner",
                          "rlbench.spec.model", "rlbench.spec.training",
                          "rlbench.spec.limits",
                          "rlbench.results.files", "rlbench.results.layout")

@@ -146,7 +146,20 @@ class IterationTimings:
     learner_connector_s: float | None = None
     """Of ``learn_s``: the learner connector pipeline (GAE etc.)."""
     sgd_s: float | None = None
-    """Of ``learn_s``: the gradient steps."""
+    """Of ``learn_s``: the gradient steps (``learn_s - learner_connector_s``; None for an asynchronous algorithm)."""
+    learn_batch_s: float | None = None
+    """The learner building train batches (connectors, GAE, on a GPU learner the copy to it), per learner."""
+    learn_update_s: float | None = None
+    """The learner's minibatch updates (forward, loss, backward, optimizer step), per learner."""
+    learn_other_s: float | None = None
+    """``learn_s - learn_batch_s - learn_update_s``: the rest of the learning phase (None: asynchronous, or not
+    measured)."""
+    learn_batches: float | None = None
+    """Train batches each learner built."""
+    learn_copy_s: float | None = None
+    """Of ``learn_batch_s`` (APPO, IMPALA: beside it): host-to-device copies, per GPU learner; None on a CPU."""
+    learn_device_s: float | None = None
+    """The device's time in the minibatch updates (CUDA events), per GPU learner; None on a CPU."""
     weight_sync_s: float | None = None
     """Of ``sync_s``: the weight broadcast alone."""
     sync_bytes: int | None = None

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from rlbench.analysis.findings import NOISY_CV, verdict
+from rlbench.analysis.learner import LEARNER_COLUMNS, cpu_twins
 from rlbench.analysis.runners import inside_by_config
 from rlbench.analysis.stats import median_cis
 from rlbench.analysis.trial_rows import CPU_ROLES, learner_gpus
@@ -35,6 +36,14 @@ OVERLAP_COLUMNS: tuple[str, ...] = ("sampler_busy_frac", "learner_busy_frac", "b
                                     "learner_updates_per_s", "cpus_used_per_learner", "replay_frac",
                                     "updates_per_env_step")
 
+
+
+#: Per-trial settings a configuration row carries (its first repeat's): the knobs a learner verdict names and their
+#: context (the learner's place, its torch threads, the batch a minibatch divides).
+CONFIG_KNOBS: tuple[str, ...] = ("num_env_runners", "num_cpus_per_env_runner", "num_learners", "num_cpus_for_main_process",
+                                 "num_cpus_per_learner",
+                                 "minibatch_size", "num_epochs", "train_batch_size_per_learner", "driver_torch_threads",
+                                 "learner_torch_threads")
 
 
 def result_axes(manifest: dict[str, Any], trials: pd.DataFrame | None = None) -> list[str]:
@@ -168,8 +177,11 @@ def configurations(trials: pd.DataFrame, axes: list[str], iterations: pd.DataFra
             where.append((key, m))
     std, mean = g["env_steps_per_s"].std(ddof=1), g["env_steps_per_s"].mean()
     frame["env_steps_per_s_cv"] = (std / mean.abs()).where((g.size() >= 2) & (mean != 0)).reindex(index)
-    for m in OVERLAP_COLUMNS:
+    for m in OVERLAP_COLUMNS + LEARNER_COLUMNS:
         frame[m] = g[m].median().reindex(index).astype(float) if m in ok else np.nan
+    # what the learner verdicts name as the knobs' current values and the learner's threads (the first repeat's)
+    for m in CONFIG_KNOBS:
+        frame[m] = first[m] if m in first else np.nan
     # the worst repeat: one slowed by the host is enough to doubt the configuration's figures
     frame["host_steal_pct"] = g["host_steal_pct"].max().reindex(index).astype(float) if "host_steal_pct" in ok \
         else np.nan
@@ -200,6 +212,7 @@ def configurations(trials: pd.DataFrame, axes: list[str], iterations: pd.DataFra
     rankable = frame["env_steps_per_s"].notna() & ~frame["noisy"]
     frame["rank"] = pd.array([pd.NA] * len(frame), dtype="Int64")
     frame.loc[rankable, "rank"] = frame.loc[rankable, "env_steps_per_s"].rank(ascending=False, method="min").astype(int)
+    frame = frame.join(cpu_twins(frame, trials, axes))
     verdicts = [verdict(r) for r in frame.to_dict("records")]
     frame["bottleneck"] = [v[0] for v in verdicts]
     frame["verdict"] = ["; ".join(v[1]) for v in verdicts]

@@ -21,6 +21,7 @@ from rlbench.analysis.comparison import ComparisonRow
 from rlbench.analysis.curves import (CURVE_X, EqualSteps, below_at_equal_steps, learning_curves, returns_at_equal_steps,
                                     trial_curves)
 from rlbench.analysis.evidence import Below
+from rlbench.analysis.learner import NextSweep, next_sweep
 from rlbench.analysis.profiles import RoleProfile, role_profiles
 from rlbench.analysis.scaling import ScalingCurve, scaling_curves
 from rlbench.analysis.targets import time_to_target
@@ -169,6 +170,8 @@ class Analysis:
     """Per grid point, each variant against the first (a sweep with ``variants:``; else empty)."""
     endings: str = ""
     """The ok trials whose process ended in their teardown, with their signals, in words; empty when none."""
+    next: NextSweep | None = None
+    """The sweep a learner verdict asks for next (``next.yaml``), or None."""
     no_recommendations: str = ""
     """Why the report recommends nothing although configurations were measured (a ``--quick`` run); empty else."""
     unreadable: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -202,5 +205,6 @@ def analyze(folder: Path, tables: dict[str, pd.DataFrame] | None = None) -> Anal
     variants = compare_variants(trials, [a for a in axes if a != "variant"], variant_names(manifest, trials))
     return Analysis(out_dir, manifest, axes, trials, configs, curves, recs, findings, lrn,
                     energy_text(manifest, trials), profiles, note, variants, teardown_text(trials),
-                    QUICK_NO_RECOMMENDATIONS if manifest.get("quick") else "",
-                    tables["trials"].loc[tables["trials"].index.difference(trials.index)])
+                    None if manifest.get("quick") else next_sweep(configs),  # a quick run asks for no next sweep
+                    no_recommendations=QUICK_NO_RECOMMENDATIONS if manifest.get("quick") else "",
+                    unreadable=tables["trials"].loc[tables["trials"].index.difference(trials.index)])

@@ -22,6 +22,7 @@ from rlbench.analysis.runners import (
     runner_iteration_rows,
     runner_iterations_frame,
 )
+from rlbench.analysis.learner import WINDOW_COLUMNS, learn_window_columns
 from rlbench.analysis.nodes import multi_source_role_stats, node_roles_frame
 from rlbench.analysis.profiles import add_profile_columns, profiles_frame
 from rlbench.analysis.trial_rows import (
@@ -117,6 +118,8 @@ def build_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
     finished = {p.trial_id for p in plans}  # an unreadable plan's trial: none of its rows either
     utilization = read_utilization([t for t in trial_folders if t.trial_id in finished])
     iterations["driver_idle_frac"] = driver_idle(iterations, utilization)
+    learners = {p.trial_id: (p.config.learners.num_learners, p.demand().learner_gpus, p.asynchronous) for p in plans}
+    iterations[list(WINDOW_COLUMNS)] = learn_window_columns(iterations, utilization, learners)
     cpu_use, peak_rss = role_stats_by_trial(iterations, utilization)
     multi_source_role_stats(iterations, utilization, cpu_use, peak_rss)  # cluster trials: summed per node sampler
     trials = summarize_trials(plans, records, events_by_trial, iterations, utilization, cpu_use, peak_rss)

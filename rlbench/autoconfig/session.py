@@ -83,7 +83,11 @@ class Space:
     baseline_key: str
     """The configuration to beat."""
     second_probe: str | None = None
-    """The configuration probed beside the baseline (another ``num_envs_per_env_runner``), or None."""
+    """The configuration probed beside the baseline (another ``num_envs_per_env_runner`` or minibatch step count, the
+    learner on the same device), or None."""
+    device_probe: str | None = None
+    """The configuration probed for the other learner device (a GPU learner beside a CPU baseline, or the reverse),
+    or None when every configuration's learner is on the baseline's."""
 
 
 @dataclass
@@ -143,7 +147,8 @@ class Session:
     # -- stages
 
     def _probe_keys(self) -> list[str]:
-        return [self.space.baseline_key, *([self.space.second_probe] if self.space.second_probe else [])]
+        return list(dict.fromkeys(k for k in (self.space.baseline_key, self.space.second_probe, self.space.device_probe)
+                                  if k))
 
     def _probe_cap_s(self) -> float:
         """A probe trains the spec's trial, but no longer than one trial of the smallest plan could (the

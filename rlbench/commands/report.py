@@ -39,12 +39,17 @@ def write_and_summarize(out_dir: Path, tables, console: Console, others_written:
     command prints its own answer (autoconfig: the sweep's recommendations pool its probe, search and race
     trials, and one read once could be named beside the raced answer)."""
     from rlbench.report.document import rec_lines, write_report  # heavy: see commands/compare.py's run
+    from rlbench.results.layout import ResultsFolder
 
     html_path, md_path, analysis = write_report(out_dir, tables, others_written)
     for line in rec_lines(analysis) if recommendations else []:  # labels hold the folder's values: plain text
         console.print(Text.assemble(("recommendation:", "bold"), " ", plain(line)), soft_wrap=True)
     if recommendations and analysis.no_recommendations:
         say(console, f"recommendation: {analysis.no_recommendations}", "dim")
+    next_spec = ResultsFolder(out_dir).next_spec
+    if analysis.next is not None and next_spec.exists():  # a verdict names a knob: the sweep it asks for
+        console.print(Text.assemble(("next:", "bold"), " ", plain(f"{analysis.next.verdict.label}: "
+                                                                   f"rlbench sweep {next_spec}")), soft_wrap=True)
     say(console, f"Report: {html_path}  (and {md_path.name})")
 
 

@@ -27,12 +27,14 @@ from rlbench.report import runners_section as inside
 from rlbench.report.config_plots import Figure, write_figures
 from rlbench.report.learning_plots import write_learning_figures
 from rlbench.report.learning_section import learning_blocks, target_text
+from rlbench.report.next_spec import NextSpec, write_next_spec
 from rlbench.report.blocks import Block, Break, Bullets, Fields, Heading, Paragraph, Table, Verdicts, to_html, to_markdown
 from rlbench.report.blocks import Figure as Image
 from rlbench.report.style import MAX_HEATMAPS, MAX_MD_TRIALS, fmt, pct
 from rlbench.report.variants_section import variant_blocks
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import REPORT_HTML, REPORT_MD, ResultsFolder
+from rlbench.spec.model import SpecError
 
 
 #: A figure rlbench writes: its name is a :func:`~rlbench.report.style.file_stem` plus ``.png``.
@@ -228,8 +230,21 @@ def _method_text(analysis: Analysis | None = None) -> str:
             + async_section.async_text(None if analysis is None else analysis.configs) + "Rules and thresholds: docs/ANALYSIS.md.")
 
 
+def next_blocks(analysis: Analysis, written: NextSpec | None) -> list[Block]:
+    """What to run next, when a learner verdict names a knob (``next.yaml``): why, and the command."""
+    step = analysis.next
+    if step is None or written is None:
+        return []
+    label = config_label(analysis.configs[analysis.configs["index"] == step.index].iloc[0], analysis.axes)
+    return [Heading("Next sweep", 2), Bullets([
+        f"{label}: {step.verdict.text}.",
+        f"next.yaml sweeps {written.knob} over {', '.join(map(str, written.values))} from trial {written.trial_id}: "
+        f"{written.command}" + (" (a larger minibatch changes learning as well as speed: time to a target settles it)"
+                                if written.knob == "minibatch_size" else "")], boxed=True)]
+
+
 def document_blocks(analysis: Analysis, section: inside.InsideReport | None, figures: list[Figure],
-                    notes: list[str]) -> list[Block]:
+                    notes: list[str], written: NextSpec | None = None) -> list[Block]:
     """The whole document, built once: every backend draws these blocks."""
     name = str((analysis.manifest.get("spec") or {}).get("name", analysis.out_dir.name))
     axes, n_axes = analysis.axes, len(analysis.axes)
@@ -240,6 +255,7 @@ def document_blocks(analysis: Analysis, section: inside.InsideReport | None, fig
         "Over every trial of the run by configuration (probes, search and race pooled, some read once): the answer "
         "is the Autoconfig section's.", muted=True)] if answer else []) + [
         Bullets(rec_lines(analysis) or [analysis.no_recommendations or "no configuration was measured"], boxed=True)]
+    out += next_blocks(analysis, written)
     out += variant_blocks(analysis.variants)
     if analysis.findings:
         out += [Heading("What more learner CPUs bought", 2), Bullets(analysis.findings)]
@@ -269,9 +285,10 @@ def document_blocks(analysis: Analysis, section: inside.InsideReport | None, fig
     return out
 
 
-def render_md(analysis: Analysis, section: inside.InsideReport | None, figures: list[Figure], notes: list[str]) -> str:
+def render_md(analysis: Analysis, section: inside.InsideReport | None, figures: list[Figure], notes: list[str],
+              written: NextSpec | None = None) -> str:
     """report.md: the same content as the HTML, figures linked from plots/."""
-    return to_markdown(document_blocks(analysis, section, figures, notes))
+    return to_markdown(document_blocks(analysis, section, figures, notes, written))
 
 
 _CSS = """
@@ -285,18 +302,23 @@ figure{margin:1rem 0}figcaption{font-size:.85rem;color:#555;max-width:900px}img{
 
 
 def render_html(analysis: Analysis, section: inside.InsideReport | None, figures: list[Figure],
-                notes: list[str]) -> str:
+                notes: list[str], written: NextSpec | None = None) -> str:
     """report.html: one file, figures embedded as base64 PNG, no external CSS or scripts."""
     name = str((analysis.manifest.get("spec") or {}).get("name", analysis.out_dir.name))
-    return to_html(document_blocks(analysis, section, figures, notes), f"rlbench report: {name}", _CSS)
+    return to_html(document_blocks(analysis, section, figures, notes, written), f"rlbench report: {name}", _CSS)
 
 
 def write_report(out_dir: Path, tables: dict[str, pd.DataFrame],
                  others_written: Callable[[], None] = lambda: None) -> tuple[Path, Path, Analysis]:
-    """Write ``report.html`` and ``report.md`` into ``out_dir``; returns their paths and the analysis.
+    """Write ``report.html`` and ``report.md`` into ``out_dir``, and ``next.yaml`` when a verdict asks for a sweep
+    (:mod:`rlbench.report.next_spec`); returns the report's paths and the analysis.
     ``others_written`` waits for the figures drawn meanwhile elsewhere that it embeds from ``plots/``."""
     out_dir = Path(out_dir)
     analysis = analyze(out_dir, tables)
+    try:
+        written, unwritten = write_next_spec(out_dir, analysis.next, analysis.trials), ""
+    except (RuntimeError, SpecError) as e:  # a spec that would not rerun the configuration: said, never written
+        written, unwritten = None, f"next.yaml was not written: {str(e)[:300]}"
     mine = write_figures(out_dir, analysis.configs, analysis.axes)
     lrn = analysis.learning
     if lrn is not None:
@@ -308,6 +330,6 @@ def write_report(out_dir: Path, tables: dict[str, pd.DataFrame],
     figures = mine + others
     section = inside.inside_report(analysis, tables.get("profiles"))
     html_path, md_path = out_dir / REPORT_HTML, out_dir / REPORT_MD
-    write_atomic(html_path, render_html(analysis, section, figures, [note]).encode())
-    write_atomic(md_path, render_md(analysis, section, figures, [note]).encode())
+    write_atomic(html_path, render_html(analysis, section, figures, [note, unwritten], written).encode())
+    write_atomic(md_path, render_md(analysis, section, figures, [note, unwritten], written).encode())
     return html_path, md_path, analysis

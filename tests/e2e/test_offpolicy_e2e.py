@@ -106,6 +106,15 @@ def test_an_off_policy_iteration_counts_what_the_spec_fixes(run):
     assert dqn["target_updates"].between(1, 3).all()  # DQN: one per 50 sampled steps, 100 an iteration
     assert (steady["target_update_s"] > 0).all() and (steady["target_update_s"] <= steady["learn_s"]).all()
     assert (steady["learner_connector_s"] <= steady["learn_s"]).all()
+    # the learner's split (issue 43): a train batch built from replayed episodes for each of the 25 updates, its
+    # pipeline time summed over them (RLlib's mean of a call x 25) inside the probe's batch builds (the pipeline is
+    # most of _make_batch_if_necessary; one call's mean would be about 1/25 of it)
+    assert (steady["learn_batches"] == 25).all()
+    ratio = steady["learner_connector_s"] / steady["learn_batch_s"]
+    assert ratio.between(0.5, 1.01).all(), ratio.tolist()
+    # batch, updates and the rest (the target updates in it) are learn_s; the rest holds the target updates
+    parts = steady["learn_batch_s"] + steady["learn_update_s"] + steady["learn_other_s"]
+    assert (parts - steady["learn_s"]).abs().max() < 1e-9 and (steady["learn_other_s"] >= steady["target_update_s"]).all()
 
 
 def test_the_replay_buffer_is_split_out_of_the_other_time(run):

@@ -111,8 +111,10 @@ class Driver:
         return result
 
     def probes(self, requests: Sequence[TrialRequest]) -> ProbeCosts | None:
-        plans = [self._plan_of(r) for r in requests]
-        probes = probes_of(self.folder, plans[0], plans[1] if len(plans) > 1 else None)
+        plans = {r.candidate_key: self._plan_of(r) for r in requests}
+        space = self.setup.space
+        probes = probes_of(self.folder, plans[space.baseline_key], plans.get(space.second_probe or ""),
+                           plans.get(space.device_probe or ""))
         return None if probes is None else replace(probes, env_steps_s=self._other_env_steps())
 
     def save(self, decided: dict[str, Any]) -> None:

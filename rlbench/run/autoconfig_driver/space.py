@@ -78,7 +78,7 @@ class Setup:
     @property
     def space(self) -> Space:
         """What the session searches."""
-        return Space(self.candidates, self.searched, self.baseline_key, second_probe(self))
+        return Space(self.candidates, self.searched, self.baseline_key, second_probe(self), device_probe(self))
 
     def session(self) -> Session:
         """A new session over this space (a resume gives it the saved decisions)."""
@@ -86,23 +86,41 @@ class Setup:
 
 
 def second_probe(setup: "Setup") -> str | None:
-    """The searched configuration whose envs per runner differ most from the baseline's (the larger on a tie),
-    the rest as alike as possible: a second probe there separates inference's per-call cost from its
-    per-step cost. None when the grid does not vary it."""
+    """The searched configuration that separates the most of the baseline's costs, its learner on the same device:
+    another envs per runner (inference's per-call cost from its per-step cost) and another minibatch step count
+    (the learner's per-step cost from its per-env-step cost), both if one does; then the envs per runner that differ
+    most (the larger on a tie), the rest as alike as possible. None when the grid varies neither."""
     base = setup.candidates[setup.baseline_key]
+
+    def splits(c: Candidate) -> int:
+        return (c.num_envs_per_env_runner != base.num_envs_per_env_runner) + (c.sgd_steps != base.sgd_steps)
+
     others = [setup.candidates[k] for k in setup.searched
-              if setup.candidates[k].num_envs_per_env_runner != base.num_envs_per_env_runner]
+              if setup.candidates[k].on_gpu == base.on_gpu and splits(setup.candidates[k])]
     if not others:
         return None
-    return max(others, key=lambda c: (abs(c.num_envs_per_env_runner - base.num_envs_per_env_runner),
+    return max(others, key=lambda c: (splits(c), abs(c.num_envs_per_env_runner - base.num_envs_per_env_runner),
                                       c.num_env_runners == base.num_env_runners, -c.cpus)).key
+
+
+def device_probe(setup: "Setup") -> str | None:
+    """The searched configuration whose learner is on the other device than the baseline's (a GPU learner beside a
+    CPU baseline, or the reverse), the fewest axes away from it (the fewer CPUs on a tie): without a probe there,
+    the cost model predicts nothing on that device. None when every searched learner is on the baseline's."""
+    base = setup.candidates[setup.baseline_key]
+    others = [setup.candidates[k] for k in setup.searched if setup.candidates[k].on_gpu != base.on_gpu]
+    if not others:
+        return None
+    values = dict(base.axes)
+    return min(others, key=lambda c: (sum(values.get(a) != v for a, v in c.axes), c.cpus)).key
 
 
 def candidate(plan: TrialPlan, axes: dict[str, Any]) -> Candidate:
     """A planned grid point as the search sees it: its resource sums and train batch as its framework's
     adapter says (the decision core asks no adapter itself)."""
-    return Candidate.from_config(plan.config, axes, demand=plan.demand(),
-                                 batch=get_adapter(plan.config.framework).train_batch(plan.config))
+    adapter = get_adapter(plan.config.framework)
+    return Candidate.from_config(plan.config, axes, demand=plan.demand(), batch=adapter.train_batch(plan.config),
+                                 defaults=adapter.hyperparameter_defaults(plan.config))
 
 
 def _value_at(config: Any, path: tuple[str, ...]) -> Any:
