@@ -349,6 +349,12 @@ class Adapter(Protocol):
     def sampling_processes(self, config: Any) -> int:
         """Processes that step the trial's envs at once (the env ceiling is measured with as many)."""
 
+    def quick_settings(self, config: Any) -> dict[tuple[str, str], Any]:
+        """(section, key) -> value for ``rlbench sweep --quick``, a one-iteration check that a trial config runs:
+        its train batch cut to a small size the algorithm accepts, and what must follow the batch (a minibatch
+        within it, an iteration that ends soon after it, learning that starts inside it). Only the values that
+        change; each adapter's rule is stated in docs/SPEC.md, "--quick"."""
+
     def config_snippet(self, config: Any, title: str) -> ConfigSnippet | None:
         """The trial config as the framework's own code, headed by ``title`` (which configuration it is, any
         text: rendered inert); None when the framework has no code to give (``rlbench autoconfig`` then writes

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from rlbench.analysis.configs import config_label, value_text
+from rlbench.analysis.configs import axis_value_text, config_label
 from rlbench.analysis.evidence import (Below, LearnerCpuStep, beats_note, learner_cpu_text, learning_notes,
                                       missed_target_note)
 from rlbench.analysis.findings import CONFIDENCE, NOISY_CV, num
@@ -193,7 +193,7 @@ def learner_cpu_step(axis: str, lo: pd.Series, hi: pd.Series, seconds: pd.DataFr
     role = "driver" if in_driver else "learner"
     threads_col = "driver_torch_threads" if in_driver else "learner_torch_threads"
     return LearnerCpuStep(
-        axis, value_text(lo[axis]), value_text(hi[axis]), [(o, value_text(lo[o])) for o in others],
+        axis, axis_value_text(lo[axis]), axis_value_text(hi[axis]), [(o, axis_value_text(lo[o])) for o in others],
         lo["env_steps_per_s"], hi["env_steps_per_s"], ratio, s_lo["wall_s"], s_hi["wall_s"], s_lo["learn_s"],
         s_hi["learn_s"], s_lo["sample_s"], s_hi["sample_s"], in_driver, num(t_lo.get(threads_col)),
         num(t_hi.get(threads_col)), num(lo.get(f"{role}_cpus_used")), num(hi.get(f"{role}_cpus_used")))
@@ -224,7 +224,7 @@ def learner_cpu_findings(configs: pd.DataFrame, trials: pd.DataFrame, iterations
         text = learner_cpu_text(learner_cpu_step(axis, lo, hi, seconds, first, others, ratio))
         best = same.sort_values("env_steps_per_s").iloc[-1]
         if best[axis] not in (lo[axis], hi[axis]):
-            text += (f" The fastest setting was in between: {axis}={value_text(best[axis])} at "
+            text += (f" The fastest setting was in between: {axis}={axis_value_text(best[axis])} at "
                      f"{best['env_steps_per_s']:,.0f} env steps/s ({best['env_steps_per_s'] / lo['env_steps_per_s']:.2f}x "
                      "the lowest); past it, more threads cost more than they bring.")
         out.append(text)

@@ -61,28 +61,56 @@ def result_axes(manifest: dict[str, Any], trials: pd.DataFrame | None = None) ->
 
 
 #: How a configuration's label shows an axis its config leaves unset (an autoconfig baseline off the grid
-#: whose base config never names the axis): the spec's default, never ``nan`` (issue 34).
+#: whose base config never names the axis, a knob one framework of the sweep lacks): the spec's default, never
+#: ``nan`` (issues 34, 42).
 SPEC_DEFAULT = "(the spec's default)"
 
 
+def is_missing(value) -> bool:
+    """Whether an axis value is absent (None, NaN, pandas' NA): the trial ran with the spec's default there."""
+    try:
+        return value is None or bool(pd.isna(value))
+    except (TypeError, ValueError):  # a list or dict value: present
+        return False
+
+
 def axis_value_text(value) -> str:
-    """One axis value as a label shows it: missing (None, NaN) as :data:`SPEC_DEFAULT`."""
-    if value is None or (isinstance(value, float) and value != value):
+    """The one way an axis value is printed or drawn (labels, ticks, legends, tables, sentences): missing
+    (None, NaN) as :data:`SPEC_DEFAULT`, a whole float as the int the user wrote (a row of mixed columns turns
+    4 into 4.0), anything else as its text."""
+    if is_missing(value):
         return SPEC_DEFAULT
-    return str(value)
-
-
-def value_text(value) -> str:
-    """An axis value as the user wrote it (a row of mixed columns turns 4 into 4.0)."""
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
 
 
+def axis_pairs_text(pairs) -> str:
+    """``a=1, b=(the spec's default)`` of (axis, value) pairs, each value by :func:`axis_value_text`."""
+    return ", ".join(f"{a}={axis_value_text(v)}" for a, v in pairs)
+
+
+def axis_order(values) -> list:
+    """The distinct values of an axis in drawing order: numbers ascending, then text, then one missing value
+    (None) last when any is missing; :func:`axis_slot` finds a value's place in it."""
+    values = list(values)
+    present: list = []
+    for v in values:
+        if not is_missing(v) and v not in present:  # a list value (fcnet_hiddens) is unhashable: no set
+            present.append(v)
+    numbers = sorted(v for v in present if isinstance(v, (int, float, np.number)) and not isinstance(v, bool))
+    rest = sorted((v for v in present if not any(v is n for n in numbers)), key=str)
+    return numbers + rest + [None] * any(is_missing(v) for v in values)
+
+
+def axis_slot(order: list, value) -> int:
+    """The position of ``value`` in :func:`axis_order`'s list (a missing value: the missing slot)."""
+    return order.index(None if is_missing(value) else value)
+
+
 def config_label(row: pd.Series | dict, axes: list[str]) -> str:
     """``axis=value, ...`` of a configuration (or its grid index without axes)."""
-    parts = [f"{a}={axis_value_text(row[a])}" for a in axes]
-    return ", ".join(parts) if parts else f"point {int(row['index'])}"
+    return axis_pairs_text((a, row[a]) for a in axes) if axes else f"point {int(row['index'])}"
 
 
 def gpu_util_by_trial(iterations: pd.DataFrame, utilization: pd.DataFrame) -> pd.Series:

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 from scipy import optimize
 
-from rlbench.analysis.configs import axis_value_text
+from rlbench.analysis.configs import axis_pairs_text
 from rlbench.spec.model import TrialConfig
 
 if TYPE_CHECKING:  # the driver asks the adapter and hands its answers in: this room imports no adapter
@@ -138,7 +138,7 @@ def describe(c: Candidate) -> str:
     sets, an axis it leaves unset as the spec's default (never ``None``: issue 34)."""
     if c.key != "baseline":
         return c.key
-    values = ", ".join(f"{a}={axis_value_text(v)}" for a, v in c.axes)
+    values = axis_pairs_text(c.axes)
     return f"the spec's base configuration ({values})" if values else "the spec's base configuration"
 
 

@@ -56,9 +56,13 @@ def run(args: argparse.Namespace, console: Console) -> int:
     folders = [args.a] + ([args.b] if args.b is not None else [])
     for path in folders:
         try:
-            read_folder(path, console)
+            opened = read_folder(path, console)
         except OutDirError as e:
             return bad_input(console, str(e))
+        if opened.manifest.quick:  # one iteration each, no warm-up: start-up, not steady state
+            return bad_input(console, f"{path} holds a --quick run (one repeat, no warm-up, one iteration on a cut "
+                                      "train batch): it checks that configurations run, its numbers measure no speed to "
+                                      "compare; run the spec without --quick")
     out = args.out or args.b or args.a  # only compare.csv and compare.json are written there (links replaced)
     try:
         args.threshold = threshold_of(args.threshold)

@@ -45,6 +45,8 @@ def write_and_summarize(out_dir: Path, tables, console: Console, others_written:
     html_path, md_path, analysis = write_report(out_dir, tables, others_written)
     for line in rec_lines(analysis) if recommendations else []:  # labels hold the folder's values: plain text
         console.print(Text.assemble(("recommendation:", "bold"), " ", plain(line)), soft_wrap=True)
+    if recommendations and analysis.no_recommendations:
+        say(console, f"recommendation: {analysis.no_recommendations}", "dim")
     next_spec = ResultsFolder(out_dir).next_spec
     if analysis.next is not None and next_spec.exists():  # a verdict names a knob: the sweep it asks for
         console.print(Text.assemble(("next:", "bold"), " ", plain(f"{analysis.next.verdict.label}: "

@@ -15,10 +15,11 @@ from typing import Any
 
 import pandas as pd
 
-from rlbench.analysis.configs import config_label
+from rlbench.analysis.configs import axis_value_text, config_label
 from rlbench.analysis.findings import CONFIDENCE, KNEE_MARGIN, NOISY_CV
 from rlbench.analysis.result_set import Analysis, analyze
 from rlbench.analysis.scaling import MAX_SCALING_GROUPS
+from rlbench.analysis.tables import UNREADABLE
 from rlbench.report import async_section
 from rlbench.report.autoconfig_section import autoconfig_blocks
 from rlbench.report import runners_section as inside
@@ -96,11 +97,13 @@ def config_rows(analysis: Analysis) -> tuple[list[str], list[list[str]]]:
     per_w = "env_steps_per_s_per_w" in c and c["env_steps_per_s_per_w"].notna().any()
     header = ["rank", *analysis.axes, f"env steps/s [{CONFIDENCE:.0%} CI]", "CV", "n", "sample", "learn", "sync",
               *async_section.async_header(c), "cores used / cpus", "steps/s per CPU", *(["steps/s per W"] if per_w else []), "bottleneck"]
+    if c.empty:  # no trial could be counted (every plan unreadable): the header alone
+        return header, []
     order = c.assign(_k=c["rank"].fillna(10**9).astype(float), _m=-c["env_steps_per_s"].fillna(-1)).sort_values(["_k", "_m"])
     rows = []
     for _, r in order.iterrows():
         rank = str(int(r["rank"])) if not pd.isna(r["rank"]) else ("noisy" if r["noisy"] else "-")
-        rows.append([rank, *[str(r[a]) for a in analysis.axes], ci_text(r, "env_steps_per_s"),
+        rows.append([rank, *[axis_value_text(r[a]) for a in analysis.axes], ci_text(r, "env_steps_per_s"),
                      pct(r["env_steps_per_s_cv"]), str(r["n"]), pct(r["sample_frac"]), pct(r["learn_frac"]),
                      pct(r["sync_frac"]), *async_section.async_cells(c, r), f"{fmt(r['cpus_used'], 2)} / {fmt(r['cpus'])}",
                      fmt(r["env_steps_per_s_per_cpu"]), *([fmt(r.get("env_steps_per_s_per_w"), 1)] if per_w else []),
@@ -121,11 +124,13 @@ def scaling_rows(analysis: Analysis) -> dict[str, tuple[list[str], list[list[str
                   "max speedup", f"knee ({KNEE_MARGIN:.0%})", "best"]
         rows = []
         for c in curves[:MAX_SCALING_GROUPS]:
-            rows.append([c.fixed or "-", " / ".join(map(str, c.values)),
+            unmeasured = all(t is None for t in c.env_steps_per_s)  # no knee nor best: none measured
+            rows.append([c.fixed or "-", " / ".join(map(axis_value_text, c.values)),
                          " / ".join(fmt(t) for t in c.env_steps_per_s),
                          " / ".join(fmt(s, 2) for s in c.speedup),
                          " / ".join(fmt(e, 2) for e in c.efficiency),
-                         fmt(c.serial_frac, 3), fmt(c.r2, 3), fmt(c.max_speedup, 2), str(c.knee), str(c.best)])
+                         fmt(c.serial_frac, 3), fmt(c.r2, 3), fmt(c.max_speedup, 2),
+                         *(("-", "-") if unmeasured else (axis_value_text(c.knee), axis_value_text(c.best)))])
         out[axis] = (header, rows, note)
     return out
 
@@ -164,6 +169,22 @@ def rec_lines(analysis: Analysis) -> list[str]:
     return lines
 
 
+def all_trials(analysis: Analysis) -> pd.DataFrame:
+    """Every trial of the result set: the measured ones, then those whose plan cannot be read (never dropped silently)."""
+    if not len(analysis.unreadable):
+        return analysis.trials
+    return pd.concat([analysis.trials, analysis.unreadable], ignore_index=True) if len(analysis.trials) \
+        else analysis.unreadable
+
+
+def left_out_text(unreadable: pd.DataFrame) -> str:
+    """What the report says of trials left out because their plan.json cannot be read."""
+    ids = ", ".join(map(str, unreadable["trial_id"].head(10))) + (", ..." if len(unreadable) > 10 else "")
+    return (f"{len(unreadable)} trial{'s' if len(unreadable) != 1 else ''} left out of every figure and count: "
+            f"{'their' if len(unreadable) != 1 else 'its'} plan.json cannot be read by this rlbench (status "
+            f"{UNREADABLE}; {ids}; the reason is in the table).")
+
+
 def provenance(analysis: Analysis) -> list[tuple[str, str]]:
     """(field, value) pairs: where the numbers come from."""
     m = analysis.manifest
@@ -182,7 +203,7 @@ def provenance(analysis: Analysis) -> list[tuple[str, str]]:
         ("software", ", ".join(f"{k} {v}" for k, v in sw.items())),
         ("framework", ", ".join(dict.fromkeys(str(f) for f in analysis.trials.get("framework", ["rllib"]) if f == f)) or "?"),
         ("rlbench git commit", str(m.get("git_commit"))),
-        ("trials", f"{len(analysis.trials)} ({', '.join(f'{n} {s}' for s, n in analysis.trials['status'].value_counts().items())}); "
+        ("trials", f"{len(all_trials(analysis))} ({', '.join(f'{n} {s}' for s, n in all_trials(analysis)['status'].value_counts().items())}); "
                    f"repeats per configuration: {spec.get('repeats', '?')}"),
         *relative_provenance(m),
         ("rerun one trial", f"rlbench reproduce {analysis.out_dir} TRIAL_ID"),
@@ -232,7 +253,7 @@ def document_blocks(analysis: Analysis, section: inside.InsideReport | None, fig
     out += [Heading("Recommendations", 2)] + ([Paragraph(
         "Over every trial of the run by configuration (probes, search and race pooled, some read once): the answer "
         "is the Autoconfig section's.", muted=True)] if answer else []) + [
-        Bullets(rec_lines(analysis) or ["no configuration was measured"], boxed=True)]
+        Bullets(rec_lines(analysis) or [analysis.no_recommendations or "no configuration was measured"], boxed=True)]
     out += next_blocks(analysis, written)
     out += variant_blocks(analysis.variants)
     if analysis.findings:
@@ -250,11 +271,13 @@ def document_blocks(analysis: Analysis, section: inside.InsideReport | None, fig
     out += inside.section_blocks(section)
     out += [Heading("Figures", 2), *(Image(f.path, f.title, f.caption) for f in figures)]
     out += [Paragraph(n, muted=True) for n in notes if n] or [Break()]
-    t = analysis.trials
+    t = all_trials(analysis)
     cols = ["trial_id", "status", *axes, "env_steps_per_s", "reason"]
-    trial_rows = [[("" if pd.isna(r.get(c)) else (fmt(r.get(c)) if c == "env_steps_per_s" else str(r.get(c))))
+    trial_rows = [[("?" if r.get("status") == UNREADABLE else axis_value_text(r.get(c))) if c in axes else
+                   ("" if pd.isna(r.get(c)) else (fmt(r.get(c)) if c == "env_steps_per_s" else str(r.get(c))))
                    for c in cols] for _, r in t.iterrows()]
     out += [Heading("Trials", 2), *([Paragraph(analysis.endings)] if analysis.endings else []),
+            *([Paragraph(left_out_text(analysis.unreadable))] if len(analysis.unreadable) else []),
             Table(cols, trial_rows, frozenset({0, 1, len(cols) - 1}), md_max_rows=MAX_MD_TRIALS,
                   md_more="{n} more trials in trials.parquet / summary.csv.", collapsed=f"{len(t)} trials"),
             Heading("Provenance", 2), Fields(provenance(analysis))]

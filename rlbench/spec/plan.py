@@ -22,6 +22,7 @@ from rlbench.spec.fidelity import tune_differences
 from rlbench.spec.model import GridPoint, LoadedSpec, SpecError, StopTarget, SweepSpec, TrialConfig
 from rlbench.spec.relative import resolve
 from rlbench.spec.seeds import SEED_LIMIT, derive_seed
+from rlbench.spec.quick import QUICK_FLAG
 from rlbench.spec.skips import DUPLICATE, cluster_skip_reason, skip_reason
 from rlbench.spec.variants import PackageSet, in_rounds, measured, package_set
 
@@ -189,18 +190,20 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
     for index, point in enumerate(loaded.points):
         config, axes = resolve_point(point, len(machine.usable_cores), loaded.source)
         cpus = config.cpus or len(machine.usable_cores)
-        key = config.model_dump_json()
+        measure = measured(vars(spec), spec.variants, point.variant)
+        # --quick cuts every batch to one size: grid points that differed only there are one trial now
+        key = config.model_dump_json() + (json.dumps(measure, sort_keys=True) if loaded.quick else "")
         mine = ", ".join(f"{r.axis}={r.expr} is {axes[r.axis]}" for r in point.relative)
-        if key in seen and (mine or seen[key][1]):  # plain duplicates are left as the user wrote them
+        if key in seen and (mine or seen[key][1] or loaded.quick):  # plain duplicates are left as the user wrote them
             first, theirs = seen[key]
-            reason = f"{DUPLICATE} {trial_id(first, 0)[:4]} on this machine ({mine or theirs})"
+            how = f"on this machine ({mine or theirs})" if mine or theirs else f"under {QUICK_FLAG} (its batch cut alike)"
+            reason = f"{DUPLICATE} {trial_id(first, 0)[:4]} {how}"
         else:
             reason = skip_reason(config, cpus, machine)
             seen.setdefault(key, (index, mine))
         cores = machine.usable_cores[:cpus]
         driver_cpus = get_adapter(config.framework).resource_demand(config).driver_cpus
         driver_n = min(driver_cpus, len(cores))
-        measure = measured(vars(spec), spec.variants, point.variant)
         for repeat in range(spec.repeats):
             plans.append(TrialPlan(
                 trial_id=trial_id(index, repeat),
@@ -243,9 +246,37 @@ def write_plan(folder: ResultsFolder, plan: TrialPlan) -> TrialFolder:
     return trial
 
 
+class PlanError(ValueError):
+    """A ``plan.json`` that cannot be read: missing, unreadable, not JSON, or not a plan this rlbench reads
+    (written by another version, or damaged). Its message is one line that names the file and the first problem."""
+
+
 def read_plan(trial: TrialFolder) -> TrialPlan:
-    """The trial's plan."""
-    return TrialPlan.model_validate_json(trial.plan.read_text())
+    """The trial's plan; :class:`PlanError` (a ValueError) says in one line why it cannot be read. Every reader
+    goes through here: the trial process (which then fails alone), the tables (which list it as ``unreadable``),
+    ``--resume`` and ``reproduce``."""
+    problem = _plan_problem(trial)
+    if isinstance(problem, TrialPlan):
+        return problem
+    raise PlanError(problem)  # raised outside the handler: no chained pydantic text in the trial's error event
+
+
+def _plan_problem(trial: TrialFolder) -> "TrialPlan | str":
+    """The plan, or why it cannot be read (one line)."""
+    try:
+        text = trial.plan.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        return f"{trial.plan} cannot be read ({getattr(e, 'strerror', None) or e})"
+    try:
+        return TrialPlan.model_validate_json(text)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(x) for x in first["loc"]) or "its top level"
+        more = f" (and {e.error_count() - 1} more problems)" if e.error_count() > 1 else ""
+        return (f"{trial.plan} is not a plan this rlbench reads: {where}: "
+                f"{first['msg'].removeprefix('Value error, ')}{more}")
+    except (ValueError, RecursionError) as e:
+        return f"{trial.plan} cannot be read ({str(e)[:200]})"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -15,6 +15,8 @@ def skip_group(plan: TrialPlan) -> str | None:
     if plan.skip_reason is None:
         return None
     if plan.skip_reason.startswith(DUPLICATE):
+        if plan.skip_reason.endswith("(its batch cut alike)"):  # rlbench.spec.plan's words for a --quick duplicate
+            return "are the same configuration as an earlier grid point once --quick cuts the train batch"
         return "resolve to the same configuration as an earlier grid point on this machine"
     need = demand_of(plan.config)
     where = "the cluster's" if plan.ray_address else "this machine's"
@@ -22,9 +24,10 @@ def skip_group(plan: TrialPlan) -> str | None:
         return f"ask for more cpus than this machine's {len(plan.cores)} usable cores"
     cpus_needed = need.actor_cpus + (0 if plan.ray_address else need.driver_cpus)
     if cpus_needed > plan.cpus + 1e-9:
+        gpus = f" and more GPUs than its {plan.gpus}" if need.gpus > plan.gpus + 1e-9 else ""
         if plan.config.cpus is None:
-            return f"need more CPUs than {where} {plan.cpus}"
-        return f"need more CPUs than their cpus={plan.cpus}"
+            return f"need more CPUs than {where} {plan.cpus}{gpus}"
+        return f"need more CPUs than their cpus={plan.cpus}{gpus}"
     if need.gpus > plan.gpus + 1e-9:
         return f"need more GPUs than {where} {plan.gpus}"
     return plan.skip_reason

@@ -13,7 +13,7 @@ Standard library only at module level; gymnasium and numpy are imported by the t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rlbench.adapters.base import ResourceDemand, TrainBatch
 from rlbench.adapters.common import AdapterBase
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 PLAIN_METRICS = ("episode_return_mean", "num_episodes")
 #: Env steps per iteration when the spec sets no ``train_batch_size_per_learner``.
 DEFAULT_STEPS = 1000
+#: Env steps of a ``--quick`` iteration (the spec's own when fewer): nothing learns, so only the stepping is checked.
+QUICK_STEPS = 100
 
 
 class PlainAdapter(AdapterBase):
@@ -64,6 +66,10 @@ class PlainAdapter(AdapterBase):
 
     def sampling_processes(self, config: TrialConfig) -> int:
         return 1  # the trial process steps its one env
+
+    def quick_settings(self, config: TrialConfig) -> dict[tuple[str, str], Any]:
+        steps = self.train_batch(config).per_learner
+        return {("training", "train_batch_size_per_learner"): QUICK_STEPS} if steps > QUICK_STEPS else {}
 
     def set_driver_threads(self, n: int) -> None:
         pass  # no torch here: the driver's BLAS pools are limited by the worker (threadpoolctl)

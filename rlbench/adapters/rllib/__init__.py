@@ -23,7 +23,7 @@ from rlbench.adapters.rllib.resources import ASYNC_ALGOS, resource_demand, torch
 from rlbench.adapters.rllib.results import metric_column, metric_names
 from rlbench.adapters.rllib.roles import RAY_TITLE_ROLES, ROLE_RULES
 from rlbench.adapters.rllib.training import (ALGO_ONLY_KEYS, ALGO_TRAINING_KEYS, ALGORITHMS, DEFAULT_TRAIN_BATCH,
-                                             PPO_DEFAULTS, REFUSED_VALUES, REMOVED_KEYS, REPLAY_ALGOS)
+                                             PPO_DEFAULTS, REFUSED_VALUES, REMOVED_KEYS, REPLAY_ALGOS, quick_settings)
 from rlbench.adapters.roles import RAY_SYSTEM_TITLES
 from rlbench.adapters.vocabulary import KeyHandling
 
@@ -94,6 +94,9 @@ class RLlibAdapter(AdapterBase):
 
     def sampling_processes(self, config: TrialConfig) -> int:
         return max(1, config.env_runners.num_env_runners)  # 0: the driver's local env runner samples
+
+    def quick_settings(self, config: TrialConfig) -> dict[tuple[str, str], Any]:
+        return quick_settings(config)
 
     def config_snippet(self, config: TrialConfig, title: str) -> ConfigSnippet:
         from rlbench.adapters.rllib.snippet import config_snippet

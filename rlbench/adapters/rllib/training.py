@@ -76,3 +76,62 @@ REMOVED_KEYS: dict[str, str] = {
     "opt_type": "old API stack only: the new stack's learners use Adam",
     "vtrace_drop_last_ts": "old API stack only",
 }
+
+#: ``rlbench sweep --quick`` (docs/SPEC.md, "--quick"): the train batch per learner one check iteration of each
+#: algorithm trains on, the spec's own when smaller. PPO: RLlib's default minibatch (128), so one minibatch an
+#: epoch; APPO/IMPALA: two of RLlib's default 50-step rollout fragments (its minibatch must be a multiple of one);
+#: DQN: its default (32, one update's batch already); SAC: a quarter of its 256.
+QUICK_TRAIN_BATCH: dict[str, int] = {"PPO": 128, "APPO": 100, "IMPALA": 100, "DQN": 32, "SAC": 64}
+
+#: RLlib 2.60's defaults the quick rule reads (each algorithm's config class's ``__init__``): APPO's and IMPALA's
+#: rollout fragment and time-bounded iteration (10 s), DQN's and SAC's first learning step and DQN's env steps
+#: per iteration.
+DEFAULT_FRAGMENT = 50
+DEFAULT_LEARNING_STARTS: dict[str, int] = {"DQN": 1000, "SAC": 1500}
+DEFAULT_MIN_TIME_S: dict[str, float] = {"APPO": 10.0, "IMPALA": 10.0}
+DEFAULT_MIN_SAMPLE_STEPS: dict[str, int] = {"DQN": 1000}
+#: A quick iteration's bounds, whatever the algorithm and the spec's ``reporting:``: it repeats its training step
+#: for at most 1 s (APPO/IMPALA: 10 s by default) and until at most 200 env steps were sampled (DQN: 1000) or
+#: trained on; DQN and SAC start learning within two train batches, so the one iteration learns; APPO and IMPALA
+#: repeat it until one train batch was sampled and trained on (their learners answer asynchronously: with 1 s
+#: alone, 6 of 6 quick APPO trials at load average 10-19 sampled and trained 0 env steps in their iteration).
+QUICK_MIN_TIME_S = 1.0
+QUICK_MIN_SAMPLE_STEPS = 200
+
+
+def quick_settings(config) -> dict[tuple[str, str], object]:
+    """(section, key) -> value for a ``--quick`` check of an RLlib trial config (only values that change): the train
+    batch cut to :data:`QUICK_TRAIN_BATCH`, the minibatch kept within it, and the iteration bounded (see above)."""
+    algo, t, runners = config.algo, config.training, config.env_runners
+    out: dict[tuple[str, str], object] = {}
+    per_learner = t.train_batch_size_per_learner or DEFAULT_TRAIN_BATCH[algo] // max(1, config.learners.num_learners)
+    batch = min(per_learner, QUICK_TRAIN_BATCH[algo])
+    if algo in ("APPO", "IMPALA"):
+        fragment = runners.rollout_fragment_length if isinstance(runners.rollout_fragment_length, int) else DEFAULT_FRAGMENT
+        batch = max(fragment, batch // fragment * fragment) if per_learner >= fragment else per_learner
+        if t.minibatch_size is not None and t.minibatch_size > batch:
+            out[("training", "minibatch_size")] = max(fragment, batch // fragment * fragment)
+    elif algo == "PPO" and (t.minibatch_size or PPO_DEFAULTS[("training", "minibatch_size")]) > batch:
+        out[("training", "minibatch_size")] = batch
+    if t.train_batch_size_per_learner != batch:
+        out[("training", "train_batch_size_per_learner")] = batch
+    if algo in REPLAY_ALGOS:
+        if _or(t.num_steps_sampled_before_learning_starts, DEFAULT_LEARNING_STARTS[algo]) > 2 * batch:
+            out[("training", "num_steps_sampled_before_learning_starts")] = 2 * batch
+    # one iteration is one training step, or a few for a time- or step-bounded iteration: bounded by the quick caps
+    for key, default, cap in (("min_time_s_per_iteration", DEFAULT_MIN_TIME_S.get(algo, 0.0), QUICK_MIN_TIME_S),
+                              ("min_sample_timesteps_per_iteration", DEFAULT_MIN_SAMPLE_STEPS.get(algo, 0),
+                               QUICK_MIN_SAMPLE_STEPS),
+                              ("min_train_timesteps_per_iteration", 0, QUICK_MIN_SAMPLE_STEPS)):
+        if _or(getattr(config.reporting, key), default) > cap:
+            out[("reporting", key)] = cap
+    if algo in ("APPO", "IMPALA"):  # asynchronous: a second of training steps sampled and trained nothing at load 10
+        for key in ("min_sample_timesteps_per_iteration", "min_train_timesteps_per_iteration"):
+            if _or(out.get(("reporting", key), getattr(config.reporting, key)), 0) < batch:
+                out[("reporting", key)] = batch
+    return out
+
+
+def _or(value, default):
+    """The spec's value, or RLlib's default where the spec leaves it unset (0 is a value: no minimum)."""
+    return default if value is None else value

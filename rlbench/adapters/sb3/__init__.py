@@ -18,7 +18,8 @@ from rlbench.adapters.base import ActorDemand, ConfigSnippet, ResourceDemand, Tr
 from rlbench.adapters.common import AdapterBase
 from rlbench.adapters.roles import RoleRules
 from rlbench.adapters.sb3.envs import ENV_RUNNER_TITLE
-from rlbench.adapters.sb3.mapping import PPO_KEYS, defaults, env_count, in_subprocesses, refusals, train_batch
+from rlbench.adapters.sb3.mapping import (PPO_KEYS, defaults, env_count, in_subprocesses, quick_settings, refusals,
+                                         train_batch)
 from rlbench.adapters.vocabulary import KeyHandling
 
 if TYPE_CHECKING:
@@ -79,6 +80,9 @@ class SB3Adapter(AdapterBase):
 
     def sampling_processes(self, config: TrialConfig) -> int:
         return env_count(config) if in_subprocesses(config) else 1
+
+    def quick_settings(self, config: TrialConfig) -> dict[tuple[str, str], Any]:
+        return quick_settings(config)
 
     def config_snippet(self, config: TrialConfig, title: str) -> ConfigSnippet:
         from rlbench.adapters.sb3.snippet import config_snippet

@@ -99,6 +99,24 @@ def ppo_arguments(config: TrialConfig) -> dict[str, Any]:
     return out
 
 
+#: Env steps a ``--quick`` iteration collects at most (the spec's own when fewer), as whole rollouts of every env.
+QUICK_BATCH = 128
+
+
+def quick_settings(config: TrialConfig) -> dict[tuple[str, str], Any]:
+    """``--quick``: the rollout cut to :data:`QUICK_BATCH` env steps, at least 2 per env (n_steps = batch / envs, a
+    whole number, and SB3 refuses a rollout buffer of one step), the minibatch (``batch_size``, SB3's default 64)
+    kept within it."""
+    envs, batch = env_count(config), train_batch(config)
+    quick = min(batch, envs * max(2, QUICK_BATCH // envs))
+    out: dict[tuple[str, str], Any] = {}
+    if quick != config.training.train_batch_size_per_learner:
+        out[("training", "train_batch_size_per_learner")] = quick
+    if (config.training.minibatch_size or PPO_DEFAULTS[("training", "minibatch_size")]) > quick:
+        out[("training", "minibatch_size")] = quick
+    return out
+
+
 def refusals(config: TrialConfig) -> list[tuple[tuple[str, ...], str]]:
     """(key path, why and what to set instead) for every key of a trial config SB3's PPO cannot run as the spec
     means it: refused at load, never dropped or approximated."""

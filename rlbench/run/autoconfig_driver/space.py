@@ -11,6 +11,7 @@ with the figure to give instead), an empty search space (no grid, or no grid poi
 from __future__ import annotations
 
 import copy
+import math
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -135,8 +136,10 @@ def _plans(loaded: LoadedSpec, machine: MachineInfo, cluster) -> list[TrialPlan]
     return [p for p in plans if p.repeat == 0]
 
 
-def prepare(path: Path, *, budget: str | None, objective: str | None, machine: MachineInfo, cluster=None) -> Setup:
-    """Read, validate and plan an autoconfig spec; raises SpecError (bad input: nothing run)."""
+def prepare(path: Path, *, budget: str | None, objective: str | None, machine: MachineInfo, cluster=None,
+            quick: bool = False) -> Setup:
+    """Read, validate and plan an autoconfig spec; raises SpecError (bad input: nothing run). ``quick``: for
+    ``rlbench sweep --quick``, which runs the baseline alone: no budget is needed, none is checked."""
     path = Path(path)
     data, lines = read_yaml(path)
     if not isinstance(data, dict):
@@ -153,6 +156,8 @@ def prepare(path: Path, *, budget: str | None, objective: str | None, machine: M
     if objective is not None:
         section = section.model_copy(update={"objective": objective})
     budget_s = parse_budget(budget) if budget is not None else section.budget_s
+    if budget_s is None and quick:
+        budget_s = math.inf  # nothing is searched: the smallest plan's budget is not asked for
     if budget_s is None:
         raise SpecError(f"{path}: no budget: give --budget 20m (or autoconfig.budget_s in the spec)")
     grid = data.get("grid") or {}
@@ -253,3 +258,24 @@ def _baseline(path: Path, data: dict, lines, section: AutoconfigSection, axes: l
         raise SpecError(f"{path}: autoconfig.baseline: this machine cannot run it ({plan.skip_reason}); set "
                         "autoconfig.baseline to grid values that fit")
     return "baseline", plan.model_copy(update={"index": index})
+
+
+def has_autoconfig(path: Path) -> bool:
+    """Whether the spec file holds an ``autoconfig:`` section (False when it cannot be read: the loader says why)."""
+    try:
+        data, _ = read_yaml(Path(path))
+    except SpecError:
+        return False
+    return isinstance(data, dict) and "autoconfig" in data
+
+
+def quick_baseline(path: Path, machine: MachineInfo, cluster=None) -> tuple[LoadedSpec, Setup]:
+    """``rlbench sweep --quick`` of an autoconfig spec: its search space planned as ``rlbench autoconfig`` plans it
+    (SpecError for whatever it would refuse, the budget aside), and its baseline (the spec's base config with
+    ``autoconfig.baseline``'s grid values) as a one-point ``--quick`` sweep."""
+    setup = prepare(path, budget=None, objective=None, machine=machine, cluster=cluster, quick=True)
+    by_column = {axis_column(a): a for a in setup.loaded.spec.grid}
+    data = copy.deepcopy(setup.data)
+    data["grid"] = {by_column.get(k, k): [v] for k, v in setup.section.baseline.items()}
+    _, lines = read_yaml(Path(path))
+    return spec_from_dict(data, source=path, lines=lines, quick=True), setup
