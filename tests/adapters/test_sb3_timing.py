@@ -90,13 +90,16 @@ class Callback:
 
 
 class FakeModel:
-    """The four things the trainer calls, timed on the fake clock as SB3's loop spends it."""
+    """The things the trainer calls, timed on the fake clock as SB3's loop spends it."""
 
     def __init__(self, env, n_steps: int) -> None:
         self.env, self.n_steps, self.policy = env, n_steps, Policy()
         self.rollout_buffer = Buffer(n_steps * env.num_envs)
         self.batch_size, self.n_epochs, self.num_timesteps = 4, 3, 0
         self.trained = 0
+
+    def set_logger(self, logger) -> None:
+        self.logger = logger
 
     def _setup_learn(self, total, callback, reset, name, progress):
         self.obs = self.env.reset()
@@ -176,3 +179,18 @@ def test_an_iteration_without_an_episode_reports_none_and_nan():
     t.train()
     assert t.metric("episode_return_mean") is None and t.metric("num_episodes") == 0.0
     assert math.isnan(t.iteration().episode_return_mean)
+
+
+def test_a_real_model_attached_writes_no_log_folder(tmp_path, monkeypatch):
+    """SB3's silent default logger made an empty ``SB3-<date>`` folder in the temp dir for every trial."""
+    import tempfile
+
+    from stable_baselines3 import PPO
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    t = SB3Trainer(TrialConfig.model_validate({"framework": "sb3", "environment": {"env": f"{__name__}:ClockEnv"},
+                                               "env_runners": {"num_env_runners": 0}}), seed=1, threads={"driver": 1})
+    venv = DummyVecEnv([EnvFactory(f"{__name__}:ClockEnv", {})])
+    t.attach(PPO("MlpPolicy", timed_vec_env(venv, t.timer), n_steps=8, batch_size=8, seed=1, device="cpu", verbose=0))
+    assert list(tmp_path.iterdir()) == []
+    assert t.model.logger.get_dir() is None

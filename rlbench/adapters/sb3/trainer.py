@@ -81,6 +81,11 @@ class SB3Trainer:
         """Time ``model``'s policy and set its loop up as ``learn`` does (``_setup_learn``: the first reset;
         ``on_training_start``). Its env must be wrapped by :func:`~.timing.timed_vec_env` on this trainer's
         clock; the tests attach a model of their own on a fake clock."""
+        from stable_baselines3.common.logger import Logger
+
+        # SB3's default logger, even silent (verbose=0), makes an empty folder tempdir/SB3-<date> per model: one
+        # stray folder per trial. A logger with no outputs keeps its records in memory and writes nothing.
+        model.set_logger(Logger(folder=None, output_formats=[]))
         self.model = model
         self.timer.hook(model.policy)
         self.timer.hook_learner(model)
