@@ -96,7 +96,7 @@ RAY_FILES = frozenset().union(*RAY_GROUPS.values())
 #: Files that run sweeps on the plain adapter only, or refuse before anything runs: no Ray runtime.
 NO_RAY_FILES = frozenset({
     "tests/e2e/test_faults_e2e.py", "tests/e2e/test_hostile_e2e.py", "tests/e2e/test_variants_e2e.py", "tests/e2e/test_versions_e2e.py",
-    "tests/run/test_autoconfig.py", "tests/run/test_envs.py", "tests/commands/test_cli_versions.py",
+    "tests/run/test_autoconfig_driver.py", "tests/run/test_envs.py", "tests/commands/test_cli_versions.py",
     "tests/commands/test_cli_bad_input.py", "tests/commands/test_hostile_folders.py", "tests/results/test_format.py",
     "tests/adapters/test_rllib_env_class.py", "tests/commands/test_cli_autoconfig.py", "tests/studies/test_envbench.py",
     "tests/commands/test_cli_output.py", "tests/run/test_cluster.py", "tests/e2e/test_interrupts_e2e.py",

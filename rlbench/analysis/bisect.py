@@ -21,14 +21,15 @@ from typing import Any, Callable
 from rlbench.analysis.change import COMPARISON_SCHEMA_VERSION
 from rlbench.analysis.evidence import beyond
 from rlbench.analysis.history import VersionStep
-from rlbench.analysis.stats import CONFIDENCE, interval_text
+from rlbench.analysis.stats import interval_text
+from rlbench.analysis.findings import CONFIDENCE
 
 #: One comparison of two versions: (reference, candidate) -> configuration label -> its step.
 Measure = Callable[[str, str], dict[str, VersionStep]]
 
 
 @dataclass(frozen=True)
-class Probe:
+class BisectProbe:
     """One measured comparison of the bisect."""
 
     purpose: str
@@ -67,7 +68,7 @@ class BisectResult:
     """The comparison of the two on it (its ratio and interval)."""
     skipped: list[str] = field(default_factory=list)
     """Versions left out for having no reading."""
-    probes: list[Probe] = field(default_factory=list)
+    probes: list[BisectProbe] = field(default_factory=list)
     """Every comparison measured, in order."""
 
     def as_json(self) -> dict[str, Any]:
@@ -112,7 +113,7 @@ def bisect(candidates: list[str], measure: Measure, *, threshold: float, package
         for _ in range(2):  # an unclear probe is measured once more: a fresh interleaved comparison
             steps = measure(reference, candidate)
             outcome = judge(steps, threshold, direction)
-            result.probes.append(Probe(purpose, reference, candidate, outcome, steps))
+            result.probes.append(BisectProbe(purpose, reference, candidate, outcome, steps))
             if outcome != "unclear":
                 break
         return outcome
@@ -122,7 +123,7 @@ def bisect(candidates: list[str], measure: Measure, *, threshold: float, package
     if direction is None:
         outcomes = {judge(ends, threshold, d) for d in ("slower", "faster")}
         outcome = next((o for o in ("no data", "unclear") if o in outcomes), "good")
-        result.probes.append(Probe("ends", good, bad, outcome, ends))
+        result.probes.append(BisectProbe("ends", good, bad, outcome, ends))
         result.status = "undecided" if outcome == "no data" else "no_difference"
         worst = _figure(_worst(ends, "slower"))
         result.sentence = {
@@ -132,7 +133,7 @@ def bisect(candidates: list[str], measure: Measure, *, threshold: float, package
             "good": f"no difference of {threshold:.0%} or more between {name(good)} and {name(bad)} ({worst}): "
                     "nothing to bisect"}[outcome]
         return result
-    result.probes.append(Probe("ends", good, bad, "bad", ends))
+    result.probes.append(BisectProbe("ends", good, bad, "bad", ends))
     result.direction = direction
     lo, hi = 0, len(versions) - 1
     while hi - lo > 1:

@@ -19,7 +19,7 @@ import pandas as pd
 import pyarrow as pa
 
 from rlbench.adapters import ALL_ROLES
-from rlbench.analysis.trials import cpus_allocated
+from rlbench.analysis.trial_rows import cpus_allocated
 from rlbench.analysis.windows import by_trial, steady_window
 from rlbench.results.events import Event
 from rlbench.results.tables import NODE_ROLES_SCHEMA
@@ -51,7 +51,7 @@ def source_role_use(utilization: pd.DataFrame, window: tuple[float, float] | Non
 def allocated_by_node(plan, events: list[dict[str, Any]]) -> dict[tuple[str | None, str], float]:
     """(node_id, role) -> CPUs the config gives the role's processes on that node.
 
-    Local mode: everything on the one machine (node None), as :func:`rlbench.analysis.trials.cpus_allocated`.
+    Local mode: everything on the one machine (node None), as :func:`rlbench.analysis.trial_rows.cpus_allocated`.
     Cluster mode: the driver's CPUs on node None (it runs in the sweep's machine, outside the
     cluster), each env runner / learner actor's CPUs on the node the node samplers found it on.
     """

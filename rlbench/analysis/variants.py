@@ -23,7 +23,7 @@ import pandas as pd
 
 from rlbench.analysis.change import paired
 from rlbench.analysis.comparison import Comparison, ComparisonRow
-from rlbench.analysis.configs import result_axes
+from rlbench.analysis.configs import axis_pairs_text, result_axes
 from rlbench.analysis.evidence import change_sentence, change_verdict
 from rlbench.analysis.findings import CHANGE_THRESHOLD
 from rlbench.results.layout import ResultsFolder
@@ -41,7 +41,7 @@ def variant_names(manifest: dict[str, Any], trials: pd.DataFrame) -> list[str]:
 
 
 @dataclass(frozen=True)
-class GridPoint:
+class GridPointRows:
     """One grid point of a trials table: the rows that ran it (every variant or version of it)."""
 
     label: str
@@ -52,7 +52,7 @@ class GridPoint:
     """The trials table's index labels of its trials."""
 
 
-def grid_points(trials: pd.DataFrame, axes: list[str]) -> list[GridPoint]:
+def grid_points(trials: pd.DataFrame, axes: list[str]) -> list[GridPointRows]:
     """The distinct values of the ``axes`` columns, in the order of the trials' ``index`` (grid order).
 
     Values are told apart by their JSON text, so numpy scalars count as the Python values they hold
@@ -63,7 +63,7 @@ def grid_points(trials: pd.DataFrame, axes: list[str]) -> list[GridPoint]:
     out = []
     for key in dict.fromkeys(order):
         values = dict(zip(axes, json.loads(key)))
-        out.append(GridPoint(", ".join(f"{a}={v}" for a, v in values.items()) or "all", values, keys.index[keys == key]))
+        out.append(GridPointRows(axis_pairs_text(values.items()) or "all", values, keys.index[keys == key]))
     return out
 
 

@@ -2,7 +2,7 @@
 
 The whole run's decisions live here, pure: which trials to ask for, when the budget's edge stops a
 stage, what the plan buys (:mod:`rlbench.autoconfig.plan`), how many entrants the race takes. What a
-trial *is* belongs to the :class:`Runner`: the sweep's machinery (``rlbench.run.autoconfig``) runs
+trial *is* belongs to the :class:`Runner`: the sweep's machinery (``rlbench.run.autoconfig_driver``) runs
 real isolated trials and reads them back from their files; the property test
 (tests/autoconfig/test_autoconfig_property.py) runs simulated ones on a simulated clock, so the same
 code is checked over hundreds of spaces and budgets in seconds.
@@ -21,11 +21,11 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Mapping, Protocol, Sequence
 
 from rlbench.autoconfig.decide import Answer, Race
-from rlbench.autoconfig.model import Candidate, CostModel, Probes
+from rlbench.autoconfig.model import Candidate, CostModel, ProbeCosts
 from rlbench.autoconfig.plan import OVERSHOOT, BudgetPlan, TrialShape, minimum_budget_s, reserve_s, size_plan
 from rlbench.autoconfig.search import SuccessiveHalving
 from rlbench.autoconfig.section import AutoconfigSection
-from rlbench.autoconfig.trials import Stage, TrialRequest, TrialResult
+from rlbench.autoconfig.ask_tell import Stage, TrialRequest, TrialResult
 
 #: The shortest cap the budget's edge cuts a trial to (the edge check lets one start only when its
 #: predicted cost fits, so a cut this short means the prediction was far off).
@@ -44,7 +44,7 @@ class Runner(Protocol):
     def run(self, request: TrialRequest) -> TrialResult:
         """Run one trial and return its result (raises KeyboardInterrupt when interrupted)."""
 
-    def probes(self, requests: Sequence[TrialRequest]) -> Probes | None:
+    def probes(self, requests: Sequence[TrialRequest]) -> ProbeCosts | None:
         """The cost model's inputs from the finished probe trials (None: no steady iteration)."""
 
     def save(self, decided: dict[str, Any]) -> None:
@@ -54,7 +54,7 @@ class Runner(Protocol):
         """Tell the user something, as it happens."""
 
 
-class Probe(Stage):
+class ProbeStage(Stage):
     """The probes: one batch, the baseline first, each trial of the spec's shape (capped by the probe share)."""
 
     stage = "probe"
@@ -83,7 +83,11 @@ class Space:
     baseline_key: str
     """The configuration to beat."""
     second_probe: str | None = None
-    """The configuration probed beside the baseline (another ``num_envs_per_env_runner``), or None."""
+    """The configuration probed beside the baseline (another ``num_envs_per_env_runner`` or minibatch step count, the
+    learner on the same device), or None."""
+    device_probe: str | None = None
+    """The configuration probed for the other learner device (a GPU learner beside a CPU baseline, or the reverse),
+    or None when every configuration's learner is on the baseline's."""
 
 
 @dataclass
@@ -102,7 +106,7 @@ class Session:
     """Expected seconds of a trial outside its training (process, runtime, build, shutdown) until measured."""
     decided: dict[str, Any] = field(default_factory=dict)
     """Decisions made so far (saved by the runner; a resume passes them back)."""
-    probe_stage: Probe | None = None
+    probe_stage: ProbeStage | None = None
     search: SuccessiveHalving | None = None
     race: Race | None = None
     model: CostModel | None = None
@@ -143,7 +147,8 @@ class Session:
     # -- stages
 
     def _probe_keys(self) -> list[str]:
-        return [self.space.baseline_key, *([self.space.second_probe] if self.space.second_probe else [])]
+        return list(dict.fromkeys(k for k in (self.space.baseline_key, self.space.second_probe, self.space.device_probe)
+                                  if k))
 
     def _probe_cap_s(self) -> float:
         """A probe trains the spec's trial, but no longer than one trial of the smallest plan could (the
@@ -157,7 +162,7 @@ class Session:
     def _probe(self, runner: Runner) -> None:
         keys = self._probe_keys()
         cap = self._probe_cap_s()
-        self.probe_stage = Probe([self.space.candidates[k] for k in keys], objective=self.section.objective,
+        self.probe_stage = ProbeStage([self.space.candidates[k] for k in keys], objective=self.section.objective,
                                  budget_s=math.inf, trial_s=cap, cold_start_s=self.cold_start_s, seed=self.section.seed)
         self._drive(self.probe_stage, runner)
         if "probes" not in self.decided:
@@ -234,7 +239,7 @@ class Session:
         finalists = s.handover(race["entrants"] - 1, keep=self.space.baseline_key)
         self.race = Race(finalists, baseline, objective=k.objective, budget_s=race["budget_s"], trial_s=s.trial_s,
                          cold_start_s=self.cold_estimate_s, seed=k.seed, min_rounds=k.min_rounds,
-                         max_rounds=k.max_rounds, tolerance_pct=k.tolerance_pct, training_s=decided["training_s"],
+                         max_rounds=k.max_rounds, threshold=k.tolerance_pct / 100.0, training_s=decided["training_s"],
                          cap_s=decided["cap_s"])
         self._drive(self.race, runner)
         for e in self.race.left:
@@ -295,7 +300,8 @@ def load_decided(data: dict[str, Any]) -> dict[str, Any]:
     out = dict(data)
     if "probes" in out and out["probes"] is not None:
         p = out["probes"]
-        out["probes"] = Probes(**{**p, "env_steps_s": tuple((str(k), float(v)) for k, v in p.get("env_steps_s") or ())})
+        out["probes"] = ProbeCosts(**{**p, "env_steps_s": tuple((str(k), float(v)) for k, v in p.get("env_steps_s") or ()),
+                                      "unmeasured_envs": tuple(str(k) for k in p.get("unmeasured_envs") or ())})
     if "plan" in out:
         plan = out["plan"]["plan"]
         out["plan"] = {**out["plan"], "plan": BudgetPlan(**{**plan, **{f: tuple(plan[f]) for f in

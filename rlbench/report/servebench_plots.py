@@ -11,8 +11,8 @@ from pathlib import Path
 import matplotlib.ticker
 import numpy as np
 
-from rlbench.analysis.servebench import MODELS, PAPER_BATCH, PAPER_TABLE3, PATHS, ServeRow
-from rlbench.analysis.stats import CONFIDENCE
+from rlbench.analysis.servebench_rows import MODELS, PAPER_BATCH, PAPER_TABLE3, PATHS, ServeRow
+from rlbench.analysis.findings import CONFIDENCE
 from rlbench.report.blocks import Figure
 from rlbench.report.style import plt, save
 

@@ -23,7 +23,7 @@ CALIBRATION_REPS = 15
 
 
 @dataclass(frozen=True)
-class Probe:
+class WidthProbe:
     """One width tried."""
 
     width: int
@@ -54,7 +54,7 @@ class Calibration:
     """Parameters of the chosen model."""
     checkpoint: str = ""
     """Where it is saved."""
-    probes: list[Probe] = field(default_factory=list)
+    probes: list[WidthProbe] = field(default_factory=list)
     """Every width tried, in order."""
     seconds: float = 0.0
     """Wall seconds the calibration took."""
@@ -65,7 +65,7 @@ class Calibration:
 
 def search_width(forward_ms: Callable[[int], float], *, target_ms: float, start: int, exponent: float = 1.0,
                  step: int = 8, low: int = 8, high: int = 16384, max_probes: int = 7,
-                 tolerance: float = 0.05) -> tuple[int, list[Probe]]:
+                 tolerance: float = 0.05) -> tuple[int, list[WidthProbe]]:
     """The width whose measured time is closest to ``target_ms`` (in ratio), and every probe.
 
     Time grows as a power of the width: the next width is the last one scaled by (target / time)^(1/e), with
@@ -73,11 +73,11 @@ def search_width(forward_ms: Callable[[int], float], *, target_ms: float, start:
     [0.5, 3]. Widths are multiples of ``step`` in [low, high]. Stops within ``tolerance`` of the target, at
     a width tried before, or after ``max_probes``.
     """
-    probes: list[Probe] = []
+    probes: list[WidthProbe] = []
     width = _snap(start, step, low, high)
     e = exponent
     for _ in range(max_probes):
-        probes.append(Probe(width, float(forward_ms(width))))
+        probes.append(WidthProbe(width, float(forward_ms(width))))
         last = probes[-1]
         if last.forward_ms <= 0 or abs(last.forward_ms / target_ms - 1.0) <= tolerance:
             break

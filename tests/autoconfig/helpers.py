@@ -27,7 +27,7 @@ def cand(runners: int, envs: int = 1, *, learners: int = 0, gpus: float = 0.0, d
 def drive(stage, reading, wall_s: float = 10.0, cold_start_s: float = 2.0, fail=lambda req: False) -> list:
     """Run a stage to its end the way the sweep will: ask, run every request, tell. ``reading(req)``
     gives (value, reached); returns every result told, in order."""
-    from rlbench.autoconfig.trials import TrialResult
+    from rlbench.autoconfig.ask_tell import TrialResult
 
     told = []
     while requests := stage.ask():
@@ -45,9 +45,9 @@ def noisy_throughput(truth: dict, cv: float, seed: int = 0):
     seeded per request so they do not depend on the order asked."""
     import numpy as np
 
-    from rlbench.autoconfig.trials import derive_seed
+    from rlbench.spec.seeds import derive_seed
 
     def reading(req):
-        rng = np.random.default_rng([seed, derive_seed(0, req.request_id)])
+        rng = np.random.default_rng([seed, derive_seed(0, req.request_id, sequence="request")])
         return float(truth[req.candidate_key] * (1 + cv * rng.standard_normal())), True
     return reading

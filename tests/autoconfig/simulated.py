@@ -15,11 +15,11 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from rlbench.autoconfig.model import Candidate, CostModel, Probes, candidate_key, env_id
+from rlbench.autoconfig.model import Candidate, CostModel, ProbeCosts, candidate_key, env_id
 from rlbench.autoconfig.plan import TrialShape
 from rlbench.autoconfig.section import AutoconfigSection
 from rlbench.autoconfig.session import Session, Space
-from rlbench.autoconfig.trials import TrialRequest, TrialResult
+from rlbench.autoconfig.ask_tell import TrialRequest, TrialResult
 
 #: The axes a generated space draws from, with the values each may take.
 AXES = {
@@ -41,7 +41,7 @@ class World:
     """key -> true env steps/s (nan: the configuration always fails)."""
     iteration_s: dict[str, float]
     """key -> true seconds per iteration."""
-    probes: Probes
+    probes: ProbeCosts
     """What the probes would measure exactly; the runner hands out a perturbed copy (the model's error)."""
     cold_s: float
     """True cold start of a trial (process, runtime, build, shutdown)."""
@@ -89,7 +89,7 @@ def world(seed: int) -> World:
         base = _candidate({n: AXES[n][1] for n in names}, cpus)
         baseline_key = "baseline"
         cands["baseline"] = replace(base, key="baseline")
-    probes = Probes(env_step_s=1e-4, inference_step_s=float(rng.uniform(2e-5, 2e-4)),
+    probes = ProbeCosts(env_step_s=1e-4, inference_step_s=float(rng.uniform(2e-5, 2e-4)),
                     learner_step_s=float(rng.uniform(1e-5, 3e-4)), sync_per_runner_s=float(rng.uniform(0.0, 0.05)),
                     cores=cpus, inference_call_s=float(rng.uniform(1e-4, 2e-3)),
                     iteration_overhead_s=float(rng.uniform(0.0, 0.1)),
@@ -153,7 +153,7 @@ class SimRunner:
         self.results[request.request_id] = result
         return result
 
-    def probes(self, requests) -> Probes | None:
+    def probes(self, requests) -> ProbeCosts | None:
         rng = np.random.default_rng(self.world.seed + 7)
         p, e = self.world.probes, self.model_error
 

@@ -6,9 +6,9 @@ import pytest
 from helpers import cand, drive, noisy_throughput
 
 from rlbench.autoconfig.decide import Race
-from rlbench.autoconfig.model import CostModel, Probes
+from rlbench.autoconfig.model import CostModel, ProbeCosts
 from rlbench.autoconfig.search import SuccessiveHalving
-from rlbench.autoconfig.trials import TrialResult, standing
+from rlbench.autoconfig.ask_tell import TrialResult, standing
 
 #: Nine configurations; the true best (4 runners x 4 envs, 2000 steps/s) has a close second (1960, 2% less).
 SPACE = [cand(r, e) for r in (1, 2, 4) for e in (1, 2, 4)]
@@ -93,7 +93,7 @@ def test_tell_refuses_what_was_never_asked():
 
 
 def test_the_model_prunes_before_any_trial_for_throughput_only():
-    model = CostModel(Probes(env_step_s=0.001, inference_step_s=0.0, learner_step_s=0.00025,
+    model = CostModel(ProbeCosts(env_step_s=0.001, inference_step_s=0.0, learner_step_s=0.00025,
                              sync_per_runner_s=0.05, cores=4))
     space = [cand(r) for r in (0, 1, 2, 4)]
     s = SuccessiveHalving(space, objective="throughput", budget_s=1000, trial_s=10, model=model,

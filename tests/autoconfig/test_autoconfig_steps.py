@@ -8,7 +8,7 @@ from helpers import cand
 
 from rlbench.autoconfig.decide import Race
 from rlbench.autoconfig.steps import compare_steps, scores, steps_standing
-from rlbench.autoconfig.trials import TrialResult
+from rlbench.autoconfig.ask_tell import TrialResult
 
 FEW = [(1000.0, True), (1200.0, True), (1100.0, True)]       # median 1100
 MANY = [(2000.0, True), (2400.0, True), (2200.0, True)]      # median 2200: twice as many

@@ -99,7 +99,7 @@ def test_arguments_reach_the_driver():
 
 
 def test_budget_parsing():
-    from rlbench.run.autoconfig.space import parse_budget
+    from rlbench.run.autoconfig_driver.space import parse_budget
 
     assert [parse_budget(t) for t in ("20m", "90s", "1h30m", "600", "1.5m")] == [1200, 90, 5400, 600, 90]
 
@@ -109,10 +109,10 @@ def test_a_signal_whose_interrupt_was_swallowed_still_stops_as_interrupted(capsy
     ends the command with 130 and the resume line, not with the answer's 0."""
     import sys as _sys
 
-    import rlbench.run.autoconfig.driver as driver
+    import rlbench.run.autoconfig_driver.driver as driver
     from rlbench.commands.exit_codes import EXIT_INTERRUPTED
     from rlbench.results.layout import ResultsFolder
-    from rlbench.run.autoconfig.driver import Outcome
+    from rlbench.run.autoconfig_driver.driver import Outcome
     from rlbench.worker import interrupts
 
     def ran(setup, out_dir, **kw):
@@ -144,8 +144,8 @@ def _begun(tmp_path: Path, **forged: dict) -> tuple[Path, Path]:
     from rlbench.measure.machine import probe_machine
     from rlbench.results.files import write_json
     from rlbench.results.layout import ResultsFolder
-    from rlbench.run.autoconfig import prepare
-    from rlbench.run.autoconfig.trials import State
+    from rlbench.run.autoconfig_driver import prepare
+    from rlbench.run.autoconfig_driver.trial_files import State
     from rlbench.run.manifest import manifest
 
     spec, out = tmp_path / "spec.yaml", tmp_path / "out"

@@ -1,6 +1,6 @@
 """An interrupted ``sweep``, ``history`` or ``bisect`` ends with its resume line (bisect: where its probes
 are), exit 130, no traceback and no process left, whichever of SIGINT, SIGTERM and SIGHUP stops it and
-wherever (issue 39; ``autoconfig``: tests/run/test_autoconfig.py). Each signal is sent the moment a file
+wherever (issue 39; ``autoconfig``: tests/run/test_autoconfig_driver.py). Each signal is sent the moment a file
 the command writes shows it has reached a point, never after some time, so the point is the same on a
 quiet machine and a busy one; the command has seconds of work left there (trials, tables, a report, the
 next probe), so the signal lands while it runs. The plain adapter (no Ray) and, for the versions,

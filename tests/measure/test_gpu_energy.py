@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from rlbench.analysis.trials import gpu_energy_j
+from rlbench.analysis.trial_rows import gpu_energy_j
 from rlbench.measure.utilization import UtilizationSampler as Sampler
 from rlbench.worker.nvml import ENERGY_COUNTER_MODULUS_MJ, open_gpus
 

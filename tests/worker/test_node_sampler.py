@@ -111,7 +111,7 @@ def test_a_node_sampler_without_read_gpus_reads_none():
 def test_gpu_energy_counts_each_nodes_gpu_0_apart():
     import pandas as pd
 
-    from rlbench.analysis.trials import gpu_energy_j
+    from rlbench.analysis.trial_rows import gpu_energy_j
 
     rows = []
     for node, watts in (("a", 100.0), ("b", 300.0)):  # both GPUs are index 0 on their node

@@ -8,7 +8,7 @@ import math
 import pandas as pd
 import pytest
 
-from rlbench.analysis.trials import add_cpu_threads_per_gpu_sm, add_sampling_efficiency, teardown_text
+from rlbench.analysis.trial_rows import add_cpu_threads_per_gpu_sm, add_sampling_efficiency, teardown_text
 from rlbench.studies.envbench import ceiling_key
 
 

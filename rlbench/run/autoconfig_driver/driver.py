@@ -23,16 +23,16 @@ from rich.console import Console
 
 from rlbench.adapters import get_adapter
 from rlbench.autoconfig.decide import Answer
-from rlbench.autoconfig.model import Observation, Probes
+from rlbench.autoconfig.model import Observation, ProbeCosts
 from rlbench.autoconfig.outputs import AutoconfigResult, write_outputs
 from rlbench.autoconfig.session import Session
-from rlbench.autoconfig.trials import TrialRequest, TrialResult
+from rlbench.autoconfig.ask_tell import TrialRequest, TrialResult
 from rlbench.measure.machine import MachineInfo
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.lock import OutDirError
 from rlbench.results.text import plain
-from rlbench.run.autoconfig.space import Setup
-from rlbench.run.autoconfig.trials import State, env_steps_from, probes_of, read_result, request_plan
+from rlbench.run.autoconfig_driver.space import Setup
+from rlbench.run.autoconfig_driver.trial_files import State, env_steps_from, probes_of, read_result, request_plan
 from rlbench.run.ceilings import measure_env_ceilings
 from rlbench.run.sweep import TrialBatches
 from rlbench.spec.plan import TrialPlan
@@ -110,10 +110,15 @@ class Driver:
             result = TrialResult(request.request_id, None, 0.0, charged)
         return result
 
-    def probes(self, requests: Sequence[TrialRequest]) -> Probes | None:
-        plans = [self._plan_of(r) for r in requests]
-        probes = probes_of(self.folder, plans[0], plans[1] if len(plans) > 1 else None)
-        return None if probes is None else replace(probes, env_steps_s=self._other_env_steps())
+    def probes(self, requests: Sequence[TrialRequest]) -> ProbeCosts | None:
+        plans = {r.candidate_key: self._plan_of(r) for r in requests}
+        space = self.setup.space
+        probes = probes_of(self.folder, plans[space.baseline_key], plans.get(space.second_probe or ""),
+                           plans.get(space.device_probe or ""))
+        if probes is None:
+            return None
+        measured, unmeasured = self._other_env_steps()
+        return replace(probes, env_steps_s=measured, unmeasured_envs=unmeasured)
 
     def save(self, decided: dict[str, Any]) -> None:
         self.state.keep(decided)
@@ -129,7 +134,7 @@ class Driver:
         tid = self.state.trials[request.request_id]["trial_id"]
         return self.setup.templates[request.candidate_key].model_copy(update={"trial_id": tid})
 
-    def _other_env_steps(self) -> tuple[tuple[str, float], ...]:
+    def _other_env_steps(self) -> tuple[tuple[tuple[str, float], ...], tuple[str, ...]]:
         """Each other env or ``env_config`` of the search space stepped alone (envbench's ceiling, as the
         sweep measures the baseline's): the model then predicts a grid over ``env_config`` apart."""
         base = self.setup.candidates[self.setup.baseline_key].env_id
@@ -138,7 +143,7 @@ class Driver:
             if (env := self.setup.candidates[key].env_id) != base:
                 firsts.setdefault(env, self.setup.templates[key])
         if not firsts:
-            return ()
+            return (), ()
         spec = self.setup.loaded.spec
         measure_env_ceilings(self.folder, list(firsts.values()), spec.env_ceiling_s, self.console,
                              max_rss_bytes=spec.trial_memory_limit_bytes or psutil.virtual_memory().total // 4)
