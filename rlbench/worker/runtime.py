@@ -68,10 +68,13 @@ class RayRuntime:
             self.events.write(Event.RAY_INIT, ray_init_s=ray_init_s, session_dir=_ray_session_dir(), ray_agents=agents)
 
     def shutdown(self) -> None:
-        """``ray.shutdown()`` if Ray is (still) up."""
+        """``ray.shutdown()`` if Ray is (still) up; a private runtime's autoscaler monitor killed first
+        (:func:`stop_autoscaler_monitor`)."""
         import ray
 
         if ray.is_initialized():
+            if not self.plan.ray_address:
+                stop_autoscaler_monitor(_ray_node())
             ray.shutdown()
 
 
@@ -131,6 +134,35 @@ def minimal_agents(minimal: bool) -> Iterator[str]:
         yield "minimal"
     finally:
         ray_utils.get_dashboard_dependency_error = probe
+
+
+def stop_autoscaler_monitor(node: Any) -> int:
+    """Kill a private runtime's autoscaler monitor and reap it; returns how many were killed.
+
+    ``ray.shutdown()`` stops the runtime's processes one after another, SIGTERM and up to 1 s each, and Ray 2.60's
+    monitor (the autoscaler's loop, which a fixed local node does not use) sits out the whole second every time:
+    ``ray.shutdown()`` took 1.36 s with it and 0.34 s with it killed first (2026-11-27, quiet), paid by every trial
+    where Tune pays it once a sweep. Ray's own processes are left to ``ray.shutdown()``, raylet first, as it orders
+    them. ``node``: ``ray._private.worker._global_node`` (private: without it, nothing is killed)."""
+    infos = getattr(node, "all_processes", {}).get("monitor", []) if node is not None else []
+    killed = 0
+    for info in infos:
+        process = getattr(info, "process", None)
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait(timeout=5)
+            killed += 1
+    return killed
+
+
+def _ray_node() -> Any:
+    """This process's local Ray node (private API), or None."""
+    try:
+        import ray
+
+        return ray._private.worker._global_node
+    except Exception:  # losing it costs the shutdown its second back, nothing more
+        return None
 
 
 def _ray_session_dir() -> str | None:
