@@ -226,7 +226,9 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
                 memory_limit_bytes=spec.trial_memory_limit_bytes,
                 include_dashboard=spec.ray.include_dashboard,
                 seed=seeds[repeat], skip_reason=reason, switched_off=list(config.switch_off),
-                differs_from_tune=tune_differences(config, cpus, len(machine.usable_cores), profile_hz=measure["profile_hz"]),
+                differs_from_tune=tune_differences(config, cpus, len(machine.usable_cores), profile_hz=measure["profile_hz"],
+                                                   include_dashboard=spec.ray.include_dashboard,
+                                                   ray_runtime=get_adapter(config.framework).runtime == "ray"),
                 relative={r.axis: r.expr for r in point.relative}, variant=point.variant, round=repeat,
                 packages=package_set(spec.variants, point.variant),
             ))

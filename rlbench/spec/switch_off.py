@@ -18,6 +18,8 @@ SWITCHES: dict[str, str] = {
     "stats": "RLlib's own stats classes (its EMA-smoothed timers) instead of rlbench's per-iteration means",
     "forkserver": "each trial started as a fresh Python process instead of forked from the preloaded server",
     "sampler": "no utilization sampling from the sweep process (no utilization rows, no memory limit)",
+    "agents": "Ray's dashboard head and agent in a trial's private runtime start as ray[default] starts them (full), "
+              "not minimal as rlbench starts them",
     "niceness": "the driver's main thread at the sweep's niceness instead of Ray's worker niceness (15), which Tune's trial actor has",
 }
 

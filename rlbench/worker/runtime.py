@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from rlbench.results.events import Event
@@ -50,8 +52,10 @@ class RayRuntime:
             from rlbench.worker.ray_auth import bind_local_runtime_to_loopback
 
             bind_local_runtime_to_loopback()
+        minimal = not plan.ray_address and not plan.include_dashboard and "agents" not in plan.switched_off
         t = time.perf_counter()
-        ray.init(**ray_init_kwargs(plan))
+        with minimal_agents(minimal) as agents:
+            ray.init(**ray_init_kwargs(plan))
         ray_init_s = time.perf_counter() - t
         if "niceness" not in plan.switched_off and plan.config.execution == "tune":  # a script runs at normal priority
             nice_as_ray_worker()
@@ -61,13 +65,16 @@ class RayRuntime:
             self.cluster = ClusterTrial(plan, self.events, self.folder, self.adapter)
             self.events.write(Event.RAY_INIT, ray_init_s=ray_init_s, session_dir=None, **self.cluster.after_connect())
         else:
-            self.events.write(Event.RAY_INIT, ray_init_s=ray_init_s, session_dir=_ray_session_dir())
+            self.events.write(Event.RAY_INIT, ray_init_s=ray_init_s, session_dir=_ray_session_dir(), ray_agents=agents)
 
     def shutdown(self) -> None:
-        """``ray.shutdown()`` if Ray is (still) up."""
+        """``ray.shutdown()`` if Ray is (still) up; a private runtime's autoscaler monitor killed first
+        (:func:`stop_autoscaler_monitor`)."""
         import ray
 
         if ray.is_initialized():
+            if not self.plan.ray_address:
+                stop_autoscaler_monitor(_ray_node())
             ray.shutdown()
 
 
@@ -99,6 +106,63 @@ def ray_init_kwargs(plan: TrialPlan) -> dict[str, Any]:
         logging_level="ERROR",
         configure_logging=True,
     )
+
+
+@contextmanager
+def minimal_agents(minimal: bool) -> Iterator[str]:
+    """Inside, a local ``ray.init`` starts its dashboard head and agent minimal; yields ``"minimal"`` or ``"full"``.
+
+    Ray 2.60 starts them full whenever ``ray.dashboard.optional_deps`` imports (ray[default]'s aiohttp, grpc,
+    opencensus, prometheus: the ``serve`` extra brings them), even with ``include_dashboard=False``, and
+    ``ray.init`` waits for the head's URL: 7.0 s a ``ray.init`` full against 3.8 s minimal (3 each, load 2, 2 cores,
+    2026-11-27; 3.6 s without those packages), about 1 s more CPU from the agents at the trial's start, and the
+    full agent's reporter about 0.5% of a core beside the trial after. Tune pays that once a sweep; every rlbench
+    trial starts its own runtime, so its sweep took 1.07-1.12x Tune's wall. Ray has no switch for it: its one test,
+    ``ray._private.utils.get_dashboard_dependency_error``, answers "missing" here, and only while ``ray.init``
+    runs. A Ray without that function keeps its own choice (yields what it chose)."""
+    import ray._private.utils as ray_utils
+
+    probe = getattr(ray_utils, "get_dashboard_dependency_error", None)
+    if probe is None:
+        yield "unknown"
+        return
+    if not minimal:
+        yield "full" if probe() is None else "minimal"
+        return
+    ray_utils.get_dashboard_dependency_error = lambda: ImportError("rlbench starts a trial's Ray agents minimal")
+    try:
+        yield "minimal"
+    finally:
+        ray_utils.get_dashboard_dependency_error = probe
+
+
+def stop_autoscaler_monitor(node: Any) -> int:
+    """Kill a private runtime's autoscaler monitor and reap it; returns how many were killed.
+
+    ``ray.shutdown()`` stops the runtime's processes one after another, SIGTERM and up to 1 s each, and Ray 2.60's
+    monitor (the autoscaler's loop, which a fixed local node does not use) sits out the whole second every time:
+    ``ray.shutdown()`` took 1.36 s with it and 0.34 s with it killed first (2026-11-27, quiet), paid by every trial
+    where Tune pays it once a sweep. Ray's own processes are left to ``ray.shutdown()``, raylet first, as it orders
+    them. ``node``: ``ray._private.worker._global_node`` (private: without it, nothing is killed)."""
+    infos = getattr(node, "all_processes", {}).get("monitor", []) if node is not None else []
+    killed = 0
+    for info in infos:
+        process = getattr(info, "process", None)
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait(timeout=5)
+            killed += 1
+    return killed
+
+
+def _ray_node() -> Any:
+    """This process's local Ray node (private API), or None."""
+    try:
+        import ray
+
+        return ray._private.worker._global_node
+    except Exception:  # losing it costs the shutdown its second back, nothing more
+        return None
 
 
 def _ray_session_dir() -> str | None:

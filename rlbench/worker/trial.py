@@ -190,7 +190,8 @@ def _wait_for_gate(folder: TrialFolder, events: EventLog) -> None:
     """Wait until the sweep opens this trial's gate: the previous trial's processes are gone.
 
     The sweep launches a trial while the previous one shuts down (``algo.stop()`` and
-    ``ray.shutdown()``: 1.4-1.9 s a trial, measured), so the two overlap in this trial's process
+    ``ray.shutdown()``: 1.4-1.9 s a trial, measured; about 0.4 s since the autoscaler monitor is killed
+    first), so the two overlap in this trial's process
     start and ``ray.init`` only; its actors, and so every measured iteration, start after the gate.
     """
     t = time.perf_counter()

@@ -47,6 +47,13 @@ def test_driver_pinned_only_with_pin_driver(tmp_path):
     assert [p.name for p in (home / "ray_results").iterdir()] == []
     out = tmp_path / "out"
     free, pinned = _plan(out, "t000r0"), _plan(out, "t001r0")
+    # torch's deterministic mode off everywhere, as in a Tune trial (whose config sets no seed): RLlib's seeding of
+    # a CPU torch had switched it on in the driver and every env runner (3% of an env runner's CPU a step)
+    assert _event(out, "t000r0", "build")["torch_deterministic"] == {"driver": False, "env_runners": {"1": False}}
+    # Ray's dashboard head and agent started minimal in the private runtime (the venv has ray[default]'s packages:
+    # full, each ray.init waited about 3 s more), and the plan says so
+    assert _event(out, "t000r0", "ray_init")["ray_agents"] == "minimal"
+    assert any("start minimal" in line for line in free["differs_from_tune"])
     # default: the whole tree may use the trial's cores, the driver included (Tune pins nothing)
     assert _event(out, "t000r0", "build")["affinity"] == {"driver": free["cores"], "others": [free["cores"]]}
     assert _event(out, "t000r0", "start")["forked_by_server"] is True

@@ -89,10 +89,17 @@ def test_bisect_names_the_version_that_made_the_env_slower(setup):
     result = json.loads((out / "bisect.json").read_text())
     assert (result["status"], result["first_bad"], result["last_good"]) == ("found", "1.2.0", "1.1.0")
     assert result["candidates"] == list(VERSIONS)
-    # the ends, the middle (1.1.0: as good as 1.0.0), then 1.2.0 (bad), then the adjacent pair confirmed
-    assert [(p["purpose"], p["reference"], p["candidate"], p["outcome"]) for p in result["probes"]] == [
-        ("ends", "1.0.0", "1.3.0", "bad"), ("probe", "1.0.0", "1.1.0", "good"), ("probe", "1.0.0", "1.2.0", "bad"),
-        ("confirm", "1.1.0", "1.2.0", "bad")]
+    # the ends, the middle (1.1.0: as good as 1.0.0), then 1.2.0 (bad), then the adjacent pair confirmed. A probe of
+    # two twins may read "unclear" on a busy machine (one run under load 5-8 did, and bisect probed on to the same
+    # answer): load may cost a probe its evidence, never make it wrong
+    probes = [(p["purpose"], p["reference"], p["candidate"], p["outcome"]) for p in result["probes"]]
+    assert probes[0] == ("ends", "1.0.0", "1.3.0", "bad") and probes[-1] == ("confirm", "1.1.0", "1.2.0", "bad")
+    truth = {v: ("bad" if v >= "1.2.0" else "good") for v in VERSIONS}
+    for purpose, reference, candidate, outcome in probes:
+        assert outcome in (truth[candidate] if truth[reference] == "good" else "good", "unclear"), probes
+    if not any(outcome == "unclear" for *_, outcome in probes):
+        assert probes == [("ends", "1.0.0", "1.3.0", "bad"), ("probe", "1.0.0", "1.1.0", "good"),
+                          ("probe", "1.0.0", "1.2.0", "bad"), ("confirm", "1.1.0", "1.2.0", "bad")]
     assert result["step"]["change"]["paired_ci_high"] < 0.7 and result["schema_version"] == 2
     for folder in result["probe_folders"]:  # every probe a sweep folder; every trial ran its variant's version
         trials = pd.read_parquet(Path(folder) / "trials.parquet")

@@ -34,6 +34,39 @@ def test_a_ready_fork_server_has_torch_loaded_already():
     assert "libtorch" in maps  # the adapter's preload (Ray, RLlib, torch) ran before the ready child forked
 
 
+def _dashboard_probe(out: str) -> None:
+    """In a trial forked from the server: what Ray's dashboard-dependency probe, run by every ``ray.init`` of a
+    local runtime, imports (module names) and whether it found ray[default]'s packages."""
+    import json
+    import sys
+
+    from ray._private.utils import get_dashboard_dependency_error
+
+    before = set(sys.modules)
+    found = get_dashboard_dependency_error() is None
+    Path(out).write_text(json.dumps({"found": found, "imported": sorted(set(sys.modules) - before)}))
+
+
+def test_a_trial_imports_nothing_for_rays_dashboard_probe(tmp_path):
+    """With ray[default]'s packages installed (the serve extra, in the test extra), that probe imports 249 modules
+    (aiohttp, grpc, opencensus, OpenTelemetry) and took 0.19 s of every trial's CPU inside its ray.init, where a
+    Tune run pays it once (issue 42, docs/MEASUREMENT.md 7): the fork server imports them once for every trial.
+    Without the packages the probe fails at its first import, and imports nothing either."""
+    import json
+
+    launcher = TrialLauncher()
+    launcher.warm()
+    launcher.wait_ready()
+    out = tmp_path / "probe.json"
+    child = launcher.context.Process(target=_dashboard_probe, args=(str(out),))
+    child.start()
+    child.join(60)
+    assert child.exitcode == 0
+    got = json.loads(out.read_text())
+    assert got["imported"] == [], got
+    assert got["found"]  # the test extra installs ray[serve], so CI runs the case that costs
+
+
 def test_a_server_started_for_another_framework_is_replaced():
     """A plain sweep's fork server (no torch) left running in this process is not reused by an rllib one:
     seen when a plain in-process sweep ran before the test above on the same xdist worker."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rlbench.spec.fidelity import ALWAYS, tune_differences
+from rlbench.spec.fidelity import ALWAYS, MINIMAL_AGENTS, tune_differences
 from rlbench.spec.model import TrialConfig
 
 
@@ -10,8 +10,10 @@ def config(**sections) -> TrialConfig:
     return TrialConfig.model_validate({"environment": {"env": "CartPole-v1"}, **sections})
 
 
-def test_the_whole_machine_differs_only_in_where_the_driver_runs_and_the_instruments():
-    assert tune_differences(config(), 2, 2) == list(ALWAYS)
+def test_the_whole_machine_differs_only_in_where_the_driver_runs_the_instruments_and_the_agents():
+    assert tune_differences(config(), 2, 2) == [*ALWAYS, MINIMAL_AGENTS]
+    assert tune_differences(config(switch_off=["agents"]), 2, 2) == list(ALWAYS)
+    assert tune_differences(config(), 2, 2, include_dashboard=True) == list(ALWAYS)
 
 
 def test_an_emulated_smaller_machine_pinning_and_hand_set_threads_are_named():
@@ -24,7 +26,7 @@ def test_an_emulated_smaller_machine_pinning_and_hand_set_threads_are_named():
 
 def test_profiling_is_named_with_its_rate():
     got = tune_differences(config(), 2, 2, profile_hz=100)
-    assert len(got) == 3 and "py-spy samples the trial's stacks at 100 Hz" in got[2]
+    assert len(got) == 4 and "py-spy samples the trial's stacks at 100 Hz" in got[2]
 
 
 def test_on_a_cluster_the_driver_reserves_nothing_and_nothing_is_pinned():
@@ -34,6 +36,6 @@ def test_on_a_cluster_the_driver_reserves_nothing_and_nothing_is_pinned():
 
 def test_a_script_execution_is_named_and_tune_is_not():
     got = tune_differences(config(execution="script"), 2, 2)
-    assert len(got) == 3 and got[2].startswith("execution: script: the driver runs as a plain algo.train() loop")
+    assert len(got) == 4 and got[2].startswith("execution: script: the driver runs as a plain algo.train() loop")
     assert "niceness, 15" in got[2] and "OMP_NUM_THREADS" in got[2]
-    assert tune_differences(config(execution="tune"), 2, 2) == list(ALWAYS)
+    assert tune_differences(config(execution="tune"), 2, 2) == [*ALWAYS, MINIMAL_AGENTS]

@@ -45,9 +45,15 @@ class RLlibAdapter(AdapterBase):
 
     name = "rllib"
     role_rules = ROLE_RULES
+    #: ``ray.dashboard.optional_deps`` is what every ``ray.init`` of a local runtime imports to decide whether its
+    #: dashboard agent runs minimal (``ray._private.utils.get_dashboard_dependency_error``): with ``ray[default]``'s
+    #: packages installed (the ``serve`` extra brings them) that is aiohttp, grpc, opencensus, OpenTelemetry and
+    #: prometheus_client, 249 modules and 0.19 s of the trial's CPU inside its ``ray.init`` (0.34 s against 0.15 s
+    #: preloaded, 4 forks each, docs/MEASUREMENT.md 7), paid by every trial where Tune pays it once. The fork server
+    #: skips a module that does not import (Ray without those packages).
     preload_modules = ("rlbench.adapters.rllib.lifecycle", "ray", "ray.rllib.algorithms.ppo", "ray.rllib.algorithms.appo",
                        "ray.rllib.algorithms.impala", "ray.rllib.algorithms.dqn", "ray.rllib.algorithms.sac", "torch",
-                       "gymnasium")
+                       "gymnasium", "ray.dashboard.optional_deps")
     actor_class_roles = {title.removeprefix("ray::"): role for title, role in RAY_TITLE_ROLES.items()}
     system_titles = RAY_SYSTEM_TITLES
     algorithms = ALGORITHMS

@@ -32,14 +32,17 @@ class RLlibTrainer:
         self.algo: Any = None
         self._result: dict[str, Any] | None = None
         self._facts: dict[str, Any] = {}
+        self._deterministic: dict[str, Any] = {}
 
     def infeasible_reason(self) -> str | None:
         """Why Ray cannot place the trial's actors, or None."""
         return infeasible_reason(self.algo_config)
 
     def build(self) -> None:
-        """``build_algo()``: the env runners and learners start here; then the learner probes go in."""
+        """``build_algo()``: the env runners and learners start here; then torch's deterministic mode goes off in
+        each (:func:`torch_as_unseeded`) and the learner probes go in."""
         self.algo = self.algo_config.build_algo()
+        self._deterministic = torch_as_unseeded(self.algo)
         install_on_learners(self.algo)
 
     def set_threads(self, threads: dict[str, int]) -> dict[str, int | None]:
@@ -51,8 +54,10 @@ class RLlibTrainer:
         runners' pids by worker index, the weights PPO broadcasts to them every iteration, and
         ``log_dir``: ``Trainable`` makes a folder in ``~/ray_results`` for every algorithm built
         outside Tune and never removes it (1,296 empty ones on one machine after a few days); the
-        sweep removes it, if empty, once the trial is over, killed trials included."""
-        self._facts = {**runner_facts(self.algo), "log_dir": getattr(self.algo, "logdir", None)}
+        sweep removes it, if empty, once the trial is over, killed trials included. ``torch_deterministic``:
+        torch's deterministic-algorithms mode in the driver, each remote env runner and each remote learner."""
+        self._facts = {**runner_facts(self.algo), "log_dir": getattr(self.algo, "logdir", None),
+                       "torch_deterministic": self._deterministic}
         return self._facts
 
     def train(self) -> None:
@@ -82,6 +87,34 @@ def updates_per_sync(algo_config) -> int:
     from ray.rllib.algorithms.dqn.dqn import calculate_rr_weights
 
     return max(1, int(calculate_rr_weights(algo_config)[1]))
+
+
+def torch_as_unseeded(algo) -> dict[str, Any]:
+    """Turn torch's deterministic-algorithms mode off in the driver, the remote env runners and the remote learners,
+    as an unseeded run (a Tune trial's, whose config sets no seed) has it; returns the mode each reports after.
+
+    rlbench seeds every trial (a seed per repeat, docs/MEASUREMENT.md "Seeds"), and RLlib 2.60's seeding of a
+    CPU-only torch (``set_torch_seed``) also calls ``torch.use_deterministic_algorithms(True)``, whose checks and
+    NaN-filled fresh tensors made an env runner's ``sample()`` cost 3% more CPU a step (CartPole, paired 0.981
+    against 0.952 of Tune's runner, docs/MEASUREMENT.md 7). The seed's purpose stays: RNGs seeded as before, and
+    the same seed still replays a CPU trial exactly (tests/e2e/test_learning_e2e.py); a CUDA torch build gets no
+    such mode from RLlib at all."""
+
+    def unset(_worker=None) -> bool:
+        import torch
+
+        torch.use_deterministic_algorithms(False)
+        return torch.are_deterministic_algorithms_enabled()
+
+    out: dict[str, Any] = {"driver": unset()}  # the driver's learner and local env runner
+    group = algo.env_runner_group
+    if group is not None and group.num_remote_env_runners() > 0:
+        got = group.foreach_env_runner(lambda w: (w.worker_index, unset()), local_env_runner=False)
+        out["env_runners"] = {str(index): mode for index, mode in got}
+    learners = algo.learner_group
+    if learners is not None and not learners.is_local:
+        out["learners"] = [r.get() for r in learners.foreach_learner(unset) if r.ok]
+    return out
 
 
 def set_worker_threads(algo, threads: dict[str, int]) -> dict[str, int | None]:
