@@ -16,7 +16,7 @@ from rlbench.results.manifest import Manifest
 from rlbench.results.records import read_record
 from rlbench.results.session import differences, incomparable
 from rlbench.spec.limits import MAX_SEED
-from rlbench.spec.plan import TrialPlan, read_plan
+from rlbench.spec.plan import PLACED_KEYS, TrialPlan, read_plan
 
 #: Spec keys a resume may change: they add trials or only affect trials not yet finished.
 RESUMABLE_SPEC_KEYS = ("grid", "repeats", "trial_timeout_s")
@@ -75,7 +75,9 @@ def plan_resume(folder: ResultsFolder, plans: list[TrialPlan], *, retry_failed: 
         except (OSError, ValueError, RecursionError) as e:  # ValidationError is a ValueError
             raise OutDirError(f"cannot resume {out_dir}: {trial.plan} is unreadable ({str(e)[:200]}); "
                               "choose another --out") from None
-        diffs = differences(old.model_dump(mode="json"), new.model_dump(mode="json"), skip=("timeout_s",))
+        # a --parallel trial's node set (and so its cpus) is chosen when its turn comes: not part of the comparison
+        placed_keys = PLACED_KEYS if old.placement is not None else ()
+        diffs = differences(old.model_dump(mode="json"), new.model_dump(mode="json"), skip=("timeout_s", *placed_keys))
         if diffs:
             raise incomparable(out_dir, f"trial {trial_id} would now run differently (inserting grid values anywhere "
                                "but at the end of the first axis renumbers trials)", diffs)
