@@ -21,6 +21,7 @@ from rlbench.analysis.comparison import ComparisonRow
 from rlbench.analysis.curves import (CURVE_X, EqualSteps, below_at_equal_steps, learning_curves, returns_at_equal_steps,
                                     trial_curves)
 from rlbench.analysis.evidence import Below
+from rlbench.analysis.node_spread import NodeReport, node_report
 from rlbench.analysis.profiles import RoleProfile, role_profiles
 from rlbench.analysis.scaling import ScalingCurve, scaling_curves
 from rlbench.analysis.targets import time_to_target
@@ -164,6 +165,8 @@ class Analysis:
     """Per grid point, each variant against the first (a sweep with ``variants:``; else empty)."""
     endings: str = ""
     """The ok trials whose process ended in their teardown, with their signals, in words; empty when none."""
+    nodes: NodeReport | None = None
+    """Node to node (a ``--parallel`` sweep: each trial's node set recorded); None otherwise."""
 
 
 def analyze(folder: Path, tables: dict[str, pd.DataFrame] | None = None) -> Analysis:
@@ -187,4 +190,5 @@ def analyze(folder: Path, tables: dict[str, pd.DataFrame] | None = None) -> Anal
         if "straggler_env_runner" in configs else ([], "")
     variants = compare_variants(trials, [a for a in axes if a != "variant"], variant_names(manifest, trials))
     return Analysis(out_dir, manifest, axes, trials, configs, curves, recs, findings, lrn,
-                    energy_text(manifest, trials), profiles, note, variants, teardown_text(trials))
+                    energy_text(manifest, trials), profiles, note, variants, teardown_text(trials),
+                    node_report(trials, axes))
