@@ -111,8 +111,8 @@ def node_report(trials: pd.DataFrame, axes: list[str]) -> NodeReport | None:
     ok = trials[(trials["status"] == "ok") & trials["node_type"].notna()].copy()
     ok["_rate"] = [num(v) for v in ok["env_steps_per_s"]]
     ok = ok[ok["_rate"].notna()]
-    ok["_nodes"] = [_nodes(t) for t in ok["node_ids"]]
-    ok = ok[[bool(n) for n in ok["_nodes"]]]
+    ok["_nodes"] = pd.Series([_nodes(t) for t in ok["node_ids"]], index=ok.index, dtype=object)
+    ok = ok[ok["_nodes"].map(len) > 0]
     report = NodeReport(types={str(k): int(v) for k, v in ok["node_type"].value_counts().sort_index().items()})
     if ok.empty:
         return report

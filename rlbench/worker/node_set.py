@@ -170,8 +170,8 @@ class RemoteTrainer:
             return ray.get(ref)
         except ray.exceptions.RayError as e:
             lost = self.runtime.lost_nodes(NODE_DEATH_WAIT_S if _died(e) else 0.0)
-            if lost:
-                raise self.runtime.node_lost(lost, e) from e
+            if lost:  # the reason starts with "node lost"; what the driver saw is in its message
+                raise self.runtime.node_lost(lost, e) from None
             raise
 
     def infeasible_reason(self) -> str | None:

@@ -49,3 +49,9 @@ def test_nodes_are_compared_with_their_own_type_only_and_mixed_types_are_said():
 
 def test_nothing_without_node_types():
     assert node_report(pd.DataFrame({"status": ["ok"], "env_steps_per_s": [1.0]}), []) is None
+
+
+def test_no_ok_trial_gives_an_empty_report():
+    frame = trials([(0, "a", "T", 1.0)]).assign(status="interrupted")
+    report = node_report(frame, ["x"])
+    assert report.types == {} and report.spreads == [] and report.checks == []

@@ -104,3 +104,13 @@ def test_lower_is_better_target_and_the_iteration_limit(tmp_path):
     (tmp_path / "b").mkdir()
     trained, events = _train(tmp_path / "b", {"iterations": 3, "episode_return_mean": 100}, [1, 2, 3, 4])
     assert trained == 3 and not [e for e in events if e["event"] == "target_reached"]
+
+
+def test_describe_error_starts_where_from_none_cuts_the_chain():
+    try:
+        try:
+            raise ConnectionError("socket closed")
+        except ConnectionError:
+            raise RuntimeError("node lost: n1 died while it ran (ConnectionError: socket closed)") from None
+    except RuntimeError as e:
+        assert describe_error(e) == "RuntimeError: node lost: n1 died while it ran (ConnectionError: socket closed)"
