@@ -61,14 +61,16 @@ def stop_cluster(temp: str) -> None:
 
 @contextlib.contextmanager
 def local_cluster(head_args: tuple[str, ...] = ("--num-cpus=1",), node_args: tuple[str, ...] = ("--num-cpus=2",),
-                  nodes: int = 1) -> Iterator[LocalCluster]:
+                  nodes: int = 1, env: dict[str, str] | None = None) -> Iterator[LocalCluster]:
     """Start the head (``head_args``) and ``nodes`` more nodes (``node_args`` each); stop them all and remove the
-    temp folder on exit, whatever happened."""
+    temp folder on exit, whatever happened. ``env``: more environment for the cluster's processes (Ray's
+    ``RAY_<setting>`` variables)."""
     temp = tempfile.mkdtemp(prefix="rlbc", dir="/tmp")  # short: Ray's socket paths live under it
     token = Path(temp) / "token"
     token.write_text(secrets.token_hex(32))
+    token.chmod(0o600)  # private, as rlbench keeps Ray's token
     node_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "RAY_ADDRESS")}
-    node_env.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN_PATH=str(token))
+    node_env.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN_PATH=str(token), **(env or {}))
     port = free_port()
     address = f"127.0.0.1:{port}"
     common = ["--temp-dir", temp, "--disable-usage-stats"]

@@ -32,6 +32,13 @@ from rlbench.run.trial import INTERRUPT_GRACE_S, TrialLauncher, TrialRun
 from rlbench.spec.placement import NodeRoom, Placement, node_rooms, trial_bundles
 from rlbench.spec.plan import TrialPlan, placed
 
+#: What the fork server imports for ``--parallel`` trial processes: rlbench's own modules, never Ray. Ray's C++
+#: random IDs come from a per-thread generator that forked children inherit; once the server had drawn one
+#: (importing RLlib and torch does), every trial forked from it drew the same ``ObjectID::FromRandom`` sequence,
+#: and two trials connecting to one node's object store at once created the same warm-up object: the second
+#: died in ``ray.init`` (``Check failed: WarmupStore() ... Seal() called on an object without a reference``,
+#: Ray 2.60, measured). Each trial imports Ray itself (0.5 s) and its trainer runs in its actor anyway.
+PARALLEL_PRELOAD = ("rlbench.spec.plan", "rlbench.worker.node_set")
 #: Seconds between two rounds of polls of the running trials.
 POLL_S = 0.2
 #: How a trial's reason starts when the nodes it could run on were lost before its turn.

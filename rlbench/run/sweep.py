@@ -39,6 +39,7 @@ from rlbench.run.raytoken import secure_ray
 from rlbench.run.manifest import manifest, spec_data
 from rlbench.run.resume import RESUMABLE_SPEC_KEYS, ResumePlan, plan_resume, recorded_seeds
 from rlbench.run.switches import with_switches
+from rlbench.run.parallel import PARALLEL_PRELOAD
 from rlbench.run.trial import Launched, TrialLauncher, launch_trial, run_trial
 from rlbench.spec.model import LoadedSpec
 from rlbench.spec.plan import (
@@ -310,8 +311,8 @@ def _run_plans(loaded: LoadedSpec, session: WriteSession, plans: list[TrialPlan]
     # start a fresh process per trial: history and bisect preloaded torch and Ray for none)
     launcher = TrialLauncher(fresh_process=all("forkserver" in p.switched_off or (p.packages and p.packages.python)
                                                for p in to_run),
-                             frameworks=tuple(dict.fromkeys(p.config.framework for p in to_run)) or ("rllib",),
-                             also=("ray", "rlbench.worker.node_set") if parallel else ())
+                             frameworks=() if parallel else tuple(dict.fromkeys(p.config.framework for p in to_run))
+                             or ("rllib",), also=PARALLEL_PRELOAD if parallel else ())
     runnable = any(p.skip_reason is None for p in to_run)
     if runnable:
         launcher.warm()  # its imports run beside the caller's own (while_forkserver_starts), not in trial 1

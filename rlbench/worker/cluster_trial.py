@@ -89,10 +89,12 @@ class ClusterTrial:
     samplers could not start still trains, and says so (``node_sampling_error``).
     """
 
-    def __init__(self, plan: Any, events: Any, folder: TrialFolder, adapter: Any, node_ids: list[str] | None = None):
-        """``node_ids``: the trial's own nodes (``--parallel``), the only ones sampled; None: every node."""
+    def __init__(self, plan: Any, events: Any, folder: TrialFolder, adapter: Any, node_ids: list[str] | None = None,
+                 also: tuple[Any, ...] = ()):
+        """``node_ids``: the trial's own nodes (``--parallel``), the only ones sampled; None: every node. ``also``:
+        the adapters whose process names are read beside the trial's (:class:`~rlbench.worker.node_sampler.NodeSampling`)."""
         self.plan, self.events, self.folder, self.adapter = plan, events, folder, adapter
-        self.node_ids = node_ids
+        self.node_ids, self.also = node_ids, also
         self.sampling = None
         self.job_id: str | None = None
         self.processes: dict[str, list[list[int | None]]] = {}
@@ -110,7 +112,8 @@ class ClusterTrial:
         from rlbench.worker.node_sampler import NodeSampling
 
         try:
-            self.sampling = NodeSampling(self.events.t0_epoch, self.plan.sample_hz, self.adapter, self.node_ids)
+            self.sampling = NodeSampling(self.events.t0_epoch, self.plan.sample_hz, self.adapter, self.node_ids,
+                                         self.also)
         except Exception as e:
             self.events.write(Event.NODE_SAMPLING_ERROR, error=f"{type(e).__name__}: {e}"[:500])
 

@@ -287,17 +287,21 @@ class NodeSampler:
 class NodeSampling:
     """The trial driver's handle on its node samplers: start after build, :meth:`finish` at the end."""
 
-    def __init__(self, t0_epoch: float, hz: float, adapter: Any, node_ids: list[str] | None = None):
+    def __init__(self, t0_epoch: float, hz: float, adapter: Any, node_ids: list[str] | None = None,
+                 also: tuple[Any, ...] = ()):
         """``node_ids``: sample these nodes only (a ``--parallel`` trial's own; its driver is the trial actor
-        on one of them, and this machine's GPUs are then read by a node sampler too, never by the sweep's)."""
+        on one of them, and this machine's GPUs are then read by a node sampler too, never by the sweep's).
+        ``also``: adapters whose actor classes and agent titles are read too (a ``--parallel`` trial of a
+        framework without a runtime of its own runs on Ray all the same: Ray's agents are Ray's, not foreign)."""
         import ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         from rlbench.worker.trial_actor import TRIAL_ACTOR_CLASS
 
         # which actor classes and process titles are whose: the adapter knows its framework's names
-        class_roles = {**adapter.actor_class_roles, TRIAL_ACTOR_CLASS: "driver"}
-        system_titles = list(adapter.system_titles)
+        class_roles = {k: v for a in (*also, adapter) for k, v in a.actor_class_roles.items()}
+        class_roles[TRIAL_ACTOR_CLASS] = "driver"
+        system_titles = list(dict.fromkeys(t for a in (adapter, *also) for t in a.system_titles))
         job_id = ray.get_runtime_context().get_job_id()
         session = os.path.basename(ray._private.worker._global_node.get_session_dir_path())
         alive = [{"node_id": n["NodeID"], "node_ip": n["NodeManagerAddress"],

@@ -44,8 +44,10 @@ class NodeLost(RuntimeError):
 class NodeSetRuntime:
     """The runtime of a trial placed on a node set (``plan.placement``)."""
 
-    def __init__(self, plan: TrialPlan, events: EventLog, folder: TrialFolder, adapter: Any):
-        self.plan, self.events, self.folder, self.adapter = plan, events, folder, adapter
+    def __init__(self, plan: TrialPlan, events: EventLog, folder: TrialFolder, adapter: Any, also: tuple[Any, ...] = ()):
+        """``also``: the adapters of the frameworks that run on Ray, whose process names the node samplers read
+        beside the trial's own (a plain trial runs on Ray here too)."""
+        self.plan, self.events, self.folder, self.adapter, self.also = plan, events, folder, adapter, also
         self.cluster: Any = None
         self.group: Any = None
         self.unplaced: str | None = None
@@ -61,7 +63,7 @@ class NodeSetRuntime:
         ray.init(**connect_kwargs(self.plan.ray_address, self.plan.config.environment.env))
         ray_init_s = time.perf_counter() - t
         self.cluster = ClusterTrial(self.plan, self.events, self.folder, self.adapter,
-                                    node_ids=list(self.plan.placement.node_ids))
+                                    node_ids=list(self.plan.placement.node_ids), also=self.also)
         self.events.write(Event.RAY_INIT, ray_init_s=ray_init_s, session_dir=None, **self.cluster.after_connect())
         self._place()
 

@@ -82,13 +82,15 @@ class RayRuntime:
         return self.adapter.trainer(plan.config, seed=plan.seed, without=off)
 
 
-def runtime_for(adapter: Any, plan: TrialPlan, events: EventLog, folder: TrialFolder) -> Any:
+def runtime_for(adapter: Any, plan: TrialPlan, events: EventLog, folder: TrialFolder,
+                ray_adapters: tuple[Any, ...] = ()) -> Any:
     """The runtime the adapter names; a trial placed on a node set (``--parallel``) runs its trainer in a Ray
-    actor on its nodes whatever its framework (:class:`~rlbench.worker.node_set.NodeSetRuntime`)."""
+    actor on its nodes whatever its framework (:class:`~rlbench.worker.node_set.NodeSetRuntime`; ``ray_adapters``:
+    the frameworks' adapters that run on Ray, for the names of Ray's processes)."""
     if plan.placement is not None:
         from rlbench.worker.node_set import NodeSetRuntime
 
-        return NodeSetRuntime(plan, events, folder, adapter)
+        return NodeSetRuntime(plan, events, folder, adapter, ray_adapters)
     if adapter.runtime == "ray":
         return RayRuntime(plan, events, folder, adapter)
     if adapter.runtime is None:

@@ -205,10 +205,13 @@ def _run(plan: TrialPlan, events: EventLog, folder: TrialFolder, gated: bool = F
         os.sched_setaffinity(0, plan.cores)
     os.environ["PYTHONPATH"] = _worker_pythonpath()
     adapter.quiet_logging()
-    if "threads" not in off:
+    if "threads" not in off and plan.placement is None:  # a --parallel trial's driver is its actor: it sets its own
         adapter.set_driver_threads(plan.torch_threads["driver"])
         _limit_thread_pools(plan.torch_threads["driver"])
-    runtime = runtime_for(adapter, plan, events, folder)
+    from rlbench.adapters import FRAMEWORKS
+
+    on_ray = tuple(get_adapter(f) for f in FRAMEWORKS if get_adapter(f).runtime == "ray")
+    runtime = runtime_for(adapter, plan, events, folder, on_ray)
     trainer = None
     try:  # a Ctrl-C during the runtime's start still shuts down what started
         runtime.start()
