@@ -248,15 +248,17 @@ class ParallelProgress(SweepProgress):
     """The progress of a ``--parallel`` sweep: several trials run at once, each polled with its own events.
 
     The ETA counts the parallelism: each running trial's remaining seconds and each queued trial's expected
-    ones (learnt as for one trial at a time, :class:`EtaEstimator`) spread over the trials running now, and
-    never less than the longest running trial's remaining time. It assumes the queue keeps as many trials
-    running as now; scripts/sim_cluster_schedule.py measures how far the real schedule can fall behind that.
+    ones (learnt as for one trial at a time, :class:`EtaEstimator`) spread over as many trials as have run at
+    once so far, and never less than the longest running trial's remaining time. It assumes the queue keeps
+    that many running; scripts/sim_cluster_schedule.py measures how far a real schedule falls behind that.
     """
 
     def __init__(self, console: Console, plans: list[TrialPlan], clock_s: Callable[[], float] = time.monotonic):
         super().__init__(console, plans, clock_s)
         self.running: dict[str, tuple[TrialPlan, float, list[dict]]] = {}
         """Trial id -> (plan, when it started, its events so far)."""
+        self.peak = 0
+        """The most trials that have run at once: between one trial's end and the next one's start fewer run."""
 
     def _queued(self) -> list[TrialWork]:
         return [TrialWork.of(p) for p in self.plans if p.trial_id not in self.finished_ids and p.trial_id not in self.running]
@@ -272,13 +274,20 @@ class ParallelProgress(SweepProgress):
             if one is None:
                 return None
             left.append(one)
-        queued = self.estimator.remaining_s(self._queued())
+        guess = self.estimator
+        if not guess.finished:  # the first guess, as one at a time: a running trial's cold start and pace so far
+            first = next((t for _, _, events in self.running.values() if (t := timing(events, 0.0)) is not None), None)
+            guess = EtaEstimator()
+            if first is not None:
+                guess.add(TrialTiming(first.start_s, first.iteration_s, FIRST_GUESS_END_S))
+        queued = guess.remaining_s(self._queued())
         if queued is None:
             return None
-        return max([*left, (sum(left) + queued) / max(1, len(left))])
+        return max([*left, (sum(left) + queued) / max(1, len(left), self.peak)])
 
     def start(self, plan: TrialPlan) -> None:
         self.running[plan.trial_id] = (plan, self.clock_s(), [])
+        self.peak = max(self.peak, len(self.running))
         self._update(0, "starting")
 
     def poll(self, plan: TrialPlan, events: list[dict]) -> None:

@@ -75,9 +75,12 @@ def plan_resume(folder: ResultsFolder, plans: list[TrialPlan], *, retry_failed: 
         except (OSError, ValueError, RecursionError) as e:  # ValidationError is a ValueError
             raise OutDirError(f"cannot resume {out_dir}: {trial.plan} is unreadable ({str(e)[:200]}); "
                               "choose another --out") from None
-        # a --parallel trial's node set (and so its cpus) is chosen when its turn comes: not part of the comparison
-        placed_keys = PLACED_KEYS if old.placement is not None else ()
+        # a --parallel trial's node set (and so its cpus) is chosen when its turn comes, and its skip reason names
+        # the nodes the probe found (one lost meanwhile changes the words): compared is whether it is skipped
+        placed_keys = PLACED_KEYS if old.parallel and new.parallel else ()
         diffs = differences(old.model_dump(mode="json"), new.model_dump(mode="json"), skip=("timeout_s", *placed_keys))
+        if placed_keys and (old.skip_reason is None) != (new.skip_reason is None):
+            diffs.append(f"skip_reason: {old.skip_reason!r} -> {new.skip_reason!r}")
         if diffs:
             raise incomparable(out_dir, f"trial {trial_id} would now run differently (inserting grid values anywhere "
                                "but at the end of the first axis renumbers trials)", diffs)

@@ -84,6 +84,8 @@ class TrialPlan(BaseModel):
     ray_address: Union[str, None] = None
     """GCS address of the Ray cluster the trial's driver connects to (``--address``); None: a private local
     runtime. On a cluster ``cores`` are empty (no pinning); ``cpus``, ``ray_cpus``, ``gpus``: the cluster's."""
+    parallel: bool = False
+    """Planned for ``--parallel``: against the node sets it can get, to run on one of its own (``placement``)."""
     placement: Union[Placement, None] = None
     """``--parallel``: the node set the trial runs on and its placement group's bundles, chosen when its turn came
     (:mod:`rlbench.run.schedule`); its trainer then runs in a trial actor there. None: every other trial."""
@@ -304,7 +306,7 @@ def plan_cluster_trials(loaded: LoadedSpec, cluster: ClusterInfo,
             "gpus": gpus, "ray_address": cluster.gcs_address,
             "differs_from_tune": tune_differences(plan.config, cpus, cpus, on_cluster=True,
                                                   profile_hz=plan.profile_hz, parallel=parallel),
-            "skip_reason": plan.skip_reason if duplicate else reason,
+            "skip_reason": plan.skip_reason if duplicate else reason, "parallel": parallel,
         }))
     return plans
 
@@ -316,8 +318,9 @@ def placed(plan: TrialPlan, where: Placement) -> TrialPlan:
                                    "gpus": int(where.node_gpus)})
 
 
-#: What a ``--parallel`` trial's plan gets when its turn comes (:func:`placed`): a resume compares everything else.
-PLACED_KEYS = ("placement", "cpus", "ray_cpus", "gpus")
+#: What a ``--parallel`` trial's plan gets when its turn comes (:func:`placed`), and why a trial is skipped in words
+#: that name the cluster's nodes as probed: a resume compares everything else, and whether a trial is skipped.
+PLACED_KEYS = ("placement", "cpus", "ray_cpus", "gpus", "skip_reason")
 
 
 def check_spec_for_cluster(loaded: LoadedSpec, *, parallel: bool = False) -> str | None:
