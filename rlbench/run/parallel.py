@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from rich.console import Console
 from rich.text import Text
@@ -45,6 +46,29 @@ POLL_S = 0.2
 NO_NODES_LEFT = "node lost: no node set that holds it is left"
 
 
+@dataclass
+class ParallelRun:
+    """What ``--parallel`` asks of a sweep (or of autoconfig's batches, which keep one across batches)."""
+
+    cluster: ClusterInfo
+    """The probed cluster."""
+    setting: str
+    """``N`` or ``auto``."""
+    history: NodeHistory = field(default_factory=NodeHistory)
+    """Where its trials ran so far: repeats (and a race's rounds) rotate over nodes across batches too."""
+
+    @property
+    def limit(self) -> int | None:
+        """At most this many trials at once; None: as many as the free nodes hold."""
+        return None if self.setting == "auto" else int(self.setting)
+
+    @property
+    def width(self) -> int:
+        """How many trials may run at once at most: N, or (auto) the nodes that can hold anything."""
+        usable = sum(r.cpus > 0 or r.gpus > 0 for r in node_rooms(self.cluster))
+        return max(1, usable if self.limit is None else min(self.limit, usable))
+
+
 class NodePool:
     """The sweep's view of the cluster's nodes: which a trial holds, which are being released, which were lost."""
 
@@ -70,13 +94,13 @@ class NodePool:
         self.lost |= set(lost)
 
 
-def run_parallel(to_run: list[TrialPlan], folder: ResultsFolder, records: list[TrialRecord], *, limit: int | None,
-                 cluster: ClusterInfo, launcher: TrialLauncher, console: Console,
-                 prepare: Callable[[TrialPlan], TrialFolder], pyspy: str | None = None) -> bool:
-    """Run ``to_run`` (plans of a ``--parallel`` sweep, skipped ones included) at most ``limit`` at once (None:
-    as many as the free nodes hold), appending each trial's record to ``records``; True when stopped by Ctrl-C."""
+def run_parallel(to_run: list[TrialPlan], folder: ResultsFolder, records: list[TrialRecord], *, run: ParallelRun,
+                 launcher: TrialLauncher, console: Console, prepare: Callable[[TrialPlan], TrialFolder],
+                 pyspy: str | None = None) -> bool:
+    """Run ``to_run`` (plans of a ``--parallel`` sweep, skipped ones included) at most ``run.limit`` at once,
+    appending each trial's record to ``records``; True when stopped by Ctrl-C."""
+    cluster, limit, history = run.cluster, run.limit, run.history
     pool = NodePool(cluster)
-    history = NodeHistory()
     waiting = [p for p in to_run if p.skip_reason is None]
     running: dict[str, TrialRun] = {}
     releasing: dict[str, tuple[threading.Thread, list[str]]] = {}

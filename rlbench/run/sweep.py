@@ -39,7 +39,7 @@ from rlbench.run.raytoken import secure_ray
 from rlbench.run.manifest import manifest, spec_data
 from rlbench.run.resume import RESUMABLE_SPEC_KEYS, ResumePlan, plan_resume, recorded_seeds
 from rlbench.run.switches import with_switches
-from rlbench.run.parallel import PARALLEL_PRELOAD
+from rlbench.run.parallel import PARALLEL_PRELOAD, ParallelRun
 from rlbench.run.trial import Launched, TrialLauncher, launch_trial, run_trial
 from rlbench.spec.model import LoadedSpec
 from rlbench.spec.plan import (
@@ -187,7 +187,7 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
         session.save(info)
         return _run_plans(loaded, session, plans, decision, info, console=console, nvml=nvml,
                           powercap_root=powercap_root, pyspy=pyspy, while_forkserver_starts=while_forkserver_starts,
-                          parallel=(cluster, parallel) if parallel is not None else None)
+                          parallel=ParallelRun(cluster, parallel) if parallel is not None else None)
 
 
 class TrialBatches:
@@ -199,8 +199,10 @@ class TrialBatches:
 
     def __init__(self, loaded: LoadedSpec, out_dir: Path, *, console: Console, machine: MachineInfo,
                  argv: list[str] | None = None, cluster=None, resume: bool = False, nvml=None,
-                 resume_with: str | None = None):
-        """``resume_with``: the command that continues the run, named when the folder already holds results."""
+                 resume_with: str | None = None, parallel: str | None = None):
+        """``resume_with``: the command that continues the run, named when the folder already holds results;
+        ``parallel``: ``--parallel``'s ``N`` or ``auto`` (with ``cluster``): each batch's trials at once."""
+        self.parallel = ParallelRun(cluster, parallel) if parallel is not None else None
         self.loaded, self.out_dir, self.console, self.nvml = loaded, Path(out_dir), console, nvml
         self.machine, self.argv, self.cluster, self.resume = machine, list(argv or sys.argv), cluster, resume
         self.resume_with = resume_with
@@ -232,6 +234,8 @@ class TrialBatches:
                 info = manifest(self.loaded, self.machine, [], self.argv)
                 if self.cluster is not None:
                     info.cluster = cluster_dict(self.cluster)
+                if self.parallel is not None:
+                    info.parallel = self.parallel.setting
             session.save(info)
         except BaseException:
             session.close()
@@ -246,7 +250,7 @@ class TrialBatches:
                                                      *(d for p in plans for d in p.differs_from_tune)]))
         statuses = dict(info.statuses)
         outcome = _run_plans(self.loaded, self.session, plans, ResumePlan(), info, console=self.console, nvml=self.nvml,
-                             powercap_root=POWERCAP_ROOT, said=self._said)
+                             powercap_root=POWERCAP_ROOT, said=self._said, parallel=self.parallel)
         self._said = True
         info.statuses = {**statuses, **info.statuses}
         self.session.save(info)
@@ -280,9 +284,9 @@ def resume_command(config: Path, out_dir: Path, address: str | None = None, para
 def _run_plans(loaded: LoadedSpec, session: WriteSession, plans: list[TrialPlan], decision: ResumePlan,
                info: Manifest, *, console: Console, nvml, powercap_root: str, pyspy: str | None = None,
                while_forkserver_starts: Callable[[], None] | None = None, said: bool = False,
-               parallel: tuple | None = None) -> SweepOutcome:
+               parallel: ParallelRun | None = None) -> SweepOutcome:
     """``said``: the machine's notes (no GPU, no energy counter) were said already (a later batch). ``parallel``:
-    (the probed cluster, ``N`` or ``auto``) to run trials at once on node sets (:mod:`rlbench.run.parallel`)."""
+    run trials at once, each on a node set of its own (:mod:`rlbench.run.parallel`)."""
     folder = session.folder
     outcome = SweepOutcome(folder.path, trial_ids=[p.trial_id for p in plans],
                            skip_groups={p.trial_id: g for p in plans if (g := skip_group(p)) is not None})
@@ -350,11 +354,9 @@ def _run_plans(loaded: LoadedSpec, session: WriteSession, plans: list[TrialPlan]
     if parallel is not None:
         from rlbench.run.parallel import run_parallel
 
-        cluster, n = parallel
         try:
-            outcome.interrupted = run_parallel(to_run, folder, outcome.records, limit=None if n == "auto" else int(n),
-                                               cluster=cluster, launcher=launcher, console=console, prepare=prepare,
-                                               pyspy=pyspy)
+            outcome.interrupted = run_parallel(to_run, folder, outcome.records, run=parallel, launcher=launcher,
+                                               console=console, prepare=prepare, pyspy=pyspy)
         finally:
             close()
         return outcome
