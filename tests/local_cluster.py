@@ -84,4 +84,4 @@ def local_cluster(head_args: tuple[str, ...] = ("--num-cpus=1",), node_args: tup
         yield LocalCluster(address, temp, token)
     finally:
         stop_cluster(temp)
-        shutil.rmtree(temp, ignore_errors=True)
+        print("KEEP", temp) if os.environ.get("KEEP_CLUSTER") else shutil.rmtree(temp, ignore_errors=True)

@@ -32,8 +32,7 @@ PLACE_TIMEOUT_S = 60.0
 #: How long, after a call to the trial's actors failed, the trial waits for the cluster to mark one of
 #: its nodes dead (Ray's health check takes several seconds to notice a node that died).
 NODE_DEATH_WAIT_S = 30.0
-#: How long stopping the trainer may take inside the actor before the actor is killed (a Ctrl-C waits
-#: for the running iteration to end first).
+#: How long stopping the trainer may take inside the actor before the actor is killed.
 STOP_WAIT_S = 15.0
 
 
@@ -74,16 +73,20 @@ class NodeSetRuntime:
         held = set(self.plan.placement.node_ids)
         deadline = time.monotonic() + wait_s
         while True:
-            alive = {n["NodeID"] for n in ray.nodes() if n.get("Alive")}
+            nodes = ray.nodes()
+            alive = {n["NodeID"] for n in nodes if n.get("Alive")}
             lost = sorted(held - alive)
             if lost or time.monotonic() >= deadline:
+                # what the GCS says of each (its death reason), for the node_lost event
+                self.lost_states = {n["NodeID"]: {k: n.get(k) for k in ("Alive", "DeathReason", "DeathReasonMessage")}
+                                    for n in nodes if n["NodeID"] in lost}
                 return lost
             time.sleep(0.5)
 
     def node_lost(self, lost: list[str], error: BaseException | None = None) -> NodeLost:
         """Record the ``node_lost`` event; the error to raise."""
         why = f"{type(error).__name__}: {error}"[:300] if error is not None else None
-        self.events.write(Event.NODE_LOST, node_ids=lost, error=why)
+        self.events.write(Event.NODE_LOST, node_ids=lost, error=why, states=getattr(self, "lost_states", {}))
         return NodeLost(f"node lost: {', '.join(n[:12] for n in lost)} of the trial's nodes died while it ran"
                         + (f" ({why})" if why else ""))
 
@@ -143,6 +146,8 @@ class RemoteTrainer:
         self.driver_state: dict[str, Any] = {}
         """The actor's thread pools, affinity and niceness, for the build event."""
         self._last: dict[str, Any] = {}
+        self._interrupted = False
+        """A Ctrl-C came during a call: the actor may be inside a long iteration, so it is killed, not asked."""
         if runtime.unplaced is None:
             self._create(off)
 
@@ -170,6 +175,9 @@ class RemoteTrainer:
 
         try:
             return ray.get(ref)
+        except KeyboardInterrupt:
+            self._interrupted = True
+            raise
         except ray.exceptions.RayError as e:
             lost = self.runtime.lost_nodes(NODE_DEATH_WAIT_S if _died(e) else 0.0)
             if lost:  # the reason starts with "node lost"; what the driver saw is in its message
@@ -201,16 +209,19 @@ class RemoteTrainer:
         return self._last.get("metric") if name == self.metric_name else None
 
     def stop(self) -> None:
-        """Stop the trainer in the actor (after the running call, up to :data:`STOP_WAIT_S`), then kill the actor."""
+        """Stop the trainer in the actor (up to :data:`STOP_WAIT_S`), then kill the actor; after a Ctrl-C, kill it at
+        once: a local trial's Ctrl-C ends its iteration where it is, and an actor's call cannot be ended so (its
+        env runners and learners die with it, their owner, and the release check waits for them)."""
         if self.actor is None:
             return
         import ray
 
         actor, self.actor = self.actor, None
-        try:
-            ray.get(actor.stop.remote(), timeout=STOP_WAIT_S)
-        except Exception:  # dead, or too slow: the kill below and the release check take what is left
-            pass
+        if not self._interrupted:
+            try:
+                ray.get(actor.stop.remote(), timeout=STOP_WAIT_S)
+            except Exception:  # dead, or too slow: the kill below and the release check take what is left
+                pass
         try:
             ray.kill(actor)
         except Exception:
