@@ -12,6 +12,20 @@ the first GPU busy with matrix products for ``--seconds`` (idle before and after
 
     python scripts/check_gpu.py [--seconds 8] [--hz 10]
 
+With ``--learner`` it then checks why a learner is slow (issue 43) on the real GPU: it runs
+configs/ppo_gpu.yaml and a Pong grid (configs/workloads/pong_ppo.yaml with RLlib's Atari CNN), each cut to a CPU
+and a GPU learner (``learner_gpus: [0, 1]``) so they fit a short session, and prints per configuration the
+learner's split (``learn_batch_s``, ``learn_update_s``, ``learn_other_s``, ``learn_copy_s``, ``learn_device_s``),
+the learn windows' ``gpu_busy_pct`` and ``learn_cpus_used``, the bottleneck with its verdicts, and the
+``next.yaml`` each report wrote; ``--follow`` then runs each ``next.yaml`` (``--follow-repeats 1`` cuts its 3
+repeats to fit a session; say so beside the figures) and prints the speed-up per value over the current one:
+
+    bash .device-pack/install.sh && export PYTHONPATH=/tmp/site     # a machine without network (device-pack)
+    python3 scripts/check_gpu.py --learner --out /tmp/gpu [--follow --follow-repeats 1] [--skip-nvml]
+
+The Pong grid needs ale-py (pack it: ../shared/tools/device-pack .device-pack ale-py==0.11.2). Measured figures go
+in docs/MEASUREMENT.md, "The learner's split", dated, with this command.
+
 Needs torch with CUDA and nvidia-ml-py; prints what it could not do otherwise.
 """
 
@@ -45,11 +59,114 @@ time.sleep(1.0)                       # idle again
 """
 
 
+#: The learner grids: (name, spec file, what is cut so that each runs in a few minutes on a 16-core GPU machine).
+LEARNER_GRIDS = (
+    ("ppo_gpu", "configs/ppo_gpu.yaml", {"grid": {"learner_gpus": [0, 1], "num_env_runners": [4]}, "repeats": 1,
+                                         "stop": {"iterations": 5}, "warmup_iterations": 2}),
+    ("pong", "configs/workloads/pong_ppo.yaml", {
+        "grid": {"learner_gpus": [0, 1]}, "cpus": None, "repeats": 1, "stop": {"iterations": 4},
+        "warmup_iterations": 1, "env_runners": {"num_env_runners": 8, "num_envs_per_env_runner": 2},
+        "resources": {"num_cpus_for_main_process": 4}}),
+)
+#: The learner split's columns, per configuration (medians of the repeats' steady medians).
+SPLIT = ("learn_s_per_iteration", "learn_batch_s", "learn_update_s", "learn_other_s", "learn_copy_s",
+         "learn_device_s", "gpu_busy_pct", "learn_cpus_used", "sgd_steps_per_iteration", "sgd_step_s")
+
+
+def sweep(spec: Path, out: Path) -> bool:
+    """``rlbench sweep SPEC --out OUT`` in a child process (its output shown); whether it ran every trial."""
+    print(f"\n$ python3 -m rlbench sweep {spec} --out {out}", flush=True)
+    return subprocess.run([sys.executable, "-m", "rlbench", "sweep", str(spec), "--out", str(out)]).returncode == 0
+
+
+def show_split(out: Path) -> None:
+    """Per configuration: throughput, the learner's split, the bottleneck and the verdicts; the next.yaml."""
+    import pandas as pd
+
+    from rlbench.analysis import analyze
+    from rlbench.results.layout import ResultsFolder
+
+    analysis = analyze(out)
+    columns = [*analysis.axes, "env_steps_per_s", *SPLIT, "bottleneck"]
+    with pd.option_context("display.width", 250, "display.max_columns", 40):
+        print(analysis.configs[[c for c in columns if c in analysis.configs]].round(4).to_string(index=False))
+    for _, row in analysis.configs.iterrows():
+        print(f"- {', '.join(f'{a}={row[a]}' for a in analysis.axes)}: {row['verdict']}")
+    next_spec = ResultsFolder(out).next_spec
+    print(f"next.yaml: {next_spec if next_spec.exists() else 'none (no verdict names a knob)'}")
+
+
+def follow(out: Path, repeats: int | None) -> None:
+    """Run the folder's next.yaml (its repeats cut to ``repeats`` when given) and print the throughput per value."""
+    import yaml
+
+    from rlbench.analysis import analyze
+    from rlbench.results.layout import ResultsFolder
+
+    path = ResultsFolder(out).next_spec
+    if not path.exists():
+        return
+    spec = yaml.safe_load(path.read_text())
+    if repeats is not None:
+        spec["repeats"] = repeats
+        path = out.parent / f"{out.name}-next.yaml"
+        path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    done = out.parent / f"{out.name}-next"
+    if sweep(path, done):
+        configs = analyze(done).configs
+        (knob,) = spec["grid"]
+        base = configs.loc[configs[knob] == configs[knob].min(), "env_steps_per_s"].iloc[0]
+        for _, row in configs.sort_values(knob).iterrows():
+            print(f"  {knob}={row[knob]}: {row['env_steps_per_s']:,.0f} env steps/s [{row['env_steps_per_s_ci_low']:,.0f}, "
+                  f"{row['env_steps_per_s_ci_high']:,.0f}], {row['env_steps_per_s'] / base:.2f}x the smallest; "
+                  f"{row['bottleneck']}")
+
+
+def learner_checks(args) -> int:
+    """The learner grids on this GPU, their split and verdicts, and (``--follow``) their next.yaml."""
+    import yaml
+
+    root = Path(args.out)
+    root.mkdir(parents=True, exist_ok=True)
+    failed = 0
+    for name, source, cut in LEARNER_GRIDS:
+        spec = yaml.safe_load(Path(source).read_text())
+        for key, value in cut.items():
+            if isinstance(value, dict) and isinstance(spec.get(key), dict) and key != "grid":
+                spec[key] = {**spec[key], **value}
+            elif value is None:
+                spec.pop(key, None)
+            else:
+                spec[key] = value
+        spec["name"] = f"check_gpu_{name}"
+        path = root / f"{name}.yaml"
+        path.write_text(yaml.safe_dump(spec, sort_keys=False))
+        out = root / name
+        if not sweep(path, out):
+            failed += 1
+        if (out / "trials.parquet").exists():
+            show_split(out)
+            if args.follow:
+                follow(out, args.follow_repeats)
+    return 1 if failed else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=8.0, help="busy seconds (default 8)")
     parser.add_argument("--hz", type=float, default=10.0, help="samples per second (default 10)")
+    parser.add_argument("--learner", action="store_true", help="also run the learner grids and print the split")
+    parser.add_argument("--skip-nvml", action="store_true", help="skip the NVML and energy check")
+    parser.add_argument("--follow", action="store_true", help="run each next.yaml the learner grids wrote")
+    parser.add_argument("--follow-repeats", type=int, default=None, help="cut next.yaml's repeats to this")
+    parser.add_argument("--out", default="/tmp/check_gpu", help="where the learner grids write (default /tmp/check_gpu)")
     args = parser.parse_args()
+    nvml = 0 if args.skip_nvml else nvml_check(args)
+    return max(nvml, learner_checks(args) if args.learner else 0)
+
+
+def nvml_check(args) -> int:
+    """NVML through the seam, the sampler's GPU rows and the energy over a busy window."""
 
     from rlbench.analysis.trial_rows import gpu_energy_j
     from rlbench.measure.machine import probe_machine

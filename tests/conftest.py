@@ -89,7 +89,7 @@ RAY_GROUPS = {
     "ray-b": frozenset({  # 48 + 48 + 44 + 40 + 30 + 22 + 22 = 254 s (servebench's 48 s measured 2026-11-25, sb3's 22 s 2026-11-26, quiet)
         "tests/e2e/test_reliability_e2e.py", "tests/studies/test_servebench_e2e.py", "tests/e2e/test_e2e_sweep.py",
         "tests/e2e/test_fidelity_e2e.py", "tests/e2e/test_cluster_e2e.py", "tests/e2e/test_profiles_e2e.py",
-        "tests/e2e/test_sb3_e2e.py",
+        "tests/e2e/test_sb3_e2e.py", "tests/e2e/test_parallel_e2e.py",
     }),
 }
 RAY_FILES = frozenset().union(*RAY_GROUPS.values())

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -74,7 +75,12 @@ def _resolve(base: str, name: str | None) -> str:
 def imports(module: str, *, type_checking: bool = False) -> list[tuple[str, bool]]:
     """(imported module, inside a function) for every import of ``module`` outside ``if TYPE_CHECKING``
     (inside it too with ``type_checking``)."""
-    tree = ast.parse(MODULES[module].read_text())
+    return imports_in(MODULES[module].read_text(), type_checking=type_checking)
+
+
+def imports_in(source: str, *, type_checking: bool = False) -> list[tuple[str, bool]]:
+    """:func:`imports` of a module's text."""
+    tree = ast.parse(source)
     out: list[tuple[str, bool]] = []
 
     def visit(node: ast.AST, lazy: bool) -> None:
@@ -127,9 +133,21 @@ def test_rooms_import_one_way():
     assert wrong == []
 
 
-def test_no_import_cycle_even_through_imports_inside_functions():
-    graph = {m: sorted({t for n, _ in imports(m) if (t := ours(n)) and t != m}) for m in MODULES}
-    cycles, state = [], {}
+def import_cycles(sources: dict[str, str]) -> list[str]:
+    """Every cycle of imports among ``sources`` (module -> its text), through imports inside functions and
+    ``if TYPE_CHECKING`` blocks too: a type checker's import is still one module leaning on another, and two
+    modules that each need the other's names are one thing in two files (issue 44 found evidence <-> change and
+    evidence <-> advice hidden that way)."""
+    known = set(sources)
+
+    def target(name: str) -> str | None:
+        parts = name.split(".")
+        return next((".".join(parts[:n]) for n in range(len(parts), 0, -1) if ".".join(parts[:n]) in known), None)
+
+    graph = {m: sorted({t for n, _ in imports_in(text, type_checking=True) if (t := target(n)) and t != m})
+             for m, text in sources.items()}
+    cycles: list[str] = []
+    state: dict[str, str] = {}
 
     def walk(node: str, stack: list[str]) -> None:
         state[node] = "open"
@@ -143,7 +161,24 @@ def test_no_import_cycle_even_through_imports_inside_functions():
     for m in graph:
         if m not in state:
             walk(m, [m])
-    assert cycles == []
+    return cycles
+
+
+def test_the_cycle_checker_sees_a_cycle_through_type_checking_imports():
+    planted = {
+        "rlbench.analysis.change": "from rlbench.analysis import evidence\n",
+        "rlbench.analysis.evidence": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                     "    from rlbench.analysis.change import Change\n",
+        "rlbench.analysis.stats": "import numpy\n",
+        "rlbench.analysis.advice": "def f():\n    from rlbench.analysis.stats import num\n",
+    }
+    assert import_cycles(planted) == ["rlbench.analysis.change -> rlbench.analysis.evidence -> rlbench.analysis.change"]
+    planted["rlbench.analysis.change"] = "from rlbench.analysis import stats\n"
+    assert import_cycles(planted) == []
+
+
+def test_no_import_cycle_even_through_imports_inside_functions_or_for_type_checkers():
+    assert import_cycles({m: p.read_text() for m, p in MODULES.items()}) == []
 
 
 def test_no_module_over_400_lines():
@@ -187,12 +222,56 @@ def test_a_class_name_means_one_thing():
     assert {n: ms for n, ms in SAME_CLASS_NAME_EXCEPTIONS.items() if found.get(n) != ms} == {}, "stale exception"
 
 
+#: The adapters' shared modules, no framework's: the protocol and types, the base class, the spec's key vocabulary,
+#: the one role classifier, env making, inert Python source, the seam to a GPU's own clock.
+NEUTRAL_ADAPTER_MODULES = ("rlbench.adapters", "rlbench.adapters.base", "rlbench.adapters.common",
+                           "rlbench.adapters.vocabulary", "rlbench.adapters.roles", "rlbench.adapters.envs",
+                           "rlbench.adapters.pysource", "rlbench.adapters.cuda_clock")
+
+
+def framework_of(module: str) -> str | None:
+    """The framework package a module belongs to (``rllib`` for ``rlbench.adapters.rllib.config``), or None."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["rlbench", "adapters"] and module not in NEUTRAL_ADAPTER_MODULES \
+        else None
+
+
+def adapters_leaning_on_another(sources: dict[str, str]) -> list[str]:
+    """Where an adapter imports another adapter's modules, or a neutral module imports a framework's (type
+    checkers included): a framework's tables are its own; what two share is in a neutral module. The registry
+    (``rlbench.adapters``) is the one module that names them all."""
+    wrong = []
+    for module, source in sources.items():
+        mine = framework_of(module)
+        for name, _ in imports_in(source, type_checking=True):
+            theirs = framework_of(name)
+            if theirs is not None and theirs != mine and module != "rlbench.adapters":
+                wrong.append(f"{module} imports {name}")
+    return wrong
+
+
+def test_the_adapter_checker_sees_one_adapter_lean_on_another():
+    planted = {"rlbench.adapters.sb3.mapping": "from rlbench.adapters.rllib.training import ALGO_TRAINING_KEYS\n",
+               "rlbench.adapters.plain": "from rlbench.adapters.vocabulary import ALGORITHMS\n",
+               "rlbench.adapters.common": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                          "    from rlbench.adapters.rllib import RLlibAdapter\n",
+               "rlbench.adapters": "from rlbench.adapters.rllib import RLlibAdapter\n"}
+    assert adapters_leaning_on_another(planted) == [
+        "rlbench.adapters.sb3.mapping imports rlbench.adapters.rllib.training",
+        "rlbench.adapters.common imports rlbench.adapters.rllib"]
+
+
+def test_no_adapter_imports_another():
+    """sb3 and plain imported RLlib's key tables until issue 44: the spec's vocabulary is now adapters/vocabulary.py."""
+    assert adapters_leaning_on_another({m: p.read_text() for m, p in MODULES.items()}) == []
+
+
 def test_no_module_outside_the_adapters_names_a_concrete_adapter():
-    """Outside ``adapters/`` only the registry and the protocol are imported (type checkers included):
+    """Outside ``adapters/`` only the registry and the neutral modules are imported (type checkers included):
     another framework is a new adapter package, not a change across the house."""
     wrong = [f"{m}: {n}" for m in MODULES if not m.startswith("rlbench.adapters")
              for n, _ in imports(m, type_checking=True)
-             if (t := ours(n)) and t.startswith("rlbench.adapters") and t not in ("rlbench.adapters", "rlbench.adapters.base")]
+             if (t := ours(n)) and t.startswith("rlbench.adapters") and t not in NEUTRAL_ADAPTER_MODULES]
     assert wrong == []
 
 
@@ -256,7 +335,7 @@ def rllib_words() -> FrameworkWords:
     from rlbench.adapters.rllib import config as rllib_config
     from rlbench.adapters.rllib import results
     from rlbench.adapters.rllib.roles import RAY_TITLE_ROLES
-    from rlbench.adapters.rllib.training import ALGORITHMS
+    from rlbench.adapters.vocabulary import ALGORITHMS
     from rlbench.results.tables import ITERATION_SCHEMA, RUNNER_ITERATION_SCHEMA
     from rlbench.spec.model import TrialConfig
 
@@ -417,14 +496,18 @@ def test_the_reaper_runs_as_isolated_script():
 
 
 #: What the autoconfig room may import of the rooms below it: the one bootstrap engine and rank test (stats), the
-#: evidence rules (findings: a rank test's significance; evidence: what too few repeats lack), the steady window and a trial's
-#: throughput (windows, trial_rows: a reading is what the report shows for the trial), how a label shows an axis
-#: (configs), the spec's model types, the
+#: one rule of "did it change?" (change), the evidence rules (findings: a rank test's significance; evidence: what
+#: too few repeats lack), the steady window and a trial's
+#: throughput (windows, trial_rows: a reading is what the report shows for the trial), a probe's learn windows
+#: (learner: the learner GPU's busy share splits its update time), how a label shows an axis (configs), the spec's
+#: model types, the seeds' one derivation, the
 #: safe write and the file names (docs/AUTOCONFIG.md); never the sweep, the report or the adapter.
 AUTOCONFIG_MAY_IMPORT = ("rlbench.autoconfig", "rlbench.analysis.stats", "rlbench.analysis.findings", "rlbench.analysis.evidence",
+                         "rlbench.analysis.change",
                          "rlbench.analysis.windows", "rlbench.analysis.trial_rows", "rlbench.analysis.configs",
+                         "rlbench.analysis.learner",
                          "rlbench.spec.model", "rlbench.spec.training",
-                         "rlbench.spec.limits",
+                         "rlbench.spec.limits", "rlbench.spec.seeds",
                          "rlbench.results.files", "rlbench.results.layout")
 
 
@@ -500,3 +583,120 @@ def test_the_schema_names_every_event():
 
     schema = (REPO / "docs" / "SCHEMA.md").read_text()
     assert [e.value for e in Event if f"`{e.value}`" not in schema] == []
+
+
+#: Names of a module-level constant that states a threshold of its own (a significance, a tolerance, a confidence
+#: level): every one is analysis/findings.py's, where the analysis and every command read it.
+THRESHOLD_NAME = re.compile(r"THRESHOLD|TOLERANCE|CONFIDENCE|SIGNIFICANCE|(^|_)ALPHA($|_)")
+#: A confidence level typed by hand in text (``95% CI``): the text is made from ``findings.CONFIDENCE``.
+TYPED_LEVEL = re.compile(r"\b\d{2}(\.\d+)?%\s*(CI|confidence|bootstrap|interval|percentile)", re.I)
+#: Statistics packages: their tests and intervals are called in analysis/stats.py only (one bootstrap engine, one
+#: rank test of each design), which every other module calls.
+STATS_IMPORTS = ("scipy.stats", "statsmodels", "arch.bootstrap")
+
+
+def own_statistics(module: str, source: str) -> list[str]:
+    """Where ``module`` defines a "did it change?" of its own: a statistics package imported outside
+    analysis/stats.py (``from scipy import stats`` included), a percentile or quantile taken outside analysis/ (an
+    interval's ends; a bootstrap by hand), a module-level constant named as a threshold outside analysis/findings.py,
+    a confidence level typed in text (docstrings and comments are prose and not read)."""
+    tree = ast.parse(source)
+    found = []
+    if module != "rlbench.analysis.stats":
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [f"{node.module}.{a.name}" for a in node.names] + [node.module or ""] \
+                if isinstance(node, ast.ImportFrom) and node.level == 0 else []
+            found += [f"line {node.lineno}: imports {n}" for n in names
+                      if any(n == s or n.startswith(s + ".") for s in STATS_IMPORTS)]
+    if not module.startswith("rlbench.analysis"):
+        found += [f"line {n.lineno}: .{n.func.attr}(...)" for n in ast.walk(tree) if isinstance(n, ast.Call)
+                  and isinstance(n.func, ast.Attribute) and n.func.attr in ("percentile", "quantile", "nanpercentile",
+                                                                             "nanquantile", "bootstrap")]
+    if module != "rlbench.analysis.findings":
+        for node in tree.body:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+                if isinstance(node, ast.AnnAssign) else []
+            found += [f"line {node.lineno}: constant {t.id}" for t in targets
+                      if isinstance(t, ast.Name) and THRESHOLD_NAME.search(t.id)]
+    prose = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
+    found += [f"line {n.lineno}: {n.value[:40]!r} types a confidence level" for n in ast.walk(tree)
+              if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in prose
+              and TYPED_LEVEL.search(n.value)]
+    return found
+
+
+def test_the_statistics_checker_sees_each_way_of_deciding_on_its_own():
+    planted = {
+        "rlbench.autoconfig.decide": "from scipy import stats\nTOLERANCE_PCT = 5.0\n",
+        "rlbench.report.servebench_report": "import numpy as np\ndef f(x):\n    return np.percentile(x, [2.5, 97.5])\n",
+        "rlbench.commands.compare": 'DEFAULT_THRESHOLD = 0.05\nHELP = f"bars: 95% CI"\n',
+        "rlbench.analysis.curves": "import scipy.stats\nALPHA = 0.05\n",
+    }
+    found = {m: own_statistics(m, s) for m, s in planted.items()}
+    assert found == {
+        "rlbench.autoconfig.decide": ["line 1: imports scipy.stats", "line 2: constant TOLERANCE_PCT"],
+        "rlbench.report.servebench_report": ["line 3: .percentile(...)"],
+        "rlbench.commands.compare": ["line 1: constant DEFAULT_THRESHOLD", "line 2: 'bars: 95% CI' types a confidence level"],
+        "rlbench.analysis.curves": ["line 1: imports scipy.stats", "line 2: constant ALPHA"],
+    }
+    fine = {
+        "rlbench.analysis.stats": "from scipy import stats\nimport numpy as np\nx = np.percentile([1], 50)\n",
+        "rlbench.analysis.findings": "CHANGE_THRESHOLD = 0.05\nCONFIDENCE = 0.95\n",
+        "rlbench.autoconfig.model": '"""95% CI in prose."""\nfrom scipy import optimize\ndef f(threshold=0.05):\n    pass\n',
+        "rlbench.report.document": 'from rlbench.analysis.findings import CONFIDENCE\nt = f"{CONFIDENCE:.0%} CI"\n',
+    }
+    assert {m: own_statistics(m, s) for m, s in fine.items()} == {m: [] for m in fine}
+
+
+def test_no_module_decides_did_it_change_on_its_own():
+    """Outside analysis/ a module calls the analysis' rule (issue 44: autoconfig had four rules of its own and
+    servebench a re-worded one); inside it, stats.py holds the engines and findings.py every threshold."""
+    found = {m: hits for m, p in MODULES.items() if (hits := own_statistics(m, p.read_text()))}
+    assert found == {}
+
+
+#: The folder checks and the lock (results/lock.py): called by the results session only, the one way to open a folder.
+FOLDER_CHECKS = ("SweepLock", "check_new_sweep_folder", "check_plain_folder", "check_writable")
+
+
+def folder_opened_by_hand(module: str, source: str) -> list[str]:
+    """Where a module other than the session (and the lock's own module) calls a folder check or takes the lock."""
+    if module in ("rlbench.results.session", "rlbench.results.lock"):
+        return []
+    return [f"line {n.lineno}: {ast.unparse(n.func)}(...)" for n in ast.walk(ast.parse(source))
+            if isinstance(n, ast.Call) and (getattr(n.func, "id", None) or getattr(n.func, "attr", None)) in FOLDER_CHECKS]
+
+
+def test_the_folder_checker_sees_a_check_by_hand():
+    planted = "from rlbench.results.lock import SweepLock, check_new_sweep_folder\ncheck_new_sweep_folder(out)\n" \
+              "lock = lock_module.SweepLock(out).acquire()\n"
+    assert folder_opened_by_hand("rlbench.commands.servebench", planted) == [
+        "line 2: check_new_sweep_folder(...)", "line 3: lock_module.SweepLock(...)"]
+    assert folder_opened_by_hand("rlbench.results.session", planted) == []
+
+
+def test_every_folder_is_opened_through_the_results_session():
+    """docs/ARCHITECTURE.md: every command, the sweep, autoconfig's batches, history, bisect and servebench open
+    their folders with ``open_for_read`` or ``open_for_write`` (issue 44: servebench checked its own by hand)."""
+    assert {m: f for m, p in MODULES.items() if (f := folder_opened_by_hand(m, p.read_text()))} == {}
+
+
+def test_every_rule_names_a_test_that_exists():
+    """docs/ARCHITECTURE.md's rules table: every row names a test function or a test file, and each exists, so a rule
+    the document states is one a test checks (issue 44)."""
+    doc = (REPO / "docs" / "ARCHITECTURE.md").read_text()
+    table = doc.split("## The rules, and the test that checks each", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| rule")]
+    tests_text = "\n".join(p.read_text() for p in (REPO / "tests").rglob("test_*.py"))
+    missing = []
+    for row in rows:
+        checks = row.rsplit("|", 2)[1]
+        names = re.findall(r"`(test_\w+)`", checks)
+        files = re.findall(r"`(tests/[\w/]+\.py)`", checks)
+        source = re.findall(r"`(rlbench/[\w/]+\.py)`", checks)
+        if not (names or files or source):
+            missing.append(f"no test named: {row[:80]}")
+        missing += [n for n in names if f"def {n}(" not in tests_text]
+        missing += [f for f in files + source if not (REPO / f).is_file()]
+    assert len(rows) >= 15 and missing == []

@@ -12,6 +12,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias
 
+from rlbench.adapters.roles import Role
+from rlbench.adapters.vocabulary import KeyHandling
+
 #: A clip threshold that never binds (float32 holds at most 3.4e38): how a framework's hyperparameter defaults
 #: (:meth:`Adapter.hyperparameter_defaults`) say "no clipping" in the spec's terms, where ``None`` means "unset".
 #: A gradient norm or a value loss of 1e30 is never reached; the clip then costs one norm a step, nothing more.
@@ -146,7 +149,20 @@ class IterationTimings:
     learner_connector_s: float | None = None
     """Of ``learn_s``: the learner connector pipeline (GAE etc.)."""
     sgd_s: float | None = None
-    """Of ``learn_s``: the gradient steps."""
+    """Of ``learn_s``: the gradient steps (``learn_s - learner_connector_s``; None for an asynchronous algorithm)."""
+    learn_batch_s: float | None = None
+    """The learner building train batches (connectors, GAE, on a GPU learner the copy to it), per learner."""
+    learn_update_s: float | None = None
+    """The learner's minibatch updates (forward, loss, backward, optimizer step), per learner."""
+    learn_other_s: float | None = None
+    """``learn_s - learn_batch_s - learn_update_s``: the rest of the learning phase (None: asynchronous, or not
+    measured)."""
+    learn_batches: float | None = None
+    """Train batches each learner built."""
+    learn_copy_s: float | None = None
+    """Of ``learn_batch_s`` (APPO, IMPALA: beside it): host-to-device copies, per GPU learner; None on a CPU."""
+    learn_device_s: float | None = None
+    """The device's time in the minibatch updates (CUDA events), per GPU learner; None on a CPU."""
     weight_sync_s: float | None = None
     """Of ``sync_s``: the weight broadcast alone."""
     sync_bytes: int | None = None
@@ -256,7 +272,7 @@ class Adapter(Protocol):
     name: str
     """The framework's name, for the manifest."""
     roles: tuple[str, ...]
-    """The process roles utilization is reported by (``driver``, ..., ``other``)."""
+    """The process roles utilization is reported by (``driver``, ..., ``other``): its role rules'."""
     preload_modules: tuple[str, ...]
     """Modules the trial fork server imports once, so that no trial pays their import time."""
     actor_class_roles: dict[str, str]
@@ -286,6 +302,9 @@ class Adapter(Protocol):
         """The ``training:`` keys (YAML names) a trial of ``algo`` may set; the spec types each one
         (``rlbench.spec.training.TrainingSection``: the union of every adapter's keys)."""
 
+    def key_handling(self, algo: str) -> dict[str, KeyHandling]:
+        """Each of those keys -> what the adapter does with it: mapped, refused or ignored, with how or why."""
+
     def hyperparameter_defaults(self, config: Any) -> dict[tuple[str, str], Any]:
         """(section, key) -> the value the framework trains a trial config with where the spec leaves the key
         unset, for every hyperparameter of its algorithm that the spec can name (``training``, ``rl_module``);
@@ -306,8 +325,9 @@ class Adapter(Protocol):
         learning a sampled step buys. ``rlbench autoconfig``'s cost model is of an on-policy iteration and
         refuses such an algorithm before any trial."""
 
-    def classify_process(self, cmdline: list[str], *, is_driver: bool) -> str:
-        """The role of one process of a trial, from its command line (title)."""
+    def classify_process(self, cmdline: list[str], *, is_driver: bool) -> Role:
+        """The role of one process of a trial, from its command line (title): the one classifier,
+        :func:`rlbench.adapters.roles.classify`, with the adapter's rules."""
 
     def result_metrics(self) -> list[str]:
         """Names of the result metrics a ``stop:`` target may name (higher or lower is better, the spec says)."""
@@ -328,6 +348,12 @@ class Adapter(Protocol):
 
     def sampling_processes(self, config: Any) -> int:
         """Processes that step the trial's envs at once (the env ceiling is measured with as many)."""
+
+    def quick_settings(self, config: Any) -> dict[tuple[str, str], Any]:
+        """(section, key) -> value for ``rlbench sweep --quick``, a one-iteration check that a trial config runs:
+        its train batch cut to a small size the algorithm accepts, and what must follow the batch (a minibatch
+        within it, an iteration that ends soon after it, learning that starts inside it). Only the values that
+        change; each adapter's rule is stated in docs/SPEC.md, "--quick"."""
 
     def config_snippet(self, config: Any, title: str) -> ConfigSnippet | None:
         """The trial config as the framework's own code, headed by ``title`` (which configuration it is, any

@@ -12,10 +12,11 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from rlbench.analysis.configs import config_label, value_text
-from rlbench.analysis.evidence import Below, beats_note, learner_cpu_text, learning_notes, missed_target_note
-from rlbench.analysis.findings import NOISY_CV
-from rlbench.analysis.stats import Ratio, is_number, num, ratio_ci
+from rlbench.analysis.configs import axis_value_text, config_label
+from rlbench.analysis.evidence import (Below, LearnerCpuStep, beats_note, learner_cpu_text, learning_notes,
+                                      missed_target_note)
+from rlbench.analysis.findings import CONFIDENCE, NOISY_CV, num
+from rlbench.analysis.stats import Ratio, is_number, ratio_ci
 from rlbench.analysis.targets import eligible
 from rlbench.analysis.windows import steady
 
@@ -78,7 +79,7 @@ def recommendations(configs: pd.DataFrame, axes: list[str]) -> list[Recommendati
             low, high = _ci_end(best, column, "low"), _ci_end(second, column, "high")
             them = (config_label(second, axes), f"{second[column]:,.0f} {unit}")
             if low is not None and high is not None and low <= high:
-                notes.append(f"tied within the 95% CIs with {them[0]} ({them[1]})")
+                notes.append(f"tied within the {CONFIDENCE:.0%} CIs with {them[0]} ({them[1]})")
             else:  # apart, or no intervals: the repeats must be enough for a test to tell them apart
                 evidence = beats_note(*them, int(best["n"]), int(second["n"]))
         if int(best["n"]) < 2:
@@ -132,7 +133,7 @@ def target_recommendations(ttt: pd.DataFrame, axes: list[str]) -> list[Recommend
             them = (config_label(second, axes), f"{second[column]:,.1f} {unit}")
             high, low = num(best.get(f"{column}_ci_high")), num(second.get(f"{column}_ci_low"))
             if high is not None and low is not None and high >= low:
-                notes.append(f"tied within the 95% CIs with {them[0]} ({them[1]})")
+                notes.append(f"tied within the {CONFIDENCE:.0%} CIs with {them[0]} ({them[1]})")
             else:  # apart, or no intervals: the repeats that reached it must be enough for a test
                 evidence = beats_note(*them, int(best["reached"]), int(second["reached"]))
         if int(best["reached"]) < 2:
@@ -182,54 +183,6 @@ def _phase_seconds(trials: pd.DataFrame, iterations: pd.DataFrame) -> pd.DataFra
     return per_trial.join(ok, how="inner").groupby("index").median()
 
 
-@dataclass(frozen=True)
-class LearnerCpuStep:
-    """The figures of one learner-CPU axis from its lowest to its highest setting (the other axes at the
-    lowest setting's values), for :func:`~rlbench.analysis.evidence.learner_cpu_text`."""
-
-    axis: str
-    """The axis."""
-    lo: str
-    """Its lowest setting, as the user wrote it."""
-    hi: str
-    """Its highest setting with the same other axes."""
-    others: list[tuple[str, str]]
-    """The other axes and their values."""
-    lo_env_steps_per_s: float
-    """Median throughput at ``lo``."""
-    hi_env_steps_per_s: float
-    """Same at ``hi``."""
-    ratio: Ratio
-    """hi's throughput over lo's, over their repeats, with its interval."""
-    lo_wall_s: float
-    """Median over repeats of the mean steady iteration's seconds at ``lo``: wall ..."""
-    hi_wall_s: float
-    lo_learn_s: float
-    """... learning ..."""
-    hi_learn_s: float
-    lo_sample_s: float
-    """... and sampling."""
-    hi_sample_s: float
-    in_driver: bool
-    """The learner runs in the driver (no remote learners)."""
-    lo_threads: float | None
-    """Torch threads where the learner runs, at ``lo`` (None: not recorded)."""
-    hi_threads: float | None
-    lo_cores_used: float | None
-    """Cores that process kept busy at ``lo``."""
-    hi_cores_used: float | None
-
-    @property
-    def speed(self) -> float:
-        """hi's median throughput over lo's."""
-        return self.hi_env_steps_per_s / self.lo_env_steps_per_s
-
-    @property
-    def learn_speedup(self) -> float:
-        """lo's learning seconds over hi's (NaN when hi's are 0)."""
-        return self.lo_learn_s / self.hi_learn_s if self.hi_learn_s > 0 else float("nan")
-
-
 def learner_cpu_step(axis: str, lo: pd.Series, hi: pd.Series, seconds: pd.DataFrame, first: pd.DataFrame,
                      others: list[str], ratio: Ratio) -> LearnerCpuStep:
     """The figures of going from configuration row ``lo`` to ``hi`` along ``axis`` (per-index phase
@@ -240,7 +193,7 @@ def learner_cpu_step(axis: str, lo: pd.Series, hi: pd.Series, seconds: pd.DataFr
     role = "driver" if in_driver else "learner"
     threads_col = "driver_torch_threads" if in_driver else "learner_torch_threads"
     return LearnerCpuStep(
-        axis, value_text(lo[axis]), value_text(hi[axis]), [(o, value_text(lo[o])) for o in others],
+        axis, axis_value_text(lo[axis]), axis_value_text(hi[axis]), [(o, axis_value_text(lo[o])) for o in others],
         lo["env_steps_per_s"], hi["env_steps_per_s"], ratio, s_lo["wall_s"], s_hi["wall_s"], s_lo["learn_s"],
         s_hi["learn_s"], s_lo["sample_s"], s_hi["sample_s"], in_driver, num(t_lo.get(threads_col)),
         num(t_hi.get(threads_col)), num(lo.get(f"{role}_cpus_used")), num(hi.get(f"{role}_cpus_used")))
@@ -272,7 +225,7 @@ def learner_cpu_findings(configs: pd.DataFrame, trials: pd.DataFrame, iterations
         text = learner_cpu_text(learner_cpu_step(axis, lo, hi, seconds, first, others, ratio))
         best = same.sort_values("env_steps_per_s").iloc[-1]
         if best[axis] not in (lo[axis], hi[axis]):
-            text += (f" The fastest setting was in between: {axis}={value_text(best[axis])} at "
+            text += (f" The fastest setting was in between: {axis}={axis_value_text(best[axis])} at "
                      f"{best['env_steps_per_s']:,.0f} env steps/s ({best['env_steps_per_s'] / lo['env_steps_per_s']:.2f}x "
                      "the lowest); past it, more threads cost more than they bring.")
         out.append(text)

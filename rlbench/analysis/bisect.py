@@ -21,7 +21,8 @@ from typing import Any, Callable
 from rlbench.analysis.change import COMPARISON_SCHEMA_VERSION
 from rlbench.analysis.evidence import beyond
 from rlbench.analysis.history import VersionStep
-from rlbench.analysis.stats import CONFIDENCE, interval_text
+from rlbench.analysis.stats import interval_text
+from rlbench.analysis.findings import CONFIDENCE
 
 #: One comparison of two versions: (reference, candidate) -> configuration label -> its step.
 Measure = Callable[[str, str], dict[str, VersionStep]]

@@ -15,10 +15,13 @@ The design of the data picks the test; the rule is the same:
   (:func:`~rlbench.analysis.stats.signed_rank_p`).
 
 B changed against A (:attr:`Change.differs`) when every interval excludes 1 on the same side and the
-test agrees at :data:`~rlbench.analysis.findings.SIGNIFICANCE` (:func:`~rlbench.analysis.evidence.changed`);
-what that is called in words, and from what size on, is :mod:`rlbench.analysis.evidence`' (the thresholds
-:mod:`rlbench.analysis.findings`'). The table of
-which command uses which design: docs/ANALYSIS.md, "Did it change? One rule".
+test agrees at :data:`~rlbench.analysis.findings.SIGNIFICANCE` (:func:`changed`); whether the runs could show a
+change at all is :func:`can_show` (repeats) and :func:`rounds_can_show` (rounds); B is *as good as* A within a
+threshold when every interval lies inside 1 +/- it (:func:`equivalent`: more runs cannot show a change that
+large). What that is called in words is :mod:`rlbench.analysis.evidence`' (the thresholds
+:mod:`rlbench.analysis.findings`'). Where rounds were run but may be too few for the paired test
+(autoconfig's race), :func:`by_rounds` picks the design and says which it took. The table of which command
+uses which design: docs/ANALYSIS.md, "Did it change? One rule".
 
 :class:`Change` is what ``compare.json``, ``history.json`` and ``bisect.json`` hold for every pair, so
 its fields are part of their schema (:data:`COMPARISON_SCHEMA_VERSION`; docs/SCHEMA.md).
@@ -30,8 +33,9 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any, Mapping, Sequence
 
-from rlbench.analysis import evidence, findings
-from rlbench.analysis.stats import median_ci, rank_p, ratio_ci, signed_rank_p
+from rlbench.analysis import findings
+from rlbench.analysis.stats import (median_ci, rank_p, ratio_ci, signed_rank_p, smallest_rank_p,
+                                    smallest_signed_rank_p)
 
 #: Version of the comparison files' schema (``compare.csv``, ``compare.json``, ``history.json``,
 #: ``bisect.json``: the field ``schema_version``). 1: the files before it had the field (two schemas of
@@ -40,6 +44,29 @@ from rlbench.analysis.stats import median_ci, rank_p, ratio_ci, signed_rank_p
 COMPARISON_SCHEMA_VERSION = 2
 #: The test of each design, as :attr:`Change.test` names it.
 TESTS = {"unpaired": "Mann-Whitney U, one-sided", "paired": "Wilcoxon signed-rank, two-sided"}
+
+
+def can_show(n_a: int, n_b: int) -> bool:
+    """Whether ``n_a`` against ``n_b`` repeats are enough for the rank test of independent runs to reach
+    :data:`~rlbench.analysis.findings.SIGNIFICANCE` (:func:`~rlbench.analysis.stats.smallest_rank_p`: 3 a side,
+    or 2 against 6)."""
+    return smallest_rank_p(n_a, n_b) <= findings.SIGNIFICANCE
+
+
+def rounds_can_show(pairs: int) -> bool:
+    """Whether ``pairs`` rounds are enough for the rank test of paired rounds to reach
+    :data:`~rlbench.analysis.findings.SIGNIFICANCE` (:func:`~rlbench.analysis.stats.smallest_signed_rank_p`:
+    :data:`~rlbench.analysis.findings.ROUNDS_FOR_EVIDENCE`)."""
+    return smallest_signed_rank_p(pairs) <= findings.SIGNIFICANCE
+
+
+def changed(intervals: Sequence[tuple[float | None, float | None]], p_value: float | None) -> bool:
+    """The one rule of "did it change?": every interval (of B/A) excludes 1 on the same side and the rank
+    test agrees at :data:`~rlbench.analysis.findings.SIGNIFICANCE` (docs/ANALYSIS.md, "Did it change? One rule")."""
+    lows, highs = [low for low, _ in intervals], [high for _, high in intervals]
+    if p_value is None or None in lows or None in highs:
+        return False
+    return (min(lows) > 1.0 or max(highs) < 1.0) and p_value <= findings.SIGNIFICANCE
 
 
 @dataclass(frozen=True)
@@ -59,14 +86,14 @@ class Change:
     ratio: float | None
     """median(B) / median(A) (below 1: B is lower); None when a side has no value or A's median is 0."""
     ci_low: float | None
-    """Lower end of its 95% bootstrap interval, the two sides resampled independently (None with fewer than
-    2 values on a side)."""
+    """Lower end of its bootstrap interval at :data:`~rlbench.analysis.findings.CONFIDENCE`, the two sides resampled
+    independently (None with fewer than 2 values on a side)."""
     ci_high: float | None
     """Upper end."""
     paired_ratio: float | None
     """Paired: the median over the rounds both sides ran of that round's B / A; unpaired: None."""
     paired_ci_low: float | None
-    """Lower end of its 95% bootstrap interval over the rounds (None with fewer than 2 pairs)."""
+    """Lower end of its bootstrap interval over the rounds (None with fewer than 2 pairs)."""
     paired_ci_high: float | None
     """Upper end."""
     test: str
@@ -78,7 +105,7 @@ class Change:
     p_value: float | None
     """The test's p-value (unpaired: in the ratio's direction; None without a direction or a run a side)."""
     differs: bool
-    """Every interval excludes 1 on the same side and the test agrees (:func:`~rlbench.analysis.evidence.changed`)."""
+    """Every interval excludes 1 on the same side and the test agrees (:func:`changed`)."""
 
     @property
     def effect(self) -> float | None:
@@ -87,10 +114,18 @@ class Change:
 
     @property
     def enough(self) -> bool:
-        """Whether these runs could let the test reach :data:`~rlbench.analysis.findings.SIGNIFICANCE` at all."""
+        """Whether these runs could show a change at all: the test could reach
+        :data:`~rlbench.analysis.findings.SIGNIFICANCE` and the ratio's interval has 2 values a side to resample
+        (1 reading against 19 can give p = 1/20, but no interval)."""
         if self.design == "paired":
-            return evidence.rounds_can_show(self.runs_a)
-        return evidence.can_show(self.runs_a, self.runs_b)
+            return rounds_can_show(self.runs_a)
+        return can_show(self.runs_a, self.runs_b) and min(self.n_a, self.n_b) >= 2
+
+    @property
+    def intervals(self) -> list[tuple[float | None, float | None]]:
+        """The intervals of B/A the rule holds against 1: the ratio's, and the paired ratio's (paired)."""
+        out = [(self.ci_low, self.ci_high)]
+        return out + [(self.paired_ci_low, self.paired_ci_high)] if self.design == "paired" else out
 
 
 #: The fields of a :class:`Change`, in order: the flat columns of ``compare.csv`` (docs/SCHEMA.md).
@@ -119,7 +154,7 @@ def unpaired(a: Sequence[float], b: Sequence[float], within: tuple[Sequence[floa
         p = rank_p(lower, higher)
     basis = "-" if not a or not b else "repeats" if xa is a else "iterations"
     return Change("unpaired", basis, r.n_a, r.n_b, r.ratio, r.ci_low, r.ci_high, None, None, None, TESTS["unpaired"],
-                  len(a), len(b), p, evidence.changed([(r.ci_low, r.ci_high)], p))
+                  len(a), len(b), p, changed([(r.ci_low, r.ci_high)], p))
 
 
 def paired(a: Mapping[int, float], b: Mapping[int, float]) -> Change:
@@ -131,7 +166,31 @@ def paired(a: Mapping[int, float], b: Mapping[int, float]) -> Change:
     p = signed_rank_p(ratios)
     return Change("paired", "rounds" if a and b else "-", r.n_a, r.n_b, r.ratio, r.ci_low, r.ci_high, pair.median,
                   pair.ci_low, pair.ci_high, TESTS["paired"], len(ratios), len(ratios), p,
-                  evidence.changed([(r.ci_low, r.ci_high), (pair.ci_low, pair.ci_high)], p))
+                  changed([(r.ci_low, r.ci_high), (pair.ci_low, pair.ci_high)], p))
+
+
+def by_rounds(a: Mapping[int, float], b: Mapping[int, float]) -> Change:
+    """B against A from values taken in rounds (round -> value; autoconfig's race): :func:`paired` where the rounds
+    both sides ran can reach significance (:func:`rounds_can_show`), else :func:`unpaired` over the same values,
+    as if independent (the design the :class:`Change` names; :func:`design_note` says why in words)."""
+    if rounds_can_show(len(set(a) & set(b))):
+        return paired(a, b)
+    return unpaired(list(a.values()), list(b.values()))
+
+
+def design_note(rounds: int) -> str | None:
+    """Why values taken in ``rounds`` rounds were compared unpaired (None: they were paired), in words."""
+    if rounds_can_show(rounds):
+        return None
+    return (f"{rounds} round{'s' if rounds != 1 else ''}: the paired test needs {findings.ROUNDS_FOR_EVIDENCE}, so "
+            "the rounds were compared as independent repeats")
+
+
+def equivalent(change: Change, threshold: float) -> bool:
+    """Whether B is as good as A within ``threshold``: every interval of B/A lies inside [1 - threshold,
+    1 + threshold], so more runs cannot show a change that large at :data:`~rlbench.analysis.findings.CONFIDENCE`."""
+    ends = [x for pair in change.intervals for x in pair]
+    return None not in ends and min(ends) >= 1.0 - threshold and max(ends) <= 1.0 + threshold
 
 
 def flat(change: Change | None, prefix: str = "") -> dict[str, Any]:

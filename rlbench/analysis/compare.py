@@ -28,7 +28,7 @@ import pandas as pd
 
 from rlbench.analysis.change import unpaired
 from rlbench.analysis.comparison import Comparison, ComparisonRow, TimeToTarget
-from rlbench.analysis.configs import result_axes
+from rlbench.analysis.configs import axis_pairs_text, result_axes
 from rlbench.analysis.evidence import change_sentence, change_verdict, time_to_target_verdict
 from rlbench.analysis.tables import read_tables
 from rlbench.analysis.windows import steady
@@ -93,7 +93,7 @@ def compare(a_dir: Path, b_dir: Path, threshold: float) -> Comparison:
     for key in list(side_a) + [k for k in side_b if k not in side_a]:
         a, b = side_a.get(key), side_b.get(key)
         info = (a or b)["axes"]
-        label = ", ".join(f"{k}={v}" for k, v in info.items()) or "all"
+        label = axis_pairs_text(info.items()) or "all"
         if a is None or b is None:
             only = "only in B" if a is None else "only in A"
             present = b if a is None else a

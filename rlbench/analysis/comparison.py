@@ -17,8 +17,7 @@ from typing import Any
 import pandas as pd
 
 from rlbench.analysis.change import CHANGE_FIELDS, COMPARISON_SCHEMA_VERSION, Change, flat
-from rlbench.analysis.findings import SIGNIFICANCE
-from rlbench.analysis.stats import CONFIDENCE
+from rlbench.analysis.findings import CONFIDENCE, SIGNIFICANCE
 from rlbench.results.files import write_atomic, write_json
 from rlbench.results.layout import COMPARE_CSV, COMPARE_JSON
 from rlbench.results.tables import csv_bytes

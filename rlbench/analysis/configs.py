@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from rlbench.analysis.findings import NOISY_CV, verdict
+from rlbench.analysis.learner import LEARNER_COLUMNS, cpu_twins
 from rlbench.analysis.runners import inside_by_config
 from rlbench.analysis.stats import median_cis
 from rlbench.analysis.trial_rows import CPU_ROLES, learner_gpus
@@ -37,6 +38,14 @@ OVERLAP_COLUMNS: tuple[str, ...] = ("sampler_busy_frac", "learner_busy_frac", "b
 
 
 
+#: Per-trial settings a configuration row carries (its first repeat's): the knobs a learner verdict names and their
+#: context (the learner's place, its torch threads, the batch a minibatch divides).
+CONFIG_KNOBS: tuple[str, ...] = ("num_env_runners", "num_cpus_per_env_runner", "num_learners", "num_cpus_for_main_process",
+                                 "num_cpus_per_learner",
+                                 "minibatch_size", "num_epochs", "train_batch_size_per_learner", "driver_torch_threads",
+                                 "learner_torch_threads")
+
+
 def result_axes(manifest: dict[str, Any], trials: pd.DataFrame | None = None) -> list[str]:
     """The grid axes' table columns, in spec order, then ``variant`` when the sweep had variants (a
     configuration is a grid point and a variant)."""
@@ -52,28 +61,56 @@ def result_axes(manifest: dict[str, Any], trials: pd.DataFrame | None = None) ->
 
 
 #: How a configuration's label shows an axis its config leaves unset (an autoconfig baseline off the grid
-#: whose base config never names the axis): the spec's default, never ``nan`` (issue 34).
+#: whose base config never names the axis, a knob one framework of the sweep lacks): the spec's default, never
+#: ``nan`` (issues 34, 42).
 SPEC_DEFAULT = "(the spec's default)"
 
 
+def is_missing(value) -> bool:
+    """Whether an axis value is absent (None, NaN, pandas' NA): the trial ran with the spec's default there."""
+    try:
+        return value is None or bool(pd.isna(value))
+    except (TypeError, ValueError):  # a list or dict value: present
+        return False
+
+
 def axis_value_text(value) -> str:
-    """One axis value as a label shows it: missing (None, NaN) as :data:`SPEC_DEFAULT`."""
-    if value is None or (isinstance(value, float) and value != value):
+    """The one way an axis value is printed or drawn (labels, ticks, legends, tables, sentences): missing
+    (None, NaN) as :data:`SPEC_DEFAULT`, a whole float as the int the user wrote (a row of mixed columns turns
+    4 into 4.0), anything else as its text."""
+    if is_missing(value):
         return SPEC_DEFAULT
-    return str(value)
-
-
-def value_text(value) -> str:
-    """An axis value as the user wrote it (a row of mixed columns turns 4 into 4.0)."""
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
 
 
+def axis_pairs_text(pairs) -> str:
+    """``a=1, b=(the spec's default)`` of (axis, value) pairs, each value by :func:`axis_value_text`."""
+    return ", ".join(f"{a}={axis_value_text(v)}" for a, v in pairs)
+
+
+def axis_order(values) -> list:
+    """The distinct values of an axis in drawing order: numbers ascending, then text, then one missing value
+    (None) last when any is missing; :func:`axis_slot` finds a value's place in it."""
+    values = list(values)
+    present: list = []
+    for v in values:
+        if not is_missing(v) and v not in present:  # a list value (fcnet_hiddens) is unhashable: no set
+            present.append(v)
+    numbers = sorted(v for v in present if isinstance(v, (int, float, np.number)) and not isinstance(v, bool))
+    rest = sorted((v for v in present if not any(v is n for n in numbers)), key=str)
+    return numbers + rest + [None] * any(is_missing(v) for v in values)
+
+
+def axis_slot(order: list, value) -> int:
+    """The position of ``value`` in :func:`axis_order`'s list (a missing value: the missing slot)."""
+    return order.index(None if is_missing(value) else value)
+
+
 def config_label(row: pd.Series | dict, axes: list[str]) -> str:
     """``axis=value, ...`` of a configuration (or its grid index without axes)."""
-    parts = [f"{a}={axis_value_text(row[a])}" for a in axes]
-    return ", ".join(parts) if parts else f"point {int(row['index'])}"
+    return axis_pairs_text((a, row[a]) for a in axes) if axes else f"point {int(row['index'])}"
 
 
 def gpu_util_by_trial(iterations: pd.DataFrame, utilization: pd.DataFrame) -> pd.Series:
@@ -140,8 +177,11 @@ def configurations(trials: pd.DataFrame, axes: list[str], iterations: pd.DataFra
             where.append((key, m))
     std, mean = g["env_steps_per_s"].std(ddof=1), g["env_steps_per_s"].mean()
     frame["env_steps_per_s_cv"] = (std / mean.abs()).where((g.size() >= 2) & (mean != 0)).reindex(index)
-    for m in OVERLAP_COLUMNS:
+    for m in OVERLAP_COLUMNS + LEARNER_COLUMNS:
         frame[m] = g[m].median().reindex(index).astype(float) if m in ok else np.nan
+    # what the learner verdicts name as the knobs' current values and the learner's threads (the first repeat's)
+    for m in CONFIG_KNOBS:
+        frame[m] = first[m] if m in first else np.nan
     # the worst repeat: one slowed by the host is enough to doubt the configuration's figures
     frame["host_steal_pct"] = g["host_steal_pct"].max().reindex(index).astype(float) if "host_steal_pct" in ok \
         else np.nan
@@ -176,6 +216,7 @@ def configurations(trials: pd.DataFrame, axes: list[str], iterations: pd.DataFra
     rankable = frame["env_steps_per_s"].notna() & ~frame["noisy"]
     frame["rank"] = pd.array([pd.NA] * len(frame), dtype="Int64")
     frame.loc[rankable, "rank"] = frame.loc[rankable, "env_steps_per_s"].rank(ascending=False, method="min").astype(int)
+    frame = frame.join(cpu_twins(frame, trials, axes))
     verdicts = [verdict(r) for r in frame.to_dict("records")]
     frame["bottleneck"] = [v[0] for v in verdicts]
     frame["verdict"] = ["; ".join(v[1]) for v in verdicts]

@@ -1,9 +1,9 @@
 """Evidence: when a comparison of two sets of runs is a finding, and its words, with the evidence it has.
 
 Every comparison states its evidence, or what is missing (the brief: no "faster" from one run a side):
-whether the runs are enough for a rank test to reach :data:`~rlbench.analysis.findings.SIGNIFICANCE`
-(:func:`can_show`, :func:`rounds_can_show`), the one rule of "did it change?" (:func:`changed`, applied by
-:mod:`rlbench.analysis.change`) and its words (:func:`change_verdict`, :func:`change_sentence`), learning
+what too few runs lack (whether a rank test could reach :data:`~rlbench.analysis.findings.SIGNIFICANCE` at all
+is the rule's: :func:`~rlbench.analysis.change.can_show`), the words of the one rule of "did it change?"
+(:mod:`rlbench.analysis.change`: :func:`change_verdict`, :func:`change_sentence`), learning
 compared at equal env steps (:class:`Below`), the recommendations' caveats and what learner CPUs bought.
 The thresholds are :mod:`rlbench.analysis.findings`'; the figures come from the modules that compute them.
 """
@@ -11,36 +11,11 @@ The thresholds are :mod:`rlbench.analysis.findings`'; the figures come from the 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
 
-from rlbench.analysis.findings import (BOUND_FRAC, CLEARLY_BELOW_FRAC, GAIN_WORTH_HAVING, REPEATS_FOR_EVIDENCE,
+from rlbench.analysis.change import Change, can_show
+from rlbench.analysis.findings import (BOUND_FRAC, CLEARLY_BELOW_FRAC, CONFIDENCE, GAIN_WORTH_HAVING, REPEATS_FOR_EVIDENCE,
                                        ROUNDS_FOR_EVIDENCE, SIGNIFICANCE, SUBLINEAR_FRAC)
-from rlbench.analysis.stats import CONFIDENCE, Ratio, interval_text, smallest_rank_p, smallest_signed_rank_p
-
-if TYPE_CHECKING:  # the figures the words are about; those modules import this one
-    from rlbench.analysis.advice import LearnerCpuStep
-    from rlbench.analysis.change import Change
-
-
-def can_show(n_a: int, n_b: int) -> bool:
-    """Whether ``n_a`` against ``n_b`` repeats are enough for the rank test of independent runs to reach
-    :data:`SIGNIFICANCE` (:func:`~rlbench.analysis.stats.smallest_rank_p`: 3 a side, or 2 against 6)."""
-    return smallest_rank_p(n_a, n_b) <= SIGNIFICANCE
-
-
-def rounds_can_show(pairs: int) -> bool:
-    """Whether ``pairs`` rounds are enough for the rank test of paired rounds to reach :data:`SIGNIFICANCE`
-    (:func:`~rlbench.analysis.stats.smallest_signed_rank_p`: :data:`ROUNDS_FOR_EVIDENCE`)."""
-    return smallest_signed_rank_p(pairs) <= SIGNIFICANCE
-
-
-def changed(intervals: Sequence[tuple[float | None, float | None]], p_value: float | None) -> bool:
-    """The one rule of "did it change?": every interval (of B/A) excludes 1 on the same side and the rank
-    test agrees at :data:`SIGNIFICANCE` (docs/ANALYSIS.md, "Did it change? One rule")."""
-    lows, highs = [low for low, _ in intervals], [high for _, high in intervals]
-    if p_value is None or None in lows or None in highs:
-        return False
-    return (min(lows) > 1.0 or max(highs) < 1.0) and p_value <= SIGNIFICANCE
+from rlbench.analysis.stats import Ratio, interval_text
 
 
 def beyond(effect: float | None, threshold: float, direction: str | None = None) -> bool:
@@ -159,6 +134,55 @@ def ratio_evidence(ratio: Ratio) -> str | None:
     return f"{CONFIDENCE:.0%} CI {ratio.ci_low:.2f}-{ratio.ci_high:.2f}"
 
 
+@dataclass(frozen=True)
+class LearnerCpuStep:
+    """The figures of one learner-CPU axis from its lowest to its highest setting (the other axes at the
+    lowest setting's values; :func:`rlbench.analysis.advice.learner_cpu_step` reads them), for
+    :func:`learner_cpu_text`."""
+
+    axis: str
+    """The axis."""
+    lo: str
+    """Its lowest setting, as the user wrote it."""
+    hi: str
+    """Its highest setting with the same other axes."""
+    others: list[tuple[str, str]]
+    """The other axes and their values."""
+    lo_env_steps_per_s: float
+    """Median throughput at ``lo``."""
+    hi_env_steps_per_s: float
+    """Same at ``hi``."""
+    ratio: Ratio
+    """hi's throughput over lo's, over their repeats, with its interval."""
+    lo_wall_s: float
+    """Median over repeats of the mean steady iteration's seconds at ``lo``: wall ..."""
+    hi_wall_s: float
+    lo_learn_s: float
+    """... learning ..."""
+    hi_learn_s: float
+    lo_sample_s: float
+    """... and sampling."""
+    hi_sample_s: float
+    in_driver: bool
+    """The learner runs in the driver (no remote learners)."""
+    lo_threads: float | None
+    """Torch threads where the learner runs, at ``lo`` (None: not recorded)."""
+    hi_threads: float | None
+    lo_cores_used: float | None
+    """Cores that process kept busy at ``lo``."""
+    hi_cores_used: float | None
+
+    @property
+    def speed(self) -> float:
+        """hi's median throughput over lo's."""
+        return self.hi_env_steps_per_s / self.lo_env_steps_per_s
+
+    @property
+    def learn_speedup(self) -> float:
+        """lo's learning seconds over hi's (NaN when hi's are 0)."""
+        return self.lo_learn_s / self.hi_learn_s if self.hi_learn_s > 0 else float("nan")
+
+
 def learner_cpu_text(step: LearnerCpuStep) -> str:
     """What going from the lowest to the highest setting of a learner-CPU axis bought, in words (the figures:
     :func:`rlbench.analysis.advice.learner_cpu_findings`)."""
@@ -219,24 +243,31 @@ def missing_rounds(pairs: int) -> str:
     return f"no evidence yet: {pairs} round{'s' if pairs != 1 else ''}; {ROUNDS_FOR_EVIDENCE} rounds could show it"
 
 
-def change_sentence(a: str, b: str, change: Change) -> str:
-    """``B is 74.9% slower than A (...)`` or ``no evidence of a difference (...)``, with the evidence: the
-    runs, both intervals (paired) or the ratio's, the test's p, and what more runs could show."""
-    if change.n_a == 0 or change.n_b == 0 or change.effect is None:
-        return f"no data: {b if change.n_b == 0 else a} has no ok trial here"
+def change_evidence(change: Change) -> str:
+    """What a change's verdict rests on, in words: the runs, both intervals (paired) or the ratio's, the test's p,
+    and what more runs could show."""
     ratio = f"ratio of medians {change.ratio:.3f}, {CONFIDENCE:.0%} CI {interval_text(change.ci_low, change.ci_high)}"
     if change.design == "paired":
         n = change.runs_a
-        evidence = (f"{n} round{'s' if n != 1 else ''}; paired ratio {change.paired_ratio:.3f}, {CONFIDENCE:.0%} CI "
-                    f"{interval_text(change.paired_ci_low, change.paired_ci_high)}; {ratio}"
-                    + ("" if change.p_value is None else f"; Wilcoxon p={change.p_value:.2g}")
-                    + f"; {ROUNDS_FOR_EVIDENCE} rounds could show one" * (not change.enough))
-    else:
-        evidence = (f"{runs_text(change.runs_a, change.runs_b)}; {ratio} over {change.basis}"
-                    + ("" if change.p_value is None else f"; Mann-Whitney U p={change.p_value:.2g}")
-                    + f"; {REPEATS_FOR_EVIDENCE} repeats a side could show one" * (not change.enough))
+        return (f"{n} round{'s' if n != 1 else ''}; paired ratio {change.paired_ratio:.3f}, {CONFIDENCE:.0%} CI "
+                f"{interval_text(change.paired_ci_low, change.paired_ci_high)}; {ratio}"
+                + ("" if change.p_value is None else f"; Wilcoxon p={change.p_value:.2g}")
+                + f"; {ROUNDS_FOR_EVIDENCE} rounds could show one" * (not change.enough))
+    return (f"{runs_text(change.runs_a, change.runs_b)}; {ratio} over {change.basis}"
+            + ("" if change.p_value is None else f"; Mann-Whitney U p={change.p_value:.2g}")
+            + f"; {REPEATS_FOR_EVIDENCE} repeats a side could show one" * (not change.enough))
+
+
+def change_sentence(a: str, b: str, change: Change) -> str:
+    """``B is 74.9% slower than A (...)``, ``B is 6.25x as fast as A (...)`` (from twice A on) or ``no evidence of a
+    difference (...)``, with the evidence (:func:`change_evidence`)."""
+    if change.n_a == 0 or change.n_b == 0 or change.effect is None:
+        return f"no data: {b if change.n_b == 0 else a} has no ok trial here"
+    evidence = change_evidence(change)
     if not change.differs:  # (never with too few runs: the evidence says so)
         return f"no evidence of a difference ({evidence})"
+    if change.effect >= 2:
+        return f"{b} is {change.effect:.2f}x as fast as {a} ({evidence})"
     return f"{b} is {abs(1 - change.effect):.1%} {'slower' if change.effect < 1 else 'faster'} than {a} ({evidence})"
 
 

@@ -5,14 +5,20 @@ evidence rules' too: how significant, how many repeats or rounds, how large a ch
 configuration's numbers into sentences are here as well (its verdict from :mod:`~rlbench.analysis.configs`'
 row, its straggler from :mod:`~rlbench.analysis.runners`', its dominant function from
 :mod:`~rlbench.analysis.profiles`'); the words of comparisons, with the evidence each has, are
-:mod:`rlbench.analysis.evidence`'. Nothing here computes a statistic or reads a table.
+:mod:`rlbench.analysis.evidence`'. Nothing here computes a statistic or reads a table, and nothing here imports
+more than the standard library: a command's help states these defaults (``--threshold``, the confidence level)
+without importing numpy or scipy, and the statistics (:mod:`rlbench.analysis.stats`) read the level from here.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import Any
 
-from rlbench.analysis.stats import num
+#: Confidence level of every interval (the bootstrap engine's, :func:`rlbench.analysis.stats.interval`); every
+#: text that names the level is made from it.
+CONFIDENCE = 0.95
 
 #: A configuration whose coefficient of variation is above this is "too noisy to rank".
 NOISY_CV = 0.10
@@ -71,11 +77,31 @@ CLEARLY_BELOW_FRAC = 0.10
 #: Extra learner CPUs "bought nothing worth having" only when their throughput ratio's interval stays
 #: under this factor (and the ratio itself does): a gain under 10% is not worth CPUs another role could use.
 GAIN_WORTH_HAVING = 1.1
+#: A learner whose train-batch building (the learner connector: GAE, the copy to a GPU) takes at least this share of
+#: its own work (building + minibatch updates) is fed too slowly by the CPU: a GPU waits meanwhile, and the
+#: building is CPU work however fast the device is.
+BATCH_BOUND_FRAC = 0.5
+#: A GPU learner whose device is busy (NVML, over the learn window) less than this share while the minibatch updates
+#: dominate its work is launch- or sync-bound: each small step pays kernel launches and a host sync the device
+#: waits through. Measured 2026-11-27 on an H100 (issue 43): configs/ppo_gpu.yaml's GPU learner 3% busy, Pong with
+#: RLlib's Atari CNN at minibatch 128 12% busy, and 2.6x the throughput at minibatch 1024.
+DEVICE_BUSY_LOW_PCT = 50.0
 #: Functions on at least this share of a role's stacks ...
 TRUNK_FRAC = 0.95
 #: ... with under this share of its samples in their own code are its trunk (the worker's main loop, the
 #: trial's entry): the flame graph shows them, the top-total table skips them.
 TRUNK_SELF_FRAC = 0.01
+
+
+def num(value) -> float | None:
+    """``value`` as a float, or None when it is missing, not a number or NaN."""
+    if value is None:
+        return None
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(f) else f
 
 
 def verdict(row: dict[str, Any]) -> tuple[str, list[str]]:
@@ -137,6 +163,9 @@ def verdict(row: dict[str, Any]) -> tuple[str, list[str]]:
         elif util < GPU_IDLE_PCT:
             findings.append(f"GPU idle: {util:.0f}% mean utilization in steady state")
             label += ", GPU idle"
+    for cause in learner_verdicts(row):
+        findings.append(cause.text)
+        label += f", {cause.label}"
     straggler = straggler_finding(row)
     if straggler:
         findings.append(straggler)
@@ -216,3 +245,111 @@ def dominance_verdict(subject: str, plural: bool, function: str, place: str, sel
 def no_dominance_text() -> str:
     """What the report says of a role whose top function stays under :data:`DOMINANT_SELF_FRAC`."""
     return f"no single function dominates (none takes {DOMINANT_SELF_FRAC:.0%} of the samples in its own code)"
+
+
+@dataclass(frozen=True)
+class LearnerVerdict:
+    """Why a configuration's learner is slow, with its evidence, and the knob that changes it."""
+
+    label: str
+    """Short, for the bottleneck column: ``launch-bound``, ``learner fed by the CPU``, ..."""
+    text: str
+    """The finding in words, with its numbers."""
+    knob: str | None
+    """The spec key to change (None: the answer is measured already, or no knob is known to help)."""
+    knob_column: str | None = None
+    """The configuration column holding the knob's current value."""
+
+
+def _learner_limits(row: dict[str, Any]) -> tuple[bool, bool]:
+    """(learning limits the iteration, sampling does): the driver's shares for a synchronous configuration
+    (:data:`BOUND_FRAC`), where the work ran for an asynchronous one (:data:`SATURATED_FRAC`)."""
+    if row.get("asynchronous"):
+        sampler, learner = num(row.get("sampler_busy_frac")), num(row.get("learner_busy_frac"))
+        if sampler is None or learner is None:
+            return False, False
+        return learner >= SATURATED_FRAC, sampler >= SATURATED_FRAC and learner < SATURATED_FRAC
+    learn, sample = num(row.get("learn_frac")) or 0.0, num(row.get("sample_frac")) or 0.0
+    return learn >= BOUND_FRAC, sample >= BOUND_FRAC
+
+
+def _cpu_knob(row: dict[str, Any]) -> tuple[str, str]:
+    """(words, spec key) of the CPUs of the learner's process: the driver's, or each remote learner's."""
+    if (num(row.get("num_learners")) or 0) > 0:
+        return "num_cpus_per_learner", "num_cpus_per_learner"
+    return ("num_cpus_for_main_process (the driver holds the learner; driver_torch_threads where the spec sets its "
+            "threads)", "num_cpus_for_main_process")
+
+
+def learner_verdicts(row: dict[str, Any]) -> list[LearnerVerdict]:
+    """Why the learner of one configuration row is slow, from its split (docs/ANALYSIS.md, "Why a learner is
+    slow"): sampling starves it, the CPU feeds it too slowly, launch- or sync-bound, short of threads, or a model
+    too small for its GPU. Empty when none holds (a busy GPU, a learner that does not limit the iteration)."""
+    if num(row.get("env_steps_per_s")) is None:
+        return []
+    out: list[LearnerVerdict] = []
+    gpus, remote = num(row.get("learner_gpus")) or 0.0, (num(row.get("num_learners")) or 0) > 0
+    learning, sampling = _learner_limits(row)
+    learn, sample = num(row.get("learn_frac")) or 0.0, num(row.get("sample_frac")) or 0.0
+    if sampling and (gpus > 0 or remote):
+        waits = "its GPU" if gpus > 0 else "the learner actors"
+        share = (f"env runners busy {num(row.get('sampler_busy_frac')):.0%}, learner busy "
+                 f"{num(row.get('learner_busy_frac')):.0%} of each iteration" if row.get("asynchronous")
+                 else f"sampling takes {sample:.0%} of each iteration, learning {learn:.0%}")
+        out.append(LearnerVerdict("learner starved", f"sampling starves the learner: {share}, and {waits} wait"
+                                  f"{'s' if gpus > 0 else ''} meanwhile: more env runners (num_env_runners, now "
+                                  f"{_int(row.get('num_env_runners'))}) fill the train batch sooner",
+                                  "num_env_runners", "num_env_runners"))
+    batch, update = num(row.get("learn_batch_s")), num(row.get("learn_update_s"))
+    work = (batch or 0.0) + (update or 0.0)
+    if learning and batch is not None and update is not None and work > 0:
+        threads = num(row.get("learner_torch_threads" if remote else "driver_torch_threads"))
+        used = num(row.get("learn_cpus_used"))
+        busy = (f"; the learner's process kept {used:.2f} of its {threads:g} threads busy while it learned"
+                if used is not None and threads else "")
+        split = f"building the train batch {batch:.3g} s, the minibatch updates {update:.3g} s an iteration"
+        words, knob = _cpu_knob(row)
+        device = num(row.get("gpu_busy_pct"))
+        if gpus > 0 and batch / work >= BATCH_BOUND_FRAC:
+            copy = num(row.get("learn_copy_s"))
+            copied = f" (copying to the GPU {copy:.3g} s of it)" if copy is not None else ""
+            out.append(LearnerVerdict("learner fed by the CPU", f"the CPU feeds the GPU learner too slowly: {split}"
+                                      f"{copied}: {batch / work:.0%} of its work is on the CPU{busy}; give it CPUs "
+                                      f"({words}), or more learners (num_learners) to build their shares at once",
+                                      knob, knob))
+        elif gpus > 0 and device is not None and device < DEVICE_BUSY_LOW_PCT and _steps_per_epoch(row) > 1:
+            steps, step_s, mb = num(row.get("sgd_steps_per_iteration")), num(row.get("sgd_step_s")), row.get(
+                "minibatch_size")
+            dev = num(row.get("learn_device_s"))
+            on_device = f"; device time in the updates {dev:.3g} s of {update:.3g} s" if dev is not None else ""
+            out.append(LearnerVerdict("launch-bound", f"launch- or sync-bound: {steps:.0f} minibatch steps an "
+                                      f"iteration of {1000 * (step_s or 0.0):.1f} ms each, and the GPU busy {device:.0f}% "
+                                      f"of the learn window{on_device}: a larger minibatch_size (now {_int(mb)}) makes "
+                                      "fewer, larger steps (it changes learning as well as speed: time to a target "
+                                      "settles it)", "minibatch_size", "minibatch_size"))
+        elif gpus == 0 and used is not None and threads and used >= STARVED_FRAC * threads \
+                and (num(row.get("cpus")) or 0) > threads:
+            out.append(LearnerVerdict("learner short of threads", f"the CPU learner is short of threads: learning "
+                                      f"takes {learn:.0%} of each iteration ({split}){busy}, and the trial has "
+                                      f"{num(row.get('cpus')):g} cores: give it CPUs ({words})", knob, knob))
+    twin = num(row.get("cpu_twin_ratio"))
+    if gpus > 0 and twin is not None and twin < GAIN_WORTH_HAVING:
+        out.append(LearnerVerdict("model too small for the GPU", f"the model is too small for the GPU: its learner "
+                                  f"gave {twin:.2f}x the throughput of the CPU learner one axis away (grid point "
+                                  f"{_int(row.get('cpu_twin_index'))}, {num(row.get('cpu_twin_env_steps_per_s')):,.0f} "
+                                  f"env steps/s; {row.get('cpu_twin_evidence')}): below {GAIN_WORTH_HAVING:g}x, the "
+                                  "CPU learner does as well and leaves the GPU free", None))
+    return out
+
+
+def _steps_per_epoch(row: dict[str, Any]) -> float:
+    """Minibatch steps per epoch per learner (1: the minibatch is the whole batch; a larger one changes nothing)."""
+    steps, epochs = num(row.get("sgd_steps_per_iteration")), num(row.get("num_epochs"))
+    if steps is None:
+        return 0.0
+    return steps / epochs if epochs else steps
+
+
+def _int(value: Any) -> str:
+    v = num(value)
+    return "-" if v is None else f"{v:g}"

@@ -25,7 +25,8 @@ import pandas as pd
 from rlbench.analysis.change import COMPARISON_SCHEMA_VERSION, Change, paired
 from rlbench.analysis.comparison import FAILING
 from rlbench.analysis.evidence import change_sentence, change_verdict
-from rlbench.analysis.stats import CONFIDENCE, median_ci
+from rlbench.analysis.stats import median_ci
+from rlbench.analysis.findings import CONFIDENCE
 from rlbench.analysis.variants import grid_points
 
 #: Metric -> (trials-table column, unit in words). Time to target: lower is better.

@@ -26,7 +26,7 @@ import pandas as pd
 from rlbench.analysis.change import Change, unpaired
 from rlbench.analysis.configs import config_label
 from rlbench.analysis.evidence import change_sentence
-from rlbench.analysis.stats import num
+from rlbench.analysis.findings import num
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from rlbench.analysis.comparison import ComparisonRow
 from rlbench.analysis.curves import (CURVE_X, EqualSteps, below_at_equal_steps, learning_curves, returns_at_equal_steps,
                                     trial_curves)
 from rlbench.analysis.evidence import Below
+from rlbench.analysis.learner import NextSweep, next_sweep
 from rlbench.analysis.node_spread import NodeReport, node_report
 from rlbench.analysis.profiles import RoleProfile, role_profiles
 from rlbench.analysis.scaling import ScalingCurve, scaling_curves
@@ -28,6 +29,11 @@ from rlbench.analysis.targets import time_to_target
 from rlbench.analysis.trial_rows import teardown_text
 from rlbench.analysis.variants import compare_variants, variant_names
 from rlbench.results.layout import ResultsFolder
+
+#: What the report and the terminal say instead of recommendations for a ``--quick`` run (rlbench.spec.quick).
+QUICK_NO_RECOMMENDATIONS = ("none: this is a --quick run (one repeat, no warm-up, one iteration on a cut train batch): "
+                            "it checks that every configuration runs, and its figures are start-up more than steady "
+                            "state; run the spec without --quick to rank configurations")
 
 #: Configurations whose profiles are shown (fastest first); the rest are in profiles.parquet.
 MAX_PROFILED_CONFIGS = 12
@@ -165,6 +171,13 @@ class Analysis:
     """Per grid point, each variant against the first (a sweep with ``variants:``; else empty)."""
     endings: str = ""
     """The ok trials whose process ended in their teardown, with their signals, in words; empty when none."""
+    next: NextSweep | None = None
+    """The sweep a learner verdict asks for next (``next.yaml``), or None."""
+    no_recommendations: str = ""
+    """Why the report recommends nothing although configurations were measured (a ``--quick`` run); empty else."""
+    unreadable: pd.DataFrame = field(default_factory=pd.DataFrame)
+    """trials.parquet's rows of trials whose plan.json cannot be read (status ``unreadable``, the reason): listed
+    by the report, left out of ``trials`` and so of every figure and count."""
     nodes: NodeReport | None = None
     """Node to node (a ``--parallel`` sweep: each trial's node set recorded); None otherwise."""
 
@@ -173,22 +186,29 @@ def analyze(folder: Path, tables: dict[str, pd.DataFrame] | None = None) -> Anal
     """The analysis of the result set in ``folder``: per-configuration figures and verdicts, scaling
     curves, learning, recommendations and profiles. ``tables``: its tables when already read
     (:func:`rlbench.analysis.tables.read_tables`), else read here."""
-    from rlbench.analysis.tables import read_tables  # imports pyarrow: only when the tables are not given
+    from rlbench.analysis.tables import measured_rows, read_tables  # imports pyarrow: not at the module's top
 
     out_dir = Path(folder)
     tables = tables if tables is not None else read_tables(out_dir)
     manifest = ResultsFolder(out_dir).read_manifest()
-    trials = tables["trials"]
+    trials = measured_rows(tables["trials"])  # a trial whose plan cannot be read has no configuration to count in
     axes = result_axes(manifest, trials)
     configs = configurations(trials, axes, tables.get("iterations"), tables.get("utilization"), sm_count(manifest))
+    if manifest.get("quick") and len(configs):  # one iteration each: shown, never ranked
+        configs["rank"] = pd.array([pd.NA] * len(configs), dtype="Int64")
     curves = scaling_curves(configs, axes)
     findings = learner_cpu_findings(configs, trials, tables.get("iterations"), axes)
     lrn = learning(trials, tables.get("iterations"), axes)
     recs = with_learning_notes(recommendations(configs, axes), configs, lrn.ttt, lrn.below, axes, lrn.equal.env_steps)
     recs = target_recommendations(lrn.ttt, axes) + recs
+    if manifest.get("quick"):  # one iteration, no warm-up, one repeat: start-up is all it measured
+        recs = []
     profiles, note = config_profiles(configs, trials, axes, tables.get("profiles")) \
         if "straggler_env_runner" in configs else ([], "")
     variants = compare_variants(trials, [a for a in axes if a != "variant"], variant_names(manifest, trials))
     return Analysis(out_dir, manifest, axes, trials, configs, curves, recs, findings, lrn,
                     energy_text(manifest, trials), profiles, note, variants, teardown_text(trials),
-                    node_report(trials, axes))
+                    None if manifest.get("quick") else next_sweep(configs),  # a quick run asks for no next sweep
+                    no_recommendations=QUICK_NO_RECOMMENDATIONS if manifest.get("quick") else "",
+                    unreadable=tables["trials"].loc[tables["trials"].index.difference(trials.index)],
+                    nodes=node_report(trials, axes))

@@ -7,8 +7,9 @@ from typing import Any
 
 import pandas as pd
 
-from rlbench.analysis.findings import KNEE_MARGIN
-from rlbench.analysis.stats import fit_amdahl, is_number, knee, num
+from rlbench.analysis.configs import axis_pairs_text, is_missing
+from rlbench.analysis.findings import KNEE_MARGIN, num
+from rlbench.analysis.stats import fit_amdahl, is_number, knee
 
 #: Scaling groups (combinations of the other axes) shown per axis in the report.
 MAX_SCALING_GROUPS = 12
@@ -56,7 +57,8 @@ def scaling_curves(configs: pd.DataFrame, axes: list[str], margin: float = KNEE_
         groups = configs.groupby(others, dropna=False, sort=False) if others else [((), configs)]
         for key, group in groups:
             key = key if isinstance(key, tuple) else (key,)
-            numeric = all(is_number(v) for v in group[axis])
+            # a missing value (the spec's default: an off-grid baseline) sorts last and is left out of the fit
+            numeric = all(is_number(v) or is_missing(v) for v in group[axis]) and any(is_number(v) for v in group[axis])
             group = group.sort_values(axis) if numeric else group.sort_values("index")
             values = group[axis].tolist()
             tp = [num(v) for v in group["env_steps_per_s"]]
@@ -74,7 +76,7 @@ def scaling_curves(configs: pd.DataFrame, axes: list[str], margin: float = KNEE_
                     fit = fit_amdahl([x for _, x in pos], [rel[i] for i, _ in pos], n0=x0)
             measured = [(v, t) for v, t in zip(values, tp) if t is not None]
             curves.append(ScalingCurve(
-                axis=axis, fixed=", ".join(f"{o}={v}" for o, v in zip(others, key)), values=values,
+                axis=axis, fixed=axis_pairs_text(zip(others, key)), values=values,
                 env_steps_per_s=tp, speedup=speedup, efficiency=efficiency,
                 serial_frac=fit.serial_frac if fit else None, r2=fit.r2 if fit else None,
                 rmse=fit.rmse if fit else None, max_speedup=fit.max_speedup if fit else None,

@@ -3,7 +3,7 @@ comparisons that answer the paper's question, with their evidence.
 
 Per row, over the repeats that ran (each a run of every client of the cell, the paths' order rotating):
 
-- ``states_per_s``: the median, with its 95% bootstrap interval (:func:`~rlbench.analysis.stats.median_ci`);
+- ``states_per_s``: the median, with its bootstrap interval (:func:`~rlbench.analysis.stats.median_ci`);
 - ``p50_ms``, ``p99_ms``: the median over repeats of each repeat's latency percentiles (every counted request
   of every client of the run);
 - ``overhead_ms``: ``p50_ms`` less the ``inprocess`` path's ``p50_ms`` in the same cell (the forward pass
@@ -13,10 +13,10 @@ Per row, over the repeats that ran (each a run of every client of the cell, the 
 - ``cpu_s_per_1000_states``: per process role, the median over repeats of CPU-seconds per 1,000 states.
 
 A comparison of two paths in a cell (:func:`compare_paths`) is the one rule's unpaired comparison
-(:func:`rlbench.analysis.change.unpaired`, as ``rlbench compare A B``'s): the ratio of their median states/s
-with its bootstrap interval, called a difference when the interval excludes 1 and the exact rank test agrees
-at :data:`~rlbench.analysis.findings.SIGNIFICANCE`, which 3 repeats a side can reach (fewer say so, with
-:func:`~rlbench.analysis.evidence.missing_evidence`).
+(:func:`rlbench.analysis.change.unpaired`, as ``rlbench compare A B``'s), its :class:`~rlbench.analysis.change.Change`
+held as it is and said in compare's words: the ratio of their median states/s with its bootstrap interval, called
+a difference when the interval excludes 1 and the exact rank test agrees at
+:data:`~rlbench.analysis.findings.SIGNIFICANCE`, which 3 repeats a side can reach (fewer say so).
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from rlbench.analysis.change import unpaired
-from rlbench.analysis.evidence import can_show, missing_evidence, runs_text
-from rlbench.analysis.stats import CONFIDENCE, interval_text, median_ci
+from rlbench.analysis.change import Change, unpaired
+from rlbench.analysis.evidence import change_sentence
+from rlbench.analysis.stats import median_ci
 from rlbench.studies.servebench import MODELS, PAPER_TABLE3, PATHS
 
 #: Pairs compared in every cell where both ran: (path, reference), read "path against reference".
@@ -42,7 +42,7 @@ COMPARISONS: tuple[tuple[str, str], ...] = (
     ("actor_inflight", "actor"),   # what k requests in flight buy
 )
 __all__ = ["COMPARISONS", "MODELS", "PAPER_BATCH", "PAPER_TABLE3", "PATHS", "PathComparison", "ServeRow", "compare_paths",
-           "paper_rows", "summarize_rows"]  # the study's tables pass through here to the report room
+           "gap_change", "paper_rows", "summarize_rows"]  # the study's tables pass through here to the report room
 
 #: The cell of the paper's table: batch 64.
 PAPER_BATCH = int(PAPER_TABLE3["batch"])
@@ -136,50 +136,21 @@ def summarize_rows(records: list[dict[str, Any]]) -> list[ServeRow]:
 
 @dataclass(frozen=True)
 class PathComparison:
-    """One path against a reference path in one cell."""
+    """One path against a reference path in one cell: the cell, and the one rule's :class:`Change` of their
+    repeats' states/s (``reference`` is A, ``path`` is B), with its sentence."""
 
     path: str
     reference: str
     batch: int
     input_bytes: int
     clients: int
-    ratio: float | None
-    """Median states/s of ``path`` over ``reference``'s."""
-    ci_low: float | None
-    """95% bootstrap interval of the ratio (the two sides resampled independently)."""
-    ci_high: float | None
-    rank_p: float | None
-    """One-sided exact Mann-Whitney p in the ratio's direction (None when there is no direction)."""
-    runs: int
-    """Repeats of ``path``."""
-    reference_runs: int
-    """Repeats of ``reference``."""
-    differs: bool
-    """The interval excludes 1 and the rank test agrees at SIGNIFICANCE."""
-    verdict: str
-    """In words, with the evidence."""
+    change: Change
+    """B/A of median states/s by the one rule, unpaired (:func:`rlbench.analysis.change.unpaired`)."""
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def comparison(path: str, reference: str, ref_values: list[float], values: list[float]) -> dict[str, Any]:
-    """The figures and words of ``path`` against ``reference`` from their repeats' states/s."""
-    r = unpaired(ref_values, values)
-    p, differs = r.p_value, r.differs
-    if r.ratio is None:
-        words = f"no data: {reference if not ref_values else path} has no measured repeat here"
-    else:
-        tail = (f"{CONFIDENCE:.0%} CI {interval_text(r.ci_low, r.ci_high, 2)}"
-                + (f", rank test p={p:.2g}" if p is not None else "") + f"; {runs_text(r.n_b, r.n_a)}")
-        if differs:
-            words = f"{path} answers {r.ratio:.2f}x the states/s of {reference} ({tail})"
-        elif not can_show(r.n_b, r.n_a):
-            words = f"{missing_evidence(r.n_b, r.n_a, f'{path} and {reference} differ')} ({r.ratio:.2f}x, {tail})"
-        else:
-            words = f"no evidence of a difference ({r.ratio:.2f}x, {tail})"
-    return {"ratio": r.ratio, "ci_low": r.ci_low, "ci_high": r.ci_high, "rank_p": p, "runs": r.n_b,
-            "reference_runs": r.n_a, "differs": differs, "verdict": words}
+    @property
+    def verdict(self) -> str:
+        """In words, with the evidence (:func:`rlbench.analysis.evidence.change_sentence`, as compare's)."""
+        return change_sentence(self.reference, self.path, self.change)
 
 
 def compare_paths(records: list[dict[str, Any]], pairs: tuple[tuple[str, str], ...] = COMPARISONS) -> list[PathComparison]:
@@ -194,8 +165,20 @@ def compare_paths(records: list[dict[str, Any]], pairs: tuple[tuple[str, str], .
         for path, reference in pairs:
             a, b = by.get((reference, *cell)), by.get((path, *cell))
             if a and b:
-                out.append(PathComparison(path, reference, *cell, **comparison(path, reference, a, b)))
+                out.append(PathComparison(path, reference, *cell, unpaired(a, b)))
     return out
+
+
+def gap_change(records: list[dict[str, Any]], path: str, reference: str, batch: int, clients: int,
+               sizes: tuple[int, int]) -> Change | None:
+    """Whether ``path``'s lead over ``reference`` differs between two state sizes (the small one is A): per
+    repeat, ``path``'s states/s over ``reference``'s in the same run (the paths of a repeat ran back to back), the
+    two sizes' ratios compared by the one rule, unpaired; None when a size has no repeat with both."""
+    rate = {(r["path"], r["input_bytes"], r["repeat"]): float(r["states_per_s"]) for r in records
+            if not r.get("error") and r.get("states_per_s") and r["batch"] == batch and r["clients"] == clients}
+    ratios = [[rate[(path, size, k)] / rate[(reference, size, k)] for (p, s_, k) in rate
+               if p == path and s_ == size and (reference, size, k) in rate] for size in sizes]
+    return unpaired(*ratios) if all(ratios) else None
 
 
 def paper_rows(rows: list[ServeRow], clients: int = 1) -> list[dict[str, Any]]:

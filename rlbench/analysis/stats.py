@@ -16,8 +16,8 @@ from typing import Callable, Sequence
 import numpy as np
 from scipy import optimize, stats
 
-#: Confidence level of every interval.
-CONFIDENCE = 0.95
+from rlbench.analysis.findings import CONFIDENCE
+
 #: Bootstrap resamples (percentile method; seeded, so a report is reproducible).
 BOOTSTRAP_RESAMPLES = 2000
 #: Seed of the bootstrap's random generator.
@@ -41,17 +41,6 @@ def interval(samples: Sequence[np.ndarray], statistic: Callable, *, confidence: 
                           method="percentile", vectorized=True, paired=False, axis=-1,
                           random_state=np.random.default_rng(seed))
     return res.confidence_interval.low, res.confidence_interval.high
-
-
-def num(value) -> float | None:
-    """``value`` as a float, or None when it is missing, not a number or NaN."""
-    if value is None:
-        return None
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(f) else f
 
 
 def is_number(v) -> bool:
@@ -203,8 +192,12 @@ def rank_p(lower: Sequence[float], higher: Sequence[float]) -> float:
 
 def smallest_rank_p(n_a: int, n_b: int) -> float:
     """The smallest p :func:`rank_p` can give for ``n_a`` against ``n_b`` values: every value of one side
-    below every value of the other, 1 / C(n_a + n_b, n_a) (1 without values)."""
-    return 1.0 / math.comb(n_a + n_b, n_a) if n_a > 0 and n_b > 0 else 1.0
+    below every value of the other, 1 / C(n_a + n_b, n_a) (1 without values; 0.0 once that is below what a float
+    holds, from about 500 a side: the binomial itself is too large for one)."""
+    if n_a <= 0 or n_b <= 0:
+        return 1.0
+    ways = math.comb(n_a + n_b, n_a)
+    return 1.0 / ways if ways.bit_length() < 1000 else 0.0
 
 
 def signed_rank_p(ratios: Sequence[float]) -> float | None:

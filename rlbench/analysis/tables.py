@@ -22,6 +22,7 @@ from rlbench.analysis.runners import (
     runner_iteration_rows,
     runner_iterations_frame,
 )
+from rlbench.analysis.learner import WINDOW_COLUMNS, learn_window_columns
 from rlbench.analysis.nodes import multi_source_role_stats, node_roles_frame
 from rlbench.analysis.profiles import add_profile_columns, profiles_frame
 from rlbench.analysis.trial_rows import (
@@ -57,7 +58,28 @@ from rlbench.results.tables import (
     tables_version,
     write_table,
 )
-from rlbench.spec.plan import TrialPlan, read_plan
+from rlbench.spec.plan import TRIAL_ID, PlanError, TrialPlan, read_plan
+
+
+#: The ``status`` of a trials row whose plan.json this rlbench cannot read (written by another version, or
+#: damaged): its configuration is unknown, so it is left out of every figure, count and comparison; the row keeps
+#: its id, its grid point and repeat (from the id), and in ``reason`` why, with the verdict its record gave.
+UNREADABLE = "unreadable"
+
+
+def unreadable_row(trial_id: str, problem: str, record) -> dict:
+    """The trials row of a finished trial whose plan cannot be read (:data:`UNREADABLE`)."""
+    parsed = TRIAL_ID.fullmatch(trial_id)
+    index, repeat = (int(trial_id[1:].split("r")[0]), int(trial_id.split("r")[-1])) if parsed else (None, None)
+    said = record.reason and problem not in record.reason  # a trial that failed on it says the same already
+    verdict = record.status + (f": {record.reason}" if said else "")
+    return {"trial_id": trial_id, "status": UNREADABLE, "index": index, "repeat": repeat,
+            "reason": f"{problem}; left out of every figure and count (its record says {verdict})"[:2000]}
+
+
+def measured_rows(trials: pd.DataFrame) -> pd.DataFrame:
+    """The rows the analysis counts: every trial whose plan was read (:data:`UNREADABLE` rows left out)."""
+    return trials[trials["status"] != UNREADABLE] if "status" in trials and len(trials) else trials
 
 
 def _add_machine_relative_columns(folder: ResultsFolder, trials: pd.DataFrame, iterations: pd.DataFrame,
@@ -73,11 +95,16 @@ def build_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
     folder = ResultsFolder(Path(out_dir))
     trial_folders = folder.trials()
     plans, records, rows, runner_rows, events_by_trial = [], [], [], [], {}
+    unreadable: list[dict] = []  # trials whose plan this rlbench cannot read: listed, never counted
     for t in trial_folders:
-        plan = read_plan(t)
         record = read_record(t)
         if record is None:
             continue  # never finished: left to a resume, not reported as a number
+        try:
+            plan = read_plan(t)
+        except PlanError as e:
+            unreadable.append(unreadable_row(t.trial_id, str(e), record))
+            continue
         events = t.events()
         plans.append(plan)
         records.append(record)
@@ -88,15 +115,20 @@ def build_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
     iterations = iterations_frame(rows)
     runner_its = runner_iterations_frame(runner_rows)
     del rows, runner_rows
-    utilization = read_utilization(trial_folders)
+    finished = {p.trial_id for p in plans}  # an unreadable plan's trial: none of its rows either
+    utilization = read_utilization([t for t in trial_folders if t.trial_id in finished])
     iterations["driver_idle_frac"] = driver_idle(iterations, utilization)
+    learners = {p.trial_id: (p.config.learners.num_learners, p.demand().learner_gpus, p.asynchronous) for p in plans}
+    iterations[list(WINDOW_COLUMNS)] = learn_window_columns(iterations, utilization, learners)
     cpu_use, peak_rss = role_stats_by_trial(iterations, utilization)
     multi_source_role_stats(iterations, utilization, cpu_use, peak_rss)  # cluster trials: summed per node sampler
     trials = summarize_trials(plans, records, events_by_trial, iterations, utilization, cpu_use, peak_rss)
     _add_machine_relative_columns(folder, trials, iterations, plans)
     add_inside_columns(trials, iterations, runner_its, events_by_trial)
     add_profile_columns(trials, events_by_trial)
-    finished = {p.trial_id for p in plans}
+    if unreadable:
+        trials = pd.concat([trials, pd.DataFrame(unreadable)], ignore_index=True) if len(trials) else \
+            pd.DataFrame(unreadable)
     profiles = profiles_frame([t for t in trial_folders if t.trial_id in finished])
     write_table(folder.table(ITERATIONS_TABLE), pa.Table.from_pandas(iterations, schema=ITERATION_SCHEMA,
                                                                      preserve_index=False))
@@ -121,7 +153,12 @@ def _fill_added_columns(folder: ResultsFolder, trials: pd.DataFrame) -> None:
     plans (the truth) rather than left to read as zero: ``learner_gpus_allocated``."""
     if "learner_gpus_allocated" in trials or trials.empty:
         return
-    gpus = {t.trial_id: read_plan(t).demand().learner_gpus for t in folder.trials() if t.plan.exists()}
+    gpus = {}
+    for t in folder.trials():
+        try:
+            gpus[t.trial_id] = read_plan(t).demand().learner_gpus
+        except PlanError:
+            continue  # its row is an unreadable one, or it is left to a resume: null
     trials["learner_gpus_allocated"] = trials["trial_id"].map(gpus).astype(float)
 
 

@@ -11,6 +11,8 @@ docs/ANALYSIS.md.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 import pandas as pd
 
@@ -42,7 +44,7 @@ def time_to_target(trials: pd.DataFrame, axes: list[str]) -> pd.DataFrame:
     ``time_to_target_s``); ``time_to_target_s_ci_low``/``_ci_high`` (95% percentile bootstrap of that
     median, from 2 reached repeats up); ``final_episode_return_mean`` (median over the ok repeats);
     ``target_rank`` (1 = best: highest share, then shortest median time; NA when none reached);
-    ``pareto`` (on the frontier of CPUs and GPUs given against median time, see :func:`pareto_front`).
+    ``pareto`` (on the frontier of CPUs and GPUs given against median time, see :func:`target_front`).
     """
     if not has_target(trials):
         return pd.DataFrame()
@@ -72,26 +74,29 @@ def time_to_target(trials: pd.DataFrame, axes: list[str]) -> pd.DataFrame:
     ranked = frame[frame["reached"] > 0].sort_values(["reached_share", "time_to_target_s"], ascending=[False, True])
     frame["target_rank"] = pd.array([pd.NA] * len(frame), dtype="Int64")
     frame.loc[ranked.index, "target_rank"] = np.arange(1, len(ranked) + 1)
-    frame["pareto"] = pareto_front(frame)
+    frame["pareto"] = target_front(frame)
     return frame
 
 
-def pareto_front(frame: pd.DataFrame) -> pd.Series:
-    """True for configurations no other one dominates: another dominates when it gives no more CPUs
-    and GPUs, reaches the target no more slowly (median ``time_to_target_s``) and in no smaller
-    share of repeats, and is strictly better in one of them. Configurations that never reached the
-    target are never on the frontier."""
+def pareto_front(frame: pd.DataFrame, lower: Sequence[str], higher: Sequence[str]) -> pd.Series:
+    """True for the rows no other row dominates: another dominates when it is no worse in every column (no higher
+    in ``lower``'s, no lower in ``higher``'s) and strictly better in one. Every Pareto front the report draws is
+    this one (time to target against the hardware given; autoconfig's CPUs against throughput)."""
+    if frame.empty:
+        return pd.Series(False, index=frame.index)
+    # Pairwise at once (n x n): row b dominates column a when no worse in all columns and better in one.
+    values = np.hstack([frame[list(lower)].to_numpy(dtype=float), -frame[list(higher)].to_numpy(dtype=float)])
+    no_worse = (values[:, None, :] <= values[None, :, :]).all(axis=2)
+    better = (values[:, None, :] < values[None, :, :]).any(axis=2)
+    return pd.Series(~(no_worse & better).any(axis=0), index=frame.index)
+
+
+def target_front(frame: pd.DataFrame) -> pd.Series:
+    """The time-to-target frontier: CPUs and GPUs given, median ``time_to_target_s`` (lower is better) against the
+    share of repeats that reached the target (higher); configurations that never reached it are never on it."""
     out = pd.Series(False, index=frame.index)
     measured = frame[frame["reached"] > 0]
-    if measured.empty:
-        return out
-    # Pairwise at once (n x n): row b dominates column a when no worse in all four and better in one.
-    costs = measured[["cpus_given", "learner_gpus", "time_to_target_s"]].to_numpy(dtype=float)
-    share = measured["reached_share"].to_numpy(dtype=float)
-    no_worse = (costs[:, None, :] <= costs[None, :, :]).all(axis=2) & (share[:, None] >= share[None, :])
-    better = (costs[:, None, :] < costs[None, :, :]).any(axis=2) | (share[:, None] > share[None, :])
-    dominated = (no_worse & better).any(axis=0)
-    out[measured.index] = ~dominated
+    out[measured.index] = pareto_front(measured, ["cpus_given", "learner_gpus", "time_to_target_s"], ["reached_share"])
     return out
 
 

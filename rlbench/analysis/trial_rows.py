@@ -15,6 +15,7 @@ import pandas as pd
 from rlbench.adapters import ALL_ROLES, get_adapter
 from rlbench.analysis.energy import cpu_energy_j, gpu_energy_j, total_energy_j
 from rlbench.analysis.isolation import node_set_columns
+from rlbench.analysis.learner import learner_columns
 from rlbench.analysis.learning import COUNT_COLUMNS, learning_outcome
 from rlbench.analysis.overlap import overlap_columns
 from rlbench.analysis.windows import (
@@ -45,6 +46,15 @@ def steady_throughput(steady_its: pd.DataFrame) -> float | None:
     use it, so a trial read back by autoconfig is the number the report shows for it."""
     rates = steady_its["env_steps_per_s"].dropna()
     return float(rates.median()) if len(rates) else None
+
+
+def _trained_with(config, key: str) -> int | None:
+    """A ``training:`` number the trial ran with: the spec's, else its framework's default (None when the adapter
+    states none: RLlib states PPO's)."""
+    value = getattr(config.training, key)
+    if value is None:
+        value = get_adapter(config.framework).hyperparameter_defaults(config).get(("training", key))
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _event(events: list[dict[str, Any]], name: Event) -> dict[str, Any]:
@@ -96,6 +106,8 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
         "num_cpus_for_main_process": c.resources.num_cpus_for_main_process,
         "pin_driver": c.resources.pin_driver,
         "train_batch_size_per_learner": c.training.train_batch_size_per_learner,
+        "minibatch_size": _trained_with(c, "minibatch_size"),
+        "num_epochs": _trained_with(c, "num_epochs"),
         "total_train_batch_size": (get_adapter(c.framework).train_batch(c).env_steps
                                    if c.training.train_batch_size_per_learner else None),
         "num_aggregator_actors_per_learner": c.learners.num_aggregator_actors_per_learner,
@@ -129,6 +141,7 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
         row[f"{role}_cpus_used"] = cpu_use[role]
         row[f"{role}_peak_rss_bytes"] = peak_rss[role]
     row.update(overlap_columns(plan.asynchronous, c.learners.num_learners, steady_its, cpu_use.get("learner")))
+    row.update(learner_columns(steady_its))
     row["sampler_cpu_pct"] = (
         100.0 * record.sampler_cpu_s / record.trial_wall_s
         if record.sampler_cpu_s is not None and record.trial_wall_s else None

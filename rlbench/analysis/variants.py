@@ -23,7 +23,7 @@ import pandas as pd
 
 from rlbench.analysis.change import paired
 from rlbench.analysis.comparison import Comparison, ComparisonRow
-from rlbench.analysis.configs import result_axes
+from rlbench.analysis.configs import axis_pairs_text, result_axes
 from rlbench.analysis.evidence import change_sentence, change_verdict
 from rlbench.analysis.findings import CHANGE_THRESHOLD
 from rlbench.results.layout import ResultsFolder
@@ -63,7 +63,7 @@ def grid_points(trials: pd.DataFrame, axes: list[str]) -> list[GridPointRows]:
     out = []
     for key in dict.fromkeys(order):
         values = dict(zip(axes, json.loads(key)))
-        out.append(GridPointRows(", ".join(f"{a}={v}" for a, v in values.items()) or "all", values, keys.index[keys == key]))
+        out.append(GridPointRows(axis_pairs_text(values.items()) or "all", values, keys.index[keys == key]))
     return out
 
 

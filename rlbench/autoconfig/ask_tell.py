@@ -7,23 +7,21 @@ reached it, and stays in the sample. With one cap for every trial (the search le
 adding trials, never by lengthening them) the median of these scores is the Kaplan-Meier median
 (with all censoring at the cap, the survival curve falls by 1/n at each reached time), so a
 median of 0 reads "more than half did not reach the target within the cap".
+
+Whether one configuration's readings are below another's is the one rule of "did it change?"
+(:mod:`rlbench.analysis.change`, as ``rlbench compare`` decides): :func:`below` of a :class:`Change`; the search's
+readings are compared unpaired (:func:`worse_beyond_doubt`), the race's by round (``Race.versus``).
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Iterable, Literal, Mapping, Sequence
 
-from rlbench.analysis import findings, stats
+from rlbench.analysis import stats
+from rlbench.analysis.change import Change, unpaired
+from rlbench.spec.seeds import derive_seed
 
-#: One-sided significance of the rank test that must agree before a configuration is dropped: the
-#: analysis' own (:data:`rlbench.analysis.findings.SIGNIFICANCE`), so a drop means what a report's finding means.
-ALPHA = findings.SIGNIFICANCE
-#: The fewest readings a side on which the rank test can separate two configurations (3 against 3, all
-#: of one below all of the other: p = 1/20; :data:`rlbench.analysis.findings.REPEATS_FOR_EVIDENCE`). Below it
-#: two configurations can be neither told apart nor called alike: the answer lists them as "not measured enough".
-MIN_READINGS = findings.REPEATS_FOR_EVIDENCE
 Objective = Literal["throughput", "time_to_target"]
 OBJECTIVES: tuple[str, ...] = ("throughput", "time_to_target")
 
@@ -43,7 +41,7 @@ class TrialRequest:
     index: int
     """Reading slot in the rung: every candidate's trial in the same slot shares the seed (paired)."""
     seed: int
-    """The trial's seed."""
+    """The trial's seed (:func:`rlbench.spec.seeds.derive_seed`, the ``request`` sequence: below 2**31)."""
     max_wall_s: float
     """Cap on the trial's training seconds (cold start excluded): throughput trials run this long;
     time-to-target trials that have not reached the target by then end censored."""
@@ -86,12 +84,6 @@ def score(objective: Objective, result: TrialResult) -> float | None:
     return 1.0 / result.value if result.value > 0 else None
 
 
-def derive_seed(seed: int, *parts: object) -> int:
-    """A trial seed from the run's seed and the request's place (stable across Python runs)."""
-    text = "/".join(map(str, (seed, *parts))).encode()
-    return int.from_bytes(hashlib.sha256(text).digest()[:4], "little")
-
-
 @dataclass(frozen=True)
 class Standing:
     """One configuration's readings summarised: median score with its bootstrap interval."""
@@ -105,7 +97,8 @@ class Standing:
     median: float | None
     """Median score (env steps/s, or 1/time_to_target_s with censored trials as 0)."""
     ci_low: float | None
-    """Lower end of the 95% bootstrap interval of the median (None with fewer than 2 readings)."""
+    """Lower end of the bootstrap interval of the median (:func:`rlbench.analysis.stats.median_ci`; None with fewer
+    than 2 readings)."""
     ci_high: float | None
     """Upper end."""
     n: int
@@ -123,44 +116,24 @@ def standing(key: str, cpus: float, gpus: float, scores: Sequence[float], censor
     return Standing(key, cpus, gpus, e.median, e.ci_low, e.ci_high, e.n, censored, failed)
 
 
-def separated(worse: Standing, best: Standing) -> bool:
-    """True when ``worse``'s interval lies wholly below ``best``'s (never on fewer than 2 readings each)."""
-    if worse.ci_high is None or best.ci_low is None:
-        return False
-    return worse.ci_high < best.ci_low
+def below(change: Change) -> bool:
+    """Whether B is below A by the one rule: a change (every interval of B/A off 1, the rank test agreeing at
+    :data:`~rlbench.analysis.findings.SIGNIFICANCE`), downwards."""
+    return change.differs and change.effect is not None and change.effect < 1.0
 
 
-def worse_beyond_doubt(worse: Sequence[float], best: Sequence[float], alpha: float = ALPHA) -> bool:
-    """True when one sample is worse than another by both tests: its bootstrap interval of the median
-    lies wholly below the other's, and the one-sided exact Mann-Whitney U test agrees at ``alpha``
-    (:func:`rlbench.analysis.stats.rank_p`, the analysis' one rank test of independent samples).
+def worse_beyond_doubt(worse: Sequence[float], best: Sequence[float]) -> bool:
+    """True when one sample of scores is below another by the one rule, unpaired (:func:`rlbench.analysis.change.
+    unpaired`: the interval of the ratio of medians below 1 and the one-sided exact Mann-Whitney U test agreeing).
 
-    Why both: with 2 or 3 readings the percentile bootstrap interval of a median is about the
-    range of the readings, which covers the true median only 50% (n=2) or 75% (n=3) of the time, so
-    separated intervals alone would crown noise. The rank test's smallest p-value is 1/6 for 2
-    against 2 and 1/20 for 3 against 3 (all readings of one below all of the other), so nothing is
-    dropped on fewer than 3 readings a side. Censored readings (score 0) are ties at the bottom.
-    That floor is also checked outright, and the test stays exact with ties: scipy's default method
-    leaves the exact test for the normal approximation when a value repeats, which gave p = 0.04 for
-    2 equal readings against 3 (exact: 1/10).
+    Why both: with 2 or 3 readings the percentile bootstrap interval of a median is about the range of the
+    readings, which covers the true median only 50% (n=2) or 75% (n=3) of the time, so an interval alone would
+    crown noise. The rank test's smallest p-value is 1/6 for 2 against 2 and 1/20 for 3 against 3 (all readings
+    of one below all of the other), so nothing is dropped on fewer than 3 readings a side. Censored readings
+    (score 0) are ties at the bottom; the test stays exact with ties (scipy's default would leave it for the normal
+    approximation when a value repeats, which gave p = 0.04 for 2 equal readings against 3; exact: 1/10).
     """
-    if len(worse) < MIN_READINGS or len(best) < MIN_READINGS:
-        return False
-    a, b = standing("worse", 0, 0, worse), standing("best", 0, 0, best)
-    if not separated(a, b):
-        return False
-    return stats.rank_p(worse, best) <= alpha + 1e-12
-
-
-def overlaps(a: Standing, b: Standing) -> bool:
-    """Whether neither interval lies wholly below the other (no interval: nothing to tell them apart by)."""
-    return not separated(a, b) and not separated(b, a)
-
-
-def comparable(a: Standing, b: Standing) -> bool:
-    """Whether the readings could have told two configurations apart (:data:`MIN_READINGS` a side): only
-    then is "indistinguishable" a finding, not an absence of evidence."""
-    return a.n >= MIN_READINGS and b.n >= MIN_READINGS
+    return below(unpaired(best, worse))
 
 
 def rank(s: Standing) -> tuple:
@@ -212,6 +185,7 @@ class Stage:
         self._told: dict[str, TrialResult] = {}
         self._issued: dict[str, TrialRequest] = {}
         self._scores: dict[str, list[float]] = {}
+        self._slots: dict[str, dict[tuple[int, int], float]] = {}
         self._censored: dict[str, int] = {}
         self._failed: dict[str, int] = {}
         self._steps: dict[str, list[tuple[float, bool]]] = {}
@@ -293,6 +267,7 @@ class Stage:
                 self._failed[req.candidate_key] = self._failed.get(req.candidate_key, 0) + 1
             else:
                 self._scores.setdefault(req.candidate_key, []).append(s)
+                self._slots.setdefault(req.candidate_key, {})[(req.rung, req.index)] = s
                 if self.objective == "time_to_target" and not res.reached:
                     self._censored[req.candidate_key] = self._censored.get(req.candidate_key, 0) + 1
                 if self.objective == "time_to_target" and res.env_steps is not None:
@@ -312,6 +287,11 @@ class Stage:
         """The scores read so far for one configuration."""
         return list(self._scores.get(key, []))
 
+    def slots(self, key: str) -> dict[tuple[int, int], float]:
+        """One configuration's scores by the slot they were read in, (rung or round, index): the readings of
+        one slot share a seed and ran back to back, so they pair."""
+        return dict(self._slots.get(key, {}))
+
     def env_steps(self, key: str) -> list[tuple[float, bool]]:
         """(env steps, reached) of one configuration's time-to-target readings so far."""
         return list(self._steps.get(key, []))
@@ -323,7 +303,7 @@ class Stage:
 
     def _request(self, key: str, rung: int, index: int) -> TrialRequest:
         return TrialRequest(f"{self.stage}/r{rung}/i{index}/{key}", key, self.stage, rung, index,
-                            derive_seed(self.seed, self.stage, rung, index), self.cap_of(key))
+                            derive_seed(self.seed, self.stage, rung, index, sequence="request"), self.cap_of(key))
 
     def _close(self) -> None:
         """Judge the batch just completed (the subclass's rule)."""

@@ -4,12 +4,17 @@ Why a race after the search: the search's readings were taken rung by rung, so a
 machine (another tenant, thermal state) can sit between two configurations' readings. The race
 measures the finalists and the baseline afresh in *interleaved rounds*: each round runs every one
 of them once, and each round starts with the next one (rotating order), so drift falls on all
-alike and the trials of one round share a seed (paired). It stops when every other configuration
-is either separated from the leader (its interval wholly below the leader's, a rank test agreeing)
-or practically equal to it (the bootstrap interval of the ratio of medians inside 1 +/- the
-tolerance, so more rounds cannot change the answer), at the round cap, or when the budget is spent.
+alike and the trials of one round share a seed (paired). Two entrants are compared by the one rule of
+"did it change?" (:mod:`rlbench.analysis.change`, as ``rlbench compare`` and ``history`` decide), as the paired
+design the race is: by round (:func:`rlbench.analysis.change.by_rounds`), where the rounds both ran can let
+the signed-rank test reach significance (:data:`~rlbench.analysis.findings.ROUNDS_FOR_EVIDENCE`); with fewer,
+as independent readings, the answer saying so (:func:`rlbench.analysis.change.design_note`), and the race
+buys no extra rounds for it. It stops when every other configuration is either below the leader by the rule
+or as good as it within the threshold (every interval of the ratio inside 1 +/- it:
+:func:`rlbench.analysis.change.equivalent`, so more rounds cannot change the answer), at the round cap, or
+when the budget is spent.
 
-A configuration separated from the leader leaves the race (as F-race drops one once its test says
+A configuration below the leader leaves the race (as F-race drops one once its test says
 so): later rounds are of the rest only, so the budget buys readings where the answer is still open.
 Its readings stay in the standings. When a whole round no longer fits but at least two trials
 do, a last *partial* round runs the leader and those closest to it by median (after one full
@@ -17,58 +22,61 @@ round, so every entrant has a race reading): on real RLlib, where a trial costs 
 race had stopped with 51-83 s of a 210 s budget unused (docs/AUTOCONFIG.md).
 
 The answer (:func:`choose`): among the configurations indistinguishable from the best median's and
-within the tolerance (5%) of it, the cheapest: fewest CPUs, then fewest GPUs (then the higher median).
-"Indistinguishable" is a finding only where the readings could have told the two apart
-(:data:`~rlbench.autoconfig.ask_tell.MIN_READINGS` a side, the rank test's minimum) and the intervals
-overlap; a configuration with fewer readings is "not measured enough", never tied and never worse
-(issue 34: one reading with no interval had been read as overlapping). The answer comes with its
-speed-up over the baseline, the ratio of medians with its 95% bootstrap interval
-(:func:`rlbench.analysis.stats.ratio_ci`). Only the race's own readings count here: interleaved and
-paired, they are the fair comparison. When the budget left no race round, the search's readings of the
-same entrants answer, and when it left no search either, the probes' (the answer says which).
+within the threshold (:data:`~rlbench.analysis.findings.CHANGE_THRESHOLD`) of it, the cheapest: fewest CPUs,
+then fewest GPUs (then the higher median). "Indistinguishable" is a finding only where the readings could have
+told the two apart (the rule's :attr:`~rlbench.analysis.change.Change.enough`) and the rule finds no change; a
+configuration with fewer readings is "not measured enough", never tied and never worse (issue 34: one reading
+with no interval had been read as overlapping). The answer comes with its speed-up over the baseline, the ratio
+of medians with its bootstrap interval (the rule's :class:`~rlbench.analysis.change.Change`). Only the race's own
+readings count here: interleaved and paired, they are the fair comparison. When the budget left no race round,
+the search's readings of the same entrants answer, and when it left no search either, the probes' (the answer
+says which), compared unpaired.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
-from rlbench.analysis import stats
+from rlbench.analysis.change import Change, by_rounds, design_note, equivalent, unpaired
+from rlbench.analysis.findings import CHANGE_THRESHOLD
+from rlbench.autoconfig.ask_tell import Objective, Stage, Standing, TrialRequest, below, leader, rank, rotated, standing
 from rlbench.autoconfig.model import Candidate
 from rlbench.autoconfig.search import Elimination
 from rlbench.autoconfig.steps import StepsComparison, StepsStanding, compare_steps, steps_standing
-from rlbench.autoconfig.ask_tell import (Objective, Stage, Standing, TrialRequest, comparable, leader, overlaps, rank,
-                                      rotated, standing, worse_beyond_doubt)
 
-#: A configuration within this percentage of the best median is as good as the best.
-TOLERANCE_PCT = 5.0
+#: One configuration against another (A's key, B's key) by the one rule: B against A.
+Versus = Callable[[str, str], Change]
 #: Rounds before the race may stop on intervals (irace's firstTest is 5; 3 keeps a 20-minute budget).
 MIN_ROUNDS = 3
 #: Rounds after which the race stops whatever the intervals say.
 MAX_ROUNDS = 20
 
 
-def choose(standings: Sequence[Standing],
-           tolerance_pct: float = TOLERANCE_PCT) -> tuple[str | None, tuple[str, ...], tuple[str, ...]]:
+def choose(standings: Sequence[Standing], versus: Versus,
+           threshold: float = CHANGE_THRESHOLD) -> tuple[str | None, tuple[str, ...], tuple[str, ...]]:
     """The answer from standings: the cheapest configuration as good as the best, with its evidence.
 
     Args:
         standings: one per configuration; scores are higher-is-better.
-        tolerance_pct: how far below the best median a configuration may be and still be chosen.
+        versus: a configuration against the best by the one rule (``versus(best, other)``: the other's readings
+            against the best's).
+        threshold: how far below the best median (a share of it) a configuration may be and still be chosen.
     Returns:
         (chosen key, the indistinguishable set: the best and every configuration whose readings could have
-        told it from the best (:func:`~rlbench.autoconfig.ask_tell.comparable`) and whose interval overlaps
-        the best's, best first then by median; the configurations with a reading but too few to compare
-        with the best, by median); (None, (), ()) when no configuration has a reading.
+        told it from the best (:attr:`~rlbench.analysis.change.Change.enough`) and in which the rule finds no
+        change, best first then by median; the configurations with a reading but too few to compare with the
+        best, by median); (None, (), ()) when no configuration has a reading.
     """
     best = leader(standings)
     if best is None:
         return None, (), ()
     others = sorted((s for s in standings if s.median is not None and s.key != best.key),
                     key=lambda s: (-s.median, s.key))
-    same = [best] + [s for s in others if comparable(s, best) and overlaps(s, best)]
-    thin = tuple(s.key for s in others if not comparable(s, best))
-    floor = (1.0 - tolerance_pct / 100.0) * best.median
+    against = {s.key: versus(best.key, s.key) for s in others}
+    same = [best] + [s for s in others if against[s.key].enough and not against[s.key].differs]
+    thin = tuple(s.key for s in others if not against[s.key].enough)
+    floor = (1.0 - threshold) * best.median
     chosen = min((s for s in same if s.median >= floor), key=lambda s: (s.cpus, s.gpus, -s.median, s.key))
     return chosen.key, tuple(s.key for s in same), thin
 
@@ -84,15 +92,16 @@ class Answer:
     baseline_key: str
     """The baseline configuration."""
     indistinguishable: tuple[str, ...]
-    """The fastest, then every configuration whose readings could have told it from the fastest and
-    whose interval overlaps the fastest's."""
+    """The fastest, then every configuration whose readings could have told it from the fastest and in which the
+    one rule finds no change."""
     standings: tuple[Standing, ...]
     """Every entrant's race readings summarised (scores: higher is better)."""
     speedup: float | None
     """median(chosen) / median(baseline) of the scores: throughput ratio, or baseline's time to
     target over the chosen one's. None when the baseline's median score is 0 (mostly censored)."""
     speedup_ci_low: float | None
-    """Lower end of the 95% bootstrap interval of the speed-up (None with fewer than 2 readings a side)."""
+    """Lower end of the bootstrap interval of the speed-up (the rule's ``ci_low``; None with fewer than 2 readings
+    a side)."""
     speedup_ci_high: float | None
     """Upper end."""
     rounds: int
@@ -113,6 +122,12 @@ class Answer:
     source: str = "race"
     """Whose readings the answer rests on: ``race``, else ``search`` (no race round fitted), else
     ``probe`` (neither did)."""
+    design: str = "unpaired"
+    """How the fastest and the others were compared: ``paired`` (by race round: the rounds they both ran could show
+    a change), ``unpaired`` (as independent readings), ``mixed`` (some pairs each way)."""
+    design_note: str | None = None
+    """Why the race's rounds were compared unpaired, in words (:func:`rlbench.analysis.change.design_note`);
+    None when they were paired or the answer is not the race's."""
 
 
 class Race(Stage):
@@ -122,16 +137,16 @@ class Race(Stage):
 
     def __init__(self, finalists: Sequence[Candidate], baseline: Candidate, *, objective: Objective,
                  budget_s: float, trial_s: float, cold_start_s: float = 10.0, seed: int = 0,
-                 min_rounds: int = MIN_ROUNDS, max_rounds: int = MAX_ROUNDS, tolerance_pct: float = TOLERANCE_PCT,
+                 min_rounds: int = MIN_ROUNDS, max_rounds: int = MAX_ROUNDS, threshold: float = CHANGE_THRESHOLD,
                  training_s: Mapping[str, float] | None = None, cap_s: Mapping[str, float] | None = None):
         """
         Args:
             finalists: the search's survivors.
             baseline: the configuration to beat (raced too; once if it is also a finalist).
             budget_s: seconds the race may charge; the other arguments as for the search.
-            min_rounds: rounds before the intervals may stop it (at least 2: an interval needs 2 readings).
+            min_rounds: rounds before the rule may stop it (at least 2: an interval needs 2 readings).
             max_rounds: rounds after which it stops.
-            tolerance_pct: "as good as the best" (answer) and "practically equal" (stop).
+            threshold: "as good as the best" (answer) and "practically equal" (stop), a share of the best's median.
         """
         super().__init__(objective=objective, budget_s=budget_s, trial_s=trial_s, cold_start_s=cold_start_s,
                          seed=seed, training_s=training_s, cap_s=cap_s)
@@ -140,7 +155,7 @@ class Race(Stage):
             self.entrants.setdefault(c.key, c)
         self.baseline_key = baseline.key
         self.min_rounds, self.max_rounds = max(2, min_rounds), max_rounds
-        self.tolerance_pct = tolerance_pct
+        self.threshold = threshold
         self.round = -1
         self.left: list[Elimination] = []
         self.partial_rounds = 0
@@ -152,7 +167,7 @@ class Race(Stage):
 
     @property
     def contenders(self) -> list[str]:
-        """Entrants still racing (not separated from the leader), in the entrants' order."""
+        """Entrants still racing (not below the leader), in the entrants' order."""
         gone = {e.key for e in self.left}
         return [k for k in self.entrants if k not in gone]
 
@@ -187,6 +202,15 @@ class Race(Stage):
         keys = set(self.contenders)
         return [s for s in self.standings() if s.key in keys]
 
+    def by_round(self, key: str) -> dict[int, float]:
+        """One entrant's race scores by round (a round's readings share a seed and ran back to back)."""
+        return {rung: score for (rung, _), score in self.slots(key).items()}
+
+    def versus(self, a: str, b: str) -> Change:
+        """Entrant ``b`` against ``a`` by the one rule, paired by round where the rounds both ran can show a
+        change, else unpaired (:func:`rlbench.analysis.change.by_rounds`)."""
+        return by_rounds(self.by_round(a), self.by_round(b))
+
     def _close(self) -> None:
         self.rounds_done += 1
         racing = self._racing()
@@ -198,33 +222,31 @@ class Race(Stage):
         best = leader(racing)
         if best is not None:
             for s in racing:
-                if s.key != best.key and \
-                        worse_beyond_doubt(self.scores(s.key), self.scores(best.key)):
-                    self.left.append(Elimination(
-                        s.key, self.round, "separated", f"interval {s.ci_low:.4g}-{s.ci_high:.4g} below the "
-                        f"leader's {best.ci_low:.4g}-{best.ci_high:.4g} ({best.key}), the rank test agreeing",
-                        s.median, s.ci_low, s.ci_high, best.key))
+                if s.key != best.key and below(change := self.versus(best.key, s.key)):
+                    self.left.append(Elimination(s.key, self.round, "separated", f"below the leader ({best.key}) by the "
+                                                 f"change rule: {_evidence(change)}", s.median, s.ci_low, s.ci_high,
+                                                 best.key))
         if self.round + 1 >= self.min_rounds and self.settled():
-            self.stop_reason = "settled: every other configuration is separated from the leader or within " \
-                               f"{self.tolerance_pct:g}% of it"
+            self.stop_reason = "settled: every other configuration is below the leader or within " \
+                               f"{self.threshold:.0%} of it"
         elif not any(self.scores(k) for k in self.contenders):
             self.stop_reason = "no entrant still racing gave a reading"
         elif len(self.contenders) < 2:
             self.stop_reason = "one configuration left: every other left the race"
 
     def settled(self) -> bool:
-        """Whether more rounds cannot change the answer: each non-leader still racing separated or
-        practically equal (one that left the race was separated when it left)."""
+        """Whether more rounds cannot change the answer: each non-leader still racing below the leader or as good
+        as it within the threshold (:func:`rlbench.analysis.change.equivalent`; one that left the race was below
+        when it left)."""
         standings = self._racing()
         best = leader(standings)
         if best is None or len(standings) < 2:
             return best is not None
-        tol = self.tolerance_pct / 100.0
         for s in standings:
-            if s.key == best.key or worse_beyond_doubt(self.scores(s.key), self.scores(best.key)):
+            if s.key == best.key:
                 continue
-            r = stats.ratio_ci(self.scores(best.key), self.scores(s.key))
-            if r.ci_low is None or r.ci_low < 1.0 - tol or r.ci_high > 1.0 + tol:
+            change = self.versus(best.key, s.key)
+            if not below(change) and not equivalent(change, self.threshold):
                 return False
         return True
 
@@ -232,8 +254,10 @@ class Race(Stage):
         """The answer over the race's readings. When not one whole race round ran (the budget left none), or
         no entrant gave a race reading, over every reading of ``fallbacks`` (the search's, then the probes') pooled, of the entrants and of
         any configuration they read, as the stop reason says: the search's slots are interleaved and paired
-        too, only earlier and fewer; a probe is one reading, taken before everything else."""
+        too, only earlier and fewer; a probe is one reading, taken before everything else. Those are compared
+        unpaired."""
         source, reason, origin = self, self.stop_reason, "race"
+        versus: Versus = self.versus
         candidates: dict[str, Candidate] = dict(self.entrants)
         if self.rounds_done == 0 or not any(self.scores(k) for k in self.entrants):  # nothing the race can pair
             read = [st for st in fallbacks if any(st.scores(k) for k in getattr(st, "candidates", {}))]
@@ -244,10 +268,18 @@ class Race(Stage):
                          f"readings{' (pooled, not paired)' if len(read) > 1 else ''}"
                 for st in read:
                     candidates.update({k: c for k, c in st.candidates.items() if st.scores(k)})
+                versus = source.versus
         standings = [source.standing_of(k, c.cpus, c.gpus) for k, c in candidates.items()]
-        chosen, same, thin = choose(standings, self.tolerance_pct)
+        chosen, same, thin = choose(standings, versus, self.threshold)
         fastest = leader(standings)
-        ratio = stats.ratio_ci(source.scores(self.baseline_key), source.scores(chosen)) if chosen else None
+        ratio = versus(self.baseline_key, chosen) if chosen else None
+        designs = {k: versus(fastest.key, k).design for k in candidates if k != fastest.key} if fastest else {}
+        design = "paired" if designs and set(designs.values()) == {"paired"} else \
+            "unpaired" if set(designs.values()) <= {"unpaired"} else "mixed"
+        note = None
+        if origin == "race" and fastest is not None and "unpaired" in designs.values():
+            mine = set(self.by_round(fastest.key))
+            note = design_note(max(len(mine & set(self.by_round(k))) for k, d in designs.items() if d == "unpaired"))
         steps, comparisons = (), ()
         if self.objective == "time_to_target":  # steps to target raced too: did they learn from fewer, or step faster?
             readings = {k: source.env_steps(k) for k in candidates}
@@ -256,7 +288,15 @@ class Race(Stage):
         return Answer(chosen, None if fastest is None else fastest.key, self.baseline_key, same, tuple(standings),
                       None if ratio is None else ratio.ratio, None if ratio is None else ratio.ci_low,
                       None if ratio is None else ratio.ci_high, self.round + 1, reason, steps, comparisons,
-                      tuple(self.left), self.partial_rounds, thin, origin)
+                      tuple(self.left), self.partial_rounds, thin, origin, design, note)
+
+
+def _evidence(change: Change) -> str:
+    """The figures a drop rests on, in a line: the ratio to the leader, its interval(s), the test and its p."""
+    paired = (f"; paired ratio {change.paired_ratio:.3f} ({change.paired_ci_low:.3f}-{change.paired_ci_high:.3f})"
+              if change.design == "paired" else "")
+    return (f"ratio of medians {change.ratio:.3f} ({change.ci_low:.3f}-{change.ci_high:.3f}){paired}, {change.test} "
+            f"p = {change.p_value:.2g}, {change.runs_a} against {change.runs_b} ({change.design})")
 
 
 class Pooled:
@@ -270,6 +310,10 @@ class Pooled:
 
     def env_steps(self, key: str) -> list[tuple[float, bool]]:
         return [x for st in self.stages for x in st.env_steps(key)]
+
+    def versus(self, a: str, b: str) -> Change:
+        """``b`` against ``a`` by the one rule, unpaired (readings of several stages pair with nothing)."""
+        return unpaired(self.scores(a), self.scores(b))
 
     def standing_of(self, key: str, cpus: float, gpus: float) -> Standing:
         parts = [st.standing_of(key, cpus, gpus) for st in self.stages]

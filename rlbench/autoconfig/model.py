@@ -13,10 +13,20 @@ The model (synchronous PPO: sampling, then learning, then the weight broadcast):
                                          # TrainBatch: its default batch where the spec sets none)
     sample_s = (B/R * (env_step_s + inference_step_s) + B/(R*E) * inference_call_s) * max(1, R/cores)
                                          # env_step_s: the configuration's own env and env_config, probed
-    learn_s  = train_batch_size_per_learner * learner_step_s * max(1, L/cores)   # L learners in parallel
+    learn_s  = (train_batch_size_per_learner * learner_step_s              # per env step: the learner's compute
+                + sgd_steps * learner_sgd_step_s) * max(1, L/cores)         # per minibatch step: launches, syncs,
+                                         # the optimizer's step; sgd_steps = num_epochs * ceil(batch / minibatch_size);
+                                         # L learners in parallel; a GPU learner (num_gpus_per_learner > 0) has its
+                                         # own two costs and no CPU contention
     sync_s   = sync_per_runner_s * num_env_runners
     iteration_s = sample_s + learn_s + sync_s + iteration_overhead_s
     env_steps_per_s = B / iteration_s
+
+Why a per-minibatch-step cost: a GPU learner's update is launch- or sync-bound at small minibatches (issue 43,
+measured on an H100: Pong's throughput 2.6x at minibatch 1024 against 128, the GPU 88% idle at 128), so its learn
+time follows the step count, not the env steps; a CPU learner's follows the env steps. One probe splits a GPU
+learner's update time by its busy share (NVML, ``gpu_busy_pct``: the idle rest is per step); two probes at two step
+counts on one device solve the split (:func:`rlbench.autoconfig.readings.probes_from`); a refit rescales both parts.
 
 ``max(1, busy/cores)`` is contention: when a phase has more busy processes than cores (asked CPUs
 above the machine's, e.g. runners reserving 0.1 CPU each), the OS shares the cores and the phase
@@ -35,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 from scipy import optimize
 
-from rlbench.analysis.configs import axis_value_text
+from rlbench.analysis.configs import axis_pairs_text
 from rlbench.spec.model import TrialConfig
 
 if TYPE_CHECKING:  # the driver asks the adapter and hands its answers in: this room imports no adapter
@@ -83,13 +93,35 @@ class Candidate:
     """The trial's ``cpus`` (cores it is pinned to), or None for the whole machine."""
     env_id: str = ""
     """The env and its ``env_config`` (:func:`env_id`): configurations with another env step cost apart."""
+    minibatch_size: int | None = None
+    """Env steps per minibatch step (the spec's, else the framework's default); None: the whole batch."""
+    num_epochs: int | None = None
+    """Passes over the batch per iteration (the spec's, else the framework's default); None: one."""
+
+    @property
+    def on_gpu(self) -> bool:
+        """Whether its learners train on a GPU."""
+        return self.num_gpus_per_learner > 0
+
+    @property
+    def sgd_steps(self) -> int:
+        """Minibatch steps per learner per iteration: ``num_epochs * ceil(batch per learner / minibatch_size)``."""
+        per_epoch = math.ceil(self.train_batch_size_per_learner / self.minibatch_size) if self.minibatch_size else 1
+        return (self.num_epochs or 1) * max(1, per_epoch)
 
     @classmethod
     def from_config(cls, config: TrialConfig, axes: Mapping[str, Any], *, demand: ResourceDemand,
-                    batch: TrainBatch) -> "Candidate":
+                    batch: TrainBatch, defaults: Mapping[tuple[str, str], Any] | None = None) -> "Candidate":
         """The candidate of one grid point (``GridPoint.config`` and the grid values that made it), with what
-        its framework's adapter says it asks of the machine (``demand``) and trains on per iteration (``batch``)."""
+        its framework's adapter says it asks of the machine (``demand``), trains on per iteration (``batch``) and
+        trains with where the spec is silent (``defaults``: its ``hyperparameter_defaults``)."""
         r, lr = config.env_runners, config.learners
+
+        def trained_with(key: str) -> int | None:
+            value = getattr(config.training, key)
+            value = value if value is not None else (defaults or {}).get(("training", key))
+            return value if isinstance(value, int) and not isinstance(value, bool) else None
+
         return cls(key=candidate_key(axes), axes=tuple(axes.items()), num_env_runners=r.num_env_runners,
                    num_envs_per_env_runner=r.num_envs_per_env_runner, num_cpus_per_env_runner=r.num_cpus_per_env_runner,
                    num_learners=lr.num_learners, num_cpus_per_learner=float(lr.num_cpus_per_learner),
@@ -97,7 +129,8 @@ class Candidate:
                    num_cpus_for_main_process=config.resources.num_cpus_for_main_process,
                    train_batch_size_per_learner=batch.per_learner, batch_env_steps=batch.env_steps,
                    cpus=demand.total_cpus, gpus=demand.gpus,
-                   cpus_limit=config.cpus, env_id=env_id(config.environment.env, config.environment.env_config))
+                   cpus_limit=config.cpus, env_id=env_id(config.environment.env, config.environment.env_config),
+                   minibatch_size=trained_with("minibatch_size"), num_epochs=trained_with("num_epochs"))
 
 
 def describe(c: Candidate) -> str:
@@ -105,7 +138,7 @@ def describe(c: Candidate) -> str:
     sets, an axis it leaves unset as the spec's default (never ``None``: issue 34)."""
     if c.key != "baseline":
         return c.key
-    values = ", ".join(f"{a}={axis_value_text(v)}" for a, v in c.axes)
+    values = axis_pairs_text(c.axes)
     return f"the spec's base configuration ({values})" if values else "the spec's base configuration"
 
 
@@ -127,8 +160,10 @@ class ProbeCosts:
     """Seconds one env step takes on one core (envbench's ceiling with one process)."""
     inference_step_s: float
     """Seconds of the policy's forward pass per env step (the part that grows with the batch)."""
-    learner_step_s: float
-    """Seconds of learner update per sampled env step on a CPU learner (every epoch and minibatch)."""
+    learner_step_s: float | None
+    """Seconds of learner update per sampled env step on a CPU learner (every epoch; with ``learner_sgd_step_s``
+    0, every minibatch step's cost too); None: not probed (a GPU baseline without a CPU probe), CPU configurations
+    are not predicted."""
     sync_per_runner_s: float
     """Seconds of weight broadcast per env runner per iteration."""
     cores: int
@@ -137,14 +172,25 @@ class ProbeCosts:
     """Seconds per forward call (one per vector step), whatever the batch."""
     learner_gpu_step_s: float | None = None
     """As ``learner_step_s`` on a GPU learner; None: not probed, GPU configurations are not predicted."""
+    learner_sgd_step_s: float = 0.0
+    """Seconds per minibatch step on a CPU learner, whatever its size (0: not separated from ``learner_step_s``)."""
+    learner_gpu_sgd_step_s: float = 0.0
+    """As ``learner_sgd_step_s`` on a GPU learner: the launches and syncs of a step, the device idle meanwhile."""
     iteration_overhead_s: float = 0.0
     """Seconds per iteration outside the three phases (metrics, the driver's loop); fitted by a refit."""
     env_steps_s: tuple[tuple[str, float], ...] = ()
     """(:func:`env_id`, seconds per env step on one core) of every other env or ``env_config`` in the search
     space (envbench, one process); a configuration's env missing here steps at ``env_step_s``."""
+    unmeasured_envs: tuple[str, ...] = ()
+    """Envs of the search space whose step could not be measured (the ceiling failed, or stepped nothing in its
+    time: under load, a 0 us env measured 0 steps in 0.3 s): not predicted, so never dropped by the model (it had
+    stepped at the baseline's 1 ms, and was dropped untried, issue 44)."""
 
-    def env_step_for(self, c: "Candidate") -> float:
-        """Seconds one env step of ``c``'s env takes: its own probe, else the baseline's."""
+    def env_step_for(self, c: "Candidate") -> float | None:
+        """Seconds one env step of ``c``'s env takes: its own probe, else the baseline's; None when its env's
+        step could not be measured."""
+        if c.env_id in self.unmeasured_envs:
+            return None
         return dict(self.env_steps_s).get(c.env_id, self.env_step_s)
 
 
@@ -202,20 +248,27 @@ class CostModel:
     def _cores(self, c: Candidate) -> int:
         return max(1, min(self.probes.cores, c.cpus_limit or self.probes.cores))
 
-    def phases(self, c: Candidate) -> tuple[float, float, float] | None:
-        """(sample_s, learn_s, sync_s) of one iteration, before overhead; None when not predictable."""
+    def parts(self, c: Candidate) -> tuple[float, float, float, float] | None:
+        """(sample_s, learn_s per env step part, learn_s per minibatch step part, sync_s) of one iteration, before
+        overhead; None when not predictable (its learner's device was not probed)."""
         p, cores = self.probes, self._cores(c)
-        on_gpu = c.num_gpus_per_learner > 0
-        learner_step = p.learner_gpu_step_s if on_gpu else p.learner_step_s
-        if learner_step is None:
+        learner_step = p.learner_gpu_step_s if c.on_gpu else p.learner_step_s
+        env_step = p.env_step_for(c)
+        if learner_step is None or env_step is None:
             return None
+        sgd_step = p.learner_gpu_sgd_step_s if c.on_gpu else p.learner_sgd_step_s
         runners = max(1, c.num_env_runners)
         per_runner = c.batch_env_steps / runners
-        sample = (per_runner * (p.env_step_for(c) + p.inference_step_s)
+        sample = (per_runner * (env_step + p.inference_step_s)
                   + per_runner / c.num_envs_per_env_runner * p.inference_call_s) * max(1.0, runners / cores)
-        learners = max(1, c.num_learners)
-        learn = c.train_batch_size_per_learner * learner_step * (1.0 if on_gpu else max(1.0, learners / cores))
-        return sample, learn, p.sync_per_runner_s * c.num_env_runners
+        contention = 1.0 if c.on_gpu else max(1.0, max(1, c.num_learners) / cores)
+        return (sample, c.train_batch_size_per_learner * learner_step * contention, c.sgd_steps * sgd_step * contention,
+                p.sync_per_runner_s * c.num_env_runners)
+
+    def phases(self, c: Candidate) -> tuple[float, float, float] | None:
+        """(sample_s, learn_s, sync_s) of one iteration, before overhead; None when not predictable."""
+        parts = self.parts(c)
+        return None if parts is None else (parts[0], parts[1] + parts[2], parts[3])
 
     def predict(self, c: Candidate) -> Prediction | None:
         """The predicted iteration of ``c`` (None when the model cannot predict it)."""
@@ -242,27 +295,30 @@ class CostModel:
     def refit(self, observations: Sequence[Observation], prior_observations: float = PRIOR_OBSERVATIONS) -> "CostModel":
         """Rescale the probes so the model fits measured iterations (least squares, non-negative).
 
-        Solves ``measured ~= a*sample_s + b*learn_s + c*sync_s + d`` for scales a, b, c >= 0 and the
-        overhead d >= 0, each pulled towards its current value (1 for a scale) with
+        Solves ``measured ~= a*sample_s + b*learn_per_env_step + e*learn_per_minibatch_step + c*sync_s + d`` for
+        scales a, b, e, c >= 0 and the overhead d >= 0, each pulled towards its current value (1 for a scale) with
         ``prior_observations`` observations' weight, so two trials cannot zero a phase they do not
-        vary. a scales env, inference and call costs; b both learner costs; c the sync cost.
+        vary. a scales env, inference and call costs; b both devices' per-env-step learner costs, e their
+        per-minibatch-step ones (trials at several minibatch sizes tell them apart); c the sync cost.
         """
         rows = [(ph, o.iteration_s) for o in observations
-                if math.isfinite(o.iteration_s) and (ph := self.phases(o.candidate)) is not None]
+                if math.isfinite(o.iteration_s) and (ph := self.parts(o.candidate)) is not None]
         if not rows:
             return self
         x = np.array([[*ph, 1.0] for ph, _ in rows])
         y = np.array([m for _, m in rows])
         rms = np.sqrt(np.mean(x ** 2, axis=0))
         weight = np.sqrt(prior_observations) * np.maximum(rms, 1e-9)
-        prior = np.array([1.0, 1.0, 1.0, self.probes.iteration_overhead_s])
+        prior = np.array([1.0, 1.0, 1.0, 1.0, self.probes.iteration_overhead_s])
         a_aug = np.vstack([x, np.diag(weight)])
         y_aug = np.concatenate([y, weight * prior])
-        (a, b, c, d), _ = optimize.nnls(a_aug, y_aug)
+        (a, b, e, c, d), _ = optimize.nnls(a_aug, y_aug)
         p = self.probes
         probes = replace(p, env_step_s=p.env_step_s * a, inference_step_s=p.inference_step_s * a,
-                         inference_call_s=p.inference_call_s * a, learner_step_s=p.learner_step_s * b,
+                         inference_call_s=p.inference_call_s * a,
+                         learner_step_s=None if p.learner_step_s is None else p.learner_step_s * b,
                          learner_gpu_step_s=None if p.learner_gpu_step_s is None else p.learner_gpu_step_s * b,
+                         learner_sgd_step_s=p.learner_sgd_step_s * e, learner_gpu_sgd_step_s=p.learner_gpu_sgd_step_s * e,
                          sync_per_runner_s=p.sync_per_runner_s * c, iteration_overhead_s=float(d),
                          env_steps_s=tuple((k, v * a) for k, v in p.env_steps_s))
         return CostModel(probes, refit_points=len(rows))

@@ -30,8 +30,9 @@ if TYPE_CHECKING:  # the driver asks the adapter for the snippet and hands it in
     from rlbench.adapters.base import ConfigSnippet
 
 BEST_YAML = "best.yaml"
-#: Version of autoconfig.json's fields (docs/AUTOCONFIG.md; 4 added the plan, the trial, the evidence).
-SCHEMA_VERSION = 4
+#: Version of autoconfig.json's fields (docs/AUTOCONFIG.md; 4 added the plan, the trial, the evidence; 5 the design the
+#: race's readings were compared by, ``design`` and ``design_note``).
+SCHEMA_VERSION = 5
 #: Repeats best.yaml asks for (asv's 2 rounds x 5 and irace's firstTest=5 are the anchors).
 BEST_REPEATS = 5
 #: What a snippet's file name may be: a plain name with a suffix, never a path (it is written into the folder).
@@ -80,10 +81,13 @@ def evidence(result: AutoconfigResult) -> str:
     source = {"race": f"{a.rounds} race round{'s' * (a.rounds != 1)}"}.get(
         a.source, f"the {a.source.replace('+', ' and the ')} readings (no race round fitted)")
     parts = [f"It rests on {source}: {n.get(a.chosen_key, 0)} reading{'s' * (n.get(a.chosen_key, 0) != 1)} of the "
-             f"chosen configuration, {n.get(a.baseline_key, 0)} of the baseline."]
+             f"chosen configuration, {n.get(a.baseline_key, 0)} of the baseline, compared by the change rule "
+             + ("paired by round." if a.design == "paired" else
+                "paired by round where the rounds allowed it, unpaired elsewhere." if a.design == "mixed" else
+                f"unpaired ({a.design_note})." if a.design_note else "unpaired.")]
     gone = [e for e in a.left_race if e.reason == "separated"]
-    parts.append(f"{len(gone)} configuration{'s were' if len(gone) != 1 else ' was'} separated from the leader in the "
-                 "race." if gone else "Nothing was separated from the leader in the race.")
+    parts.append(f"{len(gone)} configuration{'s were' if len(gone) != 1 else ' was'} below the leader in the race by "
+                 "the rule." if gone else "Nothing was below the leader in the race by the rule.")
     if a.not_measured_enough:
         parts.append("Not measured enough to tell from the best (fewer than 3 readings a side): "
                      + ", ".join(f"{k} ({n.get(k, 0)})" for k in a.not_measured_enough) + ".")
@@ -157,6 +161,8 @@ def autoconfig_json(result: AutoconfigResult) -> dict:
         "predicted_vs_measured": [asdict(r) for r in result.predicted_vs_measured],
         "steps_to_target": [asdict(c) for c in a.steps_comparisons],
         "answer_source": a.source,
+        "design": a.design,
+        "design_note": a.design_note,
         "not_measured_enough": [by_key[k] for k in a.not_measured_enough if k in by_key],
         "evidence": evidence(result),
         "trial": result.trial,

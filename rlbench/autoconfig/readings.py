@@ -9,8 +9,11 @@ driver (``rlbench.run.autoconfig_driver.trial_files``) reads the files and hands
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 
+from rlbench.analysis.learner import WINDOW_COLUMNS, learn_window_columns
 from rlbench.analysis.trial_rows import steady_throughput
 from rlbench.analysis.windows import steady
 from rlbench.autoconfig.model import ProbeCosts
@@ -68,9 +71,62 @@ def rest_per_step(iterations: pd.DataFrame, config: TrialConfig) -> float | None
     return float(rows.median())
 
 
+def with_learn_windows(iterations: pd.DataFrame, utilization: pd.DataFrame, config: TrialConfig, *, learner_gpus: float,
+                       asynchronous: bool) -> pd.DataFrame:
+    """One trial's iteration rows with its learn windows' ``gpu_busy_pct`` and ``learn_cpus_used`` (what the sweep's
+    tables hold: :func:`rlbench.analysis.learner.learn_window_columns`) from its utilization rows."""
+    its = iterations.copy()
+    if its.empty:
+        return its
+    trial = str(its["trial_id"].iloc[0])
+    its[list(WINDOW_COLUMNS)] = learn_window_columns(
+        its, utilization, {trial: (config.learners.num_learners, learner_gpus, asynchronous)})
+    return its
+
+
+def _median(stead: pd.DataFrame, column: str) -> float | None:
+    if column not in stead or stead[column].isna().all():
+        return None
+    return float(stead[column].median())
+
+
+def learner_costs(iterations: pd.DataFrame, batch_per_learner: int,
+                  other: tuple[pd.DataFrame, int] | None = None) -> tuple[float, float] | None:
+    """(seconds per env step, seconds per minibatch step) of a probe's learner, from its steady iterations.
+
+    ``learn_s = batch * per_env_step + sgd_steps * per_minibatch_step``. ``other`` (another probe's rows and batch
+    per learner, on the same device, at another step count) makes two equations: both costs solved (clamped at 0,
+    the first probe then fitted exactly). Else, on a GPU learner whose learn windows' busy share (``gpu_busy_pct``)
+    was measured, the updates' idle share is per step: ``learn_update_s * (1 - busy) / sgd_steps`` (the launches and
+    syncs the device waited through); otherwise everything is per env step (a minibatch's size then changes
+    nothing in the model). None without a steady iteration that learned.
+    """
+    stead = steady(iterations)
+    learn, steps = _median(stead, "learn_s"), _median(stead, "sgd_steps")
+    if learn is None or batch_per_learner <= 0:
+        return None
+    sgd_step = 0.0
+    second = None
+    if other is not None:
+        o = steady(other[0])
+        second = (_median(o, "learn_s"), _median(o, "sgd_steps"), other[1])
+    if second is not None and None not in second and steps:
+        learn2, steps2, batch2 = second  # learn = batch * s + steps * k, twice
+        det = batch_per_learner * steps2 - batch2 * steps
+        if abs(det) > 1e-9 * max(1.0, batch_per_learner * steps2):
+            k = max(0.0, (batch_per_learner * learn2 - batch2 * learn) / det)
+            s = max(0.0, learn - steps * k) / batch_per_learner
+            return s, (learn - batch_per_learner * s) / steps  # after the clamp, the first probe still fits
+    busy, update = _median(stead, "gpu_busy_pct"), _median(stead, "learn_update_s")
+    if busy is not None and update is not None and steps:
+        sgd_step = update * (1.0 - min(100.0, max(0.0, busy)) / 100.0) / steps
+    return max(0.0, learn - (steps or 0.0) * sgd_step) / batch_per_learner, sgd_step
+
+
 def probes_from(iterations: pd.DataFrame, config: TrialConfig, cores: int, *, batch_per_learner: int,
                 ceiling_steps_per_s: float | None = None,
-                other: tuple[pd.DataFrame, TrialConfig] | None = None) -> ProbeCosts | None:
+                other: tuple[pd.DataFrame, TrialConfig] | None = None,
+                other_batch_per_learner: int | None = None) -> ProbeCosts | None:
     """The cost model's per-unit costs from the probe trial's steady iterations and the env ceiling.
 
     One env step: the ceiling's seconds per step in one process (envbench), else the trial's share of
@@ -87,6 +143,10 @@ def probes_from(iterations: pd.DataFrame, config: TrialConfig, cores: int, *, ba
 
     def med(column: str) -> float:
         return float(stead[column].fillna(0.0).median())
+
+    same_device = other is not None and (other[1].learners.num_gpus_per_learner > 0) == (
+        config.learners.num_gpus_per_learner > 0)
+    learner_other = ((other[0], other_batch_per_learner or batch_per_learner) if same_device else None)
 
     runners = max(1, config.env_runners.num_env_runners)
     steps = med("env_steps_sampled")
@@ -107,6 +167,23 @@ def probes_from(iterations: pd.DataFrame, config: TrialConfig, cores: int, *, ba
         step_s = max(0.0, r1 - call_s / e1)
         call_s = (r1 - step_s) * e1  # after the clamp, r1 = s + c/E1 still holds
     learn, sync = med("learn_s"), med("sync_s")
+    per_env_step, per_sgd_step = learner_costs(iterations, batch_per_learner, learner_other) or (
+        learn / batch_per_learner, 0.0)
+    gpu = config.learners.num_gpus_per_learner > 0  # the baseline's learner device: the other one is probed apart
     return ProbeCosts(env_step_s=env_step, inference_step_s=step_s, inference_call_s=call_s,
-                  learner_step_s=learn / batch_per_learner, sync_per_runner_s=sync / max(1, config.env_runners.num_env_runners),
-                  cores=max(1, cores), iteration_overhead_s=max(0.0, med("wall_s") - sample - learn - sync))
+                      learner_step_s=None if gpu else per_env_step, learner_sgd_step_s=0.0 if gpu else per_sgd_step,
+                      learner_gpu_step_s=per_env_step if gpu else None, learner_gpu_sgd_step_s=per_sgd_step if gpu else 0.0,
+                      sync_per_runner_s=sync / max(1, config.env_runners.num_env_runners),
+                      cores=max(1, cores), iteration_overhead_s=max(0.0, med("wall_s") - sample - learn - sync))
+
+
+def with_device_probe(probes: ProbeCosts, iterations: pd.DataFrame, config: TrialConfig, *,
+                      batch_per_learner: int) -> ProbeCosts:
+    """``probes`` with the learner costs of the other device, from a probe whose learner is there (a GPU learner
+    beside a CPU baseline, or the reverse): without it, the model predicts no configuration on that device."""
+    costs = learner_costs(iterations, batch_per_learner)
+    if costs is None:
+        return probes
+    if config.learners.num_gpus_per_learner > 0:
+        return replace(probes, learner_gpu_step_s=costs[0], learner_gpu_sgd_step_s=costs[1])
+    return replace(probes, learner_step_s=costs[0], learner_sgd_step_s=costs[1])

@@ -6,9 +6,9 @@ Here every rung gives each surviving configuration ``first_rung_readings * eta**
 isolated* trials (rungs double as repeats: a configuration's readings accumulate across rungs), and
 after a rung a configuration is dropped only when
 
-* its interval's upper end is below the leader's lower end (95% bootstrap of the median,
-  :func:`rlbench.analysis.stats.median_ci`) and a one-sided Mann-Whitney test agrees at 5%
-  (:func:`rlbench.autoconfig.ask_tell.worse_beyond_doubt`: never on fewer than 3 readings a side),
+* it is below the leader by the one rule of "did it change?", unpaired (the interval of the ratio of medians
+  below 1 and a one-sided exact Mann-Whitney test agreeing at the analysis' significance:
+  :func:`rlbench.autoconfig.ask_tell.worse_beyond_doubt`, never on fewer than 3 readings a side),
   *and* it is outside the top ``1/eta`` by median; or
 * it has fewer readings than the rank test needs (a budget that buys one or two a configuration), is
   outside the top ``1/eta``, and its readings and the cost model *both* put it below the leader by more
@@ -22,8 +22,7 @@ The budget's plan (:mod:`rlbench.autoconfig.plan`) may measure only the model's 
 readings, and the race may have room for fewer entrants than survive (:meth:`SuccessiveHalving.handover`:
 the best by median go on, the rest are "not raced: budget", their readings kept).
 
-So promotion keeps the top fraction by median and never drops one whose interval overlaps the
-leader's. The search stops when at most ``finalists`` remain, or when the next rung would not fit
+So promotion keeps the top fraction by median and never drops one the rule does not find below the leader. The search stops when at most ``finalists`` remain, or when the next rung would not fit
 in its budget (each trial charged its wall plus its cold start); the survivors go to the race.
 """
 
@@ -33,9 +32,10 @@ import math
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+from rlbench.analysis.change import can_show
+from rlbench.autoconfig.ask_tell import (Objective, Stage, Standing, TrialRequest, leader, rank, rotated,
+                                         worse_beyond_doubt)
 from rlbench.autoconfig.model import CostModel, Candidate, Observation
-from rlbench.autoconfig.ask_tell import (MIN_READINGS, Objective, Stage, Standing, TrialRequest, leader, rank, rotated,
-                                      worse_beyond_doubt)
 
 #: Successive halving's reduction factor (Hyperband's default).
 ETA = 3
@@ -56,8 +56,8 @@ class Elimination:
     """The rung after which it was dropped (-1: before any trial)."""
     reason: str
     """``model`` (predicted below the cut, before any trial), ``budget`` (not measured: the budget's plan
-    measured the model's top configurations only), ``separated`` (interval below the leader's, rank test
-    agreeing), ``reading_and_model`` (fewer readings than the rank test needs, but they and the model both
+    measured the model's top configurations only), ``separated`` (below the leader by the change rule: the
+    interval of the ratio below 1, the rank test agreeing), ``reading_and_model`` (fewer readings than the rank test needs, but they and the model both
     put it below the leader beyond the model's error), ``not_raced`` (measured, but the race had room for
     fewer; its readings are kept), ``failed``."""
     detail: str
@@ -210,14 +210,15 @@ class SuccessiveHalving(Stage):
             return
         ranked = sorted((standings[k] for k in self._alive if standings[k].median is not None), key=rank)
         top = {s.key for s in ranked[:max(1, math.ceil(len(self._alive) / self.eta))]}
-        fitted = self.fitted() if min(x.n for x in ranked) < MIN_READINGS else None
+        fitted = self.fitted() if any(not can_show(x.n, best.n) for x in ranked) else None
         for s in ranked:
             if s.key in top:
                 continue
             if worse_beyond_doubt(self.scores(s.key), self.scores(best.key)):
-                self._drop(s, rung, "separated", f"interval {s.ci_low:.4g}-{s.ci_high:.4g} below the leader's "
-                           f"{best.ci_low:.4g}-{best.ci_high:.4g} ({best.key}), outside the top 1/{self.eta}", best)
-            elif fitted is not None and min(s.n, best.n) < MIN_READINGS and (why := self._below_beyond_error(s, best, *fitted)):
+                self._drop(s, rung, "separated", f"below the leader ({best.key}) by the change rule: median "
+                           f"{s.median:.4g} against {best.median:.4g} on {s.n} and {best.n} readings, outside the top "
+                           f"1/{self.eta}", best)
+            elif fitted is not None and not can_show(s.n, best.n) and (why := self._below_beyond_error(s, best, *fitted)):
                 self._drop(s, rung, "reading_and_model", why, best)
 
     def _below_beyond_error(self, s: Standing, best: Standing, model: CostModel, error: float) -> str | None:

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rlbench.analysis.findings import CHANGE_THRESHOLD
 from rlbench.spec.limits import MAX_SECONDS
 
 
@@ -45,11 +46,13 @@ class AutoconfigSection(BaseModel):
     """The search hands over to the race at this many configurations or fewer; the race is sized for them
     and the baseline."""
     min_rounds: int = Field(3, ge=2, le=1000)
-    """Race rounds before the intervals may end it."""
+    """Race rounds before the change rule may end it."""
     max_rounds: int = Field(20, ge=2, le=1000)
     """Race rounds after which it ends."""
-    tolerance_pct: float = Field(5.0, ge=0, le=50)
-    """A configuration within this much of the best median is as good as the best (the cheapest wins)."""
+    tolerance_pct: float = Field(100 * CHANGE_THRESHOLD, ge=0, le=50)
+    """A configuration within this much of the best median is as good as the best (the cheapest wins), and the
+    race ends once every other one is below the leader or within this much of it by every interval (the
+    default: the change threshold every command uses, ``CHANGE_THRESHOLD``, 5)."""
     seed: int = Field(0, ge=0, le=2**32 - 1)
     """What the trial seeds derive from (the search itself has no randomness)."""
 

@@ -86,7 +86,11 @@ class Space:
     baseline_key: str
     """The configuration to beat."""
     second_probe: str | None = None
-    """The configuration probed beside the baseline (another ``num_envs_per_env_runner``), or None."""
+    """The configuration probed beside the baseline (another ``num_envs_per_env_runner`` or minibatch step count, the
+    learner on the same device), or None."""
+    device_probe: str | None = None
+    """The configuration probed for the other learner device (a GPU learner beside a CPU baseline, or the reverse),
+    or None when every configuration's learner is on the baseline's."""
 
 
 @dataclass
@@ -146,7 +150,8 @@ class Session:
     # -- stages
 
     def _probe_keys(self) -> list[str]:
-        return [self.space.baseline_key, *([self.space.second_probe] if self.space.second_probe else [])]
+        return list(dict.fromkeys(k for k in (self.space.baseline_key, self.space.second_probe, self.space.device_probe)
+                                  if k))
 
     def _probe_cap_s(self) -> float:
         """A probe trains the spec's trial, but no longer than one trial of the smallest plan could (the
@@ -237,7 +242,7 @@ class Session:
         finalists = s.handover(race["entrants"] - 1, keep=self.space.baseline_key)
         self.race = Race(finalists, baseline, objective=k.objective, budget_s=race["budget_s"], trial_s=s.trial_s,
                          cold_start_s=self.cold_estimate_s, seed=k.seed, min_rounds=k.min_rounds,
-                         max_rounds=k.max_rounds, tolerance_pct=k.tolerance_pct, training_s=decided["training_s"],
+                         max_rounds=k.max_rounds, threshold=k.tolerance_pct / 100.0, training_s=decided["training_s"],
                          cap_s=decided["cap_s"])
         self._drive(self.race, runner)
         for e in self.race.left:
@@ -339,7 +344,8 @@ def load_decided(data: dict[str, Any]) -> dict[str, Any]:
     out = dict(data)
     if "probes" in out and out["probes"] is not None:
         p = out["probes"]
-        out["probes"] = ProbeCosts(**{**p, "env_steps_s": tuple((str(k), float(v)) for k, v in p.get("env_steps_s") or ())})
+        out["probes"] = ProbeCosts(**{**p, "env_steps_s": tuple((str(k), float(v)) for k, v in p.get("env_steps_s") or ()),
+                                      "unmeasured_envs": tuple(str(k) for k in p.get("unmeasured_envs") or ())})
     if "plan" in out:
         plan = out["plan"]["plan"]
         out["plan"] = {**out["plan"], "plan": BudgetPlan(**{**plan, **{f: tuple(plan[f]) for f in

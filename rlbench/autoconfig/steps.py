@@ -14,11 +14,11 @@ stays in for ever. So this median is never below the Kaplan-Meier median, and eq
 censored trial ran more env steps than every trial of its configuration that reached the target.
 It is None when more than half the trials were censored.
 
-Differences (:func:`compare_steps`): each race entrant against the chosen configuration, by the
-evidence rules of :mod:`rlbench.analysis.evidence`. The test is a one-sided exact Mann-Whitney U on
-the scores, in the direction of the medians, at ``SIGNIFICANCE``. With fewer rounds than a rank test
-needs, the comparison says what evidence is missing. Beside it is the ratio of median steps with its
-95% bootstrap interval (:func:`rlbench.analysis.stats.ratio_ci`).
+Differences (:func:`compare_steps`): each race entrant against the chosen configuration, by the one rule of
+"did it change?" (:func:`rlbench.analysis.change.unpaired` of the scores: the interval of their ratio off 1 and
+the one-sided exact Mann-Whitney U test agreeing at ``SIGNIFICANCE``), its words with the evidence it has. With
+fewer readings than a rank test needs, the comparison says what evidence is missing. The ratio reported is of
+median steps (the scores' ratio turned back), with its bootstrap interval.
 """
 
 from __future__ import annotations
@@ -29,7 +29,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from rlbench.analysis import evidence, findings, stats
+from rlbench.analysis import evidence, stats
+from rlbench.analysis.change import can_show, unpaired
+from rlbench.analysis.findings import CONFIDENCE
 
 #: One trial's env steps: (steps sampled up to the target, or up to the cap; whether it reached the target).
 Reading = tuple[float, bool]
@@ -45,7 +47,7 @@ class StepsStanding:
     """Median env steps to the target, censored trials as never reaching it; None when more than half
     were censored (or no reading)."""
     ci_low: float | None
-    """Lower end of its 95% bootstrap interval (None with fewer than 2 readings)."""
+    """Lower end of its bootstrap interval (None with fewer than 2 readings)."""
     ci_high: float | None
     """Upper end (None: unbounded, the interval reaches the censored trials, or fewer than 2 readings)."""
     n: int
@@ -65,13 +67,13 @@ class StepsComparison:
     ratio: float | None
     """median steps(key) / median steps(chosen); None when either median is None."""
     ci_low: float | None
-    """Lower end of the ratio's 95% bootstrap interval (None with fewer than 2 readings a side)."""
+    """Lower end of the ratio's bootstrap interval (None with fewer than 2 readings a side)."""
     ci_high: float | None
     """Upper end (None also when the interval reaches the censored trials)."""
     p_value: float | None
     """One-sided exact Mann-Whitney U p-value in the direction of the medians (None: too few rounds)."""
     differ: bool
-    """The test shows a difference at ``findings.SIGNIFICANCE``."""
+    """The one rule finds a change (the interval off 1, the test agreeing at ``findings.SIGNIFICANCE``)."""
     text: str
     """The finding in words, with its evidence or what evidence is missing."""
 
@@ -105,25 +107,25 @@ def compare_steps(readings: Mapping[str, Sequence[Reading]], chosen_key: str) ->
             continue
         other = scores(theirs)
         with np.errstate(divide="ignore", invalid="ignore"):  # a resample of censored scores: a ratio to 0
-            r = stats.ratio_ci(other, mine)  # median(mine) / median(other) of scores: steps(key) / steps(chosen)
-        ratio = r.ratio if r.ratio is not None and r.ratio > 0 else None
-        low = r.ci_low if r.ci_low is not None and r.ci_low > 0 else None
-        high = r.ci_high if r.ci_high is not None and math.isfinite(r.ci_high) else None
+            c = unpaired(mine, other)  # median(other) / median(mine) of scores: steps(chosen) / steps(key)
+        ratio, low, high = _inv(c.ratio), _inv(c.ci_high), _inv(c.ci_low)  # steps(key) / steps(chosen)
+        high = high if high is not None and math.isfinite(high) else None
         a, b = stats.median_ci(other).median, stats.median_ci(mine).median
-        if not evidence.can_show(len(other), len(mine)):
+        if not can_show(len(other), len(mine)):
             out.append(StepsComparison(key, chosen_key, ratio, low, high, None, False, evidence.missing_evidence(
                 len(other), len(mine), f"{key} and {chosen_key} differ in env steps to the target")))
             continue
         more = a is not None and b is not None and a < b  # a lower score: more steps
-        p = stats.rank_p(other, mine) if more else stats.rank_p(mine, other)
-        differ = p <= findings.SIGNIFICANCE and a != b
-        said = f"p = {p:.2g}, one-sided Mann-Whitney U, {evidence.runs_text(len(other), len(mine))}"
+        p = c.p_value  # None: equal medians, no direction to test
+        said = (f"p = {p:.2g}, one-sided Mann-Whitney U" if p is not None else "equal medians, no direction to test") \
+            + f", {evidence.runs_text(len(other), len(mine))}"
         medians = f"median {_steps_text(_inv(a))} against {_steps_text(_inv(b))}"
-        if differ:
-            ci = f"; ratio {stats.interval_text(low, high, 2)} (95% CI)" if low is not None and high is not None else ""
+        if c.differs:
+            ci = (f"; ratio {stats.interval_text(low, high, 2)} ({CONFIDENCE:.0%} CI)"
+                  if low is not None and high is not None else "")
             text = (f"{key} needs {'more' if more else 'fewer'} env steps to the target than {chosen_key}: "
                     f"{medians}{ci}; {said}")
         else:
             text = f"no difference in env steps to the target shown between {key} and {chosen_key}: {medians}; {said}"
-        out.append(StepsComparison(key, chosen_key, ratio, low, high, p, differ, text))
+        out.append(StepsComparison(key, chosen_key, ratio, low, high, p, c.differs, text))
     return out

@@ -13,6 +13,7 @@ import textwrap
 
 from rich.console import Console
 
+from rlbench.analysis.findings import CONFIDENCE
 from rlbench import __version__
 from rlbench.commands import (autoconfig, bisect, compare, envbench, history, report, reproduce, servebench, simbench,
                               sweep)
@@ -30,13 +31,13 @@ DESCRIPTION = textwrap.fill(
     "iteration's time and every core go.", 100)
 
 #: What ``rlbench`` alone and ``rlbench --help`` end with: the first command, where its results go, how to read them.
-START_HERE = """\
+START_HERE = f"""\
 start here (from the rlbench checkout; 4 tiny trials, about a minute on 2 cores):
   rlbench sweep configs/smoke.yaml
   rlbench sweep configs/ppo_cpu.yaml --dry-run   # a realistic CPU sweep: what it would run on this machine
 
 results go to results/<sweep name>/<timestamp>/ (or --out DIR):
-  report.html    open it first: recommendations, configurations ranked with 95% CIs, figures
+  report.html    open it first: recommendations, configurations ranked with {CONFIDENCE:.0%} CIs, figures
   summary.csv    one row per trial; trials/iterations/utilization.parquet hold every measurement (docs/SCHEMA.md)
   trials/<id>/   one trial's plan, events, log and verdict
 

@@ -1,15 +1,18 @@
 """What the verbs share: the console, the error line for bad input, printing text that is not ours,
-paths the user typed."""
+paths the user typed, the one grammar of ``--threshold``."""
 
 from __future__ import annotations
 
+import argparse
 import os
+import re
 from pathlib import Path
 from typing import IO
 
 from rich.console import Console
 from rich.text import Text
 
+from rlbench.analysis.findings import CHANGE_THRESHOLD
 from rlbench.commands.exit_codes import EXIT_BAD_INPUT
 from rlbench.results.session import ReadFolder, open_for_read
 from rlbench.results.text import plain
@@ -77,3 +80,22 @@ def int_list(text: str | None, flag: str) -> list[int] | None:
     if not values or min(values) < 1:
         raise ValueError(f"{flag} takes whole numbers >= 1 (got {text!r})")
     return values
+
+
+def add_threshold_argument(p: argparse.ArgumentParser, what: str) -> None:
+    """``--threshold`` as compare, history and bisect take it (:func:`threshold_of` reads it in ``run``)."""
+    p.add_argument("--threshold", default=None,
+                   help=f"{what}: 5%%, or 0.05 (default {100 * CHANGE_THRESHOLD:.0f}%%, the analysis' CHANGE_THRESHOLD)")
+
+
+def threshold_of(text: str | None) -> float:
+    """``5%`` or ``0.05`` -> 0.05, None -> :data:`~rlbench.analysis.findings.CHANGE_THRESHOLD`; ValueError with the
+    fix for anything else: a share must lie strictly between 0 and 1 (0 would call every change with evidence
+    a regression, 1 none)."""
+    if text is None:
+        return CHANGE_THRESHOLD
+    found = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(%?)\s*", text)
+    value = (float(found.group(1)) / (100 if found.group(2) else 1)) if found else -1.0
+    if not 0 < value < 1:
+        raise ValueError(f"--threshold {text!r}: give a share between 0 and 1, e.g. 5% or 0.05")
+    return value

@@ -1,20 +1,18 @@
-"""What ``rlbench history`` and ``rlbench bisect`` share: their package flags, the threshold, and the
+"""What ``rlbench history`` and ``rlbench bisect`` share: their package flags (the threshold's, compare's too, is in
+:mod:`rlbench.commands._common`), and the
 check of versions against the index's listing (docs/VERSIONS.md)."""
 
 from __future__ import annotations
 
 import argparse
-import re
 
 from rich.console import Console
 
-from rlbench.commands._common import say
+from rlbench.analysis.findings import ROUNDS_FOR_EVIDENCE
+from rlbench.commands._common import add_threshold_argument, say
 
-#: Rounds by default: the fewest with which a paired comparison can give evidence
-#: (:data:`rlbench.analysis.findings.ROUNDS_FOR_EVIDENCE`; imported lazily, so repeated and tested here).
-DEFAULT_ROUNDS = 6
-#: A change smaller than this is not flagged (history) or not searched for (bisect).
-DEFAULT_THRESHOLD = 0.05
+#: Rounds by default: the fewest with which a paired comparison can give evidence.
+DEFAULT_ROUNDS = ROUNDS_FOR_EVIDENCE
 
 
 def add_package_arguments(p: argparse.ArgumentParser) -> None:
@@ -26,20 +24,8 @@ def add_package_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--index", default=None,
                    help="where the versions come from: a package index URL, or a local folder of wheels "
                         "(default: pip's index)")
-    p.add_argument("--threshold", default=None,
-                   help=f"smallest change that counts: 5%%, or 0.05 (default {DEFAULT_THRESHOLD * 100:.0f}%%)")
+    add_threshold_argument(p, "smallest change that counts")
     p.add_argument("--dry-run", action="store_true", help="print the plan and run nothing")
-
-
-def fraction(text: str | None, default: float = DEFAULT_THRESHOLD) -> float:
-    """``5%`` or ``0.05`` -> 0.05; ValueError with the fix for anything else."""
-    if text is None:
-        return default
-    found = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(%?)\s*", text)
-    value = (float(found.group(1)) / (100 if found.group(2) else 1)) if found else -1.0
-    if not 0 < value < 1:
-        raise ValueError(f"--threshold {text!r}: give a share between 0 and 1, e.g. 5% or 0.05")
-    return value
 
 
 def rounds_of(args: argparse.Namespace) -> int:

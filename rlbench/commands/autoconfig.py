@@ -17,6 +17,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
+from rlbench.analysis.findings import CONFIDENCE
 from rlbench.commands._common import bad_input, own_path, say
 from rlbench.commands.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from rlbench.results.text import plain
@@ -24,7 +25,7 @@ from rlbench.worker.interrupts import install, received, restore
 
 NAME = "autoconfig"
 HELP = "find the grid's configuration that trains soonest here, within a time budget"
-EPILOG = """\
+EPILOG = f"""\
 examples:
   rlbench autoconfig configs/autoconfig_cpu.yaml --budget 20m                # CartPole PPO, the search space scaled to this machine
   rlbench autoconfig configs/autoconfig_cpu.yaml --budget 20m --out /tmp/a   # results into /tmp/a
@@ -35,7 +36,7 @@ the baseline and the search's knobs (docs/AUTOCONFIG.md). It probes the baseline
 cannot win, runs successive halving on confidence intervals, then races the finalists against the baseline.
 
 results (DIR: --out, default results/<name>_autoconfig/<timestamp>/):
-  DIR/autoconfig.json   the answer: best configuration, speed-up over the baseline with its 95% CI, the
+  DIR/autoconfig.json   the answer: best configuration, speed-up over the baseline with its {CONFIDENCE:.0%} CI, the
                         indistinguishable set, the elimination log, predicted vs measured
   DIR/rllib_config.py   the answer as the framework's code (RLlib; sb3_config.py for SB3; none for plain)
   DIR/best.yaml         a sweep that re-measures it against the baseline
@@ -166,7 +167,7 @@ def _finish(out_dir: Path, outcome, setup, console: Console, driver_end: float) 
     why = "the baseline gave no reading" if base is None or base.n == 0 else "the baseline's median missed the target"
     speed = (f"speed-up over the baseline: not measurable ({why})" if a.speedup is None
              else f"speed-up over the baseline ({describe(r.candidates[a.baseline_key])}): {a.speedup:.2f}x"
-             + (f" (95% CI {a.speedup_ci_low:.2f}-{a.speedup_ci_high:.2f})" if a.speedup_ci_low is not None else
+             + (f" ({CONFIDENCE:.0%} CI {a.speedup_ci_low:.2f}-{a.speedup_ci_high:.2f})" if a.speedup_ci_low is not None else
                 " (no interval: too few readings)"))
     others = [k for k in a.indistinguishable if k != a.chosen_key]
     console.print(Text.assemble(("winner:", "bold green"), " ", plain(a.chosen_key),

@@ -17,14 +17,16 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
+from rlbench.analysis.findings import CONFIDENCE
 from rlbench.commands._common import bad_input, own_path, say
-from rlbench.commands._versions import add_package_arguments, fraction, listed_versions, rounds_of, unknown_message
+from rlbench.commands._common import threshold_of
+from rlbench.commands._versions import add_package_arguments, listed_versions, rounds_of, unknown_message
 from rlbench.commands.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from rlbench.results.text import plain
 
 NAME = "bisect"
 HELP = "find the first release of a package (e.g. ray) at which the spec got slower, by halving"
-EPILOG = """\
+EPILOG = f"""\
 examples:
   rlbench bisect configs/smoke.yaml --package ray --good 2.50.0 --bad 2.60.0
   rlbench bisect SPEC --package ray --good 2.50.0 --bad 2.60.0 --metric time_to_target --threshold 10%
@@ -36,7 +38,7 @@ it stops (exit 0) and says so. Then each probe compares the middle version with 
 between: the index's listing, or --versions-from), and the final adjacent pair is compared with each other.
 
 results (DIR: --out, default results/<name>_bisect/<timestamp>/):
-  DIR/bisect.json   the answer (first bad version, its paired ratio and 95% CI) and every probe
+  DIR/bisect.json   the answer (first bad version, its paired ratio and {CONFIDENCE:.0%} CI) and every probe
   DIR/NN-<a>-vs-<b>/  each probe's own sweep folder (trials.parquet: variant, round, versions)
 
 exit codes: 0 found and confirmed, or no difference at the ends; 1 no answer; 2 bad input; 130 interrupted."""
@@ -87,7 +89,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
         if args.good == args.bad:
             raise ValueError(f"--good and --bad are both {args.good}: give two different versions")
         parse_versions(f"{args.good},{args.bad}", "--good/--bad")
-        threshold, rounds = fraction(args.threshold), rounds_of(args)
+        threshold, rounds = threshold_of(args.threshold), rounds_of(args)
         if rounds < ROUNDS_FOR_EVIDENCE:
             raise ValueError(f"--rounds {rounds}: a probe needs {ROUNDS_FOR_EVIDENCE} rounds to give evidence either way")
         loaded = load_versions(args.config, args.package, [args.good, args.bad], rounds, args.index)

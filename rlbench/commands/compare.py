@@ -12,36 +12,32 @@ from pathlib import Path
 
 from rich.console import Console
 
-from rlbench.commands._common import bad_input, own_path, read_folder, say
+from rlbench.analysis.findings import CONFIDENCE, REPEATS_FOR_EVIDENCE, ROUNDS_FOR_EVIDENCE
+from rlbench.commands._common import add_threshold_argument, bad_input, own_path, read_folder, say, threshold_of
 from rlbench.commands.exit_codes import EXIT_FAILED, EXIT_OK
-
-#: Default regression threshold: a drop of at least this with evidence fails the comparison
-#: (:data:`rlbench.analysis.findings.CHANGE_THRESHOLD`; imported lazily, so repeated and tested).
-DEFAULT_THRESHOLD = 0.05
 
 NAME = "compare"
 HELP = "B/A steady-state throughput per configuration, with CIs (one folder: its variants)"
-EPILOG = """\
+EPILOG = f"""\
 examples:
   rlbench compare results/ppo_cpu/before results/ppo_cpu/after     # exit 1 if a configuration got slower
-  rlbench compare A B --threshold 0.1 --out /tmp/cmp               # tolerate drops up to 10%; compare.csv/.json in /tmp/cmp
+  rlbench compare A B --threshold 10% --out /tmp/cmp               # tolerate drops up to 10%; compare.csv/.json in /tmp/cmp
   rlbench compare results/ab/20261125-0500                          # a sweep with variants: each against the first
 
 reading it: configurations are matched by their grid values; B/A below 1 is slower. 'regressed' means
-a drop of --threshold or more whose whole 95% CI is below 1 and that the rank test confirms (exit code 1,
+a drop of --threshold or more whose whole {CONFIDENCE:.0%} CI is below 1 and that the rank test confirms (exit code 1,
 for CI); 'small change' is within the threshold; 'no significant change' has no such evidence. Each needs
-3 repeats a side: with fewer the verdict is 'no evidence yet' and says how many would give it. With one
-folder (a sweep with variants:), each variant against the first per grid point, paired by round: both the
-ratio's and the paired ratio's intervals must exclude 1 and the Wilcoxon test agree (6 rounds or more).
-compare.csv and compare.json have one schema for both (docs/SCHEMA.md, "Comparison files")."""
+{REPEATS_FOR_EVIDENCE} repeats a side: with fewer the verdict is 'no evidence yet' and says how many would give it. With
+one folder (a sweep with variants:), each variant against the first per grid point, paired by round: both the
+ratio's and the paired ratio's intervals must exclude 1 and the Wilcoxon test agree ({ROUNDS_FOR_EVIDENCE} rounds or
+more). compare.csv and compare.json have one schema for both (docs/SCHEMA.md, "Comparison files")."""
 
 
 def setup_arguments(compare_parser: argparse.ArgumentParser) -> None:
     compare_parser.add_argument("a", type=Path, help="baseline result folder")
     compare_parser.add_argument("b", type=Path, nargs="?", default=None,
                                 help="candidate result folder (left out: compare A's variants)")
-    compare_parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
-                                help=f"relative drop that fails when significant (default {DEFAULT_THRESHOLD})")
+    add_threshold_argument(compare_parser, "relative drop that fails when significant")
     compare_parser.add_argument("--out", type=Path, default=None,
                                 help="folder for compare.csv and compare.json (default: B, or A for its variants)")
 
@@ -60,12 +56,18 @@ def run(args: argparse.Namespace, console: Console) -> int:
     folders = [args.a] + ([args.b] if args.b is not None else [])
     for path in folders:
         try:
-            read_folder(path, console)
+            opened = read_folder(path, console)
         except OutDirError as e:
             return bad_input(console, str(e))
+        if opened.manifest.quick:  # one iteration each, no warm-up: start-up, not steady state
+            return bad_input(console, f"{path} holds a --quick run (one repeat, no warm-up, one iteration on a cut "
+                                      "train batch): it checks that configurations run, its numbers measure no speed to "
+                                      "compare; run the spec without --quick")
     out = args.out or args.b or args.a  # only compare.csv and compare.json are written there (links replaced)
-    if not 0 <= args.threshold < 1:
-        return bad_input(console, f"--threshold {args.threshold}: give a fraction in [0, 1), e.g. 0.05 for 5%")
+    try:
+        args.threshold = threshold_of(args.threshold)
+    except ValueError as e:
+        return bad_input(console, str(e))
     for path in folders:
         try:
             read_tables(path)

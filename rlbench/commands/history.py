@@ -15,24 +15,26 @@ from pathlib import Path
 
 from rich.console import Console
 
+from rlbench.analysis.findings import CONFIDENCE
 from rlbench.commands._common import bad_input, own_path, say
-from rlbench.commands._versions import add_package_arguments, fraction, listed_versions, rounds_of, unknown_message
+from rlbench.commands._common import threshold_of
+from rlbench.commands._versions import add_package_arguments, listed_versions, rounds_of, unknown_message
 from rlbench.commands.exit_codes import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 
 NAME = "history"
 HELP = "run a spec across releases of one package (e.g. ray), interleaved; a trend and a verdict per step"
-EPILOG = """\
+EPILOG = f"""\
 examples:
   rlbench history configs/time_to_target.yaml --package ray --versions 2.58.0,2.59.0,2.60.0
   rlbench history configs/smoke.yaml --package ray --versions 2.59.0,2.60.0 --rounds 1 --dry-run
   rlbench history SPEC --package mysim --versions 1.0.0,1.1.0 --index ./wheels   # a local folder of wheels
 
-each version is a variant (ray-2.59.0: packages: {ray: 2.59.0}) in a Python environment of its own, made once
+each version is a variant (ray-2.59.0: packages: {{ray: 2.59.0}}) in a Python environment of its own, made once
 and cached (RLBENCH_ENV_CACHE); every configuration runs once per version per round, the order rotating.
 
 results (DIR: --out, default results/<name>_history/<timestamp>/): the usual sweep folder (report.html, trials.parquet
 with variant, round and versions), and
-  DIR/history.json        per configuration and version: throughput (and time to target) with 95% CIs; per step
+  DIR/history.json        per configuration and version: throughput (and time to target) with {CONFIDENCE:.0%} CIs; per step
                           between adjacent versions: paired ratio, intervals, Wilcoxon p, verdict
   DIR/plots/history.png   the trend per configuration
 
@@ -80,7 +82,7 @@ def _history(args: argparse.Namespace, console: Console) -> int:
         versions = parse_versions(args.versions)
         if len(versions) < 2:
             raise SpecError(f"--versions {args.versions}: give at least two versions to compare")
-        threshold, rounds = fraction(args.threshold), rounds_of(args)
+        threshold, rounds = threshold_of(args.threshold), rounds_of(args)
         loaded = load_versions(args.config, args.package, versions, rounds, args.index)
     except (SpecError, ValueError) as e:
         return bad_input(console, str(e))

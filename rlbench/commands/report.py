@@ -9,19 +9,20 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
+from rlbench.analysis.findings import CONFIDENCE
 from rlbench.commands._common import bad_input, own_path, read_folder, say
 from rlbench.commands.exit_codes import EXIT_OK
 from rlbench.results.text import plain
 
 NAME = "report"
 HELP = "write report.html and report.md of a result set"
-EPILOG = """\
+EPILOG = f"""\
 examples:
   rlbench report results/smoke/20261123-010355             # (re)write its report.html and report.md
   rlbench report results/smoke/20261123-010355 --rebuild   # rebuild the tables from the per-trial files first
 
 reading the report: it leads with the recommended configuration(s), then one row per configuration
-(the median over its repeats of steady-state env steps/s with a 95% CI, the share of each iteration
+(the median over its repeats of steady-state env steps/s with a {CONFIDENCE:.0%} CI, the share of each iteration
 spent sampling, learning and syncing weights, cores used against cores given, the bottleneck in
 words), scaling per grid axis, and the figures. How every number is computed: docs/ANALYSIS.md."""
 
@@ -39,10 +40,17 @@ def write_and_summarize(out_dir: Path, tables, console: Console, others_written:
     command prints its own answer (autoconfig: the sweep's recommendations pool its probe, search and race
     trials, and one read once could be named beside the raced answer)."""
     from rlbench.report.document import rec_lines, write_report  # heavy: see commands/compare.py's run
+    from rlbench.results.layout import ResultsFolder
 
     html_path, md_path, analysis = write_report(out_dir, tables, others_written)
     for line in rec_lines(analysis) if recommendations else []:  # labels hold the folder's values: plain text
         console.print(Text.assemble(("recommendation:", "bold"), " ", plain(line)), soft_wrap=True)
+    if recommendations and analysis.no_recommendations:
+        say(console, f"recommendation: {analysis.no_recommendations}", "dim")
+    next_spec = ResultsFolder(out_dir).next_spec
+    if analysis.next is not None and next_spec.exists():  # a verdict names a knob: the sweep it asks for
+        console.print(Text.assemble(("next:", "bold"), " ", plain(f"{analysis.next.verdict.label}: "
+                                                                   f"rlbench sweep {next_spec}")), soft_wrap=True)
     say(console, f"Report: {html_path}  (and {md_path.name})")
 
 

@@ -19,7 +19,8 @@ from rlbench.commands._common import bad_input, own_path, read_folder, say
 from rlbench.commands.exit_codes import EXIT_OK
 from rlbench.report.reproduce import write_reproduction
 from rlbench.results.layout import ResultsFolder
-from rlbench.results.lock import OutDirError, check_new_sweep_folder
+from rlbench.results.lock import OutDirError
+from rlbench.results.session import open_for_write
 from rlbench.results.text import plain
 from rlbench.spec.load import load_spec
 from rlbench.spec.model import SpecError
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     try:
         rep = write_reproduction(args.dir, args.trial_id, args.out)
         if args.run:
-            check_new_sweep_folder(rep.out_dir)
+            open_for_write(rep.out_dir, "new")  # the rerun's folder, checked as the sweep will (nothing written)
             load_spec(rep.spec_path)  # the env named by the folder's plan is checked before anything runs
     except (OutDirError, SpecError, ValidationError, RuntimeError, OSError, ValueError) as e:
         return bad_input(console, f"cannot reproduce {args.trial_id} of {args.dir}: {e}")

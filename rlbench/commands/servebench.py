@@ -86,25 +86,24 @@ def _config(args: argparse.Namespace):
 
 
 def _out_dir(args: argparse.Namespace) -> Path:
+    """``--out``, or a new folder named by the time; checked and locked by the results session, as every folder."""
     if args.out is not None:
-        out = own_path(args.out)
-        if out.is_symlink() or (out.exists() and not out.is_dir()):
-            raise ValueError(f"--out {out} is not a folder")
-        if out.exists() and any(out.iterdir()):
-            raise ValueError(f"--out {out} is not empty: servebench writes a new folder (name another one)")
-        return out
+        return own_path(args.out)
     return Path("results") / "servebench" / datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
     """Measure the grid, write servebench.json and the report, print the paper beside this machine."""
+    from rlbench.results.lock import OutDirError
+    from rlbench.results.session import open_for_write
+
     try:
         config = _config(args)
         problems = config.problems()
         if problems:
             raise ValueError("; ".join(problems))
-        out = _out_dir(args)
-    except ValueError as e:
+        session = open_for_write(_out_dir(args), "new")  # checked now (foreign files, links, results), nothing written
+    except (ValueError, OutDirError) as e:
         return bad_input(console, str(e))
     why = missing_extra()
     if why is not None:
@@ -112,10 +111,29 @@ def run(args: argparse.Namespace, console: Console) -> int:
                                   "install it with  pip install -e \".[serve]\"  in the rlbench checkout (or "
                                   "pip install \"rlbench[serve]\")")
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        session.lock()  # making the folder; the checks again under the lock
+    except OutDirError as e:
+        return bad_input(console, str(e))
     except OSError as e:
-        return bad_input(console, f"--out {out}: cannot make the folder ({e.strerror})")
-    return _measure(config, out, console)
+        return bad_input(console, f"--out {session.path}: cannot make the folder ({e.strerror})")
+    try:
+        session.save(_manifest())  # the folder's results format, as every folder says it
+        code = _measure(config, session.path, console)
+        session.manifest.ended_at = datetime.datetime.now(datetime.timezone.utc).isoformat()
+        session.save(session.manifest)
+        return code
+    finally:
+        session.close()
+
+
+def _manifest():
+    """servebench's ``manifest.json``: its command, software (``schema_version``: the folder's results format, as every
+    folder's) and machine; what it measured is servebench.json."""
+    from rlbench.measure.machine import machine_dict, probe_machine, software_versions
+    from rlbench.results.manifest import Manifest
+
+    return Manifest(command=["rlbench", *sys.argv[1:]], software=software_versions(), machine=machine_dict(probe_machine()),
+                    started_at=datetime.datetime.now(datetime.timezone.utc).isoformat(), ended_at=None)
 
 
 def _measure(config, out: Path, console: Console) -> int:
@@ -139,7 +157,7 @@ def _measure(config, out: Path, console: Console) -> int:
     bind_local_runtime_to_loopback()  # gcs, raylet, workers and agents on 127.0.0.1
     started, t0 = datetime.datetime.now().astimezone(), time.perf_counter()
     probe = RoleCpuWindow(os.getpid(), ServeRoles())
-    doc: dict[str, Any] = {"format": 1, "command": shlex.join(["rlbench", *sys.argv[1:]]) if sys.argv else "rlbench servebench",
+    doc: dict[str, Any] = {"command": shlex.join(["rlbench", *sys.argv[1:]]) if sys.argv else "rlbench servebench",
                            "started": started.isoformat(timespec="seconds"), "config": config.as_dict(),
                            "machine": machine_dict(probe_machine()), "versions": software_versions(),
                            "paper": PAPER_TABLE3, "interrupted": False}
@@ -203,7 +221,7 @@ def _report(out: Path, doc: dict[str, Any], console: Console, interrupted: bool)
     from rlbench.report.servebench_report import terminal_tables, write_servebench_report
 
     html_path, _md, rows, comparisons = write_servebench_report(out, doc)
-    for table in terminal_tables(rows, comparisons):
+    for table in terminal_tables(doc.get("runs") or [], rows, comparisons):
         console.print(table)
     console.print("paper (Ray OSDI'18, Table 3, batch 64): 4 KB states at 10 ms: Clipper 4,400, Ray 6,200 states/s; "
                   "100 KB states at 5 ms: Clipper 290, Ray 6,900 (docs/STUDIES.md: what differs here)")

@@ -14,6 +14,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
+from rlbench.analysis.findings import CONFIDENCE
 from rlbench import __version__
 from rlbench.commands._common import bad_input, own_path, say
 from rlbench.commands.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
@@ -27,20 +28,21 @@ from rlbench.run.sweep import default_out_dir, resume_command, run_sweep
 from rlbench.spec.load import load_spec
 from rlbench.spec.model import SpecError
 from rlbench.spec.plan import plan_cluster_trials, plan_trials
-from rlbench.spec.skips import skip_summary
+from rlbench.spec.skip_summary import skip_summary
 from rlbench.worker.interrupts import install, received, restore
 
 NAME = "sweep"
 HELP = "run a YAML grid of isolated RLlib trials"
-EPILOG = """\
+EPILOG = f"""\
 examples:
   rlbench sweep configs/smoke.yaml                   # 4 tiny trials, about a minute on 2 cores
   rlbench sweep configs/ppo_cpu.yaml --dry-run       # which trials would run here, which are skipped and why
   rlbench sweep configs/ppo_cpu.yaml --out /tmp/r    # results into /tmp/r
   rlbench sweep configs/ppo_cpu.yaml --out /tmp/r --resume   # finish an interrupted sweep
+  rlbench sweep configs/ppo_cpu.yaml --quick         # does every configuration run? one short iteration each
 
 results (DIR: --out, default results/<sweep name>/<timestamp>/):
-  DIR/report.html   open it first: recommendations, configurations ranked with 95% CIs, figures
+  DIR/report.html   open it first: recommendations, configurations ranked with {CONFIDENCE:.0%} CIs, figures
   DIR/summary.csv   one row per trial; DIR/*.parquet: every iteration and utilization sample (docs/SCHEMA.md)
   DIR/trials/<id>/  one trial's plan, events, log (trial.log) and verdict
 
@@ -64,6 +66,10 @@ def setup_arguments(sweep: argparse.ArgumentParser) -> None:
                             "interrupted (refused if the spec, machine or software changed incomparably)")
     sweep.add_argument("--retry-failed", action="store_true",
                        help="with --resume, also rerun trials that failed or timed out")
+    sweep.add_argument("--quick", action="store_true",
+                       help="check that every configuration runs: one repeat, no warm-up, one iteration on a small "
+                            "train batch (docs/SPEC.md, '--quick'); an autoconfig spec: its search space planned, its "
+                            "baseline run. The folder is marked quick: compare refuses it, its report recommends nothing")
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
@@ -91,10 +97,24 @@ def import_results_modules() -> None:
 
 def _sweep(args: argparse.Namespace, console: Console) -> int:
     try:
-        loaded = load_spec(args.config)
+        loaded = _quick_autoconfig(args.config, console) if args.quick else None
+        loaded = loaded or load_spec(args.config, quick=args.quick)
     except SpecError as e:
         return bad_input(console, str(e))
     return sweep_loaded(loaded, args, console)
+
+
+def _quick_autoconfig(path: Path, console: Console):
+    """``--quick`` of a spec with an ``autoconfig:`` section: its search space planned as ``rlbench autoconfig``
+    plans it (every refusal of it said, exit 2), then its baseline alone, as a quick sweep; None for a sweep spec."""
+    from rlbench.run.autoconfig_driver.space import has_autoconfig, quick_baseline
+
+    if not has_autoconfig(path):
+        return None
+    loaded, setup = quick_baseline(path, probe_machine())
+    say(console, f"autoconfig spec: its search space plans {len(setup.searched)} configurations here; --quick runs "
+                 "its baseline only", "dim")
+    return loaded
 
 
 def sweep_loaded(loaded, args: argparse.Namespace, console: Console) -> int:
@@ -140,7 +160,8 @@ def sweep_loaded(loaded, args: argparse.Namespace, console: Console) -> int:
             f"{len(loaded.points)} grid points x {loaded.spec.repeats} repeats")
     say(console, f"rlbench {__version__}: sweep '{loaded.spec.name}', {size} -> {out_dir}")
     given = getattr(args, "resume_with", None)  # rlbench history's own line
-    resume_with = given or resume_command(args.config, out_dir, args.address if parallel else None, parallel)
+    resume_with = given or resume_command(args.config, out_dir, loaded.quick, args.address if parallel else None,
+                                          parallel)
     outcome, seen = None, received()
     try:
         outcome = run_sweep(loaded, out_dir, console=console, argv=sys.argv, resume=args.resume,

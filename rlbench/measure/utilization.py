@@ -22,12 +22,16 @@ processes; ``configs/bench_sampler.yaml`` measures it), so it reads Linux's ``/p
 - Each member's ``/proc/<pid>/stat`` stays open and is re-read with one ``pread``: CPU time
   (user + system), start time (to notice a reused pid) and RSS come from that one line.
 - Per-core busy time comes from one ``pread`` of ``/proc/stat``, with psutil's definition of busy.
-- A process's role is read from its title once; only ``other`` (e.g. a pooled ``ray::IDLE``
-  worker that may become an actor) and a child still showing its parent's command line (forked,
-  not yet exec'd) are re-read, every :data:`RECLASSIFY_EVERY` ticks. When such a
-  worker takes an actor's title, its earlier ``other`` rows get that role too: they are the actor's
+- A process's role is read from its title once (the one classifier, :mod:`rlbench.adapters.roles`); only a
+  role the classifier has not settled (a Ray worker that is no actor yet, ``ray::IDLE`` or still
+  ``default_worker.py``: ``ray_system`` for now; ``other``) and a child still showing its parent's command line
+  (forked, not yet exec'd) are re-read, every :data:`RECLASSIFY_EVERY` ticks. When such a
+  worker takes an actor's title, its earlier rows get that role too: they are the actor's
   own start (Ray titles a worker ``ray::IDLE`` while it imports the actor's class: measured 6-7 s at
-  25-47% of a core for APPO's aggregator and state server on 2 busy cores), not another process.
+  25-47% of a core for APPO's aggregator and state server on 2 busy cores), not another process. A worker the
+  raylet started and that never became an actor stays ``ray_system``: under load (a busy loop on one of 2 cores)
+  an APPO trial's raylet started two such workers beside its actors' (``default_worker.py``, then ``ray::IDLE``,
+  then gone: 35 rows each), which had been ``other`` (issue 44).
 - Rows are kept as tuples and turned into columns once, at the end.
 
 The row shape, CPU %, core busy % and the tick loop are shared with the cluster node samplers
@@ -42,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from rlbench.adapters import Adapter, get_adapter
+from rlbench.adapters.roles import Role
 from rlbench.worker.nvml import Gpus
 from rlbench.worker.procfs import ProcStat, parse_stat, read_cmdline
 from rlbench.worker.rapl import Rapl
@@ -73,18 +78,18 @@ def parse_forks(text: bytes) -> int | None:
     return int(text[start + 11:end if end > 0 else None])
 
 
-def classify(cmdline: list[str], *, is_driver: bool, adapter: Adapter | None = None) -> str:
+def classify(cmdline: list[str], *, is_driver: bool, adapter: Adapter | None = None) -> Role:
     """A trial process's role: the harness (rlbench's reaper) first, then the trial's adapter's reading
     of its title (default: RLlib's)."""
     if REAPER_SCRIPT in cmdline[:4]:
-        return HARNESS_ROLE
+        return Role(HARNESS_ROLE)
     return (adapter or get_adapter()).classify_process(cmdline, is_driver=is_driver)
 
 
 class _Member:
     """One process of the tree, with its open stat file and last reading."""
 
-    __slots__ = ("pid", "fd", "start_ticks", "role", "rss_bytes", "first_row", "ppid", "unexeced")
+    __slots__ = ("pid", "fd", "start_ticks", "role", "settled", "rss_bytes", "first_row", "ppid", "unexeced")
 
     def __init__(self, pid: int, fd: int, start_ticks: int, first_row: int = 0, ppid: int = 0):
         self.pid = pid
@@ -94,6 +99,8 @@ class _Member:
         self.unexeced = False
         """Its command line was its parent's when classified: forked, not yet exec'd (see :meth:`Sampler._role`)."""
         self.role: str | None = None
+        self.settled = False
+        """The classifier's word that the role will not change (:attr:`rlbench.adapters.roles.Role.settled`)."""
         self.rss_bytes = 0
         self.first_row = first_row
         """Index of the first process row this process can have (rows before it are another pid's life)."""
@@ -264,16 +271,16 @@ class UtilizationSampler:
 
     def _role(self, member: _Member) -> str:
         """The member's role, read from its title once; re-read every :data:`RECLASSIFY_EVERY`
-        ticks while it is ``other`` or still its parent's copy. Between fork and exec a child
-        shows its parent's command line: the raylet's child that would become IMPALA's state server
+        ticks while the classifier has not settled it or it is still its parent's copy. Between fork and exec a
+        child shows its parent's command line: the raylet's child that would become IMPALA's state server
         read as ``ray_system`` for good under load (``scripts/ci_under_load.sh 1`` at 101d520)."""
-        if member.role is not None and ((member.role != "other" and not member.unexeced)
-                                        or self._tick % RECLASSIFY_EVERY):
+        if member.role is not None and ((member.settled and not member.unexeced) or self._tick % RECLASSIFY_EVERY):
             return member.role
         was = member.role
         try:
             cmdline = read_cmdline(member.pid)
-            member.role = classify(cmdline, is_driver=member.pid == self.root_pid, adapter=self.adapter)
+            role = classify(cmdline, is_driver=member.pid == self.root_pid, adapter=self.adapter)
+            member.role, member.settled = role.name, role.settled
             if member.pid == self.root_pid and self.root_role is not None:
                 member.role = self.root_role
             member.unexeced = (member.pid != self.root_pid and (was is None or member.unexeced)
@@ -307,7 +314,7 @@ class UtilizationSampler:
         while self._to_adopt:
             pid = self._to_adopt.pop()
             if pid not in self._members and self._admit(pid) is not None:
-                self._members[pid].role = HARNESS_ROLE
+                self._members[pid].role, self._members[pid].settled = HARNESS_ROLE, True  # never read again
                 self._adopted.add(pid)
         trial_rss = 0
         for pid, member in list(self._members.items()):
@@ -353,7 +360,7 @@ class RoleCpuWindow:
         self._before: dict[int, tuple[float, float, int]] = {}
 
     def settle(self, samples: int = RECLASSIFY_EVERY) -> None:
-        """A few samples in a row, so that a process first read as ``other`` (a pooled worker that became
+        """A few samples in a row, so that a process first read before it settled (a pooled worker that became
         an actor) has been classified again before a window counts it."""
         for _ in range(samples):
             self.sampler.sample_once()

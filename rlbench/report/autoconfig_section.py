@@ -13,7 +13,9 @@ from typing import Any
 
 import pandas as pd
 
+from rlbench.analysis.findings import CONFIDENCE
 from rlbench.analysis.configs import config_label
+from rlbench.analysis.targets import pareto_front
 from rlbench.report.blocks import Block, Bullets, Heading, Paragraph, Table
 from rlbench.report.style import fmt
 from rlbench.results.files import read_json
@@ -52,7 +54,7 @@ def answer_text(data: dict[str, Any]) -> str:
     base = data.get("baseline") or {}
     why = "the baseline gave no reading" if not base.get("n") else "the baseline mostly missed the target"
     ratio = f"not measurable ({why})" if sp.get("ratio") is None else (
-        f"{sp['ratio']:.2f}x" + (f" (95% CI {sp['ci_low']:.2f}-{sp['ci_high']:.2f})" if sp.get("ci_low") is not None
+        f"{sp['ratio']:.2f}x" + (f" ({CONFIDENCE:.0%} CI {sp['ci_low']:.2f}-{sp['ci_high']:.2f})" if sp.get("ci_low") is not None
                                  else " (no interval: too few readings)"))
     source = _SOURCES.get(str(data.get("answer_source", "race")), str(data.get("answer_source")))
     n = best.get("n")
@@ -100,22 +102,18 @@ def search_path(trials: pd.DataFrame, axes: list[str]) -> Table:
                  collapsed=f"{len(rows)} trials")
 
 
-def pareto_front(trials: pd.DataFrame, axes: list[str]) -> list[list[str]]:
-    """Configurations not beaten by a cheaper one: CPUs asked against median steady env steps/s."""
+def cpu_front(trials: pd.DataFrame, axes: list[str]) -> list[list[str]]:
+    """Configurations not beaten by a cheaper one: CPUs asked against median steady env steps/s
+    (:func:`rlbench.analysis.targets.pareto_front`), cheapest first."""
     ok = trials[(trials["status"] == "ok") & trials["env_steps_per_s"].notna()]
     if ok.empty:
         return []
     cols = [c for c in ok.columns if str(c).endswith("_cpus_allocated")]  # every role's: what it asks for
     ok = ok.assign(_cpus=ok[cols].fillna(0).sum(axis=1) if cols else 0.0)
-    groups = ok.groupby("index")
-    rows = sorted(((float(g["_cpus"].iloc[0]), float(g["env_steps_per_s"].median()), len(g),
-                    config_label(g.iloc[0], axes)) for _, g in groups), key=lambda r: (r[0], -r[1]))
-    front, best = [], -1.0
-    for cpus, rate, n, label in rows:
-        if rate > best:
-            front.append([label, f"{cpus:g}", fmt(rate), str(n)])
-            best = rate
-    return front
+    per = pd.DataFrame([{"cpus": float(g["_cpus"].iloc[0]), "rate": float(g["env_steps_per_s"].median()), "n": len(g),
+                         "label": config_label(g.iloc[0], axes)} for _, g in ok.groupby("index")])
+    front = per[pareto_front(per, ["cpus"], ["rate"])].sort_values(["cpus", "rate"], ascending=[True, False])
+    return [[r.label, f"{r.cpus:g}", fmt(r.rate), str(r.n)] for r in front.itertuples()]
 
 
 def autoconfig_blocks(out_dir: Path, trials: pd.DataFrame, axes: list[str]) -> list[Block]:
@@ -147,7 +145,7 @@ def autoconfig_blocks(out_dir: Path, trials: pd.DataFrame, axes: list[str]) -> l
                       f"{f' ({partial} of them partial: the leader and its closest rivals only)' if partial else ''}; "
                       f"stopped: {data.get('race_stop_reason')}. "
                       f"The search stopped: {data.get('search_stop_reason')}.", muted=True),
-            Table(["configuration", "CPUs", f"median {unit}", "95% CI", "n", "censored", "failed"], st, frozenset({0}))]
+            Table(["configuration", "CPUs", f"median {unit}", f"{CONFIDENCE:.0%} CI", "n", "censored", "failed"], st, frozenset({0}))]
     left = [f"{e.get('key')}: left after round {e.get('rung')} ({e.get('detail')})" for e in data.get("race_left") or []]
     if left:
         out.append(Bullets(left))
@@ -166,7 +164,7 @@ def autoconfig_blocks(out_dir: Path, trials: pd.DataFrame, axes: list[str]) -> l
             Table(["configuration", "predicted iteration s", "measured iteration s", "error %"], pvm, frozenset({0}),
                   md_max_rows=20, collapsed=f"{len(pvm)} trials") if pvm
             else Paragraph("No prediction: the probe gave no steady iteration.", muted=True)]
-    front = pareto_front(trials, axes)
+    front = cpu_front(trials, axes)
     if front:
         out += [Heading("CPUs against throughput: the Pareto front", 3),
                 Paragraph("Configurations no cheaper one beats: CPUs asked (driver, learners, env runners) against "
@@ -188,5 +186,5 @@ def steps_blocks(data: dict[str, Any]) -> list[Block]:
                       "because it steps faster or because it learns from fewer steps. A censored trial counts as never "
                       "reaching it; '-' as the median: more than half were censored; as the interval's top: unbounded.",
                       muted=True),
-            Table(["configuration", "median env steps", "95% CI", "n", "censored"], rows, frozenset({0})),
+            Table(["configuration", "median env steps", f"{CONFIDENCE:.0%} CI", "n", "censored"], rows, frozenset({0})),
             Bullets(found or ["no other configuration raced"])]

@@ -17,7 +17,8 @@ import matplotlib.ticker
 import numpy as np
 import pandas as pd
 
-from rlbench.analysis.configs import config_label
+from rlbench.analysis.configs import axis_order, axis_pairs_text, axis_slot, axis_value_text, config_label
+from rlbench.analysis.findings import CONFIDENCE
 from rlbench.analysis.trial_rows import CPU_ROLES
 from rlbench.report.style import (
     MAX_BARS,
@@ -54,22 +55,24 @@ def plot_throughput_ci(configs: pd.DataFrame, axis: str, axes: list[str], ax=Non
     """Median throughput vs one axis with 95% CI bars, one line per combination of the other axes;
     (axes, caption), or None when fewer than two of the axis's values were measured."""
     data = configs[configs["env_steps_per_s"].notna()]
-    if data[axis].nunique() < 2:  # one measured value (a one-value axis, or the rest skipped) compares nothing
+    # an axis value the configuration leaves unset (an off-grid baseline: NaN) is a value of its own, drawn last
+    # as the spec's default (issue 42: keyed by value, NaN raised KeyError and the report was never written)
+    values = axis_order(data[axis])
+    if len(values) < 2:  # one measured value (a one-value axis, or the rest skipped) compares nothing
         return None
     others = [a for a in axes if a != axis]
     groups = list(data.groupby(others, dropna=False, sort=False)) if others else [((), data)]
     groups.sort(key=lambda kg: -kg[1]["env_steps_per_s"].max())
     shown = groups[:MAX_LINES]
-    values = sorted(data[axis].unique(), key=lambda v: (isinstance(v, str), v))
-    pos = {v: i for i, v in enumerate(values)}
     ax = ax or new_axes(7.2, 4.6)
     width = 0.16 if len(shown) > 1 else 0.0
     for g, (key, group) in enumerate(shown):
         key = key if isinstance(key, tuple) else (key,)
-        group = group.sort_values(axis, key=lambda s: s.map(pos))
+        slots = np.array([axis_slot(values, v) for v in group[axis]])
+        group = group.iloc[np.argsort(slots, kind="stable")]
         offset = (g - (len(shown) - 1) / 2) * width / max(1, len(shown) - 1) if len(shown) > 1 else 0.0
-        x = np.array([pos[v] for v in group[axis]]) + offset
-        label = ", ".join(f"{o}={v}" for o, v in zip(others, key)) or "median"
+        x = np.sort(slots, kind="stable") + offset
+        label = axis_pairs_text(zip(others, key)) or "median"
         line = ax.errorbar(x, group["env_steps_per_s"], yerr=_yerr(group, "env_steps_per_s"), marker="o", capsize=4,
                            label=label)
         noisy = group["noisy"].to_numpy(dtype=bool)
@@ -77,11 +80,11 @@ def plot_throughput_ci(configs: pd.DataFrame, axis: str, axes: list[str], ax=Non
             ax.scatter(x[noisy], group["env_steps_per_s"][noisy], s=110, facecolors="none",
                        edgecolors=line[0].get_color(), linewidths=1.5, zorder=3)
     step = max(1, math.ceil(len(values) / 16))  # at most ~16 tick labels, so they never overlap
-    ax.set_xticks(range(0, len(values), step), [str(v) for v in values[::step]])
+    ax.set_xticks(range(0, len(values), step), [axis_value_text(v) for v in values[::step]])
     ax.set_xlabel(axis)
     ax.set_ylabel("steady-state env steps / s (median)")
     n = int(data["n"].max())
-    ax.set_title(f"Throughput vs {axis}\n(median of up to {n} repeat{'s' if n != 1 else ''}; bars: 95% CI; "
+    ax.set_title(f"Throughput vs {axis}\n(median of up to {n} repeat{'s' if n != 1 else ''}; bars: {CONFIDENCE:.0%} CI; "
                  "ring: too noisy to rank)", fontsize=10)
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
@@ -89,7 +92,7 @@ def plot_throughput_ci(configs: pd.DataFrame, axis: str, axes: list[str], ax=Non
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, frameon=False)
     capped = f" Showing the {MAX_LINES} lines with the highest throughput of {len(groups)}." \
         if len(groups) > MAX_LINES else ""
-    return ax, ("Each point is the median over the configuration's repeats; bars span the 95% percentile "
+    return ax, (f"Each point is the median over the configuration's repeats; bars span the {CONFIDENCE:.0%} percentile "
                 f"bootstrap interval (none with a single repeat).{capped}")
 
 
@@ -145,7 +148,10 @@ def _busy_markers(ax, data: pd.DataFrame, labels: list[str]) -> bool:
                                         ("learner_busy_frac", "o", PHASE_COLORS["learn"], "learner busy")):
         if column in data:
             x = data[column].astype(float).to_numpy()[rows] * 100
-            ax.scatter(x, y, marker=marker, s=46, facecolor="white", edgecolor=color, linewidths=1.8, zorder=3,
+            shown = np.isfinite(x)  # a NaN point is masked, and a masked y cannot go on the label axis (it raised)
+            if not shown.any():
+                continue
+            ax.scatter(x[shown], y[shown], marker=marker, s=46, facecolor="white", edgecolor=color, linewidths=1.8, zorder=3,
                        label=name)
     ax.set_yticks(np.arange(len(data)), [f"{lab} (async)" if a else lab for lab, a in zip(labels, data[
         "asynchronous"].fillna(False).astype(bool))])
@@ -205,7 +211,7 @@ def plot_cpu_gpu_ratio(configs: pd.DataFrame, axes: list[str], ax=None) -> tuple
     ax.set_xlabel("CPU threads per GPU SM  (trial cpus / (learner GPUs x SMs per GPU))")
     ax.set_ylabel("steady-state env steps / s (median)")
     ax.set_ylim(bottom=0)
-    ax.set_title("Throughput vs CPU/GPU ratio (bars: 95% CI)", fontsize=10)
+    ax.set_title(f"Throughput vs CPU/GPU ratio (bars: {CONFIDENCE:.0%} CI)", fontsize=10)
     ax.grid(alpha=0.3, which="both")
     return ax, "CPU-only configurations are left out (no GPU SMs to divide by)."
 
@@ -252,7 +258,7 @@ def write_figures(out_dir: Path, configs: pd.DataFrame, axes: list[str]) -> list
         return []
     wanted: list[tuple[str, str, Any]] = []
     for axis in axes:
-        wanted.append((f"report_throughput_ci_{file_stem(axis)}.png", f"Throughput vs {axis} with 95% CI",
+        wanted.append((f"report_throughput_ci_{file_stem(axis)}.png", f"Throughput vs {axis} with {CONFIDENCE:.0%} CI",
                        plot_throughput_ci(configs, axis, axes)))
     if configs["learner_gpus"].max() > 0:
         wanted.append(("report_cpu_gpu_ratio.png", "Throughput vs CPU/GPU ratio", plot_cpu_gpu_ratio(configs, axes)))

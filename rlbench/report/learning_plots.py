@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rlbench.analysis.findings import CONFIDENCE
 from rlbench.analysis.configs import config_label
 from rlbench.analysis.curves import CURVE_X
 from rlbench.report.config_plots import Figure
@@ -79,7 +80,7 @@ def plot_time_to_target_pareto(ttt: pd.DataFrame, axes: list[str], ax=None) -> t
     ax.margins(x=0.15)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    ax.set_title("Hardware given vs time to target (bars: 95% CI)", fontsize=10)
+    ax.set_title(f"Hardware given vs time to target (bars: {CONFIDENCE:.0%} CI)", fontsize=10)
     missed = ttt[ttt["reached"] == 0]
     note = f" {len(missed)} configuration{'s' if len(missed) != 1 else ''} never reached the target and are not drawn." \
         if len(missed) else ""

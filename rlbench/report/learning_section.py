@@ -10,10 +10,9 @@ from typing import Any
 
 import pandas as pd
 
-from rlbench.analysis.configs import config_label
-from rlbench.analysis.findings import CLEARLY_BELOW_FRAC, REPEATS_FOR_EVIDENCE, SIGNIFICANCE
+from rlbench.analysis.configs import axis_value_text, config_label
+from rlbench.analysis.findings import CLEARLY_BELOW_FRAC, CONFIDENCE, REPEATS_FOR_EVIDENCE, SIGNIFICANCE
 from rlbench.analysis.result_set import Learning
-from rlbench.analysis.stats import CONFIDENCE
 from rlbench.report.blocks import Block, Bullets, Paragraph, Table
 from rlbench.report.style import fmt
 
@@ -48,7 +47,7 @@ def _target_blocks(lrn: Learning, axes: list[str]) -> list[Block]:
     rows = []
     for _, r in order.iterrows():
         rank = "-" if pd.isna(r["target_rank"]) else str(int(r["target_rank"]))
-        rows.append([rank, *[str(r[a]) for a in axes], f"{int(r['reached'])}/{int(r['repeats'])}",
+        rows.append([rank, *[axis_value_text(r[a]) for a in axes], f"{int(r['reached'])}/{int(r['repeats'])}",
                      _ci(r, "time_to_target_s"), fmt(r["time_to_target_total_s"], 1), fmt(r["env_steps_to_target"]),
                      fmt(r["iterations_to_target"]), fmt(r["cpus_given"], 1), fmt(r["cpu_s_to_target"], 1),
                      *([fmt(r.get("energy_to_target_j"), 0)] if energy else []),
@@ -87,7 +86,7 @@ def _equal_steps_blocks(lrn: Learning, configs: pd.DataFrame, axes: list[str]) -
         index = int(c["index"])
         values = lrn.equal.returns.get(index, [])
         median = lrn.equal.median(index)
-        rows.append([*[str(c[a]) for a in axes],
+        rows.append([*[axis_value_text(c[a]) for a in axes],
                      f"{fmt(median, 1)} ({', '.join(fmt(v, 1) for v in values)})" if values else "-",
                      fmt(_final(lrn, index), 1), below.get(index, "")])
     blocks.append(Table(header, rows, frozenset(range(0, 1 + len(axes)))))

@@ -11,7 +11,7 @@ import pandas as pd
 
 from rlbench.analysis.findings import FOREIGN_CPU_PCT
 from rlbench.analysis.node_spread import NodeReport
-from rlbench.analysis.stats import num
+from rlbench.analysis.findings import num
 from rlbench.report.blocks import Block, Bullets, Heading, Paragraph, Table
 
 

@@ -12,7 +12,7 @@ import matplotlib.ticker
 import numpy as np
 
 from rlbench.analysis.servebench_rows import MODELS, PAPER_BATCH, PAPER_TABLE3, PATHS, ServeRow
-from rlbench.analysis.stats import CONFIDENCE
+from rlbench.analysis.findings import CONFIDENCE
 from rlbench.report.blocks import Figure
 from rlbench.report.style import plt, save
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rlbench.analysis.evidence import change_evidence
+from rlbench.analysis.findings import CONFIDENCE
 from rlbench.analysis.servebench_rows import (PAPER_BATCH, PAPER_TABLE3, PATHS, PathComparison, ServeRow, compare_paths,
-                                         paper_rows, summarize_rows)
-from rlbench.analysis.stats import CONFIDENCE, interval_text
+                                              gap_change, paper_rows, summarize_rows)
 from rlbench.report.blocks import (Block, Bullets, Fields, Heading, Paragraph, Table, Verdicts, to_html, to_markdown,
                                    to_rich)
 from rlbench.report.document import _CSS
@@ -70,30 +71,27 @@ def _cell_text(c: PathComparison) -> str:
     return f"{c.path} vs {c.reference}, batch {c.batch}, {_size(c.input_bytes)}, {c.clients} client(s)"
 
 
-def paper_verdicts(rows: list[ServeRow], comparisons: list[PathComparison]) -> list[tuple[str, str]]:
+def paper_verdicts(records: list[dict[str, Any]], comparisons: list[PathComparison]) -> list[tuple[str, str]]:
     """Whether the paper's order holds here: the actor above REST (JSON) at batch 64 per state size and client
-    count, and whether that gap grows with the state size."""
+    count, and whether that gap grows with the state size (the one rule on each repeat's actor/REST ratio)."""
     out = []
     pairs = [c for c in comparisons if (c.path, c.reference, c.batch) == ("actor", "rest_json", PAPER_BATCH)]
     for c in pairs:
         out.append((f"actor above REST? {_size(c.input_bytes)}, {c.clients} client(s)", c.verdict))
+    paper = [p["ray_states_per_s"] / p["clipper_states_per_s"] for p in PAPER_TABLE3["rows"]]
     for clients in sorted({c.clients for c in pairs}):
-        by_size = {c.input_bytes: c for c in pairs if c.clients == clients}
-        if len(by_size) >= 2:
-            sizes = sorted(by_size)
-            lo, hi = by_size[sizes[0]], by_size[sizes[-1]]
-            if lo.ratio and hi.ratio:
-                apart = (lo.ci_high is not None and hi.ci_low is not None
-                         and (hi.ci_low > lo.ci_high or hi.ci_high < lo.ci_low))
-                trend = "grows" if hi.ratio > lo.ratio else "shrinks"
-                words = (f"actor/rest_json is {lo.ratio:.2f}x at {_size(sizes[0])} and {hi.ratio:.2f}x at {_size(sizes[-1])}: "
-                         f"the gap {trend} with the state size "
-                         + ("(the two intervals do not overlap)" if apart else
-                            f"but the intervals overlap ({interval_text(lo.ci_low, lo.ci_high, 2)} against "
-                            f"{interval_text(hi.ci_low, hi.ci_high, 2)}): no evidence of a trend")
-                         + f"; the paper: {PAPER_TABLE3['rows'][0]['ray_states_per_s'] / PAPER_TABLE3['rows'][0]['clipper_states_per_s']:.1f}x "
-                           f"and {PAPER_TABLE3['rows'][1]['ray_states_per_s'] / PAPER_TABLE3['rows'][1]['clipper_states_per_s']:.1f}x")
-                out.append((f"gap grows with the state size? {clients} client(s)", words))
+        sizes = sorted({c.input_bytes for c in pairs if c.clients == clients})
+        if len(sizes) < 2:
+            continue
+        change = gap_change(records, "actor", "rest_json", PAPER_BATCH, clients, (sizes[0], sizes[-1]))
+        if change is None or change.ratio is None:
+            continue
+        trend = ("the gap grows with the state size" if change.differs and change.ratio > 1 else
+                 "the gap shrinks with the state size" if change.differs else "no evidence that the gap changes "
+                 "with the state size")
+        words = (f"{trend}: each repeat's actor/rest_json at {_size(sizes[-1])} over that at {_size(sizes[0])} "
+                 f"({change_evidence(change)}); the paper: {paper[0]:.1f}x and {paper[1]:.1f}x")
+        out.append((f"gap grows with the state size? {clients} client(s)", words))
     return out
 
 
@@ -128,7 +126,7 @@ def servebench_blocks(doc: dict[str, Any], figures: list, rows: list[ServeRow],
     blocks += [paper_table(rows, c) for c in clients]
     blocks += [Paragraph("What differs between the paper's setup and this one:"),
                Bullets(list(PAPER_TABLE3["differences"])),
-               Heading("Does the paper's order hold here?", 3), Verdicts(paper_verdicts(rows, comparisons))]
+               Heading("Does the paper's order hold here?", 3), Verdicts(paper_verdicts(doc.get("runs") or [], comparisons))]
     blocks += [Heading("Figures", 2), *figures]
     blocks += [Heading("Every row", 2),
                Paragraph("states/s: median over repeats, all clients together; p50/p99: medians over repeats of each "
@@ -137,8 +135,9 @@ def servebench_blocks(doc: dict[str, Any], figures: list, rows: list[ServeRow],
                          muted=True),
                rows_table(rows, md_max_rows=400),
                Heading("Comparisons", 2),
-               Paragraph("Each pair in every cell: the ratio of median states/s with its bootstrap interval and an exact "
-                         "rank test over the repeats.", muted=True),
+               Paragraph("Each pair in every cell, by the one rule of rlbench compare: the ratio of median states/s "
+                         f"with its {CONFIDENCE:.0%} bootstrap interval and an exact rank test over the repeats.",
+                         muted=True),
                Table(["cell", "verdict"], [[_cell_text(c), c.verdict] for c in comparisons], frozenset({0, 1}),
                      collapsed=f"{len(comparisons)} comparisons", md_max_rows=60)]
     blocks += [Heading("Calibration", 2),
@@ -173,13 +172,15 @@ def write_servebench_report(out_dir: Path, doc: dict[str, Any]) -> tuple[Path, P
     return html_path, md_path, rows, comparisons
 
 
-def terminal_tables(rows: list[ServeRow], comparisons: list[PathComparison], max_rows: int = 60) -> list:
-    """The paper table, the verdicts and the rows (those of batch 64 when there are more than ``max_rows``)."""
+def terminal_tables(records: list[dict[str, Any]], rows: list[ServeRow], comparisons: list[PathComparison],
+                    max_rows: int = 60) -> list:
+    """The paper table, the verdicts and the rows (those of batch 64 when there are more than ``max_rows``), of
+    servebench.json's runs (``records``)."""
     clients = sorted({r.clients for r in rows}) or [1]
     shown = rows if len(rows) <= max_rows else [r for r in rows if r.batch == PAPER_BATCH] or rows[:max_rows]
     caption = "" if shown is rows else f"batch {PAPER_BATCH} only: {len(rows)} rows in servebench.md"
     out = [to_rich(paper_table(rows, c)) for c in clients]
-    out.append(to_rich(Table(["question", "answer"], [list(v) for v in paper_verdicts(rows, comparisons)],
+    out.append(to_rich(Table(["question", "answer"], [list(v) for v in paper_verdicts(records, comparisons)],
                              frozenset({0, 1}), title="the paper's order, here")))
     out.append(to_rich(rows_table(shown, title="servebench", caption=caption)))
     return out

@@ -12,7 +12,10 @@ import pandas as pd
 from rich.table import Table as RichTable
 
 from rlbench.analysis.comparison import Comparison
-from rlbench.analysis.stats import CONFIDENCE, interval_text
+from rlbench.analysis.configs import axis_value_text
+from rlbench.analysis.findings import CONFIDENCE
+from rlbench.analysis.stats import interval_text
+from rlbench.analysis.tables import UNREADABLE
 from rlbench.report.blocks import Cell, Table, to_rich
 from rlbench.report.style import MAX_TABLE_ROWS, PHASES, fmt, pct
 from rlbench.report.trial_plots import axis_columns
@@ -39,7 +42,7 @@ def plan_table(plans: list[TrialPlan]) -> RichTable:
 def results_table(trials: pd.DataFrame, axes: list[str], skip_groups: dict[str, str] | None = None) -> RichTable:
     """The final terminal table: one row per trial that was not skipped (at most
     :data:`MAX_TABLE_ROWS`, said in its caption), then one row per kind of skip reason
-    (``skip_groups``: trial id -> its group, :func:`rlbench.spec.skips.skip_group`; without it,
+    (``skip_groups``: trial id -> its group, :func:`rlbench.spec.skip_summary.skip_group`; without it,
     trials with the same reason share a row)."""
     axes = axis_columns(trials, axes)
     skipped = trials[trials["status"] == "skipped"]
@@ -57,7 +60,8 @@ def results_table(trials: pd.DataFrame, axes: list[str], skip_groups: dict[str, 
         to_target = "-" if reached is None or pd.isna(reached) else (
             f"{fmt(r.get('time_to_target_s'), 1)} s" if reached else "not reached")
         rows.append([str(r["trial_id"]), Cell(str(r["status"]), {"ok": "green"}.get(r["status"], "red")),
-                     *[str(r[a]) for a in axes], fmt(r.get("env_steps_per_s")), *[pct(r.get(f"{p}_frac")) for p in PHASES],
+                     *["?" if r["status"] == UNREADABLE else axis_value_text(r[a]) for a in axes],
+                     fmt(r.get("env_steps_per_s")), *[pct(r.get(f"{p}_frac")) for p in PHASES],
                      *([to_target] if target else []),
                      (r["reason"] or "")[:160] if isinstance(r.get("reason"), str) else ""])
     groups: dict[str, list[pd.Series]] = {}
@@ -65,7 +69,7 @@ def results_table(trials: pd.DataFrame, axes: list[str], skip_groups: dict[str, 
         reason = (skip_groups or {}).get(r["trial_id"]) or (r["reason"] if isinstance(r.get("reason"), str) else "")
         groups.setdefault(reason, []).append(r)
     for reason, group in groups.items():
-        values = [", ".join(dict.fromkeys(str(r[a]) for r in group)) for a in axes]
+        values = [", ".join(dict.fromkeys(axis_value_text(r[a]) for r in group)) for a in axes]
         rows.append([str(group[0]["trial_id"]) if len(group) == 1 else f"{len(group)} trials", Cell("skipped", "yellow"),
                      *values, "-", "-", "-", "-", "-", *(["-"] if target else []), reason[:160]])
     left = frozenset({0, 1, len(header) - 1})

@@ -14,6 +14,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from rlbench.analysis.configs import axis_order, axis_pairs_text, axis_slot, axis_value_text
 from rlbench.analysis.trial_rows import CPU_ROLES
 from rlbench.analysis.windows import steady
 from rlbench.report.style import (
@@ -37,8 +38,7 @@ def axis_columns(trials: pd.DataFrame, axes: list[str]) -> list[str]:
 
 def trial_label(row: pd.Series, axes: list[str]) -> str:
     """Short label of a trial: its axis values, then the repeat."""
-    parts = [f"{a}={row[a]}" for a in axes]
-    label = ", ".join(parts) if parts else row["trial_id"]
+    label = axis_pairs_text((a, row[a]) for a in axes) if axes else row["trial_id"]
     return f"{label} #{int(row['repeat'])}" if "repeat" in row and row["repeat"] else label
 
 
@@ -46,18 +46,20 @@ def plot_throughput(trials: pd.DataFrame, axis: str, axes: list[str], ax=None):
     """Steady-state env steps/s against one grid axis, a line per combination of the other axes;
     None when fewer than two of the axis's values were measured (one point compares nothing)."""
     ok = trials[(trials["status"] == "ok") & trials["env_steps_per_s"].notna()]
-    if ok[axis].nunique() < 2:
+    values = axis_order(ok[axis])  # a missing value (an off-grid baseline) is drawn last, as the spec's default
+    if len(values) < 2:
         return None
     others = [a for a in axes if a != axis]
     ax = ax or new_axes(6.4, 4.2)
     groups = ok.groupby(others, dropna=False) if others else [((), ok)]
     for key, group in groups:
         key = key if isinstance(key, tuple) else (key,)
-        med = group.groupby(axis)["env_steps_per_s"].median().sort_index()
-        label = ", ".join(f"{o}={v}" for o, v in zip(others, key)) or "median"
-        x = [str(v) for v in med.index]
-        ax.plot(x, med.values, marker="o", label=label)
-        ax.scatter([str(v) for v in group[axis]], group["env_steps_per_s"], s=12, alpha=0.4, color="black")
+        slots = pd.Series([axis_slot(values, v) for v in group[axis]], index=group.index)
+        med = group["env_steps_per_s"].groupby(slots).median().sort_index()
+        label = axis_pairs_text(zip(others, key)) or "median"
+        ax.plot(med.index, med.values, marker="o", label=label)
+        ax.scatter(slots, group["env_steps_per_s"], s=12, alpha=0.4, color="black")
+    ax.set_xticks(range(len(values)), [axis_value_text(v) for v in values])
     ax.set_xlabel(axis)
     ax.set_ylabel("steady-state env steps / s")
     ax.set_title(f"Throughput vs {axis}")

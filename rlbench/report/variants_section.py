@@ -6,7 +6,8 @@ Built once as typed blocks (:mod:`rlbench.report.blocks`) that every backend dra
 
 from __future__ import annotations
 
-from rlbench.analysis.stats import CONFIDENCE, interval_text
+from rlbench.analysis.stats import interval_text
+from rlbench.analysis.findings import CONFIDENCE
 from rlbench.analysis.comparison import ComparisonRow
 from rlbench.report.blocks import Block, Cell, Heading, Paragraph, Table, Verdicts
 

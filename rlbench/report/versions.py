@@ -9,9 +9,9 @@ import numpy as np
 from rich.table import Table as RichTable
 
 from rlbench.analysis.bisect import BisectResult
-from rlbench.analysis.findings import ROUNDS_FOR_EVIDENCE
+from rlbench.analysis.findings import CONFIDENCE, ROUNDS_FOR_EVIDENCE
 from rlbench.analysis.history import METRICS, ConfigTrend
-from rlbench.analysis.stats import CONFIDENCE, interval_text
+from rlbench.analysis.stats import interval_text
 from rlbench.report.blocks import Cell, Table, to_rich
 from rlbench.report.style import MAX_LINES, fmt, plt, save
 

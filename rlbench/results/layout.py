@@ -17,6 +17,7 @@ Layout of ``--out DIR`` (schema in docs/SCHEMA.md)::
     runner_iterations.parquet, profiles.parquet
                                          derived from trials/ (rlbench.analysis.tables)
     plots/, report.html, report.md       figures and the report
+    next.yaml                            the sweep a verdict asks for next (one knob around its value), if any
     autoconfig.json, rllib_config.py, best.yaml, autoconfig_state.json
                                          rlbench autoconfig's answer and its resumable state
     .rlbench.lock                        held by a running sweep
@@ -52,6 +53,8 @@ PROFILES_TABLE = "profiles.parquet"
 SUMMARY_CSV = "summary.csv"
 REPORT_HTML = "report.html"
 REPORT_MD = "report.md"
+#: The sweep a learner verdict asks for next (rlbench.report.next_spec): one per results folder, or none.
+NEXT_SPEC = "next.yaml"
 COMPARE_CSV = "compare.csv"
 COMPARE_JSON = "compare.json"
 AUTOCONFIG_JSON = "autoconfig.json"
@@ -231,6 +234,10 @@ class ResultsFolder:
     @property
     def autoconfig(self) -> Path:
         return self.path / AUTOCONFIG_JSON
+
+    @property
+    def next_spec(self) -> Path:
+        return self.path / NEXT_SPEC
 
     @property
     def autoconfig_state(self) -> Path:

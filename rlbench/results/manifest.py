@@ -147,6 +147,9 @@ class Manifest(_Part):
     """Whether the last run was stopped by Ctrl-C or a signal; absent until one ended."""
     statuses: dict[str, str] = {}
     """Trial id -> status, every trial with a verdict."""
+    quick: bool | None = None
+    """True: a ``--quick`` run (``rlbench.spec.quick``: one repeat, no warm-up, one iteration, a cut train batch),
+    which checks that its configurations run and measures nothing to rank or compare; absent for a full run."""
     resumes: list[Resume] = []
     """One entry per later run (``--resume``); absent before the first."""
 

@@ -36,7 +36,8 @@ from rlbench.results.manifest import Machine, Manifest, ManifestError, Software,
 #: Machine fields that must match for old and new trials to be comparable (and the GPUs' names).
 MACHINE_KEYS = ("cpu_model", "logical_cores", "usable_cores", "memory_bytes")
 
-#: Software versions that must match.
+#: Software versions that must match, whatever the frameworks; each framework's own distributions (its adapter's
+#: ``requires``: ``stable-baselines3``) must match too where the run uses it (:attr:`RunFacts.packages`).
 SOFTWARE_KEYS = ("rlbench", "schema_version", "python", "ray", "torch", "gymnasium", "numpy")
 
 #: ``new``: the folder must hold no results yet; ``resume``: results there are continued (an empty folder
@@ -57,6 +58,11 @@ class RunFacts:
     """Its versions (``rlbench.measure.machine.software_versions``)."""
     spec_may_change: tuple[str, ...] = ()
     """Top-level spec keys a resume may change (they add trials, or only affect trials not yet run)."""
+    packages: tuple[str, ...] = ()
+    """The distributions of the frameworks the run's trials use (their adapters' ``requires``, as the caller asked
+    them): their versions decide the numbers too, so they must match beside :data:`SOFTWARE_KEYS`."""
+    quick: bool = False
+    """The run is ``--quick``: it continues only a quick folder, and a full run only a full one."""
 
 
 def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
@@ -87,7 +93,11 @@ def incomparable(path: Path, what: str, details: list[str]) -> OutDirError:
 
 
 def check_comparable(path: Path, manifest: Manifest, facts: RunFacts) -> None:
-    """Refuse (:func:`incomparable`) when the folder's spec, machine or software is not the run's."""
+    """Refuse (:func:`incomparable`) when the folder's spec, machine or software is not the run's, or one of the two
+    is ``--quick`` and the other not."""
+    if bool(manifest.quick) != facts.quick:
+        raise incomparable(path, "it holds a --quick run" if manifest.quick else "it holds a full run, not a --quick one",
+                           ["resume it with --quick" if manifest.quick else "resume it without --quick"])
     diffs = differences(manifest.spec, facts.spec, skip=facts.spec_may_change)
     if diffs:
         raise incomparable(path, "the spec changed", [f"spec.{d}" for d in diffs])
@@ -99,10 +109,17 @@ def check_comparable(path: Path, manifest: Manifest, facts: RunFacts) -> None:
     if diffs:
         raise incomparable(path, "this is a different machine", diffs)
     old_sw, new_sw = manifest.software, Software.model_validate(facts.software)
-    diffs = [f"{k}: {getattr(old_sw, k)!r} -> {getattr(new_sw, k)!r}" for k in SOFTWARE_KEYS
-             if getattr(old_sw, k) != getattr(new_sw, k)]
+    keys = dict.fromkeys([*SOFTWARE_KEYS, *facts.packages])
+    diffs = [f"{k}: {_version(old_sw, k)!r} -> {_version(new_sw, k)!r}" for k in keys
+             if _version(old_sw, k) != _version(new_sw, k)]
     if diffs:
         raise incomparable(path, "the software changed", diffs)
+
+
+def _version(software: Software, dist: str) -> str | None:
+    """A version the manifest records: a typed field, or a framework's distribution kept as an extra key."""
+    value = getattr(software, dist, None) if dist in Software.model_fields else (software.model_extra or {}).get(dist)
+    return None if value is None else str(value)
 
 
 def _manifest_to_continue(folder: ResultsFolder) -> Manifest:

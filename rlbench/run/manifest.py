@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from rlbench.measure.machine import MachineInfo, git_commit, head_commit, machine_dict, software_versions
+from rlbench.adapters import get_adapter
 from rlbench.results.manifest import Manifest
+from rlbench.results.session import RunFacts
 from rlbench.spec.model import LoadedSpec
 from rlbench.spec.plan import TrialPlan
 
@@ -16,6 +18,15 @@ from rlbench.spec.plan import TrialPlan
 def spec_data(loaded: LoadedSpec) -> dict[str, Any]:
     """The spec as the manifest holds it (and as a resume compares it)."""
     return loaded.spec.model_dump(mode="json", by_alias=True)
+
+
+def run_facts(loaded: LoadedSpec, machine: MachineInfo, software: dict[str, Any],
+              spec_may_change: tuple[str, ...] = ()) -> RunFacts:
+    """What a folder's trials must match for this run to continue it: the spec, the machine, the software, and
+    the distributions of every framework the spec's trials use, asked of their adapters (``Adapter.requires``:
+    a resume of an SB3 sweep under another stable-baselines3 is refused as one under another Ray is)."""
+    packages = tuple(dict.fromkeys(dist for p in loaded.points for dist in get_adapter(p.config.framework).requires))
+    return RunFacts(spec_data(loaded), machine_dict(machine), software, spec_may_change, packages, loaded.quick)
 
 
 def manifest(loaded: LoadedSpec, machine: MachineInfo, plans: list[TrialPlan], argv: list[str]) -> Manifest:
@@ -36,6 +47,8 @@ def manifest(loaded: LoadedSpec, machine: MachineInfo, plans: list[TrialPlan], a
         started_at=dt.datetime.now(dt.timezone.utc).isoformat(),
         ended_at=None,
     )
+    if loaded.quick:
+        made.quick = True
     resolved = relative_values(plans, machine)
     if resolved is not None:
         made.relative_values = resolved

@@ -16,7 +16,7 @@ from rlbench.results.manifest import Manifest
 from rlbench.results.records import read_record
 from rlbench.results.session import differences, incomparable
 from rlbench.spec.limits import MAX_SEED
-from rlbench.spec.plan import PLACED_KEYS, TrialPlan, read_plan
+from rlbench.spec.plan import PLACED_KEYS, PlanError, TrialPlan, read_plan
 
 #: Spec keys a resume may change: they add trials or only affect trials not yet finished.
 RESUMABLE_SPEC_KEYS = ("grid", "repeats", "trial_timeout_s")
@@ -46,7 +46,7 @@ def recorded_seeds(folder: ResultsFolder, manifest: Manifest) -> dict[int, int |
     for trial in folder.trials():
         try:
             plan = read_plan(trial)
-        except (OSError, ValueError, RecursionError):  # a pydantic ValidationError is a ValueError
+        except PlanError:
             continue  # plan_resume refuses such a folder with the reason
         seeds[plan.repeat] = plan.seed
     return seeds
@@ -72,9 +72,8 @@ def plan_resume(folder: ResultsFolder, plans: list[TrialPlan], *, retry_failed: 
                                ["lowering repeats or removing grid values drops trials"])
         try:
             old = read_plan(trial)
-        except (OSError, ValueError, RecursionError) as e:  # ValidationError is a ValueError
-            raise OutDirError(f"cannot resume {out_dir}: {trial.plan} is unreadable ({str(e)[:200]}); "
-                              "choose another --out") from None
+        except PlanError as e:
+            raise OutDirError(f"cannot resume {out_dir}: {e}; choose another --out") from None
         # a --parallel trial's node set (and so its cpus) is chosen when its turn comes, and its skip reason names
         # the nodes the probe found (one lost meanwhile changes the words): compared is whether it is skipped
         placed_keys = PLACED_KEYS if old.parallel and new.parallel else ()

@@ -21,7 +21,6 @@ from rich.text import Text
 from rlbench.measure.machine import (
     MachineInfo,
     cluster_dict,
-    machine_dict,
     probe_machine,
     software_versions,
 )
@@ -32,11 +31,11 @@ from rlbench.results.records import TrialRecord, read_record, write_record
 from rlbench.results.text import plain
 from rlbench.run.ceilings import measure_env_ceilings
 from rlbench.run.envs import INSTALL_FAILED, with_environments
-from rlbench.results.session import RunFacts, WriteSession, open_for_write
+from rlbench.results.session import WriteSession, open_for_write
 from rlbench.run.processes import ProcessRef, kill_survivors
 from rlbench.run.progress import SweepProgress
 from rlbench.run.raytoken import secure_ray
-from rlbench.run.manifest import manifest, spec_data
+from rlbench.run.manifest import manifest, run_facts
 from rlbench.run.resume import RESUMABLE_SPEC_KEYS, ResumePlan, plan_resume, recorded_seeds
 from rlbench.run.switches import with_switches
 from rlbench.run.parallel import PARALLEL_PRELOAD, ParallelRun
@@ -49,7 +48,7 @@ from rlbench.spec.plan import (
     repeat_seeds,
     write_plan,
 )
-from rlbench.spec.skips import skip_group, skip_summary
+from rlbench.spec.skip_summary import skip_group, skip_summary
 from rlbench.worker.nvml import open_gpus
 from rlbench.worker.rapl import POWERCAP_ROOT, open_rapl
 
@@ -70,7 +69,7 @@ class SweepOutcome:
     """The sweep was stopped by Ctrl-C or SIGTERM before every trial ran."""
     skip_groups: dict[str, str] = field(default_factory=dict)
     """Trial id -> why it is skipped, in words shared by every trial skipped for the same kind of
-    reason (:func:`~rlbench.spec.skips.skip_group`); the final table shows one line per group."""
+    reason (:func:`~rlbench.spec.skip_summary.skip_group`); the final table shows one line per group."""
 
     def count(self, status: str) -> int:
         """Trials with this status."""
@@ -146,8 +145,8 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
     machine = probe_machine(nvml)
     software = software_versions()
     session = open_for_write(out_dir, "resume" if resume else "new",
-                             facts=RunFacts(spec_data(loaded), machine_dict(machine), software, RESUMABLE_SPEC_KEYS),
-                             resume_with=resume_with or f"{resume_command(loaded.source, out_dir)}  (add --retry-failed "
+                             facts=run_facts(loaded, machine, software, RESUMABLE_SPEC_KEYS),
+                             resume_with=resume_with or f"{resume_command(loaded.source, out_dir, loaded.quick)}  (add --retry-failed "
                                                         "to rerun failed ones too)")
     # A resume reuses the seeds its trials ran with (their plans must stay the same); else drawn or derived.
     held = session.manifest  # None: a new folder
@@ -218,7 +217,7 @@ class TrialBatches:
     def open(self) -> "TrialBatches":
         """Check the folder (nothing written): before anything of it is read (autoconfig's state file)."""
         if self.session is None:
-            facts = RunFacts(spec_data(self.loaded), machine_dict(self.machine), software_versions())
+            facts = run_facts(self.loaded, self.machine, software_versions())
             self.session = open_for_write(self.out_dir, "resume" if self.resume else "new", facts=facts,
                                           resume_with=self.resume_with)
         return self
@@ -274,11 +273,13 @@ def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat()
 
 
-def resume_command(config: Path, out_dir: Path, address: str | None = None, parallel: str | None = None) -> str:
-    """The command that resumes this sweep (a ``--parallel`` one's with its address and ``--parallel``)."""
+def resume_command(config: Path, out_dir: Path, quick: bool = False, address: str | None = None,
+                   parallel: str | None = None) -> str:
+    """The command that resumes this sweep (``quick``: a ``--quick`` one, which only ``--quick`` resumes; a
+    ``--parallel`` one's with its address and ``--parallel``)."""
     extra = ["--address", address] if address else []
-    return shlex.join(["rlbench", "sweep", str(config), *extra, *(["--parallel", parallel] if parallel else []),
-                      "--out", str(out_dir), "--resume"])
+    return shlex.join(["rlbench", "sweep", str(config), *(["--quick"] if quick else []), *extra,
+                       *(["--parallel", parallel] if parallel else []), "--out", str(out_dir), "--resume"])
 
 
 def _run_plans(loaded: LoadedSpec, session: WriteSession, plans: list[TrialPlan], decision: ResumePlan,

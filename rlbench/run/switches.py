@@ -1,7 +1,7 @@
 """rlbench's own choices, switched off to find which one changes a workload.
 
 A trial under rlbench differs from the same configuration under Ray Tune in a few deliberate
-ways (docs/MEASUREMENT.md, "Fidelity"; the names in :data:`rlbench.spec.fidelity.SWITCHES`). A spec
+ways (docs/MEASUREMENT.md, "Fidelity"; the names in :data:`rlbench.spec.switch_off.SWITCHES`). A spec
 switches them off with ``switch_off: [affinity, ...]``, a key a variant may set, so that one sweep
 compares them with nothing off (``configs/bench_switches.yaml``); the environment variable
 ``RLBENCH_SWITCH_OFF`` (comma-separated names) switches them off in every trial of a sweep on top.
@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping
 
 from rlbench.spec.errors import SpecError
-from rlbench.spec.fidelity import SWITCHES, known_switches
+from rlbench.spec.switch_off import SWITCHES, known_switches
 from rlbench.spec.plan import TrialPlan
 
 __all__ = ["ENV_VAR", "SWITCHES", "switched_off", "with_switches"]

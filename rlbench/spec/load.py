@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 from rlbench.spec.envcheck import check_env
 from rlbench.spec.limits import MAX_TRIALS
 from rlbench.spec.matched import match_frameworks
+from rlbench.spec.quick import quick_data, quick_point
 from rlbench.spec.stop import unreported_target
 from rlbench.spec.model import (
     ALIASES,
@@ -213,7 +214,7 @@ def _model_at(loc: tuple) -> type[BaseModel] | None:
     return model
 
 
-def load_spec(path: str | Path, *, check_envs: bool = True) -> LoadedSpec:
+def load_spec(path: str | Path, *, check_envs: bool = True, quick: bool = False) -> LoadedSpec:
     """Read, translate and validate a sweep YAML; expand its grid. Raises SpecError."""
     path = Path(path)
     data, lines = read_yaml(path)
@@ -221,18 +222,19 @@ def load_spec(path: str | Path, *, check_envs: bool = True) -> LoadedSpec:
         raise SpecError(f"{path}: the file is empty; see configs/smoke.yaml for a starting point")
     if not isinstance(data, dict):
         raise SpecError(f"{path}: the top level must be a mapping of keys (name:, environment:, grid:, ...)")
-    return spec_from_dict(data, source=path, lines=lines, check_envs=check_envs)
+    return spec_from_dict(data, source=path, lines=lines, check_envs=check_envs, quick=quick)
 
 
 def spec_from_dict(
-    data: dict, *, source: str | Path = "<spec>", lines: LineMap | None = None, check_envs: bool = True
-) -> LoadedSpec:
-    """Validate an already-parsed spec mapping (see :func:`load_spec`)."""
+    data: dict, *, source: str | Path = "<spec>", lines: LineMap | None = None, check_envs: bool = True,
+    quick: bool = False) -> LoadedSpec:
+    """Validate an already-parsed spec mapping (see :func:`load_spec`); ``quick``: as ``--quick`` runs it
+    (:mod:`rlbench.spec.quick`)."""
     path = Path(source)
     lines = lines or LineMap()
     errors: list[tuple[tuple, str]] = []
     notes: dict[str, str] = {}
-    data = _translate_aliases(data, notes, errors)
+    data = _translate_aliases(quick_data(data) if quick else data, notes, errors)
 
     def fail(problems: list[str]) -> None:
         raise SpecError("\n".join(problems))
@@ -315,6 +317,10 @@ def spec_from_dict(
     except SpecError as e:
         line = lines.line(("grid", "framework")) or lines.line(("framework",))
         fail([f"{path}{':' + str(line) if line else ''}: {e}"])
+    try:
+        trials = [quick_point(p) for p in trials] if quick else trials
+    except ValueError as e:
+        fail([f"{path}: {e}"])
     unreported = unreported_target(spec.stop.target, [p.config.framework for p in trials])
     if unreported:  # a framework that does not report the target metric would run every trial to its limit
         line = lines.line(("stop", spec.stop.target.metric))
@@ -322,13 +328,14 @@ def spec_from_dict(
     frameworks: dict[str, set[str]] = {}
     for point in trials:
         frameworks.setdefault(point.variant or "", set()).add(point.config.framework)
-    for i, dist, why in unsupported_pins(spec, frameworks):  # e.g. ray: "2.9.3" under the RLlib adapter
+    for i, dist, why in unsupported_pins(spec.variants, frameworks):  # e.g. ray: "2.9.3" under the RLlib adapter
         line = lines.line(("variants", i, "packages", dist))
         problems.append(f"{path}{':' + str(line) if line else ''}: variants[{i}].packages.{dist}: {why}")
     if problems:
         fail(problems)
     loaded = LoadedSpec(source=path, spec=spec, points=trials,
-                        alias_notes=[f"{k}  (first at {v})" for k, v in notes.items()], matched_notes=matched_notes)
+                        alias_notes=[f"{k}  (first at {v})" for k, v in notes.items()], matched_notes=matched_notes,
+                        quick=quick)
 
     if check_envs:
         for env in sorted({p.config.environment.env for p in trials}):

@@ -86,12 +86,17 @@ def match_frameworks(points: list[GridPoint]) -> tuple[list[GridPoint], list[str
             continue
         pins, said = _pins(point.config, learning)
         notes += [n for n in said if n.split(" (")[0] not in {m.split(" (")[0] for m in notes}]
-        # the validated config with the pins set, its trial checks run again
-        config = _with(point.config, point.config.framework, pins)
         try:
-            config = config._keys_of_its_algorithm()._check_batch()
+            out.append(with_keys(point, pins))
         except ValueError as e:
             raise SpecError(f"the matched preset ({', '.join('.'.join(k) for k in pins)}) makes a trial the spec "
                             f"cannot run: {e}: set those keys in the spec") from None
-        out.append(replace(point, config=config, raw=_set(point.raw, pins) if point.raw is not None else None))
     return out, notes
+
+
+def with_keys(point: GridPoint, keys: dict[tuple[str, str], Any]) -> GridPoint:
+    """The point with ``keys`` ((section, YAML key) -> value) set in its validated config, its trial checks run
+    again (ValueError says what they refuse), and in its mapping as written (which the plan resolves relative
+    values from). The matched preset's pins and ``--quick``'s cut batch are set this way."""
+    config = _with(point.config, point.config.framework, keys)._keys_of_its_algorithm()._check_batch()
+    return replace(point, config=config, raw=_set(point.raw, keys) if point.raw is not None else None)

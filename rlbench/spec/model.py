@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError, model_validator
 
 from rlbench.adapters import get_adapter
 from rlbench.spec.errors import SpecError, _ValueErrorAt
-from rlbench.spec.fidelity import SwitchOff
+from rlbench.spec.switch_off import SwitchOff
 from rlbench.spec.limits import MAX_CPUS, MAX_ITERATIONS, MAX_REPEATS, MAX_SECONDS, MAX_SEED
 from rlbench.spec.relative import RelativeValue
 from rlbench.spec.sections import (EnvironmentSection, EnvRunnersSection, LearnersSection, ReportingSection, ResourcesSection,
@@ -31,7 +31,7 @@ from rlbench.spec.training import (
     foreign_key_message,
     foreign_training_keys,
 )
-from rlbench.spec.variants import Variant, check_variants
+from rlbench.spec.variants import MEASURE_KEYS, Variant
 
 #: Old RLlib name -> new-API-stack knob. ``num_gpus`` becomes rlbench's ``learner_gpus``
 #: (see :class:`LearnersSection` for how that maps to ``num_learners`` / ``num_gpus_per_learner``).
@@ -76,7 +76,7 @@ class TrialSections(_Section):
     thread defaults, no ``pin_driver``). docs/RUNNING.md, "Execution". Also a grid axis and a variant key."""
     switch_off: SwitchOff = Field(default_factory=list)
     """rlbench's own choices switched off, a fidelity diagnosis (``[affinity, threads]``; the names in
-    :data:`rlbench.spec.fidelity.SWITCHES`): recorded in each plan's ``switched_off`` and in the manifest.
+    :data:`rlbench.spec.switch_off.SWITCHES`): recorded in each plan's ``switched_off`` and in the manifest.
     Empty (the default): none. Also a grid axis and a variant key, to compare with nothing off."""
     environment: EnvironmentSection
     """Which env and its env_config."""
@@ -150,6 +150,34 @@ class _Named(_Section):
     """Sweep name; used in the default output folder ``results/<name>/<timestamp>/``."""
 
 
+def check_variants(spec: SweepSpec) -> SweepSpec:
+    """The sweep-level checks of ``variants`` and ``rounds`` (:class:`SweepSpec`'s model validator); with
+    ``rounds`` the repeats are the rounds (round r is repeat r: its seed, its trial ids)."""
+    if "variants" in spec.model_fields_set and not spec.variants:
+        raise _ValueErrorAt(("variants",), "empty list: give the variants to compare, each as {name: ..., set: "
+                            "{...}} (the first is the reference), or remove 'variants:'")
+    seen: dict[str, int] = {}
+    for i, variant in enumerate(spec.variants):
+        if variant.name in seen:
+            raise _ValueErrorAt(("variants", i, "name"), f"variant name '{variant.name}' is used twice (also "
+                                f"variants[{seen[variant.name]}]): give every variant its own name")
+        seen[variant.name] = i
+    for i, variant in enumerate(spec.variants):  # measurement keys: checked as the spec's own key is
+        for key in set(variant.set) & set(MEASURE_KEYS):
+            field = type(spec).model_fields[key]
+            try:
+                variant.set[key] = TypeAdapter(Annotated[field.annotation, field]).validate_python(variant.set[key])
+            except ValidationError as e:
+                raise _ValueErrorAt(("variants", i, "set", key), f"{e.errors()[0]['msg']} (got "
+                                    f"{variant.set[key]!r})") from None
+    if spec.rounds > 1:
+        if "repeats" in spec.model_fields_set and spec.repeats not in (1, spec.rounds):
+            raise _ValueErrorAt(("repeats",), f"repeats={spec.repeats} and rounds={spec.rounds}: each round runs "
+                                "every configuration once, so rounds are the repeats; keep 'rounds' only")
+        spec.repeats = spec.rounds
+    return spec
+
+
 class SweepSpec(TrialSections, _Named):
     """A validated sweep: the base trial config, the grid over it, and how to run each trial.
 
@@ -207,7 +235,7 @@ class SweepSpec(TrialSections, _Named):
     seed: Union[int, list[int], None] = None
     """Seeds of the repeats (every trial is seeded; grid points with the same repeat index share a
     seed). None: drawn fresh when the sweep is planned and recorded (a resume reuses them); an int N:
-    derived from N (:func:`rlbench.spec.plan.derive_seed`); a list: the seeds of repeats 0, 1, ...
+    derived from N (:func:`rlbench.spec.seeds.derive_seed`); a list: the seeds of repeats 0, 1, ...
     as given (at least ``repeats`` of them; what ``rlbench reproduce`` writes)."""
 
     @model_validator(mode="after")
@@ -289,3 +317,5 @@ class LoadedSpec:
     """One line per old name that was translated, e.g. ``num_workers -> num_env_runners``."""
     matched_notes: list[str] = field(default_factory=list)
     """One line per hyperparameter the matched preset pinned (trials of several frameworks; :mod:`rlbench.spec.matched`)."""
+    quick: bool = False
+    """Loaded for ``--quick`` (:mod:`rlbench.spec.quick`): one repeat, no warm-up, one iteration, a cut train batch."""

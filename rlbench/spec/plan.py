@@ -7,7 +7,6 @@ the cluster's resources instead.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import secrets
@@ -23,6 +22,8 @@ from rlbench.spec.fidelity import tune_differences
 from rlbench.spec.placement import Placement, largest_node_set, node_rooms, node_set_skip_reason, trial_bundles
 from rlbench.spec.model import GridPoint, LoadedSpec, SpecError, StopTarget, SweepSpec, TrialConfig
 from rlbench.spec.relative import resolve
+from rlbench.spec.seeds import SEED_LIMIT, derive_seed
+from rlbench.spec.quick import QUICK_FLAG
 from rlbench.spec.skips import DUPLICATE, cluster_skip_reason, skip_reason
 from rlbench.spec.variants import PackageSet, in_rounds, measured, package_set
 
@@ -129,22 +130,6 @@ def trial_id(index: int, repeat: int) -> str:
     return f"t{index:03d}r{repeat}"
 
 
-#: Seeds are drawn and derived in [0, SEED_LIMIT): RLlib adds the env runner's index (and gymnasium
-#: the sub-env's) to the seed, and numpy takes seeds below 2**32.
-SEED_LIMIT = 2**31
-
-
-def derive_seed(base: int, repeat: int) -> int:
-    """The seed of repeat ``repeat`` under ``seed: base``: the first 4 bytes of
-    SHA-256(``"rlbench-seed:<base>:<repeat>"``), big-endian, modulo 2**31.
-
-    A hash rather than ``base + repeat``: RLlib seeds env runner i with ``seed + i``, so neighbouring
-    seeds would give one repeat's driver the random stream of another repeat's env runner.
-    """
-    digest = hashlib.sha256(f"rlbench-seed:{base}:{repeat}".encode()).digest()
-    return int.from_bytes(digest[:4], "big") % SEED_LIMIT
-
-
 def repeat_seeds(spec: SweepSpec, recorded: dict[int, int | None] | None = None) -> list[int | None]:
     """The seed of each repeat index (every grid point's repeat r gets the same one).
 
@@ -211,18 +196,20 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
     for index, point in enumerate(loaded.points):
         config, axes = resolve_point(point, len(machine.usable_cores), loaded.source)
         cpus = config.cpus or len(machine.usable_cores)
-        key = config.model_dump_json()
+        measure = measured(vars(spec), spec.variants, point.variant)
+        # --quick cuts every batch to one size: grid points that differed only there are one trial now
+        key = config.model_dump_json() + (json.dumps(measure, sort_keys=True) if loaded.quick else "")
         mine = ", ".join(f"{r.axis}={r.expr} is {axes[r.axis]}" for r in point.relative)
-        if key in seen and (mine or seen[key][1]):  # plain duplicates are left as the user wrote them
+        if key in seen and (mine or seen[key][1] or loaded.quick):  # plain duplicates are left as the user wrote them
             first, theirs = seen[key]
-            reason = f"{DUPLICATE} {trial_id(first, 0)[:4]} on this machine ({mine or theirs})"
+            how = f"on this machine ({mine or theirs})" if mine or theirs else f"under {QUICK_FLAG} (its batch cut alike)"
+            reason = f"{DUPLICATE} {trial_id(first, 0)[:4]} {how}"
         else:
             reason = skip_reason(config, cpus, machine)
             seen.setdefault(key, (index, mine))
         cores = machine.usable_cores[:cpus]
         driver_cpus = get_adapter(config.framework).resource_demand(config).driver_cpus
         driver_n = min(driver_cpus, len(cores))
-        measure = measured(spec, point.variant)
         for repeat in range(spec.repeats):
             plans.append(TrialPlan(
                 trial_id=trial_id(index, repeat),
@@ -247,7 +234,7 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
                 seed=seeds[repeat], skip_reason=reason, switched_off=list(config.switch_off),
                 differs_from_tune=tune_differences(config, cpus, len(machine.usable_cores), profile_hz=measure["profile_hz"]),
                 relative={r.axis: r.expr for r in point.relative}, variant=point.variant, round=repeat,
-                packages=package_set(spec, point.variant),
+                packages=package_set(spec.variants, point.variant),
             ))
     interleaved = bool(spec.variants) or spec.rounds > 1
     return in_rounds(plans, len(spec.variants)) if interleaved else plans
@@ -265,9 +252,37 @@ def write_plan(folder: ResultsFolder, plan: TrialPlan) -> TrialFolder:
     return trial
 
 
+class PlanError(ValueError):
+    """A ``plan.json`` that cannot be read: missing, unreadable, not JSON, or not a plan this rlbench reads
+    (written by another version, or damaged). Its message is one line that names the file and the first problem."""
+
+
 def read_plan(trial: TrialFolder) -> TrialPlan:
-    """The trial's plan."""
-    return TrialPlan.model_validate_json(trial.plan.read_text())
+    """The trial's plan; :class:`PlanError` (a ValueError) says in one line why it cannot be read. Every reader
+    goes through here: the trial process (which then fails alone), the tables (which list it as ``unreadable``),
+    ``--resume`` and ``reproduce``."""
+    problem = _plan_problem(trial)
+    if isinstance(problem, TrialPlan):
+        return problem
+    raise PlanError(problem)  # raised outside the handler: no chained pydantic text in the trial's error event
+
+
+def _plan_problem(trial: TrialFolder) -> "TrialPlan | str":
+    """The plan, or why it cannot be read (one line)."""
+    try:
+        text = trial.plan.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        return f"{trial.plan} cannot be read ({getattr(e, 'strerror', None) or e})"
+    try:
+        return TrialPlan.model_validate_json(text)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(x) for x in first["loc"]) or "its top level"
+        more = f" (and {e.error_count() - 1} more problems)" if e.error_count() > 1 else ""
+        return (f"{trial.plan} is not a plan this rlbench reads: {where}: "
+                f"{first['msg'].removeprefix('Value error, ')}{more}")
+    except (ValueError, RecursionError) as e:
+        return f"{trial.plan} cannot be read ({str(e)[:200]})"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -12,15 +12,11 @@ round (:mod:`rlbench.analysis.variants`).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Annotated, Any, Sequence, TypeVar, Union
+from typing import Any, Sequence, TypeVar, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rlbench.adapters import get_adapter, unsupported
-from rlbench.spec.errors import _ValueErrorAt
-
-if TYPE_CHECKING:
-    from rlbench.spec.model import SweepSpec
 
 #: What a variant's name looks like: it is a table value, a label and part of no path.
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$"
@@ -76,51 +72,24 @@ class PackageSet(BaseModel):
     """The interpreter of their environment, set by the sweep once it exists (:mod:`rlbench.run.envs`)."""
 
 
-def check_variants(spec: SweepSpec) -> SweepSpec:
-    """The sweep-level checks of ``variants`` and ``rounds`` (a model validator of the spec); with
-    ``rounds`` the repeats are the rounds (round r is repeat r: its seed, its trial ids)."""
-    if "variants" in spec.model_fields_set and not spec.variants:
-        raise _ValueErrorAt(("variants",), "empty list: give the variants to compare, each as {name: ..., set: "
-                            "{...}} (the first is the reference), or remove 'variants:'")
-    seen: dict[str, int] = {}
-    for i, variant in enumerate(spec.variants):
-        if variant.name in seen:
-            raise _ValueErrorAt(("variants", i, "name"), f"variant name '{variant.name}' is used twice (also "
-                                f"variants[{seen[variant.name]}]): give every variant its own name")
-        seen[variant.name] = i
-    for i, variant in enumerate(spec.variants):  # measurement keys: checked as the spec's own key is
-        for key in set(variant.set) & set(MEASURE_KEYS):
-            field = type(spec).model_fields[key]
-            try:
-                variant.set[key] = TypeAdapter(Annotated[field.annotation, field]).validate_python(variant.set[key])
-            except ValidationError as e:
-                raise _ValueErrorAt(("variants", i, "set", key), f"{e.errors()[0]['msg']} (got "
-                                    f"{variant.set[key]!r})") from None
-    if spec.rounds > 1:
-        if "repeats" in spec.model_fields_set and spec.repeats not in (1, spec.rounds):
-            raise _ValueErrorAt(("repeats",), f"repeats={spec.repeats} and rounds={spec.rounds}: each round runs "
-                                "every configuration once, so rounds are the repeats; keep 'rounds' only")
-        spec.repeats = spec.rounds
-    return spec
+def measured(spec_values: dict[str, Any], variants: Sequence[Variant], variant: str | None) -> dict[str, Any]:
+    """How the named variant's trials are measured: :data:`MEASURE_KEYS` from the spec (``spec_values``: its
+    fields by name), as the variant sets them."""
+    found = next((v for v in variants if v.name == variant), None)
+    return {k: (found.set if found and k in found.set else spec_values)[k] for k in MEASURE_KEYS}
 
 
-def measured(spec: SweepSpec, variant: str | None) -> dict[str, Any]:
-    """How the named variant's trials are measured: :data:`MEASURE_KEYS` from the spec, as the variant sets them."""
-    found = next((v for v in spec.variants if v.name == variant), None)
-    return {k: (found.set if found and k in found.set else vars(spec))[k] for k in MEASURE_KEYS}
-
-
-def package_set(spec: SweepSpec, variant: str | None) -> PackageSet | None:
+def package_set(variants: Sequence[Variant], variant: str | None) -> PackageSet | None:
     """The packages the named variant pins (None without pins)."""
-    found = next((v for v in spec.variants if v.name == variant), None)
+    found = next((v for v in variants if v.name == variant), None)
     return PackageSet(pins=dict(found.packages), index=found.index) if found and found.packages else None
 
 
-def unsupported_pins(spec: SweepSpec, frameworks: dict[str, set[str]]) -> list[tuple[int, str, str]]:
+def unsupported_pins(variants: Sequence[Variant], frameworks: dict[str, set[str]]) -> list[tuple[int, str, str]]:
     """(variant index, distribution, why) for every pin older than an adapter its variant runs under can
     drive (``frameworks``: variant name -> the frameworks of its grid points); refused before anything runs."""
     out = []
-    for i, variant in enumerate(spec.variants):
+    for i, variant in enumerate(variants):
         for framework in sorted(frameworks.get(variant.name, ())):
             adapter = get_adapter(framework)
             for why in unsupported(adapter.requires, dict(variant.packages), adapter.name):

@@ -23,6 +23,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
+from rlbench.adapters.roles import Role, RoleRules, classify
+
 #: Every path, in the order tables and figures list them; what each is (docs/STUDIES.md).
 PATHS: dict[str, str] = {
     "inprocess": "forward pass in the client's own process (the ceiling)",
@@ -103,32 +105,25 @@ PAPER_TABLE3: dict[str, Any] = {
     ],
 }
 
-#: The roles CPU time is reported by (CPU-seconds per 1,000 states per role).
-ROLES = ("client", "server", "proxy", "controller", "driver", "ray_system", "other")
-#: Process titles (``ray::<actor class>``, by prefix) and command-line markers -> role.
-_TITLE_ROLES = (("ray::ServebenchClient", "client"), ("ray::ServebenchPolicyActor", "server"),
-                ("ray::ServeReplica", "server"), ("ray::ProxyActor", "proxy"), ("ray::ServeController", "controller"),
-                ("ray::IDLE", "other"))
 REST_MARKER = "rlbench.studies.serve_rest"
+#: How a servebench run's processes are named (the one classifier, :mod:`rlbench.adapters.roles`): its actors'
+#: titles, the REST server by its module, beside a Ray runtime (Ray's own processes and its workers that are no actor
+#: yet: ``ray_system``, read again until they settle).
+ROLE_RULES = RoleRules(titles=(("ray::ServebenchClient", "client"), ("ray::ServebenchPolicyActor", "server"),
+                               ("ray::ServeReplica", "server"), ("ray::ProxyActor", "proxy"),
+                               ("ray::ServeController", "controller")),
+                       markers=((REST_MARKER, "server"),), ray=True)
+#: The roles CPU time is reported by (CPU-seconds per 1,000 states per role).
+ROLES = ROLE_RULES.roles
 
 
 class ServeRoles:
-    """Reads a servebench process's role from its command line, for the utilization sampler (the shape of
-    the adapters' ``classify_process``). ``other`` is re-read by the sampler: a pooled ``ray::IDLE`` worker
-    takes an actor's title when it becomes one."""
+    """A servebench process's role, for the utilization sampler (the shape of the adapters' ``classify_process``)."""
 
     roles = ROLES
 
-    def classify_process(self, cmdline: list[str], *, is_driver: bool) -> str:
-        if is_driver:
-            return "driver"
-        title = cmdline[0].strip() if cmdline else ""
-        for prefix, role in _TITLE_ROLES:
-            if title.startswith(prefix):
-                return role
-        if any(REST_MARKER in arg for arg in cmdline[:4]):
-            return "server"
-        return "ray_system" if title.startswith("ray::") or "/ray/" in title else "other"
+    def classify_process(self, cmdline: list[str], *, is_driver: bool) -> Role:
+        return classify(cmdline, is_driver=is_driver, rules=ROLE_RULES)
 
 
 class CpuProbe(Protocol):

@@ -142,7 +142,6 @@ def main(trial_dir: str, t0_epoch: float, gated: bool = False) -> int:
     _start_reaper()
     from rlbench.spec.plan import read_plan
 
-    plan = read_plan(folder)
     events = EventLog(folder.events_file, t0_epoch)
     me = read_stat(os.getpid())
     import multiprocessing
@@ -150,6 +149,9 @@ def main(trial_dir: str, t0_epoch: float, gated: bool = False) -> int:
     events.write(Event.START, pid=os.getpid(), start_ticks=me.start_ticks if me else None,
                  forked_by_server=multiprocessing.parent_process() is not None)
     try:
+        # inside the try: a plan this process cannot read fails this trial with its one-line reason (PlanError),
+        # recorded as every error is; before, it died with a traceback in its log and the sweep saw "exit code 1"
+        plan = read_plan(folder)
         status = _run(plan, events, folder, gated)
     except KeyboardInterrupt:  # the sweep's Ctrl-C: _run has shut its runtime down; the iterations are kept
         events.write(Event.INTERRUPTED)

@@ -21,23 +21,29 @@ from rlbench.adapters.rllib.results import overlap_counts
 
 
 class _Metrics:
-    """The two MetricsLogger calls the probes use: log_value (reduce by name) and peek."""
+    """The MetricsLogger calls the probes and RLlib's Learner.update make: log_value (a reduce rule by name), peek,
+    and reduce (every value reduced by its rule, then cleared)."""
 
     def __init__(self):
         self.values: dict[tuple, list] = {}
-        self.reduce: dict[tuple, str] = {}
+        self.rules: dict[tuple, str] = {}
 
     def log_value(self, key, value, reduce="mean", window=None):
         self.values.setdefault(key, []).append(value)
-        self.reduce[key] = reduce
+        self.rules[key] = reduce
 
     def peek(self, key, default=None):
         values = self.values.get(key)
         return values[-1] if values else default
 
     def reduced(self, key):
-        values, how = self.values.get(key, []), self.reduce.get(key)
+        values, how = self.values.get(key, []), self.rules.get(key)
         return {"sum": sum, "max": max, "mean": lambda v: sum(v) / len(v)}[how](values) if values else None
+
+    def reduce(self):
+        out = {key: self.reduced(key) for key in self.values}
+        self.values.clear()
+        return out
 
 
 class _Data:
@@ -89,7 +95,7 @@ def test_probes_count_updates_and_minibatches_and_time_the_work():
     learner.update(_Data(), minibatches=2)
     m = learner.metrics
     assert (m.reduced(UPDATES), m.reduced(SGD_STEPS)) == (2, 5)
-    assert {m.reduce[k] for k in (UPDATES, SGD_STEPS, BUSY_S)} == {"sum"}
+    assert {m.rules[k] for k in (UPDATES, SGD_STEPS, BUSY_S)} == {"sum"}
     # two connector calls (>= 0.01 s each) and five minibatch updates (>= 0.005 s each): a lower bound
     assert m.reduced(BUSY_S) >= 2 * 0.01 + 5 * 0.005
 
@@ -109,8 +115,8 @@ def test_policy_lag_mean_and_max_over_the_minibatches():
     learner.update(_Data(), minibatches=2)
     learner.update(_Data(), minibatches=1)
     m = learner.metrics
-    assert m.values[LAG_MEAN] == [1.0, 1.0, 2.0] and m.reduce[LAG_MEAN] == "mean"
-    assert m.reduced(LAG_MAX) == 2.0 and m.reduce[LAG_MAX] == "max"
+    assert m.values[LAG_MEAN] == [1.0, 1.0, 2.0] and m.rules[LAG_MEAN] == "mean"
+    assert m.reduced(LAG_MAX) == 2.0 and m.rules[LAG_MAX] == "max"
 
 
 def test_no_lag_without_the_samplers_weights_version():

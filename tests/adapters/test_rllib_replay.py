@@ -32,7 +32,7 @@ DQN_RESULT = {
     "learners": {"__all_modules__": {"num_env_steps_trained": 32000,
                                      "learner_connector": {"connector_pipeline_timer": 0.000375}},
                  "rlbench": {"busy_s": 1.75, "updates": 1000, "sgd_steps": 1000, "target_update_s": 0.03125,
-                             "target_updates": 2}},
+                             "target_updates": 2, "batches_built": 1000, "batch_s": 0.5, "update_s": 1.21875}},
     "num_training_step_calls_per_iteration": 1000,
 }
 
@@ -43,8 +43,12 @@ def test_a_replay_iteration_splits_exactly():
     assert (t.sample_s, t.learn_s, t.sync_s) == (1.5, 2.0, 0.25 + 0.004)
     # the replay buffer, apart from them (inside other_s): its three timers and their sum
     assert (t.replay_add_s, t.replay_sample_s, t.replay_update_s, t.replay_s) == (0.125, 0.5, 0.0625, 0.6875)
-    # the learner connector ran once per update: its mean per call (0.375 ms) times 1000 updates
+    # the learner connector ran once per train batch built: its mean per call (0.375 ms) times 1000 batches
     assert (t.learner_connector_s, t.sgd_s) == (0.375, 2.0 - 0.375)
+    # the learner's split: batches, updates, and the rest of learn_s (the target updates inside it); a CPU learner
+    # logs no copy or device time
+    assert (t.learn_batches, t.learn_batch_s, t.learn_update_s, t.learn_other_s) == (1000.0, 0.5, 1.21875, 0.28125)
+    assert (t.learn_copy_s, t.learn_device_s) == (None, None)
     assert (t.target_update_s, t.target_updates) == (0.03125, 2.0)
     # one gradient step per env step sampled: RLlib's default training intensity for DQN
     assert (t.updates_per_env_step, t.training_steps, t.env_steps_trained) == (1.0, 1000, 32000)
@@ -54,17 +58,19 @@ def test_a_replay_iteration_splits_exactly():
 
 def test_two_learners_count_per_learner():
     result = {**DQN_RESULT, "learners": {**DQN_RESULT["learners"], "rlbench": {
-        "busy_s": 3.5, "updates": 2000, "sgd_steps": 2000, "target_update_s": 0.0625, "target_updates": 4}}}
+        "busy_s": 3.5, "updates": 2000, "sgd_steps": 2000, "target_update_s": 0.0625, "target_updates": 4,
+        "batches_built": 2000}}}
     t = iteration_timings(_algo(runners=1, learners=2), result, replay=True)
     assert (t["learner_updates"], t["target_update_s"], t["target_updates"]) == (1000.0, 0.03125, 2.0)
     assert t["learner_connector_s"] == 0.375 and t["updates_per_env_step"] == 1.0
 
 
 def test_an_on_policy_iteration_has_no_replay_figures():
-    ppo = {**DQN_RESULT, "learners": {**DQN_RESULT["learners"], "rlbench": {"updates": 1, "sgd_steps": 30}}}
+    ppo = {**DQN_RESULT, "learners": {**DQN_RESULT["learners"], "rlbench": {"updates": 1, "sgd_steps": 30,
+                                                                            "batches_built": 1}}}
     t = IterationTimings(**iteration_timings(_algo(runners=2, learners=0), ppo))
     assert (t.replay_s, t.replay_sample_s, t.target_update_s, t.target_updates) == (None, None, None, None)
-    assert t.learner_connector_s == 0.000375  # one update: the mean is the time (PPO's reading, unchanged)
+    assert t.learner_connector_s == 0.000375  # one batch built: the mean is the time (PPO's reading, unchanged)
     assert t.updates_per_env_step == 30 / 1000
 
 
@@ -115,7 +121,7 @@ def test_target_updates_are_counted_and_timed(freq, steps, updates):
         learner.update_at(env_steps)
     m = learner.metrics
     assert m.reduced(TARGET_UPDATES) == updates
-    assert m.reduce[TARGET_UPDATES] == m.reduce[TARGET_UPDATE_S] == "sum"
+    assert m.rules[TARGET_UPDATES] == m.rules[TARGET_UPDATE_S] == "sum"
     assert m.reduced(TARGET_UPDATE_S) >= 0.002 * updates  # each update sleeps 2 ms: a lower bound
     assert m.reduced(BUSY_S) >= m.reduced(TARGET_UPDATE_S) + 0.01 * len(steps)  # and the connector calls
 

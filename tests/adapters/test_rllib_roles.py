@@ -1,10 +1,11 @@
-"""The RLlib adapter's pure parts: process roles from command lines, and resource demand."""
+"""The RLlib adapter's pure parts: process roles from command lines (its rules through the one classifier), and
+resource demand."""
 
 from __future__ import annotations
 
 import pytest
 
-from rlbench.adapters.rllib import ROLES, classify_process, resource_demand
+from rlbench.adapters.rllib import RLlibAdapter, resource_demand
 from rlbench.spec.model import TrialConfig
 
 PY = "/venv/bin/python"
@@ -26,7 +27,8 @@ RAY = "/venv/lib/python3.11/site-packages/ray"
         (["ray::AggregatorActor.get_batch"], "aggregator"),
         (["ray::EnvRunnerStateServer"], "state_server"),
         (["ray::EnvRunnerStateServer.push"], "state_server"),
-        (["ray::IDLE"], "other"),
+        (["ray::IDLE"], "ray_system"),  # a pooled Ray worker, no actor yet (read again until it settles)
+        ([PY, f"{RAY}/_private/workers/default_worker.py", "--node-ip-address=127.0.0.1"], "ray_system"),
         (["ray::DashboardAgent"], "ray_system"),
         (["ray::RuntimeEnvAgent"], "ray_system"),
         ([f"{RAY}/core/src/ray/raylet/raylet", "--raylet_socket_name=/tmp/ray/sockets/raylet"], "ray_system"),
@@ -42,16 +44,17 @@ RAY = "/venv/lib/python3.11/site-packages/ray"
     ],
 )
 def test_classify_process(cmdline, role):
-    assert classify_process(cmdline, is_driver=False) == role
+    assert RLlibAdapter().classify_process(cmdline, is_driver=False).name == role
 
 
 @pytest.mark.parametrize("cmdline", [[PY, "-m", "rlbench.trial"], ["ray::IDLE"], []])
 def test_the_driver_is_the_driver_whatever_its_title(cmdline):
-    assert classify_process(cmdline, is_driver=True) == "driver"
+    assert RLlibAdapter().classify_process(cmdline, is_driver=True).name == "driver"
 
 
 def test_roles_are_the_known_set():
-    assert ROLES == ("driver", "learner", "env_runner", "aggregator", "state_server", "ray_system", "other")
+    assert RLlibAdapter().roles == ("driver", "learner", "env_runner", "aggregator", "state_server", "ray_system",
+                                    "other")
 
 
 def demand(**sections):
@@ -95,17 +98,17 @@ def test_aggregator_actors_are_one_cpu_each_per_learner():
     # IMPALA, 2 learners x 2 aggregators x 1 CPU; the state server reserves nothing
     d = demand(algo="IMPALA", env_runners={"num_env_runners": 2},
                learners={"num_learners": 2, "num_aggregator_actors_per_learner": 2})
-    assert d.role_cpus(ROLES)["aggregator"] == 4.0
+    assert d.role_cpus(RLlibAdapter().roles)["aggregator"] == 4.0
     assert (d.actor_cpus, d.total_cpus) == (2.0 + 2.0 + 4.0, 9.0)
     assert "4 aggregator actors x 1 CPU" in d.describe_actors()
     # with the learner in the driver there is still one learner to aggregate for
     d = demand(algo="APPO", learners={"num_learners": 0, "num_aggregator_actors_per_learner": 1})
-    assert d.role_cpus(ROLES)["aggregator"] == 1.0 and d.total_cpus == 3.0
+    assert d.role_cpus(RLlibAdapter().roles)["aggregator"] == 1.0 and d.total_cpus == 3.0
 
 
 def test_async_demand_without_aggregators_is_ppos():
     assert demand(algo="APPO").total_cpus == demand().total_cpus == 2.0
-    assert demand(algo="IMPALA").role_cpus(ROLES)["state_server"] == 0.0
+    assert demand(algo="IMPALA").role_cpus(RLlibAdapter().roles)["state_server"] == 0.0
 
 
 def test_the_adapter_knows_which_algorithms_overlap():

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import inspect
 
+import pytest
+
 from rlbench.adapters import get_adapter
 from rlbench.adapters.rllib.config import ALGO_CONFIG_CLASSES
 from rlbench.adapters.rllib.resources import ASYNC_ALGOS
@@ -70,3 +72,58 @@ def test_replay_algorithms_share_the_replay_keys_and_sac_takes_no_lr():
             "target_network_update_freq", "tau"} <= dqn & sac
     assert "lr" in dqn and "lr" not in sac and {"actor_lr", "critic_lr", "alpha_lr"} <= sac - dqn
     assert not {"minibatch_size", "num_epochs", "lambda", "entropy_coeff"} & (dqn | sac)  # on-policy keys
+
+
+def test_the_quick_rule_reads_rllib_260s_own_defaults():
+    """--quick's rule (training.quick_settings) reads what RLlib trains with where the spec is silent: each
+    figure is the installed Ray's."""
+    from ray.rllib.algorithms.appo import APPOConfig
+    from ray.rllib.algorithms.dqn import DQNConfig
+    from ray.rllib.algorithms.impala import IMPALAConfig
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.algorithms.sac import SACConfig
+
+    from rlbench.adapters.rllib.training import (DEFAULT_FRAGMENT, DEFAULT_LEARNING_STARTS, DEFAULT_MIN_SAMPLE_STEPS,
+                                                 DEFAULT_MIN_TIME_S, PPO_DEFAULTS)
+
+    assert APPOConfig().rollout_fragment_length == IMPALAConfig().rollout_fragment_length == DEFAULT_FRAGMENT
+    assert {a: c().min_time_s_per_iteration for a, c in (("APPO", APPOConfig), ("IMPALA", IMPALAConfig))} == \
+        DEFAULT_MIN_TIME_S
+    assert {a: c().num_steps_sampled_before_learning_starts for a, c in (("DQN", DQNConfig), ("SAC", SACConfig))} == \
+        DEFAULT_LEARNING_STARTS
+    assert DQNConfig().min_sample_timesteps_per_iteration == DEFAULT_MIN_SAMPLE_STEPS["DQN"]
+    assert SACConfig().min_time_s_per_iteration <= 1 and SACConfig().min_sample_timesteps_per_iteration <= 200
+    assert PPOConfig().minibatch_size == PPO_DEFAULTS[("training", "minibatch_size")]
+
+
+QUICK_CASES = [  # (algo, env, the spec's sections) -> what --quick trains on: (batch per learner, minibatch)
+    ("PPO", "CartPole-v1", {}, (128, 128)),
+    ("PPO", "CartPole-v1", {"learners": {"num_learners": 2},
+                            "training": {"train_batch_size_per_learner": 2000, "minibatch_size": 500}}, (128, 128)),
+    ("PPO", "CartPole-v1", {"training": {"train_batch_size_per_learner": 64, "minibatch_size": 32}}, (64, 32)),
+    ("APPO", "CartPole-v1", {"training": {"minibatch_size": 500}}, (100, 100)),
+    ("APPO", "CartPole-v1", {"env_runners": {"rollout_fragment_length": 32}}, (96, None)),
+    ("IMPALA", "CartPole-v1", {"reporting": {"min_time_s_per_iteration": 0.5}}, (100, None)),
+    ("DQN", "CartPole-v1", {}, (32, None)),
+    ("SAC", "Pendulum-v1", {"reporting": {"min_sample_timesteps_per_iteration": 1000}}, (64, None)),
+]
+
+
+@pytest.mark.parametrize("algo, env, sections, expected", QUICK_CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(QUICK_CASES)])
+def test_a_quick_trial_is_one_rllib_validates(algo, env, sections, expected):
+    """--quick cuts each algorithm's batch to a size RLlib 2.60 accepts: the built AlgorithmConfig passes RLlib's
+    own validate() (minibatch within the batch, APPO/IMPALA's a multiple of the rollout fragment), an iteration is
+    bounded (at most 1 s of training steps, 200 sampled env steps), and DQN/SAC learn within it."""
+    from rlbench.adapters.rllib.config import build_config
+    from rlbench.spec.load import spec_from_dict
+
+    loaded = spec_from_dict({"name": "q", "algo": algo, "environment": {"env": env}, "stop": {"seconds": 60},
+                             **sections}, quick=True)
+    built = build_config(loaded.points[0].config)
+    built.validate()
+    assert (built.train_batch_size_per_learner, built.minibatch_size) == expected
+    assert (built.min_time_s_per_iteration or 0) <= 1 and built.min_sample_timesteps_per_iteration <= 200
+    if algo in ("DQN", "SAC"):
+        assert built.num_steps_sampled_before_learning_starts == 2 * expected[0]
+    if algo in ("APPO", "IMPALA"):  # until one batch was sampled and trained on: 1 s alone gave 0 steps under load
+        assert built.min_sample_timesteps_per_iteration == built.min_train_timesteps_per_iteration == expected[0]

@@ -155,10 +155,12 @@ def test_the_snippet_builds_the_model_the_trial_measured():
 
 
 def test_env_processes_are_env_runners_by_their_title():
-    assert SB3.classify_process(["rlbench::SB3EnvRunner", ""], is_driver=False) == "env_runner"
-    assert SB3.classify_process(["python", "-c", "from multiprocessing.forkserver import main"],
-                                is_driver=False) == "other"
-    assert SB3.classify_process(["anything"], is_driver=True) == "driver"
+    assert SB3.classify_process(["rlbench::SB3EnvRunner", ""], is_driver=False).name == "env_runner"
+    forkserver = SB3.classify_process(["python", "-c", "from multiprocessing.forkserver import main"], is_driver=False)
+    assert (forkserver.name, forkserver.why) == ("other", "no rule names it: python -c from multiprocessing.forkserver "
+                                                           "import main")
+    assert SB3.classify_process(["ray::IDLE"], is_driver=False).name == "other"  # no Ray beside SB3: not Ray's
+    assert SB3.classify_process(["anything"], is_driver=True).name == "driver"
     assert SB3.metric_column("episode_return_mean") == "episode_return_mean" and SB3.metric_column("num_episodes") is None
 
 

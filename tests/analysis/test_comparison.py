@@ -54,9 +54,9 @@ def test_the_rows_say_what_each_figure_is(tmp_path):
 
 
 def test_the_cli_defaults_are_the_analysis_thresholds():
-    """The commands import no analysis at their top (tests/commands/test_cli_imports.py), so they repeat it."""
+    """findings.py imports only the standard library, so the commands take its constants at their top."""
     from rlbench.analysis.findings import ROUNDS_FOR_EVIDENCE
-    from rlbench.commands import _versions, compare
+    from rlbench.commands import _versions
+    from rlbench.commands._common import threshold_of
 
-    assert compare.DEFAULT_THRESHOLD == _versions.DEFAULT_THRESHOLD == CHANGE_THRESHOLD
-    assert _versions.DEFAULT_ROUNDS == ROUNDS_FOR_EVIDENCE
+    assert threshold_of(None) == CHANGE_THRESHOLD and _versions.DEFAULT_ROUNDS == ROUNDS_FOR_EVIDENCE

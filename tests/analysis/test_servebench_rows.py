@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rlbench.analysis.servebench_rows import compare_paths, comparison, paper_rows, summarize_rows
+from rlbench.analysis.change import unpaired
+from rlbench.analysis.servebench_rows import PathComparison, compare_paths, gap_change, paper_rows, summarize_rows
 
 
 def run(path, repeat, rate, p50, p99, *, batch=64, size=4096, clients=1, cpu=None, error=None, nbytes=0):
@@ -42,12 +43,25 @@ def test_rows_are_medians_over_repeats_with_overhead_against_in_process():
 
 def test_a_difference_needs_an_interval_off_1_and_the_rank_test():
     (c,) = compare_paths(RUNS, pairs=(("actor", "inprocess"),))
-    assert c.ratio == pytest.approx(0.5) and c.ci_high < 1 and c.rank_p == pytest.approx(0.05)  # 1 / C(6, 3)
-    assert c.differs and c.verdict.startswith("actor answers 0.50x the states/s of inprocess (95% CI")
+    assert c.change == unpaired([1000.0, 1200.0, 1100.0], [500.0, 600.0, 550.0])  # the rule's Change, as it is
+    assert c.change.ratio == pytest.approx(0.5) and c.change.ci_high < 1 and c.change.p_value == pytest.approx(0.05)
+    assert c.change.differs and c.verdict.startswith("actor is 50.0% slower than inprocess (3 runs a side; ratio")
     (few,) = compare_paths(RUNS, pairs=(("rest_json", "actor"),))
-    assert not few.differs and few.verdict.startswith("no evidence yet that rest_json and actor differ: 1 run against 3")
-    same = comparison("a", "b", [10.0, 11.0, 12.0], [11.0, 10.5, 12.5])
-    assert not same["differs"] and same["verdict"].startswith("no evidence of a difference")
+    assert not few.change.differs and few.verdict.startswith("no evidence of a difference (3 runs against 1; ")
+    assert few.verdict.endswith("3 repeats a side could show one)")
+    same = PathComparison("a", "b", 64, 4096, 1, unpaired([10.0, 11.0, 12.0], [11.0, 10.5, 12.5]))
+    assert not same.change.differs and same.verdict.startswith("no evidence of a difference")
+
+
+def test_the_gap_between_two_paths_compares_each_repeats_ratio_across_sizes():
+    # actor / rest_json per repeat: 2, 2.2, 2.1 at 4 KB; 10, 11, 10.5 at 100 KB: every one above, p = 1/20
+    runs = [run(p, k, rate, 1.0, 1.0, size=size) for size, rates in
+            ((4096, {"actor": (200.0, 220.0, 210.0), "rest_json": (100.0, 100.0, 100.0)}),
+             (102400, {"actor": (1000.0, 1100.0, 1050.0), "rest_json": (100.0, 100.0, 100.0)}))
+            for p, rs in rates.items() for k, rate in enumerate(rs)]
+    c = gap_change(runs, "actor", "rest_json", 64, 1, (4096, 102400))
+    assert c.ratio == pytest.approx(10.5 / 2.1) and c.differs and c.p_value == pytest.approx(0.05)
+    assert gap_change(runs, "actor", "rest_json", 64, 2, (4096, 102400)) is None  # no repeat with 2 clients
 
 
 def test_the_paper_table_sits_beside_this_machines_batch_64():

@@ -123,6 +123,7 @@ def test_the_rank_test_of_independent_samples_is_exact_also_with_ties():
     assert smallest_rank_p(1, 1) == 0.5 and smallest_rank_p(2, 2) == pytest.approx(1 / 6)
     assert smallest_rank_p(3, 3) == pytest.approx(1 / 20) and smallest_rank_p(1, 19) == pytest.approx(1 / 20)
     assert smallest_rank_p(0, 3) == 1.0
+    assert smallest_rank_p(1092, 1092) == 0.0 and 0 < smallest_rank_p(400, 400) < 1e-200  # past a float: 0
 
 
 def test_the_signed_rank_test_of_paired_rounds():

@@ -11,7 +11,7 @@ from rlbench.analysis.advice import (
     with_learning_notes,
 )
 from rlbench.analysis.evidence import Below
-from rlbench.analysis.targets import pareto_front, time_to_target
+from rlbench.analysis.targets import pareto_front, target_front, time_to_target
 
 
 def _trials(rows):
@@ -60,7 +60,10 @@ def test_pareto_drops_a_configuration_no_better_in_anything():
     frame = pd.DataFrame({"cpus_given": [1.0, 2.0, 2.0], "learner_gpus": [0.0, 0.0, 0.0],
                           "time_to_target_s": [30.0, 20.0, 25.0], "reached_share": [1.0, 1.0, 1.0],
                           "reached": [3, 3, 3]})
-    assert list(pareto_front(frame)) == [True, True, False]
+    assert list(target_front(frame)) == [True, True, False]
+    # the one front, any columns: (cpus lower, rate higher), a tie kept, a dominated one dropped
+    rows = pd.DataFrame({"cpus": [1.0, 2.0, 2.0, 4.0, 1.0], "rate": [100.0, 400.0, 300.0, 400.0, 100.0]})
+    assert list(pareto_front(rows, ["cpus"], ["rate"])) == [True, True, False, False, True]
 
 
 def test_target_recommendations_never_name_one_that_missed_first():

@@ -45,9 +45,9 @@ def noisy_throughput(truth: dict, cv: float, seed: int = 0):
     seeded per request so they do not depend on the order asked."""
     import numpy as np
 
-    from rlbench.autoconfig.ask_tell import derive_seed
+    from rlbench.spec.seeds import derive_seed
 
     def reading(req):
-        rng = np.random.default_rng([seed, derive_seed(0, req.request_id)])
+        rng = np.random.default_rng([seed, derive_seed(0, req.request_id, sequence="request")])
         return float(truth[req.candidate_key] * (1 + cv * rng.standard_normal())), True
     return reading

@@ -5,39 +5,46 @@ from __future__ import annotations
 import pytest
 from helpers import cand, drive
 
+from rlbench.analysis.change import unpaired
+from rlbench.autoconfig.ask_tell import standing
 from rlbench.autoconfig.decide import Race, choose
-from rlbench.autoconfig.ask_tell import Standing
 
 
-def st(key, cpus, median, low, high, gpus=0.0):
-    return Standing(key, cpus, gpus, median, low, high, 5)
+def standings_of(readings: dict, cpus: dict, gpus: dict | None = None):
+    """Standings of hand-made readings, and the one rule between any two of them (unpaired, as the search's)."""
+    gpus = gpus or {}
+    standings = [standing(k, cpus[k], gpus.get(k, 0.0), v) for k, v in readings.items()]
+    return standings, lambda a, b: unpaired(readings[a], readings[b])
 
 
-def test_cheapest_within_five_percent_of_the_best_whose_interval_overlaps():
-    standings = [
-        st("fast", 8, 1000, 960, 1040),
-        st("cheap_close", 4, 960, 900, 1010),     # overlaps, 4% below: chosen (fewest CPUs)
-        st("cheaper_slow", 2, 940, 900, 980),     # overlaps but 6% below: not chosen, still indistinguishable
-        st("cheapest_apart", 1, 700, 650, 750),   # separated
-        st("same_cpus_gpu", 4, 990, 950, 1030, gpus=1.0),  # 4 CPUs too, but a GPU: the CPU-only one wins the tie
-    ]
-    chosen, same, thin = choose(standings)
+def test_cheapest_within_five_percent_of_the_best_in_which_the_rule_finds_no_change():
+    readings = {
+        "fast": [960.0, 1000.0, 1040.0],
+        "cheap_close": [900.0, 960.0, 1010.0],      # ranks mixed with fast's, 4% below: chosen (fewest CPUs)
+        "cheaper_slow": [900.0, 940.0, 980.0],      # 980 above 960: no change shown, but 6% below: not chosen
+        "cheapest_apart": [650.0, 700.0, 750.0],    # every reading below every one of fast's: p = 1/20, a change
+        "same_cpus_gpu": [950.0, 990.0, 1030.0],    # 4 CPUs too, but a GPU: the CPU-only one wins the tie
+    }
+    standings, versus = standings_of(readings, {"fast": 8, "cheap_close": 4, "cheaper_slow": 2, "cheapest_apart": 1,
+                                                "same_cpus_gpu": 4}, {"same_cpus_gpu": 1.0})
+    chosen, same, thin = choose(standings, versus)
     assert chosen == "cheap_close"
     assert same == ("fast", "same_cpus_gpu", "cheap_close", "cheaper_slow") and thin == ()
-    assert choose(standings, tolerance_pct=10.0)[0] == "cheaper_slow"
-    assert choose([st("only", 1, None, None, None)]) == (None, (), ())
+    assert choose(standings, versus, threshold=0.10)[0] == "cheaper_slow"
+    assert choose([standing("only", 1, 0.0, [])], versus) == (None, (), ())
 
 
 def test_too_few_readings_are_neither_tied_nor_worse_but_not_measured_enough():
     """Issue 34: one reading with no interval had been read as overlapping, so the answer listed a
     configuration read once (at 3,437) as indistinguishable from the best while one read twice with an
-    interval below it (5,658 [5,586-5,730]) was not. Only 3 readings a side can tell two apart."""
-    once = Standing("once", 1, 0, 980.0, None, None, 1)
-    twice = Standing("twice", 1, 0, 970.0, 960.0, 980.0, 2)  # its interval overlaps the best's, on 2 readings
-    chosen, same, thin = choose([st("best", 4, 1000, 960, 1010), once, twice])
-    assert (chosen, same, thin) == ("best", ("best",), ("once", "twice"))  # neither is chosen over its evidence
-    lone_best = Standing("lone", 4, 0, 1000.0, None, None, 1)  # the fastest on one reading: nothing compares with it
-    assert choose([lone_best, st("other", 1, 990, 980, 1000)]) == ("lone", ("lone",), ("other",))
+    interval below it (5,658 [5,586-5,730]) was not. Only 3 readings a side can tell two apart (2 against 3:
+    the rank test's smallest p is 1/10)."""
+    standings, versus = standings_of({"best": [960.0, 1000.0, 1010.0], "once": [980.0], "twice": [960.0, 980.0]},
+                                     {"best": 4, "once": 1, "twice": 1})
+    assert choose(standings, versus) == ("best", ("best",), ("once", "twice"))  # neither chosen over its evidence
+    # the fastest on one reading: nothing compares with it
+    standings, versus = standings_of({"lone": [1000.0], "other": [980.0, 990.0, 1000.0]}, {"lone": 4, "other": 1})
+    assert choose(standings, versus) == ("lone", ("lone",), ("other",))
 
 
 def test_rounds_rotate_and_pair_their_seeds():
@@ -183,3 +190,34 @@ def test_an_entrant_that_keeps_failing_leaves_the_race():
     told = drive(race, lambda req: (1000.0, True), fail=lambda req: req.candidate_key == cand(4).key)
     assert [e.reason for e in race.left if e.key == cand(4).key] == ["failed"]
     assert sum(cand(4).key in r.request_id for r in told) == 2  # its first two failures, then no more
+
+
+def test_the_race_is_analysed_paired_once_its_rounds_can_show_a_change():
+    """The machine drifts from round to round (up to 12%), alike for both entrants (the race's design); cand(4) is
+    8% below cand(2) in every round. Unpaired (rounds 3-5), the drift mixes their readings' ranks: no change, and
+    not within 5% either, so the race goes on. From round 6 the rounds are paired: every round says 0.92 (the
+    signed-rank test's p = 2/64), the ratio of medians' interval is below 1 too, and cand(4) leaves after round 6
+    (index 5). The drift was found by trying sequences until the two designs part (a seeded search)."""
+    drift = [0.97, 1.12, 1.02, 1.02, 0.91, 1.01]
+
+    def reading(req):
+        return 1000.0 * drift[req.rung] * (0.92 if req.candidate_key == cand(4).key else 1.0), True
+
+    race = Race([cand(4)], cand(2), objective="throughput", budget_s=1e6, trial_s=10, max_rounds=8)
+    drive(race, reading)
+    (left,) = race.left
+    assert (left.key, left.rung, left.reason) == (cand(4).key, 5, "separated") and "(paired)" in left.detail
+    assert race.stop_reason.startswith("settled")
+    a = race.answer()
+    assert (a.chosen_key, a.rounds, a.design, a.design_note) == (cand(2).key, 6, "paired", None)
+    change = race.versus(cand(2).key, cand(4).key)
+    assert change.paired_ratio == pytest.approx(0.92) and change.p_value == pytest.approx(2 / 64)
+
+
+def test_a_race_of_fewer_rounds_than_the_paired_test_needs_says_so_and_goes_on_unpaired():
+    race = Race([cand(4)], cand(2), objective="throughput", budget_s=1e6, trial_s=10, max_rounds=4)
+    drive(race, lambda req: (1000.0 * (1.0 + 0.01 * req.rung), True))  # identical but for a drift: equal
+    a = race.answer()
+    assert race.stop_reason.startswith("settled") and a.rounds == 3  # as before: 3 rounds, no extra bought
+    assert a.design == "unpaired" and a.design_note == ("3 rounds: the paired test needs 6, so the rounds were "
+                                                        "compared as independent repeats")

@@ -126,6 +126,16 @@ def test_each_env_config_steps_at_its_own_probed_cost():
     assert set(model.cannot_win([a, b, c])) == {"b"}
 
 
+def test_an_env_whose_step_could_not_be_measured_is_never_predicted_nor_dropped():
+    """Issue 44, under load: the 0 us env's ceiling stepped nothing in its 0.3 s, the model stepped it at the
+    1 ms baseline's cost, and dropped the best configuration untried."""
+    a, b = (dataclasses.replace(cand(2), key=k, env_id=env_id("E", {"cost": k})) for k in ("a", "b"))
+    slow = dataclasses.replace(cand(2), key="slow", env_id=env_id("E", {"cost": "slow"}))
+    model = CostModel(dataclasses.replace(PROBES, env_steps_s=((slow.env_id, 0.01),), unmeasured_envs=(b.env_id,)))
+    assert model.predict(b) is None and model.predict(a) is not None
+    assert set(model.cannot_win([a, b, slow])) == {"slow"}  # b is not dropped: nothing says it cannot win
+
+
 def test_a_refit_scales_every_env_step_alike():
     b = dataclasses.replace(cand(2), key="b", env_id=env_id("E", {"cost": 3}))
     model = CostModel(dataclasses.replace(PROBES, env_steps_s=((b.env_id, 0.003),)))

@@ -146,4 +146,4 @@ def test_time_to_target_writes_steps_to_target_per_standing_and_the_findings():
     assert next(s for s in data["standings"] if s["key"] == FAST.key)["steps_to_target"] is None  # not raced here
     assert data["steps_to_target"] == [{"key": BASE.key, "chosen_key": BEST.key, "ratio": None, "ci_low": None,
                                         "ci_high": None, "p_value": 0.05, "differ": True, "text": "needs more"}]
-    assert autoconfig_json(result())["steps_to_target"] == [] and data["schema_version"] == 4
+    assert autoconfig_json(result())["steps_to_target"] == [] and data["schema_version"] == 5

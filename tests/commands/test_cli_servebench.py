@@ -33,6 +33,25 @@ def test_bad_flags_exit_2_naming_the_flag(flags, said, tmp_path, capsys):
 
 
 def test_an_out_folder_in_use_is_refused(tmp_path, capsys):
+    """The results session's checks, as every command's: someone else's files, a run's results, another run's lock."""
     (tmp_path / "servebench.json").write_text("{}")
     assert main(["servebench", "--out", str(tmp_path)]) == 2
-    assert "is not empty" in capsys.readouterr().out
+    assert "already holds files (servebench.json) and is not an rlbench sweep" in " ".join(capsys.readouterr().out.split())
+    done = tmp_path / "done"
+    done.mkdir()
+    (done / "manifest.json").write_text('{"software": {"schema_version": "3"}}')  # what a servebench run leaves
+    assert main(["servebench", "--out", str(done)]) == 2
+    assert f"{done} already holds results; choose another --out" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_folder_another_run_holds_is_refused(tmp_path, capsys, monkeypatch):
+    from rlbench.commands import servebench
+    from rlbench.results.lock import SweepLock
+
+    monkeypatch.setattr(servebench, "missing_extra", lambda: None)  # the lock is taken before anything imports Ray
+    held = SweepLock(tmp_path / "sb").acquire()
+    try:
+        assert main(["servebench", "--out", str(tmp_path / "sb")]) == 2
+    finally:
+        held.release()
+    assert "another rlbench sweep (pid" in capsys.readouterr().out and not (tmp_path / "sb" / "manifest.json").exists()

@@ -11,7 +11,6 @@ from wheels import write_wheel
 
 from rlbench.adapters.rllib import SUPPORTED_RAY
 from rlbench.commands import main
-from rlbench.commands._versions import fraction
 from rlbench.commands.exit_codes import EXIT_BAD_INPUT
 
 SPEC = """\
@@ -100,13 +99,6 @@ def test_a_spec_with_variants_of_its_own(spec, tmp_path, capsys):
     assert refused(capsys, tmp_path, *history(spec, "1.0.0,1.1.0")) == (
         f"{spec}: variants: this command makes the variants itself, one per --versions entry; remove 'variants:' "
         "from the spec (or run the spec as it is with rlbench sweep)")
-
-
-def test_the_threshold_is_a_share():
-    assert fraction("5%") == 0.05 and fraction("0.1") == 0.1 and fraction(None) == 0.05
-    for bad in ("0", "100%", "1.5", "five", "-5%"):
-        with pytest.raises(ValueError, match="give a share between 0 and 1"):
-            fraction(bad)
 
 
 def test_the_dry_run_plans_the_versions_as_interleaved_variants(spec, tmp_path, capsys):

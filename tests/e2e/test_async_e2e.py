@@ -116,6 +116,21 @@ def test_async_iterations_count_steps_updates_and_lag(async_run):
     assert (total - its["wall_s"]).abs().max() < 1e-9
 
 
+def test_async_learners_build_no_batch_beside_aggregator_actors(async_run):
+    """With an aggregator actor (this spec's one per learner) APPO's and IMPALA's learner connector runs there: the
+    learner is handed built batches, so it builds none (learn_batches 0, no pipeline time: the aggregator role's
+    CPU holds it), and its whole split is its updates; they work beside the driver's learn_s (a wait), so the rest
+    of learn_s and sgd_s are null. (Without aggregators, RLlib's default, the learner builds one batch per update:
+    learner_connector_s then sums the calls, tests/adapters/test_rllib_learner_device.py and the DQN and SAC
+    trials of tests/e2e/test_offpolicy_e2e.py.)"""
+    its = pd.read_parquet(async_run / "iterations.parquet")
+    steady = its[~its["warmup"]]
+    assert (steady["learn_batches"] == 0).all() and (steady["learn_batch_s"] == 0).all()
+    assert (steady["learner_connector_s"] == 0).all()
+    assert (steady["learn_update_s"] > 0).all()
+    assert steady["learn_other_s"].isna().all() and steady["sgd_s"].isna().all()
+
+
 def test_async_roles_are_classified(async_run):
     util = pd.read_parquet(async_run / "utilization.parquet")
     procs = util[util["kind"] == "process"]

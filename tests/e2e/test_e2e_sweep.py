@@ -108,6 +108,23 @@ def test_iterations_add_up(smoke):
     assert its.groupby("trial_id")["sample_s"].nunique().min() > 1
 
 
+def test_the_learners_split_adds_up(smoke):
+    """The learner's split (issue 43), measured inside RLlib's learner: its parts are disjoint and nested in the
+    driver's learn_s (the probe's intervals lie inside RLlib's learner_update_timer), so the rest is never negative;
+    PPO builds one train batch an iteration; a CPU learner has no copy or device time."""
+    out, _ = smoke
+    its = pd.read_parquet(out / "iterations.parquet")
+    parts = its["learn_batch_s"] + its["learn_update_s"] + its["learn_other_s"]
+    assert (parts - its["learn_s"]).abs().max() < 1e-9
+    assert (its["learn_other_s"] > -1e-6).all() and (its[["learn_batch_s", "learn_update_s"]] > 0).all().all()
+    assert (its["learn_batch_s"] + its["learn_update_s"] - its["learner_busy_s"]).abs().max() < 1e-9
+    assert (its["learn_batches"] == 1).all()
+    assert its[["learn_copy_s", "learn_device_s", "gpu_busy_pct"]].isna().all().all()
+    trials = pd.read_parquet(out / "trials.parquet")
+    assert (trials["learn_update_s"] > 0).all() and (trials["sgd_step_s"] > 0).all()
+    assert list(trials["minibatch_size"]) == [64] * 4 and list(trials["num_epochs"]) == [1] * 4
+
+
 def test_utilization_has_env_runner_rows(smoke):
     out, _ = smoke
     util = pd.read_parquet(out / "utilization.parquet")

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from rlbench.adapters.roles import Role
 from rlbench.measure.utilization import RoleCpuWindow
 
 CHILD = """
@@ -26,8 +27,8 @@ sys.stdin.readline()
 class Roles:
     def classify_process(self, cmdline, *, is_driver):
         if is_driver:
-            return "driver"
-        return "burner" if "burner" in cmdline else "idler"
+            return Role("driver")
+        return Role("burner" if "burner" in cmdline else "idler")
 
 
 def child(tag: str) -> subprocess.Popen:

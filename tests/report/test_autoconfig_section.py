@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 
-from rlbench.report.autoconfig_section import answer_text, autoconfig_blocks, pareto_front
+from rlbench.report.autoconfig_section import answer_text, autoconfig_blocks, cpu_front
 from rlbench.report.blocks import to_markdown
 
 AXES = ["num_env_runners"]
@@ -33,7 +33,7 @@ ANSWER = {"unit": "env_steps_per_s", "best": {"key": "num_env_runners=1", "media
 
 
 def test_the_pareto_front_keeps_what_no_cheaper_one_beats():
-    assert pareto_front(trials(), AXES) == [["num_env_runners=0", "1", "100", "1"], ["num_env_runners=1", "2", "400", "2"]]
+    assert cpu_front(trials(), AXES) == [["num_env_runners=0", "1", "100", "1"], ["num_env_runners=1", "2", "400", "2"]]
 
 
 def test_the_answer_in_words():

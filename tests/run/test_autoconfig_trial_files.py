@@ -111,8 +111,42 @@ def test_each_other_env_config_steps_at_its_ceiling_and_survives_the_state(tmp_p
 
     folder.ceilings.write_text(json.dumps({key(five): {"steps_per_s_per_proc": 2000.0}, key(nine): {"error": "boom"}}))
     id5, id9 = (env_id(p.config.environment.env, p.config.environment.env_config) for p in (five, nine))
-    steps = env_steps_from(folder, {id5: five, id9: nine})
-    assert steps == ((id5, pytest.approx(0.0005)),)
-    probes = ProbeCosts(0.001, 0.0, 0.0, 0.0, 1, env_steps_s=steps)
+    steps, unmeasured = env_steps_from(folder, {id5: five, id9: nine})
+    assert steps == ((id5, pytest.approx(0.0005)),) and unmeasured == (id9,)
+    # a ceiling that stepped nothing in its time (under load) is no measurement either
+    folder.ceilings.write_text(json.dumps({key(five): {"steps_per_s_per_proc": 2000.0},
+                                           key(nine): {"steps": 0, "steps_per_s_per_proc": 0.0}}))
+    assert env_steps_from(folder, {id5: five, id9: nine})[1] == (id9,)
+    probes = ProbeCosts(0.001, 0.0, 0.0, 0.0, 1, env_steps_s=steps, unmeasured_envs=unmeasured)
     through_the_state = load_decided(json.loads(json.dumps(dump_decided({"probes": probes}))))
     assert through_the_state["probes"] == probes  # through autoconfig_state.json
+
+
+def test_a_gpu_probe_reads_its_busy_share_from_its_own_samples(tmp_path):
+    """Known answer: a CPU baseline (1 ms of learner per env step) and a GPU learner's probe whose learn windows
+    (1 s after 0.5 s of sampling) NVML read 10% busy, 0.9 s of 100 updates: 8.1 ms a step, 0.19 ms an env step."""
+    from rlbench.measure.machine import probe_machine
+    from rlbench.results.tables import write_utilization
+    from rlbench.run.autoconfig_driver.trial_files import probes_of
+    from rlbench.spec.load import spec_from_dict
+    from rlbench.spec.plan import plan_trials
+
+    loaded = spec_from_dict({"name": "p", "environment": {"env": "CartPole-v1"}, "env_runners": {"num_env_runners": 0},
+                             "training": {"train_batch_size_per_learner": 1000}, "cpus": 1,
+                             "grid": {"num_gpus_per_learner": [0, 1]}, "stop": {"seconds": 1}}, check_envs=False)
+    cpu, gpu = plan_trials(loaded, probe_machine(), [0])
+    folder = ResultsFolder(tmp_path)
+    for plan, learn, update in ((cpu, 1.0, 0.9), (gpu, 1.0, 0.9)):
+        t = folder.trial(plan.trial_id)
+        t.path.mkdir(parents=True)
+        its = [{"event": "iteration", "iteration": i, "warmup": i == 1, "t_start_s": 10.0 * i, "t_end_s": 10.0 * i + 2,
+                "wall_s": 2.0, "env_steps_sampled": 1000, "sample_s": 0.5, "env_step_s": 0.25, "learn_s": learn,
+                "learn_update_s": update, "sgd_steps": 100, "sync_s": 0.0} for i in (1, 2, 3)]
+        (t.path / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in its))
+    stamps = [10.0 * i + 0.5 + k / 10 for i in (1, 2, 3) for k in range(1, 11)]  # inside each learn window
+    write_utilization(folder.trial(gpu.trial_id).utilization, gpu.trial_id,
+                      {"t_s": stamps, "kind": ["gpu"] * len(stamps), "gpu_index": [0] * len(stamps),
+                       "gpu_util_pct": [10.0] * len(stamps)})
+    p = probes_of(folder, cpu, device=gpu)
+    assert (p.learner_step_s, p.learner_sgd_step_s) == pytest.approx((1e-3, 0.0))
+    assert (p.learner_gpu_step_s, p.learner_gpu_sgd_step_s) == pytest.approx((0.19e-3, 0.0081))

@@ -138,7 +138,8 @@ def test_cli_refuses_cpus_and_unreachable_clusters_before_running_anything(tmp_p
 
 
 def test_relative_values_resolve_against_the_clusters_cpus():
-    from rlbench.spec.skips import DUPLICATE, skip_group, skip_summary
+    from rlbench.spec.skip_summary import skip_group, skip_summary
+    from rlbench.spec.skips import DUPLICATE
 
     loaded = spec_from_dict({"name": "c", "environment": {"env": "CartPole-v1"}, "stop": {"iterations": 3},
                              "grid": {"num_env_runners": [1, "cpus", "cpus-2"]}}, check_envs=False)

@@ -11,13 +11,13 @@ import sys
 
 import pytest
 
-from rlbench.measure.machine import MachineInfo, machine_dict
+from rlbench.measure.machine import MachineInfo
 from rlbench.results.files import write_json
 from rlbench.results.layout import LOCK_FILE, ResultsFolder
 from rlbench.results.lock import OutDirError, SweepLock, check_writable
 from rlbench.results.records import TrialRecord, write_record
-from rlbench.results.session import RunFacts, open_for_write
-from rlbench.run.manifest import spec_data
+from rlbench.results.session import open_for_write
+from rlbench.run.manifest import run_facts
 from rlbench.run.resume import RESUMABLE_SPEC_KEYS, plan_resume, recorded_seeds
 from rlbench import SCHEMA_VERSION
 from rlbench.spec.load import spec_from_dict
@@ -40,12 +40,14 @@ def _spec(**changes):
     return spec_from_dict(data, check_envs=False)
 
 
-def _folder(tmp_path, statuses: dict[str, str | None]):
-    """A result folder of BASE: trial id -> status (None: started, no verdict)."""
-    loaded = _spec()
+def _folder(tmp_path, statuses: dict[str, str | None], loaded=None, software=SOFTWARE):
+    """A result folder of BASE (or ``loaded``): trial id -> status (None: started, no verdict)."""
+    loaded = loaded or _spec()
     plans = plan_trials(loaded, MACHINE)
+    tmp_path.mkdir(parents=True, exist_ok=True)
     write_json(tmp_path / "manifest.json", {"spec": loaded.spec.model_dump(mode="json", by_alias=True),
-                                            "machine": {**MACHINE.__dict__}, "software": SOFTWARE})
+                                            "machine": {**MACHINE.__dict__}, "software": software,
+                                            **({"quick": True} if loaded.quick else {})})
     for plan in plans:
         if plan.trial_id in statuses:
             trial = write_plan(ResultsFolder(tmp_path), plan)
@@ -56,8 +58,7 @@ def _folder(tmp_path, statuses: dict[str, str | None]):
 
 def _open(out, loaded, machine=MACHINE, software=SOFTWARE):
     """The folder opened to resume, as the sweep opens it (its spec, machine and software checked)."""
-    return open_for_write(out, "resume", facts=RunFacts(spec_data(loaded), machine_dict(machine), software,
-                                                        RESUMABLE_SPEC_KEYS))
+    return open_for_write(out, "resume", facts=run_facts(loaded, machine, software, RESUMABLE_SPEC_KEYS))
 
 
 def _seeds(out):
@@ -127,6 +128,35 @@ def test_other_machine_or_software_is_refused(tmp_path):
         _resume(out, machine=other)
     with pytest.raises(OutDirError, match=r"software changed \(ray: '2.60.0' -> '2.61.0'\)"):
         _resume(out, software={**SOFTWARE, "ray": "2.61.0"})
+
+
+def test_a_framework_package_the_folder_used_is_compared(tmp_path):
+    """The versions that decide the numbers include the folder's frameworks' own distributions, asked of their
+    adapters (issue 42): an SB3 sweep resumed under another stable-baselines3 is refused (results/session.py
+    compared a fixed list, and the SB3 version recorded in the manifest was never read); under the same one it
+    resumes; an RLlib sweep is not held to SB3's version."""
+    sb3 = _spec(framework="sb3")
+    out = _folder(tmp_path / "sb3", {"t000r0": "ok"}, sb3, {**SOFTWARE, "stable-baselines3": "2.9.2"})
+    with pytest.raises(OutDirError, match=r"software changed \(stable-baselines3: '2.9.2' -> '2.9.3'\)"):
+        _resume(out, sb3, software={**SOFTWARE, "stable-baselines3": "2.9.3"})
+    assert _resume(out, sb3, software={**SOFTWARE, "stable-baselines3": "2.9.2"}).keep == {"t000r0": "ok"}
+    rllib = _folder(tmp_path / "rllib", {"t000r0": "ok"}, software={**SOFTWARE, "stable-baselines3": "2.9.2"})
+    assert _resume(rllib, software={**SOFTWARE, "stable-baselines3": "2.9.3"}).keep == {"t000r0": "ok"}
+
+
+def test_only_a_quick_run_resumes_a_quick_folder(tmp_path):
+    """A --quick folder's trials ran one iteration on a cut batch: a full run resuming it would mix the two, and a
+    quick run resuming a full folder too; each is refused in one line that says which flag fits. A quick run
+    resumes a quick folder (its spec and plans are the same: --quick is applied the same way each time)."""
+    quick = spec_from_dict(copy.deepcopy(BASE), check_envs=False, quick=True)
+    out = _folder(tmp_path / "quick", {"t000r0": "ok", "t001r0": None}, quick)
+    with pytest.raises(OutDirError, match=r"it holds a --quick run \(resume it with --quick\)"):
+        _resume(out)
+    decision = _resume(out, quick)
+    assert decision.keep == {"t000r0": "ok"} and set(decision.rerun) == {"t001r0"}
+    full = _folder(tmp_path / "full", {"t000r0": "ok"})
+    with pytest.raises(OutDirError, match=r"it holds a full run, not a --quick one \(resume it without --quick\)"):
+        _resume(full, quick)
 
 
 def test_folder_without_manifest_is_refused(tmp_path):

@@ -8,7 +8,8 @@ from rlbench.measure.machine import MachineInfo
 from rlbench.spec.load import spec_from_dict
 from rlbench.spec.model import TrialConfig
 from rlbench.spec.plan import derive_seed, plan_trials, repeat_seeds, trial_id
-from rlbench.spec.skips import skip_group, skip_reason, skip_summary
+from rlbench.spec.skip_summary import skip_group, skip_summary
+from rlbench.spec.skips import skip_reason
 
 
 def machine(cores: list[int], gpus: int = 0) -> MachineInfo:
@@ -276,3 +277,14 @@ def test_a_learner_gpus_plan_reads_back_as_written(tmp_path, gpus):
 
     [p] = plans(spec(learners={"learner_gpus": gpus}), machine(list(range(4)), gpus=2))
     assert read_plan(write_plan(ResultsFolder(tmp_path), p)) == p
+
+
+def test_a_gpu_point_short_of_cpus_too_says_both():
+    """configs/ppo_gpu.yaml on 2 cores: its learner_gpus=1 points lack CPUs and a GPU; both are said, so a GPU
+    point says why on any machine (issue 42), and it groups apart from the CPU points that lack CPUs alone."""
+    grid = {"learner_gpus": [0, 1]}
+    cpu, gpu = plans(spec(env_runners={"num_env_runners": 2}, grid=grid), TWO_CORES)
+    assert cpu.skip_reason == "needs 2 CPUs for actors (2 env runners x 1 CPU) but only 1 are left after the driver's 1 of cpus=2"
+    assert gpu.skip_reason == cpu.skip_reason + "; it also needs 1 GPUs (learners and env runners) but this machine has 0"
+    assert (skip_group(cpu), skip_group(gpu)) == ("need more CPUs than this machine's 2",
+                                                  "need more CPUs than this machine's 2 and more GPUs than its 0")

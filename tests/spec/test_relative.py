@@ -11,7 +11,8 @@ from rlbench.measure.machine import MachineInfo
 from rlbench.spec.load import load_spec, spec_from_dict
 from rlbench.spec.model import SpecError
 from rlbench.spec.plan import plan_trials
-from rlbench.spec.skips import DUPLICATE, skip_group, skip_summary
+from rlbench.spec.skip_summary import skip_group, skip_summary
+from rlbench.spec.skips import DUPLICATE
 from rlbench.spec.relative import resolve
 
 BASE = """\

@@ -38,6 +38,23 @@ def test_known_step_cost_gives_known_ceiling():
     assert result.peak_rss_bytes > 0
 
 
+def test_a_process_given_no_core_until_past_its_window_still_measures_a_whole_window(monkeypatch):
+    """Under load (load average 11) a ceiling process got no core for its whole warm-up and window and measured
+    0 steps in 0 s, which the cost model read as an env it could not predict and had dropped the best configuration
+    untried (issue 44): the window is ``seconds`` from when counting starts. A clock that jumps 10 s between the
+    first two readings (descheduled), then ticks 1 ms a reading, is that machine, in the test's own process."""
+    import itertools
+    import time
+
+    from rlbench.studies import envbench
+
+    ticks = itertools.chain([0.0], (10.0 + 0.001 * i for i in itertools.count()))
+    monkeypatch.setattr(time, "perf_counter", lambda: next(ticks))
+    steps, elapsed_s, _, _ = envbench._steps_in("envs.tiny:TinyEnv", {}, 0.5, 0.3, None)
+    # counting starts at 10.0 (the first reading past the warm-up) and lasts 0.5 s: 500 readings of 1 ms, a step each
+    assert steps == 500 and elapsed_s == pytest.approx(0.5, abs=0.0015)
+
+
 def test_parallel_processes_sum_their_rates():
     result = measure_ceiling("envs.tiny:TinyEnv", {}, procs=2, seconds=0.3, warmup_s=0.05)
     assert result.procs == 2

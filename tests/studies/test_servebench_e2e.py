@@ -104,6 +104,13 @@ def test_ctrl_c_ends_it_with_130_and_its_runs_written(stopped_run):
     report = parse_report(out / "servebench.html")
     assert report.problems == [] and len(report.images) == 4
     assert_images_sane(report)
+    # written through the results session, as every folder: its manifest says the format; the lock is released
+    from rlbench import SCHEMA_VERSION
+    from rlbench.results.manifest import read_manifest
+
+    manifest = read_manifest(out / "manifest.json")
+    assert manifest.software.schema_version == str(SCHEMA_VERSION) and manifest.ended_at is not None
+    assert manifest.command[:2] == ["rlbench", "servebench"]
 
 
 def test_both_paths_compute_the_actions_of_the_saved_policy(stopped_run):

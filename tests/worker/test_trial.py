@@ -114,3 +114,35 @@ def test_describe_error_starts_where_from_none_cuts_the_chain():
             raise RuntimeError("node lost: n1 died while it ran (ConnectionError: socket closed)") from None
     except RuntimeError as e:
         assert describe_error(e) == "RuntimeError: node lost: n1 died while it ran (ConnectionError: socket closed)"
+
+
+
+
+def test_a_plan_it_cannot_read_fails_the_trial_with_one_line(tmp_path):
+    """The trial process reads its plan inside its error handling (issue 42): a plan.json another rlbench wrote
+    (here: learner_gpus beside a num_gpus_per_learner that says otherwise) fails that trial with one line in its
+    error event, and the sweep's verdict is that line; before, the process died with a traceback in its log."""
+    import json
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    from rlbench.results.layout import ResultsFolder, TrialFolder
+    from rlbench.run.verdict import verdict
+    from rlbench.spec.plan import write_plan
+
+    plan = _plan()
+    trial = write_plan(ResultsFolder(tmp_path), plan)
+    data = json.loads(trial.plan.read_text())
+    data["config"]["learners"].update({"learner_gpus": 1, "num_gpus_per_learner": 0.5})
+    trial.plan.write_text(json.dumps(data))
+    done = subprocess.run([sys.executable, "-m", "rlbench.worker.trial", str(trial.path), "0.0"], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and done.stdout == "" and done.stderr == ""  # its output goes to its log alone
+    events = [json.loads(line) for line in trial.events_file.read_text().splitlines()]
+    assert [e["event"] for e in events] == ["start", "error", "end"] and events[-1]["status"] == "failed"
+    error = events[1]["error"]
+    assert error == (f"PlanError: {trial.plan} is not a plan this rlbench reads: config.learners: learner_gpus=1 "
+                     "(old name num_gpus) means num_gpus_per_learner=1, but num_gpus_per_learner=0.5 is set too: keep one")
+    assert verdict(plan, TrialFolder(trial.path), 1, False) == ("failed", error)

@@ -18,12 +18,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rlbench.adapters.base import ConfigSnippet, ResourceDemand, TrainBatch
-from rlbench.adapters.envs import make_env
+from rlbench.adapters.common import AdapterBase
 from rlbench.adapters.rllib.resources import ASYNC_ALGOS, resource_demand, torch_threads
 from rlbench.adapters.rllib.results import metric_column, metric_names
-from rlbench.adapters.rllib.roles import RAY_TITLE_ROLES, ROLES, classify_process
+from rlbench.adapters.rllib.roles import RAY_TITLE_ROLES, ROLE_RULES
 from rlbench.adapters.rllib.training import (ALGO_ONLY_KEYS, ALGO_TRAINING_KEYS, ALGORITHMS, DEFAULT_TRAIN_BATCH,
-                                             PPO_DEFAULTS, REFUSED_VALUES, REMOVED_KEYS, REPLAY_ALGOS)
+                                             PPO_DEFAULTS, REFUSED_VALUES, REMOVED_KEYS, REPLAY_ALGOS, quick_settings)
+from rlbench.adapters.roles import RAY_SYSTEM_TITLES
+from rlbench.adapters.vocabulary import KeyHandling
 
 if TYPE_CHECKING:
     from rlbench.adapters.rllib.lifecycle import RLlibTrainer
@@ -38,17 +40,16 @@ if TYPE_CHECKING:
 SUPPORTED_RAY = "2.53.0"
 
 
-class RLlibAdapter:
+class RLlibAdapter(AdapterBase):
     """RLlib (new API stack) as an :class:`rlbench.adapters.base.Adapter`."""
 
     name = "rllib"
-    roles = ROLES
+    role_rules = ROLE_RULES
     preload_modules = ("rlbench.adapters.rllib.lifecycle", "ray", "ray.rllib.algorithms.ppo", "ray.rllib.algorithms.appo",
                        "ray.rllib.algorithms.impala", "ray.rllib.algorithms.dqn", "ray.rllib.algorithms.sac", "torch",
                        "gymnasium")
-    actor_class_roles = {title.removeprefix("ray::"): role for title, role in RAY_TITLE_ROLES.items()
-                         if role in ("env_runner", "learner", "aggregator", "state_server")}
-    system_titles = tuple(title for title, role in RAY_TITLE_ROLES.items() if role == "ray_system")
+    actor_class_roles = {title.removeprefix("ray::"): role for title, role in RAY_TITLE_ROLES.items()}
+    system_titles = RAY_SYSTEM_TITLES
     algorithms = ALGORITHMS
     algo_only_keys = ALGO_ONLY_KEYS
     refused_values = REFUSED_VALUES
@@ -59,25 +60,20 @@ class RLlibAdapter:
     #: issue-34 space cost 13-14 s with 3-5 s of training.
     cold_start_s = 10.0
 
-    def training_keys(self, algo: str) -> frozenset[str]:
-        return ALGO_TRAINING_KEYS[algo]
+    def key_handling(self, algo: str) -> dict[str, KeyHandling]:
+        # every key of the vocabulary as it is: AlgorithmConfig.training(**the spec's training section)
+        return {key: KeyHandling("mapped", f"AlgorithmConfig.training({key}=...)") for key in ALGO_TRAINING_KEYS[algo]}
 
     def hyperparameter_defaults(self, config: TrialConfig) -> dict[tuple[str, str], Any]:
         if config.algo != "PPO":  # the matched preset is PPO's (the one algorithm another framework runs)
             return {}
         return {**PPO_DEFAULTS, ("training", "train_batch_size_per_learner"): self.train_batch(config).per_learner}
 
-    def refusals(self, config: TrialConfig) -> list[tuple[tuple[str, ...], str]]:
-        return []  # RLlib's refusals are the spec's own (refused_values, removed_keys, algo_only_keys)
-
     def is_asynchronous(self, algo: str) -> bool:
         return algo in ASYNC_ALGOS
 
     def trains_on_replay(self, algo: str) -> bool:
         return algo in REPLAY_ALGOS
-
-    def classify_process(self, cmdline: list[str], *, is_driver: bool) -> str:
-        return classify_process(cmdline, is_driver=is_driver)
 
     def result_metrics(self) -> list[str]:
         return metric_names()
@@ -99,6 +95,9 @@ class RLlibAdapter:
     def sampling_processes(self, config: TrialConfig) -> int:
         return max(1, config.env_runners.num_env_runners)  # 0: the driver's local env runner samples
 
+    def quick_settings(self, config: TrialConfig) -> dict[tuple[str, str], Any]:
+        return quick_settings(config)
+
     def config_snippet(self, config: TrialConfig, title: str) -> ConfigSnippet:
         from rlbench.adapters.rllib.snippet import config_snippet
 
@@ -108,14 +107,6 @@ class RLlibAdapter:
         from rlbench.adapters.rllib.config import quiet_logging
 
         quiet_logging()
-
-    def set_driver_threads(self, n: int) -> None:
-        import torch
-
-        torch.set_num_threads(n)
-
-    def make_env(self, env: str, env_config: dict[str, Any]) -> Any:
-        return make_env(env, env_config)
 
     def trainer(self, config: TrialConfig, *, seed: int | None, without: frozenset[str] = frozenset()) -> RLlibTrainer:
         from rlbench.adapters.rllib.lifecycle import RLlibTrainer
@@ -128,4 +119,4 @@ class RLlibAdapter:
         return RLlibServing()
 
 
-__all__ = ["SUPPORTED_RAY", "RLlibAdapter", "RAY_TITLE_ROLES", "ROLES", "classify_process", "resource_demand", "torch_threads"]
+__all__ = ["SUPPORTED_RAY", "RLlibAdapter", "RAY_TITLE_ROLES", "resource_demand", "torch_threads"]

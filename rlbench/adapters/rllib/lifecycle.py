@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from rlbench.adapters.base import IterationTimings
 from rlbench.adapters.rllib.config import build_config, infeasible_reason
 from rlbench.adapters.rllib.learner_probe import install_on_learners
+from rlbench.adapters.rllib.resources import ASYNC_ALGOS
 from rlbench.adapters.rllib.results import iteration_timings, metric_value
 from rlbench.adapters.rllib.training import REPLAY_ALGOS
 
@@ -26,6 +27,7 @@ class RLlibTrainer:
     def __init__(self, config: TrialConfig, *, seed: int | None, without: frozenset[str] = frozenset()):
         self.algo_config = build_config(config, seed=seed, without=without)
         self._replay = config.algo in REPLAY_ALGOS
+        self._asynchronous = config.algo in ASYNC_ALGOS
         self._updates_per_sync = updates_per_sync(self.algo_config) if self._replay else 1
         self.algo: Any = None
         self._result: dict[str, Any] | None = None
@@ -61,7 +63,7 @@ class RLlibTrainer:
         """The last iteration's exact phase times and counts."""
         return IterationTimings(**iteration_timings(self.algo, self._result or {}, weight_bytes=self._facts.get("weight_bytes"),
                                  weight_receivers=self._facts.get("weight_receivers", 0), replay=self._replay,
-                                 updates_per_sync=self._updates_per_sync))
+                                 updates_per_sync=self._updates_per_sync, asynchronous=self._asynchronous))
 
     def metric(self, name: str) -> float | None:
         """The last iteration's value of a result metric (:data:`~rlbench.adapters.rllib.results.RESULT_METRICS`)."""

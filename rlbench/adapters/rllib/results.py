@@ -62,14 +62,20 @@ LEARNERS_LAG_MEAN = ("learners", "rlbench", "policy_lag_mean")
 LEARNERS_LAG_MAX = ("learners", "rlbench", "policy_lag_max")
 LEARNERS_TARGET_UPDATE_S = ("learners", "rlbench", "target_update_s")
 LEARNERS_TARGET_UPDATES = ("learners", "rlbench", "target_updates")
+LEARNERS_BATCHES = ("learners", "rlbench", "batches_built")
+LEARNERS_BATCH_S = ("learners", "rlbench", "batch_s")
+LEARNERS_UPDATE_S = ("learners", "rlbench", "update_s")
+LEARNERS_COPY_S = ("learners", "rlbench", "copy_s")
+LEARNERS_DEVICE_S = ("learners", "rlbench", "device_s")
 
 
 #: RLlib's count of training_step() calls in the iteration.
 TRAINING_STEPS = ("num_training_step_calls_per_iteration",)
 
 
-#: Learner connector pipeline (GAE etc.): one call per ``Learner.update``, its per-iteration mean the time of one
-#: call: PPO's whole iteration (one update); DQN's and SAC's many updates multiply it (:func:`replay_timings`).
+#: Learner connector pipeline (GAE etc.): one call per train batch built, its per-iteration mean the time of one
+#: call: PPO's whole iteration (one batch); APPO's, IMPALA's, DQN's and SAC's many batches multiply it
+#: (:func:`learner_split`).
 LEARNER_CONNECTOR_S = ("learners", "__all_modules__", "learner_connector", "connector_pipeline_timer")
 
 
@@ -173,24 +179,52 @@ def runner_timings(result: dict) -> list[dict[str, Any]]:
     return rows
 
 
-def replay_timings(result: dict, *, learners: int, learner_updates: float) -> dict[str, Any]:
+def replay_timings(result: dict, *, learners: int) -> dict[str, Any]:
     """What an off-policy (replay) iteration adds to the split: the driver's seconds in its replay buffer,
     per part and in all (``replay_s``, inside ``other_s``: RLlib times them apart from sampling, learning and
     sync), and the learners' target-network updates (``target_update_s``, seconds per learner inside
-    ``learn_s``; ``target_updates``, per learner). ``learner_connector_s`` is the pipeline's mean time per call
-    times the updates each learner ran (one call per ``Learner.update``)."""
+    ``learn_s``; ``target_updates``, per learner)."""
     add_s, sample_s, update_s = (_get(result, k) for k in (TIMER_REPLAY_ADD, TIMER_REPLAY_SAMPLE, TIMER_REPLAY_UPDATE))
     return {
         "replay_add_s": add_s, "replay_sample_s": sample_s, "replay_update_s": update_s,
         "replay_s": add_s + sample_s + update_s,
         "target_update_s": _get(result, LEARNERS_TARGET_UPDATE_S) / learners,
         "target_updates": _get(result, LEARNERS_TARGET_UPDATES) / learners,
-        "learner_connector_s": _get(result, LEARNER_CONNECTOR_S) * learner_updates,
+    }
+
+
+def learner_split(result: dict, learn_s: float, *, learners: int, asynchronous: bool) -> dict[str, Any]:
+    """The learner's share of ``learn_s``, split where the learners measured it (per learner: summed over
+    learners, divided by their number).
+
+    ``learn_batch_s``: building train batches (the learner connector pipeline: GAE, and on a GPU learner the copy
+    to the device and GAE's value pass there); ``learn_update_s``: the minibatch updates (``_update``);
+    ``learn_other_s``: the rest of ``learn_s`` (the update loop's own work, the metrics' reduce, target-network
+    updates, with remote learners the calls and the batch's transfer), None for an asynchronous algorithm, whose
+    learners work beside the driver's ``learn_s`` (a wait). ``learn_batches``: train batches built;
+    ``learner_connector_s``: RLlib's pipeline timer, its per-call mean times those batches (it was the mean of one
+    call for APPO and IMPALA, which build many a iteration). ``learn_copy_s`` (host-to-device copies) and
+    ``learn_device_s`` (the device's time in the updates, CUDA events) are logged by a GPU learner only: None on
+    a CPU learner.
+    """
+    batch_s, update_s = _get(result, LEARNERS_BATCH_S) / learners, _get(result, LEARNERS_UPDATE_S) / learners
+    batches = _get(result, LEARNERS_BATCHES) / learners
+    copy_s = _get(result, LEARNERS_COPY_S, default=float("nan"))
+    device_s = _get(result, LEARNERS_DEVICE_S, default=float("nan"))
+    return {
+        "learn_batches": batches,
+        "learn_batch_s": batch_s,
+        "learn_update_s": update_s,
+        "learn_other_s": None if asynchronous else learn_s - batch_s - update_s,
+        "learn_copy_s": None if math.isnan(copy_s) else copy_s / learners,
+        "learn_device_s": None if math.isnan(device_s) else device_s / learners,
+        "learner_connector_s": _get(result, LEARNER_CONNECTOR_S) * batches,
     }
 
 
 def iteration_timings(algo, result: dict, *, weight_bytes: int | None = None,
-                      weight_receivers: int = 0, replay: bool = False, updates_per_sync: int = 1) -> dict[str, Any]:
+                      weight_receivers: int = 0, replay: bool = False, updates_per_sync: int = 1,
+                      asynchronous: bool = False) -> dict[str, Any]:
     """This iteration's exact phase times and step counts from its result dict.
 
     ``sync_s`` is the weight broadcast plus the env-connector state sync. RLlib times the latter
@@ -210,8 +244,9 @@ def iteration_timings(algo, result: dict, *, weight_bytes: int | None = None,
     learners = max(1, int(algo.config.num_learners or 0))
     counts = overlap_counts(result, runner_timings(result), sampling_runners=max(1, int(algo.config.num_env_runners or 0)),
                             learners=learners)
-    extra = replay_timings(result, learners=learners, learner_updates=counts["learner_updates"]) if replay else {}
-    connector_s = extra.pop("learner_connector_s", _get(result, LEARNER_CONNECTOR_S))
+    extra = replay_timings(result, learners=learners) if replay else {}
+    split_learn = learner_split(result, learn_s, learners=learners, asynchronous=asynchronous)
+    connector_s = split_learn["learner_connector_s"]
     weight_sync_s = _get(result, TIMER_SYNC_WEIGHTS)
     syncs = round(counts["learner_updates"] / updates_per_sync) if replay else 1
     sync_bytes = weight_bytes * weight_receivers * syncs if weight_bytes is not None else None
@@ -223,8 +258,8 @@ def iteration_timings(algo, result: dict, *, weight_bytes: int | None = None,
         "sample_s": sample_s,
         **split,
         "learn_s": learn_s,
-        "learner_connector_s": connector_s,
-        "sgd_s": learn_s - connector_s,
+        **split_learn,
+        "sgd_s": None if asynchronous else learn_s - connector_s,
         "sync_s": weight_sync_s + connectors_s,
         "weight_sync_s": weight_sync_s,
         "sync_bytes": sync_bytes,

@@ -1,7 +1,9 @@
-"""What RLlib 2.60 accepts per algorithm in a spec: its algorithms, each one's training keys, the
-keys of other sections only some use, the old-API-stack keys refused with what to use instead.
+"""What RLlib 2.60 accepts per algorithm in a spec: the spec's vocabulary (:mod:`rlbench.adapters.vocabulary`:
+the algorithms, each one's training keys, the keys of other sections only some use), every key of which RLlib
+takes as it is, and what only RLlib says: its default batches and hyperparameters, the old-API-stack keys refused
+with what to use instead, the values Ray 2.60 refuses.
 
-The keys are RLlib 2.60's ``AlgorithmConfig.training()`` arguments on the new API stack, by their
+The vocabulary's keys are RLlib 2.60's ``AlgorithmConfig.training()`` arguments on the new API stack, by their
 YAML names: the ones every algorithm has (``AlgorithmConfig.training``), PPO's
 (``PPOConfig.training``), IMPALA's (``IMPALAConfig.training``) and APPO's (``APPOConfig.training``:
 IMPALA's plus its own, less ``learner_queue_size``, which APPO rejects on the new stack), DQN's
@@ -16,9 +18,10 @@ protocol and types each key itself (``rlbench.spec.training.TrainingSection``).
 from __future__ import annotations
 
 from rlbench.adapters.base import NEVER_BINDS
+from rlbench.adapters.vocabulary import ALGO_ONLY_KEYS, ALGO_TRAINING_KEYS, ALGORITHMS
 
-#: The algorithms a spec's ``algo`` may name, the default first.
-ALGORITHMS: tuple[str, ...] = ("PPO", "APPO", "IMPALA", "DQN", "SAC")
+__all__ = ["AGGREGATING_ALGOS", "ALGO_ONLY_KEYS", "ALGO_TRAINING_KEYS", "ALGORITHMS", "DEFAULT_TRAIN_BATCH", "PPO_DEFAULTS",
+           "REFUSED_VALUES", "REMOVED_KEYS", "REPLAY_ALGOS"]  # the vocabulary's tables: RLlib takes every key of it
 
 #: Algorithms that train on replayed env steps (RLlib's DQN family: SAC subclasses DQN and runs its training
 #: step): one iteration repeats sample -> store -> replay -> update -> sync until ``min_sample_timesteps_per_
@@ -44,37 +47,6 @@ PPO_DEFAULTS: dict[tuple[str, str], object] = {
     ("training", "shuffle_batch_per_epoch"): True,
     ("rl_module", "fcnet_hiddens"): [256, 256], ("rl_module", "fcnet_activation"): "tanh",
     ("rl_module", "vf_share_layers"): True,
-}
-
-_EVERY = {"train_batch_size_per_learner", "minibatch_size", "num_epochs", "lr", "gamma", "grad_clip",
-          "shuffle_batch_per_epoch", "entropy_coeff", "vf_loss_coeff"}
-_PPO_APPO = {"lambda", "clip_param", "kl_coeff", "kl_target", "use_kl_loss"}
-_VTRACE = {"vtrace", "vtrace_clip_rho_threshold", "vtrace_clip_pg_rho_threshold", "broadcast_interval",
-           "timeout_s_sampler_manager", "timeout_s_aggregator_manager", "num_gpu_loader_threads"}
-_APPO = {"use_circular_buffer", "circular_buffer_num_batches", "circular_buffer_iterations_per_batch",
-         "simple_queue_size", "target_network_update_freq", "tau", "target_worker_clipping"}
-
-#: DQN's and SAC's: the replay buffer, when learning starts, updates per sampled step, n-step returns, the target net.
-_REPLAY = {"train_batch_size_per_learner", "gamma", "grad_clip", "replay_buffer_config",
-           "num_steps_sampled_before_learning_starts", "training_intensity", "n_step", "tau",
-           "target_network_update_freq"}
-_DQN = {"lr", "epsilon", "double_q", "dueling", "num_atoms", "v_min", "v_max", "noisy", "sigma0", "td_error_loss_fn",
-        "adam_epsilon"}
-_SAC = {"actor_lr", "critic_lr", "alpha_lr", "initial_alpha", "target_entropy", "twin_q", "clip_actions"}
-
-#: Algorithm -> the training keys (YAML names) it accepts.
-ALGO_TRAINING_KEYS: dict[str, frozenset[str]] = {
-    "PPO": frozenset(_EVERY | _PPO_APPO | {"vf_clip_param"}),
-    "IMPALA": frozenset(_EVERY | _VTRACE | {"learner_queue_size"}),
-    "APPO": frozenset(_EVERY | _PPO_APPO | _VTRACE | _APPO),
-    "DQN": frozenset(_REPLAY | _DQN),
-    "SAC": frozenset(_REPLAY | _SAC),
-}
-
-#: Keys of other sections that only some algorithms use: (section, key) -> the algorithms.
-ALGO_ONLY_KEYS: dict[tuple[str, str], tuple[str, ...]] = {
-    ("learners", "num_aggregator_actors_per_learner"): ("APPO", "IMPALA"),
-    ("learners", "max_requests_in_flight_per_aggregator_actor"): ("APPO", "IMPALA"),
 }
 
 #: Algorithms that start aggregator actors (RLlib's IMPALA family): the ones its aggregator keys are for.
@@ -104,3 +76,62 @@ REMOVED_KEYS: dict[str, str] = {
     "opt_type": "old API stack only: the new stack's learners use Adam",
     "vtrace_drop_last_ts": "old API stack only",
 }
+
+#: ``rlbench sweep --quick`` (docs/SPEC.md, "--quick"): the train batch per learner one check iteration of each
+#: algorithm trains on, the spec's own when smaller. PPO: RLlib's default minibatch (128), so one minibatch an
+#: epoch; APPO/IMPALA: two of RLlib's default 50-step rollout fragments (its minibatch must be a multiple of one);
+#: DQN: its default (32, one update's batch already); SAC: a quarter of its 256.
+QUICK_TRAIN_BATCH: dict[str, int] = {"PPO": 128, "APPO": 100, "IMPALA": 100, "DQN": 32, "SAC": 64}
+
+#: RLlib 2.60's defaults the quick rule reads (each algorithm's config class's ``__init__``): APPO's and IMPALA's
+#: rollout fragment and time-bounded iteration (10 s), DQN's and SAC's first learning step and DQN's env steps
+#: per iteration.
+DEFAULT_FRAGMENT = 50
+DEFAULT_LEARNING_STARTS: dict[str, int] = {"DQN": 1000, "SAC": 1500}
+DEFAULT_MIN_TIME_S: dict[str, float] = {"APPO": 10.0, "IMPALA": 10.0}
+DEFAULT_MIN_SAMPLE_STEPS: dict[str, int] = {"DQN": 1000}
+#: A quick iteration's bounds, whatever the algorithm and the spec's ``reporting:``: it repeats its training step
+#: for at most 1 s (APPO/IMPALA: 10 s by default) and until at most 200 env steps were sampled (DQN: 1000) or
+#: trained on; DQN and SAC start learning within two train batches, so the one iteration learns; APPO and IMPALA
+#: repeat it until one train batch was sampled and trained on (their learners answer asynchronously: with 1 s
+#: alone, 6 of 6 quick APPO trials at load average 10-19 sampled and trained 0 env steps in their iteration).
+QUICK_MIN_TIME_S = 1.0
+QUICK_MIN_SAMPLE_STEPS = 200
+
+
+def quick_settings(config) -> dict[tuple[str, str], object]:
+    """(section, key) -> value for a ``--quick`` check of an RLlib trial config (only values that change): the train
+    batch cut to :data:`QUICK_TRAIN_BATCH`, the minibatch kept within it, and the iteration bounded (see above)."""
+    algo, t, runners = config.algo, config.training, config.env_runners
+    out: dict[tuple[str, str], object] = {}
+    per_learner = t.train_batch_size_per_learner or DEFAULT_TRAIN_BATCH[algo] // max(1, config.learners.num_learners)
+    batch = min(per_learner, QUICK_TRAIN_BATCH[algo])
+    if algo in ("APPO", "IMPALA"):
+        fragment = runners.rollout_fragment_length if isinstance(runners.rollout_fragment_length, int) else DEFAULT_FRAGMENT
+        batch = max(fragment, batch // fragment * fragment) if per_learner >= fragment else per_learner
+        if t.minibatch_size is not None and t.minibatch_size > batch:
+            out[("training", "minibatch_size")] = max(fragment, batch // fragment * fragment)
+    elif algo == "PPO" and (t.minibatch_size or PPO_DEFAULTS[("training", "minibatch_size")]) > batch:
+        out[("training", "minibatch_size")] = batch
+    if t.train_batch_size_per_learner != batch:
+        out[("training", "train_batch_size_per_learner")] = batch
+    if algo in REPLAY_ALGOS:
+        if _or(t.num_steps_sampled_before_learning_starts, DEFAULT_LEARNING_STARTS[algo]) > 2 * batch:
+            out[("training", "num_steps_sampled_before_learning_starts")] = 2 * batch
+    # one iteration is one training step, or a few for a time- or step-bounded iteration: bounded by the quick caps
+    for key, default, cap in (("min_time_s_per_iteration", DEFAULT_MIN_TIME_S.get(algo, 0.0), QUICK_MIN_TIME_S),
+                              ("min_sample_timesteps_per_iteration", DEFAULT_MIN_SAMPLE_STEPS.get(algo, 0),
+                               QUICK_MIN_SAMPLE_STEPS),
+                              ("min_train_timesteps_per_iteration", 0, QUICK_MIN_SAMPLE_STEPS)):
+        if _or(getattr(config.reporting, key), default) > cap:
+            out[("reporting", key)] = cap
+    if algo in ("APPO", "IMPALA"):  # asynchronous: a second of training steps sampled and trained nothing at load 10
+        for key in ("min_sample_timesteps_per_iteration", "min_train_timesteps_per_iteration"):
+            if _or(out.get(("reporting", key), getattr(config.reporting, key)), 0) < batch:
+                out[("reporting", key)] = batch
+    return out
+
+
+def _or(value, default):
+    """The spec's value, or RLlib's default where the spec leaves it unset (0 is a value: no minimum)."""
+    return default if value is None else value

@@ -15,9 +15,12 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from rlbench.adapters.base import ActorDemand, ConfigSnippet, ResourceDemand, TrainBatch
-from rlbench.adapters.rllib.training import ALGO_TRAINING_KEYS, REMOVED_KEYS
+from rlbench.adapters.common import AdapterBase
+from rlbench.adapters.roles import RoleRules
 from rlbench.adapters.sb3.envs import ENV_RUNNER_TITLE
-from rlbench.adapters.sb3.mapping import defaults, env_count, in_subprocesses, refusals, train_batch
+from rlbench.adapters.sb3.mapping import (PPO_KEYS, defaults, env_count, in_subprocesses, quick_settings, refusals,
+                                         train_batch)
+from rlbench.adapters.vocabulary import KeyHandling
 
 if TYPE_CHECKING:
     from rlbench.adapters.base import TrialConfig
@@ -33,27 +36,23 @@ SB3_METRICS = ("episode_return_mean", "episode_return_min", "episode_return_max"
 SUPPORTED_SB3 = "2.9.0"
 
 
-class SB3Adapter:
-    """Stable-Baselines3 (PPO) as an :class:`rlbench.adapters.base.Adapter`."""
+class SB3Adapter(AdapterBase):
+    """Stable-Baselines3 (PPO) as an :class:`rlbench.adapters.base.Adapter`: on-policy and synchronous, no runtime
+    (the base's answers)."""
 
     name = "sb3"
-    roles = ("driver", "env_runner", "other")
+    #: Its env processes are titled (SubprocVecEnv's, :mod:`.envs`); anything else of the trial, multiprocessing's
+    #: forkserver that starts them among it, is ``other`` with its command line as the why.
+    role_rules = RoleRules(titles=((ENV_RUNNER_TITLE, "env_runner"),))
     preload_modules = ("rlbench.adapters.sb3.trainer", "stable_baselines3", "torch", "gymnasium")
-    actor_class_roles: dict[str, str] = {}
-    system_titles: tuple[str, ...] = ()
     algorithms = ("PPO",)
-    # The spec's PPO keys: those with no faithful SB3 equivalent are refused by ``refusals``, with what to set.
-    algo_only_keys: dict[tuple[str, str], tuple[str, ...]] = {}
-    refused_values: dict[str, tuple[Any, str]] = {}
-    removed_keys = REMOVED_KEYS
-    runtime = None
     requires = {"stable-baselines3": SUPPORTED_SB3}
     #: A fork, the torch and SB3 imports the fork server has made, the build; with env processes, each one's
     #: start (SB3's forkserver imports SB3 and torch in it): about 1-3 s on 2 cores.
     cold_start_s = 2.0
 
-    def training_keys(self, algo: str) -> frozenset[str]:
-        return ALGO_TRAINING_KEYS[algo]
+    def key_handling(self, algo: str) -> dict[str, KeyHandling]:
+        return dict(PPO_KEYS)  # PPO is its one algorithm: the vocabulary's PPO keys, mapped or refused
 
     def hyperparameter_defaults(self, config: TrialConfig) -> dict[tuple[str, str], Any]:
         return defaults(config)
@@ -61,22 +60,8 @@ class SB3Adapter:
     def refusals(self, config: TrialConfig) -> list[tuple[tuple[str, ...], str]]:
         return refusals(config)
 
-    def is_asynchronous(self, algo: str) -> bool:
-        return False
-
-    def trains_on_replay(self, algo: str) -> bool:
-        return False  # PPO only: on-policy, so autoconfig's cost model of an iteration applies
-
-    def classify_process(self, cmdline: list[str], *, is_driver: bool) -> str:
-        if is_driver:
-            return "driver"
-        return "env_runner" if cmdline and cmdline[0].strip().startswith(ENV_RUNNER_TITLE) else "other"
-
     def result_metrics(self) -> list[str]:
         return [*SB3_METRICS, *(f"env_runners/{m}" for m in SB3_METRICS)]  # RLlib's paths name the same figures
-
-    def metric_column(self, name: str) -> str | None:
-        return "episode_return_mean" if name.removeprefix("env_runners/") == "episode_return_mean" else None
 
     def resource_demand(self, config: TrialConfig) -> ResourceDemand:
         runners = config.env_runners
@@ -96,6 +81,9 @@ class SB3Adapter:
     def sampling_processes(self, config: TrialConfig) -> int:
         return env_count(config) if in_subprocesses(config) else 1
 
+    def quick_settings(self, config: TrialConfig) -> dict[tuple[str, str], Any]:
+        return quick_settings(config)
+
     def config_snippet(self, config: TrialConfig, title: str) -> ConfigSnippet:
         from rlbench.adapters.sb3.snippet import config_snippet
 
@@ -106,20 +94,7 @@ class SB3Adapter:
 
         warnings.filterwarnings("ignore", category=DeprecationWarning)
 
-    def set_driver_threads(self, n: int) -> None:
-        import torch
-
-        torch.set_num_threads(n)
-
-    def make_env(self, env: str, env_config: dict[str, Any]) -> Any:
-        from rlbench.adapters.envs import make_env
-
-        return make_env(env, env_config)
-
     def trainer(self, config: TrialConfig, *, seed: int | None, without: frozenset[str] = frozenset()) -> SB3Trainer:
         from rlbench.adapters.sb3.trainer import SB3Trainer
 
         return SB3Trainer(config, seed=seed, threads=self.torch_threads(config))
-
-    def serving(self) -> None:
-        return None  # rlbench servebench serves RLlib's policies only so far

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rlbench.adapters.base import NEVER_BINDS
+from rlbench.adapters.vocabulary import ALGO_TRAINING_KEYS, KeyHandling
 
 if TYPE_CHECKING:
     from rlbench.adapters.base import TrialConfig
@@ -40,6 +41,21 @@ PPO_ARGUMENTS: dict[str, str] = {
     "lambda": "gae_lambda", "clip_param": "clip_range", "entropy_coeff": "ent_coef", "vf_loss_coeff": "vf_coef",
     "grad_clip": "max_grad_norm",
 }
+
+#: Every ``training:`` key of PPO in the spec's vocabulary -> what SB3's PPO does with it: mapped (``PPO_ARGUMENTS``,
+#: and the batch as ``n_steps``), or refused where it cannot run as the spec means it (:func:`refusals`; the values
+#: it does not refuse are what SB3 does anyway). None is ignored: a key silently dropped would make a grid over it
+#: measure nothing (tests/adapters/test_key_handling.py sets each one and checks the arguments or the refusal).
+PPO_KEYS: dict[str, KeyHandling] = {
+    **{key: KeyHandling("mapped", f"PPO({argument}=...)") for key, argument in PPO_ARGUMENTS.items()},
+    "train_batch_size_per_learner": KeyHandling("mapped", "PPO(n_steps=batch / envs)"),
+    "use_kl_loss": KeyHandling("refused", "true refused (no KL penalty in SB3's loss); false is SB3's loss"),
+    "kl_coeff": KeyHandling("refused", "any value refused: SB3's PPO has no KL term"),
+    "kl_target": KeyHandling("refused", "any value refused: SB3's PPO has no KL term"),
+    "vf_clip_param": KeyHandling("refused", f"below {NEVER_BINDS:g} refused: SB3 does not clip the value loss"),
+    "shuffle_batch_per_epoch": KeyHandling("refused", "false refused; true is what SB3 does every epoch"),
+}
+assert set(PPO_KEYS) == ALGO_TRAINING_KEYS["PPO"], "every PPO key of the vocabulary: mapped or refused"
 
 #: ``rl_module.fcnet_activation`` -> the ``torch.nn`` class SB3's ``activation_fn`` takes.
 ACTIVATIONS: dict[str, str] = {"tanh": "Tanh", "relu": "ReLU", "swish": "SiLU", "linear": "Identity"}
@@ -80,6 +96,24 @@ def ppo_arguments(config: TrialConfig) -> dict[str, Any]:
         policy["activation_fn"] = ACTIVATIONS[module.fcnet_activation]
     if policy:
         out["policy_kwargs"] = policy
+    return out
+
+
+#: Env steps a ``--quick`` iteration collects at most (the spec's own when fewer), as whole rollouts of every env.
+QUICK_BATCH = 128
+
+
+def quick_settings(config: TrialConfig) -> dict[tuple[str, str], Any]:
+    """``--quick``: the rollout cut to :data:`QUICK_BATCH` env steps, at least 2 per env (n_steps = batch / envs, a
+    whole number, and SB3 refuses a rollout buffer of one step), the minibatch (``batch_size``, SB3's default 64)
+    kept within it."""
+    envs, batch = env_count(config), train_batch(config)
+    quick = min(batch, envs * max(2, QUICK_BATCH // envs))
+    out: dict[tuple[str, str], Any] = {}
+    if quick != config.training.train_batch_size_per_learner:
+        out[("training", "train_batch_size_per_learner")] = quick
+    if (config.training.minibatch_size or PPO_DEFAULTS[("training", "minibatch_size")]) > quick:
+        out[("training", "minibatch_size")] = quick
     return out
 
 

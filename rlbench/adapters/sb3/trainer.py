@@ -81,8 +81,14 @@ class SB3Trainer:
         """Time ``model``'s policy and set its loop up as ``learn`` does (``_setup_learn``: the first reset;
         ``on_training_start``). Its env must be wrapped by :func:`~.timing.timed_vec_env` on this trainer's
         clock; the tests attach a model of their own on a fake clock."""
+        from stable_baselines3.common.logger import Logger
+
+        # SB3's default logger, even silent (verbose=0), makes an empty folder tempdir/SB3-<date> per model: one
+        # stray folder per trial. A logger with no outputs keeps its records in memory and writes nothing.
+        model.set_logger(Logger(folder=None, output_formats=[]))
         self.model = model
         self.timer.hook(model.policy)
+        self.timer.hook_learner(model)
         _, self._callback = model._setup_learn(TOTAL_TIMESTEPS, None, True, "rlbench", False)
         self._callback.on_training_start(locals(), globals())
 
@@ -124,12 +130,15 @@ class SB3Trainer:
     def iteration(self) -> IterationTimings:
         """The last iteration's split: ``sync_s`` 0 (the policy that acts is the one that learns: nothing is
         sent), ``sample_other_s`` the rollout less env steps and forward passes (GAE, the buffer, values of last
-        and truncated observations)."""
+        and truncated observations); ``train()`` split into minibatches handed out, minibatch steps and the rest
+        (the loss statistics SB3 logs, the explained variance)."""
         timer, batch = self.timer, train_batch(self.config)
-        sample_s = self._last.get("sample_s", 0.0)
+        sample_s, learn_s = self._last.get("sample_s", 0.0), self._last.get("learn_s", 0.0)
         minibatch = self.model.batch_size
         return IterationTimings(
-            env_steps_sampled=batch, sample_s=sample_s, learn_s=self._last.get("learn_s", 0.0), sync_s=0.0,
+            env_steps_sampled=batch, sample_s=sample_s, learn_s=learn_s, sync_s=0.0,
+            learn_batch_s=timer.learn_batch_s, learn_update_s=timer.learn_update_s, learn_batches=1.0,
+            learn_other_s=learn_s - timer.learn_batch_s - timer.learn_update_s,
             env_step_s=timer.env_step_s, inference_s=timer.inference_s,
             sample_other_s=sample_s - timer.env_step_s - timer.inference_s, weight_sync_s=0.0, sync_bytes=0,
             env_steps_trained=batch, episode_return_mean=timer.return_mean(), training_steps=1, learner_updates=1.0,

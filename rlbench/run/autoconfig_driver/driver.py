@@ -143,9 +143,14 @@ class Driver:
         return results
 
     def probes(self, requests: Sequence[TrialRequest]) -> ProbeCosts | None:
-        plans = [self._plan_of(r) for r in requests]
-        probes = probes_of(self.folder, plans[0], plans[1] if len(plans) > 1 else None)
-        return None if probes is None else replace(probes, env_steps_s=self._other_env_steps())
+        plans = {r.candidate_key: self._plan_of(r) for r in requests}
+        space = self.setup.space
+        probes = probes_of(self.folder, plans[space.baseline_key], plans.get(space.second_probe or ""),
+                           plans.get(space.device_probe or ""))
+        if probes is None:
+            return None
+        measured, unmeasured = self._other_env_steps()
+        return replace(probes, env_steps_s=measured, unmeasured_envs=unmeasured)
 
     def save(self, decided: dict[str, Any]) -> None:
         self.state.keep(decided)
@@ -161,7 +166,7 @@ class Driver:
         tid = self.state.trials[request.request_id]["trial_id"]
         return self.setup.templates[request.candidate_key].model_copy(update={"trial_id": tid})
 
-    def _other_env_steps(self) -> tuple[tuple[str, float], ...]:
+    def _other_env_steps(self) -> tuple[tuple[tuple[str, float], ...], tuple[str, ...]]:
         """Each other env or ``env_config`` of the search space stepped alone (envbench's ceiling, as the
         sweep measures the baseline's): the model then predicts a grid over ``env_config`` apart."""
         base = self.setup.candidates[self.setup.baseline_key].env_id
@@ -170,7 +175,7 @@ class Driver:
             if (env := self.setup.candidates[key].env_id) != base:
                 firsts.setdefault(env, self.setup.templates[key])
         if not firsts:
-            return ()
+            return (), ()
         spec = self.setup.loaded.spec
         measure_env_ceilings(self.folder, list(firsts.values()), spec.env_ceiling_s, self.console,
                              max_rss_bytes=spec.trial_memory_limit_bytes or psutil.virtual_memory().total // 4)

@@ -11,6 +11,7 @@ with the figure to give instead), an empty search space (no grid, or no grid poi
 from __future__ import annotations
 
 import copy
+import math
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -77,7 +78,7 @@ class Setup:
     @property
     def space(self) -> Space:
         """What the session searches."""
-        return Space(self.candidates, self.searched, self.baseline_key, second_probe(self))
+        return Space(self.candidates, self.searched, self.baseline_key, second_probe(self), device_probe(self))
 
     def session(self) -> Session:
         """A new session over this space (a resume gives it the saved decisions)."""
@@ -85,23 +86,41 @@ class Setup:
 
 
 def second_probe(setup: "Setup") -> str | None:
-    """The searched configuration whose envs per runner differ most from the baseline's (the larger on a tie),
-    the rest as alike as possible: a second probe there separates inference's per-call cost from its
-    per-step cost. None when the grid does not vary it."""
+    """The searched configuration that separates the most of the baseline's costs, its learner on the same device:
+    another envs per runner (inference's per-call cost from its per-step cost) and another minibatch step count
+    (the learner's per-step cost from its per-env-step cost), both if one does; then the envs per runner that differ
+    most (the larger on a tie), the rest as alike as possible. None when the grid varies neither."""
     base = setup.candidates[setup.baseline_key]
+
+    def splits(c: Candidate) -> int:
+        return (c.num_envs_per_env_runner != base.num_envs_per_env_runner) + (c.sgd_steps != base.sgd_steps)
+
     others = [setup.candidates[k] for k in setup.searched
-              if setup.candidates[k].num_envs_per_env_runner != base.num_envs_per_env_runner]
+              if setup.candidates[k].on_gpu == base.on_gpu and splits(setup.candidates[k])]
     if not others:
         return None
-    return max(others, key=lambda c: (abs(c.num_envs_per_env_runner - base.num_envs_per_env_runner),
+    return max(others, key=lambda c: (splits(c), abs(c.num_envs_per_env_runner - base.num_envs_per_env_runner),
                                       c.num_env_runners == base.num_env_runners, -c.cpus)).key
+
+
+def device_probe(setup: "Setup") -> str | None:
+    """The searched configuration whose learner is on the other device than the baseline's (a GPU learner beside a
+    CPU baseline, or the reverse), the fewest axes away from it (the fewer CPUs on a tie): without a probe there,
+    the cost model predicts nothing on that device. None when every searched learner is on the baseline's."""
+    base = setup.candidates[setup.baseline_key]
+    others = [setup.candidates[k] for k in setup.searched if setup.candidates[k].on_gpu != base.on_gpu]
+    if not others:
+        return None
+    values = dict(base.axes)
+    return min(others, key=lambda c: (sum(values.get(a) != v for a, v in c.axes), c.cpus)).key
 
 
 def candidate(plan: TrialPlan, axes: dict[str, Any]) -> Candidate:
     """A planned grid point as the search sees it: its resource sums and train batch as its framework's
     adapter says (the decision core asks no adapter itself)."""
-    return Candidate.from_config(plan.config, axes, demand=plan.demand(),
-                                 batch=get_adapter(plan.config.framework).train_batch(plan.config))
+    adapter = get_adapter(plan.config.framework)
+    return Candidate.from_config(plan.config, axes, demand=plan.demand(), batch=adapter.train_batch(plan.config),
+                                 defaults=adapter.hyperparameter_defaults(plan.config))
 
 
 def _value_at(config: Any, path: tuple[str, ...]) -> Any:
@@ -119,9 +138,10 @@ def _plans(loaded: LoadedSpec, machine: MachineInfo, cluster, parallel: bool = F
 
 
 def prepare(path: Path, *, budget: str | None, objective: str | None, machine: MachineInfo, cluster=None,
-            parallel: bool = False) -> Setup:
+            parallel: bool = False, quick: bool = False) -> Setup:
     """Read, validate and plan an autoconfig spec; raises SpecError (bad input: nothing run). ``parallel``: planned
-    for ``--parallel`` on ``cluster`` (against the node sets a trial can get)."""
+    for ``--parallel`` on ``cluster`` (against the node sets a trial can get). ``quick``: for ``rlbench sweep
+    --quick``, which runs the baseline alone: no budget is needed, none is checked."""
     path = Path(path)
     data, lines = read_yaml(path)
     if not isinstance(data, dict):
@@ -138,6 +158,8 @@ def prepare(path: Path, *, budget: str | None, objective: str | None, machine: M
     if objective is not None:
         section = section.model_copy(update={"objective": objective})
     budget_s = parse_budget(budget) if budget is not None else section.budget_s
+    if budget_s is None and quick:
+        budget_s = math.inf  # nothing is searched: the smallest plan's budget is not asked for
     if budget_s is None:
         raise SpecError(f"{path}: no budget: give --budget 20m (or autoconfig.budget_s in the spec)")
     grid = data.get("grid") or {}
@@ -239,3 +261,24 @@ def _baseline(path: Path, data: dict, lines, section: AutoconfigSection, axes: l
         raise SpecError(f"{path}: autoconfig.baseline: this machine cannot run it ({plan.skip_reason}); set "
                         "autoconfig.baseline to grid values that fit")
     return "baseline", plan.model_copy(update={"index": index})
+
+
+def has_autoconfig(path: Path) -> bool:
+    """Whether the spec file holds an ``autoconfig:`` section (False when it cannot be read: the loader says why)."""
+    try:
+        data, _ = read_yaml(Path(path))
+    except SpecError:
+        return False
+    return isinstance(data, dict) and "autoconfig" in data
+
+
+def quick_baseline(path: Path, machine: MachineInfo, cluster=None) -> tuple[LoadedSpec, Setup]:
+    """``rlbench sweep --quick`` of an autoconfig spec: its search space planned as ``rlbench autoconfig`` plans it
+    (SpecError for whatever it would refuse, the budget aside), and its baseline (the spec's base config with
+    ``autoconfig.baseline``'s grid values) as a one-point ``--quick`` sweep."""
+    setup = prepare(path, budget=None, objective=None, machine=machine, cluster=cluster, quick=True)
+    by_column = {axis_column(a): a for a in setup.loaded.spec.grid}
+    data = copy.deepcopy(setup.data)
+    data["grid"] = {by_column.get(k, k): [v] for k, v in setup.section.baseline.items()}
+    _, lines = read_yaml(Path(path))
+    return spec_from_dict(data, source=path, lines=lines, quick=True), setup

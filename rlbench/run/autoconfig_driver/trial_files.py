@@ -15,15 +15,15 @@ from typing import Any
 
 from rlbench.adapters import get_adapter
 from rlbench.autoconfig.model import ProbeCosts
-from rlbench.autoconfig.readings import FINAL, probes_from, trial_result
+from rlbench.autoconfig.readings import FINAL, probes_from, trial_result, with_device_probe, with_learn_windows
 from rlbench.autoconfig.session import dump_decided, load_decided
 from rlbench.autoconfig.ask_tell import TrialRequest, TrialResult
 from rlbench.results.events import Event
 from rlbench.results.files import read_json, write_json
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.records import read_record
-from rlbench.results.tables import iteration_rows, iterations_frame
-from rlbench.spec.plan import SEED_LIMIT, TrialPlan, trial_id
+from rlbench.results.tables import iteration_rows, iterations_frame, read_utilization
+from rlbench.spec.plan import TrialPlan, trial_id
 from rlbench.studies.envbench import trial_ceiling_key
 
 #: Version of autoconfig_state.json (2: the session's decisions, the plan among them).
@@ -92,7 +92,7 @@ def request_plan(template: TrialPlan, tid: str, request: TrialRequest, *, stop_i
     """
     grace = max(MIN_GRACE_S, 3.0 * cold_start_s)
     return template.model_copy(update={
-        "trial_id": tid, "repeat": int(tid.rsplit("r", 1)[1]), "seed": request.seed % SEED_LIMIT, "phase": request.stage,
+        "trial_id": tid, "repeat": int(tid.rsplit("r", 1)[1]), "seed": request.seed, "phase": request.stage,
         "rung": request.rung if request.stage == "search" else None,
         "round": request.rung if request.stage == "race" else None,
         "stop_iterations": stop_iterations, "stop_seconds": stop_seconds,
@@ -122,22 +122,41 @@ def ceiling_rate(folder: ResultsFolder, plan: TrialPlan) -> float | None:
     return float(rate) if isinstance(rate, (int, float)) and rate > 0 else None
 
 
-def _iterations(folder: ResultsFolder, plan: TrialPlan):
+def _iterations(folder: ResultsFolder, plan: TrialPlan, windows: bool = False):
+    """A trial's iteration rows from its events; ``windows``: with its learn windows' GPU and CPU use, from its
+    utilization rows (a probe's learner split needs them)."""
     trial = folder.trial(plan.trial_id)
-    return iterations_frame(iteration_rows(plan.trial_id, trial.events()))
+    its = iterations_frame(iteration_rows(plan.trial_id, trial.events()))
+    if not windows:
+        return its
+    return with_learn_windows(its, read_utilization([trial]), plan.config, learner_gpus=plan.demand().learner_gpus,
+                              asynchronous=plan.asynchronous)
 
 
-def probes_of(folder: ResultsFolder, plan: TrialPlan, other: TrialPlan | None = None) -> ProbeCosts | None:
-    """The probes' costs from the baseline's probe trial (and a second one at another envs per runner):
-    :func:`rlbench.autoconfig.readings.probes_from` over their iteration rows and the env ceiling."""
-    batch = get_adapter(plan.config.framework).train_batch(plan.config).per_learner
-    return probes_from(_iterations(folder, plan), plan.config, plan.cpus, batch_per_learner=batch,
-                       ceiling_steps_per_s=ceiling_rate(folder, plan),
-                       other=None if other is None else (_iterations(folder, other), other.config))
+def _batch(plan: TrialPlan) -> int:
+    return get_adapter(plan.config.framework).train_batch(plan.config).per_learner
 
 
-def env_steps_from(folder: ResultsFolder, plans: dict[str, TrialPlan]) -> tuple[tuple[str, float], ...]:
+def probes_of(folder: ResultsFolder, plan: TrialPlan, other: TrialPlan | None = None,
+              device: TrialPlan | None = None) -> ProbeCosts | None:
+    """The probes' costs from the baseline's probe trial (a second one at another envs per runner or minibatch
+    step count; one whose learner is on the other device): :func:`rlbench.autoconfig.readings.probes_from` over
+    their iteration rows and the env ceiling, then :func:`~rlbench.autoconfig.readings.with_device_probe`."""
+    probes = probes_from(_iterations(folder, plan, windows=True), plan.config, plan.cpus, batch_per_learner=_batch(plan),
+                         ceiling_steps_per_s=ceiling_rate(folder, plan),
+                         other=None if other is None else (_iterations(folder, other, windows=True), other.config),
+                         other_batch_per_learner=None if other is None else _batch(other))
+    if probes is None or device is None:
+        return probes
+    return with_device_probe(probes, _iterations(folder, device, windows=True), device.config,
+                             batch_per_learner=_batch(device))
+
+
+def env_steps_from(folder: ResultsFolder, plans: dict[str, TrialPlan]
+                   ) -> tuple[tuple[tuple[str, float], ...], tuple[str, ...]]:
     """(env id, seconds per env step in one process) from the env ceilings measured for ``plans`` (env id ->
-    a trial of that env); an env whose ceiling is missing or failed is left out (the model then uses the
-    baseline's step for it)."""
-    return tuple((env_id, 1.0 / rate) for env_id, plan in plans.items() if (rate := ceiling_rate(folder, plan)))
+    a trial of that env), and the env ids whose ceiling is missing, failed or stepped nothing (the model predicts
+    none of those: ``ProbeCosts.unmeasured_envs``)."""
+    rates = {env_id: ceiling_rate(folder, plan) for env_id, plan in plans.items()}
+    return (tuple((env_id, 1.0 / rate) for env_id, rate in rates.items() if rate),
+            tuple(env_id for env_id, rate in rates.items() if not rate))

@@ -1,0 +1,85 @@
+"""next.yaml: the sweep a learner verdict asks for, on a generated results folder (scripts/bench_tables.py): it
+loads with the spec loader, sweeps the named knob around the current value from the configuration's trial, keeps
+the folder's text out of its keys, and is removed when no verdict asks for one."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pandas as pd
+import yaml
+from conftest import REPO
+
+from rlbench.analysis.findings import REPEATS_FOR_EVIDENCE, LearnerVerdict
+from rlbench.analysis.learner import NextSweep
+from rlbench.report.next_spec import write_next_spec
+from rlbench.results.layout import ResultsFolder
+from rlbench.spec.load import load_spec
+from rlbench.spec.plan import read_plan, write_plan
+
+_spec = importlib.util.spec_from_file_location("bench_tables", REPO / "scripts" / "bench_tables.py")
+bench_tables = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench_tables)
+
+LAUNCH = LearnerVerdict("launch-bound", "launch- or sync-bound: 160 minibatch steps an iteration", "minibatch_size",
+                        "minibatch_size")
+
+
+def _folder(tmp_path):
+    out = bench_tables.generate(tmp_path / "r", trials=4, iterations=3, repeats=2,
+                                grid={"num_envs_per_env_runner": [1, 2]})
+    trials = pd.DataFrame([{"trial_id": p.trial_id, "index": p.index, "repeat": p.repeat, "status": "ok"}
+                           for p in (read_plan(t) for t in ResultsFolder(out).trials())])
+    return out, trials
+
+
+def test_next_yaml_sweeps_the_knob_from_the_configurations_trial(tmp_path):
+    out, trials = _folder(tmp_path)
+    written = write_next_spec(out, NextSweep(1, LAUNCH, "minibatch_size", 64, (64, 128, 256)), trials)
+    assert written.path == ResultsFolder(out).next_spec and written.trial_id == "t001r0"
+    assert written.command == f"rlbench sweep {out}/next.yaml"
+    loaded = load_spec(written.path)  # a spec the loader takes as it is
+    assert loaded.spec.name == "bench-next" and loaded.spec.repeats == REPEATS_FOR_EVIDENCE
+    assert [p.axes for p in loaded.points] == [{"minibatch_size": v} for v in (64, 128, 256)]
+    # everything but the knob is the configuration's trial: its envs per runner (grid point 1), cores, stop
+    plan = read_plan(ResultsFolder(out).trial("t001r0"))
+    first = loaded.points[0].config.model_dump()
+    want = plan.config.model_dump()
+    want["cpus"] = plan.cpus
+    assert first == want and loaded.spec.stop.iterations == 3
+    text = written.path.read_text()
+    assert "# Why: launch- or sync-bound: 160 minibatch steps an iteration." in text
+    assert "A larger minibatch changes learning as well as speed" in text and "time to a target does" in text
+    assert f"# Run it: rlbench sweep {out}/next.yaml" in text
+
+
+def test_the_folders_text_stays_in_the_comments(tmp_path):
+    out, trials = _folder(tmp_path)
+    evil = LearnerVerdict("launch-bound", "x\nrepeats: 99\u2028grid: {cpus: [1]}\x85name: pwned", "minibatch_size")
+    path = write_next_spec(out, NextSweep(0, evil, "minibatch_size", 64, (64, 128)), trials).path
+    spec = yaml.safe_load(path.read_text())
+    assert spec["name"] == "bench-next" and spec["repeats"] == REPEATS_FOR_EVIDENCE
+    assert spec["grid"] == {"minibatch_size": [64, 128]}
+    comments = [line for line in path.read_text().split("\n") if line.startswith("#")]
+    assert all(line.isascii() and line.isprintable() for line in comments)
+
+
+def test_a_driver_whose_threads_the_spec_set_sweeps_its_threads(tmp_path):
+    out, trials = _folder(tmp_path)
+    folder = ResultsFolder(out)
+    plan = read_plan(folder.trial("t000r0"))
+    config = plan.config.model_copy(update={"threads": plan.config.threads.model_copy(
+        update={"driver_torch_threads": 1})})
+    write_plan(folder, plan.model_copy(update={"config": config}))
+    short = LearnerVerdict("learner short of threads", "the CPU learner is short of threads",
+                           "num_cpus_for_main_process", "num_cpus_for_main_process")
+    written = write_next_spec(out, NextSweep(0, short, "num_cpus_for_main_process", 1, (1, 2)), trials)
+    assert (written.knob, written.values) == ("driver_torch_threads", (1, 2))
+    assert [p.axes for p in load_spec(written.path).points] == [{"driver_torch_threads": 1}, {"driver_torch_threads": 2}]
+
+
+def test_no_verdict_no_file(tmp_path):
+    out, trials = _folder(tmp_path)
+    write_next_spec(out, NextSweep(1, LAUNCH, "minibatch_size", 64, (64, 128)), trials)
+    assert write_next_spec(out, None, trials) is None
+    assert not ResultsFolder(out).next_spec.exists()  # an older next.yaml goes: its verdict no longer holds
