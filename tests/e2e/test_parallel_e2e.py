@@ -81,6 +81,7 @@ variants:
   - {name: plain, set: {framework: plain, num_env_runners: 0, training.train_batch_size_per_learner: 400000}}
 stop: {iterations: 20}
 warmup_iterations: 1
+env_ceiling_s: 0
 trial_timeout_s: 300
 sample_hz: 10
 """
@@ -159,13 +160,11 @@ def run(tmp_path_factory):
             os.killpg(proc.pid, signal.SIGINT)
             stdout, _ = proc.communicate(timeout=180)
             planted_cpu_s = _cpu_s(int(pid)) - before
-            # the other job stays until the module ends: twice, its end (its worker killed by Ray) was followed by
-            # its node's raylet dying at once, which the resume below would have read as a lost node
-            yield {"cluster": cluster, "spec": spec, "out": out, "proc": proc, "stdout": stdout, "node": node,
-                   "pid": int(pid), "planted_cpu_s": planted_cpu_s}
         finally:
             planted.stdin.close()
             planted.wait(60)
+        yield {"cluster": cluster, "spec": spec, "out": out, "proc": proc, "stdout": stdout, "node": node,
+               "pid": int(pid), "planted_cpu_s": planted_cpu_s}
 
 
 def test_ctrl_c_stops_every_running_trial_with_one_resume_line(run):
@@ -231,7 +230,9 @@ def test_foreign_cpu_is_the_planted_actors_on_its_node_only(run):
 def test_the_resume_reruns_both_and_a_killed_node_fails_its_trial_only(run):
     cluster, out = run["cluster"], run["out"]
     proc = _sweep(cluster, run["spec"], out, "--resume")
-    _wait(proc, lambda: _count(out, RLLIB, "iteration") >= 1 and _count(out, PLAIN, "trial_actor") == 1)
+    # the earlier attempts are moved aside when each trial's turn comes: until then the old events are there
+    _wait(proc, lambda: all((out / "attempts" / t / "1").is_dir() for t in (RLLIB, PLAIN))
+          and _count(out, RLLIB, "iteration") >= 1 and _count(out, PLAIN, "trial_actor") == 1)
     node = _event(out, PLAIN, "placement")["node_ids"][0]
     raylet = next(p for p in psutil.process_iter(["cmdline"])
                   if cluster.temp in " ".join(p.info["cmdline"] or []) and f"--node_id={node}" in " ".join(p.info["cmdline"]))
