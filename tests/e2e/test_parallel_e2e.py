@@ -1,19 +1,20 @@
 """End to end on one real multi-node Ray cluster: ``rlbench sweep --address --parallel auto``.
 
-One cluster (a head with 0 CPUs and two nodes of 2 CPUs, one private temp folder and token; Ray's own
-health check, which notices a killed node in about 15 s: with a 1 s period a live node was once taken for
-dead under a load of 7 on this 2-core machine, and with 0.5 s and a 1 s timeout the next sweep's probe
-once found one gone from the cluster's CPUs) and one sweep, run twice, for every case:
+One cluster (a head with 0 CPUs and two nodes of 2 CPUs, one private temp folder and token; Ray's health
+check every 1 s instead of 3 s, so a killed node is marked dead after 5 failed checks, about 5 s instead of
+15; a live node still needs 5 checks in a row unanswered for 10 s each to be taken for dead) and one sweep,
+run twice, for every case:
 
 1. a tiny RLlib trial (1 env runner, the learner in its driver) and a plain one (the env stepped in its
    trial actor, long iterations) at once on disjoint nodes, while another job's busy actor runs pinned
    to one of the two nodes; two more grid points, whose driver asks 3 CPUs, are skipped (the cluster
    has 4, but no node set of one type holds 3). Ctrl-C once both train (the plain one inside its first
-   iteration: its trial actor is killed at once, as a local trial's iteration ends where it is): exit 130, one resume line,
-   nothing left on the nodes. Both trials fetched their node rows: the trial on the planted node read
+   iteration: its trial actor is killed at once, as a local trial's iteration ends where it is): exit 130,
+   one resume line, nothing left on the nodes. Both trials fetched their node rows: the trial on the planted node read
    foreign CPU, exactly that actor's and no more than the actor's own /proc time; the other read none;
-2. the resume reruns the two (the skipped ones kept), and the plain trial's node is killed under it:
-   that trial fails with "node lost", the RLlib one goes on to its end (last: a node fewer afterwards).
+2. the resume reruns the two (the skipped ones kept), and the plain trial's node is killed as soon as
+   both trial actors are up: that trial fails with "node lost", the RLlib one goes on to its end (last: a
+   node fewer afterwards).
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ ray.get(busy.stop.remote())
 ray.get(spinning)
 """
 
-#: t000r0: RLlib, 20 short iterations; t001r0: plain, iterations of 400,000 steps of a 20 us env (8 s of CPU each:
+#: t000r0: RLlib, 12 short iterations; t001r0: plain, iterations of 400,000 steps of a 20 us env (8 s of CPU each:
 #: it is still in its first when the other has run 3); t002r0, t003r0: a driver of 3 CPUs, skipped.
 SPEC = """\
 name: parallel_e2e
@@ -79,7 +80,7 @@ grid: {resources.num_cpus_for_main_process: [1, 3]}
 variants:
   - {name: rllib}
   - {name: plain, set: {framework: plain, num_env_runners: 0, training.train_batch_size_per_learner: 400000}}
-stop: {iterations: 20}
+stop: {iterations: 12}
 warmup_iterations: 1
 env_ceiling_s: 0
 trial_timeout_s: 300
@@ -148,7 +149,8 @@ def run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("parallel")
     spec, out = folder / "spec.yaml", folder / "out"
     spec.write_text(SPEC)
-    with local_cluster(head_args=("--num-cpus=0",), node_args=("--num-cpus=2",), nodes=2) as cluster:
+    with local_cluster(head_args=("--num-cpus=0",), node_args=("--num-cpus=2",), nodes=2,
+                       env={"RAY_health_check_period_ms": "1000"}) as cluster:
         env = {**os.environ, "RAY_AUTH_TOKEN_PATH": str(cluster.token), "RAY_AUTH_MODE": "token"}
         planted = subprocess.Popen([sys.executable, "-c", PLANTED, cluster.address], cwd=cluster.temp, env=env,
                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True)
@@ -232,7 +234,7 @@ def test_the_resume_reruns_both_and_a_killed_node_fails_its_trial_only(run):
     proc = _sweep(cluster, run["spec"], out, "--resume")
     # the earlier attempts are moved aside when each trial's turn comes: until then the old events are there
     _wait(proc, lambda: all((out / "attempts" / t / "1").is_dir() for t in (RLLIB, PLAIN))
-          and _count(out, RLLIB, "iteration") >= 1 and _count(out, PLAIN, "trial_actor") == 1)
+          and _count(out, RLLIB, "trial_actor") == 1 and _count(out, PLAIN, "trial_actor") == 1)
     node = _event(out, PLAIN, "placement")["node_ids"][0]
     raylet = next(p for p in psutil.process_iter(["cmdline"])
                   if cluster.temp in " ".join(p.info["cmdline"] or []) and f"--node_id={node}" in " ".join(p.info["cmdline"]))
@@ -247,4 +249,4 @@ def test_the_resume_reruns_both_and_a_killed_node_fails_its_trial_only(run):
     assert _event(out, PLAIN, "node_lost")["node_ids"] == [node]
     trials = pd.read_parquet(out / "trials.parquet").set_index("trial_id")
     assert list(trials["status"]) == ["ok", "failed", "skipped", "skipped"]
-    assert trials.loc[RLLIB, "iterations"] == 20 and json.loads(trials.loc[RLLIB, "node_ids"]) != [node]
+    assert trials.loc[RLLIB, "iterations"] == 12 and json.loads(trials.loc[RLLIB, "node_ids"]) != [node]
