@@ -1,5 +1,5 @@
-"""A private two-node Ray cluster on this machine, for tests/e2e/test_cluster_e2e.py and
-scripts/autoconfig_on_cluster.py: ``ray start --head`` and a second node, one temp folder of its own
+"""A private multi-node Ray cluster on this machine, for tests/e2e/test_cluster_e2e.py, test_parallel_e2e.py and
+scripts/autoconfig_on_cluster.py, bench_parallel.py: ``ray start --head`` and more nodes, one temp folder of its own
 and token auth with a token of its own; stopped by killing exactly the processes that name that temp
 folder (``ray stop`` would kill every Ray on the machine)."""
 
@@ -60,15 +60,17 @@ def stop_cluster(temp: str) -> None:
 
 
 @contextlib.contextmanager
-def local_cluster(head_args: tuple[str, ...] = ("--num-cpus=1",), node_args: tuple[str, ...] = ("--num-cpus=2",)
-                  ) -> Iterator[LocalCluster]:
-    """Start the head (``head_args``) and a second node (``node_args``); stop both and remove the
-    temp folder on exit, whatever happened."""
+def local_cluster(head_args: tuple[str, ...] = ("--num-cpus=1",), node_args: tuple[str, ...] = ("--num-cpus=2",),
+                  nodes: int = 1, env: dict[str, str] | None = None) -> Iterator[LocalCluster]:
+    """Start the head (``head_args``) and ``nodes`` more nodes (``node_args`` each); stop them all and remove the
+    temp folder on exit, whatever happened. ``env``: more environment for the cluster's processes (Ray's
+    ``RAY_<setting>`` variables)."""
     temp = tempfile.mkdtemp(prefix="rlbc", dir="/tmp")  # short: Ray's socket paths live under it
     token = Path(temp) / "token"
     token.write_text(secrets.token_hex(32))
+    token.chmod(0o600)  # private, as rlbench keeps Ray's token
     node_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "RAY_ADDRESS")}
-    node_env.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN_PATH=str(token))
+    node_env.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN_PATH=str(token), **(env or {}))
     port = free_port()
     address = f"127.0.0.1:{port}"
     common = ["--temp-dir", temp, "--disable-usage-stats"]
@@ -76,9 +78,10 @@ def local_cluster(head_args: tuple[str, ...] = ("--num-cpus=1",), node_args: tup
         # cwd = the temp folder: the nodes cannot import envs/ from the repo, rlbench must ship it
         subprocess.run([RAY, "start", "--head", f"--port={port}", *head_args, "--include-dashboard=false", *common],
                        cwd=temp, env=node_env, check=True, capture_output=True, timeout=120)
-        subprocess.run([RAY, "start", f"--address={address}", *node_args, *common], cwd=temp, env=node_env,
-                       check=True, capture_output=True, timeout=120)
+        for _ in range(nodes):
+            subprocess.run([RAY, "start", f"--address={address}", *node_args, *common], cwd=temp, env=node_env,
+                           check=True, capture_output=True, timeout=120)
         yield LocalCluster(address, temp, token)
     finally:
         stop_cluster(temp)
-        shutil.rmtree(temp, ignore_errors=True)
+        print("KEEP", temp) if os.environ.get("KEEP_CLUSTER") else shutil.rmtree(temp, ignore_errors=True)

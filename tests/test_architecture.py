@@ -43,7 +43,9 @@ UPWARD_EXCEPTIONS: dict[str, set[str]] = {
 #: What a worker module may import beyond the standard library, inside a function only (it runs in
 #: the trial process or a Ray worker, which have these): module -> top-level package names.
 WORKER_LAZY_THIRD_PARTY: dict[str, set[str]] = {
-    "rlbench.worker.trial": {"threadpoolctl"},
+    "rlbench.worker.threads": {"threadpoolctl"},
+    "rlbench.worker.node_set": {"ray"},
+    "rlbench.worker.trial_actor": {"ray"},
     "rlbench.worker.runtime": {"ray"},
     "rlbench.worker.cluster_trial": {"ray"},
     "rlbench.worker.node_sampler": {"ray"},

@@ -211,7 +211,8 @@ def learner_cpu_findings(configs: pd.DataFrame, trials: pd.DataFrame, iterations
     out = []
     for axis in [a for a in axes if a in LEARNER_CPU_AXES]:
         measured = configs[configs["env_steps_per_s"].notna() & configs["index"].isin(seconds.index)]
-        measured = measured[measured[axis].map(is_number)]
+        # astype(bool): on no rows, map gives an object Series, which pandas reads as column labels (KeyError)
+        measured = measured[measured[axis].map(is_number).astype(bool)]
         if measured[axis].nunique() < 2:
             continue
         others = [a for a in axes if a != axis]

@@ -185,6 +185,10 @@ def configurations(trials: pd.DataFrame, axes: list[str], iterations: pd.DataFra
     # the worst repeat: one slowed by the host is enough to doubt the configuration's figures
     frame["host_steal_pct"] = g["host_steal_pct"].max().reindex(index).astype(float) if "host_steal_pct" in ok \
         else np.nan
+    frame["foreign_cpu_pct"] = g["foreign_cpu_pct"].max().reindex(index).astype(float) if "foreign_cpu_pct" in ok \
+        else np.nan
+    # --parallel: its repeats' node types (more than one: its figures mix hardware, and the verdict says so)
+    frame["node_types"] = g["node_type"].nunique().reindex(index) if "node_type" in ok else np.nan
     frame["asynchronous"] = first["asynchronous"].fillna(False).astype(bool) if "asynchronous" in first else False
     for role in CPU_ROLES:
         frame[f"{role}_cpus_allocated"] = first.get(f"{role}_cpus_allocated")

@@ -46,6 +46,11 @@ GPU_IDLE_PCT = 20.0
 #: %) is called out: 13% was read on an idle VM here, where one configuration's throughput moved
 #: from 700 to 1,000 env steps/s between runs (docs/MEASUREMENT.md 7).
 HOST_STEAL_PCT = 5.0
+#: A repeat during which processes neither the trial's nor Ray's own used at least this share of the trial's
+#: CPUs on its nodes (``foreign_cpu_pct``: another job's actor, a stray process) is called out, as steal is: a
+#: node sampler's own reading of a 1-CPU busy loop beside a 2-CPU trial is 50% (docs/CLUSTER.md, "Isolation
+#: measured"); a few % of Ray's own pool and agents is normal and not foreign.
+FOREIGN_CPU_PCT = 5.0
 #: A runner at least this many times the others' median time (or CPU) per env step is a straggler.
 STRAGGLER_RATIO = 1.5
 #: A function taking at least this share of a role's samples in its own code dominates the role.
@@ -168,6 +173,15 @@ def verdict(row: dict[str, Any]) -> tuple[str, list[str]]:
     if steal is not None and steal >= HOST_STEAL_PCT:
         findings.append(f"host busy: the hypervisor took {steal:.0f}% of this machine's CPU time while a repeat ran "
                         "(steal); its throughput says as much about the host as about the configuration")
+    foreign = num(row.get("foreign_cpu_pct"))
+    if foreign is not None and foreign >= FOREIGN_CPU_PCT:
+        findings.append(f"nodes shared: processes that are not the trial's used {foreign:.0f}% of its CPUs on its nodes "
+                        "while a repeat ran (foreign_cpu_s: another job, a stray process); its throughput says as much "
+                        "about them as about the configuration")
+    kinds = num(row.get("node_types"))
+    if kinds is not None and kinds > 1:
+        findings.append(f"its repeats ran on {kinds:.0f} node types: its figures mix hardware (the report's Nodes "
+                        "section shows each node set)")
     if row.get("noisy"):
         findings.append(f"too noisy to rank: CV {row['env_steps_per_s_cv']:.0%} across repeats (> {NOISY_CV:.0%})")
     return label, findings

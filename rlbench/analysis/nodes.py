@@ -53,7 +53,8 @@ def allocated_by_node(plan, events: list[dict[str, Any]]) -> dict[tuple[str | No
 
     Local mode: everything on the one machine (node None), as :func:`rlbench.analysis.trial_rows.cpus_allocated`.
     Cluster mode: the driver's CPUs on node None (it runs in the sweep's machine, outside the
-    cluster), each env runner / learner actor's CPUs on the node the node samplers found it on.
+    cluster), each env runner / learner actor's CPUs on the node the node samplers found it on; a
+    ``--parallel`` trial's driver (its trial actor) likewise on its node.
     """
     allocated = cpus_allocated(plan)
     sampling = next((e for e in events if e.get("event") == Event.NODE_SAMPLING), None)
@@ -61,7 +62,9 @@ def allocated_by_node(plan, events: list[dict[str, Any]]) -> dict[tuple[str | No
         return {(None, role): cpus for role, cpus in allocated.items() if cpus}
     per_actor = plan.demand().cpus_per_actor()
     out: dict[tuple[str | None, str], float] = {}
-    if allocated["driver"]:
+    if getattr(plan, "placement", None) is not None:
+        per_actor["driver"] = allocated["driver"]
+    elif allocated["driver"]:
         out[(None, "driver")] = allocated["driver"]
     for node in sampling.get("nodes", []):
         for actor in node.get("actors", []):

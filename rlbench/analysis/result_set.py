@@ -22,6 +22,7 @@ from rlbench.analysis.curves import (CURVE_X, EqualSteps, below_at_equal_steps, 
                                     trial_curves)
 from rlbench.analysis.evidence import Below
 from rlbench.analysis.learner import NextSweep, next_sweep
+from rlbench.analysis.node_spread import NodeReport, node_report
 from rlbench.analysis.profiles import RoleProfile, role_profiles
 from rlbench.analysis.scaling import ScalingCurve, scaling_curves
 from rlbench.analysis.targets import time_to_target
@@ -177,6 +178,8 @@ class Analysis:
     unreadable: pd.DataFrame = field(default_factory=pd.DataFrame)
     """trials.parquet's rows of trials whose plan.json cannot be read (status ``unreadable``, the reason): listed
     by the report, left out of ``trials`` and so of every figure and count."""
+    nodes: NodeReport | None = None
+    """Node to node (a ``--parallel`` sweep: each trial's node set recorded); None otherwise."""
 
 
 def analyze(folder: Path, tables: dict[str, pd.DataFrame] | None = None) -> Analysis:
@@ -207,4 +210,5 @@ def analyze(folder: Path, tables: dict[str, pd.DataFrame] | None = None) -> Anal
                     energy_text(manifest, trials), profiles, note, variants, teardown_text(trials),
                     None if manifest.get("quick") else next_sweep(configs),  # a quick run asks for no next sweep
                     no_recommendations=QUICK_NO_RECOMMENDATIONS if manifest.get("quick") else "",
-                    unreadable=tables["trials"].loc[tables["trials"].index.difference(trials.index)])
+                    unreadable=tables["trials"].loc[tables["trials"].index.difference(trials.index)],
+                    nodes=node_report(trials, axes))

@@ -14,6 +14,7 @@ import pandas as pd
 
 from rlbench.adapters import ALL_ROLES, get_adapter
 from rlbench.analysis.energy import cpu_energy_j, gpu_energy_j, total_energy_j
+from rlbench.analysis.isolation import node_set_columns
 from rlbench.analysis.learner import learner_columns
 from rlbench.analysis.learning import COUNT_COLUMNS, learning_outcome
 from rlbench.analysis.overlap import overlap_columns
@@ -146,6 +147,7 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
         if record.sampler_cpu_s is not None and record.trial_wall_s else None
     )
     row["host_steal_pct"] = record.host_steal_pct
+    row.update(node_set_columns(plan, record, events))
     versions = _event(events, Event.VERSIONS).get("versions")  # format 3: what the trial's process imported
     row["versions"] = json.dumps(versions, sort_keys=True) if versions else None
     row["exit_signal"] = record.exit_signal

@@ -44,6 +44,9 @@ class Runner(Protocol):
     def run(self, request: TrialRequest) -> TrialResult:
         """Run one trial and return its result (raises KeyboardInterrupt when interrupted)."""
 
+    # Optional: ``width`` (int, trials it can run at once) and ``run_many(requests) -> results`` (in order), for a
+    # runner that runs several at once (``--parallel``); without them, one at a time.
+
     def probes(self, requests: Sequence[TrialRequest]) -> ProbeCosts | None:
         """The cost model's inputs from the finished probe trials (None: no steady iteration)."""
 
@@ -262,9 +265,16 @@ class Session:
 
     def _drive(self, stage: Stage, runner: Runner) -> None:
         """ask -> run -> tell until the stage is done; stored results are told again first (a resume), and
-        no trial starts that would end past the hard edge."""
+        no trial starts that would end past the hard edge. A runner that runs several at once (``width``
+        above 1) gets a batch's requests ``width`` at a time."""
+        width = int(getattr(runner, "width", 1))
         pending = stage.ask()
         while pending:
+            if width > 1:
+                if not self._drive_at_once(stage, runner, pending, width):
+                    return
+                pending = stage.ask()
+                continue
             for req in pending:
                 result = runner.stored(req)
                 if result is None:
@@ -283,6 +293,40 @@ class Session:
                 if result.iteration_s is not None:
                     self._iteration_s.append(result.iteration_s)
             pending = stage.ask()
+
+    def _drive_at_once(self, stage: Stage, runner: Runner, pending: list[TrialRequest], width: int) -> bool:
+        """One batch, ``width`` trials at a time (each one's cap and the hard edge as one at a time: they start
+        together, so each must end before the edge on its own); False when the budget stopped the stage."""
+        todo = []
+        for req in pending:
+            result = runner.stored(req)
+            if result is not None:
+                self._tell(stage, result)
+            else:
+                todo.append(req)
+        for start in range(0, len(todo), width):
+            group, elapsed = [], runner.elapsed_s()
+            for req in todo[start:start + width]:
+                need = stage.cost_s(req.candidate_key)
+                if elapsed + need > self.hard_edge_s:
+                    stage.stop_reason = stage.stop_reason or (
+                        f"budget: {elapsed:.0f} s spent, the next trial (about {need:.0f} s) would pass the "
+                        f"budget + {OVERSHOOT:.0%}")
+                    break
+                left = self.hard_edge_s - elapsed - stage.cold_start_s
+                group.append(replace(req, max_wall_s=min(req.max_wall_s, max(MIN_CAP_S, left))))
+            for result in runner.run_many(group) if group else []:
+                self._tell(stage, result)
+            if stage.stop_reason is not None and len(group) < len(todo[start:start + width]):
+                return False
+        return True
+
+    def _tell(self, stage: Stage, result: TrialResult) -> None:
+        stage.tell([result])
+        if result.cold_start_s > 0:
+            self._cold.append(result.cold_start_s)
+        if result.iteration_s is not None:
+            self._iteration_s.append(result.iteration_s)
 
 
 def dump_decided(decided: dict[str, Any]) -> dict[str, Any]:

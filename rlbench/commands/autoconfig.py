@@ -60,6 +60,9 @@ def setup_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--address", default=None,
                    help="run every trial as a driver of this Ray cluster (host:port of its GCS, or 'auto'), as "
                         "rlbench sweep does (docs/CLUSTER.md)")
+    p.add_argument("--parallel", default=None, metavar="N|auto",
+                   help="with --address: run up to N of a stage's trials at once (auto: as many as fit), each on "
+                        "whole nodes of its own, as rlbench sweep --parallel does (docs/CLUSTER.md)")
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
@@ -78,7 +81,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
 def resume_command(config: Path, out_dir: Path, args: argparse.Namespace) -> str:
     """The command that resumes this run."""
     extra = [*(["--budget", args.budget] if args.budget else []), *(["--objective", args.objective] if args.objective else []),
-             *(["--address", args.address] if args.address else [])]
+             *(["--address", args.address] if args.address else []),
+             *(["--parallel", args.parallel] if getattr(args, "parallel", None) else [])]
     return shlex.join(["rlbench", "autoconfig", str(config), *extra, "--out", str(out_dir), "--resume"])
 
 
@@ -99,10 +103,10 @@ def _autoconfig(args: argparse.Namespace, console: Console, started: float) -> i
         setup = prepare(args.config, budget=args.budget, objective=args.objective, machine=machine)
         warn_if_auth_disabled(console)
         secure_ray(console, create=False)  # before the cluster probe's Ray; a local run creates it later
-        cluster = prepare_cluster(args.address, setup.loaded, console)  # None: local (no --address, no RAY_ADDRESS)
-        if cluster is not None:  # the search space planned against the cluster's resources
+        cluster = prepare_cluster(args.address, setup.loaded, console, args.parallel)  # None: local
+        if cluster is not None:  # the search space planned against the cluster's resources (its node sets)
             setup = prepare(args.config, budget=args.budget, objective=args.objective, machine=machine,
-                            cluster=cluster)
+                            cluster=cluster, parallel=args.parallel is not None)
     except (SpecError, ClusterError) as e:
         return bad_input(console, str(e))
     for note in setup.notes:
@@ -118,7 +122,7 @@ def _autoconfig(args: argparse.Namespace, console: Console, started: float) -> i
     outcome, seen = None, received()
     try:
         outcome = run_autoconfig(setup, out_dir, console=console, machine=machine, argv=sys.argv, cluster=cluster,
-                                 resume=args.resume, started_s=started,
+                                 resume=args.resume, started_s=started, parallel=args.parallel,
                                  resume_with=resume_command(args.config, out_dir, args))
         if not outcome.interrupted:
             release_fork_server()

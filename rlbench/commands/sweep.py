@@ -58,6 +58,9 @@ def setup_arguments(sweep: argparse.ArgumentParser) -> None:
     sweep.add_argument("--address", default=None,
                        help="run every trial as a driver of this Ray cluster (host:port of its GCS, or 'auto'); "
                             "default: $RAY_ADDRESS, else a private local Ray per trial (docs/CLUSTER.md)")
+    sweep.add_argument("--parallel", default=None, metavar="N|auto",
+                       help="with --address: run up to N trials at once (auto: as many as fit), each on whole nodes of "
+                            "one type that no other trial holds meanwhile, its driver an actor there (docs/CLUSTER.md)")
     sweep.add_argument("--resume", action="store_true",
                        help="continue the sweep in --out DIR: run only its trials that are missing or were "
                             "interrupted (refused if the spec, machine or software changed incomparably)")
@@ -122,16 +125,18 @@ def sweep_loaded(loaded, args: argparse.Namespace, console: Console) -> int:
         say(console, f"alias: {note}", "dim")
     for note in loaded.matched_notes:
         say(console, f"matched: {note}", "dim")
+    parallel = getattr(args, "parallel", None)  # rlbench history's args have none
     warn_if_auth_disabled(console)
     if not args.dry_run:  # before the probe's Ray (a dry run touches nothing); a local sweep creates it later
         secure_ray(console, create=False)
     try:
-        cluster = prepare_cluster(args.address, loaded, console)
+        cluster = prepare_cluster(args.address, loaded, console, parallel)
     except ClusterError as e:
         return bad_input(console, str(e))
     if args.dry_run:
         try:
-            plans = plan_cluster_trials(loaded, cluster) if cluster else plan_trials(loaded, probe_machine())
+            plans = (plan_cluster_trials(loaded, cluster, parallel=parallel is not None) if cluster
+                     else plan_trials(loaded, probe_machine()))
         except SpecError as e:
             return bad_input(console, str(e))
         from rlbench.report.terminal import plan_table
@@ -155,11 +160,12 @@ def sweep_loaded(loaded, args: argparse.Namespace, console: Console) -> int:
             f"{len(loaded.points)} grid points x {loaded.spec.repeats} repeats")
     say(console, f"rlbench {__version__}: sweep '{loaded.spec.name}', {size} -> {out_dir}")
     given = getattr(args, "resume_with", None)  # rlbench history's own line
-    resume_with = given or resume_command(args.config, out_dir, loaded.quick)
+    resume_with = given or resume_command(args.config, out_dir, loaded.quick, args.address if parallel else None,
+                                          parallel)
     outcome, seen = None, received()
     try:
         outcome = run_sweep(loaded, out_dir, console=console, argv=sys.argv, resume=args.resume,
-                            retry_failed=args.retry_failed, cluster=cluster,
+                            retry_failed=args.retry_failed, cluster=cluster, parallel=parallel,
                             while_forkserver_starts=import_results_modules, resume_with=given)
         release_fork_server()  # it exits while the tables and report are written
         # no record: interrupted before its first trial had a verdict, nothing to tabulate

@@ -262,6 +262,17 @@ class ClusterInfo:
         return max((n.resources.get("CPU", 0.0) for n in self.nodes), default=0.0)
 
 
+def node_type(node: NodeInfo) -> str:
+    """The node's hardware type, ``<cpu model> | <logical cores> | <memory GiB> | <GPU model or none> x <count>``:
+    nodes of one type are interchangeable for a trial (``--parallel`` runs each trial on nodes of one type, and
+    the report compares a configuration across types only saying so). From the probe's hardware reading; Ray's
+    own resources (a head given 0 CPUs) are not part of it."""
+    memory = f"{node.memory_bytes / 2**30:.0f}" if node.memory_bytes else "?"
+    names = sorted({str(g.get("name") or "GPU") for g in node.gpus})
+    gpu = " + ".join(names) if names else "none"
+    return f"{node.cpu_model or '?'} | {node.logical_cores or '?'} | {memory} | {gpu} x {len(node.gpus)}"
+
+
 def cluster_dict(info: ClusterInfo) -> dict[str, Any]:
     """ClusterInfo as plain JSON-able data (the manifest's ``cluster`` entry)."""
     out = asdict(info)

@@ -135,8 +135,12 @@ class UtilizationSampler:
     """
 
     def __init__(self, root_pid: int, *, t0_epoch: float, hz: float, gpus: Gpus | None = None,
-                 per_core: bool = True, rapl: Rapl | None = None, adapter: Adapter | None = None):
+                 per_core: bool = True, rapl: Rapl | None = None, adapter: Adapter | None = None,
+                 root_role: str | None = None):
         self.root_pid = root_pid
+        self.root_role = root_role
+        """The root process's role when it is not the trial's driver (``harness``: a ``--parallel`` trial's
+        process here only carries its events; its driver is a trial actor on the nodes); None: ``driver``."""
         self.adapter = adapter or get_adapter()
         """Whose process titles the roles are read from (the trial's framework)."""
         self.t0_epoch = t0_epoch
@@ -277,6 +281,8 @@ class UtilizationSampler:
             cmdline = read_cmdline(member.pid)
             role = classify(cmdline, is_driver=member.pid == self.root_pid, adapter=self.adapter)
             member.role, member.settled = role.name, role.settled
+            if member.pid == self.root_pid and self.root_role is not None:
+                member.role = self.root_role
             member.unexeced = (member.pid != self.root_pid and (was is None or member.unexeced)
                                and _parent_cmdline(member.ppid) == cmdline)
         except OSError:

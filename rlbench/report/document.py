@@ -30,6 +30,7 @@ from rlbench.report.next_spec import NextSpec, write_next_spec
 from rlbench.report.blocks import Block, Break, Bullets, Fields, Heading, Paragraph, Table, Verdicts, to_html, to_markdown
 from rlbench.report.blocks import Figure as Image
 from rlbench.report.style import MAX_HEATMAPS, MAX_MD_TRIALS, fmt, pct
+from rlbench.report.nodes_section import node_blocks
 from rlbench.report.variants_section import variant_blocks
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import REPORT_HTML, REPORT_MD, ResultsFolder
@@ -268,6 +269,7 @@ def document_blocks(analysis: Analysis, section: inside.InsideReport | None, fig
             Heading("Scaling", 2)]
     for axis, (h, rs, note) in scaling_rows(analysis).items():
         out += [Heading(axis, 3), Table(h, rs, frozenset({0, 1, 2, 3, 4}))] + ([Paragraph(note, muted=True)] if note else [])
+    out += node_blocks(analysis.nodes, analysis.trials)
     out += inside.section_blocks(section)
     out += [Heading("Figures", 2), *(Image(f.path, f.title, f.caption) for f in figures)]
     out += [Paragraph(n, muted=True) for n in notes if n] or [Break()]

@@ -31,6 +31,15 @@ class Event(str, Enum):
     GATE = "gate"
     #: The trial: ``versions`` (package -> version it imported), ``pins`` (its variant's pins).
     VERSIONS = "versions"
+    #: A ``--parallel`` trial (worker/node_set.py), once its placement group on its nodes was placed or not:
+    #: ``placed``, ``placement_s``, ``node_ids``, ``bundles`` (the node of each bundle, the driver's first).
+    PLACEMENT = "placement"
+    #: A ``--parallel`` trial, once its trial actor (the driver) is up: ``node_id``, ``pid``, ``start_ticks``,
+    #: ``hostname``.
+    TRIAL_ACTOR = "trial_actor"
+    #: A ``--parallel`` trial, when one of its nodes died: ``node_ids`` (the dead ones), ``error`` (what the
+    #: driver saw, or null when a node was gone before the trial placed its group).
+    NODE_LOST = "node_lost"
     #: The trial, when its trainer cannot run the config: ``reason``.
     SKIPPED = "skipped"
     #: The trial, after the build: ``build_s``, ``torch_threads``, ``thread_pools``, ``affinity``,

@@ -139,6 +139,8 @@ class Manifest(_Part):
     """A fidelity diagnosis only: rlbench's own choices some trial left out; absent normally."""
     cluster: dict[str, Any] | None = None
     """``--address``: the cluster as probed (``rlbench.measure.machine.cluster_dict``); absent locally."""
+    parallel: str | None = None
+    """``--parallel``: ``N`` or ``auto`` (trials at once, each on a node set of its own); absent: one at a time."""
     cpu_energy_zones: list[dict[str, Any]] | None = None
     """The RAPL package zones read (``[]``: none readable); absent until a trial ran."""
     interrupted: bool | None = None

@@ -138,28 +138,77 @@ def probe_cluster(address: str, env: str | None = None, *, timeout_s: float = PR
     return info
 
 
-def prepare_cluster(address_arg: str | None, loaded, console) -> ClusterInfo | None:
+def parse_parallel(value: str | None) -> str | None:
+    """``--parallel``'s value checked: ``auto`` or a whole number of at least 1 (as text), or None; ClusterError else."""
+    if value is None or value == "auto" or (value.isdigit() and int(value) >= 1):
+        return value
+    raise ClusterError(f"--parallel {value}: give how many trials may run at once (1, 2, ...) or 'auto' (as many as "
+                       "the cluster has disjoint node sets for)")
+
+
+def prepare_cluster(address_arg: str | None, loaded, console, parallel: str | None = None) -> ClusterInfo | None:
     """For ``rlbench sweep``: the probed cluster when ``--address``/``RAY_ADDRESS`` is given, else None.
 
     Raises ClusterError (bad input, exit 2) for a ``ray://`` address, a spec that sets ``cpus``,
-    or a cluster the probe cannot use.
+    a cluster the probe cannot use, and ``--parallel`` without a cluster or with a spec it cannot run.
     """
     address = resolve_address(address_arg)
+    parallel = parse_parallel(parallel)
     if not address:
+        if parallel is not None:
+            raise ClusterError(f"--parallel {parallel} runs trials at once, each on nodes of its own, on a Ray cluster: "
+                               "give --address HOST:PORT (or RAY_ADDRESS), or drop --parallel")
         return None
-    problem = check_spec_for_cluster(loaded)
+    problem = check_spec_for_cluster(loaded, parallel=parallel is not None)
     if problem:
         raise ClusterError(problem)
     console.print(Text(plain(f"Ray cluster at {address}: probing its nodes ...")))
     info = probe_cluster(address)
+    how = ("every trial connects its own driver (no pinning, cpus emulation off)" if parallel is None else
+           f"--parallel {parallel}: {describe_node_sets(info)}; each trial's driver is an actor on its nodes")
     console.print(Text(plain(f"Ray cluster {info.gcs_address}: {len(info.nodes)} nodes, {info.total_cpus:g} CPUs "
-                             f"({info.available_resources.get('CPU', 0.0):g} free now), {info.total_gpus:g} GPUs; "
-                             "every trial connects its own driver (no pinning, cpus emulation off)")))
+                             f"({info.available_resources.get('CPU', 0.0):g} free now), {info.total_gpus:g} GPUs; {how}")))
     return info
+
+
+def describe_node_sets(info: ClusterInfo) -> str:
+    """``2 node types: 3 x <type> (6 CPUs), ...``: what ``--parallel`` schedules on."""
+    from rlbench.spec.placement import by_type, node_rooms
+
+    kinds = by_type(node_rooms(info))
+    return f"{len(kinds)} node type{'s' * (len(kinds) != 1)}: " + "; ".join(
+        f"{len(ms)} x {t} ({sum(n.cpus for n in ms):g} Ray CPUs, {sum(n.gpus for n in ms):g} GPUs)" for t, ms in kinds.items())
+
+
+#: How long the sweep's release of a killed ``--parallel`` trial may take (connect, wait, check every node).
+RELEASE_TIMEOUT_S = 120.0
+
+
+def release_killed_trial(address: str, job_id: str, *, timeout_s: float = RELEASE_TIMEOUT_S) -> dict[str, Any] | None:
+    """For a ``--parallel`` trial killed from outside (timeout, memory limit), whose own release check never ran:
+    from a short-lived child process (the sweep holds no Ray connection), wait until the job's actors are dead and
+    their processes gone from the nodes, so its nodes go to the next trial empty. The check's fields, or None."""
+    if not job_id.isalnum():  # read back from the trial's events: a hex id, nothing else goes on a command line
+        return None
+    cmd = [sys.executable, "-m", "rlbench.run.cluster", "release", address, job_id]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return None
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    return json.loads(lines[-1]) if done.returncode == 0 and lines else None
+
+
+def _release(address: str, job_id: str) -> dict[str, Any]:
+    from rlbench.worker.cluster_trial import release_job
+
+    return release_job(address, job_id, None)
 
 
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "probe":
         print(json.dumps(_probe(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None)), flush=True)
+    elif len(sys.argv) == 4 and sys.argv[1] == "release":
+        print(json.dumps(_release(sys.argv[2], sys.argv[3])), flush=True)
     else:
-        sys.exit("usage: python -m rlbench.run.cluster probe ADDRESS [ENV]")
+        sys.exit("usage: python -m rlbench.run.cluster probe ADDRESS [ENV] | release ADDRESS JOB_ID")

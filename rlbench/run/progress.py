@@ -242,3 +242,85 @@ def _phase(events: list[dict]) -> tuple[int, str]:
     if Event.RAY_INIT in names:
         return iterations, "building"
     return iterations, "starting Ray"
+
+
+class ParallelProgress(SweepProgress):
+    """The progress of a ``--parallel`` sweep: several trials run at once, each polled with its own events.
+
+    The ETA counts the parallelism: each running trial's remaining seconds and each queued trial's expected
+    ones (learnt as for one trial at a time, :class:`EtaEstimator`) spread over as many trials as have run at
+    once so far, and never less than the longest running trial's remaining time. It assumes the queue keeps
+    that many running; scripts/sim_cluster_schedule.py measures how far a real schedule falls behind that.
+    """
+
+    def __init__(self, console: Console, plans: list[TrialPlan], clock_s: Callable[[], float] = time.monotonic):
+        super().__init__(console, plans, clock_s)
+        self.running: dict[str, tuple[TrialPlan, float, list[dict]]] = {}
+        """Trial id -> (plan, when it started, its events so far)."""
+        self.peak = 0
+        """The most trials that have run at once: between one trial's end and the next one's start fewer run."""
+
+    def _queued(self) -> list[TrialWork]:
+        return [TrialWork.of(p) for p in self.plans if p.trial_id not in self.finished_ids and p.trial_id not in self.running]
+
+    def eta_s(self) -> float | None:
+        """Seconds left with as many trials at once as run now, or None before the first iteration."""
+        now = self.clock_s()
+        left = []
+        for plan, started, events in self.running.values():
+            its = timing(events, 0.0)
+            one = self.estimator.remaining_s([], TrialWork.of(plan), now - started, its.iteration_s if its else (),
+                                             its.start_s if its else None)
+            if one is None:
+                return None
+            left.append(one)
+        guess = self.estimator
+        if not guess.finished:  # the first guess, as one at a time: a running trial's cold start and pace so far
+            first = next((t for _, _, events in self.running.values() if (t := timing(events, 0.0)) is not None), None)
+            guess = EtaEstimator()
+            if first is not None:
+                guess.add(TrialTiming(first.start_s, first.iteration_s, FIRST_GUESS_END_S))
+        queued = guess.remaining_s(self._queued())
+        if queued is None:
+            return None
+        return max([*left, (sum(left) + queued) / max(1, len(left), self.peak)])
+
+    def start(self, plan: TrialPlan) -> None:
+        self.running[plan.trial_id] = (plan, self.clock_s(), [])
+        self.peak = max(self.peak, len(self.running))
+        self._update(0, "starting")
+
+    def poll(self, plan: TrialPlan, events: list[dict]) -> None:
+        _, started, _ = self.running[plan.trial_id]
+        self.running[plan.trial_id] = (plan, started, events)  # every event so far
+        self._update(0, "")
+
+    def _update(self, iteration: int, phase: str) -> None:
+        if self.progress is None:
+            return
+        done, parts = self.done, []
+        for trial_id, (plan, _, events) in self.running.items():
+            its, what = _phase(events)
+            done += min(its, self.per_trial[trial_id])
+            parts.append(f"{trial_id} {what} {its}/{plan.stop_iterations or '?'}")
+        self.progress.update(self.task, completed=done, eta=self._eta_text(),
+                             detail=f"{len(self.running)} running: {', '.join(parts)}")
+
+    def finish(self, plan: TrialPlan, record: TrialRecord) -> None:
+        _, started, events = self.running.pop(plan.trial_id)
+        slot_s = self.clock_s() - started
+        took = timing(events, slot_s)
+        if took is not None and record.status == "ok":
+            self.estimator.add(took)
+        self.done += self.per_trial[plan.trial_id]
+        self.finished_ids.add(plan.trial_id)
+        if self.progress is not None:
+            self._update(0, "")
+            return
+        iterations = len(took.iteration_s) if took else 0
+        where = ", ".join(n[:8] for n in plan.placement.node_ids) if plan.placement else "?"
+        self.console.print(plain(
+            f"[{len(self.finished_ids)}/{len(self.plans)}] {plan.trial_id} {describe(plan)} on {where}: {record.status}, "
+            f"{iterations} iteration{'s' if iterations != 1 else ''} in {slot_s:.1f} s; {len(self.running)} running; "
+            f"sweep {clock(self.clock_s() - self.t0)} elapsed, ETA {self._eta_text()}"),
+            highlight=False, markup=False, soft_wrap=True)

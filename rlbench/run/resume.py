@@ -16,7 +16,7 @@ from rlbench.results.manifest import Manifest
 from rlbench.results.records import read_record
 from rlbench.results.session import differences, incomparable
 from rlbench.spec.limits import MAX_SEED
-from rlbench.spec.plan import PlanError, TrialPlan, read_plan
+from rlbench.spec.plan import PLACED_KEYS, PlanError, TrialPlan, read_plan
 
 #: Spec keys a resume may change: they add trials or only affect trials not yet finished.
 RESUMABLE_SPEC_KEYS = ("grid", "repeats", "trial_timeout_s")
@@ -74,7 +74,12 @@ def plan_resume(folder: ResultsFolder, plans: list[TrialPlan], *, retry_failed: 
             old = read_plan(trial)
         except PlanError as e:
             raise OutDirError(f"cannot resume {out_dir}: {e}; choose another --out") from None
-        diffs = differences(old.model_dump(mode="json"), new.model_dump(mode="json"), skip=("timeout_s",))
+        # a --parallel trial's node set (and so its cpus) is chosen when its turn comes, and its skip reason names
+        # the nodes the probe found (one lost meanwhile changes the words): compared is whether it is skipped
+        placed_keys = PLACED_KEYS if old.parallel and new.parallel else ()
+        diffs = differences(old.model_dump(mode="json"), new.model_dump(mode="json"), skip=("timeout_s", *placed_keys))
+        if placed_keys and (old.skip_reason is None) != (new.skip_reason is None):
+            diffs.append(f"skip_reason: {old.skip_reason!r} -> {new.skip_reason!r}")
         if diffs:
             raise incomparable(out_dir, f"trial {trial_id} would now run differently (inserting grid values anywhere "
                                "but at the end of the first axis renumbers trials)", diffs)

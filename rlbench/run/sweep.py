@@ -38,6 +38,7 @@ from rlbench.run.raytoken import secure_ray
 from rlbench.run.manifest import manifest, run_facts
 from rlbench.run.resume import RESUMABLE_SPEC_KEYS, ResumePlan, plan_resume, recorded_seeds
 from rlbench.run.switches import with_switches
+from rlbench.run.parallel import PARALLEL_PRELOAD, ParallelRun
 from rlbench.run.trial import Launched, TrialLauncher, launch_trial, run_trial
 from rlbench.spec.model import LoadedSpec
 from rlbench.spec.plan import (
@@ -124,7 +125,8 @@ def _kill_leftovers(trial) -> int:
 def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list[str] | None = None,
               nvml=None, resume: bool = False, retry_failed: bool = False, cluster=None,
               powercap_root: str = POWERCAP_ROOT, pyspy: str | None = None,
-              while_forkserver_starts: Callable[[], None] | None = None, resume_with: str | None = None) -> SweepOutcome:
+              while_forkserver_starts: Callable[[], None] | None = None, resume_with: str | None = None,
+              parallel: str | None = None) -> SweepOutcome:
     """Plan, run and store a whole sweep into ``out_dir`` (tables are built by the caller).
 
     Raises :class:`~rlbench.results.lock.OutDirError` before writing anything when ``out_dir`` cannot be
@@ -136,7 +138,8 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
     ``while_forkserver_starts``: the caller's own slow work (the command imports its tables and report
     modules, 2.0 s), run while the fork server imports Ray, RLlib and torch on another core, before the env
     ceilings measure. ``resume_with``: the command that continues the folder (default: this sweep's, with
-    ``--resume``), named when the folder already holds results.
+    ``--resume``), named when the folder already holds results. ``parallel`` (with ``cluster``): ``--parallel``'s
+    ``N`` or ``auto``, trials at once each on a node set of its own (:mod:`rlbench.run.parallel`).
     """
     argv = list(argv or sys.argv)
     machine = probe_machine(nvml)
@@ -149,7 +152,7 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
     held = session.manifest  # None: a new folder
     seeds = repeat_seeds(loaded.spec, recorded_seeds(session.folder, held) if held is not None else None)
     if cluster is not None:  # --address: every trial a driver of that cluster (rlbench/run/cluster.py)
-        plans = plan_cluster_trials(loaded, cluster, seeds)
+        plans = plan_cluster_trials(loaded, cluster, seeds, parallel=parallel is not None)
     else:
         plans = plan_trials(loaded, machine, seeds)
     # a fidelity diagnosis only (switch_off, RLBENCH_SWITCH_OFF): said in every plan and the manifest
@@ -172,6 +175,8 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
                                      "normal rlbench measurement; which trials: switched_off in plan.json)"), style="yellow"))
         if cluster is not None:
             info.cluster = cluster_dict(cluster)
+            if parallel is not None:
+                info.parallel = parallel
         if session.manifest is not None:  # a resume: the first run's manifest goes on (its command, start)
             made, info = info, session.manifest
             info.spec, info.trial_ids, info.repeat_seeds = made.spec, made.trial_ids, seeds
@@ -180,7 +185,8 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
             info.begin_resume(argv, _now(), rerun=decision.rerun, kept=len(decision.keep))
         session.save(info)
         return _run_plans(loaded, session, plans, decision, info, console=console, nvml=nvml,
-                          powercap_root=powercap_root, pyspy=pyspy, while_forkserver_starts=while_forkserver_starts)
+                          powercap_root=powercap_root, pyspy=pyspy, while_forkserver_starts=while_forkserver_starts,
+                          parallel=ParallelRun(cluster, parallel) if parallel is not None else None)
 
 
 class TrialBatches:
@@ -192,8 +198,10 @@ class TrialBatches:
 
     def __init__(self, loaded: LoadedSpec, out_dir: Path, *, console: Console, machine: MachineInfo,
                  argv: list[str] | None = None, cluster=None, resume: bool = False, nvml=None,
-                 resume_with: str | None = None):
-        """``resume_with``: the command that continues the run, named when the folder already holds results."""
+                 resume_with: str | None = None, parallel: str | None = None):
+        """``resume_with``: the command that continues the run, named when the folder already holds results;
+        ``parallel``: ``--parallel``'s ``N`` or ``auto`` (with ``cluster``): each batch's trials at once."""
+        self.parallel = ParallelRun(cluster, parallel) if parallel is not None else None
         self.loaded, self.out_dir, self.console, self.nvml = loaded, Path(out_dir), console, nvml
         self.machine, self.argv, self.cluster, self.resume = machine, list(argv or sys.argv), cluster, resume
         self.resume_with = resume_with
@@ -225,6 +233,8 @@ class TrialBatches:
                 info = manifest(self.loaded, self.machine, [], self.argv)
                 if self.cluster is not None:
                     info.cluster = cluster_dict(self.cluster)
+                if self.parallel is not None:
+                    info.parallel = self.parallel.setting
             session.save(info)
         except BaseException:
             session.close()
@@ -239,7 +249,7 @@ class TrialBatches:
                                                      *(d for p in plans for d in p.differs_from_tune)]))
         statuses = dict(info.statuses)
         outcome = _run_plans(self.loaded, self.session, plans, ResumePlan(), info, console=self.console, nvml=self.nvml,
-                             powercap_root=POWERCAP_ROOT, said=self._said)
+                             powercap_root=POWERCAP_ROOT, said=self._said, parallel=self.parallel)
         self._said = True
         info.statuses = {**statuses, **info.statuses}
         self.session.save(info)
@@ -263,16 +273,21 @@ def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat()
 
 
-def resume_command(config: Path, out_dir: Path, quick: bool = False) -> str:
-    """The command that resumes this sweep (``quick``: a ``--quick`` one, which only ``--quick`` resumes)."""
-    return shlex.join(["rlbench", "sweep", str(config), *(["--quick"] if quick else []), "--out", str(out_dir),
-                       "--resume"])
+def resume_command(config: Path, out_dir: Path, quick: bool = False, address: str | None = None,
+                   parallel: str | None = None) -> str:
+    """The command that resumes this sweep (``quick``: a ``--quick`` one, which only ``--quick`` resumes; a
+    ``--parallel`` one's with its address and ``--parallel``)."""
+    extra = ["--address", address] if address else []
+    return shlex.join(["rlbench", "sweep", str(config), *(["--quick"] if quick else []), *extra,
+                       *(["--parallel", parallel] if parallel else []), "--out", str(out_dir), "--resume"])
 
 
 def _run_plans(loaded: LoadedSpec, session: WriteSession, plans: list[TrialPlan], decision: ResumePlan,
                info: Manifest, *, console: Console, nvml, powercap_root: str, pyspy: str | None = None,
-               while_forkserver_starts: Callable[[], None] | None = None, said: bool = False) -> SweepOutcome:
-    """``said``: the machine's notes (no GPU, no energy counter) were said already (a later batch)."""
+               while_forkserver_starts: Callable[[], None] | None = None, said: bool = False,
+               parallel: ParallelRun | None = None) -> SweepOutcome:
+    """``said``: the machine's notes (no GPU, no energy counter) were said already (a later batch). ``parallel``:
+    run trials at once, each on a node set of its own (:mod:`rlbench.run.parallel`)."""
     folder = session.folder
     outcome = SweepOutcome(folder.path, trial_ids=[p.trial_id for p in plans],
                            skip_groups={p.trial_id: g for p in plans if (g := skip_group(p)) is not None})
@@ -301,7 +316,8 @@ def _run_plans(loaded: LoadedSpec, session: WriteSession, plans: list[TrialPlan]
     # start a fresh process per trial: history and bisect preloaded torch and Ray for none)
     launcher = TrialLauncher(fresh_process=all("forkserver" in p.switched_off or (p.packages and p.packages.python)
                                                for p in to_run),
-                             frameworks=tuple(dict.fromkeys(p.config.framework for p in to_run)) or ("rllib",))
+                             frameworks=() if parallel else tuple(dict.fromkeys(p.config.framework for p in to_run))
+                             or ("rllib",), also=PARALLEL_PRELOAD if parallel else ())
     runnable = any(p.skip_reason is None for p in to_run)
     if runnable:
         launcher.warm()  # its imports run beside the caller's own (while_forkserver_starts), not in trial 1
@@ -326,6 +342,25 @@ def _run_plans(loaded: LoadedSpec, session: WriteSession, plans: list[TrialPlan]
         if nxt is not None:
             early[nxt.trial_id] = launch_trial(nxt, prepare(nxt), launcher, gpus, rapl, gated=True)
 
+    def close() -> None:
+        for trial_id, launched in early.items():  # stopped before its turn: no process left, no record
+            launched.end(folder.trial(trial_id))
+        if gpus is not None:
+            gpus.close()
+        order = {p.trial_id: i for i, p in enumerate(plans)}
+        outcome.records = sorted((r for r in outcome.records if r is not None), key=lambda r: order[r.trial_id])
+        info.end(_now(), interrupted=outcome.interrupted, statuses={r.trial_id: r.status for r in outcome.records})
+        session.save(info)
+
+    if parallel is not None:
+        from rlbench.run.parallel import run_parallel
+
+        try:
+            outcome.interrupted = run_parallel(to_run, folder, outcome.records, run=parallel, launcher=launcher,
+                                               console=console, prepare=prepare, pyspy=pyspy)
+        finally:
+            close()
+        return outcome
     try:
         with SweepProgress(console, to_run) as progress:
             for i, plan in enumerate(to_run):
@@ -360,12 +395,5 @@ def _run_plans(loaded: LoadedSpec, session: WriteSession, plans: list[TrialPlan]
     except KeyboardInterrupt:
         outcome.interrupted = True
     finally:
-        for trial_id, launched in early.items():  # stopped before its turn: no process left, no record
-            launched.end(folder.trial(trial_id))
-        if gpus is not None:
-            gpus.close()
-        order = {p.trial_id: i for i, p in enumerate(plans)}
-        outcome.records = sorted((r for r in outcome.records if r is not None), key=lambda r: order[r.trial_id])
-        info.end(_now(), interrupted=outcome.interrupted, statuses={r.trial_id: r.status for r in outcome.records})
-        session.save(info)
+        close()
     return outcome

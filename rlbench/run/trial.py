@@ -19,13 +19,14 @@ from dataclasses import dataclass
 
 from rlbench.adapters import get_adapter
 from rlbench.measure.profiler import TrialProfiler
-from rlbench.measure.utilization import UtilizationSampler
+from rlbench.measure.utilization import HARNESS_ROLE, UtilizationSampler
 from rlbench.results.events import Event
 from rlbench.results.files import open_append, remove_if_empty, write_atomic
 from rlbench.results.layout import TrialFolder
-from rlbench.results.records import TEARDOWN_CRASH, TrialRecord, write_record
+from rlbench.results.records import TrialRecord, write_record
 from rlbench.run.forkserver import stop_fork_server_unless
 from rlbench.run.processes import ProcessRef, kill_survivors, kill_tree
+from rlbench.run.verdict import TrialStop, exit_signal, verdict
 from rlbench.spec.plan import TrialPlan
 from rlbench.worker import trial as trial_process
 from rlbench.worker.nvml import Gpus
@@ -62,7 +63,9 @@ class TrialLauncher:
     (the :attr:`~rlbench.adapters.base.Adapter.preload_modules` of the sweep's ``frameworks``), or, with
     ``fresh_process``, each as a new Python process (a fidelity diagnosis)."""
 
-    def __init__(self, *, fresh_process: bool = False, frameworks: tuple[str, ...] = ("rllib",)) -> None:
+    def __init__(self, *, fresh_process: bool = False, frameworks: tuple[str, ...] = ("rllib",),
+                 also: tuple[str, ...] = ()) -> None:
+        """``also``: modules every trial imports whatever its framework (Ray, for ``--parallel`` trials)."""
         self.fresh_process = fresh_process
         # Ray's workers inherit the environment: make the caller's folder importable for them.
         cwd = os.getcwd()
@@ -73,7 +76,7 @@ class TrialLauncher:
             sys.path.insert(0, cwd)
         self.context = multiprocessing.get_context("forkserver")
         # only the frameworks the sweep runs: a plain sweep's server imports neither Ray nor torch
-        preload = [m for f in frameworks for m in get_adapter(f).preload_modules]
+        preload = [m for f in frameworks for m in get_adapter(f).preload_modules] + list(also)
         wanted = [trial_process.__name__, *dict.fromkeys(preload)]
         if not fresh_process:
             stop_fork_server_unless(wanted)
@@ -113,94 +116,6 @@ class TrialLauncher:
                                     name=f"rlbench-trial-{trial.trial_id}", daemon=False)
         proc.start()
         return proc
-
-
-def _verdict(plan: TrialPlan, trial: TrialFolder, exit_code: int | None, timed_out: bool,
-             stop: "TrialStop | None" = None) -> tuple[str, str | None]:
-    """(status, reason) of a finished trial process, from its events, its exit code and why the
-    sweep stopped it (timeout, memory limit, Ctrl-C)."""
-    events = trial.events()
-    end = next((e for e in reversed(events) if e.get("event") == Event.END), None)
-    error = next((e for e in reversed(events) if e.get("event") == Event.ERROR), None)
-    skipped = next((e for e in events if e.get("event") == Event.SKIPPED), None)
-    iterations = sum(e.get("event") == Event.ITERATION for e in events)
-    if stop is not None and stop.memory_bytes is not None:
-        return "failed", (f"out of memory: its processes used {stop.memory_bytes / 2**20:.0f} MiB, over "
-                          f"trial_memory_limit_bytes={plan.memory_limit_bytes} ({plan.memory_limit_bytes / 2**20:.0f} "
-                          f"MiB); killed with its process tree after {iterations} iterations")
-    if end is not None and end.get("status") == "skipped" and skipped:
-        return "skipped", skipped.get("reason")
-    if end is not None and end.get("status") == "ok":
-        return "ok", None
-    if (end is None or end.get("status") in ("interrupted", "failed")) and _teardown_started(plan, events):
-        # it trained (and fetched its node rows): every figure is written; how its process ended while its
-        # framework and runtime shut down changes none of them (an error then is raised after trained)
-        if error is not None:
-            how = f"it raised {error.get('error')}"
-        elif timed_out:
-            how = f"it was killed after trial_timeout_s={plan.timeout_s:g} s"
-        elif end is not None:
-            how = "it was interrupted (Ctrl-C or SIGTERM)"
-        elif stop is not None and stop.interrupted:
-            how = "it was interrupted (Ctrl-C or SIGTERM) and killed after the grace period"
-        else:
-            how = f"its process {'died' if exit_signal(exit_code) else 'exited'} ({_exit_text(exit_code)})"
-        return "ok", _teardown_note(events, how, iterations)
-    if timed_out:
-        return "timeout", (f"killed after trial_timeout_s={plan.timeout_s:g} s with its process tree, "
-                           f"after {iterations} iterations")
-    if stop is not None and stop.interrupted:
-        how = "stopped cleanly, Ray shut down" if end is not None else "killed after the grace period"
-        return "interrupted", f"interrupted (Ctrl-C or SIGTERM) after {iterations} iterations; {how}"
-    if error is not None:
-        return "failed", error.get("error")
-    how = _exit_text(exit_code)
-    if exit_code == -signal.SIGKILL:
-        how += ": the kernel's out-of-memory killer does this (see dmesg)"
-    tail = trial.log_tail()
-    return "failed", f"trial process died ({how}) after {iterations} iterations" + (f"; log: {tail}" if tail else "")
-
-
-def _teardown_started(plan: TrialPlan | None, events: list[dict]) -> bool:
-    """Whether the trial had finished measuring when it began to shut down: it wrote ``trained`` and, on a
-    cluster, its node samplers' rows (``node_sampling``) or why there are none (``node_sampling_error``)."""
-    names = {e.get("event") for e in events}
-    if Event.TRAINED not in names:
-        return False
-    on_cluster = plan is not None and bool(plan.ray_address)
-    return not on_cluster or bool(names & {Event.NODE_SAMPLING, Event.NODE_SAMPLING_ERROR})
-
-
-def _teardown_note(events: list[dict], how: str, iterations: int) -> str:
-    """The ``reason`` of an ok trial that ended in its teardown (:data:`TEARDOWN_CRASH` first): how, and when."""
-    when = ("after its runtime had shut down (shutdown_s recorded)" if any(e.get("event") == Event.SHUTDOWN for e in events)
-            else "while its framework and runtime shut down (shutdown_s unknown)")
-    return f"{TEARDOWN_CRASH}: {how} after it had trained, {when}; all {iterations} iterations were recorded"
-
-
-def _exit_text(exit_code: int | None) -> str:
-    """``signal 11, SIGSEGV`` or ``exit code 3``."""
-    if exit_code is None or exit_code >= 0:
-        return f"exit code {exit_code}"
-    try:
-        return f"signal {-exit_code}, {signal.Signals(-exit_code).name}"
-    except ValueError:  # a real-time or unknown signal: its number alone
-        return f"signal {-exit_code}"
-
-
-def exit_signal(exit_code: int | None) -> int | None:
-    """The signal that ended the trial process (multiprocessing's and Popen's negative exit code), or None."""
-    return -exit_code if exit_code is not None and exit_code < 0 else None
-
-
-@dataclass
-class TrialStop:
-    """Why the sweep stopped a trial before it ended by itself (at most one is set)."""
-
-    interrupted: bool = False
-    """The user pressed Ctrl-C (or the sweep got SIGTERM)."""
-    memory_bytes: int | None = None
-    """The trial's summed resident memory when it crossed its memory limit."""
 
 
 def _interrupt(proc, me: ProcessRef, grace_s: float) -> None:
@@ -267,8 +182,12 @@ def launch_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, g
     proc = launcher.start(trial, t0, gated, plan.packages.python if plan.packages else fresh)
     me = ProcessRef.of(proc.pid) or ProcessRef(proc.pid, -1)  # not reaped before join: still the trial
     hz = 0.0 if "sampler" in plan.switched_off else plan.sample_hz  # 0: a fidelity diagnosis, no rows
-    sampler = UtilizationSampler(proc.pid, t0_epoch=t0, hz=hz, gpus=gpus, adapter=get_adapter(plan.config.framework),
-                                 rapl=None if plan.ray_address else rapl).start()
+    # a --parallel trial's driver runs on its nodes: its process here is a harness, and its node samplers read
+    # the GPUs of its nodes (this machine's too, when it is one of them)
+    placed = plan.placement is not None
+    sampler = UtilizationSampler(proc.pid, t0_epoch=t0, hz=hz, gpus=None if placed else gpus,
+                                 adapter=get_adapter(plan.config.framework), rapl=None if plan.ray_address else rapl,
+                                 root_role=HARNESS_ROLE if placed else None).start()
     return Launched(proc, me, sampler, t0, gated, steal0)
 
 
@@ -288,60 +207,110 @@ def run_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, gpus
     the trial's Python processes are profiled in its steady state (:mod:`rlbench.measure.profiler`;
     ``pyspy``: the py-spy binary, default the installed one).
     """
-    launched = launched or launch_trial(plan, trial, launcher, gpus, rapl)
-    overlap_s = 0.0
-    if launched.gated:
-        overlap_s = time.time() - launched.t0_epoch
-        write_atomic(trial.gate, b"")
-    proc, me, sampler, t0 = launched.proc, launched.me, launched.sampler, launched.t0_epoch
-    profiler = TrialProfiler(trial, sampler, hz=plan.profile_hz, native=plan.profile_native,
-                             warmup_iterations=plan.warmup_iterations, stop_iterations=plan.stop_iterations,
-                             stop_seconds=plan.stop_seconds, t0_epoch=t0, roles=plan.profile_roles,
-                             cores=plan.cores, pyspy=pyspy)
-    deadline = time.monotonic() + plan.timeout_s
-    timed_out = False
-    stop = TrialStop()
-    tail = trial.tail()
+    run = TrialRun(plan, trial, launcher, gpus, on_poll, rapl, launched=launched, on_trained=on_trained, pyspy=pyspy)
     try:
-        while proc.exitcode is None:
-            proc.join(_PROFILE_POLL_S if profiler.enabled and profiler.t_stop_s is None else _POLL_S)
-            events = tail.poll()
-            profiler.poll(events)
-            if on_poll is not None:
-                on_poll(events)
-            if on_trained is not None and any(e.get("event") == Event.TRAINED for e in events):
-                on_trained, call = None, on_trained
-                call()
-            if proc.exitcode is None and time.monotonic() > deadline:
-                timed_out = True
-                kill_tree(me)
-                proc.join(10)
-            elif proc.exitcode is None and plan.memory_limit_bytes is not None:
-                rss = sampler.trial_rss_bytes
-                if rss > plan.memory_limit_bytes:
-                    stop.memory_bytes = rss
-                    kill_tree(me)
-                    proc.join(10)
+        while not run.poll():
+            pass
     except KeyboardInterrupt:
-        stop.interrupted = True
-        _interrupt(proc, me, INTERRUPT_GRACE_S)
+        run.stop.interrupted = True
+        _interrupt(run.proc, run.me, INTERRUPT_GRACE_S)
     finally:
-        profiler.finish()  # py-spy writes its files before anything of the trial is killed
-        left = launched.end(trial)
-    status, reason = _verdict(plan, trial, proc.exitcode, timed_out, stop)
-    # on a cluster, the trial itself killed any of its node processes that outlived its driver
-    release = trial.event(Event.CLUSTER_RELEASE)
-    record = TrialRecord(
-        trial_id=plan.trial_id, status=status, reason=reason, exit_code=proc.exitcode,
-        exit_signal=exit_signal(proc.exitcode), started_epoch=t0,
-        trial_wall_s=time.time() - t0, sampler_cpu_s=sampler.cpu_s, sampler_samples=sampler.samples,
-        leftover_processes_killed=left + len(release.get("processes_killed") or []), overlap_s=overlap_s,
-        host_steal_pct=steal_pct(launched.steal0, read_steal()),
-    )
-    from rlbench.results.tables import write_utilization  # pandas: imported by the sweep before the trials
-
-    write_utilization(trial.utilization, plan.trial_id, sampler.columns)
-    write_record(trial, record)  # last: its presence marks the trial finished
-    if stop.interrupted:
+        run.end()
+    record = run.record()
+    if run.stop.interrupted:
         raise KeyboardInterrupt
     return record
+
+
+class TrialRun:
+    """One running trial, watched a poll at a time: :func:`run_trial` polls one until it ends; the ``--parallel``
+    sweep (:mod:`rlbench.run.parallel`) polls several in turn. ``poll`` until True, then ``end`` (in a
+    ``finally``: profiles written, leftovers killed) and ``record`` (the verdict, stored)."""
+
+    def __init__(self, plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, gpus: Gpus | None,
+                 on_poll=None, rapl: Rapl | None = None, *, launched: Launched | None = None,
+                 on_trained=None, pyspy: str | None = None):
+        self.plan, self.trial, self.on_poll, self.on_trained = plan, trial, on_poll, on_trained
+        self.launched = launched = launched or launch_trial(plan, trial, launcher, gpus, rapl)
+        self.overlap_s = 0.0
+        if launched.gated:
+            self.overlap_s = time.time() - launched.t0_epoch
+            write_atomic(trial.gate, b"")
+        self.proc, self.me, self.sampler, self.t0 = launched.proc, launched.me, launched.sampler, launched.t0_epoch
+        self.profiler = TrialProfiler(trial, self.sampler, hz=plan.profile_hz, native=plan.profile_native,
+                                      warmup_iterations=plan.warmup_iterations, stop_iterations=plan.stop_iterations,
+                                      stop_seconds=plan.stop_seconds, t0_epoch=self.t0, roles=plan.profile_roles,
+                                      cores=plan.cores, pyspy=pyspy)
+        self.deadline = time.monotonic() + plan.timeout_s
+        self.timed_out = False
+        self.stop = TrialStop()
+        self.left = 0
+        self._tail = trial.tail()
+
+    def poll(self, wait_s: float | None = None) -> bool:
+        """Wait up to ``wait_s`` (default: the poll interval) for the trial process, read its new events,
+        enforce its timeout and memory limit; True once the process has exited."""
+        proc, profiler = self.proc, self.profiler
+        if proc.exitcode is not None:
+            return True
+        if wait_s is None:
+            wait_s = _PROFILE_POLL_S if profiler.enabled and profiler.t_stop_s is None else _POLL_S
+        proc.join(wait_s)
+        events = self._tail.poll()
+        profiler.poll(events)
+        if self.on_poll is not None:
+            self.on_poll(events)
+        if self.on_trained is not None and any(e.get("event") == Event.TRAINED for e in events):
+            self.on_trained, call = None, self.on_trained
+            call()
+        if proc.exitcode is None and time.monotonic() > self.deadline:
+            self.timed_out = True
+            kill_tree(self.me)
+            proc.join(10)
+        elif proc.exitcode is None and self.plan.memory_limit_bytes is not None:
+            rss = self.sampler.trial_rss_bytes
+            if rss > self.plan.memory_limit_bytes:
+                self.stop.memory_bytes = rss
+                kill_tree(self.me)
+                proc.join(10)
+        return proc.exitcode is not None
+
+    def ask_to_stop(self) -> None:
+        """Ctrl-C: ask the trial to stop cleanly (SIGINT; it records what it measured); :meth:`poll` until it has
+        exited, or kill it (:meth:`kill`) after the grace period."""
+        self.stop.interrupted = True
+        try:
+            if self.me.alive():  # not after its exit: its pid may be reaped (by the fork server) and reused
+                os.kill(self.proc.pid, signal.SIGINT)
+        except ProcessLookupError:
+            pass
+
+    def kill(self) -> None:
+        """Kill the trial's process tree now (a second Ctrl-C, or the grace period is over)."""
+        if self.proc.exitcode is None:
+            kill_tree(self.me)
+            self.proc.join(10)
+
+    def end(self) -> None:
+        """Write its profiles, stop sampling, kill what is left of it (call once, in a ``finally``)."""
+        self.profiler.finish()  # py-spy writes its files before anything of the trial is killed
+        self.left = self.launched.end(self.trial)
+
+    def record(self) -> TrialRecord:
+        """Judge the ended trial and store its utilization and its record (last: it marks the trial finished)."""
+        plan, trial, proc, t0 = self.plan, self.trial, self.proc, self.t0
+        status, reason = verdict(plan, trial, proc.exitcode, self.timed_out, self.stop)
+        # on a cluster, the trial itself killed any of its node processes that outlived its driver
+        release = trial.event(Event.CLUSTER_RELEASE)
+        record = TrialRecord(
+            trial_id=plan.trial_id, status=status, reason=reason, exit_code=proc.exitcode,
+            exit_signal=exit_signal(proc.exitcode), started_epoch=t0,
+            trial_wall_s=time.time() - t0, sampler_cpu_s=self.sampler.cpu_s, sampler_samples=self.sampler.samples,
+            leftover_processes_killed=self.left + len(release.get("processes_killed") or []), overlap_s=self.overlap_s,
+            host_steal_pct=steal_pct(self.launched.steal0, read_steal()),
+        )
+        from rlbench.results.tables import write_utilization  # pandas: imported by the sweep before the trials
+
+        write_utilization(trial.utilization, plan.trial_id, self.sampler.columns)
+        write_record(trial, record)  # last: its presence marks the trial finished
+        return record

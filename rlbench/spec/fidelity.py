@@ -30,13 +30,23 @@ MINIMAL_AGENTS = ("Ray's dashboard head and agent in the trial's private runtime
                   "under load 2, and the full agent's reporter uses about 0.5% of a core beside a trial; "
                   "switch_off: [agents] keeps them full)")
 
+#: Where a ``--parallel`` trial's driver runs, in place of :data:`ALWAYS`' first entry.
+IN_ACTOR = ("the driver (the Algorithm) runs in a Ray actor in the trial's placement group on its own nodes, as Tune's "
+            "trial actor does, but driven one call per iteration by rlbench's trial process (no Tune controller, "
+            "result logging or checkpoint syncing beside it); the trial holds whole nodes, no other trial of the "
+            "sweep on them while it runs")
+
 
 def tune_differences(config: TrialConfig, cpus: int, usable_cores: int, *, on_cluster: bool = False,
-                     profile_hz: int = 0, include_dashboard: bool = False, ray_runtime: bool = True) -> list[str]:
-    """What differs from Tune for this trial (:data:`ALWAYS` first, then what this config adds)."""
-    out = list(ALWAYS)
+                     profile_hz: int = 0, parallel: bool = False, include_dashboard: bool = False,
+                     ray_runtime: bool = True) -> list[str]:
+    """What differs from Tune for this trial (:data:`ALWAYS` first, then what this config adds); ``parallel``:
+    a ``--parallel`` trial, whose driver is a trial actor on its nodes (:data:`IN_ACTOR`)."""
+    out = [IN_ACTOR, *ALWAYS[1:]] if parallel else list(ALWAYS)
     r, t = config.resources, config.threads
-    if on_cluster:
+    if parallel:
+        pass  # num_cpus_for_main_process sizes the trial actor, as Tune's
+    elif on_cluster:
         out.append(f"num_cpus_for_main_process={r.num_cpus_for_main_process} reserves nothing on the cluster: the "
                    "driver runs beside rlbench (Tune's trial actor would take them from the cluster)")
     elif cpus < usable_cores:

@@ -19,6 +19,7 @@ from rlbench.measure.machine import ClusterInfo, MachineInfo
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import ResultsFolder, TrialFolder
 from rlbench.spec.fidelity import tune_differences
+from rlbench.spec.placement import Placement, largest_node_set, node_rooms, node_set_skip_reason, trial_bundles
 from rlbench.spec.model import GridPoint, LoadedSpec, SpecError, StopTarget, SweepSpec, TrialConfig
 from rlbench.spec.relative import resolve
 from rlbench.spec.seeds import SEED_LIMIT, derive_seed
@@ -84,6 +85,11 @@ class TrialPlan(BaseModel):
     ray_address: Union[str, None] = None
     """GCS address of the Ray cluster the trial's driver connects to (``--address``); None: a private local
     runtime. On a cluster ``cores`` are empty (no pinning); ``cpus``, ``ray_cpus``, ``gpus``: the cluster's."""
+    parallel: bool = False
+    """Planned for ``--parallel``: against the node sets it can get, to run on one of its own (``placement``)."""
+    placement: Union[Placement, None] = None
+    """``--parallel``: the node set the trial runs on and its placement group's bundles, chosen when its turn came
+    (:mod:`rlbench.run.schedule`); its trainer then runs in a trial actor there. None: every other trial."""
     differs_from_tune: list[str] = []
     """How this trial differs from the same configuration under Ray Tune, in words (:mod:`~rlbench.spec.fidelity`)."""
     switched_off: list[str] = []
@@ -286,30 +292,63 @@ def _plan_problem(trial: TrialFolder) -> "TrialPlan | str":
 
 
 def plan_cluster_trials(loaded: LoadedSpec, cluster: ClusterInfo,
-                        seeds: list[int | None] | None = None) -> list[TrialPlan]:
+                        seeds: list[int | None] | None = None, *, parallel: bool = False) -> list[TrialPlan]:
     """Plan every trial for the cluster: no pinning, Ray's CPUs/GPUs = the cluster's, the address set
-    (``cpus``, machine-size emulation by pinning, has no meaning there: :func:`check_spec_for_cluster`)."""
+    (``cpus``, machine-size emulation by pinning, has no meaning there: :func:`check_spec_for_cluster`).
+
+    ``parallel`` (``--parallel``): each trial runs on a node set of its own (:mod:`rlbench.spec.placement`), so it is
+    planned against the node sets it can get, not the cluster's totals: skipped when no node type's nodes hold
+    its bundles together, and its ``cpus`` are those of the node set it would get on the whole cluster (the
+    set it gets when its turn comes replaces them, with its ``placement``)."""
     total_cpus = int(cluster.total_cpus)
     machine = MachineInfo(hostname=f"ray cluster {cluster.gcs_address}", cpu_model="cluster",
                           logical_cores=total_cpus, physical_cores=None, usable_cores=list(range(max(total_cpus, 1))),
                           memory_bytes=0, gpus=[{}] * int(cluster.total_gpus))
+    rooms = node_rooms(cluster)
     plans = []
     for plan in plan_trials(loaded, machine, seeds):
+        duplicate = (plan.skip_reason or "").startswith(DUPLICATE)
+        cpus, gpus = total_cpus, int(cluster.total_gpus)
+        if parallel:
+            demand = get_adapter(plan.config.framework).resource_demand(plan.config)
+            bundles = trial_bundles(demand)
+            reason = node_set_skip_reason(bundles, rooms, demand.describe_actors() or "no actors")
+            fits = largest_node_set(bundles, rooms)
+            if fits is not None:
+                cpus, gpus = int(fits.node_cpus), int(fits.node_gpus)
+        else:
+            reason = cluster_skip_reason(plan.config, cluster)
         plans.append(plan.model_copy(update={
-            "cpus": total_cpus, "cores": [], "driver_cores": [], "ray_cpus": total_cpus,
-            "gpus": int(cluster.total_gpus), "ray_address": cluster.gcs_address,
-            "differs_from_tune": tune_differences(plan.config, total_cpus, total_cpus, on_cluster=True,
-                                                  profile_hz=plan.profile_hz),
-            "skip_reason": (plan.skip_reason if (plan.skip_reason or "").startswith(DUPLICATE)
-                            else cluster_skip_reason(plan.config, cluster)),
+            "cpus": cpus, "cores": [], "driver_cores": [], "ray_cpus": cpus,
+            "gpus": gpus, "ray_address": cluster.gcs_address,
+            "differs_from_tune": tune_differences(plan.config, cpus, cpus, on_cluster=True,
+                                                  profile_hz=plan.profile_hz, parallel=parallel),
+            "skip_reason": plan.skip_reason if duplicate else reason, "parallel": parallel,
         }))
     return plans
 
 
-def check_spec_for_cluster(loaded: LoadedSpec) -> str | None:
-    """Why the spec cannot run on a cluster (it sets ``cpus``), or None."""
+def placed(plan: TrialPlan, where: Placement) -> TrialPlan:
+    """The plan of a ``--parallel`` trial whose turn has come, on the node set ``where``: its ``cpus`` and ``gpus``
+    are that set's."""
+    return plan.model_copy(update={"placement": where, "cpus": int(where.node_cpus), "ray_cpus": int(where.node_cpus),
+                                   "gpus": int(where.node_gpus)})
+
+
+#: What a ``--parallel`` trial's plan gets when its turn comes (:func:`placed`), and why a trial is skipped in words
+#: that name the cluster's nodes as probed: a resume compares everything else, and whether a trial is skipped.
+PLACED_KEYS = ("placement", "cpus", "ray_cpus", "gpus", "skip_reason")
+
+
+def check_spec_for_cluster(loaded: LoadedSpec, *, parallel: bool = False) -> str | None:
+    """Why the spec cannot run on a cluster (it sets ``cpus``), or with ``--parallel`` (a trial of
+    ``execution: script`` asks for what a trial actor cannot be), or None."""
     if loaded.spec.cpus is not None or any(p.config.cpus is not None for p in loaded.points):
         return (f"{loaded.source}: 'cpus' emulates a smaller machine by pinning the trial to local cores, "
                 "which has no meaning on a Ray cluster; remove 'cpus' (and any 'cpus' grid axis) to run with "
                 "--address, or drop --address to emulate machine sizes locally")
+    if parallel and any(p.config.execution == "script" for p in loaded.points):
+        return (f"{loaded.source}: execution: script runs the driver as a plain algo.train() loop in its own process, "
+                "but --parallel runs every driver as a Ray actor on the trial's nodes, as Tune does; drop "
+                "execution: script (and any execution axis or variant) to run with --parallel, or drop --parallel")
     return None

@@ -30,7 +30,7 @@ def connect_kwargs(address: str, env: str) -> dict[str, Any]:
 RELEASE_WAIT_S = 30.0
 
 
-def release_job(address: str, job_id: str, processes: dict[str, list[list[int | None]]], *,
+def release_job(address: str, job_id: str, processes: dict[str, list[list[int | None]]] | None, *,
                 wait_s: float = RELEASE_WAIT_S) -> dict[str, Any]:
     """After the trial's driver left: wait for the job's actors to be DEAD and for the processes the
     node samplers saw (``node_id -> [(pid, start ticks)]``) to be gone; kill any left after ``wait_s``.
@@ -39,7 +39,8 @@ def release_job(address: str, job_id: str, processes: dict[str, list[list[int | 
     driver leaves): it connects again briefly, reads the GCS actor table, then runs
     :func:`processes_gone` on every node that held a process of the trial, so the trial (and the
     sweep) ends only once none of its processes is alive anywhere. Returns the ``cluster_release``
-    event's fields.
+    event's fields. ``processes`` None (a trial killed before its samplers reported, released by the
+    sweep): the job's actors' pids from the GCS table, start times unknown, so waited for, never killed.
     """
     import ray
     from ray._private import state
@@ -58,6 +59,11 @@ def release_job(address: str, job_id: str, processes: dict[str, list[list[int | 
             if not left or time.monotonic() - t > wait_s:
                 break
             time.sleep(0.2)
+        if processes is None:
+            processes = {}
+            for a in table.values():
+                if a.get("Pid"):
+                    processes.setdefault(a["Address"]["NodeID"], []).append([int(a["Pid"]), None])
         alive_nodes = {n["NodeID"] for n in ray.nodes() if n.get("Alive")}
         from rlbench.worker.node_tasks import processes_gone
 
@@ -83,8 +89,12 @@ class ClusterTrial:
     samplers could not start still trains, and says so (``node_sampling_error``).
     """
 
-    def __init__(self, plan: Any, events: Any, folder: TrialFolder, adapter: Any):
+    def __init__(self, plan: Any, events: Any, folder: TrialFolder, adapter: Any, node_ids: list[str] | None = None,
+                 also: tuple[Any, ...] = ()):
+        """``node_ids``: the trial's own nodes (``--parallel``), the only ones sampled; None: every node. ``also``:
+        the adapters whose process names are read beside the trial's (:class:`~rlbench.worker.node_sampler.NodeSampling`)."""
         self.plan, self.events, self.folder, self.adapter = plan, events, folder, adapter
+        self.node_ids, self.also = node_ids, also
         self.sampling = None
         self.job_id: str | None = None
         self.processes: dict[str, list[list[int | None]]] = {}
@@ -98,11 +108,12 @@ class ClusterTrial:
         return {"ray_address": self.plan.ray_address, "job_id": self.job_id}
 
     def after_build(self) -> None:
-        """Start one sampler actor per alive node."""
+        """Start one sampler actor per alive node (per node of the trial's own, with ``node_ids``)."""
         from rlbench.worker.node_sampler import NodeSampling
 
         try:
-            self.sampling = NodeSampling(self.events.t0_epoch, self.plan.sample_hz, self.adapter)
+            self.sampling = NodeSampling(self.events.t0_epoch, self.plan.sample_hz, self.adapter, self.node_ids,
+                                         self.also)
         except Exception as e:
             self.events.write(Event.NODE_SAMPLING_ERROR, error=f"{type(e).__name__}: {e}"[:500])
 

@@ -43,15 +43,23 @@ class EventLog:
 
 def describe_error(error: BaseException) -> str:
     """``Type: message`` of the exception that started it all (RLlib re-raises an env's error as a
-    bare ``RuntimeError from e``), plus what it surfaced as when that differs."""
+    bare ``RuntimeError from e``), plus what it surfaced as when that differs. An error raised ``from None``
+    is where the story starts (its raiser put what it needed of the cause into its message)."""
     chain = [error]
-    while (cause := chain[-1].__cause__ or chain[-1].__context__) is not None and cause not in chain:
+    while (cause := _cause(chain[-1])) is not None and cause not in chain:
         chain.append(cause)
     root = chain[-1]
     text = f"{type(root).__name__}: {root}".rstrip(": ")
     if root is not error:
         text += f" (surfaced as {type(error).__name__}{': ' + str(error) if str(error) else ''})"
     return text
+
+
+def _cause(error: BaseException) -> BaseException | None:
+    """What ``error`` was raised from, or during; None after ``raise ... from None``."""
+    if error.__cause__ is not None:
+        return error.__cause__
+    return None if error.__suppress_context__ else error.__context__
 
 
 def _json_default(value: Any) -> Any:

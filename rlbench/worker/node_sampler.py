@@ -17,7 +17,10 @@ with ``NodeAffinitySchedulingStrategy(node_id, soft=False)``). Each one, at ``sa
   extras, monitor, dashboard, log_monitor) on the one node of that machine chosen to own them
   (the head when it is there), so that nodes sharing a machine never count a process twice;
 - reads each process's CPU time and RSS from ``/proc/<pid>/stat`` and the node's per-core busy
-  time from ``/proc/stat`` (Linux only).
+  time from ``/proc/stat`` (Linux only);
+- reads every other process of its machine, and adds up the CPU time of those that are neither the
+  trial's nor Ray's own: ``foreign_cpu_s`` (:mod:`rlbench.worker.foreign`: another job's actor on
+  the node, a stray process on its machine).
 
 Rows carry ``node_id`` and ``node_ip``. The actor's own process is not sampled; its CPU time is
 reported next to the rows. Time: each node's clock offset to the driver is measured once (half a
@@ -35,6 +38,7 @@ import re
 import time
 from typing import Any, Iterable
 
+from rlbench.worker.foreign import ForeignCpu, foreign_pids
 from rlbench.worker.procfs import all_stats, parse_stat, read_cmdline, read_stat
 from rlbench.worker.sampling import CoreBusy, GpuEnergy, ProcessCpu, Rows, TickLoop
 
@@ -63,7 +67,10 @@ def actor_roles(actors: Iterable[dict[str, Any]], node_id: str, class_roles: dic
             continue
         if (a.get("Address") or {}).get("NodeID") != node_id:
             continue
-        out[pid] = class_roles.get(a.get("ActorClassName", ""), "other")
+        # Ray names a class made inside a function by its qualified name: RLlib's remote learner is
+        # "create_executable_class.<locals>._WrappedExecutable" in the GCS table (Ray 2.60, measured)
+        name = a.get("ActorClassName", "")
+        out[pid] = class_roles.get(name, class_roles.get(name.rsplit(".", 1)[-1], "other"))
     return out
 
 
@@ -131,7 +138,8 @@ class NodeSampler:
 
     def __init__(self, node_id: str, node_ip: str, job_id: str, session_name: str, owns_unnamed: bool,
                  class_roles: dict[str, str], system_titles: list[str], hz: float, per_core: bool = True,
-                 read_gpus: bool = False, nvml: Any = None):
+                 read_gpus: bool = False, nvml: Any = None, cluster_nodes: list[str] = (),
+                 exclude_trees: list[int] = ()):
         self.node_id, self.node_ip, self.job_id = node_id, node_ip, job_id
         self.session_name, self.owns_unnamed = session_name, owns_unnamed
         self.class_roles, self.system_titles = class_roles, system_titles
@@ -140,6 +148,13 @@ class NodeSampler:
         """Read this machine's GPUs (one node per machine does, and not the driver's machine, whose
         GPUs the sweep's own sampler reads); ``nvml``: the NVML module (None: pynvml)."""
         self._gpus = None
+        self.cluster_nodes, self.exclude_trees = list(cluster_nodes) or [node_id], list(exclude_trees)
+        """Every node id of the cluster; the processes (with all below them) that are the trial's own on
+        this machine although no actor: its process on the submitting machine (foreign accounting)."""
+        self.foreign: dict[int, str] = {}
+        self._foreign = ForeignCpu()
+        self._first_t_s: float | None = None
+        self._last_t_s: float | None = None
         self.t0_epoch = 0.0
         self.rows = Rows(node_id, node_ip)
         self.roles: dict[int, str] = {}
@@ -178,6 +193,8 @@ class NodeSampler:
             self._gpus.close()
         return {"node_id": self.node_id, "node_ip": self.node_ip, "columns": self.rows.columns(),
                 "samples": self.samples, "sampler_cpu_s": self.cpu_s,
+                "foreign_cpu_s": self._foreign.cpu_s, "foreign": self._foreign.processes(),
+                "sampled_s": (self._last_t_s - self._first_t_s) if self._first_t_s is not None else 0.0,
                 "actors": {str(k): v for k, v in self.actors_seen.items()},
                 "actor_start_ticks": {str(k): v for k, v in self.actor_start_ticks.items()},
                 "error": self.error}
@@ -189,9 +206,16 @@ class NodeSampler:
         table = state.actors(job_id=ray.JobID.from_hex(self.job_id))
         roles = actor_roles(table.values(), self.node_id, self.class_roles, exclude_pids=[os.getpid()])
         self.actors_seen.update(roles)
-        system = node_system_pids(_machine_procs(), node_id=self.node_id, session_name=self.session_name,
+        procs = _machine_procs()
+        system = node_system_pids(procs, node_id=self.node_id, session_name=self.session_name,
                                   owns_unnamed=self.owns_unnamed, system_titles=self.system_titles)
         self.roles = {**{pid: "ray_system" for pid in system}, **roles}
+        for pid in roles:
+            self._foreign.drop(pid)
+        self.foreign = foreign_pids(procs, node_id=self.node_id, cluster_nodes=self.cluster_nodes,
+                                    session_name=self.session_name, owns_unnamed=self.owns_unnamed,
+                                    ours=[*roles, *system, os.getpid()], exclude_trees=self.exclude_trees,
+                                    system_titles=self.system_titles)
 
     def _before(self) -> None:
         self.open_gpus()
@@ -237,6 +261,16 @@ class NodeSampler:
             cpu_pct = self._cpu.update(pid, mono, stat)
             if cpu_pct is not None:
                 self.rows.process(t_s, role, pid, cpu_pct, stat.rss_bytes)
+        for pid, title in list(self.foreign.items()):
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as f:
+                    stat = parse_stat(f.read())
+            except (OSError, ValueError, IndexError):
+                continue
+            self._foreign.read(pid, stat.start_ticks, stat.cpu_s, title)
+        if self._first_t_s is None:
+            self._first_t_s = t_s
+        self._last_t_s = t_s
         proc_stat = self._proc_stat()
         if proc_stat:
             for core, pct in self._cores.update(proc_stat):
@@ -253,28 +287,41 @@ class NodeSampler:
 class NodeSampling:
     """The trial driver's handle on its node samplers: start after build, :meth:`finish` at the end."""
 
-    def __init__(self, t0_epoch: float, hz: float, adapter: Any):
+    def __init__(self, t0_epoch: float, hz: float, adapter: Any, node_ids: list[str] | None = None,
+                 also: tuple[Any, ...] = ()):
+        """``node_ids``: sample these nodes only (a ``--parallel`` trial's own; its driver is the trial actor
+        on one of them, and this machine's GPUs are then read by a node sampler too, never by the sweep's).
+        ``also``: adapters whose actor classes and agent titles are read too (a ``--parallel`` trial of a
+        framework without a runtime of its own runs on Ray all the same: Ray's agents are Ray's, not foreign)."""
         import ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+        from rlbench.worker.trial_actor import TRIAL_ACTOR_CLASS
+
         # which actor classes and process titles are whose: the adapter knows its framework's names
-        class_roles = dict(adapter.actor_class_roles)
-        system_titles = list(adapter.system_titles)
+        class_roles = {k: v for a in (*also, adapter) for k, v in a.actor_class_roles.items()}
+        class_roles[TRIAL_ACTOR_CLASS] = "driver"
+        system_titles = list(dict.fromkeys(t for a in (adapter, *also) for t in a.system_titles))
         job_id = ray.get_runtime_context().get_job_id()
         session = os.path.basename(ray._private.worker._global_node.get_session_dir_path())
-        nodes = [{"node_id": n["NodeID"], "node_ip": n["NodeManagerAddress"],
+        alive = [{"node_id": n["NodeID"], "node_ip": n["NodeManagerAddress"],
                   "is_head": "node:__internal_head__" in n.get("Resources", {})}
                  for n in ray.nodes() if n.get("Alive")]
-        owners = unnamed_owners(nodes)
+        owners = unnamed_owners(alive)  # over every node: a machine's unnamed processes have one owner
+        nodes = [n for n in alive if node_ids is None or n["node_id"] in node_ids]
         driver_ip = ray.util.get_node_ip_address()
         actor_cls = ray.remote(num_cpus=0, max_restarts=0)(NodeSampler)
         self.job_id = job_id
         self.nodes = nodes
+        everyone = [n["node_id"] for n in alive]
         self.actors = [actor_cls.options(
             scheduling_strategy=NodeAffinitySchedulingStrategy(n["node_id"], soft=False),
             name=None).remote(n["node_id"], n["node_ip"], job_id, session, n["node_id"] in owners, class_roles,
                               system_titles, hz,
-                              read_gpus=n["node_id"] in owners and n["node_ip"] != driver_ip) for n in nodes]
+                              read_gpus=n["node_id"] in owners and (n["node_ip"] != driver_ip or node_ids is not None),
+                              cluster_nodes=everyone,
+                              exclude_trees=[os.getpid()] if n["node_ip"] == driver_ip else [])
+                       for n in nodes]
         t_start = time.perf_counter()
         ray.get([a.now.remote() for a in self.actors], timeout=60)  # every actor up before timing round trips
         self.clock_offsets_s: list[float] = []
@@ -300,22 +347,33 @@ class NodeSampling:
         import ray
 
         t = time.perf_counter()
-        results = ray.get([a.stop.remote() for a in self.actors], timeout=timeout_s)
-        for actor in self.actors:
+        refs = [a.stop.remote() for a in self.actors]
+        results, lost = [], []
+        for ref, actor, node in zip(refs, self.actors, self.nodes):
+            try:  # one at a time: a node that died mid-trial loses its own rows only
+                results.append(ray.get(ref, timeout=max(1.0, timeout_s - (time.perf_counter() - t))))
+            except ray.exceptions.RayError as e:
+                results.append(None)
+                lost.append({"node_id": node["node_id"], "error": f"{type(e).__name__}: {e}"[:300]})
             ray.kill(actor)
+        kept = [(r, pid, off, ticks) for r, pid, off, ticks in
+                zip(results, self.sampler_pids, self.clock_offsets_s, self.sampler_start_ticks) if r is not None]
+        results = [r for r, *_ in kept]
         summary = {
             "job_id": self.job_id,
             "start_s": self.start_s,
             "collect_s": time.perf_counter() - t,
             "nodes": [{"node_id": r["node_id"], "node_ip": r["node_ip"], "samples": r["samples"],
                        "sampler_cpu_s": r["sampler_cpu_s"], "sampler_pid": pid, "clock_offset_s": off,
-                       "error": r["error"],
+                       "error": r["error"], "sampled_s": r["sampled_s"], "foreign_cpu_s": r["foreign_cpu_s"],
+                       "foreign": r["foreign"],
                        "actors": [{"pid": int(p), "role": role} for p, role in r["actors"].items()]}
-                      for r, pid, off in zip(results, self.sampler_pids, self.clock_offsets_s)],
+                      for r, pid, off, _ in kept],
+            "lost": lost,
             # every process of the trial on each node, as (pid, start ticks): the trial waits for them
             # all to be gone after its driver leaves (rlbench.worker.cluster_trial.release_job)
             "processes": {r["node_id"]: [[int(p), r["actor_start_ticks"].get(p)] for p in r["actors"]]
-                          + [[pid, ticks]] for r, pid, ticks in zip(results, self.sampler_pids, self.sampler_start_ticks)},
+                          + [[pid, ticks]] for r, pid, _, ticks in kept},
         }
         return results, summary
 

@@ -29,11 +29,18 @@ class NoRuntime:
 
     cluster = None
 
+    def __init__(self, adapter: Any):
+        self.adapter = adapter
+
     def start(self) -> None:
         """Nothing: the trial writes no ``ray_init`` event."""
 
     def shutdown(self) -> None:
         """Nothing."""
+
+    def trainer(self, plan: TrialPlan, off: frozenset[str]) -> Any:
+        """The adapter's trainer, in this process."""
+        return self.adapter.trainer(plan.config, seed=plan.seed, without=off)
 
 
 class RayRuntime:
@@ -77,13 +84,24 @@ class RayRuntime:
                 stop_autoscaler_monitor(_ray_node())
             ray.shutdown()
 
+    def trainer(self, plan: TrialPlan, off: frozenset[str]) -> Any:
+        """The adapter's trainer, in this process (the driver)."""
+        return self.adapter.trainer(plan.config, seed=plan.seed, without=off)
 
-def runtime_for(adapter: Any, plan: TrialPlan, events: EventLog, folder: TrialFolder) -> NoRuntime | RayRuntime:
-    """The runtime the adapter names."""
+
+def runtime_for(adapter: Any, plan: TrialPlan, events: EventLog, folder: TrialFolder,
+                ray_adapters: tuple[Any, ...] = ()) -> Any:
+    """The runtime the adapter names; a trial placed on a node set (``--parallel``) runs its trainer in a Ray
+    actor on its nodes whatever its framework (:class:`~rlbench.worker.node_set.NodeSetRuntime`; ``ray_adapters``:
+    the frameworks' adapters that run on Ray, for the names of Ray's processes)."""
+    if plan.placement is not None:
+        from rlbench.worker.node_set import NodeSetRuntime
+
+        return NodeSetRuntime(plan, events, folder, adapter, ray_adapters)
     if adapter.runtime == "ray":
         return RayRuntime(plan, events, folder, adapter)
     if adapter.runtime is None:
-        return NoRuntime()
+        return NoRuntime(adapter)
     raise ValueError(f"adapter {adapter.name!r} names an unknown runtime {adapter.runtime!r}")
 
 

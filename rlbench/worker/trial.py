@@ -27,6 +27,8 @@ from rlbench.results.layout import TrialFolder
 from rlbench.worker.events import EventLog, describe_error
 from rlbench.worker.priority import nice_levels
 from rlbench.worker.procfs import all_stats, read_stat
+from rlbench.worker.threads import limit_thread_pools as _limit_thread_pools
+from rlbench.worker.threads import thread_pools as _thread_pools
 from rlbench.worker.versions import imported_versions, mismatches
 
 if TYPE_CHECKING:
@@ -124,26 +126,6 @@ def _affinities() -> dict[str, list]:
     return {"driver": sorted(os.sched_getaffinity(0)), "others": [list(s) for s in sorted(others)]}
 
 
-def _limit_thread_pools(n: int) -> None:
-    """Every BLAS and OpenMP pool in the driver to ``n`` threads, as Tune's trial actor has them: Ray
-    exports OMP_NUM_THREADS=n to the actor before anything loads. The fork server loaded numpy's
-    OpenBLAS with no such variable, so it has a thread per core; torch's own threads alone were set.
-    With that second BLAS thread, PPO ran 8% slower under rlbench than under Tune on 2 cores
-    (0.914-0.987 paired, 6 rounds; docs/MEASUREMENT.md 7)."""
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(limits=n)
-
-
-def _thread_pools() -> dict[str, int]:
-    """The driver's BLAS and OpenMP pools as they are (library -> threads), for the build event."""
-    from threadpoolctl import threadpool_info
-
-    return {f"{p['internal_api']}:{p['prefix']}": p["num_threads"] for p in threadpool_info()}
-
-
-
-
 
 
 def main(trial_dir: str, t0_epoch: float, gated: bool = False) -> int:
@@ -226,32 +208,37 @@ def _run(plan: TrialPlan, events: EventLog, folder: TrialFolder, gated: bool = F
         os.sched_setaffinity(0, plan.cores)
     os.environ["PYTHONPATH"] = _worker_pythonpath()
     adapter.quiet_logging()
-    if "threads" not in off:
+    if "threads" not in off and plan.placement is None:  # a --parallel trial's driver is its actor: it sets its own
         adapter.set_driver_threads(plan.torch_threads["driver"])
         _limit_thread_pools(plan.torch_threads["driver"])
-    runtime = runtime_for(adapter, plan, events, folder)
+    from rlbench.adapters import FRAMEWORKS
+
+    on_ray = tuple(get_adapter(f) for f in FRAMEWORKS if get_adapter(f).runtime == "ray")
+    runtime = runtime_for(adapter, plan, events, folder, on_ray)
     trainer = None
     try:  # a Ctrl-C during the runtime's start still shuts down what started
         runtime.start()
         cluster = runtime.cluster
         if gated:
             _wait_for_gate(folder, events)
-        trainer = adapter.trainer(plan.config, seed=plan.seed, without=off)
+        trainer = runtime.trainer(plan, off)
+        remote = plan.placement is not None  # its driver is a trial actor on its nodes (worker/node_set.py)
         reason = trainer.infeasible_reason()
         if reason:
             events.write(Event.SKIPPED, reason=reason)
             return "skipped"
         t = time.perf_counter()
         trainer.build()
-        build_s = time.perf_counter() - t
+        build_s = trainer.build_s if remote else time.perf_counter() - t
         other_cores = [c for c in plan.cores if c not in plan.driver_cores]
         if plan.config.resources.pin_driver and plan.driver_cores and other_cores and "affinity" not in off:
             _pin_tree(plan.driver_cores, other_cores)
         threads = trainer.set_threads({} if "threads" in off else plan.torch_threads)
         facts = trainer.facts()
-        events.write(Event.BUILD, build_s=build_s, torch_threads=threads, thread_pools=_thread_pools(),
-                     affinity=_affinities(),
-                     niceness=nice_levels({} if plan.ray_address else facts.get("env_runner_pids")), **facts)
+        driver = trainer.driver_state if remote else dict(
+            thread_pools=_thread_pools(), affinity=_affinities(),
+            niceness=nice_levels({} if plan.ray_address else facts.get("env_runner_pids")))
+        events.write(Event.BUILD, build_s=build_s, torch_threads=threads, **driver, **facts)
         if cluster is not None:
             cluster.after_build()
         _train(plan, trainer, events)
@@ -285,6 +272,9 @@ def _train(plan: TrialPlan, trainer: Trainer, events: EventLog) -> None:
         trainer.train()
         wall_s = time.perf_counter() - t
         t_end_s = events.now_s()
+        if plan.placement is not None:  # timed where it ran, in its trial actor on a node: no round trip
+            wall_s = trainer.wall_s
+            t_start_s = t_end_s - wall_s
         timings = trainer.iteration()
         parts_s = timings.sample_s + timings.learn_s + timings.sync_s
         target_value = trainer.metric(target.metric) if target is not None else None

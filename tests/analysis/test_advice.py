@@ -79,3 +79,11 @@ def test_nothing_bought_is_said_only_with_evidence():
                                        env_steps_per_s=trials["env_steps_per_s"] * f) for r, f in enumerate((1, .98, 1.02))])
     (text,) = learner_cpu_findings(configs, repeats, iterations, ["num_cpus_for_main_process"])
     assert "(1.00x; 95% CI 0.9" in text and "The extra CPUs bought nothing worth having (1.00x the throughput)" in text
+
+
+def test_no_measured_configuration_no_finding():
+    """Every trial interrupted before a steady iteration (a --parallel sweep stopped early): nothing to say, no
+    KeyError (a filter over no rows once selected the frame's columns instead)."""
+    configs, trials, iterations = _tables((2.0, 1.6), sample_s=1.0)
+    configs["env_steps_per_s"] = float("nan")
+    assert learner_cpu_findings(configs, trials, iterations, ["num_cpus_for_main_process"]) == []

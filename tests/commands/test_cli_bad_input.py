@@ -134,6 +134,25 @@ def test_retry_failed_needs_resume(capsys, monkeypatch, tmp_path):
     assert not out.exists()
 
 
+@pytest.mark.parametrize("verb, flag", [("sweep", "auto"), ("sweep", "0"), ("autoconfig", "2")])
+def test_parallel_without_a_cluster(capsys, monkeypatch, tmp_path, verb, flag):
+    """--parallel runs trials at once on a cluster's nodes: without --address (or RAY_ADDRESS), or with a value
+    that is no count, one line says why and nothing runs."""
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.chdir(REPO)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(GOOD.replace("cpus: 2\n", ""))
+    extra = ["--budget", "5m"] if verb == "autoconfig" else []
+    code = main([verb, str(spec), "--out", str(tmp_path / "out"), "--parallel", flag, *extra])
+    captured = capsys.readouterr()
+    assert code == EXIT_BAD_INPUT
+    line = _one_error(captured.out + captured.err)
+    assert ("give how many trials may run at once" in line if flag == "0"
+            else f"--parallel {flag} runs trials at once, each on nodes of its own, on a Ray cluster: give --address"
+            in line)
+    assert not (tmp_path / "out").exists()
+
+
 def test_resume_of_an_incomparable_folder(capsys, monkeypatch, tmp_path):
     out = tmp_path / "out"
     (out / "trials").mkdir(parents=True)

@@ -12,6 +12,7 @@ from rlbench.results.records import TrialRecord
 from rlbench.run.progress import (
     FIRST_GUESS_END_S,
     EtaEstimator,
+    ParallelProgress,
     SweepProgress,
     TrialTiming,
     TrialWork,
@@ -127,3 +128,30 @@ def test_in_a_terminal_the_bar_counts_only_trials_that_run():
     assert progress.progress is not None
     assert progress.progress.tasks[0].total == 16
     assert progress.progress.tasks[0].fields["eta"] == "after the first iteration"
+
+
+def test_the_eta_of_a_parallel_sweep_spreads_the_work_over_the_trials_running():
+    data = {"name": "t", "environment": {"env": "CartPole-v1"}, "stop": {"iterations": 4}, "repeats": 4}
+    plans = plan_trials(spec_from_dict(data, check_envs=False), MachineInfo("test", "fake", 2, 2, [0, 1], 2**34, []))
+    out, now = io.StringIO(), FakeClock()
+    progress = ParallelProgress(Console(file=out, width=300), plans, clock_s=now)
+    with progress:
+        a, b, c, d = progress.plans
+        progress.start(a)
+        progress.start(b)
+        now.now = 12.0  # both: cold start 10 s, two 1-s iterations so far
+        progress.poll(a, _events(10.0, 1.0, 2))
+        progress.poll(b, _events(10.0, 1.0, 2))
+        # each running one: 2 more iterations + the first guess's end; the 2 queued: 10 + 4 + end each, spread
+        # over the 2 running
+        one = 2.0 + FIRST_GUESS_END_S
+        assert progress.eta_s() == pytest.approx((2 * one + 2 * (10.0 + 4.0 + FIRST_GUESS_END_S)) / 2)
+        now.now = 16.0
+        progress.poll(a, _events(10.0, 1.0, 4))
+        progress.finish(a, TrialRecord(trial_id=a.trial_id, status="ok"))  # learnt: start 10, 1 s/it, end 2
+        progress.start(c)
+        # b alone runs now (10 + 4 + 2 expected, 16 s in: nothing left but its end), c just started, d queued
+        # b: 2 of 4 iterations seen at 1 s each, 2 left + its end 2; c: 10 + 4 + 2; d queued: 16; over 2 running
+        assert progress.eta_s() == pytest.approx((4.0 + 16.0 + 16.0) / 2)
+    assert out.getvalue().splitlines()[-1].startswith("[1/4] t000r0 ")
+    assert "ok, 4 iterations in 16.0 s; 1 running; sweep 0:00:16 elapsed, ETA 0:00:18" in out.getvalue()

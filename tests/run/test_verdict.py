@@ -13,7 +13,8 @@ import pytest
 
 from rlbench.results.layout import TrialFolder
 from rlbench.results.records import TEARDOWN_CRASH
-from rlbench.run.trial import TrialStop, _verdict, exit_signal
+from rlbench.run.verdict import TrialStop, exit_signal
+from rlbench.run.verdict import verdict as _verdict
 
 #: _verdict reads the plan only for a timeout or a memory stop, neither of which these trials had.
 NO_PLAN = None

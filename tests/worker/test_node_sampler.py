@@ -120,3 +120,9 @@ def test_gpu_energy_counts_each_nodes_gpu_0_apart():
                          "gpu_energy_mj": int(watts * 1000 * (t - 1.0))})
     util = pd.DataFrame(rows)
     assert gpu_energy_j(util, (1.0, 3.0)) == pytest.approx(100.0 * 2 + 300.0 * 2)
+
+
+def test_a_class_made_in_a_function_is_read_by_its_own_name():
+    """Ray 2.60 lists RLlib's remote learner as create_executable_class.<locals>._WrappedExecutable (measured)."""
+    table = [actor("create_executable_class.<locals>._WrappedExecutable", 21, "A"), actor("TrialActor", 22, "A")]
+    assert actor_roles(table, "A", {**CLASS_ROLES, "TrialActor": "driver"}) == {21: "learner", 22: "driver"}

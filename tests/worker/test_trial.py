@@ -106,6 +106,18 @@ def test_lower_is_better_target_and_the_iteration_limit(tmp_path):
     assert trained == 3 and not [e for e in events if e["event"] == "target_reached"]
 
 
+def test_describe_error_starts_where_from_none_cuts_the_chain():
+    try:
+        try:
+            raise ConnectionError("socket closed")
+        except ConnectionError:
+            raise RuntimeError("node lost: n1 died while it ran (ConnectionError: socket closed)") from None
+    except RuntimeError as e:
+        assert describe_error(e) == "RuntimeError: node lost: n1 died while it ran (ConnectionError: socket closed)"
+
+
+
+
 def test_a_plan_it_cannot_read_fails_the_trial_with_one_line(tmp_path):
     """The trial process reads its plan inside its error handling (issue 42): a plan.json another rlbench wrote
     (here: learner_gpus beside a num_gpus_per_learner that says otherwise) fails that trial with one line in its
@@ -117,7 +129,7 @@ def test_a_plan_it_cannot_read_fails_the_trial_with_one_line(tmp_path):
     from conftest import REPO
 
     from rlbench.results.layout import ResultsFolder, TrialFolder
-    from rlbench.run.trial import _verdict
+    from rlbench.run.verdict import verdict
     from rlbench.spec.plan import write_plan
 
     plan = _plan()
@@ -133,4 +145,4 @@ def test_a_plan_it_cannot_read_fails_the_trial_with_one_line(tmp_path):
     error = events[1]["error"]
     assert error == (f"PlanError: {trial.plan} is not a plan this rlbench reads: config.learners: learner_gpus=1 "
                      "(old name num_gpus) means num_gpus_per_learner=1, but num_gpus_per_learner=0.5 is set too: keep one")
-    assert _verdict(plan, TrialFolder(trial.path), 1, False) == ("failed", error)
+    assert verdict(plan, TrialFolder(trial.path), 1, False) == ("failed", error)

@@ -63,13 +63,14 @@ class Driver:
 
     def __init__(self, setup: Setup, out_dir: Path, *, console: Console, machine: MachineInfo,
                  argv: list[str] | None = None, cluster=None, resume: bool = False, started_s: float | None = None,
-                 resume_with: str | None = None):
+                 resume_with: str | None = None, parallel: str | None = None):
         """``started_s``: ``time.monotonic()`` when the command started (the budget counts from there);
-        ``resume_with``: the command that continues the run (named when the folder already holds results)."""
+        ``resume_with``: the command that continues the run (named when the folder already holds results);
+        ``parallel``: ``--parallel``'s ``N`` or ``auto`` (each batch of the session's requests at once)."""
         self.setup, self.console, self.resume = setup, console, resume
         self.folder = ResultsFolder(Path(out_dir))
         self.batches = TrialBatches(setup.loaded, Path(out_dir), console=console, machine=machine, argv=argv,
-                                    cluster=cluster, resume=resume, resume_with=resume_with)
+                                    cluster=cluster, resume=resume, resume_with=resume_with, parallel=parallel)
         self.section, self.budget_s = setup.section, setup.budget_s
         self.state = State(self.folder)
         self.session: Session = setup.session()
@@ -109,6 +110,37 @@ class Driver:
         if result is None:  # no verdict although the sweep was not interrupted: count it failed
             result = TrialResult(request.request_id, None, 0.0, charged)
         return result
+
+    @property
+    def width(self) -> int:
+        """Trials it runs at once: ``--parallel``'s (the session then hands it batches, :meth:`run_many`), else 1."""
+        return self.batches.parallel.width if self.batches.parallel is not None else 1
+
+    def run_many(self, requests: Sequence[TrialRequest]) -> list[TrialResult]:
+        """Run requested trials at once (``--parallel``), each on nodes of its own; their results in order, each
+        charged its own trial's wall (launch to exit), the sweep's overhead around them not."""
+        shape = self.setup.shape
+        plans = []
+        for request in requests:
+            template = self.setup.templates[request.candidate_key]
+            tid = self.state.assign(request.request_id, template.index)
+            plans.append(request_plan(template, tid, request, stop_iterations=shape.stop_iterations,
+                                      stop_seconds=request.max_wall_s, cold_start_s=self.session.cold_estimate_s,
+                                      objective=self.section.objective))
+        outcome = self.batches.run(plans)
+        if outcome.interrupted:
+            raise _Interrupted
+        walls = {r.trial_id: r.trial_wall_s for r in outcome.records if r is not None}
+        results = []
+        for request, plan in zip(requests, plans):
+            self.ran += 1
+            charged = walls.get(plan.trial_id) or 0.0
+            self.state.trials[request.request_id]["charged_s"] = charged
+            result = read_result(self.folder, plan.trial_id, request.request_id, self.section.objective, charged)
+            results.append(result or TrialResult(request.request_id, None, 0.0, charged))
+        self.state.data["elapsed_s"] = self.elapsed_s()
+        self.state.save()
+        return results
 
     def probes(self, requests: Sequence[TrialRequest]) -> ProbeCosts | None:
         plans = {r.candidate_key: self._plan_of(r) for r in requests}
@@ -210,8 +242,8 @@ class Driver:
 
 def run_autoconfig(setup: Setup, out_dir: Path, *, console: Console, machine: MachineInfo, argv: list[str] | None = None,
                    cluster=None, resume: bool = False, started_s: float | None = None,
-                   resume_with: str | None = None) -> Outcome:
+                   resume_with: str | None = None, parallel: str | None = None) -> Outcome:
     """Run autoconfig into ``out_dir`` (see :class:`Driver`); raises OutDirError before writing anything
     when the folder cannot be used or holds another run."""
     return Driver(setup, out_dir, console=console, machine=machine, argv=argv, cluster=cluster,
-                  resume=resume, started_s=started_s, resume_with=resume_with).run_all()
+                  resume=resume, started_s=started_s, resume_with=resume_with, parallel=parallel).run_all()

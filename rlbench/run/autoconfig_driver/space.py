@@ -130,16 +130,18 @@ def _value_at(config: Any, path: tuple[str, ...]) -> Any:
     return node
 
 
-def _plans(loaded: LoadedSpec, machine: MachineInfo, cluster) -> list[TrialPlan]:
+def _plans(loaded: LoadedSpec, machine: MachineInfo, cluster, parallel: bool = False) -> list[TrialPlan]:
     seeds = [0] * loaded.spec.repeats
-    plans = plan_cluster_trials(loaded, cluster, seeds) if cluster is not None else plan_trials(loaded, machine, seeds)
+    plans = (plan_cluster_trials(loaded, cluster, seeds, parallel=parallel) if cluster is not None
+             else plan_trials(loaded, machine, seeds))
     return [p for p in plans if p.repeat == 0]
 
 
 def prepare(path: Path, *, budget: str | None, objective: str | None, machine: MachineInfo, cluster=None,
-            quick: bool = False) -> Setup:
-    """Read, validate and plan an autoconfig spec; raises SpecError (bad input: nothing run). ``quick``: for
-    ``rlbench sweep --quick``, which runs the baseline alone: no budget is needed, none is checked."""
+            parallel: bool = False, quick: bool = False) -> Setup:
+    """Read, validate and plan an autoconfig spec; raises SpecError (bad input: nothing run). ``parallel``: planned
+    for ``--parallel`` on ``cluster`` (against the node sets a trial can get). ``quick``: for ``rlbench sweep
+    --quick``, which runs the baseline alone: no budget is needed, none is checked."""
     path = Path(path)
     data, lines = read_yaml(path)
     if not isinstance(data, dict):
@@ -178,7 +180,7 @@ def prepare(path: Path, *, budget: str | None, objective: str | None, machine: M
     templates: dict[str, TrialPlan] = {}
     candidates: dict[str, Candidate] = {}
     notes = []
-    for plan in _plans(loaded, machine, cluster):
+    for plan in _plans(loaded, machine, cluster, parallel):
         named = {columns.get(c, c): v for c, v in plan.axes.items()}
         if plan.skip_reason is not None:
             notes.append(f"{', '.join(f'{a}={v}' for a, v in named.items())}: left out ({plan.skip_reason})")
@@ -188,7 +190,8 @@ def prepare(path: Path, *, budget: str | None, objective: str | None, machine: M
     if not candidates:
         raise SpecError(f"{path}: grid: no grid point can run on this machine ({'; '.join(notes[:2])}): "
                         "the search space is empty; use smaller values")
-    baseline_key, baseline_plan = _baseline(path, data, lines, section, axes, machine, cluster, len(loaded.points))
+    baseline_key, baseline_plan = _baseline(path, data, lines, section, axes, machine, cluster, len(loaded.points),
+                                            parallel)
     same = next((k for k, t in templates.items() if t.config == baseline_plan.config), None)
     searched = list(candidates)
     if same is not None:
@@ -241,7 +244,7 @@ def _duration(seconds: float) -> str:
 
 
 def _baseline(path: Path, data: dict, lines, section: AutoconfigSection, axes: list[str], machine: MachineInfo,
-              cluster, index: int) -> tuple[str, TrialPlan]:
+              cluster, index: int, parallel: bool = False) -> tuple[str, TrialPlan]:
     """The baseline's planned trial: the spec's base configuration with ``autoconfig.baseline``'s axes set."""
     by_column = {axis_column(a): a for a in axes}
     given = {by_column.get(k, k): v for k, v in section.baseline.items()}
@@ -250,7 +253,7 @@ def _baseline(path: Path, data: dict, lines, section: AutoconfigSection, axes: l
     base["repeats"] = 1
     try:
         loaded = spec_from_dict(base, source=path, lines=lines, check_envs=False)
-        plans = _plans(loaded, machine, cluster)
+        plans = _plans(loaded, machine, cluster, parallel)
     except SpecError as e:
         raise SpecError(f"autoconfig.baseline: {e}") from None
     plan = plans[0]
