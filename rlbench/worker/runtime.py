@@ -174,22 +174,21 @@ def stop_autoscaler_monitor(node: Any) -> int:
 
 
 def _ray_node() -> Any:
-    """This process's local Ray node (private API), or None."""
+    """This process's local Ray node (private API), or None: the session folder and the monitor's process come
+    from it; losing it costs the leftover check its session name and the shutdown its second back, nothing more."""
     try:
         import ray
 
         return ray._private.worker._global_node
-    except Exception:  # losing it costs the shutdown its second back, nothing more
+    except Exception:
         return None
 
 
 def _ray_session_dir() -> str | None:
     """The local Ray session's folder (its name is in every Ray system process's command line)."""
     try:
-        import ray
-
-        return ray._private.worker._global_node.get_session_dir_path()
-    except Exception:  # private API: losing it only weakens the leftover-process check
+        return _ray_node().get_session_dir_path()
+    except Exception:  # private API (no node: None has no such method): losing it only weakens the leftover check
         return None
 
 

@@ -14,6 +14,8 @@ def test_the_whole_machine_differs_only_in_where_the_driver_runs_the_instruments
     assert tune_differences(config(), 2, 2) == [*ALWAYS, MINIMAL_AGENTS]
     assert tune_differences(config(switch_off=["agents"]), 2, 2) == list(ALWAYS)
     assert tune_differences(config(), 2, 2, include_dashboard=True) == list(ALWAYS)
+    assert MINIMAL_AGENTS not in tune_differences(config(), 4, 4, on_cluster=True)  # a cluster's agents are its own
+    assert tune_differences(config(), 2, 2, ray_runtime=False) == list(ALWAYS)  # a framework without Ray
 
 
 def test_an_emulated_smaller_machine_pinning_and_hand_set_threads_are_named():

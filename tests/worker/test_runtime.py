@@ -6,8 +6,6 @@ from types import SimpleNamespace
 
 import ray._private.utils as ray_utils
 
-from rlbench.spec.fidelity import tune_differences
-from rlbench.spec.model import TrialConfig
 from rlbench.worker.runtime import minimal_agents, stop_autoscaler_monitor
 
 
@@ -35,19 +33,6 @@ def test_minimal_agents_restores_after_a_failed_init():
     except RuntimeError:
         pass
     assert ray_utils.get_dashboard_dependency_error is probe
-
-
-def _config(**kw) -> TrialConfig:
-    return TrialConfig.model_validate({"environment": {"env": "CartPole-v1"}, **kw})
-
-
-def test_the_plan_says_the_agents_are_minimal_where_they_are():
-    said = lambda lines: any("start minimal" in line for line in lines)  # noqa: E731
-    assert said(tune_differences(_config(), 2, 2))
-    assert not said(tune_differences(_config(switch_off=["agents"]), 2, 2))
-    assert not said(tune_differences(_config(), 2, 2, include_dashboard=True))
-    assert not said(tune_differences(_config(), 2, 2, on_cluster=True))
-    assert not said(tune_differences(_config(), 2, 2, ray_runtime=False))
 
 
 def test_the_autoscaler_monitor_is_killed_and_reaped_and_nothing_else():
