@@ -7,8 +7,6 @@ maps capped at :data:`~rlbench.report.style.MAX_HEATMAPS`).
 
 from __future__ import annotations
 
-import re
-import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,64 +22,18 @@ from rlbench.report import async_section
 from rlbench.report.autoconfig_section import autoconfig_blocks
 from rlbench.report import runners_section as inside
 from rlbench.report.config_plots import Figure, write_figures
+from rlbench.report.embed import other_figures
 from rlbench.report.learning_plots import write_learning_figures
 from rlbench.report.learning_section import learning_blocks, target_text
 from rlbench.report.next_spec import NextSpec, write_next_spec
 from rlbench.report.blocks import Block, Break, Bullets, Fields, Heading, Paragraph, Table, Verdicts, to_html, to_markdown
 from rlbench.report.blocks import Figure as Image
-from rlbench.report.style import MAX_HEATMAPS, MAX_MD_TRIALS, fmt, pct
+from rlbench.report.style import MAX_MD_TRIALS, fmt, pct
 from rlbench.report.nodes_section import node_blocks
 from rlbench.report.variants_section import variant_blocks
 from rlbench.results.files import write_atomic
-from rlbench.results.layout import REPORT_HTML, REPORT_MD, ResultsFolder
+from rlbench.results.layout import REPORT_HTML, REPORT_MD
 from rlbench.spec.model import SpecError
-
-
-#: A figure rlbench writes: its name is a :func:`~rlbench.report.style.file_stem` plus ``.png``.
-_FIGURE_NAME = re.compile(r"[A-Za-z0-9_-]{1,120}\.png")
-#: Largest figure embedded (bytes); rlbench's own are under 1 MiB.
-MAX_FIGURE_BYTES = 16 << 20
-_PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-
-
-def embeddable(path: Path) -> bool:
-    """Whether ``path`` can be a figure of ours: a regular file (not a symbolic link: one planted
-    in a folder from elsewhere would embed, and so leak, the file it points to), named as rlbench
-    names figures, a PNG by its first bytes, at most :data:`MAX_FIGURE_BYTES`."""
-    if not _FIGURE_NAME.fullmatch(path.name):
-        return False
-    try:
-        st = path.lstat()
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FIGURE_BYTES:
-            return False
-        with open(path, "rb") as f:
-            return f.read(len(_PNG_MAGIC)) == _PNG_MAGIC
-    except OSError:
-        return False
-
-
-def other_figures(out_dir: Path, mine: list[Figure]) -> tuple[list[Figure], str]:
-    """The PNGs already in ``plots/`` that the report's own figures are not (heat maps capped);
-    only those :func:`embeddable` says are figures of ours.
-
-    The per-trial ``throughput_vs_*`` plots stay in ``plots/`` but not in the report: the
-    per-configuration ``report_throughput_ci_*`` figure shows the same medians with their CIs.
-    """
-    own = {f.path.name for f in mine}
-    found = sorted(p for p in ResultsFolder(Path(out_dir)).plots.glob("*.png")
-                   if p.name not in own and not p.name.startswith(("report_", "throughput_vs_")) and embeddable(p))
-    heatmaps = [p for p in found if p.name.startswith("cpu_heatmap")]
-    rest = [p for p in found if not p.name.startswith("cpu_heatmap")]
-    note = ""
-    if len(heatmaps) > MAX_HEATMAPS:
-        note = f"{len(heatmaps)} per-trial heat maps are in plots/; the first {MAX_HEATMAPS} are shown."
-        heatmaps = heatmaps[:MAX_HEATMAPS]
-    titles = {"time_breakdown.png": "Time breakdown per trial", "cpu_by_role.png": "CPU used per role, per trial",
-              "cpu_alloc_vs_used.png": "CPU allocated vs used per role, per trial"}
-    for p in heatmaps:
-        titles[p.name] = f"Busy % per core over time, trial {p.stem.removeprefix('cpu_heatmap_')}"
-    figs = [Figure(p, titles.get(p.name, p.stem.replace("_", " ").capitalize())) for p in rest + heatmaps]
-    return figs, note
 
 
 def ci_text(row, column: str, digits: int = 0) -> str:

@@ -11,7 +11,6 @@ rules: :mod:`rlbench.analysis.runners`, :mod:`rlbench.analysis.profiles`, docs/A
 from __future__ import annotations
 
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from rlbench.analysis.findings import TRUNK_FRAC, no_dominance_text
 from rlbench.analysis.profiles import RoleProfile, role_stacks, short_file
 from rlbench.analysis.result_set import Analysis
 from rlbench.report.blocks import Block, FlameGraph, Heading, Paragraph, Table
+from rlbench.report.embed import embeddable_svg
 from rlbench.report.flamegraph import flamegraph_svg
 from rlbench.report.style import fmt, pct
 from rlbench.results.files import write_atomic
@@ -34,8 +34,6 @@ TRUNK_NOTE = (f"functions on {TRUNK_FRAC:.0%} or more of the stacks with no time
 #: A flame graph rlbench writes, relative to the sweep folder (trial ids and roles are plain names);
 #: only such a path becomes a link, and only such a regular file is embedded.
 _FLAME_PATH = re.compile(r"trials/[A-Za-z0-9_-]{1,120}/profiles/flame-[a-z_]{1,40}\.svg")
-#: Largest flame graph embedded (bytes); rlbench's own stay under 1 MiB (MAX_BOXES boxes).
-MAX_FLAMEGRAPH_BYTES = 4 << 20
 SECTION_NOTE = ("Driver idle: share of each steady iteration the driver process was off-CPU. Weight sync: the "
                 "driver's side of RLlib's broadcast (one copy into the object store, calls sent without waiting), "
                 "so the bandwidth is not a link speed. Rules: docs/ANALYSIS.md.")
@@ -146,20 +144,6 @@ def _relative(report: InsideReport, path: Path) -> str | None:
     except ValueError:
         return None
     return rel if _FLAME_PATH.fullmatch(rel) else None
-
-
-def embeddable_svg(path: Path) -> bool:
-    """Whether ``path`` can be embedded: a regular file (a link planted in a folder from elsewhere
-    would embed, and so leak, what it points to) of at most :data:`MAX_FLAMEGRAPH_BYTES` that
-    starts as rlbench's SVGs do."""
-    try:
-        st = path.lstat()
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FLAMEGRAPH_BYTES:
-            return False
-        with open(path, "rb") as f:
-            return f.read(5) == b"<svg "
-    except OSError:
-        return False
 
 
 def section_blocks(report: InsideReport | None) -> list[Block]:

@@ -19,7 +19,6 @@ from rich.console import Console
 from rich.text import Text
 
 from rlbench.measure.machine import (
-    MachineInfo,
     cluster_dict,
     probe_machine,
     software_versions,
@@ -182,82 +181,11 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
             info.spec, info.trial_ids, info.repeat_seeds = made.spec, made.trial_ids, seeds
             if made.relative_values is not None:  # a resume may add grid points: their relative values resolved too
                 info.relative_values = made.relative_values
-            info.begin_resume(argv, _now(), rerun=decision.rerun, kept=len(decision.keep))
+            info.begin_resume(argv, now_iso(), rerun=decision.rerun, kept=len(decision.keep))
         session.save(info)
-        return _run_plans(loaded, session, plans, decision, info, console=console, nvml=nvml,
+        return run_plans(loaded, session, plans, decision, info, console=console, nvml=nvml,
                           powercap_root=powercap_root, pyspy=pyspy, while_forkserver_starts=while_forkserver_starts,
                           parallel=ParallelRun(cluster, parallel) if parallel is not None else None)
-
-
-class TrialBatches:
-    """A results folder that takes trials in batches (``rlbench autoconfig``): opened through the one
-    session (:func:`~rlbench.results.session.open_for_write`: a resume is checked as a sweep's is, its
-    format, spec, machine and software), locked while entered; each :meth:`run` appends the plans it is
-    given (one whose folder exists without a verdict is moved aside and run again, as a resume does), and
-    the manifest lists every trial run so far."""
-
-    def __init__(self, loaded: LoadedSpec, out_dir: Path, *, console: Console, machine: MachineInfo,
-                 argv: list[str] | None = None, cluster=None, resume: bool = False, nvml=None,
-                 resume_with: str | None = None, parallel: str | None = None):
-        """``resume_with``: the command that continues the run, named when the folder already holds results;
-        ``parallel``: ``--parallel``'s ``N`` or ``auto`` (with ``cluster``): each batch's trials at once."""
-        self.parallel = ParallelRun(cluster, parallel) if parallel is not None else None
-        self.loaded, self.out_dir, self.console, self.nvml = loaded, Path(out_dir), console, nvml
-        self.machine, self.argv, self.cluster, self.resume = machine, list(argv or sys.argv), cluster, resume
-        self.resume_with = resume_with
-        self.session: WriteSession | None = None
-        self._said = False
-
-    @property
-    def info(self) -> Manifest:
-        """The folder's manifest, as written last."""
-        assert self.session is not None and self.session.manifest is not None, "enter the batches first"
-        return self.session.manifest
-
-    def open(self) -> "TrialBatches":
-        """Check the folder (nothing written): before anything of it is read (autoconfig's state file)."""
-        if self.session is None:
-            facts = run_facts(self.loaded, self.machine, software_versions())
-            self.session = open_for_write(self.out_dir, "resume" if self.resume else "new", facts=facts,
-                                          resume_with=self.resume_with)
-        return self
-
-    def __enter__(self) -> "TrialBatches":
-        session = self.open().session.lock()
-        try:
-            secure_ray(self.console, create=self.cluster is None)
-            if session.manifest is not None:
-                info = session.manifest
-                info.begin_resume(self.argv, _now())
-            else:
-                info = manifest(self.loaded, self.machine, [], self.argv)
-                if self.cluster is not None:
-                    info.cluster = cluster_dict(self.cluster)
-                if self.parallel is not None:
-                    info.parallel = self.parallel.setting
-            session.save(info)
-        except BaseException:
-            session.close()
-            raise
-        return self
-
-    def run(self, plans: list[TrialPlan]) -> SweepOutcome:
-        """Run ``plans`` (trial ids new to the folder, or ones without a verdict) into the folder."""
-        info = self.info
-        info.trial_ids = list(dict.fromkeys([*(info.trial_ids or []), *(p.trial_id for p in plans)]))
-        info.differs_from_tune = list(dict.fromkeys([*info.differs_from_tune,
-                                                     *(d for p in plans for d in p.differs_from_tune)]))
-        statuses = dict(info.statuses)
-        outcome = _run_plans(self.loaded, self.session, plans, ResumePlan(), info, console=self.console, nvml=self.nvml,
-                             powercap_root=POWERCAP_ROOT, said=self._said, parallel=self.parallel)
-        self._said = True
-        info.statuses = {**statuses, **info.statuses}
-        self.session.save(info)
-        return outcome
-
-    def __exit__(self, *exc) -> None:
-        if self.session is not None:
-            self.session.close()
 
 
 def _say_profile(console: Console, plan: TrialPlan, profile: dict, noted: set[str]) -> None:
@@ -269,7 +197,8 @@ def _say_profile(console: Console, plan: TrialPlan, profile: dict, noted: set[st
     console.print(Text.assemble((f"{plan.trial_id} profile {status}", "yellow"), ": ", plain(str(note))))
 
 
-def _now() -> str:
+def now_iso() -> str:
+    """Now, UTC, ISO 8601 (the manifest's times)."""
     return dt.datetime.now(dt.timezone.utc).isoformat()
 
 
@@ -282,7 +211,7 @@ def resume_command(config: Path, out_dir: Path, quick: bool = False, address: st
                        *(["--parallel", parallel] if parallel else []), "--out", str(out_dir), "--resume"])
 
 
-def _run_plans(loaded: LoadedSpec, session: WriteSession, plans: list[TrialPlan], decision: ResumePlan,
+def run_plans(loaded: LoadedSpec, session: WriteSession, plans: list[TrialPlan], decision: ResumePlan,
                info: Manifest, *, console: Console, nvml, powercap_root: str, pyspy: str | None = None,
                while_forkserver_starts: Callable[[], None] | None = None, said: bool = False,
                parallel: ParallelRun | None = None) -> SweepOutcome:
@@ -349,7 +278,7 @@ def _run_plans(loaded: LoadedSpec, session: WriteSession, plans: list[TrialPlan]
             gpus.close()
         order = {p.trial_id: i for i, p in enumerate(plans)}
         outcome.records = sorted((r for r in outcome.records if r is not None), key=lambda r: order[r.trial_id])
-        info.end(_now(), interrupted=outcome.interrupted, statuses={r.trial_id: r.status for r in outcome.records})
+        info.end(now_iso(), interrupted=outcome.interrupted, statuses={r.trial_id: r.status for r in outcome.records})
         session.save(info)
 
     if parallel is not None:

@@ -20,7 +20,7 @@ import yaml
 from conftest import REPO
 
 from rlbench.commands import main
-from rlbench.report.document import embeddable
+from rlbench.report.embed import embeddable
 from rlbench.report.markdown import md_code, md_text
 from rlbench.results.layout import ResultsFolder
 

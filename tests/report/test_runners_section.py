@@ -10,7 +10,7 @@ import pandas as pd
 from conftest import REPO
 
 from rlbench.commands import main
-from rlbench.report.runners_section import embeddable_svg
+from rlbench.report.embed import embeddable_svg
 from rlbench.results.layout import ResultsFolder
 
 _spec = importlib.util.spec_from_file_location("bench_tables", REPO / "scripts" / "bench_tables.py")

@@ -2,7 +2,7 @@
 
 The decisions are the session's (:class:`rlbench.autoconfig.session.Session`: probe, plan, search, race);
 this module is its :class:`~rlbench.autoconfig.session.Runner`. It runs what the session asks as trials
-of the sweep's machinery (:class:`rlbench.run.sweep.TrialBatches`: one results folder, the usual
+of the sweep's machinery (:class:`rlbench.run.batches.TrialBatches`: one results folder, the usual
 per-trial files and tables, with ``phase``, ``rung`` and ``round`` in each plan), charges each what it
 cost as measured from outside (process start, Ray, build, env ceilings, shutdown included), reads each
 back from its files, and keeps the state a resume needs.
@@ -34,7 +34,7 @@ from rlbench.results.text import plain
 from rlbench.run.autoconfig_driver.space import Setup
 from rlbench.run.autoconfig_driver.trial_files import State, env_steps_from, probes_of, read_result, request_plan
 from rlbench.run.ceilings import measure_env_ceilings
-from rlbench.run.sweep import TrialBatches
+from rlbench.run.batches import TrialBatches
 from rlbench.spec.plan import TrialPlan
 
 

@@ -1,0 +1,94 @@
+"""A results folder that takes trials in batches: ``rlbench autoconfig``'s trials, run by the sweep's own machinery.
+
+Opened through the one session, as a sweep's folder is; each batch is run by :func:`rlbench.run.sweep.run_plans`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from rlbench.measure.machine import MachineInfo, cluster_dict, software_versions
+from rlbench.results.manifest import Manifest
+from rlbench.results.session import WriteSession, open_for_write
+from rlbench.run.manifest import manifest, run_facts
+from rlbench.run.parallel import ParallelRun
+from rlbench.run.raytoken import secure_ray
+from rlbench.run.resume import ResumePlan
+from rlbench.run.sweep import SweepOutcome, now_iso, run_plans
+from rlbench.spec.model import LoadedSpec
+from rlbench.spec.plan import TrialPlan
+from rlbench.worker.rapl import POWERCAP_ROOT
+
+
+class TrialBatches:
+    """A results folder that takes trials in batches (``rlbench autoconfig``): opened through the one
+    session (:func:`~rlbench.results.session.open_for_write`: a resume is checked as a sweep's is, its
+    format, spec, machine and software), locked while entered; each :meth:`run` appends the plans it is
+    given (one whose folder exists without a verdict is moved aside and run again, as a resume does), and
+    the manifest lists every trial run so far."""
+
+    def __init__(self, loaded: LoadedSpec, out_dir: Path, *, console: Console, machine: MachineInfo,
+                 argv: list[str] | None = None, cluster=None, resume: bool = False, nvml=None,
+                 resume_with: str | None = None, parallel: str | None = None):
+        """``resume_with``: the command that continues the run, named when the folder already holds results;
+        ``parallel``: ``--parallel``'s ``N`` or ``auto`` (with ``cluster``): each batch's trials at once."""
+        self.parallel = ParallelRun(cluster, parallel) if parallel is not None else None
+        self.loaded, self.out_dir, self.console, self.nvml = loaded, Path(out_dir), console, nvml
+        self.machine, self.argv, self.cluster, self.resume = machine, list(argv or sys.argv), cluster, resume
+        self.resume_with = resume_with
+        self.session: WriteSession | None = None
+        self._said = False
+
+    @property
+    def info(self) -> Manifest:
+        """The folder's manifest, as written last."""
+        assert self.session is not None and self.session.manifest is not None, "enter the batches first"
+        return self.session.manifest
+
+    def open(self) -> "TrialBatches":
+        """Check the folder (nothing written): before anything of it is read (autoconfig's state file)."""
+        if self.session is None:
+            facts = run_facts(self.loaded, self.machine, software_versions())
+            self.session = open_for_write(self.out_dir, "resume" if self.resume else "new", facts=facts,
+                                          resume_with=self.resume_with)
+        return self
+
+    def __enter__(self) -> "TrialBatches":
+        session = self.open().session.lock()
+        try:
+            secure_ray(self.console, create=self.cluster is None)
+            if session.manifest is not None:
+                info = session.manifest
+                info.begin_resume(self.argv, now_iso())
+            else:
+                info = manifest(self.loaded, self.machine, [], self.argv)
+                if self.cluster is not None:
+                    info.cluster = cluster_dict(self.cluster)
+                if self.parallel is not None:
+                    info.parallel = self.parallel.setting
+            session.save(info)
+        except BaseException:
+            session.close()
+            raise
+        return self
+
+    def run(self, plans: list[TrialPlan]) -> SweepOutcome:
+        """Run ``plans`` (trial ids new to the folder, or ones without a verdict) into the folder."""
+        info = self.info
+        info.trial_ids = list(dict.fromkeys([*(info.trial_ids or []), *(p.trial_id for p in plans)]))
+        info.differs_from_tune = list(dict.fromkeys([*info.differs_from_tune,
+                                                     *(d for p in plans for d in p.differs_from_tune)]))
+        statuses = dict(info.statuses)
+        outcome = run_plans(self.loaded, self.session, plans, ResumePlan(), info, console=self.console, nvml=self.nvml,
+                             powercap_root=POWERCAP_ROOT, said=self._said, parallel=self.parallel)
+        self._said = True
+        info.statuses = {**statuses, **info.statuses}
+        self.session.save(info)
+        return outcome
+
+    def __exit__(self, *exc) -> None:
+        if self.session is not None:
+            self.session.close()
