@@ -41,6 +41,11 @@ class AtariEnv(gym.Wrapper):
         if not game.startswith("ALE/"):
             raise ValueError(f"AtariEnv: game '{game}' is not an ALE id (ALE/<Game>-v5, e.g. ALE/Pong-v5)")
         base = gym.make(game, frameskip=1, full_action_space=False, repeat_action_probability=0.0)
-        super().__init__(wrap_atari_for_new_api_stack(base, dim=int(config.get("dim", 64)),
-                                                      frameskip=int(config.get("frameskip", 4)),
-                                                      framestack=int(config.get("framestack", 4)) or None))
+        super().__init__(
+            wrap_atari_for_new_api_stack(
+                base,
+                dim=int(config.get("dim", 64)),
+                frameskip=int(config.get("frameskip", 4)),
+                framestack=int(config.get("framestack", 4)) or None,
+            )
+        )

@@ -45,8 +45,17 @@ import numpy as np
 
 from envs.tiny import TinyEnv
 
-FAULTS = ("none", "raise", "hang", "memory", "segv", "segv_in_shutdown", "segv_in_close", "segv_after_shutdown",
-          "segv_after_end")
+FAULTS = (
+    "none",
+    "raise",
+    "hang",
+    "memory",
+    "segv",
+    "segv_in_shutdown",
+    "segv_in_close",
+    "segv_after_shutdown",
+    "segv_after_end",
+)
 
 
 class FaultyEnv(TinyEnv):

@@ -83,7 +83,7 @@ def read_self_timing(directory: str | Path) -> dict[int, tuple[float, int, int]]
     """pid -> (seconds inside step/reset, steps, resets) of every process that timed itself there."""
     out = {}
     for path in Path(directory).glob("*.timing"):
-        seconds, steps, resets = SELF_TIMING.unpack(path.read_bytes()[:SELF_TIMING.size])
+        seconds, steps, resets = SELF_TIMING.unpack(path.read_bytes()[: SELF_TIMING.size])
         out[int(path.stem)] = (seconds, steps, resets)
     return out
 

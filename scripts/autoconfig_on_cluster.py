@@ -62,26 +62,53 @@ def main() -> int:
     spec.write_text(SPEC)
     with local_cluster() as cluster:
         t = time.monotonic()
-        done = subprocess.run([sys.executable, "-m", "rlbench", "autoconfig", str(spec), "--budget", args.budget,
-                               "--address", cluster.address, "--out", str(out)], cwd=REPO, capture_output=True,
-                              text=True, env={**os.environ, "RAY_AUTH_TOKEN_PATH": str(cluster.token)})
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "rlbench",
+                "autoconfig",
+                str(spec),
+                "--budget",
+                args.budget,
+                "--address",
+                cluster.address,
+                "--out",
+                str(out),
+            ],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "RAY_AUTH_TOKEN_PATH": str(cluster.token)},
+        )
         wall_s = time.monotonic() - t
     print(done.stdout[-4000:], done.stderr[-2000:], sep="\n")
     print(f"exit {done.returncode} in {wall_s:.0f} s; results in {out}")
     answer = out / "autoconfig.json"
     if answer.is_file():
         data = json.loads(answer.read_text())
-        print(f"answer: {data['best']['key'] if data.get('best') else None}; {data['trials_run']} trials, "
-              f"{data['wall_s']:.0f} s of a {data['budget_s']:.0f} s budget")
+        print(
+            f"answer: {data['best']['key'] if data.get('best') else None}; {data['trials_run']} trials, "
+            f"{data['wall_s']:.0f} s of a {data['budget_s']:.0f} s budget"
+        )
     for plan_file in sorted((out / "trials").glob("*/plan.json")):
         plan = json.loads(plan_file.read_text())
         events = [json.loads(x) for x in (plan_file.parent / "events.jsonl").read_text().splitlines()]
         sampling = next((e for e in events if e["event"] == "node_sampling"), None)
-        nodes = sorted({n["node_id"][:8] for n in sampling["nodes"] for a in n["actors"] if a["role"] == "env_runner"}) \
-            if sampling else []
-        record = json.loads((plan_file.parent / "record.json").read_text()) if (plan_file.parent / "record.json").is_file() else {}
-        print(f"{plan['trial_id']}: {plan.get('phase')} ray_address={bool(plan.get('ray_address'))} "
-              f"status={record.get('status')} env runners on nodes {nodes}")
+        nodes = (
+            sorted({n["node_id"][:8] for n in sampling["nodes"] for a in n["actors"] if a["role"] == "env_runner"})
+            if sampling
+            else []
+        )
+        record = (
+            json.loads((plan_file.parent / "record.json").read_text())
+            if (plan_file.parent / "record.json").is_file()
+            else {}
+        )
+        print(
+            f"{plan['trial_id']}: {plan.get('phase')} ray_address={bool(plan.get('ray_address'))} "
+            f"status={record.get('status')} env runners on nodes {nodes}"
+        )
     return done.returncode
 
 

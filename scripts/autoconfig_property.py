@@ -30,10 +30,14 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--worlds", type=int, default=1000)
     args = p.parse_args()
-    print(f"{args.worlds} worlds x {len(BUDGETS)} budgets (multiples of the exhaustive sweep with 2 repeats); "
-          f"pick tolerance {100 * PICK_TOLERANCE:.0f}%")
-    print("| budget | refused up front | answered | over budget +10% | no answer with a reading | "
-          "buys 2 readings each | of those, picks within tolerance | within 5% | any answer within 5% |")
+    print(
+        f"{args.worlds} worlds x {len(BUDGETS)} budgets (multiples of the exhaustive sweep with 2 repeats); "
+        f"pick tolerance {100 * PICK_TOLERANCE:.0f}%"
+    )
+    print(
+        "| budget | refused up front | answered | over budget +10% | no answer with a reading | "
+        "buys 2 readings each | of those, picks within tolerance | within 5% | any answer within 5% |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     steps = collections.Counter()
     for multiple in BUDGETS:
@@ -55,8 +59,10 @@ def main() -> None:
                 c["two"] += 1
                 c["within"] += w.truth[answer.chosen_key] >= (1 - PICK_TOLERANCE) * best
                 c["within5"] += w.truth[answer.chosen_key] >= 0.95 * best
-        print(f"| {multiple:g}x | {c['refused']} | {c['answered']} | {c['over']} | {c['silent']} | {c['two']} | "
-              f"{c['within']} | {c['within5']} | {c['any5']} |")
+        print(
+            f"| {multiple:g}x | {c['refused']} | {c['answered']} | {c['over']} | {c['silent']} | {c['two']} | "
+            f"{c['within']} | {c['within5']} | {c['any5']} |"
+        )
     print("\nplans bought:")
     for multiple in BUDGETS:
         row = {step: n for (m, step), n in steps.items() if m == multiple}

@@ -76,8 +76,15 @@ def main() -> None:
     spec = out / "bench_accuracy.yaml"
     timing = out / "self_timing"
     timing.mkdir(exist_ok=True)
-    spec.write_text(SPEC.format(cost_us=args.cost_us, episode_len=args.episode_len, batch=args.batch,
-                                iterations=args.iterations, timing=timing))
+    spec.write_text(
+        SPEC.format(
+            cost_us=args.cost_us,
+            episode_len=args.episode_len,
+            batch=args.batch,
+            iterations=args.iterations,
+            timing=timing,
+        )
+    )
     load_before = os.getloadavg()
     t = time.perf_counter()
     outcome = run_sweep(load_spec(spec), out / "sweep", console=Console(file=io.StringIO()))
@@ -89,12 +96,18 @@ def main() -> None:
 
     own = read_self_timing(timing)
     print(f"sweep: {len(outcome.records)} trials in {sweep_s:.1f} s -> {out / 'sweep'}")
-    print(f"machine load (1-min average, {os.cpu_count()} cores): {load_before[0]:.2f} before, "
-          f"{os.getloadavg()[0]:.2f} after")
-    print(f"env cost {args.cost_us} us per step and per reset, episode_len {args.episode_len}, "
-          f"batch {args.batch}, {args.iterations - 1} steady iterations per trial\n")
-    header = (f"{'trial':8} {'runners':>7} {'envs/r':>6} {'steps':>6} {'expected_s':>10} {'measured_s':>10} "
-              f"{'error':>7} {'vs own':>7} {'sample_s':>8} {'speed-up':>8} {'allowed':>7} {'free':>5}")
+    print(
+        f"machine load (1-min average, {os.cpu_count()} cores): {load_before[0]:.2f} before, "
+        f"{os.getloadavg()[0]:.2f} after"
+    )
+    print(
+        f"env cost {args.cost_us} us per step and per reset, episode_len {args.episode_len}, "
+        f"batch {args.batch}, {args.iterations - 1} steady iterations per trial\n"
+    )
+    header = (
+        f"{'trial':8} {'runners':>7} {'envs/r':>6} {'steps':>6} {'expected_s':>10} {'measured_s':>10} "
+        f"{'error':>7} {'vs own':>7} {'sample_s':>8} {'speed-up':>8} {'allowed':>7} {'free':>5}"
+    )
     print(header)
     print("-" * len(header))
     base: dict[int, float] = {}
@@ -108,7 +121,9 @@ def main() -> None:
         expected_s = (steps + steps / args.episode_len) * args.cost_us / 1e6
         measured_s = float(mine["env_step_s"].sum()) * runners
         every = its[its["trial_id"] == row["trial_id"]]  # the env's own clock counts every iteration
-        pids = set(util[(util["trial_id"] == row["trial_id"]) & (util["role"] == "env_runner")]["pid"].dropna().astype(int))
+        pids = set(
+            util[(util["trial_id"] == row["trial_id"]) & (util["role"] == "env_runner")]["pid"].dropna().astype(int)
+        )
         own_s = sum(own[p][0] for p in pids if p in own)
         vs_own = 100 * (float(every["env_step_s"].sum()) * runners / own_s - 1) if own_s else float("nan")
         sample_s = float(mine["sample_s"].median())
@@ -117,13 +132,17 @@ def main() -> None:
         free = free_cores(util, row["trial_id"], mine["t_start_s"].min(), mine["t_end_s"].max(), int(row["cpus"]))
         speedup = base[envs] / sample_s if envs in base else float("nan")
         allowed = min(runners, free) / min(1.0, free) if free > 0 else float("nan")
-        print(f"{row['trial_id']:8} {runners:7d} {envs:6d} {steps:6d} {expected_s:10.3f} {measured_s:10.3f} "
-              f"{100 * (measured_s / expected_s - 1):+6.1f}% {vs_own:+6.1f}% {sample_s:8.3f} {speedup:8.2f} "
-              f"{allowed:7.2f} {free:5.2f}")
-    print("\nerror: measured env time (all runners) vs (steps + steps/episode_len resets) x cost; "
-          "vs own: the same over every iteration vs the env's own clock (only the wrappers around step); "
-          "speed-up: median sample_s of 1 runner / this trial's (same envs per runner); "
-          "allowed: min(runners, free cores) / min(1, free cores); free: cpus less other processes' load.")
+        print(
+            f"{row['trial_id']:8} {runners:7d} {envs:6d} {steps:6d} {expected_s:10.3f} {measured_s:10.3f} "
+            f"{100 * (measured_s / expected_s - 1):+6.1f}% {vs_own:+6.1f}% {sample_s:8.3f} {speedup:8.2f} "
+            f"{allowed:7.2f} {free:5.2f}"
+        )
+    print(
+        "\nerror: measured env time (all runners) vs (steps + steps/episode_len resets) x cost; "
+        "vs own: the same over every iteration vs the env's own clock (only the wrappers around step); "
+        "speed-up: median sample_s of 1 runner / this trial's (same envs per runner); "
+        "allowed: min(runners, free cores) / min(1, free cores); free: cpus less other processes' load."
+    )
 
 
 if __name__ == "__main__":

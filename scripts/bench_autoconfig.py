@@ -73,9 +73,11 @@ autoconfig:
 #: 16 step costs: three within 4% of the best (40-42 us; the plain trial adds about 9 us a step of its own),
 #: three more 7-25% behind, and ten over twice as slow, which the cost model can drop from their env
 #: ceilings alone. What share of a space the model can drop decides how much autoconfig saves.
-PLAIN_LARGE = TINY.replace("bench_autoconfig_tiny", "bench_autoconfig_plain_large").replace(
-    "[1000, 200, 50, 0]", "[40, 41, 42, 44, 48, 55, 150, 200, 250, 300, 400, 500, 700, 1000, 1500, 2000]").replace(
-    "max_rounds: 5", "max_rounds: 4")
+PLAIN_LARGE = (
+    TINY.replace("bench_autoconfig_tiny", "bench_autoconfig_plain_large")
+    .replace("[1000, 200, 50, 0]", "[40, 41, 42, 44, 48, 55, 150, 200, 250, 300, 400, 500, 700, 1000, 1500, 2000]")
+    .replace("max_rounds: 5", "max_rounds: 4")
+)
 
 
 def run(*args: str) -> tuple[float, subprocess.CompletedProcess]:
@@ -115,22 +117,35 @@ def medians(out: Path, axes: list[str], objective: str) -> pd.Series:
 
 def _plain(key):
     """A grid point's key as plain Python values (pandas gives numpy scalars), for printing."""
-    return tuple(v.item() if hasattr(v, "item") else v for v in key) if isinstance(key, tuple) else (
-        key.item() if hasattr(key, "item") else key)
+    return (
+        tuple(v.item() if hasattr(v, "item") else v for v in key)
+        if isinstance(key, tuple)
+        else (key.item() if hasattr(key, "item") else key)
+    )
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("spec", nargs="?", type=Path, default=REPO / "configs" / "autoconfig_cpu.yaml")
     p.add_argument("--tiny", action="store_true", help="the built-in plain-adapter space instead of SPEC")
-    p.add_argument("--plain-large", action="store_true",
-                   help="the built-in 16-configuration plain-adapter space (PLAIN_LARGE) instead of SPEC")
+    p.add_argument(
+        "--plain-large",
+        action="store_true",
+        help="the built-in 16-configuration plain-adapter space (PLAIN_LARGE) instead of SPEC",
+    )
     p.add_argument("--budget", default="20m")
-    p.add_argument("--budget-frac", default=None,
-                   help="autoconfig's budget as this fraction of the run's exhaustive wall (wins over --budget); a "
-                        "list (0.65,0.4) runs autoconfig once per fraction against the same exhaustive run")
-    p.add_argument("--objective", choices=("throughput", "time_to_target"), default=None,
-                   help="passed to autoconfig (default: the spec's autoconfig.objective, else throughput)")
+    p.add_argument(
+        "--budget-frac",
+        default=None,
+        help="autoconfig's budget as this fraction of the run's exhaustive wall (wins over --budget); a "
+        "list (0.65,0.4) runs autoconfig once per fraction against the same exhaustive run",
+    )
+    p.add_argument(
+        "--objective",
+        choices=("throughput", "time_to_target"),
+        default=None,
+        help="passed to autoconfig (default: the spec's autoconfig.objective, else throughput)",
+    )
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--out", type=Path, default=None)
@@ -146,8 +161,7 @@ def main() -> None:
     grid_axes = list(data.get("grid") or {})
     columns = [axis_column(a) for a in grid_axes]
     fracs = [float(f) for f in str(args.budget_frac).split(",")] if args.budget_frac else [None]
-    given = (f"{', '.join(f'{f:.0%}' for f in fracs)} of each run's exhaustive wall" if args.budget_frac
-             else args.budget)
+    given = f"{', '.join(f'{f:.0%}' for f in fracs)} of each run's exhaustive wall" if args.budget_frac else args.budget
     print(f"spec {spec}, budget {given}, {args.runs} runs, exhaustive with {args.repeats} repeats -> {out}")
     results: dict = {f: [] for f in fracs}
     for i in range(args.runs):
@@ -159,12 +173,22 @@ def main() -> None:
         for frac in fracs:
             ac_dir = out / f"run{i}" / (f"autoconfig_{int(round(100 * frac))}" if frac else "autoconfig")
             budget = f"{frac * ex_wall:.0f}s" if frac else args.budget
-            ac_wall, ac = run("autoconfig", str(spec), "--budget", budget, "--out", str(ac_dir),
-                              *(["--objective", args.objective] if args.objective else []))
+            ac_wall, ac = run(
+                "autoconfig",
+                str(spec),
+                "--budget",
+                budget,
+                "--out",
+                str(ac_dir),
+                *(["--objective", args.objective] if args.objective else []),
+            )
             label = f"run {i}" + (f" at {frac:.0%}" if frac else "")
             if ac.returncode == 2 or not (ac_dir / "autoconfig.json").exists():
-                print(f"{label}: autoconfig --budget {budget} answered nothing (exit {ac.returncode}): "
-                      f"{(ac.stdout + ac.stderr).strip().splitlines()[-1:]}", flush=True)
+                print(
+                    f"{label}: autoconfig --budget {budget} answered nothing (exit {ac.returncode}): "
+                    f"{(ac.stdout + ac.stderr).strip().splitlines()[-1:]}",
+                    flush=True,
+                )
                 results[frac].append((False, ac_wall / ex_wall))
                 continue
             answer = json.loads((ac_dir / "autoconfig.json").read_text())
@@ -178,16 +202,21 @@ def main() -> None:
             n = (answer.get("best") or {}).get("n")
             budget_s = float(answer.get("budget_s") or 0)
             plan = (answer.get("plan") or {}).get("step", "-")
-            print(f"{label}: exhaustive best {best_key} {best:.4g}; autoconfig picked {pick} on {n} readings "
-                  f"({answer.get('answer_source', 'race')}; plan {plan}) ({got:.4g} by the exhaustive measurements, "
-                  f"{100 * got / best:.1f}% of the best): {'within' if within else 'NOT within'} 5%; "
-                  f"autoconfig wall {ac_wall:.0f} s = {100 * share:.0f}% of the exhaustive {ex_wall:.0f} s; budget "
-                  f"{budget_s:.0f} s, {'within' if ac_wall <= 1.1 * budget_s + 5 else 'OVER'} budget + 10% "
-                  f"(+5 s for the interpreter's start)", flush=True)
+            print(
+                f"{label}: exhaustive best {best_key} {best:.4g}; autoconfig picked {pick} on {n} readings "
+                f"({answer.get('answer_source', 'race')}; plan {plan}) ({got:.4g} by the exhaustive measurements, "
+                f"{100 * got / best:.1f}% of the best): {'within' if within else 'NOT within'} 5%; "
+                f"autoconfig wall {ac_wall:.0f} s = {100 * share:.0f}% of the exhaustive {ex_wall:.0f} s; budget "
+                f"{budget_s:.0f} s, {'within' if ac_wall <= 1.1 * budget_s + 5 else 'OVER'} budget + 10% "
+                f"(+5 s for the interpreter's start)",
+                flush=True,
+            )
     for frac, rows in results.items():
         hits = sum(w for w, _ in rows)
-        print(f"{'budget ' + format(frac, '.0%') if frac else 'budget ' + args.budget}: within 5% in {hits}/{len(rows)} "
-              f"runs; autoconfig wall / exhaustive: {', '.join(f'{100 * f:.0f}%' for _, f in rows)}")
+        print(
+            f"{'budget ' + format(frac, '.0%') if frac else 'budget ' + args.budget}: within 5% in {hits}/{len(rows)} "
+            f"runs; autoconfig wall / exhaustive: {', '.join(f'{100 * f:.0f}%' for _, f in rows)}"
+        )
 
 
 if __name__ == "__main__":

@@ -42,8 +42,10 @@ sys.path.insert(0, str(REPO / "scripts"))
 from bench_vs_tune import SPEC, TUNE_PROGRAM  # noqa: E402  (the same configuration and Tune program)
 
 #: The Tune program, each result row stamped with the wall clock (the steady window's ends).
-TUNE_STAMPED = TUNE_PROGRAM.replace('"time_this_iter_s": result["time_this_iter_s"]}',
-                                    '"time_this_iter_s": result["time_this_iter_s"], "epoch": time.time()}')
+TUNE_STAMPED = TUNE_PROGRAM.replace(
+    '"time_this_iter_s": result["time_this_iter_s"]}',
+    '"time_this_iter_s": result["time_this_iter_s"], "epoch": time.time()}',
+)
 assert TUNE_STAMPED != TUNE_PROGRAM
 
 #: A poller in its own process: every 0.2 s each process's utime+stime ticks, its command line when first seen
@@ -106,7 +108,13 @@ def cpu_per_step(poll: Path, t_a: float, t_b: float, root: int, controller: int,
         if pid == str(controller):
             parts["controller"] += used
         elif under_root(pid):
-            part = "runner" if "SingleAgentEnvRunner" in cmd else "driver" if pid == str(root) or "ray::PPO" in cmd else "ray"
+            part = (
+                "runner"
+                if "SingleAgentEnvRunner" in cmd
+                else "driver"
+                if pid == str(root) or "ray::PPO" in cmd
+                else "ray"
+            )
             parts[part] += used
         else:
             parts["others"] += used
@@ -119,8 +127,13 @@ def run_rlbench(tree: tuple[str, str, str], spec: Path, out: Path, poll: Path) -
     import pandas as pd
 
     _, code, python = tree
-    proc = subprocess.Popen([python, "-m", "rlbench", "sweep", str(spec), "--out", str(out)], cwd=code,
-                            env={**os.environ, "PYTHONPATH": code}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [python, "-m", "rlbench", "sweep", str(spec), "--out", str(out)],
+        cwd=code,
+        env={**os.environ, "PYTHONPATH": code},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     _, err = proc.communicate()
     if proc.returncode != 0:
         raise SystemExit(f"rlbench sweep failed ({proc.returncode}): {err.decode()[-2000:]}")
@@ -137,17 +150,40 @@ def run_rlbench(tree: tuple[str, str, str], spec: Path, out: Path, poll: Path) -
     if len(runners):
         row["runner_timer_sample_cpu_us"] = runners["sample_cpu_s"].sum() / runners["env_steps"].sum() * 1e6
     t0 = record["started_epoch"]  # the steady window: the warm-up iteration's end to the last one's
-    return {**row, **cpu_per_step(poll, t0 + iterations[0]["t_s"], t0 + iterations[-1]["t_s"], root, proc.pid,
-                                  int(steady["env_steps_sampled"].sum()))}
+    return {
+        **row,
+        **cpu_per_step(
+            poll,
+            t0 + iterations[0]["t_s"],
+            t0 + iterations[-1]["t_s"],
+            root,
+            proc.pid,
+            int(steady["env_steps_sampled"].sum()),
+        ),
+    }
 
 
 def run_tune(args: argparse.Namespace, out: Path, poll: Path) -> dict[str, float]:
     """One run of the Tune program over the configuration; its row."""
     out.mkdir(parents=True, exist_ok=True)
-    payload = json.dumps({"env": args.env, "runners": [args.runners], "batches": [args.batch], "minibatch": 250,
-                          "epochs": 2, "iterations": args.iterations, "storage": str(out)})
-    proc = subprocess.Popen([sys.executable, "-c", TUNE_STAMPED, payload], cwd=out, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
+    payload = json.dumps(
+        {
+            "env": args.env,
+            "runners": [args.runners],
+            "batches": [args.batch],
+            "minibatch": 250,
+            "epochs": 2,
+            "iterations": args.iterations,
+            "storage": str(out),
+        }
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", TUNE_STAMPED, payload],
+        cwd=out,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     stdout, _ = proc.communicate()
     lines = [line for line in stdout.splitlines() if line.startswith("{")]
     if proc.returncode != 0 or not lines:
@@ -155,34 +191,57 @@ def run_tune(args: argparse.Namespace, out: Path, poll: Path) -> dict[str, float
     rows = json.loads(lines[-1])["rows"]
     steady = [r for r in rows if r["iteration"] > 1]
     first = next(r for r in rows if r["iteration"] == 1)
-    return {"env_steps_per_s": statistics.median(r["steps"] / r["time_this_iter_s"] for r in steady),
-            **cpu_per_step(poll, first["epoch"], steady[-1]["epoch"], proc.pid, proc.pid, sum(r["steps"] for r in steady))}
+    return {
+        "env_steps_per_s": statistics.median(r["steps"] / r["time_this_iter_s"] for r in steady),
+        **cpu_per_step(poll, first["epoch"], steady[-1]["epoch"], proc.pid, proc.pid, sum(r["steps"] for r in steady)),
+    }
 
 
 def cpu_mode(args: argparse.Namespace, root: Path) -> None:
     spec = root / "spec.yaml"
-    spec.write_text(SPEC.format(env=args.env, minibatch=250, epochs=2, runners=[args.runners], batches=[args.batch],
-                                iterations=args.iterations, warmup=1, pin_driver="false", switch_off="[]"))
+    spec.write_text(
+        SPEC.format(
+            env=args.env,
+            minibatch=250,
+            epochs=2,
+            runners=[args.runners],
+            batches=[args.batch],
+            iterations=args.iterations,
+            warmup=1,
+            pin_driver="false",
+            switch_off="[]",
+        )
+    )
     poll = root / "poll.jsonl"
     poller = subprocess.Popen([sys.executable, "-c", POLLER, str(poll)])
     rows: dict[str, list[dict[str, float]]] = collections.defaultdict(list)
     try:
         sides = [*args.tree, ("tune", "", "")]
         for r in range(args.rounds):
-            for side in (sides if r % 2 == 0 else sides[::-1]):
+            for side in sides if r % 2 == 0 else sides[::-1]:
                 load = os.getloadavg()[0]
-                row = (run_tune(args, root / f"r{r}-tune", poll) if side[0] == "tune"
-                       else run_rlbench(side, spec, root / f"r{r}-{side[0]}", poll))
+                row = (
+                    run_tune(args, root / f"r{r}-tune", poll)
+                    if side[0] == "tune"
+                    else run_rlbench(side, spec, root / f"r{r}-{side[0]}", poll)
+                )
                 rows[side[0]].append(row)
-                print(f"round {r} {side[0]:10} load {load:5.2f}: " + "  ".join(f"{k} {v:,.3g}" for k, v in row.items()),
-                      flush=True)
+                print(
+                    f"round {r} {side[0]:10} load {load:5.2f}: " + "  ".join(f"{k} {v:,.3g}" for k, v in row.items()),
+                    flush=True,
+                )
     finally:
         poller.terminate()
-    print(f"\nmedians over {args.rounds} rounds ({args.runners} runner(s), batch {args.batch}, {args.env}; CPU us per "
-          "env step over the steady iterations):")
+    print(
+        f"\nmedians over {args.rounds} rounds ({args.runners} runner(s), batch {args.batch}, {args.env}; CPU us per "
+        "env step over the steady iterations):"
+    )
     for side, got in rows.items():
         keys = sorted({k for row in got for k in row})
-        print(f"  {side:10} " + "  ".join(f"{k} {statistics.median(row[k] for row in got if k in row):,.3g}" for k in keys))
+        print(
+            f"  {side:10} "
+            + "  ".join(f"{k} {statistics.median(row[k] for row in got if k in row):,.3g}" for k in keys)
+        )
 
 
 STRAGGLER = """
@@ -210,34 +269,49 @@ def straggler_mode(args: argparse.Namespace, root: Path) -> None:
     spec = root / "straggler.yaml"
     spec.write_text(STRAGGLER.format(iterations=args.iterations))
     for r in range(args.rounds):
-        for name, code, python in (args.tree if r % 2 == 0 else args.tree[::-1]):
+        for name, code, python in args.tree if r % 2 == 0 else args.tree[::-1]:
             out, load = root / f"r{r}-{name}", os.getloadavg()[0]
-            subprocess.run([python, "-m", "rlbench", "sweep", str(spec), "--out", str(out)], cwd=code, check=True,
-                           env={**os.environ, "PYTHONPATH": code}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            subprocess.run(
+                [python, "-m", "rlbench", "sweep", str(spec), "--out", str(out)],
+                cwd=code,
+                check=True,
+                env={**os.environ, "PYTHONPATH": code},
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             trial = pd.read_parquet(out / "trials.parquet").iloc[0]
             runners = pd.read_parquet(out / "runner_iterations.parquet")
             per = runners[~runners["warmup"]].groupby("env_runner").sum(numeric_only=True)
             pids = runners.groupby("env_runner")["pid"].first()
             profiles = pd.read_parquet(out / "profiles.parquet")
-            parts = [f"round {r} {name:10} load {load:5.2f}: straggler {trial['straggler_env_runner']}, step ratio "
-                     f"{trial['straggler_step_ratio']:.2f}, CPU ratio {trial['straggler_cpu_ratio']:.2f}"]
+            parts = [
+                f"round {r} {name:10} load {load:5.2f}: straggler {trial['straggler_env_runner']}, step ratio "
+                f"{trial['straggler_step_ratio']:.2f}, CPU ratio {trial['straggler_cpu_ratio']:.2f}"
+            ]
             for i in (1, 2):
                 steps = per.loc[i, "env_steps"]
                 mine = profiles[profiles["pid"] == pids[i]]
                 env = mine[mine["function"].isin(["SyntheticEnv.step", "SyntheticEnv.reset"])]["total_samples"].sum()
                 sampling = mine[mine["function"] == "SingleAgentEnvRunner.sample"]["total_samples"].sum()
-                parts.append(f"runner {i}: env CPU {per.loc[i, 'env_step_cpu_s'] / steps * 1e6:,.0f} us/step, the rest "
-                             f"{(per.loc[i, 'sample_cpu_s'] - per.loc[i, 'env_step_cpu_s']) / steps * 1e6:,.0f}; env "
-                             f"{env / max(sampling, 1):.2f} of its profile's sampling, {env / max(mine['self_samples'].sum(), 1):.2f} "
-                             "of all its samples")
+                parts.append(
+                    f"runner {i}: env CPU {per.loc[i, 'env_step_cpu_s'] / steps * 1e6:,.0f} us/step, the rest "
+                    f"{(per.loc[i, 'sample_cpu_s'] - per.loc[i, 'env_step_cpu_s']) / steps * 1e6:,.0f}; env "
+                    f"{env / max(sampling, 1):.2f} of its profile's sampling, {env / max(mine['self_samples'].sum(), 1):.2f} "
+                    "of all its samples"
+                )
             print("\n  ".join(parts), flush=True)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=("cpu", "straggler"))
-    parser.add_argument("--tree", action="append", default=[], metavar="NAME=DIR[:PYTHON]",
-                        help="an rlbench checkout to sweep with (repeat; default: this one as 'rlbench')")
+    parser.add_argument(
+        "--tree",
+        action="append",
+        default=[],
+        metavar="NAME=DIR[:PYTHON]",
+        help="an rlbench checkout to sweep with (repeat; default: this one as 'rlbench')",
+    )
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--iterations", type=int, default=12, help="iterations a trial, the first one warm-up")
     parser.add_argument("--env", default="CartPole-v1")

@@ -64,7 +64,7 @@ def interleave(sides: dict[str, Callable[[], float]], rounds: int, warmup: int) 
     names = list(sides)
     rates: dict[str, dict[int, float]] = {n: {} for n in names}
     for r in range(warmup + rounds):
-        for name in names[r % len(names):] + names[:r % len(names)]:
+        for name in names[r % len(names) :] + names[: r % len(names)]:
             rate = sides[name]()
             if r >= warmup:
                 rates[name][r - warmup] = rate
@@ -85,8 +85,10 @@ def report(title: str, rates: dict[str, dict[int, float]], load_before: float) -
     verdicts = []
     for name in others:
         c = paired(rates[reference], rates[name])
-        print(f"{name:<16} {statistics.median(rates[name].values()):>12,.0f} {c.paired_ratio:>10.3f} "
-              f"{interval_text(c.paired_ci_low, c.paired_ci_high):>16}")
+        print(
+            f"{name:<16} {statistics.median(rates[name].values()):>12,.0f} {c.paired_ratio:>10.3f} "
+            f"{interval_text(c.paired_ci_low, c.paired_ci_high):>16}"
+        )
         verdicts.append(f"  {change_sentence(reference, name, c)}")
     print("\n".join(verdicts))
 
@@ -95,10 +97,14 @@ def ppo_config(batch: int, runners: int = 0):
     """The trial config these measurements train: bench_vs_tune's PPO on CartPole-v1."""
     from rlbench.spec.model import TrialConfig
 
-    return TrialConfig.model_validate({
-        "environment": {"env": "CartPole-v1"}, "env_runners": {"num_env_runners": runners},
-        "training": {"train_batch_size_per_learner": batch, "minibatch_size": 250, "num_epochs": 2},
-        "rl_module": {"fcnet_hiddens": [64, 64]}})
+    return TrialConfig.model_validate(
+        {
+            "environment": {"env": "CartPole-v1"},
+            "env_runners": {"num_env_runners": runners},
+            "training": {"train_batch_size_per_learner": batch, "minibatch_size": 250, "num_epochs": 2},
+            "rl_module": {"fcnet_hiddens": [64, 64]},
+        }
+    )
 
 
 def _rate(algo) -> float:
@@ -127,8 +133,13 @@ def instruments(args: argparse.Namespace) -> None:
 
     from rlbench.adapters.rllib.config import build_config, quiet_logging
 
-    without = {"rllib": {"stats", "callback"}, "rllib-again": {"stats", "callback"},
-               "mean-only": {"stats", "callback"}, "stats": {"callback"}, "rlbench": set()}
+    without = {
+        "rllib": {"stats", "callback"},
+        "rllib-again": {"stats", "callback"},
+        "mean-only": {"stats", "callback"},
+        "stats": {"callback"},
+        "rlbench": set(),
+    }
     quiet_logging()
     torch.set_num_threads(1)  # the driver's threads in both a Tune trial actor and an rlbench trial here
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
@@ -145,8 +156,11 @@ def instruments(args: argparse.Namespace) -> None:
             algo.stop()
     finally:
         ray.shutdown()
-    report(f"PPO CartPole-v1, 0 env runners, batch {args.batch}, {args.rounds} interleaved iterations per side",
-           rates, load_before)
+    report(
+        f"PPO CartPole-v1, 0 env runners, batch {args.batch}, {args.rounds} interleaved iterations per side",
+        rates,
+        load_before,
+    )
 
 
 def env_runner(args: argparse.Namespace) -> None:
@@ -158,14 +172,22 @@ def env_runner(args: argparse.Namespace) -> None:
 
     quiet_logging()
     torch.set_num_threads(1)  # an env runner's torch threads, under Tune (OMP_NUM_THREADS=1) and rlbench alike
-    tune = (PPOConfig().environment("CartPole-v1").env_runners(num_env_runners=0)
-            .training(train_batch_size_per_learner=args.batch, minibatch_size=250, num_epochs=2)
-            .rl_module(model_config={"fcnet_hiddens": [64, 64]}))
+    tune = (
+        PPOConfig()
+        .environment("CartPole-v1")
+        .env_runners(num_env_runners=0)
+        .training(train_batch_size_per_learner=args.batch, minibatch_size=250, num_epochs=2)
+        .rl_module(model_config={"fcnet_hiddens": [64, 64]})
+    )
     ours = build_config(ppo_config(args.batch), seed=1)
-    configs = {"rllib": (tune, False), "rllib-again": (tune, False), "rlbench": (ours, False),
-               "rlbench-deterministic": (ours, True),
-               "callback-off": (build_config(ppo_config(args.batch), seed=1, without=frozenset({"callback"})), False),
-               "stats-off": (build_config(ppo_config(args.batch), seed=1, without=frozenset({"stats"})), False)}
+    configs = {
+        "rllib": (tune, False),
+        "rllib-again": (tune, False),
+        "rlbench": (ours, False),
+        "rlbench-deterministic": (ours, True),
+        "callback-off": (build_config(ppo_config(args.batch), seed=1, without=frozenset({"callback"})), False),
+        "stats-off": (build_config(ppo_config(args.batch), seed=1, without=frozenset({"stats"})), False),
+    }
     load_before = os.getloadavg()[0]
     runners = {}
     for side in args.sides:  # RLlib's seeding turns torch's deterministic mode on as a runner is made
@@ -181,8 +203,12 @@ def env_runner(args: argparse.Namespace) -> None:
         return sum(len(e) for e in episodes) / cpu  # env steps per CPU second: higher is cheaper
 
     rates = interleave({s: (lambda r=r, d=d: sample(r, d)) for s, (r, d) in runners.items()}, args.rounds, args.warmup)
-    report(f"one CartPole env runner's sample() of {args.batch} steps, {args.rounds} rounds; env steps per CPU second "
-           "of the sampling thread", rates, load_before)
+    report(
+        f"one CartPole env runner's sample() of {args.batch} steps, {args.rounds} rounds; env steps per CPU second "
+        "of the sampling thread",
+        rates,
+        load_before,
+    )
 
 
 def driver_vs_actor(args: argparse.Namespace) -> None:
@@ -213,13 +239,15 @@ def driver_vs_actor(args: argparse.Namespace) -> None:
 
         actor = Trial.remote(algo_config)
         algo = algo_config.build_algo()
-        rates = interleave({"actor": lambda: ray.get(actor.train.remote()), "driver": lambda: _rate(algo)},
-                           args.rounds, args.warmup)
+        rates = interleave(
+            {"actor": lambda: ray.get(actor.train.remote()), "driver": lambda: _rate(algo)}, args.rounds, args.warmup
+        )
         algo.stop()
     finally:
         ray.shutdown()
-    report(f"PPO CartPole-v1, {args.runners} env runner(s), batch {args.batch}, {args.rounds} rounds", rates,
-           load_before)
+    report(
+        f"PPO CartPole-v1, {args.runners} env runner(s), batch {args.batch}, {args.rounds} rounds", rates, load_before
+    )
 
 
 #: One side of ``runtime-age``, in a fresh process: plain RLlib, nothing of rlbench or Tune.
@@ -258,10 +286,18 @@ ray.shutdown()
 
 def runtime_age(args: argparse.Namespace) -> None:
     def run(mode: str) -> float:
-        payload = json.dumps({"mode": mode, "runners": args.runners, "batch": args.batch,
-                              "iterations": args.iterations, "warmup": args.warmup})
-        done = subprocess.run([sys.executable, "-c", RUNTIME_AGE_PROGRAM, payload], capture_output=True, text=True,
-                              cwd=REPO)
+        payload = json.dumps(
+            {
+                "mode": mode,
+                "runners": args.runners,
+                "batch": args.batch,
+                "iterations": args.iterations,
+                "warmup": args.warmup,
+            }
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", RUNTIME_AGE_PROGRAM, payload], capture_output=True, text=True, cwd=REPO
+        )
         lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
         if done.returncode != 0 or not lines:
             raise SystemExit(f"{mode} run failed ({done.returncode}):\n{done.stderr[-3000:]}")
@@ -269,8 +305,12 @@ def runtime_age(args: argparse.Namespace) -> None:
 
     load_before = os.getloadavg()[0]
     rates = interleave({"fresh": lambda: run("fresh"), "used": lambda: run("used")}, args.rounds, 0)
-    report(f"{args.runners} runner(s), batch {args.batch}, median of {args.iterations - args.warmup} iterations a run, "
-           f"{args.rounds} rounds", rates, load_before)
+    report(
+        f"{args.runners} runner(s), batch {args.batch}, median of {args.iterations - args.warmup} iterations a run, "
+        f"{args.rounds} rounds",
+        rates,
+        load_before,
+    )
 
 
 #: One side of ``ray-init``, in a fresh process: the fork server's preload (argv[2]: with Ray's dashboard probe's
@@ -314,16 +354,22 @@ def ray_init(args: argparse.Namespace) -> None:
     load_before = os.getloadavg()[0]
     got: dict[str, list[dict[str, float]]] = {name: [] for name in sides}
     for r in range(args.rounds):
-        for name in (list(sides) if r % 2 == 0 else list(sides)[::-1]):
-            done = subprocess.run([sys.executable, "-c", RAY_INIT_PROGRAM, json.dumps(sides[name]), json.dumps(kwargs)],
-                                  capture_output=True, text=True, cwd=REPO)
+        for name in list(sides) if r % 2 == 0 else list(sides)[::-1]:
+            done = subprocess.run(
+                [sys.executable, "-c", RAY_INIT_PROGRAM, json.dumps(sides[name]), json.dumps(kwargs)],
+                capture_output=True,
+                text=True,
+                cwd=REPO,
+            )
             lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
             if done.returncode != 0 or not lines:
                 raise SystemExit(f"{name} failed ({done.returncode}):\n{done.stderr[-3000:]}")
             got[name].append(json.loads(lines[-1]))
             print(f"round {r} {name:18}: " + ", ".join(f"{k} {v:.2f}" for k, v in got[name][-1].items()), flush=True)
-    print(f"\nmedians over {args.rounds} rounds (seconds); load (1-min, {os.cpu_count()} cores) {load_before:.2f} before, "
-          f"{os.getloadavg()[0]:.2f} after; {probe} importable: {_importable(probe)}")
+    print(
+        f"\nmedians over {args.rounds} rounds (seconds); load (1-min, {os.cpu_count()} cores) {load_before:.2f} before, "
+        f"{os.getloadavg()[0]:.2f} after; {probe} importable: {_importable(probe)}"
+    )
     for name, rows in got.items():
         print(f"  {name:18} " + ", ".join(f"{k} {statistics.median(row[k] for row in rows):.2f}" for k in rows[0]))
 
@@ -351,7 +397,9 @@ def main() -> int:
     p.add_argument("--warmup", type=int, default=3, help="leading rounds left out (default 3)")
     p.add_argument("--batch", type=int, default=500, help="env steps a sample() call (default 500)")
     p.add_argument("--sides", nargs="+", default=runner_sides, choices=runner_sides, help="the first is the reference")
-    p = sub.add_parser("ray-init", help="a private runtime's start, with the fork server's preload and without its probe")
+    p = sub.add_parser(
+        "ray-init", help="a private runtime's start, with the fork server's preload and without its probe"
+    )
     p.add_argument("--rounds", type=int, default=5)
     p = sub.add_parser("driver-vs-actor", help="the same algorithm in the Ray driver and in a 1-CPU actor")
     p.add_argument("--rounds", type=int, default=40)
@@ -365,8 +413,13 @@ def main() -> int:
     p.add_argument("--iterations", type=int, default=24)
     p.add_argument("--warmup", type=int, default=2, help="leading iterations of a run left out (default 2)")
     args = parser.parse_args()
-    questions = {"instruments": instruments, "env-runner": env_runner, "ray-init": ray_init,
-                 "driver-vs-actor": driver_vs_actor, "runtime-age": runtime_age}
+    questions = {
+        "instruments": instruments,
+        "env-runner": env_runner,
+        "ray-init": ray_init,
+        "driver-vs-actor": driver_vs_actor,
+        "runtime-age": runtime_age,
+    }
     questions[args.question](args)
     return 0
 

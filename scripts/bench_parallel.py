@@ -67,8 +67,25 @@ def sweep(cluster, spec: Path, out: Path, parallel: str) -> float:
     """Run the sweep; its wall seconds (the command's, probe, tables and report included)."""
     env = {**os.environ, "RAY_AUTH_TOKEN_PATH": str(cluster.token)}
     t = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "rlbench", "sweep", str(spec), "--address", cluster.address,
-                           "--parallel", parallel, "--out", str(out)], cwd=REPO, env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rlbench",
+            "sweep",
+            str(spec),
+            "--address",
+            cluster.address,
+            "--parallel",
+            parallel,
+            "--out",
+            str(out),
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     wall = time.monotonic() - t
     if done.returncode != 0:
         sys.exit(f"--parallel {parallel} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-2000:]}")
@@ -80,10 +97,18 @@ def trials(out: Path) -> list[dict]:
 
     frame = pd.read_parquet(out / "trials.parquet")
     first = frame["started_epoch"].min()
-    return [{"trial": r.trial_id, "nodes": ",".join(n[:8] for n in json.loads(r.node_ids)),
-             "start_s": r.started_epoch - first, "end_s": r.ended_epoch - first, "wall_s": r.trial_wall_s,
-             "env_steps_per_s": r.env_steps_per_s, "foreign_cpu_s": r.foreign_cpu_s}
-            for r in frame.sort_values("started_epoch").itertuples()]
+    return [
+        {
+            "trial": r.trial_id,
+            "nodes": ",".join(n[:8] for n in json.loads(r.node_ids)),
+            "start_s": r.started_epoch - first,
+            "end_s": r.ended_epoch - first,
+            "wall_s": r.trial_wall_s,
+            "env_steps_per_s": r.env_steps_per_s,
+            "foreign_cpu_s": r.foreign_cpu_s,
+        }
+        for r in frame.sort_values("started_epoch").itertuples()
+    ]
 
 
 def main() -> None:
@@ -98,11 +123,14 @@ def main() -> None:
     spec = root / "spec.yaml"
     spec.write_text(SPECS[args.framework])
     load = os.getloadavg()[0]
-    with local_cluster(head_args=("--num-cpus=0",), node_args=(f"--num-cpus={args.node_cpus}",),
-                       nodes=args.nodes) as cluster:
+    with local_cluster(
+        head_args=("--num-cpus=0",), node_args=(f"--num-cpus={args.node_cpus}",), nodes=args.nodes
+    ) as cluster:
         walls = {p: sweep(cluster, spec, root / f"parallel-{p}", p) for p in ("1", "auto")}
-    print(f"{args.framework} grid, 4 trials, head (0 CPUs) + {args.nodes} nodes x {args.node_cpus} CPUs on this "
-          f"machine ({os.cpu_count()} cores; load average {load:.1f} before, {os.getloadavg()[0]:.1f} after)")
+    print(
+        f"{args.framework} grid, 4 trials, head (0 CPUs) + {args.nodes} nodes x {args.node_cpus} CPUs on this "
+        f"machine ({os.cpu_count()} cores; load average {load:.1f} before, {os.getloadavg()[0]:.1f} after)"
+    )
     print(f"{'--parallel':>10} {'sweep wall s':>13}  trials: nodes, start..end s from the first launch")
     for p, wall in walls.items():
         rows = trials(root / f"parallel-{p}")
@@ -111,8 +139,10 @@ def main() -> None:
     print(f"ratio auto / 1: {walls['auto'] / walls['1']:.2f}")
     for p in walls:
         for t in trials(root / f"parallel-{p}"):
-            print(f"  --parallel {p} {t['trial']}: {t['env_steps_per_s']:,.0f} env steps/s, trial wall "
-                  f"{t['wall_s']:.1f} s, foreign_cpu_s {t['foreign_cpu_s']}")
+            print(
+                f"  --parallel {p} {t['trial']}: {t['env_steps_per_s']:,.0f} env steps/s, trial wall "
+                f"{t['wall_s']:.1f} s, foreign_cpu_s {t['foreign_cpu_s']}"
+            )
     print(f"results: {root}")
 
 

@@ -44,13 +44,24 @@ def grid_for(trials: int, repeats: int) -> dict[str, list]:
     """A grid with about ``trials / repeats`` points over three axes."""
     points = max(1, trials // repeats)
     envs = max(1, points // 10)
-    return {"num_env_runners": [0, 1], "num_envs_per_env_runner": list(range(1, envs + 1)),
-            "env_config.step_cost_us": [0, 10, 20, 50, 100][:max(1, min(5, points // (2 * envs)))]}
+    return {
+        "num_env_runners": [0, 1],
+        "num_envs_per_env_runner": list(range(1, envs + 1)),
+        "env_config.step_cost_us": [0, 10, 20, 50, 100][: max(1, min(5, points // (2 * envs)))],
+    }
 
 
-def generate(out_dir: Path, trials: int = 1000, iterations: int = 100, repeats: int = 2, seed: int = 0,
-             speed: float = 1.0, name: str = "bench", grid: dict[str, list] | None = None,
-             target: float | None = None) -> Path:
+def generate(
+    out_dir: Path,
+    trials: int = 1000,
+    iterations: int = 100,
+    repeats: int = 2,
+    seed: int = 0,
+    speed: float = 1.0,
+    name: str = "bench",
+    grid: dict[str, list] | None = None,
+    target: float | None = None,
+) -> Path:
     """Write a result set of ``trials`` trials (grid points x ``repeats``) with ``iterations`` each.
 
     ``speed`` scales every throughput (0.8 makes a 20% slower copy for compare tests). With ``target``
@@ -61,19 +72,31 @@ def generate(out_dir: Path, trials: int = 1000, iterations: int = 100, repeats: 
     out_dir.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     data = {
-        "name": name, "environment": {"env": "envs.synthetic:SyntheticEnv", "env_config": {"step_cost_us": 0}},
+        "name": name,
+        "environment": {"env": "envs.synthetic:SyntheticEnv", "env_config": {"step_cost_us": 0}},
         "training": {"train_batch_size_per_learner": 256, "minibatch_size": 64, "num_epochs": 1},
-        "cpus": 2, "grid": grid or grid_for(trials, repeats), "repeats": repeats,
+        "cpus": 2,
+        "grid": grid or grid_for(trials, repeats),
+        "repeats": repeats,
         "stop": {"iterations": iterations, **({"episode_return_mean": target} if target is not None else {})},
-        "warmup_iterations": 1, "sample_hz": SAMPLE_HZ,
+        "warmup_iterations": 1,
+        "sample_hz": SAMPLE_HZ,
     }
     loaded = spec_from_dict(data, source="bench_tables", check_envs=False)
     machine = MachineInfo("bench", "generated", 2, 2, [0, 1], 16 * 2**30, [])
     plans = plan_trials(loaded, machine)[:trials]
-    manifest = {"spec_file": "bench_tables", "spec": loaded.spec.model_dump(mode="json", by_alias=True),
-                "alias_notes": [], "command": ["scripts/bench_tables.py"], "trial_ids": [p.trial_id for p in plans],
-                "software": {"rlbench": "generated", "schema_version": str(SCHEMA_VERSION)}, "git_commit": None, "machine": machine_dict(machine),
-                "started_at": None, "ended_at": None}
+    manifest = {
+        "spec_file": "bench_tables",
+        "spec": loaded.spec.model_dump(mode="json", by_alias=True),
+        "alias_notes": [],
+        "command": ["scripts/bench_tables.py"],
+        "trial_ids": [p.trial_id for p in plans],
+        "software": {"rlbench": "generated", "schema_version": str(SCHEMA_VERSION)},
+        "git_commit": None,
+        "machine": machine_dict(machine),
+        "started_at": None,
+        "ended_at": None,
+    }
     folder = ResultsFolder(out_dir)
     write_json(folder.manifest, manifest)
     names = [f.name for f in UTILIZATION_SCHEMA]
@@ -87,24 +110,43 @@ def generate(out_dir: Path, trials: int = 1000, iterations: int = 100, repeats: 
         learn_s, sync_s, other_s = 0.03, 0.004, 0.003
         noise = rng.normal(1.0, 0.03, size=(iterations, 4)).clip(0.8, 1.2) / speed
         t0 = 5.0
-        lines = [{"event": "start", "t_s": 0.5, "pid": 1000},
-                 {"event": "ray_init", "t_s": 2.5, "ray_init_s": 2.0, "session_dir": None},
-                 {"event": "build", "t_s": t0, "build_s": 2.5,
-                  "torch_threads": plan.torch_threads}]
+        lines = [
+            {"event": "start", "t_s": 0.5, "pid": 1000},
+            {"event": "ray_init", "t_s": 2.5, "ray_init_s": 2.0, "session_dir": None},
+            {"event": "build", "t_s": t0, "build_s": 2.5, "torch_threads": plan.torch_threads},
+        ]
         t = t0
         for i in range(iterations):
             parts = np.array([sample_s, learn_s, sync_s, other_s]) * noise[i] * (3.0 if i == 0 else 1.0)
             wall = float(parts.sum())
             ret = 20.0 if target is None else 10.0 * (i + 1)
-            lines.append({"event": "iteration", "t_s": t + wall, "iteration": i + 1, "warmup": i == 0,
-                          "t_start_s": t, "t_end_s": t + wall, "wall_s": wall, "sample_s": float(parts[0]),
-                          "learn_s": float(parts[1]), "sync_s": float(parts[2]), "other_s": float(parts[3]),
-                          "env_steps_sampled": 256, "env_steps_trained": 1280, "env_steps_per_s": 256 / wall,
-                          "episode_return_mean": ret, "target_value": None if target is None else ret})
+            lines.append(
+                {
+                    "event": "iteration",
+                    "t_s": t + wall,
+                    "iteration": i + 1,
+                    "warmup": i == 0,
+                    "t_start_s": t,
+                    "t_end_s": t + wall,
+                    "wall_s": wall,
+                    "sample_s": float(parts[0]),
+                    "learn_s": float(parts[1]),
+                    "sync_s": float(parts[2]),
+                    "other_s": float(parts[3]),
+                    "env_steps_sampled": 256,
+                    "env_steps_trained": 1280,
+                    "env_steps_per_s": 256 / wall,
+                    "episode_return_mean": ret,
+                    "target_value": None if target is None else ret,
+                }
+            )
             t += wall
             if target is not None and ret >= target:
                 break
-        lines += [{"event": "shutdown", "t_s": t + 0.5, "shutdown_s": 0.5}, {"event": "end", "t_s": t + 0.6, "status": "ok"}]
+        lines += [
+            {"event": "shutdown", "t_s": t + 0.5, "shutdown_s": 0.5},
+            {"event": "end", "t_s": t + 0.6, "status": "ok"},
+        ]
         trial.events_file.write_text("".join(json.dumps(e) + "\n" for e in lines))
         ticks = np.arange(0.0, t + 0.6, 1.0 / SAMPLE_HZ)
         n, k = len(ticks), len(PROCESSES) + 2
@@ -120,8 +162,15 @@ def generate(out_dir: Path, trials: int = 1000, iterations: int = 100, repeats: 
         cols["cpu_pct"] = (np.tile(busy, n) * rng.uniform(0.8, 1.2, n * k)).tolist()
         cols["rss_bytes"] = ([300_000_000] * len(PROCESSES) + [None, None]) * n
         write_table(trial.utilization, pa.table(cols, schema=UTILIZATION_SCHEMA))
-        record = TrialRecord(trial_id=plan.trial_id, status="ok", exit_code=0, started_epoch=1.7e9,
-                             trial_wall_s=t + 0.6, sampler_cpu_s=0.1, sampler_samples=n)
+        record = TrialRecord(
+            trial_id=plan.trial_id,
+            status="ok",
+            exit_code=0,
+            started_epoch=1.7e9,
+            trial_wall_s=t + 0.6,
+            sampler_cpu_s=0.1,
+            sampler_samples=n,
+        )
         write_record(trial, record)
     return out_dir
 
@@ -137,9 +186,14 @@ def timed_work(out_dir: Path) -> dict[str, float]:
     t = time.perf_counter()
     write_report(out_dir, tables)
     report_s = time.perf_counter() - t
-    return {"build_tables_s": build_s, "report_s": report_s, "total_s": build_s + report_s,
-            "trials": len(tables["trials"]), "iterations": len(tables["iterations"]),
-            "utilization_rows": len(tables["utilization"])}
+    return {
+        "build_tables_s": build_s,
+        "report_s": report_s,
+        "total_s": build_s + report_s,
+        "trials": len(tables["trials"]),
+        "iterations": len(tables["iterations"]),
+        "utilization_rows": len(tables["utilization"]),
+    }
 
 
 def main() -> int:
@@ -157,18 +211,24 @@ def main() -> int:
         out_dir = args.keep or Path(tmp) / "set"
         t = time.perf_counter()
         generate(out_dir, args.trials, args.iterations, args.repeats)
-        print(f"generated {args.trials} trials x {args.iterations} iterations in {time.perf_counter() - t:.1f} s "
-              f"-> {out_dir}")
+        print(
+            f"generated {args.trials} trials x {args.iterations} iterations in {time.perf_counter() - t:.1f} s "
+            f"-> {out_dir}"
+        )
         done = subprocess.run([sys.executable, __file__, "--child", str(out_dir)], capture_output=True, text=True)
         if done.returncode != 0:
             print(done.stdout + done.stderr, file=sys.stderr)
             return 1
         result = json.loads(done.stdout.strip().splitlines()[-1])
         peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # Linux: KiB
-        print(f"tables: {result['trials']} trials, {result['iterations']} iterations, "
-              f"{result['utilization_rows']:,} utilization rows")
-        print(f"build_tables: {result['build_tables_s']:.2f} s, report: {result['report_s']:.2f} s, "
-              f"total: {result['total_s']:.2f} s (target < 10 s)")
+        print(
+            f"tables: {result['trials']} trials, {result['iterations']} iterations, "
+            f"{result['utilization_rows']:,} utilization rows"
+        )
+        print(
+            f"build_tables: {result['build_tables_s']:.2f} s, report: {result['report_s']:.2f} s, "
+            f"total: {result['total_s']:.2f} s (target < 10 s)"
+        )
         print(f"peak memory (child process RSS, imports included): {peak_mib:.0f} MiB (target < 1024 MiB)")
         ok = result["total_s"] < 10 and peak_mib < 1024
         print("PASS" if ok else "FAIL")

@@ -153,14 +153,23 @@ def run_rlbench(out: Path, spec_text: str) -> tuple[dict[tuple[int, int], float]
     spec = out.with_suffix(".yaml")
     spec.write_text(spec_text)
     t = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "rlbench", "sweep", str(spec), "--out", str(out)], cwd=REPO,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "rlbench", "sweep", str(spec), "--out", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     wall_s = time.perf_counter() - t
     if done.returncode != 0:
         raise SystemExit(f"rlbench sweep failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
     trials = pd.read_parquet(out / "trials.parquet")
-    return ({(int(r.num_env_runners), int(r.train_batch_size_per_learner)): float(r.env_steps_per_s)
-             for r in trials.itertuples()}, wall_s)
+    return (
+        {
+            (int(r.num_env_runners), int(r.train_batch_size_per_learner)): float(r.env_steps_per_s)
+            for r in trials.itertuples()
+        },
+        wall_s,
+    )
 
 
 def sweep_breakdown(out: Path, wall_s: float) -> dict[str, float]:
@@ -191,28 +200,47 @@ def sweep_breakdown(out: Path, wall_s: float) -> dict[str, float]:
     before = min(r["started_epoch"] for r in records) - started
     # trials overlap (a trial starts while the previous one shuts down): their span, not their sum
     in_trials = max(r["started_epoch"] + r["trial_wall_s"] for r in records) - min(r["started_epoch"] for r in records)
-    return {"before trials": before, **parts, "trials' span": in_trials,
-            "imports, tables, report": wall_s - before - in_trials}
+    return {
+        "before trials": before,
+        **parts,
+        "trials' span": in_trials,
+        "imports, tables, report": wall_s - before - in_trials,
+    }
 
 
-def run_other(out: Path, args: argparse.Namespace, runners: list[int], batches: list[int]
-              ) -> tuple[dict[tuple[int, int], float], float]:
+def run_other(
+    out: Path, args: argparse.Namespace, runners: list[int], batches: list[int]
+) -> tuple[dict[tuple[int, int], float], float]:
     """One run of the grid by Tune (or the loop) in a fresh process; (runners, batch) -> steady throughput,
     and its wall seconds."""
-    payload = json.dumps({"env": args.env, "runners": runners, "batches": batches, "minibatch": args.minibatch,
-                          "epochs": args.epochs, "iterations": args.iterations, "storage": str(out)})
+    payload = json.dumps(
+        {
+            "env": args.env,
+            "runners": runners,
+            "batches": batches,
+            "minibatch": args.minibatch,
+            "epochs": args.epochs,
+            "iterations": args.iterations,
+            "storage": str(out),
+        }
+    )
     program = TUNE_PROGRAM if args.against == "tune" else LOOP_PROGRAM
     t = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", program, payload], cwd=out, capture_output=True, text=True)
     wall_s = time.perf_counter() - t
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode != 0 or not lines:
-        raise SystemExit(f"{args.against} run failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+        raise SystemExit(
+            f"{args.against} run failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+        )
     rates: dict[tuple[int, int], list[float]] = {}
     got = json.loads(lines[-1])
     if "controller_cpu_s" in got:
-        print(f"  Tune's controller (the process running Tuner.fit) used {got['controller_cpu_s']:.1f} CPU s in "
-              f"{got['fit_s']:.1f} s of fit ({got['controller_cpu_s'] / got['fit_s']:.0%} of a core)", flush=True)
+        print(
+            f"  Tune's controller (the process running Tuner.fit) used {got['controller_cpu_s']:.1f} CPU s in "
+            f"{got['fit_s']:.1f} s of fit ({got['controller_cpu_s'] / got['fit_s']:.0%} of a core)",
+            flush=True,
+        )
     for row in got["rows"]:
         if row["iteration"] > args.warmup and row["time_this_iter_s"] > 0:
             rates.setdefault((row["runners"], row["batch"]), []).append(row["steps"] / row["time_this_iter_s"])
@@ -238,8 +266,10 @@ class Busy:
         self.n, self.duty, self.procs = n, duty, []
 
     def __enter__(self) -> "Busy":
-        self.procs = [subprocess.Popen([sys.executable, "-c", BUSY_PROGRAM, str(self.duty)], start_new_session=True)
-                      for _ in range(self.n)]
+        self.procs = [
+            subprocess.Popen([sys.executable, "-c", BUSY_PROGRAM, str(self.duty)], start_new_session=True)
+            for _ in range(self.n)
+        ]
         return self
 
     def __exit__(self, *exc) -> None:
@@ -258,20 +288,43 @@ def main() -> int:
     parser.add_argument("--batches", type=int, nargs="+", default=[500, 1000])
     parser.add_argument("--minibatch", type=int, default=250)
     parser.add_argument("--epochs", type=int, default=2)
-    parser.add_argument("--against", choices=("tune", "loop"), default="tune",
-                        help="the other side: Ray Tune (default) or a hand-written algo.train() loop")
-    parser.add_argument("--switch-off", action="append", default=[], metavar="NAME",
-                        help="one of rlbench's own choices switched off in the rlbench runs (the spec's switch_off: "
-                             "affinity, threads, callback, stats, forkserver, sampler, niceness); repeat for several")
+    parser.add_argument(
+        "--against",
+        choices=("tune", "loop"),
+        default="tune",
+        help="the other side: Ray Tune (default) or a hand-written algo.train() loop",
+    )
+    parser.add_argument(
+        "--switch-off",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="one of rlbench's own choices switched off in the rlbench runs (the spec's switch_off: "
+        "affinity, threads, callback, stats, forkserver, sampler, niceness); repeat for several",
+    )
     parser.add_argument("--pin-driver", action="store_true", help="rlbench runs with pin_driver: true")
-    parser.add_argument("--busy", type=int, default=0, metavar="N",
-                        help="N busy processes beside both sides (a busy machine; default 0)")
-    parser.add_argument("--busy-duty", type=float, default=0.5, metavar="F",
-                        help="the share of each 20 ms a busy process spins (default 0.5)")
-    parser.add_argument("--pair", choices=("grid", "configuration"), default="grid",
-                        help="what runs back to back each way: the whole grid (default; its wall is a sweep's) or "
-                             "one configuration (pairs about 20 s apart instead of a grid's minute or more: the "
-                             "machine's drift between them is smaller; each wall then holds a sweep's fixed costs)")
+    parser.add_argument(
+        "--busy",
+        type=int,
+        default=0,
+        metavar="N",
+        help="N busy processes beside both sides (a busy machine; default 0)",
+    )
+    parser.add_argument(
+        "--busy-duty",
+        type=float,
+        default=0.5,
+        metavar="F",
+        help="the share of each 20 ms a busy process spins (default 0.5)",
+    )
+    parser.add_argument(
+        "--pair",
+        choices=("grid", "configuration"),
+        default="grid",
+        help="what runs back to back each way: the whole grid (default; its wall is a sweep's) or "
+        "one configuration (pairs about 20 s apart instead of a grid's minute or more: the "
+        "machine's drift between them is smaller; each wall then holds a sweep's fixed costs)",
+    )
     parser.add_argument("--out", type=Path, default=None, help="keep the runs here (default: a temporary folder)")
     args = parser.parse_args()
 
@@ -285,9 +338,17 @@ def main() -> int:
     other = args.against
 
     def spec_text(runners: list[int], batches: list[int]) -> str:
-        return SPEC.format(env=args.env, minibatch=args.minibatch, epochs=args.epochs, runners=runners,
-                           batches=batches, iterations=args.iterations, warmup=args.warmup,
-                           pin_driver=str(args.pin_driver).lower(), switch_off=json.dumps(args.switch_off))
+        return SPEC.format(
+            env=args.env,
+            minibatch=args.minibatch,
+            epochs=args.epochs,
+            runners=runners,
+            batches=batches,
+            iterations=args.iterations,
+            warmup=args.warmup,
+            pin_driver=str(args.pin_driver).lower(),
+            switch_off=json.dumps(args.switch_off),
+        )
 
     # what runs back to back: the whole grid each way, or one configuration at a time
     if args.pair == "grid":
@@ -324,36 +385,54 @@ def main() -> int:
                     breakdowns.append(sweep_breakdown(out / "sweep", wall[side]))
                 for key, rate in rates.items():
                     target.setdefault(key, {})[r] = rate
-                print(f"{name} {side:7}: {wall[side]:6.1f} s  steal {stolen or 0:4.1f}%  " + "  ".join(
-                    f"{k[0]}r/{k[1]}: {v:,.0f}" for k, v in sorted(rates.items())), flush=True)
+                print(
+                    f"{name} {side:7}: {wall[side]:6.1f} s  steal {stolen or 0:4.1f}%  "
+                    + "  ".join(f"{k[0]}r/{k[1]}: {v:,.0f}" for k, v in sorted(rates.items())),
+                    flush=True,
+                )
             walls.append(wall)
-    print(f"\nmachine load (1-min average, {os.cpu_count()} cores): {load_before[0]:.2f} before, "
-          f"{os.getloadavg()[0]:.2f} after; rlbench runs: switched off: {', '.join(args.switch_off) or 'nothing'}, "
-          f"pin_driver: {args.pin_driver}" + (f"; {args.busy} busy process(es) beside both sides, "
-                                               f"{args.busy_duty:.0%} busy" if args.busy else ""))
-    print(f"rlbench/{other}: the ratio of the medians over rounds (95% CI resampling each side), and the median of "
-          "the per-round ratios (both sides of a round ran back to back: the paired figure; "
-          f"back to back: {'the whole grid' if args.pair == 'grid' else 'one configuration'} each way), "
-          "as a variants sweep compares them (rlbench.analysis.variants)")
-    print(f"{'runners':>7} {'batch':>6} {other + ' steps/s':>13} {'rlbench':>9} {'rlbench/' + other:>13} {'95% CI':>13} "
-          f"{'paired':>7} {'95% CI':>13} {'n':>3}")
+    print(
+        f"\nmachine load (1-min average, {os.cpu_count()} cores): {load_before[0]:.2f} before, "
+        f"{os.getloadavg()[0]:.2f} after; rlbench runs: switched off: {', '.join(args.switch_off) or 'nothing'}, "
+        f"pin_driver: {args.pin_driver}"
+        + (f"; {args.busy} busy process(es) beside both sides, {args.busy_duty:.0%} busy" if args.busy else "")
+    )
+    print(
+        f"rlbench/{other}: the ratio of the medians over rounds (95% CI resampling each side), and the median of "
+        "the per-round ratios (both sides of a round ran back to back: the paired figure; "
+        f"back to back: {'the whole grid' if args.pair == 'grid' else 'one configuration'} each way), "
+        "as a variants sweep compares them (rlbench.analysis.variants)"
+    )
+    print(
+        f"{'runners':>7} {'batch':>6} {other + ' steps/s':>13} {'rlbench':>9} {'rlbench/' + other:>13} {'95% CI':>13} "
+        f"{'paired':>7} {'95% CI':>13} {'n':>3}"
+    )
     verdicts = []
     for key in sorted(theirs):
         c = paired(theirs[key], ours.get(key, {}))
         mine = statistics.median(ours[key].values()) if ours.get(key) else float("nan")
-        print(f"{key[0]:>7} {key[1]:>6} {statistics.median(theirs[key].values()):>13,.0f} {mine:>9,.0f} "
-              f"{c.ratio or float('nan'):>13.3f} {interval_text(c.ci_low, c.ci_high):>13} "
-              f"{c.paired_ratio or float('nan'):>7.3f} {interval_text(c.paired_ci_low, c.paired_ci_high):>13} "
-              f"{c.runs_a:>3}")
+        print(
+            f"{key[0]:>7} {key[1]:>6} {statistics.median(theirs[key].values()):>13,.0f} {mine:>9,.0f} "
+            f"{c.ratio or float('nan'):>13.3f} {interval_text(c.ci_low, c.ci_high):>13} "
+            f"{c.paired_ratio or float('nan'):>7.3f} {interval_text(c.paired_ci_low, c.paired_ci_high):>13} "
+            f"{c.runs_a:>3}"
+        )
         verdicts.append(f"  {key[0]}r/{key[1]}: {change_sentence(other, 'rlbench', c)}")
     print("\n".join(verdicts))
     ratio = [w["rlbench"] / w[other] for w in walls]
-    print(f"\nwall per {'round' if args.pair == 'grid' else 'pair'}, rlbench / {other}: "
-          + ", ".join(f"{w['rlbench']:.1f}/{w[other]:.1f} s" for w in walls) + f"; median ratio {statistics.median(ratio):.3f}")
-    print("rlbench sweep wall, median over rounds (s): " + ", ".join(
-        f"{k} {statistics.median(b[k] for b in breakdowns):.1f}" for k in breakdowns[0]))
-    print("the host's steal (CPU time the hypervisor gave to other guests, % of all cores' time), median over runs: "
-          + ", ".join(f"{side} {statistics.median(v):.1f}% (max {max(v):.1f}%)" for side, v in steals.items()))
+    print(
+        f"\nwall per {'round' if args.pair == 'grid' else 'pair'}, rlbench / {other}: "
+        + ", ".join(f"{w['rlbench']:.1f}/{w[other]:.1f} s" for w in walls)
+        + f"; median ratio {statistics.median(ratio):.3f}"
+    )
+    print(
+        "rlbench sweep wall, median over rounds (s): "
+        + ", ".join(f"{k} {statistics.median(b[k] for b in breakdowns):.1f}" for k in breakdowns[0])
+    )
+    print(
+        "the host's steal (CPU time the hypervisor gave to other guests, % of all cores' time), median over runs: "
+        + ", ".join(f"{side} {statistics.median(v):.1f}% (max {max(v):.1f}%)" for side, v in steals.items())
+    )
     print(f"runs kept in {root}")
     return 0
 

@@ -83,9 +83,14 @@ def check(config: Path, out: Path, timeout_s: float) -> tuple[bool, str]:
     name = str(config.relative_to(REPO))
     t = time.monotonic()
     try:
-        done = subprocess.run([sys.executable, "-m", "rlbench", "sweep", name, "--quick", "--out", str(out)],
-                              cwd=REPO, capture_output=True, text=True, timeout=timeout_s,
-                              env={**os.environ, "COLUMNS": "200"})
+        done = subprocess.run(
+            [sys.executable, "-m", "rlbench", "sweep", name, "--quick", "--out", str(out)],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            env={**os.environ, "COLUMNS": "200"},
+        )
     except subprocess.TimeoutExpired:
         return False, f"{name}: FAILED: still running after {timeout_s:g} s (--timeout), stopped"
     wall = time.monotonic() - t
@@ -98,8 +103,11 @@ def check(config: Path, out: Path, timeout_s: float) -> tuple[bool, str]:
     if not skipped:
         return True, f"{name}: ok, {ran} trial{'s' if ran != 1 else ''} ran ({wall:.0f} s)"
     n = sum(skipped.values())
-    return True, (f"{name}: ok, {n} skipped: " + "; ".join(f"{count} {why}" for why, count in skipped.items())
-                  + f"; {ran} ran ({wall:.0f} s)")
+    return True, (
+        f"{name}: ok, {n} skipped: "
+        + "; ".join(f"{count} {why}" for why, count in skipped.items())
+        + f"; {ran} ran ({wall:.0f} s)"
+    )
 
 
 def main() -> int:
@@ -122,8 +130,10 @@ def main() -> int:
             failed += not ok
             print(line, flush=True)
     load = os.getloadavg()
-    print(f"{len(chosen)} configs, {failed} failed, in {time.monotonic() - t0:.0f} s "
-          f"(load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, {os.cpu_count()} cores)")
+    print(
+        f"{len(chosen)} configs, {failed} failed, in {time.monotonic() - t0:.0f} s "
+        f"(load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, {os.cpu_count()} cores)"
+    )
     return 1 if failed else 0
 
 

@@ -61,16 +61,43 @@ time.sleep(1.0)                       # idle again
 
 #: The learner grids: (name, spec file, what is cut so that each runs in a few minutes on a 16-core GPU machine).
 LEARNER_GRIDS = (
-    ("ppo_gpu", "configs/ppo_gpu.yaml", {"grid": {"learner_gpus": [0, 1], "num_env_runners": [4]}, "repeats": 1,
-                                         "stop": {"iterations": 5}, "warmup_iterations": 2}),
-    ("pong", "configs/workloads/pong_ppo.yaml", {
-        "grid": {"learner_gpus": [0, 1]}, "cpus": None, "repeats": 1, "stop": {"iterations": 4},
-        "warmup_iterations": 1, "env_runners": {"num_env_runners": 8, "num_envs_per_env_runner": 2},
-        "resources": {"num_cpus_for_main_process": 4}}),
+    (
+        "ppo_gpu",
+        "configs/ppo_gpu.yaml",
+        {
+            "grid": {"learner_gpus": [0, 1], "num_env_runners": [4]},
+            "repeats": 1,
+            "stop": {"iterations": 5},
+            "warmup_iterations": 2,
+        },
+    ),
+    (
+        "pong",
+        "configs/workloads/pong_ppo.yaml",
+        {
+            "grid": {"learner_gpus": [0, 1]},
+            "cpus": None,
+            "repeats": 1,
+            "stop": {"iterations": 4},
+            "warmup_iterations": 1,
+            "env_runners": {"num_env_runners": 8, "num_envs_per_env_runner": 2},
+            "resources": {"num_cpus_for_main_process": 4},
+        },
+    ),
 )
 #: The learner split's columns, per configuration (medians of the repeats' steady medians).
-SPLIT = ("learn_s_per_iteration", "learn_batch_s", "learn_update_s", "learn_other_s", "learn_copy_s",
-         "learn_device_s", "gpu_busy_pct", "learn_cpus_used", "sgd_steps_per_iteration", "sgd_step_s")
+SPLIT = (
+    "learn_s_per_iteration",
+    "learn_batch_s",
+    "learn_update_s",
+    "learn_other_s",
+    "learn_copy_s",
+    "learn_device_s",
+    "gpu_busy_pct",
+    "learn_cpus_used",
+    "sgd_steps_per_iteration",
+    "sgd_step_s",
+)
 
 
 def sweep(spec: Path, out: Path) -> bool:
@@ -117,9 +144,11 @@ def follow(out: Path, repeats: int | None) -> None:
         (knob,) = spec["grid"]
         base = configs.loc[configs[knob] == configs[knob].min(), "env_steps_per_s"].iloc[0]
         for _, row in configs.sort_values(knob).iterrows():
-            print(f"  {knob}={row[knob]}: {row['env_steps_per_s']:,.0f} env steps/s [{row['env_steps_per_s_ci_low']:,.0f}, "
-                  f"{row['env_steps_per_s_ci_high']:,.0f}], {row['env_steps_per_s'] / base:.2f}x the smallest; "
-                  f"{row['bottleneck']}")
+            print(
+                f"  {knob}={row[knob]}: {row['env_steps_per_s']:,.0f} env steps/s [{row['env_steps_per_s_ci_low']:,.0f}, "
+                f"{row['env_steps_per_s_ci_high']:,.0f}], {row['env_steps_per_s'] / base:.2f}x the smallest; "
+                f"{row['bottleneck']}"
+            )
 
 
 def learner_checks(args) -> int:
@@ -159,7 +188,9 @@ def main() -> int:
     parser.add_argument("--skip-nvml", action="store_true", help="skip the NVML and energy check")
     parser.add_argument("--follow", action="store_true", help="run each next.yaml the learner grids wrote")
     parser.add_argument("--follow-repeats", type=int, default=None, help="cut next.yaml's repeats to this")
-    parser.add_argument("--out", default="/tmp/check_gpu", help="where the learner grids write (default /tmp/check_gpu)")
+    parser.add_argument(
+        "--out", default="/tmp/check_gpu", help="where the learner grids write (default /tmp/check_gpu)"
+    )
     args = parser.parse_args()
     nvml = 0 if args.skip_nvml else nvml_check(args)
     return max(nvml, learner_checks(args) if args.learner else 0)
@@ -179,12 +210,16 @@ def nvml_check(args) -> int:
         print("NVML found no GPU: nothing to check")
         return 1
     for g in machine.gpus:
-        print(f"GPU {g['index']}: {g['name']}, {g['memory_bytes'] / 2**30:.1f} GiB, driver {g['driver']}, "
-              f"{g['sm_count']} SMs")
+        print(
+            f"GPU {g['index']}: {g['name']}, {g['memory_bytes'] / 2**30:.1f} GiB, driver {g['driver']}, "
+            f"{g['sm_count']} SMs"
+        )
     sm = machine.gpus[0]["sm_count"]
     if sm:
-        print(f"cpu_threads_per_gpu_sm with all {len(machine.usable_cores)} usable cores and 1 GPU: "
-              f"{len(machine.usable_cores) / sm:.3f}")
+        print(
+            f"cpu_threads_per_gpu_sm with all {len(machine.usable_cores)} usable cores and 1 GPU: "
+            f"{len(machine.usable_cores) / sm:.3f}"
+        )
 
     gpus = open_gpus()
     child = subprocess.Popen([sys.executable, "-c", LOAD, str(args.seconds)], stdout=subprocess.PIPE, text=True)
@@ -205,8 +240,11 @@ def nvml_check(args) -> int:
     cols = pd.DataFrame(sampler.columns)
     gpu = cols[(cols["kind"] == "gpu") & (cols["gpu_index"] == 0)].sort_values("t_s")
     print(f"\n{len(gpu)} GPU rows at {args.hz:g} Hz; every 5th:")
-    print(gpu[["t_s", "gpu_util_pct", "gpu_power_w", "gpu_sm_clock_mhz", "gpu_mem_used_bytes", "gpu_energy_mj"]]
-          .iloc[::5].to_string(index=False))
+    print(
+        gpu[["t_s", "gpu_util_pct", "gpu_power_w", "gpu_sm_clock_mhz", "gpu_mem_used_bytes", "gpu_energy_mj"]]
+        .iloc[::5]
+        .to_string(index=False)
+    )
     busy = gpu[gpu["gpu_util_pct"] >= 50]
     if len(busy) < 2:
         print("the GPU never looked busy: no window to check")
@@ -216,15 +254,18 @@ def nvml_check(args) -> int:
     inside = gpu[(gpu["t_s"] >= window[0]) & (gpu["t_s"] <= window[1])]
     t, p = inside["t_s"].to_numpy(), inside["gpu_power_w"].to_numpy()
     power_j = float(((p[1:] + p[:-1]) / 2 * (t[1:] - t[:-1])).sum())
-    print(f"\nbusy window {window[0]:.2f}-{window[1]:.2f} s ({window[1] - window[0]:.2f} s), mean utilization "
-          f"{inside['gpu_util_pct'].mean():.0f}%, mean power {inside['gpu_power_w'].mean():.0f} W")
+    print(
+        f"\nbusy window {window[0]:.2f}-{window[1]:.2f} s ({window[1] - window[0]:.2f} s), mean utilization "
+        f"{inside['gpu_util_pct'].mean():.0f}%, mean power {inside['gpu_power_w'].mean():.0f} W"
+    )
     print(f"energy from NVML's counter (gpu_energy_j): {counter_j:.1f} J")
-    print(f"energy from integrated power readings:     {power_j:.1f} J (ratio counter/power "
-          f"{counter_j / power_j:.3f})")
+    print(f"energy from integrated power readings:     {power_j:.1f} J (ratio counter/power {counter_j / power_j:.3f})")
     procs = cols[cols["kind"] == "process"]
-    print(f"\nprocess rows: {len(procs)} (roles {sorted(set(procs['role']))}), mean CPU "
-          f"{procs['cpu_pct'].mean():.0f}% of a core; sampler used {sampler.cpu_s:.3f} CPU s in "
-          f"{sampler.samples} samples; pid {os.getpid()}")
+    print(
+        f"\nprocess rows: {len(procs)} (roles {sorted(set(procs['role']))}), mean CPU "
+        f"{procs['cpu_pct'].mean():.0f}% of a core; sampler used {sampler.cpu_s:.3f} CPU s in "
+        f"{sampler.samples} samples; pid {os.getpid()}"
+    )
     return 0
 
 

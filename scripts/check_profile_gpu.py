@@ -123,9 +123,18 @@ def main() -> None:
                 trial.path.mkdir()
                 profiler = None
                 if mode != "off":
-                    profiler = TrialProfiler(trial, _Sampler(child.pid), hz=100, native=mode == "native",
-                                             warmup_iterations=0, stop_iterations=None, stop_seconds=None,
-                                             t0_epoch=time.time(), cores=[0, 1], pyspy=args.pyspy)
+                    profiler = TrialProfiler(
+                        trial,
+                        _Sampler(child.pid),
+                        hz=100,
+                        native=mode == "native",
+                        warmup_iterations=0,
+                        stop_iterations=None,
+                        stop_seconds=None,
+                        t0_epoch=time.time(),
+                        cores=[0, 1],
+                        pyspy=args.pyspy,
+                    )
                     profiler.start()
                 time.sleep(0.5)
                 allowed = _allowed(profiler.processes[0].profiler_pid) if profiler else "-"
@@ -137,8 +146,10 @@ def main() -> None:
                     event = profiler.finish()
                     proc = event["processes"][0]
                     window = event["t_stop_s"] - event["t_start_s"]
-                    line += (f"  py-spy: {proc['status']}, {100 * (proc['cpu_s'] or 0) / window:.1f}% of one core, "
-                             f"samples {proc['samples']}, unreadable {proc['errors']}, allowed cores {allowed}")
+                    line += (
+                        f"  py-spy: {proc['status']}, {100 * (proc['cpu_s'] or 0) / window:.1f}% of one core, "
+                        f"samples {proc['samples']}, unreadable {proc['errors']}, allowed cores {allowed}"
+                    )
                     if proc["status"] == "ok":
                         profiles.append((mode, trial.profile_file("learner", child.pid)))
                 print(line, flush=True)
@@ -147,8 +158,10 @@ def main() -> None:
             rows = sorted(profile_rows("x", "learner", child.pid, profile), key=lambda r: -r["self_samples"])
             print(f"\n{mode}: {profile.samples} samples; top functions by self time")
             for row in rows[:8]:
-                print(f"  {row['self_frac']:6.1%} self {row['total_frac']:6.1%} total  {row['function'][:70]} "
-                      f"({short_file(row['file'])}:{row['line']})")
+                print(
+                    f"  {row['self_frac']:6.1%} self {row['total_frac']:6.1%} total  {row['function'][:70]} "
+                    f"({short_file(row['file'])}:{row['line']})"
+                )
     finally:
         child.kill()
         child.wait()

@@ -45,52 +45,144 @@ REPO = Path(__file__).resolve().parents[1]
 #: Valid starting points (each validates and dry-runs with exit 0).
 BASES = [
     {"name": "smoke", "environment": {"env": "CartPole-v1"}, "stop": {"iterations": 3}},
-    {"name": "tiny", "environment": {"env": "envs.tiny:TinyEnv", "env_config": {"episode_len": 20}},
-     "env_runners": {"num_env_runners": 1, "num_cpus_per_env_runner": 1.0}, "cpus": 2,
-     "training": {"train_batch_size_per_learner": 128, "minibatch_size": 64, "num_epochs": 1, "lr": 0.0003},
-     "rl_module": {"fcnet_hiddens": [8, 8]}, "grid": {"num_env_runners": [0, 1], "env_config.obs_size": [4, 8]},
-     "repeats": 2, "stop": {"iterations": 3, "seconds": 30.0}, "warmup_iterations": 1, "trial_timeout_s": 120,
-     "sample_hz": 10, "env_ceiling_s": 0.5, "seed": 1},
-    {"name": "full", "environment": {"env": "envs.tiny:TinyEnv"}, "env_runners": {"num_workers": 1},
-     "learners": {"num_gpus": 0}, "resources": {"num_cpus_for_main_process": 1},
-     "threads": {"driver_torch_threads": 1}, "ray": {"include_dashboard": False},
-     "grid": {"training.num_sgd_iter": [1, 2]}, "stop": {"seconds": 5}, "trial_memory_limit_bytes": 2**30},
-    {"name": "target", "environment": {"env": "CartPole-v1"}, "repeats": 2, "seed": [3, 4],
-     "stop": {"iterations": 20, "episode_return_mean": 150}},
+    {
+        "name": "tiny",
+        "environment": {"env": "envs.tiny:TinyEnv", "env_config": {"episode_len": 20}},
+        "env_runners": {"num_env_runners": 1, "num_cpus_per_env_runner": 1.0},
+        "cpus": 2,
+        "training": {"train_batch_size_per_learner": 128, "minibatch_size": 64, "num_epochs": 1, "lr": 0.0003},
+        "rl_module": {"fcnet_hiddens": [8, 8]},
+        "grid": {"num_env_runners": [0, 1], "env_config.obs_size": [4, 8]},
+        "repeats": 2,
+        "stop": {"iterations": 3, "seconds": 30.0},
+        "warmup_iterations": 1,
+        "trial_timeout_s": 120,
+        "sample_hz": 10,
+        "env_ceiling_s": 0.5,
+        "seed": 1,
+    },
+    {
+        "name": "full",
+        "environment": {"env": "envs.tiny:TinyEnv"},
+        "env_runners": {"num_workers": 1},
+        "learners": {"num_gpus": 0},
+        "resources": {"num_cpus_for_main_process": 1},
+        "threads": {"driver_torch_threads": 1},
+        "ray": {"include_dashboard": False},
+        "grid": {"training.num_sgd_iter": [1, 2]},
+        "stop": {"seconds": 5},
+        "trial_memory_limit_bytes": 2**30,
+    },
+    {
+        "name": "target",
+        "environment": {"env": "CartPole-v1"},
+        "repeats": 2,
+        "seed": [3, 4],
+        "stop": {"iterations": 20, "episode_return_mean": 150},
+    },
 ]
 
 #: Keys a mutation may add: real ones (in the wrong place too), old names, and odd ones.
-KEYS = ["name", "environment", "env", "env_config", "env_runners", "num_env_runners", "learners", "num_learners",
-        "resources", "threads", "training", "lr", "lambda", "rl_module", "fcnet_hiddens", "cpus", "grid",
-        "repeats", "stop", "iterations", "seconds", "warmup_iterations", "trial_timeout_s", "sample_hz",
-        "env_ceiling_s", "seed", "ray", "include_dashboard", "episode_return_mean", "at_most", "num_workers", "num_gpus", "sgd_minibatch_size",
-        "env_config.x", "training.lr", "cpuz", "", " ", "[/]", "\x1b[2J", "<<", "a.b.c", "ü"]
+KEYS = [
+    "name",
+    "environment",
+    "env",
+    "env_config",
+    "env_runners",
+    "num_env_runners",
+    "learners",
+    "num_learners",
+    "resources",
+    "threads",
+    "training",
+    "lr",
+    "lambda",
+    "rl_module",
+    "fcnet_hiddens",
+    "cpus",
+    "grid",
+    "repeats",
+    "stop",
+    "iterations",
+    "seconds",
+    "warmup_iterations",
+    "trial_timeout_s",
+    "sample_hz",
+    "env_ceiling_s",
+    "seed",
+    "ray",
+    "include_dashboard",
+    "episode_return_mean",
+    "at_most",
+    "num_workers",
+    "num_gpus",
+    "sgd_minibatch_size",
+    "env_config.x",
+    "training.lr",
+    "cpuz",
+    "",
+    " ",
+    "[/]",
+    "\x1b[2J",
+    "<<",
+    "a.b.c",
+    "ü",
+]
 
-TEXTS = ["auto", "CartPole-v1", "envs.tiny:TinyEnv", "subprocess:Popen", "os:system", "envs.tiny:[/]", "relu",
-         "PPO", "[bold red]x[/]", "[/]", "\x1b]0;pwned\x07", "\u202e", "<script>", "=1+1", "../../etc",
-         "session_2026-01-01_00-00-00_000000_1", "", "x" * 300]
+TEXTS = [
+    "auto",
+    "CartPole-v1",
+    "envs.tiny:TinyEnv",
+    "subprocess:Popen",
+    "os:system",
+    "envs.tiny:[/]",
+    "relu",
+    "PPO",
+    "[bold red]x[/]",
+    "[/]",
+    "\x1b]0;pwned\x07",
+    "\u202e",
+    "<script>",
+    "=1+1",
+    "../../etc",
+    "session_2026-01-01_00-00-00_000000_1",
+    "",
+    "x" * 300,
+]
 
 FLOATS = [float("inf"), float("-inf"), float("nan"), 1e-300, 1e300, -0.0, 5e-324, 1.7976931348623157e308]
 INTS = [0, -1, 1, 2, 2**31, 2**63, 2**64, 10**30, -(10**30)]
 
 
 def _scalars():
-    return st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.sampled_from(INTS),
-                     st.floats(allow_nan=True, allow_infinity=True), st.sampled_from(FLOATS),
-                     st.text(max_size=30), st.sampled_from(TEXTS))
+    return st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-(2**70), 2**70),
+        st.sampled_from(INTS),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.sampled_from(FLOATS),
+        st.text(max_size=30),
+        st.sampled_from(TEXTS),
+    )
 
 
 def _values():
-    return st.recursive(_scalars(), lambda inner: st.one_of(
-        st.lists(inner, max_size=5), st.dictionaries(st.one_of(st.sampled_from(KEYS), st.text(max_size=8)), inner,
-                                                      max_size=4)), max_leaves=12)
+    return st.recursive(
+        _scalars(),
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=5),
+            st.dictionaries(st.one_of(st.sampled_from(KEYS), st.text(max_size=8)), inner, max_size=4),
+        ),
+        max_leaves=12,
+    )
 
 
 def _containers(node, out: list) -> list:
     """Every dict and list in the tree."""
     if isinstance(node, (dict, list)):
         out.append(node)
-        for child in (node.values() if isinstance(node, dict) else node):
+        for child in node.values() if isinstance(node, dict) else node:
             _containers(child, out)
     return out
 
@@ -127,8 +219,18 @@ def _nest(draw, data):
 
 
 def _grow_grid(draw, data):
-    axes = ["num_env_runners", "env_config.k", "env_config.j", "cpus", "training.lr", "num_envs_per_env_runner",
-            "env", "env_config", "rl_module.fcnet_hiddens", "nope"]
+    axes = [
+        "num_env_runners",
+        "env_config.k",
+        "env_config.j",
+        "cpus",
+        "training.lr",
+        "num_envs_per_env_runner",
+        "env",
+        "env_config",
+        "rl_module.fcnet_hiddens",
+        "nope",
+    ]
     grid = data.setdefault("grid", {}) if isinstance(data.get("grid", {}), dict) else {}
     for axis in draw(st.lists(st.sampled_from(axes), min_size=1, max_size=8)):
         grid[axis] = list(range(draw(st.integers(0, 40))))
@@ -141,21 +243,37 @@ def _grow_grid(draw, data):
 def _old_names(draw, data):
     runners = data.setdefault("env_runners", {}) if isinstance(data.get("env_runners", {}), dict) else {}
     runners[draw(st.sampled_from(["num_workers", "num_rollout_workers", "num_envs_per_worker"]))] = draw(
-        st.sampled_from([0, 1, 2, -1, "two"]))
+        st.sampled_from([0, 1, 2, -1, "two"])
+    )
     data["env_runners"] = runners
     return data
 
 
 #: Knobs (section, key) and values of the right type at their edges: these mostly pass validation,
 #: so planning, skip reasons and the plan table meet them too.
-KNOBS = [("env_runners", "num_env_runners"), ("env_runners", "num_envs_per_env_runner"),
-         ("env_runners", "num_cpus_per_env_runner"), ("env_runners", "num_gpus_per_env_runner"),
-         ("learners", "num_learners"), ("learners", "num_gpus_per_learner"), ("learners", "learner_gpus"),
-         ("learners", "num_cpus_per_learner"), ("resources", "num_cpus_for_main_process"),
-         ("threads", "driver_torch_threads"), ("training", "train_batch_size_per_learner"),
-         ("training", "minibatch_size"), ("training", "gamma"), (None, "cpus"), (None, "warmup_iterations"),
-         (None, "sample_hz"), (None, "env_ceiling_s"), (None, "trial_timeout_s"), (None, "seed"),
-         ("stop", "iterations"), ("stop", "seconds")]
+KNOBS = [
+    ("env_runners", "num_env_runners"),
+    ("env_runners", "num_envs_per_env_runner"),
+    ("env_runners", "num_cpus_per_env_runner"),
+    ("env_runners", "num_gpus_per_env_runner"),
+    ("learners", "num_learners"),
+    ("learners", "num_gpus_per_learner"),
+    ("learners", "learner_gpus"),
+    ("learners", "num_cpus_per_learner"),
+    ("resources", "num_cpus_for_main_process"),
+    ("threads", "driver_torch_threads"),
+    ("training", "train_batch_size_per_learner"),
+    ("training", "minibatch_size"),
+    ("training", "gamma"),
+    (None, "cpus"),
+    (None, "warmup_iterations"),
+    (None, "sample_hz"),
+    (None, "env_ceiling_s"),
+    (None, "trial_timeout_s"),
+    (None, "seed"),
+    ("stop", "iterations"),
+    ("stop", "seconds"),
+]
 EDGE_VALUES = [0, 1, 2, 3, 7, 64, 4096, 10_000, 100_000, 0.5, 0.1, 1e-9, 99.9, 100, 3600, 2**32 - 1, 2**31 - 1]
 
 
@@ -167,8 +285,17 @@ def _tweak_knob(draw, data):
     return data
 
 
-DATA_MUTATIONS = [_set_value, _add_key, _delete_key, _nest, _grow_grid, _old_names, _tweak_knob, _tweak_knob,
-                  _tweak_knob]
+DATA_MUTATIONS = [
+    _set_value,
+    _add_key,
+    _delete_key,
+    _nest,
+    _grow_grid,
+    _old_names,
+    _tweak_knob,
+    _tweak_knob,
+    _tweak_knob,
+]
 
 LAUGHS = "".join(f"  l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]\n" for i in range(1, 9))
 
@@ -179,15 +306,33 @@ def _yaml_feature(draw, text: str, marker: Path) -> str:
         f"seed: !!python/object/apply:os.system ['touch {marker}']\n",
         "name: !!python/name:os.system\n",
         f"environment: !!python/object/new:subprocess.Popen [[touch, '{marker}']]\n",
-        "seed: !!binary aGVsbG8=\n", "seed: !!set {a, b}\n", "seed: 2001-12-14t21:59:43.10-05:00\n",
-        "seed: 2020-13-45\n", "seed: !foo bar\n", "sample_hz: !!float nan\n", "cpus: !!int '0x1F'\n",
-        "seed: !!str 3\n", "junk: &x [1, 2]\nmore: *x\n", "training: &t {lr: 0.1}\nlearners: *t\n",
-        "env_runners: {<<: {num_env_runners: 1}}\n", "grid: {env_config.x: &r [1, *r]}\n",
-        "x:\n  l0: &l0 [a, a, a, a, a, a, a, a, a, a]\n" + LAUGHS, "name: twice\nname: again\n",
-        "---\nname: second\n", "...\n", "\tname: tab\n", "? [a, b]\n: 1\n", "? {a: 1}\n: 2\n",
+        "seed: !!binary aGVsbG8=\n",
+        "seed: !!set {a, b}\n",
+        "seed: 2001-12-14t21:59:43.10-05:00\n",
+        "seed: 2020-13-45\n",
+        "seed: !foo bar\n",
+        "sample_hz: !!float nan\n",
+        "cpus: !!int '0x1F'\n",
+        "seed: !!str 3\n",
+        "junk: &x [1, 2]\nmore: *x\n",
+        "training: &t {lr: 0.1}\nlearners: *t\n",
+        "env_runners: {<<: {num_env_runners: 1}}\n",
+        "grid: {env_config.x: &r [1, *r]}\n",
+        "x:\n  l0: &l0 [a, a, a, a, a, a, a, a, a, a]\n" + LAUGHS,
+        "name: twice\nname: again\n",
+        "---\nname: second\n",
+        "...\n",
+        "\tname: tab\n",
+        "? [a, b]\n: 1\n",
+        "? {a: 1}\n: 2\n",
         "stop: {iterations: " + "[" * draw(st.integers(30, 3000)) + "\n",
-        "env_config: {x: " + "[" * 40 + "]" * 40 + "}\n", "\ufeffname: bom\n", "name: \"\\e[2J\\a\"\n",
-        "%YAML 1.1\n---\n", "&a name: x\n", "*a\n", "!!map\n",
+        "env_config: {x: " + "[" * 40 + "]" * 40 + "}\n",
+        "\ufeffname: bom\n",
+        'name: "\\e[2J\\a"\n',
+        "%YAML 1.1\n---\n",
+        "&a name: x\n",
+        "*a\n",
+        "!!map\n",
     ]
     feature = draw(st.sampled_from(features))
     where = draw(st.sampled_from(["end", "start", "middle"]))
@@ -208,9 +353,40 @@ def _text_damage(draw, text: str) -> str:
     if kind == "truncate":
         return text[:at]
     if kind == "insert":
-        return text[:at] + draw(st.sampled_from([":", "[", "{", "]", "}", "-", "&", "*", "!", "|", ">", "\t", "\0",
-                                                 "\x1b", "'", '"', "#", "%", "@", "`", "\n", "\ufeff", "é"])) + text[at:]
-    return text[:at] + text[at + 1:]
+        return (
+            text[:at]
+            + draw(
+                st.sampled_from(
+                    [
+                        ":",
+                        "[",
+                        "{",
+                        "]",
+                        "}",
+                        "-",
+                        "&",
+                        "*",
+                        "!",
+                        "|",
+                        ">",
+                        "\t",
+                        "\0",
+                        "\x1b",
+                        "'",
+                        '"',
+                        "#",
+                        "%",
+                        "@",
+                        "`",
+                        "\n",
+                        "\ufeff",
+                        "é",
+                    ]
+                )
+            )
+            + text[at:]
+        )
+    return text[:at] + text[at + 1 :]
 
 
 @st.composite
@@ -306,8 +482,13 @@ def main(argv: list[str] | None = None) -> int:
     outcomes: collections.Counter[str] = collections.Counter()
     failures: list[tuple[bytes, str]] = []
 
-    @settings(max_examples=args.examples, deadline=None, database=None, derandomize=False,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=args.examples,
+        deadline=None,
+        database=None,
+        derandomize=False,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(cases())
     def run(raw: bytes) -> None:
         outcome = check(raw)
@@ -321,7 +502,9 @@ def main(argv: list[str] | None = None) -> int:
     run()
     took = time.perf_counter() - t
     tried = sum(outcomes.values())
-    print(f"tried {tried} mutated specs in {took:.0f} s: " + ", ".join(f"{k}: {v}" for k, v in sorted(outcomes.items())))
+    print(
+        f"tried {tried} mutated specs in {took:.0f} s: " + ", ".join(f"{k}: {v}" for k, v in sorted(outcomes.items()))
+    )
     for raw, outcome in failures[:5]:
         print(f"\n--- failing spec ({outcome.splitlines()[0] if outcome else ''}):\n{raw[:600]!r}\n{outcome}")
     return 1 if failures else 0

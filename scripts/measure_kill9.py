@@ -58,8 +58,12 @@ def measure_once(workdir: Path) -> dict[str, float]:
     spec = workdir / "kill9.yaml"
     spec.write_text(SPEC)
     out = workdir / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "rlbench", "sweep", str(spec), "--out", str(out)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rlbench", "sweep", str(spec), "--out", str(out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     events = out / "trials" / "t000r0" / "events.jsonl"
     while not (events.exists() and '"event": "iteration"' in events.read_text()):
         if proc.poll() is not None:

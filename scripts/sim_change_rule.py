@@ -38,8 +38,10 @@ def main() -> None:
                 off = c.ci_low is not None and (c.ci_low > 1 or c.ci_high < 1)
                 interval += off
                 rule += c.differs
-            print(f"{n:>7} {-drop:>7.0%} {interval / args.pairs:>15.1%} {rule / args.pairs:>9.1%} "
-                  f"{(interval - rule) / args.pairs:>9.1%}")
+            print(
+                f"{n:>7} {-drop:>7.0%} {interval / args.pairs:>15.1%} {rule / args.pairs:>9.1%} "
+                f"{(interval - rule) / args.pairs:>9.1%}"
+            )
 
 
 if __name__ == "__main__":

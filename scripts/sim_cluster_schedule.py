@@ -62,13 +62,34 @@ SCENARIOS = (
 
 
 def cluster_of(s: Scenario) -> ClusterInfo:
-    nodes = [NodeInfo(node_id=f"a{i:03d}", node_ip=f"10.0.0.{i}", is_head=False, resources={"CPU": s.a_cpus},
-                      cpu_model="A", logical_cores=int(s.a_cpus), memory_bytes=32 * 2**30) for i in range(s.a)]
-    nodes += [NodeInfo(node_id=f"b{i:03d}", node_ip=f"10.1.0.{i}", is_head=False, resources={"CPU": s.b_cpus},
-                       cpu_model="B", logical_cores=int(s.b_cpus), memory_bytes=64 * 2**30) for i in range(s.b)]
+    nodes = [
+        NodeInfo(
+            node_id=f"a{i:03d}",
+            node_ip=f"10.0.0.{i}",
+            is_head=False,
+            resources={"CPU": s.a_cpus},
+            cpu_model="A",
+            logical_cores=int(s.a_cpus),
+            memory_bytes=32 * 2**30,
+        )
+        for i in range(s.a)
+    ]
+    nodes += [
+        NodeInfo(
+            node_id=f"b{i:03d}",
+            node_ip=f"10.1.0.{i}",
+            is_head=False,
+            resources={"CPU": s.b_cpus},
+            cpu_model="B",
+            logical_cores=int(s.b_cpus),
+            memory_bytes=64 * 2**30,
+        )
+        for i in range(s.b)
+    ]
     total = {"CPU": float(s.a * s.a_cpus + s.b * s.b_cpus)}
-    return ClusterInfo(address="sim", gcs_address="sim:6379", nodes=nodes, total_resources=total,
-                       available_resources=total)
+    return ClusterInfo(
+        address="sim", gcs_address="sim:6379", nodes=nodes, total_resources=total, available_resources=total
+    )
 
 
 def simulate(s: Scenario, trials: list[tuple[str, str, tuple, float]], seed: int, b_speed: float) -> dict:
@@ -135,8 +156,13 @@ def lower_bound_s(s: Scenario, trials, b_speed: float) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--results", type=Path, action="append", default=[],
-                        help="a results folder whose ok trials' trial_wall_s are the lengths replayed (repeatable)")
+    parser.add_argument(
+        "--results",
+        type=Path,
+        action="append",
+        default=[],
+        help="a results folder whose ok trials' trial_wall_s are the lengths replayed (repeatable)",
+    )
     parser.add_argument("--trials", type=int, default=500)
     parser.add_argument("--b-speed", type=float, default=1.3, help="how much faster a type-B node runs a trial")
     parser.add_argument("--seed", type=int, default=0)
@@ -154,21 +180,35 @@ def main() -> None:
     for i in range(args.trials):
         name, runners, factor = CONFIGS[i % len(CONFIGS)]
         bundles = (("driver", 1.0, 0.0),) + (("env_runner", 1.0, 0.0),) * runners
-        trials.append((f"t{i % len(CONFIGS):03d}r{i // len(CONFIGS)}", name, bundles,
-                       float(rng.choice(lengths)) * factor * (1 + runners / 8)))
-    print(f"{args.trials} trials of {len(CONFIGS)} configurations (1, 7, 15, 31 env runners of 1 CPU + a 1-CPU driver), "
-          f"lengths replayed from {len(lengths)} measured trial walls (median {np.median(lengths):.1f} s), "
-          f"type-B nodes {args.b_speed:g}x as fast; seed {args.seed}")
-    print(f"{'scenario':<30} {'makespan s':>11} {'serial s':>10} {'speed-up':>9} {'lower bound s':>14} "
-          f"{'/ bound':>8} {'failed':>7}")
+        trials.append(
+            (
+                f"t{i % len(CONFIGS):03d}r{i // len(CONFIGS)}",
+                name,
+                bundles,
+                float(rng.choice(lengths)) * factor * (1 + runners / 8),
+            )
+        )
+    print(
+        f"{args.trials} trials of {len(CONFIGS)} configurations (1, 7, 15, 31 env runners of 1 CPU + a 1-CPU driver), "
+        f"lengths replayed from {len(lengths)} measured trial walls (median {np.median(lengths):.1f} s), "
+        f"type-B nodes {args.b_speed:g}x as fast; seed {args.seed}"
+    )
+    print(
+        f"{'scenario':<30} {'makespan s':>11} {'serial s':>10} {'speed-up':>9} {'lower bound s':>14} "
+        f"{'/ bound':>8} {'failed':>7}"
+    )
     for s in SCENARIOS:
         serial = sum(ln for *_, ln in trials)  # one at a time, each on type A (as the scheduler prefers by name)
         got = simulate(s, trials, args.seed, args.b_speed)
         bound = lower_bound_s(s, trials, args.b_speed)
-        print(f"{s.name:<30} {got['makespan_s']:>11.0f} {serial:>10.0f} {serial / got['makespan_s']:>9.1f} "
-              f"{bound:>14.0f} {got['makespan_s'] / bound:>8.2f} {got['failed']:>7}")
-    print("serial: the same lengths one at a time (as without --parallel); lower bound: max(longest trial, "
-          "node-seconds / nodes); failed: trials on a node when it was lost, or left with no node set to hold them")
+        print(
+            f"{s.name:<30} {got['makespan_s']:>11.0f} {serial:>10.0f} {serial / got['makespan_s']:>9.1f} "
+            f"{bound:>14.0f} {got['makespan_s'] / bound:>8.2f} {got['failed']:>7}"
+        )
+    print(
+        "serial: the same lengths one at a time (as without --parallel); lower bound: max(longest trial, "
+        "node-seconds / nodes); failed: trials on a node when it was lost, or left with no node set to hold them"
+    )
 
 
 if __name__ == "__main__":

@@ -40,21 +40,48 @@ def rows(folder: Path) -> list[str]:
         t = trials.iloc[0] if len(trials) else {}
         axes = ", ".join(f"{ax}={c[ax]}" for ax in a.axes) or "-"
         spec = a.manifest.get("spec") or {}
-        out.append(" | ".join([
-            str(spec.get("name", folder.name)), axes, str(t.get("algo", "-")) if len(trials) else "-",
-            num(t.get("env_ceiling_steps_per_s")) if len(trials) else "-", num(c["env_steps_per_s"]),
-            pct(t.get("sampling_efficiency")) if len(trials) else "-",
-            f"{pct(c['sample_frac'])} / {pct(c['learn_frac'])} / {pct(c['sync_frac'])} / {pct(c['other_frac'])}",
-            f"{pct(env_share)} / {pct(inf_share)}", pct(c.get("replay_frac")), num(c.get("updates_per_env_step"), 2),
-            " / ".join(num(c.get(f"{r}_cpus_used"), 2) for r in ("driver", "env_runner")), str(c["bottleneck"]),
-            str(len(s))]))
+        out.append(
+            " | ".join(
+                [
+                    str(spec.get("name", folder.name)),
+                    axes,
+                    str(t.get("algo", "-")) if len(trials) else "-",
+                    num(t.get("env_ceiling_steps_per_s")) if len(trials) else "-",
+                    num(c["env_steps_per_s"]),
+                    pct(t.get("sampling_efficiency")) if len(trials) else "-",
+                    f"{pct(c['sample_frac'])} / {pct(c['learn_frac'])} / {pct(c['sync_frac'])} / {pct(c['other_frac'])}",
+                    f"{pct(env_share)} / {pct(inf_share)}",
+                    pct(c.get("replay_frac")),
+                    num(c.get("updates_per_env_step"), 2),
+                    " / ".join(num(c.get(f"{r}_cpus_used"), 2) for r in ("driver", "env_runner")),
+                    str(c["bottleneck"]),
+                    str(len(s)),
+                ]
+            )
+        )
     return out
 
 
 def main(folders: list[str]) -> None:
-    print(" | ".join(["workload", "axes", "algo", "env ceiling steps/s", "env steps/s", "of ceiling",
-                      "sample / learn / sync / other", "env / policy of sampling", "replay", "updates/step",
-                      "CPU used: driver+learner / env runner", "verdict", "steady its"]))
+    print(
+        " | ".join(
+            [
+                "workload",
+                "axes",
+                "algo",
+                "env ceiling steps/s",
+                "env steps/s",
+                "of ceiling",
+                "sample / learn / sync / other",
+                "env / policy of sampling",
+                "replay",
+                "updates/step",
+                "CPU used: driver+learner / env runner",
+                "verdict",
+                "steady its",
+            ]
+        )
+    )
     for folder in folders:
         for line in rows(Path(folder)):
             print(line)

@@ -23,8 +23,14 @@ for _name in ("COLUMNS", "LINES"):
 
 def run_cli(*args: str, cwd: Path = REPO, timeout: float = 600, env: dict | None = None) -> subprocess.CompletedProcess:
     """Run ``python -m rlbench ARGS`` for real; returns the completed process (text output)."""
-    return subprocess.run([sys.executable, "-m", "rlbench", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "rlbench", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def sweep_ok(folder: Path, spec_text: str) -> tuple[Path, subprocess.CompletedProcess]:
@@ -81,28 +87,55 @@ def repo() -> Path:
 #: and three groups were tried (645c36d): 484 s quiet against 455-465 s with two; more runtimes at once
 #: slowed every test more than the third worker's share gained.
 RAY_GROUPS = {
-    "ray-a": frozenset({  # 69 + 54 + 48 + 32 + 22 + 22 + 21 + 12 + 7 = 287 s (the off-policy e2e's 22 s 2026-11-26, quiet)
-        "tests/studies/test_study_configs.py", "tests/e2e/test_async_e2e.py", "tests/e2e/test_learning_e2e.py",
-        "tests/e2e/test_measurement_accuracy.py", "tests/e2e/test_offpolicy_e2e.py", "tests/e2e/test_sb3_e2e.py",
-        "tests/e2e/test_exit_e2e.py", "tests/worker/test_ray_auth.py", "tests/studies/test_simbench.py",
-    }),
-    "ray-b": frozenset({  # 63 + 48 + 48 + 44 + 40 + 30 + 22 = 295 s (servebench's 48 s measured 2026-11-25, quiet; the
-        # parallel e2e's 63 s estimated 2026-11-27: 96-116 s at load 2-8, where the cluster e2e's 30 s took 56 s)
-        "tests/e2e/test_parallel_e2e.py", "tests/e2e/test_reliability_e2e.py", "tests/studies/test_servebench_e2e.py",
-        "tests/e2e/test_e2e_sweep.py", "tests/e2e/test_fidelity_e2e.py", "tests/e2e/test_cluster_e2e.py",
-        "tests/e2e/test_profiles_e2e.py",
-    }),
+    "ray-a": frozenset(
+        {  # 69 + 54 + 48 + 32 + 22 + 22 + 21 + 12 + 7 = 287 s (the off-policy e2e's 22 s 2026-11-26, quiet)
+            "tests/studies/test_study_configs.py",
+            "tests/e2e/test_async_e2e.py",
+            "tests/e2e/test_learning_e2e.py",
+            "tests/e2e/test_measurement_accuracy.py",
+            "tests/e2e/test_offpolicy_e2e.py",
+            "tests/e2e/test_sb3_e2e.py",
+            "tests/e2e/test_exit_e2e.py",
+            "tests/worker/test_ray_auth.py",
+            "tests/studies/test_simbench.py",
+        }
+    ),
+    "ray-b": frozenset(
+        {  # 63 + 48 + 48 + 44 + 40 + 30 + 22 = 295 s (servebench's 48 s measured 2026-11-25, quiet; the
+            # parallel e2e's 63 s estimated 2026-11-27: 96-116 s at load 2-8, where the cluster e2e's 30 s took 56 s)
+            "tests/e2e/test_parallel_e2e.py",
+            "tests/e2e/test_reliability_e2e.py",
+            "tests/studies/test_servebench_e2e.py",
+            "tests/e2e/test_e2e_sweep.py",
+            "tests/e2e/test_fidelity_e2e.py",
+            "tests/e2e/test_cluster_e2e.py",
+            "tests/e2e/test_profiles_e2e.py",
+        }
+    ),
 }
 RAY_FILES = frozenset().union(*RAY_GROUPS.values())
 #: Files that run sweeps on the plain adapter only, or refuse before anything runs: no Ray runtime.
-NO_RAY_FILES = frozenset({
-    "tests/e2e/test_faults_e2e.py", "tests/e2e/test_hostile_e2e.py", "tests/e2e/test_variants_e2e.py", "tests/e2e/test_versions_e2e.py",
-    "tests/run/test_autoconfig_driver.py", "tests/run/test_envs.py", "tests/commands/test_cli_versions.py",
-    "tests/commands/test_cli_bad_input.py", "tests/commands/test_hostile_folders.py", "tests/results/test_format.py",
-    "tests/adapters/test_rllib_env_class.py", "tests/commands/test_cli_autoconfig.py", "tests/studies/test_envbench.py",
-    "tests/commands/test_cli_output.py", "tests/run/test_cluster.py", "tests/e2e/test_interrupts_e2e.py",
-    "tests/spec/test_envcheck.py",
-})
+NO_RAY_FILES = frozenset(
+    {
+        "tests/e2e/test_faults_e2e.py",
+        "tests/e2e/test_hostile_e2e.py",
+        "tests/e2e/test_variants_e2e.py",
+        "tests/e2e/test_versions_e2e.py",
+        "tests/run/test_autoconfig_driver.py",
+        "tests/run/test_envs.py",
+        "tests/commands/test_cli_versions.py",
+        "tests/commands/test_cli_bad_input.py",
+        "tests/commands/test_hostile_folders.py",
+        "tests/results/test_format.py",
+        "tests/adapters/test_rllib_env_class.py",
+        "tests/commands/test_cli_autoconfig.py",
+        "tests/studies/test_envbench.py",
+        "tests/commands/test_cli_output.py",
+        "tests/run/test_cluster.py",
+        "tests/e2e/test_interrupts_e2e.py",
+        "tests/spec/test_envcheck.py",
+    }
+)
 
 
 @pytest.hookimpl(tryfirst=True)

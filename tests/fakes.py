@@ -76,8 +76,16 @@ class FakeNvml:
 
 
 def h100(**overrides) -> dict:
-    return {"name": b"NVIDIA H100 80GB HBM3", "mem_total": 80 * 2**30, "mem_used": 3 * 2**30, "util": 37,
-            "power_mw": 152_500, "sm_mhz": 1980, "energy_mj": 123_456_789, **overrides}
+    return {
+        "name": b"NVIDIA H100 80GB HBM3",
+        "mem_total": 80 * 2**30,
+        "mem_used": 3 * 2**30,
+        "util": 37,
+        "power_mw": 152_500,
+        "sm_mhz": 1980,
+        "energy_mj": 123_456_789,
+        **overrides,
+    }
 
 
 class DrivenRapl:
@@ -86,8 +94,13 @@ class DrivenRapl:
     from the monotonic clock, wrapping at ``max_energy_range_uj`` the way RAPL's counter does."""
 
     def __init__(self, root: Path, watts: float, max_energy_range_uj: int, start_uj: int = 0, period_s: float = 0.01):
-        self.root, self.watts, self.range_uj, self.start_uj, self.period_s = Path(root), watts, max_energy_range_uj, \
-            start_uj, period_s
+        self.root, self.watts, self.range_uj, self.start_uj, self.period_s = (
+            Path(root),
+            watts,
+            max_energy_range_uj,
+            start_uj,
+            period_s,
+        )
         self.zone = self.root / "intel-rapl:0"
         self.zone.mkdir(parents=True, exist_ok=True)
         (self.zone / "name").write_text("package-0\n")

@@ -32,11 +32,35 @@ env_ceiling_s: {ceiling}
 """
 
 
-def write_spec(path: Path, *, name="rel", env="envs.tiny:TinyEnv", env_config="{}", runners=0, grid="{}",
-               iterations=3, timeout=120, extra="", framework="rllib", ceiling=0) -> Path:
+def write_spec(
+    path: Path,
+    *,
+    name="rel",
+    env="envs.tiny:TinyEnv",
+    env_config="{}",
+    runners=0,
+    grid="{}",
+    iterations=3,
+    timeout=120,
+    extra="",
+    framework="rllib",
+    ceiling=0,
+) -> Path:
     """A tiny spec; env ceilings off (``ceiling``) unless the test reads them."""
-    path.write_text(TINY.format(name=name, env=env, env_config=env_config, runners=runners, grid=grid,
-                                iterations=iterations, timeout=timeout, framework=framework, ceiling=ceiling) + extra)
+    path.write_text(
+        TINY.format(
+            name=name,
+            env=env,
+            env_config=env_config,
+            runners=runners,
+            grid=grid,
+            iterations=iterations,
+            timeout=timeout,
+            framework=framework,
+            ceiling=ceiling,
+        )
+        + extra
+    )
     return path
 
 
@@ -50,10 +74,15 @@ def start_sweep(spec: Path, out: Path, *extra: str) -> subprocess.Popen:
     SIGINT is reset to its default in the child: a test run started in the background (``&``,
     nohup) passes SIGINT on ignored, and a foreground job in a terminal would not have it so.
     """
-    return subprocess.Popen([sys.executable, "-m", "rlbench", "sweep", str(spec), "--out", str(out), *extra],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    return subprocess.Popen(
+        [sys.executable, "-m", "rlbench", "sweep", str(spec), "--out", str(out), *extra],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
 
 
 def wait_for_iteration(out: Path, trial_id: str, proc: subprocess.Popen, timeout_s: float = 120) -> None:

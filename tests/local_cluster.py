@@ -60,8 +60,12 @@ def stop_cluster(temp: str) -> None:
 
 
 @contextlib.contextmanager
-def local_cluster(head_args: tuple[str, ...] = ("--num-cpus=1",), node_args: tuple[str, ...] = ("--num-cpus=2",),
-                  nodes: int = 1, env: dict[str, str] | None = None) -> Iterator[LocalCluster]:
+def local_cluster(
+    head_args: tuple[str, ...] = ("--num-cpus=1",),
+    node_args: tuple[str, ...] = ("--num-cpus=2",),
+    nodes: int = 1,
+    env: dict[str, str] | None = None,
+) -> Iterator[LocalCluster]:
     """Start the head (``head_args``) and ``nodes`` more nodes (``node_args`` each); stop them all and remove the
     temp folder on exit, whatever happened. ``env``: more environment for the cluster's processes (Ray's
     ``RAY_<setting>`` variables)."""
@@ -76,11 +80,23 @@ def local_cluster(head_args: tuple[str, ...] = ("--num-cpus=1",), node_args: tup
     common = ["--temp-dir", temp, "--disable-usage-stats"]
     try:
         # cwd = the temp folder: the nodes cannot import envs/ from the repo, rlbench must ship it
-        subprocess.run([RAY, "start", "--head", f"--port={port}", *head_args, "--include-dashboard=false", *common],
-                       cwd=temp, env=node_env, check=True, capture_output=True, timeout=120)
+        subprocess.run(
+            [RAY, "start", "--head", f"--port={port}", *head_args, "--include-dashboard=false", *common],
+            cwd=temp,
+            env=node_env,
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
         for _ in range(nodes):
-            subprocess.run([RAY, "start", f"--address={address}", *node_args, *common], cwd=temp, env=node_env,
-                           check=True, capture_output=True, timeout=120)
+            subprocess.run(
+                [RAY, "start", f"--address={address}", *node_args, *common],
+                cwd=temp,
+                env=node_env,
+                check=True,
+                capture_output=True,
+                timeout=120,
+            )
         yield LocalCluster(address, temp, token)
     finally:
         stop_cluster(temp)

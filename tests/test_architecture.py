@@ -1,5 +1,5 @@
 """The house's rules (docs/ARCHITECTURE.md), checked on the source: rooms import one way, no cycle,
-no module over 400 lines, one module per class name, RLlib only behind the adapter, the worker room on the
+no module over 460 lines, one module per class name, RLlib only behind the adapter, the worker room on the
 standard library."""
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ import pytest
 from conftest import REPO
 
 PACKAGE = REPO / "rlbench"
-MAX_LINES = 400
+#: 400 lines before the formatter (ruff format, issue 51): the same code is about 14% longer in its style (28,021 ->
+#: 32,077 lines over rlbench/ on e9c689c), so the same size of module is 460 of its lines.
+MAX_LINES = 460
 
 #: Room -> the rooms its modules may import (at module level, or inside a function), its own included.
 #: Bottom to top: results, adapters, worker, measure, spec, studies, analysis, autoconfig, run, report, commands.
@@ -32,8 +34,19 @@ MAY_IMPORT: dict[str, set[str]] = {
     "analysis": {"analysis", "results", "spec", "adapters", "studies"},
     "autoconfig": {"autoconfig", "analysis", "spec", "results"},
     "report": {"report", "analysis", "results", "spec", "measure"},
-    "commands": {"commands", "run", "spec", "results", "measure", "worker", "adapters", "studies", "analysis",
-                 "report", "autoconfig"},
+    "commands": {
+        "commands",
+        "run",
+        "spec",
+        "results",
+        "measure",
+        "worker",
+        "adapters",
+        "studies",
+        "analysis",
+        "report",
+        "autoconfig",
+    },
 }
 #: The only imports a module may make of a room above its own, each inside a function: the trial
 #: process is where the worker meets the plan and the training system (module -> rlbench modules).
@@ -53,8 +66,12 @@ WORKER_LAZY_THIRD_PARTY: dict[str, set[str]] = {
     "rlbench.worker.ray_auth": {"ray"},
 }
 #: rlbench modules a worker module may import at module level (standard library only themselves).
-WORKER_TOP_LEVEL_RLBENCH = ("rlbench.worker", "rlbench.results.layout", "rlbench.results.files",
-                            "rlbench.results.events")
+WORKER_TOP_LEVEL_RLBENCH = (
+    "rlbench.worker",
+    "rlbench.results.layout",
+    "rlbench.results.files",
+    "rlbench.results.events",
+)
 
 
 def module_name(path: Path) -> str:
@@ -144,8 +161,10 @@ def import_cycles(sources: dict[str, str]) -> list[str]:
         parts = name.split(".")
         return next((".".join(parts[:n]) for n in range(len(parts), 0, -1) if ".".join(parts[:n]) in known), None)
 
-    graph = {m: sorted({t for n, _ in imports_in(text, type_checking=True) if (t := target(n)) and t != m})
-             for m, text in sources.items()}
+    graph = {
+        m: sorted({t for n, _ in imports_in(text, type_checking=True) if (t := target(n)) and t != m})
+        for m, text in sources.items()
+    }
     cycles: list[str] = []
     state: dict[str, str] = {}
 
@@ -153,7 +172,7 @@ def import_cycles(sources: dict[str, str]) -> list[str]:
         state[node] = "open"
         for nxt in graph[node]:
             if state.get(nxt) == "open":
-                cycles.append(" -> ".join(stack[stack.index(nxt):] + [nxt]))
+                cycles.append(" -> ".join(stack[stack.index(nxt) :] + [nxt]))
             elif nxt not in state:
                 walk(nxt, stack + [nxt])
         state[node] = "done"
@@ -168,7 +187,7 @@ def test_the_cycle_checker_sees_a_cycle_through_type_checking_imports():
     planted = {
         "rlbench.analysis.change": "from rlbench.analysis import evidence\n",
         "rlbench.analysis.evidence": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-                                     "    from rlbench.analysis.change import Change\n",
+        "    from rlbench.analysis.change import Change\n",
         "rlbench.analysis.stats": "import numpy\n",
         "rlbench.analysis.advice": "def f():\n    from rlbench.analysis.stats import num\n",
     }
@@ -181,7 +200,7 @@ def test_no_import_cycle_even_through_imports_inside_functions_or_for_type_check
     assert import_cycles({m: p.read_text() for m, p in MODULES.items()}) == []
 
 
-def test_no_module_over_400_lines():
+def test_no_module_over_460_lines():
     long = {m: n for m, p in MODULES.items() if (n := len(p.read_text().splitlines())) > MAX_LINES}
     assert long == {}
 
@@ -207,10 +226,12 @@ def class_names_defined_twice(sources: dict[str, str]) -> dict[str, tuple[str, .
 
 
 def test_the_class_name_checker_sees_a_name_in_two_modules():
-    planted = {"rlbench.spec.model": "class GridPoint:\n    pass\n",
-               "rlbench.analysis.variants": "def f():\n    class GridPoint:\n        pass\n",
-               "rlbench.analysis.comparison": "class Comparison:\n    pass\n",
-               "rlbench.analysis.servebench_rows": "class PathComparison:\n    pass\n"}
+    planted = {
+        "rlbench.spec.model": "class GridPoint:\n    pass\n",
+        "rlbench.analysis.variants": "def f():\n    class GridPoint:\n        pass\n",
+        "rlbench.analysis.comparison": "class Comparison:\n    pass\n",
+        "rlbench.analysis.servebench_rows": "class PathComparison:\n    pass\n",
+    }
     assert class_names_defined_twice(planted) == {"GridPoint": ("rlbench.analysis.variants", "rlbench.spec.model")}
 
 
@@ -224,16 +245,26 @@ def test_a_class_name_means_one_thing():
 
 #: The adapters' shared modules, no framework's: the protocol and types, the base class, the spec's key vocabulary,
 #: the one role classifier, env making, inert Python source, the seam to a GPU's own clock.
-NEUTRAL_ADAPTER_MODULES = ("rlbench.adapters", "rlbench.adapters.base", "rlbench.adapters.common",
-                           "rlbench.adapters.vocabulary", "rlbench.adapters.roles", "rlbench.adapters.envs",
-                           "rlbench.adapters.pysource", "rlbench.adapters.cuda_clock")
+NEUTRAL_ADAPTER_MODULES = (
+    "rlbench.adapters",
+    "rlbench.adapters.base",
+    "rlbench.adapters.common",
+    "rlbench.adapters.vocabulary",
+    "rlbench.adapters.roles",
+    "rlbench.adapters.envs",
+    "rlbench.adapters.pysource",
+    "rlbench.adapters.cuda_clock",
+)
 
 
 def framework_of(module: str) -> str | None:
     """The framework package a module belongs to (``rllib`` for ``rlbench.adapters.rllib.config``), or None."""
     parts = module.split(".")
-    return parts[2] if len(parts) > 2 and parts[:2] == ["rlbench", "adapters"] and module not in NEUTRAL_ADAPTER_MODULES \
+    return (
+        parts[2]
+        if len(parts) > 2 and parts[:2] == ["rlbench", "adapters"] and module not in NEUTRAL_ADAPTER_MODULES
         else None
+    )
 
 
 def adapters_leaning_on_another(sources: dict[str, str]) -> list[str]:
@@ -251,14 +282,17 @@ def adapters_leaning_on_another(sources: dict[str, str]) -> list[str]:
 
 
 def test_the_adapter_checker_sees_one_adapter_lean_on_another():
-    planted = {"rlbench.adapters.sb3.mapping": "from rlbench.adapters.rllib.training import ALGO_TRAINING_KEYS\n",
-               "rlbench.adapters.plain": "from rlbench.adapters.vocabulary import ALGORITHMS\n",
-               "rlbench.adapters.common": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-                                          "    from rlbench.adapters.rllib import RLlibAdapter\n",
-               "rlbench.adapters": "from rlbench.adapters.rllib import RLlibAdapter\n"}
+    planted = {
+        "rlbench.adapters.sb3.mapping": "from rlbench.adapters.rllib.training import ALGO_TRAINING_KEYS\n",
+        "rlbench.adapters.plain": "from rlbench.adapters.vocabulary import ALGORITHMS\n",
+        "rlbench.adapters.common": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "    from rlbench.adapters.rllib import RLlibAdapter\n",
+        "rlbench.adapters": "from rlbench.adapters.rllib import RLlibAdapter\n",
+    }
     assert adapters_leaning_on_another(planted) == [
         "rlbench.adapters.sb3.mapping imports rlbench.adapters.rllib.training",
-        "rlbench.adapters.common imports rlbench.adapters.rllib"]
+        "rlbench.adapters.common imports rlbench.adapters.rllib",
+    ]
 
 
 def test_no_adapter_imports_another():
@@ -269,17 +303,26 @@ def test_no_adapter_imports_another():
 def test_no_module_outside_the_adapters_names_a_concrete_adapter():
     """Outside ``adapters/`` only the registry and the neutral modules are imported (type checkers included):
     another framework is a new adapter package, not a change across the house."""
-    wrong = [f"{m}: {n}" for m in MODULES if not m.startswith("rlbench.adapters")
-             for n, _ in imports(m, type_checking=True)
-             if (t := ours(n)) and t.startswith("rlbench.adapters") and t not in NEUTRAL_ADAPTER_MODULES]
+    wrong = [
+        f"{m}: {n}"
+        for m in MODULES
+        if not m.startswith("rlbench.adapters")
+        for n, _ in imports(m, type_checking=True)
+        if (t := ours(n)) and t.startswith("rlbench.adapters") and t not in NEUTRAL_ADAPTER_MODULES
+    ]
     assert wrong == []
 
 
 def test_adapters_never_import_the_spec_even_for_type_checkers():
     """The spec imports the adapters' registry; an adapter reaching back up to the spec would be a
     cycle of meaning even where it is not one at run time."""
-    wrong = [f"{m}: {n}" for m in MODULES if m.startswith("rlbench.adapters")
-             for n, _ in imports(m, type_checking=True) if (t := ours(n)) and room(t) not in (None, "adapters")]
+    wrong = [
+        f"{m}: {n}"
+        for m in MODULES
+        if m.startswith("rlbench.adapters")
+        for n, _ in imports(m, type_checking=True)
+        if (t := ours(n)) and room(t) not in (None, "adapters")
+    ]
     assert wrong == []
 
 
@@ -288,10 +331,16 @@ def algorithm_literals(source: str, algorithms: tuple[str, ...]) -> list[str]:
     a table's key, a comparison, a Literal), other than the default of a field named ``algo``. Prose that
     mentions one (a docstring, a measured figure's conditions) is not knowledge of what it accepts."""
     tree = ast.parse(source)
-    default = {id(n.value) for n in ast.walk(tree)
-               if isinstance(n, ast.AnnAssign) and ast.unparse(n.target) == "algo" and n.value is not None}
-    return [f"line {n.lineno}: {n.value!r}" for n in ast.walk(tree)
-            if isinstance(n, ast.Constant) and n.value in algorithms and id(n) not in default]
+    default = {
+        id(n.value)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.AnnAssign) and ast.unparse(n.target) == "algo" and n.value is not None
+    }
+    return [
+        f"line {n.lineno}: {n.value!r}"
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and n.value in algorithms and id(n) not in default
+    ]
 
 
 def test_the_algorithm_checker_sees_names_but_not_prose_or_the_default():
@@ -306,8 +355,11 @@ def test_the_spec_names_no_algorithm_but_the_default():
     ``training_keys``, ``algo_only_keys``, ``removed_keys``): the spec names none but ``algo``'s default."""
     from rlbench.adapters import ALL_ALGORITHMS
 
-    wrong = {m: found for m, p in MODULES.items() if m.startswith("rlbench.spec")
-             and (found := algorithm_literals(p.read_text(), ALL_ALGORITHMS))}
+    wrong = {
+        m: found
+        for m, p in MODULES.items()
+        if m.startswith("rlbench.spec") and (found := algorithm_literals(p.read_text(), ALL_ALGORITHMS))
+    }
     assert wrong == {}
 
 
@@ -342,13 +394,22 @@ def rllib_words() -> FrameworkWords:
     classes = {cls for _, cls in rllib_config.ALGO_CONFIG_CLASSES.values()} | {"AlgorithmConfig", "ray.rllib"}
     classes |= {t.removeprefix("ray::") for t, role in RAY_TITLE_ROLES.items() if role != "ray_system"}
     build = ast.parse(inspect.getsource(rllib_config.build_config))
-    methods = {node.func.attr for node in ast.walk(build) if isinstance(node, ast.Call)
-               and isinstance(node.func, ast.Attribute) and ast.unparse(node.func.value).startswith("algo_config")}
-    example = TrialConfig.model_validate({"environment": {"env": "E"}, "training": {"lr": 0.1},
-                                          "rl_module": {"fcnet_hiddens": [8]}})
+    methods = {
+        node.func.attr
+        for node in ast.walk(build)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and ast.unparse(node.func.value).startswith("algo_config")
+    }
+    example = TrialConfig.model_validate(
+        {"environment": {"env": "E"}, "training": {"lr": 0.1}, "rl_module": {"fcnet_hiddens": [8]}}
+    )
     methods |= {method for method, _ in rllib_config.spec_calls(example)}
-    paths = [v for k, v in vars(results).items() if k.isupper() and isinstance(v, tuple) and v
-             and all(isinstance(x, str) for x in v)] + list(results.RESULT_METRICS.values())
+    paths = [
+        v
+        for k, v in vars(results).items()
+        if k.isupper() and isinstance(v, tuple) and v and all(isinstance(x, str) for x in v)
+    ] + list(results.RESULT_METRICS.values())
 
     def fields(model: Any, out: set[str]) -> set[str]:
         for name, f in model.model_fields.items():
@@ -357,9 +418,14 @@ def rllib_words() -> FrameworkWords:
                 fields(f.annotation, out)
         return out
 
-    ours = (fields(TrialConfig, set()) | set(ITERATION_SCHEMA.names) | set(RUNNER_ITERATION_SCHEMA.names)
-            | {f.name for f in dataclasses.fields(IterationTimings)} | set(results.RESULT_METRICS)
-            | {"rlbench", "sample", "runner", "updates", "busy_s"})  # the last four: rlbench's own words too
+    ours = (
+        fields(TrialConfig, set())
+        | set(ITERATION_SCHEMA.names)
+        | set(RUNNER_ITERATION_SCHEMA.names)
+        | {f.name for f in dataclasses.fields(IterationTimings)}
+        | set(results.RESULT_METRICS)
+        | {"rlbench", "sample", "runner", "updates", "busy_s"}
+    )  # the last four: rlbench's own words too
     keys = {key for path in paths for key in path} - ours | {"/".join(path) for path in paths if len(path) > 1}
     prefixes = tuple(sorted({f"{path[0]}/" for path in paths if len(path) > 1}))
     return FrameworkWords(ALGORITHMS, frozenset(classes), frozenset(methods), frozenset(keys), prefixes)
@@ -385,8 +451,11 @@ def framework_words_in(source: str, words: FrameworkWords) -> list[str]:
             names = [n.name]
         elif isinstance(n, ast.ImportFrom):
             names = [n.module or ""]
-        found += [f"line {getattr(n, 'lineno', '?')}: name {x}" for x in names
-                  if any(x == c or x.startswith(c + ".") for c in words.classes)]
+        found += [
+            f"line {getattr(n, 'lineno', '?')}: name {x}"
+            for x in names
+            if any(x == c or x.startswith(c + ".") for c in words.classes)
+        ]
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in words.methods:
             found.append(f"line {n.lineno}: call .{n.func.attr}(...)")
         if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in prose:
@@ -399,8 +468,13 @@ def framework_words_in(source: str, words: FrameworkWords) -> list[str]:
 
 
 def test_the_framework_checker_sees_each_kind_of_word_but_not_prose():
-    words = FrameworkWords(("PPO",), frozenset({"PPOConfig", "ray.rllib"}), frozenset({"env_runners"}),
-                           frozenset({"timers/sample", "__all_modules__"}), ("env_runners/", "timers/"))
+    words = FrameworkWords(
+        ("PPO",),
+        frozenset({"PPOConfig", "ray.rllib"}),
+        frozenset({"env_runners"}),
+        frozenset({"timers/sample", "__all_modules__"}),
+        ("env_runners/", "timers/"),
+    )
     said = """
 from ray.rllib.algorithms.ppo import PPOConfig
 ALGO = {"PPO": ("ray.rllib.algorithms.ppo", "PPOConfig")}
@@ -418,9 +492,16 @@ def f():
 '''
     kinds = " ".join(framework_words_in(said, words))
     assert framework_words_in(fine, words) == []
-    for kind in ("'PPO'", "name ray.rllib", "name PPOConfig", "names a class", "call .env_runners",
-                 "'__all_modules__' is a result key", "'env_runners/episode_return_mean' is a result key",
-                 "'timers/sample' is a result key"):
+    for kind in (
+        "'PPO'",
+        "name ray.rllib",
+        "name PPOConfig",
+        "names a class",
+        "call .env_runners",
+        "'__all_modules__' is a result key",
+        "'env_runners/episode_return_mean' is a result key",
+        "'timers/sample' is a result key",
+    ):
         assert kind in kinds, kind
 
 
@@ -428,9 +509,21 @@ def test_rllib_words_are_taken_from_its_adapter():
     words = rllib_words()
     assert {"PPO", "APPO", "IMPALA"} <= set(words.algorithms)
     assert {"PPOConfig", "AlgorithmConfig", "SingleAgentEnvRunner", "ray.rllib"} <= words.classes
-    assert {"environment", "env_runners", "learners", "training", "rl_module", "reporting", "callbacks"} <= words.methods
-    assert {"env_runners/episode_return_mean", "timers/synch_weights", "__all_modules__", "default_policy"} \
-        <= words.result_keys
+    assert {
+        "environment",
+        "env_runners",
+        "learners",
+        "training",
+        "rl_module",
+        "reporting",
+        "callbacks",
+    } <= words.methods
+    assert {
+        "env_runners/episode_return_mean",
+        "timers/synch_weights",
+        "__all_modules__",
+        "default_policy",
+    } <= words.result_keys
     assert not words.result_keys & {"env_runners", "learners", "episode_return_mean", "num_env_runners", "sample_s"}
 
 
@@ -439,8 +532,11 @@ def test_rllib_words_only_in_its_adapter():
     no RLlib config or actor class, no call of its config's builder methods, no key of its result dict: the
     rest of rlbench asks the adapter (docs/ARCHITECTURE.md, "adding an algorithm", "adding a framework")."""
     words = rllib_words()
-    wrong = {m: found for m, p in MODULES.items() if not m.startswith("rlbench.adapters")
-             and (found := framework_words_in(p.read_text(), words))}
+    wrong = {
+        m: found
+        for m, p in MODULES.items()
+        if not m.startswith("rlbench.adapters") and (found := framework_words_in(p.read_text(), words))
+    }
     assert wrong == {}
 
 
@@ -454,8 +550,12 @@ def test_the_spec_names_the_frameworks_the_registry_has():
 
 
 def test_rllib_is_imported_under_the_adapter_only():
-    outside = [f"{m}: {n}" for m in MODULES for n, _ in imports(m)
-               if n.startswith("ray.rllib") and not m.startswith("rlbench.adapters")]
+    outside = [
+        f"{m}: {n}"
+        for m in MODULES
+        for n, _ in imports(m)
+        if n.startswith("ray.rllib") and not m.startswith("rlbench.adapters")
+    ]
     assert outside == []
 
 
@@ -479,8 +579,11 @@ def test_worker_modules_import_the_standard_library_only():
     assert wrong == []
 
 
-@pytest.mark.parametrize("module", [m for m in MODULES if m.startswith("rlbench.worker")]
-                         + ["rlbench.results.layout", "rlbench.results.files", "rlbench.results.events"])
+@pytest.mark.parametrize(
+    "module",
+    [m for m in MODULES if m.startswith("rlbench.worker")]
+    + ["rlbench.results.layout", "rlbench.results.files", "rlbench.results.events"],
+)
 def test_worker_modules_import_with_no_site_packages(module):
     """For real: ``python -S`` (no site-packages: no pydantic, psutil, numpy, Ray) imports each one."""
     done = subprocess.run([sys.executable, "-S", "-c", f"import {module}"], cwd=REPO, capture_output=True, text=True)
@@ -502,19 +605,33 @@ def test_the_reaper_runs_as_isolated_script():
 #: (learner: the learner GPU's busy share splits its update time), how a label shows an axis (configs), the spec's
 #: model types, the seeds' one derivation, the
 #: safe write and the file names (docs/AUTOCONFIG.md); never the sweep, the report or the adapter.
-AUTOCONFIG_MAY_IMPORT = ("rlbench.autoconfig", "rlbench.analysis.stats", "rlbench.analysis.findings", "rlbench.analysis.evidence",
-                         "rlbench.analysis.change",
-                         "rlbench.analysis.windows", "rlbench.analysis.trial_rows", "rlbench.analysis.configs",
-                         "rlbench.analysis.learner",
-                         "rlbench.spec.model", "rlbench.spec.training",
-                         "rlbench.spec.limits", "rlbench.spec.seeds",
-                         "rlbench.results.files", "rlbench.results.layout")
+AUTOCONFIG_MAY_IMPORT = (
+    "rlbench.autoconfig",
+    "rlbench.analysis.stats",
+    "rlbench.analysis.findings",
+    "rlbench.analysis.evidence",
+    "rlbench.analysis.change",
+    "rlbench.analysis.windows",
+    "rlbench.analysis.trial_rows",
+    "rlbench.analysis.configs",
+    "rlbench.analysis.learner",
+    "rlbench.spec.model",
+    "rlbench.spec.training",
+    "rlbench.spec.limits",
+    "rlbench.spec.seeds",
+    "rlbench.results.files",
+    "rlbench.results.layout",
+)
 
 
 def test_autoconfig_imports_stats_spec_models_and_the_safe_write_only():
-    wrong = [f"{m}: {t}" for m in MODULES if m.startswith("rlbench.autoconfig")
-             for n, _ in imports(m) if (t := ours(n)) and not any(t == p or t.startswith(p + ".")
-                                                                   for p in AUTOCONFIG_MAY_IMPORT)]
+    wrong = [
+        f"{m}: {t}"
+        for m in MODULES
+        if m.startswith("rlbench.autoconfig")
+        for n, _ in imports(m)
+        if (t := ours(n)) and not any(t == p or t.startswith(p + ".") for p in AUTOCONFIG_MAY_IMPORT)
+    ]
     assert wrong == []
 
 
@@ -522,14 +639,21 @@ def bare_event_names(source: str) -> list[str]:
     """Where ``source`` names an event by a string literal instead of through ``Event``: written
     (``events.write("x", ...)``, ``{"event": "x"}``), compared (``e["event"] == "x"``,
     ``e.get("event") != "x"``) or looked up (``trial.event("x")``, ``_event(events, "x")``)."""
+
     def text(node: ast.AST) -> bool:
         return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
     def names_the_event(node: ast.AST) -> bool:
         if isinstance(node, ast.Subscript):
             return isinstance(node.slice, ast.Constant) and node.slice.value == "event"
-        return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
-                and bool(node.args) and isinstance(node.args[0], ast.Constant) and node.args[0].value == "event")
+        return (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and bool(node.args)
+            and isinstance(node.args[0], ast.Constant)
+            and node.args[0].value == "event"
+        )
 
     found = []
     for node in ast.walk(ast.parse(source)):
@@ -573,8 +697,11 @@ self._file.write("text")
 
 def test_events_are_named_through_the_results_events_module_only():
     """One list of events (rlbench/results/events.py): writers and readers cannot drift apart on a name."""
-    wrong = {m: found for m, p in MODULES.items() if m != "rlbench.results.events"
-             and (found := bare_event_names(p.read_text()))}
+    wrong = {
+        m: found
+        for m, p in MODULES.items()
+        if m != "rlbench.results.events" and (found := bare_event_names(p.read_text()))
+    }
     assert wrong == {}
 
 
@@ -604,25 +731,49 @@ def own_statistics(module: str, source: str) -> list[str]:
     found = []
     if module != "rlbench.analysis.stats":
         for node in ast.walk(tree):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [f"{node.module}.{a.name}" for a in node.names] + [node.module or ""] \
-                if isinstance(node, ast.ImportFrom) and node.level == 0 else []
-            found += [f"line {node.lineno}: imports {n}" for n in names
-                      if any(n == s or n.startswith(s + ".") for s in STATS_IMPORTS)]
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [f"{node.module}.{a.name}" for a in node.names] + [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and node.level == 0
+                else []
+            )
+            found += [
+                f"line {node.lineno}: imports {n}"
+                for n in names
+                if any(n == s or n.startswith(s + ".") for s in STATS_IMPORTS)
+            ]
     if not module.startswith("rlbench.analysis"):
-        found += [f"line {n.lineno}: .{n.func.attr}(...)" for n in ast.walk(tree) if isinstance(n, ast.Call)
-                  and isinstance(n.func, ast.Attribute) and n.func.attr in ("percentile", "quantile", "nanpercentile",
-                                                                             "nanquantile", "bootstrap")]
+        found += [
+            f"line {n.lineno}: .{n.func.attr}(...)"
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr in ("percentile", "quantile", "nanpercentile", "nanquantile", "bootstrap")
+        ]
     if module != "rlbench.analysis.findings":
         for node in tree.body:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
-                if isinstance(node, ast.AnnAssign) else []
-            found += [f"line {node.lineno}: constant {t.id}" for t in targets
-                      if isinstance(t, ast.Name) and THRESHOLD_NAME.search(t.id)]
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else [node.target]
+                if isinstance(node, ast.AnnAssign)
+                else []
+            )
+            found += [
+                f"line {node.lineno}: constant {t.id}"
+                for t in targets
+                if isinstance(t, ast.Name) and THRESHOLD_NAME.search(t.id)
+            ]
     prose = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
-    found += [f"line {n.lineno}: {n.value[:40]!r} types a confidence level" for n in ast.walk(tree)
-              if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in prose
-              and TYPED_LEVEL.search(n.value)]
+    found += [
+        f"line {n.lineno}: {n.value[:40]!r} types a confidence level"
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant)
+        and isinstance(n.value, str)
+        and id(n) not in prose
+        and TYPED_LEVEL.search(n.value)
+    ]
     return found
 
 
@@ -637,7 +788,10 @@ def test_the_statistics_checker_sees_each_way_of_deciding_on_its_own():
     assert found == {
         "rlbench.autoconfig.decide": ["line 1: imports scipy.stats", "line 2: constant TOLERANCE_PCT"],
         "rlbench.report.servebench_report": ["line 3: .percentile(...)"],
-        "rlbench.commands.compare": ["line 1: constant DEFAULT_THRESHOLD", "line 2: 'bars: 95% CI' types a confidence level"],
+        "rlbench.commands.compare": [
+            "line 1: constant DEFAULT_THRESHOLD",
+            "line 2: 'bars: 95% CI' types a confidence level",
+        ],
         "rlbench.analysis.curves": ["line 1: imports scipy.stats", "line 2: constant ALPHA"],
     }
     fine = {
@@ -664,15 +818,22 @@ def folder_opened_by_hand(module: str, source: str) -> list[str]:
     """Where a module other than the session (and the lock's own module) calls a folder check or takes the lock."""
     if module in ("rlbench.results.session", "rlbench.results.lock"):
         return []
-    return [f"line {n.lineno}: {ast.unparse(n.func)}(...)" for n in ast.walk(ast.parse(source))
-            if isinstance(n, ast.Call) and (getattr(n.func, "id", None) or getattr(n.func, "attr", None)) in FOLDER_CHECKS]
+    return [
+        f"line {n.lineno}: {ast.unparse(n.func)}(...)"
+        for n in ast.walk(ast.parse(source))
+        if isinstance(n, ast.Call) and (getattr(n.func, "id", None) or getattr(n.func, "attr", None)) in FOLDER_CHECKS
+    ]
 
 
 def test_the_folder_checker_sees_a_check_by_hand():
-    planted = "from rlbench.results.lock import SweepLock, check_new_sweep_folder\ncheck_new_sweep_folder(out)\n" \
-              "lock = lock_module.SweepLock(out).acquire()\n"
+    planted = (
+        "from rlbench.results.lock import SweepLock, check_new_sweep_folder\ncheck_new_sweep_folder(out)\n"
+        "lock = lock_module.SweepLock(out).acquire()\n"
+    )
     assert folder_opened_by_hand("rlbench.commands.servebench", planted) == [
-        "line 2: check_new_sweep_folder(...)", "line 3: lock_module.SweepLock(...)"]
+        "line 2: check_new_sweep_folder(...)",
+        "line 3: lock_module.SweepLock(...)",
+    ]
     assert folder_opened_by_hand("rlbench.results.session", planted) == []
 
 

@@ -104,8 +104,11 @@ def _module_file(root: Path, parts: list[str]) -> Path | None:
 
 def _defines(source: str, name: str) -> bool:
     n = re.escape(name)
-    return bool(re.search(rf"^(?:async\s+)?(?:def|class)\s+{n}\b|^{n}\s*[:=]|^(?:from\s+\S+\s+)?import\s.*\b{n}\b",
-                          source, re.M))
+    return bool(
+        re.search(
+            rf"^(?:async\s+)?(?:def|class)\s+{n}\b|^{n}\s*[:=]|^(?:from\s+\S+\s+)?import\s.*\b{n}\b", source, re.M
+        )
+    )
 
 
 def exists(named: Named, doc: Path, root: Path = REPO) -> bool:
@@ -160,9 +163,11 @@ def test_missing_names_the_doc_and_line_of_a_moved_file(tmp_path):
     (tmp_path / "rlbench" / "run" / "__init__.py").write_text("")
     (tmp_path / "rlbench" / "run" / "cluster.py").write_text("def probe_cluster():\n    pass\n")
     doc = tmp_path / "README.md"
-    doc.write_text("`rlbench/run/cluster.py` exists.\n"
-                   "`rlbench/adapters/rllib_timing.py` moved; so did `python -m rlbench.cluster probe`.\n"
-                   "rlbench.run.cluster.probe_cluster is there, rlbench.run.cluster.gone is not.\n")
+    doc.write_text(
+        "`rlbench/run/cluster.py` exists.\n"
+        "`rlbench/adapters/rllib_timing.py` moved; so did `python -m rlbench.cluster probe`.\n"
+        "rlbench.run.cluster.probe_cluster is there, rlbench.run.cluster.gone is not.\n"
+    )
     assert missing([doc], tmp_path) == [
         "README.md:2: rlbench/adapters/rllib_timing.py",
         "README.md:2: rlbench.cluster",

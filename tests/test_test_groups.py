@@ -8,23 +8,33 @@ import re
 from conftest import NO_RAY_FILES, RAY_FILES, RAY_GROUPS, REPO
 
 #: What running a sweep, a study or a runtime looks like in a test's source.
-STARTS_SOMETHING = re.compile(r'run_cli\(|run_sweep\(|main\(\["(sweep|history|bisect|autoconfig|simbench)"|ray\.init\(|"ray", "start"')
+STARTS_SOMETHING = re.compile(
+    r'run_cli\(|run_sweep\(|main\(\["(sweep|history|bisect|autoconfig|simbench)"|ray\.init\(|"ray", "start"'
+)
 
 
 def test_every_file_that_runs_sweeps_is_classified():
-    found = {p.relative_to(REPO).as_posix() for p in (REPO / "tests").rglob("test_*.py")
-             if p.name != "test_test_groups.py" and STARTS_SOMETHING.search(p.read_text())}
+    found = {
+        p.relative_to(REPO).as_posix()
+        for p in (REPO / "tests").rglob("test_*.py")
+        if p.name != "test_test_groups.py" and STARTS_SOMETHING.search(p.read_text())
+    }
     assert found - RAY_FILES - NO_RAY_FILES == set(), "add these to RAY_FILES or NO_RAY_FILES in tests/conftest.py"
     assert not RAY_FILES & NO_RAY_FILES
     groups = list(RAY_GROUPS.values())
     for i, a in enumerate(groups):  # a file in two groups would run in two lines
-        assert not any(a & b for b in groups[i + 1:])
+        assert not any(a & b for b in groups[i + 1 :])
     assert all((REPO / f).exists() for f in RAY_FILES | NO_RAY_FILES)
 
 
 def test_the_pattern_sees_each_way_a_test_starts_something():
-    for source in ('run_cli("sweep", spec)', 'main(["history", str(spec)])', "ray.init(address='local')",
-                   '["ray", "start", "--head"]', "outcome = run_sweep(load_spec(spec), out)"):
+    for source in (
+        'run_cli("sweep", spec)',
+        'main(["history", str(spec)])',
+        "ray.init(address='local')",
+        '["ray", "start", "--head"]',
+        "outcome = run_sweep(load_spec(spec), out)",
+    ):
         assert STARTS_SOMETHING.search(source), source
     assert not STARTS_SOMETHING.search('main(["report", str(folder)])')
 

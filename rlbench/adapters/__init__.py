@@ -34,5 +34,13 @@ def get_adapter(framework: str = "rllib") -> Adapter:
     return _ADAPTERS[framework]
 
 
-__all__ = ["ALL_ALGORITHMS", "ALL_ROLES", "FRAMEWORKS", "Adapter", "ResourceDemand", "get_adapter", "is_import_path",
-           "unsupported"]
+__all__ = [
+    "ALL_ALGORITHMS",
+    "ALL_ROLES",
+    "FRAMEWORKS",
+    "Adapter",
+    "ResourceDemand",
+    "get_adapter",
+    "is_import_path",
+    "unsupported",
+]

@@ -255,8 +255,9 @@ class Serving(Protocol):
         is up), save it under ``folder``; returns facts: ``checkpoint`` (what :meth:`load_policy` takes),
         ``env``, ``input_floats``, ``env_steps``, ``episode_return_mean``, ``train_s``."""
 
-    def save_model(self, folder: str, *, input_floats: int, width: int, depth: int, residual: bool,
-                   seed: int) -> dict[str, Any]:
+    def save_model(
+        self, folder: str, *, input_floats: int, width: int, depth: int, residual: bool, seed: int
+    ) -> dict[str, Any]:
         """Save an untrained policy model (``depth`` hidden layers of ``width``; ``residual``: blocks with
         skip connections) for ``input_floats``-float states and 2 actions; returns ``checkpoint`` and
         ``parameters``."""

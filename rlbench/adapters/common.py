@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rlbench.adapters.vocabulary import KeyHandling
 from rlbench.adapters.roles import Role, RoleRules, classify
+from rlbench.adapters.vocabulary import KeyHandling
 
 if TYPE_CHECKING:
     from rlbench.adapters.base import ConfigSnippet, Serving, TrialConfig

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-
 #: A gymnasium id after a module prefix (``module:[namespace/]Name-vN``, gymnasium's own spelling).
 _MODULE_ID = re.compile(r"([\w.-]+/)?[\w.-]+-v\d+")
 
@@ -34,8 +33,10 @@ def env_class(env: str) -> type:
     module_name, _, attr = env.partition(":")
     found = getattr(importlib.import_module(module_name), attr)
     if not (isinstance(found, type) and issubclass(found, gymnasium.Env)):
-        raise TypeError(f"env '{env}' is {_what(found)}, not a gymnasium.Env subclass: rlbench creates envs only "
-                        "from a gymnasium.Env subclass or a registered gymnasium id")
+        raise TypeError(
+            f"env '{env}' is {_what(found)}, not a gymnasium.Env subclass: rlbench creates envs only "
+            "from a gymnasium.Env subclass or a registered gymnasium id"
+        )
     return found
 
 

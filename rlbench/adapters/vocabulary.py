@@ -17,20 +17,62 @@ from typing import Literal
 #: The algorithms a spec's ``algo`` may name, the default first.
 ALGORITHMS: tuple[str, ...] = ("PPO", "APPO", "IMPALA", "DQN", "SAC")
 
-_EVERY = {"train_batch_size_per_learner", "minibatch_size", "num_epochs", "lr", "gamma", "grad_clip",
-          "shuffle_batch_per_epoch", "entropy_coeff", "vf_loss_coeff"}
+_EVERY = {
+    "train_batch_size_per_learner",
+    "minibatch_size",
+    "num_epochs",
+    "lr",
+    "gamma",
+    "grad_clip",
+    "shuffle_batch_per_epoch",
+    "entropy_coeff",
+    "vf_loss_coeff",
+}
 _PPO_APPO = {"lambda", "clip_param", "kl_coeff", "kl_target", "use_kl_loss"}
-_VTRACE = {"vtrace", "vtrace_clip_rho_threshold", "vtrace_clip_pg_rho_threshold", "broadcast_interval",
-           "timeout_s_sampler_manager", "timeout_s_aggregator_manager", "num_gpu_loader_threads"}
-_APPO = {"use_circular_buffer", "circular_buffer_num_batches", "circular_buffer_iterations_per_batch",
-         "simple_queue_size", "target_network_update_freq", "tau", "target_worker_clipping"}
+_VTRACE = {
+    "vtrace",
+    "vtrace_clip_rho_threshold",
+    "vtrace_clip_pg_rho_threshold",
+    "broadcast_interval",
+    "timeout_s_sampler_manager",
+    "timeout_s_aggregator_manager",
+    "num_gpu_loader_threads",
+}
+_APPO = {
+    "use_circular_buffer",
+    "circular_buffer_num_batches",
+    "circular_buffer_iterations_per_batch",
+    "simple_queue_size",
+    "target_network_update_freq",
+    "tau",
+    "target_worker_clipping",
+}
 
 #: DQN's and SAC's: the replay buffer, when learning starts, updates per sampled step, n-step returns, the target net.
-_REPLAY = {"train_batch_size_per_learner", "gamma", "grad_clip", "replay_buffer_config",
-           "num_steps_sampled_before_learning_starts", "training_intensity", "n_step", "tau",
-           "target_network_update_freq"}
-_DQN = {"lr", "epsilon", "double_q", "dueling", "num_atoms", "v_min", "v_max", "noisy", "sigma0", "td_error_loss_fn",
-        "adam_epsilon"}
+_REPLAY = {
+    "train_batch_size_per_learner",
+    "gamma",
+    "grad_clip",
+    "replay_buffer_config",
+    "num_steps_sampled_before_learning_starts",
+    "training_intensity",
+    "n_step",
+    "tau",
+    "target_network_update_freq",
+}
+_DQN = {
+    "lr",
+    "epsilon",
+    "double_q",
+    "dueling",
+    "num_atoms",
+    "v_min",
+    "v_max",
+    "noisy",
+    "sigma0",
+    "td_error_loss_fn",
+    "adam_epsilon",
+}
 _SAC = {"actor_lr", "critic_lr", "alpha_lr", "initial_alpha", "target_entropy", "twin_q", "clip_actions"}
 
 #: Algorithm -> the training keys (YAML names) it accepts.

@@ -13,8 +13,14 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from rlbench.analysis.configs import axis_value_text, config_label
-from rlbench.analysis.evidence import (Below, LearnerCpuStep, beats_note, learner_cpu_text, learning_notes,
-                                      missed_target_note)
+from rlbench.analysis.evidence import (
+    Below,
+    LearnerCpuStep,
+    beats_note,
+    learner_cpu_text,
+    learning_notes,
+    missed_target_note,
+)
 from rlbench.analysis.findings import CONFIDENCE, NOISY_CV, num
 from rlbench.analysis.stats import Ratio, is_number, ratio_ci
 from rlbench.analysis.targets import eligible
@@ -69,8 +75,10 @@ def recommendations(configs: pd.DataFrame, axes: list[str]) -> list[Recommendati
         all_noisy = rankable.empty
         if all_noisy:
             rankable = measured
-            notes.append(f"every configuration is too noisy to rank (CV > {NOISY_CV:.0%}); this is the highest "
-                         "median, not a verified winner")
+            notes.append(
+                f"every configuration is too noisy to rank (CV > {NOISY_CV:.0%}); this is the highest "
+                "median, not a verified winner"
+            )
         ordered = rankable.sort_values(column, ascending=False)
         best = ordered.iloc[0]
         evidence = None
@@ -89,8 +97,11 @@ def recommendations(configs: pd.DataFrame, axes: list[str]) -> list[Recommendati
         skipped_noisy = int(measured["noisy"].sum())
         if skipped_noisy and not all_noisy:
             notes.append(f"{skipped_noisy} noisy configuration{'s' if skipped_noisy != 1 else ''} not ranked")
-        out.append(Recommendation(goal, column, int(best["index"]), config_label(best, axes),
-                                  float(best[column]), "; ".join(notes)))
+        out.append(
+            Recommendation(
+                goal, column, int(best["index"]), config_label(best, axes), float(best[column]), "; ".join(notes)
+            )
+        )
     return out
 
 
@@ -113,9 +124,16 @@ def target_recommendations(ttt: pd.DataFrame, axes: list[str]) -> list[Recommend
         return []
     candidates = eligible(ttt)
     if candidates.empty:
-        return [Recommendation("reaching the target", "time_to_target_s", None, "none", None,
-                               f"no configuration reached the target in any of its {int(ttt['repeats'].sum())} ok "
-                               "repeats")]
+        return [
+            Recommendation(
+                "reaching the target",
+                "time_to_target_s",
+                None,
+                "none",
+                None,
+                f"no configuration reached the target in any of its {int(ttt['repeats'].sum())} ok repeats",
+            )
+        ]
     out = []
     for goal, column, unit in TARGET_GOALS:
         pool = candidates[candidates[column].notna()]
@@ -125,8 +143,10 @@ def target_recommendations(ttt: pd.DataFrame, axes: list[str]) -> list[Recommend
         best = ordered.iloc[0]
         notes = []
         if best["reached"] < best["repeats"]:
-            notes.append(f"it reached the target in {int(best['reached'])} of {int(best['repeats'])} repeats; no "
-                         "configuration did in all")
+            notes.append(
+                f"it reached the target in {int(best['reached'])} of {int(best['repeats'])} repeats; no "
+                "configuration did in all"
+            )
         evidence = None
         if len(ordered) > 1:
             second = ordered.iloc[1]
@@ -137,23 +157,35 @@ def target_recommendations(ttt: pd.DataFrame, axes: list[str]) -> list[Recommend
             else:  # apart, or no intervals: the repeats that reached it must be enough for a test
                 evidence = beats_note(*them, int(best["reached"]), int(second["reached"]))
         if int(best["reached"]) < 2:
-            notes.append("one repeat reached it: no confidence interval" + ("" if evidence else
-                                                                          " (set repeats: 3 or more)"))
+            notes.append(
+                "one repeat reached it: no confidence interval" + ("" if evidence else " (set repeats: 3 or more)")
+            )
         if evidence:
             notes.append(evidence)
         missed = ttt[ttt["reached_share"] < best["reached_share"]]
         if len(missed):
-            notes.append("not ranked, having missed the target in more repeats: " + ", ".join(
-                f"{config_label(r, axes)} ({int(r['reached'])}/{int(r['repeats'])})" for _, r in missed.iterrows()))
-        out.append(Recommendation(goal, column, int(best["index"]), config_label(best, axes), float(best[column]),
-                                  "; ".join(notes)))
+            notes.append(
+                "not ranked, having missed the target in more repeats: "
+                + ", ".join(
+                    f"{config_label(r, axes)} ({int(r['reached'])}/{int(r['repeats'])})" for _, r in missed.iterrows()
+                )
+            )
+        out.append(
+            Recommendation(
+                goal, column, int(best["index"]), config_label(best, axes), float(best[column]), "; ".join(notes)
+            )
+        )
     return out
 
 
-
-
-def with_learning_notes(recs: list[Recommendation], configs: pd.DataFrame, ttt: pd.DataFrame, below: list[Below],
-                        axes: list[str], steps: float | None = None) -> list[Recommendation]:
+def with_learning_notes(
+    recs: list[Recommendation],
+    configs: pd.DataFrame,
+    ttt: pd.DataFrame,
+    below: list[Below],
+    axes: list[str],
+    steps: float | None = None,
+) -> list[Recommendation]:
     """Throughput recommendations with what learning says about their picks: with a target, whether the pick
     missed it where others reached it (:func:`~rlbench.analysis.evidence.missed_target_note`); without one,
     every configuration that learns worse at equal env steps (:func:`~rlbench.analysis.evidence.learning_notes`)."""
@@ -172,8 +204,12 @@ def with_learning_notes(recs: list[Recommendation], configs: pd.DataFrame, ttt: 
 
 
 #: Axes that change the learner's CPU budget or torch threads.
-LEARNER_CPU_AXES: tuple[str, ...] = ("num_cpus_for_main_process", "driver_torch_threads", "learner_torch_threads",
-                                     "num_cpus_per_learner")
+LEARNER_CPU_AXES: tuple[str, ...] = (
+    "num_cpus_for_main_process",
+    "driver_torch_threads",
+    "learner_torch_threads",
+    "num_cpus_per_learner",
+)
 
 
 def _phase_seconds(trials: pd.DataFrame, iterations: pd.DataFrame) -> pd.DataFrame:
@@ -183,8 +219,9 @@ def _phase_seconds(trials: pd.DataFrame, iterations: pd.DataFrame) -> pd.DataFra
     return per_trial.join(ok, how="inner").groupby("index").median()
 
 
-def learner_cpu_step(axis: str, lo: pd.Series, hi: pd.Series, seconds: pd.DataFrame, first: pd.DataFrame,
-                     others: list[str], ratio: Ratio) -> LearnerCpuStep:
+def learner_cpu_step(
+    axis: str, lo: pd.Series, hi: pd.Series, seconds: pd.DataFrame, first: pd.DataFrame, others: list[str], ratio: Ratio
+) -> LearnerCpuStep:
     """The figures of going from configuration row ``lo`` to ``hi`` along ``axis`` (per-index phase
     ``seconds`` and ``first`` trial rows)."""
     s_lo, s_hi = seconds.loc[lo["index"]], seconds.loc[hi["index"]]
@@ -193,21 +230,39 @@ def learner_cpu_step(axis: str, lo: pd.Series, hi: pd.Series, seconds: pd.DataFr
     role = "driver" if in_driver else "learner"
     threads_col = "driver_torch_threads" if in_driver else "learner_torch_threads"
     return LearnerCpuStep(
-        axis, axis_value_text(lo[axis]), axis_value_text(hi[axis]), [(o, axis_value_text(lo[o])) for o in others],
-        lo["env_steps_per_s"], hi["env_steps_per_s"], ratio, s_lo["wall_s"], s_hi["wall_s"], s_lo["learn_s"],
-        s_hi["learn_s"], s_lo["sample_s"], s_hi["sample_s"], in_driver, num(t_lo.get(threads_col)),
-        num(t_hi.get(threads_col)), num(lo.get(f"{role}_cpus_used")), num(hi.get(f"{role}_cpus_used")))
+        axis,
+        axis_value_text(lo[axis]),
+        axis_value_text(hi[axis]),
+        [(o, axis_value_text(lo[o])) for o in others],
+        lo["env_steps_per_s"],
+        hi["env_steps_per_s"],
+        ratio,
+        s_lo["wall_s"],
+        s_hi["wall_s"],
+        s_lo["learn_s"],
+        s_hi["learn_s"],
+        s_lo["sample_s"],
+        s_hi["sample_s"],
+        in_driver,
+        num(t_lo.get(threads_col)),
+        num(t_hi.get(threads_col)),
+        num(lo.get(f"{role}_cpus_used")),
+        num(hi.get(f"{role}_cpus_used")),
+    )
 
 
-def learner_cpu_findings(configs: pd.DataFrame, trials: pd.DataFrame, iterations: pd.DataFrame,
-                         axes: list[str]) -> list[str]:
+def learner_cpu_findings(
+    configs: pd.DataFrame, trials: pd.DataFrame, iterations: pd.DataFrame, axes: list[str]
+) -> list[str]:
     """Plain words per learner-CPU axis: throughput, learning time and learner CPU use at its lowest
     and highest setting (the other axes at the lowest setting's values), and what that means."""
     if configs.empty or iterations is None or iterations.empty:
         return []
     seconds = _phase_seconds(trials, iterations)
     first = trials.sort_values(["index", "repeat"]).drop_duplicates("index").set_index("index")
-    ok = trials[trials["status"] == "ok"] if "env_steps_per_s" in trials else trials.iloc[:0].assign(env_steps_per_s=0.0)
+    ok = (
+        trials[trials["status"] == "ok"] if "env_steps_per_s" in trials else trials.iloc[:0].assign(env_steps_per_s=0.0)
+    )
     out = []
     for axis in [a for a in axes if a in LEARNER_CPU_AXES]:
         measured = configs[configs["env_steps_per_s"].notna() & configs["index"].isin(seconds.index)]
@@ -225,8 +280,10 @@ def learner_cpu_findings(configs: pd.DataFrame, trials: pd.DataFrame, iterations
         text = learner_cpu_text(learner_cpu_step(axis, lo, hi, seconds, first, others, ratio))
         best = same.sort_values("env_steps_per_s").iloc[-1]
         if best[axis] not in (lo[axis], hi[axis]):
-            text += (f" The fastest setting was in between: {axis}={axis_value_text(best[axis])} at "
-                     f"{best['env_steps_per_s']:,.0f} env steps/s ({best['env_steps_per_s'] / lo['env_steps_per_s']:.2f}x "
-                     "the lowest); past it, more threads cost more than they bring.")
+            text += (
+                f" The fastest setting was in between: {axis}={axis_value_text(best[axis])} at "
+                f"{best['env_steps_per_s']:,.0f} env steps/s ({best['env_steps_per_s'] / lo['env_steps_per_s']:.2f}x "
+                "the lowest); past it, more threads cost more than they bring."
+            )
         out.append(text)
     return out

@@ -20,9 +20,9 @@ from typing import Any, Callable
 
 from rlbench.analysis.change import COMPARISON_SCHEMA_VERSION
 from rlbench.analysis.evidence import beyond
+from rlbench.analysis.findings import CONFIDENCE
 from rlbench.analysis.history import VersionStep
 from rlbench.analysis.stats import interval_text
-from rlbench.analysis.findings import CONFIDENCE
 
 #: One comparison of two versions: (reference, candidate) -> configuration label -> its step.
 Measure = Callable[[str, str], dict[str, VersionStep]]
@@ -97,8 +97,10 @@ def _figure(worst: tuple[str, VersionStep] | None) -> str:
         return "no reading"
     label, step = worst
     c = step.change
-    return (f"paired ratio {c.paired_ratio:.3f}, {CONFIDENCE:.0%} CI {interval_text(c.paired_ci_low, c.paired_ci_high)}, "
-            f"{c.runs_a} rounds" + ("" if label == "all" else f", on {label}"))
+    return (
+        f"paired ratio {c.paired_ratio:.3f}, {CONFIDENCE:.0%} CI {interval_text(c.paired_ci_low, c.paired_ci_high)}, "
+        f"{c.runs_a} rounds" + ("" if label == "all" else f", on {label}")
+    )
 
 
 def bisect(candidates: list[str], measure: Measure, *, threshold: float, package: str = "") -> BisectResult:
@@ -129,9 +131,10 @@ def bisect(candidates: list[str], measure: Measure, *, threshold: float, package
         result.sentence = {
             "no data": f"{name(good)} or {name(bad)} has no reading: see their trials' reasons",
             "unclear": f"{name(bad)} differs from {name(good)} by {threshold:.0%} or more, but without evidence "
-                       f"({worst}): nothing to bisect yet; more --rounds could show it",
+            f"({worst}): nothing to bisect yet; more --rounds could show it",
             "good": f"no difference of {threshold:.0%} or more between {name(good)} and {name(bad)} ({worst}): "
-                    "nothing to bisect"}[outcome]
+            "nothing to bisect",
+        }[outcome]
         return result
     result.probes.append(BisectProbe("ends", good, bad, "bad", ends))
     result.direction = direction
@@ -144,8 +147,10 @@ def bisect(candidates: list[str], measure: Measure, *, threshold: float, package
             hi -= 1
         elif outcome == "unclear":
             result.status = "undecided"
-            result.sentence = (f"{name(versions[mid])} could not be told apart from {name(good)} twice "
-                               f"({_figure(_worst(result.probes[-1].steps, direction))}): give more --rounds")
+            result.sentence = (
+                f"{name(versions[mid])} could not be told apart from {name(good)} twice "
+                f"({_figure(_worst(result.probes[-1].steps, direction))}): give more --rounds"
+            )
             return result
         elif outcome == "bad":
             hi = mid
@@ -166,7 +171,9 @@ def bisect(candidates: list[str], measure: Measure, *, threshold: float, package
         result.sentence = f"first {direction} version: {name(versions[hi])} ({change})"
     else:
         result.status = "unconfirmed"
-        result.sentence = (f"{name(versions[hi])} is the first version {direction} than {name(good)} beyond "
-                           f"{threshold:.0%}, but not than {name(versions[lo])} alone ({change}): the change is "
-                           "spread over several releases")
+        result.sentence = (
+            f"{name(versions[hi])} is the first version {direction} than {name(good)} beyond "
+            f"{threshold:.0%}, but not than {name(versions[lo])} alone ({change}): the change is "
+            "spread over several releases"
+        )
     return result

@@ -34,8 +34,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Mapping, Sequence
 
 from rlbench.analysis import findings
-from rlbench.analysis.stats import (median_ci, rank_p, ratio_ci, signed_rank_p, smallest_rank_p,
-                                    smallest_signed_rank_p)
+from rlbench.analysis.stats import median_ci, rank_p, ratio_ci, signed_rank_p, smallest_rank_p, smallest_signed_rank_p
 
 #: Version of the comparison files' schema (``compare.csv``, ``compare.json``, ``history.json``,
 #: ``bisect.json``: the field ``schema_version``). 1: the files before it had the field (two schemas of
@@ -136,8 +135,9 @@ def _finite(values: Sequence[float] | None) -> list[float]:
     return [float(v) for v in (() if values is None else values) if v is not None and math.isfinite(float(v))]
 
 
-def unpaired(a: Sequence[float], b: Sequence[float], within: tuple[Sequence[float], Sequence[float]] | None = None
-             ) -> Change:
+def unpaired(
+    a: Sequence[float], b: Sequence[float], within: tuple[Sequence[float], Sequence[float]] | None = None
+) -> Change:
     """B against A from independent repeats (each side's values one per run).
 
     With fewer than :data:`~rlbench.analysis.findings.REPEATS_FOR_INTERVAL` repeats on a side, the ratio's
@@ -153,8 +153,23 @@ def unpaired(a: Sequence[float], b: Sequence[float], within: tuple[Sequence[floa
         lower, higher = (b, a) if r.ratio < 1 else (a, b)
         p = rank_p(lower, higher)
     basis = "-" if not a or not b else "repeats" if xa is a else "iterations"
-    return Change("unpaired", basis, r.n_a, r.n_b, r.ratio, r.ci_low, r.ci_high, None, None, None, TESTS["unpaired"],
-                  len(a), len(b), p, changed([(r.ci_low, r.ci_high)], p))
+    return Change(
+        "unpaired",
+        basis,
+        r.n_a,
+        r.n_b,
+        r.ratio,
+        r.ci_low,
+        r.ci_high,
+        None,
+        None,
+        None,
+        TESTS["unpaired"],
+        len(a),
+        len(b),
+        p,
+        changed([(r.ci_low, r.ci_high)], p),
+    )
 
 
 def paired(a: Mapping[int, float], b: Mapping[int, float]) -> Change:
@@ -164,9 +179,23 @@ def paired(a: Mapping[int, float], b: Mapping[int, float]) -> Change:
     ratios = [b[k] / a[k] for k in sorted(set(a) & set(b)) if a[k] > 0]
     pair = median_ci(ratios)
     p = signed_rank_p(ratios)
-    return Change("paired", "rounds" if a and b else "-", r.n_a, r.n_b, r.ratio, r.ci_low, r.ci_high, pair.median,
-                  pair.ci_low, pair.ci_high, TESTS["paired"], len(ratios), len(ratios), p,
-                  changed([(r.ci_low, r.ci_high), (pair.ci_low, pair.ci_high)], p))
+    return Change(
+        "paired",
+        "rounds" if a and b else "-",
+        r.n_a,
+        r.n_b,
+        r.ratio,
+        r.ci_low,
+        r.ci_high,
+        pair.median,
+        pair.ci_low,
+        pair.ci_high,
+        TESTS["paired"],
+        len(ratios),
+        len(ratios),
+        p,
+        changed([(r.ci_low, r.ci_high), (pair.ci_low, pair.ci_high)], p),
+    )
 
 
 def by_rounds(a: Mapping[int, float], b: Mapping[int, float]) -> Change:
@@ -182,8 +211,10 @@ def design_note(rounds: int) -> str | None:
     """Why values taken in ``rounds`` rounds were compared unpaired (None: they were paired), in words."""
     if rounds_can_show(rounds):
         return None
-    return (f"{rounds} round{'s' if rounds != 1 else ''}: the paired test needs {findings.ROUNDS_FOR_EVIDENCE}, so "
-            "the rounds were compared as independent repeats")
+    return (
+        f"{rounds} round{'s' if rounds != 1 else ''}: the paired test needs {findings.ROUNDS_FOR_EVIDENCE}, so "
+        "the rounds were compared as independent repeats"
+    )
 
 
 def equivalent(change: Change, threshold: float) -> bool:

@@ -42,11 +42,17 @@ def _key(values: list) -> str:
 def _side(trials: pd.DataFrame, iterations: pd.DataFrame, axes: list[str]) -> dict[str, dict[str, Any]]:
     """Per configuration key: its axis values, per-trial medians and pooled steady iteration throughputs."""
     ok = trials[(trials["status"] == "ok") & trials["env_steps_per_s"].notna()]
-    target_ok = trials[(trials["status"] == "ok") & trials["reached_target"].notna()] \
-        if "reached_target" in trials else trials.iloc[:0]
+    target_ok = (
+        trials[(trials["status"] == "ok") & trials["reached_target"].notna()]
+        if "reached_target" in trials
+        else trials.iloc[:0]
+    )
     steady_its = steady(iterations) if not iterations.empty else iterations
-    by_trial = steady_its.groupby("trial_id")["env_steps_per_s"].apply(lambda s: s.dropna().tolist()) \
-        if not steady_its.empty else pd.Series(dtype=object)
+    by_trial = (
+        steady_its.groupby("trial_id")["env_steps_per_s"].apply(lambda s: s.dropna().tolist())
+        if not steady_its.empty
+        else pd.Series(dtype=object)
+    )
     out: dict[str, dict[str, Any]] = {}
     for _, group in trials.groupby("index", sort=True):
         first = group.iloc[0]
@@ -71,11 +77,16 @@ def _time_to_target(a: dict[str, Any], b: dict[str, Any]) -> TimeToTarget | None
     if a["target"] != b["target"]:
         return TimeToTarget(**reached, verdict="different targets")
     ta, tb = a["ttt"], b["ttt"]
-    medians = {"a_time_to_target_s": float(pd.Series(ta).median()) if ta else None,
-               "b_time_to_target_s": float(pd.Series(tb).median()) if tb else None}
+    medians = {
+        "a_time_to_target_s": float(pd.Series(ta).median()) if ta else None,
+        "b_time_to_target_s": float(pd.Series(tb).median()) if tb else None,
+    }
     if not ta or not tb:
-        return TimeToTarget(**reached, **medians, verdict="not reached in " + ("A" if not ta else "B")
-                            + (" and B" if not ta and not tb else ""))
+        return TimeToTarget(
+            **reached,
+            **medians,
+            verdict="not reached in " + ("A" if not ta else "B") + (" and B" if not ta and not tb else ""),
+        )
     change = unpaired(ta, tb)
     return TimeToTarget(**reached, **medians, change=change, verdict=time_to_target_verdict(change))
 
@@ -99,14 +110,35 @@ def compare(a_dir: Path, b_dir: Path, threshold: float) -> Comparison:
             present = b if a is None else a
             med = float(pd.Series(present["repeats"]).median()) if present["repeats"] else None
             change = unpaired(a["repeats"] if a else [], b["repeats"] if b else [])  # no ratio: its runs counted
-            rows.append(ComparisonRow(label, info, "A", "B", None if a is None else med, None if b is None else med,
-                                      change, only, f"{only}: {'A' if a is None else 'B'} has no such configuration"))
+            rows.append(
+                ComparisonRow(
+                    label,
+                    info,
+                    "A",
+                    "B",
+                    None if a is None else med,
+                    None if b is None else med,
+                    change,
+                    only,
+                    f"{only}: {'A' if a is None else 'B'} has no such configuration",
+                )
+            )
             continue
         change = unpaired(a["repeats"], b["repeats"], within=(a["iterations"], b["iterations"]))
         unit = "repeats" if change.basis == "repeats" else "iterations"
         xa, xb = a[unit], b[unit]
-        rows.append(ComparisonRow(
-            label, info, "A", "B", float(pd.Series(xa).median()) if xa else None,
-            float(pd.Series(xb).median()) if xb else None, change, change_verdict(change, threshold),
-            change_sentence("A", "B", change), _time_to_target(a, b)))
+        rows.append(
+            ComparisonRow(
+                label,
+                info,
+                "A",
+                "B",
+                float(pd.Series(xa).median()) if xa else None,
+                float(pd.Series(xb).median()) if xb else None,
+                change,
+                change_verdict(change, threshold),
+                change_sentence("A", "B", change),
+                _time_to_target(a, b),
+            )
+        )
     return Comparison("folders", str(a_dir), str(b_dir), threshold, axes, rows)

@@ -98,9 +98,21 @@ class Comparison:
 
 #: ``compare.csv``'s columns after the axis columns (one schema for both kinds; docs/SCHEMA.md).
 CSV_COLUMNS: tuple[str, ...] = (
-    "label", "a", "b", "a_env_steps_per_s", "b_env_steps_per_s", *CHANGE_FIELDS, "verdict", "sentence",
-    "a_reached", "b_reached", "a_time_to_target_s", "b_time_to_target_s",
-    *(f"time_to_target_{f}" for f in CHANGE_FIELDS), "time_to_target_verdict")
+    "label",
+    "a",
+    "b",
+    "a_env_steps_per_s",
+    "b_env_steps_per_s",
+    *CHANGE_FIELDS,
+    "verdict",
+    "sentence",
+    "a_reached",
+    "b_reached",
+    "a_time_to_target_s",
+    "b_time_to_target_s",
+    *(f"time_to_target_{f}" for f in CHANGE_FIELDS),
+    "time_to_target_verdict",
+)
 
 
 def to_frame(comparison: Comparison) -> pd.DataFrame:
@@ -108,24 +120,44 @@ def to_frame(comparison: Comparison) -> pd.DataFrame:
     records = []
     for r in comparison.rows:
         ttt = r.time_to_target
-        records.append({
-            "schema_version": COMPARISON_SCHEMA_VERSION, **{a: r.axes.get(a) for a in comparison.axes},
-            "label": r.label, "a": r.a, "b": r.b, "a_env_steps_per_s": r.a_env_steps_per_s,
-            "b_env_steps_per_s": r.b_env_steps_per_s, **flat(r.change), "verdict": r.verdict, "sentence": r.sentence,
-            **{k: None if ttt is None else getattr(ttt, k)
-               for k in ("a_reached", "b_reached", "a_time_to_target_s", "b_time_to_target_s")},
-            **flat(None if ttt is None else ttt.change, "time_to_target_"),
-            "time_to_target_verdict": None if ttt is None else ttt.verdict})
+        records.append(
+            {
+                "schema_version": COMPARISON_SCHEMA_VERSION,
+                **{a: r.axes.get(a) for a in comparison.axes},
+                "label": r.label,
+                "a": r.a,
+                "b": r.b,
+                "a_env_steps_per_s": r.a_env_steps_per_s,
+                "b_env_steps_per_s": r.b_env_steps_per_s,
+                **flat(r.change),
+                "verdict": r.verdict,
+                "sentence": r.sentence,
+                **{
+                    k: None if ttt is None else getattr(ttt, k)
+                    for k in ("a_reached", "b_reached", "a_time_to_target_s", "b_time_to_target_s")
+                },
+                **flat(None if ttt is None else ttt.change, "time_to_target_"),
+                "time_to_target_verdict": None if ttt is None else ttt.verdict,
+            }
+        )
     columns = ["schema_version", *[a for a in comparison.axes if a not in CSV_COLUMNS], *CSV_COLUMNS]
     return pd.DataFrame(records, columns=columns)
 
 
 def to_json(comparison: Comparison) -> dict[str, Any]:
     """``compare.json``'s body: the inputs, the failing count and every row (a pair's figures nested)."""
-    return {"schema_version": COMPARISON_SCHEMA_VERSION, "kind": comparison.kind, "a": comparison.a,
-            "b": comparison.b, "threshold": comparison.threshold, "confidence": CONFIDENCE,
-            "significance": SIGNIFICANCE, "axes": comparison.axes, "regressed": len(comparison.regressed),
-            "rows": [asdict(r) for r in comparison.rows]}
+    return {
+        "schema_version": COMPARISON_SCHEMA_VERSION,
+        "kind": comparison.kind,
+        "a": comparison.a,
+        "b": comparison.b,
+        "threshold": comparison.threshold,
+        "confidence": CONFIDENCE,
+        "significance": SIGNIFICANCE,
+        "axes": comparison.axes,
+        "regressed": len(comparison.regressed),
+        "rows": [asdict(r) for r in comparison.rows],
+    }
 
 
 def write_outputs(comparison: Comparison, out_dir: Path) -> tuple[Path, Path]:

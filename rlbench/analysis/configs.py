@@ -31,19 +31,35 @@ ENERGY_COLUMNS: tuple[str, ...] = ("env_steps_per_s_per_w", "j_per_env_step")
 
 #: Per-trial columns about overlap, learners and policy lag (analysis/overlap.py), and the off-policy replay share
 #: and training intensity (analysis/trial_rows.py): their median over the ok repeats (no interval) per configuration.
-OVERLAP_COLUMNS: tuple[str, ...] = ("sampler_busy_frac", "learner_busy_frac", "busy_overlap_frac", "policy_lag_mean",
-                                    "policy_lag_max", "learn_s_per_iteration", "learner_busy_s_per_iteration",
-                                    "learner_updates_per_s", "cpus_used_per_learner", "replay_frac",
-                                    "updates_per_env_step")
-
+OVERLAP_COLUMNS: tuple[str, ...] = (
+    "sampler_busy_frac",
+    "learner_busy_frac",
+    "busy_overlap_frac",
+    "policy_lag_mean",
+    "policy_lag_max",
+    "learn_s_per_iteration",
+    "learner_busy_s_per_iteration",
+    "learner_updates_per_s",
+    "cpus_used_per_learner",
+    "replay_frac",
+    "updates_per_env_step",
+)
 
 
 #: Per-trial settings a configuration row carries (its first repeat's): the knobs a learner verdict names and their
 #: context (the learner's place, its torch threads, the batch a minibatch divides).
-CONFIG_KNOBS: tuple[str, ...] = ("num_env_runners", "num_cpus_per_env_runner", "num_learners", "num_cpus_for_main_process",
-                                 "num_cpus_per_learner",
-                                 "minibatch_size", "num_epochs", "train_batch_size_per_learner", "driver_torch_threads",
-                                 "learner_torch_threads")
+CONFIG_KNOBS: tuple[str, ...] = (
+    "num_env_runners",
+    "num_cpus_per_env_runner",
+    "num_learners",
+    "num_cpus_for_main_process",
+    "num_cpus_per_learner",
+    "minibatch_size",
+    "num_epochs",
+    "train_batch_size_per_learner",
+    "driver_torch_threads",
+    "learner_torch_threads",
+)
 
 
 def result_axes(manifest: dict[str, Any], trials: pd.DataFrame | None = None) -> list[str]:
@@ -126,8 +142,13 @@ def gpu_util_by_trial(iterations: pd.DataFrame, utilization: pd.DataFrame) -> pd
     return gpu.groupby("trial_id")["gpu_util_pct"].mean()
 
 
-def configurations(trials: pd.DataFrame, axes: list[str], iterations: pd.DataFrame | None = None,
-                   utilization: pd.DataFrame | None = None, sm_count: int | None = None) -> pd.DataFrame:
+def configurations(
+    trials: pd.DataFrame,
+    axes: list[str],
+    iterations: pd.DataFrame | None = None,
+    utilization: pd.DataFrame | None = None,
+    sm_count: int | None = None,
+) -> pd.DataFrame:
     """One row per configuration (grid point): headline medians over its ok repeats with 95% CIs.
 
     Columns: ``index``, the axes, ``cpus``, ``learner_gpus``, ``trials``, ``ok``, ``n`` (repeats
@@ -158,8 +179,9 @@ def configurations(trials: pd.DataFrame, axes: list[str], iterations: pd.DataFra
     frame["trials"] = trials.groupby("index").size().reindex(index).astype(int)
     frame["ok"] = g.size().reindex(index).fillna(0).astype(int)
     statuses = trials.groupby(["index", "status"]).size()
-    frame["statuses"] = [", ".join(f"{n} {st}" for st, n in statuses.loc[i].sort_values(ascending=False).items())
-                         for i in index]
+    frame["statuses"] = [
+        ", ".join(f"{n} {st}" for st, n in statuses.loc[i].sort_values(ascending=False).items()) for i in index
+    ]
     reasons = trials[trials["reason"].map(lambda r: isinstance(r, str) and bool(r))].drop_duplicates("index")
     frame["reason"] = reasons.set_index("index")["reason"].reindex(index).astype(object)
     frame["reason"] = frame["reason"].where(frame["reason"].notna(), None)
@@ -183,25 +205,29 @@ def configurations(trials: pd.DataFrame, axes: list[str], iterations: pd.DataFra
     for m in CONFIG_KNOBS:
         frame[m] = first[m] if m in first else np.nan
     # the worst repeat: one slowed by the host is enough to doubt the configuration's figures
-    frame["host_steal_pct"] = g["host_steal_pct"].max().reindex(index).astype(float) if "host_steal_pct" in ok \
-        else np.nan
-    frame["foreign_cpu_pct"] = g["foreign_cpu_pct"].max().reindex(index).astype(float) if "foreign_cpu_pct" in ok \
-        else np.nan
+    frame["host_steal_pct"] = (
+        g["host_steal_pct"].max().reindex(index).astype(float) if "host_steal_pct" in ok else np.nan
+    )
+    frame["foreign_cpu_pct"] = (
+        g["foreign_cpu_pct"].max().reindex(index).astype(float) if "foreign_cpu_pct" in ok else np.nan
+    )
     # --parallel: its repeats' node types (more than one: its figures mix hardware, and the verdict says so)
     frame["node_types"] = g["node_type"].nunique().reindex(index) if "node_type" in ok else np.nan
     frame["asynchronous"] = first["asynchronous"].fillna(False).astype(bool) if "asynchronous" in first else False
     for role in CPU_ROLES:
         frame[f"{role}_cpus_allocated"] = first.get(f"{role}_cpus_allocated")
-        frame[f"{role}_cpus_used"] = g[f"{role}_cpus_used"].median().reindex(index) if f"{role}_cpus_used" in ok \
-            else np.nan
+        frame[f"{role}_cpus_used"] = (
+            g[f"{role}_cpus_used"].median().reindex(index) if f"{role}_cpus_used" in ok else np.nan
+        )
     used = frame[[f"{r}_cpus_used" for r in CPU_ROLES]]
     frame["cpus_used"] = used.sum(axis=1, min_count=1)
     cpus = pd.to_numeric(frame["cpus"], errors="coerce")
     frame["env_steps_per_s_per_cpu"] = frame["env_steps_per_s"] / cpus.where(cpus > 0)
     util = ok.assign(_u=ok["trial_id"].map(gpu_util)).groupby("index")["_u"].mean() if len(gpu_util) else None
     frame["gpu_util_pct"] = util.reindex(index) if util is not None else np.nan
-    frame["cpu_threads_per_gpu_sm"] = (cpus / (frame["learner_gpus"] * sm_count)).where(frame["learner_gpus"] > 0) \
-        if sm_count else np.nan
+    frame["cpu_threads_per_gpu_sm"] = (
+        (cpus / (frame["learner_gpus"] * sm_count)).where(frame["learner_gpus"] > 0) if sm_count else np.nan
+    )
     position = {key: i for i, key in enumerate(index)}
     lows = {m: np.full(len(index), np.nan) for m in metrics}
     highs = {m: np.full(len(index), np.nan) for m in metrics}

@@ -81,8 +81,9 @@ def _ok_trials(trials: pd.DataFrame) -> pd.DataFrame:
     return trials[trials["status"] == "ok"].sort_values(["index", "repeat"])
 
 
-def learning_curves(trials: pd.DataFrame, iterations: pd.DataFrame, x: str,
-                    curves: dict[str, Curve] | None = None) -> pd.DataFrame:
+def learning_curves(
+    trials: pd.DataFrame, iterations: pd.DataFrame, x: str, curves: dict[str, Curve] | None = None
+) -> pd.DataFrame:
     """Per configuration (``index``) and x point: ``median``, ``low``, ``high`` of the ok repeats'
     returns there and ``n`` (how many repeats reach that x). ``x``: a key of :data:`CURVE_X`;
     ``curves``: :func:`trial_curves` of the ok trials, when already computed."""
@@ -107,8 +108,13 @@ def learning_curves(trials: pd.DataFrame, iterations: pd.DataFrame, x: str,
         x_col.append(grid)
     if not index_col:
         return pd.DataFrame(columns=["index", "x", "median", "low", "high", "n"])
-    return pd.DataFrame({"index": np.concatenate(index_col), "x": np.concatenate(x_col),
-                         **{k: np.concatenate(v) for k, v in parts.items()}})
+    return pd.DataFrame(
+        {
+            "index": np.concatenate(index_col),
+            "x": np.concatenate(x_col),
+            **{k: np.concatenate(v) for k, v in parts.items()},
+        }
+    )
 
 
 @dataclass(frozen=True)
@@ -126,8 +132,9 @@ class EqualSteps:
         return float(np.median(values)) if values else None
 
 
-def returns_at_equal_steps(trials: pd.DataFrame, iterations: pd.DataFrame,
-                           curves: dict[str, Curve] | None = None) -> EqualSteps:
+def returns_at_equal_steps(
+    trials: pd.DataFrame, iterations: pd.DataFrame, curves: dict[str, Curve] | None = None
+) -> EqualSteps:
     """Each configuration's returns at the largest env-step count that all of them reached
     (``curves``: :func:`trial_curves` of the ok trials, when already computed)."""
     ok = _ok_trials(trials)

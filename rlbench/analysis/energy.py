@@ -16,8 +16,9 @@ GPU_COUNTER = ("gpu", "gpu_index", "gpu_energy_mj", 1e-3)
 CPU_COUNTER = ("cpu_energy", "cpu_package", "cpu_energy_uj", 1e-6)
 
 
-def counter_energy_j(utilization: pd.DataFrame, window: tuple[float, float] | None,
-                     counter: tuple[str, str, str, float]) -> float | None:
+def counter_energy_j(
+    utilization: pd.DataFrame, window: tuple[float, float] | None, counter: tuple[str, str, str, float]
+) -> float | None:
     """Energy (J) all devices of one counter kind used over ``window`` (seconds of the trial), or None.
 
     A device is (node, index): on a cluster every node's devices count from 0 (``node_id`` is null

@@ -13,8 +13,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rlbench.analysis.change import Change, can_show
-from rlbench.analysis.findings import (BOUND_FRAC, CLEARLY_BELOW_FRAC, CONFIDENCE, GAIN_WORTH_HAVING, REPEATS_FOR_EVIDENCE,
-                                       ROUNDS_FOR_EVIDENCE, SIGNIFICANCE, SUBLINEAR_FRAC)
+from rlbench.analysis.findings import (
+    BOUND_FRAC,
+    CLEARLY_BELOW_FRAC,
+    CONFIDENCE,
+    GAIN_WORTH_HAVING,
+    REPEATS_FOR_EVIDENCE,
+    ROUNDS_FOR_EVIDENCE,
+    SIGNIFICANCE,
+    SUBLINEAR_FRAC,
+)
 from rlbench.analysis.stats import Ratio, interval_text
 
 
@@ -89,11 +97,15 @@ def missed_target_note(reached: int, repeats: int, top_share: float) -> str:
     """What a throughput pick that reached the learning target in ``reached`` of ``repeats`` repeats is
     told, when others reached it in ``top_share`` of theirs."""
     others = "all of theirs" if top_share == 1 else f"{top_share:.0%} of theirs"
-    return (f"it reached the learning target in {reached} of {repeats} repeats, others in {others}: see the target "
-            "recommendations")
+    return (
+        f"it reached the learning target in {reached} of {repeats} repeats, others in {others}: see the target "
+        "recommendations"
+    )
 
 
-def learning_notes(pick: int | None, below: list[Below], labels: dict[int, str], steps: float | None = None) -> list[str]:
+def learning_notes(
+    pick: int | None, below: list[Below], labels: dict[int, str], steps: float | None = None
+) -> list[str]:
     """What learning at equal env steps (``steps``) says of a throughput recommendation's pick (grid index
     ``pick``) without a target: every configuration whose return there is below the best's
     (:func:`~rlbench.analysis.curves.below_at_equal_steps`), with its evidence."""
@@ -101,21 +113,28 @@ def learning_notes(pick: int | None, below: list[Below], labels: dict[int, str],
     notes: list[str] = []
     for b in [b for b in below if b.index == pick]:
         versus = f"{b.median:,.1f} against {b.best_median:,.1f} for {labels.get(b.best_index, b.best_index)}{at}"
-        notes.append(f"but it learns clearly worse at equal env steps (return {versus}; {b.evidence})" if b.clear else
-                     f"its return at equal env steps is lower ({versus}), but there is "
-                     + missing_evidence(b.n, b.best_n, "it learns worse"))
+        notes.append(
+            f"but it learns clearly worse at equal env steps (return {versus}; {b.evidence})"
+            if b.clear
+            else f"its return at equal env steps is lower ({versus}), but there is "
+            + missing_evidence(b.n, b.best_n, "it learns worse")
+        )
     others = [b for b in below if b.index != pick]
     clear, unclear = [b for b in others if b.clear], [b for b in others if not b.clear]
     if clear:
-        notes.append(f"learning clearly worse at equal env steps (best return {clear[0].best_median:,.1f}{at}): "
-                     + ", ".join(f"{labels.get(b.index, b.index)} (return {b.median:,.1f}; {b.evidence})"
-                                 for b in clear))
+        notes.append(
+            f"learning clearly worse at equal env steps (best return {clear[0].best_median:,.1f}{at}): "
+            + ", ".join(f"{labels.get(b.index, b.index)} (return {b.median:,.1f}; {b.evidence})" for b in clear)
+        )
     if unclear:
-        notes.append(f"lower return at equal env steps (best {unclear[0].best_median:,.1f}{at}), no evidence yet "
-                     "that it means worse learning: "
-                     + ", ".join(f"{labels.get(b.index, b.index)} (return {b.median:,.1f}, {runs_text(b.n, b.best_n)})"
-                                 for b in unclear)
-                     + f"; {REPEATS_FOR_EVIDENCE} repeats a side could show it")
+        notes.append(
+            f"lower return at equal env steps (best {unclear[0].best_median:,.1f}{at}), no evidence yet "
+            "that it means worse learning: "
+            + ", ".join(
+                f"{labels.get(b.index, b.index)} (return {b.median:,.1f}, {runs_text(b.n, b.best_n)})" for b in unclear
+            )
+            + f"; {REPEATS_FOR_EVIDENCE} repeats a side could show it"
+        )
     return notes
 
 
@@ -191,10 +210,12 @@ def learner_cpu_text(step: LearnerCpuStep) -> str:
     speed, learn_speedup = step.speed, step.learn_speedup
     interval = ratio_evidence(step.ratio)
     evidence = interval or missing_evidence(step.ratio.n_a, step.ratio.n_b)
-    text = (f"{step.axis} {step.lo} -> {step.hi}{context}: throughput {step.lo_env_steps_per_s:,.0f} -> "
-            f"{step.hi_env_steps_per_s:,.0f} env steps/s ({speed:.2f}x; {evidence}). An iteration took "
-            f"{step.lo_wall_s:.2f} -> {step.hi_wall_s:.2f} s: learning {step.lo_learn_s:.2f} -> {step.hi_learn_s:.2f} s "
-            f"(speed-up {learn_speedup:.2f}x), sampling {step.lo_sample_s:.2f} -> {step.hi_sample_s:.2f} s.")
+    text = (
+        f"{step.axis} {step.lo} -> {step.hi}{context}: throughput {step.lo_env_steps_per_s:,.0f} -> "
+        f"{step.hi_env_steps_per_s:,.0f} env steps/s ({speed:.2f}x; {evidence}). An iteration took "
+        f"{step.lo_wall_s:.2f} -> {step.hi_wall_s:.2f} s: learning {step.lo_learn_s:.2f} -> {step.hi_learn_s:.2f} s "
+        f"(speed-up {learn_speedup:.2f}x), sampling {step.lo_sample_s:.2f} -> {step.hi_sample_s:.2f} s."
+    )
     th_lo, th_hi, used_lo, used_hi = step.lo_threads, step.hi_threads, step.lo_cores_used, step.hi_cores_used
     if th_lo and th_hi:
         text += f" torch threads in {where}: {th_lo:.0f} -> {th_hi:.0f}"
@@ -203,16 +224,22 @@ def learner_cpu_text(step: LearnerCpuStep) -> str:
         text += "."
         thread_gain = th_hi / th_lo
         if thread_gain > 1 and learn_speedup < 1 + SUBLINEAR_FRAC * (thread_gain - 1):
-            text += (f" Only the SGD step uses the extra threads, and it scaled sub-linearly ({learn_speedup:.2f}x "
-                     f"for {thread_gain:.0f}x the threads): the small network's matrix products are too small to "
-                     "split well.")
+            text += (
+                f" Only the SGD step uses the extra threads, and it scaled sub-linearly ({learn_speedup:.2f}x "
+                f"for {thread_gain:.0f}x the threads): the small network's matrix products are too small to "
+                "split well."
+            )
     sample_share = step.hi_sample_s / step.hi_wall_s if step.hi_wall_s > 0 else 0.0
     if sample_share >= BOUND_FRAC:
-        text += (f" Sampling now takes {sample_share:.0%} of an iteration and more learner CPUs cannot shorten it: "
-                 "give CPUs to env runners instead.")
+        text += (
+            f" Sampling now takes {sample_share:.0%} of an iteration and more learner CPUs cannot shorten it: "
+            "give CPUs to env runners instead."
+        )
     elif speed < GAIN_WORTH_HAVING and interval and step.ratio.ci_high < GAIN_WORTH_HAVING:
-        text += (f" The extra CPUs bought nothing worth having ({speed:.2f}x the throughput): leave them to env "
-                 "runners or other work.")
+        text += (
+            f" The extra CPUs bought nothing worth having ({speed:.2f}x the throughput): leave them to env "
+            "runners or other work."
+        )
     elif speed < GAIN_WORTH_HAVING:
         text += f" No gain worth having showed ({speed:.2f}x the throughput), but that is not yet evidence of none."
     return text
@@ -230,12 +257,20 @@ def change_verdict(change: Change | None, threshold: float) -> str:
     if change is None or change.effect is None:
         return "no data"
     if not change.enough:
-        return missing_rounds(change.runs_a) if change.design == "paired" else missing_evidence(change.runs_a,
-                                                                                               change.runs_b)
+        return (
+            missing_rounds(change.runs_a)
+            if change.design == "paired"
+            else missing_evidence(change.runs_a, change.runs_b)
+        )
     if not change.differs:
         return "no significant change"
-    return ("regressed" if beyond(change.effect, threshold, "slower") else
-            "improved" if beyond(change.effect, threshold, "faster") else "small change")
+    return (
+        "regressed"
+        if beyond(change.effect, threshold, "slower")
+        else "improved"
+        if beyond(change.effect, threshold, "faster")
+        else "small change"
+    )
 
 
 def missing_rounds(pairs: int) -> str:
@@ -249,13 +284,17 @@ def change_evidence(change: Change) -> str:
     ratio = f"ratio of medians {change.ratio:.3f}, {CONFIDENCE:.0%} CI {interval_text(change.ci_low, change.ci_high)}"
     if change.design == "paired":
         n = change.runs_a
-        return (f"{n} round{'s' if n != 1 else ''}; paired ratio {change.paired_ratio:.3f}, {CONFIDENCE:.0%} CI "
-                f"{interval_text(change.paired_ci_low, change.paired_ci_high)}; {ratio}"
-                + ("" if change.p_value is None else f"; Wilcoxon p={change.p_value:.2g}")
-                + f"; {ROUNDS_FOR_EVIDENCE} rounds could show one" * (not change.enough))
-    return (f"{runs_text(change.runs_a, change.runs_b)}; {ratio} over {change.basis}"
-            + ("" if change.p_value is None else f"; Mann-Whitney U p={change.p_value:.2g}")
-            + f"; {REPEATS_FOR_EVIDENCE} repeats a side could show one" * (not change.enough))
+        return (
+            f"{n} round{'s' if n != 1 else ''}; paired ratio {change.paired_ratio:.3f}, {CONFIDENCE:.0%} CI "
+            f"{interval_text(change.paired_ci_low, change.paired_ci_high)}; {ratio}"
+            + ("" if change.p_value is None else f"; Wilcoxon p={change.p_value:.2g}")
+            + f"; {ROUNDS_FOR_EVIDENCE} rounds could show one" * (not change.enough)
+        )
+    return (
+        f"{runs_text(change.runs_a, change.runs_b)}; {ratio} over {change.basis}"
+        + ("" if change.p_value is None else f"; Mann-Whitney U p={change.p_value:.2g}")
+        + f"; {REPEATS_FOR_EVIDENCE} repeats a side could show one" * (not change.enough)
+    )
 
 
 def change_sentence(a: str, b: str, change: Change) -> str:

@@ -107,12 +107,17 @@ def num(value) -> float | None:
 def verdict(row: dict[str, Any]) -> tuple[str, list[str]]:
     """(short bottleneck label, plain-words findings) for one configuration row."""
     if num(row.get("env_steps_per_s")) is None:
-        return "no data", [f"no steady-state measurement ({row.get('statuses') or 'no trials'})"
-                           + (f": {row['reason'][:200]}" if row.get("reason") else "")]
+        return "no data", [
+            f"no steady-state measurement ({row.get('statuses') or 'no trials'})"
+            + (f": {row['reason'][:200]}" if row.get("reason") else "")
+        ]
     findings: list[str] = []
     sample, learn, sync = (num(row.get(f"{p}_frac")) or 0.0 for p in ("sample", "learn", "sync"))
-    if row.get("asynchronous") and num(row.get("sampler_busy_frac")) is not None \
-            and num(row.get("learner_busy_frac")) is not None:
+    if (
+        row.get("asynchronous")
+        and num(row.get("sampler_busy_frac")) is not None
+        and num(row.get("learner_busy_frac")) is not None
+    ):
         label = _overlapping_verdict(row, findings)
     elif sample >= BOUND_FRAC:
         label = "sampling-bound"
@@ -127,19 +132,25 @@ def verdict(row: dict[str, Any]) -> tuple[str, list[str]]:
         findings.append(f"weight sync takes {sync:.0%} of each iteration")
     replay = num(row.get("replay_frac"))
     if replay is not None and replay >= REPLAY_HEAVY_FRAC:
-        findings.append(f"the replay buffer takes {replay:.0%} of each iteration (storing, drawing and re-prioritizing "
-                        "steps, in the driver: part of 'other')")
+        findings.append(
+            f"the replay buffer takes {replay:.0%} of each iteration (storing, drawing and re-prioritizing "
+            "steps, in the driver: part of 'other')"
+        )
     lag_mean, lag_max = num(row.get("policy_lag_mean")), num(row.get("policy_lag_max"))
     if lag_mean is not None and row.get("asynchronous"):  # PPO's is always 1 (RLlib's count; docs/ANALYSIS.md)
-        findings.append(f"policy lag: {lag_mean:.1f} learner updates on average, at most "
-                        f"{'-' if lag_max is None else f'{lag_max:.1f}'} "
-                        "(1: on-policy, as PPO)")
+        findings.append(
+            f"policy lag: {lag_mean:.1f} learner updates on average, at most "
+            f"{'-' if lag_max is None else f'{lag_max:.1f}'} "
+            "(1: on-policy, as PPO)"
+        )
     cpus, used_total = num(row.get("cpus")), num(row.get("cpus_used"))
     starved = []
-    for role, name, keep, their, were in (("env_runner", "env runners", "keep", "their", "were"),
-                                          ("learner", "remote learners", "keep", "their", "were"),
-                                          ("aggregator", "aggregator actors", "keep", "their", "were"),
-                                          ("driver", "the driver", "keeps", "its", "was")):
+    for role, name, keep, their, were in (
+        ("env_runner", "env runners", "keep", "their", "were"),
+        ("learner", "remote learners", "keep", "their", "were"),
+        ("aggregator", "aggregator actors", "keep", "their", "were"),
+        ("driver", "the driver", "keeps", "its", "was"),
+    ):
         alloc, used = num(row.get(f"{role}_cpus_allocated")), num(row.get(f"{role}_cpus_used"))
         if alloc is None or used is None or alloc <= 0:
             continue
@@ -147,8 +158,10 @@ def verdict(row: dict[str, Any]) -> tuple[str, list[str]]:
         if used >= STARVED_FRAC * alloc:
             starved.append(f"{name} {keep} {used:.2f} of {their} {alloc:g} allocated core{plural} busy")
         elif alloc >= 1 and used < IDLE_FRAC * alloc:
-            findings.append(f"idle allocation: {name} {were} given {alloc:g} CPU{plural} and use{'s' if keep == 'keeps' else ''} "
-                            f"{used:.2f}")
+            findings.append(
+                f"idle allocation: {name} {were} given {alloc:g} CPU{plural} and use{'s' if keep == 'keeps' else ''} "
+                f"{used:.2f}"
+            )
     if starved:
         findings.append("CPU-starved: " + "; ".join(starved))
     if cpus and used_total is not None and used_total >= ALL_BUSY_FRAC * cpus:
@@ -171,17 +184,23 @@ def verdict(row: dict[str, Any]) -> tuple[str, list[str]]:
         findings.append(straggler)
     steal = num(row.get("host_steal_pct"))
     if steal is not None and steal >= HOST_STEAL_PCT:
-        findings.append(f"host busy: the hypervisor took {steal:.0f}% of this machine's CPU time while a repeat ran "
-                        "(steal); its throughput says as much about the host as about the configuration")
+        findings.append(
+            f"host busy: the hypervisor took {steal:.0f}% of this machine's CPU time while a repeat ran "
+            "(steal); its throughput says as much about the host as about the configuration"
+        )
     foreign = num(row.get("foreign_cpu_pct"))
     if foreign is not None and foreign >= FOREIGN_CPU_PCT:
-        findings.append(f"nodes shared: processes that are not the trial's used {foreign:.0f}% of its CPUs on its nodes "
-                        "while a repeat ran (foreign_cpu_s: another job, a stray process); its throughput says as much "
-                        "about them as about the configuration")
+        findings.append(
+            f"nodes shared: processes that are not the trial's used {foreign:.0f}% of its CPUs on its nodes "
+            "while a repeat ran (foreign_cpu_s: another job, a stray process); its throughput says as much "
+            "about them as about the configuration"
+        )
     kinds = num(row.get("node_types"))
     if kinds is not None and kinds > 1:
-        findings.append(f"its repeats ran on {kinds:.0f} node types: its figures mix hardware (the report's Nodes "
-                        "section shows each node set)")
+        findings.append(
+            f"its repeats ran on {kinds:.0f} node types: its figures mix hardware (the report's Nodes "
+            "section shows each node set)"
+        )
     if row.get("noisy"):
         findings.append(f"too noisy to rank: CV {row['env_steps_per_s_cv']:.0%} across repeats (> {NOISY_CV:.0%})")
     return label, findings
@@ -204,11 +223,14 @@ def _overlapping_verdict(row: dict[str, Any], findings: list[str]) -> str:
         findings.append(f"sampling-bound: {busy}; the learner waits for samples")
     else:
         label = "mixed"
-        findings.append(f"neither side saturated ({busy}); the driver's loop takes "
-                        f"{num(row.get('other_frac')) or 0.0:.0%}")
-    findings.append(f"sampling and learning overlap for at least {overlap:.0%} of each iteration; the driver "
-                    f"waits {num(row.get('sample_frac')) or 0.0:.0%} for samples and "
-                    f"{num(row.get('learn_frac')) or 0.0:.0%} for the learner")
+        findings.append(
+            f"neither side saturated ({busy}); the driver's loop takes {num(row.get('other_frac')) or 0.0:.0%}"
+        )
+    findings.append(
+        f"sampling and learning overlap for at least {overlap:.0%} of each iteration; the driver "
+        f"waits {num(row.get('sample_frac')) or 0.0:.0%} for samples and "
+        f"{num(row.get('learn_frac')) or 0.0:.0%} for the learner"
+    )
     return label
 
 
@@ -218,8 +240,10 @@ def straggler_finding(row: dict[str, Any]) -> str | None:
     if runner is None:
         return None
     step, cpu = num(row.get("straggler_step_ratio")), num(row.get("straggler_cpu_ratio"))
-    parts = [f"{step:.1f}x the others' time per env step" if step is not None else None,
-             f"{cpu:.1f}x their CPU per env step" if cpu is not None else None]
+    parts = [
+        f"{step:.1f}x the others' time per env step" if step is not None else None,
+        f"{cpu:.1f}x their CPU per env step" if cpu is not None else None,
+    ]
     text = f"straggler: env runner {int(runner)} takes " + " and ".join(p for p in parts if p)
     wait, frac = num(row.get("straggler_wait_s")), num(row.get("straggler_wait_frac"))
     if wait is not None:
@@ -277,8 +301,11 @@ def _cpu_knob(row: dict[str, Any]) -> tuple[str, str]:
     """(words, spec key) of the CPUs of the learner's process: the driver's, or each remote learner's."""
     if (num(row.get("num_learners")) or 0) > 0:
         return "num_cpus_per_learner", "num_cpus_per_learner"
-    return ("num_cpus_for_main_process (the driver holds the learner; driver_torch_threads where the spec sets its "
-            "threads)", "num_cpus_for_main_process")
+    return (
+        "num_cpus_for_main_process (the driver holds the learner; driver_torch_threads where the spec sets its "
+        "threads)",
+        "num_cpus_for_main_process",
+    )
 
 
 def learner_verdicts(row: dict[str, Any]) -> list[LearnerVerdict]:
@@ -293,52 +320,98 @@ def learner_verdicts(row: dict[str, Any]) -> list[LearnerVerdict]:
     learn, sample = num(row.get("learn_frac")) or 0.0, num(row.get("sample_frac")) or 0.0
     if sampling and (gpus > 0 or remote):
         waits = "its GPU" if gpus > 0 else "the learner actors"
-        share = (f"env runners busy {num(row.get('sampler_busy_frac')):.0%}, learner busy "
-                 f"{num(row.get('learner_busy_frac')):.0%} of each iteration" if row.get("asynchronous")
-                 else f"sampling takes {sample:.0%} of each iteration, learning {learn:.0%}")
-        out.append(LearnerVerdict("learner starved", f"sampling starves the learner: {share}, and {waits} wait"
-                                  f"{'s' if gpus > 0 else ''} meanwhile: more env runners (num_env_runners, now "
-                                  f"{_int(row.get('num_env_runners'))}) fill the train batch sooner",
-                                  "num_env_runners", "num_env_runners"))
+        share = (
+            f"env runners busy {num(row.get('sampler_busy_frac')):.0%}, learner busy "
+            f"{num(row.get('learner_busy_frac')):.0%} of each iteration"
+            if row.get("asynchronous")
+            else f"sampling takes {sample:.0%} of each iteration, learning {learn:.0%}"
+        )
+        out.append(
+            LearnerVerdict(
+                "learner starved",
+                f"sampling starves the learner: {share}, and {waits} wait"
+                f"{'s' if gpus > 0 else ''} meanwhile: more env runners (num_env_runners, now "
+                f"{_int(row.get('num_env_runners'))}) fill the train batch sooner",
+                "num_env_runners",
+                "num_env_runners",
+            )
+        )
     batch, update = num(row.get("learn_batch_s")), num(row.get("learn_update_s"))
     work = (batch or 0.0) + (update or 0.0)
     if learning and batch is not None and update is not None and work > 0:
         threads = num(row.get("learner_torch_threads" if remote else "driver_torch_threads"))
         used = num(row.get("learn_cpus_used"))
-        busy = (f"; the learner's process kept {used:.2f} of its {threads:g} threads busy while it learned"
-                if used is not None and threads else "")
+        busy = (
+            f"; the learner's process kept {used:.2f} of its {threads:g} threads busy while it learned"
+            if used is not None and threads
+            else ""
+        )
         split = f"building the train batch {batch:.3g} s, the minibatch updates {update:.3g} s an iteration"
         words, knob = _cpu_knob(row)
         device = num(row.get("gpu_busy_pct"))
         if gpus > 0 and batch / work >= BATCH_BOUND_FRAC:
             copy = num(row.get("learn_copy_s"))
             copied = f" (copying to the GPU {copy:.3g} s of it)" if copy is not None else ""
-            out.append(LearnerVerdict("learner fed by the CPU", f"the CPU feeds the GPU learner too slowly: {split}"
-                                      f"{copied}: {batch / work:.0%} of its work is on the CPU{busy}; give it CPUs "
-                                      f"({words}), or more learners (num_learners) to build their shares at once",
-                                      knob, knob))
+            out.append(
+                LearnerVerdict(
+                    "learner fed by the CPU",
+                    f"the CPU feeds the GPU learner too slowly: {split}"
+                    f"{copied}: {batch / work:.0%} of its work is on the CPU{busy}; give it CPUs "
+                    f"({words}), or more learners (num_learners) to build their shares at once",
+                    knob,
+                    knob,
+                )
+            )
         elif gpus > 0 and device is not None and device < DEVICE_BUSY_LOW_PCT and _steps_per_epoch(row) > 1:
-            steps, step_s, mb = num(row.get("sgd_steps_per_iteration")), num(row.get("sgd_step_s")), row.get(
-                "minibatch_size")
+            steps, step_s, mb = (
+                num(row.get("sgd_steps_per_iteration")),
+                num(row.get("sgd_step_s")),
+                row.get("minibatch_size"),
+            )
             dev = num(row.get("learn_device_s"))
             on_device = f"; device time in the updates {dev:.3g} s of {update:.3g} s" if dev is not None else ""
-            out.append(LearnerVerdict("launch-bound", f"launch- or sync-bound: {steps:.0f} minibatch steps an "
-                                      f"iteration of {1000 * (step_s or 0.0):.1f} ms each, and the GPU busy {device:.0f}% "
-                                      f"of the learn window{on_device}: a larger minibatch_size (now {_int(mb)}) makes "
-                                      "fewer, larger steps (it changes learning as well as speed: time to a target "
-                                      "settles it)", "minibatch_size", "minibatch_size"))
-        elif gpus == 0 and used is not None and threads and used >= STARVED_FRAC * threads \
-                and (num(row.get("cpus")) or 0) > threads:
-            out.append(LearnerVerdict("learner short of threads", f"the CPU learner is short of threads: learning "
-                                      f"takes {learn:.0%} of each iteration ({split}){busy}, and the trial has "
-                                      f"{num(row.get('cpus')):g} cores: give it CPUs ({words})", knob, knob))
+            out.append(
+                LearnerVerdict(
+                    "launch-bound",
+                    f"launch- or sync-bound: {steps:.0f} minibatch steps an "
+                    f"iteration of {1000 * (step_s or 0.0):.1f} ms each, and the GPU busy {device:.0f}% "
+                    f"of the learn window{on_device}: a larger minibatch_size (now {_int(mb)}) makes "
+                    "fewer, larger steps (it changes learning as well as speed: time to a target "
+                    "settles it)",
+                    "minibatch_size",
+                    "minibatch_size",
+                )
+            )
+        elif (
+            gpus == 0
+            and used is not None
+            and threads
+            and used >= STARVED_FRAC * threads
+            and (num(row.get("cpus")) or 0) > threads
+        ):
+            out.append(
+                LearnerVerdict(
+                    "learner short of threads",
+                    f"the CPU learner is short of threads: learning "
+                    f"takes {learn:.0%} of each iteration ({split}){busy}, and the trial has "
+                    f"{num(row.get('cpus')):g} cores: give it CPUs ({words})",
+                    knob,
+                    knob,
+                )
+            )
     twin = num(row.get("cpu_twin_ratio"))
     if gpus > 0 and twin is not None and twin < GAIN_WORTH_HAVING:
-        out.append(LearnerVerdict("model too small for the GPU", f"the model is too small for the GPU: its learner "
-                                  f"gave {twin:.2f}x the throughput of the CPU learner one axis away (grid point "
-                                  f"{_int(row.get('cpu_twin_index'))}, {num(row.get('cpu_twin_env_steps_per_s')):,.0f} "
-                                  f"env steps/s; {row.get('cpu_twin_evidence')}): below {GAIN_WORTH_HAVING:g}x, the "
-                                  "CPU learner does as well and leaves the GPU free", None))
+        out.append(
+            LearnerVerdict(
+                "model too small for the GPU",
+                f"the model is too small for the GPU: its learner "
+                f"gave {twin:.2f}x the throughput of the CPU learner one axis away (grid point "
+                f"{_int(row.get('cpu_twin_index'))}, {num(row.get('cpu_twin_env_steps_per_s')):,.0f} "
+                f"env steps/s; {row.get('cpu_twin_evidence')}): below {GAIN_WORTH_HAVING:g}x, the "
+                "CPU learner does as well and leaves the GPU free",
+                None,
+            )
+        )
     return out
 
 

@@ -25,13 +25,15 @@ import pandas as pd
 from rlbench.analysis.change import COMPARISON_SCHEMA_VERSION, Change, paired
 from rlbench.analysis.comparison import FAILING
 from rlbench.analysis.evidence import change_sentence, change_verdict
-from rlbench.analysis.stats import median_ci
 from rlbench.analysis.findings import CONFIDENCE
+from rlbench.analysis.stats import median_ci
 from rlbench.analysis.variants import grid_points
 
 #: Metric -> (trials-table column, unit in words). Time to target: lower is better.
-METRICS: dict[str, tuple[str, str]] = {"throughput": ("env_steps_per_s", "env steps/s"),
-                                       "time_to_target": ("time_to_target_s", "s to target")}
+METRICS: dict[str, tuple[str, str]] = {
+    "throughput": ("env_steps_per_s", "env steps/s"),
+    "time_to_target": ("time_to_target_s", "s to target"),
+}
 
 
 @dataclass(frozen=True)
@@ -119,23 +121,41 @@ def _point(frame: pd.DataFrame, version: str, variant: str, with_target: bool) -
     target: dict[str, Any] = {}
     if with_target:
         reached = frame[frame["reached_target"].fillna(False).astype(bool)] if "reached_target" in frame else frame[:0]
-        ttt = median_ci(pd.to_numeric(reached.get("time_to_target_s", pd.Series(dtype=float)), errors="coerce")
-                        .dropna().tolist())
-        target = {"reached_target": len(reached), "time_to_target_s": ttt.median,
-                  "time_to_target_s_ci_low": ttt.ci_low, "time_to_target_s_ci_high": ttt.ci_high}
+        ttt = median_ci(
+            pd.to_numeric(reached.get("time_to_target_s", pd.Series(dtype=float)), errors="coerce").dropna().tolist()
+        )
+        target = {
+            "reached_target": len(reached),
+            "time_to_target_s": ttt.median,
+            "time_to_target_s_ci_low": ttt.ci_low,
+            "time_to_target_s_ci_high": ttt.ci_high,
+        }
     return VersionPoint(version, variant, len(frame), tput.median, tput.ci_low, tput.ci_high, **target)
 
 
-def compare_step(before: dict[int, float], after: dict[int, float], versions: tuple[str, str], names: tuple[str, str],
-                 metric: str, threshold: float) -> VersionStep:
+def compare_step(
+    before: dict[int, float],
+    after: dict[int, float],
+    versions: tuple[str, str],
+    names: tuple[str, str],
+    metric: str,
+    threshold: float,
+) -> VersionStep:
     """``after`` against ``before`` (each round -> speed) of ``versions``, with the verdict in words (of ``names``)."""
     change = paired(before, after)
-    return VersionStep(versions[0], versions[1], metric, change, change_verdict(change, threshold),
-                       change_sentence(names[0], names[1], change))
+    return VersionStep(
+        versions[0],
+        versions[1],
+        metric,
+        change,
+        change_verdict(change, threshold),
+        change_sentence(names[0], names[1], change),
+    )
 
 
-def history_trends(trials: pd.DataFrame, axes: list[str], versions: list[tuple[str, str]], *,
-                   threshold: float = 0.05) -> list[ConfigTrend]:
+def history_trends(
+    trials: pd.DataFrame, axes: list[str], versions: list[tuple[str, str]], *, threshold: float = 0.05
+) -> list[ConfigTrend]:
     """Per grid point (``axes``: its columns), every version (``versions``: (version, variant name), in
     order) and the step between each adjacent pair: throughput always, time to target when the trials
     ran with a target."""
@@ -150,8 +170,11 @@ def history_trends(trials: pd.DataFrame, axes: list[str], versions: list[tuple[s
         mine = ok.loc[ok.index.isin(point.rows)]
         sides = {name: mine[mine["variant"] == name] for _, name in versions}
         points = [_point(sides[name], version, name, with_target) for version, name in versions]
-        steps = [compare_step(_rates(sides[a], metric), _rates(sides[b], metric), (va, vb), (a, b), metric, threshold)
-                 for metric in metrics for (va, a), (vb, b) in zip(versions, versions[1:])]
+        steps = [
+            compare_step(_rates(sides[a], metric), _rates(sides[b], metric), (va, vb), (a, b), metric, threshold)
+            for metric in metrics
+            for (va, a), (vb, b) in zip(versions, versions[1:])
+        ]
         out.append(ConfigTrend(point.label, point.axes, points, steps))
     return out
 
@@ -161,11 +184,19 @@ def flagged_steps(trends: list[ConfigTrend]) -> list[tuple[ConfigTrend, VersionS
     return [(t, s) for t in trends for s in t.steps if s.flagged]
 
 
-def history_json(trends: list[ConfigTrend], *, package: str, versions: list[str], threshold: float,
-                 rounds: int, results: str) -> dict[str, Any]:
+def history_json(
+    trends: list[ConfigTrend], *, package: str, versions: list[str], threshold: float, rounds: int, results: str
+) -> dict[str, Any]:
     """What ``history.json`` holds: the inputs, and every configuration's points and steps (each step's pair
     nested, :class:`~rlbench.analysis.change.Change`; docs/SCHEMA.md, "Comparison files")."""
-    return {"schema_version": COMPARISON_SCHEMA_VERSION, "package": package, "versions": versions, "rounds": rounds,
-            "threshold": threshold,
-            "confidence": CONFIDENCE, "results": results, "flagged": len(flagged_steps(trends)),
-            "configurations": [asdict(t) for t in trends]}
+    return {
+        "schema_version": COMPARISON_SCHEMA_VERSION,
+        "package": package,
+        "versions": versions,
+        "rounds": rounds,
+        "threshold": threshold,
+        "confidence": CONFIDENCE,
+        "results": results,
+        "flagged": len(flagged_steps(trends)),
+        "configurations": [asdict(t) for t in trends],
+    }

@@ -39,7 +39,9 @@ def node_set_columns(plan: Any, record: Any, events: list[dict[str, Any]]) -> di
         "node_ids": json.dumps(node_ids) if node_ids is not None else None,
         "node_type": placement.node_type if placement is not None else None,
         "started_epoch": started,
-        "ended_epoch": started + record.trial_wall_s if started is not None and record.trial_wall_s is not None else None,
+        "ended_epoch": started + record.trial_wall_s
+        if started is not None and record.trial_wall_s is not None
+        else None,
         "foreign_cpu_s": foreign_s,
         "foreign_cpu_pct": foreign_pct,
     }

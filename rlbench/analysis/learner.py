@@ -23,14 +23,19 @@ import pandas as pd
 
 from rlbench.analysis.change import unpaired
 from rlbench.analysis.evidence import change_sentence
-from rlbench.analysis.findings import LearnerVerdict, learner_verdicts
-from rlbench.analysis.findings import num
+from rlbench.analysis.findings import LearnerVerdict, learner_verdicts, num
 from rlbench.analysis.windows import by_trial
 
 #: Per-iteration columns of the learner's split whose median over the steady iterations is the trials column of the
 #: same name (seconds per iteration, per learner).
-SPLIT_COLUMNS: tuple[str, ...] = ("learn_batch_s", "learn_update_s", "learn_other_s", "learn_copy_s", "learn_device_s",
-                                  "learn_batches")
+SPLIT_COLUMNS: tuple[str, ...] = (
+    "learn_batch_s",
+    "learn_update_s",
+    "learn_other_s",
+    "learn_copy_s",
+    "learn_device_s",
+    "learn_batches",
+)
 #: Per-iteration learn-window columns whose steady-state mean (weighted by the window's length) is the trials column.
 WINDOW_COLUMNS: tuple[str, ...] = ("gpu_busy_pct", "learn_cpus_used")
 #: Every per-trial learner column, summarized per configuration by its median over the ok repeats.
@@ -60,8 +65,9 @@ def window_means(t: np.ndarray, values: np.ndarray, t0: np.ndarray, t1: np.ndarr
         return np.where(n >= MIN_WINDOW_SAMPLES, (csum[hi] - csum[lo]) / n, np.nan)
 
 
-def learn_window_columns(iterations: pd.DataFrame, utilization: pd.DataFrame,
-                         learners: dict[str, tuple[int, float, bool]]) -> pd.DataFrame:
+def learn_window_columns(
+    iterations: pd.DataFrame, utilization: pd.DataFrame, learners: dict[str, tuple[int, float, bool]]
+) -> pd.DataFrame:
     """``gpu_busy_pct`` and ``learn_cpus_used`` of every iteration (same index as ``iterations``).
 
     ``learners``: trial_id -> (num_learners, learner GPUs, asynchronous). ``gpu_busy_pct``: the NVML utilization of
@@ -79,17 +85,20 @@ def learn_window_columns(iterations: pd.DataFrame, utilization: pd.DataFrame,
         t0, t1 = learn_windows(its, asynchronous)
         rows = procs.get(trial_id)
         if rows is not None and not rows.empty:
-            role = rows[(rows["role"] == "learner") if num_learners > 0
-                        else (rows["role"] == "driver") & rows["node_id"].isna()]
+            role = rows[
+                (rows["role"] == "learner") if num_learners > 0 else (rows["role"] == "driver") & rows["node_id"].isna()
+            ]
             busy = role.groupby("t_s", sort=True)["cpu_pct"].sum()
             if len(busy):
                 cores = window_means(busy.index.to_numpy(dtype=float), busy.to_numpy(dtype=float) / 100.0, t0, t1)
                 out.loc[its.index, "learn_cpus_used"] = cores / max(1, num_learners)
         g = gpu_rows.get(trial_id)
         if gpus > 0 and g is not None and not g.empty:
-            means = [window_means(d["t_s"].to_numpy(dtype=float), d["gpu_util_pct"].to_numpy(dtype=float), t0, t1)
-                     for _, d in g.sort_values("t_s").groupby(["node_id", "gpu_index"], dropna=False, sort=True)]
-            busiest = np.sort(np.vstack(means), axis=0)[::-1][:max(1, math.ceil(gpus))]
+            means = [
+                window_means(d["t_s"].to_numpy(dtype=float), d["gpu_util_pct"].to_numpy(dtype=float), t0, t1)
+                for _, d in g.sort_values("t_s").groupby(["node_id", "gpu_index"], dropna=False, sort=True)
+            ]
+            busiest = np.sort(np.vstack(means), axis=0)[::-1][: max(1, math.ceil(gpus))]
             with np.errstate(invalid="ignore"):
                 out.loc[its.index, "gpu_busy_pct"] = busiest.mean(axis=0)
     return out
@@ -123,8 +132,13 @@ def learner_columns(steady_its: pd.DataFrame) -> dict[str, Any]:
 
 
 #: Columns :func:`cpu_twins` adds to a configuration row.
-TWIN_COLUMNS: tuple[str, ...] = ("cpu_twin_index", "cpu_twin_env_steps_per_s", "cpu_twin_ratio", "cpu_twin_differs",
-                                 "cpu_twin_evidence")
+TWIN_COLUMNS: tuple[str, ...] = (
+    "cpu_twin_index",
+    "cpu_twin_env_steps_per_s",
+    "cpu_twin_ratio",
+    "cpu_twin_differs",
+    "cpu_twin_evidence",
+)
 
 
 def cpu_twins(configs: pd.DataFrame, trials: pd.DataFrame, axes: list[str]) -> pd.DataFrame:
@@ -145,8 +159,13 @@ def cpu_twins(configs: pd.DataFrame, trials: pd.DataFrame, axes: list[str]) -> p
             continue
         twin = twins[0]
         change = unpaired(throughput[twin["index"]], throughput[row["index"]])
-        values = (int(twin["index"]), num(twin.get("env_steps_per_s")), change.effect, change.differs,
-                  change_sentence("the CPU learner", "the GPU learner", change))
+        values = (
+            int(twin["index"]),
+            num(twin.get("env_steps_per_s")),
+            change.effect,
+            change.differs,
+            change_sentence("the CPU learner", "the GPU learner", change),
+        )
         for column, value in zip(TWIN_COLUMNS, values):
             out.at[position, column] = value
     return out
@@ -171,8 +190,11 @@ class NextSweep:
 
 #: The role whose CPUs each knob reserves, and how many of that role there are (a row's column; None: one). Torch
 #: threads (``driver_torch_threads``) reserve nothing: up to the trial's cores.
-_KNOB_ROLE = {"num_cpus_for_main_process": ("driver", None), "num_cpus_per_learner": ("learner", "num_learners"),
-              "num_env_runners": ("env_runner", None)}
+_KNOB_ROLE = {
+    "num_cpus_for_main_process": ("driver", None),
+    "num_cpus_per_learner": ("learner", "num_learners"),
+    "num_env_runners": ("env_runner", None),
+}
 
 
 def _room(knob: str, row: dict[str, Any]) -> float:

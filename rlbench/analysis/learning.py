@@ -19,8 +19,16 @@ from rlbench.spec.plan import TrialPlan
 
 #: trials.parquet columns this module fills (docs/SCHEMA.md).
 LEARNING_COLUMNS: tuple[str, ...] = (
-    "seed", "target_metric", "target_threshold", "target_mode", "reached_target", "iterations_to_target",
-    "time_to_target_s", "time_to_target_total_s", "env_steps_to_target", "energy_to_target_j",
+    "seed",
+    "target_metric",
+    "target_threshold",
+    "target_mode",
+    "reached_target",
+    "iterations_to_target",
+    "time_to_target_s",
+    "time_to_target_total_s",
+    "env_steps_to_target",
+    "energy_to_target_j",
     "final_episode_return_mean",
 )
 
@@ -49,8 +57,9 @@ def final_return(its: pd.DataFrame) -> float | None:
     return float(values.iloc[-1]) if len(values) else None
 
 
-def learning_outcome(plan: TrialPlan, status: str, row: dict[str, Any], its: pd.DataFrame,
-                     utilization: pd.DataFrame) -> dict[str, Any]:
+def learning_outcome(
+    plan: TrialPlan, status: str, row: dict[str, Any], its: pd.DataFrame, utilization: pd.DataFrame
+) -> dict[str, Any]:
     """The learning columns of one trial's row (:data:`LEARNING_COLUMNS`).
 
     ``its`` is the trial's iterations in order; ``row`` its row so far (``ray_init_s``, ``build_s``).
@@ -72,7 +81,7 @@ def learning_outcome(plan: TrialPlan, status: str, row: dict[str, Any], its: pd.
     out["reached_target"] = at is not None
     if at is None:
         return out
-    upto = its.iloc[:at + 1]
+    upto = its.iloc[: at + 1]
     seconds = float(upto["wall_s"].sum())
     out["iterations_to_target"] = int(upto["iteration"].iloc[-1])
     out["time_to_target_s"] = seconds

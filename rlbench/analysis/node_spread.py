@@ -121,8 +121,15 @@ def node_report(trials: pd.DataFrame, axes: list[str]) -> NodeReport | None:
     ok["_rel"] = ok["_rate"] / medians.where(medians > 0)
     for index, rows in ok.groupby("index", sort=True):
         by_node = rows.groupby(rows["_nodes"].map(lambda ns: "+".join(n[:8] for n in ns)))["_rate"].median()
-        report.spreads.append(NodeSpread(int(index), config_label(rows.iloc[0], axes),
-                                         tuple(sorted(rows["node_type"].unique())), by_node.to_dict(), len(rows)))
+        report.spreads.append(
+            NodeSpread(
+                int(index),
+                config_label(rows.iloc[0], axes),
+                tuple(sorted(rows["node_type"].unique())),
+                by_node.to_dict(),
+                len(rows),
+            )
+        )
     per_node: dict[tuple[str, str], list[float]] = defaultdict(list)
     for _, row in ok.iterrows():
         for node in row["_nodes"]:

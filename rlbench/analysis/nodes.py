@@ -42,9 +42,15 @@ def source_role_use(utilization: pd.DataFrame, window: tuple[float, float] | Non
         used = inside.groupby("role")["cpu_pct"].sum() / 100.0 / stamps if stamps else pd.Series(dtype=float)
         peak = rows.groupby(["t_s", "role"])["rss_bytes"].sum().groupby("role").max()
         for role in sorted(set(rows["role"].dropna())):
-            out.append({"node_id": source or None, "node_ip": ip.iloc[0] if len(ip) else None, "role": role,
-                        "cpus_used": float(used.get(role, 0.0)) if stamps else None,
-                        "peak_rss_bytes": int(peak.get(role, 0))})
+            out.append(
+                {
+                    "node_id": source or None,
+                    "node_ip": ip.iloc[0] if len(ip) else None,
+                    "role": role,
+                    "cpus_used": float(used.get(role, 0.0)) if stamps else None,
+                    "peak_rss_bytes": int(peak.get(role, 0)),
+                }
+            )
     return pd.DataFrame(out, columns=["node_id", "node_ip", "role", "cpus_used", "peak_rss_bytes"])
 
 
@@ -73,8 +79,9 @@ def allocated_by_node(plan, events: list[dict[str, Any]]) -> dict[tuple[str | No
     return out
 
 
-def trial_node_roles(plan, events: list[dict[str, Any]], utilization: pd.DataFrame,
-                     window: tuple[float, float] | None) -> list[dict[str, Any]]:
+def trial_node_roles(
+    plan, events: list[dict[str, Any]], utilization: pd.DataFrame, window: tuple[float, float] | None
+) -> list[dict[str, Any]]:
     """node_roles rows of one trial: every (node, role) with CPUs allocated or samples."""
     used = source_role_use(utilization, window)
     allocated = allocated_by_node(plan, events)
@@ -84,15 +91,25 @@ def trial_node_roles(plan, events: list[dict[str, Any]], utilization: pd.DataFra
         r = {k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}  # NaN -> None
         rows[(r["node_id"], r["role"])] = {"trial_id": plan.trial_id, **r, "cpus_allocated": 0.0}
     for (node, role), cpus in allocated.items():
-        row = rows.setdefault((node, role), {"trial_id": plan.trial_id, "node_id": node, "node_ip": ips.get(node),
-                                             "role": role, "cpus_used": None, "peak_rss_bytes": None})
+        row = rows.setdefault(
+            (node, role),
+            {
+                "trial_id": plan.trial_id,
+                "node_id": node,
+                "node_ip": ips.get(node),
+                "role": role,
+                "cpus_used": None,
+                "peak_rss_bytes": None,
+            },
+        )
         row["cpus_allocated"] = cpus
     order = {role: i for i, role in enumerate(ALL_ROLES)}
     return sorted(rows.values(), key=lambda r: (r["node_id"] or "", order.get(r["role"], len(order))))
 
 
-def node_roles_frame(plans: list, events_by_trial: dict[str, list[dict[str, Any]]], iterations: pd.DataFrame,
-                     utilization: pd.DataFrame) -> pd.DataFrame:
+def node_roles_frame(
+    plans: list, events_by_trial: dict[str, list[dict[str, Any]]], iterations: pd.DataFrame, utilization: pd.DataFrame
+) -> pd.DataFrame:
     """node_roles.parquet as a DataFrame (every finished trial)."""
     rows: list[dict[str, Any]] = []
     util_by, its_by = by_trial(utilization), by_trial(iterations)  # one split, not one scan per trial
@@ -104,8 +121,12 @@ def node_roles_frame(plans: list, events_by_trial: dict[str, list[dict[str, Any]
     return pa.Table.from_pylist(rows, schema=NODE_ROLES_SCHEMA).to_pandas()
 
 
-def multi_source_role_stats(iterations: pd.DataFrame, utilization: pd.DataFrame,
-                            cpu_use: dict[str, dict[str, float]], peak_rss: dict[str, dict[str, int]]) -> None:
+def multi_source_role_stats(
+    iterations: pd.DataFrame,
+    utilization: pd.DataFrame,
+    cpu_use: dict[str, dict[str, float]],
+    peak_rss: dict[str, dict[str, int]],
+) -> None:
     """Replace, for trials sampled on cluster nodes, the per-role totals with sums over samplers (in place)."""
     if utilization.empty or "node_id" not in utilization or not utilization["node_id"].notna().any():
         return

@@ -14,7 +14,6 @@ from typing import Any
 
 import pandas as pd
 
-
 #: Per-iteration busy columns whose share of the steady-state wall time is a trials column ``<name>_frac``.
 BUSY_COLUMNS: tuple[str, ...] = ("sampler_busy_s", "learner_busy_s", "busy_overlap_s")
 
@@ -32,8 +31,9 @@ def _median(its: pd.DataFrame, column: str) -> float | None:
     return float(its[column].median())
 
 
-def overlap_columns(asynchronous: bool, num_learners: int, steady_its: pd.DataFrame,
-                    learner_cpus_used: float | None) -> dict[str, Any]:
+def overlap_columns(
+    asynchronous: bool, num_learners: int, steady_its: pd.DataFrame, learner_cpus_used: float | None
+) -> dict[str, Any]:
     """The trials-table columns about overlap, learners and policy lag of one trial (steady-state iterations)."""
     row: dict[str, Any] = {"asynchronous": asynchronous}
     for column in BUSY_COLUMNS:
@@ -45,8 +45,9 @@ def overlap_columns(asynchronous: bool, num_learners: int, steady_its: pd.DataFr
         row["learner_updates_per_s"] = float(rate.median()) if rate.notna().any() else None
     else:
         row["learner_updates_per_s"] = None
-    row["cpus_used_per_learner"] = (learner_cpus_used / num_learners
-                                    if num_learners > 0 and learner_cpus_used is not None else None)
+    row["cpus_used_per_learner"] = (
+        learner_cpus_used / num_learners if num_learners > 0 and learner_cpus_used is not None else None
+    )
     row.update(lag_columns(steady_its))
     return row
 

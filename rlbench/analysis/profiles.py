@@ -63,8 +63,10 @@ class Profile:
 def read_speedscope(path: Path) -> Profile:
     """A speedscope file as py-spy writes it (every thread's samples merged; weights are equal)."""
     data = json.loads(Path(path).read_text())
-    frames = [(str(f.get("name", "?")), str(f.get("file") or ""), int(f.get("line") or 0))
-              for f in (data.get("shared") or {}).get("frames", [])]
+    frames = [
+        (str(f.get("name", "?")), str(f.get("file") or ""), int(f.get("line") or 0))
+        for f in (data.get("shared") or {}).get("frames", [])
+    ]
     stacks: Counter = Counter()
     for profile in data.get("profiles", []):
         if profile.get("type") == "sampled":
@@ -90,9 +92,21 @@ def function_counts(profile: Profile) -> dict[Frame, tuple[int, int]]:
 def profile_rows(trial_id: str, role: str, pid: int, profile: Profile) -> list[dict[str, Any]]:
     """profiles.parquet rows of one process, most total time first."""
     samples = profile.samples
-    rows = [{"trial_id": trial_id, "role": role, "pid": pid, "function": name, "file": file, "line": line,
-             "self_samples": s, "total_samples": t, "self_frac": s / samples, "total_frac": t / samples}
-            for (name, file, line), (s, t) in function_counts(profile).items()]
+    rows = [
+        {
+            "trial_id": trial_id,
+            "role": role,
+            "pid": pid,
+            "function": name,
+            "file": file,
+            "line": line,
+            "self_samples": s,
+            "total_samples": t,
+            "self_frac": s / samples,
+            "total_frac": t / samples,
+        }
+        for (name, file, line), (s, t) in function_counts(profile).items()
+    ]
     return sorted(rows, key=lambda r: (-r["total_samples"], -r["self_samples"], r["function"]))
 
 
@@ -108,7 +122,8 @@ def profiles_frame(trials: list[TrialFolder]) -> pd.DataFrame:
             if profile.samples:
                 rows.extend(profile_rows(trial.trial_id, role, pid, profile))
     return pd.DataFrame(rows, columns=[f.name for f in PROFILE_SCHEMA]).astype(
-        {"pid": "int64", "line": "int64", "self_samples": "int64", "total_samples": "int64"})
+        {"pid": "int64", "line": "int64", "self_samples": "int64", "total_samples": "int64"}
+    )
 
 
 def role_stacks(trial: TrialFolder, role: str) -> Counter:
@@ -152,13 +167,18 @@ class RoleProfile:
 
 
 #: How the verdict names a role: (one process, several).
-ROLE_NAMES = {"driver": ("the driver", "the drivers"), "learner": ("the learner", "the learners"),
-              "env_runner": ("the env runner", "the env runners"), "ray_system": ("Ray's agent", "Ray's agents"),
-              "other": ("the other process", "the other processes")}
+ROLE_NAMES = {
+    "driver": ("the driver", "the drivers"),
+    "learner": ("the learner", "the learners"),
+    "env_runner": ("the env runner", "the env runners"),
+    "ray_system": ("Ray's agent", "Ray's agents"),
+    "other": ("the other process", "the other processes"),
+}
 
 
-def role_profiles(profiles: pd.DataFrame, trial_ids: list[str], roles: tuple[str, ...] = REPORT_ROLES
-                  ) -> list[RoleProfile]:
+def role_profiles(
+    profiles: pd.DataFrame, trial_ids: list[str], roles: tuple[str, ...] = REPORT_ROLES
+) -> list[RoleProfile]:
     """Per role, the top functions of the trials ``trial_ids`` (one configuration's ok repeats):
     samples summed over their processes, shares of the role's samples."""
     data = profiles[profiles["trial_id"].isin(trial_ids)]
@@ -177,16 +197,29 @@ def role_profiles(profiles: pd.DataFrame, trial_ids: list[str], roles: tuple[str
         columns = ["function", "file", "line", "self_frac", "total_frac"]
         top_self = by.sort_values(["self_samples", "total_samples"], ascending=False).head(TOP_FUNCTIONS)[columns]
         branches = by[~((by["total_frac"] >= TRUNK_FRAC) & (by["self_frac"] < TRUNK_SELF_FRAC))]
-        top_total = branches.sort_values(["total_samples", "self_samples"], ascending=False).head(TOP_FUNCTIONS)[columns]
+        top_total = branches.sort_values(["total_samples", "self_samples"], ascending=False).head(TOP_FUNCTIONS)[
+            columns
+        ]
         processes = mine.groupby(["trial_id", "pid"]).ngroups
         per_trial = processes / max(1, mine["trial_id"].nunique())
         one, several = ROLE_NAMES.get(role, (role, role))
         top = top_self.iloc[0] if len(top_self) else None
-        verdict = None if top is None else dominance_verdict(
-            one if per_trial <= 1 else several, per_trial > 1, str(top["function"]),
-            f"{short_file(top['file'])}:{int(top['line'])}" if top["file"] else "", float(top["self_frac"]))
-        out.append(RoleProfile(role, samples, processes, top_self.reset_index(drop=True),
-                               top_total.reset_index(drop=True), verdict))
+        verdict = (
+            None
+            if top is None
+            else dominance_verdict(
+                one if per_trial <= 1 else several,
+                per_trial > 1,
+                str(top["function"]),
+                f"{short_file(top['file'])}:{int(top['line'])}" if top["file"] else "",
+                float(top["self_frac"]),
+            )
+        )
+        out.append(
+            RoleProfile(
+                role, samples, processes, top_self.reset_index(drop=True), top_total.reset_index(drop=True), verdict
+            )
+        )
     return out
 
 
@@ -200,7 +233,7 @@ def short_file(path: str) -> str:
     parts = text.split("/")
     for i, part in enumerate(parts):
         if part.startswith("python3") and i > 0 and parts[i - 1] == "lib":
-            return "/".join(parts[i + 1:]) or text
+            return "/".join(parts[i + 1 :]) or text
     return "/".join(parts[-2:])
 
 
@@ -210,8 +243,13 @@ def profile_columns(events: list[dict[str, Any]]) -> dict[str, Any]:
     ok), ``profile_cpu_pct`` (py-spy's CPU, all its processes, in % of one core over the window)."""
     event = next((e for e in events if e.get("event") == Event.PROFILE), None)
     if event is None:
-        return {"profile_status": "off", "profile_note": None, "profile_window_s": None, "profile_processes": 0,
-                "profile_cpu_pct": None}
+        return {
+            "profile_status": "off",
+            "profile_note": None,
+            "profile_window_s": None,
+            "profile_processes": 0,
+            "profile_cpu_pct": None,
+        }
     start, stop, cpu = event.get("t_start_s"), event.get("t_stop_s"), event.get("cpu_s")
     window = stop - start if start is not None and stop is not None else None
     return {

@@ -14,12 +14,23 @@ from typing import Any
 import pandas as pd
 
 from rlbench.adapters import FRAMEWORKS, get_adapter
-from rlbench.analysis.advice import (Recommendation, learner_cpu_findings, recommendations,
-                                     target_recommendations, with_learning_notes)
-from rlbench.analysis.configs import config_label, configurations, result_axes, sm_count
+from rlbench.analysis.advice import (
+    Recommendation,
+    learner_cpu_findings,
+    recommendations,
+    target_recommendations,
+    with_learning_notes,
+)
 from rlbench.analysis.comparison import ComparisonRow
-from rlbench.analysis.curves import (CURVE_X, EqualSteps, below_at_equal_steps, learning_curves, returns_at_equal_steps,
-                                    trial_curves)
+from rlbench.analysis.configs import config_label, configurations, result_axes, sm_count
+from rlbench.analysis.curves import (
+    CURVE_X,
+    EqualSteps,
+    below_at_equal_steps,
+    learning_curves,
+    returns_at_equal_steps,
+    trial_curves,
+)
 from rlbench.analysis.evidence import Below
 from rlbench.analysis.learner import NextSweep, next_sweep
 from rlbench.analysis.node_spread import NodeReport, node_report
@@ -31,9 +42,11 @@ from rlbench.analysis.variants import compare_variants, variant_names
 from rlbench.results.layout import ResultsFolder
 
 #: What the report and the terminal say instead of recommendations for a ``--quick`` run (rlbench.spec.quick).
-QUICK_NO_RECOMMENDATIONS = ("none: this is a --quick run (one repeat, no warm-up, one iteration on a cut train batch): "
-                            "it checks that every configuration runs, and its figures are start-up more than steady "
-                            "state; run the spec without --quick to rank configurations")
+QUICK_NO_RECOMMENDATIONS = (
+    "none: this is a --quick run (one repeat, no warm-up, one iteration on a cut train batch): "
+    "it checks that every configuration runs, and its figures are start-up more than steady "
+    "state; run the spec without --quick to rank configurations"
+)
 
 #: Configurations whose profiles are shown (fastest first); the rest are in profiles.parquet.
 MAX_PROFILED_CONFIGS = 12
@@ -65,8 +78,12 @@ def target_of(trials: pd.DataFrame) -> dict[str, Any] | None:
     row = trials[trials["target_metric"].notna()].iloc[0]
     framework = row.get("framework") if isinstance(row.get("framework"), str) else FRAMEWORKS[0]
     column = get_adapter(framework).metric_column(str(row["target_metric"])) if framework in FRAMEWORKS else None
-    return {"metric": row["target_metric"], "threshold": float(row["target_threshold"]), "mode": row["target_mode"],
-            "column": column}
+    return {
+        "metric": row["target_metric"],
+        "threshold": float(row["target_threshold"]),
+        "mode": row["target_mode"],
+        "column": column,
+    }
 
 
 def learning(trials: pd.DataFrame, iterations: pd.DataFrame | None, axes: list[str]) -> Learning:
@@ -99,8 +116,9 @@ class ConfigProfiles:
     """Role -> median cores its processes kept busy (trials.parquet ``<role>_cpus_used``)."""
 
 
-def config_profiles(configs: pd.DataFrame, trials: pd.DataFrame, axes: list[str],
-                    profiles: pd.DataFrame | None) -> tuple[list[ConfigProfiles], str]:
+def config_profiles(
+    configs: pd.DataFrame, trials: pd.DataFrame, axes: list[str], profiles: pd.DataFrame | None
+) -> tuple[list[ConfigProfiles], str]:
     """Per configuration with profiles, fastest first (at most :data:`MAX_PROFILED_CONFIGS`), and a
     note when some were left out."""
     if profiles is None or profiles.empty or configs.empty:
@@ -114,11 +132,20 @@ def config_profiles(configs: pd.DataFrame, trials: pd.DataFrame, axes: list[str]
         if not roles:
             continue
         if len(out) == MAX_PROFILED_CONFIGS:
-            return out, (f"Profiles of the {MAX_PROFILED_CONFIGS} fastest profiled configurations are shown; every "
-                         "profile is in profiles.parquet and trials/*/profiles/.")
+            return out, (
+                f"Profiles of the {MAX_PROFILED_CONFIGS} fastest profiled configurations are shown; every "
+                "profile is in profiles.parquet and trials/*/profiles/."
+            )
         used = {rp.role: c.get(f"{rp.role}_cpus_used") for rp in roles}
-        out.append(ConfigProfiles(int(c["index"]), config_label(c, axes), ids, roles,
-                                  {r: None if u is None or pd.isna(u) else float(u) for r, u in used.items()}))
+        out.append(
+            ConfigProfiles(
+                int(c["index"]),
+                config_label(c, axes),
+                ids,
+                roles,
+                {r: None if u is None or pd.isna(u) else float(u) for r, u in used.items()},
+            )
+        )
     return out, ""
 
 
@@ -129,8 +156,10 @@ def energy_text(manifest: dict[str, Any], trials: pd.DataFrame) -> str:
     zones = manifest.get("cpu_energy_zones") or []
     gpu = "gpu_energy_j" in trials and trials["gpu_energy_j"].notna().any()
     if not zones:
-        text = ("Energy: no CPU energy counter on this machine (no readable RAPL package zone under "
-                "/sys/class/powercap), so cpu_energy_j is null, never estimated")
+        text = (
+            "Energy: no CPU energy counter on this machine (no readable RAPL package zone under "
+            "/sys/class/powercap), so cpu_energy_j is null, never estimated"
+        )
     else:
         text = f"Energy: CPU packages read through RAPL ({', '.join(z['zone'] for z in zones)})"
     text += "; GPU energy from NVML." if gpu else "; no GPU energy (no GPU, or NVML gave no counter)."
@@ -203,12 +232,29 @@ def analyze(folder: Path, tables: dict[str, pd.DataFrame] | None = None) -> Anal
     recs = target_recommendations(lrn.ttt, axes) + recs
     if manifest.get("quick"):  # one iteration, no warm-up, one repeat: start-up is all it measured
         recs = []
-    profiles, note = config_profiles(configs, trials, axes, tables.get("profiles")) \
-        if "straggler_env_runner" in configs else ([], "")
+    profiles, note = (
+        config_profiles(configs, trials, axes, tables.get("profiles"))
+        if "straggler_env_runner" in configs
+        else ([], "")
+    )
     variants = compare_variants(trials, [a for a in axes if a != "variant"], variant_names(manifest, trials))
-    return Analysis(out_dir, manifest, axes, trials, configs, curves, recs, findings, lrn,
-                    energy_text(manifest, trials), profiles, note, variants, teardown_text(trials),
-                    None if manifest.get("quick") else next_sweep(configs),  # a quick run asks for no next sweep
-                    no_recommendations=QUICK_NO_RECOMMENDATIONS if manifest.get("quick") else "",
-                    unreadable=tables["trials"].loc[tables["trials"].index.difference(trials.index)],
-                    nodes=node_report(trials, axes))
+    return Analysis(
+        out_dir,
+        manifest,
+        axes,
+        trials,
+        configs,
+        curves,
+        recs,
+        findings,
+        lrn,
+        energy_text(manifest, trials),
+        profiles,
+        note,
+        variants,
+        teardown_text(trials),
+        None if manifest.get("quick") else next_sweep(configs),  # a quick run asks for no next sweep
+        no_recommendations=QUICK_NO_RECOMMENDATIONS if manifest.get("quick") else "",
+        unreadable=tables["trials"].loc[tables["trials"].index.difference(trials.index)],
+        nodes=node_report(trials, axes),
+    )

@@ -115,8 +115,13 @@ def find_straggler(runner_its: pd.DataFrame, iterations: pd.DataFrame) -> Stragg
         wall = walls.get(iteration)
         if wall is not None and wall > 0:
             fracs.append(wait / float(wall))
-    return Straggler(int(worst), _ratio(per_step, worst), _ratio(cpu_per_step, worst),
-                     float(np.mean(waits)) if waits else None, float(np.mean(fracs)) if fracs else None)
+    return Straggler(
+        int(worst),
+        _ratio(per_step, worst),
+        _ratio(cpu_per_step, worst),
+        float(np.mean(waits)) if waits else None,
+        float(np.mean(fracs)) if fracs else None,
+    )
 
 
 def driver_idle(iterations: pd.DataFrame, utilization: pd.DataFrame) -> pd.Series:
@@ -126,8 +131,9 @@ def driver_idle(iterations: pd.DataFrame, utilization: pd.DataFrame) -> pd.Serie
     out = pd.Series(np.nan, index=iterations.index, dtype=float)
     if iterations.empty or utilization.empty:
         return out
-    driver = utilization[(utilization["kind"] == "process") & (utilization["role"] == "driver")
-                         & utilization["node_id"].isna()]
+    driver = utilization[
+        (utilization["kind"] == "process") & (utilization["role"] == "driver") & utilization["node_id"].isna()
+    ]
     samples = by_trial(driver.sort_values(["trial_id", "t_s"], kind="stable"))
     for trial_id, its in by_trial(iterations).items():
         rows = samples.get(trial_id)
@@ -151,8 +157,9 @@ def _median(values: pd.Series) -> float | None:
     return float(values.median()) if len(values) else None
 
 
-def inside_columns(trial_id: str, build: dict[str, Any], iterations: pd.DataFrame,
-                   runner_its: pd.DataFrame) -> dict[str, Any]:
+def inside_columns(
+    trial_id: str, build: dict[str, Any], iterations: pd.DataFrame, runner_its: pd.DataFrame
+) -> dict[str, Any]:
     """One trial's trials.parquet columns from this module (see docs/SCHEMA.md)."""
     steady_its = steady(iterations) if len(iterations) else iterations
     straggler = find_straggler(runner_its, iterations) if len(runner_its) else None
@@ -167,8 +174,11 @@ def inside_columns(trial_id: str, build: dict[str, Any], iterations: pd.DataFram
         "straggler_cpu_ratio": straggler.cpu_ratio if straggler else None,
         "straggler_wait_s": straggler.wait_s if straggler else None,
         "straggler_wait_frac": straggler.wait_frac if straggler else None,
-        "driver_idle_frac": (float((idle[has_idle] * walls[has_idle]).sum() / walls[has_idle].sum())
-                             if has_idle.any() and walls[has_idle].sum() > 0 else None),
+        "driver_idle_frac": (
+            float((idle[has_idle] * walls[has_idle]).sum() / walls[has_idle].sum())
+            if has_idle.any() and walls[has_idle].sum() > 0
+            else None
+        ),
         "weight_params": build.get("weight_params"),
         "weight_bytes": weight_bytes,
         "weight_receivers": receivers,
@@ -178,8 +188,12 @@ def inside_columns(trial_id: str, build: dict[str, Any], iterations: pd.DataFram
     }
 
 
-def add_inside_columns(trials: pd.DataFrame, iterations: pd.DataFrame, runner_its: pd.DataFrame,
-                       events_by_trial: dict[str, list[dict[str, Any]]]) -> None:
+def add_inside_columns(
+    trials: pd.DataFrame,
+    iterations: pd.DataFrame,
+    runner_its: pd.DataFrame,
+    events_by_trial: dict[str, list[dict[str, Any]]],
+) -> None:
     """Add the straggler, driver-idle and weight-sync columns to ``trials`` (in place)."""
     if trials.empty:
         return
@@ -187,18 +201,31 @@ def add_inside_columns(trials: pd.DataFrame, iterations: pd.DataFrame, runner_it
     rows = []
     for trial_id in trials["trial_id"]:
         build = next((e for e in events_by_trial.get(trial_id, []) if e.get("event") == Event.BUILD), {})
-        rows.append(inside_columns(trial_id, build, its_by.get(trial_id, iterations.iloc[:0]),
-                                   runners_by.get(trial_id, runner_its.iloc[:0])))
+        rows.append(
+            inside_columns(
+                trial_id,
+                build,
+                its_by.get(trial_id, iterations.iloc[:0]),
+                runners_by.get(trial_id, runner_its.iloc[:0]),
+            )
+        )
     extra = pd.DataFrame(rows).set_index("trial_id")
     for column in extra.columns:
         values = trials["trial_id"].map(extra[column])
-        trials[column] = pd.to_numeric(values, errors="coerce") if column != "straggler_env_runner" \
-            else values.astype("Int64")
+        trials[column] = (
+            pd.to_numeric(values, errors="coerce") if column != "straggler_env_runner" else values.astype("Int64")
+        )
 
 
 #: Per-configuration medians (over ok repeats) of these trials.parquet columns.
-CONFIG_MEDIANS = ("driver_idle_frac", "weight_bytes", "weight_receivers", "sync_bytes_per_iter", "weight_sync_s",
-                  "sync_bytes_per_s")
+CONFIG_MEDIANS = (
+    "driver_idle_frac",
+    "weight_bytes",
+    "weight_receivers",
+    "sync_bytes_per_iter",
+    "weight_sync_s",
+    "sync_bytes_per_s",
+)
 _STRAGGLER = ("straggler_step_ratio", "straggler_cpu_ratio", "straggler_wait_s", "straggler_wait_frac")
 
 

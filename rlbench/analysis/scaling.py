@@ -75,11 +75,20 @@ def scaling_curves(configs: pd.DataFrame, axes: list[str], margin: float = KNEE_
                         efficiency[i] = rel[i] / (x / x0)
                     fit = fit_amdahl([x for _, x in pos], [rel[i] for i, _ in pos], n0=x0)
             measured = [(v, t) for v, t in zip(values, tp) if t is not None]
-            curves.append(ScalingCurve(
-                axis=axis, fixed=axis_pairs_text(zip(others, key)), values=values,
-                env_steps_per_s=tp, speedup=speedup, efficiency=efficiency,
-                serial_frac=fit.serial_frac if fit else None, r2=fit.r2 if fit else None,
-                rmse=fit.rmse if fit else None, max_speedup=fit.max_speedup if fit else None,
-                knee=knee(values, tp, margin), best=max(measured, key=lambda p: p[1])[0] if measured else None,
-            ))
+            curves.append(
+                ScalingCurve(
+                    axis=axis,
+                    fixed=axis_pairs_text(zip(others, key)),
+                    values=values,
+                    env_steps_per_s=tp,
+                    speedup=speedup,
+                    efficiency=efficiency,
+                    serial_frac=fit.serial_frac if fit else None,
+                    r2=fit.r2 if fit else None,
+                    rmse=fit.rmse if fit else None,
+                    max_speedup=fit.max_speedup if fit else None,
+                    knee=knee(values, tp, margin),
+                    best=max(measured, key=lambda p: p[1])[0] if measured else None,
+                )
+            )
     return curves

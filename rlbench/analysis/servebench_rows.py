@@ -33,16 +33,27 @@ from rlbench.studies.servebench import MODELS, PAPER_TABLE3, PATHS
 
 #: Pairs compared in every cell where both ran: (path, reference), read "path against reference".
 COMPARISONS: tuple[tuple[str, str], ...] = (
-    ("actor", "rest_json"),        # the paper's Table 3: a Ray actor against Clipper's REST
-    ("actor", "rest_bytes"),       # the same without JSON
-    ("serve_handle", "actor"),     # what Serve's handle adds to an actor call
+    ("actor", "rest_json"),  # the paper's Table 3: a Ray actor against Clipper's REST
+    ("actor", "rest_bytes"),  # the same without JSON
+    ("serve_handle", "actor"),  # what Serve's handle adds to an actor call
     ("serve_bytes", "rest_bytes"),  # what Serve's HTTP proxy adds to a plain ASGI server
     ("serve_json", "serve_bytes"),  # what JSON costs inside Serve
     ("serve_batched", "serve_bytes"),  # what @serve.batch changes
-    ("actor_inflight", "actor"),   # what k requests in flight buy
+    ("actor_inflight", "actor"),  # what k requests in flight buy
 )
-__all__ = ["COMPARISONS", "MODELS", "PAPER_BATCH", "PAPER_TABLE3", "PATHS", "PathComparison", "ServeRow", "compare_paths",
-           "gap_change", "paper_rows", "summarize_rows"]  # the study's tables pass through here to the report room
+__all__ = [
+    "COMPARISONS",
+    "MODELS",
+    "PAPER_BATCH",
+    "PAPER_TABLE3",
+    "PATHS",
+    "PathComparison",
+    "ServeRow",
+    "compare_paths",
+    "gap_change",
+    "paper_rows",
+    "summarize_rows",
+]  # the study's tables pass through here to the report room
 
 #: The cell of the paper's table: batch 64.
 PAPER_BATCH = int(PAPER_TABLE3["batch"])
@@ -115,15 +126,27 @@ def summarize_rows(records: list[dict[str, Any]]) -> list[ServeRow]:
         roles = sorted({role for r in ok for role in (r.get("cpu_s_per_1000_states") or {})})
         sizes = [r.get("bytes_per_request") for r in ok if r.get("bytes_per_request") is not None]
         partial[key] = dict(
-            path=key[0], batch=key[1], input_bytes=key[2], clients=key[3], model=runs[0].get("model", ""),
-            runs=len(ok), failed=len(bad), states_per_s=est.median, states_per_s_ci_low=est.ci_low,
-            states_per_s_ci_high=est.ci_high, states_per_s_cv=est.cv,
-            p50_ms=_median(r.get("p50_ms") for r in ok), p99_ms=_median(r.get("p99_ms") for r in ok),
+            path=key[0],
+            batch=key[1],
+            input_bytes=key[2],
+            clients=key[3],
+            model=runs[0].get("model", ""),
+            runs=len(ok),
+            failed=len(bad),
+            states_per_s=est.median,
+            states_per_s_ci_low=est.ci_low,
+            states_per_s_ci_high=est.ci_high,
+            states_per_s_cv=est.cv,
+            p50_ms=_median(r.get("p50_ms") for r in ok),
+            p99_ms=_median(r.get("p99_ms") for r in ok),
             bytes_per_request=int(max(sizes)) if sizes else None,
-            requests=sum(int(r.get("requests") or 0) for r in ok), short_runs=sum(bool(r.get("short")) for r in ok),
-            cpu_s_per_1000_states={role: _median((r.get("cpu_s_per_1000_states") or {}).get(role) for r in ok)
-                                   for role in roles},
-            error=(f"{len(bad)} of {len(runs)} repeats failed: {bad[0]['error']}" if bad else None))
+            requests=sum(int(r.get("requests") or 0) for r in ok),
+            short_runs=sum(bool(r.get("short")) for r in ok),
+            cpu_s_per_1000_states={
+                role: _median((r.get("cpu_s_per_1000_states") or {}).get(role) for r in ok) for role in roles
+            },
+            error=(f"{len(bad)} of {len(runs)} repeats failed: {bad[0]['error']}" if bad else None),
+        )
     rows = []
     for key, p in partial.items():
         base = partial.get(("inprocess", *key[1:]))
@@ -153,7 +176,9 @@ class PathComparison:
         return change_sentence(self.reference, self.path, self.change)
 
 
-def compare_paths(records: list[dict[str, Any]], pairs: tuple[tuple[str, str], ...] = COMPARISONS) -> list[PathComparison]:
+def compare_paths(
+    records: list[dict[str, Any]], pairs: tuple[tuple[str, str], ...] = COMPARISONS
+) -> list[PathComparison]:
     """Every pair of :data:`COMPARISONS` in every cell where both paths measured."""
     by: dict[tuple, list[float]] = {}
     for r in records:
@@ -169,15 +194,25 @@ def compare_paths(records: list[dict[str, Any]], pairs: tuple[tuple[str, str], .
     return out
 
 
-def gap_change(records: list[dict[str, Any]], path: str, reference: str, batch: int, clients: int,
-               sizes: tuple[int, int]) -> Change | None:
+def gap_change(
+    records: list[dict[str, Any]], path: str, reference: str, batch: int, clients: int, sizes: tuple[int, int]
+) -> Change | None:
     """Whether ``path``'s lead over ``reference`` differs between two state sizes (the small one is A): per
     repeat, ``path``'s states/s over ``reference``'s in the same run (the paths of a repeat ran back to back), the
     two sizes' ratios compared by the one rule, unpaired; None when a size has no repeat with both."""
-    rate = {(r["path"], r["input_bytes"], r["repeat"]): float(r["states_per_s"]) for r in records
-            if not r.get("error") and r.get("states_per_s") and r["batch"] == batch and r["clients"] == clients}
-    ratios = [[rate[(path, size, k)] / rate[(reference, size, k)] for (p, s_, k) in rate
-               if p == path and s_ == size and (reference, size, k) in rate] for size in sizes]
+    rate = {
+        (r["path"], r["input_bytes"], r["repeat"]): float(r["states_per_s"])
+        for r in records
+        if not r.get("error") and r.get("states_per_s") and r["batch"] == batch and r["clients"] == clients
+    }
+    ratios = [
+        [
+            rate[(path, size, k)] / rate[(reference, size, k)]
+            for (p, s_, k) in rate
+            if p == path and s_ == size and (reference, size, k) in rate
+        ]
+        for size in sizes
+    ]
     return unpaired(*ratios) if all(ratios) else None
 
 
@@ -190,12 +225,23 @@ def paper_rows(rows: list[ServeRow], clients: int = 1) -> list[dict[str, Any]]:
     for p in PAPER_TABLE3["rows"]:
         size = int(p["input_bytes"])
         rest, actor = here.get(("rest_json", size)), here.get(("actor", size))
-        ratio = (actor.states_per_s / rest.states_per_s
-                 if rest and actor and rest.states_per_s and actor.states_per_s else None)
-        out.append({"workload": p["workload"], "input_bytes": size, "model": MODELS[size].name,
-                    "paper_clipper": p["clipper_states_per_s"], "paper_ray": p["ray_states_per_s"],
-                    "paper_ratio": p["ray_states_per_s"] / p["clipper_states_per_s"],
-                    "rest_json": rest.states_per_s if rest else None, "actor": actor.states_per_s if actor else None,
-                    "ratio": ratio,
-                    "paths": {r.path: r.states_per_s for (path, s), r in here.items() if s == size}})
+        ratio = (
+            actor.states_per_s / rest.states_per_s
+            if rest and actor and rest.states_per_s and actor.states_per_s
+            else None
+        )
+        out.append(
+            {
+                "workload": p["workload"],
+                "input_bytes": size,
+                "model": MODELS[size].name,
+                "paper_clipper": p["clipper_states_per_s"],
+                "paper_ray": p["ray_states_per_s"],
+                "paper_ratio": p["ray_states_per_s"] / p["clipper_states_per_s"],
+                "rest_json": rest.states_per_s if rest else None,
+                "actor": actor.states_per_s if actor else None,
+                "ratio": ratio,
+                "paths": {r.path: r.states_per_s for (path, s), r in here.items() if s == size},
+            }
+        )
     return out

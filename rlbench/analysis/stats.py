@@ -24,8 +24,14 @@ BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 0
 
 
-def interval(samples: Sequence[np.ndarray], statistic: Callable, *, confidence: float = CONFIDENCE,
-             resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> tuple[np.ndarray, np.ndarray]:
+def interval(
+    samples: Sequence[np.ndarray],
+    statistic: Callable,
+    *,
+    confidence: float = CONFIDENCE,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> tuple[np.ndarray, np.ndarray]:
     """Percentile-bootstrap interval of ``statistic(*samples)``: the one engine behind every CI here.
 
     Args:
@@ -37,16 +43,27 @@ def interval(samples: Sequence[np.ndarray], statistic: Callable, *, confidence: 
         (low, high): arrays shaped like the statistic (scalars for 1-D samples). scipy.stats.bootstrap,
         percentile method, seeded, so a report is reproducible.
     """
-    res = stats.bootstrap(tuple(samples), statistic, confidence_level=confidence, n_resamples=resamples,
-                          method="percentile", vectorized=True, paired=False, axis=-1,
-                          random_state=np.random.default_rng(seed))
+    res = stats.bootstrap(
+        tuple(samples),
+        statistic,
+        confidence_level=confidence,
+        n_resamples=resamples,
+        method="percentile",
+        vectorized=True,
+        paired=False,
+        axis=-1,
+        random_state=np.random.default_rng(seed),
+    )
     return res.confidence_interval.low, res.confidence_interval.high
 
 
 def is_number(v) -> bool:
     """A finite number (not a bool): a value an axis can be scaled along."""
-    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)) \
+    return (
+        isinstance(v, (int, float, np.integer, np.floating))
+        and not isinstance(v, (bool, np.bool_))
         and math.isfinite(float(v))
+    )
 
 
 def _finite(values: Sequence[float]) -> np.ndarray:
@@ -83,8 +100,12 @@ def cv(values: Sequence[float]) -> float | None:
     return float(a.std(ddof=1) / abs(a.mean()))
 
 
-def median_ci(values: Sequence[float], confidence: float = CONFIDENCE,
-              resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> Estimate:
+def median_ci(
+    values: Sequence[float],
+    confidence: float = CONFIDENCE,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> Estimate:
     """Median of ``values`` with a percentile-bootstrap CI (scipy.stats.bootstrap) and the CV.
 
     Args:
@@ -130,8 +151,13 @@ def _median_ratio(a, b, axis=-1):
     return np.median(b, axis=axis) / np.median(a, axis=axis)
 
 
-def ratio_ci(a: Sequence[float], b: Sequence[float], confidence: float = CONFIDENCE,
-             resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> Ratio:
+def ratio_ci(
+    a: Sequence[float],
+    b: Sequence[float],
+    confidence: float = CONFIDENCE,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> Ratio:
     """median(b) / median(a), with a percentile-bootstrap CI that resamples a and b independently."""
     xa, xb = _finite(a), _finite(b)
     if len(xa) == 0 or len(xb) == 0 or np.median(xa) == 0:
@@ -145,8 +171,13 @@ def ratio_ci(a: Sequence[float], b: Sequence[float], confidence: float = CONFIDE
     return Ratio(ratio, min(float(low), ratio), max(float(high), ratio), len(xa), len(xb))
 
 
-def median_cis(samples: list[np.ndarray], confidence: float = CONFIDENCE, resamples: int = BOOTSTRAP_RESAMPLES,
-               seed: int = BOOTSTRAP_SEED, max_elements: int = 1_000_000) -> list[tuple[float | None, float | None]]:
+def median_cis(
+    samples: list[np.ndarray],
+    confidence: float = CONFIDENCE,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    max_elements: int = 1_000_000,
+) -> list[tuple[float | None, float | None]]:
     """Percentile-bootstrap CI of the median for many samples at once (scipy.stats.bootstrap, batched).
 
     Samples of the same size go through one vectorized call (chunked to ``max_elements`` values in
@@ -161,11 +192,13 @@ def median_cis(samples: list[np.ndarray], confidence: float = CONFIDENCE, resamp
     for n, idx in by_n.items():
         chunk = max(1, max_elements // (n * resamples))
         for start in range(0, len(idx), chunk):
-            part = idx[start:start + chunk]
+            part = idx[start : start + chunk]
             data = np.vstack([samples[i] for i in part])
             medians = np.median(data, axis=1)
-            lows, highs = (np.atleast_1d(x) for x in interval((data,), np.median, confidence=confidence,
-                                                               resamples=resamples, seed=seed))
+            lows, highs = (
+                np.atleast_1d(x)
+                for x in interval((data,), np.median, confidence=confidence, resamples=resamples, seed=seed)
+            )
             for j, i in enumerate(part):
                 m = float(medians[j])
                 lo, hi = float(lows[j]), float(highs[j])
@@ -214,7 +247,7 @@ def signed_rank_p(ratios: Sequence[float]) -> float | None:
 def smallest_signed_rank_p(pairs: int) -> float:
     """The smallest p :func:`signed_rank_p` can give on ``pairs`` rounds: every one the same way, 2 / 2**n
     (5 rounds: 0.0625; 6: 0.031); 1 without pairs."""
-    return min(1.0, 2.0 / 2 ** pairs) if pairs > 0 else 1.0
+    return min(1.0, 2.0 / 2**pairs) if pairs > 0 else 1.0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -260,11 +293,15 @@ def fit_amdahl(n: Sequence[float], speedup: Sequence[float], n0: float | None = 
     if len(np.unique(x)) < 2:
         return None
     base = float(n0 if n0 is not None else x.min())
-    res = optimize.minimize_scalar(lambda s: float(np.sum((amdahl_speedup(x, s, base) - y) ** 2)),
-                                   bounds=(0.0, 1.0), method="bounded", options={"xatol": 1e-10})
+    res = optimize.minimize_scalar(
+        lambda s: float(np.sum((amdahl_speedup(x, s, base) - y) ** 2)),
+        bounds=(0.0, 1.0),
+        method="bounded",
+        options={"xatol": 1e-10},
+    )
     s = float(res.x)
     residual = amdahl_speedup(x, s, base) - y
-    ss_res = float(np.sum(residual ** 2))
+    ss_res = float(np.sum(residual**2))
     ss_tot = float(np.sum((y - y.mean()) ** 2))
     r2 = (1.0 - ss_res / ss_tot if ss_tot > 0 else None) if len(x) >= 3 else None
     ceiling = (s + (1 - s) / base) / s if s > 1e-9 else None

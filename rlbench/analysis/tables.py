@@ -16,15 +16,15 @@ import pyarrow as pa
 
 from rlbench import SCHEMA_VERSION
 from rlbench.analysis.configs import sm_count
+from rlbench.analysis.learner import WINDOW_COLUMNS, learn_window_columns
+from rlbench.analysis.nodes import multi_source_role_stats, node_roles_frame
+from rlbench.analysis.profiles import add_profile_columns, profiles_frame
 from rlbench.analysis.runners import (
     add_inside_columns,
     driver_idle,
     runner_iteration_rows,
     runner_iterations_frame,
 )
-from rlbench.analysis.learner import WINDOW_COLUMNS, learn_window_columns
-from rlbench.analysis.nodes import multi_source_role_stats, node_roles_frame
-from rlbench.analysis.profiles import add_profile_columns, profiles_frame
 from rlbench.analysis.trial_rows import (
     add_cpu_threads_per_gpu_sm,
     add_sampling_efficiency,
@@ -60,7 +60,6 @@ from rlbench.results.tables import (
 )
 from rlbench.spec.plan import TRIAL_ID, PlanError, TrialPlan, read_plan
 
-
 #: The ``status`` of a trials row whose plan.json this rlbench cannot read (written by another version, or
 #: damaged): its configuration is unknown, so it is left out of every figure, count and comparison; the row keeps
 #: its id, its grid point and repeat (from the id), and in ``reason`` why, with the verdict its record gave.
@@ -73,8 +72,13 @@ def unreadable_row(trial_id: str, problem: str, record) -> dict:
     index, repeat = (int(trial_id[1:].split("r")[0]), int(trial_id.split("r")[-1])) if parsed else (None, None)
     said = record.reason and problem not in record.reason  # a trial that failed on it says the same already
     verdict = record.status + (f": {record.reason}" if said else "")
-    return {"trial_id": trial_id, "status": UNREADABLE, "index": index, "repeat": repeat,
-            "reason": f"{problem}; left out of every figure and count (its record says {verdict})"[:2000]}
+    return {
+        "trial_id": trial_id,
+        "status": UNREADABLE,
+        "index": index,
+        "repeat": repeat,
+        "reason": f"{problem}; left out of every figure and count (its record says {verdict})"[:2000],
+    }
 
 
 def measured_rows(trials: pd.DataFrame) -> pd.DataFrame:
@@ -82,8 +86,9 @@ def measured_rows(trials: pd.DataFrame) -> pd.DataFrame:
     return trials[trials["status"] != UNREADABLE] if "status" in trials and len(trials) else trials
 
 
-def _add_machine_relative_columns(folder: ResultsFolder, trials: pd.DataFrame, iterations: pd.DataFrame,
-                                  plans: list[TrialPlan]) -> None:
+def _add_machine_relative_columns(
+    folder: ResultsFolder, trials: pd.DataFrame, iterations: pd.DataFrame, plans: list[TrialPlan]
+) -> None:
     """Columns that need more than the trial's own files: the env ceilings and the GPUs' SM count."""
     add_sampling_efficiency(trials, iterations, read_json(folder.ceilings, {}), ceiling_keys(plans))
     add_cpu_threads_per_gpu_sm(trials, sm_count(folder.read_manifest()))
@@ -127,25 +132,42 @@ def build_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
     add_inside_columns(trials, iterations, runner_its, events_by_trial)
     add_profile_columns(trials, events_by_trial)
     if unreadable:
-        trials = pd.concat([trials, pd.DataFrame(unreadable)], ignore_index=True) if len(trials) else \
-            pd.DataFrame(unreadable)
+        trials = (
+            pd.concat([trials, pd.DataFrame(unreadable)], ignore_index=True)
+            if len(trials)
+            else pd.DataFrame(unreadable)
+        )
     profiles = profiles_frame([t for t in trial_folders if t.trial_id in finished])
-    write_table(folder.table(ITERATIONS_TABLE), pa.Table.from_pandas(iterations, schema=ITERATION_SCHEMA,
-                                                                     preserve_index=False))
-    write_table(folder.table(UTILIZATION_TABLE), pa.Table.from_pandas(utilization, schema=UTILIZATION_SCHEMA,
-                                                                      preserve_index=False))
+    write_table(
+        folder.table(ITERATIONS_TABLE), pa.Table.from_pandas(iterations, schema=ITERATION_SCHEMA, preserve_index=False)
+    )
+    write_table(
+        folder.table(UTILIZATION_TABLE),
+        pa.Table.from_pandas(utilization, schema=UTILIZATION_SCHEMA, preserve_index=False),
+    )
     trials_table = pa.Table.from_pandas(trials, preserve_index=False)
     trials_table = trials_table.replace_schema_metadata({"rlbench_schema_version": str(SCHEMA_VERSION)})
     write_table(folder.table(TRIALS_TABLE), trials_table)
     write_atomic(folder.table(SUMMARY_CSV), csv_bytes(trials))
     node_roles = node_roles_frame(plans, events_by_trial, iterations, utilization)
-    write_table(folder.table(NODE_ROLES_TABLE), pa.Table.from_pandas(node_roles, schema=NODE_ROLES_SCHEMA,
-                                                                     preserve_index=False))
-    write_table(folder.table(RUNNER_ITERATIONS_TABLE), pa.Table.from_pandas(
-        runner_its, schema=RUNNER_ITERATION_SCHEMA, preserve_index=False))
-    write_table(folder.table(PROFILES_TABLE), pa.Table.from_pandas(profiles, schema=PROFILE_SCHEMA, preserve_index=False))
-    return {"trials": trials, "iterations": iterations, "utilization": utilization, "node_roles": node_roles,
-            "runner_iterations": runner_its, "profiles": profiles}
+    write_table(
+        folder.table(NODE_ROLES_TABLE), pa.Table.from_pandas(node_roles, schema=NODE_ROLES_SCHEMA, preserve_index=False)
+    )
+    write_table(
+        folder.table(RUNNER_ITERATIONS_TABLE),
+        pa.Table.from_pandas(runner_its, schema=RUNNER_ITERATION_SCHEMA, preserve_index=False),
+    )
+    write_table(
+        folder.table(PROFILES_TABLE), pa.Table.from_pandas(profiles, schema=PROFILE_SCHEMA, preserve_index=False)
+    )
+    return {
+        "trials": trials,
+        "iterations": iterations,
+        "utilization": utilization,
+        "node_roles": node_roles,
+        "runner_iterations": runner_its,
+        "profiles": profiles,
+    }
 
 
 def _fill_added_columns(folder: ResultsFolder, trials: pd.DataFrame) -> None:
@@ -168,12 +190,17 @@ def read_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
     :mod:`rlbench.results.format`)."""
     folder = ResultsFolder(Path(out_dir))
     names = {"trials": TRIALS_TABLE, "iterations": ITERATIONS_TABLE, "utilization": UTILIZATION_TABLE}
-    if all(folder.table(f).exists() for f in names.values()) and tables_version(folder.table(TRIALS_TABLE)) == SCHEMA_VERSION:
+    if (
+        all(folder.table(f).exists() for f in names.values())
+        and tables_version(folder.table(TRIALS_TABLE)) == SCHEMA_VERSION
+    ):
         tables = {n: pd.read_parquet(folder.table(f)) for n, f in names.items()}
         _fill_added_columns(folder, tables["trials"])
         # tables of older result sets may be missing: empty, with their columns
-        for name, file, schema in (("runner_iterations", RUNNER_ITERATIONS_TABLE, RUNNER_ITERATION_SCHEMA),
-                                   ("profiles", PROFILES_TABLE, PROFILE_SCHEMA)):
+        for name, file, schema in (
+            ("runner_iterations", RUNNER_ITERATIONS_TABLE, RUNNER_ITERATION_SCHEMA),
+            ("profiles", PROFILES_TABLE, PROFILE_SCHEMA),
+        ):
             path = folder.table(file)
             tables[name] = pd.read_parquet(path) if path.exists() else schema.empty_table().to_pandas()
         return tables

@@ -20,8 +20,14 @@ from rlbench.analysis.stats import median_cis
 from rlbench.analysis.trial_rows import CPU_ROLES, learner_gpus
 
 #: Per-trial columns summarized over the repeats that reached the target (median).
-TARGET_MEDIANS: tuple[str, ...] = ("time_to_target_s", "time_to_target_total_s", "env_steps_to_target",
-                                   "iterations_to_target", "energy_to_target_j", "cpu_s_to_target")
+TARGET_MEDIANS: tuple[str, ...] = (
+    "time_to_target_s",
+    "time_to_target_total_s",
+    "env_steps_to_target",
+    "iterations_to_target",
+    "energy_to_target_j",
+    "cpu_s_to_target",
+)
 
 
 def has_target(trials: pd.DataFrame) -> bool:
@@ -57,9 +63,15 @@ def time_to_target(trials: pd.DataFrame, axes: list[str]) -> pd.DataFrame:
     rows, samples = [], []
     for index, group in ok.sort_values(["index", "repeat"]).groupby("index", sort=True):
         reached = group[group["reached_target"].astype(bool)]
-        row = {"index": int(index), **{a: group[a].iloc[0] for a in axes if a in group},
-               "repeats": len(group), "reached": len(reached), "reached_share": len(reached) / len(group),
-               "cpus_given": float(group["cpus_given"].iloc[0]), "learner_gpus": float(group["learner_gpus"].iloc[0])}
+        row = {
+            "index": int(index),
+            **{a: group[a].iloc[0] for a in axes if a in group},
+            "repeats": len(group),
+            "reached": len(reached),
+            "reached_share": len(reached) / len(group),
+            "cpus_given": float(group["cpus_given"].iloc[0]),
+            "learner_gpus": float(group["learner_gpus"].iloc[0]),
+        }
         for column in TARGET_MEDIANS:
             values = pd.to_numeric(reached[column], errors="coerce").dropna() if column in reached else pd.Series([])
             row[column] = float(values.median()) if len(values) else np.nan

@@ -69,9 +69,15 @@ def _frac(part: pd.Series, whole: pd.Series) -> float | None:
     return float(part.sum()) / total if total > 0 else None
 
 
-def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str, Any]],
-                    iterations: pd.DataFrame, utilization: pd.DataFrame,
-                    cpu_use: dict[str, float | None], peak_rss: dict[str, int | None]) -> dict[str, Any]:
+def summarize_trial(
+    plan: TrialPlan,
+    record: TrialRecord,
+    events: list[dict[str, Any]],
+    iterations: pd.DataFrame,
+    utilization: pd.DataFrame,
+    cpu_use: dict[str, float | None],
+    peak_rss: dict[str, int | None],
+) -> dict[str, Any]:
     """The trials.parquet row of one trial, from that trial's own rows of ``iterations`` and
     ``utilization`` and its per-role CPU use and peak memory (:func:`role_stats_by_trial`)."""
     c = plan.config
@@ -89,37 +95,40 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
     row.update(plan.axes)
     if plan.phase is not None:  # an autoconfig trial: which stage asked for it (docs/AUTOCONFIG.md)
         row.update({"phase": plan.phase, "rung": plan.rung, "round": plan.round})
-    row.update({
-        "framework": c.framework,
-        "execution": c.execution,
-        "algo": c.algo,
-        "env": c.environment.env,
-        "env_config": json.dumps(c.environment.env_config, sort_keys=True),
-        "cpus": plan.cpus,
-        "num_env_runners": c.env_runners.num_env_runners,
-        "num_envs_per_env_runner": c.env_runners.num_envs_per_env_runner,
-        "num_cpus_per_env_runner": c.env_runners.num_cpus_per_env_runner,
-        "num_learners": c.learners.num_learners,
-        "num_cpus_per_learner": float(c.learners.num_cpus_per_learner),
-        "num_gpus_per_learner": c.learners.num_gpus_per_learner,
-        "learner_gpus_allocated": plan.demand().learner_gpus,
-        "num_cpus_for_main_process": c.resources.num_cpus_for_main_process,
-        "pin_driver": c.resources.pin_driver,
-        "train_batch_size_per_learner": c.training.train_batch_size_per_learner,
-        "minibatch_size": _trained_with(c, "minibatch_size"),
-        "num_epochs": _trained_with(c, "num_epochs"),
-        "total_train_batch_size": (get_adapter(c.framework).train_batch(c).env_steps
-                                   if c.training.train_batch_size_per_learner else None),
-        "num_aggregator_actors_per_learner": c.learners.num_aggregator_actors_per_learner,
-        "driver_torch_threads": threads.get("driver"),
-        "learner_torch_threads": threads.get("learner"),
-        "env_runner_torch_threads": threads.get("env_runner"),
-        "ray_init_s": _event(events, Event.RAY_INIT).get("ray_init_s"),
-        "overlap_s": record.overlap_s,
-        "build_s": build.get("build_s"),
-        "shutdown_s": _event(events, Event.SHUTDOWN).get("shutdown_s"),
-        "trial_wall_s": record.trial_wall_s,
-    })
+    row.update(
+        {
+            "framework": c.framework,
+            "execution": c.execution,
+            "algo": c.algo,
+            "env": c.environment.env,
+            "env_config": json.dumps(c.environment.env_config, sort_keys=True),
+            "cpus": plan.cpus,
+            "num_env_runners": c.env_runners.num_env_runners,
+            "num_envs_per_env_runner": c.env_runners.num_envs_per_env_runner,
+            "num_cpus_per_env_runner": c.env_runners.num_cpus_per_env_runner,
+            "num_learners": c.learners.num_learners,
+            "num_cpus_per_learner": float(c.learners.num_cpus_per_learner),
+            "num_gpus_per_learner": c.learners.num_gpus_per_learner,
+            "learner_gpus_allocated": plan.demand().learner_gpus,
+            "num_cpus_for_main_process": c.resources.num_cpus_for_main_process,
+            "pin_driver": c.resources.pin_driver,
+            "train_batch_size_per_learner": c.training.train_batch_size_per_learner,
+            "minibatch_size": _trained_with(c, "minibatch_size"),
+            "num_epochs": _trained_with(c, "num_epochs"),
+            "total_train_batch_size": (
+                get_adapter(c.framework).train_batch(c).env_steps if c.training.train_batch_size_per_learner else None
+            ),
+            "num_aggregator_actors_per_learner": c.learners.num_aggregator_actors_per_learner,
+            "driver_torch_threads": threads.get("driver"),
+            "learner_torch_threads": threads.get("learner"),
+            "env_runner_torch_threads": threads.get("env_runner"),
+            "ray_init_s": _event(events, Event.RAY_INIT).get("ray_init_s"),
+            "overlap_s": record.overlap_s,
+            "build_s": build.get("build_s"),
+            "shutdown_s": _event(events, Event.SHUTDOWN).get("shutdown_s"),
+            "trial_wall_s": record.trial_wall_s,
+        }
+    )
     its = iterations.sort_values("iteration")
     steady_its = steady(its)
     row["iterations"] = len(its)
@@ -130,10 +139,12 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
         row[f"{phase}_frac"] = _frac(steady_its[f"{phase}_s"], steady_its["wall_s"]) if len(steady_its) else None
     # off-policy only (null columns otherwise): the replay buffer's share, inside other_frac, and the training intensity
     replay, intensity = steady_its.get("replay_s"), steady_its.get("updates_per_env_step")  # absent: older results
-    row["replay_frac"] = (_frac(replay.fillna(0.0), steady_its["wall_s"])
-                          if replay is not None and replay.notna().any() else None)
-    row["updates_per_env_step"] = (float(intensity.median())
-                                   if intensity is not None and intensity.notna().any() else None)
+    row["replay_frac"] = (
+        _frac(replay.fillna(0.0), steady_its["wall_s"]) if replay is not None and replay.notna().any() else None
+    )
+    row["updates_per_env_step"] = (
+        float(intensity.median()) if intensity is not None and intensity.notna().any() else None
+    )
 
     allocated = cpus_allocated(plan)
     for role in CPU_ROLES:
@@ -144,7 +155,8 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
     row.update(learner_columns(steady_its))
     row["sampler_cpu_pct"] = (
         100.0 * record.sampler_cpu_s / record.trial_wall_s
-        if record.sampler_cpu_s is not None and record.trial_wall_s else None
+        if record.sampler_cpu_s is not None and record.trial_wall_s
+        else None
     )
     row["host_steal_pct"] = record.host_steal_pct
     row.update(node_set_columns(plan, record, events))
@@ -161,14 +173,16 @@ def summarize_trial(plan: TrialPlan, record: TrialRecord, events: list[dict[str,
     row["j_per_env_step"] = energy_j / steady_steps if energy_j is not None and steady_steps > 0 else None
     row["env_steps_per_s_per_w"] = (
         row["env_steps_per_s"] / (energy_j / window_s)
-        if energy_j and window_s > 0 and row["env_steps_per_s"] is not None else None
+        if energy_j and window_s > 0 and row["env_steps_per_s"] is not None
+        else None
     )
     row.update(learning_outcome(plan, record.status, row, its, utilization))
     return row
 
 
-def role_stats_by_trial(iterations: pd.DataFrame, utilization: pd.DataFrame
-                        ) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, int]]]:
+def role_stats_by_trial(
+    iterations: pd.DataFrame, utilization: pd.DataFrame
+) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, int]]]:
     """Per trial and role: mean cores busy over the steady window (100 cpu_pct = 1 core) and the
     largest summed resident memory at any one sample, for every trial in one pass over the tables.
 
@@ -193,20 +207,33 @@ def role_stats_by_trial(iterations: pd.DataFrame, utilization: pd.DataFrame
     return cpu_use, peak_rss
 
 
-def summarize_trials(plans: list[TrialPlan], records: list[TrialRecord],
-                     events_by_trial: dict[str, list[dict[str, Any]]],
-                     iterations: pd.DataFrame, utilization: pd.DataFrame,
-                     cpu_use: dict[str, dict[str, float]], peak_rss: dict[str, dict[str, int]]) -> pd.DataFrame:
+def summarize_trials(
+    plans: list[TrialPlan],
+    records: list[TrialRecord],
+    events_by_trial: dict[str, list[dict[str, Any]]],
+    iterations: pd.DataFrame,
+    utilization: pd.DataFrame,
+    cpu_use: dict[str, dict[str, float]],
+    peak_rss: dict[str, dict[str, int]],
+) -> pd.DataFrame:
     """trials.parquet as a DataFrame, one row per finished trial in plan order; ``cpu_use`` and
     ``peak_rss`` per trial and role from :func:`role_stats_by_trial` (on a cluster, summed over the
     node samplers by :func:`rlbench.analysis.nodes.multi_source_role_stats`)."""
     # Split the big tables by trial once (O(rows)), not once per trial (O(trials x rows)).
     its_by, util_by = by_trial(iterations), by_trial(utilization)
     none = {role: None for role in CPU_ROLES}
-    rows = [summarize_trial(p, r, events_by_trial.get(p.trial_id, []), its_by.get(p.trial_id, iterations.iloc[:0]),
-                            util_by.get(p.trial_id, utilization.iloc[:0]), cpu_use.get(p.trial_id, none),
-                            peak_rss.get(p.trial_id, none))
-            for p, r in zip(plans, records)]
+    rows = [
+        summarize_trial(
+            p,
+            r,
+            events_by_trial.get(p.trial_id, []),
+            its_by.get(p.trial_id, iterations.iloc[:0]),
+            util_by.get(p.trial_id, utilization.iloc[:0]),
+            cpu_use.get(p.trial_id, none),
+            peak_rss.get(p.trial_id, none),
+        )
+        for p, r in zip(plans, records)
+    ]
     frame = pd.DataFrame(rows)
     for column in frame.columns:  # keep numeric (and boolean) columns so when some trials have None
         if frame[column].dtype != object:
@@ -226,8 +253,9 @@ def ceiling_keys(plans: list[TrialPlan]) -> dict[str, str]:
     return {p.trial_id: trial_ceiling_key(p.config, p.cpus) for p in plans}
 
 
-def add_sampling_efficiency(trials: pd.DataFrame, iterations: pd.DataFrame, ceilings: dict[str, dict],
-                            keys: dict[str, str]) -> None:
+def add_sampling_efficiency(
+    trials: pd.DataFrame, iterations: pd.DataFrame, ceilings: dict[str, dict], keys: dict[str, str]
+) -> None:
     """Add ``sample_steps_per_s`` (median over steady iterations of env_steps_sampled / sample_s),
     ``env_ceiling_steps_per_s`` (the env stepping alone in as many processes as the trial samples in,
     on as many cores: ``keys``, trial_id -> its ceiling's key, :func:`ceiling_keys`) and ``sampling_efficiency``
@@ -268,16 +296,22 @@ def teardown_text(trials: pd.DataFrame) -> str:
     :data:`~rlbench.results.records.TEARDOWN_CRASH`), each with its signal, in words; empty when none."""
     if trials.empty or "reason" not in trials:
         return ""
-    crashed = trials[(trials["status"] == "ok") & trials["reason"].map(
-        lambda r: isinstance(r, str) and r.startswith(TEARDOWN_CRASH))]
+    crashed = trials[
+        (trials["status"] == "ok") & trials["reason"].map(lambda r: isinstance(r, str) and r.startswith(TEARDOWN_CRASH))
+    ]
     if crashed.empty:
         return ""
-    named = [f"{t} ({_signal_text(s)})" for t, s in zip(crashed["trial_id"], crashed.get("exit_signal", [None] * len(crashed)))]
+    named = [
+        f"{t} ({_signal_text(s)})"
+        for t, s in zip(crashed["trial_id"], crashed.get("exit_signal", [None] * len(crashed)))
+    ]
     n = len(named)
-    return (f"{n} trial{'s' if n != 1 else ''} ended in {'their' if n != 1 else 'its'} teardown, after training: "
-            f"{', '.join(named)}. Every figure {'they' if n != 1 else 'it'} measured is in these tables and counted as "
-            "ok; shutdown_s is null where the process died before its runtime had shut down. How each ended: its "
-            "reason in the Trials table (docs/RUNNING.md, \"How a trial ends\").")
+    return (
+        f"{n} trial{'s' if n != 1 else ''} ended in {'their' if n != 1 else 'its'} teardown, after training: "
+        f"{', '.join(named)}. Every figure {'they' if n != 1 else 'it'} measured is in these tables and counted as "
+        "ok; shutdown_s is null where the process died before its runtime had shut down. How each ended: its "
+        'reason in the Trials table (docs/RUNNING.md, "How a trial ends").'
+    )
 
 
 def _signal_text(number: Any) -> str:

@@ -57,8 +57,13 @@ def grid_points(trials: pd.DataFrame, axes: list[str]) -> list[GridPointRows]:
 
     Values are told apart by their JSON text, so numpy scalars count as the Python values they hold
     (compare and history each grouped this way before sharing it)."""
-    keys = pd.Series([json.dumps([_plain(v) for v in row], default=str) for row in trials[axes].itertuples(index=False)]
-                     if axes else ["[]"] * len(trials), index=trials.index, dtype=object)
+    keys = pd.Series(
+        [json.dumps([_plain(v) for v in row], default=str) for row in trials[axes].itertuples(index=False)]
+        if axes
+        else ["[]"] * len(trials),
+        index=trials.index,
+        dtype=object,
+    )
     order = keys.loc[trials.sort_values("index", kind="stable").index]
     out = []
     for key in dict.fromkeys(order):
@@ -67,8 +72,9 @@ def grid_points(trials: pd.DataFrame, axes: list[str]) -> list[GridPointRows]:
     return out
 
 
-def compare_variants(trials: pd.DataFrame, axes: list[str], names: list[str],
-                     threshold: float = CHANGE_THRESHOLD) -> list[ComparisonRow]:
+def compare_variants(
+    trials: pd.DataFrame, axes: list[str], names: list[str], threshold: float = CHANGE_THRESHOLD
+) -> list[ComparisonRow]:
     """Per grid point (``axes``: its columns, the variant not among them) and per variant after the
     first, that variant against the first; ``threshold``: the change its verdict counts. [] with fewer
     than two variants."""
@@ -80,12 +86,25 @@ def compare_variants(trials: pd.DataFrame, axes: list[str], names: list[str],
     out = []
     for point in grid_points(trials, axes):
         mine = ok.loc[ok.index.isin(point.rows)]
-        per = {n: dict(zip(mine.loc[mine["variant"] == n, "_round"], mine.loc[mine["variant"] == n, "env_steps_per_s"]))
-               for n in names}
+        per = {
+            n: dict(zip(mine.loc[mine["variant"] == n, "_round"], mine.loc[mine["variant"] == n, "env_steps_per_s"]))
+            for n in names
+        }
         for name in names[1:]:
             change = paired(per[names[0]], per[name])
-            out.append(ComparisonRow(point.label, point.axes, names[0], name, _median(per[names[0]]), _median(per[name]),
-                                     change, change_verdict(change, threshold), change_sentence(names[0], name, change)))
+            out.append(
+                ComparisonRow(
+                    point.label,
+                    point.axes,
+                    names[0],
+                    name,
+                    _median(per[names[0]]),
+                    _median(per[name]),
+                    change,
+                    change_verdict(change, threshold),
+                    change_sentence(names[0], name, change),
+                )
+            )
     return out
 
 

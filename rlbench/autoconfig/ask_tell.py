@@ -109,8 +109,9 @@ class Standing:
     """Trials that gave no reading."""
 
 
-def standing(key: str, cpus: float, gpus: float, scores: Sequence[float], censored: int = 0,
-             failed: int = 0) -> Standing:
+def standing(
+    key: str, cpus: float, gpus: float, scores: Sequence[float], censored: int = 0, failed: int = 0
+) -> Standing:
     """:class:`Standing` of a sample of scores (stats.median_ci: the one bootstrap engine)."""
     e = stats.median_ci(list(scores))
     return Standing(key, cpus, gpus, e.median, e.ci_low, e.ci_high, e.n, censored, failed)
@@ -168,8 +169,17 @@ class Stage:
 
     stage = "stage"
 
-    def __init__(self, *, objective: Objective, budget_s: float, trial_s: float, cold_start_s: float, seed: int,
-                 training_s: Mapping[str, float] | None = None, cap_s: Mapping[str, float] | None = None):
+    def __init__(
+        self,
+        *,
+        objective: Objective,
+        budget_s: float,
+        trial_s: float,
+        cold_start_s: float,
+        seed: int,
+        training_s: Mapping[str, float] | None = None,
+        cap_s: Mapping[str, float] | None = None,
+    ):
         """``trial_s``: each trial's cap and expected training seconds, unless ``cap_s`` / ``training_s``
         (configuration key -> seconds) say otherwise for a configuration: a trial that runs the spec's
         iterations trains as long as its configuration's iterations take (the cost model's prediction)."""
@@ -298,12 +308,20 @@ class Stage:
 
     def standing_of(self, key: str, cpus: float, gpus: float) -> Standing:
         """One configuration's :class:`Standing` over every reading so far."""
-        return standing(key, cpus, gpus, self._scores.get(key, []), self._censored.get(key, 0),
-                        self._failed.get(key, 0))
+        return standing(
+            key, cpus, gpus, self._scores.get(key, []), self._censored.get(key, 0), self._failed.get(key, 0)
+        )
 
     def _request(self, key: str, rung: int, index: int) -> TrialRequest:
-        return TrialRequest(f"{self.stage}/r{rung}/i{index}/{key}", key, self.stage, rung, index,
-                            derive_seed(self.seed, self.stage, rung, index, sequence="request"), self.cap_of(key))
+        return TrialRequest(
+            f"{self.stage}/r{rung}/i{index}/{key}",
+            key,
+            self.stage,
+            rung,
+            index,
+            derive_seed(self.seed, self.stage, rung, index, sequence="request"),
+            self.cap_of(key),
+        )
 
     def _close(self) -> None:
         """Judge the batch just completed (the subclass's rule)."""

@@ -53,8 +53,9 @@ MIN_ROUNDS = 3
 MAX_ROUNDS = 20
 
 
-def choose(standings: Sequence[Standing], versus: Versus,
-           threshold: float = CHANGE_THRESHOLD) -> tuple[str | None, tuple[str, ...], tuple[str, ...]]:
+def choose(
+    standings: Sequence[Standing], versus: Versus, threshold: float = CHANGE_THRESHOLD
+) -> tuple[str | None, tuple[str, ...], tuple[str, ...]]:
     """The answer from standings: the cheapest configuration as good as the best, with its evidence.
 
     Args:
@@ -71,8 +72,9 @@ def choose(standings: Sequence[Standing], versus: Versus,
     best = leader(standings)
     if best is None:
         return None, (), ()
-    others = sorted((s for s in standings if s.median is not None and s.key != best.key),
-                    key=lambda s: (-s.median, s.key))
+    others = sorted(
+        (s for s in standings if s.median is not None and s.key != best.key), key=lambda s: (-s.median, s.key)
+    )
     against = {s.key: versus(best.key, s.key) for s in others}
     same = [best] + [s for s in others if against[s.key].enough and not against[s.key].differs]
     thin = tuple(s.key for s in others if not against[s.key].enough)
@@ -135,10 +137,22 @@ class Race(Stage):
 
     stage = "race"
 
-    def __init__(self, finalists: Sequence[Candidate], baseline: Candidate, *, objective: Objective,
-                 budget_s: float, trial_s: float, cold_start_s: float = 10.0, seed: int = 0,
-                 min_rounds: int = MIN_ROUNDS, max_rounds: int = MAX_ROUNDS, threshold: float = CHANGE_THRESHOLD,
-                 training_s: Mapping[str, float] | None = None, cap_s: Mapping[str, float] | None = None):
+    def __init__(
+        self,
+        finalists: Sequence[Candidate],
+        baseline: Candidate,
+        *,
+        objective: Objective,
+        budget_s: float,
+        trial_s: float,
+        cold_start_s: float = 10.0,
+        seed: int = 0,
+        min_rounds: int = MIN_ROUNDS,
+        max_rounds: int = MAX_ROUNDS,
+        threshold: float = CHANGE_THRESHOLD,
+        training_s: Mapping[str, float] | None = None,
+        cap_s: Mapping[str, float] | None = None,
+    ):
         """
         Args:
             finalists: the search's survivors.
@@ -148,8 +162,15 @@ class Race(Stage):
             max_rounds: rounds after which it stops.
             threshold: "as good as the best" (answer) and "practically equal" (stop), a share of the best's median.
         """
-        super().__init__(objective=objective, budget_s=budget_s, trial_s=trial_s, cold_start_s=cold_start_s,
-                         seed=seed, training_s=training_s, cap_s=cap_s)
+        super().__init__(
+            objective=objective,
+            budget_s=budget_s,
+            trial_s=trial_s,
+            cold_start_s=cold_start_s,
+            seed=seed,
+            training_s=training_s,
+            cap_s=cap_s,
+        )
         self.entrants: dict[str, Candidate] = {}
         for c in [*finalists, baseline]:
             self.entrants.setdefault(c.key, c)
@@ -179,8 +200,10 @@ class Race(Stage):
         if not self.fits(keys):
             closest = self._closest(keys) if self.round >= 0 else []
             if len(closest) < 2:
-                self.stop_reason = (f"budget: a round needs {len(keys)} trials ({self.batch_cost_s(keys):.0f} s), "
-                                    f"{max(0.0, self.remaining_s):.0f} s left")
+                self.stop_reason = (
+                    f"budget: a round needs {len(keys)} trials ({self.batch_cost_s(keys):.0f} s), "
+                    f"{max(0.0, self.remaining_s):.0f} s left"
+                )
                 return []
             keys = closest
             self.partial_rounds += 1
@@ -216,19 +239,30 @@ class Race(Stage):
         racing = self._racing()
         for s in racing:  # one that keeps failing is not raced again: its trials would buy nothing
             if s.n == 0 and s.failed >= 2:
-                self.left.append(Elimination(s.key, self.round, "failed", f"{s.failed} trials failed, none gave a "
-                                             "reading"))
+                self.left.append(
+                    Elimination(s.key, self.round, "failed", f"{s.failed} trials failed, none gave a reading")
+                )
         racing = self._racing()
         best = leader(racing)
         if best is not None:
             for s in racing:
                 if s.key != best.key and below(change := self.versus(best.key, s.key)):
-                    self.left.append(Elimination(s.key, self.round, "separated", f"below the leader ({best.key}) by the "
-                                                 f"change rule: {_evidence(change)}", s.median, s.ci_low, s.ci_high,
-                                                 best.key))
+                    self.left.append(
+                        Elimination(
+                            s.key,
+                            self.round,
+                            "separated",
+                            f"below the leader ({best.key}) by the change rule: {_evidence(change)}",
+                            s.median,
+                            s.ci_low,
+                            s.ci_high,
+                            best.key,
+                        )
+                    )
         if self.round + 1 >= self.min_rounds and self.settled():
-            self.stop_reason = "settled: every other configuration is below the leader or within " \
-                               f"{self.threshold:.0%} of it"
+            self.stop_reason = (
+                f"settled: every other configuration is below the leader or within {self.threshold:.0%} of it"
+            )
         elif not any(self.scores(k) for k in self.contenders):
             self.stop_reason = "no entrant still racing gave a reading"
         elif len(self.contenders) < 2:
@@ -264,8 +298,10 @@ class Race(Stage):
             if read:
                 source = Pooled(read)
                 origin = "+".join(st.stage for st in read)
-                reason = f"{self.stop_reason}; the answer is from the {' and the '.join(st.stage for st in read)} " \
-                         f"readings{' (pooled, not paired)' if len(read) > 1 else ''}"
+                reason = (
+                    f"{self.stop_reason}; the answer is from the {' and the '.join(st.stage for st in read)} "
+                    f"readings{' (pooled, not paired)' if len(read) > 1 else ''}"
+                )
                 for st in read:
                     candidates.update({k: c for k, c in st.candidates.items() if st.scores(k)})
                 versus = source.versus
@@ -274,8 +310,13 @@ class Race(Stage):
         fastest = leader(standings)
         ratio = versus(self.baseline_key, chosen) if chosen else None
         designs = {k: versus(fastest.key, k).design for k in candidates if k != fastest.key} if fastest else {}
-        design = "paired" if designs and set(designs.values()) == {"paired"} else \
-            "unpaired" if set(designs.values()) <= {"unpaired"} else "mixed"
+        design = (
+            "paired"
+            if designs and set(designs.values()) == {"paired"}
+            else "unpaired"
+            if set(designs.values()) <= {"unpaired"}
+            else "mixed"
+        )
         note = None
         if origin == "race" and fastest is not None and "unpaired" in designs.values():
             mine = set(self.by_round(fastest.key))
@@ -285,18 +326,39 @@ class Race(Stage):
             readings = {k: source.env_steps(k) for k in candidates}
             steps = tuple(steps_standing(k, r) for k, r in readings.items())
             comparisons = tuple(compare_steps(readings, chosen)) if chosen else ()
-        return Answer(chosen, None if fastest is None else fastest.key, self.baseline_key, same, tuple(standings),
-                      None if ratio is None else ratio.ratio, None if ratio is None else ratio.ci_low,
-                      None if ratio is None else ratio.ci_high, self.round + 1, reason, steps, comparisons,
-                      tuple(self.left), self.partial_rounds, thin, origin, design, note)
+        return Answer(
+            chosen,
+            None if fastest is None else fastest.key,
+            self.baseline_key,
+            same,
+            tuple(standings),
+            None if ratio is None else ratio.ratio,
+            None if ratio is None else ratio.ci_low,
+            None if ratio is None else ratio.ci_high,
+            self.round + 1,
+            reason,
+            steps,
+            comparisons,
+            tuple(self.left),
+            self.partial_rounds,
+            thin,
+            origin,
+            design,
+            note,
+        )
 
 
 def _evidence(change: Change) -> str:
     """The figures a drop rests on, in a line: the ratio to the leader, its interval(s), the test and its p."""
-    paired = (f"; paired ratio {change.paired_ratio:.3f} ({change.paired_ci_low:.3f}-{change.paired_ci_high:.3f})"
-              if change.design == "paired" else "")
-    return (f"ratio of medians {change.ratio:.3f} ({change.ci_low:.3f}-{change.ci_high:.3f}){paired}, {change.test} "
-            f"p = {change.p_value:.2g}, {change.runs_a} against {change.runs_b} ({change.design})")
+    paired = (
+        f"; paired ratio {change.paired_ratio:.3f} ({change.paired_ci_low:.3f}-{change.paired_ci_high:.3f})"
+        if change.design == "paired"
+        else ""
+    )
+    return (
+        f"ratio of medians {change.ratio:.3f} ({change.ci_low:.3f}-{change.ci_high:.3f}){paired}, {change.test} "
+        f"p = {change.p_value:.2g}, {change.runs_a} against {change.runs_b} ({change.design})"
+    )
 
 
 class Pooled:

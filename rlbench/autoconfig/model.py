@@ -110,8 +110,15 @@ class Candidate:
         return (self.num_epochs or 1) * max(1, per_epoch)
 
     @classmethod
-    def from_config(cls, config: TrialConfig, axes: Mapping[str, Any], *, demand: ResourceDemand,
-                    batch: TrainBatch, defaults: Mapping[tuple[str, str], Any] | None = None) -> "Candidate":
+    def from_config(
+        cls,
+        config: TrialConfig,
+        axes: Mapping[str, Any],
+        *,
+        demand: ResourceDemand,
+        batch: TrainBatch,
+        defaults: Mapping[tuple[str, str], Any] | None = None,
+    ) -> "Candidate":
         """The candidate of one grid point (``GridPoint.config`` and the grid values that made it), with what
         its framework's adapter says it asks of the machine (``demand``), trains on per iteration (``batch``) and
         trains with where the spec is silent (``defaults``: its ``hyperparameter_defaults``)."""
@@ -122,15 +129,25 @@ class Candidate:
             value = value if value is not None else (defaults or {}).get(("training", key))
             return value if isinstance(value, int) and not isinstance(value, bool) else None
 
-        return cls(key=candidate_key(axes), axes=tuple(axes.items()), num_env_runners=r.num_env_runners,
-                   num_envs_per_env_runner=r.num_envs_per_env_runner, num_cpus_per_env_runner=r.num_cpus_per_env_runner,
-                   num_learners=lr.num_learners, num_cpus_per_learner=float(lr.num_cpus_per_learner),
-                   num_gpus_per_learner=lr.num_gpus_per_learner,
-                   num_cpus_for_main_process=config.resources.num_cpus_for_main_process,
-                   train_batch_size_per_learner=batch.per_learner, batch_env_steps=batch.env_steps,
-                   cpus=demand.total_cpus, gpus=demand.gpus,
-                   cpus_limit=config.cpus, env_id=env_id(config.environment.env, config.environment.env_config),
-                   minibatch_size=trained_with("minibatch_size"), num_epochs=trained_with("num_epochs"))
+        return cls(
+            key=candidate_key(axes),
+            axes=tuple(axes.items()),
+            num_env_runners=r.num_env_runners,
+            num_envs_per_env_runner=r.num_envs_per_env_runner,
+            num_cpus_per_env_runner=r.num_cpus_per_env_runner,
+            num_learners=lr.num_learners,
+            num_cpus_per_learner=float(lr.num_cpus_per_learner),
+            num_gpus_per_learner=lr.num_gpus_per_learner,
+            num_cpus_for_main_process=config.resources.num_cpus_for_main_process,
+            train_batch_size_per_learner=batch.per_learner,
+            batch_env_steps=batch.env_steps,
+            cpus=demand.total_cpus,
+            gpus=demand.gpus,
+            cpus_limit=config.cpus,
+            env_id=env_id(config.environment.env, config.environment.env_config),
+            minibatch_size=trained_with("minibatch_size"),
+            num_epochs=trained_with("num_epochs"),
+        )
 
 
 def describe(c: Candidate) -> str:
@@ -259,11 +276,16 @@ class CostModel:
         sgd_step = p.learner_gpu_sgd_step_s if c.on_gpu else p.learner_sgd_step_s
         runners = max(1, c.num_env_runners)
         per_runner = c.batch_env_steps / runners
-        sample = (per_runner * (env_step + p.inference_step_s)
-                  + per_runner / c.num_envs_per_env_runner * p.inference_call_s) * max(1.0, runners / cores)
+        sample = (
+            per_runner * (env_step + p.inference_step_s) + per_runner / c.num_envs_per_env_runner * p.inference_call_s
+        ) * max(1.0, runners / cores)
         contention = 1.0 if c.on_gpu else max(1.0, max(1, c.num_learners) / cores)
-        return (sample, c.train_batch_size_per_learner * learner_step * contention, c.sgd_steps * sgd_step * contention,
-                p.sync_per_runner_s * c.num_env_runners)
+        return (
+            sample,
+            c.train_batch_size_per_learner * learner_step * contention,
+            c.sgd_steps * sgd_step * contention,
+            p.sync_per_runner_s * c.num_env_runners,
+        )
 
     def phases(self, c: Candidate) -> tuple[float, float, float] | None:
         """(sample_s, learn_s, sync_s) of one iteration, before overhead; None when not predictable."""
@@ -279,8 +301,9 @@ class CostModel:
         rate = c.batch_env_steps / total if total > 0 else math.inf
         return Prediction(*phases, self.probes.iteration_overhead_s, total, rate)
 
-    def cannot_win(self, candidates: Sequence[Candidate],
-                   below_fraction: float = PRUNE_BELOW_FRACTION) -> dict[str, Prediction]:
+    def cannot_win(
+        self, candidates: Sequence[Candidate], below_fraction: float = PRUNE_BELOW_FRACTION
+    ) -> dict[str, Prediction]:
         """Candidates whose predicted env steps/s is below ``below_fraction`` of the best prediction.
 
         Returns:
@@ -301,26 +324,35 @@ class CostModel:
         vary. a scales env, inference and call costs; b both devices' per-env-step learner costs, e their
         per-minibatch-step ones (trials at several minibatch sizes tell them apart); c the sync cost.
         """
-        rows = [(ph, o.iteration_s) for o in observations
-                if math.isfinite(o.iteration_s) and (ph := self.parts(o.candidate)) is not None]
+        rows = [
+            (ph, o.iteration_s)
+            for o in observations
+            if math.isfinite(o.iteration_s) and (ph := self.parts(o.candidate)) is not None
+        ]
         if not rows:
             return self
         x = np.array([[*ph, 1.0] for ph, _ in rows])
         y = np.array([m for _, m in rows])
-        rms = np.sqrt(np.mean(x ** 2, axis=0))
+        rms = np.sqrt(np.mean(x**2, axis=0))
         weight = np.sqrt(prior_observations) * np.maximum(rms, 1e-9)
         prior = np.array([1.0, 1.0, 1.0, 1.0, self.probes.iteration_overhead_s])
         a_aug = np.vstack([x, np.diag(weight)])
         y_aug = np.concatenate([y, weight * prior])
         (a, b, e, c, d), _ = optimize.nnls(a_aug, y_aug)
         p = self.probes
-        probes = replace(p, env_step_s=p.env_step_s * a, inference_step_s=p.inference_step_s * a,
-                         inference_call_s=p.inference_call_s * a,
-                         learner_step_s=None if p.learner_step_s is None else p.learner_step_s * b,
-                         learner_gpu_step_s=None if p.learner_gpu_step_s is None else p.learner_gpu_step_s * b,
-                         learner_sgd_step_s=p.learner_sgd_step_s * e, learner_gpu_sgd_step_s=p.learner_gpu_sgd_step_s * e,
-                         sync_per_runner_s=p.sync_per_runner_s * c, iteration_overhead_s=float(d),
-                         env_steps_s=tuple((k, v * a) for k, v in p.env_steps_s))
+        probes = replace(
+            p,
+            env_step_s=p.env_step_s * a,
+            inference_step_s=p.inference_step_s * a,
+            inference_call_s=p.inference_call_s * a,
+            learner_step_s=None if p.learner_step_s is None else p.learner_step_s * b,
+            learner_gpu_step_s=None if p.learner_gpu_step_s is None else p.learner_gpu_step_s * b,
+            learner_sgd_step_s=p.learner_sgd_step_s * e,
+            learner_gpu_sgd_step_s=p.learner_gpu_sgd_step_s * e,
+            sync_per_runner_s=p.sync_per_runner_s * c,
+            iteration_overhead_s=float(d),
+            env_steps_s=tuple((k, v * a) for k, v in p.env_steps_s),
+        )
         return CostModel(probes, refit_points=len(rows))
 
     def predicted_vs_measured(self, observations: Sequence[Observation]) -> list[PredictionRow]:

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import yaml
 
+from rlbench.autoconfig.ask_tell import Objective, Standing
 from rlbench.autoconfig.decide import Answer
 from rlbench.autoconfig.model import Candidate, PredictionRow
 from rlbench.autoconfig.plan import BudgetPlan
 from rlbench.autoconfig.search import Elimination
-from rlbench.autoconfig.ask_tell import Objective, Standing
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import AUTOCONFIG_JSON
 
@@ -79,32 +79,53 @@ def evidence(result: AutoconfigResult) -> str:
         return "No configuration gave a reading: every trial failed."
     n = {s.key: s.n for s in a.standings}
     source = {"race": f"{a.rounds} race round{'s' * (a.rounds != 1)}"}.get(
-        a.source, f"the {a.source.replace('+', ' and the ')} readings (no race round fitted)")
-    parts = [f"It rests on {source}: {n.get(a.chosen_key, 0)} reading{'s' * (n.get(a.chosen_key, 0) != 1)} of the "
-             f"chosen configuration, {n.get(a.baseline_key, 0)} of the baseline, compared by the change rule "
-             + ("paired by round." if a.design == "paired" else
-                "paired by round where the rounds allowed it, unpaired elsewhere." if a.design == "mixed" else
-                f"unpaired ({a.design_note})." if a.design_note else "unpaired.")]
+        a.source, f"the {a.source.replace('+', ' and the ')} readings (no race round fitted)"
+    )
+    parts = [
+        f"It rests on {source}: {n.get(a.chosen_key, 0)} reading{'s' * (n.get(a.chosen_key, 0) != 1)} of the "
+        f"chosen configuration, {n.get(a.baseline_key, 0)} of the baseline, compared by the change rule "
+        + (
+            "paired by round."
+            if a.design == "paired"
+            else "paired by round where the rounds allowed it, unpaired elsewhere."
+            if a.design == "mixed"
+            else f"unpaired ({a.design_note})."
+            if a.design_note
+            else "unpaired."
+        )
+    ]
     gone = [e for e in a.left_race if e.reason == "separated"]
-    parts.append(f"{len(gone)} configuration{'s were' if len(gone) != 1 else ' was'} below the leader in the race by "
-                 "the rule." if gone else "Nothing was below the leader in the race by the rule.")
+    parts.append(
+        f"{len(gone)} configuration{'s were' if len(gone) != 1 else ' was'} below the leader in the race by the rule."
+        if gone
+        else "Nothing was below the leader in the race by the rule."
+    )
     if a.not_measured_enough:
-        parts.append("Not measured enough to tell from the best (fewer than 3 readings a side): "
-                     + ", ".join(f"{k} ({n.get(k, 0)})" for k in a.not_measured_enough) + ".")
+        parts.append(
+            "Not measured enough to tell from the best (fewer than 3 readings a side): "
+            + ", ".join(f"{k} ({n.get(k, 0)})" for k in a.not_measured_enough)
+            + "."
+        )
     counts = {}
     for e in result.eliminations:
         counts[e.reason] = counts.get(e.reason, 0) + 1
-    words = {"model": "dropped by the cost model before any trial", "budget": "not measured (budget)",
-             "not_raced": "measured but not raced (budget)", "separated": "separated in the search",
-             "reading_and_model": "dropped on fewer than 3 readings, the model agreeing", "failed": "failed"}
+    words = {
+        "model": "dropped by the cost model before any trial",
+        "budget": "not measured (budget)",
+        "not_raced": "measured but not raced (budget)",
+        "separated": "separated in the search",
+        "reading_and_model": "dropped on fewer than 3 readings, the model agreeing",
+        "failed": "failed",
+    }
     said = [f"{c} {words[r]}" for r, c in counts.items() if r in words]
     if said:
         parts.append("Of the others: " + "; ".join(said) + ".")
     return " ".join(parts)
 
 
-def in_units(objective: Objective, median: float | None, low: float | None,
-             high: float | None) -> tuple[float | None, float | None, float | None]:
+def in_units(
+    objective: Objective, median: float | None, low: float | None, high: float | None
+) -> tuple[float | None, float | None, float | None]:
     """Scores back in the objective's units: env steps/s as they are; time to target as seconds
     (1/score, the interval's ends swapped; None where the score is 0: beyond the trial cap)."""
     if objective == "throughput":
@@ -116,8 +137,18 @@ def in_units(objective: Objective, median: float | None, low: float | None,
 def _standing(result: AutoconfigResult, s: Standing) -> dict:
     c = result.candidates.get(s.key)
     median, low, high = in_units(result.objective, s.median, s.ci_low, s.ci_high)
-    row = {"key": s.key, "axes": dict(c.axes) if c else {}, "cpus": s.cpus, "gpus": s.gpus, "median": median,
-           "ci_low": low, "ci_high": high, "n": s.n, "censored": s.censored, "failed": s.failed}
+    row = {
+        "key": s.key,
+        "axes": dict(c.axes) if c else {},
+        "cpus": s.cpus,
+        "gpus": s.gpus,
+        "median": median,
+        "ci_low": low,
+        "ci_high": high,
+        "n": s.n,
+        "censored": s.censored,
+        "failed": s.failed,
+    }
     steps = next((asdict(t) for t in result.answer.steps if t.key == s.key), None)
     if steps is not None:
         del steps["key"]
@@ -171,8 +202,7 @@ def autoconfig_json(result: AutoconfigResult) -> dict:
     }
 
 
-def best_yaml(spec_data: Mapping[str, Any], chosen: Candidate, baseline: Candidate,
-              repeats: int = BEST_REPEATS) -> str:
+def best_yaml(spec_data: Mapping[str, Any], chosen: Candidate, baseline: Candidate, repeats: int = BEST_REPEATS) -> str:
     """``best.yaml``: the spec (less its grid and autoconfig section) re-measuring the chosen
     configuration against the baseline.
 
@@ -196,8 +226,9 @@ def best_yaml(spec_data: Mapping[str, Any], chosen: Candidate, baseline: Candida
     return yaml.safe_dump(json.loads(json.dumps(data, default=str)), sort_keys=False)
 
 
-def write_outputs(out_dir: Path, result: AutoconfigResult, *, snippet: ConfigSnippet | None,
-                  spec_data: Mapping[str, Any]) -> dict[str, Path]:
+def write_outputs(
+    out_dir: Path, result: AutoconfigResult, *, snippet: ConfigSnippet | None, spec_data: Mapping[str, Any]
+) -> dict[str, Path]:
     """Write autoconfig.json, the snippet and best.yaml into ``out_dir`` (only autoconfig.json when nothing was
     chosen); returns name -> path.
 
@@ -209,8 +240,9 @@ def write_outputs(out_dir: Path, result: AutoconfigResult, *, snippet: ConfigSni
     out_dir = Path(out_dir)
     a = result.answer
     paths = {AUTOCONFIG_JSON: out_dir / AUTOCONFIG_JSON}
-    write_atomic(paths[AUTOCONFIG_JSON],
-                 (json.dumps(autoconfig_json(result), indent=2, allow_nan=False) + "\n").encode())
+    write_atomic(
+        paths[AUTOCONFIG_JSON], (json.dumps(autoconfig_json(result), indent=2, allow_nan=False) + "\n").encode()
+    )
     if a.chosen_key is None:  # nothing gave a reading: the evidence only
         return paths
     if snippet is not None:
@@ -219,6 +251,8 @@ def write_outputs(out_dir: Path, result: AutoconfigResult, *, snippet: ConfigSni
         paths[snippet.file_name] = out_dir / snippet.file_name
         write_atomic(paths[snippet.file_name], snippet.text.encode())
     paths[BEST_YAML] = out_dir / BEST_YAML
-    write_atomic(paths[BEST_YAML], best_yaml(spec_data, result.candidates[a.chosen_key],
-                                             result.candidates[a.baseline_key]).encode())
+    write_atomic(
+        paths[BEST_YAML],
+        best_yaml(spec_data, result.candidates[a.chosen_key], result.candidates[a.baseline_key]).encode(),
+    )
     return paths

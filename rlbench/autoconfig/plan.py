@@ -49,8 +49,11 @@ def reserve_s(budget_s: float) -> float:
 
 def budget_for(need_s: float) -> float:
     """The smallest budget whose seconds less its reserve (:func:`reserve_s`) are ``need_s``."""
-    return min(b for b in (need_s + RESERVE_MIN_S, need_s / (1.0 - RESERVE_SHARE), need_s + RESERVE_MAX_S)
-               if b - reserve_s(b) >= need_s - 1e-9)
+    return min(
+        b
+        for b in (need_s + RESERVE_MIN_S, need_s / (1.0 - RESERVE_SHARE), need_s + RESERVE_MAX_S)
+        if b - reserve_s(b) >= need_s - 1e-9
+    )
 
 
 @dataclass(frozen=True)
@@ -139,8 +142,17 @@ def _sum(cost: Mapping[str, float], keys: Sequence[str]) -> float:
     return sum(cost[k] for k in keys)
 
 
-def size_plan(ranked: Sequence[str], baseline_key: str, cost_s: Mapping[str, float], left_s: float, *,
-              search_cap_s: float, first_rung_readings: int, finalists: int, min_rounds: int) -> BudgetPlan:
+def size_plan(
+    ranked: Sequence[str],
+    baseline_key: str,
+    cost_s: Mapping[str, float],
+    left_s: float,
+    *,
+    search_cap_s: float,
+    first_rung_readings: int,
+    finalists: int,
+    min_rounds: int,
+) -> BudgetPlan:
     """The most evidence ``left_s`` buys (the steps in the module docstring).
 
     Args:
@@ -154,16 +166,20 @@ def size_plan(ranked: Sequence[str], baseline_key: str, cost_s: Mapping[str, flo
         first_rung_readings, finalists, min_rounds: the section's knobs.
     """
     others = [k for k in ranked if k != baseline_key]
-    median_cost = sorted(cost_s[k] for k in [*ranked, baseline_key])[len(ranked) // 2] if ranked else cost_s[baseline_key]
+    median_cost = (
+        sorted(cost_s[k] for k in [*ranked, baseline_key])[len(ranked) // 2] if ranked else cost_s[baseline_key]
+    )
 
     def race_cost(entrants: int) -> float:  # the model's top ``entrants - 1`` and the baseline, min_rounds rounds
-        return min_rounds * _sum(cost_s, [*others[:max(0, entrants - 1)], baseline_key])
+        return min_rounds * _sum(cost_s, [*others[: max(0, entrants - 1)], baseline_key])
 
     def plan(step, readings, measured, race, search_s, race_min, words) -> BudgetPlan:
-        rest = tuple(k for k in others + [baseline_key] * (baseline_key in ranked)
-                     if k not in measured and k not in race)
-        return BudgetPlan(step, readings, tuple(measured), rest, tuple(race), max(0.0, search_s), race_min, left_s,
-                          median_cost, words)
+        rest = tuple(
+            k for k in others + [baseline_key] * (baseline_key in ranked) if k not in measured and k not in race
+        )
+        return BudgetPlan(
+            step, readings, tuple(measured), rest, tuple(race), max(0.0, search_s), race_min, left_s, median_cost, words
+        )
 
     race_min = race_cost(finalists + 1)
     room = min(search_cap_s, left_s - race_min)
@@ -173,39 +189,77 @@ def size_plan(ranked: Sequence[str], baseline_key: str, cost_s: Mapping[str, flo
         for k in range(first_rung_readings, 0, -1):
             if k * whole <= room + 1e-9:
                 if k == first_rung_readings:
-                    return plan("full", k, ranked, (), room, race_min,
-                                f"{k} readings of each of the {n} configurations, then the race")
-                return plan("fewer_readings", k, ranked, (), room, race_min,
-                            f"{first_rung_readings} readings of each of the {n} configurations need "
-                            f"{first_rung_readings * whole:.0f} s, {max(0.0, room):.0f} s fit beside the race: "
-                            f"{k} reading{'s' * (k > 1)} each (nothing dropped on fewer than 3 unless the readings "
-                            "and the model agree beyond the model's error), then the race")
+                    return plan(
+                        "full",
+                        k,
+                        ranked,
+                        (),
+                        room,
+                        race_min,
+                        f"{k} readings of each of the {n} configurations, then the race",
+                    )
+                return plan(
+                    "fewer_readings",
+                    k,
+                    ranked,
+                    (),
+                    room,
+                    race_min,
+                    f"{first_rung_readings} readings of each of the {n} configurations need "
+                    f"{first_rung_readings * whole:.0f} s, {max(0.0, room):.0f} s fit beside the race: "
+                    f"{k} reading{'s' * (k > 1)} each (nothing dropped on fewer than 3 unless the readings "
+                    "and the model agree beyond the model's error), then the race",
+                )
         m = 0
-        while m < n and _sum(cost_s, ranked[:m + 1]) <= room + 1e-9:
+        while m < n and _sum(cost_s, ranked[: m + 1]) <= room + 1e-9:
             m += 1
         if m > finalists:
-            return plan("model_top", 1, ranked[:m], (), room, race_min,
-                        f"one reading of each of the {n} configurations needs {whole:.0f} s, {max(0.0, room):.0f} s "
-                        f"fit beside the race: one reading of the model's top {m}, {n - m} not measured (budget), "
-                        "then the race")
+            return plan(
+                "model_top",
+                1,
+                ranked[:m],
+                (),
+                room,
+                race_min,
+                f"one reading of each of the {n} configurations needs {whole:.0f} s, {max(0.0, room):.0f} s "
+                f"fit beside the race: one reading of the model's top {m}, {n - m} not measured (budget), "
+                "then the race",
+            )
     entrants = 1 + len(others)
     while entrants > 2 and race_cost(entrants) > left_s + 1e-9:
         entrants -= 1
-    race = [*others[:entrants - 1], baseline_key]
+    race = [*others[: entrants - 1], baseline_key]
     if race_cost(entrants) <= left_s + 1e-9:
         why = "no search fits beside the race" if n > finalists else f"{n} configurations, no more than the finalists"
-        return plan("race_only", 0, (), race, 0.0, race_cost(entrants),
-                    f"{why}: {'the model' if others else 'the grid'}'s top {entrants - 1} race the baseline directly "
-                    f"for at least {min_rounds} rounds"
-                    + (f", {len(others) - (entrants - 1)} not measured (budget)" if len(others) > entrants - 1 else ""))
+        return plan(
+            "race_only",
+            0,
+            (),
+            race,
+            0.0,
+            race_cost(entrants),
+            f"{why}: {'the model' if others else 'the grid'}'s top {entrants - 1} race the baseline directly "
+            f"for at least {min_rounds} rounds"
+            + (f", {len(others) - (entrants - 1)} not measured (budget)" if len(others) > entrants - 1 else ""),
+        )
     m = 0
-    while m < len(others) and _sum(cost_s, others[:m + 1]) <= left_s + 1e-9:
+    while m < len(others) and _sum(cost_s, others[: m + 1]) <= left_s + 1e-9:
         m += 1
-    return plan("smallest", 1 if m else 0, others[:m], (), left_s, race_cost(2),
-                f"not even {min_rounds} rounds of the baseline against the model's best fit ({race_cost(2):.0f} s, "
-                f"{max(0.0, left_s):.0f} s left; about {budget_for(race_cost(2)):.0f} s would): one reading of "
-                + (f"the model's top {m}, answered beside the probes' readings" if m else
-                   "nothing more fits, the probes' readings answer"))
+    return plan(
+        "smallest",
+        1 if m else 0,
+        others[:m],
+        (),
+        left_s,
+        race_cost(2),
+        f"not even {min_rounds} rounds of the baseline against the model's best fit ({race_cost(2):.0f} s, "
+        f"{max(0.0, left_s):.0f} s left; about {budget_for(race_cost(2)):.0f} s would): one reading of "
+        + (
+            f"the model's top {m}, answered beside the probes' readings"
+            if m
+            else "nothing more fits, the probes' readings answer"
+        ),
+    )
 
 
 def minimum_budget_s(probe_cost_s: Sequence[float], trial_cost_s: float, min_rounds: int) -> float:

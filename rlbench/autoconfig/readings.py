@@ -16,16 +16,24 @@ import pandas as pd
 from rlbench.analysis.learner import WINDOW_COLUMNS, learn_window_columns
 from rlbench.analysis.trial_rows import steady_throughput
 from rlbench.analysis.windows import steady
-from rlbench.autoconfig.model import ProbeCosts
 from rlbench.autoconfig.ask_tell import TrialResult
+from rlbench.autoconfig.model import ProbeCosts
 from rlbench.spec.model import TrialConfig
 
 #: Statuses that are a trial's final verdict (an interrupted one runs again on resume).
 FINAL = ("ok", "failed", "timeout", "skipped")
 
 
-def trial_result(request_id: str, status: str, iterations: pd.DataFrame, *, objective: str, target_iteration: int | None,
-                 charged_s: float | None, trial_wall_s: float | None) -> TrialResult:
+def trial_result(
+    request_id: str,
+    status: str,
+    iterations: pd.DataFrame,
+    *,
+    objective: str,
+    target_iteration: int | None,
+    charged_s: float | None,
+    trial_wall_s: float | None,
+) -> TrialResult:
     """One finished trial's reading.
 
     value: throughput, :func:`~rlbench.analysis.trial_rows.steady_throughput`; time to target, the training
@@ -71,8 +79,9 @@ def rest_per_step(iterations: pd.DataFrame, config: TrialConfig) -> float | None
     return float(rows.median())
 
 
-def with_learn_windows(iterations: pd.DataFrame, utilization: pd.DataFrame, config: TrialConfig, *, learner_gpus: float,
-                       asynchronous: bool) -> pd.DataFrame:
+def with_learn_windows(
+    iterations: pd.DataFrame, utilization: pd.DataFrame, config: TrialConfig, *, learner_gpus: float, asynchronous: bool
+) -> pd.DataFrame:
     """One trial's iteration rows with its learn windows' ``gpu_busy_pct`` and ``learn_cpus_used`` (what the sweep's
     tables hold: :func:`rlbench.analysis.learner.learn_window_columns`) from its utilization rows."""
     its = iterations.copy()
@@ -80,7 +89,8 @@ def with_learn_windows(iterations: pd.DataFrame, utilization: pd.DataFrame, conf
         return its
     trial = str(its["trial_id"].iloc[0])
     its[list(WINDOW_COLUMNS)] = learn_window_columns(
-        its, utilization, {trial: (config.learners.num_learners, learner_gpus, asynchronous)})
+        its, utilization, {trial: (config.learners.num_learners, learner_gpus, asynchronous)}
+    )
     return its
 
 
@@ -90,8 +100,9 @@ def _median(stead: pd.DataFrame, column: str) -> float | None:
     return float(stead[column].median())
 
 
-def learner_costs(iterations: pd.DataFrame, batch_per_learner: int,
-                  other: tuple[pd.DataFrame, int] | None = None) -> tuple[float, float] | None:
+def learner_costs(
+    iterations: pd.DataFrame, batch_per_learner: int, other: tuple[pd.DataFrame, int] | None = None
+) -> tuple[float, float] | None:
     """(seconds per env step, seconds per minibatch step) of a probe's learner, from its steady iterations.
 
     ``learn_s = batch * per_env_step + sgd_steps * per_minibatch_step``. ``other`` (another probe's rows and batch
@@ -123,10 +134,16 @@ def learner_costs(iterations: pd.DataFrame, batch_per_learner: int,
     return max(0.0, learn - (steps or 0.0) * sgd_step) / batch_per_learner, sgd_step
 
 
-def probes_from(iterations: pd.DataFrame, config: TrialConfig, cores: int, *, batch_per_learner: int,
-                ceiling_steps_per_s: float | None = None,
-                other: tuple[pd.DataFrame, TrialConfig] | None = None,
-                other_batch_per_learner: int | None = None) -> ProbeCosts | None:
+def probes_from(
+    iterations: pd.DataFrame,
+    config: TrialConfig,
+    cores: int,
+    *,
+    batch_per_learner: int,
+    ceiling_steps_per_s: float | None = None,
+    other: tuple[pd.DataFrame, TrialConfig] | None = None,
+    other_batch_per_learner: int | None = None,
+) -> ProbeCosts | None:
     """The cost model's per-unit costs from the probe trial's steady iterations and the env ceiling.
 
     One env step: the ceiling's seconds per step in one process (envbench), else the trial's share of
@@ -145,8 +162,9 @@ def probes_from(iterations: pd.DataFrame, config: TrialConfig, cores: int, *, ba
         return float(stead[column].fillna(0.0).median())
 
     same_device = other is not None and (other[1].learners.num_gpus_per_learner > 0) == (
-        config.learners.num_gpus_per_learner > 0)
-    learner_other = ((other[0], other_batch_per_learner or batch_per_learner) if same_device else None)
+        config.learners.num_gpus_per_learner > 0
+    )
+    learner_other = (other[0], other_batch_per_learner or batch_per_learner) if same_device else None
 
     runners = max(1, config.env_runners.num_env_runners)
     steps = med("env_steps_sampled")
@@ -168,17 +186,27 @@ def probes_from(iterations: pd.DataFrame, config: TrialConfig, cores: int, *, ba
         call_s = (r1 - step_s) * e1  # after the clamp, r1 = s + c/E1 still holds
     learn, sync = med("learn_s"), med("sync_s")
     per_env_step, per_sgd_step = learner_costs(iterations, batch_per_learner, learner_other) or (
-        learn / batch_per_learner, 0.0)
+        learn / batch_per_learner,
+        0.0,
+    )
     gpu = config.learners.num_gpus_per_learner > 0  # the baseline's learner device: the other one is probed apart
-    return ProbeCosts(env_step_s=env_step, inference_step_s=step_s, inference_call_s=call_s,
-                      learner_step_s=None if gpu else per_env_step, learner_sgd_step_s=0.0 if gpu else per_sgd_step,
-                      learner_gpu_step_s=per_env_step if gpu else None, learner_gpu_sgd_step_s=per_sgd_step if gpu else 0.0,
-                      sync_per_runner_s=sync / max(1, config.env_runners.num_env_runners),
-                      cores=max(1, cores), iteration_overhead_s=max(0.0, med("wall_s") - sample - learn - sync))
+    return ProbeCosts(
+        env_step_s=env_step,
+        inference_step_s=step_s,
+        inference_call_s=call_s,
+        learner_step_s=None if gpu else per_env_step,
+        learner_sgd_step_s=0.0 if gpu else per_sgd_step,
+        learner_gpu_step_s=per_env_step if gpu else None,
+        learner_gpu_sgd_step_s=per_sgd_step if gpu else 0.0,
+        sync_per_runner_s=sync / max(1, config.env_runners.num_env_runners),
+        cores=max(1, cores),
+        iteration_overhead_s=max(0.0, med("wall_s") - sample - learn - sync),
+    )
 
 
-def with_device_probe(probes: ProbeCosts, iterations: pd.DataFrame, config: TrialConfig, *,
-                      batch_per_learner: int) -> ProbeCosts:
+def with_device_probe(
+    probes: ProbeCosts, iterations: pd.DataFrame, config: TrialConfig, *, batch_per_learner: int
+) -> ProbeCosts:
     """``probes`` with the learner costs of the other device, from a probe whose learner is there (a GPU learner
     beside a CPU baseline, or the reverse): without it, the model predicts no configuration on that device."""
     costs = learner_costs(iterations, batch_per_learner)

@@ -33,9 +33,17 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from rlbench.analysis.change import can_show
-from rlbench.autoconfig.ask_tell import (Objective, Stage, Standing, TrialRequest, leader, rank, rotated,
-                                         worse_beyond_doubt)
-from rlbench.autoconfig.model import CostModel, Candidate, Observation
+from rlbench.autoconfig.ask_tell import (
+    Objective,
+    Stage,
+    Standing,
+    TrialRequest,
+    leader,
+    rank,
+    rotated,
+    worse_beyond_doubt,
+)
+from rlbench.autoconfig.model import Candidate, CostModel, Observation
 
 #: Successive halving's reduction factor (Hyperband's default).
 ETA = 3
@@ -77,11 +85,23 @@ class SuccessiveHalving(Stage):
 
     stage = "search"
 
-    def __init__(self, candidates: Sequence[Candidate], *, objective: Objective, budget_s: float, trial_s: float,
-                 cold_start_s: float = 10.0, seed: int = 0, eta: int = ETA,
-                 first_rung_readings: int = FIRST_RUNG_READINGS, finalists: int = FINALISTS,
-                 model: CostModel | None = None, protect: Sequence[str] = (),
-                 training_s: Mapping[str, float] | None = None, cap_s: Mapping[str, float] | None = None):
+    def __init__(
+        self,
+        candidates: Sequence[Candidate],
+        *,
+        objective: Objective,
+        budget_s: float,
+        trial_s: float,
+        cold_start_s: float = 10.0,
+        seed: int = 0,
+        eta: int = ETA,
+        first_rung_readings: int = FIRST_RUNG_READINGS,
+        finalists: int = FINALISTS,
+        model: CostModel | None = None,
+        protect: Sequence[str] = (),
+        training_s: Mapping[str, float] | None = None,
+        cap_s: Mapping[str, float] | None = None,
+    ):
         """
         Args:
             candidates: the search space (distinct keys), in the grid's order.
@@ -98,8 +118,15 @@ class SuccessiveHalving(Stage):
                 test (throughput only); None: no pruning.
             protect: keys never pruned by the model (the baseline).
         """
-        super().__init__(objective=objective, budget_s=budget_s, trial_s=trial_s, cold_start_s=cold_start_s,
-                         seed=seed, training_s=training_s, cap_s=cap_s)
+        super().__init__(
+            objective=objective,
+            budget_s=budget_s,
+            trial_s=trial_s,
+            cold_start_s=cold_start_s,
+            seed=seed,
+            training_s=training_s,
+            cap_s=cap_s,
+        )
         keys = [c.key for c in candidates]
         if len(set(keys)) != len(keys):
             raise ValueError("candidate keys must be distinct")
@@ -118,9 +145,15 @@ class SuccessiveHalving(Stage):
                 if key in protect:
                     continue
                 self._alive.remove(key)
-                self.eliminations.append(Elimination(
-                    key, -1, "model", f"predicted {pred.env_steps_per_s:.0f} env steps/s, below "
-                    f"{100 * (pred.env_steps_per_s / best):.0f}% of the best prediction ({best:.0f})"))
+                self.eliminations.append(
+                    Elimination(
+                        key,
+                        -1,
+                        "model",
+                        f"predicted {pred.env_steps_per_s:.0f} env steps/s, below "
+                        f"{100 * (pred.env_steps_per_s / best):.0f}% of the best prediction ({best:.0f})",
+                    )
+                )
 
     @property
     def survivors(self) -> list[Candidate]:
@@ -130,9 +163,11 @@ class SuccessiveHalving(Stage):
     def by_model(self) -> list[str]:
         """The survivors, the model's predicted best first (ties and unpredictable ones in the grid's order,
         after the predicted ones); the grid's order without a model."""
+
         def predicted(key: str) -> float:
             p = self.model.predict(self.candidates[key]) if self.model is not None else None
             return -p.env_steps_per_s if p is not None else math.inf
+
         return sorted(self._alive, key=predicted)
 
     def restrict(self, keep: Sequence[str], first_rung_readings: int, why: str, finalists: int | None = None) -> None:
@@ -143,7 +178,11 @@ class SuccessiveHalving(Stage):
             raise ValueError("the plan is applied before the first rung")
         ranked = self.by_model()
         for key in [k for k in self._alive if k not in keep]:
-            place = f"the model's #{ranked.index(key) + 1} of {len(ranked)}" if self.model is not None else "the grid's order"
+            place = (
+                f"the model's #{ranked.index(key) + 1} of {len(ranked)}"
+                if self.model is not None
+                else "the grid's order"
+            )
             self._alive.remove(key)
             self.eliminations.append(Elimination(key, -1, "budget", f"{place}; {why}"))
         self.first_rung_readings = max(1, int(first_rung_readings))
@@ -159,10 +198,16 @@ class SuccessiveHalving(Stage):
         order = {k: i for i, k in enumerate(self.by_model())}
         standings = {s.key: s for s in self.standings()}
         ranked = sorted(rest, key=lambda k: (standings[k].median is None, -(standings[k].median or 0.0), order[k]))
-        for key in ranked[max(0, others):]:
+        for key in ranked[max(0, others) :]:
             s = standings[key]
-            self._drop(s, self.rung, "not_raced", f"the race had room for {max(0, others)} of {len(ranked)} beside "
-                       f"the baseline; median {_num(s.median)} on {s.n} reading{'s' * (s.n != 1)}", None)
+            self._drop(
+                s,
+                self.rung,
+                "not_raced",
+                f"the race had room for {max(0, others)} of {len(ranked)} beside "
+                f"the baseline; median {_num(s.median)} on {s.n} reading{'s' * (s.n != 1)}",
+                None,
+            )
         return self.survivors
 
     def standings(self) -> list[Standing]:
@@ -171,7 +216,7 @@ class SuccessiveHalving(Stage):
 
     def readings_in_rung(self, rung: int) -> int:
         """New trials per configuration in ``rung``."""
-        return self.first_rung_readings * self.eta ** rung
+        return self.first_rung_readings * self.eta**rung
 
     def fitted(self) -> tuple[CostModel, float] | None:
         """The model refit on every trial told so far and its largest relative error against each trial's
@@ -179,8 +224,11 @@ class SuccessiveHalving(Stage):
         the model must both clear before fewer readings than the rank test needs may drop a configuration."""
         if self.model is None:
             return None
-        obs = [Observation(self.candidates[self._issued[rid].candidate_key], r.iteration_s)
-               for rid, r in self._told.items() if r.iteration_s is not None and r.iteration_s > 0]
+        obs = [
+            Observation(self.candidates[self._issued[rid].candidate_key], r.iteration_s)
+            for rid, r in self._told.items()
+            if r.iteration_s is not None and r.iteration_s > 0
+        ]
         model = self.model.refit(obs)
         errors = [abs(r.error_pct) / 100.0 for r in model.predicted_vs_measured(obs) if r.error_pct is not None]
         return (model, max(errors)) if errors else None
@@ -192,8 +240,10 @@ class SuccessiveHalving(Stage):
         rung = self.rung + 1
         k = self.readings_in_rung(rung)
         if not self.fits(self._alive * k):
-            self.stop_reason = (f"budget: rung {rung} needs {k} x {len(self._alive)} trials "
-                                f"({self.batch_cost_s(self._alive * k):.0f} s), {max(0.0, self.remaining_s):.0f} s left")
+            self.stop_reason = (
+                f"budget: rung {rung} needs {k} x {len(self._alive)} trials "
+                f"({self.batch_cost_s(self._alive * k):.0f} s), {max(0.0, self.remaining_s):.0f} s left"
+            )
             return []
         self.rung = rung
         # Interleaved: slot i runs every configuration once, each slot starting with another one.
@@ -209,16 +259,24 @@ class SuccessiveHalving(Stage):
         if best is None:
             return
         ranked = sorted((standings[k] for k in self._alive if standings[k].median is not None), key=rank)
-        top = {s.key for s in ranked[:max(1, math.ceil(len(self._alive) / self.eta))]}
+        top = {s.key for s in ranked[: max(1, math.ceil(len(self._alive) / self.eta))]}
         fitted = self.fitted() if any(not can_show(x.n, best.n) for x in ranked) else None
         for s in ranked:
             if s.key in top:
                 continue
             if worse_beyond_doubt(self.scores(s.key), self.scores(best.key)):
-                self._drop(s, rung, "separated", f"below the leader ({best.key}) by the change rule: median "
-                           f"{s.median:.4g} against {best.median:.4g} on {s.n} and {best.n} readings, outside the top "
-                           f"1/{self.eta}", best)
-            elif fitted is not None and not can_show(s.n, best.n) and (why := self._below_beyond_error(s, best, *fitted)):
+                self._drop(
+                    s,
+                    rung,
+                    "separated",
+                    f"below the leader ({best.key}) by the change rule: median "
+                    f"{s.median:.4g} against {best.median:.4g} on {s.n} and {best.n} readings, outside the top "
+                    f"1/{self.eta}",
+                    best,
+                )
+            elif (
+                fitted is not None and not can_show(s.n, best.n) and (why := self._below_beyond_error(s, best, *fitted))
+            ):
                 self._drop(s, rung, "reading_and_model", why, best)
 
     def _below_beyond_error(self, s: Standing, best: Standing, model: CostModel, error: float) -> str | None:
@@ -229,14 +287,17 @@ class SuccessiveHalving(Stage):
             return None
         read, pred = s.median / best.median, a.env_steps_per_s / b.env_steps_per_s
         if read < 1.0 - error and pred < 1.0 - error:
-            return (f"{s.n} reading{'s' * (s.n != 1)} at {100 * read:.0f}% of the leader's ({best.key}) and predicted "
-                    f"at {100 * pred:.0f}%, both below 1 - the model's error ({100 * error:.0f}%); outside the top 1/{self.eta}")
+            return (
+                f"{s.n} reading{'s' * (s.n != 1)} at {100 * read:.0f}% of the leader's ({best.key}) and predicted "
+                f"at {100 * pred:.0f}%, both below 1 - the model's error ({100 * error:.0f}%); outside the top 1/{self.eta}"
+            )
         return None
 
     def _drop(self, s: Standing, rung: int, reason: str, detail: str, best: Standing | None) -> None:
         self._alive.remove(s.key)
-        self.eliminations.append(Elimination(s.key, rung, reason, detail, s.median, s.ci_low, s.ci_high,
-                                             None if best is None else best.key))
+        self.eliminations.append(
+            Elimination(s.key, rung, reason, detail, s.median, s.ci_low, s.ci_high, None if best is None else best.key)
+        )
 
 
 def _num(value: float | None) -> str:

@@ -20,12 +20,12 @@ import statistics
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Mapping, Protocol, Sequence
 
+from rlbench.autoconfig.ask_tell import Stage, TrialRequest, TrialResult
 from rlbench.autoconfig.decide import Answer, Race
 from rlbench.autoconfig.model import Candidate, CostModel, ProbeCosts
 from rlbench.autoconfig.plan import OVERSHOOT, BudgetPlan, TrialShape, minimum_budget_s, reserve_s, size_plan
 from rlbench.autoconfig.search import SuccessiveHalving
 from rlbench.autoconfig.section import AutoconfigSection
-from rlbench.autoconfig.ask_tell import Stage, TrialRequest, TrialResult
 
 #: The shortest cap the budget's edge cuts a trial to (the edge check lets one start only when its
 #: predicted cost fits, so a cut this short means the prediction was far off).
@@ -150,8 +150,9 @@ class Session:
     # -- stages
 
     def _probe_keys(self) -> list[str]:
-        return list(dict.fromkeys(k for k in (self.space.baseline_key, self.space.second_probe, self.space.device_probe)
-                                  if k))
+        return list(
+            dict.fromkeys(k for k in (self.space.baseline_key, self.space.second_probe, self.space.device_probe) if k)
+        )
 
     def _probe_cap_s(self) -> float:
         """A probe trains the spec's trial, but no longer than one trial of the smallest plan could (the
@@ -165,8 +166,14 @@ class Session:
     def _probe(self, runner: Runner) -> None:
         keys = self._probe_keys()
         cap = self._probe_cap_s()
-        self.probe_stage = ProbeStage([self.space.candidates[k] for k in keys], objective=self.section.objective,
-                                 budget_s=math.inf, trial_s=cap, cold_start_s=self.cold_start_s, seed=self.section.seed)
+        self.probe_stage = ProbeStage(
+            [self.space.candidates[k] for k in keys],
+            objective=self.section.objective,
+            budget_s=math.inf,
+            trial_s=cap,
+            cold_start_s=self.cold_start_s,
+            seed=self.section.seed,
+        )
         self._drive(self.probe_stage, runner)
         if "probes" not in self.decided:
             probes = runner.probes(self.probe_stage.requests())
@@ -198,10 +205,19 @@ class Session:
     def _search(self, runner: Runner) -> None:
         k = self.section
         cands = [self.space.candidates[key] for key in self.space.searched]
-        self.search = SuccessiveHalving(cands, objective=k.objective, budget_s=0.0, trial_s=self._probe_cap_s(),
-                                        cold_start_s=self.cold_estimate_s, seed=k.seed, eta=k.eta,
-                                        first_rung_readings=max(1, k.first_rung_readings), finalists=k.finalists,
-                                        model=self.model, protect=[self.space.baseline_key])
+        self.search = SuccessiveHalving(
+            cands,
+            objective=k.objective,
+            budget_s=0.0,
+            trial_s=self._probe_cap_s(),
+            cold_start_s=self.cold_estimate_s,
+            seed=k.seed,
+            eta=k.eta,
+            first_rung_readings=max(1, k.first_rung_readings),
+            finalists=k.finalists,
+            model=self.model,
+            protect=[self.space.baseline_key],
+        )
         for e in self.search.eliminations:
             runner.say(f"search: {e.key} dropped by the cost model, not run in the search ({e.detail})", "dim")
         if "plan" not in self.decided:
@@ -209,24 +225,37 @@ class Session:
             training, cap = self._costs([*ranked, self.space.baseline_key])
             cost = {key: training[key] + self.cold_estimate_s for key in training}
             left = max(0.0, self.budget_s - self.reserve_s - runner.elapsed_s())
-            plan = size_plan(ranked, self.space.baseline_key, cost, left,
-                             search_cap_s=k.search_cap_s(self.budget_s),
-                             first_rung_readings=max(1, k.first_rung_readings), finalists=k.finalists,
-                             min_rounds=k.min_rounds)
+            plan = size_plan(
+                ranked,
+                self.space.baseline_key,
+                cost,
+                left,
+                search_cap_s=k.search_cap_s(self.budget_s),
+                first_rung_readings=max(1, k.first_rung_readings),
+                finalists=k.finalists,
+                min_rounds=k.min_rounds,
+            )
             self.decided["plan"] = {"plan": plan, "training_s": training, "cap_s": cap}
             runner.save(self.decided)
-            runner.say(f"plan: a trial costs about {plan.trial_cost_s:.3g} s here ({self.cold_estimate_s:.3g} s of it cold "
-                       f"start and shutdown, measured by the probes); {left:.0f} s buy about {plan.trials} trials: "
-                       f"{plan.words}")
+            runner.say(
+                f"plan: a trial costs about {plan.trial_cost_s:.3g} s here ({self.cold_estimate_s:.3g} s of it cold "
+                f"start and shutdown, measured by the probes); {left:.0f} s buy about {plan.trials} trials: "
+                f"{plan.words}"
+            )
         decided = self.decided["plan"]
         self.plan = plan = decided["plan"]
         s = self.search
         s.set_budget(plan.search_budget_s, decided["training_s"], decided["cap_s"])
-        s.restrict(plan.measured if plan.readings else [k for k in plan.race if k in s.candidates],
-                   plan.readings or 1, f"the budget's plan ({plan.step})",
-                   finalists=0 if plan.step == "smallest" else None)
+        s.restrict(
+            plan.measured if plan.readings else [k for k in plan.race if k in s.candidates],
+            plan.readings or 1,
+            f"the budget's plan ({plan.step})",
+            finalists=0 if plan.step == "smallest" else None,
+        )
         if not plan.readings:
-            s.stop_reason = f"the plan races {len(plan.race) - 1} configurations and the baseline directly ({plan.step})"
+            s.stop_reason = (
+                f"the plan races {len(plan.race) - 1} configurations and the baseline directly ({plan.step})"
+            )
         self._drive(s, runner)
         runner.say(f"search: {s.stop_reason}; survivors: {', '.join(c.key for c in s.survivors) or '-'}")
 
@@ -240,10 +269,20 @@ class Session:
             runner.save(self.decided)
         race = self.decided["race"]
         finalists = s.handover(race["entrants"] - 1, keep=self.space.baseline_key)
-        self.race = Race(finalists, baseline, objective=k.objective, budget_s=race["budget_s"], trial_s=s.trial_s,
-                         cold_start_s=self.cold_estimate_s, seed=k.seed, min_rounds=k.min_rounds,
-                         max_rounds=k.max_rounds, threshold=k.tolerance_pct / 100.0, training_s=decided["training_s"],
-                         cap_s=decided["cap_s"])
+        self.race = Race(
+            finalists,
+            baseline,
+            objective=k.objective,
+            budget_s=race["budget_s"],
+            trial_s=s.trial_s,
+            cold_start_s=self.cold_estimate_s,
+            seed=k.seed,
+            min_rounds=k.min_rounds,
+            max_rounds=k.max_rounds,
+            threshold=k.tolerance_pct / 100.0,
+            training_s=decided["training_s"],
+            cap_s=decided["cap_s"],
+        )
         self._drive(self.race, runner)
         for e in self.race.left:
             runner.say(f"race: {e.key} left after round {e.rung} ({e.detail})", "dim")
@@ -256,8 +295,9 @@ class Session:
         s, k, base = self.search, self.section, self.space.baseline_key
         if self.plan.race:
             return len(self.plan.race)
-        others = sorted((c.key for c in s.survivors if c.key != base),
-                        key=lambda key: -(s.standing_of(key, 0, 0).median or 0.0))
+        others = sorted(
+            (c.key for c in s.survivors if c.key != base), key=lambda key: -(s.standing_of(key, 0, 0).median or 0.0)
+        )
         n = min(k.finalists, len(others))
         while n > 1 and k.min_rounds * s.batch_cost_s([*others[:n], base]) > left_s:
             n -= 1
@@ -282,7 +322,8 @@ class Session:
                     if runner.elapsed_s() + need > self.hard_edge_s:
                         stage.stop_reason = stage.stop_reason or (
                             f"budget: {runner.elapsed_s():.0f} s spent, the next trial (about {need:.0f} s) would "
-                            f"pass the budget + {OVERSHOOT:.0%}")
+                            f"pass the budget + {OVERSHOOT:.0%}"
+                        )
                         return
                     # no trial ends past the edge: a slower one than predicted is cut there, with its reading
                     left = self.hard_edge_s - runner.elapsed_s() - stage.cold_start_s
@@ -306,18 +347,19 @@ class Session:
                 todo.append(req)
         for start in range(0, len(todo), width):
             group, elapsed = [], runner.elapsed_s()
-            for req in todo[start:start + width]:
+            for req in todo[start : start + width]:
                 need = stage.cost_s(req.candidate_key)
                 if elapsed + need > self.hard_edge_s:
                     stage.stop_reason = stage.stop_reason or (
                         f"budget: {elapsed:.0f} s spent, the next trial (about {need:.0f} s) would pass the "
-                        f"budget + {OVERSHOOT:.0%}")
+                        f"budget + {OVERSHOOT:.0%}"
+                    )
                     break
                 left = self.hard_edge_s - elapsed - stage.cold_start_s
                 group.append(replace(req, max_wall_s=min(req.max_wall_s, max(MIN_CAP_S, left))))
             for result in runner.run_many(group) if group else []:
                 self._tell(stage, result)
-            if stage.stop_reason is not None and len(group) < len(todo[start:start + width]):
+            if stage.stop_reason is not None and len(group) < len(todo[start : start + width]):
                 return False
         return True
 
@@ -344,10 +386,17 @@ def load_decided(data: dict[str, Any]) -> dict[str, Any]:
     out = dict(data)
     if "probes" in out and out["probes"] is not None:
         p = out["probes"]
-        out["probes"] = ProbeCosts(**{**p, "env_steps_s": tuple((str(k), float(v)) for k, v in p.get("env_steps_s") or ()),
-                                      "unmeasured_envs": tuple(str(k) for k in p.get("unmeasured_envs") or ())})
+        out["probes"] = ProbeCosts(
+            **{
+                **p,
+                "env_steps_s": tuple((str(k), float(v)) for k, v in p.get("env_steps_s") or ()),
+                "unmeasured_envs": tuple(str(k) for k in p.get("unmeasured_envs") or ()),
+            }
+        )
     if "plan" in out:
         plan = out["plan"]["plan"]
-        out["plan"] = {**out["plan"], "plan": BudgetPlan(**{**plan, **{f: tuple(plan[f]) for f in
-                                                                     ("measured", "not_measured", "race")}})}
+        out["plan"] = {
+            **out["plan"],
+            "plan": BudgetPlan(**{**plan, **{f: tuple(plan[f]) for f in ("measured", "not_measured", "race")}}),
+        }
     return out

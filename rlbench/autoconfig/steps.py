@@ -90,8 +90,9 @@ def _inv(score: float | None) -> float | None:
 def steps_standing(key: str, readings: Sequence[Reading]) -> StepsStanding:
     """The median env steps to the target of ``readings``, with its interval (see the module docstring)."""
     e = stats.median_ci(scores(readings))
-    return StepsStanding(key, _inv(e.median), _inv(e.ci_high), _inv(e.ci_low), e.n,
-                         sum(not reached for _, reached in readings))
+    return StepsStanding(
+        key, _inv(e.median), _inv(e.ci_high), _inv(e.ci_low), e.n, sum(not reached for _, reached in readings)
+    )
 
 
 def _steps_text(value: float | None) -> str:
@@ -112,19 +113,37 @@ def compare_steps(readings: Mapping[str, Sequence[Reading]], chosen_key: str) ->
         high = high if high is not None and math.isfinite(high) else None
         a, b = stats.median_ci(other).median, stats.median_ci(mine).median
         if not can_show(len(other), len(mine)):
-            out.append(StepsComparison(key, chosen_key, ratio, low, high, None, False, evidence.missing_evidence(
-                len(other), len(mine), f"{key} and {chosen_key} differ in env steps to the target")))
+            out.append(
+                StepsComparison(
+                    key,
+                    chosen_key,
+                    ratio,
+                    low,
+                    high,
+                    None,
+                    False,
+                    evidence.missing_evidence(
+                        len(other), len(mine), f"{key} and {chosen_key} differ in env steps to the target"
+                    ),
+                )
+            )
             continue
         more = a is not None and b is not None and a < b  # a lower score: more steps
         p = c.p_value  # None: equal medians, no direction to test
-        said = (f"p = {p:.2g}, one-sided Mann-Whitney U" if p is not None else "equal medians, no direction to test") \
-            + f", {evidence.runs_text(len(other), len(mine))}"
+        said = (
+            f"p = {p:.2g}, one-sided Mann-Whitney U" if p is not None else "equal medians, no direction to test"
+        ) + f", {evidence.runs_text(len(other), len(mine))}"
         medians = f"median {_steps_text(_inv(a))} against {_steps_text(_inv(b))}"
         if c.differs:
-            ci = (f"; ratio {stats.interval_text(low, high, 2)} ({CONFIDENCE:.0%} CI)"
-                  if low is not None and high is not None else "")
-            text = (f"{key} needs {'more' if more else 'fewer'} env steps to the target than {chosen_key}: "
-                    f"{medians}{ci}; {said}")
+            ci = (
+                f"; ratio {stats.interval_text(low, high, 2)} ({CONFIDENCE:.0%} CI)"
+                if low is not None and high is not None
+                else ""
+            )
+            text = (
+                f"{key} needs {'more' if more else 'fewer'} env steps to the target than {chosen_key}: "
+                f"{medians}{ci}; {said}"
+            )
         else:
             text = f"no difference in env steps to the target shown between {key} and {chosen_key}: {medians}; {said}"
         out.append(StepsComparison(key, chosen_key, ratio, low, high, p, c.differs, text))

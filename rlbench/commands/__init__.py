@@ -13,10 +13,20 @@ import textwrap
 
 from rich.console import Console
 
-from rlbench.analysis.findings import CONFIDENCE
 from rlbench import __version__
-from rlbench.commands import (autoconfig, bisect, compare, envbench, history, report, reproduce, servebench, simbench,
-                              sweep)
+from rlbench.analysis.findings import CONFIDENCE
+from rlbench.commands import (
+    autoconfig,
+    bisect,
+    compare,
+    envbench,
+    history,
+    report,
+    reproduce,
+    servebench,
+    simbench,
+    sweep,
+)
 from rlbench.commands._common import make_console
 from rlbench.commands.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK
 from rlbench.measure.machine import software_versions
@@ -28,7 +38,9 @@ VERBS = (sweep, autoconfig, history, bisect, envbench, simbench, servebench, rep
 
 DESCRIPTION = textwrap.fill(
     "Benchmarks distributed RL training (Ray RLlib): runs a YAML grid of isolated trials and shows where each "
-    "iteration's time and every core go.", 100)
+    "iteration's time and every core go.",
+    100,
+)
 
 #: What ``rlbench`` alone and ``rlbench --help`` end with: the first command, where its results go, how to read them.
 START_HERE = f"""\
@@ -47,19 +59,29 @@ results go to results/<sweep name>/<timestamp>/ (or --out DIR):
 def version_text() -> str:
     """``rlbench X (python ..., ray ..., torch ..., gymnasium ...)``: what a bug report needs."""
     sw = software_versions()
-    return (f"rlbench {__version__} (schema {sw['schema_version']}; python {sw['python']}, ray {sw['ray']}, "
-            f"torch {sw['torch']}, gymnasium {sw['gymnasium']})")
+    return (
+        f"rlbench {__version__} (schema {sw['schema_version']}; python {sw['python']}, ray {sw['ray']}, "
+        f"torch {sw['torch']}, gymnasium {sw['gymnasium']})"
+    )
 
 
 def parser() -> argparse.ArgumentParser:
     """``rlbench``'s argument parser, every verb included."""
-    top = argparse.ArgumentParser(prog="rlbench", description=DESCRIPTION, epilog=START_HERE,
-                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    top = argparse.ArgumentParser(
+        prog="rlbench", description=DESCRIPTION, epilog=START_HERE, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     top.add_argument("--version", action="version", version=version_text())
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for verb in VERBS:
-        verb.setup_arguments(sub.add_parser(verb.NAME, help=verb.HELP, description=verb.HELP[:1].upper() + verb.HELP[1:],
-                                            epilog=verb.EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter))
+        verb.setup_arguments(
+            sub.add_parser(
+                verb.NAME,
+                help=verb.HELP,
+                description=verb.HELP[:1].upper() + verb.HELP[1:],
+                epilog=verb.EPILOG,
+                formatter_class=argparse.RawDescriptionHelpFormatter,
+            )
+        )
     return top
 
 

@@ -84,8 +84,11 @@ def int_list(text: str | None, flag: str) -> list[int] | None:
 
 def add_threshold_argument(p: argparse.ArgumentParser, what: str) -> None:
     """``--threshold`` as compare, history and bisect take it (:func:`threshold_of` reads it in ``run``)."""
-    p.add_argument("--threshold", default=None,
-                   help=f"{what}: 5%%, or 0.05 (default {100 * CHANGE_THRESHOLD:.0f}%%, the analysis' CHANGE_THRESHOLD)")
+    p.add_argument(
+        "--threshold",
+        default=None,
+        help=f"{what}: 5%%, or 0.05 (default {100 * CHANGE_THRESHOLD:.0f}%%, the analysis' CHANGE_THRESHOLD)",
+    )
 
 
 def threshold_of(text: str | None) -> float:

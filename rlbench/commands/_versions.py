@@ -18,12 +18,18 @@ DEFAULT_ROUNDS = ROUNDS_FOR_EVIDENCE
 def add_package_arguments(p: argparse.ArgumentParser) -> None:
     """``--package``, ``--rounds``, ``--index``, ``--threshold``, ``--out``, ``--dry-run``."""
     p.add_argument("--package", required=True, help="the distribution whose versions are compared, e.g. ray")
-    p.add_argument("--rounds", type=int, default=None,
-                   help=f"rounds: every version runs every configuration once per round, interleaved (default "
-                        f"{DEFAULT_ROUNDS}, the fewest that can give a verdict)")
-    p.add_argument("--index", default=None,
-                   help="where the versions come from: a package index URL, or a local folder of wheels "
-                        "(default: pip's index)")
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=None,
+        help=f"rounds: every version runs every configuration once per round, interleaved (default "
+        f"{DEFAULT_ROUNDS}, the fewest that can give a verdict)",
+    )
+    p.add_argument(
+        "--index",
+        default=None,
+        help="where the versions come from: a package index URL, or a local folder of wheels (default: pip's index)",
+    )
     add_threshold_argument(p, "smallest change that counts")
     p.add_argument("--dry-run", action="store_true", help="print the plan and run nothing")
 
@@ -43,8 +49,11 @@ def listed_versions(package: str, index: str | None, console: Console) -> list[s
     try:
         return available_versions(package, index)
     except (ListingError, OSError) as e:
-        say(console, f"note: the versions of {package} could not be listed ({e}); each is checked when it is "
-                     "installed", "yellow")
+        say(
+            console,
+            f"note: the versions of {package} could not be listed ({e}); each is checked when it is installed",
+            "yellow",
+        )
         return None
 
 
@@ -52,5 +61,7 @@ def unknown_message(package: str, index: str | None, unknown: list[str], listed:
     """``--versions 9.9.9: ray 9.9.9 is not in pip's index (it has 2.58.0, ...)``."""
     where = f"the index {index}" if index else "pip's index"
     shown = ", ".join(listed[-12:]) if listed else "no version of it"
-    return (f"{', '.join(unknown)}: {package} {'/'.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not in "
-            f"{where} (it has {'..., ' if len(listed) > 12 else ''}{shown}): give versions it lists")
+    return (
+        f"{', '.join(unknown)}: {package} {'/'.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not in "
+        f"{where} (it has {'..., ' if len(listed) > 12 else ''}{shown}): give versions it lists"
+    )

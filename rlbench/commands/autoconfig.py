@@ -46,23 +46,43 @@ exit codes: 0 an answer; 1 no configuration gave a reading; 2 bad input (nothing
 
 
 def setup_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("config", type=Path, help="sweep spec (YAML) whose grid is the search space, e.g. "
-                                             "configs/autoconfig_cpu.yaml")
-    p.add_argument("--budget", default=None,
-                   help="wall time for the whole run, probes included: 20m, 90s, 1h30m or seconds "
-                        "(default: autoconfig.budget_s in the spec); it ends within the budget + 10%%")
-    p.add_argument("--objective", choices=("throughput", "time_to_target"), default=None,
-                   help="throughput: env steps/s; time_to_target: seconds to the spec's stop target "
-                        "(default: autoconfig.objective, else throughput)")
-    p.add_argument("--out", type=Path, default=None, help="result folder (default: results/<name>_autoconfig/<timestamp>/)")
-    p.add_argument("--resume", action="store_true",
-                   help="continue the run in --out DIR: finished trials are read back, not run again")
-    p.add_argument("--address", default=None,
-                   help="run every trial as a driver of this Ray cluster (host:port of its GCS, or 'auto'), as "
-                        "rlbench sweep does (docs/CLUSTER.md)")
-    p.add_argument("--parallel", default=None, metavar="N|auto",
-                   help="with --address: run up to N of a stage's trials at once (auto: as many as fit), each on "
-                        "whole nodes of its own, as rlbench sweep --parallel does (docs/CLUSTER.md)")
+    p.add_argument(
+        "config", type=Path, help="sweep spec (YAML) whose grid is the search space, e.g. configs/autoconfig_cpu.yaml"
+    )
+    p.add_argument(
+        "--budget",
+        default=None,
+        help="wall time for the whole run, probes included: 20m, 90s, 1h30m or seconds "
+        "(default: autoconfig.budget_s in the spec); it ends within the budget + 10%%",
+    )
+    p.add_argument(
+        "--objective",
+        choices=("throughput", "time_to_target"),
+        default=None,
+        help="throughput: env steps/s; time_to_target: seconds to the spec's stop target "
+        "(default: autoconfig.objective, else throughput)",
+    )
+    p.add_argument(
+        "--out", type=Path, default=None, help="result folder (default: results/<name>_autoconfig/<timestamp>/)"
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in --out DIR: finished trials are read back, not run again",
+    )
+    p.add_argument(
+        "--address",
+        default=None,
+        help="run every trial as a driver of this Ray cluster (host:port of its GCS, or 'auto'), as "
+        "rlbench sweep does (docs/CLUSTER.md)",
+    )
+    p.add_argument(
+        "--parallel",
+        default=None,
+        metavar="N|auto",
+        help="with --address: run up to N of a stage's trials at once (auto: as many as fit), each on "
+        "whole nodes of its own, as rlbench sweep --parallel does (docs/CLUSTER.md)",
+    )
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
@@ -80,9 +100,12 @@ def run(args: argparse.Namespace, console: Console) -> int:
 
 def resume_command(config: Path, out_dir: Path, args: argparse.Namespace) -> str:
     """The command that resumes this run."""
-    extra = [*(["--budget", args.budget] if args.budget else []), *(["--objective", args.objective] if args.objective else []),
-             *(["--address", args.address] if args.address else []),
-             *(["--parallel", args.parallel] if getattr(args, "parallel", None) else [])]
+    extra = [
+        *(["--budget", args.budget] if args.budget else []),
+        *(["--objective", args.objective] if args.objective else []),
+        *(["--address", args.address] if args.address else []),
+        *(["--parallel", args.parallel] if getattr(args, "parallel", None) else []),
+    ]
     return shlex.join(["rlbench", "autoconfig", str(config), *extra, "--out", str(out_dir), "--resume"])
 
 
@@ -105,25 +128,43 @@ def _autoconfig(args: argparse.Namespace, console: Console, started: float) -> i
         secure_ray(console, create=False)  # before the cluster probe's Ray; a local run creates it later
         cluster = prepare_cluster(args.address, setup.loaded, console, args.parallel)  # None: local
         if cluster is not None:  # the search space planned against the cluster's resources (its node sets)
-            setup = prepare(args.config, budget=args.budget, objective=args.objective, machine=machine,
-                            cluster=cluster, parallel=args.parallel is not None)
+            setup = prepare(
+                args.config,
+                budget=args.budget,
+                objective=args.objective,
+                machine=machine,
+                cluster=cluster,
+                parallel=args.parallel is not None,
+            )
     except (SpecError, ClusterError) as e:
         return bad_input(console, str(e))
     for note in setup.notes:
         say(console, f"search space: {note}", "dim")
     out_dir = own_path(args.out) or default_out_dir(f"{setup.loaded.spec.name}_autoconfig")
     s = setup.section
-    say(console, f"autoconfig '{setup.loaded.spec.name}': {len(setup.searched)} configurations, objective {s.objective}, "
-                 f"budget {setup.budget_s:.0f} s; {setup.shape.describe()}; baseline "
-                 f"{describe(setup.candidates[setup.baseline_key])} -> {out_dir}")
+    say(
+        console,
+        f"autoconfig '{setup.loaded.spec.name}': {len(setup.searched)} configurations, objective {s.objective}, "
+        f"budget {setup.budget_s:.0f} s; {setup.shape.describe()}; baseline "
+        f"{describe(setup.candidates[setup.baseline_key])} -> {out_dir}",
+    )
     from rlbench.results.layout import ResultsFolder
     from rlbench.run.forkserver import release_fork_server
 
     outcome, seen = None, received()
     try:
-        outcome = run_autoconfig(setup, out_dir, console=console, machine=machine, argv=sys.argv, cluster=cluster,
-                                 resume=args.resume, started_s=started, parallel=args.parallel,
-                                 resume_with=resume_command(args.config, out_dir, args))
+        outcome = run_autoconfig(
+            setup,
+            out_dir,
+            console=console,
+            machine=machine,
+            argv=sys.argv,
+            cluster=cluster,
+            resume=args.resume,
+            started_s=started,
+            parallel=args.parallel,
+            resume_with=resume_command(args.config, out_dir, args),
+        )
         if not outcome.interrupted:
             release_fork_server()
             code = _finish(out_dir, outcome, setup, console, time.monotonic())
@@ -139,9 +180,15 @@ def _autoconfig(args: argparse.Namespace, console: Console, started: float) -> i
         console.print("[yellow]Interrupted.[/]")
         return EXIT_INTERRUPTED
     after = f" after {outcome.elapsed_s:.0f} s" if outcome is not None else ""
-    console.print(Text.assemble(("Interrupted", "yellow"), plain(
-        f"{after}; finished trials are kept. Resume with:"), "\n  ",
-        plain(resume_command(args.config, out_dir, args))), soft_wrap=True)
+    console.print(
+        Text.assemble(
+            ("Interrupted", "yellow"),
+            plain(f"{after}; finished trials are kept. Resume with:"),
+            "\n  ",
+            plain(resume_command(args.config, out_dir, args)),
+        ),
+        soft_wrap=True,
+    )
     return EXIT_INTERRUPTED
 
 
@@ -154,9 +201,12 @@ def _finish(out_dir: Path, outcome, setup, console: Console, driver_end: float) 
 
     write_and_summarize(out_dir, build_tables(out_dir), console, recommendations=False)
     a, r = outcome.answer, outcome.result
-    say(console, f"{r.trials_run} search and race trials after {r.probe_trials} probe{'s' * (r.probe_trials != 1)} "
-                 f"({outcome.trials_run_now} run now); search: {r.search_stop_reason}; race: {a.rounds} rounds, "
-                 f"{a.stop_reason}")
+    say(
+        console,
+        f"{r.trials_run} search and race trials after {r.probe_trials} probe{'s' * (r.probe_trials != 1)} "
+        f"({outcome.trials_run_now} run now); search: {r.search_stop_reason}; race: {a.rounds} rounds, "
+        f"{a.stop_reason}",
+    )
     if a.chosen_key is None:
         say(console, f"no configuration gave a reading: see {out_dir / 'autoconfig.json'} and the trials' logs", "red")
         return EXIT_FAILED
@@ -165,13 +215,26 @@ def _finish(out_dir: Path, outcome, setup, console: Console, driver_end: float) 
     shown = best.median if r.objective == "throughput" else (1 / best.median if best.median else None)
     base = next((st for st in a.standings if st.key == a.baseline_key), None)
     why = "the baseline gave no reading" if base is None or base.n == 0 else "the baseline's median missed the target"
-    speed = (f"speed-up over the baseline: not measurable ({why})" if a.speedup is None
-             else f"speed-up over the baseline ({describe(r.candidates[a.baseline_key])}): {a.speedup:.2f}x"
-             + (f" ({CONFIDENCE:.0%} CI {a.speedup_ci_low:.2f}-{a.speedup_ci_high:.2f})" if a.speedup_ci_low is not None else
-                " (no interval: too few readings)"))
+    speed = (
+        f"speed-up over the baseline: not measurable ({why})"
+        if a.speedup is None
+        else f"speed-up over the baseline ({describe(r.candidates[a.baseline_key])}): {a.speedup:.2f}x"
+        + (
+            f" ({CONFIDENCE:.0%} CI {a.speedup_ci_low:.2f}-{a.speedup_ci_high:.2f})"
+            if a.speedup_ci_low is not None
+            else " (no interval: too few readings)"
+        )
+    )
     others = [k for k in a.indistinguishable if k != a.chosen_key]
-    console.print(Text.assemble(("winner:", "bold green"), " ", plain(a.chosen_key),
-                                plain(f"  ({shown:.4g} {unit} median)" if shown else "")), soft_wrap=True)
+    console.print(
+        Text.assemble(
+            ("winner:", "bold green"),
+            " ",
+            plain(a.chosen_key),
+            plain(f"  ({shown:.4g} {unit} median)" if shown else ""),
+        ),
+        soft_wrap=True,
+    )
     say(console, speed)
     if others:
         say(console, f"indistinguishable from the best (3 or more readings a side): {', '.join(others)}", "dim")
@@ -179,6 +242,9 @@ def _finish(out_dir: Path, outcome, setup, console: Console, driver_end: float) 
     for c in a.steps_comparisons:  # time to target: steps to it, raced too
         say(console, f"env steps to the target: {c.text}", "" if c.differ else "dim")
     spent = outcome.elapsed_s + time.monotonic() - driver_end  # the tables and the report included
-    say(console, f"{spent:.0f} s of a {r.budget_s:.0f} s budget. Re-check it: "
-                 f"{shlex.join(['rlbench', 'sweep', str(out_dir / 'best.yaml')])}")
+    say(
+        console,
+        f"{spent:.0f} s of a {r.budget_s:.0f} s budget. Re-check it: "
+        f"{shlex.join(['rlbench', 'sweep', str(out_dir / 'best.yaml')])}",
+    )
     return EXIT_OK

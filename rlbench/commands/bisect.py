@@ -18,8 +18,7 @@ from rich.console import Console
 from rich.text import Text
 
 from rlbench.analysis.findings import CONFIDENCE
-from rlbench.commands._common import bad_input, own_path, say
-from rlbench.commands._common import threshold_of
+from rlbench.commands._common import bad_input, own_path, say, threshold_of
 from rlbench.commands._versions import add_package_arguments, listed_versions, rounds_of, unknown_message
 from rlbench.commands.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from rlbench.results.text import plain
@@ -48,11 +47,18 @@ def setup_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("config", type=Path, help="sweep spec (YAML) without variants:, best with one configuration")
     p.add_argument("--good", required=True, help="a version without the change, e.g. 2.50.0")
     p.add_argument("--bad", required=True, help="a version with it, e.g. 2.60.0")
-    p.add_argument("--metric", choices=("throughput", "time_to_target"), default="throughput",
-                   help="throughput: env steps/s; time_to_target: seconds to the spec's stop target (compared as speed)")
+    p.add_argument(
+        "--metric",
+        choices=("throughput", "time_to_target"),
+        default="throughput",
+        help="throughput: env steps/s; time_to_target: seconds to the spec's stop target (compared as speed)",
+    )
     add_package_arguments(p)
-    p.add_argument("--versions-from", default=None,
-                   help="the versions to search, in release order, comma-separated (default: the index's listing)")
+    p.add_argument(
+        "--versions-from",
+        default=None,
+        help="the versions to search, in release order, comma-separated (default: the index's listing)",
+    )
     p.add_argument("--out", type=Path, default=None, help="result folder (default: results/<name>_bisect/<timestamp>/)")
 
 
@@ -68,11 +74,13 @@ def candidates_of(args: argparse.Namespace, index: str | None, console: Console)
         if missing:
             raise ValueError(f"--versions-from does not list {' and '.join(missing)}: give the ends in it too")
         i, j = given.index(args.good), given.index(args.bad)
-        return given[i:j + 1] if i < j else given[j:i + 1][::-1]
+        return given[i : j + 1] if i < j else given[j : i + 1][::-1]
     listed = listed_versions(args.package, index, console)
     if listed is None:
-        raise ValueError(f"the versions of {args.package} between {args.good} and {args.bad} could not be listed: give "
-                         "them with --versions-from")
+        raise ValueError(
+            f"the versions of {args.package} between {args.good} and {args.bad} could not be listed: give "
+            "them with --versions-from"
+        )
     unknown = unknown_versions([args.good, args.bad], listed)
     if unknown:
         raise ValueError("--good/--bad " + unknown_message(args.package, index, unknown, listed))
@@ -91,24 +99,35 @@ def run(args: argparse.Namespace, console: Console) -> int:
         parse_versions(f"{args.good},{args.bad}", "--good/--bad")
         threshold, rounds = threshold_of(args.threshold), rounds_of(args)
         if rounds < ROUNDS_FOR_EVIDENCE:
-            raise ValueError(f"--rounds {rounds}: a probe needs {ROUNDS_FOR_EVIDENCE} rounds to give evidence either way")
+            raise ValueError(
+                f"--rounds {rounds}: a probe needs {ROUNDS_FOR_EVIDENCE} rounds to give evidence either way"
+            )
         loaded = load_versions(args.config, args.package, [args.good, args.bad], rounds, args.index)
         if args.metric == "time_to_target" and loaded.spec.stop.target is None:
-            raise ValueError(f"--metric time_to_target: {args.config} has no stop target (stop: {{target: ...}}; "
-                             "docs/SPEC.md)")
+            raise ValueError(
+                f"--metric time_to_target: {args.config} has no stop target (stop: {{target: ...}}; docs/SPEC.md)"
+            )
         index = loaded.spec.variants[0].index
         candidates = candidates_of(args, index, console)
     except (SpecError, ValueError) as e:
         return bad_input(console, str(e))
     probes = 1 + math.ceil(math.log2(max(1, len(candidates) - 1))) + (len(candidates) > 2)
-    say(console, f"bisect {args.package} over {len(candidates)} versions ({', '.join(candidates)}): about {probes} "
-                 f"probes of {rounds * len(loaded.points)} trials, threshold {threshold:.0%}, {args.metric}")
+    say(
+        console,
+        f"bisect {args.package} over {len(candidates)} versions ({', '.join(candidates)}): about {probes} "
+        f"probes of {rounds * len(loaded.points)} trials, threshold {threshold:.0%}, {args.metric}",
+    )
     if args.dry_run:
         from rlbench.commands.sweep import sweep_loaded
 
         say(console, "the first probe, the ends:")
-        return sweep_loaded(loaded, argparse.Namespace(config=args.config, out=None, dry_run=True, address=None,
-                                                       resume=False, retry_failed=False), console)
+        return sweep_loaded(
+            loaded,
+            argparse.Namespace(
+                config=args.config, out=None, dry_run=True, address=None, resume=False, retry_failed=False
+            ),
+            console,
+        )
     from rlbench.run.sweep import default_out_dir
     from rlbench.worker.interrupts import received
 
@@ -116,13 +135,19 @@ def run(args: argparse.Namespace, console: Console) -> int:
     seen = received()
     try:
         code = _bisect(args, out_dir, candidates, threshold, rounds, console)
-        if received() == seen:  # else a signal came and something caught its KeyboardInterrupt: interrupted all the same
+        if (
+            received() == seen
+        ):  # else a signal came and something caught its KeyboardInterrupt: interrupted all the same
             return code
     except KeyboardInterrupt:  # bisect does not resume: its probes are kept, a new run starts afresh
         pass
-    console.print(Text.assemble(("Interrupted", "yellow"), plain(
-        f": the probes so far are in {out_dir}; bisect does not resume: run it again with another --out")),
-        soft_wrap=True)
+    console.print(
+        Text.assemble(
+            ("Interrupted", "yellow"),
+            plain(f": the probes so far are in {out_dir}; bisect does not resume: run it again with another --out"),
+        ),
+        soft_wrap=True,
+    )
     return EXIT_INTERRUPTED
 
 
@@ -154,16 +179,27 @@ def _bisect(args, out_dir: Path, candidates: list[str], threshold: float, rounds
             raise KeyboardInterrupt  # the probe stopped: no answer can come from it, nor any probe after it
         trials = build_tables(probe_dir)["trials"]
         axes = list(loaded.points[0].axes) if loaded.points else []
-        trends = history_trends(trials, axes, [(v, variant_name(args.package, v)) for v in (reference, candidate)],
-                                threshold=threshold)
+        trends = history_trends(
+            trials, axes, [(v, variant_name(args.package, v)) for v in (reference, candidate)], threshold=threshold
+        )
         return {t.label: s for t in trends for s in t.steps if s.metric == args.metric}
 
     with session:
         result = bisect(candidates, measure, threshold=threshold, package=args.package)
     release_fork_server()
-    write_json(out_dir / BISECT_JSON, {"package": args.package, "good": args.good, "bad": args.bad, "metric": args.metric,
-                                       "threshold": threshold, "rounds": rounds, "probe_folders": folders,
-                                       **result.as_json()})
+    write_json(
+        out_dir / BISECT_JSON,
+        {
+            "package": args.package,
+            "good": args.good,
+            "bad": args.bad,
+            "metric": args.metric,
+            "threshold": threshold,
+            "rounds": rounds,
+            "probe_folders": folders,
+            **result.as_json(),
+        },
+    )
     console.print(bisect_table(result))
     style = {"found": "bold green", "no_difference": "bold"}.get(result.status, "bold yellow")
     say(console, result.sentence, style)

@@ -35,11 +35,16 @@ more). compare.csv and compare.json have one schema for both (docs/SCHEMA.md, "C
 
 def setup_arguments(compare_parser: argparse.ArgumentParser) -> None:
     compare_parser.add_argument("a", type=Path, help="baseline result folder")
-    compare_parser.add_argument("b", type=Path, nargs="?", default=None,
-                                help="candidate result folder (left out: compare A's variants)")
+    compare_parser.add_argument(
+        "b", type=Path, nargs="?", default=None, help="candidate result folder (left out: compare A's variants)"
+    )
     add_threshold_argument(compare_parser, "relative drop that fails when significant")
-    compare_parser.add_argument("--out", type=Path, default=None,
-                                help="folder for compare.csv and compare.json (default: B, or A for its variants)")
+    compare_parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="folder for compare.csv and compare.json (default: B, or A for its variants)",
+    )
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
@@ -60,9 +65,12 @@ def run(args: argparse.Namespace, console: Console) -> int:
         except OutDirError as e:
             return bad_input(console, str(e))
         if opened.manifest.quick:  # one iteration each, no warm-up: start-up, not steady state
-            return bad_input(console, f"{path} holds a --quick run (one repeat, no warm-up, one iteration on a cut "
-                                      "train batch): it checks that configurations run, its numbers measure no speed to "
-                                      "compare; run the spec without --quick")
+            return bad_input(
+                console,
+                f"{path} holds a --quick run (one repeat, no warm-up, one iteration on a cut "
+                "train batch): it checks that configurations run, its numbers measure no speed to "
+                "compare; run the spec without --quick",
+            )
     out = args.out or args.b or args.a  # only compare.csv and compare.json are written there (links replaced)
     try:
         args.threshold = threshold_of(args.threshold)
@@ -80,12 +88,13 @@ def run(args: argparse.Namespace, console: Console) -> int:
     csv_path, json_path = write_outputs(result, out)
     say(console, f"Written: {csv_path}, {json_path}")
     if result.regressed:
-        console.print(f"[red]{len(result.regressed)} configuration(s) regressed by {args.threshold:.0%} or more "
-                      "with significance.[/]")
+        console.print(
+            f"[red]{len(result.regressed)} configuration(s) regressed by {args.threshold:.0%} or more "
+            "with significance.[/]"
+        )
         return EXIT_FAILED
     console.print("No significant regression beyond the threshold.")
     return EXIT_OK
-
 
 
 def _variants(args: argparse.Namespace, out: Path, console: Console) -> int:
@@ -99,16 +108,21 @@ def _variants(args: argparse.Namespace, out: Path, console: Console) -> int:
     result = variant_comparison(args.a, read_tables(args.a)["trials"], args.threshold)
     rows = result.rows
     if not rows:
-        return bad_input(console, f"{args.a} holds no sweep with two or more variants: give a second result folder "
-                                  "to compare with, or run a spec with 'variants:' (docs/SPEC.md)")
+        return bad_input(
+            console,
+            f"{args.a} holds no sweep with two or more variants: give a second result folder "
+            "to compare with, or run a spec with 'variants:' (docs/SPEC.md)",
+        )
     console.print(to_rich(variant_table(rows, title=f"each variant against {rows[0].a}  ({args.a})")))
     for r in rows:
         say(console, f"{r.label}: {r.sentence}" if r.label != "all" else r.sentence)
     csv_path, json_path = write_outputs(result, out)
     say(console, f"Written: {csv_path}, {json_path}")
     if result.regressed:
-        console.print(f"[red]{len(result.regressed)} variant(s) slower than {rows[0].a} by {args.threshold:.0%} or "
-                      "more with significance.[/]")
+        console.print(
+            f"[red]{len(result.regressed)} variant(s) slower than {rows[0].a} by {args.threshold:.0%} or "
+            "more with significance.[/]"
+        )
         return EXIT_FAILED
     console.print("No variant significantly slower than the reference beyond the threshold.")
     return EXIT_OK

@@ -32,10 +32,14 @@ sweep's sampling_efficiency column is its trials' sampling rate over this."""
 
 def setup_arguments(envbench: argparse.ArgumentParser) -> None:
     envbench.add_argument("env", help="gymnasium id (CartPole-v1) or package.module:Class, as in a sweep spec")
-    envbench.add_argument("--env-config", action="append", default=[], metavar="KEY=VALUE",
-                          help="an env_config entry (value parsed as YAML); repeat for several")
-    envbench.add_argument("--procs", default=None,
-                          help="comma-separated process counts (default 1,2,4,...,all cores)")
+    envbench.add_argument(
+        "--env-config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an env_config entry (value parsed as YAML); repeat for several",
+    )
+    envbench.add_argument("--procs", default=None, help="comma-separated process counts (default 1,2,4,...,all cores)")
     envbench.add_argument("--seconds", type=float, default=3.0, help="measured seconds per count (default 3)")
     envbench.add_argument("--out", type=Path, default=None, help="also write the results as JSON here")
 
@@ -64,8 +68,12 @@ def run(args: argparse.Namespace, console: Console) -> int:
         r = measure_ceiling(args.env, config, procs=n, seconds=args.seconds, cores=cores)
         results.append(r)
         base = results[0].steps_per_s_per_proc * results[0].procs if results[0].procs == 1 else None
-        table.add_row(str(n), f"{r.steps_per_s:,.0f}", f"{r.steps_per_s_per_proc:,.0f}",
-                      f"{r.steps_per_s / base:.2f}x" if base else "-")
+        table.add_row(
+            str(n),
+            f"{r.steps_per_s:,.0f}",
+            f"{r.steps_per_s_per_proc:,.0f}",
+            f"{r.steps_per_s / base:.2f}x" if base else "-",
+        )
     console.print(table)
     if args.out:
         write_json(own_file(args.out), [result_dict(r) for r in results])

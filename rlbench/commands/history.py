@@ -16,8 +16,7 @@ from pathlib import Path
 from rich.console import Console
 
 from rlbench.analysis.findings import CONFIDENCE
-from rlbench.commands._common import bad_input, own_path, say
-from rlbench.commands._common import threshold_of
+from rlbench.commands._common import bad_input, own_path, say, threshold_of
 from rlbench.commands._versions import add_package_arguments, listed_versions, rounds_of, unknown_message
 from rlbench.commands.exit_codes import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 
@@ -45,10 +44,15 @@ def setup_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("config", type=Path, help="sweep spec (YAML) without variants:, e.g. configs/smoke.yaml")
     p.add_argument("--versions", required=True, help="the versions, oldest first, comma-separated: 2.58.0,2.59.0")
     add_package_arguments(p)
-    p.add_argument("--out", type=Path, default=None, help="result folder (default: results/<name>_history/<timestamp>/)")
+    p.add_argument(
+        "--out", type=Path, default=None, help="result folder (default: results/<name>_history/<timestamp>/)"
+    )
     p.add_argument("--address", default=None, help="run every trial as a driver of this Ray cluster (docs/CLUSTER.md)")
-    p.add_argument("--resume", action="store_true",
-                   help="continue the history in --out DIR: run only its trials that are missing or were interrupted")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the history in --out DIR: run only its trials that are missing or were interrupted",
+    )
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
@@ -63,10 +67,25 @@ def run(args: argparse.Namespace, console: Console) -> int:
 
 def resume_line(args: argparse.Namespace, out_dir: Path) -> str:
     """The command that resumes this history in ``out_dir``: its own flags, ``--out`` and ``--resume``."""
-    flags = [("--package", args.package), ("--versions", args.versions), ("--rounds", args.rounds), ("--index", args.index),
-             ("--threshold", args.threshold), ("--address", args.address)]
-    return shlex.join(["rlbench", NAME, str(args.config), *(x for flag, value in flags if value is not None
-                                                           for x in (flag, str(value))), "--out", str(out_dir), "--resume"])
+    flags = [
+        ("--package", args.package),
+        ("--versions", args.versions),
+        ("--rounds", args.rounds),
+        ("--index", args.index),
+        ("--threshold", args.threshold),
+        ("--address", args.address),
+    ]
+    return shlex.join(
+        [
+            "rlbench",
+            NAME,
+            str(args.config),
+            *(x for flag, value in flags if value is not None for x in (flag, str(value))),
+            "--out",
+            str(out_dir),
+            "--resume",
+        ]
+    )
 
 
 def _history(args: argparse.Namespace, console: Console) -> int:
@@ -89,24 +108,46 @@ def _history(args: argparse.Namespace, console: Console) -> int:
     index = loaded.spec.variants[0].index
     listed = listed_versions(args.package, index, console)
     if listed is not None and unknown_versions(versions, listed):
-        return bad_input(console, "--versions " + unknown_message(args.package, index, unknown_versions(versions, listed),
-                                                                  listed))
+        return bad_input(
+            console, "--versions " + unknown_message(args.package, index, unknown_versions(versions, listed), listed)
+        )
     if args.resume and args.out is None:
         return bad_input(console, "--resume needs --out DIR (the folder of the history to resume)")
     out_dir = own_path(args.out) or default_out_dir(f"{loaded.spec.name}_history")
     resume_with = resume_line(args, out_dir)
     if rounds < ROUNDS_FOR_EVIDENCE:
-        say(console, f"note: {rounds} round{'s' if rounds != 1 else ''}: no step can get a verdict with fewer than "
-                     f"{ROUNDS_FOR_EVIDENCE} (the trend is still measured)", "yellow")
+        say(
+            console,
+            f"note: {rounds} round{'s' if rounds != 1 else ''}: no step can get a verdict with fewer than "
+            f"{ROUNDS_FOR_EVIDENCE} (the trend is still measured)",
+            "yellow",
+        )
     seen = received()
     try:
-        code = sweep_loaded(loaded, argparse.Namespace(config=args.config, out=out_dir, dry_run=args.dry_run,
-                                                       address=args.address, resume=args.resume, retry_failed=False,
-                                                       resume_with=resume_with), console)
+        code = sweep_loaded(
+            loaded,
+            argparse.Namespace(
+                config=args.config,
+                out=out_dir,
+                dry_run=args.dry_run,
+                address=args.address,
+                resume=args.resume,
+                retry_failed=False,
+                resume_with=resume_with,
+            ),
+            console,
+        )
         if args.dry_run or code in (EXIT_BAD_INPUT, EXIT_INTERRUPTED):
             return code  # an interrupted sweep printed the resume line
-        slower = write_history(out_dir, loaded, args.package, [(v, variant_name(args.package, v)) for v in versions],
-                               threshold, rounds, console)
+        slower = write_history(
+            out_dir,
+            loaded,
+            args.package,
+            [(v, variant_name(args.package, v)) for v in versions],
+            threshold,
+            rounds,
+            console,
+        )
         if received() == seen:
             return EXIT_FAILED if code == EXIT_FAILED or slower else EXIT_OK
     except KeyboardInterrupt:  # between the sweep's own handling and the history's end: a resume writes the rest
@@ -114,8 +155,15 @@ def _history(args: argparse.Namespace, console: Console) -> int:
     return say_interrupted(console, out_dir, resume_with)
 
 
-def write_history(out_dir: Path, loaded, package: str, versions: list[tuple[str, str]], threshold: float, rounds: int,
-                  console: Console) -> int:
+def write_history(
+    out_dir: Path,
+    loaded,
+    package: str,
+    versions: list[tuple[str, str]],
+    threshold: float,
+    rounds: int,
+    console: Console,
+) -> int:
     """``history.json``, ``plots/history.png`` and the terminal's table; returns how many steps are slower
     beyond the threshold with evidence."""
     import pandas as pd
@@ -129,14 +177,27 @@ def write_history(out_dir: Path, loaded, package: str, versions: list[tuple[str,
     trials = pd.read_parquet(folder.path / "trials.parquet")
     axes = list(loaded.points[0].axes) if loaded.points else []
     trends = history_trends(trials, axes, versions, threshold=threshold)
-    write_json(folder.path / HISTORY_JSON, history_json(trends, package=package, versions=[v for v, _ in versions],
-                                                        threshold=threshold, rounds=rounds, results=str(out_dir)))
+    write_json(
+        folder.path / HISTORY_JSON,
+        history_json(
+            trends,
+            package=package,
+            versions=[v for v, _ in versions],
+            threshold=threshold,
+            rounds=rounds,
+            results=str(out_dir),
+        ),
+    )
     folder.plots.mkdir(parents=True, exist_ok=True)
     figure = write_trend_figure(trends, folder.plots / HISTORY_PNG)
     console.print(history_table(trends, package))
     flagged = flagged_steps(trends)
     for trend, step in flagged:
-        say(console, f"{trend.label}: {step.metric.replace('_', ' ')}: {step.sentence}", "red" if step.slower else "green")
+        say(
+            console,
+            f"{trend.label}: {step.metric.replace('_', ' ')}: {step.sentence}",
+            "red" if step.slower else "green",
+        )
     if not flagged:
         say(console, f"no step changed by {threshold:.0%} or more with evidence")
     say(console, f"history: {folder.path / HISTORY_JSON}" + (f", figure: {figure[0]}" if figure else ""))

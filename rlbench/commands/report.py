@@ -29,12 +29,20 @@ words), scaling per grid axis, and the figures. How every number is computed: do
 
 def setup_arguments(report: argparse.ArgumentParser) -> None:
     report.add_argument("dir", type=Path, help="result folder of a sweep")
-    report.add_argument("--rebuild", action="store_true",
-                        help="rebuild the tables from the per-trial files first (default: read the parquet tables)")
+    report.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="rebuild the tables from the per-trial files first (default: read the parquet tables)",
+    )
 
 
-def write_and_summarize(out_dir: Path, tables, console: Console, others_written: Callable[[], None] = lambda: None,
-                        recommendations: bool = True) -> None:
+def write_and_summarize(
+    out_dir: Path,
+    tables,
+    console: Console,
+    others_written: Callable[[], None] = lambda: None,
+    recommendations: bool = True,
+) -> None:
     """Write the report of a result set and print its recommendations (used by sweep and report);
     ``others_written``: see :func:`~rlbench.report.document.write_report`; ``recommendations``: False where the
     command prints its own answer (autoconfig: the sweep's recommendations pool its probe, search and race
@@ -49,8 +57,10 @@ def write_and_summarize(out_dir: Path, tables, console: Console, others_written:
         say(console, f"recommendation: {analysis.no_recommendations}", "dim")
     next_spec = ResultsFolder(out_dir).next_spec
     if analysis.next is not None and next_spec.exists():  # a verdict names a knob: the sweep it asks for
-        console.print(Text.assemble(("next:", "bold"), " ", plain(f"{analysis.next.verdict.label}: "
-                                                                   f"rlbench sweep {next_spec}")), soft_wrap=True)
+        console.print(
+            Text.assemble(("next:", "bold"), " ", plain(f"{analysis.next.verdict.label}: rlbench sweep {next_spec}")),
+            soft_wrap=True,
+        )
     say(console, f"Report: {html_path}  (and {md_path.name})")
 
 
@@ -67,7 +77,10 @@ def run(args: argparse.Namespace, console: Console) -> int:
     try:
         tables = build_tables(args.dir) if args.rebuild else read_tables(args.dir)
     except (OSError, ValueError, RecursionError) as e:  # a damaged table or per-trial file (pyarrow's too)
-        return bad_input(console, f"cannot read the tables of {args.dir} ({str(e)[:300]}): the folder is damaged; "
-                                  "--rebuild rebuilds them from trials/")
+        return bad_input(
+            console,
+            f"cannot read the tables of {args.dir} ({str(e)[:300]}): the folder is damaged; "
+            "--rebuild rebuilds them from trials/",
+        )
     write_and_summarize(args.dir, tables, console)
     return EXIT_OK

@@ -41,8 +41,9 @@ were), its cpus, stop rule and seed; differences in installed versions or git co
 def setup_arguments(reproduce: argparse.ArgumentParser) -> None:
     reproduce.add_argument("dir", type=Path, help="result folder of a sweep")
     reproduce.add_argument("trial_id", help="e.g. t002r0 (see trials.parquet)")
-    reproduce.add_argument("--out", type=Path, default=None,
-                           help="where the rerun writes (default: DIR-reproduce-TRIAL_ID next to DIR)")
+    reproduce.add_argument(
+        "--out", type=Path, default=None, help="where the rerun writes (default: DIR-reproduce-TRIAL_ID next to DIR)"
+    )
     reproduce.add_argument("--run", action="store_true", help="run the command now")
 
 
@@ -64,8 +65,11 @@ def run(args: argparse.Namespace, console: Console) -> int:
         return bad_input(console, str(e))
     trial = folder.trial(args.trial_id)
     if not trial.plan.exists() or (planned is not None and args.trial_id not in planned):
-        return bad_input(console, f"no trial {args.trial_id} in {args.dir} (expected {trial.plan}, and the id in "
-                                  "its manifest.json); trial ids are in trials.parquet")
+        return bad_input(
+            console,
+            f"no trial {args.trial_id} in {args.dir} (expected {trial.plan}, and the id in "
+            "its manifest.json); trial ids are in trials.parquet",
+        )
     try:
         rep = write_reproduction(args.dir, args.trial_id, args.out)
         if args.run:

@@ -57,10 +57,18 @@ def setup_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seconds", type=float, default=0.5, help="seconds each client counts per run (default 0.5)")
     p.add_argument("--repeats", type=int, default=3, help="runs per cell, the paths' order rotating (default 3)")
     p.add_argument("--in-flight", type=int, default=4, help="requests outstanding on actor_inflight (default 4)")
-    p.add_argument("--max-run-s", type=float, default=20.0,
-                   help="a run stops sending after this many seconds (default 20; its row then says it ran short)")
-    p.add_argument("--train-iterations", type=int, default=3,
-                   help="PPO iterations (1,000 env steps each) of the CartPole policy served for 16-byte states (default 3)")
+    p.add_argument(
+        "--max-run-s",
+        type=float,
+        default=20.0,
+        help="a run stops sending after this many seconds (default 20; its row then says it ran short)",
+    )
+    p.add_argument(
+        "--train-iterations",
+        type=int,
+        default=3,
+        help="PPO iterations (1,000 env steps each) of the CartPole policy served for 16-byte states (default 3)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seeds the training, the models and the states (default 0)")
     p.add_argument("--out", type=Path, default=None, help="result folder (default results/servebench/<timestamp>/)")
 
@@ -79,10 +87,18 @@ def _config(args: argparse.Namespace):
     from rlbench.studies.servebench import PATHS, ServebenchConfig
 
     paths = tuple(p.strip() for p in args.paths.split(",") if p.strip()) if args.paths else tuple(PATHS)
-    return ServebenchConfig(paths=paths, batches=tuple(int_list(args.batches, "--batches")),
-                            inputs=tuple(int_list(args.inputs, "--inputs")), clients=tuple(int_list(args.clients, "--clients")),
-                            seconds=args.seconds, repeats=args.repeats, in_flight=args.in_flight,
-                            max_run_s=args.max_run_s, seed=args.seed, train_iterations=args.train_iterations)
+    return ServebenchConfig(
+        paths=paths,
+        batches=tuple(int_list(args.batches, "--batches")),
+        inputs=tuple(int_list(args.inputs, "--inputs")),
+        clients=tuple(int_list(args.clients, "--clients")),
+        seconds=args.seconds,
+        repeats=args.repeats,
+        in_flight=args.in_flight,
+        max_run_s=args.max_run_s,
+        seed=args.seed,
+        train_iterations=args.train_iterations,
+    )
 
 
 def _out_dir(args: argparse.Namespace) -> Path:
@@ -107,9 +123,12 @@ def run(args: argparse.Namespace, console: Console) -> int:
         return bad_input(console, str(e))
     why = missing_extra()
     if why is not None:
-        return bad_input(console, f"rlbench servebench needs the serve extra (Ray Serve, Starlette, uvicorn), and {why}: "
-                                  "install it with  pip install -e \".[serve]\"  in the rlbench checkout (or "
-                                  "pip install \"rlbench[serve]\")")
+        return bad_input(
+            console,
+            f"rlbench servebench needs the serve extra (Ray Serve, Starlette, uvicorn), and {why}: "
+            'install it with  pip install -e ".[serve]"  in the rlbench checkout (or '
+            'pip install "rlbench[serve]")',
+        )
     try:
         session.lock()  # making the folder; the checks again under the lock
     except OutDirError as e:
@@ -132,8 +151,13 @@ def _manifest():
     from rlbench.measure.machine import machine_dict, probe_machine, software_versions
     from rlbench.results.manifest import Manifest
 
-    return Manifest(command=["rlbench", *sys.argv[1:]], software=software_versions(), machine=machine_dict(probe_machine()),
-                    started_at=datetime.datetime.now(datetime.timezone.utc).isoformat(), ended_at=None)
+    return Manifest(
+        command=["rlbench", *sys.argv[1:]],
+        software=software_versions(),
+        machine=machine_dict(probe_machine()),
+        started_at=datetime.datetime.now(datetime.timezone.utc).isoformat(),
+        ended_at=None,
+    )
 
 
 def _measure(config, out: Path, console: Console) -> int:
@@ -149,25 +173,39 @@ def _measure(config, out: Path, console: Console) -> int:
     from rlbench.worker.ray_auth import bind_local_runtime_to_loopback
 
     total = len(schedule(config))
-    say(console, f"servebench: {len(config.paths)} paths x batches {list(config.batches)} x states "
-                 f"{list(config.inputs)} B x clients {list(config.clients)}, {config.repeats} repeats: {total} runs of "
-                 f"{config.seconds:g} s; results in {out}")
+    say(
+        console,
+        f"servebench: {len(config.paths)} paths x batches {list(config.batches)} x states "
+        f"{list(config.inputs)} B x clients {list(config.clients)}, {config.repeats} repeats: {total} runs of "
+        f"{config.seconds:g} s; results in {out}",
+    )
     warn_if_auth_disabled(console)
     secure_ray(console, create=True)
     bind_local_runtime_to_loopback()  # gcs, raylet, workers and agents on 127.0.0.1
     started, t0 = datetime.datetime.now().astimezone(), time.perf_counter()
     probe = RoleCpuWindow(os.getpid(), ServeRoles())
-    doc: dict[str, Any] = {"command": shlex.join(["rlbench", *sys.argv[1:]]) if sys.argv else "rlbench servebench",
-                           "started": started.isoformat(timespec="seconds"), "config": config.as_dict(),
-                           "machine": machine_dict(probe_machine()), "versions": software_versions(),
-                           "paper": PAPER_TABLE3, "interrupted": False}
+    doc: dict[str, Any] = {
+        "command": shlex.join(["rlbench", *sys.argv[1:]]) if sys.argv else "rlbench servebench",
+        "started": started.isoformat(timespec="seconds"),
+        "config": config.as_dict(),
+        "machine": machine_dict(probe_machine()),
+        "versions": software_versions(),
+        "paper": PAPER_TABLE3,
+        "interrupted": False,
+    }
 
     def save() -> None:
-        doc.update(runs=bench.records, setup_s=bench.setup_s, policy=bench.policy,
-                   calibration=[c.as_dict() for c in bench.calibration], servers=bench.pids,
-                   ports={k: v for k, v in bench.servers.items() if k.endswith("_port")},
-                   server_errors=bench.server_errors, wall_s=time.perf_counter() - t0,
-                   finished=datetime.datetime.now().astimezone().isoformat(timespec="seconds"))
+        doc.update(
+            runs=bench.records,
+            setup_s=bench.setup_s,
+            policy=bench.policy,
+            calibration=[c.as_dict() for c in bench.calibration],
+            servers=bench.pids,
+            ports={k: v for k, v in bench.servers.items() if k.endswith("_port")},
+            server_errors=bench.server_errors,
+            wall_s=time.perf_counter() - t0,
+            finished=datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        )
         write_json(out / SERVEBENCH_JSON, doc)
 
     seen = received()
@@ -175,14 +213,23 @@ def _measure(config, out: Path, console: Console) -> int:
     def progress(done: int, n: int, r: dict[str, Any]) -> None:
         if received() != seen:  # a signal came and something (inside ray.get) caught its KeyboardInterrupt:
             raise KeyboardInterrupt  # stop now, not after every later run failed against a stopped server
-        what = (f"{r['states_per_s']:,.0f} states/s, p50 {r['p50_ms']:.2f} ms" if r.get("states_per_s") is not None
-                else f"failed: {r.get('error')}" if r.get("error") else "no rate")
-        say(console, f"[{done}/{n}] {r['path']}, batch {r['batch']}, {r['input_bytes']} B, {r['clients']} client(s): {what}")
+        what = (
+            f"{r['states_per_s']:,.0f} states/s, p50 {r['p50_ms']:.2f} ms"
+            if r.get("states_per_s") is not None
+            else f"failed: {r.get('error')}"
+            if r.get("error")
+            else "no rate"
+        )
+        say(
+            console,
+            f"[{done}/{n}] {r['path']}, batch {r['batch']}, {r['input_bytes']} B, {r['clients']} client(s): {what}",
+        )
         if done % 20 == 0:
             save()  # an interrupted or crashed run keeps what it measured
 
-    bench = ServebenchRun(config, out, probe, progress=progress, say=lambda line: say(console, line),
-                          after_start=install)
+    bench = ServebenchRun(
+        config, out, probe, progress=progress, say=lambda line: say(console, line), after_start=install
+    )
     interrupted = False
     try:
         bench.setup()
@@ -223,8 +270,10 @@ def _report(out: Path, doc: dict[str, Any], console: Console, interrupted: bool)
     html_path, _md, rows, comparisons = write_servebench_report(out, doc)
     for table in terminal_tables(doc.get("runs") or [], rows, comparisons):
         console.print(table)
-    console.print("paper (Ray OSDI'18, Table 3, batch 64): 4 KB states at 10 ms: Clipper 4,400, Ray 6,200 states/s; "
-                  "100 KB states at 5 ms: Clipper 290, Ray 6,900 (docs/STUDIES.md: what differs here)")
+    console.print(
+        "paper (Ray OSDI'18, Table 3, batch 64): 4 KB states at 10 ms: Clipper 4,400, Ray 6,200 states/s; "
+        "100 KB states at 5 ms: Clipper 290, Ray 6,900 (docs/STUDIES.md: what differs here)"
+    )
     say(console, f"Report: {html_path}")
     if interrupted:
         return EXIT_INTERRUPTED

@@ -28,8 +28,9 @@ The table puts this machine's timesteps/s beside the paper's; docs/STUDIES.md ex
 
 def setup_arguments(simbench: argparse.ArgumentParser) -> None:
     simbench.add_argument("--cpus", default=None, help="comma-separated CPU counts (default 1..all cores)")
-    simbench.add_argument("--mean-steps", type=int, default=20_000,
-                          help="mean rollout length in timesteps (default 20000)")
+    simbench.add_argument(
+        "--mean-steps", type=int, default=20_000, help="mean rollout length in timesteps (default 20000)"
+    )
     simbench.add_argument("--repeats", type=int, default=3, help="alternating repeats per mode (default 3)")
     simbench.add_argument("--out", type=Path, default=None, help="also write the results as JSON here")
 
@@ -45,8 +46,10 @@ def run(args: argparse.Namespace, console: Console) -> int:
             raise ValueError("--mean-steps must be >= 10 and --repeats >= 1")
     except ValueError as e:
         return bad_input(console, str(e))
-    console.print(f"simbench: 3n Pendulum-v1 rollouts (mean {args.mean_steps} steps) on n CPUs, "
-                  f"n in {counts}, {args.repeats} repeats per mode")
+    console.print(
+        f"simbench: 3n Pendulum-v1 rollouts (mean {args.mean_steps} steps) on n CPUs, "
+        f"n in {counts}, {args.repeats} repeats per mode"
+    )
     warn_if_auth_disabled(console)
     secure_ray(console, create=True)
     bind_local_runtime_to_loopback()  # its private Ray runtimes listen on 127.0.0.1 only
@@ -56,13 +59,18 @@ def run(args: argparse.Namespace, console: Console) -> int:
         table.add_column(column, justify="right")
     for r in results:
         paper = PAPER_TABLE4.get(r.cpus)
-        table.add_row(str(r.cpus), f"{r.bsp_steps_per_s:,.0f}", f"{r.async_steps_per_s:,.0f}",
-                      f"{r.async_over_bsp:.2f}x", *(
-                          (f"{paper[0]:,.0f}", f"{paper[1]:,.0f}", f"{paper[1] / paper[0]:.2f}x") if paper
-                          else ("-", "-", "-")))
+        table.add_row(
+            str(r.cpus),
+            f"{r.bsp_steps_per_s:,.0f}",
+            f"{r.async_steps_per_s:,.0f}",
+            f"{r.async_over_bsp:.2f}x",
+            *((f"{paper[0]:,.0f}", f"{paper[1]:,.0f}", f"{paper[1] / paper[0]:.2f}x") if paper else ("-", "-", "-")),
+        )
     console.print(table)
-    console.print("paper (Pendulum-v0, 2018): 1 CPU 22.6K / 22.3K, 16 CPUs 208K / 290K, 256 CPUs 2.16M / 4.03M "
-                  "(BSP / async); see docs/STUDIES.md for why this machine differs")
+    console.print(
+        "paper (Pendulum-v0, 2018): 1 CPU 22.6K / 22.3K, 16 CPUs 208K / 290K, 256 CPUs 2.16M / 4.03M "
+        "(BSP / async); see docs/STUDIES.md for why this machine differs"
+    )
     if args.out:
         write_json(own_file(args.out), [result_dict(r) for r in results])
         say(console, f"written: {args.out}")

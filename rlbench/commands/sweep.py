@@ -14,8 +14,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from rlbench.analysis.findings import CONFIDENCE
 from rlbench import __version__
+from rlbench.analysis.findings import CONFIDENCE
 from rlbench.commands._common import bad_input, own_path, say
 from rlbench.commands.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from rlbench.measure.machine import probe_machine
@@ -52,24 +52,37 @@ exit codes: 0 every trial ok or skipped; 1 a trial failed or timed out; 2 bad in
 
 def setup_arguments(sweep: argparse.ArgumentParser) -> None:
     sweep.add_argument("config", type=Path, help="sweep spec (YAML), e.g. configs/smoke.yaml")
-    sweep.add_argument("--out", type=Path, default=None,
-                       help="result folder (default: results/<name>/<timestamp>/)")
+    sweep.add_argument("--out", type=Path, default=None, help="result folder (default: results/<name>/<timestamp>/)")
     sweep.add_argument("--dry-run", action="store_true", help="print the planned trials and run nothing")
-    sweep.add_argument("--address", default=None,
-                       help="run every trial as a driver of this Ray cluster (host:port of its GCS, or 'auto'); "
-                            "default: $RAY_ADDRESS, else a private local Ray per trial (docs/CLUSTER.md)")
-    sweep.add_argument("--parallel", default=None, metavar="N|auto",
-                       help="with --address: run up to N trials at once (auto: as many as fit), each on whole nodes of "
-                            "one type that no other trial holds meanwhile, its driver an actor there (docs/CLUSTER.md)")
-    sweep.add_argument("--resume", action="store_true",
-                       help="continue the sweep in --out DIR: run only its trials that are missing or were "
-                            "interrupted (refused if the spec, machine or software changed incomparably)")
-    sweep.add_argument("--retry-failed", action="store_true",
-                       help="with --resume, also rerun trials that failed or timed out")
-    sweep.add_argument("--quick", action="store_true",
-                       help="check that every configuration runs: one repeat, no warm-up, one iteration on a small "
-                            "train batch (docs/SPEC.md, '--quick'); an autoconfig spec: its search space planned, its "
-                            "baseline run. The folder is marked quick: compare refuses it, its report recommends nothing")
+    sweep.add_argument(
+        "--address",
+        default=None,
+        help="run every trial as a driver of this Ray cluster (host:port of its GCS, or 'auto'); "
+        "default: $RAY_ADDRESS, else a private local Ray per trial (docs/CLUSTER.md)",
+    )
+    sweep.add_argument(
+        "--parallel",
+        default=None,
+        metavar="N|auto",
+        help="with --address: run up to N trials at once (auto: as many as fit), each on whole nodes of "
+        "one type that no other trial holds meanwhile, its driver an actor there (docs/CLUSTER.md)",
+    )
+    sweep.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the sweep in --out DIR: run only its trials that are missing or were "
+        "interrupted (refused if the spec, machine or software changed incomparably)",
+    )
+    sweep.add_argument(
+        "--retry-failed", action="store_true", help="with --resume, also rerun trials that failed or timed out"
+    )
+    sweep.add_argument(
+        "--quick",
+        action="store_true",
+        help="check that every configuration runs: one repeat, no warm-up, one iteration on a small "
+        "train batch (docs/SPEC.md, '--quick'); an autoconfig spec: its search space planned, its "
+        "baseline run. The folder is marked quick: compare refuses it, its report recommends nothing",
+    )
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
@@ -112,8 +125,12 @@ def _quick_autoconfig(path: Path, console: Console):
     if not has_autoconfig(path):
         return None
     loaded, setup = quick_baseline(path, probe_machine())
-    say(console, f"autoconfig spec: its search space plans {len(setup.searched)} configurations here; --quick runs "
-                 "its baseline only", "dim")
+    say(
+        console,
+        f"autoconfig spec: its search space plans {len(setup.searched)} configurations here; --quick runs "
+        "its baseline only",
+        "dim",
+    )
     return loaded
 
 
@@ -135,8 +152,11 @@ def sweep_loaded(loaded, args: argparse.Namespace, console: Console) -> int:
         return bad_input(console, str(e))
     if args.dry_run:
         try:
-            plans = (plan_cluster_trials(loaded, cluster, parallel=parallel is not None) if cluster
-                     else plan_trials(loaded, probe_machine()))
+            plans = (
+                plan_cluster_trials(loaded, cluster, parallel=parallel is not None)
+                if cluster
+                else plan_trials(loaded, probe_machine())
+            )
         except SpecError as e:
             return bad_input(console, str(e))
         from rlbench.report.terminal import plan_table
@@ -144,10 +164,11 @@ def sweep_loaded(loaded, args: argparse.Namespace, console: Console) -> int:
         console.print(plan_table(plans))
         for line in skip_summary(plans):  # names grid values: text, controls visible
             console.print(plain(line), highlight=False, markup=False, soft_wrap=True)
-        console.print(f"{len(plans)} trials planned, {sum(p.skip_reason is None for p in plans)} to run; "
-                      "dry run: nothing was run or written."
-                      + (" (seed: null: the sweep draws its own seeds when it runs.)" if loaded.spec.seed is None
-                         else ""))
+        console.print(
+            f"{len(plans)} trials planned, {sum(p.skip_reason is None for p in plans)} to run; "
+            "dry run: nothing was run or written."
+            + (" (seed: null: the sweep draws its own seeds when it runs.)" if loaded.spec.seed is None else "")
+        )
         return EXIT_OK
 
     if args.retry_failed and not args.resume:
@@ -156,17 +177,30 @@ def sweep_loaded(loaded, args: argparse.Namespace, console: Console) -> int:
         return bad_input(console, "--resume needs --out DIR (the folder of the sweep to resume)")
     out_dir = own_path(args.out) or default_out_dir(loaded.spec.name)
     v = len(loaded.spec.variants)
-    size = (f"{len(loaded.points) // v} grid points x {v} variants x {loaded.spec.repeats} rounds" if v else
-            f"{len(loaded.points)} grid points x {loaded.spec.repeats} repeats")
+    size = (
+        f"{len(loaded.points) // v} grid points x {v} variants x {loaded.spec.repeats} rounds"
+        if v
+        else f"{len(loaded.points)} grid points x {loaded.spec.repeats} repeats"
+    )
     say(console, f"rlbench {__version__}: sweep '{loaded.spec.name}', {size} -> {out_dir}")
     given = getattr(args, "resume_with", None)  # rlbench history's own line
-    resume_with = given or resume_command(args.config, out_dir, loaded.quick, args.address if parallel else None,
-                                          parallel)
+    resume_with = given or resume_command(
+        args.config, out_dir, loaded.quick, args.address if parallel else None, parallel
+    )
     outcome, seen = None, received()
     try:
-        outcome = run_sweep(loaded, out_dir, console=console, argv=sys.argv, resume=args.resume,
-                            retry_failed=args.retry_failed, cluster=cluster, parallel=parallel,
-                            while_forkserver_starts=import_results_modules, resume_with=given)
+        outcome = run_sweep(
+            loaded,
+            out_dir,
+            console=console,
+            argv=sys.argv,
+            resume=args.resume,
+            retry_failed=args.retry_failed,
+            cluster=cluster,
+            parallel=parallel,
+            while_forkserver_starts=import_results_modules,
+            resume_with=given,
+        )
         release_fork_server()  # it exits while the tables and report are written
         # no record: interrupted before its first trial had a verdict, nothing to tabulate
         code = _results(loaded, out_dir, outcome, console) if outcome.records else EXIT_OK
@@ -191,13 +225,23 @@ def _results(loaded, out_dir: Path, outcome, console: Console) -> int:
     axes = (list(loaded.points[0].axes) if loaded.points else []) + ["variant"] * bool(loaded.spec.variants)
     plots_written = write_plots_beside(out_dir, tables, axes)  # drawn while the report's own figures are
     console.print(results_table(tables["trials"], axes, outcome.skip_groups))
-    say(console, f"{outcome.count('ok')} ok, {outcome.count('skipped')} skipped, {outcome.count('failed')} failed, "
-                 f"{outcome.count('timeout')} timed out, {outcome.count('interrupted')} interrupted"
-                 f"{f' ({outcome.kept} kept from the earlier run)' if outcome.kept else ''}. Results: {out_dir}")
+    say(
+        console,
+        f"{outcome.count('ok')} ok, {outcome.count('skipped')} skipped, {outcome.count('failed')} failed, "
+        f"{outcome.count('timeout')} timed out, {outcome.count('interrupted')} interrupted"
+        f"{f' ({outcome.kept} kept from the earlier run)' if outcome.kept else ''}. Results: {out_dir}",
+    )
     write_and_summarize(out_dir, tables, console, plots_written)  # report.html / report.md
     for r in outcome.failed:  # the reason is the env's own text: plain, never markup
-        console.print(Text.assemble((f"{r.trial_id} {r.status}:", "red"), " ", plain(r.reason),
-                                    plain(f"  (log: {out_dir / 'trials' / r.trial_id / 'trial.log'})")), soft_wrap=True)
+        console.print(
+            Text.assemble(
+                (f"{r.trial_id} {r.status}:", "red"),
+                " ",
+                plain(r.reason),
+                plain(f"  (log: {out_dir / 'trials' / r.trial_id / 'trial.log'})"),
+            ),
+            soft_wrap=True,
+        )
     for r in outcome.ended_in_teardown:
         console.print(Text.assemble((f"{r.trial_id} ok, with a note:", "yellow"), " ", plain(r.reason)), soft_wrap=True)
     return EXIT_FAILED if outcome.failed else EXIT_OK
@@ -215,10 +259,14 @@ def say_interrupted(console: Console, out_dir: Path, resume_with: str, outcome=N
     if outcome is None:  # stopped outside the trials: planning, or after them
         left = "; finished trials are kept"
     elif outcome.unfinished:
-        left = (f": {outcome.unfinished} of {len(outcome.trial_ids)} trials still to run (what the interrupted trial "
-                "measured is kept)")
+        left = (
+            f": {outcome.unfinished} of {len(outcome.trial_ids)} trials still to run (what the interrupted trial "
+            "measured is kept)"
+        )
     else:
         left = f": all {len(outcome.trial_ids)} trials have their verdict; the tables and report are left to write"
-    console.print(Text.assemble(("Interrupted", "yellow"), plain(f"{left}. Resume with:"), "\n  ", plain(resume_with)),
-                  soft_wrap=True)
+    console.print(
+        Text.assemble(("Interrupted", "yellow"), plain(f"{left}. Resume with:"), "\n  ", plain(resume_with)),
+        soft_wrap=True,
+    )
     return EXIT_INTERRUPTED

@@ -104,12 +104,22 @@ def git_commit(path: Path) -> str | None:
     """
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
     try:
-        out = subprocess.run(["git", *_GIT_SAFE, "-C", str(path), "rev-parse", "HEAD"], capture_output=True,
-                             text=True, timeout=5, env=env)
+        out = subprocess.run(
+            ["git", *_GIT_SAFE, "-C", str(path), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            env=env,
+        )
         if out.returncode != 0:
             return None
-        dirty = subprocess.run(["git", *_GIT_SAFE, "-C", str(path), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=5, env=env)
+        dirty = subprocess.run(
+            ["git", *_GIT_SAFE, "-C", str(path), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            env=env,
+        )
         return out.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
         return None
@@ -142,7 +152,7 @@ def _git_dir(path: Path) -> Path | None:
             return dot_git
         text = _read_small(dot_git)  # a worktree's or submodule's .git file: "gitdir: <path>"
         if text is not None and text.startswith("gitdir:"):
-            return (folder / text[len("gitdir:"):].strip()).resolve()
+            return (folder / text[len("gitdir:") :].strip()).resolve()
     return None
 
 

@@ -60,8 +60,9 @@ _SUMMARY = re.compile(rb"Samples: (\d+) Errors: (\d+)")
 _SAMPLING = b"Sampling process"  # py-spy's banner once it has attached
 _NO_PERMISSION = (b"Permission Denied", b"Operation not permitted", b"EPERM", b"permission denied")
 _GONE = (b"No such process", b"No such file or directory", b"process exited", b"Failed to open process")
-_PIN_AND_EXEC = "import os,sys;os.sched_setaffinity(0,[int(c) for c in sys.argv[1].split(',')]);" \
-                "os.execv(sys.argv[2],sys.argv[2:])"
+_PIN_AND_EXEC = (
+    "import os,sys;os.sched_setaffinity(0,[int(c) for c in sys.argv[1].split(',')]);os.execv(sys.argv[2],sys.argv[2:])"
+)
 
 
 def find_pyspy() -> str | None:
@@ -80,8 +81,9 @@ def is_python(pid: int) -> bool:
         return False
 
 
-def steady_profile_over(plan_warmup: int, stop_iterations: int | None, stop_seconds: float | None,
-                        iterations: list[dict[str, Any]]) -> bool:
+def steady_profile_over(
+    plan_warmup: int, stop_iterations: int | None, stop_seconds: float | None, iterations: list[dict[str, Any]]
+) -> bool:
     """Whether profiling should stop now: at least one steady iteration is in the profile and the
     next iteration is (or, for a time limit, is expected to be: trained time plus the mean steady
     iteration reaches it) the trial's last."""
@@ -133,9 +135,21 @@ class TrialProfiler:
     :func:`find_pyspy`).
     """
 
-    def __init__(self, trial: TrialFolder, sampler, *, hz: int, native: bool, warmup_iterations: int,
-                 stop_iterations: int | None, stop_seconds: float | None, t0_epoch: float,
-                 roles: list[str] | None = None, cores: list[int] | None = None, pyspy: str | None = None):
+    def __init__(
+        self,
+        trial: TrialFolder,
+        sampler,
+        *,
+        hz: int,
+        native: bool,
+        warmup_iterations: int,
+        stop_iterations: int | None,
+        stop_seconds: float | None,
+        t0_epoch: float,
+        roles: list[str] | None = None,
+        cores: list[int] | None = None,
+        pyspy: str | None = None,
+    ):
         self.trial, self.sampler = trial, sampler
         self.hz, self.native = int(hz), bool(native)
         self.roles = set(roles) if roles is not None else None
@@ -176,12 +190,16 @@ class TrialProfiler:
         if not self.started:
             if names & ENDING_EVENTS:
                 return
-            if Event.BUILD in names and len(iterations) >= self.warmup and not steady_profile_over(
-                    self.warmup, self.stop_iterations, self.stop_seconds, iterations):
+            if (
+                Event.BUILD in names
+                and len(iterations) >= self.warmup
+                and not steady_profile_over(self.warmup, self.stop_iterations, self.stop_seconds, iterations)
+            ):
                 self.start()
             return
-        if names & ENDING_EVENTS or steady_profile_over(self.warmup, self.stop_iterations, self.stop_seconds,
-                                                        iterations):
+        if names & ENDING_EVENTS or steady_profile_over(
+            self.warmup, self.stop_iterations, self.stop_seconds, iterations
+        ):
             self.stop()
 
     def start(self) -> None:
@@ -203,14 +221,32 @@ class TrialProfiler:
             out = self._tmp / f"{pid}.json"
             # py-spy reads native stacks only from a stopped process: --native pauses the target at
             # every sample, --nonblocking (the default here) never does
-            cmd = [self.pyspy, "record", "--format", "speedscope", "--rate", str(self.hz), "--pid", str(pid),
-                   "--function", "--output", str(out), *(["--native"] if self.native else ["--nonblocking"])]
+            cmd = [
+                self.pyspy,
+                "record",
+                "--format",
+                "speedscope",
+                "--rate",
+                str(self.hz),
+                "--pid",
+                str(pid),
+                "--function",
+                "--output",
+                str(out),
+                *(["--native"] if self.native else ["--nonblocking"]),
+            ]
             if self.spare_cores:
                 cmd = [sys.executable, "-I", "-S", "-c", _PIN_AND_EXEC, ",".join(map(str, self.spare_cores)), *cmd]
             with open(self._tmp / f"{pid}.log", "wb") as log:
                 try:
-                    popen = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                             start_new_session=True, close_fds=True)
+                    popen = subprocess.Popen(
+                        cmd,
+                        stdin=subprocess.DEVNULL,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        start_new_session=True,
+                        close_fds=True,
+                    )
                 except OSError as e:
                     proc.status, proc.error = "failed", f"cannot start py-spy: {e}"
                     continue
@@ -301,8 +337,10 @@ class TrialProfiler:
             return "unavailable", self.note
         if not ok:
             if any(p.status == "no permission" for p in profiled):
-                return "unavailable", ("py-spy cannot attach: no ptrace permission (run as root, or give the "
-                                       "sweep CAP_SYS_PTRACE; in a container: --cap-add SYS_PTRACE)")
+                return "unavailable", (
+                    "py-spy cannot attach: no ptrace permission (run as root, or give the "
+                    "sweep CAP_SYS_PTRACE; in a container: --cap-add SYS_PTRACE)"
+                )
             first = next((p for p in profiled if p.error), None)
             return "unavailable", f"no process could be profiled: {first.error if first else 'none found'}"
         if len(ok) < len(profiled):
@@ -326,9 +364,19 @@ class TrialProfiler:
             shutil.rmtree(self._tmp, ignore_errors=True)
         status, note = self.status()
         cpu = [p.cpu_s for p in self.processes if p.cpu_s is not None]
-        event = {"event": Event.PROFILE, "t_s": round(self.now_s(), 6), "status": status, "note": note,
-                 "hz": self.hz, "native": self.native, "roles": sorted(self.roles) if self.roles is not None else None, "t_start_s": self.t_start_s, "t_stop_s": self.t_stop_s,
-                 "cpu_s": sum(cpu) if cpu else None, "processes": [asdict(p) for p in self.processes]}
+        event = {
+            "event": Event.PROFILE,
+            "t_s": round(self.now_s(), 6),
+            "status": status,
+            "note": note,
+            "hz": self.hz,
+            "native": self.native,
+            "roles": sorted(self.roles) if self.roles is not None else None,
+            "t_start_s": self.t_start_s,
+            "t_stop_s": self.t_stop_s,
+            "cpu_s": sum(cpu) if cpu else None,
+            "processes": [asdict(p) for p in self.processes],
+        }
         append_line(self.trial.events_file, json.dumps(event).encode())
         return event
 

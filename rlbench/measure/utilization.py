@@ -75,7 +75,7 @@ def parse_forks(text: bytes) -> int | None:
     if start < 0:
         return None
     end = text.find(b"\n", start + 1)
-    return int(text[start + 11:end if end > 0 else None])
+    return int(text[start + 11 : end if end > 0 else None])
 
 
 def classify(cmdline: list[str], *, is_driver: bool, adapter: Adapter | None = None) -> Role:
@@ -134,9 +134,18 @@ class UtilizationSampler:
     sampler. The spec itself asks ``sample_hz > 0``.
     """
 
-    def __init__(self, root_pid: int, *, t0_epoch: float, hz: float, gpus: Gpus | None = None,
-                 per_core: bool = True, rapl: Rapl | None = None, adapter: Adapter | None = None,
-                 root_role: str | None = None):
+    def __init__(
+        self,
+        root_pid: int,
+        *,
+        t0_epoch: float,
+        hz: float,
+        gpus: Gpus | None = None,
+        per_core: bool = True,
+        rapl: Rapl | None = None,
+        adapter: Adapter | None = None,
+        root_role: str | None = None,
+    ):
         self.root_pid = root_pid
         self.root_role = root_role
         """The root process's role when it is not the trial's driver (``harness``: a ``--parallel`` trial's
@@ -149,8 +158,9 @@ class UtilizationSampler:
         self.rapl = rapl
         self.per_core = per_core
         self.samples = 0
-        self._loop = TickLoop(1.0 / hz if self.enabled else 0.0, self.sample_once, "rlbench-sampler",
-                              before=self._baseline)
+        self._loop = TickLoop(
+            1.0 / hz if self.enabled else 0.0, self.sample_once, "rlbench-sampler", before=self._baseline
+        )
         self._members: dict[int, _Member] = {}
         self._foreign: set[int] = set()
         self._seen: set[tuple[int, int]] = set()
@@ -185,8 +195,11 @@ class UtilizationSampler:
 
     def processes(self) -> dict[int, str]:
         """pid -> role of the trial's processes at the last sample (rlbench's own, ``harness``, left out)."""
-        return {m.pid: m.role for m in list(self._members.values())
-                if m.role is not None and m.role != HARNESS_ROLE and m.pid not in self._adopted}
+        return {
+            m.pid: m.role
+            for m in list(self._members.values())
+            if m.role is not None and m.role != HARNESS_ROLE and m.pid not in self._adopted
+        }
 
     def adopt(self, pid: int) -> None:
         """Sample ``pid``, a process rlbench started beside the trial (py-spy), with role ``harness``:
@@ -283,8 +296,11 @@ class UtilizationSampler:
             member.role, member.settled = role.name, role.settled
             if member.pid == self.root_pid and self.root_role is not None:
                 member.role = self.root_role
-            member.unexeced = (member.pid != self.root_pid and (was is None or member.unexeced)
-                               and _parent_cmdline(member.ppid) == cmdline)
+            member.unexeced = (
+                member.pid != self.root_pid
+                and (was is None or member.unexeced)
+                and _parent_cmdline(member.ppid) == cmdline
+            )
         except OSError:
             member.role = member.role or "other"
             member.unexeced = False

@@ -13,8 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from rlbench.analysis.findings import CONFIDENCE
 from rlbench.analysis.configs import config_label
+from rlbench.analysis.findings import CONFIDENCE
 from rlbench.analysis.targets import pareto_front
 from rlbench.report.blocks import Block, Bullets, Heading, Paragraph, Table
 from rlbench.report.style import fmt
@@ -40,28 +40,46 @@ def _num(value: Any, digits: int = 0) -> str:
 #: Whose readings an answer rests on, in words (autoconfig.json's ``answer_source``).
 _SOURCES = {"race": "race", "search": "search", "probe": "probe", "search+probe": "search and probe"}
 #: Why a configuration left, in words (autoconfig.json's ``eliminations[].reason``).
-_REASONS = {"model": "dropped by the cost model", "budget": "not measured (budget)",
-            "separated": "separated from the leader", "reading_and_model": "dropped on fewer than 3 readings, the model agreeing",
-            "not_raced": "measured, not raced (budget)", "failed": "failed"}
+_REASONS = {
+    "model": "dropped by the cost model",
+    "budget": "not measured (budget)",
+    "separated": "separated from the leader",
+    "reading_and_model": "dropped on fewer than 3 readings, the model agreeing",
+    "not_raced": "measured, not raced (budget)",
+    "failed": "failed",
+}
 
 
 def answer_text(data: dict[str, Any]) -> str:
     """The answer in one sentence: winner, median, speed-up with its interval, trials and seconds."""
     best, sp, unit = data.get("best") or {}, data.get("speedup") or {}, data.get("unit", "")
     if not best:
-        return (f"No configuration gave a reading ({data.get('trials_run', 0)} trials, "
-                f"{_num(data.get('wall_s'))} s of a {_num(data.get('budget_s'))} s budget).")
+        return (
+            f"No configuration gave a reading ({data.get('trials_run', 0)} trials, "
+            f"{_num(data.get('wall_s'))} s of a {_num(data.get('budget_s'))} s budget)."
+        )
     base = data.get("baseline") or {}
     why = "the baseline gave no reading" if not base.get("n") else "the baseline mostly missed the target"
-    ratio = f"not measurable ({why})" if sp.get("ratio") is None else (
-        f"{sp['ratio']:.2f}x" + (f" ({CONFIDENCE:.0%} CI {sp['ci_low']:.2f}-{sp['ci_high']:.2f})" if sp.get("ci_low") is not None
-                                 else " (no interval: too few readings)"))
+    ratio = (
+        f"not measurable ({why})"
+        if sp.get("ratio") is None
+        else (
+            f"{sp['ratio']:.2f}x"
+            + (
+                f" ({CONFIDENCE:.0%} CI {sp['ci_low']:.2f}-{sp['ci_high']:.2f})"
+                if sp.get("ci_low") is not None
+                else " (no interval: too few readings)"
+            )
+        )
+    )
     source = _SOURCES.get(str(data.get("answer_source", "race")), str(data.get("answer_source")))
     n = best.get("n")
-    return (f"Chosen: {best.get('key')}, median {_num(best.get('median'), 1)} {unit} over {n} {source} "
-            f"reading{'s' * (n != 1)}; speed-up over the baseline ({base.get('key')}): {ratio}. "
-            f"{data.get('trials_run', 0)} search and race trials after {data.get('probe_trials', 1)} probe(s), "
-            f"{_num(data.get('wall_s'))} s of a {_num(data.get('budget_s'))} s budget.")
+    return (
+        f"Chosen: {best.get('key')}, median {_num(best.get('median'), 1)} {unit} over {n} {source} "
+        f"reading{'s' * (n != 1)}; speed-up over the baseline ({base.get('key')}): {ratio}. "
+        f"{data.get('trials_run', 0)} search and race trials after {data.get('probe_trials', 1)} probe(s), "
+        f"{_num(data.get('wall_s'))} s of a {_num(data.get('budget_s'))} s budget."
+    )
 
 
 def plan_blocks(data: dict[str, Any]) -> list[Block]:
@@ -69,23 +87,43 @@ def plan_blocks(data: dict[str, Any]) -> list[Block]:
     plan = data.get("plan")
     if not isinstance(plan, dict):
         return []
-    rows = [["how long a trial was", str(data.get("trial") or "-")],
-            ["a trial's cost here", f"{_num(plan.get('trial_cost_s'), 1)} s, of it {_num(data.get('cold_start_s'), 1)} s "
-                                    "of cold start and shutdown (measured by the probes)"],
-            ["seconds for the search and the race", f"{_num(plan.get('left_s'))} s" + (
+    rows = [
+        ["how long a trial was", str(data.get("trial") or "-")],
+        [
+            "a trial's cost here",
+            f"{_num(plan.get('trial_cost_s'), 1)} s, of it {_num(data.get('cold_start_s'), 1)} s "
+            "of cold start and shutdown (measured by the probes)",
+        ],
+        [
+            "seconds for the search and the race",
+            f"{_num(plan.get('left_s'))} s"
+            + (
                 f": about {int(plan['left_s'] // plan['trial_cost_s'])} trials at that cost"
-                if isinstance(plan.get("left_s"), (int, float)) and isinstance(plan.get("trial_cost_s"), (int, float))
-                and plan["trial_cost_s"] > 0 else "")],
-            ["the plan", f"{plan.get('step')}: {plan.get('words')}"],
-            ["measured by the search", f"{len(plan.get('measured') or [])} configurations, {plan.get('readings')} "
-                                       "first-rung readings each" if plan.get("readings") else
-             f"none: the race's {len(plan.get('race') or [])} entrants are measured in the race"],
-            ["not measured (budget)", str(len(plan.get("not_measured") or []))],
-            ["the race's minimum", f"{_num(plan.get('race_min_s'))} s"]]
-    return [Heading("What the budget bought", 3),
-            Paragraph("The probes measured what a trial costs on this machine; the plan is the most evidence the rest "
-                      "of the budget buys, in stated steps (docs/AUTOCONFIG.md, \"What the budget buys\").", muted=True),
-            Table(["", ""], rows, frozenset({0, 1}))]
+                if isinstance(plan.get("left_s"), (int, float))
+                and isinstance(plan.get("trial_cost_s"), (int, float))
+                and plan["trial_cost_s"] > 0
+                else ""
+            ),
+        ],
+        ["the plan", f"{plan.get('step')}: {plan.get('words')}"],
+        [
+            "measured by the search",
+            f"{len(plan.get('measured') or [])} configurations, {plan.get('readings')} first-rung readings each"
+            if plan.get("readings")
+            else f"none: the race's {len(plan.get('race') or [])} entrants are measured in the race",
+        ],
+        ["not measured (budget)", str(len(plan.get("not_measured") or []))],
+        ["the race's minimum", f"{_num(plan.get('race_min_s'))} s"],
+    ]
+    return [
+        Heading("What the budget bought", 3),
+        Paragraph(
+            "The probes measured what a trial costs on this machine; the plan is the most evidence the rest "
+            'of the budget buys, in stated steps (docs/AUTOCONFIG.md, "What the budget buys").',
+            muted=True,
+        ),
+        Table(["", ""], rows, frozenset({0, 1})),
+    ]
 
 
 def search_path(trials: pd.DataFrame, axes: list[str]) -> Table:
@@ -94,12 +132,27 @@ def search_path(trials: pd.DataFrame, axes: list[str]) -> Table:
     t["_p"] = t["phase"].map(_PHASES).fillna(3)
     t["_s"] = t["rung"].fillna(t["round"]).fillna(0) if "round" in t else 0
     t = t.sort_values(["_p", "_s", "trial_id"])
-    rows = [[str(r["trial_id"]), str(r["phase"]), "" if pd.isna(r.get("rung")) else str(int(r["rung"])),
-             "" if pd.isna(r.get("round")) else str(int(r["round"])), config_label(r, axes), str(r["status"]),
-             _num(r.get("env_steps_per_s")), _num(r.get("time_to_target_s"), 1)] for _, r in t.iterrows()]
-    return Table(["trial", "phase", "rung", "round", "configuration", "status", "env steps/s", "time to target s"],
-                 rows, frozenset({0, 1, 4, 5}), md_max_rows=40, md_more="{n} more trials in trials.parquet.",
-                 collapsed=f"{len(rows)} trials")
+    rows = [
+        [
+            str(r["trial_id"]),
+            str(r["phase"]),
+            "" if pd.isna(r.get("rung")) else str(int(r["rung"])),
+            "" if pd.isna(r.get("round")) else str(int(r["round"])),
+            config_label(r, axes),
+            str(r["status"]),
+            _num(r.get("env_steps_per_s")),
+            _num(r.get("time_to_target_s"), 1),
+        ]
+        for _, r in t.iterrows()
+    ]
+    return Table(
+        ["trial", "phase", "rung", "round", "configuration", "status", "env steps/s", "time to target s"],
+        rows,
+        frozenset({0, 1, 4, 5}),
+        md_max_rows=40,
+        md_more="{n} more trials in trials.parquet.",
+        collapsed=f"{len(rows)} trials",
+    )
 
 
 def cpu_front(trials: pd.DataFrame, axes: list[str]) -> list[list[str]]:
@@ -110,8 +163,17 @@ def cpu_front(trials: pd.DataFrame, axes: list[str]) -> list[list[str]]:
         return []
     cols = [c for c in ok.columns if str(c).endswith("_cpus_allocated")]  # every role's: what it asks for
     ok = ok.assign(_cpus=ok[cols].fillna(0).sum(axis=1) if cols else 0.0)
-    per = pd.DataFrame([{"cpus": float(g["_cpus"].iloc[0]), "rate": float(g["env_steps_per_s"].median()), "n": len(g),
-                         "label": config_label(g.iloc[0], axes)} for _, g in ok.groupby("index")])
+    per = pd.DataFrame(
+        [
+            {
+                "cpus": float(g["_cpus"].iloc[0]),
+                "rate": float(g["env_steps_per_s"].median()),
+                "n": len(g),
+                "label": config_label(g.iloc[0], axes),
+            }
+            for _, g in ok.groupby("index")
+        ]
+    )
     front = per[pareto_front(per, ["cpus"], ["rate"])].sort_values(["cpus", "rate"], ascending=[True, False])
     return [[r.label, f"{r.cpus:g}", fmt(r.rate), str(r.n)] for r in front.itertuples()]
 
@@ -126,65 +188,134 @@ def autoconfig_blocks(out_dir: Path, trials: pd.DataFrame, axes: list[str]) -> l
         out.append(Paragraph(str(data["evidence"]), lead="Evidence"))
     same = [s.get("key") for s in data.get("indistinguishable") or []]
     if len(same) > 1:
-        out.append(Paragraph(f"Statistically indistinguishable from the fastest (3 or more readings a side, intervals "
-                             f"overlapping): {', '.join(map(str, same))}. The chosen one is the cheapest of them within "
-                             "5% of the fastest's median."))
-    thin = [f"{s.get('key')} ({s.get('n')} reading{'s' * (s.get('n') != 1)}, median {_num(s.get('median'), 1)})"
-            for s in data.get("not_measured_enough") or [] if isinstance(s, dict)]
+        out.append(
+            Paragraph(
+                f"Statistically indistinguishable from the fastest (3 or more readings a side, intervals "
+                f"overlapping): {', '.join(map(str, same))}. The chosen one is the cheapest of them within "
+                "5% of the fastest's median."
+            )
+        )
+    thin = [
+        f"{s.get('key')} ({s.get('n')} reading{'s' * (s.get('n') != 1)}, median {_num(s.get('median'), 1)})"
+        for s in data.get("not_measured_enough") or []
+        if isinstance(s, dict)
+    ]
     if thin:
-        out.append(Paragraph("Not measured enough to tell from the fastest (fewer than 3 readings a side), neither tied "
-                             f"nor worse: {', '.join(thin)}."))
+        out.append(
+            Paragraph(
+                "Not measured enough to tell from the fastest (fewer than 3 readings a side), neither tied "
+                f"nor worse: {', '.join(thin)}."
+            )
+        )
     out += plan_blocks(data)
     unit = data.get("unit", "")
-    st = [[str(s.get("key")), _num(s.get("cpus"), 2), _num(s.get("median"), 1),
-           f"{_num(s.get('ci_low'), 1)}-{_num(s.get('ci_high'), 1)}", str(s.get("n")), str(s.get("censored")),
-           str(s.get("failed"))] for s in data.get("standings") or []]
+    st = [
+        [
+            str(s.get("key")),
+            _num(s.get("cpus"), 2),
+            _num(s.get("median"), 1),
+            f"{_num(s.get('ci_low'), 1)}-{_num(s.get('ci_high'), 1)}",
+            str(s.get("n")),
+            str(s.get("censored")),
+            str(s.get("failed")),
+        ]
+        for s in data.get("standings") or []
+    ]
     partial = data.get("race_partial_rounds") or 0
-    out += [Heading("The race", 3),
-            Paragraph(f"{data.get('race_rounds')} interleaved rounds"
-                      f"{f' ({partial} of them partial: the leader and its closest rivals only)' if partial else ''}; "
-                      f"stopped: {data.get('race_stop_reason')}. "
-                      f"The search stopped: {data.get('search_stop_reason')}.", muted=True),
-            Table(["configuration", "CPUs", f"median {unit}", f"{CONFIDENCE:.0%} CI", "n", "censored", "failed"], st, frozenset({0}))]
-    left = [f"{e.get('key')}: left after round {e.get('rung')} ({e.get('detail')})" for e in data.get("race_left") or []]
+    out += [
+        Heading("The race", 3),
+        Paragraph(
+            f"{data.get('race_rounds')} interleaved rounds"
+            f"{f' ({partial} of them partial: the leader and its closest rivals only)' if partial else ''}; "
+            f"stopped: {data.get('race_stop_reason')}. "
+            f"The search stopped: {data.get('search_stop_reason')}.",
+            muted=True,
+        ),
+        Table(
+            ["configuration", "CPUs", f"median {unit}", f"{CONFIDENCE:.0%} CI", "n", "censored", "failed"],
+            st,
+            frozenset({0}),
+        ),
+    ]
+    left = [
+        f"{e.get('key')}: left after round {e.get('rung')} ({e.get('detail')})" for e in data.get("race_left") or []
+    ]
     if left:
         out.append(Bullets(left))
     out += steps_blocks(data)
-    gone = [f"{e.get('key')}: {_REASONS.get(str(e.get('reason')), e.get('reason'))}"
-            + (f" after rung {e.get('rung')}" if (e.get("rung") if isinstance(e.get("rung"), int) else -1) >= 0 else "")
-            + f" ({e.get('detail')})" for e in data.get("eliminations") or []]
+    gone = [
+        f"{e.get('key')}: {_REASONS.get(str(e.get('reason')), e.get('reason'))}"
+        + (f" after rung {e.get('rung')}" if (e.get("rung") if isinstance(e.get("rung"), int) else -1) >= 0 else "")
+        + f" ({e.get('detail')})"
+        for e in data.get("eliminations") or []
+    ]
     out += [Heading("Search path", 3), Bullets(gone or ["no configuration was dropped by the search"])]
     if "phase" in trials:
         out.append(search_path(trials, axes))
-    pvm = [[str(r.get("key")), _num(r.get("predicted_iteration_s"), 3), _num(r.get("measured_iteration_s"), 3),
-            _num(r.get("error_pct"), 0)] for r in data.get("predicted_vs_measured") or []]
-    out += [Heading("Predicted against measured", 3),
-            Paragraph("One row per trial: the cost model refit on every trial's median steady iteration, beside what "
-                      "the trial measured (error: predicted over measured, in percent).", muted=True),
-            Table(["configuration", "predicted iteration s", "measured iteration s", "error %"], pvm, frozenset({0}),
-                  md_max_rows=20, collapsed=f"{len(pvm)} trials") if pvm
-            else Paragraph("No prediction: the probe gave no steady iteration.", muted=True)]
+    pvm = [
+        [
+            str(r.get("key")),
+            _num(r.get("predicted_iteration_s"), 3),
+            _num(r.get("measured_iteration_s"), 3),
+            _num(r.get("error_pct"), 0),
+        ]
+        for r in data.get("predicted_vs_measured") or []
+    ]
+    out += [
+        Heading("Predicted against measured", 3),
+        Paragraph(
+            "One row per trial: the cost model refit on every trial's median steady iteration, beside what "
+            "the trial measured (error: predicted over measured, in percent).",
+            muted=True,
+        ),
+        Table(
+            ["configuration", "predicted iteration s", "measured iteration s", "error %"],
+            pvm,
+            frozenset({0}),
+            md_max_rows=20,
+            collapsed=f"{len(pvm)} trials",
+        )
+        if pvm
+        else Paragraph("No prediction: the probe gave no steady iteration.", muted=True),
+    ]
     front = cpu_front(trials, axes)
     if front:
-        out += [Heading("CPUs against throughput: the Pareto front", 3),
-                Paragraph("Configurations no cheaper one beats: CPUs asked (driver, learners, env runners) against "
-                          "the median steady env steps/s over every trial of it.", muted=True),
-                Table(["configuration", "CPUs", "env steps/s", "trials"], front, frozenset({0}))]
+        out += [
+            Heading("CPUs against throughput: the Pareto front", 3),
+            Paragraph(
+                "Configurations no cheaper one beats: CPUs asked (driver, learners, env runners) against "
+                "the median steady env steps/s over every trial of it.",
+                muted=True,
+            ),
+            Table(["configuration", "CPUs", "env steps/s", "trials"], front, frozenset({0})),
+        ]
     return out
 
 
 def steps_blocks(data: dict[str, Any]) -> list[Block]:
     """Time to target only: each entrant's env steps to the target and how it differs from the chosen one's."""
-    rows = [[str(s.get("key")), _num(t.get("median")), f"{_num(t.get('ci_low'))}-{_num(t.get('ci_high'))}",
-             str(t.get("n")), str(t.get("censored"))]
-            for s in data.get("standings") or [] if isinstance(t := s.get("steps_to_target"), dict)]
+    rows = [
+        [
+            str(s.get("key")),
+            _num(t.get("median")),
+            f"{_num(t.get('ci_low'))}-{_num(t.get('ci_high'))}",
+            str(t.get("n")),
+            str(t.get("censored")),
+        ]
+        for s in data.get("standings") or []
+        if isinstance(t := s.get("steps_to_target"), dict)
+    ]
     if not rows:
         return []
     found = [str(c.get("text")) for c in data.get("steps_to_target") or [] if isinstance(c, dict)]
-    return [Heading("Env steps to the target", 4),
-            Paragraph("The same race trials, counted in env steps: whether a configuration reaches the target sooner "
-                      "because it steps faster or because it learns from fewer steps. A censored trial counts as never "
-                      "reaching it; '-' as the median: more than half were censored; as the interval's top: unbounded.",
-                      muted=True),
-            Table(["configuration", "median env steps", f"{CONFIDENCE:.0%} CI", "n", "censored"], rows, frozenset({0})),
-            Bullets(found or ["no other configuration raced"])]
+    return [
+        Heading("Env steps to the target", 4),
+        Paragraph(
+            "The same race trials, counted in env steps: whether a configuration reaches the target sooner "
+            "because it steps faster or because it learns from fewer steps. A censored trial counts as never "
+            "reaching it; '-' as the median: more than half were censored; as the interval's top: unbounded.",
+            muted=True,
+        ),
+        Table(["configuration", "median env steps", f"{CONFIDENCE:.0%} CI", "n", "censored"], rows, frozenset({0})),
+        Bullets(found or ["no other configuration raced"]),
+    ]

@@ -116,7 +116,7 @@ Block = Heading | Paragraph | Bullets | Verdicts | Table | Figure | FlameGraph |
 
 
 def _md_table(table: Table) -> list[str]:
-    rows = table.rows if table.md_max_rows is None else table.rows[:table.md_max_rows]
+    rows = table.rows if table.md_max_rows is None else table.rows[: table.md_max_rows]
     lines = ["| " + " | ".join(md_text(c) for c in table.header) + " |", "|" + "---|" * len(table.header)]
     lines += ["| " + " | ".join(md_text(str(c)) for c in r) + " |" for r in rows]
     if len(rows) < len(table.rows):
@@ -137,7 +137,8 @@ def _md(block: Block) -> list[str]:
         return _md_table(block)
     if isinstance(block, Figure):
         return [f"### {md_text(block.title)}", "", f"![{md_text(block.title)}](plots/{block.path.name})"] + (
-            ["", md_text(block.caption)] if block.caption else [])
+            ["", md_text(block.caption)] if block.caption else []
+        )
     if isinstance(block, FlameGraph):
         return [f"Flame graph: [{md_code(block.link)}]({block.link})"]
     if isinstance(block, Fields):
@@ -162,8 +163,9 @@ def _html_table(table: Table) -> str:
     body = []
     for r in table.rows:
         noisy = " class='noisy'" if r and str(r[0]) == "noisy" else ""
-        body.append(f"<tr{noisy}>" + "".join(f"<td class='{cls(i)}'>{e(str(c))}</td>" for i, c in enumerate(r))
-                    + "</tr>")
+        body.append(
+            f"<tr{noisy}>" + "".join(f"<td class='{cls(i)}'>{e(str(c))}</td>" for i, c in enumerate(r)) + "</tr>"
+        )
     text = f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
     return f"<details><summary>{e(table.collapsed)}</summary>\n{text}\n</details>" if table.collapsed else text
 
@@ -184,8 +186,10 @@ def _html(block: Block) -> str:
         return _html_table(block)
     if isinstance(block, Figure):
         data = base64.b64encode(block.path.read_bytes()).decode()
-        return (f"<figure><h3>{e(block.title)}</h3><img alt='{e(block.title)}' src='data:image/png;base64,{data}'>"
-                f"<figcaption>{e(block.caption)}</figcaption></figure>")
+        return (
+            f"<figure><h3>{e(block.title)}</h3><img alt='{e(block.title)}' src='data:image/png;base64,{data}'>"
+            f"<figcaption>{e(block.caption)}</figcaption></figure>"
+        )
     if isinstance(block, FlameGraph):
         link = e(block.link, quote=True)
         if block.html == "none":
@@ -193,18 +197,27 @@ def _html(block: Block) -> str:
         if block.html == "link":
             return f"<p>Flame graph: <a href='{link}'>{link}</a></p>"
         data = base64.b64encode(block.path.read_bytes()).decode()
-        return (f"<figure><img alt='{e(block.alt)}' src='data:image/svg+xml;base64,{data}'><figcaption>Flame graph "
-                f"(root at the top; open <a href='{link}'>{link}</a> for the tooltips).</figcaption></figure>")
+        return (
+            f"<figure><img alt='{e(block.alt)}' src='data:image/svg+xml;base64,{data}'><figcaption>Flame graph "
+            f"(root at the top; open <a href='{link}'>{link}</a> for the tooltips).</figcaption></figure>"
+        )
     if isinstance(block, Fields):
-        return "<table>" + "".join(f"<tr><th class='l'>{e(k)}</th><td class='l'><code>{e(v)}</code></td></tr>"
-                                   for k, v in block.pairs) + "</table>"
+        return (
+            "<table>"
+            + "".join(
+                f"<tr><th class='l'>{e(k)}</th><td class='l'><code>{e(v)}</code></td></tr>" for k, v in block.pairs
+            )
+            + "</table>"
+        )
     return ""
 
 
 def to_html(blocks: list[Block], title: str, css: str) -> str:
     """report.html: one file, no external CSS or scripts; every text escaped."""
-    head = (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-            f"<style>{css}</style></head><body>")
+    head = (
+        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"<style>{css}</style></head><body>"
+    )
     return "\n".join([head, *(part for part in map(_html, blocks) if part), "</body></html>"])
 
 
@@ -223,5 +236,19 @@ def to_rich(table: Table, **options):
     return out
 
 
-__all__ = ["Block", "Break", "Bullets", "Cell", "Fields", "Figure", "FlameGraph", "Heading", "Paragraph", "Table",
-           "Verdicts", "to_html", "to_markdown", "to_rich"]
+__all__ = [
+    "Block",
+    "Break",
+    "Bullets",
+    "Cell",
+    "Fields",
+    "Figure",
+    "FlameGraph",
+    "Heading",
+    "Paragraph",
+    "Table",
+    "Verdicts",
+    "to_html",
+    "to_markdown",
+    "to_rich",
+]

@@ -73,27 +73,43 @@ def plot_throughput_ci(configs: pd.DataFrame, axis: str, axes: list[str], ax=Non
         offset = (g - (len(shown) - 1) / 2) * width / max(1, len(shown) - 1) if len(shown) > 1 else 0.0
         x = np.sort(slots, kind="stable") + offset
         label = axis_pairs_text(zip(others, key)) or "median"
-        line = ax.errorbar(x, group["env_steps_per_s"], yerr=_yerr(group, "env_steps_per_s"), marker="o", capsize=4,
-                           label=label)
+        line = ax.errorbar(
+            x, group["env_steps_per_s"], yerr=_yerr(group, "env_steps_per_s"), marker="o", capsize=4, label=label
+        )
         noisy = group["noisy"].to_numpy(dtype=bool)
         if noisy.any():
-            ax.scatter(x[noisy], group["env_steps_per_s"][noisy], s=110, facecolors="none",
-                       edgecolors=line[0].get_color(), linewidths=1.5, zorder=3)
+            ax.scatter(
+                x[noisy],
+                group["env_steps_per_s"][noisy],
+                s=110,
+                facecolors="none",
+                edgecolors=line[0].get_color(),
+                linewidths=1.5,
+                zorder=3,
+            )
     step = max(1, math.ceil(len(values) / 16))  # at most ~16 tick labels, so they never overlap
     ax.set_xticks(range(0, len(values), step), [axis_value_text(v) for v in values[::step]])
     ax.set_xlabel(axis)
     ax.set_ylabel("steady-state env steps / s (median)")
     n = int(data["n"].max())
-    ax.set_title(f"Throughput vs {axis}\n(median of up to {n} repeat{'s' if n != 1 else ''}; bars: {CONFIDENCE:.0%} CI; "
-                 "ring: too noisy to rank)", fontsize=10)
+    ax.set_title(
+        f"Throughput vs {axis}\n(median of up to {n} repeat{'s' if n != 1 else ''}; bars: {CONFIDENCE:.0%} CI; "
+        "ring: too noisy to rank)",
+        fontsize=10,
+    )
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     if others:
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, frameon=False)
-    capped = f" Showing the {MAX_LINES} lines with the highest throughput of {len(groups)}." \
-        if len(groups) > MAX_LINES else ""
-    return ax, (f"Each point is the median over the configuration's repeats; bars span the {CONFIDENCE:.0%} percentile "
-                f"bootstrap interval (none with a single repeat).{capped}")
+    capped = (
+        f" Showing the {MAX_LINES} lines with the highest throughput of {len(groups)}."
+        if len(groups) > MAX_LINES
+        else ""
+    )
+    return ax, (
+        f"Each point is the median over the configuration's repeats; bars span the {CONFIDENCE:.0%} percentile "
+        f"bootstrap interval (none with a single repeat).{capped}"
+    )
 
 
 def _below(fig, inches: float = 0.55) -> float:
@@ -127,14 +143,21 @@ def plot_time_shares(configs: pd.DataFrame, axes: list[str], ax=None) -> tuple[A
     ax.invert_yaxis()
     ax.tick_params(axis="y", labelsize=8)
     ax.margins(y=0.01)
-    ax.legend(ncol=6 if overlapping else 4, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, _below(ax.figure)),
-              frameon=False)
+    ax.legend(
+        ncol=6 if overlapping else 4,
+        fontsize=8,
+        loc="upper center",
+        bbox_to_anchor=(0.5, _below(ax.figure)),
+        frameon=False,
+    )
     caption = f"Median share of each phase (sample, learn, weight sync, other) of a steady-state iteration.{capped}"
     if overlapping:
-        caption += (" Bars are the driver's time. For asynchronous configurations (APPO, IMPALA; marked) the env "
-                    "runners and learners work while the driver loops, so the bars there are the driver's waits "
-                    "for samples and for learner results; the markers show the share of the iteration the env "
-                    "runners (sampler busy) and the learners (learner busy) actually worked, which overlap.")
+        caption += (
+            " Bars are the driver's time. For asynchronous configurations (APPO, IMPALA; marked) the env "
+            "runners and learners work while the driver loops, so the bars there are the driver's waits "
+            "for samples and for learner results; the markers show the share of the iteration the env "
+            "runners (sampler busy) and the learners (learner busy) actually worked, which overlap."
+        )
     return ax, caption
 
 
@@ -144,25 +167,42 @@ def _busy_markers(ax, data: pd.DataFrame, labels: list[str]) -> bool:
         return False
     rows = data["asynchronous"].fillna(False).astype(bool).to_numpy()
     y = np.arange(len(data))[rows]
-    for column, marker, color, name in (("sampler_busy_frac", "D", PHASE_COLORS["sample"], "sampler busy"),
-                                        ("learner_busy_frac", "o", PHASE_COLORS["learn"], "learner busy")):
+    for column, marker, color, name in (
+        ("sampler_busy_frac", "D", PHASE_COLORS["sample"], "sampler busy"),
+        ("learner_busy_frac", "o", PHASE_COLORS["learn"], "learner busy"),
+    ):
         if column in data:
             x = data[column].astype(float).to_numpy()[rows] * 100
             shown = np.isfinite(x)  # a NaN point is masked, and a masked y cannot go on the label axis (it raised)
             if not shown.any():
                 continue
-            ax.scatter(x[shown], y[shown], marker=marker, s=46, facecolor="white", edgecolor=color, linewidths=1.8, zorder=3,
-                       label=name)
-    ax.set_yticks(np.arange(len(data)), [f"{lab} (async)" if a else lab for lab, a in zip(labels, data[
-        "asynchronous"].fillna(False).astype(bool))])
+            ax.scatter(
+                x[shown],
+                y[shown],
+                marker=marker,
+                s=46,
+                facecolor="white",
+                edgecolor=color,
+                linewidths=1.8,
+                zorder=3,
+                label=name,
+            )
+    ax.set_yticks(
+        np.arange(len(data)),
+        [f"{lab} (async)" if a else lab for lab, a in zip(labels, data["asynchronous"].fillna(False).astype(bool))],
+    )
     return True
 
 
 def plot_cpu_alloc_by_config(configs: pd.DataFrame, axes: list[str], ax=None) -> tuple[Any, str] | None:
     """Per configuration and role: cores used (bar) against cores allocated (tick); (axes, caption) or None."""
     data, capped = _top_configs(configs)
-    roles = [r for r in CPU_ROLES if data.get(f"{r}_cpus_used") is not None
-             and (data[f"{r}_cpus_used"].fillna(0).max() > 0.05 or data[f"{r}_cpus_allocated"].fillna(0).max() > 0)]
+    roles = [
+        r
+        for r in CPU_ROLES
+        if data.get(f"{r}_cpus_used") is not None
+        and (data[f"{r}_cpus_used"].fillna(0).max() > 0.05 or data[f"{r}_cpus_allocated"].fillna(0).max() > 0)
+    ]
     if data.empty or not roles:
         return None
     labels = [config_label(r, axes) for _, r in data.iterrows()]
@@ -171,12 +211,24 @@ def plot_cpu_alloc_by_config(configs: pd.DataFrame, axes: list[str], ax=None) ->
     y = np.arange(len(data))
     for k, role in enumerate(roles):
         yy = y - 0.4 + height * (k + 0.5)
-        ax.barh(yy, data[f"{role}_cpus_used"].astype(float).fillna(0), height=height * 0.9,
-                color=ROLE_COLORS[role], label=f"{role} used")
+        ax.barh(
+            yy,
+            data[f"{role}_cpus_used"].astype(float).fillna(0),
+            height=height * 0.9,
+            color=ROLE_COLORS[role],
+            label=f"{role} used",
+        )
         alloc = data[f"{role}_cpus_allocated"].astype(float).fillna(0).to_numpy()
         has = alloc > 0
-        ax.scatter(alloc[has], yy[has], marker="|", s=160, color="black", zorder=3,
-                   label="allocated" if k == 0 or not ax.get_legend_handles_labels()[1].count("allocated") else None)
+        ax.scatter(
+            alloc[has],
+            yy[has],
+            marker="|",
+            s=160,
+            color="black",
+            zorder=3,
+            label="allocated" if k == 0 or not ax.get_legend_handles_labels()[1].count("allocated") else None,
+        )
     ax.set_yticks(y, labels, fontsize=8)
     ax.set_xlabel("cores (steady-state mean busy; 1 = one core)")
     ax.set_title("CPU used vs allocated per role, per configuration", fontsize=10)
@@ -184,10 +236,19 @@ def plot_cpu_alloc_by_config(configs: pd.DataFrame, axes: list[str], ax=None) ->
     handles, names = ax.get_legend_handles_labels()
     uniq = dict(zip(names, handles))
     ax.margins(y=0.01)
-    ax.legend(uniq.values(), uniq.keys(), ncol=3, fontsize=8, loc="upper center",
-              bbox_to_anchor=(0.5, _below(ax.figure)), frameon=False)
-    return ax, ("Bars: cores each role kept busy (median over repeats); black ticks: CPUs the config allocates to "
-                f"that role (roles with no allocation, e.g. Ray's own processes, have no tick).{capped}")
+    ax.legend(
+        uniq.values(),
+        uniq.keys(),
+        ncol=3,
+        fontsize=8,
+        loc="upper center",
+        bbox_to_anchor=(0.5, _below(ax.figure)),
+        frameon=False,
+    )
+    return ax, (
+        "Bars: cores each role kept busy (median over repeats); black ticks: CPUs the config allocates to "
+        f"that role (roles with no allocation, e.g. Ray's own processes, have no tick).{capped}"
+    )
 
 
 def plot_cpu_gpu_ratio(configs: pd.DataFrame, axes: list[str], ax=None) -> tuple[Any, str] | None:
@@ -197,11 +258,17 @@ def plot_cpu_gpu_ratio(configs: pd.DataFrame, axes: list[str], ax=None) -> tuple
         return None
     data = data.sort_values("cpu_threads_per_gpu_sm")
     ax = ax or new_axes(7.2, 4.4)
-    ax.errorbar(data["cpu_threads_per_gpu_sm"], data["env_steps_per_s"], yerr=_yerr(data, "env_steps_per_s"),
-                fmt="o", capsize=4)
+    ax.errorbar(
+        data["cpu_threads_per_gpu_sm"], data["env_steps_per_s"], yerr=_yerr(data, "env_steps_per_s"), fmt="o", capsize=4
+    )
     for _, r in data.iterrows():
-        ax.annotate(f"{r['cpus']:g} CPU / {r['learner_gpus']:g} GPU", (r["cpu_threads_per_gpu_sm"], r["env_steps_per_s"]),
-                    textcoords="offset points", xytext=(4, 6), fontsize=7)
+        ax.annotate(
+            f"{r['cpus']:g} CPU / {r['learner_gpus']:g} GPU",
+            (r["cpu_threads_per_gpu_sm"], r["env_steps_per_s"]),
+            textcoords="offset points",
+            xytext=(4, 6),
+            fontsize=7,
+        )
     ax.set_xscale("log")
     plain = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:.3g}")
     ax.xaxis.set_major_formatter(plain)
@@ -228,7 +295,9 @@ def plot_learner_scaling(configs: pd.DataFrame, axes: list[str], ax=None) -> tup
     others = [a for a in axes if a != "num_learners"]
     groups = list(data.groupby(others, dropna=False, sort=False)) if others else [((), data)]
     groups.sort(key=lambda kg: kg[1]["learn_s_per_iteration"].min())
-    capped = f" Showing {MAX_LINES} of {len(groups)} groups (fastest learning first)." if len(groups) > MAX_LINES else ""
+    capped = (
+        f" Showing {MAX_LINES} of {len(groups)} groups (fastest learning first)." if len(groups) > MAX_LINES else ""
+    )
     ax = ax or new_axes(7.2, 4.4)
     for k, (key, group) in enumerate(groups[:MAX_LINES]):
         group = group.sort_values("num_learners")
@@ -245,9 +314,11 @@ def plot_learner_scaling(configs: pd.DataFrame, axes: list[str], ax=None) -> tup
     ax.grid(alpha=0.3)
     if others:
         ax.legend(fontsize=7)
-    return ax, ("Solid: learn_s, the driver's time in the learner update per iteration; dashed: learner_busy_s, "
-                "the seconds each learner spent building its train batch and on its minibatch updates. The gap is "
-                f"shipping episodes to remote learners, waiting, and (APPO/IMPALA) queueing.{capped}")
+    return ax, (
+        "Solid: learn_s, the driver's time in the learner update per iteration; dashed: learner_busy_s, "
+        "the seconds each learner spent building its train batch and on its minibatch updates. The gap is "
+        f"shipping episodes to remote learners, waiting, and (APPO/IMPALA) queueing.{capped}"
+    )
 
 
 def write_figures(out_dir: Path, configs: pd.DataFrame, axes: list[str]) -> list[Figure]:
@@ -258,18 +329,23 @@ def write_figures(out_dir: Path, configs: pd.DataFrame, axes: list[str]) -> list
         return []
     wanted: list[tuple[str, str, Any]] = []
     for axis in axes:
-        wanted.append((f"report_throughput_ci_{file_stem(axis)}.png", f"Throughput vs {axis} with {CONFIDENCE:.0%} CI",
-                       plot_throughput_ci(configs, axis, axes)))
+        wanted.append(
+            (
+                f"report_throughput_ci_{file_stem(axis)}.png",
+                f"Throughput vs {axis} with {CONFIDENCE:.0%} CI",
+                plot_throughput_ci(configs, axis, axes),
+            )
+        )
     if configs["learner_gpus"].max() > 0:
         wanted.append(("report_cpu_gpu_ratio.png", "Throughput vs CPU/GPU ratio", plot_cpu_gpu_ratio(configs, axes)))
     wanted.append(("report_time_shares.png", "Time breakdown per configuration", plot_time_shares(configs, axes)))
     wanted.append(("report_learner_scaling.png", "Learning time vs learners", plot_learner_scaling(configs, axes)))
-    wanted.append(("report_cpu_alloc_by_config.png", "CPU used vs allocated per role",
-                   plot_cpu_alloc_by_config(configs, axes)))
+    wanted.append(
+        ("report_cpu_alloc_by_config.png", "CPU used vs allocated per role", plot_cpu_alloc_by_config(configs, axes))
+    )
     figures = []
     for name, title, drawn in wanted:
         if drawn is not None:
             ax, caption = drawn
             figures.append(Figure(save(ax.figure, plots / name, tight_bbox=True), title, caption))
     return figures
-

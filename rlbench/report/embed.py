@@ -45,16 +45,22 @@ def other_figures(out_dir: Path, mine: list[Figure]) -> tuple[list[Figure], str]
     per-configuration ``report_throughput_ci_*`` figure shows the same medians with their CIs.
     """
     own = {f.path.name for f in mine}
-    found = sorted(p for p in ResultsFolder(Path(out_dir)).plots.glob("*.png")
-                   if p.name not in own and not p.name.startswith(("report_", "throughput_vs_")) and embeddable(p))
+    found = sorted(
+        p
+        for p in ResultsFolder(Path(out_dir)).plots.glob("*.png")
+        if p.name not in own and not p.name.startswith(("report_", "throughput_vs_")) and embeddable(p)
+    )
     heatmaps = [p for p in found if p.name.startswith("cpu_heatmap")]
     rest = [p for p in found if not p.name.startswith("cpu_heatmap")]
     note = ""
     if len(heatmaps) > MAX_HEATMAPS:
         note = f"{len(heatmaps)} per-trial heat maps are in plots/; the first {MAX_HEATMAPS} are shown."
         heatmaps = heatmaps[:MAX_HEATMAPS]
-    titles = {"time_breakdown.png": "Time breakdown per trial", "cpu_by_role.png": "CPU used per role, per trial",
-              "cpu_alloc_vs_used.png": "CPU allocated vs used per role, per trial"}
+    titles = {
+        "time_breakdown.png": "Time breakdown per trial",
+        "cpu_by_role.png": "CPU used per role, per trial",
+        "cpu_alloc_vs_used.png": "CPU allocated vs used per role, per trial",
+    }
     for p in heatmaps:
         titles[p.name] = f"Busy % per core over time, trial {p.stem.removeprefix('cpu_heatmap_')}"
     figs = [Figure(p, titles.get(p.name, p.stem.replace("_", " ").capitalize())) for p in rest + heatmaps]

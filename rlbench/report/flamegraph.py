@@ -69,21 +69,25 @@ def flamegraph_svg(stacks: Counter, title: str, *, width: int = 1200) -> str:
                 cx += width * child.count / total
         level, depth = nxt, depth + 1
     height = (max((d for _, d, _, _ in boxes), default=0) + 1) * ROW_PX + 40
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" font-family="monospace" font-size="{FONT_PX}">',
-           f'<rect x="0" y="0" width="{width}" height="{height}" fill="#fdfaf5"/>',
-           f'<text x="4" y="16" font-size="13">{escape(title)}</text>',
-           f'<text x="4" y="{height - 6}" fill="#555">{total:,} samples; box width = share of samples '
-           f'with that function on the stack; callees below their caller</text>']
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="monospace" font-size="{FONT_PX}">',
+        f'<rect x="0" y="0" width="{width}" height="{height}" fill="#fdfaf5"/>',
+        f'<text x="4" y="16" font-size="13">{escape(title)}</text>',
+        f'<text x="4" y="{height - 6}" fill="#555">{total:,} samples; box width = share of samples '
+        f"with that function on the stack; callees below their caller</text>",
+    ]
     for x, d, w, node in boxes:
         y = 24 + d * ROW_PX
         label = node.name if d else f"all ({total:,} samples)"
         tip = f"{label}: {node.count:,} samples, {node.count / total:.1%}"
-        out.append(f'<g><title>{escape(tip)}</title><rect x="{x:.1f}" y="{y}" width="{w:.1f}" '
-                   f'height="{ROW_PX - 1}" fill="{_color(node.name) if d else "#ccc"}" rx="2"/>')
+        out.append(
+            f'<g><title>{escape(tip)}</title><rect x="{x:.1f}" y="{y}" width="{w:.1f}" '
+            f'height="{ROW_PX - 1}" fill="{_color(node.name) if d else "#ccc"}" rx="2"/>'
+        )
         fits = int((w - 4) / CHAR_PX)
         if fits >= 3:
-            text = label if len(label) <= fits else label[:max(1, fits - 2)] + ".."
+            text = label if len(label) <= fits else label[: max(1, fits - 2)] + ".."
             out.append(f'<text x="{x + 2:.1f}" y="{y + ROW_PX - 5}">{escape(text)}</text>')
         out.append("</g>")
     out.append("</svg>")

@@ -11,16 +11,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rlbench.analysis.findings import CONFIDENCE
 from rlbench.analysis.configs import config_label
 from rlbench.analysis.curves import CURVE_X
+from rlbench.analysis.findings import CONFIDENCE
 from rlbench.report.config_plots import Figure
 from rlbench.report.style import MAX_LINES, new_axes, save
 from rlbench.results.layout import ResultsFolder
 
 
-def plot_learning_curves(curves: pd.DataFrame, labels: dict[int, str], x: str, target: dict[str, Any] | None = None,
-                         ax=None) -> tuple[Any, str] | None:
+def plot_learning_curves(
+    curves: pd.DataFrame, labels: dict[int, str], x: str, target: dict[str, Any] | None = None, ax=None
+) -> tuple[Any, str] | None:
     """Median return per configuration against ``x`` (a key of CURVE_X), band from the lowest to the
     highest repeat; the target as a dashed line when its metric is this column (``target["column"]``:
     :func:`rlbench.analysis.result_set.target_of`)."""
@@ -31,24 +32,37 @@ def plot_learning_curves(curves: pd.DataFrame, labels: dict[int, str], x: str, t
     ax = ax or new_axes(7.6, 4.8)
     for index in shown:
         c = curves[curves["index"] == index]
-        line, = ax.plot(c["x"], c["median"], label=labels.get(index, str(index)), linewidth=1.6,
-                        marker="o" if len(c) <= 40 else None, markersize=3)
+        (line,) = ax.plot(
+            c["x"],
+            c["median"],
+            label=labels.get(index, str(index)),
+            linewidth=1.6,
+            marker="o" if len(c) <= 40 else None,
+            markersize=3,
+        )
         ax.fill_between(c["x"], c["low"], c["high"], color=line.get_color(), alpha=0.15, linewidth=0)
     if target and target.get("column") == "episode_return_mean":  # the target's metric is the curves' column
-        ax.axhline(target["threshold"], color="black", linestyle="--", linewidth=1,
-                   label=f"target {target['threshold']:g}")
+        ax.axhline(
+            target["threshold"], color="black", linestyle="--", linewidth=1, label=f"target {target['threshold']:g}"
+        )
     ax.set_xlabel(CURVE_X[x])
     ax.set_ylabel("episode_return_mean")
-    ax.set_title(f"Learning curve: return vs {CURVE_X[x]}\n(median across repeats; band: lowest to highest repeat)",
-                 fontsize=10)
+    ax.set_title(
+        f"Learning curve: return vs {CURVE_X[x]}\n(median across repeats; band: lowest to highest repeat)", fontsize=10
+    )
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
-    capped = (f" Showing the {MAX_LINES} configurations with the highest final median return of {len(finals)}."
-              if len(finals) > MAX_LINES else "")
-    return ax, ("Each line is a configuration's median return over its ok repeats at each point (repeats "
-                "interpolated linearly between their iterations, never beyond their ends; iterations in which no "
-                "episode ended are left out); the band spans the lowest and highest repeat. RLlib's "
-                f"episode_return_mean is the mean over the episodes that ended in that iteration.{capped}")
+    capped = (
+        f" Showing the {MAX_LINES} configurations with the highest final median return of {len(finals)}."
+        if len(finals) > MAX_LINES
+        else ""
+    )
+    return ax, (
+        "Each line is a configuration's median return over its ok repeats at each point (repeats "
+        "interpolated linearly between their iterations, never beyond their ends; iterations in which no "
+        "episode ended are left out); the band spans the lowest and highest repeat. RLlib's "
+        f"episode_return_mean is the mean over the episodes that ended in that iteration.{capped}"
+    )
 
 
 def plot_time_to_target_pareto(ttt: pd.DataFrame, axes: list[str], ax=None) -> tuple[Any, str] | None:
@@ -72,8 +86,13 @@ def plot_time_to_target_pareto(ttt: pd.DataFrame, axes: list[str], ax=None) -> t
     gpus = data["learner_gpus"].to_numpy(dtype=float)
     for (_, r), g in zip(data.iterrows(), gpus):
         share = f" {int(r['reached'])}/{int(r['repeats'])}" if r["reached"] < r["repeats"] else ""
-        ax.annotate(config_label(r, axes) + (f", {g:g} GPU" if g else "") + share, (r["cpus_given"], r["time_to_target_s"]),
-                    textcoords="offset points", xytext=(4, 5), fontsize=6)
+        ax.annotate(
+            config_label(r, axes) + (f", {g:g} GPU" if g else "") + share,
+            (r["cpus_given"], r["time_to_target_s"]),
+            textcoords="offset points",
+            xytext=(4, 5),
+            fontsize=6,
+        )
     ax.set_xlabel("CPUs given (driver + learners + env runners)")
     ax.set_ylabel("time to target, s (median of repeats that reached it)")
     ax.set_ylim(bottom=0)
@@ -82,23 +101,45 @@ def plot_time_to_target_pareto(ttt: pd.DataFrame, axes: list[str], ax=None) -> t
     ax.legend(fontsize=8)
     ax.set_title(f"Hardware given vs time to target (bars: {CONFIDENCE:.0%} CI)", fontsize=10)
     missed = ttt[ttt["reached"] == 0]
-    note = f" {len(missed)} configuration{'s' if len(missed) != 1 else ''} never reached the target and are not drawn." \
-        if len(missed) else ""
-    return ax, ("A configuration is on the frontier when no other gives no more CPUs and GPUs, reaches the target no "
-                "later and in no fewer repeats, and is better in one of these. A label ending k/n reached the target "
-                f"in k of its n repeats.{note}")
+    note = (
+        f" {len(missed)} configuration{'s' if len(missed) != 1 else ''} never reached the target and are not drawn."
+        if len(missed)
+        else ""
+    )
+    return ax, (
+        "A configuration is on the frontier when no other gives no more CPUs and GPUs, reaches the target no "
+        "later and in no fewer repeats, and is better in one of these. A label ending k/n reached the target "
+        f"in k of its n repeats.{note}"
+    )
 
 
-def write_learning_figures(out_dir: Path, curves: dict[str, pd.DataFrame], labels: dict[int, str],
-                           ttt: pd.DataFrame, axes: list[str], target: dict[str, Any] | None) -> list[Figure]:
+def write_learning_figures(
+    out_dir: Path,
+    curves: dict[str, pd.DataFrame],
+    labels: dict[int, str],
+    ttt: pd.DataFrame,
+    axes: list[str],
+    target: dict[str, Any] | None,
+) -> list[Figure]:
     """The learning figures into ``plots/`` (``report_learning_*.png``, ``report_time_to_target_pareto.png``)."""
     plots = ResultsFolder(Path(out_dir)).plots
     plots.mkdir(exist_ok=True)
-    wanted = [(f"report_learning_{x}.png", f"Learning curve: return vs {CURVE_X[x]}",
-               plot_learning_curves(curves.get(x, pd.DataFrame()), labels, x, target)) for x in CURVE_X]
+    wanted = [
+        (
+            f"report_learning_{x}.png",
+            f"Learning curve: return vs {CURVE_X[x]}",
+            plot_learning_curves(curves.get(x, pd.DataFrame()), labels, x, target),
+        )
+        for x in CURVE_X
+    ]
     if not ttt.empty:
-        wanted.append(("report_time_to_target_pareto.png", "Time to target vs CPUs given (Pareto)",
-                       plot_time_to_target_pareto(ttt, axes)))
+        wanted.append(
+            (
+                "report_time_to_target_pareto.png",
+                "Time to target vs CPUs given (Pareto)",
+                plot_time_to_target_pareto(ttt, axes),
+            )
+        )
     figures = []
     for name, title, drawn in wanted:
         if drawn is not None:

@@ -21,9 +21,9 @@ import yaml
 
 from rlbench.analysis.findings import REPEATS_FOR_EVIDENCE
 from rlbench.analysis.learner import NextSweep, knob_values
+from rlbench.report.reproduce import reproduce_spec
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import ResultsFolder
-from rlbench.report.reproduce import reproduce_spec
 from rlbench.spec.load import slug, spec_from_dict
 from rlbench.spec.plan import read_plan
 
@@ -60,8 +60,9 @@ def _resolved(step: NextSweep, plan) -> tuple[str, float, tuple[int, ...]]:
     return step.knob, step.current, step.values
 
 
-def build_next_spec(out_dir: Path, step: NextSweep, trial_id: str
-                    ) -> tuple[dict[str, Any], str, float, tuple[int, ...]]:
+def build_next_spec(
+    out_dir: Path, step: NextSweep, trial_id: str
+) -> tuple[dict[str, Any], str, float, tuple[int, ...]]:
     """The spec mapping (validated), its knob, the knob's current value and the values."""
     folder = ResultsFolder(Path(out_dir))
     plan = read_plan(folder.trial(trial_id))
@@ -69,10 +70,14 @@ def build_next_spec(out_dir: Path, step: NextSweep, trial_id: str
     knob, current, values = _resolved(step, plan)
     spec = reproduce_spec(out_dir, trial_id)
     seed = base.get("seed")
-    spec.update({"name": slug(f"{base.get('name', 'sweep')}-next"),
-                 "repeats": max(int(base.get("repeats") or 1), REPEATS_FOR_EVIDENCE),
-                 "seed": seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
-                 "grid": {knob: list(values)}})
+    spec.update(
+        {
+            "name": slug(f"{base.get('name', 'sweep')}-next"),
+            "repeats": max(int(base.get("repeats") or 1), REPEATS_FOR_EVIDENCE),
+            "seed": seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
+            "grid": {knob: list(values)},
+        }
+    )
     loaded = spec_from_dict(spec, source="next.yaml", check_envs=False)
     if sorted({p.axes.get(knob) for p in loaded.points}) != sorted(values):  # a bug would sweep something else
         raise RuntimeError(f"next.yaml for {trial_id} does not sweep {knob} over {values}")
@@ -94,16 +99,20 @@ def write_next_spec(out_dir: Path, step: NextSweep | None, trials) -> NextSpec |
     trial_id = str(ok["trial_id"].iloc[0])
     spec, knob, current, values = build_next_spec(out_dir, step, trial_id)
     command = f"rlbench sweep {path}"
-    lines = [f"The sweep the report of {out_dir} asks for next (written by rlbench): {step.verdict.label}.",
-             f"Why: {step.verdict.text}.",
-             f"It reruns trial {trial_id} (grid point {step.index}) with {knob} over {', '.join(map(str, values))} "
-             f"(now {current:g}), {spec['repeats']} repeats each, so the one change rule can "
-             "show a difference (docs/ANALYSIS.md).",
-             f"Run it: {command}"]
+    lines = [
+        f"The sweep the report of {out_dir} asks for next (written by rlbench): {step.verdict.label}.",
+        f"Why: {step.verdict.text}.",
+        f"It reruns trial {trial_id} (grid point {step.index}) with {knob} over {', '.join(map(str, values))} "
+        f"(now {current:g}), {spec['repeats']} repeats each, so the one change rule can "
+        "show a difference (docs/ANALYSIS.md).",
+        f"Run it: {command}",
+    ]
     if knob == "minibatch_size":
-        lines.append("A larger minibatch changes learning as well as speed: fewer, larger steps an epoch. Throughput "
-                     "alone does not settle it; time to a target does (add a stop target, e.g. "
-                     "stop: {episode_return_mean: ...}, and compare time_to_target_s).")
+        lines.append(
+            "A larger minibatch changes learning as well as speed: fewer, larger steps an epoch. Throughput "
+            "alone does not settle it; time to a target does (add a stop target, e.g. "
+            "stop: {episode_return_mean: ...}, and compare time_to_target_s)."
+        )
     else:
         lines.append("Throughput is what this knob moves; time to a target settles whether it is worth it.")
     header = "\n".join(_comment(line) for line in lines) + "\n"

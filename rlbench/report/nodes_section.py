@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rlbench.analysis.findings import FOREIGN_CPU_PCT
+from rlbench.analysis.findings import FOREIGN_CPU_PCT, num
 from rlbench.analysis.node_spread import NodeReport
-from rlbench.analysis.findings import num
 from rlbench.report.blocks import Block, Bullets, Heading, Paragraph, Table
 
 
@@ -24,36 +23,78 @@ def node_blocks(report: NodeReport | None, trials: pd.DataFrame) -> list[Block]:
     if report is None:
         return []
     kinds = "; ".join(f"{kind} ({n} ok trial{'s' * (n != 1)})" for kind, n in report.types.items())
-    out: list[Block] = [Heading("Nodes", 2), Paragraph(
-        f"Each trial ran on whole nodes of one type that no other trial of the sweep held meanwhile (--parallel), "
-        f"its driver an actor there; repeats rotated over the nodes. Node types: {kinds or 'none'}.", muted=True)]
+    out: list[Block] = [
+        Heading("Nodes", 2),
+        Paragraph(
+            f"Each trial ran on whole nodes of one type that no other trial of the sweep held meanwhile (--parallel), "
+            f"its driver an actor there; repeats rotated over the nodes. Node types: {kinds or 'none'}.",
+            muted=True,
+        ),
+    ]
     if len(report.types) > 1:
         mixed = ", ".join(s.label for s in report.mixed)
-        out.append(Paragraph(
-            "This sweep ran on more than one node type: a configuration compared with another that ran on another type "
-            "is compared across hardware, and the Configurations table does so wherever their types differ (each "
-            "configuration's types below)" + (f"; these configurations mix types within their own repeats: {mixed}"
-                                              if mixed else "") + "."))
-    rows = [[s.label, " / ".join(s.node_types), str(s.trials),
-             ", ".join(f"{node}: {_fmt(v)}" for node, v in sorted(s.by_node.items())),
-             "-" if s.spread is None else f"{s.spread:.2f}x"] for s in report.spreads]
-    out.append(Table(["configuration", "node type", "ok trials", "median env steps/s by node set", "fastest / slowest"],
-                     rows, frozenset({0, 1, 3}), title="Node to node, per configuration"))
+        out.append(
+            Paragraph(
+                "This sweep ran on more than one node type: a configuration compared with another that ran on another type "
+                "is compared across hardware, and the Configurations table does so wherever their types differ (each "
+                "configuration's types below)"
+                + (f"; these configurations mix types within their own repeats: {mixed}" if mixed else "")
+                + "."
+            )
+        )
+    rows = [
+        [
+            s.label,
+            " / ".join(s.node_types),
+            str(s.trials),
+            ", ".join(f"{node}: {_fmt(v)}" for node, v in sorted(s.by_node.items())),
+            "-" if s.spread is None else f"{s.spread:.2f}x",
+        ]
+        for s in report.spreads
+    ]
+    out.append(
+        Table(
+            ["configuration", "node type", "ok trials", "median env steps/s by node set", "fastest / slowest"],
+            rows,
+            frozenset({0, 1, 3}),
+            title="Node to node, per configuration",
+        )
+    )
     if report.checks:
         slow = report.slow
-        out.append(Paragraph(
-            "A node's trials against its peers' of the same type, each trial's throughput relative to its "
-            "configuration's median on that type, by the one change rule (docs/ANALYSIS.md): "
-            + (f"{len(slow)} node{'s' * (len(slow) != 1)} slower than {'their' if len(slow) != 1 else 'its'} peers "
-               "beyond doubt." if slow else "no node is slower than its peers beyond doubt.")))
+        out.append(
+            Paragraph(
+                "A node's trials against its peers' of the same type, each trial's throughput relative to its "
+                "configuration's median on that type, by the one change rule (docs/ANALYSIS.md): "
+                + (
+                    f"{len(slow)} node{'s' * (len(slow) != 1)} slower than {'their' if len(slow) != 1 else 'its'} peers "
+                    "beyond doubt."
+                    if slow
+                    else "no node is slower than its peers beyond doubt."
+                )
+            )
+        )
         out.append(Bullets([c.sentence() for c in report.checks]))
-    foreign = [(r["trial_id"], num(r.get("foreign_cpu_s")), num(r.get("foreign_cpu_pct")))
-               for _, r in trials.iterrows() if "foreign_cpu_s" in trials and num(r.get("foreign_cpu_s")) is not None]
+    foreign = [
+        (r["trial_id"], num(r.get("foreign_cpu_s")), num(r.get("foreign_cpu_pct")))
+        for _, r in trials.iterrows()
+        if "foreign_cpu_s" in trials and num(r.get("foreign_cpu_s")) is not None
+    ]
     if foreign:
-        busy = [f"{t} ({s:.2f} CPU-s, {p:.1f}% of its CPUs)" for t, s, p in foreign if p is not None and p >= FOREIGN_CPU_PCT]
-        out.append(Paragraph(
-            f"Isolation, measured: processes that were neither a trial's nor Ray's own used "
-            f"{sum(s for _, s, _ in foreign):.2f} CPU-s on the trials' nodes while they ran (foreign_cpu_s, trials.parquet); "
-            + (f"at least {FOREIGN_CPU_PCT:g}% of a trial's CPUs: {', '.join(busy)}." if busy else
-               f"no trial's share reached {FOREIGN_CPU_PCT:g}%.")))
+        busy = [
+            f"{t} ({s:.2f} CPU-s, {p:.1f}% of its CPUs)"
+            for t, s, p in foreign
+            if p is not None and p >= FOREIGN_CPU_PCT
+        ]
+        out.append(
+            Paragraph(
+                f"Isolation, measured: processes that were neither a trial's nor Ray's own used "
+                f"{sum(s for _, s, _ in foreign):.2f} CPU-s on the trials' nodes while they ran (foreign_cpu_s, trials.parquet); "
+                + (
+                    f"at least {FOREIGN_CPU_PCT:g}% of a trial's CPUs: {', '.join(busy)}."
+                    if busy
+                    else f"no trial's share reached {FOREIGN_CPU_PCT:g}%."
+                )
+            )
+        )
     return out

@@ -46,8 +46,9 @@ def reproduce_spec(out_dir: Path, trial_id: str) -> dict[str, Any]:
     base = manifest.get("spec") or {}
     config = plan.config.model_dump(mode="json", by_alias=True, exclude_none=True)
     config["cpus"] = plan.cpus
-    stop: dict[str, Any] = {k: v for k, v in (("iterations", plan.stop_iterations), ("seconds", plan.stop_seconds))
-                            if v is not None}
+    stop: dict[str, Any] = {
+        k: v for k, v in (("iterations", plan.stop_iterations), ("seconds", plan.stop_seconds)) if v is not None
+    }
     target = plan.stop_target
     if target is not None:
         stop[target.metric] = target.threshold if target.mode == "at_least" else {target.mode: target.threshold}
@@ -60,8 +61,11 @@ def reproduce_spec(out_dir: Path, trial_id: str) -> dict[str, Any]:
         "warmup_iterations": plan.warmup_iterations,
         "trial_timeout_s": plan.timeout_s,
         "sample_hz": plan.sample_hz,
-        **({"profile_hz": plan.profile_hz, "profile_native": plan.profile_native, "profile_roles": plan.profile_roles}
-           if plan.profile_hz else {}),
+        **(
+            {"profile_hz": plan.profile_hz, "profile_native": plan.profile_native, "profile_roles": plan.profile_roles}
+            if plan.profile_hz
+            else {}
+        ),
         # The trial's own seed, as given (a number would be a base to derive from); a plan from before
         # every trial was seeded has none, and its rerun is seeded afresh.
         "seed": [plan.seed] if plan.seed is not None else None,
@@ -83,13 +87,18 @@ def write_reproduction(out_dir: Path, trial_id: str, rerun_dir: Path | None = No
     path = folder.trial(trial_id).reproduce
     # plain(): the manifest's text comes from the folder; a newline in it would end the comment and
     # add keys to the spec that is then run
-    header = (f"# Reruns trial {plain(trial_id)} of {plain(out_dir)} alone (written by `rlbench reproduce`).\n"
-              f"# Original: rlbench git {plain(manifest.get('git_commit'))}, software "
-              f"{plain(manifest.get('software'))}\n")
+    header = (
+        f"# Reruns trial {plain(trial_id)} of {plain(out_dir)} alone (written by `rlbench reproduce`).\n"
+        f"# Original: rlbench git {plain(manifest.get('git_commit'))}, software "
+        f"{plain(manifest.get('software'))}\n"
+    )
     plan = read_plan(folder.trial(trial_id))
     if plan.relative:  # the original spec scaled to its machine; this one holds what that resolved to
-        header += "# Values relative to the original machine, as they resolved there: " + plain(", ".join(
-            f"{axis}: {expr} = {plan.axes[axis]}" for axis, expr in plan.relative.items())) + "\n"
+        header += (
+            "# Values relative to the original machine, as they resolved there: "
+            + plain(", ".join(f"{axis}: {expr} = {plan.axes[axis]}" for axis, expr in plan.relative.items()))
+            + "\n"
+        )
     write_atomic(path, (header + yaml.safe_dump(spec, sort_keys=False)).encode())
     rerun = Path(rerun_dir) if rerun_dir else out_dir.parent / f"{out_dir.name}-reproduce-{trial_id}"
     differences = []
@@ -101,6 +110,12 @@ def write_reproduction(out_dir: Path, trial_id: str, rerun_dir: Path | None = No
     if manifest.get("git_commit") and manifest.get("git_commit") != commit_now:
         differences.append(f"rlbench git commit: ran at {manifest.get('git_commit')}, checkout now {commit_now}")
     env = spec["environment"]["env"]
-    cwd_note = (f"the env {env} is imported from the folder rlbench runs in: run it from the folder the "
-                f"original sweep ran in (spec file was {manifest.get('spec_file')})") if ":" in env else None
+    cwd_note = (
+        (
+            f"the env {env} is imported from the folder rlbench runs in: run it from the folder the "
+            f"original sweep ran in (spec file was {manifest.get('spec_file')})"
+        )
+        if ":" in env
+        else None
+    )
     return Reproduction(path, ["rlbench", "sweep", str(path), "--out", str(rerun)], rerun, differences, cwd_note)

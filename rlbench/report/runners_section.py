@@ -29,16 +29,23 @@ from rlbench.results.layout import ResultsFolder
 
 #: Flame graphs embedded in report.html (the rest are linked).
 MAX_EMBEDDED_FLAMEGRAPHS = 12
-TRUNK_NOTE = (f"functions on {TRUNK_FRAC:.0%} or more of the stacks with no time of their own, such as the "
-              "worker's main loop, are left out; the flame graph shows them")
+TRUNK_NOTE = (
+    f"functions on {TRUNK_FRAC:.0%} or more of the stacks with no time of their own, such as the "
+    "worker's main loop, are left out; the flame graph shows them"
+)
 #: A flame graph rlbench writes, relative to the sweep folder (trial ids and roles are plain names);
 #: only such a path becomes a link, and only such a regular file is embedded.
 _FLAME_PATH = re.compile(r"trials/[A-Za-z0-9_-]{1,120}/profiles/flame-[a-z_]{1,40}\.svg")
-SECTION_NOTE = ("Driver idle: share of each steady iteration the driver process was off-CPU. Weight sync: the "
-                "driver's side of RLlib's broadcast (one copy into the object store, calls sent without waiting), "
-                "so the bandwidth is not a link speed. Rules: docs/ANALYSIS.md.")
-ROLE_TITLES = {"driver": "driver (holds the learner when num_learners is 0)", "learner": "learners",
-               "env_runner": "env runners"}
+SECTION_NOTE = (
+    "Driver idle: share of each steady iteration the driver process was off-CPU. Weight sync: the "
+    "driver's side of RLlib's broadcast (one copy into the object store, calls sent without waiting), "
+    "so the bandwidth is not a link speed. Rules: docs/ANALYSIS.md."
+)
+ROLE_TITLES = {
+    "driver": "driver (holds the learner when num_learners is 0)",
+    "learner": "learners",
+    "env_runner": "env runners",
+}
 
 
 @dataclass
@@ -87,21 +94,39 @@ def write_flamegraphs(out_dir: Path) -> dict[tuple[str, str], Path]:
 
 
 def _inside_rows(configs: pd.DataFrame, axes: list[str]) -> tuple[list[str], list[list[str]]]:
-    header = ["configuration", "driver idle", "straggler", "its time / step", "its CPU / step", "driver waited on it",
-              "weights (per runner)", "receivers", "broadcast / iteration", "weight sync", "bandwidth"]
+    header = [
+        "configuration",
+        "driver idle",
+        "straggler",
+        "its time / step",
+        "its CPU / step",
+        "driver waited on it",
+        "weights (per runner)",
+        "receivers",
+        "broadcast / iteration",
+        "weight sync",
+        "bandwidth",
+    ]
     rows = []
     for _, r in configs.iterrows():
         runner = r.get("straggler_env_runner")
         has = runner is not None and not pd.isna(runner)
         mib = lambda v: "-" if fmt(v) == "-" else f"{float(v) / 2**20:,.2f} MiB"  # noqa: E731
-        rows.append([config_label(r, axes), pct(r.get("driver_idle_frac")),
-                     f"env runner {int(runner)}" if has else "none",
-                     f"{fmt(r.get('straggler_step_ratio'), 1)}x" if has else "-",
-                     f"{fmt(r.get('straggler_cpu_ratio'), 1)}x" if has else "-",
-                     f"{fmt(r.get('straggler_wait_s'), 2)} s ({pct(r.get('straggler_wait_frac'))})" if has else "-",
-                     mib(r.get("weight_bytes")), fmt(r.get("weight_receivers")), mib(r.get("sync_bytes_per_iter")),
-                     "-" if fmt(r.get("weight_sync_s")) == "-" else f"{1000 * float(r['weight_sync_s']):,.1f} ms",
-                     "-" if fmt(r.get("sync_bytes_per_s")) == "-" else f"{float(r['sync_bytes_per_s']) / 2**20:,.0f} MiB/s"])
+        rows.append(
+            [
+                config_label(r, axes),
+                pct(r.get("driver_idle_frac")),
+                f"env runner {int(runner)}" if has else "none",
+                f"{fmt(r.get('straggler_step_ratio'), 1)}x" if has else "-",
+                f"{fmt(r.get('straggler_cpu_ratio'), 1)}x" if has else "-",
+                f"{fmt(r.get('straggler_wait_s'), 2)} s ({pct(r.get('straggler_wait_frac'))})" if has else "-",
+                mib(r.get("weight_bytes")),
+                fmt(r.get("weight_receivers")),
+                mib(r.get("sync_bytes_per_iter")),
+                "-" if fmt(r.get("weight_sync_s")) == "-" else f"{1000 * float(r['weight_sync_s']):,.1f} ms",
+                "-" if fmt(r.get("sync_bytes_per_s")) == "-" else f"{float(r['sync_bytes_per_s']) / 2**20:,.0f} MiB/s",
+            ]
+        )
     return header, rows
 
 
@@ -133,8 +158,15 @@ def _verdict(view: RoleView) -> str:
 
 
 def _function_rows(frame: pd.DataFrame) -> list[list[str]]:
-    return [[str(r["function"]), f"{short_file(r['file'])}:{int(r['line'])}" if r["file"] else "",
-             pct(r["self_frac"]), pct(r["total_frac"])] for _, r in frame.iterrows()]
+    return [
+        [
+            str(r["function"]),
+            f"{short_file(r['file'])}:{int(r['line'])}" if r["file"] else "",
+            pct(r["self_frac"]),
+            pct(r["total_frac"]),
+        ]
+        for _, r in frame.iterrows()
+    ]
 
 
 def _relative(report: InsideReport, path: Path) -> str | None:
@@ -151,24 +183,34 @@ def section_blocks(report: InsideReport | None) -> list[Block]:
     :func:`embeddable_svg` says it is ours, at most :data:`MAX_EMBEDDED_FLAMEGRAPHS`; the rest are linked."""
     if report is None:
         return []
-    out: list[Block] = [Heading("Inside the iteration", 2), Paragraph(SECTION_NOTE, muted=True),
-                        Table(report.header, report.rows, frozenset({0, 2}))]
+    out: list[Block] = [
+        Heading("Inside the iteration", 2),
+        Paragraph(SECTION_NOTE, muted=True),
+        Table(report.header, report.rows, frozenset({0, 2})),
+    ]
     if report.configs:
-        out += [Heading("Where the time goes inside each role", 2),
-                Paragraph("py-spy stack samples of the steady state; a function's self share is time in its own code, "
-                          "its total share time with it anywhere on the stack (shares of the role's active samples).",
-                          muted=True)]
+        out += [
+            Heading("Where the time goes inside each role", 2),
+            Paragraph(
+                "py-spy stack samples of the steady state; a function's self share is time in its own code, "
+                "its total share time with it anywhere on the stack (shares of the role's active samples).",
+                muted=True,
+            ),
+        ]
     embedded = 0
     head = ["function", "where", "self", "total"]
     for view in report.configs:
         out.append(Heading(view.label, 3))
         for rv in view.roles:
             title = ROLE_TITLES.get(rv.profile.role, rv.profile.role)
-            out += [Heading(f"{title}: {rv.profile.samples:,} samples from {rv.profile.processes} process(es)", 4),
-                    Paragraph(f"{_verdict(rv)}.", lead="Verdict"), Paragraph("By self time:"),
-                    Table(head, _function_rows(rv.profile.top_self), frozenset({0, 1})),
-                    Paragraph(f"By total time ({TRUNK_NOTE}):"),
-                    Table(head, _function_rows(rv.profile.top_total), frozenset({0, 1}))]
+            out += [
+                Heading(f"{title}: {rv.profile.samples:,} samples from {rv.profile.processes} process(es)", 4),
+                Paragraph(f"{_verdict(rv)}.", lead="Verdict"),
+                Paragraph("By self time:"),
+                Table(head, _function_rows(rv.profile.top_self), frozenset({0, 1})),
+                Paragraph(f"By total time ({TRUNK_NOTE}):"),
+                Table(head, _function_rows(rv.profile.top_total), frozenset({0, 1})),
+            ]
             rel = None if rv.flamegraph is None else _relative(report, rv.flamegraph)
             if rel is not None:
                 ours = embeddable_svg(rv.flamegraph)  # else report.html leaves it out: only report.md links it

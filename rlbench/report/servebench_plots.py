@@ -11,16 +11,23 @@ from pathlib import Path
 import matplotlib.ticker
 import numpy as np
 
-from rlbench.analysis.servebench_rows import MODELS, PAPER_BATCH, PAPER_TABLE3, PATHS, ServeRow
 from rlbench.analysis.findings import CONFIDENCE
+from rlbench.analysis.servebench_rows import MODELS, PAPER_BATCH, PAPER_TABLE3, PATHS, ServeRow
 from rlbench.report.blocks import Figure
 from rlbench.report.style import plt, save
 
 #: One colour per path, the same in every figure.
 PATH_COLORS = {p: plt.get_cmap("tab10")(i % 10) for i, p in enumerate(PATHS)}
 #: The process roles shown in the CPU figure, in stacking order, and their colours.
-CPU_ROLES = {"client": "#4C72B0", "server": "#DD8452", "proxy": "#55A868", "controller": "#C44E52",
-             "driver": "#8C8C8C", "ray_system": "#8172B3", "other": "#CCB974"}
+CPU_ROLES = {
+    "client": "#4C72B0",
+    "server": "#DD8452",
+    "proxy": "#55A868",
+    "controller": "#C44E52",
+    "driver": "#8C8C8C",
+    "ray_system": "#8172B3",
+    "other": "#CCB974",
+}
 
 
 def _size_text(size: int) -> str:
@@ -49,14 +56,17 @@ def _log_axes(ax, batches: list[int], log_y: bool) -> None:
 
 
 def _series(rows: list[ServeRow], path: str, size: int, clients: int, column: str):
-    got = sorted((r for r in rows if (r.path, r.input_bytes, r.clients) == (path, size, clients)), key=lambda r: r.batch)
+    got = sorted(
+        (r for r in rows if (r.path, r.input_bytes, r.clients) == (path, size, clients)), key=lambda r: r.batch
+    )
     x = np.array([r.batch for r in got], dtype=float)
     y = np.array([np.nan if getattr(r, column) is None else getattr(r, column) for r in got], dtype=float)
     return got, x, y
 
 
-def plot_metric(rows: list[ServeRow], size: int, clients: int, column: str, label: str, ax=None, *, log_y=True,
-                with_ci=False):
+def plot_metric(
+    rows: list[ServeRow], size: int, clients: int, column: str, label: str, ax=None, *, log_y=True, with_ci=False
+):
     """``column`` per path against the batch at one state size and client count (intervals with ``with_ci``)."""
     ax = ax or plt.subplots(figsize=(5, 3.6))[1]
     for path in PATHS:
@@ -82,10 +92,24 @@ def plot_paper_points(size: int, ax) -> None:
     """The paper's Ray and Clipper states/s at batch 64 as stars, where the paper measured this state size."""
     for p in PAPER_TABLE3["rows"]:
         if int(p["input_bytes"]) == size:
-            ax.scatter([PAPER_BATCH], [p["ray_states_per_s"]], marker="*", s=90, color="black", zorder=5,
-                       label="paper: Ray actor")
-            ax.scatter([PAPER_BATCH], [p["clipper_states_per_s"]], marker="*", s=90, color="#999999", zorder=5,
-                       label="paper: Clipper (REST)")
+            ax.scatter(
+                [PAPER_BATCH],
+                [p["ray_states_per_s"]],
+                marker="*",
+                s=90,
+                color="black",
+                zorder=5,
+                label="paper: Ray actor",
+            )
+            ax.scatter(
+                [PAPER_BATCH],
+                [p["clipper_states_per_s"]],
+                marker="*",
+                s=90,
+                color="#999999",
+                zorder=5,
+                label="paper: Clipper (REST)",
+            )
 
 
 def plot_cpu(rows: list[ServeRow], size: int, clients: int, batch: int, ax=None):
@@ -118,12 +142,20 @@ def _legend(fig, axes) -> None:
             if label not in handles:
                 handles[label] = h
                 labels.append(label)
-    fig.legend([handles[lb] for lb in labels], labels, loc="upper left", bbox_to_anchor=(1.0, 0.98), fontsize=8,
-               frameon=False)
+    fig.legend(
+        [handles[lb] for lb in labels], labels, loc="upper left", bbox_to_anchor=(1.0, 0.98), fontsize=8, frameon=False
+    )
 
 
-def _two_rows(rows: list[ServeRow], sizes: list[int], clients: int, path: Path, title: str, caption: str,
-              *metrics: tuple[str, str, bool]) -> Figure:
+def _two_rows(
+    rows: list[ServeRow],
+    sizes: list[int],
+    clients: int,
+    path: Path,
+    title: str,
+    caption: str,
+    *metrics: tuple[str, str, bool],
+) -> Figure:
     """One figure: a row per (column, label, log scale) metric, a column per state size."""
     fig, axes = _grid(len(metrics), len(sizes))
     for i, (column, label, log_y) in enumerate(metrics):
@@ -148,28 +180,54 @@ def write_servebench_figures(rows: list[ServeRow], plots: Path) -> list[Figure]:
             plot_metric(rows, size, c, "states_per_s", "states/s", axes[i][j], with_ci=True)
             plot_paper_points(size, axes[i][j])
     _legend(fig, axes)
-    figures.append(Figure(save(fig, plots / "servebench_throughput.png", tight_bbox=True), "States per second",
-                          f"Median over repeats, bars: {CONFIDENCE:.0%} bootstrap interval; stars: the paper's Table 3 "
-                          "(batch 64, its own machine and models). Log scales."))
+    figures.append(
+        Figure(
+            save(fig, plots / "servebench_throughput.png", tight_bbox=True),
+            "States per second",
+            f"Median over repeats, bars: {CONFIDENCE:.0%} bootstrap interval; stars: the paper's Table 3 "
+            "(batch 64, its own machine and models). Log scales.",
+        )
+    )
     one = f"{clients[0]} client{'s' * (clients[0] > 1)}"
-    figures.append(_two_rows(rows, sizes, clients[0], plots / "servebench_latency.png", "Latency per request",
-                             f"{one}; medians over repeats of each repeat's p50 and p99 (every counted request). Log "
-                             "scales.", ("p50_ms", "p50 latency, ms", True), ("p99_ms", "p99 latency, ms", True)))
-    figures.append(_two_rows(rows, sizes, clients[0], plots / "servebench_overhead.png",
-                             "Overhead over the in-process forward, and bytes per request",
-                             f"{one}. Overhead: p50 less the in-process path's p50 in the same cell. Bytes: request and "
-                             "answer payloads (HTTP bodies; Ray calls' pickled arguments and result); in-process paths "
-                             "move none.", ("overhead_ms", "overhead over in-process, ms", False),
-                             ("bytes_per_request", "bytes per request", True)))
+    figures.append(
+        _two_rows(
+            rows,
+            sizes,
+            clients[0],
+            plots / "servebench_latency.png",
+            "Latency per request",
+            f"{one}; medians over repeats of each repeat's p50 and p99 (every counted request). Log scales.",
+            ("p50_ms", "p50 latency, ms", True),
+            ("p99_ms", "p99 latency, ms", True),
+        )
+    )
+    figures.append(
+        _two_rows(
+            rows,
+            sizes,
+            clients[0],
+            plots / "servebench_overhead.png",
+            "Overhead over the in-process forward, and bytes per request",
+            f"{one}. Overhead: p50 less the in-process path's p50 in the same cell. Bytes: request and "
+            "answer payloads (HTTP bodies; Ray calls' pickled arguments and result); in-process paths "
+            "move none.",
+            ("overhead_ms", "overhead over in-process, ms", False),
+            ("bytes_per_request", "bytes per request", True),
+        )
+    )
     batches = sorted({r.batch for r in rows})
     batch = PAPER_BATCH if PAPER_BATCH in batches else batches[-1]
     fig, axes = _grid(1, len(sizes))
     for j, size in enumerate(sizes):
         plot_cpu(rows, size, clients[0], batch, axes[0][j])
     _legend(fig, axes)
-    figures.append(Figure(save(fig, plots / "servebench_cpu.png", tight_bbox=True),
-                          "CPU-seconds per 1,000 states, per process role",
-                          f"Batch {batch}, {clients[0]} client{'s' * (clients[0] > 1)}; each role's processes' CPU time "
-                          "over the run's window (the utilization sampler), median over repeats. In-process paths "
-                          "compute in the client."))
+    figures.append(
+        Figure(
+            save(fig, plots / "servebench_cpu.png", tight_bbox=True),
+            "CPU-seconds per 1,000 states, per process role",
+            f"Batch {batch}, {clients[0]} client{'s' * (clients[0] > 1)}; each role's processes' CPU time "
+            "over the run's window (the utilization sampler), median over repeats. In-process paths "
+            "compute in the client.",
+        )
+    )
     return figures

@@ -13,10 +13,29 @@ from typing import Any
 
 from rlbench.analysis.evidence import change_evidence
 from rlbench.analysis.findings import CONFIDENCE
-from rlbench.analysis.servebench_rows import (PAPER_BATCH, PAPER_TABLE3, PATHS, PathComparison, ServeRow, compare_paths,
-                                              gap_change, paper_rows, summarize_rows)
-from rlbench.report.blocks import (Block, Bullets, Fields, Heading, Paragraph, Table, Verdicts, to_html, to_markdown,
-                                   to_rich)
+from rlbench.analysis.servebench_rows import (
+    PAPER_BATCH,
+    PAPER_TABLE3,
+    PATHS,
+    PathComparison,
+    ServeRow,
+    compare_paths,
+    gap_change,
+    paper_rows,
+    summarize_rows,
+)
+from rlbench.report.blocks import (
+    Block,
+    Bullets,
+    Fields,
+    Heading,
+    Paragraph,
+    Table,
+    Verdicts,
+    to_html,
+    to_markdown,
+    to_rich,
+)
 from rlbench.report.document import _CSS
 from rlbench.report.servebench_plots import write_servebench_figures
 from rlbench.report.style import fmt
@@ -39,12 +58,38 @@ def row_cells(r: ServeRow) -> list[str]:
     ci = "-" if r.states_per_s_ci_low is None else f"{fmt(r.states_per_s_ci_low)}-{fmt(r.states_per_s_ci_high)}"
     cpu = [fmt(r.cpu_s_per_1000_states.get(role), 3) for role in TABLE_ROLES]
     note = r.error or ("ran short (max run time)" if r.short_runs else "")
-    return [r.path, str(r.batch), _size(r.input_bytes), str(r.clients), fmt(r.states_per_s), ci, _num(r.p50_ms, 2),
-            _num(r.p99_ms, 2), _num(r.overhead_ms, 2), fmt(r.bytes_per_request), *cpu, f"{r.runs}", note]
+    return [
+        r.path,
+        str(r.batch),
+        _size(r.input_bytes),
+        str(r.clients),
+        fmt(r.states_per_s),
+        ci,
+        _num(r.p50_ms, 2),
+        _num(r.p99_ms, 2),
+        _num(r.overhead_ms, 2),
+        fmt(r.bytes_per_request),
+        *cpu,
+        f"{r.runs}",
+        note,
+    ]
 
 
-ROW_HEADER = ["path", "batch", "state", "clients", "states/s", f"{CONFIDENCE:.0%} CI", "p50 ms", "p99 ms",
-              "overhead ms", "bytes/request", *(f"CPU-s/1k states: {role}" for role in TABLE_ROLES), "repeats", "note"]
+ROW_HEADER = [
+    "path",
+    "batch",
+    "state",
+    "clients",
+    "states/s",
+    f"{CONFIDENCE:.0%} CI",
+    "p50 ms",
+    "p99 ms",
+    "overhead ms",
+    "bytes/request",
+    *(f"CPU-s/1k states: {role}" for role in TABLE_ROLES),
+    "repeats",
+    "note",
+]
 
 
 def rows_table(rows: list[ServeRow], **kw) -> Table:
@@ -56,15 +101,38 @@ def paper_table(rows: list[ServeRow], clients: int) -> Table:
     and every other path that ran."""
     ran = {r.path for r in rows}
     others = [p for p in PATHS if p in ran and p not in ("actor", "rest_json")]
-    header = ["workload (paper)", "paper: Clipper", "paper: Ray", "paper: Ray/Clipper", "here: model", "here: rest_json",
-              "here: actor", "here: actor/rest_json", *(f"here: {p}" for p in others)]
+    header = [
+        "workload (paper)",
+        "paper: Clipper",
+        "paper: Ray",
+        "paper: Ray/Clipper",
+        "here: model",
+        "here: rest_json",
+        "here: actor",
+        "here: actor/rest_json",
+        *(f"here: {p}" for p in others),
+    ]
     out = []
     for p in paper_rows(rows, clients):
-        out.append([p["workload"], fmt(p["paper_clipper"]), fmt(p["paper_ray"]), f"{p['paper_ratio']:.1f}x", p["model"],
-                    fmt(p["rest_json"]), fmt(p["actor"]), "-" if p["ratio"] is None else f"{p['ratio']:.1f}x",
-                    *(fmt(p["paths"].get(q)) for q in others)])
-    return Table(header, out, frozenset({0, 4}), title=f"states/s at batch {PAPER_BATCH}, {clients} client(s): the paper "
-                                                         "beside this machine")
+        out.append(
+            [
+                p["workload"],
+                fmt(p["paper_clipper"]),
+                fmt(p["paper_ray"]),
+                f"{p['paper_ratio']:.1f}x",
+                p["model"],
+                fmt(p["rest_json"]),
+                fmt(p["actor"]),
+                "-" if p["ratio"] is None else f"{p['ratio']:.1f}x",
+                *(fmt(p["paths"].get(q)) for q in others),
+            ]
+        )
+    return Table(
+        header,
+        out,
+        frozenset({0, 4}),
+        title=f"states/s at batch {PAPER_BATCH}, {clients} client(s): the paper beside this machine",
+    )
 
 
 def _cell_text(c: PathComparison) -> str:
@@ -86,11 +154,17 @@ def paper_verdicts(records: list[dict[str, Any]], comparisons: list[PathComparis
         change = gap_change(records, "actor", "rest_json", PAPER_BATCH, clients, (sizes[0], sizes[-1]))
         if change is None or change.ratio is None:
             continue
-        trend = ("the gap grows with the state size" if change.differs and change.ratio > 1 else
-                 "the gap shrinks with the state size" if change.differs else "no evidence that the gap changes "
-                 "with the state size")
-        words = (f"{trend}: each repeat's actor/rest_json at {_size(sizes[-1])} over that at {_size(sizes[0])} "
-                 f"({change_evidence(change)}); the paper: {paper[0]:.1f}x and {paper[1]:.1f}x")
+        trend = (
+            "the gap grows with the state size"
+            if change.differs and change.ratio > 1
+            else "the gap shrinks with the state size"
+            if change.differs
+            else "no evidence that the gap changes with the state size"
+        )
+        words = (
+            f"{trend}: each repeat's actor/rest_json at {_size(sizes[-1])} over that at {_size(sizes[0])} "
+            f"({change_evidence(change)}); the paper: {paper[0]:.1f}x and {paper[1]:.1f}x"
+        )
         out.append((f"gap grows with the state size? {clients} client(s)", words))
     return out
 
@@ -99,68 +173,127 @@ def calibration_table(doc: dict[str, Any]) -> Table:
     rows = []
     for c in doc.get("calibration") or []:
         probes = ", ".join(f"{p.get('width')}: {fmt(p.get('forward_ms'), 2)} ms" for p in c.get("probes") or [])
-        rows.append([str(c.get("model")), _size(int(c.get("input_bytes") or 0)), fmt(c.get("target_ms"), 1),
-                     "residual" if c.get("residual") else "plain", str(c.get("depth")), str(c.get("width")),
-                     fmt(c.get("forward_ms"), 2), fmt(c.get("parameters")), probes])
-    return Table(["model", "state", "target ms / 64", "kind", "depth", "width", "measured ms / 64", "parameters",
-                  "probes (width: ms)"], rows, frozenset({0, 1, 3, 8}))
+        rows.append(
+            [
+                str(c.get("model")),
+                _size(int(c.get("input_bytes") or 0)),
+                fmt(c.get("target_ms"), 1),
+                "residual" if c.get("residual") else "plain",
+                str(c.get("depth")),
+                str(c.get("width")),
+                fmt(c.get("forward_ms"), 2),
+                fmt(c.get("parameters")),
+                probes,
+            ]
+        )
+    return Table(
+        [
+            "model",
+            "state",
+            "target ms / 64",
+            "kind",
+            "depth",
+            "width",
+            "measured ms / 64",
+            "parameters",
+            "probes (width: ms)",
+        ],
+        rows,
+        frozenset({0, 1, 3, 8}),
+    )
 
 
-def servebench_blocks(doc: dict[str, Any], figures: list, rows: list[ServeRow],
-                      comparisons: list[PathComparison]) -> list[Block]:
+def servebench_blocks(
+    doc: dict[str, Any], figures: list, rows: list[ServeRow], comparisons: list[PathComparison]
+) -> list[Block]:
     """The whole document."""
     cfg = doc.get("config") or {}
     clients = sorted({r.clients for r in rows}) or [1]
     blocks: list[Block] = [
         Heading("rlbench servebench: serving a trained policy", 1),
-        Paragraph(f"Measured {doc.get('started', '?')} to {doc.get('finished', '?')} with the command "
-                  f"{doc.get('command', '')} "
-                  f"on {(doc.get('machine') or {}).get('cpu_model', 'this machine')} "
-                  f"({(doc.get('machine') or {}).get('cores', '?')} usable cores). Ray OSDI'18, Table 3, asked today: "
-                  "the same trained policy served in-process, from a Ray actor, from Ray Serve (handle and HTTP) "
-                  "and from a plain ASGI server without Ray, to closed-loop clients on this machine."),
+        Paragraph(
+            f"Measured {doc.get('started', '?')} to {doc.get('finished', '?')} with the command "
+            f"{doc.get('command', '')} "
+            f"on {(doc.get('machine') or {}).get('cpu_model', 'this machine')} "
+            f"({(doc.get('machine') or {}).get('cores', '?')} usable cores). Ray OSDI'18, Table 3, asked today: "
+            "the same trained policy served in-process, from a Ray actor, from Ray Serve (handle and HTTP) "
+            "and from a plain ASGI server without Ray, to closed-loop clients on this machine."
+        ),
     ]
     if doc.get("interrupted"):
         blocks.append(Paragraph("Interrupted: the rows below hold what was measured before the stop.", lead="Note"))
     blocks += [Heading("Against the paper (Table 3)", 2)]
     blocks += [paper_table(rows, c) for c in clients]
-    blocks += [Paragraph("What differs between the paper's setup and this one:"),
-               Bullets(list(PAPER_TABLE3["differences"])),
-               Heading("Does the paper's order hold here?", 3), Verdicts(paper_verdicts(doc.get("runs") or [], comparisons))]
+    blocks += [
+        Paragraph("What differs between the paper's setup and this one:"),
+        Bullets(list(PAPER_TABLE3["differences"])),
+        Heading("Does the paper's order hold here?", 3),
+        Verdicts(paper_verdicts(doc.get("runs") or [], comparisons)),
+    ]
     blocks += [Heading("Figures", 2), *figures]
-    blocks += [Heading("Every row", 2),
-               Paragraph("states/s: median over repeats, all clients together; p50/p99: medians over repeats of each "
-                         "repeat's percentiles; overhead: p50 less the in-process path's p50 in the same cell; CPU: "
-                         "CPU-seconds per 1,000 states of each role's processes (servebench.json has every role).",
-                         muted=True),
-               rows_table(rows, md_max_rows=400),
-               Heading("Comparisons", 2),
-               Paragraph("Each pair in every cell, by the one rule of rlbench compare: the ratio of median states/s "
-                         f"with its {CONFIDENCE:.0%} bootstrap interval and an exact rank test over the repeats.",
-                         muted=True),
-               Table(["cell", "verdict"], [[_cell_text(c), c.verdict] for c in comparisons], frozenset({0, 1}),
-                     collapsed=f"{len(comparisons)} comparisons", md_max_rows=60)]
-    blocks += [Heading("Calibration", 2),
-               Paragraph("Widths tried until a batch of 64 took the paper's time on this CPU (one torch thread); the "
-                         "model served is the probe closest to the target.", muted=True),
-               calibration_table(doc)]
+    blocks += [
+        Heading("Every row", 2),
+        Paragraph(
+            "states/s: median over repeats, all clients together; p50/p99: medians over repeats of each "
+            "repeat's percentiles; overhead: p50 less the in-process path's p50 in the same cell; CPU: "
+            "CPU-seconds per 1,000 states of each role's processes (servebench.json has every role).",
+            muted=True,
+        ),
+        rows_table(rows, md_max_rows=400),
+        Heading("Comparisons", 2),
+        Paragraph(
+            "Each pair in every cell, by the one rule of rlbench compare: the ratio of median states/s "
+            f"with its {CONFIDENCE:.0%} bootstrap interval and an exact rank test over the repeats.",
+            muted=True,
+        ),
+        Table(
+            ["cell", "verdict"],
+            [[_cell_text(c), c.verdict] for c in comparisons],
+            frozenset({0, 1}),
+            collapsed=f"{len(comparisons)} comparisons",
+            md_max_rows=60,
+        ),
+    ]
+    blocks += [
+        Heading("Calibration", 2),
+        Paragraph(
+            "Widths tried until a batch of 64 took the paper's time on this CPU (one torch thread); the "
+            "model served is the probe closest to the target.",
+            muted=True,
+        ),
+        calibration_table(doc),
+    ]
     policy = doc.get("policy") or {}
     setup = doc.get("setup_s") or {}
-    blocks += [Heading("How it ran", 2),
-               Fields([("paths", ", ".join(cfg.get("paths") or [])), ("batches", str(cfg.get("batches"))),
-                       ("state bytes", str(cfg.get("inputs"))), ("clients", str(cfg.get("clients"))),
-                       ("seconds per run", str(cfg.get("seconds"))), ("repeats", str(cfg.get("repeats"))),
-                       ("in flight (actor_inflight)", str(cfg.get("in_flight"))),
-                       ("trained policy", f"{policy.get('model', '-')} on {policy.get('env', '-')}, "
-                                          f"{policy.get('env_steps', '-')} env steps, return "
-                                          f"{fmt(policy.get('episode_return_mean'), 1)}"),
-                       ("set-up seconds", ", ".join(f"{k} {v:.1f}" for k, v in setup.items()
-                                                     if isinstance(v, (int, float)))),
-                       ("servers", str(doc.get("servers") or {})), ("wall seconds", fmt(doc.get("wall_s"), 0))])]
+    blocks += [
+        Heading("How it ran", 2),
+        Fields(
+            [
+                ("paths", ", ".join(cfg.get("paths") or [])),
+                ("batches", str(cfg.get("batches"))),
+                ("state bytes", str(cfg.get("inputs"))),
+                ("clients", str(cfg.get("clients"))),
+                ("seconds per run", str(cfg.get("seconds"))),
+                ("repeats", str(cfg.get("repeats"))),
+                ("in flight (actor_inflight)", str(cfg.get("in_flight"))),
+                (
+                    "trained policy",
+                    f"{policy.get('model', '-')} on {policy.get('env', '-')}, "
+                    f"{policy.get('env_steps', '-')} env steps, return "
+                    f"{fmt(policy.get('episode_return_mean'), 1)}",
+                ),
+                ("set-up seconds", ", ".join(f"{k} {v:.1f}" for k, v in setup.items() if isinstance(v, (int, float)))),
+                ("servers", str(doc.get("servers") or {})),
+                ("wall seconds", fmt(doc.get("wall_s"), 0)),
+            ]
+        ),
+    ]
     return blocks
 
 
-def write_servebench_report(out_dir: Path, doc: dict[str, Any]) -> tuple[Path, Path, list[ServeRow], list[PathComparison]]:
+def write_servebench_report(
+    out_dir: Path, doc: dict[str, Any]
+) -> tuple[Path, Path, list[ServeRow], list[PathComparison]]:
     """``servebench.html``, ``servebench.md`` and the figures in ``plots/`` from the document of servebench.json."""
     records = doc.get("runs") or []
     rows, comparisons = summarize_rows(records), compare_paths(records)
@@ -172,15 +305,24 @@ def write_servebench_report(out_dir: Path, doc: dict[str, Any]) -> tuple[Path, P
     return html_path, md_path, rows, comparisons
 
 
-def terminal_tables(records: list[dict[str, Any]], rows: list[ServeRow], comparisons: list[PathComparison],
-                    max_rows: int = 60) -> list:
+def terminal_tables(
+    records: list[dict[str, Any]], rows: list[ServeRow], comparisons: list[PathComparison], max_rows: int = 60
+) -> list:
     """The paper table, the verdicts and the rows (those of batch 64 when there are more than ``max_rows``), of
     servebench.json's runs (``records``)."""
     clients = sorted({r.clients for r in rows}) or [1]
     shown = rows if len(rows) <= max_rows else [r for r in rows if r.batch == PAPER_BATCH] or rows[:max_rows]
     caption = "" if shown is rows else f"batch {PAPER_BATCH} only: {len(rows)} rows in servebench.md"
     out = [to_rich(paper_table(rows, c)) for c in clients]
-    out.append(to_rich(Table(["question", "answer"], [list(v) for v in paper_verdicts(records, comparisons)],
-                             frozenset({0, 1}), title="the paper's order, here")))
+    out.append(
+        to_rich(
+            Table(
+                ["question", "answer"],
+                [list(v) for v in paper_verdicts(records, comparisons)],
+                frozenset({0, 1}),
+                title="the paper's order, here",
+            )
+        )
+    )
     out.append(to_rich(rows_table(shown, title="servebench", caption=caption)))
     return out

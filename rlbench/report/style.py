@@ -27,8 +27,15 @@ from rlbench.results.files import write_atomic  # noqa: E402
 #: The phases of an iteration, in stacking order.
 PHASES = ("sample", "learn", "sync", "other")
 PHASE_COLORS = {"sample": "#4C72B0", "learn": "#DD8452", "sync": "#55A868", "other": "#8C8C8C"}
-ROLE_COLORS = {"driver": "#C44E52", "learner": "#DD8452", "env_runner": "#4C72B0", "aggregator": "#937860",
-               "state_server": "#64B5CD", "ray_system": "#8172B3", "other": "#8C8C8C"}
+ROLE_COLORS = {
+    "driver": "#C44E52",
+    "learner": "#DD8452",
+    "env_runner": "#4C72B0",
+    "aggregator": "#937860",
+    "state_server": "#64B5CD",
+    "ray_system": "#8172B3",
+    "other": "#8C8C8C",
+}
 #: Figures stay readable and cheap on big sweeps: at most this many trials per per-trial bar chart
 #: (first repeats first), per-core heat maps (drawn, and embedded in the report), configurations per
 #: bar figure and lines per line figure. Every cap is stated under the figure it cuts.
@@ -73,7 +80,7 @@ def file_stem(text: str, limit: int = 80) -> str:
     ``..``), at most ``limit`` characters (a long one ends in a hash of the whole, so two stay apart)."""
     stem = re.sub(r"[^A-Za-z0-9_-]", "_", str(text))
     if len(stem) > limit:
-        stem = stem[:limit - 9] + "_" + hashlib.sha256(str(text).encode()).hexdigest()[:8]
+        stem = stem[: limit - 9] + "_" + hashlib.sha256(str(text).encode()).hexdigest()[:8]
     return stem or "_"
 
 

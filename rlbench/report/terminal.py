@@ -27,15 +27,33 @@ def plan_table(plans: list[TrialPlan]) -> RichTable:
     relative to the machine shows what it resolved to, then how it was written: ``1 (cpus-1)``."""
     axes = list(plans[0].axes) if plans else []
     variants = any(p.variant for p in plans)  # then each trial's variant and round, in run order
-    header = ["trial", *axes, *(["variant", "round"] if variants else []), "cpus", "driver cores", "ray CPUs", "torch threads d/l/r", "seed", "fate"]
+    header = [
+        "trial",
+        *axes,
+        *(["variant", "round"] if variants else []),
+        "cpus",
+        "driver cores",
+        "ray CPUs",
+        "torch threads d/l/r",
+        "seed",
+        "fate",
+    ]
     rows = []
     for p in plans:
         t = p.torch_threads
-        rows.append([p.trial_id, *[f"{p.axes[a]} ({p.relative[a]})" if a in p.relative else str(p.axes[a])
-                                   for a in axes], *([str(p.variant), str(p.round)] if variants else []),
-                     str(p.cpus), ",".join(map(str, p.driver_cores)) or "-", str(p.ray_cpus),
-                     f"{t['driver']}/{t['learner']}/{t['env_runner']}", str(p.seed),
-                     Cell(f"skip: {p.skip_reason}", "yellow") if p.skip_reason else "run"])
+        rows.append(
+            [
+                p.trial_id,
+                *[f"{p.axes[a]} ({p.relative[a]})" if a in p.relative else str(p.axes[a]) for a in axes],
+                *([str(p.variant), str(p.round)] if variants else []),
+                str(p.cpus),
+                ",".join(map(str, p.driver_cores)) or "-",
+                str(p.ray_cpus),
+                f"{t['driver']}/{t['learner']}/{t['env_runner']}",
+                str(p.seed),
+                Cell(f"skip: {p.skip_reason}", "yellow") if p.skip_reason else "run",
+            ]
+        )
     return to_rich(Table(header, rows, frozenset(range(len(header))), title="planned trials"))
 
 
@@ -52,26 +70,57 @@ def results_table(trials: pd.DataFrame, axes: list[str], skip_groups: dict[str, 
         caption = f"first {MAX_TABLE_ROWS} of {len(ran)} trials; all are in summary.csv and report.html"
         ran = ran.head(MAX_TABLE_ROWS)
     target = "reached_target" in trials and trials["reached_target"].notna().any()
-    header = ["trial", "status", *axes, "env steps/s", "sample", "learn", "sync", "other",
-              *(["to target"] if target else []), "note"]
+    header = [
+        "trial",
+        "status",
+        *axes,
+        "env steps/s",
+        "sample",
+        "learn",
+        "sync",
+        "other",
+        *(["to target"] if target else []),
+        "note",
+    ]
     rows: list[list[str | Cell]] = []
     for _, r in ran.iterrows():
         reached = r.get("reached_target") if target else None
-        to_target = "-" if reached is None or pd.isna(reached) else (
-            f"{fmt(r.get('time_to_target_s'), 1)} s" if reached else "not reached")
-        rows.append([str(r["trial_id"]), Cell(str(r["status"]), {"ok": "green"}.get(r["status"], "red")),
-                     *["?" if r["status"] == UNREADABLE else axis_value_text(r[a]) for a in axes],
-                     fmt(r.get("env_steps_per_s")), *[pct(r.get(f"{p}_frac")) for p in PHASES],
-                     *([to_target] if target else []),
-                     (r["reason"] or "")[:160] if isinstance(r.get("reason"), str) else ""])
+        to_target = (
+            "-"
+            if reached is None or pd.isna(reached)
+            else (f"{fmt(r.get('time_to_target_s'), 1)} s" if reached else "not reached")
+        )
+        rows.append(
+            [
+                str(r["trial_id"]),
+                Cell(str(r["status"]), {"ok": "green"}.get(r["status"], "red")),
+                *["?" if r["status"] == UNREADABLE else axis_value_text(r[a]) for a in axes],
+                fmt(r.get("env_steps_per_s")),
+                *[pct(r.get(f"{p}_frac")) for p in PHASES],
+                *([to_target] if target else []),
+                (r["reason"] or "")[:160] if isinstance(r.get("reason"), str) else "",
+            ]
+        )
     groups: dict[str, list[pd.Series]] = {}
     for _, r in skipped.iterrows():
         reason = (skip_groups or {}).get(r["trial_id"]) or (r["reason"] if isinstance(r.get("reason"), str) else "")
         groups.setdefault(reason, []).append(r)
     for reason, group in groups.items():
         values = [", ".join(dict.fromkeys(axis_value_text(r[a]) for r in group)) for a in axes]
-        rows.append([str(group[0]["trial_id"]) if len(group) == 1 else f"{len(group)} trials", Cell("skipped", "yellow"),
-                     *values, "-", "-", "-", "-", "-", *(["-"] if target else []), reason[:160]])
+        rows.append(
+            [
+                str(group[0]["trial_id"]) if len(group) == 1 else f"{len(group)} trials",
+                Cell("skipped", "yellow"),
+                *values,
+                "-",
+                "-",
+                "-",
+                "-",
+                "-",
+                *(["-"] if target else []),
+                reason[:160],
+            ]
+        )
     left = frozenset({0, 1, len(header) - 1})
     return to_rich(Table(header, rows, left, title="rlbench sweep results", caption=caption), show_lines=False)
 
@@ -79,8 +128,16 @@ def results_table(trials: pd.DataFrame, axes: list[str], skip_groups: dict[str, 
 def compare_table(comparison: Comparison) -> RichTable:
     """``rlbench compare``'s table (with time to target, B/A, where both sides had a target)."""
     target = any(r.time_to_target for r in comparison.rows)
-    header = ["configuration", "A env steps/s", "B env steps/s", "B/A", f"{CONFIDENCE:.0%} CI", "basis", "n A/B",
-              "verdict"]
+    header = [
+        "configuration",
+        "A env steps/s",
+        "B env steps/s",
+        "B/A",
+        f"{CONFIDENCE:.0%} CI",
+        "basis",
+        "n A/B",
+        "verdict",
+    ]
     if target:
         header += ["reached A/B", "time to target A/B s", "B/A time", f"time {CONFIDENCE:.0%} CI", "to target"]
     style = {"regressed": "red", "improved": "green", "small change": "yellow"}
@@ -88,17 +145,29 @@ def compare_table(comparison: Comparison) -> RichTable:
     rows = []
     for r in comparison.rows:
         c, t = r.change, r.time_to_target
-        cells = [r.label, f(r.a_env_steps_per_s), f(r.b_env_steps_per_s), f(c and c.ratio, 3),
-                 interval_text(c and c.ci_low, c and c.ci_high), c.basis if c else "-",
-                 f"{c.n_a}/{c.n_b}" if c else "-",
-                 Cell(r.verdict, style.get(r.verdict, "default"))]
+        cells = [
+            r.label,
+            f(r.a_env_steps_per_s),
+            f(r.b_env_steps_per_s),
+            f(c and c.ratio, 3),
+            interval_text(c and c.ci_low, c and c.ci_high),
+            c.basis if c else "-",
+            f"{c.n_a}/{c.n_b}" if c else "-",
+            Cell(r.verdict, style.get(r.verdict, "default")),
+        ]
         if target:
             tc = t and t.change
-            cells += [f"{t and t.a_reached or '-'} / {t and t.b_reached or '-'}",
-                      f"{f(t and t.a_time_to_target_s, 1)} / {f(t and t.b_time_to_target_s, 1)}", f(tc and tc.ratio, 3),
-                      interval_text(tc and tc.ci_low, tc and tc.ci_high), t and t.verdict or "-"]
+            cells += [
+                f"{t and t.a_reached or '-'} / {t and t.b_reached or '-'}",
+                f"{f(t and t.a_time_to_target_s, 1)} / {f(t and t.b_time_to_target_s, 1)}",
+                f(tc and tc.ratio, 3),
+                interval_text(tc and tc.ci_low, tc and tc.ci_high),
+                t and t.verdict or "-",
+            ]
         rows.append(cells)
     left = frozenset(i for i, c in enumerate(header) if c in ("configuration", "verdict", "basis", "to target"))
-    title = (f"B/A steady-state throughput  (A={comparison.a}, B={comparison.b}; "
-             f"threshold {comparison.threshold:.0%}, {CONFIDENCE:.0%} CI)")
+    title = (
+        f"B/A steady-state throughput  (A={comparison.a}, B={comparison.b}; "
+        f"threshold {comparison.threshold:.0%}, {CONFIDENCE:.0%} CI)"
+    )
     return to_rich(Table(header, rows, left, title=title))

@@ -111,8 +111,11 @@ def plot_cpu_by_role(trials: pd.DataFrame, axes: list[str], ax=None):
     ax = ax or new_axes(_bar_width_in(labels), 0.45 * len(ok) + 1.6)
     left = [0.0] * len(ok)
     # roles only some algorithms have (APPO/IMPALA's aggregators and state server) only where present
-    for role in [r for r in roles_in(trials) if r not in ("aggregator", "state_server")
-                 or (ok[f"{r}_cpus_used"].fillna(0) > 0).any()]:
+    for role in [
+        r
+        for r in roles_in(trials)
+        if r not in ("aggregator", "state_server") or (ok[f"{r}_cpus_used"].fillna(0) > 0).any()
+    ]:
         values = ok[f"{role}_cpus_used"].fillna(0).values
         ax.barh(labels, values, left=left, color=ROLE_COLORS[role], label=role)
         left = [a + b for a, b in zip(left, values)]
@@ -147,9 +150,16 @@ def plot_cpu_heatmap(utilization: pd.DataFrame, iterations: pd.DataFrame, trial_
     times = grid.columns.to_numpy(dtype=float)
     step = float(pd.Series(times).diff().median()) if len(times) > 1 else 0.1
     ax = ax or new_axes(8.0, 0.35 * len(grid) + 1.8)
-    image = ax.imshow(grid.to_numpy(dtype=float), aspect="auto", cmap="magma", vmin=0, vmax=100,
-                      interpolation="nearest", origin="lower",
-                      extent=(times[0] - step / 2, times[-1] + step / 2, -0.5, len(grid) - 0.5))
+    image = ax.imshow(
+        grid.to_numpy(dtype=float),
+        aspect="auto",
+        cmap="magma",
+        vmin=0,
+        vmax=100,
+        interpolation="nearest",
+        origin="lower",
+        extent=(times[0] - step / 2, times[-1] + step / 2, -0.5, len(grid) - 0.5),
+    )
     ax.set_yticks(range(len(grid)), [str(int(c)) for c in grid.index])
     its = steady(iterations[iterations["trial_id"] == trial_id])
     if len(its):
@@ -167,8 +177,11 @@ def alloc_vs_used_roles(trials: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     ok = trials[trials["status"] == "ok"]
     used_cols = [f"{r}_cpus_used" for r in roles_in(trials)]
     ok = ok[ok[used_cols].notna().any(axis=1)]
-    roles = [r for r in roles_in(trials)
-             if (ok[f"{r}_cpus_allocated"].fillna(0) > 0.005).any() or (ok[f"{r}_cpus_used"].fillna(0) > 0.005).any()]
+    roles = [
+        r
+        for r in roles_in(trials)
+        if (ok[f"{r}_cpus_allocated"].fillna(0) > 0.005).any() or (ok[f"{r}_cpus_used"].fillna(0) > 0.005).any()
+    ]
     return ok, roles
 
 
@@ -184,13 +197,21 @@ def plot_cpu_alloc_vs_used(trials: pd.DataFrame, axes: list[str], panels=None):
     labels = [trial_label(r, axes) for _, r in ok.iterrows()]
     x = range(len(ok))
     if panels is None:
-        panels = plt.subplots(len(roles), 1, sharex=True, squeeze=False,
-                              figsize=(max(6.0, 0.6 * len(ok) + 2.5), 1.5 * len(roles) + 1.5))[1][:, 0]
+        panels = plt.subplots(
+            len(roles), 1, sharex=True, squeeze=False, figsize=(max(6.0, 0.6 * len(ok) + 2.5), 1.5 * len(roles) + 1.5)
+        )[1][:, 0]
     for ax, role in zip(panels, roles):
         allocated = ok[f"{role}_cpus_allocated"].fillna(0).to_numpy(dtype=float)
         used = ok[f"{role}_cpus_used"].fillna(0).to_numpy(dtype=float)
-        ax.bar([i - 0.2 for i in x], allocated, width=0.4, color="white", edgecolor=ROLE_COLORS[role],
-               hatch="//", label="allocated")
+        ax.bar(
+            [i - 0.2 for i in x],
+            allocated,
+            width=0.4,
+            color="white",
+            edgecolor=ROLE_COLORS[role],
+            hatch="//",
+            label="allocated",
+        )
         ax.bar([i + 0.2 for i in x], used, width=0.4, color=ROLE_COLORS[role], label="used")
         ax.set_ylabel(role, fontsize=8)
         ax.grid(axis="y", alpha=0.3)
@@ -238,8 +259,10 @@ def write_plots(out_dir: Path, tables: dict[str, pd.DataFrame], axes: list[str])
     if utilization is not None and not utilization.empty:
         for _, row in shown_trials(all_trials[all_trials["status"] == "ok"], MAX_HEATMAPS).iterrows():
             title = f"{row['trial_id']}: {trial_label(row, axes)}, cpus={row['cpus']}: busy % per core"
-            keep(plot_cpu_heatmap(utilization, iterations, row["trial_id"], title),
-                 f"cpu_heatmap_{file_stem(row['trial_id'])}.png")  # the id comes from a table: no path in it
+            keep(
+                plot_cpu_heatmap(utilization, iterations, row["trial_id"], title),
+                f"cpu_heatmap_{file_stem(row['trial_id'])}.png",
+            )  # the id comes from a table: no path in it
     return written
 
 
@@ -252,8 +275,9 @@ def write_plots_beside(out_dir: Path, tables: dict[str, pd.DataFrame], axes: lis
     if usable < 2 or not hasattr(os, "fork"):
         write_plots(out_dir, tables, axes)
         return lambda: None
-    child = multiprocessing.get_context("fork").Process(target=write_plots, args=(out_dir, tables, axes),
-                                                        name="rlbench-trial-plots", daemon=True)
+    child = multiprocessing.get_context("fork").Process(
+        target=write_plots, args=(out_dir, tables, axes), name="rlbench-trial-plots", daemon=True
+    )
     child.start()
 
     def wait() -> None:

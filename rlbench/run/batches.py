@@ -30,9 +30,20 @@ class TrialBatches:
     given (one whose folder exists without a verdict is moved aside and run again, as a resume does), and
     the manifest lists every trial run so far."""
 
-    def __init__(self, loaded: LoadedSpec, out_dir: Path, *, console: Console, machine: MachineInfo,
-                 argv: list[str] | None = None, cluster=None, resume: bool = False, nvml=None,
-                 resume_with: str | None = None, parallel: str | None = None):
+    def __init__(
+        self,
+        loaded: LoadedSpec,
+        out_dir: Path,
+        *,
+        console: Console,
+        machine: MachineInfo,
+        argv: list[str] | None = None,
+        cluster=None,
+        resume: bool = False,
+        nvml=None,
+        resume_with: str | None = None,
+        parallel: str | None = None,
+    ):
         """``resume_with``: the command that continues the run, named when the folder already holds results;
         ``parallel``: ``--parallel``'s ``N`` or ``auto`` (with ``cluster``): each batch's trials at once."""
         self.parallel = ParallelRun(cluster, parallel) if parallel is not None else None
@@ -52,8 +63,9 @@ class TrialBatches:
         """Check the folder (nothing written): before anything of it is read (autoconfig's state file)."""
         if self.session is None:
             facts = run_facts(self.loaded, self.machine, software_versions())
-            self.session = open_for_write(self.out_dir, "resume" if self.resume else "new", facts=facts,
-                                          resume_with=self.resume_with)
+            self.session = open_for_write(
+                self.out_dir, "resume" if self.resume else "new", facts=facts, resume_with=self.resume_with
+            )
         return self
 
     def __enter__(self) -> "TrialBatches":
@@ -79,11 +91,22 @@ class TrialBatches:
         """Run ``plans`` (trial ids new to the folder, or ones without a verdict) into the folder."""
         info = self.info
         info.trial_ids = list(dict.fromkeys([*(info.trial_ids or []), *(p.trial_id for p in plans)]))
-        info.differs_from_tune = list(dict.fromkeys([*info.differs_from_tune,
-                                                     *(d for p in plans for d in p.differs_from_tune)]))
+        info.differs_from_tune = list(
+            dict.fromkeys([*info.differs_from_tune, *(d for p in plans for d in p.differs_from_tune)])
+        )
         statuses = dict(info.statuses)
-        outcome = run_plans(self.loaded, self.session, plans, ResumePlan(), info, console=self.console, nvml=self.nvml,
-                             powercap_root=POWERCAP_ROOT, said=self._said, parallel=self.parallel)
+        outcome = run_plans(
+            self.loaded,
+            self.session,
+            plans,
+            ResumePlan(),
+            info,
+            console=self.console,
+            nvml=self.nvml,
+            powercap_root=POWERCAP_ROOT,
+            said=self._said,
+            parallel=self.parallel,
+        )
         self._said = True
         info.statuses = {**statuses, **info.statuses}
         self.session.save(info)

@@ -13,13 +13,13 @@ from rlbench.results.text import plain
 from rlbench.spec.plan import TrialPlan
 from rlbench.studies.envbench import ceiling_procs, measure_ceiling, result_dict, trial_ceiling_key
 
-
 #: How long past its measuring time a ceiling may take to report (a hang, or one step that slow).
 GRACE_S = 15.0
 
 
-def measure_env_ceilings(folder: ResultsFolder, plans: list[TrialPlan], seconds: float, console: Console,
-                         max_rss_bytes: int | None = None) -> None:
+def measure_env_ceilings(
+    folder: ResultsFolder, plans: list[TrialPlan], seconds: float, console: Console, max_rss_bytes: int | None = None
+) -> None:
     """Measure each distinct env ceiling the plans need (not yet in ``env_ceilings.json``), on the
     trial's own cores, before any trial runs; a ceiling that cannot be measured (the env raises,
     hangs past ``seconds`` + the grace, or holds more than ``max_rss_bytes``) is stored with its error
@@ -44,9 +44,15 @@ def measure_env_ceilings(folder: ResultsFolder, plans: list[TrialPlan], seconds:
             status.update(Text(plain(f"env ceiling: {key}")))  # env_config is the spec's text, not markup
             env = plan.config.environment
             try:
-                result = measure_ceiling(env.env, env.env_config, seconds=seconds, cores=plan.cores,
-                                         procs=ceiling_procs(plan.config),
-                                         max_rss_bytes=max_rss_bytes, grace_s=min(GRACE_S, plan.timeout_s))
+                result = measure_ceiling(
+                    env.env,
+                    env.env_config,
+                    seconds=seconds,
+                    cores=plan.cores,
+                    procs=ceiling_procs(plan.config),
+                    max_rss_bytes=max_rss_bytes,
+                    grace_s=min(GRACE_S, plan.timeout_s),
+                )
                 ceilings[key] = result_dict(result)
             except Exception as e:  # the trial will fail on the same env and say why; keep going
                 ceilings[key] = {"error": f"{type(e).__name__}: {e}"}

@@ -45,8 +45,10 @@ def resolve_address(cli_address: str | None, environ: dict[str, str] | None = No
     environ = os.environ if environ is None else environ
     address = cli_address or environ.get(ADDRESS_ENV) or None
     if address is not None and address.startswith("ray://"):
-        raise ClusterError(f"--address {address}: Ray Client (ray://) addresses are not supported; give the "
-                           "cluster's GCS address (host:6379) or 'auto' and run rlbench on a cluster node")
+        raise ClusterError(
+            f"--address {address}: Ray Client (ray://) addresses are not supported; give the "
+            "cluster's GCS address (host:6379) or 'auto' and run rlbench on a cluster node"
+        )
     return address
 
 
@@ -60,20 +62,27 @@ def _probe(address: str, env: str | None) -> dict[str, Any]:
 
     logging.getLogger("ray").setLevel(logging.ERROR)
     runtime_env = runtime_env_for(env or "")
-    ray.init(address=address, log_to_driver=False, logging_level="ERROR", configure_logging=True,
-             runtime_env=runtime_env)
+    ray.init(
+        address=address, log_to_driver=False, logging_level="ERROR", configure_logging=True, runtime_env=runtime_env
+    )
     try:
         gcs_address = ray.get_runtime_context().gcs_address
         alive = [n for n in ray.nodes() if n.get("Alive")]
         remote = ray.remote(num_cpus=0)(node_hardware)
-        refs = {n["NodeID"]: remote.options(
-            scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)).remote() for n in alive}
+        refs = {
+            n["NodeID"]: remote.options(
+                scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)
+            ).remote()
+            for n in alive
+        }
         nodes = []
         for n in alive:
-            node = NodeInfo(node_id=n["NodeID"], node_ip=n["NodeManagerAddress"],
-                            is_head="node:__internal_head__" in n.get("Resources", {}),
-                            resources={k: float(v) for k, v in n.get("Resources", {}).items()
-                                       if not k.startswith("node:")})
+            node = NodeInfo(
+                node_id=n["NodeID"],
+                node_ip=n["NodeManagerAddress"],
+                is_head="node:__internal_head__" in n.get("Resources", {}),
+                resources={k: float(v) for k, v in n.get("Resources", {}).items() if not k.startswith("node:")},
+            )
             try:
                 for key, value in ray.get(refs[n["NodeID"]], timeout=60).items():
                     setattr(node, key, value)
@@ -81,12 +90,16 @@ def _probe(address: str, env: str | None) -> dict[str, Any]:
                 node.probe_error = f"{type(e).__name__}: {e}"[:500]
             nodes.append(node)
         nodes.sort(key=lambda n: (not n.is_head, n.node_ip, n.node_id))
-        info = ClusterInfo(address=address, gcs_address=gcs_address, nodes=nodes,
-                           total_resources={k: float(v) for k, v in ray.cluster_resources().items()
-                                            if not k.startswith("node:")},
-                           available_resources={k: float(v) for k, v in ray.available_resources().items()
-                                                if not k.startswith("node:")},
-                           ray_version=ray.__version__)
+        info = ClusterInfo(
+            address=address,
+            gcs_address=gcs_address,
+            nodes=nodes,
+            total_resources={k: float(v) for k, v in ray.cluster_resources().items() if not k.startswith("node:")},
+            available_resources={
+                k: float(v) for k, v in ray.available_resources().items() if not k.startswith("node:")
+            },
+            ray_version=ray.__version__,
+        )
         return cluster_dict(info)
     finally:
         ray.shutdown()
@@ -113,8 +126,10 @@ def probe_cluster(address: str, env: str | None = None, *, timeout_s: float = PR
     """Read the cluster's nodes, resources and hardware from a child process; ClusterError if unusable."""
     unreachable = tcp_unreachable(address)
     if unreachable:
-        raise ClusterError(f"cannot reach the Ray cluster at {address}: {unreachable}; check the address "
-                           "(`ray status` on the head prints it) and that this machine can reach its GCS port")
+        raise ClusterError(
+            f"cannot reach the Ray cluster at {address}: {unreachable}; check the address "
+            "(`ray status` on the head prints it) and that this machine can reach its GCS port"
+        )
     cmd = [sys.executable, "-m", "rlbench.run.cluster", "probe", address] + ([env] if env else [])
     env_vars = {**os.environ}
     cwd = os.getcwd()
@@ -123,13 +138,18 @@ def probe_cluster(address: str, env: str | None = None, *, timeout_s: float = PR
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=env_vars)
     except subprocess.TimeoutExpired:
-        raise ClusterError(f"no answer from the Ray cluster at {address} within {timeout_s:g} s; check the "
-                           "address (ray status on the head prints it) and that this machine can reach it") from None
+        raise ClusterError(
+            f"no answer from the Ray cluster at {address} within {timeout_s:g} s; check the "
+            "address (ray status on the head prints it) and that this machine can reach it"
+        ) from None
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode != 0 or not lines:
         tail = " | ".join(line for line in done.stderr.splitlines()[-4:] if line.strip())
-        hint = (" (the cluster wants a token: put it in ~/.ray/auth_token or RAY_AUTH_TOKEN)"
-                if "Authentication" in done.stderr or "InvalidAuthToken" in done.stderr else "")
+        hint = (
+            " (the cluster wants a token: put it in ~/.ray/auth_token or RAY_AUTH_TOKEN)"
+            if "Authentication" in done.stderr or "InvalidAuthToken" in done.stderr
+            else ""
+        )
         raise ClusterError(f"cannot use the Ray cluster at {address}{hint}: {tail or 'probe failed'}")
     info = cluster_from_dict(json.loads(lines[-1]))
     if not info.nodes:
@@ -142,8 +162,10 @@ def parse_parallel(value: str | None) -> str | None:
     """``--parallel``'s value checked: ``auto`` or a whole number of at least 1 (as text), or None; ClusterError else."""
     if value is None or value == "auto" or (value.isdigit() and int(value) >= 1):
         return value
-    raise ClusterError(f"--parallel {value}: give how many trials may run at once (1, 2, ...) or 'auto' (as many as "
-                       "the cluster has disjoint node sets for)")
+    raise ClusterError(
+        f"--parallel {value}: give how many trials may run at once (1, 2, ...) or 'auto' (as many as "
+        "the cluster has disjoint node sets for)"
+    )
 
 
 def prepare_cluster(address_arg: str | None, loaded, console, parallel: str | None = None) -> ClusterInfo | None:
@@ -156,18 +178,29 @@ def prepare_cluster(address_arg: str | None, loaded, console, parallel: str | No
     parallel = parse_parallel(parallel)
     if not address:
         if parallel is not None:
-            raise ClusterError(f"--parallel {parallel} runs trials at once, each on nodes of its own, on a Ray cluster: "
-                               "give --address HOST:PORT (or RAY_ADDRESS), or drop --parallel")
+            raise ClusterError(
+                f"--parallel {parallel} runs trials at once, each on nodes of its own, on a Ray cluster: "
+                "give --address HOST:PORT (or RAY_ADDRESS), or drop --parallel"
+            )
         return None
     problem = check_spec_for_cluster(loaded, parallel=parallel is not None)
     if problem:
         raise ClusterError(problem)
     console.print(Text(plain(f"Ray cluster at {address}: probing its nodes ...")))
     info = probe_cluster(address)
-    how = ("every trial connects its own driver (no pinning, cpus emulation off)" if parallel is None else
-           f"--parallel {parallel}: {describe_node_sets(info)}; each trial's driver is an actor on its nodes")
-    console.print(Text(plain(f"Ray cluster {info.gcs_address}: {len(info.nodes)} nodes, {info.total_cpus:g} CPUs "
-                             f"({info.available_resources.get('CPU', 0.0):g} free now), {info.total_gpus:g} GPUs; {how}")))
+    how = (
+        "every trial connects its own driver (no pinning, cpus emulation off)"
+        if parallel is None
+        else f"--parallel {parallel}: {describe_node_sets(info)}; each trial's driver is an actor on its nodes"
+    )
+    console.print(
+        Text(
+            plain(
+                f"Ray cluster {info.gcs_address}: {len(info.nodes)} nodes, {info.total_cpus:g} CPUs "
+                f"({info.available_resources.get('CPU', 0.0):g} free now), {info.total_gpus:g} GPUs; {how}"
+            )
+        )
+    )
     return info
 
 
@@ -177,7 +210,9 @@ def describe_node_sets(info: ClusterInfo) -> str:
 
     kinds = by_type(node_rooms(info))
     return f"{len(kinds)} node type{'s' * (len(kinds) != 1)}: " + "; ".join(
-        f"{len(ms)} x {t} ({sum(n.cpus for n in ms):g} Ray CPUs, {sum(n.gpus for n in ms):g} GPUs)" for t, ms in kinds.items())
+        f"{len(ms)} x {t} ({sum(n.cpus for n in ms):g} Ray CPUs, {sum(n.gpus for n in ms):g} GPUs)"
+        for t, ms in kinds.items()
+    )
 
 
 #: How long the sweep's release of a killed ``--parallel`` trial may take (connect, wait, check every node).

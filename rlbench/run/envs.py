@@ -53,8 +53,12 @@ def cache_dir() -> Path:
 
 def env_key(pins: dict[str, str], index: str | None, python: str = sys.executable) -> str:
     """The cache key: a hash of the Python (its path and version), the pins and the index."""
-    what = {"python": [str(Path(python).resolve()), sys.version], "pins": dict(sorted(pins.items())),
-            "index": index, "rlbench_root": str(source_root())}
+    what = {
+        "python": [str(Path(python).resolve()), sys.version],
+        "pins": dict(sorted(pins.items())),
+        "index": index,
+        "rlbench_root": str(source_root()),
+    }
     return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -112,8 +116,13 @@ def _pip_version() -> str:
         return "unknown (not installed)"  # pip install then fails in pip's own words
 
 
-def ensure_env(pins: dict[str, str], index: str | None = None, *, cache: Path | None = None,
-               installer: Literal["auto", "uv", "pip"] = "auto") -> Path:
+def ensure_env(
+    pins: dict[str, str],
+    index: str | None = None,
+    *,
+    cache: Path | None = None,
+    installer: Literal["auto", "uv", "pip"] = "auto",
+) -> Path:
     """The interpreter of the environment holding ``pins`` (made now when it is not cached); raises
     :class:`EnvError` with the installer's message when it cannot be made. ``installer``: ``auto`` takes
     uv when :func:`find_uv` finds it, else pip; ``uv`` and ``pip`` force one (``uv`` missing is an error)."""
@@ -131,21 +140,53 @@ def ensure_env(pins: dict[str, str], index: str | None = None, *, cache: Path | 
         if uv:
             made_by = _uv_version(uv)
             _run([uv, "venv", "--quiet", "--python", sys.executable, str(building)], "uv venv")
-            _run([uv, "pip", "install", "--quiet", "--no-deps", "--python", str(_python_in(building)),
-                  *index_args(index), *requirements], "uv pip install " + " ".join(requirements))
+            _run(
+                [
+                    uv,
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--no-deps",
+                    "--python",
+                    str(_python_in(building)),
+                    *index_args(index),
+                    *requirements,
+                ],
+                "uv pip install " + " ".join(requirements),
+            )
         else:
             made_by = f"pip {_pip_version()}"
             _run([sys.executable, "-m", "venv", "--without-pip", str(building)], "python -m venv")
-            _run([sys.executable, "-m", "pip", "--python", str(_python_in(building)), "install", "--quiet",
-                  "--no-deps", "--disable-pip-version-check", *index_args(index), *requirements],
-                 "pip install " + " ".join(requirements))
-        site = Path(subprocess.run([str(_python_in(building)), "-c", "import sysconfig; print(sysconfig.get_paths()"
-                                    "['purelib'])"], capture_output=True, text=True, check=True).stdout.strip())
+            _run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "--python",
+                    str(_python_in(building)),
+                    "install",
+                    "--quiet",
+                    "--no-deps",
+                    "--disable-pip-version-check",
+                    *index_args(index),
+                    *requirements,
+                ],
+                "pip install " + " ".join(requirements),
+            )
+        site = Path(
+            subprocess.run(
+                [str(_python_in(building)), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.strip()
+        )
         # this rlbench first, then what the sweep's Python has: behind the pins, which site-packages holds
         write_atomic(site / "rlbench-sweep.pth", f"{source_root()}\n{sysconfig.get_paths()['purelib']}\n".encode())
-        write_atomic(building / "rlbench-env.json", json.dumps({"pins": pins, "index": index,
-                                                               "python": sys.executable,
-                                                               "installer": made_by}).encode())
+        write_atomic(
+            building / "rlbench-env.json",
+            json.dumps({"pins": pins, "index": index, "python": sys.executable, "installer": made_by}).encode(),
+        )
         try:
             building.rename(env)
         except OSError:  # made meanwhile by another sweep: use that one

@@ -91,6 +91,8 @@ def stop_fork_server_unless(preload: list[str]) -> None:
     process and ignores a new preload while it runs, so a second sweep in one process (run_sweep called
     twice, as the tests do) forked its rllib trials from a plain sweep's server, without torch."""
     server = _server()
-    if getattr(server, "_forkserver_pid", None) is not None and \
-            list(getattr(server, "_preload_modules", None) or []) != preload:
+    if (
+        getattr(server, "_forkserver_pid", None) is not None
+        and list(getattr(server, "_preload_modules", None) or []) != preload
+    ):
         stop_fork_server()

@@ -68,8 +68,20 @@ def ordered(versions) -> list[str]:
 def pip_versions(package: str, index: str | None) -> list[str]:
     """What ``pip index versions PACKAGE`` lists (pre-releases left out, as pip does); ListingError
     with pip's own words when it cannot (no network, unknown package)."""
-    argv = [sys.executable, "-m", "pip", "index", "versions", package, "--disable-pip-version-check",
-            "--retries", "0", "--timeout", "15", *index_args(index)]
+    argv = [
+        sys.executable,
+        "-m",
+        "pip",
+        "index",
+        "versions",
+        package,
+        "--disable-pip-version-check",
+        "--retries",
+        "0",
+        "--timeout",
+        "15",
+        *index_args(index),
+    ]
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=LISTING_TIMEOUT_S, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:

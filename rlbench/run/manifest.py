@@ -7,8 +7,8 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from rlbench.measure.machine import MachineInfo, git_commit, head_commit, machine_dict, software_versions
 from rlbench.adapters import get_adapter
+from rlbench.measure.machine import MachineInfo, git_commit, head_commit, machine_dict, software_versions
 from rlbench.results.manifest import Manifest
 from rlbench.results.session import RunFacts
 from rlbench.spec.model import LoadedSpec
@@ -20,8 +20,9 @@ def spec_data(loaded: LoadedSpec) -> dict[str, Any]:
     return loaded.spec.model_dump(mode="json", by_alias=True)
 
 
-def run_facts(loaded: LoadedSpec, machine: MachineInfo, software: dict[str, Any],
-              spec_may_change: tuple[str, ...] = ()) -> RunFacts:
+def run_facts(
+    loaded: LoadedSpec, machine: MachineInfo, software: dict[str, Any], spec_may_change: tuple[str, ...] = ()
+) -> RunFacts:
     """What a folder's trials must match for this run to continue it: the spec, the machine, the software, and
     the distributions of every framework the spec's trials use, asked of their adapters (``Adapter.requires``:
     a resume of an SB3 sweep under another stable-baselines3 is refused as one under another Ray is)."""
@@ -58,8 +59,12 @@ def manifest(loaded: LoadedSpec, machine: MachineInfo, plans: list[TrialPlan], a
 def relative_values(plans: list[TrialPlan], machine: MachineInfo) -> dict[str, Any] | None:
     """Each grid value written relative to the machine (``cpus-1``) and what it resolved to here, per
     grid point (the manifest's ``relative_values``); None when the spec has none."""
-    resolved = [{"index": p.index, "axis": axis, "value": expr, "resolved": p.axes[axis]}
-                for p in plans if p.repeat == 0 for axis, expr in p.relative.items()]
+    resolved = [
+        {"index": p.index, "axis": axis, "value": expr, "resolved": p.axes[axis]}
+        for p in plans
+        if p.repeat == 0
+        for axis, expr in p.relative.items()
+    ]
     if not resolved:
         return None
     return {"machine_cpus": len(machine.usable_cores), "resolved": resolved}

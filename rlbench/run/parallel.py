@@ -94,9 +94,17 @@ class NodePool:
         self.lost |= set(lost)
 
 
-def run_parallel(to_run: list[TrialPlan], folder: ResultsFolder, records: list[TrialRecord], *, run: ParallelRun,
-                 launcher: TrialLauncher, console: Console, prepare: Callable[[TrialPlan], TrialFolder],
-                 pyspy: str | None = None) -> bool:
+def run_parallel(
+    to_run: list[TrialPlan],
+    folder: ResultsFolder,
+    records: list[TrialRecord],
+    *,
+    run: ParallelRun,
+    launcher: TrialLauncher,
+    console: Console,
+    prepare: Callable[[TrialPlan], TrialFolder],
+    pyspy: str | None = None,
+) -> bool:
     """Run ``to_run`` (plans of a ``--parallel`` sweep, skipped ones included) at most ``run.limit`` at once,
     appending each trial's record to ``records``; True when stopped by Ctrl-C."""
     cluster, limit, history = run.cluster, run.limit, run.history
@@ -125,8 +133,14 @@ def run_parallel(to_run: list[TrialPlan], folder: ResultsFolder, records: list[T
                     history.add(trial.config, where)
                     pool.take(plan.trial_id, where)
                     progress.start(plan)
-                    running[plan.trial_id] = TrialRun(plan, prepare(plan), launcher, None,
-                                                      lambda events, plan=plan: progress.poll(plan, events), pyspy=pyspy)
+                    running[plan.trial_id] = TrialRun(
+                        plan,
+                        prepare(plan),
+                        launcher,
+                        None,
+                        lambda events, plan=plan: progress.poll(plan, events),
+                        pyspy=pyspy,
+                    )
                 if waiting and not running and not releasing:  # nothing runs and nothing fits: nodes were lost
                     for plan in waiting:
                         records.append(_no_nodes_left(prepare(plan), plan, pool))
@@ -192,10 +206,13 @@ def _release(run: TrialRun, cluster: ClusterInfo) -> tuple[threading.Thread, lis
 
 
 def _no_nodes_left(trial: TrialFolder, plan: TrialPlan, pool: NodePool) -> TrialRecord:
-    record = TrialRecord(trial_id=plan.trial_id, status="failed",
-                         reason=f"{NO_NODES_LEFT} on the cluster (lost during the sweep: "
-                                f"{', '.join(sorted(n[:12] for n in pool.lost)) or 'none'}); it never started. "
-                                "Rerun it with --resume --retry-failed once the nodes are back")
+    record = TrialRecord(
+        trial_id=plan.trial_id,
+        status="failed",
+        reason=f"{NO_NODES_LEFT} on the cluster (lost during the sweep: "
+        f"{', '.join(sorted(n[:12] for n in pool.lost)) or 'none'}); it never started. "
+        "Rerun it with --resume --retry-failed once the nodes are back",
+    )
     write_record(trial, record)
     return record
 

@@ -130,8 +130,11 @@ def kill_tree(trial: ProcessRef) -> None:
     targets = session_members(trial)
     if ProcessRef.of(trial.pid) == trial:  # running, or a zombie not yet reaped: the pid is still the trial's
         try:
-            targets += [ProcessRef(c.pid, s.start_ticks) for c in psutil.Process(trial.pid).children(recursive=True)
-                        if (s := read_stat(c.pid)) is not None]
+            targets += [
+                ProcessRef(c.pid, s.start_ticks)
+                for c in psutil.Process(trial.pid).children(recursive=True)
+                if (s := read_stat(c.pid)) is not None
+            ]
         except psutil.Error:
             pass
         try:
@@ -150,8 +153,7 @@ def names_session(cmdline: list[str], session: str) -> bool:
     return any(pattern.search(arg) for arg in cmdline)
 
 
-def survivors(seen: set[tuple[int, int]], session_dir: str | None,
-              leader: ProcessRef | None) -> list[psutil.Process]:
+def survivors(seen: set[tuple[int, int]], session_dir: str | None, leader: ProcessRef | None) -> list[psutil.Process]:
     """Processes of a finished trial still alive, each of this user: a (pid, start ticks) pair
     the sampler saw, or a process naming the trial's Ray session exactly inside the trial's Linux
     session (``leader``: the trial process; see the module's rules). Never raises."""

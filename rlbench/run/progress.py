@@ -91,8 +91,14 @@ class EtaEstimator:
         if timing.iteration_s:
             self.finished.append(timing)
 
-    def remaining_s(self, queued: list[TrialWork], running: TrialWork | None = None, elapsed_s: float = 0.0,
-                    running_iteration_s: tuple[float, ...] = (), running_start_s: float | None = None) -> float | None:
+    def remaining_s(
+        self,
+        queued: list[TrialWork],
+        running: TrialWork | None = None,
+        elapsed_s: float = 0.0,
+        running_iteration_s: tuple[float, ...] = (),
+        running_start_s: float | None = None,
+    ) -> float | None:
         """Seconds until the running trial (``elapsed_s`` into its turn, its iterations so far and,
         once known, its cold start) and every queued trial are done; None without evidence yet."""
         if self.finished:
@@ -127,8 +133,11 @@ def timing(events: list[dict], slot_s: float) -> TrialTiming | None:
     its = [e for e in events if e.get("event") == Event.ITERATION and "t_start_s" in e and "t_end_s" in e]
     if not its:
         return None
-    return TrialTiming(start_s=its[0]["t_start_s"], iteration_s=tuple(e["t_end_s"] - e["t_start_s"] for e in its),
-                       end_s=max(0.0, slot_s - its[-1]["t_end_s"]))
+    return TrialTiming(
+        start_s=its[0]["t_start_s"],
+        iteration_s=tuple(e["t_end_s"] - e["t_start_s"] for e in its),
+        end_s=max(0.0, slot_s - its[-1]["t_end_s"]),
+    )
 
 
 class SweepProgress:
@@ -156,18 +165,29 @@ class SweepProgress:
         self.progress = None
         if self.live:
             self.progress = Progress(
-                TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TextColumn("it"),
-                TextColumn("{task.fields[detail]}", markup=False), TimeElapsedColumn(),
-                TextColumn("ETA {task.fields[eta]}", markup=False), console=console, transient=False)
-            self.task = self.progress.add_task("sweep", total=sum(self.per_trial.values()), detail="",
-                                               eta="after the first iteration")
+                TextColumn("[bold]sweep"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("it"),
+                TextColumn("{task.fields[detail]}", markup=False),
+                TimeElapsedColumn(),
+                TextColumn("ETA {task.fields[eta]}", markup=False),
+                console=console,
+                transient=False,
+            )
+            self.task = self.progress.add_task(
+                "sweep", total=sum(self.per_trial.values()), detail="", eta="after the first iteration"
+            )
 
     def __enter__(self) -> "SweepProgress":
         if self.progress is not None:
             self.progress.__enter__()
         elif self.plans:
-            self.console.print(f"running {len(self.plans)} trial{'s' if len(self.plans) != 1 else ''}; "
-                               "one line each as it finishes", highlight=False, markup=False)
+            self.console.print(
+                f"running {len(self.plans)} trial{'s' if len(self.plans) != 1 else ''}; one line each as it finishes",
+                highlight=False,
+                markup=False,
+            )
         return self
 
     def __exit__(self, *exc) -> None:
@@ -175,8 +195,11 @@ class SweepProgress:
             self.progress.__exit__(*exc)
 
     def _queued(self) -> list[TrialWork]:
-        return [TrialWork.of(p) for p in self.plans
-                if p.trial_id not in self.finished_ids and (self.current is None or p.trial_id != self.current.trial_id)]
+        return [
+            TrialWork.of(p)
+            for p in self.plans
+            if p.trial_id not in self.finished_ids and (self.current is None or p.trial_id != self.current.trial_id)
+        ]
 
     def eta_s(self) -> float | None:
         """Seconds left, or None before the first iteration."""
@@ -184,8 +207,12 @@ class SweepProgress:
             return self.estimator.remaining_s(self._queued())
         its = timing(self.current_events, 0.0)
         return self.estimator.remaining_s(
-            self._queued(), TrialWork.of(self.current), self.clock_s() - self.current_start,
-            its.iteration_s if its else (), its.start_s if its else None)
+            self._queued(),
+            TrialWork.of(self.current),
+            self.clock_s() - self.current_start,
+            its.iteration_s if its else (),
+            its.start_s if its else None,
+        )
 
     def _eta_text(self) -> str:
         eta = self.eta_s()
@@ -208,9 +235,12 @@ class SweepProgress:
             return
         plan = self.current
         self.progress.update(
-            self.task, completed=self.done + min(iteration, self.per_trial[plan.trial_id]), eta=self._eta_text(),
+            self.task,
+            completed=self.done + min(iteration, self.per_trial[plan.trial_id]),
+            eta=self._eta_text(),
             detail=f"trial {self.position[plan.trial_id]}/{len(self.plans)} {plan.trial_id} [{plain(describe(plan))}] "
-                   f"{phase} it {iteration}/{plan.stop_iterations or '?'}")  # the spec's values: text, never markup
+            f"{phase} it {iteration}/{plan.stop_iterations or '?'}",
+        )  # the spec's values: text, never markup
 
     def finish(self, plan: TrialPlan, record: TrialRecord) -> None:
         """The trial has its verdict: count it, learn from its timing, and (without a terminal) log it."""
@@ -225,11 +255,16 @@ class SweepProgress:
             self.progress.update(self.task, completed=self.done, eta=self._eta_text())
             return
         iterations = len(took.iteration_s) if took else 0
-        self.console.print(plain(
-            f"[{self.position[plan.trial_id]}/{len(self.plans)}] {plan.trial_id} {describe(plan)}: "
-            f"{record.status}, {iterations} iteration{'s' if iterations != 1 else ''} in {slot_s:.1f} s; "
-            f"sweep {clock(self.clock_s() - self.t0)} elapsed, ETA {self._eta_text()}"),
-            highlight=False, markup=False, soft_wrap=True)
+        self.console.print(
+            plain(
+                f"[{self.position[plan.trial_id]}/{len(self.plans)}] {plan.trial_id} {describe(plan)}: "
+                f"{record.status}, {iterations} iteration{'s' if iterations != 1 else ''} in {slot_s:.1f} s; "
+                f"sweep {clock(self.clock_s() - self.t0)} elapsed, ETA {self._eta_text()}"
+            ),
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
 
 
 def _phase(events: list[dict]) -> tuple[int, str]:
@@ -261,7 +296,11 @@ class ParallelProgress(SweepProgress):
         """The most trials that have run at once: between one trial's end and the next one's start fewer run."""
 
     def _queued(self) -> list[TrialWork]:
-        return [TrialWork.of(p) for p in self.plans if p.trial_id not in self.finished_ids and p.trial_id not in self.running]
+        return [
+            TrialWork.of(p)
+            for p in self.plans
+            if p.trial_id not in self.finished_ids and p.trial_id not in self.running
+        ]
 
     def eta_s(self) -> float | None:
         """Seconds left with as many trials at once as run now, or None before the first iteration."""
@@ -269,8 +308,9 @@ class ParallelProgress(SweepProgress):
         left = []
         for plan, started, events in self.running.values():
             its = timing(events, 0.0)
-            one = self.estimator.remaining_s([], TrialWork.of(plan), now - started, its.iteration_s if its else (),
-                                             its.start_s if its else None)
+            one = self.estimator.remaining_s(
+                [], TrialWork.of(plan), now - started, its.iteration_s if its else (), its.start_s if its else None
+            )
             if one is None:
                 return None
             left.append(one)
@@ -303,8 +343,9 @@ class ParallelProgress(SweepProgress):
             its, what = _phase(events)
             done += min(its, self.per_trial[trial_id])
             parts.append(f"{trial_id} {what} {its}/{plan.stop_iterations or '?'}")
-        self.progress.update(self.task, completed=done, eta=self._eta_text(),
-                             detail=f"{len(self.running)} running: {', '.join(parts)}")
+        self.progress.update(
+            self.task, completed=done, eta=self._eta_text(), detail=f"{len(self.running)} running: {', '.join(parts)}"
+        )
 
     def finish(self, plan: TrialPlan, record: TrialRecord) -> None:
         _, started, events = self.running.pop(plan.trial_id)
@@ -319,8 +360,13 @@ class ParallelProgress(SweepProgress):
             return
         iterations = len(took.iteration_s) if took else 0
         where = ", ".join(n[:8] for n in plan.placement.node_ids) if plan.placement else "?"
-        self.console.print(plain(
-            f"[{len(self.finished_ids)}/{len(self.plans)}] {plan.trial_id} {describe(plan)} on {where}: {record.status}, "
-            f"{iterations} iteration{'s' if iterations != 1 else ''} in {slot_s:.1f} s; {len(self.running)} running; "
-            f"sweep {clock(self.clock_s() - self.t0)} elapsed, ETA {self._eta_text()}"),
-            highlight=False, markup=False, soft_wrap=True)
+        self.console.print(
+            plain(
+                f"[{len(self.finished_ids)}/{len(self.plans)}] {plan.trial_id} {describe(plan)} on {where}: {record.status}, "
+                f"{iterations} iteration{'s' if iterations != 1 else ''} in {slot_s:.1f} s; {len(self.running)} running; "
+                f"sweep {clock(self.clock_s() - self.t0)} elapsed, ETA {self._eta_text()}"
+            ),
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )

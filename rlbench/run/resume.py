@@ -41,8 +41,9 @@ def recorded_seeds(folder: ResultsFolder, manifest: Manifest) -> dict[int, int |
     ``repeat_seeds`` (drawn when the sweep was planned), overridden by the trials' own plans (the
     truth; a folder from before every trial was seeded records None there)."""
     # the folder may come from elsewhere: only seeds a spec could hold are taken from it
-    seeds: dict[int, int | None] = {i: s for i, s in enumerate(manifest.repeat_seeds)
-                                    if s is None or (type(s) is int and 0 <= s <= MAX_SEED)}
+    seeds: dict[int, int | None] = {
+        i: s for i, s in enumerate(manifest.repeat_seeds) if s is None or (type(s) is int and 0 <= s <= MAX_SEED)
+    }
     for trial in folder.trials():
         try:
             plan = read_plan(trial)
@@ -68,8 +69,11 @@ def plan_resume(folder: ResultsFolder, plans: list[TrialPlan], *, retry_failed: 
         trial_id = trial.trial_id
         new = by_id.get(trial_id)
         if new is None:
-            raise incomparable(out_dir, f"the spec no longer plans trial {trial_id}, which the folder holds",
-                               ["lowering repeats or removing grid values drops trials"])
+            raise incomparable(
+                out_dir,
+                f"the spec no longer plans trial {trial_id}, which the folder holds",
+                ["lowering repeats or removing grid values drops trials"],
+            )
         try:
             old = read_plan(trial)
         except PlanError as e:
@@ -81,13 +85,18 @@ def plan_resume(folder: ResultsFolder, plans: list[TrialPlan], *, retry_failed: 
         if placed_keys and (old.skip_reason is None) != (new.skip_reason is None):
             diffs.append(f"skip_reason: {old.skip_reason!r} -> {new.skip_reason!r}")
         if diffs:
-            raise incomparable(out_dir, f"trial {trial_id} would now run differently (inserting grid values anywhere "
-                               "but at the end of the first axis renumbers trials)", diffs)
+            raise incomparable(
+                out_dir,
+                f"trial {trial_id} would now run differently (inserting grid values anywhere "
+                "but at the end of the first axis renumbers trials)",
+                diffs,
+            )
         try:
             record = read_record(trial)
         except (OSError, ValueError, RecursionError) as e:
-            raise OutDirError(f"cannot resume {out_dir}: {trial.record} is unreadable ({str(e)[:200]}); "
-                              "choose another --out") from None
+            raise OutDirError(
+                f"cannot resume {out_dir}: {trial.record} is unreadable ({str(e)[:200]}); choose another --out"
+            ) from None
         if record is None:
             decision.rerun[trial_id] = "no verdict: the sweep stopped during this trial"
         elif record.status == "interrupted":

@@ -57,12 +57,16 @@ class NodeHistory:
 
     def copy(self) -> "NodeHistory":
         """An independent copy (:func:`choose` counts its own choices in one)."""
-        return NodeHistory({k: Counter(v) for k, v in self.by_config.items()},
-                           {k: Counter(v) for k, v in self.types_by_config.items()}, Counter(self.total))
+        return NodeHistory(
+            {k: Counter(v) for k, v in self.by_config.items()},
+            {k: Counter(v) for k, v in self.types_by_config.items()},
+            Counter(self.total),
+        )
 
 
-def choose(waiting: Sequence[Waiting], free: Sequence[NodeRoom], history: NodeHistory,
-           room: int | None) -> list[tuple[Waiting, Placement]]:
+def choose(
+    waiting: Sequence[Waiting], free: Sequence[NodeRoom], history: NodeHistory, room: int | None
+) -> list[tuple[Waiting, Placement]]:
     """The trials to start now and their placements, in plan order (``history`` is not changed: the caller
     adds each choice once the trial starts)."""
     seen = history.copy()

@@ -27,17 +27,17 @@ from rlbench.results.events import Event
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.manifest import Manifest
 from rlbench.results.records import TrialRecord, read_record, write_record
+from rlbench.results.session import WriteSession, open_for_write
 from rlbench.results.text import plain
 from rlbench.run.ceilings import measure_env_ceilings
 from rlbench.run.envs import INSTALL_FAILED, with_environments
-from rlbench.results.session import WriteSession, open_for_write
+from rlbench.run.manifest import manifest, run_facts
+from rlbench.run.parallel import PARALLEL_PRELOAD, ParallelRun
 from rlbench.run.processes import ProcessRef, kill_survivors
 from rlbench.run.progress import SweepProgress
 from rlbench.run.raytoken import secure_ray
-from rlbench.run.manifest import manifest, run_facts
 from rlbench.run.resume import RESUMABLE_SPEC_KEYS, ResumePlan, plan_resume, recorded_seeds
 from rlbench.run.switches import with_switches
-from rlbench.run.parallel import PARALLEL_PRELOAD, ParallelRun
 from rlbench.run.trial import Launched, TrialLauncher, launch_trial, run_trial
 from rlbench.spec.model import LoadedSpec
 from rlbench.spec.plan import (
@@ -102,10 +102,16 @@ def _move_aside(folder: ResultsFolder, trial_id: str) -> Path:
     recording a verdict in it if the sweep died before writing one; kill any process of it still alive."""
     trial = folder.trial(trial_id)
     if read_record(trial) is None:
-        write_record(trial, TrialRecord(
-            trial_id=trial_id, status="interrupted", leftover_processes_killed=_kill_leftovers(trial),
-            reason=f"the sweep stopped during this trial (killed?) after {trial.iterations_done()} iterations; no "
-                   "verdict was recorded; moved aside by a resume"))
+        write_record(
+            trial,
+            TrialRecord(
+                trial_id=trial_id,
+                status="interrupted",
+                leftover_processes_killed=_kill_leftovers(trial),
+                reason=f"the sweep stopped during this trial (killed?) after {trial.iterations_done()} iterations; no "
+                "verdict was recorded; moved aside by a resume",
+            ),
+        )
     return folder.move_to_attempts(trial_id)
 
 
@@ -121,11 +127,22 @@ def _kill_leftovers(trial) -> int:
     return kill_survivors(set(), trial.session_dir(), ProcessRef(pid, ticks if type(ticks) is int else -1))
 
 
-def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list[str] | None = None,
-              nvml=None, resume: bool = False, retry_failed: bool = False, cluster=None,
-              powercap_root: str = POWERCAP_ROOT, pyspy: str | None = None,
-              while_forkserver_starts: Callable[[], None] | None = None, resume_with: str | None = None,
-              parallel: str | None = None) -> SweepOutcome:
+def run_sweep(
+    loaded: LoadedSpec,
+    out_dir: Path,
+    *,
+    console: Console,
+    argv: list[str] | None = None,
+    nvml=None,
+    resume: bool = False,
+    retry_failed: bool = False,
+    cluster=None,
+    powercap_root: str = POWERCAP_ROOT,
+    pyspy: str | None = None,
+    while_forkserver_starts: Callable[[], None] | None = None,
+    resume_with: str | None = None,
+    parallel: str | None = None,
+) -> SweepOutcome:
     """Plan, run and store a whole sweep into ``out_dir`` (tables are built by the caller).
 
     Raises :class:`~rlbench.results.lock.OutDirError` before writing anything when ``out_dir`` cannot be
@@ -143,10 +160,13 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
     argv = list(argv or sys.argv)
     machine = probe_machine(nvml)
     software = software_versions()
-    session = open_for_write(out_dir, "resume" if resume else "new",
-                             facts=run_facts(loaded, machine, software, RESUMABLE_SPEC_KEYS),
-                             resume_with=resume_with or f"{resume_command(loaded.source, out_dir, loaded.quick)}  (add --retry-failed "
-                                                        "to rerun failed ones too)")
+    session = open_for_write(
+        out_dir,
+        "resume" if resume else "new",
+        facts=run_facts(loaded, machine, software, RESUMABLE_SPEC_KEYS),
+        resume_with=resume_with
+        or f"{resume_command(loaded.source, out_dir, loaded.quick)}  (add --retry-failed to rerun failed ones too)",
+    )
     # A resume reuses the seeds its trials ran with (their plans must stay the same); else drawn or derived.
     held = session.manifest  # None: a new folder
     seeds = repeat_seeds(loaded.spec, recorded_seeds(session.folder, held) if held is not None else None)
@@ -160,7 +180,9 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
     plans = with_environments(plans, lambda text: console.print(Text(plain(text)), soft_wrap=True))
 
     def decide() -> ResumePlan:
-        return ResumePlan() if session.manifest is None else plan_resume(session.folder, plans, retry_failed=retry_failed)
+        return (
+            ResumePlan() if session.manifest is None else plan_resume(session.folder, plans, retry_failed=retry_failed)
+        )
 
     decide()  # refuse an incomparable trial before writing anything, even the lock file
     with session:  # locked, and checked again under the lock
@@ -170,8 +192,15 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
         info.repeat_seeds = seeds
         if off:
             info.switched_off = off
-            console.print(Text(plain(f"{', '.join(off)} switched off (a fidelity diagnosis: these results are not a "
-                                     "normal rlbench measurement; which trials: switched_off in plan.json)"), style="yellow"))
+            console.print(
+                Text(
+                    plain(
+                        f"{', '.join(off)} switched off (a fidelity diagnosis: these results are not a "
+                        "normal rlbench measurement; which trials: switched_off in plan.json)"
+                    ),
+                    style="yellow",
+                )
+            )
         if cluster is not None:
             info.cluster = cluster_dict(cluster)
             if parallel is not None:
@@ -183,9 +212,19 @@ def run_sweep(loaded: LoadedSpec, out_dir: Path, *, console: Console, argv: list
                 info.relative_values = made.relative_values
             info.begin_resume(argv, now_iso(), rerun=decision.rerun, kept=len(decision.keep))
         session.save(info)
-        return run_plans(loaded, session, plans, decision, info, console=console, nvml=nvml,
-                          powercap_root=powercap_root, pyspy=pyspy, while_forkserver_starts=while_forkserver_starts,
-                          parallel=ParallelRun(cluster, parallel) if parallel is not None else None)
+        return run_plans(
+            loaded,
+            session,
+            plans,
+            decision,
+            info,
+            console=console,
+            nvml=nvml,
+            powercap_root=powercap_root,
+            pyspy=pyspy,
+            while_forkserver_starts=while_forkserver_starts,
+            parallel=ParallelRun(cluster, parallel) if parallel is not None else None,
+        )
 
 
 def _say_profile(console: Console, plan: TrialPlan, profile: dict, noted: set[str]) -> None:
@@ -202,33 +241,65 @@ def now_iso() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat()
 
 
-def resume_command(config: Path, out_dir: Path, quick: bool = False, address: str | None = None,
-                   parallel: str | None = None) -> str:
+def resume_command(
+    config: Path, out_dir: Path, quick: bool = False, address: str | None = None, parallel: str | None = None
+) -> str:
     """The command that resumes this sweep (``quick``: a ``--quick`` one, which only ``--quick`` resumes; a
     ``--parallel`` one's with its address and ``--parallel``)."""
     extra = ["--address", address] if address else []
-    return shlex.join(["rlbench", "sweep", str(config), *(["--quick"] if quick else []), *extra,
-                       *(["--parallel", parallel] if parallel else []), "--out", str(out_dir), "--resume"])
+    return shlex.join(
+        [
+            "rlbench",
+            "sweep",
+            str(config),
+            *(["--quick"] if quick else []),
+            *extra,
+            *(["--parallel", parallel] if parallel else []),
+            "--out",
+            str(out_dir),
+            "--resume",
+        ]
+    )
 
 
-def run_plans(loaded: LoadedSpec, session: WriteSession, plans: list[TrialPlan], decision: ResumePlan,
-               info: Manifest, *, console: Console, nvml, powercap_root: str, pyspy: str | None = None,
-               while_forkserver_starts: Callable[[], None] | None = None, said: bool = False,
-               parallel: ParallelRun | None = None) -> SweepOutcome:
+def run_plans(
+    loaded: LoadedSpec,
+    session: WriteSession,
+    plans: list[TrialPlan],
+    decision: ResumePlan,
+    info: Manifest,
+    *,
+    console: Console,
+    nvml,
+    powercap_root: str,
+    pyspy: str | None = None,
+    while_forkserver_starts: Callable[[], None] | None = None,
+    said: bool = False,
+    parallel: ParallelRun | None = None,
+) -> SweepOutcome:
     """``said``: the machine's notes (no GPU, no energy counter) were said already (a later batch). ``parallel``:
     run trials at once, each on a node set of its own (:mod:`rlbench.run.parallel`)."""
     folder = session.folder
-    outcome = SweepOutcome(folder.path, trial_ids=[p.trial_id for p in plans],
-                           skip_groups={p.trial_id: g for p in plans if (g := skip_group(p)) is not None})
+    outcome = SweepOutcome(
+        folder.path,
+        trial_ids=[p.trial_id for p in plans],
+        skip_groups={p.trial_id: g for p in plans if (g := skip_group(p)) is not None},
+    )
     for plan in plans:
         if not decision.runs(plan.trial_id):
             outcome.records.append(read_record(folder.trial(plan.trial_id)))
             outcome.kept += 1
     to_run = [p for p in plans if decision.runs(p.trial_id)]
     if decision.keep or decision.rerun:
-        console.print(Text(plain(f"resuming: {len(decision.keep)} finished trials kept, {len(to_run)} to run "
-                                 f"({len(decision.rerun)} again: "
-                                 f"{', '.join(f'{k} ({v})' for k, v in decision.rerun.items()) or '-'})")))
+        console.print(
+            Text(
+                plain(
+                    f"resuming: {len(decision.keep)} finished trials kept, {len(to_run)} to run "
+                    f"({len(decision.rerun)} again: "
+                    f"{', '.join(f'{k} ({v})' for k, v in decision.rerun.items()) or '-'})"
+                )
+            )
+        )
     for line in skip_summary(to_run):
         console.print(plain(line), highlight=False, markup=False, soft_wrap=True)
     gpus = open_gpus(nvml) if to_run else None
@@ -238,15 +309,23 @@ def run_plans(loaded: LoadedSpec, session: WriteSession, plans: list[TrialPlan],
     if to_run:
         info.cpu_energy_zones = rapl.describe() if rapl is not None else []
         if rapl is None and not said:
-            console.print(Text(plain(f"No CPU energy counter (no readable RAPL package zone under {powercap_root}): "
-                                     "cpu_energy_j will be null."), style="dim"))
+            console.print(
+                Text(
+                    plain(
+                        f"No CPU energy counter (no readable RAPL package zone under {powercap_root}): "
+                        "cpu_energy_j will be null."
+                    ),
+                    style="dim",
+                )
+            )
     spec = loaded.spec
     # a fork server only when some trial starts from it (the forkserver switch, and a variant's own environment,
     # start a fresh process per trial: history and bisect preloaded torch and Ray for none)
-    launcher = TrialLauncher(fresh_process=all("forkserver" in p.switched_off or (p.packages and p.packages.python)
-                                               for p in to_run),
-                             frameworks=() if parallel else tuple(dict.fromkeys(p.config.framework for p in to_run))
-                             or ("rllib",), also=PARALLEL_PRELOAD if parallel else ())
+    launcher = TrialLauncher(
+        fresh_process=all("forkserver" in p.switched_off or (p.packages and p.packages.python) for p in to_run),
+        frameworks=() if parallel else tuple(dict.fromkeys(p.config.framework for p in to_run)) or ("rllib",),
+        also=PARALLEL_PRELOAD if parallel else (),
+    )
     runnable = any(p.skip_reason is None for p in to_run)
     if runnable:
         launcher.warm()  # its imports run beside the caller's own (while_forkserver_starts), not in trial 1
@@ -254,8 +333,13 @@ def run_plans(loaded: LoadedSpec, session: WriteSession, plans: list[TrialPlan],
         while_forkserver_starts()
     if runnable:
         launcher.wait_ready()  # nothing imports while the ceilings measure
-    measure_env_ceilings(folder, to_run, spec.env_ceiling_s, console,
-                         max_rss_bytes=spec.trial_memory_limit_bytes or psutil.virtual_memory().total // 4)
+    measure_env_ceilings(
+        folder,
+        to_run,
+        spec.env_ceiling_s,
+        console,
+        max_rss_bytes=spec.trial_memory_limit_bytes or psutil.virtual_memory().total // 4,
+    )
     early: dict[str, Launched] = {}  # trial id -> launched while the previous trial shut down
     noted: set[str] = set()
 
@@ -267,7 +351,7 @@ def run_plans(loaded: LoadedSpec, session: WriteSession, plans: list[TrialPlan],
 
     def launch_next(after: int) -> None:
         """The previous trial finished training: launch the next runnable one (skipped ones need no process)."""
-        nxt = next((p for p in to_run[after + 1:] if p.skip_reason is None), None)
+        nxt = next((p for p in to_run[after + 1 :] if p.skip_reason is None), None)
         if nxt is not None:
             early[nxt.trial_id] = launch_trial(nxt, prepare(nxt), launcher, gpus, rapl, gated=True)
 
@@ -285,8 +369,16 @@ def run_plans(loaded: LoadedSpec, session: WriteSession, plans: list[TrialPlan],
         from rlbench.run.parallel import run_parallel
 
         try:
-            outcome.interrupted = run_parallel(to_run, folder, outcome.records, run=parallel, launcher=launcher,
-                                               console=console, prepare=prepare, pyspy=pyspy)
+            outcome.interrupted = run_parallel(
+                to_run,
+                folder,
+                outcome.records,
+                run=parallel,
+                launcher=launcher,
+                console=console,
+                prepare=prepare,
+                pyspy=pyspy,
+            )
         finally:
             close()
         return outcome
@@ -300,15 +392,24 @@ def run_plans(loaded: LoadedSpec, session: WriteSession, plans: list[TrialPlan],
                     record = TrialRecord(trial_id=plan.trial_id, status=status, reason=plan.skip_reason)
                     write_record(trial, record)
                 else:
+
                     def on_poll(events, plan=plan):
                         progress.poll(plan, events)
 
                     progress.start(plan)
                     overlap = spec.overlap_trial_start and not plan.ray_address
                     try:
-                        record = run_trial(plan, trial, launcher, gpus, on_poll, rapl, launched=launched,
-                                           on_trained=(lambda i=i: launch_next(i)) if overlap else None,
-                                           pyspy=pyspy)
+                        record = run_trial(
+                            plan,
+                            trial,
+                            launcher,
+                            gpus,
+                            on_poll,
+                            rapl,
+                            launched=launched,
+                            on_trained=(lambda i=i: launch_next(i)) if overlap else None,
+                            pyspy=pyspy,
+                        )
                     except KeyboardInterrupt:
                         outcome.records.append(read_record(trial))
                         raise
@@ -319,8 +420,9 @@ def run_plans(loaded: LoadedSpec, session: WriteSession, plans: list[TrialPlan],
                 if record.status not in ("ok", "skipped") or (record.status == "ok" and record.reason):
                     # the reason is the env's own error text: plain text, never markup (a "[...]" in it
                     # once raised MarkupError here and ended the sweep)
-                    console.print(Text.assemble((f"{plan.trial_id} {record.status}", "yellow"), ": ",
-                                                plain(record.reason)))
+                    console.print(
+                        Text.assemble((f"{plan.trial_id} {record.status}", "yellow"), ": ", plain(record.reason))
+                    )
     except KeyboardInterrupt:
         outcome.interrupted = True
     finally:

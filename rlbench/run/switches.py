@@ -15,8 +15,8 @@ import os
 from collections.abc import Mapping
 
 from rlbench.spec.errors import SpecError
-from rlbench.spec.switch_off import SWITCHES, known_switches
 from rlbench.spec.plan import TrialPlan
+from rlbench.spec.switch_off import SWITCHES, known_switches
 
 __all__ = ["ENV_VAR", "SWITCHES", "switched_off", "with_switches"]
 
@@ -34,7 +34,9 @@ def switched_off(environ: Mapping[str, str] | None = None) -> list[str]:
         raise SpecError(f"{ENV_VAR}: {e}") from None
 
 
-def with_switches(plans: list[TrialPlan], environ: Mapping[str, str] | None = None) -> tuple[list[TrialPlan], list[str]]:
+def with_switches(
+    plans: list[TrialPlan], environ: Mapping[str, str] | None = None
+) -> tuple[list[TrialPlan], list[str]]:
     """``plans`` with ``RLBENCH_SWITCH_OFF``'s names added to each one's own (its spec's ``switch_off``),
     and every name any plan switches off (the manifest's ``switched_off``; empty normally)."""
     off = switched_off(environ)

@@ -63,8 +63,9 @@ class TrialLauncher:
     (the :attr:`~rlbench.adapters.base.Adapter.preload_modules` of the sweep's ``frameworks``), or, with
     ``fresh_process``, each as a new Python process (a fidelity diagnosis)."""
 
-    def __init__(self, *, fresh_process: bool = False, frameworks: tuple[str, ...] = ("rllib",),
-                 also: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, *, fresh_process: bool = False, frameworks: tuple[str, ...] = ("rllib",), also: tuple[str, ...] = ()
+    ) -> None:
         """``also``: modules every trial imports whatever its framework (Ray, for ``--parallel`` trials)."""
         self.fresh_process = fresh_process
         # Ray's workers inherit the environment: make the caller's folder importable for them.
@@ -98,8 +99,9 @@ class TrialLauncher:
             ready.start()
             ready.join()
 
-    def start(self, trial: TrialFolder, t0_epoch: float, gated: bool = False,
-              python: str | None = None) -> "multiprocessing.Process | FreshProcess":
+    def start(
+        self, trial: TrialFolder, t0_epoch: float, gated: bool = False, python: str | None = None
+    ) -> "multiprocessing.Process | FreshProcess":
         """Launch the trial whose plan is in ``trial`` (``gated``: it builds nothing before its gate opens;
         ``python``: a fresh process of that interpreter, the environment of its variant's packages)."""
         if self.fresh_process or python:  # argv holds rlbench's own paths and a number only: no shell, nothing foreign
@@ -107,13 +109,29 @@ class TrialLauncher:
             # own output) printed the trial's KeyboardInterrupt traceback on the command's terminal
             log = open_append(trial.log)
             try:
-                return FreshProcess(subprocess.Popen(
-                    [python or sys.executable, "-m", trial_process.__name__, str(trial.path), repr(t0_epoch),
-                     *(["gated"] if gated else [])], stdin=subprocess.DEVNULL, stdout=log, stderr=log))
+                return FreshProcess(
+                    subprocess.Popen(
+                        [
+                            python or sys.executable,
+                            "-m",
+                            trial_process.__name__,
+                            str(trial.path),
+                            repr(t0_epoch),
+                            *(["gated"] if gated else []),
+                        ],
+                        stdin=subprocess.DEVNULL,
+                        stdout=log,
+                        stderr=log,
+                    )
+                )
             finally:
                 os.close(log)
-        proc = self.context.Process(target=trial_process.process_entry, args=(str(trial.path), t0_epoch, gated),
-                                    name=f"rlbench-trial-{trial.trial_id}", daemon=False)
+        proc = self.context.Process(
+            target=trial_process.process_entry,
+            args=(str(trial.path), t0_epoch, gated),
+            name=f"rlbench-trial-{trial.trial_id}",
+            daemon=False,
+        )
         proc.start()
         return proc
 
@@ -161,8 +179,9 @@ class Launched:
         stopped first): that one leaves no process and no record, so a resume runs it."""
         self.sampler.stop()
         kill_tree(self.me)  # leftovers of a crashed trial, and the trial itself on Ctrl-C
-        left = kill_survivors({p for p in self.sampler.seen_processes if p[0] != os.getpid()}, trial.session_dir(),
-                              self.me)
+        left = kill_survivors(
+            {p for p in self.sampler.seen_processes if p[0] != os.getpid()}, trial.session_dir(), self.me
+        )
         # the training system's own log folder (~/ray_results/...), left empty, also by a killed trial
         log_dir = trial.event(Event.BUILD).get("log_dir")
         if isinstance(log_dir, str) and os.path.isabs(log_dir):
@@ -170,8 +189,15 @@ class Launched:
         return left
 
 
-def launch_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, gpus: Gpus | None,
-                 rapl: Rapl | None = None, *, gated: bool = False) -> Launched:
+def launch_trial(
+    plan: TrialPlan,
+    trial: TrialFolder,
+    launcher: TrialLauncher,
+    gpus: Gpus | None,
+    rapl: Rapl | None = None,
+    *,
+    gated: bool = False,
+) -> Launched:
     """Start the trial process and its sampler. CPU package energy (``rapl``) is read for local
     trials only: on a cluster the trial's actors run on other machines, and this machine's packages
     alone would read as the trial's energy."""
@@ -185,15 +211,30 @@ def launch_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, g
     # a --parallel trial's driver runs on its nodes: its process here is a harness, and its node samplers read
     # the GPUs of its nodes (this machine's too, when it is one of them)
     placed = plan.placement is not None
-    sampler = UtilizationSampler(proc.pid, t0_epoch=t0, hz=hz, gpus=None if placed else gpus,
-                                 adapter=get_adapter(plan.config.framework), rapl=None if plan.ray_address else rapl,
-                                 root_role=HARNESS_ROLE if placed else None).start()
+    sampler = UtilizationSampler(
+        proc.pid,
+        t0_epoch=t0,
+        hz=hz,
+        gpus=None if placed else gpus,
+        adapter=get_adapter(plan.config.framework),
+        rapl=None if plan.ray_address else rapl,
+        root_role=HARNESS_ROLE if placed else None,
+    ).start()
     return Launched(proc, me, sampler, t0, gated, steal0)
 
 
-def run_trial(plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, gpus: Gpus | None,
-              on_poll=None, rapl: Rapl | None = None, *, launched: Launched | None = None,
-              on_trained=None, pyspy: str | None = None) -> TrialRecord:
+def run_trial(
+    plan: TrialPlan,
+    trial: TrialFolder,
+    launcher: TrialLauncher,
+    gpus: Gpus | None,
+    on_poll=None,
+    rapl: Rapl | None = None,
+    *,
+    launched: Launched | None = None,
+    on_trained=None,
+    pyspy: str | None = None,
+) -> TrialRecord:
     """Run one trial to its end (or timeout) while sampling it; returns its record (already stored).
 
     The memory limit is checked against the sampler's own readings at every utilization sample
@@ -227,9 +268,19 @@ class TrialRun:
     sweep (:mod:`rlbench.run.parallel`) polls several in turn. ``poll`` until True, then ``end`` (in a
     ``finally``: profiles written, leftovers killed) and ``record`` (the verdict, stored)."""
 
-    def __init__(self, plan: TrialPlan, trial: TrialFolder, launcher: TrialLauncher, gpus: Gpus | None,
-                 on_poll=None, rapl: Rapl | None = None, *, launched: Launched | None = None,
-                 on_trained=None, pyspy: str | None = None):
+    def __init__(
+        self,
+        plan: TrialPlan,
+        trial: TrialFolder,
+        launcher: TrialLauncher,
+        gpus: Gpus | None,
+        on_poll=None,
+        rapl: Rapl | None = None,
+        *,
+        launched: Launched | None = None,
+        on_trained=None,
+        pyspy: str | None = None,
+    ):
         self.plan, self.trial, self.on_poll, self.on_trained = plan, trial, on_poll, on_trained
         self.launched = launched = launched or launch_trial(plan, trial, launcher, gpus, rapl)
         self.overlap_s = 0.0
@@ -237,10 +288,19 @@ class TrialRun:
             self.overlap_s = time.time() - launched.t0_epoch
             write_atomic(trial.gate, b"")
         self.proc, self.me, self.sampler, self.t0 = launched.proc, launched.me, launched.sampler, launched.t0_epoch
-        self.profiler = TrialProfiler(trial, self.sampler, hz=plan.profile_hz, native=plan.profile_native,
-                                      warmup_iterations=plan.warmup_iterations, stop_iterations=plan.stop_iterations,
-                                      stop_seconds=plan.stop_seconds, t0_epoch=self.t0, roles=plan.profile_roles,
-                                      cores=plan.cores, pyspy=pyspy)
+        self.profiler = TrialProfiler(
+            trial,
+            self.sampler,
+            hz=plan.profile_hz,
+            native=plan.profile_native,
+            warmup_iterations=plan.warmup_iterations,
+            stop_iterations=plan.stop_iterations,
+            stop_seconds=plan.stop_seconds,
+            t0_epoch=self.t0,
+            roles=plan.profile_roles,
+            cores=plan.cores,
+            pyspy=pyspy,
+        )
         self.deadline = time.monotonic() + plan.timeout_s
         self.timed_out = False
         self.stop = TrialStop()
@@ -303,10 +363,17 @@ class TrialRun:
         # on a cluster, the trial itself killed any of its node processes that outlived its driver
         release = trial.event(Event.CLUSTER_RELEASE)
         record = TrialRecord(
-            trial_id=plan.trial_id, status=status, reason=reason, exit_code=proc.exitcode,
-            exit_signal=exit_signal(proc.exitcode), started_epoch=t0,
-            trial_wall_s=time.time() - t0, sampler_cpu_s=self.sampler.cpu_s, sampler_samples=self.sampler.samples,
-            leftover_processes_killed=self.left + len(release.get("processes_killed") or []), overlap_s=self.overlap_s,
+            trial_id=plan.trial_id,
+            status=status,
+            reason=reason,
+            exit_code=proc.exitcode,
+            exit_signal=exit_signal(proc.exitcode),
+            started_epoch=t0,
+            trial_wall_s=time.time() - t0,
+            sampler_cpu_s=self.sampler.cpu_s,
+            sampler_samples=self.sampler.samples,
+            leftover_processes_killed=self.left + len(release.get("processes_killed") or []),
+            overlap_s=self.overlap_s,
             host_steal_pct=steal_pct(self.launched.steal0, read_steal()),
         )
         from rlbench.results.tables import write_utilization  # pandas: imported by the sweep before the trials

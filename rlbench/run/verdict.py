@@ -14,8 +14,9 @@ from rlbench.results.records import TEARDOWN_CRASH
 from rlbench.spec.plan import TrialPlan
 
 
-def verdict(plan: TrialPlan, trial: TrialFolder, exit_code: int | None, timed_out: bool,
-             stop: "TrialStop | None" = None) -> tuple[str, str | None]:
+def verdict(
+    plan: TrialPlan, trial: TrialFolder, exit_code: int | None, timed_out: bool, stop: "TrialStop | None" = None
+) -> tuple[str, str | None]:
     """(status, reason) of a finished trial process, from its events, its exit code and why the
     sweep stopped it (timeout, memory limit, Ctrl-C)."""
     events = trial.events()
@@ -24,9 +25,11 @@ def verdict(plan: TrialPlan, trial: TrialFolder, exit_code: int | None, timed_ou
     skipped = next((e for e in events if e.get("event") == Event.SKIPPED), None)
     iterations = sum(e.get("event") == Event.ITERATION for e in events)
     if stop is not None and stop.memory_bytes is not None:
-        return "failed", (f"out of memory: its processes used {stop.memory_bytes / 2**20:.0f} MiB, over "
-                          f"trial_memory_limit_bytes={plan.memory_limit_bytes} ({plan.memory_limit_bytes / 2**20:.0f} "
-                          f"MiB); killed with its process tree after {iterations} iterations")
+        return "failed", (
+            f"out of memory: its processes used {stop.memory_bytes / 2**20:.0f} MiB, over "
+            f"trial_memory_limit_bytes={plan.memory_limit_bytes} ({plan.memory_limit_bytes / 2**20:.0f} "
+            f"MiB); killed with its process tree after {iterations} iterations"
+        )
     if end is not None and end.get("status") == "skipped" and skipped:
         return "skipped", skipped.get("reason")
     if end is not None and end.get("status") == "ok":
@@ -46,8 +49,9 @@ def verdict(plan: TrialPlan, trial: TrialFolder, exit_code: int | None, timed_ou
             how = f"its process {'died' if exit_signal(exit_code) else 'exited'} ({_exit_text(exit_code)})"
         return "ok", _teardown_note(events, how, iterations)
     if timed_out:
-        return "timeout", (f"killed after trial_timeout_s={plan.timeout_s:g} s with its process tree, "
-                           f"after {iterations} iterations")
+        return "timeout", (
+            f"killed after trial_timeout_s={plan.timeout_s:g} s with its process tree, after {iterations} iterations"
+        )
     if stop is not None and stop.interrupted:
         how = "stopped cleanly, Ray shut down" if end is not None else "killed after the grace period"
         return "interrupted", f"interrupted (Ctrl-C or SIGTERM) after {iterations} iterations; {how}"
@@ -72,8 +76,11 @@ def _teardown_started(plan: TrialPlan | None, events: list[dict]) -> bool:
 
 def _teardown_note(events: list[dict], how: str, iterations: int) -> str:
     """The ``reason`` of an ok trial that ended in its teardown (:data:`TEARDOWN_CRASH` first): how, and when."""
-    when = ("after its runtime had shut down (shutdown_s recorded)" if any(e.get("event") == Event.SHUTDOWN for e in events)
-            else "while its framework and runtime shut down (shutdown_s unknown)")
+    when = (
+        "after its runtime had shut down (shutdown_s recorded)"
+        if any(e.get("event") == Event.SHUTDOWN for e in events)
+        else "while its framework and runtime shut down (shutdown_s unknown)"
+    )
     return f"{TEARDOWN_CRASH}: {how} after it had trained, {when}; all {iterations} iterations were recorded"
 
 

@@ -13,16 +13,20 @@ import importlib
 
 from rlbench.adapters import is_import_path
 
-
 #: A module an env family imports -> rlbench's extra that installs it (pyproject.toml; README, "Install").
 EXTRA_OF_MODULE: dict[str, str] = {
-    "ale_py": "atari", "cv2": "atari",
-    "mujoco": "mujoco", "imageio": "mujoco",
-    "Box2D": "box2d", "pygame": "box2d",
+    "ale_py": "atari",
+    "cv2": "atari",
+    "mujoco": "mujoco",
+    "imageio": "mujoco",
+    "Box2D": "box2d",
+    "pygame": "box2d",
 }
 #: A gymnasium entry point's package (or an id's ``module:`` prefix) -> the extra its envs need.
 EXTRA_OF_ENTRY_POINT: dict[str, str] = {
-    "ale_py": "atari", "gymnasium.envs.mujoco": "mujoco", "gymnasium.envs.box2d": "box2d",
+    "ale_py": "atari",
+    "gymnasium.envs.mujoco": "mujoco",
+    "gymnasium.envs.box2d": "box2d",
 }
 
 
@@ -45,8 +49,10 @@ def _install_hint(env: str, extra: str, error: BaseException) -> str:
     said = f"{type(error).__name__}: {error}"
     if "gymnasium[" in said:  # gymnasium[mujoco] pulls mujoco 4, gymnasium[box2d] a source build: not those
         said += f" (rlbench's [{extra}] extra names the packages that work with ray[rllib]'s gymnasium instead)"
-    return (f"env '{env}' needs the [{extra}] extra, which is not installed: pip install -e \".[{extra}]\" (or "
-            f"pip install \"rlbench[{extra}]\"); importing it failed with {said}")
+    return (
+        f"env '{env}' needs the [{extra}] extra, which is not installed: pip install -e \".[{extra}]\" (or "
+        f'pip install "rlbench[{extra}]"); importing it failed with {said}'
+    )
 
 
 def check_env(env: str) -> None:
@@ -78,17 +84,21 @@ def check_env(env: str) -> None:
         found = getattr(module, attr)
         if not (isinstance(found, type) and issubclass(found, gymnasium.Env)):
             kind = "a class" if isinstance(found, type) else "a function" if callable(found) else "a value"
-            raise ValueError(f"env '{env}' is {kind}, not a gymnasium.Env subclass: rlbench creates envs only from "
-                             "a gymnasium.Env subclass or a registered gymnasium id (it never calls anything else "
-                             "a spec names)")
+            raise ValueError(
+                f"env '{env}' is {kind}, not a gymnasium.Env subclass: rlbench creates envs only from "
+                "a gymnasium.Env subclass or a registered gymnasium id (it never calls anything else "
+                "a spec names)"
+            )
         return
     import gymnasium
 
     module_name, _, env_id = env.partition(":") if ":" in env else ("", "", env)
     if env_id.startswith("ALE/") and not module_name:  # a fresh env runner has not imported ale_py: make() fails
-        raise ValueError(f"env '{env}': ALE's ids are registered by importing ale_py, which a trial's env runners do "
-                         f"not do: name it 'ale_py:{env_id}' (RLlib imports ale_py for it), or use envs.atari:AtariEnv "
-                         "for RLlib's Atari preprocessing; both need the [atari] extra: pip install -e \".[atari]\"")
+        raise ValueError(
+            f"env '{env}': ALE's ids are registered by importing ale_py, which a trial's env runners do "
+            f"not do: name it 'ale_py:{env_id}' (RLlib imports ale_py for it), or use envs.atari:AtariEnv "
+            'for RLlib\'s Atari preprocessing; both need the [atari] extra: pip install -e ".[atari]"'
+        )
     try:
         if module_name:  # gymnasium's "module:id" (RLlib's "ale_py:ALE/Pong-v5"): the module registers the ids
             importlib.import_module(module_name)
@@ -111,5 +121,6 @@ def check_env(env: str) -> None:
         except Exception as e:
             if (extra := missing_extra(e, entry)) is not None:
                 raise ValueError(_install_hint(env, extra, e)) from None
-            raise ValueError(f"env '{env}': importing its module '{entry.partition(':')[0]}' raised "
-                             f"{type(e).__name__}: {e}") from None
+            raise ValueError(
+                f"env '{env}': importing its module '{entry.partition(':')[0]}' raised {type(e).__name__}: {e}"
+            ) from None

@@ -25,21 +25,33 @@ ALWAYS: tuple[str, ...] = (
 
 
 #: A private runtime's Ray agents (rlbench.worker.runtime.minimal_agents), said last.
-MINIMAL_AGENTS = ("Ray's dashboard head and agent in the trial's private runtime start minimal, as a Ray without "
-                  "ray[default]'s packages starts them (with those packages each ray.init took 7.0 s against 3.8 s "
-                  "under load 2, and the full agent's reporter uses about 0.5% of a core beside a trial; "
-                  "switch_off: [agents] keeps them full)")
+MINIMAL_AGENTS = (
+    "Ray's dashboard head and agent in the trial's private runtime start minimal, as a Ray without "
+    "ray[default]'s packages starts them (with those packages each ray.init took 7.0 s against 3.8 s "
+    "under load 2, and the full agent's reporter uses about 0.5% of a core beside a trial; "
+    "switch_off: [agents] keeps them full)"
+)
 
 #: Where a ``--parallel`` trial's driver runs, in place of :data:`ALWAYS`' first entry.
-IN_ACTOR = ("the driver (the Algorithm) runs in a Ray actor in the trial's placement group on its own nodes, as Tune's "
-            "trial actor does, but driven one call per iteration by rlbench's trial process (no Tune controller, "
-            "result logging or checkpoint syncing beside it); the trial holds whole nodes, no other trial of the "
-            "sweep on them while it runs")
+IN_ACTOR = (
+    "the driver (the Algorithm) runs in a Ray actor in the trial's placement group on its own nodes, as Tune's "
+    "trial actor does, but driven one call per iteration by rlbench's trial process (no Tune controller, "
+    "result logging or checkpoint syncing beside it); the trial holds whole nodes, no other trial of the "
+    "sweep on them while it runs"
+)
 
 
-def tune_differences(config: TrialConfig, cpus: int, usable_cores: int, *, on_cluster: bool = False,
-                     profile_hz: int = 0, parallel: bool = False, include_dashboard: bool = False,
-                     ray_runtime: bool = True) -> list[str]:
+def tune_differences(
+    config: TrialConfig,
+    cpus: int,
+    usable_cores: int,
+    *,
+    on_cluster: bool = False,
+    profile_hz: int = 0,
+    parallel: bool = False,
+    include_dashboard: bool = False,
+    ray_runtime: bool = True,
+) -> list[str]:
     """What differs from Tune for this trial (:data:`ALWAYS` first, then what this config adds); ``parallel``:
     a ``--parallel`` trial, whose driver is a trial actor on its nodes (:data:`IN_ACTOR`)."""
     out = [IN_ACTOR, *ALWAYS[1:]] if parallel else list(ALWAYS)
@@ -47,21 +59,31 @@ def tune_differences(config: TrialConfig, cpus: int, usable_cores: int, *, on_cl
     if parallel:
         pass  # num_cpus_for_main_process sizes the trial actor, as Tune's
     elif on_cluster:
-        out.append(f"num_cpus_for_main_process={r.num_cpus_for_main_process} reserves nothing on the cluster: the "
-                   "driver runs beside rlbench (Tune's trial actor would take them from the cluster)")
+        out.append(
+            f"num_cpus_for_main_process={r.num_cpus_for_main_process} reserves nothing on the cluster: the "
+            "driver runs beside rlbench (Tune's trial actor would take them from the cluster)"
+        )
     elif cpus < usable_cores:
-        out.append(f"the trial's processes are pinned to {cpus} of the machine's {usable_cores} usable cores "
-                   "(cpus: an emulated smaller machine; Tune pins nothing)")
+        out.append(
+            f"the trial's processes are pinned to {cpus} of the machine's {usable_cores} usable cores "
+            "(cpus: an emulated smaller machine; Tune pins nothing)"
+        )
     if r.pin_driver and not on_cluster:
-        out.append("pin_driver: the driver is pinned to its reserved cores and every other process to the rest "
-                   "(Tune pins nothing)")
+        out.append(
+            "pin_driver: the driver is pinned to its reserved cores and every other process to the rest "
+            "(Tune pins nothing)"
+        )
     if profile_hz:
-        out.append(f"py-spy samples the trial's stacks at {profile_hz} Hz from outside, which costs throughput "
-                   "(docs/MEASUREMENT.md, profiling)")
+        out.append(
+            f"py-spy samples the trial's stacks at {profile_hz} Hz from outside, which costs throughput "
+            "(docs/MEASUREMENT.md, profiling)"
+        )
     if config.execution == "script":
-        out.append("execution: script: the driver runs as a plain algo.train() loop would, at the sweep's priority "
-                   "(Tune's trial actor runs at Ray's worker niceness, 15) and with torch's and the BLAS libraries' "
-                   "own thread counts (Tune's actor has OMP_NUM_THREADS = num_cpus_for_main_process)")
+        out.append(
+            "execution: script: the driver runs as a plain algo.train() loop would, at the sweep's priority "
+            "(Tune's trial actor runs at Ray's worker niceness, 15) and with torch's and the BLAS libraries' "
+            "own thread counts (Tune's actor has OMP_NUM_THREADS = num_cpus_for_main_process)"
+        )
     set_by_hand = [f"{k}={v}" for k, v in t.model_dump(exclude_none=True).items()]
     if set_by_hand:
         out.append(f"torch threads set by hand ({', '.join(set_by_hand)}); Tune's would follow the CPUs reserved")

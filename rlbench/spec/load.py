@@ -21,8 +21,6 @@ from pydantic import BaseModel, ValidationError
 from rlbench.spec.envcheck import check_env
 from rlbench.spec.limits import MAX_TRIALS
 from rlbench.spec.matched import match_frameworks
-from rlbench.spec.quick import quick_data, quick_point
-from rlbench.spec.stop import unreported_target
 from rlbench.spec.model import (
     ALIASES,
     KNOB_SECTION,
@@ -37,6 +35,7 @@ from rlbench.spec.model import (
     _knob_names,
     _ValueErrorAt,
 )
+from rlbench.spec.quick import quick_data, quick_point
 from rlbench.spec.relative import (
     RELATIVE_KNOBS,
     SYNTAX,
@@ -45,6 +44,7 @@ from rlbench.spec.relative import (
     looks_relative,
     resolve,
 )
+from rlbench.spec.stop import unreported_target
 from rlbench.spec.training import ALGOS, REMOVED
 from rlbench.spec.variants import MEASURE_KEYS, unsupported_pins
 from rlbench.spec.yamlfile import LineMap, read_yaml
@@ -88,8 +88,11 @@ def _translate_aliases(data: dict, notes: dict[str, str], errors: list[tuple[tup
         if knob in seen_new:
             new_path = ".".join(map(str, seen_new[knob]))
             errors.append(
-                (old_path, f"old name '{old_path[-1]}' and new name '{knob}' (at {new_path}) are both in this "
-                 "file: use only the new name")
+                (
+                    old_path,
+                    f"old name '{old_path[-1]}' and new name '{knob}' (at {new_path}) are both in this "
+                    "file: use only the new name",
+                )
             )
     return data
 
@@ -108,9 +111,9 @@ def axis_target(axis: str) -> tuple[str, ...]:
     if axis in TOP_LEVEL_AXES:
         return (axis,)
     if axis.startswith("env_config.") and len(axis) > len("env_config."):
-        return ("environment", "env_config", axis[len("env_config."):])
+        return ("environment", "env_config", axis[len("env_config.") :])
     if axis.startswith("environment.env_config."):
-        return ("environment", "env_config", axis[len("environment.env_config."):])
+        return ("environment", "env_config", axis[len("environment.env_config.") :])
     if axis in KNOB_SECTION:
         return (KNOB_SECTION[axis], axis)
     if "." in axis:
@@ -163,8 +166,10 @@ def _relative_problems(column: str, values: list) -> list[str]:
     for value in values:
         if column not in RELATIVE_KNOBS:
             if is_relative(value):
-                problems.append(f"{value!r} is a value relative to the machine's CPUs; only these knobs take one: "
-                                f"{', '.join(RELATIVE_KNOBS)}")
+                problems.append(
+                    f"{value!r} is a value relative to the machine's CPUs; only these knobs take one: "
+                    f"{', '.join(RELATIVE_KNOBS)}"
+                )
         elif value in ("max", "all"):
             problems.append(f"{value!r}: write 'cpus' for all of the machine's usable cores ({SYNTAX})")
         elif looks_relative(value):
@@ -199,7 +204,7 @@ def _format_pydantic(
             msg = e["msg"].removeprefix("Value error, ")
             if "input" in e and not isinstance(e["input"], (dict, list)) and e["type"] != "value_error":
                 msg += f" (got {_short(e['input'])})"
-        line = lines.line(next((v for k, v in (line_of or {}).items() if loc[:len(k)] == k), loc))
+        line = lines.line(next((v for k, v in (line_of or {}).items() if loc[: len(k)] == k), loc))
         out.append(f"{path}{':' + str(line) if line else ''}: {key_path}: {msg}")
     return out
 
@@ -226,8 +231,13 @@ def load_spec(path: str | Path, *, check_envs: bool = True, quick: bool = False)
 
 
 def spec_from_dict(
-    data: dict, *, source: str | Path = "<spec>", lines: LineMap | None = None, check_envs: bool = True,
-    quick: bool = False) -> LoadedSpec:
+    data: dict,
+    *,
+    source: str | Path = "<spec>",
+    lines: LineMap | None = None,
+    check_envs: bool = True,
+    quick: bool = False,
+) -> LoadedSpec:
     """Validate an already-parsed spec mapping (see :func:`load_spec`); ``quick``: as ``--quick`` runs it
     (:mod:`rlbench.spec.quick`)."""
     path = Path(source)
@@ -239,12 +249,15 @@ def spec_from_dict(
     def fail(problems: list[str]) -> None:
         raise SpecError("\n".join(problems))
 
-    problems = [f"{path}{':' + str(lines.line(p)) if lines.line(p) else ''}: {'.'.join(map(str, p))}: {m}"
-                for p, m in errors]
+    problems = [
+        f"{path}{':' + str(lines.line(p)) if lines.line(p) else ''}: {'.'.join(map(str, p))}: {m}" for p, m in errors
+    ]
     if "autoconfig" in data:  # rlbench autoconfig pops it before it calls here
         line = lines.line(("autoconfig",))
-        msg = f"{path}{':' + str(line) if line else ''}: autoconfig: this section is read by `rlbench autoconfig " \
-              f"{path} --budget 20m`; to run the whole grid with rlbench sweep, remove the section"
+        msg = (
+            f"{path}{':' + str(line) if line else ''}: autoconfig: this section is read by `rlbench autoconfig "
+            f"{path} --budget 20m`; to run the whole grid with rlbench sweep, remove the section"
+        )
         problems.append(msg)
     if problems:
         fail(problems)
@@ -277,9 +290,13 @@ def spec_from_dict(
     points = math.prod(len(v) for v in grid.values()) * max(1, len(spec.variants))
     if points * spec.repeats > MAX_TRIALS:  # counted before a single grid point is built
         line = lines.line(("grid",)) or lines.line(("repeats",))
-        fail([f"{path}{':' + str(line) if line else ''}: grid: {points:,} grid points (times variants) x repeats "
-              f"{spec.repeats} = {points * spec.repeats:,} trials, more than {MAX_TRIALS:,} (each trial starts its own "
-              "Ray, seconds at least): use fewer values per axis, or split the sweep into several specs"])
+        fail(
+            [
+                f"{path}{':' + str(line) if line else ''}: grid: {points:,} grid points (times variants) x repeats "
+                f"{spec.repeats} = {points * spec.repeats:,} trials, more than {MAX_TRIALS:,} (each trial starts its own "
+                "Ray, seconds at least): use fewer values per axis, or split the sweep into several specs"
+            ]
+        )
 
     base = {k: data[k] for k in [*TRIAL_SECTIONS, *TOP_LEVEL_AXES] if k in data}
     axes = list(grid)
@@ -294,7 +311,7 @@ def spec_from_dict(
         for number, variant in enumerate(spec.variants or [None]):
             mine = json.loads(json.dumps(raw))
             line_of = {axis_target(a): ("grid", a) for a in axes}
-            for key, value in (variant.set.items() if variant else ()):
+            for key, value in variant.set.items() if variant else ():
                 if key in MEASURE_KEYS:  # how the trial is measured, in its plan (spec/plan.py), not its config
                     continue
                 _set_path(mine, axis_target(key), value)
@@ -309,9 +326,15 @@ def spec_from_dict(
                 where += f"{', ' if where else ''}variant {variant.name}" if variant else ""
                 msgs = _format_pydantic(e, (), lines, path, line_of)
                 fail([f"{m}  [grid point {where}]" if where else m for m in msgs])
-            trials.append(GridPoint({axis_column(a): column_value(v) for a, v in zip(axes, combo)}, config,
-                                    relative=tuple(relative), raw=mine if relative else None,
-                                    variant=variant.name if variant else None))
+            trials.append(
+                GridPoint(
+                    {axis_column(a): column_value(v) for a, v in zip(axes, combo)},
+                    config,
+                    relative=tuple(relative),
+                    raw=mine if relative else None,
+                    variant=variant.name if variant else None,
+                )
+            )
     try:  # trials of several frameworks: every hyperparameter left unset pinned to one value (spec/matched.py)
         trials, matched_notes = match_frameworks(trials)
     except SpecError as e:
@@ -333,9 +356,14 @@ def spec_from_dict(
         problems.append(f"{path}{':' + str(line) if line else ''}: variants[{i}].packages.{dist}: {why}")
     if problems:
         fail(problems)
-    loaded = LoadedSpec(source=path, spec=spec, points=trials,
-                        alias_notes=[f"{k}  (first at {v})" for k, v in notes.items()], matched_notes=matched_notes,
-                        quick=quick)
+    loaded = LoadedSpec(
+        source=path,
+        spec=spec,
+        points=trials,
+        alias_notes=[f"{k}  (first at {v})" for k, v in notes.items()],
+        matched_notes=matched_notes,
+        quick=quick,
+    )
 
     if check_envs:
         for env in sorted({p.config.environment.env for p in trials}):
@@ -356,7 +384,7 @@ def _variant_problems(variants: Any, grid: dict, path: Path, lines: LineMap) -> 
     axes = {axis_target(str(a)) for a in grid if _is_axis(str(a))}
     for i, variant in enumerate(variants if isinstance(variants, list) else []):
         keys = variant.get("set") if isinstance(variant, dict) else None
-        for key, value in (keys.items() if isinstance(keys, dict) else ()):
+        for key, value in keys.items() if isinstance(keys, dict) else ():
             line = lines.line(("variants", i, "set", key))
             where = f"{path}{':' + str(line) if line else ''}: variants[{i}].set.{key}"
             if key in MEASURE_KEYS:  # a sweep key, checked by the model (spec/variants.py)
@@ -367,11 +395,15 @@ def _variant_problems(variants: Any, grid: dict, path: Path, lines: LineMap) -> 
                 problems.append(f"{where}: {e.args[0]} (a variant sets the keys a grid axis may name)")
                 continue
             if target in axes:
-                problems.append(f"{where}: '{key}' is also a grid axis: a variant may not set what the grid varies; "
-                                "drop it from the grid or from the variant")
+                problems.append(
+                    f"{where}: '{key}' is also a grid axis: a variant may not set what the grid varies; "
+                    "drop it from the grid or from the variant"
+                )
             elif is_relative(value) or looks_relative(value):
-                problems.append(f"{where}: {value!r}: a variant's value is written as it is, not relative to the "
-                                "machine's CPUs; give a number (or make it a grid axis)")
+                problems.append(
+                    f"{where}: {value!r}: a variant's value is written as it is, not relative to the "
+                    "machine's CPUs; give a number (or make it a grid axis)"
+                )
     return problems
 
 

@@ -38,8 +38,9 @@ def _with(config: TrialConfig, framework: str, pins: dict[tuple[str, str], Any])
     return config.model_copy(update=update)
 
 
-def _accepted(config: TrialConfig, frameworks: list[str], pins: dict[tuple[str, str], Any],
-              key: tuple[str, str]) -> bool:
+def _accepted(
+    config: TrialConfig, frameworks: list[str], pins: dict[tuple[str, str], Any], key: tuple[str, str]
+) -> bool:
     return all(key not in {path for path, _ in get_adapter(f).refusals(_with(config, f, pins))} for f in frameworks)
 
 
@@ -56,12 +57,16 @@ def _pins(config: TrialConfig, frameworks: list[str]) -> tuple[dict[tuple[str, s
         chosen = next(((f, v) for f, v in candidates if _accepted(config, frameworks, {**pins, key: v}, key)), None)
         if chosen is None:
             said = "; ".join(f"{f}'s default {v!r}" for f, v in candidates)
-            raise SpecError(f"{'.'.join(key)}: the frameworks compared ({', '.join(frameworks)}) have no default every "
-                            f"one of them runs ({said}): set it in the spec")
+            raise SpecError(
+                f"{'.'.join(key)}: the frameworks compared ({', '.join(frameworks)}) have no default every "
+                f"one of them runs ({said}): set it in the spec"
+            )
         pins[key] = chosen[1]
         others = ", ".join(f"{f}'s {v!r}" for f, v in candidates if f != chosen[0])
-        notes.append(f"{'.'.join(key)} = {chosen[1]!r} for {' and '.join(frameworks)} ({chosen[0]}'s default"
-                     f"{'; ' + others if others else ''})")
+        notes.append(
+            f"{'.'.join(key)} = {chosen[1]!r} for {' and '.join(frameworks)} ({chosen[0]}'s default"
+            f"{'; ' + others if others else ''})"
+        )
     return pins, notes
 
 
@@ -75,8 +80,11 @@ def _set(data: dict, pins: dict[tuple[str, str], Any]) -> dict:
 def match_frameworks(points: list[GridPoint]) -> tuple[list[GridPoint], list[str]]:
     """``points`` with the matched preset applied where they run several learning frameworks, and one note per
     pinned key and value. Points of a framework that learns nothing (``plain``) are left as they are."""
-    learning = [f for f in dict.fromkeys(p.config.framework for p in points)
-                if any(get_adapter(f).hyperparameter_defaults(p.config) for p in points if p.config.framework == f)]
+    learning = [
+        f
+        for f in dict.fromkeys(p.config.framework for p in points)
+        if any(get_adapter(f).hyperparameter_defaults(p.config) for p in points if p.config.framework == f)
+    ]
     if len(learning) < 2:
         return points, []
     out, notes = [], []
@@ -89,8 +97,10 @@ def match_frameworks(points: list[GridPoint]) -> tuple[list[GridPoint], list[str
         try:
             out.append(with_keys(point, pins))
         except ValueError as e:
-            raise SpecError(f"the matched preset ({', '.join('.'.join(k) for k in pins)}) makes a trial the spec "
-                            f"cannot run: {e}: set those keys in the spec") from None
+            raise SpecError(
+                f"the matched preset ({', '.join('.'.join(k) for k in pins)}) makes a trial the spec "
+                f"cannot run: {e}: set those keys in the spec"
+            ) from None
     return out, notes
 
 

@@ -17,12 +17,20 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError, model_valid
 
 from rlbench.adapters import get_adapter
 from rlbench.spec.errors import SpecError, _ValueErrorAt
-from rlbench.spec.switch_off import SwitchOff
 from rlbench.spec.limits import MAX_CPUS, MAX_ITERATIONS, MAX_REPEATS, MAX_SECONDS, MAX_SEED
 from rlbench.spec.relative import RelativeValue
-from rlbench.spec.sections import (EnvironmentSection, EnvRunnersSection, LearnersSection, ReportingSection, ResourcesSection,
-                                   RLModuleSection, ThreadsSection, _Section)
+from rlbench.spec.sections import (
+    EnvironmentSection,
+    EnvRunnersSection,
+    LearnersSection,
+    ReportingSection,
+    ResourcesSection,
+    RLModuleSection,
+    ThreadsSection,
+    _Section,
+)
 from rlbench.spec.stop import STOP_LIMITS, StopSection, StopTarget
+from rlbench.spec.switch_off import SwitchOff
 from rlbench.spec.training import (
     ALGOS,
     Algo,
@@ -53,8 +61,18 @@ ALIASES: dict[str, str] = {
 #: The frameworks a spec may name (``rlbench.adapters.FRAMEWORKS``; the spec's types only name them).
 Framework = Literal["rllib", "plain", "sb3"]
 
-__all__ = ["ALIASES", "Algo", "Framework", "SpecError", "STOP_LIMITS", "StopSection", "StopTarget", "SweepSpec", "TrainingSection",
-           "TrialConfig"]
+__all__ = [
+    "ALIASES",
+    "Algo",
+    "Framework",
+    "SpecError",
+    "STOP_LIMITS",
+    "StopSection",
+    "StopTarget",
+    "SweepSpec",
+    "TrainingSection",
+    "TrialConfig",
+]
 
 
 class TrialSections(_Section):
@@ -107,8 +125,11 @@ class TrialConfig(TrialSections):
         """Every key the trial sets is one its framework's adapter accepts for its algorithm."""
         adapter = get_adapter(self.framework)
         if self.algo not in adapter.algorithms:
-            raise _ValueErrorAt(("algo",), f"framework {self.framework} runs {and_names(adapter.algorithms)}, not "
-                                f"{self.algo}: set algo to one of them, or another framework")
+            raise _ValueErrorAt(
+                ("algo",),
+                f"framework {self.framework} runs {and_names(adapter.algorithms)}, not "
+                f"{self.algo}: set algo to one of them, or another framework",
+            )
         self.training = self.training.for_algo(self.algo)
         foreign = foreign_training_keys(self.algo, self.training, self.framework)
         if foreign:
@@ -128,11 +149,17 @@ class TrialConfig(TrialSections):
     def _check_batch(self) -> "TrialConfig":
         t = self.training
         if t.minibatch_size and t.train_batch_size_per_learner and t.minibatch_size > t.train_batch_size_per_learner:
-            raise _ValueErrorAt(("training", "minibatch_size"), f"training.minibatch_size={t.minibatch_size} is larger "
-                                f"than training.train_batch_size_per_learner={t.train_batch_size_per_learner}")
+            raise _ValueErrorAt(
+                ("training", "minibatch_size"),
+                f"training.minibatch_size={t.minibatch_size} is larger "
+                f"than training.train_batch_size_per_learner={t.train_batch_size_per_learner}",
+            )
         if self.execution == "script" and self.resources.pin_driver:
-            raise _ValueErrorAt(("resources", "pin_driver"), "pin_driver pins the driver to its cores, which a plain "
-                                "script does not do: with execution: script, drop pin_driver")
+            raise _ValueErrorAt(
+                ("resources", "pin_driver"),
+                "pin_driver pins the driver to its cores, which a plain "
+                "script does not do: with execution: script, drop pin_driver",
+            )
         return self
 
 
@@ -154,13 +181,19 @@ def check_variants(spec: SweepSpec) -> SweepSpec:
     """The sweep-level checks of ``variants`` and ``rounds`` (:class:`SweepSpec`'s model validator); with
     ``rounds`` the repeats are the rounds (round r is repeat r: its seed, its trial ids)."""
     if "variants" in spec.model_fields_set and not spec.variants:
-        raise _ValueErrorAt(("variants",), "empty list: give the variants to compare, each as {name: ..., set: "
-                            "{...}} (the first is the reference), or remove 'variants:'")
+        raise _ValueErrorAt(
+            ("variants",),
+            "empty list: give the variants to compare, each as {name: ..., set: "
+            "{...}} (the first is the reference), or remove 'variants:'",
+        )
     seen: dict[str, int] = {}
     for i, variant in enumerate(spec.variants):
         if variant.name in seen:
-            raise _ValueErrorAt(("variants", i, "name"), f"variant name '{variant.name}' is used twice (also "
-                                f"variants[{seen[variant.name]}]): give every variant its own name")
+            raise _ValueErrorAt(
+                ("variants", i, "name"),
+                f"variant name '{variant.name}' is used twice (also "
+                f"variants[{seen[variant.name]}]): give every variant its own name",
+            )
         seen[variant.name] = i
     for i, variant in enumerate(spec.variants):  # measurement keys: checked as the spec's own key is
         for key in set(variant.set) & set(MEASURE_KEYS):
@@ -168,12 +201,16 @@ def check_variants(spec: SweepSpec) -> SweepSpec:
             try:
                 variant.set[key] = TypeAdapter(Annotated[field.annotation, field]).validate_python(variant.set[key])
             except ValidationError as e:
-                raise _ValueErrorAt(("variants", i, "set", key), f"{e.errors()[0]['msg']} (got "
-                                    f"{variant.set[key]!r})") from None
+                raise _ValueErrorAt(
+                    ("variants", i, "set", key), f"{e.errors()[0]['msg']} (got {variant.set[key]!r})"
+                ) from None
     if spec.rounds > 1:
         if "repeats" in spec.model_fields_set and spec.repeats not in (1, spec.rounds):
-            raise _ValueErrorAt(("repeats",), f"repeats={spec.repeats} and rounds={spec.rounds}: each round runs "
-                                "every configuration once, so rounds are the repeats; keep 'rounds' only")
+            raise _ValueErrorAt(
+                ("repeats",),
+                f"repeats={spec.repeats} and rounds={spec.rounds}: each round runs "
+                "every configuration once, so rounds are the repeats; keep 'rounds' only",
+            )
         spec.repeats = spec.rounds
     return spec
 
@@ -223,7 +260,8 @@ class SweepSpec(TrialSections, _Named):
     Python line that called it. py-spy then pauses each process at every sample and uses about ten
     times the CPU (docs/MEASUREMENT.md)."""
     profile_roles: list[Literal["driver", "learner", "env_runner", "ray_system", "other"]] = Field(
-        default_factory=lambda: ["driver", "learner", "env_runner", "ray_system", "other"], min_length=1, max_length=5)
+        default_factory=lambda: ["driver", "learner", "env_runner", "ray_system", "other"], min_length=1, max_length=5
+    )
     """With ``profile_hz``: the roles whose processes py-spy samples (default: every role). py-spy
     costs about the same per process whether it is busy or idle (it reads every thread's state at
     every sample), so leaving out Ray's own mostly idle agents (``[driver, learner, env_runner]``)
@@ -246,8 +284,11 @@ class SweepSpec(TrialSections, _Named):
     def _seeds_cover_repeats(self) -> "SweepSpec":
         if isinstance(self.seed, list):
             if len(self.seed) < self.repeats:
-                raise _ValueErrorAt(("seed",), f"seed lists {len(self.seed)} seeds but repeats={self.repeats}: give "
-                                    "one seed per repeat, or a single number to derive them from")
+                raise _ValueErrorAt(
+                    ("seed",),
+                    f"seed lists {len(self.seed)} seeds but repeats={self.repeats}: give "
+                    "one seed per repeat, or a single number to derive them from",
+                )
             if any(s < 0 or s > MAX_SEED for s in self.seed):
                 raise _ValueErrorAt(("seed",), f"seeds must be 0 to {MAX_SEED} (what numpy accepts)")
         elif self.seed is not None and not 0 <= self.seed <= MAX_SEED:
@@ -258,8 +299,11 @@ class SweepSpec(TrialSections, _Named):
     def _warmup_leaves_steady_state(self) -> "SweepSpec":
         if self.stop.iterations is not None and self.stop.seconds is None:
             if self.stop.iterations <= self.warmup_iterations:
-                raise _ValueErrorAt(("stop", "iterations"), f"stop.iterations={self.stop.iterations} leaves no steady-"
-                                    f"state iteration after warmup_iterations={self.warmup_iterations}: raise stop.iterations")
+                raise _ValueErrorAt(
+                    ("stop", "iterations"),
+                    f"stop.iterations={self.stop.iterations} leaves no steady-"
+                    f"state iteration after warmup_iterations={self.warmup_iterations}: raise stop.iterations",
+                )
         return self
 
 

@@ -128,15 +128,22 @@ def placement(bundles: Sequence[Need], nodes: Sequence[NodeRoom]) -> Placement |
         return None
     held = list(dict.fromkeys(where))
     rooms = {n.node_id: n for n in nodes}
-    return Placement(node_type=rooms[held[0]].node_type, node_ids=held,
-                     bundles=[Bundle(role=r, cpus=c, gpus=g, node_id=n) for (r, c, g), n in zip(bundles, where)],
-                     node_cpus=sum(rooms[n].cpus for n in held), node_gpus=sum(rooms[n].gpus for n in held))
+    return Placement(
+        node_type=rooms[held[0]].node_type,
+        node_ids=held,
+        bundles=[Bundle(role=r, cpus=c, gpus=g, node_id=n) for (r, c, g), n in zip(bundles, where)],
+        node_cpus=sum(rooms[n].cpus for n in held),
+        node_gpus=sum(rooms[n].gpus for n in held),
+    )
 
 
 def node_rooms(cluster: ClusterInfo, lost: Sequence[str] = ()) -> list[NodeRoom]:
     """The cluster's nodes as the scheduler sees them (head first, as probed), without the ``lost`` ones."""
-    return [NodeRoom(n.node_id, node_type(n), float(n.resources.get("CPU", 0.0)), float(n.resources.get("GPU", 0.0)))
-            for n in cluster.nodes if n.node_id not in set(lost)]
+    return [
+        NodeRoom(n.node_id, node_type(n), float(n.resources.get("CPU", 0.0)), float(n.resources.get("GPU", 0.0)))
+        for n in cluster.nodes
+        if n.node_id not in set(lost)
+    ]
 
 
 def by_type(nodes: Sequence[NodeRoom]) -> dict[str, list[NodeRoom]]:
@@ -174,8 +181,13 @@ def node_set_skip_reason(bundles: Sequence[Need], nodes: Sequence[NodeRoom], wha
         return None
     cpus = sum(b[1] for b in bundles)
     gpus = sum(b[2] for b in bundles)
-    types = "; ".join(f"{len(ms)} node{'s' * (len(ms) != 1)} of type {t} with {sum(n.cpus for n in ms):g} CPUs and "
-                      f"{sum(n.gpus for n in ms):g} GPUs" for t, ms in by_type(nodes).items())
-    return (f"needs {cpus:g} CPUs and {gpus:g} GPUs (driver {bundles[0][1]:g} CPU + {what}) on nodes of one type, "
-            f"and no type's nodes hold them together ({types or 'no alive node'}); --parallel never splits a "
-            "trial across node types")
+    types = "; ".join(
+        f"{len(ms)} node{'s' * (len(ms) != 1)} of type {t} with {sum(n.cpus for n in ms):g} CPUs and "
+        f"{sum(n.gpus for n in ms):g} GPUs"
+        for t, ms in by_type(nodes).items()
+    )
+    return (
+        f"needs {cpus:g} CPUs and {gpus:g} GPUs (driver {bundles[0][1]:g} CPU + {what}) on nodes of one type, "
+        f"and no type's nodes hold them together ({types or 'no alive node'}); --parallel never splits a "
+        "trial across node types"
+    )

@@ -19,11 +19,11 @@ from rlbench.measure.machine import ClusterInfo, MachineInfo
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import ResultsFolder, TrialFolder
 from rlbench.spec.fidelity import tune_differences
-from rlbench.spec.placement import Placement, largest_node_set, node_rooms, node_set_skip_reason, trial_bundles
 from rlbench.spec.model import GridPoint, LoadedSpec, SpecError, StopTarget, SweepSpec, TrialConfig
+from rlbench.spec.placement import Placement, largest_node_set, node_rooms, node_set_skip_reason, trial_bundles
+from rlbench.spec.quick import QUICK_FLAG
 from rlbench.spec.relative import resolve
 from rlbench.spec.seeds import SEED_LIMIT, derive_seed
-from rlbench.spec.quick import QUICK_FLAG
 from rlbench.spec.skips import DUPLICATE, cluster_skip_reason, skip_reason
 from rlbench.spec.variants import PackageSet, in_rounds, measured, package_set
 
@@ -174,9 +174,11 @@ def resolve_point(point: GridPoint, machine_cpus: int, source: object = "<spec>"
     except ValidationError as e:
         first = e.errors()[0]
         where = ".".join(str(x) for x in first["loc"])
-        raise SpecError(f"{source}: grid point {', '.join(f'{a}={v}' for a, v in point.axes.items())}: on this "
-                        f"machine ({machine_cpus} usable cores) {'; '.join(resolved)}, but {where}: "
-                        f"{first['msg'].removeprefix('Value error, ')}; change the relative value in the grid") from None
+        raise SpecError(
+            f"{source}: grid point {', '.join(f'{a}={v}' for a, v in point.axes.items())}: on this "
+            f"machine ({machine_cpus} usable cores) {'; '.join(resolved)}, but {where}: "
+            f"{first['msg'].removeprefix('Value error, ')}; change the relative value in the grid"
+        ) from None
     return config, axes
 
 
@@ -202,7 +204,9 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
         mine = ", ".join(f"{r.axis}={r.expr} is {axes[r.axis]}" for r in point.relative)
         if key in seen and (mine or seen[key][1] or loaded.quick):  # plain duplicates are left as the user wrote them
             first, theirs = seen[key]
-            how = f"on this machine ({mine or theirs})" if mine or theirs else f"under {QUICK_FLAG} (its batch cut alike)"
+            how = (
+                f"on this machine ({mine or theirs})" if mine or theirs else f"under {QUICK_FLAG} (its batch cut alike)"
+            )
             reason = f"{DUPLICATE} {trial_id(first, 0)[:4]} {how}"
         else:
             reason = skip_reason(config, cpus, machine)
@@ -211,33 +215,44 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
         driver_cpus = get_adapter(config.framework).resource_demand(config).driver_cpus
         driver_n = min(driver_cpus, len(cores))
         for repeat in range(spec.repeats):
-            plans.append(TrialPlan(
-                trial_id=trial_id(index, repeat),
-                index=index,
-                repeat=repeat,
-                axes=axes,
-                config=config,
-                cpus=cpus,
-                cores=cores,
-                driver_cores=cores[:driver_n],
-                ray_cpus=max(0, cpus - driver_cpus),
-                gpus=machine.gpu_count,
-                torch_threads=get_adapter(config.framework).torch_threads(config),
-                stop_iterations=spec.stop.iterations,
-                stop_seconds=spec.stop.seconds,
-                stop_target=spec.stop.target,
-                warmup_iterations=spec.warmup_iterations,
-                timeout_s=spec.trial_timeout_s,
-                **measure,  # sample_hz, profile_hz, profile_native, profile_roles: the spec's or the variant's
-                memory_limit_bytes=spec.trial_memory_limit_bytes,
-                include_dashboard=spec.ray.include_dashboard,
-                seed=seeds[repeat], skip_reason=reason, switched_off=list(config.switch_off),
-                differs_from_tune=tune_differences(config, cpus, len(machine.usable_cores), profile_hz=measure["profile_hz"],
-                                                   include_dashboard=spec.ray.include_dashboard,
-                                                   ray_runtime=get_adapter(config.framework).runtime == "ray"),
-                relative={r.axis: r.expr for r in point.relative}, variant=point.variant, round=repeat,
-                packages=package_set(spec.variants, point.variant),
-            ))
+            plans.append(
+                TrialPlan(
+                    trial_id=trial_id(index, repeat),
+                    index=index,
+                    repeat=repeat,
+                    axes=axes,
+                    config=config,
+                    cpus=cpus,
+                    cores=cores,
+                    driver_cores=cores[:driver_n],
+                    ray_cpus=max(0, cpus - driver_cpus),
+                    gpus=machine.gpu_count,
+                    torch_threads=get_adapter(config.framework).torch_threads(config),
+                    stop_iterations=spec.stop.iterations,
+                    stop_seconds=spec.stop.seconds,
+                    stop_target=spec.stop.target,
+                    warmup_iterations=spec.warmup_iterations,
+                    timeout_s=spec.trial_timeout_s,
+                    **measure,  # sample_hz, profile_hz, profile_native, profile_roles: the spec's or the variant's
+                    memory_limit_bytes=spec.trial_memory_limit_bytes,
+                    include_dashboard=spec.ray.include_dashboard,
+                    seed=seeds[repeat],
+                    skip_reason=reason,
+                    switched_off=list(config.switch_off),
+                    differs_from_tune=tune_differences(
+                        config,
+                        cpus,
+                        len(machine.usable_cores),
+                        profile_hz=measure["profile_hz"],
+                        include_dashboard=spec.ray.include_dashboard,
+                        ray_runtime=get_adapter(config.framework).runtime == "ray",
+                    ),
+                    relative={r.axis: r.expr for r in point.relative},
+                    variant=point.variant,
+                    round=repeat,
+                    packages=package_set(spec.variants, point.variant),
+                )
+            )
     interleaved = bool(spec.variants) or spec.rounds > 1
     return in_rounds(plans, len(spec.variants)) if interleaved else plans
 
@@ -281,8 +296,10 @@ def _plan_problem(trial: TrialFolder) -> "TrialPlan | str":
         first = e.errors()[0]
         where = ".".join(str(x) for x in first["loc"]) or "its top level"
         more = f" (and {e.error_count() - 1} more problems)" if e.error_count() > 1 else ""
-        return (f"{trial.plan} is not a plan this rlbench reads: {where}: "
-                f"{first['msg'].removeprefix('Value error, ')}{more}")
+        return (
+            f"{trial.plan} is not a plan this rlbench reads: {where}: "
+            f"{first['msg'].removeprefix('Value error, ')}{more}"
+        )
     except (ValueError, RecursionError) as e:
         return f"{trial.plan} cannot be read ({str(e)[:200]})"
 
@@ -291,8 +308,9 @@ def _plan_problem(trial: TrialFolder) -> "TrialPlan | str":
 # On a Ray cluster (--address)
 
 
-def plan_cluster_trials(loaded: LoadedSpec, cluster: ClusterInfo,
-                        seeds: list[int | None] | None = None, *, parallel: bool = False) -> list[TrialPlan]:
+def plan_cluster_trials(
+    loaded: LoadedSpec, cluster: ClusterInfo, seeds: list[int | None] | None = None, *, parallel: bool = False
+) -> list[TrialPlan]:
     """Plan every trial for the cluster: no pinning, Ray's CPUs/GPUs = the cluster's, the address set
     (``cpus``, machine-size emulation by pinning, has no meaning there: :func:`check_spec_for_cluster`).
 
@@ -301,9 +319,15 @@ def plan_cluster_trials(loaded: LoadedSpec, cluster: ClusterInfo,
     its bundles together, and its ``cpus`` are those of the node set it would get on the whole cluster (the
     set it gets when its turn comes replaces them, with its ``placement``)."""
     total_cpus = int(cluster.total_cpus)
-    machine = MachineInfo(hostname=f"ray cluster {cluster.gcs_address}", cpu_model="cluster",
-                          logical_cores=total_cpus, physical_cores=None, usable_cores=list(range(max(total_cpus, 1))),
-                          memory_bytes=0, gpus=[{}] * int(cluster.total_gpus))
+    machine = MachineInfo(
+        hostname=f"ray cluster {cluster.gcs_address}",
+        cpu_model="cluster",
+        logical_cores=total_cpus,
+        physical_cores=None,
+        usable_cores=list(range(max(total_cpus, 1))),
+        memory_bytes=0,
+        gpus=[{}] * int(cluster.total_gpus),
+    )
     rooms = node_rooms(cluster)
     plans = []
     for plan in plan_trials(loaded, machine, seeds):
@@ -318,21 +342,37 @@ def plan_cluster_trials(loaded: LoadedSpec, cluster: ClusterInfo,
                 cpus, gpus = int(fits.node_cpus), int(fits.node_gpus)
         else:
             reason = cluster_skip_reason(plan.config, cluster)
-        plans.append(plan.model_copy(update={
-            "cpus": cpus, "cores": [], "driver_cores": [], "ray_cpus": cpus,
-            "gpus": gpus, "ray_address": cluster.gcs_address,
-            "differs_from_tune": tune_differences(plan.config, cpus, cpus, on_cluster=True,
-                                                  profile_hz=plan.profile_hz, parallel=parallel),
-            "skip_reason": plan.skip_reason if duplicate else reason, "parallel": parallel,
-        }))
+        plans.append(
+            plan.model_copy(
+                update={
+                    "cpus": cpus,
+                    "cores": [],
+                    "driver_cores": [],
+                    "ray_cpus": cpus,
+                    "gpus": gpus,
+                    "ray_address": cluster.gcs_address,
+                    "differs_from_tune": tune_differences(
+                        plan.config, cpus, cpus, on_cluster=True, profile_hz=plan.profile_hz, parallel=parallel
+                    ),
+                    "skip_reason": plan.skip_reason if duplicate else reason,
+                    "parallel": parallel,
+                }
+            )
+        )
     return plans
 
 
 def placed(plan: TrialPlan, where: Placement) -> TrialPlan:
     """The plan of a ``--parallel`` trial whose turn has come, on the node set ``where``: its ``cpus`` and ``gpus``
     are that set's."""
-    return plan.model_copy(update={"placement": where, "cpus": int(where.node_cpus), "ray_cpus": int(where.node_cpus),
-                                   "gpus": int(where.node_gpus)})
+    return plan.model_copy(
+        update={
+            "placement": where,
+            "cpus": int(where.node_cpus),
+            "ray_cpus": int(where.node_cpus),
+            "gpus": int(where.node_gpus),
+        }
+    )
 
 
 #: What a ``--parallel`` trial's plan gets when its turn comes (:func:`placed`), and why a trial is skipped in words
@@ -344,11 +384,15 @@ def check_spec_for_cluster(loaded: LoadedSpec, *, parallel: bool = False) -> str
     """Why the spec cannot run on a cluster (it sets ``cpus``), or with ``--parallel`` (a trial of
     ``execution: script`` asks for what a trial actor cannot be), or None."""
     if loaded.spec.cpus is not None or any(p.config.cpus is not None for p in loaded.points):
-        return (f"{loaded.source}: 'cpus' emulates a smaller machine by pinning the trial to local cores, "
-                "which has no meaning on a Ray cluster; remove 'cpus' (and any 'cpus' grid axis) to run with "
-                "--address, or drop --address to emulate machine sizes locally")
+        return (
+            f"{loaded.source}: 'cpus' emulates a smaller machine by pinning the trial to local cores, "
+            "which has no meaning on a Ray cluster; remove 'cpus' (and any 'cpus' grid axis) to run with "
+            "--address, or drop --address to emulate machine sizes locally"
+        )
     if parallel and any(p.config.execution == "script" for p in loaded.points):
-        return (f"{loaded.source}: execution: script runs the driver as a plain algo.train() loop in its own process, "
-                "but --parallel runs every driver as a Ray actor on the trial's nodes, as Tune does; drop "
-                "execution: script (and any execution axis or variant) to run with --parallel, or drop --parallel")
+        return (
+            f"{loaded.source}: execution: script runs the driver as a plain algo.train() loop in its own process, "
+            "but --parallel runs every driver as a Ray actor on the trial's nodes, as Tune does; drop "
+            "execution: script (and any execution axis or variant) to run with --parallel, or drop --parallel"
+        )
     return None

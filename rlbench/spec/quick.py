@@ -49,5 +49,7 @@ def quick_point(point: GridPoint) -> GridPoint:
     try:
         return with_keys(point, keys)
     except ValueError as e:
-        raise ValueError(f"--quick cuts {', '.join(f'{s}.{k}={v}' for (s, k), v in keys.items())}, which this trial "
-                         f"config refuses: {e}; run the spec without --quick") from None
+        raise ValueError(
+            f"--quick cuts {', '.join(f'{s}.{k}={v}' for (s, k), v in keys.items())}, which this trial "
+            f"config refuses: {e}; run the spec without --quick"
+        ) from None

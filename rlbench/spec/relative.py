@@ -19,8 +19,15 @@ from dataclasses import dataclass
 
 #: Knobs (grid axis columns) that take a relative value: counts of cores, processes or threads.
 RELATIVE_KNOBS = (
-    "cpus", "num_env_runners", "num_envs_per_env_runner", "num_cpus_for_main_process", "num_learners",
-    "num_cpus_per_env_runner", "num_cpus_per_learner", "driver_torch_threads", "learner_torch_threads",
+    "cpus",
+    "num_env_runners",
+    "num_envs_per_env_runner",
+    "num_cpus_for_main_process",
+    "num_learners",
+    "num_cpus_per_env_runner",
+    "num_cpus_per_learner",
+    "driver_torch_threads",
+    "learner_torch_threads",
     "env_runner_torch_threads",
 )
 

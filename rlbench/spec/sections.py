@@ -14,8 +14,9 @@ from rlbench.spec.limits import MAX_ACTORS, MAX_BATCH, MAX_CPUS, MAX_GPUS, MAX_S
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, validate_assignment=False,
-                              allow_inf_nan=False)
+    model_config = ConfigDict(
+        extra="forbid", use_attribute_docstrings=True, validate_assignment=False, allow_inf_nan=False
+    )
 
 
 class EnvironmentSection(_Section):
@@ -67,8 +68,9 @@ class LearnersSection(_Section):
             gpus = self.learner_gpus
             if gpus > 1 and gpus != int(gpus):
                 raise ValueError(f"learner_gpus={gpus}: above 1 it must be a whole number of GPUs")
-            num_learners, per_learner = ((self.num_learners, 0.0) if gpus == 0 else (0, float(gpus)) if gpus <= 1
-                                         else (int(gpus), 1.0))
+            num_learners, per_learner = (
+                (self.num_learners, 0.0) if gpus == 0 else (0, float(gpus)) if gpus <= 1 else (int(gpus), 1.0)
+            )
             # A value given beside learner_gpus is refused only when it says something else: a plan.json holds
             # all three (the resolved pair beside learner_gpus) and must read back as the same trial.
             if "num_gpus_per_learner" in explicit and self.num_gpus_per_learner != per_learner:

@@ -35,8 +35,10 @@ def skip_group(plan: TrialPlan) -> str | None:
 
 def describe(plan: TrialPlan) -> str:
     """``axis=value, ..., variant=name`` of a trial (its id without axes or variant)."""
-    return ", ".join([f"{a}={v}" for a, v in plan.axes.items()] + [f"variant={plan.variant}"] * bool(plan.variant)) \
+    return (
+        ", ".join([f"{a}={v}" for a, v in plan.axes.items()] + [f"variant={plan.variant}"] * bool(plan.variant))
         or plan.trial_id
+    )
 
 
 def skip_summary(plans: list[TrialPlan]) -> list[str]:
@@ -52,9 +54,11 @@ def skip_summary(plans: list[TrialPlan]) -> list[str]:
         line = f"{len(members)} of {len(plans)} trials {group}: {'it' if len(members) == 1 else 'they'} will be skipped"
         resource = "GPUs" if "GPUs" in group else "CPUs" if "CPU" in group or "cpus" in group else None
         if resource:
+
             def demand(p: TrialPlan) -> float:
                 need = demand_of(p.config)
                 return need.gpus if resource == "GPUs" else need.actor_cpus + (0 if p.ray_address else need.driver_cpus)
+
             if feasible:
                 best = max(feasible, key=demand)
                 line += f" (largest feasible: {describe(best)}, {demand(best):g} {resource[:-1] if demand(best) == 1 else resource})"

@@ -27,11 +27,16 @@ def skip_reason(config: TrialConfig, cpus: int, machine: MachineInfo) -> str | N
     if need.driver_cpus > cpus:
         return f"num_cpus_for_main_process={need.driver_cpus} is more than the trial's cpus={cpus}"
     ray_cpus = cpus - need.driver_cpus
-    gpus = (f"needs {need.gpus:g} GPUs (learners and env runners) but this machine has {machine.gpu_count}"
-            if need.gpus > machine.gpu_count + 1e-9 else None)
+    gpus = (
+        f"needs {need.gpus:g} GPUs (learners and env runners) but this machine has {machine.gpu_count}"
+        if need.gpus > machine.gpu_count + 1e-9
+        else None
+    )
     if need.actor_cpus > ray_cpus + 1e-9:  # a GPU it lacks too is said beside: a GPU point says why on any machine
-        return (f"needs {need.actor_cpus:g} CPUs for actors ({need.describe_actors()}) but only {ray_cpus} are left "
-                f"after the driver's {need.driver_cpus} of cpus={cpus}" + (f"; it also {gpus}" if gpus else ""))
+        return (
+            f"needs {need.actor_cpus:g} CPUs for actors ({need.describe_actors()}) but only {ray_cpus} are left "
+            f"after the driver's {need.driver_cpus} of cpus={cpus}" + (f"; it also {gpus}" if gpus else "")
+        )
     return gpus
 
 

@@ -46,8 +46,9 @@ class StopSection(BaseModel):
     target, e.g. ``{iterations: 50, episode_return_mean: 150}`` (reached at >= 150) or
     ``{iterations: 50, vf_loss: {at_most: 0.1}}`` (a metric where lower is better)."""
 
-    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True, validate_assignment=False,
-                              allow_inf_nan=False)
+    model_config = ConfigDict(
+        extra="allow", use_attribute_docstrings=True, validate_assignment=False, allow_inf_nan=False
+    )
 
     iterations: Union[int, None] = Field(None, ge=1, le=MAX_ITERATIONS)
     """Stop a trial after this many training iterations (warm-up included)."""
@@ -64,16 +65,23 @@ class StopSection(BaseModel):
                 if close:
                     raise _ValueErrorAt(("stop", str(key)), f"unknown key '{key}'; did you mean '{close[0]}'?")
                 half = len(names) // 2
-                raise _ValueErrorAt(("stop", str(key)), (
-                    f"unknown key or result metric '{key}': stop takes iterations, seconds and one result metric of "
-                    f"the adapter: {', '.join(names[:half])} (or their full paths, e.g. {names[half]})"))
+                raise _ValueErrorAt(
+                    ("stop", str(key)),
+                    (
+                        f"unknown key or result metric '{key}': stop takes iterations, seconds and one result metric of "
+                        f"the adapter: {', '.join(names[:half])} (or their full paths, e.g. {names[half]})"
+                    ),
+                )
         if len(extra) > 1:
-            raise _ValueErrorAt(("stop", str(list(extra)[1])),
-                                f"one target metric per sweep: keep one of {', '.join(map(str, extra))}")
+            raise _ValueErrorAt(
+                ("stop", str(list(extra)[1])), f"one target metric per sweep: keep one of {', '.join(map(str, extra))}"
+            )
         if self.iterations is None and self.seconds is None:
             if extra:
-                raise ValueError("a target metric needs stop.iterations or stop.seconds as well, so a trial that "
-                                 "never reaches it still ends")
+                raise ValueError(
+                    "a target metric needs stop.iterations or stop.seconds as well, so a trial that "
+                    "never reaches it still ends"
+                )
             raise ValueError("give stop.iterations, stop.seconds or both")
         self.target  # noqa: B018  (checks the target's value)
         return self
@@ -84,18 +92,22 @@ class StopSection(BaseModel):
         extra = dict(self.model_extra or {})
         if not extra:
             return None
-        (metric, value), = extra.items()
+        ((metric, value),) = extra.items()
         if isinstance(value, bool):
             value = "not a number"
         if isinstance(value, (int, float)):
             return StopTarget(metric=metric, threshold=float(value))
         if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in ("at_least", "at_most"):
-            (mode, threshold), = value.items()
+            ((mode, threshold),) = value.items()
             if isinstance(threshold, (int, float)) and not isinstance(threshold, bool):
                 return StopTarget(metric=metric, threshold=float(threshold), mode=mode)
-        raise _ValueErrorAt(("stop", metric), (
-            f"give a number (the trial stops at the first iteration whose {metric} is at least "
-            f"that) or {{at_most: X}} for a metric where lower is better (got {value!r})"))
+        raise _ValueErrorAt(
+            ("stop", metric),
+            (
+                f"give a number (the trial stops at the first iteration whose {metric} is at least "
+                f"that) or {{at_most: X}} for a metric where lower is better (got {value!r})"
+            ),
+        )
 
 
 def unreported_target(target: StopTarget | None, frameworks: list[str]) -> str | None:
@@ -107,7 +119,12 @@ def unreported_target(target: StopTarget | None, frameworks: list[str]) -> str |
     lacking = [f for f in frameworks if target.metric not in get_adapter(f).result_metrics()]
     if not lacking:
         return None
-    common = [m for m in get_adapter(frameworks[0]).result_metrics()
-              if "/" not in m and all(m in get_adapter(f).result_metrics() for f in frameworks)]
-    return (f"framework {' and '.join(lacking)} does not report it, so its trials would never reach the target: use "
-            f"one of {', '.join(common)}")
+    common = [
+        m
+        for m in get_adapter(frameworks[0]).result_metrics()
+        if "/" not in m and all(m in get_adapter(f).result_metrics() for f in frameworks)
+    ]
+    return (
+        f"framework {' and '.join(lacking)} does not report it, so its trials would never reach the target: use "
+        f"one of {', '.join(common)}"
+    )

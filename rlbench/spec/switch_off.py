@@ -19,7 +19,7 @@ SWITCHES: dict[str, str] = {
     "forkserver": "each trial started as a fresh Python process instead of forked from the preloaded server",
     "sampler": "no utilization sampling from the sweep process (no utilization rows, no memory limit)",
     "agents": "Ray's dashboard head and agent in a trial's private runtime start as ray[default] starts them (full), "
-              "not minimal as rlbench starts them",
+    "not minimal as rlbench starts them",
     "niceness": "the driver's main thread at the sweep's niceness instead of Ray's worker niceness (15), which Tune's trial actor has",
 }
 
@@ -28,8 +28,10 @@ def known_switches(names: list[str]) -> list[str]:
     """``names`` in :data:`SWITCHES` order without repeats; ValueError naming the unknown ones."""
     unknown = sorted(set(names) - set(SWITCHES))
     if unknown:
-        raise ValueError(f"unknown {', '.join(map(repr, unknown))}; known: {', '.join(SWITCHES)} "
-                         "(a fidelity diagnosis, docs/MEASUREMENT.md)")
+        raise ValueError(
+            f"unknown {', '.join(map(repr, unknown))}; known: {', '.join(SWITCHES)} "
+            "(a fidelity diagnosis, docs/MEASUREMENT.md)"
+        )
     return [n for n in SWITCHES if n in names]
 
 

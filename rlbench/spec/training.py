@@ -62,8 +62,7 @@ class ReplayBufferConfig(BaseModel):
 class _TrainingKeys(BaseModel):
     """The typed keys of :class:`TrainingSection` (every adapter's together), its checks and its merge."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, populate_by_name=True,
-                              allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, populate_by_name=True, allow_inf_nan=False)
 
     train_batch_size_per_learner: Union[int, None] = Field(None, ge=1, le=MAX_BATCH)
     """Env steps per learner per update (total = this x max(1, num_learners)); DQN and SAC: replayed env steps per
@@ -187,8 +186,10 @@ class _TrainingKeys(BaseModel):
             foreign = foreign_training_keys(algo, sub)
             if foreign:
                 key, belongs_to = foreign[0]
-                raise _ValueErrorAt(("training", algo, key), f"not an {algo} key: it is "
-                                    f"{_article(belongs_to)} {and_names(belongs_to)} key")
+                raise _ValueErrorAt(
+                    ("training", algo, key),
+                    f"not an {algo} key: it is {_article(belongs_to)} {and_names(belongs_to)} key",
+                )
         return self
 
     def for_algo(self, algo: str) -> "TrainingSection":
@@ -210,22 +211,30 @@ class _TrainingKeys(BaseModel):
 
 
 TrainingSection = create_model(
-    "TrainingSection", __base__=_TrainingKeys, __module__=__name__,
+    "TrainingSection",
+    __base__=_TrainingKeys,
+    __module__=__name__,
     __doc__="""Training keys of every algorithm; a key left out keeps the framework's default for the trial's
     algorithm. Which algorithm accepts which key: its adapter's ``training_keys(algo)``. Per algorithm, a
     sub-section ``training.<algo>`` holds keys for that algorithm's trials only, over the section's own (so a
     sweep over ``algo`` can give each algorithm its settings; a trial's config holds the merged keys).""",
-    **{algo: (Union["TrainingSection", None], Field(None, description=f"Keys for {algo} trials only, over the "
-                                                                         "section's own."))
-       for algo in ALGOS},
+    **{
+        algo: (
+            Union["TrainingSection", None],
+            Field(None, description=f"Keys for {algo} trials only, over the section's own."),
+        )
+        for algo in ALGOS
+    },
 )
 TrainingSection.model_rebuild()
 
 _TYPED = {f.alias or name for name, f in _TrainingKeys.model_fields.items()}
 _ACCEPTED = frozenset().union(*(accepted_keys(algo) for algo in ALGOS))
 if _TYPED != _ACCEPTED:  # one source: every key an adapter accepts is typed here, and nothing else is
-    raise RuntimeError(f"training keys accepted by an adapter but not typed in TrainingSection: "
-                       f"{sorted(_ACCEPTED - _TYPED)}; typed but accepted by no adapter: {sorted(_TYPED - _ACCEPTED)}")
+    raise RuntimeError(
+        f"training keys accepted by an adapter but not typed in TrainingSection: "
+        f"{sorted(_ACCEPTED - _TYPED)}; typed but accepted by no adapter: {sorted(_TYPED - _ACCEPTED)}"
+    )
 
 
 def owners(key: str, framework: str | None = None) -> list[str]:
@@ -234,8 +243,9 @@ def owners(key: str, framework: str | None = None) -> list[str]:
     return [a for a in ALGOS if key in accepted_keys(a, framework)]
 
 
-def foreign_training_keys(algo: str, training: _TrainingKeys,
-                          framework: str | None = None) -> list[tuple[str, list[str]]]:
+def foreign_training_keys(
+    algo: str, training: _TrainingKeys, framework: str | None = None
+) -> list[tuple[str, list[str]]]:
     """(key, the algorithms it belongs to) for every key set in ``training`` that ``algo`` does not accept
     under ``framework`` (None: under any framework that runs it)."""
     accepted = accepted_keys(algo, framework)
@@ -261,5 +271,7 @@ def foreign_key_message(algo: str, section: str, key: str, belongs_to: list[str]
     where = f"{section}.{key}"
     if section == "training":
         where += f" (or move it under training.{belongs_to[0]})"
-    return (f"{_article(belongs_to)} {and_names(belongs_to)} key, but this trial runs {algo}: remove {where}, or set "
-            f"algo to {' or '.join(belongs_to)}")
+    return (
+        f"{_article(belongs_to)} {and_names(belongs_to)} key, but this trial runs {algo}: remove {where}, or set "
+        f"algo to {' or '.join(belongs_to)}"
+    )

@@ -54,8 +54,10 @@ class Variant(BaseModel):
             if not re.fullmatch(DIST_PATTERN, dist):
                 raise ValueError(f"package '{dist}': not a distribution name (letters, digits, '.', '_', '-')")
             if not isinstance(version, str) or not re.fullmatch(VERSION_PATTERN, version):
-                raise ValueError(f"package '{dist}': version {version!r} is not an exact version such as 2.59.0 "
-                                 "(write it in quotes; ranges are not pins)")
+                raise ValueError(
+                    f"package '{dist}': version {version!r} is not an exact version such as 2.59.0 "
+                    "(write it in quotes; ranges are not pins)"
+                )
         return value
 
 
@@ -110,4 +112,5 @@ def in_rounds(plans: Sequence[T], variant_count: int, *, repeat=lambda p: p.repe
     def key(plan: T) -> tuple[int, int, int]:
         r, i = repeat(plan), index(plan)
         return r, i // v, (i % v - r) % v
+
     return sorted(plans, key=key)

@@ -38,8 +38,9 @@ def parse_versions(text: str | None, flag: str = "--versions") -> list[str]:
 def check_package(package: str) -> str:
     """The distribution name as given, or SpecError."""
     if not re.fullmatch(DIST_PATTERN, package or ""):
-        raise SpecError(f"--package {package!r}: not a distribution name (letters, digits, '.', '_', '-'), e.g. "
-                        "--package ray")
+        raise SpecError(
+            f"--package {package!r}: not a distribution name (letters, digits, '.', '_', '-'), e.g. --package ray"
+        )
     return package
 
 
@@ -54,22 +55,28 @@ def index_value(index: str | None) -> str | None:
     return str(folder)
 
 
-def with_versions(data: dict, package: str, versions: Sequence[str], rounds: int, index: str | None,
-                  source: Path) -> dict:
+def with_versions(
+    data: dict, package: str, versions: Sequence[str], rounds: int, index: str | None, source: Path
+) -> dict:
     """The spec mapping ``data`` with one variant per version and ``rounds`` rounds (its own repeats and
     rounds replaced: each round runs every version once). SpecError if the spec has variants already."""
     if "variants" in data:
-        raise SpecError(f"{source}: variants: this command makes the variants itself, one per --versions entry; "
-                        "remove 'variants:' from the spec (or run the spec as it is with rlbench sweep)")
+        raise SpecError(
+            f"{source}: variants: this command makes the variants itself, one per --versions entry; "
+            "remove 'variants:' from the spec (or run the spec as it is with rlbench sweep)"
+        )
     out = {k: v for k, v in data.items() if k not in ("repeats", "rounds")}
-    out["variants"] = [{"name": variant_name(package, v), "packages": {package: v},
-                        **({"index": index} if index is not None else {})} for v in versions]
+    out["variants"] = [
+        {"name": variant_name(package, v), "packages": {package: v}, **({"index": index} if index is not None else {})}
+        for v in versions
+    ]
     out["rounds"] = rounds
     return out
 
 
-def load_versions(path: Path, package: str, versions: Sequence[str], rounds: int, index: str | None,
-                  *, check_envs: bool = True) -> LoadedSpec:
+def load_versions(
+    path: Path, package: str, versions: Sequence[str], rounds: int, index: str | None, *, check_envs: bool = True
+) -> LoadedSpec:
     """The spec at ``path`` run across ``versions`` of ``package`` (see :func:`with_versions`); SpecError
     for anything wrong in the file or the flags (an unsupported Ray among them: :mod:`rlbench.adapters`)."""
     from rlbench.spec.load import spec_from_dict
@@ -83,11 +90,22 @@ def load_versions(path: Path, package: str, versions: Sequence[str], rounds: int
     for version in versions:
         name = variant_name(package, version)
         if len(name) > 40:
-            raise SpecError(f"--package {package} with version {version}: the variant name {name!r} is longer than "
-                            "40 characters")
+            raise SpecError(
+                f"--package {package} with version {version}: the variant name {name!r} is longer than 40 characters"
+            )
     try:
-        return spec_from_dict(with_versions(data, package, versions, rounds, index_value(index), path), source=path,
-                              lines=lines, check_envs=check_envs)
+        return spec_from_dict(
+            with_versions(data, package, versions, rounds, index_value(index), path),
+            source=path,
+            lines=lines,
+            check_envs=check_envs,
+        )
     except SpecError as e:  # a made variant is named by the flag that made it, not by a line the file lacks
-        raise SpecError(re.sub(rf"^{re.escape(str(path))}: variants\[(\d+)\]\.packages\.[^:]+: ",
-                               lambda m: f"--versions {versions[int(m.group(1))]}: ", str(e), flags=re.M)) from None
+        raise SpecError(
+            re.sub(
+                rf"^{re.escape(str(path))}: variants\[(\d+)\]\.packages\.[^:]+: ",
+                lambda m: f"--versions {versions[int(m.group(1))]}: ",
+                str(e),
+                flags=re.M,
+            )
+        ) from None

@@ -75,11 +75,15 @@ def check_graph(root: yaml.Node, path: Path) -> None:
         if key in sizes:
             return sizes[key]
         if depth > MAX_DEPTH:
-            raise SpecError(f"{_at(path, node)}: nested more than {MAX_DEPTH} levels deep; a spec needs a few "
-                            "(section, key, list, value)")
+            raise SpecError(
+                f"{_at(path, node)}: nested more than {MAX_DEPTH} levels deep; a spec needs a few "
+                "(section, key, list, value)"
+            )
         if key in open_nodes:
-            raise SpecError(f"{_at(path, node)}: an alias (*name) refers to a mapping or list that contains it; "
-                            "a spec cannot be infinite")
+            raise SpecError(
+                f"{_at(path, node)}: an alias (*name) refers to a mapping or list that contains it; "
+                "a spec cannot be infinite"
+            )
         open_nodes.add(key)
         total = 1
         if isinstance(node, yaml.MappingNode):
@@ -91,15 +95,21 @@ def check_graph(root: yaml.Node, path: Path) -> None:
         open_nodes.discard(key)
         sizes[key] = total
         if total > MAX_EXPANDED_NODES:
-            raise SpecError(f"{_at(path, node)}: with its aliases (*name) expanded this holds more than "
-                            f"{MAX_EXPANDED_NODES:,} values; write the values out, or use fewer aliases")
+            raise SpecError(
+                f"{_at(path, node)}: with its aliases (*name) expanded this holds more than "
+                f"{MAX_EXPANDED_NODES:,} values; write the values out, or use fewer aliases"
+            )
         return total
 
     size(root, 0)
 
 
-_NOT_JSON = {dt.date: "a date/timestamp", dt.datetime: "a date/timestamp", bytes: "binary (!!binary)",
-             set: "a set (!!set)"}
+_NOT_JSON = {
+    dt.date: "a date/timestamp",
+    dt.datetime: "a date/timestamp",
+    bytes: "binary (!!binary)",
+    set: "a set (!!set)",
+}
 
 
 def check_values(data: Any, path: Path, lines: LineMap) -> None:
@@ -112,8 +122,10 @@ def check_values(data: Any, path: Path, lines: LineMap) -> None:
         if kind is not None:
             line = lines.line(where)
             key = ".".join(map(str, where)) or "(top level)"
-            raise SpecError(f"{path}{':' + str(line) if line else ''}: {key}: YAML reads this value as {kind}, which "
-                            "a spec cannot hold; quote it to make it text")
+            raise SpecError(
+                f"{path}{':' + str(line) if line else ''}: {key}: YAML reads this value as {kind}, which "
+                "a spec cannot hold; quote it to make it text"
+            )
         if isinstance(value, dict):
             todo += [(v, where + (k,)) for k, v in value.items()]
             todo += [(k, where + (k,)) for k in value if isinstance(k, tuple(_NOT_JSON))]
@@ -134,8 +146,10 @@ def read_yaml(path: Path) -> tuple[Any, LineMap]:
     except OSError as e:
         raise SpecError(f"{path}: cannot read: {e.strerror}") from None
     if len(raw) > MAX_SPEC_BYTES:
-        raise SpecError(f"{path}: larger than {MAX_SPEC_BYTES // 1024} KiB; a spec is a few KiB (use grid axes "
-                        "rather than writing trials out)")
+        raise SpecError(
+            f"{path}: larger than {MAX_SPEC_BYTES // 1024} KiB; a spec is a few KiB (use grid axes "
+            "rather than writing trials out)"
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:

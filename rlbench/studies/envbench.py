@@ -57,8 +57,7 @@ def make_env(env: str, env_config: dict) -> Any:
     return get_adapter().make_env(env, env_config)
 
 
-def _step_for(env_name: str, env_config: dict, seconds: float, warmup_s: float, core: int | None,
-              queue) -> None:
+def _step_for(env_name: str, env_config: dict, seconds: float, warmup_s: float, core: int | None, queue) -> None:
     try:
         queue.put(_steps_in(env_name, env_config, seconds, warmup_s, core))
     except BaseException as e:  # report the env's own error to the parent, then exit
@@ -77,8 +76,9 @@ def peak_rss_bytes(pid: int | str = "self") -> int:
     return 0
 
 
-def _steps_in(env_name: str, env_config: dict, seconds: float, warmup_s: float,
-              core: int | None) -> tuple[int, float, float, int]:
+def _steps_in(
+    env_name: str, env_config: dict, seconds: float, warmup_s: float, core: int | None
+) -> tuple[int, float, float, int]:
     if core is not None:
         try:
             os.sched_setaffinity(0, [core])
@@ -112,9 +112,17 @@ def _steps_in(env_name: str, env_config: dict, seconds: float, warmup_s: float,
     return steps, elapsed_s, cpu_s, peak_rss_bytes()
 
 
-def measure_ceiling(env: str, env_config: dict | None = None, *, procs: int = 1, seconds: float = 2.0,
-                    warmup_s: float = 0.3, cores: list[int] | None = None, grace_s: float = 15.0,
-                    max_rss_bytes: int | None = None) -> CeilingResult:
+def measure_ceiling(
+    env: str,
+    env_config: dict | None = None,
+    *,
+    procs: int = 1,
+    seconds: float = 2.0,
+    warmup_s: float = 0.3,
+    cores: list[int] | None = None,
+    grace_s: float = 15.0,
+    max_rss_bytes: int | None = None,
+) -> CeilingResult:
     """Step ``procs`` copies of the env in parallel processes for ``seconds`` and sum their rates.
 
     Raises RuntimeError (the workers killed) when the env raises, crashes, gives no result within
@@ -129,8 +137,11 @@ def measure_ceiling(env: str, env_config: dict | None = None, *, procs: int = 1,
     ctx = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
     queue = ctx.Queue()
     workers = [
-        ctx.Process(target=_step_for, args=(env, env_config, seconds, warmup_s,
-                                            cores[i % len(cores)] if cores else None, queue), daemon=True)
+        ctx.Process(
+            target=_step_for,
+            args=(env, env_config, seconds, warmup_s, cores[i % len(cores)] if cores else None, queue),
+            daemon=True,
+        )
         for i in range(procs)
     ]
     for w in workers:
@@ -144,14 +155,23 @@ def measure_ceiling(env: str, env_config: dict | None = None, *, procs: int = 1,
             w.join(timeout=5)
     steps = sum(r[0] for r in results)
     rate = sum(r[0] / r[1] for r in results if r[1] > 0)
-    return CeilingResult(env=env, env_config=env_config, procs=procs, steps=steps,
-                         measured_s=max(r[1] for r in results), steps_per_s=rate, steps_per_s_per_proc=rate / procs,
-                         cpu_s=sum(r[2] for r in results), peak_rss_bytes=sum(r[3] for r in results))
+    return CeilingResult(
+        env=env,
+        env_config=env_config,
+        procs=procs,
+        steps=steps,
+        measured_s=max(r[1] for r in results),
+        steps_per_s=rate,
+        steps_per_s_per_proc=rate / procs,
+        cpu_s=sum(r[2] for r in results),
+        peak_rss_bytes=sum(r[3] for r in results),
+    )
 
 
 def _over_limit(rss: int, max_rss_bytes: int) -> RuntimeError:
-    return RuntimeError(f"the env processes hold {rss / 2**20:,.0f} MiB, over the limit of "
-                        f"{max_rss_bytes / 2**20:,.0f} MiB")
+    return RuntimeError(
+        f"the env processes hold {rss / 2**20:,.0f} MiB, over the limit of {max_rss_bytes / 2**20:,.0f} MiB"
+    )
 
 
 def _collect(workers: list, queue, limit_s: float, max_rss_bytes: int | None) -> list[tuple[int, float, float, int]]:

@@ -63,9 +63,18 @@ class Calibration:
         return asdict(self)
 
 
-def search_width(forward_ms: Callable[[int], float], *, target_ms: float, start: int, exponent: float = 1.0,
-                 step: int = 8, low: int = 8, high: int = 16384, max_probes: int = 7,
-                 tolerance: float = 0.05) -> tuple[int, list[WidthProbe]]:
+def search_width(
+    forward_ms: Callable[[int], float],
+    *,
+    target_ms: float,
+    start: int,
+    exponent: float = 1.0,
+    step: int = 8,
+    low: int = 8,
+    high: int = 16384,
+    max_probes: int = 7,
+    tolerance: float = 0.05,
+) -> tuple[int, list[WidthProbe]]:
     """The width whose measured time is closest to ``target_ms`` (in ratio), and every probe.
 
     Time grows as a power of the width: the next width is the last one scaled by (target / time)^(1/e), with
@@ -98,8 +107,9 @@ def _snap(width: float, step: int, low: int, high: int) -> int:
     return int(min(high, max(low, step * round(width / step))))
 
 
-def forward_ms(act: Callable[[Any], Any], states: Any, reps: int = CALIBRATION_REPS,
-               clock: Callable[[], float] = time.perf_counter) -> float:
+def forward_ms(
+    act: Callable[[Any], Any], states: Any, reps: int = CALIBRATION_REPS, clock: Callable[[], float] = time.perf_counter
+) -> float:
     """Median milliseconds of ``act(states)`` over ``reps`` calls, after 3 untimed ones."""
     for _ in range(3):
         act(states)

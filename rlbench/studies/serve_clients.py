@@ -67,8 +67,9 @@ class ServebenchClient:
         self._conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
         return self._conn
 
-    def prepare(self, path: str, model: str, batch: int, input_floats: int, seed: int,
-                servers: dict[str, Any]) -> dict[str, Any]:
+    def prepare(
+        self, path: str, model: str, batch: int, input_floats: int, seed: int, servers: dict[str, Any]
+    ) -> dict[str, Any]:
         """Get ready to send ``path``'s requests of ``batch`` states; returns ``bytes_per_request``."""
         states = np.random.default_rng(seed).uniform(-1.0, 1.0, (batch, input_floats)).astype(np.float32)
         self._batch, self._digest = batch, None
@@ -119,7 +120,9 @@ class ServebenchClient:
             if response.status != 200:
                 raise RuntimeError(f"HTTP {response.status} from {path}: {data[:200]!r}")
             self._size = len(body) + len(data)
-            return np.asarray(json.loads(data)["action"], dtype=np.int64) if json_body else np.frombuffer(data, np.int64)
+            return (
+                np.asarray(json.loads(data)["action"], dtype=np.int64) if json_body else np.frombuffer(data, np.int64)
+            )
 
         return issue, (lambda answer: answer), None
 
@@ -132,16 +135,26 @@ class ServebenchClient:
             if self._size is None:
                 self._size = pickled_bytes(self._states) + pickled_bytes(actions)
 
-    def run(self, start_at: float, seconds: float, min_requests: int, max_run_s: float,
-            in_flight: int = 1) -> dict[str, Any]:
+    def run(
+        self, start_at: float, seconds: float, min_requests: int, max_run_s: float, in_flight: int = 1
+    ) -> dict[str, Any]:
         """The closed loop, counting from ``start_at`` (``time.time()``) for ``seconds``; the result as a dict
         (latencies in ``latencies_ms``) with ``bytes_per_request``, ``actions_digest`` and ``pid`` added."""
         issue, collect = self._call
         offset = time.time() - time.perf_counter()  # wall time -> this process's perf_counter
         start = start_at - offset
-        result = closed_loop(issue, collect, batch=self._batch, clock=time.perf_counter, start=start,
-                             stop=start + seconds, give_up=start + max_run_s, min_requests=min_requests,
-                             in_flight=in_flight, check=self._check)
+        result = closed_loop(
+            issue,
+            collect,
+            batch=self._batch,
+            clock=time.perf_counter,
+            start=start,
+            stop=start + seconds,
+            give_up=start + max_run_s,
+            min_requests=min_requests,
+            in_flight=in_flight,
+            check=self._check,
+        )
         out = result.as_dict()
         out["latencies_ms"] = [1000.0 * x for x in out.pop("latencies_s")]
         out.update(bytes_per_request=self._size, actions_digest=self._digest, pid=os.getpid())

@@ -125,10 +125,16 @@ def start_actor(checkpoints: dict[str, str]):
 def start_serve(checkpoints: dict[str, str], max_batch: int) -> dict[str, Any]:
     """Ray Serve on 127.0.0.1 and the deployment, ready; returns ``port``, ``pid``, ``grpc_on_loopback``."""
     port = free_loopback_port()
-    serve.start(http_options={"host": "127.0.0.1", "port": port, "keep_alive_timeout_s": KEEP_ALIVE_S},
-                logging_config={"log_level": "WARNING"})
-    handle = serve.run(ServebenchPolicy.bind(checkpoints, max_batch), name=APP_NAME, route_prefix=ROUTE_PREFIX,
-                       logging_config={"log_level": "WARNING"})
+    serve.start(
+        http_options={"host": "127.0.0.1", "port": port, "keep_alive_timeout_s": KEEP_ALIVE_S},
+        logging_config={"log_level": "WARNING"},
+    )
+    handle = serve.run(
+        ServebenchPolicy.bind(checkpoints, max_batch),
+        name=APP_NAME,
+        route_prefix=ROUTE_PREFIX,
+        logging_config={"log_level": "WARNING"},
+    )
     return {"port": port, **handle.pid.remote().result(timeout_s=300)}
 
 

@@ -45,9 +45,19 @@ class LoopResult:
         return asdict(self)
 
 
-def closed_loop(issue: Callable[[], Any], collect: Callable[[Any], Any], *, batch: int, clock: Callable[[], float],
-                start: float, stop: float, give_up: float, min_requests: int = 3, in_flight: int = 1,
-                check: Callable[[Any], None] | None = None) -> LoopResult:
+def closed_loop(
+    issue: Callable[[], Any],
+    collect: Callable[[Any], Any],
+    *,
+    batch: int,
+    clock: Callable[[], float],
+    start: float,
+    stop: float,
+    give_up: float,
+    min_requests: int = 3,
+    in_flight: int = 1,
+    check: Callable[[Any], None] | None = None,
+) -> LoopResult:
     """Run one closed-loop client until ``stop`` (and ``min_requests`` counted answers) or ``give_up``.
 
     Args:
@@ -84,8 +94,15 @@ def closed_loop(issue: Callable[[], Any], collect: Callable[[Any], Any], *, batc
             warmup += 1
     span = answered[-1] - answered[0] if len(answered) >= 2 else 0.0
     rate = (len(answered) - 1) * batch / span if span > 0 else None
-    return LoopResult(requests=len(answered), states=len(answered) * batch, span_s=span, states_per_s=rate,
-                      latencies_s=latencies, warmup_requests=warmup, short=len(answered) < min_requests)
+    return LoopResult(
+        requests=len(answered),
+        states=len(answered) * batch,
+        span_s=span,
+        states_per_s=rate,
+        latencies_s=latencies,
+        warmup_requests=warmup,
+        short=len(answered) < min_requests,
+    )
 
 
 def percentile(values: list[float], q: float) -> float | None:

@@ -41,8 +41,10 @@ class PolicyBook:
         if missing:  # said before the framework is imported (seconds): a server that cannot start stops at once
             raise FileNotFoundError(f"no checkpoint folder at {missing[0]}")
         serving = get_adapter().serving()
-        self.policies = {name: serving.load_policy(path, connectors=connectors, threads=threads)
-                         for name, path in checkpoints.items()}
+        self.policies = {
+            name: serving.load_policy(path, connectors=connectors, threads=threads)
+            for name, path in checkpoints.items()
+        }
 
     def policy(self, model: str):
         try:
@@ -98,6 +100,6 @@ def act_in_groups(book: PolicyBook, items: list[tuple[str, np.ndarray]]) -> list
         at = 0
         for i in idx:
             n = len(items[i][1])
-            out[i] = actions[at:at + n]
+            out[i] = actions[at : at + n]
             at += n
     return out

@@ -60,8 +60,15 @@ def main(argv: list[str] | None = None) -> None:
     import uvicorn
 
     sock = socket.socket(fileno=args.fd)
-    server = uvicorn.Server(uvicorn.Config(app(json.loads(args.checkpoints)), log_level="warning", access_log=False,
-                                           lifespan="off", timeout_keep_alive=KEEP_ALIVE_S))
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app(json.loads(args.checkpoints)),
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            timeout_keep_alive=KEEP_ALIVE_S,
+        )
+    )
     server.run(sockets=[sock])
 
 
@@ -83,16 +90,28 @@ class RestServer:
             self.port = sock.getsockname()[1]
             with open(self.log_path, "ab") as log:
                 self.proc = subprocess.Popen(
-                    [sys.executable, "-m", MODULE, "--fd", str(sock.fileno()), "--checkpoints",
-                     json.dumps(self.checkpoints)],
-                    pass_fds=[sock.fileno()], stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+                    [
+                        sys.executable,
+                        "-m",
+                        MODULE,
+                        "--fd",
+                        str(sock.fileno()),
+                        "--checkpoints",
+                        json.dumps(self.checkpoints),
+                    ],
+                    pass_fds=[sock.fileno()],
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=log,
+                )
         finally:
             sock.close()  # the child holds its own copy
         deadline = time.monotonic() + timeout_s
         while True:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"the REST server exited with {self.proc.returncode} before answering "
-                                   f"(its log: {self.log_path})")
+                raise RuntimeError(
+                    f"the REST server exited with {self.proc.returncode} before answering (its log: {self.log_path})"
+                )
             try:
                 conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
                 conn.request("GET", "/ready")
@@ -103,7 +122,9 @@ class RestServer:
             except OSError:
                 pass
             if time.monotonic() > deadline:
-                raise RuntimeError(f"the REST server did not answer within {timeout_s:.0f} s (its log: {self.log_path})")
+                raise RuntimeError(
+                    f"the REST server did not answer within {timeout_s:.0f} s (its log: {self.log_path})"
+                )
             time.sleep(0.2)
 
     def stop(self) -> None:

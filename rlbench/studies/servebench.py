@@ -40,8 +40,16 @@ PATHS: dict[str, str] = {
 }
 #: Which server a path needs (None: the client computes itself).
 PATH_SERVER: dict[str, str | None] = {
-    "inprocess": None, "connectors": None, "actor": "actor", "actor_inflight": "actor", "serve_handle": "serve",
-    "serve_json": "serve", "serve_bytes": "serve", "serve_batched": "serve", "rest_json": "rest", "rest_bytes": "rest",
+    "inprocess": None,
+    "connectors": None,
+    "actor": "actor",
+    "actor_inflight": "actor",
+    "serve_handle": "serve",
+    "serve_json": "serve",
+    "serve_bytes": "serve",
+    "serve_batched": "serve",
+    "rest_json": "rest",
+    "rest_bytes": "rest",
 }
 
 
@@ -84,10 +92,24 @@ PAPER_TABLE3: dict[str, Any] = {
     "source": "Moritz et al., Ray: A Distributed Framework for Emerging AI Applications, OSDI 2018, Table 3",
     "batch": 64,
     "rows": [
-        {"workload": "residual network, 10 ms, 4 KB states", "input_bytes": 4096, "forward_ms": 10.0,
-         "clipper_states_per_s": 4400, "clipper_pm": 15, "ray_states_per_s": 6200, "ray_pm": 21},
-        {"workload": "small fully connected network, 5 ms, 100 KB states", "input_bytes": 102400, "forward_ms": 5.0,
-         "clipper_states_per_s": 290, "clipper_pm": 1.3, "ray_states_per_s": 6900, "ray_pm": 150},
+        {
+            "workload": "residual network, 10 ms, 4 KB states",
+            "input_bytes": 4096,
+            "forward_ms": 10.0,
+            "clipper_states_per_s": 4400,
+            "clipper_pm": 15,
+            "ray_states_per_s": 6200,
+            "ray_pm": 21,
+        },
+        {
+            "workload": "small fully connected network, 5 ms, 100 KB states",
+            "input_bytes": 102400,
+            "forward_ms": 5.0,
+            "clipper_states_per_s": 290,
+            "clipper_pm": 1.3,
+            "ray_states_per_s": 6900,
+            "ray_pm": 150,
+        },
     ],
     #: What differs between the paper's setup and this study's, in words.
     "differences": [
@@ -109,10 +131,17 @@ REST_MARKER = "rlbench.studies.serve_rest"
 #: How a servebench run's processes are named (the one classifier, :mod:`rlbench.adapters.roles`): its actors'
 #: titles, the REST server by its module, beside a Ray runtime (Ray's own processes and its workers that are no actor
 #: yet: ``ray_system``, read again until they settle).
-ROLE_RULES = RoleRules(titles=(("ray::ServebenchClient", "client"), ("ray::ServebenchPolicyActor", "server"),
-                               ("ray::ServeReplica", "server"), ("ray::ProxyActor", "proxy"),
-                               ("ray::ServeController", "controller")),
-                       markers=((REST_MARKER, "server"),), ray=True)
+ROLE_RULES = RoleRules(
+    titles=(
+        ("ray::ServebenchClient", "client"),
+        ("ray::ServebenchPolicyActor", "server"),
+        ("ray::ServeReplica", "server"),
+        ("ray::ProxyActor", "proxy"),
+        ("ray::ServeController", "controller"),
+    ),
+    markers=((REST_MARKER, "server"),),
+    ray=True,
+)
 #: The roles CPU time is reported by (CPU-seconds per 1,000 states per role).
 ROLES = ROLE_RULES.roles
 
@@ -174,8 +203,9 @@ class ServebenchConfig:
         if unknown or not self.paths:
             out.append(f"--paths: unknown {', '.join(unknown) or '(none given)'}; choose from {', '.join(PATHS)}")
         if [i for i in self.inputs if i not in MODELS] or not self.inputs:
-            out.append(f"--inputs: each must be one of {', '.join(map(str, MODELS))} (bytes per state; each has "
-                       "its model)")
+            out.append(
+                f"--inputs: each must be one of {', '.join(map(str, MODELS))} (bytes per state; each has its model)"
+            )
         if not self.batches or min(self.batches) < 1 or max(self.batches) > 4096:
             out.append("--batches: whole numbers from 1 to 4096")
         if not self.clients or min(self.clients) < 1 or max(self.clients) > 16:
@@ -216,7 +246,7 @@ def schedule(config: ServebenchConfig) -> list[Slot]:
     paths = list(config.paths)
     out = []
     for r in range(config.repeats):
-        order = paths[r % len(paths):] + paths[:r % len(paths)]
+        order = paths[r % len(paths) :] + paths[: r % len(paths)]
         for size in config.inputs:
             for batch in config.batches:
                 for clients in config.clients:

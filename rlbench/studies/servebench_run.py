@@ -22,8 +22,7 @@ from typing import Any, Callable
 from rlbench.adapters import get_adapter
 from rlbench.studies.serve_calibrate import CALIBRATION_BATCH, Calibration, forward_ms, search_width
 from rlbench.studies.serve_loop import percentile
-from rlbench.studies.servebench import (MODELS, PATH_SERVER, CpuProbe, ServebenchConfig, Slot, cell_seed,
-                                        schedule)
+from rlbench.studies.servebench import MODELS, PATH_SERVER, CpuProbe, ServebenchConfig, Slot, cell_seed, schedule
 
 #: Seconds between the clients' start and the start of counting: they send warm-up requests meanwhile.
 LEAD_S = 0.2
@@ -41,9 +40,15 @@ def short_error(e: BaseException) -> str:
 class ServebenchRun:
     """One servebench run: started by :meth:`setup`, measured by :meth:`run`, stopped by :meth:`close`."""
 
-    def __init__(self, config: ServebenchConfig, workdir: Path, probe: CpuProbe,
-                 progress: Callable[[int, int, dict[str, Any]], None] | None = None,
-                 say: Callable[[str], None] = lambda _line: None, after_start: Callable[[], Any] = lambda: None):
+    def __init__(
+        self,
+        config: ServebenchConfig,
+        workdir: Path,
+        probe: CpuProbe,
+        progress: Callable[[int, int, dict[str, Any]], None] | None = None,
+        say: Callable[[str], None] = lambda _line: None,
+        after_start: Callable[[], Any] = lambda: None,
+    ):
         self.config = config
         self.workdir = Path(workdir)
         self.probe = probe
@@ -82,9 +87,18 @@ class ServebenchRun:
         adapter.quiet_logging()
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.say("starting a private Ray runtime (127.0.0.1, token authentication on)")
-        self._timed("ray_init_s", lambda: ray.init(
-            address="local", num_cpus=max(1, len(os.sched_getaffinity(0))), include_dashboard=False,
-            log_to_driver=False, logging_level="ERROR", namespace="servebench", object_store_memory=1 << 30))
+        self._timed(
+            "ray_init_s",
+            lambda: ray.init(
+                address="local",
+                num_cpus=max(1, len(os.sched_getaffinity(0))),
+                include_dashboard=False,
+                log_to_driver=False,
+                logging_level="ERROR",
+                namespace="servebench",
+                object_store_memory=1 << 30,
+            ),
+        )
         self._ray = True
         self.after_start()
         self.session_dir = _session_dir()
@@ -94,8 +108,12 @@ class ServebenchRun:
             folder = str(self.workdir / "checkpoints" / model.name)
             if model.target_ms is None:
                 self.say(f"training the {model.name} policy ({self.config.train_iterations} PPO iterations)")
-                self.policy = self._timed("train_s", lambda: serving.train_policy(
-                    folder, seed=self.config.seed, iterations=self.config.train_iterations))
+                self.policy = self._timed(
+                    "train_s",
+                    lambda: serving.train_policy(
+                        folder, seed=self.config.seed, iterations=self.config.train_iterations
+                    ),
+                )
                 self.checkpoints[model.name] = self.policy["checkpoint"]
             else:
                 self.say(f"calibrating the {model.name} model to {model.target_ms:g} ms per batch of 64")
@@ -115,19 +133,35 @@ class ServebenchRun:
         import numpy as np
 
         started = time.perf_counter()
-        states = np.random.default_rng(self.config.seed).uniform(-1, 1, (CALIBRATION_BATCH, model.input_floats)
-                                                                 ).astype(np.float32)
+        states = (
+            np.random.default_rng(self.config.seed)
+            .uniform(-1, 1, (CALIBRATION_BATCH, model.input_floats))
+            .astype(np.float32)
+        )
         cal = Calibration(model.name, model.input_bytes, model.target_ms, model.depth, model.residual)
 
         def probe(width: int) -> float:
-            saved = serving.save_model(folder, input_floats=model.input_floats, width=width, depth=model.depth,
-                                       residual=model.residual, seed=self.config.seed)
+            saved = serving.save_model(
+                folder,
+                input_floats=model.input_floats,
+                width=width,
+                depth=model.depth,
+                residual=model.residual,
+                seed=self.config.seed,
+            )
             return forward_ms(serving.load_policy(saved["checkpoint"], threads=1).act, states)
 
-        cal.width, cal.probes = search_width(probe, target_ms=model.target_ms, start=model.start_width,
-                                             exponent=model.exponent, step=model.width_step)
-        saved = serving.save_model(folder, input_floats=model.input_floats, width=cal.width, depth=model.depth,
-                                   residual=model.residual, seed=self.config.seed)
+        cal.width, cal.probes = search_width(
+            probe, target_ms=model.target_ms, start=model.start_width, exponent=model.exponent, step=model.width_step
+        )
+        saved = serving.save_model(
+            folder,
+            input_floats=model.input_floats,
+            width=cal.width,
+            depth=model.depth,
+            residual=model.residual,
+            seed=self.config.seed,
+        )
         cal.checkpoint, cal.parameters = saved["checkpoint"], saved["parameters"]
         cal.forward_ms = next(p.forward_ms for p in cal.probes if p.width == cal.width)
         cal.seconds = time.perf_counter() - started
@@ -188,21 +222,39 @@ class ServebenchRun:
         import ray
 
         model = MODELS[slot.input_bytes]
-        record: dict[str, Any] = {"path": slot.path, "batch": slot.batch, "input_bytes": slot.input_bytes,
-                                  "clients": slot.clients, "repeat": slot.repeat, "position": slot.position,
-                                  "model": model.name, "error": None}
+        record: dict[str, Any] = {
+            "path": slot.path,
+            "batch": slot.batch,
+            "input_bytes": slot.input_bytes,
+            "clients": slot.clients,
+            "repeat": slot.repeat,
+            "position": slot.position,
+            "model": model.name,
+            "error": None,
+        }
         server = PATH_SERVER[slot.path]
         if server in self.server_errors:
             record["error"] = f"the {server} server did not start: {self.server_errors[server]}"
             return record
-        clients = self._clients[:slot.clients]
+        clients = self._clients[: slot.clients]
         cfg = self.config
         in_flight = cfg.in_flight if slot.path == "actor_inflight" else 1
         began = time.perf_counter()
         try:
-            ray.get([c.prepare.remote(slot.path, model.name, slot.batch, model.input_floats,
-                                      cell_seed(cfg, slot.batch, slot.input_bytes), self.servers) for c in clients],
-                    timeout=PREPARE_TIMEOUT_S)
+            ray.get(
+                [
+                    c.prepare.remote(
+                        slot.path,
+                        model.name,
+                        slot.batch,
+                        model.input_floats,
+                        cell_seed(cfg, slot.batch, slot.input_bytes),
+                        self.servers,
+                    )
+                    for c in clients
+                ],
+                timeout=PREPARE_TIMEOUT_S,
+            )
             start_at = time.time() + LEAD_S
             refs = [c.run.remote(start_at, cfg.seconds, cfg.min_requests, cfg.max_run_s, in_flight) for c in clients]
             time.sleep(max(0.0, start_at - time.time()))
@@ -274,7 +326,8 @@ def summarize(results: list[dict[str, Any]], cpu_s: dict[str, float], window_s: 
         "requests": sum(r["requests"] for r in results),
         "states": states,
         "short": any(r["short"] for r in results),
-        "p50_ms": percentile(latencies, 50), "p99_ms": percentile(latencies, 99),
+        "p50_ms": percentile(latencies, 50),
+        "p99_ms": percentile(latencies, 99),
         "mean_ms": sum(latencies) / len(latencies) if latencies else None,
         "bytes_per_request": results[0]["bytes_per_request"],
         "actions_digest": results[0]["actions_digest"],

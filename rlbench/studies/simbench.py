@@ -76,8 +76,7 @@ def _run_at(cpus: int, cores: list[int], mean_steps: int, repeats: int, queue) -
     os.sched_setaffinity(0, cores)
     import ray
 
-    ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=False,
-             logging_level="ERROR")
+    ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
     try:
         rollout = ray.remote(num_cpus=1)(_rollout)
         ray.get([rollout.remote(200, i) for i in range(cpus)])  # start and warm the workers
@@ -87,7 +86,7 @@ def _run_at(cpus: int, cores: list[int], mean_steps: int, repeats: int, queue) -
         for _ in range(repeats):
             t = time.perf_counter()
             for r in range(3):
-                ray.get([rollout.remote(n, i) for i, n in enumerate(lengths[r * cpus:(r + 1) * cpus])])
+                ray.get([rollout.remote(n, i) for i, n in enumerate(lengths[r * cpus : (r + 1) * cpus])])
             bsp.append(total / (time.perf_counter() - t))
             t = time.perf_counter()
             pending = [rollout.remote(n, i) for i, n in enumerate(lengths)]
@@ -118,9 +117,18 @@ def run_simbench(cpu_counts: list[int], *, mean_steps: int = 20_000, repeats: in
             if proc.is_alive():
                 proc.kill()
         b, a = statistics.median(bsp), statistics.median(asynchronous)
-        results.append(SimbenchResult(cpus=cpus, tasks=tasks, timesteps=total, bsp_steps_per_s=b,
-                                      async_steps_per_s=a, async_over_bsp=a / b,
-                                      bsp_runs_steps_per_s=bsp, async_runs_steps_per_s=asynchronous))
+        results.append(
+            SimbenchResult(
+                cpus=cpus,
+                tasks=tasks,
+                timesteps=total,
+                bsp_steps_per_s=b,
+                async_steps_per_s=a,
+                async_over_bsp=a / b,
+                bsp_runs_steps_per_s=bsp,
+                async_runs_steps_per_s=asynchronous,
+            )
+        )
     return results
 
 

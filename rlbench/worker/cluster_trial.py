@@ -20,8 +20,13 @@ from rlbench.worker.ray_auth import enable_token_auth, runtime_env_for
 def connect_kwargs(address: str, env: str) -> dict[str, Any]:
     """``ray.init`` arguments for a trial's driver on a cluster: quiet, with the code-shipping runtime_env."""
     enable_token_auth()
-    return dict(address=address, runtime_env=runtime_env_for(env), log_to_driver=False, logging_level="ERROR",
-                configure_logging=True)
+    return dict(
+        address=address,
+        runtime_env=runtime_env_for(env),
+        log_to_driver=False,
+        logging_level="ERROR",
+        configure_logging=True,
+    )
 
 
 #: How long a trial waits, after its driver left, for its actors to be DEAD in the GCS and then for
@@ -30,8 +35,9 @@ def connect_kwargs(address: str, env: str) -> dict[str, Any]:
 RELEASE_WAIT_S = 30.0
 
 
-def release_job(address: str, job_id: str, processes: dict[str, list[list[int | None]]] | None, *,
-                wait_s: float = RELEASE_WAIT_S) -> dict[str, Any]:
+def release_job(
+    address: str, job_id: str, processes: dict[str, list[list[int | None]]] | None, *, wait_s: float = RELEASE_WAIT_S
+) -> dict[str, Any]:
     """After the trial's driver left: wait for the job's actors to be DEAD and for the processes the
     node samplers saw (``node_id -> [(pid, start ticks)]``) to be gone; kill any left after ``wait_s``.
 
@@ -47,15 +53,28 @@ def release_job(address: str, job_id: str, processes: dict[str, list[list[int | 
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     enable_token_auth()
-    ray.init(address=address, log_to_driver=False, logging_level="ERROR", configure_logging=True,
-             runtime_env=runtime_env_for(""))
+    ray.init(
+        address=address,
+        log_to_driver=False,
+        logging_level="ERROR",
+        configure_logging=True,
+        runtime_env=runtime_env_for(""),
+    )
     t = time.monotonic()
     try:
         while True:
             table = state.actors(job_id=ray.JobID.from_hex(job_id))
-            left = [{"actor_id": a["ActorID"], "class_name": a["ActorClassName"], "state": a["State"],
-                     "pid": a["Pid"], "node_id": a["Address"]["NodeID"]}
-                    for a in table.values() if a["State"] != "DEAD"]
+            left = [
+                {
+                    "actor_id": a["ActorID"],
+                    "class_name": a["ActorClassName"],
+                    "state": a["State"],
+                    "pid": a["Pid"],
+                    "node_id": a["Address"]["NodeID"],
+                }
+                for a in table.values()
+                if a["State"] != "DEAD"
+            ]
             if not left or time.monotonic() - t > wait_s:
                 break
             time.sleep(0.2)
@@ -68,16 +87,24 @@ def release_job(address: str, job_id: str, processes: dict[str, list[list[int | 
         from rlbench.worker.node_tasks import processes_gone
 
         remote = ray.remote(num_cpus=0, max_retries=0)(processes_gone)
-        refs = {node: remote.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)).remote(
-                    procs, max(0.0, wait_s - (time.monotonic() - t)))
-                for node, procs in processes.items() if procs and node in alive_nodes}
+        refs = {
+            node: remote.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)).remote(
+                procs, max(0.0, wait_s - (time.monotonic() - t))
+            )
+            for node, procs in processes.items()
+            if procs and node in alive_nodes
+        }
         killed, unchecked = [], []
         for node, ref in refs.items():
             done = ray.get(ref, timeout=wait_s + 60)
             killed += [{"node_id": node, "pid": pid} for pid in done["killed"]]
             unchecked += [{"node_id": node, "pid": pid} for pid in done["unchecked"]]
-        return {"actors_left": left, "processes_killed": killed, "processes_unchecked": unchecked,
-                "waited_s": time.monotonic() - t}
+        return {
+            "actors_left": left,
+            "processes_killed": killed,
+            "processes_unchecked": unchecked,
+            "waited_s": time.monotonic() - t,
+        }
     finally:
         ray.shutdown()
 
@@ -89,8 +116,15 @@ class ClusterTrial:
     samplers could not start still trains, and says so (``node_sampling_error``).
     """
 
-    def __init__(self, plan: Any, events: Any, folder: TrialFolder, adapter: Any, node_ids: list[str] | None = None,
-                 also: tuple[Any, ...] = ()):
+    def __init__(
+        self,
+        plan: Any,
+        events: Any,
+        folder: TrialFolder,
+        adapter: Any,
+        node_ids: list[str] | None = None,
+        also: tuple[Any, ...] = (),
+    ):
         """``node_ids``: the trial's own nodes (``--parallel``), the only ones sampled; None: every node. ``also``:
         the adapters whose process names are read beside the trial's (:class:`~rlbench.worker.node_sampler.NodeSampling`)."""
         self.plan, self.events, self.folder, self.adapter = plan, events, folder, adapter
@@ -112,8 +146,9 @@ class ClusterTrial:
         from rlbench.worker.node_sampler import NodeSampling
 
         try:
-            self.sampling = NodeSampling(self.events.t0_epoch, self.plan.sample_hz, self.adapter, self.node_ids,
-                                         self.also)
+            self.sampling = NodeSampling(
+                self.events.t0_epoch, self.plan.sample_hz, self.adapter, self.node_ids, self.also
+            )
         except Exception as e:
             self.events.write(Event.NODE_SAMPLING_ERROR, error=f"{type(e).__name__}: {e}"[:500])
 
@@ -141,5 +176,6 @@ class ClusterTrial:
             release = release_job(self.plan.ray_address, self.job_id, self.processes)
             self.events.write(Event.CLUSTER_RELEASE, job_id=self.job_id, **release)
         except Exception as e:
-            self.events.write(Event.CLUSTER_RELEASE, job_id=self.job_id, actors_left=None,
-                              error=f"{type(e).__name__}: {e}"[:500])
+            self.events.write(
+                Event.CLUSTER_RELEASE, job_id=self.job_id, actors_left=None, error=f"{type(e).__name__}: {e}"[:500]
+            )

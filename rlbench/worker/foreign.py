@@ -43,9 +43,17 @@ def _tree(procs: list[tuple[int, int, list[str]]], roots: set[int]) -> set[int]:
     return out
 
 
-def foreign_pids(procs: Iterable[tuple[int, int, list[str]]], *, node_id: str, cluster_nodes: Iterable[str],
-                 session_name: str, owns_unnamed: bool, ours: Iterable[int], exclude_trees: Iterable[int],
-                 system_titles: Iterable[str]) -> dict[int, str]:
+def foreign_pids(
+    procs: Iterable[tuple[int, int, list[str]]],
+    *,
+    node_id: str,
+    cluster_nodes: Iterable[str],
+    session_name: str,
+    owns_unnamed: bool,
+    ours: Iterable[int],
+    exclude_trees: Iterable[int],
+    system_titles: Iterable[str],
+) -> dict[int, str]:
     """pid -> title of the foreign processes of ``node_id`` among ``procs`` ((pid, ppid, cmdline) of its
     machine), by the rules of this module. ``ours``: the trial's processes on the node (its job's actors, the
     sampler); ``exclude_trees``: processes that with all below them are the trial's own here (its process on
@@ -104,8 +112,11 @@ class ForeignCpu:
 
     def processes(self) -> list[dict]:
         """Each foreign process read at least twice with CPU time used between: ``pid``, ``title``, ``cpu_s``."""
-        return [{"pid": pid, "title": title, "cpu_s": last - first}
-                for (pid, _), (title, first, last) in sorted(self._seen.items()) if last > first]
+        return [
+            {"pid": pid, "title": title, "cpu_s": last - first}
+            for (pid, _), (title, first, last) in sorted(self._seen.items())
+            if last > first
+        ]
 
     @property
     def cpu_s(self) -> float:

@@ -52,8 +52,9 @@ _NODE_ID = re.compile(r"--node[-_]id=([0-9a-fA-F]+)")
 # Pure parts (unit-tested without Ray)
 
 
-def actor_roles(actors: Iterable[dict[str, Any]], node_id: str, class_roles: dict[str, str],
-                exclude_pids: Iterable[int] = ()) -> dict[int, str]:
+def actor_roles(
+    actors: Iterable[dict[str, Any]], node_id: str, class_roles: dict[str, str], exclude_pids: Iterable[int] = ()
+) -> dict[int, str]:
     """pid -> role of the ALIVE actors on ``node_id``, from GCS actor-table records.
 
     A record has ``ActorClassName``, ``Pid``, ``State`` and ``Address.NodeID`` (the shape of
@@ -74,8 +75,14 @@ def actor_roles(actors: Iterable[dict[str, Any]], node_id: str, class_roles: dic
     return out
 
 
-def node_system_pids(procs: Iterable[tuple[int, int, list[str]]], *, node_id: str, session_name: str,
-                     owns_unnamed: bool, system_titles: Iterable[str]) -> set[int]:
+def node_system_pids(
+    procs: Iterable[tuple[int, int, list[str]]],
+    *,
+    node_id: str,
+    session_name: str,
+    owns_unnamed: bool,
+    system_titles: Iterable[str],
+) -> set[int]:
     """Pids of ``node_id``'s Ray system processes among ``procs`` ((pid, ppid, cmdline) of the machine).
 
     A process naming a node id belongs to that node; a process of the session naming none belongs
@@ -136,10 +143,22 @@ def _machine_procs() -> list[tuple[int, int, list[str]]]:
 class NodeSampler:
     """Samples the trial's processes and the Ray system processes of one node (a Ray actor)."""
 
-    def __init__(self, node_id: str, node_ip: str, job_id: str, session_name: str, owns_unnamed: bool,
-                 class_roles: dict[str, str], system_titles: list[str], hz: float, per_core: bool = True,
-                 read_gpus: bool = False, nvml: Any = None, cluster_nodes: list[str] = (),
-                 exclude_trees: list[int] = ()):
+    def __init__(
+        self,
+        node_id: str,
+        node_ip: str,
+        job_id: str,
+        session_name: str,
+        owns_unnamed: bool,
+        class_roles: dict[str, str],
+        system_titles: list[str],
+        hz: float,
+        per_core: bool = True,
+        read_gpus: bool = False,
+        nvml: Any = None,
+        cluster_nodes: list[str] = (),
+        exclude_trees: list[int] = (),
+    ):
         self.node_id, self.node_ip, self.job_id = node_id, node_ip, job_id
         self.session_name, self.owns_unnamed = session_name, owns_unnamed
         self.class_roles, self.system_titles = class_roles, system_titles
@@ -191,13 +210,19 @@ class NodeSampler:
         self._loop.stop(10)
         if self._gpus is not None:
             self._gpus.close()
-        return {"node_id": self.node_id, "node_ip": self.node_ip, "columns": self.rows.columns(),
-                "samples": self.samples, "sampler_cpu_s": self.cpu_s,
-                "foreign_cpu_s": self._foreign.cpu_s, "foreign": self._foreign.processes(),
-                "sampled_s": (self._last_t_s - self._first_t_s) if self._first_t_s is not None else 0.0,
-                "actors": {str(k): v for k, v in self.actors_seen.items()},
-                "actor_start_ticks": {str(k): v for k, v in self.actor_start_ticks.items()},
-                "error": self.error}
+        return {
+            "node_id": self.node_id,
+            "node_ip": self.node_ip,
+            "columns": self.rows.columns(),
+            "samples": self.samples,
+            "sampler_cpu_s": self.cpu_s,
+            "foreign_cpu_s": self._foreign.cpu_s,
+            "foreign": self._foreign.processes(),
+            "sampled_s": (self._last_t_s - self._first_t_s) if self._first_t_s is not None else 0.0,
+            "actors": {str(k): v for k, v in self.actors_seen.items()},
+            "actor_start_ticks": {str(k): v for k, v in self.actor_start_ticks.items()},
+            "error": self.error,
+        }
 
     def _refresh(self) -> None:
         import ray
@@ -207,15 +232,26 @@ class NodeSampler:
         roles = actor_roles(table.values(), self.node_id, self.class_roles, exclude_pids=[os.getpid()])
         self.actors_seen.update(roles)
         procs = _machine_procs()
-        system = node_system_pids(procs, node_id=self.node_id, session_name=self.session_name,
-                                  owns_unnamed=self.owns_unnamed, system_titles=self.system_titles)
+        system = node_system_pids(
+            procs,
+            node_id=self.node_id,
+            session_name=self.session_name,
+            owns_unnamed=self.owns_unnamed,
+            system_titles=self.system_titles,
+        )
         self.roles = {**{pid: "ray_system" for pid in system}, **roles}
         for pid in roles:
             self._foreign.drop(pid)
-        self.foreign = foreign_pids(procs, node_id=self.node_id, cluster_nodes=self.cluster_nodes,
-                                    session_name=self.session_name, owns_unnamed=self.owns_unnamed,
-                                    ours=[*roles, *system, os.getpid()], exclude_trees=self.exclude_trees,
-                                    system_titles=self.system_titles)
+        self.foreign = foreign_pids(
+            procs,
+            node_id=self.node_id,
+            cluster_nodes=self.cluster_nodes,
+            session_name=self.session_name,
+            owns_unnamed=self.owns_unnamed,
+            ours=[*roles, *system, os.getpid()],
+            exclude_trees=self.exclude_trees,
+            system_titles=self.system_titles,
+        )
 
     def _before(self) -> None:
         self.open_gpus()
@@ -287,8 +323,9 @@ class NodeSampler:
 class NodeSampling:
     """The trial driver's handle on its node samplers: start after build, :meth:`finish` at the end."""
 
-    def __init__(self, t0_epoch: float, hz: float, adapter: Any, node_ids: list[str] | None = None,
-                 also: tuple[Any, ...] = ()):
+    def __init__(
+        self, t0_epoch: float, hz: float, adapter: Any, node_ids: list[str] | None = None, also: tuple[Any, ...] = ()
+    ):
         """``node_ids``: sample these nodes only (a ``--parallel`` trial's own; its driver is the trial actor
         on one of them, and this machine's GPUs are then read by a node sampler too, never by the sweep's).
         ``also``: adapters whose actor classes and agent titles are read too (a ``--parallel`` trial of a
@@ -304,9 +341,15 @@ class NodeSampling:
         system_titles = list(dict.fromkeys(t for a in (adapter, *also) for t in a.system_titles))
         job_id = ray.get_runtime_context().get_job_id()
         session = os.path.basename(ray._private.worker._global_node.get_session_dir_path())
-        alive = [{"node_id": n["NodeID"], "node_ip": n["NodeManagerAddress"],
-                  "is_head": "node:__internal_head__" in n.get("Resources", {})}
-                 for n in ray.nodes() if n.get("Alive")]
+        alive = [
+            {
+                "node_id": n["NodeID"],
+                "node_ip": n["NodeManagerAddress"],
+                "is_head": "node:__internal_head__" in n.get("Resources", {}),
+            }
+            for n in ray.nodes()
+            if n.get("Alive")
+        ]
         owners = unnamed_owners(alive)  # over every node: a machine's unnamed processes have one owner
         nodes = [n for n in alive if node_ids is None or n["node_id"] in node_ids]
         driver_ip = ray.util.get_node_ip_address()
@@ -314,14 +357,24 @@ class NodeSampling:
         self.job_id = job_id
         self.nodes = nodes
         everyone = [n["node_id"] for n in alive]
-        self.actors = [actor_cls.options(
-            scheduling_strategy=NodeAffinitySchedulingStrategy(n["node_id"], soft=False),
-            name=None).remote(n["node_id"], n["node_ip"], job_id, session, n["node_id"] in owners, class_roles,
-                              system_titles, hz,
-                              read_gpus=n["node_id"] in owners and (n["node_ip"] != driver_ip or node_ids is not None),
-                              cluster_nodes=everyone,
-                              exclude_trees=[os.getpid()] if n["node_ip"] == driver_ip else [])
-                       for n in nodes]
+        self.actors = [
+            actor_cls.options(
+                scheduling_strategy=NodeAffinitySchedulingStrategy(n["node_id"], soft=False), name=None
+            ).remote(
+                n["node_id"],
+                n["node_ip"],
+                job_id,
+                session,
+                n["node_id"] in owners,
+                class_roles,
+                system_titles,
+                hz,
+                read_gpus=n["node_id"] in owners and (n["node_ip"] != driver_ip or node_ids is not None),
+                cluster_nodes=everyone,
+                exclude_trees=[os.getpid()] if n["node_ip"] == driver_ip else [],
+            )
+            for n in nodes
+        ]
         t_start = time.perf_counter()
         ray.get([a.now.remote() for a in self.actors], timeout=60)  # every actor up before timing round trips
         self.clock_offsets_s: list[float] = []
@@ -356,24 +409,39 @@ class NodeSampling:
                 results.append(None)
                 lost.append({"node_id": node["node_id"], "error": f"{type(e).__name__}: {e}"[:300]})
             ray.kill(actor)
-        kept = [(r, pid, off, ticks) for r, pid, off, ticks in
-                zip(results, self.sampler_pids, self.clock_offsets_s, self.sampler_start_ticks) if r is not None]
+        kept = [
+            (r, pid, off, ticks)
+            for r, pid, off, ticks in zip(results, self.sampler_pids, self.clock_offsets_s, self.sampler_start_ticks)
+            if r is not None
+        ]
         results = [r for r, *_ in kept]
         summary = {
             "job_id": self.job_id,
             "start_s": self.start_s,
             "collect_s": time.perf_counter() - t,
-            "nodes": [{"node_id": r["node_id"], "node_ip": r["node_ip"], "samples": r["samples"],
-                       "sampler_cpu_s": r["sampler_cpu_s"], "sampler_pid": pid, "clock_offset_s": off,
-                       "error": r["error"], "sampled_s": r["sampled_s"], "foreign_cpu_s": r["foreign_cpu_s"],
-                       "foreign": r["foreign"],
-                       "actors": [{"pid": int(p), "role": role} for p, role in r["actors"].items()]}
-                      for r, pid, off, _ in kept],
+            "nodes": [
+                {
+                    "node_id": r["node_id"],
+                    "node_ip": r["node_ip"],
+                    "samples": r["samples"],
+                    "sampler_cpu_s": r["sampler_cpu_s"],
+                    "sampler_pid": pid,
+                    "clock_offset_s": off,
+                    "error": r["error"],
+                    "sampled_s": r["sampled_s"],
+                    "foreign_cpu_s": r["foreign_cpu_s"],
+                    "foreign": r["foreign"],
+                    "actors": [{"pid": int(p), "role": role} for p, role in r["actors"].items()],
+                }
+                for r, pid, off, _ in kept
+            ],
             "lost": lost,
             # every process of the trial on each node, as (pid, start ticks): the trial waits for them
             # all to be gone after its driver leaves (rlbench.worker.cluster_trial.release_job)
-            "processes": {r["node_id"]: [[int(p), r["actor_start_ticks"].get(p)] for p in r["actors"]]
-                          + [[pid, ticks]] for r, pid, _, ticks in kept},
+            "processes": {
+                r["node_id"]: [[int(p), r["actor_start_ticks"].get(p)] for p in r["actors"]] + [[pid, ticks]]
+                for r, pid, _, ticks in kept
+            },
         }
         return results, summary
 

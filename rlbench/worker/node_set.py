@@ -43,7 +43,9 @@ class NodeLost(RuntimeError):
 class NodeSetRuntime:
     """The runtime of a trial placed on a node set (``plan.placement``)."""
 
-    def __init__(self, plan: TrialPlan, events: EventLog, folder: TrialFolder, adapter: Any, also: tuple[Any, ...] = ()):
+    def __init__(
+        self, plan: TrialPlan, events: EventLog, folder: TrialFolder, adapter: Any, also: tuple[Any, ...] = ()
+    ):
         """``also``: the adapters of the frameworks that run on Ray, whose process names the node samplers read
         beside the trial's own (a plain trial runs on Ray here too)."""
         self.plan, self.events, self.folder, self.adapter, self.also = plan, events, folder, adapter, also
@@ -61,8 +63,14 @@ class NodeSetRuntime:
         t = time.perf_counter()
         ray.init(**connect_kwargs(self.plan.ray_address, self.plan.config.environment.env))
         ray_init_s = time.perf_counter() - t
-        self.cluster = ClusterTrial(self.plan, self.events, self.folder, self.adapter,
-                                    node_ids=list(self.plan.placement.node_ids), also=self.also)
+        self.cluster = ClusterTrial(
+            self.plan,
+            self.events,
+            self.folder,
+            self.adapter,
+            node_ids=list(self.plan.placement.node_ids),
+            also=self.also,
+        )
         self.events.write(Event.RAY_INIT, ray_init_s=ray_init_s, session_dir=None, **self.cluster.after_connect())
         self._place()
 
@@ -78,8 +86,11 @@ class NodeSetRuntime:
             lost = sorted(held - alive)
             if lost or time.monotonic() >= deadline:
                 # what the GCS says of each (its death reason), for the node_lost event
-                self.lost_states = {n["NodeID"]: {k: n.get(k) for k in ("Alive", "DeathReason", "DeathReasonMessage")}
-                                    for n in nodes if n["NodeID"] in lost}
+                self.lost_states = {
+                    n["NodeID"]: {k: n.get(k) for k in ("Alive", "DeathReason", "DeathReasonMessage")}
+                    for n in nodes
+                    if n["NodeID"] in lost
+                }
                 return lost
             time.sleep(0.5)
 
@@ -87,8 +98,10 @@ class NodeSetRuntime:
         """Record the ``node_lost`` event; the error to raise."""
         why = f"{type(error).__name__}: {error}"[:300] if error is not None else None
         self.events.write(Event.NODE_LOST, node_ids=lost, error=why, states=getattr(self, "lost_states", {}))
-        return NodeLost(f"node lost: {', '.join(n[:12] for n in lost)} of the trial's nodes died while it ran"
-                        + (f" ({why})" if why else ""))
+        return NodeLost(
+            f"node lost: {', '.join(n[:12] for n in lost)} of the trial's nodes died while it ran"
+            + (f" ({why})" if why else "")
+        )
 
     def _place(self) -> None:
         from ray.util.placement_group import placement_group
@@ -99,18 +112,27 @@ class NodeSetRuntime:
         bundles = self.plan.placement.bundles
         t = time.perf_counter()
         self.group = placement_group(
-            [{k: v for k, v in (("CPU", b.cpus), ("GPU", b.gpus)) if v > 0} for b in bundles], strategy="PACK",
-            bundle_label_selector=[{"ray.io/node-id": b.node_id} for b in bundles])
+            [{k: v for k, v in (("CPU", b.cpus), ("GPU", b.gpus)) if v > 0} for b in bundles],
+            strategy="PACK",
+            bundle_label_selector=[{"ray.io/node-id": b.node_id} for b in bundles],
+        )
         placed = self.group.wait(PLACE_TIMEOUT_S)
-        self.events.write(Event.PLACEMENT, placed=placed, placement_s=time.perf_counter() - t,
-                          node_ids=list(self.plan.placement.node_ids), bundles=[b.node_id for b in bundles])
+        self.events.write(
+            Event.PLACEMENT,
+            placed=placed,
+            placement_s=time.perf_counter() - t,
+            node_ids=list(self.plan.placement.node_ids),
+            bundles=[b.node_id for b in bundles],
+        )
         if not placed:
             lost = self.lost_nodes()
             if lost:
                 raise self.node_lost(lost)
-            self.unplaced = (f"its placement group ({len(bundles)} bundles on {len(self.plan.placement.node_ids)} "
-                             f"node(s) of type {self.plan.placement.node_type}) was not placed within "
-                             f"{PLACE_TIMEOUT_S:g} s: something outside the sweep holds those nodes' resources")
+            self.unplaced = (
+                f"its placement group ({len(bundles)} bundles on {len(self.plan.placement.node_ids)} "
+                f"node(s) of type {self.plan.placement.node_type}) was not placed within "
+                f"{PLACE_TIMEOUT_S:g} s: something outside the sweep holds those nodes' resources"
+            )
 
     def trainer(self, plan: TrialPlan, off: frozenset[str]) -> "RemoteTrainer":
         """The trial's trainer, inside its actor in bundle 0 (none is created when the group was not placed)."""
@@ -161,11 +183,19 @@ class RemoteTrainer:
         threads = None if "threads" in off else self.plan.torch_threads["driver"]
         cls = ray.remote(max_restarts=0, max_task_retries=0)(TrialActor)
         self.actor = cls.options(
-            num_cpus=driver.cpus, num_gpus=driver.gpus,
+            num_cpus=driver.cpus,
+            num_gpus=driver.gpus,
             scheduling_strategy=PlacementGroupSchedulingStrategy(
-                self.runtime.group, placement_group_bundle_index=0, placement_group_capture_child_tasks=True),
-        ).remote(self.runtime.adapter, self.plan.config, seed=self.plan.seed, without=off, driver_threads=threads,
-                 limit_pools=True)
+                self.runtime.group, placement_group_bundle_index=0, placement_group_capture_child_tasks=True
+            ),
+        ).remote(
+            self.runtime.adapter,
+            self.plan.config,
+            seed=self.plan.seed,
+            without=off,
+            driver_threads=threads,
+            limit_pools=True,
+        )
         where = self._call(self.actor.where.remote())
         self.runtime.events.write(Event.TRIAL_ACTOR, **where)
 
@@ -231,5 +261,7 @@ class RemoteTrainer:
 def _died(error: BaseException) -> bool:
     """Whether a Ray error says an actor or a worker died (what a lost node looks like from the driver)."""
     text = f"{type(error).__name__} {error}"
-    return any(word in text for word in ("ActorDied", "ActorUnavailable", "WorkerCrashed", "NodeDied", "died",
-                                          "OwnerDied", "ObjectLost"))
+    return any(
+        word in text
+        for word in ("ActorDied", "ActorUnavailable", "WorkerCrashed", "NodeDied", "died", "OwnerDied", "ObjectLost")
+    )

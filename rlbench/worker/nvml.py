@@ -45,13 +45,15 @@ class Gpus:
         out = []
         for i, h in enumerate(self.handles):
             mem = _call(self.nvml.nvmlDeviceGetMemoryInfo, h)
-            out.append({
-                "index": i,
-                "name": _text(_call(self.nvml.nvmlDeviceGetName, h)),
-                "memory_bytes": getattr(mem, "total", None),
-                "driver": _text(driver),
-                "sm_count": _sm_count(self.nvml, h),
-            })
+            out.append(
+                {
+                    "index": i,
+                    "name": _text(_call(self.nvml.nvmlDeviceGetName, h)),
+                    "memory_bytes": getattr(mem, "total", None),
+                    "driver": _text(driver),
+                    "sm_count": _sm_count(self.nvml, h),
+                }
+            )
         return out
 
     def read(self) -> list[GpuReading]:
@@ -64,14 +66,16 @@ class Gpus:
             power_mw = _call(n.nvmlDeviceGetPowerUsage, h)
             clock = _call(n.nvmlDeviceGetClockInfo, h, getattr(n, "NVML_CLOCK_SM", 1))
             energy = _call(getattr(n, "nvmlDeviceGetTotalEnergyConsumption", None), h)
-            readings.append(GpuReading(
-                index=i,
-                util_pct=None if util is None else float(util.gpu),
-                mem_used_bytes=None if mem is None else int(mem.used),
-                power_w=None if power_mw is None else power_mw / 1000.0,
-                sm_clock_mhz=None if clock is None else int(clock),
-                energy_mj=None if energy is None else int(energy),
-            ))
+            readings.append(
+                GpuReading(
+                    index=i,
+                    util_pct=None if util is None else float(util.gpu),
+                    mem_used_bytes=None if mem is None else int(mem.used),
+                    power_w=None if power_mw is None else power_mw / 1000.0,
+                    sm_clock_mhz=None if clock is None else int(clock),
+                    energy_mj=None if energy is None else int(energy),
+                )
+            )
         return readings
 
     def close(self) -> None:
@@ -125,9 +129,24 @@ def open_gpus(nvml: ModuleType | Any | None = None) -> Gpus | None:
 #: C++ Programming Guide ("Compute Capabilities", arithmetic instructions table). A capability
 #: missing here gives no SM count rather than a guess.
 CUDA_CORES_PER_SM: dict[tuple[int, int], int] = {
-    (5, 0): 128, (5, 2): 128, (5, 3): 128, (6, 0): 64, (6, 1): 128, (6, 2): 128, (7, 0): 64, (7, 2): 64,
-    (7, 5): 64, (8, 0): 64, (8, 6): 128, (8, 7): 128, (8, 9): 128, (9, 0): 128, (10, 0): 128, (10, 3): 128,
-    (12, 0): 128, (12, 1): 128,
+    (5, 0): 128,
+    (5, 2): 128,
+    (5, 3): 128,
+    (6, 0): 64,
+    (6, 1): 128,
+    (6, 2): 128,
+    (7, 0): 64,
+    (7, 2): 64,
+    (7, 5): 64,
+    (8, 0): 64,
+    (8, 6): 128,
+    (8, 7): 128,
+    (8, 9): 128,
+    (9, 0): 128,
+    (10, 0): 128,
+    (10, 3): 128,
+    (12, 0): 128,
+    (12, 1): 128,
 }
 
 

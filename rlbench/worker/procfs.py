@@ -35,7 +35,7 @@ class ProcStat:
 
 def parse_stat(text: bytes) -> ProcStat:
     """Parse a ``/proc/<pid>/stat`` line (the command name may hold spaces and parentheses)."""
-    rest = text[text.rindex(b")") + 2:].split()
+    rest = text[text.rindex(b")") + 2 :].split()
     state = rest[0].decode()
     return ProcStat(
         state=state,

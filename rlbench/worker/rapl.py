@@ -85,8 +85,10 @@ class Rapl:
 
     def describe(self) -> list[dict[str, Any]]:
         """Package, zone folder and counter range of every zone, for the manifest."""
-        return [{"package": z.package, "zone": os.path.basename(z.path), "max_energy_range_uj": z.max_energy_range_uj}
-                for z in self.zones]
+        return [
+            {"package": z.package, "zone": os.path.basename(z.path), "max_energy_range_uj": z.max_energy_range_uj}
+            for z in self.zones
+        ]
 
     def read(self) -> list[tuple[RaplZone, int | None]]:
         """(zone, raw ``energy_uj``) per zone; None for a counter that cannot be read now."""

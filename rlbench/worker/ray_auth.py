@@ -92,20 +92,26 @@ def secure_token(environ: dict[str, str] | None = None, *, create: bool = True) 
     if not loose:
         return None
     if st.st_uid != os.geteuid():
-        return (f"Ray's token {path} is mode {stat.S_IMODE(st.st_mode):04o} and owned by another user: other users "
-                "can read it and run code in every trial's Ray; make it 0600")
+        return (
+            f"Ray's token {path} is mode {stat.S_IMODE(st.st_mode):04o} and owned by another user: other users "
+            "can read it and run code in every trial's Ray; make it 0600"
+        )
     os.chmod(path, 0o600)
-    return (f"Ray's token {path} was mode {stat.S_IMODE(st.st_mode):04o} (readable by other local users, who could "
-            "then run code in a trial's Ray): made it 0600")
+    return (
+        f"Ray's token {path} was mode {stat.S_IMODE(st.st_mode):04o} (readable by other local users, who could "
+        "then run code in a trial's Ray): made it 0600"
+    )
 
 
 def auth_disabled_warning(environ: dict[str, str] | None = None) -> str | None:
     """A warning when the environment turns Ray's token authentication off (rlbench never does)."""
     environ = os.environ if environ is None else environ
     if (environ.get("RAY_AUTH_MODE") or "").strip().lower() == "disabled":
-        return ("RAY_AUTH_MODE=disabled is set: every trial's Ray runtime then runs code from anyone who can reach "
-                "its ports (any local user; with --address, anyone on the network); unset it to keep token "
-                "authentication on")
+        return (
+            "RAY_AUTH_MODE=disabled is set: every trial's Ray runtime then runs code from anyone who can reach "
+            "its ports (any local user; with --address, anyone on the network); unset it to keep token "
+            "authentication on"
+        )
     return None
 
 

@@ -30,7 +30,7 @@ def session_members(sid: int) -> list[int]:
         except OSError:
             continue
         # fields after the parenthesised command: state ppid pgrp session ...
-        fields = stat[stat.rfind(b")") + 2:].split()
+        fields = stat[stat.rfind(b")") + 2 :].split()
         if len(fields) > 3 and int(fields[3]) == sid:
             pids.append(int(name))
     return pids
@@ -68,7 +68,7 @@ def _alive(pid: int) -> bool:
             stat = f.read()
     except OSError:
         return False
-    return stat[stat.rfind(b")") + 2:][:1] not in (b"Z", b"X")
+    return stat[stat.rfind(b")") + 2 :][:1] not in (b"Z", b"X")
 
 
 def wait_for_either(sweep_pid: int, trial_pid: int) -> bool:
@@ -89,8 +89,11 @@ def main(argv: list[str]) -> int:
     if not wait_for_either(sweep_pid, trial_pid):
         return 0  # the trial ended while the sweep lives: the sweep cleans up (and counts) leftovers
     n = kill_session(sid)
-    print(f"rlbench reaper: sweep process {sweep_pid} died; killed {n} processes of session {sid}",
-          file=sys.stderr, flush=True)
+    print(
+        f"rlbench reaper: sweep process {sweep_pid} died; killed {n} processes of session {sid}",
+        file=sys.stderr,
+        flush=True,
+    )
     return 0
 
 

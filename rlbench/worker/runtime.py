@@ -89,8 +89,9 @@ class RayRuntime:
         return self.adapter.trainer(plan.config, seed=plan.seed, without=off)
 
 
-def runtime_for(adapter: Any, plan: TrialPlan, events: EventLog, folder: TrialFolder,
-                ray_adapters: tuple[Any, ...] = ()) -> Any:
+def runtime_for(
+    adapter: Any, plan: TrialPlan, events: EventLog, folder: TrialFolder, ray_adapters: tuple[Any, ...] = ()
+) -> Any:
     """The runtime the adapter names; a trial placed on a node set (``--parallel``) runs its trainer in a Ray
     actor on its nodes whatever its framework (:class:`~rlbench.worker.node_set.NodeSetRuntime`; ``ray_adapters``:
     the frameworks' adapters that run on Ray, for the names of Ray's processes)."""

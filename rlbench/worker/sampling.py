@@ -40,8 +40,9 @@ class Rows:
 
     def process(self, t_s: float, role: str, pid: int, cpu_pct: float, rss_bytes: int) -> None:
         """One process's reading."""
-        self.process_rows.append((t_s, "process", role, pid, None, cpu_pct, rss_bytes) + _NO_GPU + self._node
-                                 + _NO_CPU_ENERGY)
+        self.process_rows.append(
+            (t_s, "process", role, pid, None, cpu_pct, rss_bytes) + _NO_GPU + self._node + _NO_CPU_ENERGY
+        )
 
     def relabel(self, pid: int, role: str, since: int = 0, was: str = "other") -> None:
         """Give ``pid``'s ``was`` rows from index ``since`` on the role ``role`` (a worker that became an
@@ -57,9 +58,13 @@ class Rows:
 
     def gpu(self, t_s: float, g: GpuReading, energy_mj: int | None) -> None:
         """One GPU's reading; ``energy_mj`` is its energy since the sampler's first reading."""
-        self.gpu_rows.append((t_s, "gpu") + _NO_PROCESS + (g.index, g.util_pct, g.mem_used_bytes, g.power_w,
-                                                            g.sm_clock_mhz, energy_mj) + self._node
-                             + _NO_CPU_ENERGY)
+        self.gpu_rows.append(
+            (t_s, "gpu")
+            + _NO_PROCESS
+            + (g.index, g.util_pct, g.mem_used_bytes, g.power_w, g.sm_clock_mhz, energy_mj)
+            + self._node
+            + _NO_CPU_ENERGY
+        )
 
     def cpu_energy(self, t_s: float, package: int, energy_uj: int | None) -> None:
         """One CPU package's energy since the sampler's first reading of it (RAPL)."""
@@ -149,8 +154,7 @@ class TickLoop:
     ``cpu_s`` is the CPU time the thread used (the sampler's own cost, reported with its rows).
     """
 
-    def __init__(self, period_s: float, tick: Callable[[], None], name: str,
-                 before: Callable[[], None] | None = None):
+    def __init__(self, period_s: float, tick: Callable[[], None], name: str, before: Callable[[], None] | None = None):
         self.period_s = period_s
         self.cpu_s = 0.0
         self._tick, self._before = tick, before

@@ -87,8 +87,11 @@ def _start_reaper() -> None:
     sweep_pid = parent.pid if parent is not None else os.getppid()
     reaper = Path(__file__).with_name("reaper.py")
     # -I -S: standard library only, no site packages: starts in ~20 ms with a few MB.
-    subprocess.Popen([sys.executable, "-I", "-S", str(reaper), str(sweep_pid), str(os.getsid(0))],
-                     stdin=subprocess.DEVNULL, close_fds=True)
+    subprocess.Popen(
+        [sys.executable, "-I", "-S", str(reaper), str(sweep_pid), str(os.getsid(0))],
+        stdin=subprocess.DEVNULL,
+        close_fds=True,
+    )
 
 
 def descendants(pid: int) -> list[int]:
@@ -126,8 +129,6 @@ def _affinities() -> dict[str, list]:
     return {"driver": sorted(os.sched_getaffinity(0)), "others": [list(s) for s in sorted(others)]}
 
 
-
-
 def main(trial_dir: str, t0_epoch: float, gated: bool = False) -> int:
     """Run the trial planned in ``trial_dir``; returns the process exit code (0 ok/skipped, 1 failed).
     ``gated``: launched while the previous trial shuts down; build nothing before the sweep's gate."""
@@ -146,8 +147,12 @@ def main(trial_dir: str, t0_epoch: float, gated: bool = False) -> int:
     me = read_stat(os.getpid())
     import multiprocessing
 
-    events.write(Event.START, pid=os.getpid(), start_ticks=me.start_ticks if me else None,
-                 forked_by_server=multiprocessing.parent_process() is not None)
+    events.write(
+        Event.START,
+        pid=os.getpid(),
+        start_ticks=me.start_ticks if me else None,
+        forked_by_server=multiprocessing.parent_process() is not None,
+    )
     try:
         # inside the try: a plan this process cannot read fails this trial with its one-line reason (PlanError),
         # recorded as every error is; before, it died with a traceback in its log and the sweep saw "exit code 1"
@@ -162,10 +167,6 @@ def main(trial_dir: str, t0_epoch: float, gated: bool = False) -> int:
     events.write(Event.END, status=status)
     events.close()
     return 0 if status in ("ok", "skipped") else 1
-
-
-
-
 
 
 def _wait_for_gate(folder: TrialFolder, events: EventLog) -> None:
@@ -235,9 +236,15 @@ def _run(plan: TrialPlan, events: EventLog, folder: TrialFolder, gated: bool = F
             _pin_tree(plan.driver_cores, other_cores)
         threads = trainer.set_threads({} if "threads" in off else plan.torch_threads)
         facts = trainer.facts()
-        driver = trainer.driver_state if remote else dict(
-            thread_pools=_thread_pools(), affinity=_affinities(),
-            niceness=nice_levels({} if plan.ray_address else facts.get("env_runner_pids")))
+        driver = (
+            trainer.driver_state
+            if remote
+            else dict(
+                thread_pools=_thread_pools(),
+                affinity=_affinities(),
+                niceness=nice_levels({} if plan.ray_address else facts.get("env_runner_pids")),
+            )
+        )
         events.write(Event.BUILD, build_s=build_s, torch_threads=threads, **driver, **facts)
         if cluster is not None:
             cluster.after_build()
@@ -293,8 +300,14 @@ def _train(plan: TrialPlan, trainer: Trainer, events: EventLog) -> None:
         )
         trained_s += wall_s
         if target is not None and target.reached(target_value):
-            events.write(Event.TARGET_REACHED, iteration=iteration, metric=target.metric, value=target_value,
-                         threshold=target.threshold, mode=target.mode)
+            events.write(
+                Event.TARGET_REACHED,
+                iteration=iteration,
+                metric=target.metric,
+                value=target_value,
+                threshold=target.threshold,
+                mode=target.mode,
+            )
             return
         if plan.stop_iterations is not None and iteration >= plan.stop_iterations:
             return

@@ -27,8 +27,16 @@ TRIAL_ACTOR_CLASS = "TrialActor"
 class TrialActor:
     """One trial's trainer, driven a call at a time by the trial process (a Ray actor on a trial node)."""
 
-    def __init__(self, adapter: Any, config: Any, *, seed: int | None, without: frozenset[str],
-                 driver_threads: int | None, limit_pools: bool):
+    def __init__(
+        self,
+        adapter: Any,
+        config: Any,
+        *,
+        seed: int | None,
+        without: frozenset[str],
+        driver_threads: int | None,
+        limit_pools: bool,
+    ):
         """Make the trainer (nothing is built). ``driver_threads``: the driver's torch threads and BLAS pools,
         as the trial process sets them for a local trial (None: leave Ray's OMP_NUM_THREADS, the actor's CPUs)."""
         self.adapter = adapter
@@ -49,8 +57,12 @@ class TrialActor:
         from rlbench.worker.procfs import read_stat
 
         stat = read_stat(os.getpid())
-        return {"node_id": ray.get_runtime_context().get_node_id(), "pid": os.getpid(),
-                "start_ticks": stat.start_ticks if stat else None, "hostname": platform.node()}
+        return {
+            "node_id": ray.get_runtime_context().get_node_id(),
+            "pid": os.getpid(),
+            "start_ticks": stat.start_ticks if stat else None,
+            "hostname": platform.node(),
+        }
 
     def config_reason(self) -> str | None:
         """Why the trainer cannot run its config, for a framework with no runtime of its own (a check of the
@@ -76,17 +88,23 @@ class TrialActor:
 
         facts = self.trainer.facts()
         self.log_dir = facts.get("log_dir") if isinstance(facts.get("log_dir"), str) else None
-        return {"facts": facts, "thread_pools": thread_pools(),
-                "affinity": {"driver": sorted(os.sched_getaffinity(0)), "others": []},
-                "niceness": nice_levels(facts.get("env_runner_pids"))}
+        return {
+            "facts": facts,
+            "thread_pools": thread_pools(),
+            "affinity": {"driver": sorted(os.sched_getaffinity(0)), "others": []},
+            "niceness": nice_levels(facts.get("env_runner_pids")),
+        }
 
     def train(self, metric: str | None) -> dict[str, Any]:
         """One iteration, timed here: its wall seconds, its timings and the value of ``metric``."""
         t = time.perf_counter()
         self.trainer.train()
         wall_s = time.perf_counter() - t
-        return {"wall_s": wall_s, "timings": self.trainer.iteration(),
-                "metric": self.trainer.metric(metric) if metric else None}
+        return {
+            "wall_s": wall_s,
+            "timings": self.trainer.iteration(),
+            "metric": self.trainer.metric(metric) if metric else None,
+        }
 
     def stop(self) -> None:
         """Stop the trainer (its actors go with it) and remove the framework's log folder if it is empty."""

@@ -36,5 +36,8 @@ def imported_versions(pins: dict[str, str] | None = None) -> dict[str, str | Non
 
 def mismatches(pins: dict[str, str], versions: dict[str, str | None]) -> list[str]:
     """``numpy 2.1.0 where the variant pins 2.0.2`` for every pin the process does not have."""
-    return [f"{dist} {versions.get(dist) or 'not installed'} where the variant pins {version}"
-            for dist, version in pins.items() if versions.get(dist) != version]
+    return [
+        f"{dist} {versions.get(dist) or 'not installed'} where the variant pins {version}"
+        for dist, version in pins.items()
+        if versions.get(dist) != version
+    ]

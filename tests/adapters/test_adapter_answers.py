@@ -20,8 +20,11 @@ def trial(**sections) -> TrialConfig:
 
 
 def test_the_learners_gpus_are_the_drivers_learner_and_the_learner_actors_but_not_the_runners():
-    demand = ResourceDemand(1, (ActorDemand("env_runner", 2, 1.0, 0.25, "env runners"),
-                                ActorDemand("learner", 3, 1.0, 0.5, "learners")), driver_gpus=0.0)
+    demand = ResourceDemand(
+        1,
+        (ActorDemand("env_runner", 2, 1.0, 0.25, "env runners"), ActorDemand("learner", 3, 1.0, 0.5, "learners")),
+        driver_gpus=0.0,
+    )
     assert (demand.learner_gpus, demand.gpus) == (1.5, 2.0)
     assert ResourceDemand(1, driver_gpus=0.5).learner_gpus == 0.5
     rllib = get_adapter("rllib")
@@ -35,11 +38,16 @@ def test_rllib_defaults_are_the_installed_rllibs():
         assert config_class(algo)().train_batch_size == DEFAULT_TRAIN_BATCH[algo], algo
 
 
-@pytest.mark.parametrize("algo, learners, batch", [("PPO", 0, None), ("PPO", 2, None), ("PPO", 2, 300),
-                                                   ("APPO", 0, None), ("IMPALA", 3, None), ("IMPALA", 1, 64)])
+@pytest.mark.parametrize(
+    "algo, learners, batch",
+    [("PPO", 0, None), ("PPO", 2, None), ("PPO", 2, 300), ("APPO", 0, None), ("IMPALA", 3, None), ("IMPALA", 1, 64)],
+)
 def test_rllib_train_batch_is_what_its_config_trains_on(algo, learners, batch):
-    config = trial(algo=algo, learners={"num_learners": learners},
-                   training={"train_batch_size_per_learner": batch} if batch else {})
+    config = trial(
+        algo=algo,
+        learners={"num_learners": learners},
+        training={"train_batch_size_per_learner": batch} if batch else {},
+    )
     answer = get_adapter("rllib").train_batch(config)
     built = build_config(config)
     assert (answer.per_learner, answer.env_steps) == (built.train_batch_size_per_learner, built.total_train_batch_size)
@@ -61,8 +69,11 @@ def test_sampling_processes_and_the_ceiling_a_trial_is_measured_against():
 
 def test_the_iterations_column_of_a_result_metric():
     rllib, plain = get_adapter("rllib"), get_adapter("plain")
-    assert rllib.metric_column("episode_return_mean") == rllib.metric_column("env_runners/episode_return_mean") \
+    assert (
+        rllib.metric_column("episode_return_mean")
+        == rllib.metric_column("env_runners/episode_return_mean")
         == "episode_return_mean"
+    )
     assert rllib.metric_column("vf_loss") is None and rllib.metric_column("no_such_metric") is None
     assert plain.metric_column("episode_return_mean") == "episode_return_mean"
     assert plain.metric_column("num_episodes") is None
@@ -71,10 +82,18 @@ def test_the_iterations_column_of_a_result_metric():
 def test_the_rllib_snippet_builds_the_config_the_trial_measured():
     """Executed (a config of ours, not a spec from elsewhere), the snippet gives RLlib the trial's keys: it
     differs from the trial's own build only where rlbench adds its instruments."""
-    config = trial(algo="APPO", env_runners={"num_env_runners": 1, "rollout_fragment_length": 25,
-                                             "gym_env_vectorize_mode": "async", "num_envs_per_env_runner": 2},
-                   learners={"num_aggregator_actors_per_learner": 1, "max_requests_in_flight_per_aggregator_actor": 2},
-                   training={"lr": 0.001, "circular_buffer_num_batches": 4}, rl_module={"fcnet_hiddens": [16]})
+    config = trial(
+        algo="APPO",
+        env_runners={
+            "num_env_runners": 1,
+            "rollout_fragment_length": 25,
+            "gym_env_vectorize_mode": "async",
+            "num_envs_per_env_runner": 2,
+        },
+        learners={"num_aggregator_actors_per_learner": 1, "max_requests_in_flight_per_aggregator_actor": 2},
+        training={"lr": 0.001, "circular_buffer_num_batches": 4},
+        rl_module={"fcnet_hiddens": [16]},
+    )
     snippet = get_adapter("rllib").config_snippet(config, "k")
     assert (snippet.file_name, snippet.language) == ("rllib_config.py", "python")
     scope: dict = {}

@@ -12,10 +12,23 @@ from rlbench.spec.model import TrialConfig
 
 #: A value for every PPO key, none of them SB3's or RLlib's default (so a mapped key shows in the arguments and a
 #: refused one is refused).
-PPO_VALUES = {"train_batch_size_per_learner": 64, "minibatch_size": 32, "num_epochs": 3, "lr": 0.01, "gamma": 0.9,
-              "grad_clip": 1.0, "shuffle_batch_per_epoch": False, "entropy_coeff": 0.1, "vf_loss_coeff": 0.7,
-              "lambda": 0.8, "clip_param": 0.25, "kl_coeff": 0.3, "kl_target": 0.02, "use_kl_loss": True,
-              "vf_clip_param": 5.0}
+PPO_VALUES = {
+    "train_batch_size_per_learner": 64,
+    "minibatch_size": 32,
+    "num_epochs": 3,
+    "lr": 0.01,
+    "gamma": 0.9,
+    "grad_clip": 1.0,
+    "shuffle_batch_per_epoch": False,
+    "entropy_coeff": 0.1,
+    "vf_loss_coeff": 0.7,
+    "lambda": 0.8,
+    "clip_param": 0.25,
+    "kl_coeff": 0.3,
+    "kl_target": 0.02,
+    "use_kl_loss": True,
+    "vf_clip_param": 5.0,
+}
 
 
 def config(**training) -> TrialConfig:

@@ -29,11 +29,19 @@ def test_algorithm_defaults_kept_unless_set():
     assert appo.rollout_fragment_length == 50 and appo.min_time_s_per_iteration == 10
     ppo = build_config(trial())
     assert ppo.rollout_fragment_length == "auto" and not ppo.min_time_s_per_iteration
-    set_ = build_config(trial(algo="APPO", env_runners={"rollout_fragment_length": 25},
-                              reporting={"min_time_s_per_iteration": 0, "min_sample_timesteps_per_iteration": 200},
-                              training={"circular_buffer_num_batches": 3, "broadcast_interval": 2}))
-    assert (set_.rollout_fragment_length, set_.min_time_s_per_iteration, set_.min_sample_timesteps_per_iteration) \
-        == (25, 0, 200)
+    set_ = build_config(
+        trial(
+            algo="APPO",
+            env_runners={"rollout_fragment_length": 25},
+            reporting={"min_time_s_per_iteration": 0, "min_sample_timesteps_per_iteration": 200},
+            training={"circular_buffer_num_batches": 3, "broadcast_interval": 2},
+        )
+    )
+    assert (set_.rollout_fragment_length, set_.min_time_s_per_iteration, set_.min_sample_timesteps_per_iteration) == (
+        25,
+        0,
+        200,
+    )
     assert (set_.circular_buffer_num_batches, set_.broadcast_interval) == (3, 2)
 
 
@@ -50,16 +58,20 @@ def test_ppo_gets_no_aggregator_actors():
     assert build_config(trial()).num_aggregator_actors_per_learner == 0
 
 
-@pytest.mark.parametrize(("algo", "learners", "runners"), [
-    ("PPO", {"num_learners": 2, "num_cpus_per_learner": 0.5}, 0),
-    ("APPO", {"num_learners": 0, "num_aggregator_actors_per_learner": 1}, 1),
-    ("IMPALA", {"num_learners": 2, "num_cpus_per_learner": 0.5, "num_aggregator_actors_per_learner": 2}, 2),
-])
+@pytest.mark.parametrize(
+    ("algo", "learners", "runners"),
+    [
+        ("PPO", {"num_learners": 2, "num_cpus_per_learner": 0.5}, 0),
+        ("APPO", {"num_learners": 0, "num_aggregator_actors_per_learner": 1}, 1),
+        ("IMPALA", {"num_learners": 2, "num_cpus_per_learner": 0.5, "num_aggregator_actors_per_learner": 2}, 2),
+    ],
+)
 def test_demand_matches_rllibs_placement_request(algo, learners, runners):
     """rlbench's actor CPUs (env runners, remote learners, aggregators) are what RLlib asks Ray to place:
     its request past the driver's bundle (RLlib counts aggregators in the learners' bundles)."""
-    config = trial(algo=algo, learners=learners, env_runners={"num_env_runners": runners,
-                                                              "num_cpus_per_env_runner": 0.5})
+    config = trial(
+        algo=algo, learners=learners, env_runners={"num_env_runners": runners, "num_cpus_per_env_runner": 0.5}
+    )
     algo_config = build_config(config)
     request = algo_config.algo_class.default_resource_request(algo_config)
     assert sum(b.get("CPU", 0) for b in request.bundles[1:]) == resource_demand(config).actor_cpus

@@ -41,8 +41,10 @@ def test_make_env_runs_nothing_else(tmp_path, framework):
 def test_sweep_refuses_it_before_anything_runs(tmp_path, monkeypatch, capsys):
     marker = tmp_path / "pwned"
     spec = tmp_path / "spec.yaml"
-    spec.write_text(f"name: x\nenvironment:\n  env: subprocess:Popen\n  env_config: {{args: [touch, {marker}]}}\n"
-                    "stop: {iterations: 3}\nenv_ceiling_s: 1\n")
+    spec.write_text(
+        f"name: x\nenvironment:\n  env: subprocess:Popen\n  env_config: {{args: [touch, {marker}]}}\n"
+        "stop: {iterations: 3}\nenv_ceiling_s: 1\n"
+    )
     monkeypatch.chdir(REPO)
     for extra in (["--dry-run"], []):
         assert main(["sweep", str(spec), "--out", str(tmp_path / "out"), *extra]) == 2

@@ -100,8 +100,9 @@ class GpuLearner:
 
     def __init__(self, clocks: FakeClocks):
         self.clocks, self.metrics = clocks, _Metrics()
-        self._learner_connector = _Pipeline([_Piece(clocks, self.BUILD_S - self.COPY_S),
-                                             NumpyToTensor(clocks, self.COPY_S)])
+        self._learner_connector = _Pipeline(
+            [_Piece(clocks, self.BUILD_S - self.COPY_S), NumpyToTensor(clocks, self.COPY_S)]
+        )
 
     def _make_batch_if_necessary(self, training_data):
         if training_data.batch is not None:
@@ -206,12 +207,18 @@ def test_the_probe_split_read_back_as_an_iteration(tmp_path):
     iteration's split: per learner, the rest of learn_s visible."""
     learner, _ = _gpu_learner()
     logged = learner.update(_Data(), minibatches=16)
-    result = {"timers": {"env_runner_sampling_timer": 1.0, "learner_update_timer": 2.5},
-              "env_runners": {"num_env_steps_sampled": 4000},
-              "learners": {"rlbench": {k[1]: v for k, v in logged.items() if k[0] == "rlbench"},
-                           "__all_modules__": {"learner_connector": {"connector_pipeline_timer": 0.0625}}}}
-    algo = SimpleNamespace(config=SimpleNamespace(num_env_runners=2, num_learners=0),
-                           metrics=SimpleNamespace(peek=lambda key, default=0.0: 0.0))
+    result = {
+        "timers": {"env_runner_sampling_timer": 1.0, "learner_update_timer": 2.5},
+        "env_runners": {"num_env_steps_sampled": 4000},
+        "learners": {
+            "rlbench": {k[1]: v for k, v in logged.items() if k[0] == "rlbench"},
+            "__all_modules__": {"learner_connector": {"connector_pipeline_timer": 0.0625}},
+        },
+    }
+    algo = SimpleNamespace(
+        config=SimpleNamespace(num_env_runners=2, num_learners=0),
+        metrics=SimpleNamespace(peek=lambda key, default=0.0: 0.0),
+    )
     t = IterationTimings(**iteration_timings(algo, result))
     assert (t.learn_batches, t.learn_batch_s, t.learn_copy_s) == (1.0, 0.125, 0.03125)
     assert (t.learn_update_s, t.learn_device_s) == (0.25, 1.0)  # 16 steps: 16/64 s of the host, 16/16 s of the GPU
@@ -221,11 +228,17 @@ def test_the_probe_split_read_back_as_an_iteration(tmp_path):
 
 
 def test_asynchronous_learners_leave_the_rest_of_learn_s_null():
-    result = {"timers": {"learner_update_timer": 0.5},
-              "learners": {"rlbench": {"batches_built": 40, "batch_s": 2.0, "update_s": 6.0},
-                           "__all_modules__": {"learner_connector": {"connector_pipeline_timer": 0.03125}}}}
-    algo = SimpleNamespace(config=SimpleNamespace(num_env_runners=2, num_learners=0),
-                           metrics=SimpleNamespace(peek=lambda key, default=0.0: 0.0))
+    result = {
+        "timers": {"learner_update_timer": 0.5},
+        "learners": {
+            "rlbench": {"batches_built": 40, "batch_s": 2.0, "update_s": 6.0},
+            "__all_modules__": {"learner_connector": {"connector_pipeline_timer": 0.03125}},
+        },
+    }
+    algo = SimpleNamespace(
+        config=SimpleNamespace(num_env_runners=2, num_learners=0),
+        metrics=SimpleNamespace(peek=lambda key, default=0.0: 0.0),
+    )
     t = iteration_timings(algo, result, asynchronous=True)
     # APPO/IMPALA: learn_s is the driver's wait; the learner worked beside it
     assert (t["learn_other_s"], t["sgd_s"]) == (None, None)

@@ -71,8 +71,9 @@ class _Learner:
         for mid, module_batch in batch.items():
             if WEIGHTS_SEQ_NO in module_batch:
                 sampled = module_batch[WEIGHTS_SEQ_NO]
-                self.metrics.log_value((mid, RLLIB_LAG_KEY), self._weights_seq_no - sum(sampled) / len(sampled),
-                                       window=1)
+                self.metrics.log_value(
+                    (mid, RLLIB_LAG_KEY), self._weights_seq_no - sum(sampled) / len(sampled), window=1
+                )
 
     def _update(self, batch):
         self._compute_off_policyness(batch)
@@ -127,14 +128,25 @@ def test_no_lag_without_the_samplers_weights_version():
 
 
 def test_overlap_counts_divide_by_runners_and_learners():
-    result = {"num_training_step_calls_per_iteration": 7,
-              "learners": {"rlbench": {"busy_s": 2.0, "updates": 8, "sgd_steps": 16, "policy_lag_mean": 1.5,
-                                       "policy_lag_max": 4.0}}}
+    result = {
+        "num_training_step_calls_per_iteration": 7,
+        "learners": {
+            "rlbench": {"busy_s": 2.0, "updates": 8, "sgd_steps": 16, "policy_lag_mean": 1.5, "policy_lag_max": 4.0}
+        },
+    }
     runners = [{"env_runner": 1, "sample_s": 1.0}, {"env_runner": 2, "sample_s": 2.0}]  # runner_timings' rows
     got = overlap_counts(result, runners, sampling_runners=2, learners=2)
-    assert got == pytest.approx({"training_steps": 7, "sampler_busy_s": 1.5, "learner_busy_s": 1.0,
-                                 "learner_updates": 4.0, "sgd_steps": 8.0, "policy_lag_mean": 1.5,
-                                 "policy_lag_max": 4.0})
+    assert got == pytest.approx(
+        {
+            "training_steps": 7,
+            "sampler_busy_s": 1.5,
+            "learner_busy_s": 1.0,
+            "learner_updates": 4.0,
+            "sgd_steps": 8.0,
+            "policy_lag_mean": 1.5,
+            "policy_lag_max": 4.0,
+        }
+    )
 
 
 def test_overlap_counts_without_learner_results():

@@ -18,21 +18,40 @@ from rlbench.adapters.rllib.timing import DRIVER_SUM_TIMERS
 
 def _algo(runners: int, learners: int, connectors_s: float = 0.004):
     """What iteration_timings reads of the algorithm: its config's counts and the connector-sync timer."""
-    return SimpleNamespace(config=SimpleNamespace(num_env_runners=runners, num_learners=learners),
-                           metrics=SimpleNamespace(peek=lambda key, default=0.0: connectors_s))
+    return SimpleNamespace(
+        config=SimpleNamespace(num_env_runners=runners, num_learners=learners),
+        metrics=SimpleNamespace(peek=lambda key, default=0.0: connectors_s),
+    )
 
 
 #: One DQN iteration of 1000 training steps, two env runners and the driver's learner, as RLlib 2.60 reports it
 #: with rlbench's sums (binary fractions, so every expected value below is exact).
 DQN_RESULT = {
-    "timers": {"env_runner_sampling_timer": 1.5, "learner_update_timer": 2.0, "synch_weights": 0.25,
-               "replay_buffer_add_data_timer": 0.125, "replay_buffer_sampling_timer": 0.5,
-               "replay_buffer_update_prios_timer": 0.0625},
+    "timers": {
+        "env_runner_sampling_timer": 1.5,
+        "learner_update_timer": 2.0,
+        "synch_weights": 0.25,
+        "replay_buffer_add_data_timer": 0.125,
+        "replay_buffer_sampling_timer": 0.5,
+        "replay_buffer_update_prios_timer": 0.0625,
+    },
     "env_runners": {"num_env_steps_sampled": 1000, "rlbench": {"env_step_s": 0.625, "inference_s": 0.375}},
-    "learners": {"__all_modules__": {"num_env_steps_trained": 32000,
-                                     "learner_connector": {"connector_pipeline_timer": 0.000375}},
-                 "rlbench": {"busy_s": 1.75, "updates": 1000, "sgd_steps": 1000, "target_update_s": 0.03125,
-                             "target_updates": 2, "batches_built": 1000, "batch_s": 0.5, "update_s": 1.21875}},
+    "learners": {
+        "__all_modules__": {
+            "num_env_steps_trained": 32000,
+            "learner_connector": {"connector_pipeline_timer": 0.000375},
+        },
+        "rlbench": {
+            "busy_s": 1.75,
+            "updates": 1000,
+            "sgd_steps": 1000,
+            "target_update_s": 0.03125,
+            "target_updates": 2,
+            "batches_built": 1000,
+            "batch_s": 0.5,
+            "update_s": 1.21875,
+        },
+    },
     "num_training_step_calls_per_iteration": 1000,
 }
 
@@ -57,17 +76,30 @@ def test_a_replay_iteration_splits_exactly():
 
 
 def test_two_learners_count_per_learner():
-    result = {**DQN_RESULT, "learners": {**DQN_RESULT["learners"], "rlbench": {
-        "busy_s": 3.5, "updates": 2000, "sgd_steps": 2000, "target_update_s": 0.0625, "target_updates": 4,
-        "batches_built": 2000}}}
+    result = {
+        **DQN_RESULT,
+        "learners": {
+            **DQN_RESULT["learners"],
+            "rlbench": {
+                "busy_s": 3.5,
+                "updates": 2000,
+                "sgd_steps": 2000,
+                "target_update_s": 0.0625,
+                "target_updates": 4,
+                "batches_built": 2000,
+            },
+        },
+    }
     t = iteration_timings(_algo(runners=1, learners=2), result, replay=True)
     assert (t["learner_updates"], t["target_update_s"], t["target_updates"]) == (1000.0, 0.03125, 2.0)
     assert t["learner_connector_s"] == 0.375 and t["updates_per_env_step"] == 1.0
 
 
 def test_an_on_policy_iteration_has_no_replay_figures():
-    ppo = {**DQN_RESULT, "learners": {**DQN_RESULT["learners"], "rlbench": {"updates": 1, "sgd_steps": 30,
-                                                                            "batches_built": 1}}}
+    ppo = {
+        **DQN_RESULT,
+        "learners": {**DQN_RESULT["learners"], "rlbench": {"updates": 1, "sgd_steps": 30, "batches_built": 1}},
+    }
     t = IterationTimings(**iteration_timings(_algo(runners=2, learners=0), ppo))
     assert (t.replay_s, t.replay_sample_s, t.target_update_s, t.target_updates) == (None, None, None, None)
     assert t.learner_connector_s == 0.000375  # one batch built: the mean is the time (PPO's reading, unchanged)
@@ -75,8 +107,11 @@ def test_an_on_policy_iteration_has_no_replay_figures():
 
 
 def test_the_replay_timers_are_summed_over_the_iteration():
-    assert {("timers", "replay_buffer_add_data_timer"), ("timers", "replay_buffer_sampling_timer"),
-            ("timers", "replay_buffer_update_prios_timer")} <= set(DRIVER_SUM_TIMERS)
+    assert {
+        ("timers", "replay_buffer_add_data_timer"),
+        ("timers", "replay_buffer_sampling_timer"),
+        ("timers", "replay_buffer_update_prios_timer"),
+    } <= set(DRIVER_SUM_TIMERS)
 
 
 class _TargetModule:
@@ -110,9 +145,14 @@ class _DQNLearner(_Learner):
         self.after_gradient_based_update(timesteps={"num_env_steps_sampled_lifetime": env_steps})
 
 
-@pytest.mark.parametrize("freq, steps, updates", [(0, [1, 1, 2], 3),  # SAC: every update, same step or not
-                                                  (500, [100, 499, 500, 999, 1000], 2),  # DQN: every 500 steps
-                                                  (1, [1, 1, 1], 1)])  # no new step since the last: no update
+@pytest.mark.parametrize(
+    "freq, steps, updates",
+    [
+        (0, [1, 1, 2], 3),  # SAC: every update, same step or not
+        (500, [100, 499, 500, 999, 1000], 2),  # DQN: every 500 steps
+        (1, [1, 1, 1], 1),
+    ],
+)  # no new step since the last: no update
 def test_target_updates_are_counted_and_timed(freq, steps, updates):
     learner = _DQNLearner(freq)
     install(learner)
@@ -137,16 +177,17 @@ def test_replay_weights_go_out_once_per_training_step_that_learned():
     # 1000 updates, one per training step: 1000 broadcasts of 4,000 bytes to 2 runners; with 4 updates a step, 250
     t = iteration_timings(_algo(runners=2, learners=0), DQN_RESULT, replay=True, weight_bytes=4000, weight_receivers=2)
     assert t["sync_bytes"] == 4000 * 2 * 1000 and t["sync_bytes_per_s"] == 4000 * 2 * 1000 / 0.25
-    t = iteration_timings(_algo(runners=2, learners=0), DQN_RESULT, replay=True, weight_bytes=4000, weight_receivers=2,
-                          updates_per_sync=4)
+    t = iteration_timings(
+        _algo(runners=2, learners=0), DQN_RESULT, replay=True, weight_bytes=4000, weight_receivers=2, updates_per_sync=4
+    )
     assert t["sync_bytes"] == 4000 * 2 * 250
     ppo = iteration_timings(_algo(runners=2, learners=0), DQN_RESULT, weight_bytes=4000, weight_receivers=2)
     assert ppo["sync_bytes"] == 4000 * 2  # PPO: once an iteration
 
 
 def test_updates_per_sync_is_rllibs_round_robin():
-    from rlbench.adapters.rllib.lifecycle import updates_per_sync
     from rlbench.adapters.rllib.config import config_class
+    from rlbench.adapters.rllib.lifecycle import updates_per_sync
 
     dqn = config_class("DQN")().training(train_batch_size_per_learner=32)
     assert updates_per_sync(dqn) == 1  # no training_intensity: one update per sampling round

@@ -53,8 +53,15 @@ def test_the_driver_is_the_driver_whatever_its_title(cmdline):
 
 
 def test_roles_are_the_known_set():
-    assert RLlibAdapter().roles == ("driver", "learner", "env_runner", "aggregator", "state_server", "ray_system",
-                                    "other")
+    assert RLlibAdapter().roles == (
+        "driver",
+        "learner",
+        "env_runner",
+        "aggregator",
+        "state_server",
+        "ray_system",
+        "other",
+    )
 
 
 def demand(**sections):
@@ -96,8 +103,11 @@ def test_learner_gpus(learner_gpus, actor_cpus, gpus):
 
 def test_aggregator_actors_are_one_cpu_each_per_learner():
     # IMPALA, 2 learners x 2 aggregators x 1 CPU; the state server reserves nothing
-    d = demand(algo="IMPALA", env_runners={"num_env_runners": 2},
-               learners={"num_learners": 2, "num_aggregator_actors_per_learner": 2})
+    d = demand(
+        algo="IMPALA",
+        env_runners={"num_env_runners": 2},
+        learners={"num_learners": 2, "num_aggregator_actors_per_learner": 2},
+    )
     assert d.role_cpus(RLlibAdapter().roles)["aggregator"] == 4.0
     assert (d.actor_cpus, d.total_cpus) == (2.0 + 2.0 + 4.0, 9.0)
     assert "4 aggregator actors x 1 CPU" in d.describe_actors()

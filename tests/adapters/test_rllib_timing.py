@@ -146,6 +146,7 @@ class _Episode:
 
 def _decorated(fn):
     """Like RLlib's decorators on ``SingleAgentEnvRunner.sample``: functools.wraps sets __wrapped__."""
+
     @functools.wraps(fn)
     def inner(*args, **kwargs):
         return fn(*args, **kwargs)

@@ -25,8 +25,11 @@ def test_the_adapter_answers_from_its_tables():
     assert [a for a in ALGORITHMS if rllib.trains_on_replay(a)] == ["DQN", "SAC"]
     assert not any(get_adapter("plain").trains_on_replay(a) for a in ALGORITHMS)  # it trains nothing
     assert {algo: rllib.training_keys(algo) for algo in ALGORITHMS} == ALGO_TRAINING_KEYS
-    assert (rllib.algo_only_keys, rllib.refused_values, rllib.removed_keys) == (ALGO_ONLY_KEYS, REFUSED_VALUES,
-                                                                                 REMOVED_KEYS)
+    assert (rllib.algo_only_keys, rllib.refused_values, rllib.removed_keys) == (
+        ALGO_ONLY_KEYS,
+        REFUSED_VALUES,
+        REMOVED_KEYS,
+    )
 
 
 def test_the_tables_agree_with_each_other():
@@ -68,8 +71,14 @@ def test_replay_algorithms_share_the_replay_keys_and_sac_takes_no_lr():
 
     dqn, sac = ALGO_TRAINING_KEYS["DQN"], ALGO_TRAINING_KEYS["SAC"]
     assert REPLAY_ALGOS == {"DQN", "SAC"}
-    assert {"replay_buffer_config", "training_intensity", "n_step", "num_steps_sampled_before_learning_starts",
-            "target_network_update_freq", "tau"} <= dqn & sac
+    assert {
+        "replay_buffer_config",
+        "training_intensity",
+        "n_step",
+        "num_steps_sampled_before_learning_starts",
+        "target_network_update_freq",
+        "tau",
+    } <= dqn & sac
     assert "lr" in dqn and "lr" not in sac and {"actor_lr", "critic_lr", "alpha_lr"} <= sac - dqn
     assert not {"minibatch_size", "num_epochs", "lambda", "entropy_coeff"} & (dqn | sac)  # on-policy keys
 
@@ -83,14 +92,21 @@ def test_the_quick_rule_reads_rllib_260s_own_defaults():
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.algorithms.sac import SACConfig
 
-    from rlbench.adapters.rllib.training import (DEFAULT_FRAGMENT, DEFAULT_LEARNING_STARTS, DEFAULT_MIN_SAMPLE_STEPS,
-                                                 DEFAULT_MIN_TIME_S, PPO_DEFAULTS)
+    from rlbench.adapters.rllib.training import (
+        DEFAULT_FRAGMENT,
+        DEFAULT_LEARNING_STARTS,
+        DEFAULT_MIN_SAMPLE_STEPS,
+        DEFAULT_MIN_TIME_S,
+        PPO_DEFAULTS,
+    )
 
     assert APPOConfig().rollout_fragment_length == IMPALAConfig().rollout_fragment_length == DEFAULT_FRAGMENT
-    assert {a: c().min_time_s_per_iteration for a, c in (("APPO", APPOConfig), ("IMPALA", IMPALAConfig))} == \
-        DEFAULT_MIN_TIME_S
-    assert {a: c().num_steps_sampled_before_learning_starts for a, c in (("DQN", DQNConfig), ("SAC", SACConfig))} == \
-        DEFAULT_LEARNING_STARTS
+    assert {
+        a: c().min_time_s_per_iteration for a, c in (("APPO", APPOConfig), ("IMPALA", IMPALAConfig))
+    } == DEFAULT_MIN_TIME_S
+    assert {
+        a: c().num_steps_sampled_before_learning_starts for a, c in (("DQN", DQNConfig), ("SAC", SACConfig))
+    } == DEFAULT_LEARNING_STARTS
     assert DQNConfig().min_sample_timesteps_per_iteration == DEFAULT_MIN_SAMPLE_STEPS["DQN"]
     assert SACConfig().min_time_s_per_iteration <= 1 and SACConfig().min_sample_timesteps_per_iteration <= 200
     assert PPOConfig().minibatch_size == PPO_DEFAULTS[("training", "minibatch_size")]
@@ -98,8 +114,12 @@ def test_the_quick_rule_reads_rllib_260s_own_defaults():
 
 QUICK_CASES = [  # (algo, env, the spec's sections) -> what --quick trains on: (batch per learner, minibatch)
     ("PPO", "CartPole-v1", {}, (128, 128)),
-    ("PPO", "CartPole-v1", {"learners": {"num_learners": 2},
-                            "training": {"train_batch_size_per_learner": 2000, "minibatch_size": 500}}, (128, 128)),
+    (
+        "PPO",
+        "CartPole-v1",
+        {"learners": {"num_learners": 2}, "training": {"train_batch_size_per_learner": 2000, "minibatch_size": 500}},
+        (128, 128),
+    ),
     ("PPO", "CartPole-v1", {"training": {"train_batch_size_per_learner": 64, "minibatch_size": 32}}, (64, 32)),
     ("APPO", "CartPole-v1", {"training": {"minibatch_size": 500}}, (100, 100)),
     ("APPO", "CartPole-v1", {"env_runners": {"rollout_fragment_length": 32}}, (96, None)),
@@ -109,7 +129,9 @@ QUICK_CASES = [  # (algo, env, the spec's sections) -> what --quick trains on: (
 ]
 
 
-@pytest.mark.parametrize("algo, env, sections, expected", QUICK_CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(QUICK_CASES)])
+@pytest.mark.parametrize(
+    "algo, env, sections, expected", QUICK_CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(QUICK_CASES)]
+)
 def test_a_quick_trial_is_one_rllib_validates(algo, env, sections, expected):
     """--quick cuts each algorithm's batch to a size RLlib 2.60 accepts: the built AlgorithmConfig passes RLlib's
     own validate() (minibatch within the batch, APPO/IMPALA's a multiple of the rollout fragment), an iteration is
@@ -117,8 +139,9 @@ def test_a_quick_trial_is_one_rllib_validates(algo, env, sections, expected):
     from rlbench.adapters.rllib.config import build_config
     from rlbench.spec.load import spec_from_dict
 
-    loaded = spec_from_dict({"name": "q", "algo": algo, "environment": {"env": env}, "stop": {"seconds": 60},
-                             **sections}, quick=True)
+    loaded = spec_from_dict(
+        {"name": "q", "algo": algo, "environment": {"env": env}, "stop": {"seconds": 60}, **sections}, quick=True
+    )
     built = build_config(loaded.points[0].config)
     built.validate()
     assert (built.train_batch_size_per_learner, built.minibatch_size) == expected

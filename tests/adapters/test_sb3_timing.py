@@ -132,10 +132,14 @@ class FakeModel:
 
 
 def trainer(envs: int, batch: int) -> tuple[SB3Trainer, FakeModel]:
-    config = TrialConfig.model_validate({
-        "framework": "sb3", "environment": {"env": f"{__name__}:ClockEnv"},
-        "env_runners": {"num_env_runners": 0, "num_envs_per_env_runner": envs},
-        "training": {"train_batch_size_per_learner": batch, "minibatch_size": min(4, batch)}})
+    config = TrialConfig.model_validate(
+        {
+            "framework": "sb3",
+            "environment": {"env": f"{__name__}:ClockEnv"},
+            "env_runners": {"num_env_runners": 0, "num_envs_per_env_runner": envs},
+            "training": {"train_batch_size_per_learner": batch, "minibatch_size": min(4, batch)},
+        }
+    )
     t = SB3Trainer(config, seed=1, threads={"driver": 1}, clock=CLOCK)
     venv = DummyVecEnv([EnvFactory(f"{__name__}:ClockEnv", {}) for _ in range(envs)])
     model = FakeModel(timed_vec_env(venv, t.timer), n_steps=batch // envs)
@@ -188,8 +192,13 @@ def test_a_real_model_attached_writes_no_log_folder(tmp_path, monkeypatch):
     from stable_baselines3 import PPO
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    t = SB3Trainer(TrialConfig.model_validate({"framework": "sb3", "environment": {"env": f"{__name__}:ClockEnv"},
-                                               "env_runners": {"num_env_runners": 0}}), seed=1, threads={"driver": 1})
+    t = SB3Trainer(
+        TrialConfig.model_validate(
+            {"framework": "sb3", "environment": {"env": f"{__name__}:ClockEnv"}, "env_runners": {"num_env_runners": 0}}
+        ),
+        seed=1,
+        threads={"driver": 1},
+    )
     venv = DummyVecEnv([EnvFactory(f"{__name__}:ClockEnv", {})])
     t.attach(PPO("MlpPolicy", timed_vec_env(venv, t.timer), n_steps=8, batch_size=8, seed=1, device="cpu", verbose=0))
     assert list(tmp_path.iterdir()) == []

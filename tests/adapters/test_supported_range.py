@@ -16,7 +16,8 @@ from rlbench.spec.model import SpecError
 def test_a_release_older_than_the_oldest_is_named_with_the_range():
     requires = {"ray": "2.40.0"}
     assert unsupported(requires, {"ray": "2.9.3"}, "rllib") == [
-        "ray 2.9.3 is older than 2.40.0, the oldest the rllib adapter drives"]
+        "ray 2.9.3 is older than 2.40.0, the oldest the rllib adapter drives"
+    ]
     # compared as numbers, not text: "2.100" is newer than "2.40", "2.4.1" older
     assert unsupported(requires, {"ray": "2.100.0"}, "rllib") == []
     assert unsupported(requires, {"ray": "2.4.1"}, "rllib") != []
@@ -47,7 +48,9 @@ def test_an_older_ray_pin_is_refused_when_the_spec_loads(tmp_path: Path):
     path.write_text(SPEC.format(framework="rllib"))
     with pytest.raises(SpecError) as info:
         load_spec(path)
-    assert str(info.value) == (f"{path}:8: variants[1].packages.ray: ray 2.9.3 is older than {SUPPORTED_RAY}, the "
-                               f"oldest the rllib adapter drives: pin {SUPPORTED_RAY} or later (docs/VERSIONS.md)")
+    assert str(info.value) == (
+        f"{path}:8: variants[1].packages.ray: ray 2.9.3 is older than {SUPPORTED_RAY}, the "
+        f"oldest the rllib adapter drives: pin {SUPPORTED_RAY} or later (docs/VERSIONS.md)"
+    )
     path.write_text(SPEC.format(framework="plain"))  # the plain adapter drives no Ray: any pin is its user's business
     assert [p.variant for p in load_spec(path).points] == ["now", "old"]

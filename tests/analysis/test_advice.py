@@ -9,23 +9,33 @@ from rlbench.analysis.advice import learner_cpu_findings
 
 def _tables(learn_s: tuple[float, float], sample_s: float):
     # two grid points: num_cpus_for_main_process 1 and 4 (threads follow), learner in the driver
-    trials = pd.DataFrame({
-        "trial_id": ["t000r0", "t001r0"], "index": [0, 1], "repeat": [0, 0], "status": ["ok", "ok"],
-        "num_learners": [0, 0], "driver_torch_threads": [1, 4],
-    })
+    trials = pd.DataFrame(
+        {
+            "trial_id": ["t000r0", "t001r0"],
+            "index": [0, 1],
+            "repeat": [0, 0],
+            "status": ["ok", "ok"],
+            "num_learners": [0, 0],
+            "driver_torch_threads": [1, 4],
+        }
+    )
     rows = []
     for trial, learn in zip(trials["trial_id"], learn_s):
         rows.append({"trial_id": trial, "warmup": True, "wall_s": 9.0, "sample_s": 9.0, "learn_s": 9.0})
         for _ in range(2):
-            rows.append({"trial_id": trial, "warmup": False, "wall_s": sample_s + learn, "sample_s": sample_s,
-                         "learn_s": learn})
+            rows.append(
+                {"trial_id": trial, "warmup": False, "wall_s": sample_s + learn, "sample_s": sample_s, "learn_s": learn}
+            )
     iterations = pd.DataFrame(rows)
     steps = 1000.0
-    configs = pd.DataFrame({
-        "index": [0, 1], "num_cpus_for_main_process": [1, 4],
-        "env_steps_per_s": [steps / (sample_s + learn_s[0]), steps / (sample_s + learn_s[1])],
-        "driver_cpus_used": [0.9, 1.3],
-    })
+    configs = pd.DataFrame(
+        {
+            "index": [0, 1],
+            "num_cpus_for_main_process": [1, 4],
+            "env_steps_per_s": [steps / (sample_s + learn_s[0]), steps / (sample_s + learn_s[1])],
+            "driver_cpus_used": [0.9, 1.3],
+        }
+    )
     trials["env_steps_per_s"] = configs["env_steps_per_s"]
     return configs, trials, iterations
 
@@ -58,15 +68,42 @@ def test_no_learner_axis_no_finding():
 def test_a_best_setting_in_between_is_named():
     configs, trials, iterations = _tables((2.0, 1.6), sample_s=1.0)
     # a third point, num_cpus_for_main_process=2, faster than both ends
-    trials = pd.concat([trials, pd.DataFrame({"trial_id": ["t002r0"], "index": [2], "repeat": [0], "status": ["ok"],
-                                              "num_learners": [0], "driver_torch_threads": [2]})])
-    iterations = pd.concat([iterations, pd.DataFrame({"trial_id": ["t002r0"], "warmup": [False], "wall_s": [2.0],
-                                                      "sample_s": [1.0], "learn_s": [1.0]})])
-    configs = pd.concat([configs, pd.DataFrame({"index": [2], "num_cpus_for_main_process": [2],
-                                                "env_steps_per_s": [500.0], "driver_cpus_used": [1.1]})])
+    trials = pd.concat(
+        [
+            trials,
+            pd.DataFrame(
+                {
+                    "trial_id": ["t002r0"],
+                    "index": [2],
+                    "repeat": [0],
+                    "status": ["ok"],
+                    "num_learners": [0],
+                    "driver_torch_threads": [2],
+                }
+            ),
+        ]
+    )
+    iterations = pd.concat(
+        [
+            iterations,
+            pd.DataFrame(
+                {"trial_id": ["t002r0"], "warmup": [False], "wall_s": [2.0], "sample_s": [1.0], "learn_s": [1.0]}
+            ),
+        ]
+    )
+    configs = pd.concat(
+        [
+            configs,
+            pd.DataFrame(
+                {"index": [2], "num_cpus_for_main_process": [2], "env_steps_per_s": [500.0], "driver_cpus_used": [1.1]}
+            ),
+        ]
+    )
     (text,) = learner_cpu_findings(configs, trials, iterations, ["num_cpus_for_main_process"])
     assert "num_cpus_for_main_process 1 -> 4" in text
-    assert "The fastest setting was in between: num_cpus_for_main_process=2 at 500 env steps/s (1.50x the lowest)" in text
+    assert (
+        "The fastest setting was in between: num_cpus_for_main_process=2 at 500 env steps/s (1.50x the lowest)" in text
+    )
 
 
 def test_nothing_bought_is_said_only_with_evidence():
@@ -75,8 +112,16 @@ def test_nothing_bought_is_said_only_with_evidence():
     assert "no evidence yet: 1 run a side" in text and "bought nothing" not in text
     assert "No gain worth having showed (1.00x the throughput), but that is not yet evidence of none." in text
     # three repeats a side, 0.98-1.02x of the lowest: an interval below 1.1 says nothing was bought
-    repeats = pd.concat([trials.assign(repeat=r, trial_id=trials["trial_id"].str.replace("r0", f"r{r}"),
-                                       env_steps_per_s=trials["env_steps_per_s"] * f) for r, f in enumerate((1, .98, 1.02))])
+    repeats = pd.concat(
+        [
+            trials.assign(
+                repeat=r,
+                trial_id=trials["trial_id"].str.replace("r0", f"r{r}"),
+                env_steps_per_s=trials["env_steps_per_s"] * f,
+            )
+            for r, f in enumerate((1, 0.98, 1.02))
+        ]
+    )
     (text,) = learner_cpu_findings(configs, repeats, iterations, ["num_cpus_for_main_process"])
     assert "(1.00x; 95% CI 0.9" in text and "The extra CPUs bought nothing worth having (1.00x the throughput)" in text
 

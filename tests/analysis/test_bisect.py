@@ -14,8 +14,23 @@ VERSIONS = ["1.0", "1.1", "1.2", "1.3", "1.4", "1.5", "1.6", "1.7", "1.8"]
 def step(ratio: float | None, differs: bool, before: str = "a", after: str = "b") -> VersionStep:
     low, high = (None, None) if ratio is None else (ratio * 0.98, ratio * 1.02)
     rounds = 0 if ratio is None else 6
-    change = Change("paired", "rounds", rounds, rounds, ratio, low, high, ratio, low, high, TESTS["paired"], rounds,
-                    rounds, None if ratio is None else 0.03, differs)
+    change = Change(
+        "paired",
+        "rounds",
+        rounds,
+        rounds,
+        ratio,
+        low,
+        high,
+        ratio,
+        low,
+        high,
+        TESTS["paired"],
+        rounds,
+        rounds,
+        None if ratio is None else 0.03,
+        differs,
+    )
     return VersionStep(before, after, "throughput", change, "hand-made", "hand-made")
 
 
@@ -65,16 +80,21 @@ def test_every_first_bad_version_is_found_in_log2_probes_and_confirmed():
             assert confirm == []
         else:
             assert [(p.reference, p.candidate) for p in confirm] == [(result.last_good, first_bad)]
-        assert result.sentence.startswith(f"first slower version: pkg=={first_bad} (pkg=={result.last_good} -> "
-                                           f"pkg=={first_bad}: paired ratio 0.500, 95% CI 0.490-0.510, 6 rounds)")
+        assert result.sentence.startswith(
+            f"first slower version: pkg=={first_bad} (pkg=={result.last_good} -> "
+            f"pkg=={first_bad}: paired ratio 0.500, 95% CI 0.490-0.510, 6 rounds)"
+        )
 
 
 def test_the_probes_of_one_search_worked_out_by_hand():
     fake = Fake(speeds("1.3"))
     result = bisect(VERSIONS[:5], fake, threshold=0.05)  # 1.0 .. 1.4, 1.3 the first slow one
     assert [(p.purpose, p.reference, p.candidate, p.outcome) for p in result.probes] == [
-        ("ends", "1.0", "1.4", "bad"), ("probe", "1.0", "1.2", "good"), ("probe", "1.0", "1.3", "bad"),
-        ("confirm", "1.2", "1.3", "bad")]
+        ("ends", "1.0", "1.4", "bad"),
+        ("probe", "1.0", "1.2", "good"),
+        ("probe", "1.0", "1.3", "bad"),
+        ("confirm", "1.2", "1.3", "bad"),
+    ]
 
 
 def test_bisect_json_is_versioned_with_each_steps_pair_nested():

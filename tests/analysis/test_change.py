@@ -5,16 +5,34 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rlbench.analysis.change import (CHANGE_FIELDS, TESTS, by_rounds, can_show, changed, design_note, equivalent,
-                                     flat, paired, rounds_can_show, unpaired)
+from rlbench.analysis.change import (
+    CHANGE_FIELDS,
+    TESTS,
+    by_rounds,
+    can_show,
+    changed,
+    design_note,
+    equivalent,
+    flat,
+    paired,
+    rounds_can_show,
+    unpaired,
+)
 from rlbench.analysis.findings import REPEATS_FOR_EVIDENCE, ROUNDS_FOR_EVIDENCE
 
 
 def test_three_repeats_all_below_three_is_a_change_both_ways_of_telling():
     # every resample's ratio of medians is at most 82/100 < 1; ranks 1, 2, 3 against 4, 5, 6: p = 1/20
     c = unpaired([100.0, 101.0, 102.0], [80.0, 81.0, 82.0])
-    assert (c.design, c.basis, c.test, c.n_a, c.n_b, c.runs_a, c.runs_b) == ("unpaired", "repeats", TESTS["unpaired"],
-                                                                             3, 3, 3, 3)
+    assert (c.design, c.basis, c.test, c.n_a, c.n_b, c.runs_a, c.runs_b) == (
+        "unpaired",
+        "repeats",
+        TESTS["unpaired"],
+        3,
+        3,
+        3,
+        3,
+    )
     assert c.ratio == pytest.approx(81 / 101) and c.ci_high <= 82 / 100 and c.ci_low >= 80 / 102
     assert c.p_value == pytest.approx(0.05) and c.differs and c.enough and c.effect == c.ratio
     assert c.paired_ratio is None and c.paired_ci_low is None
@@ -41,10 +59,17 @@ def test_a_variant_at_half_the_speed_in_six_rounds_is_a_paired_change():
     a = {r: v for r, v in enumerate([100.0, 110.0, 90.0, 100.0, 105.0, 95.0])}
     b = {r: v / 2 for r, v in a.items()}
     c = paired(a, b)
-    assert (c.design, c.basis, c.test, c.runs_a, c.runs_b, c.n_a, c.n_b) == ("paired", "rounds", TESTS["paired"],
-                                                                             6, 6, 6, 6)
+    assert (c.design, c.basis, c.test, c.runs_a, c.runs_b, c.n_a, c.n_b) == (
+        "paired",
+        "rounds",
+        TESTS["paired"],
+        6,
+        6,
+        6,
+        6,
+    )
     assert c.paired_ratio == 0.5 and (c.paired_ci_low, c.paired_ci_high) == (0.5, 0.5) and c.ratio == 0.5
-    assert c.p_value == pytest.approx(2 / 2 ** 6) and c.differs and c.effect == 0.5
+    assert c.p_value == pytest.approx(2 / 2**6) and c.differs and c.effect == 0.5
     del b[3]  # a failed round leaves the pairs only
     assert paired(a, b).runs_a == 5 and paired(a, b).n_a == 6 and paired(a, b).n_b == 5
     assert not paired(a, b).enough and not paired(a, b).differs  # 2 / 2**5 = 0.0625

@@ -14,8 +14,10 @@ from rlbench.analysis.findings import CHANGE_THRESHOLD
 def folders() -> Comparison:
     slow = unpaired([100.0, 101.0, 102.0], [80.0, 81.0, 82.0])
     ttt = TimeToTarget("3/3", "3/3", 10.0, 12.0, unpaired([10.0, 10.5, 9.5], [12.0, 12.5, 11.5]), "later")
-    rows = [ComparisonRow("x=1", {"x": 1}, "A", "B", 101.0, 81.0, slow, "regressed", "B is ...", ttt),
-            ComparisonRow("x=2", {"x": 2}, "A", "B", 5.0, None, unpaired([5.0], []), "only in A", "only in A: ...")]
+    rows = [
+        ComparisonRow("x=1", {"x": 1}, "A", "B", 101.0, 81.0, slow, "regressed", "B is ...", ttt),
+        ComparisonRow("x=2", {"x": 2}, "A", "B", 5.0, None, unpaired([5.0], []), "only in A", "only in A: ..."),
+    ]
     return Comparison("folders", "/r/a", "/r/b", 0.05, ["x"], rows)
 
 
@@ -33,8 +35,18 @@ def test_both_kinds_write_the_same_columns_with_the_schema_version(tmp_path):
         tables.append(pd.read_csv(out / "compare.csv"))
         body = json.loads((out / "compare.json").read_text())
         assert body["schema_version"] == COMPARISON_SCHEMA_VERSION == 2 and body["kind"] == comparison.kind
-        assert set(body["rows"][0]) == {"label", "axes", "a", "b", "a_env_steps_per_s", "b_env_steps_per_s", "change",
-                                        "verdict", "sentence", "time_to_target"}
+        assert set(body["rows"][0]) == {
+            "label",
+            "axes",
+            "a",
+            "b",
+            "a_env_steps_per_s",
+            "b_env_steps_per_s",
+            "change",
+            "verdict",
+            "sentence",
+            "time_to_target",
+        }
         assert list(body["rows"][0]["change"]) == list(CHANGE_FIELDS)
     assert list(tables[0].columns) == list(tables[1].columns) == ["schema_version", "x", *CSV_COLUMNS]
     assert (tables[0]["schema_version"] == 2).all() and (tables[1]["schema_version"] == 2).all()

@@ -16,10 +16,21 @@ def _trials(points: list[dict], throughputs: list[list[float]]) -> pd.DataFrame:
     rows = []
     for index, (axes, values) in enumerate(zip(points, throughputs)):
         for repeat, tp in enumerate(values):
-            row = {"trial_id": f"t{index:03d}r{repeat}", "status": "ok", "reason": None, "index": index,
-                   "repeat": repeat, "cpus": 2, "num_learners": 0, "num_gpus_per_learner": 0.0,
-                   "env_steps_per_s": tp, "sample_frac": 0.7, "learn_frac": 0.2, "sync_frac": 0.05,
-                   "other_frac": 0.05}
+            row = {
+                "trial_id": f"t{index:03d}r{repeat}",
+                "status": "ok",
+                "reason": None,
+                "index": index,
+                "repeat": repeat,
+                "cpus": 2,
+                "num_learners": 0,
+                "num_gpus_per_learner": 0.0,
+                "env_steps_per_s": tp,
+                "sample_frac": 0.7,
+                "learn_frac": 0.2,
+                "sync_frac": 0.05,
+                "other_frac": 0.05,
+            }
             for role in ("driver", "learner", "env_runner", "ray_system", "other"):
                 row[f"{role}_cpus_allocated"] = 1.0 if role in ("driver", "env_runner") else 0.0
                 row[f"{role}_cpus_used"] = 0.5 if role in ("driver", "env_runner") else 0.0
@@ -57,8 +68,16 @@ def test_failed_repeat_is_left_out_of_the_figures():
 
 
 def _row(**kw) -> dict:
-    base = {"env_steps_per_s": 100.0, "sample_frac": 0.3, "learn_frac": 0.3, "sync_frac": 0.05, "cpus": 8,
-            "cpus_used": 2.0, "learner_gpus": 0.0, "noisy": False}
+    base = {
+        "env_steps_per_s": 100.0,
+        "sample_frac": 0.3,
+        "learn_frac": 0.3,
+        "sync_frac": 0.05,
+        "cpus": 8,
+        "cpus_used": 2.0,
+        "learner_gpus": 0.0,
+        "noisy": False,
+    }
     base.update(kw)
     return base
 
@@ -118,8 +137,9 @@ def test_recommendations_for_throughput_and_per_cpu():
 
 
 def test_recommendation_notes_ties_and_noise():
-    recs = recommendations(configurations(_trials([{"x": 1}, {"x": 2}, {"x": 3}],
-                                                  [[100, 104], [101, 103], [100, 300]]), ["x"]), ["x"])
+    recs = recommendations(
+        configurations(_trials([{"x": 1}, {"x": 2}, {"x": 3}], [[100, 104], [101, 103], [100, 300]]), ["x"]), ["x"]
+    )
     note = recs[0].note
     assert "tied within the 95% CIs" in note and "1 noisy configuration not ranked" in note
 
@@ -130,7 +150,9 @@ def test_cpu_threads_per_gpu_sm_and_its_figure(tmp_path):
 
     trials = _trials([{"cpus_axis": c} for c in (4, 8, 16)], [[1000.0, 1010.0], [1800.0, 1790.0], [2000.0, 2020.0]])
     trials["cpus"] = trials["cpus_axis"]
-    trials["num_gpus_per_learner"] = trials["learner_gpus_allocated"] = 1.0  # the driver's learner on 1 GPU (its demand)
+    trials["num_gpus_per_learner"] = trials["learner_gpus_allocated"] = (
+        1.0  # the driver's learner on 1 GPU (its demand)
+    )
     c = configurations(trials, ["cpus_axis"], sm_count=132)
     assert list(c["learner_gpus"]) == [1.0, 1.0, 1.0]
     assert c["cpu_threads_per_gpu_sm"].tolist() == pytest.approx([4 / 132, 8 / 132, 16 / 132])
@@ -145,8 +167,9 @@ def test_a_point_skipped_as_a_duplicate_is_not_a_configuration_of_its_own():
     """num_env_runners: [0, 1, cpus-1] on 2 cores: the third point is the second again."""
     from rlbench.spec.skips import DUPLICATE
 
-    trials = _trials([{"num_env_runners": 0}, {"num_env_runners": 1}, {"num_env_runners": 1}],
-                     [[100.0], [150.0], [None]])
+    trials = _trials(
+        [{"num_env_runners": 0}, {"num_env_runners": 1}, {"num_env_runners": 1}], [[100.0], [150.0], [None]]
+    )
     trials.loc[2, ["status", "reason"]] = ["skipped", f"{DUPLICATE} t001 on this machine (num_env_runners=cpus-1 is 1)"]
     c = configurations(trials, ["num_env_runners"])
     assert list(c["index"]) == [0, 1] and list(c["num_env_runners"]) == [0, 1]
@@ -156,7 +179,11 @@ def test_a_label_shows_an_unset_axis_as_the_spec_default_never_nan():
     from rlbench.analysis.configs import config_label
 
     row = {"env_config.step_ms": float("nan"), "num_env_runners": 2, "index": 4}
-    assert config_label(row, ["env_config.step_ms", "num_env_runners"]) == \
-        "env_config.step_ms=(the spec's default), num_env_runners=2"
-    assert config_label({"fcnet_hiddens": [64, 64], "x": None}, ["fcnet_hiddens", "x"]) == \
-        "fcnet_hiddens=[64, 64], x=(the spec's default)"
+    assert (
+        config_label(row, ["env_config.step_ms", "num_env_runners"])
+        == "env_config.step_ms=(the spec's default), num_env_runners=2"
+    )
+    assert (
+        config_label({"fcnet_hiddens": [64, 64], "x": None}, ["fcnet_hiddens", "x"])
+        == "fcnet_hiddens=[64, 64], x=(the spec's default)"
+    )

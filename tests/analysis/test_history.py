@@ -16,9 +16,19 @@ def trials(target: bool = True) -> pd.DataFrame:
         base = 1000.0 + 10 * r  # the machine drifts between rounds; the pairs within a round do not
         for i, (version, name) in enumerate(VERSIONS):
             speed = base * (0.5 if version == "2.0" else 1.0) * (1 + 0.001 * (i == 1) * (-1) ** r)
-            rows.append({"trial_id": f"t{i}r{r}", "index": i, "variant": name, "round": r, "repeat": r, "status": "ok",
-                         "env_steps_per_s": speed, "reached_target": True if target else None,
-                         "time_to_target_s": 50_000 / speed if target else None})
+            rows.append(
+                {
+                    "trial_id": f"t{i}r{r}",
+                    "index": i,
+                    "variant": name,
+                    "round": r,
+                    "repeat": r,
+                    "status": "ok",
+                    "env_steps_per_s": speed,
+                    "reached_target": True if target else None,
+                    "time_to_target_s": 50_000 / speed if target else None,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -33,7 +43,7 @@ def test_the_halving_step_is_flagged_and_the_twins_are_not():
     c = half.change
     assert half.flagged and half.slower and half.verdict == "regressed"
     assert c.design == "paired" and c.runs_a == 6 and abs(c.paired_ratio - 0.5) < 0.001 and c.paired_ci_high < 1
-    assert c.p_value == 2 / 2 ** 6  # every round one way: the exact two-sided p
+    assert c.p_value == 2 / 2**6  # every round one way: the exact two-sided p
     assert half.sentence.startswith("p-2.0 is 50.0% slower than p-1.1 (6 rounds; paired ratio 0.50")
     # time to target doubled: compared as speed to the target, so the same 0.5 and the same words
     assert steps[("1.1", "2.0", "time_to_target")].flagged
@@ -42,7 +52,9 @@ def test_the_halving_step_is_flagged_and_the_twins_are_not():
     assert not twin.flagged and twin.verdict == "no significant change"
     assert twin.sentence.startswith("no evidence of a difference")
     assert [(s.before, s.after, s.metric) for _, s in flagged_steps([trend])] == [
-        ("1.1", "2.0", "throughput"), ("1.1", "2.0", "time_to_target")]
+        ("1.1", "2.0", "throughput"),
+        ("1.1", "2.0", "time_to_target"),
+    ]
 
 
 def test_too_few_rounds_give_no_verdict_and_no_target_no_time_steps():
@@ -52,7 +64,10 @@ def test_too_few_rounds_give_no_verdict_and_no_target_no_time_steps():
     assert {s.metric for s in trend.steps} == {"throughput"} and trend.points[0].reached_target is None
     half = trend.steps[1]
     assert half.change.paired_ratio < 0.51 and not half.change.differs and not half.flagged
-    assert half.sentence.endswith("; 6 rounds could show one)") and half.verdict == "no evidence yet: 3 rounds; 6 rounds could show it"
+    assert (
+        half.sentence.endswith("; 6 rounds could show one)")
+        and half.verdict == "no evidence yet: 3 rounds; 6 rounds could show it"
+    )
 
 
 def test_a_version_without_ok_trials_has_no_reading_and_no_step():

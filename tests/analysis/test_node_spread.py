@@ -11,14 +11,28 @@ from rlbench.analysis.node_spread import node_report
 
 def trials(rows: list[tuple[int, str, str, float]]) -> pd.DataFrame:
     """(config index, node, node type, env steps/s) per ok trial."""
-    return pd.DataFrame([{"trial_id": f"t{i:03d}r{k}", "status": "ok", "index": i, "x": i, "env_steps_per_s": rate,
-                          "node_ids": json.dumps([node]), "node_type": kind}
-                         for k, (i, node, kind, rate) in enumerate(rows)])
+    return pd.DataFrame(
+        [
+            {
+                "trial_id": f"t{i:03d}r{k}",
+                "status": "ok",
+                "index": i,
+                "x": i,
+                "env_steps_per_s": rate,
+                "node_ids": json.dumps([node]),
+                "node_type": kind,
+            }
+            for k, (i, node, kind, rate) in enumerate(rows)
+        ]
+    )
 
 
 def test_a_node_at_half_speed_across_configurations_is_named_with_its_evidence():
-    rows = [(i, node, "T", base * factor) for i, base in enumerate((100.0, 200.0, 300.0))
-            for node, factor in (("a", 1.0), ("b", 1.02), ("c", 0.5))]
+    rows = [
+        (i, node, "T", base * factor)
+        for i, base in enumerate((100.0, 200.0, 300.0))
+        for node, factor in (("a", 1.0), ("b", 1.02), ("c", 0.5))
+    ]
     report = node_report(trials(rows), ["x"])
     assert report.types == {"T": 9}
     first = report.spreads[0]

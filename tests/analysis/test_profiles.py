@@ -18,16 +18,37 @@ from rlbench.analysis.profiles import (
 )
 from rlbench.results.layout import TrialFolder
 
-FRAMES = [{"name": "main", "file": "app.py", "line": 1}, {"name": "step", "file": "env.py", "line": 10},
-          {"name": "infer", "file": "torch/nn.py", "line": 5}, {"name": "recurse", "file": "app.py", "line": 20}]
+FRAMES = [
+    {"name": "main", "file": "app.py", "line": 1},
+    {"name": "step", "file": "env.py", "line": 10},
+    {"name": "infer", "file": "torch/nn.py", "line": 5},
+    {"name": "recurse", "file": "app.py", "line": 20},
+]
 
 
 def _write(path: Path, threads: list[list[list[int]]]) -> None:
-    profiles = [{"type": "sampled", "name": f"Thread {i}", "unit": "seconds", "startValue": 0, "endValue": 1,
-                 "samples": samples, "weights": [0.01] * len(samples)} for i, samples in enumerate(threads)]
+    profiles = [
+        {
+            "type": "sampled",
+            "name": f"Thread {i}",
+            "unit": "seconds",
+            "startValue": 0,
+            "endValue": 1,
+            "samples": samples,
+            "weights": [0.01] * len(samples),
+        }
+        for i, samples in enumerate(threads)
+    ]
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"$schema": "https://www.speedscope.app/file-format-schema.json",
-                                "shared": {"frames": FRAMES}, "profiles": profiles}))
+    path.write_text(
+        json.dumps(
+            {
+                "$schema": "https://www.speedscope.app/file-format-schema.json",
+                "shared": {"frames": FRAMES},
+                "profiles": profiles,
+            }
+        )
+    )
 
 
 def _trial(tmp_path: Path, trial_id: str = "t000r0") -> TrialFolder:
@@ -53,8 +74,11 @@ def test_self_and_total_per_function_are_shares_of_the_process_samples(tmp_path)
     assert (row(10, "main")["self_samples"], row(10, "main")["self_frac"]) == (1, 0.2)
     assert row(10, "<no Python frame>")["self_samples"] == 1  # every sample is some row's: the shares add to 1
     assert frame.groupby("pid")["self_frac"].sum().round(12).eq(1.0).all()
-    assert (row(11, "infer")["file"], row(11, "infer")["line"], row(11, "infer")["role"]) == ("torch/nn.py", 5,
-                                                                                               "env_runner")
+    assert (row(11, "infer")["file"], row(11, "infer")["line"], row(11, "infer")["role"]) == (
+        "torch/nn.py",
+        5,
+        "env_runner",
+    )
     assert set(frame["trial_id"]) == {"t000r0"}
 
 
@@ -102,19 +126,33 @@ def test_profile_columns_from_the_profile_event():
     import pandas as pd
 
     trials = pd.DataFrame({"trial_id": ["a", "b"]})
-    events = {"a": [{"event": "profile", "status": "ok", "note": None, "t_start_s": 10.0, "t_stop_s": 14.0,
-                     "cpu_s": 1.0, "processes": [{"status": "ok"}, {"status": "not python"}]}]}
+    events = {
+        "a": [
+            {
+                "event": "profile",
+                "status": "ok",
+                "note": None,
+                "t_start_s": 10.0,
+                "t_stop_s": 14.0,
+                "cpu_s": 1.0,
+                "processes": [{"status": "ok"}, {"status": "not python"}],
+            }
+        ]
+    }
     add_profile_columns(trials, events)
     assert trials["profile_status"].tolist() == ["ok", "off"]
     assert trials["profile_cpu_pct"].iloc[0] == pytest.approx(25.0)  # 1 s of py-spy CPU in a 4 s window
     assert trials["profile_processes"].tolist() == [1, 0]
 
 
-@pytest.mark.parametrize(("path", "short"), [
-    ("/work/x/.venv/lib/python3.11/site-packages/torch/optim/adam.py", "torch/optim/adam.py"),
-    ("/root/.pyenv/versions/3.11.7/lib/python3.11/multiprocessing/process.py", "multiprocessing/process.py"),
-    ("/work/wt/envs/synthetic.py", "envs/synthetic.py"),
-    ("<string>", "<string>"),
-])
+@pytest.mark.parametrize(
+    ("path", "short"),
+    [
+        ("/work/x/.venv/lib/python3.11/site-packages/torch/optim/adam.py", "torch/optim/adam.py"),
+        ("/root/.pyenv/versions/3.11.7/lib/python3.11/multiprocessing/process.py", "multiprocessing/process.py"),
+        ("/work/wt/envs/synthetic.py", "envs/synthetic.py"),
+        ("<string>", "<string>"),
+    ],
+)
 def test_short_file_names(path, short):
     assert short_file(path) == short

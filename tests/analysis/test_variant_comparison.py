@@ -20,15 +20,24 @@ def trials(values: dict[str, list[float | None]], x: list = (1,)) -> pd.DataFram
     for p, xv in enumerate(x):
         for v, name in enumerate(names):
             for r, value in enumerate(values[name]):
-                rows.append({"trial_id": f"t{p * len(names) + v:03d}r{r}", "index": p * len(names) + v, "repeat": r,
-                             "round": r, "variant": name, "x": xv, "status": "ok" if value is not None else "failed",
-                             "env_steps_per_s": None if value is None else value * (1 + p)})
+                rows.append(
+                    {
+                        "trial_id": f"t{p * len(names) + v:03d}r{r}",
+                        "index": p * len(names) + v,
+                        "repeat": r,
+                        "round": r,
+                        "variant": name,
+                        "x": xv,
+                        "status": "ok" if value is not None else "failed",
+                        "env_steps_per_s": None if value is None else value * (1 + p),
+                    }
+                )
     return pd.DataFrame(rows)
 
 
 A = [100.0, 110.0, 90.0, 100.0, 105.0, 95.0]
-B = [50.0, 55.0, 45.0, 50.0, 52.5, 47.5]      # half of A in every round
-C = [101.0, 108.0, 92.0, 99.0, 105.0, 95.0]   # A's twin: round ratios 1.01, 0.982, 1.022, 0.99, 1, 1
+B = [50.0, 55.0, 45.0, 50.0, 52.5, 47.5]  # half of A in every round
+C = [101.0, 108.0, 92.0, 99.0, 105.0, 95.0]  # A's twin: round ratios 1.01, 0.982, 1.022, 0.99, 1, 1
 
 
 def test_a_variant_at_half_the_speed_in_every_round_is_called_slower():
@@ -41,8 +50,9 @@ def test_a_variant_at_half_the_speed_in_every_round_is_called_slower():
     assert c.ci_high <= 55 / 90  # the largest ratio any resample of the medians can give
     assert c.p_value <= 0.05  # 6 rounds, all one way
     assert c.differs and b.verdict == "regressed"
-    assert b.sentence.startswith("B is 50.0% slower than A (6 rounds; paired ratio 0.500, 95% CI 0.500-0.500; "
-                                 "ratio of medians 0.500, 95% CI ")
+    assert b.sentence.startswith(
+        "B is 50.0% slower than A (6 rounds; paired ratio 0.500, 95% CI 0.500-0.500; ratio of medians 0.500, 95% CI "
+    )
     # within the threshold: a change with evidence, not a regression
     assert compare_variants(trials({"A": A, "B": B}), ["x"], ["A", "B"], threshold=0.6)[0].verdict == "small change"
 
@@ -52,7 +62,8 @@ def test_five_rounds_all_one_way_are_not_yet_evidence():
     assert b.change.paired_ci_high < 1 and b.change.ci_high < 1  # both intervals exclude 1 ...
     assert b.change.p_value == pytest.approx(2 / 32, abs=0.01) and not b.change.differs  # ... no rank test can agree
     assert b.sentence.startswith("no evidence of a difference (5 rounds;") and b.sentence.endswith(
-        "; 6 rounds could show one)")
+        "; 6 rounds could show one)"
+    )
     assert b.verdict == "no evidence yet: 5 rounds; 6 rounds could show it"
 
 
@@ -103,11 +114,15 @@ def test_variants_in_spec_order():
 
 def test_grid_points_come_in_grid_order_with_numpy_values_as_python_ones():
     # rows out of order; index says the grid order: (x=2, y=a) is point 0, (x=1, y=b) point 1
-    frame = pd.DataFrame({"index": [3, 0, 2, 1], "x": np.array([1, 2, 1, 2], dtype=np.int64), "y": ["b", "a", "b", "a"]},
-                         index=[10, 11, 12, 13])
+    frame = pd.DataFrame(
+        {"index": [3, 0, 2, 1], "x": np.array([1, 2, 1, 2], dtype=np.int64), "y": ["b", "a", "b", "a"]},
+        index=[10, 11, 12, 13],
+    )
     points = grid_points(frame, ["x", "y"])
     assert [(p.label, p.axes, list(p.rows)) for p in points] == [
-        ("x=2, y=a", {"x": 2, "y": "a"}, [11, 13]), ("x=1, y=b", {"x": 1, "y": "b"}, [10, 12])]
+        ("x=2, y=a", {"x": 2, "y": "a"}, [11, 13]),
+        ("x=1, y=b", {"x": 1, "y": "b"}, [10, 12]),
+    ]
     assert type(points[0].axes["x"]) is int  # not numpy.int64: it goes into json and the report as is
     [everything] = grid_points(frame, [])
     assert (everything.label, everything.axes, sorted(everything.rows)) == ("all", {}, [10, 11, 12, 13])

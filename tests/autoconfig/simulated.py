@@ -15,11 +15,11 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from rlbench.autoconfig.ask_tell import TrialRequest, TrialResult
 from rlbench.autoconfig.model import Candidate, CostModel, ProbeCosts, candidate_key, env_id
 from rlbench.autoconfig.plan import TrialShape
 from rlbench.autoconfig.section import AutoconfigSection
 from rlbench.autoconfig.session import Session, Space
-from rlbench.autoconfig.ask_tell import TrialRequest, TrialResult
 
 #: The axes a generated space draws from, with the values each may take.
 AXES = {
@@ -60,12 +60,23 @@ class World:
 def _candidate(axes: dict, cpus: int) -> Candidate:
     runners = int(axes.get("num_env_runners", 1))
     batch = int(axes.get("train_batch_size_per_learner", 1000))
-    return Candidate(key=candidate_key(axes), axes=tuple(axes.items()), num_env_runners=runners,
-                     num_envs_per_env_runner=int(axes.get("num_envs_per_env_runner", 1)),
-                     num_cpus_per_env_runner=0.5, num_learners=0, num_cpus_per_learner=1.0, num_gpus_per_learner=0.0,
-                     num_cpus_for_main_process=1, train_batch_size_per_learner=batch, batch_env_steps=batch,
-                     cpus=runners * 0.5 + 1, gpus=0.0,
-                     cpus_limit=cpus, env_id=env_id("sim", {"step_cost_us": axes.get("env_config.step_cost_us", 100)}))
+    return Candidate(
+        key=candidate_key(axes),
+        axes=tuple(axes.items()),
+        num_env_runners=runners,
+        num_envs_per_env_runner=int(axes.get("num_envs_per_env_runner", 1)),
+        num_cpus_per_env_runner=0.5,
+        num_learners=0,
+        num_cpus_per_learner=1.0,
+        num_gpus_per_learner=0.0,
+        num_cpus_for_main_process=1,
+        train_batch_size_per_learner=batch,
+        batch_env_steps=batch,
+        cpus=runners * 0.5 + 1,
+        gpus=0.0,
+        cpus_limit=cpus,
+        env_id=env_id("sim", {"step_cost_us": axes.get("env_config.step_cost_us", 100)}),
+    )
 
 
 def world(seed: int) -> World:
@@ -73,11 +84,13 @@ def world(seed: int) -> World:
     base), some configurations that always fail, iterations or seconds as the trial's stop."""
     rng = np.random.default_rng(seed)
     names = list(rng.choice(list(AXES), size=int(rng.integers(1, 4)), replace=False))
-    values = {n: sorted(rng.choice(AXES[n], size=int(rng.integers(2, len(AXES[n]) + 1)), replace=False).tolist())
-              for n in names}
+    values = {
+        n: sorted(rng.choice(AXES[n], size=int(rng.integers(2, len(AXES[n]) + 1)), replace=False).tolist())
+        for n in names
+    }
     points = [dict(zip(names, combo)) for combo in itertools.product(*(values[n] for n in names))]
     rng.shuffle(points)
-    points = points[:int(rng.integers(1, 41))]
+    points = points[: int(rng.integers(1, 41))]
     if len(points) < 2:
         points = [dict(zip(names, combo)) for combo in itertools.product(*(values[n] for n in names))][:2]
     cpus = int(rng.choice([2, 4, 8]))
@@ -89,11 +102,16 @@ def world(seed: int) -> World:
         base = _candidate({n: AXES[n][1] for n in names}, cpus)
         baseline_key = "baseline"
         cands["baseline"] = replace(base, key="baseline")
-    probes = ProbeCosts(env_step_s=1e-4, inference_step_s=float(rng.uniform(2e-5, 2e-4)),
-                    learner_step_s=float(rng.uniform(1e-5, 3e-4)), sync_per_runner_s=float(rng.uniform(0.0, 0.05)),
-                    cores=cpus, inference_call_s=float(rng.uniform(1e-4, 2e-3)),
-                    iteration_overhead_s=float(rng.uniform(0.0, 0.1)),
-                    env_steps_s=tuple((c.env_id, json_cost(c)) for c in cands.values()))
+    probes = ProbeCosts(
+        env_step_s=1e-4,
+        inference_step_s=float(rng.uniform(2e-5, 2e-4)),
+        learner_step_s=float(rng.uniform(1e-5, 3e-4)),
+        sync_per_runner_s=float(rng.uniform(0.0, 0.05)),
+        cores=cpus,
+        inference_call_s=float(rng.uniform(1e-4, 2e-3)),
+        iteration_overhead_s=float(rng.uniform(0.0, 0.1)),
+        env_steps_s=tuple((c.env_id, json_cost(c)) for c in cands.values()),
+    )
     model = CostModel(probes)
     truth, iteration = {}, {}
     for key, c in cands.items():
@@ -105,10 +123,19 @@ def world(seed: int) -> World:
     for key in failing:
         truth[key] = math.nan
     stop = rng.choice(["iterations", "seconds"])
-    shape = (TrialShape(stop_iterations=int(rng.integers(3, 12)), stop_seconds=None, warmup_iterations=1)
-             if stop == "iterations" else TrialShape(stop_iterations=None, stop_seconds=float(rng.uniform(2, 30))))
-    second = next((k for k, c in cands.items() if k != baseline_key and
-                   c.num_envs_per_env_runner != cands[baseline_key].num_envs_per_env_runner), None)
+    shape = (
+        TrialShape(stop_iterations=int(rng.integers(3, 12)), stop_seconds=None, warmup_iterations=1)
+        if stop == "iterations"
+        else TrialShape(stop_iterations=None, stop_seconds=float(rng.uniform(2, 30)))
+    )
+    second = next(
+        (
+            k
+            for k, c in cands.items()
+            if k != baseline_key and c.num_envs_per_env_runner != cands[baseline_key].num_envs_per_env_runner
+        ),
+        None,
+    )
     space = Space(cands, [k for k in cands if k != "baseline"], baseline_key, second)
     return World(space, truth, iteration, probes, float(rng.uniform(0.5, 12.0)), shape, seed)
 
@@ -140,7 +167,9 @@ class SimRunner:
 
     def run(self, request: TrialRequest) -> TrialResult:
         w, key = self.world, request.candidate_key
-        rng = np.random.default_rng([w.seed, int.from_bytes(request.request_id.encode()[-8:].rjust(8, b"\0"), "little")])
+        rng = np.random.default_rng(
+            [w.seed, int.from_bytes(request.request_id.encode()[-8:].rjust(8, b"\0"), "little")]
+        )
         cold = w.cold_s * float(rng.uniform(0.9, 1.2))
         truth = w.truth[key]
         training = min(w.training_s(key), request.max_wall_s)
@@ -159,9 +188,15 @@ class SimRunner:
 
         def off(x: float) -> float:
             return x * float(rng.uniform(1 - e, 1 + e))
-        return replace(p, inference_step_s=off(p.inference_step_s), learner_step_s=off(p.learner_step_s),
-                       sync_per_runner_s=off(p.sync_per_runner_s), inference_call_s=off(p.inference_call_s),
-                       env_steps_s=tuple((k, off(v)) for k, v in p.env_steps_s))
+
+        return replace(
+            p,
+            inference_step_s=off(p.inference_step_s),
+            learner_step_s=off(p.learner_step_s),
+            sync_per_runner_s=off(p.sync_per_runner_s),
+            inference_call_s=off(p.inference_call_s),
+            env_steps_s=tuple((k, off(v)) for k, v in p.env_steps_s),
+        )
 
     def save(self, decided) -> None:
         self.saved = dict(decided)

@@ -20,13 +20,16 @@ def standings_of(readings: dict, cpus: dict, gpus: dict | None = None):
 def test_cheapest_within_five_percent_of_the_best_in_which_the_rule_finds_no_change():
     readings = {
         "fast": [960.0, 1000.0, 1040.0],
-        "cheap_close": [900.0, 960.0, 1010.0],      # ranks mixed with fast's, 4% below: chosen (fewest CPUs)
-        "cheaper_slow": [900.0, 940.0, 980.0],      # 980 above 960: no change shown, but 6% below: not chosen
-        "cheapest_apart": [650.0, 700.0, 750.0],    # every reading below every one of fast's: p = 1/20, a change
-        "same_cpus_gpu": [950.0, 990.0, 1030.0],    # 4 CPUs too, but a GPU: the CPU-only one wins the tie
+        "cheap_close": [900.0, 960.0, 1010.0],  # ranks mixed with fast's, 4% below: chosen (fewest CPUs)
+        "cheaper_slow": [900.0, 940.0, 980.0],  # 980 above 960: no change shown, but 6% below: not chosen
+        "cheapest_apart": [650.0, 700.0, 750.0],  # every reading below every one of fast's: p = 1/20, a change
+        "same_cpus_gpu": [950.0, 990.0, 1030.0],  # 4 CPUs too, but a GPU: the CPU-only one wins the tie
     }
-    standings, versus = standings_of(readings, {"fast": 8, "cheap_close": 4, "cheaper_slow": 2, "cheapest_apart": 1,
-                                                "same_cpus_gpu": 4}, {"same_cpus_gpu": 1.0})
+    standings, versus = standings_of(
+        readings,
+        {"fast": 8, "cheap_close": 4, "cheaper_slow": 2, "cheapest_apart": 1, "same_cpus_gpu": 4},
+        {"same_cpus_gpu": 1.0},
+    )
     chosen, same, thin = choose(standings, versus)
     assert chosen == "cheap_close"
     assert same == ("fast", "same_cpus_gpu", "cheap_close", "cheaper_slow") and thin == ()
@@ -39,8 +42,9 @@ def test_too_few_readings_are_neither_tied_nor_worse_but_not_measured_enough():
     configuration read once (at 3,437) as indistinguishable from the best while one read twice with an
     interval below it (5,658 [5,586-5,730]) was not. Only 3 readings a side can tell two apart (2 against 3:
     the rank test's smallest p is 1/10)."""
-    standings, versus = standings_of({"best": [960.0, 1000.0, 1010.0], "once": [980.0], "twice": [960.0, 980.0]},
-                                     {"best": 4, "once": 1, "twice": 1})
+    standings, versus = standings_of(
+        {"best": [960.0, 1000.0, 1010.0], "once": [980.0], "twice": [960.0, 980.0]}, {"best": 4, "once": 1, "twice": 1}
+    )
     assert choose(standings, versus) == ("best", ("best",), ("once", "twice"))  # neither chosen over its evidence
     # the fastest on one reading: nothing compares with it
     standings, versus = standings_of({"lone": [1000.0], "other": [980.0, 990.0, 1000.0]}, {"lone": 4, "other": 1})
@@ -53,6 +57,7 @@ def test_rounds_rotate_and_pair_their_seeds():
     assert [r.candidate_key for r in first] == [cand(2).key, cand(4).key, cand(1).key]
     assert len({r.seed for r in first}) == 1
     from rlbench.autoconfig.ask_tell import TrialResult
+
     race.tell([TrialResult(r.request_id, 100.0, 10.0) for r in first])
     second = race.ask()
     assert [r.candidate_key for r in second] == [cand(4).key, cand(1).key, cand(2).key]
@@ -119,6 +124,7 @@ def test_a_separated_entrant_leaves_the_race_and_the_rest_go_on():
     """The baseline (100) is below both others in every one of 3 rounds: 3 against 3, p = 1/20, it leaves.
     cand(2) and cand(4) read 1000 and 1000 +/- 10% by turns: never separated nor practically equal, so
     the race goes on with those two only, to its round cap."""
+
     def reading(req):
         if req.candidate_key == cand(1).key:
             return 100.0, True
@@ -155,8 +161,16 @@ def test_with_no_round_run_the_answer_comes_from_the_search():
     from rlbench.autoconfig.search import SuccessiveHalving
 
     space = [cand(1), cand(2), cand(4)]
-    search = SuccessiveHalving(space, objective="throughput", budget_s=1e6, trial_s=10, cold_start_s=0, seed=0,
-                               finalists=2, protect=[cand(1).key])
+    search = SuccessiveHalving(
+        space,
+        objective="throughput",
+        budget_s=1e6,
+        trial_s=10,
+        cold_start_s=0,
+        seed=0,
+        finalists=2,
+        protect=[cand(1).key],
+    )
     readings = {cand(1).key: [90, 100, 110], cand(2).key: [290, 300, 320], cand(4).key: [300, 310, 315]}
     drive(search, lambda req: (float(readings[req.candidate_key][req.index]), True), cold_start_s=0.0)
     race = Race(search.survivors, cand(1), objective="throughput", budget_s=5, trial_s=10, cold_start_s=0)
@@ -169,15 +183,14 @@ def test_with_no_round_run_the_answer_comes_from_the_search():
 
 
 def test_with_no_search_either_the_probes_and_search_readings_are_pooled():
+    from rlbench.autoconfig.ask_tell import TrialResult
     from rlbench.autoconfig.search import SuccessiveHalving
     from rlbench.autoconfig.session import ProbeStage
-    from rlbench.autoconfig.ask_tell import TrialResult
 
     probe = ProbeStage([cand(1)], objective="throughput", budget_s=1e6, trial_s=10, cold_start_s=0, seed=0)
     (req,) = probe.ask()
     probe.tell([TrialResult(req.request_id, 100.0, 10.0)])
-    search = SuccessiveHalving([cand(2)], objective="throughput", budget_s=1e6, trial_s=10, cold_start_s=0,
-                               finalists=0)
+    search = SuccessiveHalving([cand(2)], objective="throughput", budget_s=1e6, trial_s=10, cold_start_s=0, finalists=0)
     drive(search, lambda req: (300.0, True), cold_start_s=0.0)
     race = Race([cand(2)], cand(1), objective="throughput", budget_s=5, trial_s=10, cold_start_s=0)
     a = race.answer(fallbacks=[search, probe])
@@ -219,5 +232,6 @@ def test_a_race_of_fewer_rounds_than_the_paired_test_needs_says_so_and_goes_on_u
     drive(race, lambda req: (1000.0 * (1.0 + 0.01 * req.rung), True))  # identical but for a drift: equal
     a = race.answer()
     assert race.stop_reason.startswith("settled") and a.rounds == 3  # as before: 3 rounds, no extra bought
-    assert a.design == "unpaired" and a.design_note == ("3 rounds: the paired test needs 6, so the rounds were "
-                                                        "compared as independent repeats")
+    assert a.design == "unpaired" and a.design_note == (
+        "3 rounds: the paired test needs 6, so the rounds were compared as independent repeats"
+    )

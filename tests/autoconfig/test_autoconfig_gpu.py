@@ -22,8 +22,13 @@ PROBES = ProbeCosts(env_step_s=0.001, inference_step_s=0.0, learner_step_s=0.000
 
 
 def mb(c, minibatch: int, epochs: int = 10):
-    return dataclasses.replace(c, key=f"{c.key},mb={minibatch}", axes=c.axes + (("minibatch_size", minibatch),),
-                               minibatch_size=minibatch, num_epochs=epochs)
+    return dataclasses.replace(
+        c,
+        key=f"{c.key},mb={minibatch}",
+        axes=c.axes + (("minibatch_size", minibatch),),
+        minibatch_size=minibatch,
+        num_epochs=epochs,
+    )
 
 
 def test_minibatch_steps_per_iteration():
@@ -82,8 +87,13 @@ def test_two_probes_on_one_device_solve_both_costs():
 
 
 def _config(gpus: float = 0.0) -> TrialConfig:
-    return TrialConfig.model_validate({"environment": {"env": "CartPole-v1"}, "env_runners": {"num_env_runners": 0},
-                                       "learners": {"num_gpus_per_learner": gpus}})
+    return TrialConfig.model_validate(
+        {
+            "environment": {"env": "CartPole-v1"},
+            "env_runners": {"num_env_runners": 0},
+            "learners": {"num_gpus_per_learner": gpus},
+        }
+    )
 
 
 def test_the_baseline_and_the_device_probe_fill_both_devices():
@@ -103,8 +113,16 @@ def test_the_baseline_and_the_device_probe_fill_both_devices():
 
 def test_the_probes_split_what_the_grid_varies():
     base = mb(cand(2, 1), 128)
-    space = {c.key: c for c in (base, mb(cand(2, 4), 128), mb(cand(2, 4), 1024), mb(cand(2, 1, gpus=1.0), 128),
-                                mb(cand(4, 1, gpus=1.0), 1024))}
+    space = {
+        c.key: c
+        for c in (
+            base,
+            mb(cand(2, 4), 128),
+            mb(cand(2, 4), 1024),
+            mb(cand(2, 1, gpus=1.0), 128),
+            mb(cand(4, 1, gpus=1.0), 1024),
+        )
+    }
     setup = SimpleNamespace(candidates=space, searched=list(space), baseline_key=base.key)
     # the second probe: another envs per runner and another step count at once, on the baseline's device
     assert second_probe(setup) == mb(cand(2, 4), 1024).key

@@ -16,13 +16,16 @@ PROBES = ProbeCosts(env_step_s=0.001, inference_step_s=0.0, learner_step_s=0.000
 MODEL = CostModel(PROBES)
 
 
-@pytest.mark.parametrize("runners, iteration_s", [
-    (0, 4.0 + 1.0),            # the driver samples 4000 steps alone; no sync
-    (1, 4.0 + 1.0 + 0.05),
-    (2, 2.0 + 1.0 + 0.10),
-    (4, 1.0 + 1.0 + 0.20),
-    (8, 0.5 * 2 + 1.0 + 0.40),  # 8 busy runners on 4 cores: each 500 steps takes twice as long
-])
+@pytest.mark.parametrize(
+    "runners, iteration_s",
+    [
+        (0, 4.0 + 1.0),  # the driver samples 4000 steps alone; no sync
+        (1, 4.0 + 1.0 + 0.05),
+        (2, 2.0 + 1.0 + 0.10),
+        (4, 1.0 + 1.0 + 0.20),
+        (8, 0.5 * 2 + 1.0 + 0.40),  # 8 busy runners on 4 cores: each 500 steps takes twice as long
+    ],
+)
 def test_iteration_by_hand(runners, iteration_s):
     p = MODEL.predict(cand(runners))
     assert p.iteration_s == pytest.approx(iteration_s)
@@ -57,8 +60,11 @@ def test_an_unprobed_gpu_is_not_predicted_nor_pruned():
 
 def test_refit_recovers_known_scales_from_exact_measurements():
     # The truth: env steps 2x slower than probed, learner half, sync 1.5x, 0.3 s overhead.
-    truth = CostModel(dataclasses.replace(PROBES, env_step_s=0.002, learner_step_s=0.000125, sync_per_runner_s=0.075,
-                                          iteration_overhead_s=0.3))
+    truth = CostModel(
+        dataclasses.replace(
+            PROBES, env_step_s=0.002, learner_step_s=0.000125, sync_per_runner_s=0.075, iteration_overhead_s=0.3
+        )
+    )
     space = [cand(r, batch=b) for r in (1, 2, 4, 8) for b in (2000, 4000)]
     obs = [Observation(c, truth.predict(c).iteration_s) for c in space]
     fitted = MODEL.refit(obs, prior_observations=1e-6)
@@ -84,12 +90,21 @@ def test_predicted_vs_measured_rows():
 
 
 def test_candidate_from_a_trial_config():
-    config = TrialConfig.model_validate({"environment": {"env": "CartPole-v1"},
-                                         "env_runners": {"num_env_runners": 2, "num_envs_per_env_runner": 4},
-                                         "learners": {"learner_gpus": 1}, "cpus": 8})
+    config = TrialConfig.model_validate(
+        {
+            "environment": {"env": "CartPole-v1"},
+            "env_runners": {"num_env_runners": 2, "num_envs_per_env_runner": 4},
+            "learners": {"learner_gpus": 1},
+            "cpus": 8,
+        }
+    )
     adapter = get_adapter("rllib")
-    c = type(cand(0)).from_config(config, {"num_env_runners": 2, "num_envs_per_env_runner": 4},
-                                  demand=adapter.resource_demand(config), batch=adapter.train_batch(config))
+    c = type(cand(0)).from_config(
+        config,
+        {"num_env_runners": 2, "num_envs_per_env_runner": 4},
+        demand=adapter.resource_demand(config),
+        batch=adapter.train_batch(config),
+    )
     assert c.key == "num_env_runners=2,num_envs_per_env_runner=4" == candidate_key(dict(c.axes))
     assert (c.num_learners, c.num_gpus_per_learner, c.num_cpus_per_learner) == (0, 1.0, 0.0)
     assert c.cpus == 2 * 1.0 + 1 and c.gpus == 1.0 and c.train_batch_size_per_learner == 4000 and c.cpus_limit == 8
@@ -99,19 +114,26 @@ def test_candidate_from_a_trial_config():
 def test_a_candidate_asks_what_the_adapter_sums_aggregators_and_runner_gpus_included():
     """The sums are the adapter's ResourceDemand (issue 35): APPO with 2 learners x 1 aggregator actor (1 CPU
     each) and env runners on GPUs; the plain adapter's default batch is its own."""
-    config = TrialConfig.model_validate({"algo": "APPO", "environment": {"env": "CartPole-v1"},
-                                         "env_runners": {"num_env_runners": 2, "num_gpus_per_env_runner": 0.25},
-                                         "learners": {"num_learners": 2, "num_aggregator_actors_per_learner": 1}})
+    config = TrialConfig.model_validate(
+        {
+            "algo": "APPO",
+            "environment": {"env": "CartPole-v1"},
+            "env_runners": {"num_env_runners": 2, "num_gpus_per_env_runner": 0.25},
+            "learners": {"num_learners": 2, "num_aggregator_actors_per_learner": 1},
+        }
+    )
     adapter = get_adapter("rllib")
-    c = type(cand(0)).from_config(config, {"num_env_runners": 2}, demand=adapter.resource_demand(config),
-                                  batch=adapter.train_batch(config))
+    c = type(cand(0)).from_config(
+        config, {"num_env_runners": 2}, demand=adapter.resource_demand(config), batch=adapter.train_batch(config)
+    )
     assert c.cpus == 1 + 2 * 1.0 + 2 * 1.0 + 2 * 1.0  # driver + runners + learners + aggregator actors
     assert c.gpus == 2 * 0.25  # the runners'; the learners run on CPUs
     assert (c.train_batch_size_per_learner, c.batch_env_steps) == (250, 500)  # APPO's 500, split over 2 learners
     assert MODEL.phases(c) is not None  # a CPU learner: predicted with the CPU learner's cost
     plain = TrialConfig.model_validate({"framework": "plain", "environment": {"env": "CartPole-v1"}})
-    p = type(cand(0)).from_config(plain, {}, demand=get_adapter("plain").resource_demand(plain),
-                                  batch=get_adapter("plain").train_batch(plain))
+    p = type(cand(0)).from_config(
+        plain, {}, demand=get_adapter("plain").resource_demand(plain), batch=get_adapter("plain").train_batch(plain)
+    )
     assert (p.cpus, p.gpus, p.train_batch_size_per_learner, p.batch_env_steps) == (1, 0.0, 1000, 1000)
 
 
@@ -157,5 +179,7 @@ def test_a_baseline_off_the_grid_is_described_by_its_axes_never_none():
     from rlbench.autoconfig.model import describe
 
     base = replace(cand(1), key="baseline", axes=(("env_config.step_ms", None), ("num_env_runners", 1)))
-    assert describe(base) == "the spec's base configuration (env_config.step_ms=(the spec's default), num_env_runners=1)"
+    assert (
+        describe(base) == "the spec's base configuration (env_config.step_ms=(the spec's default), num_env_runners=1)"
+    )
     assert describe(cand(2)) == cand(2).key

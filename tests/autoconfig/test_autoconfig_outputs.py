@@ -13,28 +13,36 @@ from helpers import cand
 
 from rlbench.adapters import get_adapter
 from rlbench.adapters.base import ConfigSnippet
+from rlbench.autoconfig.ask_tell import Standing
 from rlbench.autoconfig.decide import Answer
 from rlbench.autoconfig.model import PredictionRow
 from rlbench.autoconfig.outputs import AutoconfigResult, autoconfig_json, best_yaml, in_units, write_outputs
 from rlbench.autoconfig.search import Elimination
 from rlbench.autoconfig.section import AutoconfigSection
-from rlbench.autoconfig.ask_tell import Standing
 from rlbench.spec.model import TrialConfig
 
 HOSTILE = "x'); import os; #"
 BEST, BASE, FAST, OUT = cand(2, 4), cand(1, 1), cand(4, 4), cand(1, 2)
-SPEC = {"name": "demo", "algo": "PPO", "environment": {"env": HOSTILE, "env_config": {"k": "v'); os.system('x"}},
-        "grid": {"num_env_runners": [1, 2, 4], "num_envs_per_env_runner": [1, 2, 4]},
-        "autoconfig": {"budget_s": 1200}, "stop": {"seconds": 30}}
+SPEC = {
+    "name": "demo",
+    "algo": "PPO",
+    "environment": {"env": HOSTILE, "env_config": {"k": "v'); os.system('x"}},
+    "grid": {"num_env_runners": [1, 2, 4], "num_envs_per_env_runner": [1, 2, 4]},
+    "autoconfig": {"budget_s": 1200},
+    "stop": {"seconds": 30},
+}
 
 
 def config(env: str = HOSTILE, framework: str = "rllib") -> TrialConfig:
-    return TrialConfig.model_validate({
-        "framework": framework,
-        "environment": {"env": env, "env_config": {"k": "v'); os.system('x", "n": [1, 2.5, None, True]}},
-        "env_runners": {"num_env_runners": 2, "num_envs_per_env_runner": 4},
-        "training": {"lr": 0.0003, "lambda": 0.95, "train_batch_size_per_learner": 2000},
-        "rl_module": {"fcnet_hiddens": [32, 32]}})
+    return TrialConfig.model_validate(
+        {
+            "framework": framework,
+            "environment": {"env": env, "env_config": {"k": "v'); os.system('x", "n": [1, 2.5, None, True]}},
+            "env_runners": {"num_env_runners": 2, "num_envs_per_env_runner": 4},
+            "training": {"lr": 0.0003, "lambda": 0.95, "train_batch_size_per_learner": 2000},
+            "rl_module": {"fcnet_hiddens": [32, 32]},
+        }
+    )
 
 
 def rllib_config_py(c: TrialConfig, key: str) -> str:
@@ -45,13 +53,24 @@ def rllib_config_py(c: TrialConfig, key: str) -> str:
 
 
 def result(objective="throughput") -> AutoconfigResult:
-    standings = (Standing(FAST.key, FAST.cpus, 0, 2000.0, 1900.0, 2100.0, 5),
-                 Standing(BEST.key, BEST.cpus, 0, 1950.0, 1850.0, 2050.0, 5),
-                 Standing(BASE.key, BASE.cpus, 0, 500.0, 480.0, 520.0, 5, censored=0))
+    standings = (
+        Standing(FAST.key, FAST.cpus, 0, 2000.0, 1900.0, 2100.0, 5),
+        Standing(BEST.key, BEST.cpus, 0, 1950.0, 1850.0, 2050.0, 5),
+        Standing(BASE.key, BASE.cpus, 0, 500.0, 480.0, 520.0, 5, censored=0),
+    )
     answer = Answer(BEST.key, FAST.key, BASE.key, (FAST.key, BEST.key), standings, 3.9, 3.6, 4.2, 5, "settled")
     elim = Elimination(OUT.key, 0, "separated", "below", 400.0, 380.0, 420.0, FAST.key)
-    return AutoconfigResult(objective, answer, {c.key: c for c in (BEST, BASE, FAST, OUT)}, [elim], 44, 1180.5,
-                            1200.0, "3 left", [PredictionRow(FAST.key, 2.0, 2.2, -9.09)])
+    return AutoconfigResult(
+        objective,
+        answer,
+        {c.key: c for c in (BEST, BASE, FAST, OUT)},
+        [elim],
+        44,
+        1180.5,
+        1200.0,
+        "3 left",
+        [PredictionRow(FAST.key, 2.0, 2.2, -9.09)],
+    )
 
 
 def test_rllib_config_is_inert_whatever_the_spec_holds():
@@ -62,8 +81,9 @@ def test_rllib_config_is_inert_whatever_the_spec_holds():
     assert (imp.module, [a.name for a in imp.names]) == ("ray.rllib.algorithms.ppo", ["PPOConfig"])
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
     names = [c.func.attr if isinstance(c.func, ast.Attribute) else c.func.id for c in calls]
-    assert sorted(names) == sorted(["PPOConfig", "environment", "env_runners", "learners", "resources", "training",
-                                    "rl_module"])
+    assert sorted(names) == sorted(
+        ["PPOConfig", "environment", "env_runners", "learners", "resources", "training", "rl_module"]
+    )
     for c in calls:  # every argument is a literal: evaluating it runs nothing
         for kw in c.keywords:
             ast.literal_eval(kw.value)
@@ -78,8 +98,10 @@ def test_rllib_config_is_inert_whatever_the_spec_holds():
 
 def test_autoconfig_json_fields():
     data = json.loads(json.dumps(autoconfig_json(result()), allow_nan=False))
-    assert data["best"]["key"] == BEST.key and data["best"]["axes"] == {"num_env_runners": 2,
-                                                                        "num_envs_per_env_runner": 4}
+    assert data["best"]["key"] == BEST.key and data["best"]["axes"] == {
+        "num_env_runners": 2,
+        "num_envs_per_env_runner": 4,
+    }
     assert data["best"]["cpus"] == 3.0 and data["fastest_key"] == FAST.key and data["baseline"]["median"] == 500.0
     assert data["speedup"] == {"ratio": 3.9, "ci_low": 3.6, "ci_high": 4.2}
     assert [s["key"] for s in data["indistinguishable"]] == [FAST.key, BEST.key]
@@ -140,10 +162,27 @@ def test_time_to_target_writes_steps_to_target_per_standing_and_the_findings():
     found = (StepsComparison(BASE.key, BEST.key, None, None, None, 0.05, True, "needs more"),)
     r = dataclasses.replace(base, answer=dataclasses.replace(base.answer, steps=steps, steps_comparisons=found))
     data = json.loads(json.dumps(autoconfig_json(r), allow_nan=False))
-    assert data["best"]["steps_to_target"] == {"median": 1100.0, "ci_low": 1000.0, "ci_high": 1200.0, "n": 3,
-                                               "censored": 0}
-    assert data["baseline"]["steps_to_target"]["median"] is None and data["baseline"]["steps_to_target"]["censored"] == 2
+    assert data["best"]["steps_to_target"] == {
+        "median": 1100.0,
+        "ci_low": 1000.0,
+        "ci_high": 1200.0,
+        "n": 3,
+        "censored": 0,
+    }
+    assert (
+        data["baseline"]["steps_to_target"]["median"] is None and data["baseline"]["steps_to_target"]["censored"] == 2
+    )
     assert next(s for s in data["standings"] if s["key"] == FAST.key)["steps_to_target"] is None  # not raced here
-    assert data["steps_to_target"] == [{"key": BASE.key, "chosen_key": BEST.key, "ratio": None, "ci_low": None,
-                                        "ci_high": None, "p_value": 0.05, "differ": True, "text": "needs more"}]
+    assert data["steps_to_target"] == [
+        {
+            "key": BASE.key,
+            "chosen_key": BEST.key,
+            "ratio": None,
+            "ci_low": None,
+            "ci_high": None,
+            "p_value": 0.05,
+            "differ": True,
+            "text": "needs more",
+        }
+    ]
     assert autoconfig_json(result())["steps_to_target"] == [] and data["schema_version"] == 5

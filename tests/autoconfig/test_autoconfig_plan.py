@@ -26,7 +26,12 @@ def test_each_step_of_the_plan_on_hand_computed_costs():
     top = plan(300)  # 144 s: one reading of the model's top 11 (143 s), 2 not measured
     assert (top.step, top.readings, top.measured, top.not_measured) == ("model_top", 1, tuple(KEYS[:11]), ("l", "m"))
     race = plan(200)  # no search beside the race: 5 entrants x 3 rounds = 195 s fit, 6 would need 234 s
-    assert (race.step, race.readings, race.race, len(race.not_measured)) == ("race_only", 0, ("a", "b", "c", "d", "B"), 9)
+    assert (race.step, race.readings, race.race, len(race.not_measured)) == (
+        "race_only",
+        0,
+        ("a", "b", "c", "d", "B"),
+        9,
+    )
     small = plan(60)  # not even 3 rounds of two (78 s): one reading of the top 4 (52 s)
     assert (small.step, small.readings, small.measured) == ("smallest", 1, ("a", "b", "c", "d"))
     assert "78 s" in small.words and f"about {budget_for(78):.0f} s would" in small.words
@@ -40,8 +45,16 @@ def test_the_search_share_caps_the_search_and_every_plan_is_stated():
 
 
 def test_a_space_no_larger_than_the_finalists_is_raced_whole():
-    p = size_plan(["a", "b", "B"], "B", {"a": 10.0, "b": 10.0, "B": 10.0}, 1000, search_cap_s=600,
-                  first_rung_readings=3, finalists=3, min_rounds=3)
+    p = size_plan(
+        ["a", "b", "B"],
+        "B",
+        {"a": 10.0, "b": 10.0, "B": 10.0},
+        1000,
+        search_cap_s=600,
+        first_rung_readings=3,
+        finalists=3,
+        min_rounds=3,
+    )
     assert (p.step, p.race, p.not_measured) == ("race_only", ("a", "b", "B"), ())
 
 
@@ -51,7 +64,9 @@ def test_a_trial_is_as_long_as_the_spec_says():
     assert iterations.training_s(0.5) == 3.0 and iterations.cap_for(0.5) == 13.0  # 6 x 0.5; 3 s + 10 s margin
     assert iterations.cap_for(10.0) == 120.0  # twice the 60 s predicted
     both = TrialShape(stop_iterations=6, stop_seconds=20.0, cap_s=8.0)
-    assert both.limit_s == 8.0 and both.training_s(0.5) == 3.0 and both.training_s(5.0) == 8.0 and both.cap_for(5.0) == 8.0
+    assert (
+        both.limit_s == 8.0 and both.training_s(0.5) == 3.0 and both.training_s(5.0) == 8.0 and both.cap_for(5.0) == 8.0
+    )
     assert "6 iterations (1 warm-up)" in iterations.describe() and "2x the probes' prediction" in iterations.describe()
     assert "capped at 8 s (autoconfig.trial_s)" in both.describe()
     seconds = TrialShape(stop_iterations=None, stop_seconds=30.0)

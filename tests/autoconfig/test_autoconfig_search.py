@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 from helpers import cand, drive, noisy_throughput
 
+from rlbench.autoconfig.ask_tell import TrialResult, standing
 from rlbench.autoconfig.decide import Race
 from rlbench.autoconfig.model import CostModel, ProbeCosts
 from rlbench.autoconfig.search import SuccessiveHalving
-from rlbench.autoconfig.ask_tell import TrialResult, standing
 
 #: Nine configurations; the true best (4 runners x 4 envs, 2000 steps/s) has a close second (1960, 2% less).
 SPACE = [cand(r, e) for r in (1, 2, 4) for e in (1, 2, 4)]
-TRUTH = {c.key: 500.0 * c.num_env_runners ** 0.5 * (1 + 0.25 * (c.num_envs_per_env_runner > 1)) for c in SPACE}
+TRUTH = {c.key: 500.0 * c.num_env_runners**0.5 * (1 + 0.25 * (c.num_envs_per_env_runner > 1)) for c in SPACE}
 TRUTH[cand(4, 4).key], TRUTH[cand(4, 2).key] = 2000.0, 1960.0
 BEST, SECOND = cand(4, 4).key, cand(4, 2).key
 
@@ -42,8 +42,7 @@ def test_a_single_reading_never_drops_a_candidate():
     # Every first-rung trial of 1x1 fails but one: a lone, terrible reading; it must survive the rung.
     s = search(budget_s=12 * 9 * 3 + 1)  # room for rung 0 only
     lone = cand(1, 1).key
-    drive(s, noisy_throughput(TRUTH, cv=0.02),
-          fail=lambda req: req.candidate_key == lone and req.index > 0)
+    drive(s, noisy_throughput(TRUTH, cv=0.02), fail=lambda req: req.candidate_key == lone and req.index > 0)
     assert s.rung == 0 and s.scores(lone) and len(s.scores(lone)) == 1
     assert lone in {c.key for c in s.survivors}
 
@@ -93,11 +92,11 @@ def test_tell_refuses_what_was_never_asked():
 
 
 def test_the_model_prunes_before_any_trial_for_throughput_only():
-    model = CostModel(ProbeCosts(env_step_s=0.001, inference_step_s=0.0, learner_step_s=0.00025,
-                             sync_per_runner_s=0.05, cores=4))
+    model = CostModel(
+        ProbeCosts(env_step_s=0.001, inference_step_s=0.0, learner_step_s=0.00025, sync_per_runner_s=0.05, cores=4)
+    )
     space = [cand(r) for r in (0, 1, 2, 4)]
-    s = SuccessiveHalving(space, objective="throughput", budget_s=1000, trial_s=10, model=model,
-                          protect=[cand(0).key])
+    s = SuccessiveHalving(space, objective="throughput", budget_s=1000, trial_s=10, model=model, protect=[cand(0).key])
     assert [(e.key, e.reason, e.rung) for e in s.eliminations] == [(cand(1).key, "model", -1)]
     assert cand(1).key not in {c.key for c in s.survivors}
     ttt = SuccessiveHalving(space, objective="time_to_target", budget_s=1000, trial_s=10, model=model)
@@ -120,8 +119,9 @@ def test_time_to_target_keeps_censored_trials_and_ranks_them_last():
         jitter = 1 + 0.02 * (req.index % 3)
         return (60.0, False) if t is None else (t * jitter, True)
 
-    s = SuccessiveHalving(space, objective="time_to_target", budget_s=5000, trial_s=60, cold_start_s=2,
-                          finalists=1, eta=2)
+    s = SuccessiveHalving(
+        space, objective="time_to_target", budget_s=5000, trial_s=60, cold_start_s=2, finalists=1, eta=2
+    )
     drive(s, reading, wall_s=60.0)
     never = s.standing_of(cand(1).key, 2, 0)
     assert never.n == len(s.scores(cand(1).key)) >= 2 and never.censored == never.n and never.failed == 0

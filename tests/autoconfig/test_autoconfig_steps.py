@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 from helpers import cand
 
+from rlbench.autoconfig.ask_tell import TrialResult
 from rlbench.autoconfig.decide import Race
 from rlbench.autoconfig.steps import compare_steps, scores, steps_standing
-from rlbench.autoconfig.ask_tell import TrialResult
 
-FEW = [(1000.0, True), (1200.0, True), (1100.0, True)]       # median 1100
-MANY = [(2000.0, True), (2400.0, True), (2200.0, True)]      # median 2200: twice as many
+FEW = [(1000.0, True), (1200.0, True), (1100.0, True)]  # median 1100
+MANY = [(2000.0, True), (2400.0, True), (2200.0, True)]  # median 2200: twice as many
 CENSORED_ONE = [(1000.0, True), (1100.0, True), (900.0, False)]  # missed once, at 900 steps
 CENSORED_TWO = [(500.0, True), (800.0, False), (700.0, False)]
 
@@ -54,8 +54,10 @@ def test_equal_medians_show_no_difference():
 def test_two_rounds_say_what_evidence_is_missing():
     (c,) = compare_steps({"few": FEW[:2], "many": MANY[:2]}, "few")
     assert not c.differ and c.p_value is None
-    assert c.text == ("no evidence yet that many and few differ in env steps to the target: 2 runs a side; "
-                      "3 repeats a side could show it")
+    assert c.text == (
+        "no evidence yet that many and few differ in env steps to the target: 2 runs a side; "
+        "3 repeats a side could show it"
+    )
 
 
 def test_the_race_answers_steps_to_target_per_entrant():
@@ -63,8 +65,19 @@ def test_the_race_answers_steps_to_target_per_entrant():
     race = Race([cand(4)], cand(1), objective="time_to_target", budget_s=1e6, trial_s=60, max_rounds=3)
     steps = {cand(4).key: 1000.0, cand(1).key: 2000.0}
     while requests := race.ask():
-        race.tell([TrialResult(r.request_id, 10.0 + r.rung + (10 if r.candidate_key == cand(1).key else 0), 30.0, 2.0,
-                               True, env_steps=steps[r.candidate_key] + r.rung) for r in requests])
+        race.tell(
+            [
+                TrialResult(
+                    r.request_id,
+                    10.0 + r.rung + (10 if r.candidate_key == cand(1).key else 0),
+                    30.0,
+                    2.0,
+                    True,
+                    env_steps=steps[r.candidate_key] + r.rung,
+                )
+                for r in requests
+            ]
+        )
     a = race.answer()
     assert a.chosen_key == cand(4).key
     by_key = {s.key: s for s in a.steps}

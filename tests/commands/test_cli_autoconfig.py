@@ -34,7 +34,7 @@ def _run(capsys, monkeypatch, tmp_path: Path, spec_text: str, *extra: str):
     errors = [line for line in text.splitlines() if line.startswith("error:")]
     assert len(errors) == 1, text
     assert not out.exists()  # nothing written
-    return code, " ".join(text[text.index("error:"):].split())
+    return code, " ".join(text[text.index("error:") :].split())
 
 
 @pytest.mark.parametrize("budget", ["soon", "20x", "-5", "0", "nan", "1m-3"])
@@ -55,13 +55,23 @@ def test_a_budget_below_the_smallest_plan_that_can_answer(capsys, monkeypatch, t
     assert code == EXIT_BAD_INPUT and "cannot buy an answer" in msg and "at least 16 s" in msg
     assert "give --budget 16s or more" in msg
     code, msg = _run(capsys, monkeypatch, tmp_path, GOOD + "autoconfig: {cold_start_s: 10}\n", "--budget", "60s")
-    assert code == EXIT_BAD_INPUT and "(autoconfig.cold_start_s)" in msg and "--budget 93s or more" in msg  # 8 x 11 s / 0.95
+    assert (
+        code == EXIT_BAD_INPUT and "(autoconfig.cold_start_s)" in msg and "--budget 93s or more" in msg
+    )  # 8 x 11 s / 0.95
 
 
 @pytest.mark.parametrize("grid", ["{}", "{num_envs_per_env_runner: [2]}"])
 def test_an_empty_search_space(capsys, monkeypatch, tmp_path, grid):
-    code, msg = _run(capsys, monkeypatch, tmp_path, GOOD.replace("{num_envs_per_env_runner: [1, 2]}", grid)
-                     .replace("grid:\n  num_envs_per_env_runner: [1, 2]", f"grid: {grid}"), "--budget", "20m")
+    code, msg = _run(
+        capsys,
+        monkeypatch,
+        tmp_path,
+        GOOD.replace("{num_envs_per_env_runner: [1, 2]}", grid).replace(
+            "grid:\n  num_envs_per_env_runner: [1, 2]", f"grid: {grid}"
+        ),
+        "--budget",
+        "20m",
+    )
     assert code == EXIT_BAD_INPUT and "grid:" in msg and "search space is empty" in msg
 
 
@@ -79,8 +89,9 @@ def test_time_to_target_without_a_stop_target(capsys, monkeypatch, tmp_path):
 def test_a_bad_autoconfig_key_and_a_baseline_off_the_grid(capsys, monkeypatch, tmp_path):
     code, msg = _run(capsys, monkeypatch, tmp_path, GOOD + "autoconfig: {trail_s: 5}\n", "--budget", "20m")
     assert code == EXIT_BAD_INPUT and "autoconfig.trail_s" in msg
-    code, msg = _run(capsys, monkeypatch, tmp_path, GOOD + "autoconfig: {baseline: {num_env_runners: 1}}\n",
-                     "--budget", "20m")
+    code, msg = _run(
+        capsys, monkeypatch, tmp_path, GOOD + "autoconfig: {baseline: {num_env_runners: 1}}\n", "--budget", "20m"
+    )
     assert code == EXIT_BAD_INPUT and "autoconfig.baseline.num_env_runners: not a grid axis" in msg
 
 
@@ -91,10 +102,28 @@ def test_resume_needs_out(capsys, monkeypatch):
 
 
 def test_arguments_reach_the_driver():
-    args = parser().parse_args(["autoconfig", "s.yaml", "--budget", "1h30m", "--objective", "time_to_target",
-                                "--address", "10.0.0.1:6379", "--out", "/tmp/x", "--resume"])
+    args = parser().parse_args(
+        [
+            "autoconfig",
+            "s.yaml",
+            "--budget",
+            "1h30m",
+            "--objective",
+            "time_to_target",
+            "--address",
+            "10.0.0.1:6379",
+            "--out",
+            "/tmp/x",
+            "--resume",
+        ]
+    )
     assert (args.budget, args.objective, args.address, str(args.out), args.resume) == (
-        "1h30m", "time_to_target", "10.0.0.1:6379", "/tmp/x", True)
+        "1h30m",
+        "time_to_target",
+        "10.0.0.1:6379",
+        "/tmp/x",
+        True,
+    )
     assert "--address 10.0.0.1:6379" in autoconfig.resume_command(Path("s.yaml"), Path("/tmp/x"), args)
 
 
@@ -132,8 +161,13 @@ def test_a_signal_whose_interrupt_was_swallowed_still_stops_as_interrupted(capsy
     monkeypatch.setattr(autoconfig, "_finish", report_swallowing_it)
     spec, out = tmp_path / "spec.yaml", tmp_path / "out"
     spec.write_text(GOOD)
-    assert autoconfig.run(parser().parse_args(["autoconfig", str(spec), "--budget", "20m", "--out", str(out)]),
-                          autoconfig.Console(width=400)) == EXIT_INTERRUPTED
+    assert (
+        autoconfig.run(
+            parser().parse_args(["autoconfig", str(spec), "--budget", "20m", "--out", str(out)]),
+            autoconfig.Console(width=400),
+        )
+        == EXIT_INTERRUPTED
+    )
     assert f"--out {out} --resume" in capsys.readouterr().out
 
 
@@ -168,12 +202,19 @@ def _snapshot(root: Path) -> dict[str, int]:
     return {str(p.relative_to(root)): p.stat().st_mtime_ns for p in root.rglob("*")}
 
 
-@pytest.mark.parametrize("forged, named", [
-    ({"machine": {"cpu_model": "Forged CPU 9000"}}, "this is a different machine (cpu_model: 'Forged CPU 9000' -> '{cpu}'"),
-    ({"software": {"rlbench": "0.0.1"}}, "the software changed (rlbench: '0.0.1' -> '{rlbench}'"),
-])
-def test_a_resume_begun_on_another_machine_or_by_another_rlbench_is_refused(capsys, monkeypatch, tmp_path, forged,
-                                                                          named):
+@pytest.mark.parametrize(
+    "forged, named",
+    [
+        (
+            {"machine": {"cpu_model": "Forged CPU 9000"}},
+            "this is a different machine (cpu_model: 'Forged CPU 9000' -> '{cpu}'",
+        ),
+        ({"software": {"rlbench": "0.0.1"}}, "the software changed (rlbench: '0.0.1' -> '{rlbench}'"),
+    ],
+)
+def test_a_resume_begun_on_another_machine_or_by_another_rlbench_is_refused(
+    capsys, monkeypatch, tmp_path, forged, named
+):
     """Issue 35's defect: ``--resume`` went on in such a folder (TrialBatches skipped the checks a sweep's
     resume makes), mixing trials that cannot be compared. Refused now, the difference named, nothing written
     (had it gone on, it would have run 20 s of plain trials and ended with 0)."""
@@ -186,7 +227,7 @@ def test_a_resume_begun_on_another_machine_or_by_another_rlbench_is_refused(caps
     code = main(["autoconfig", str(spec), "--budget", "20s", "--out", str(out), "--resume"])
     text = capsys.readouterr().out
     assert code == EXIT_BAD_INPUT, text
-    message = " ".join(text[text.index("error:"):].split())
+    message = " ".join(text[text.index("error:") :].split())
     assert f"cannot resume {out}: " + named.format(cpu=probe_machine().cpu_model, rlbench=__version__) in message
     assert "old and new trials would not be comparable" in message
     assert _snapshot(out) == before
@@ -213,7 +254,9 @@ def test_an_algorithm_that_trains_on_replay_is_refused_before_any_trial(capsys, 
     # issue 37: the cost model is of an on-policy iteration; DQN's and SAC's repeat sample, store, replay, update
     text = GOOD.replace("framework: plain\n", "" if head == "grid_algo" else head)
     if head == "grid_algo":
-        text = text.replace("  num_envs_per_env_runner: [1, 2]\n", "  num_envs_per_env_runner: [1, 2]\n  algo: [PPO, SAC]\n")
+        text = text.replace(
+            "  num_envs_per_env_runner: [1, 2]\n", "  num_envs_per_env_runner: [1, 2]\n  algo: [PPO, SAC]\n"
+        )
     code, msg = _run(capsys, monkeypatch, tmp_path, text, "--budget", "20m")
     assert code == EXIT_BAD_INPUT
     assert f"algo: autoconfig cannot search {refused}: its cost model is of an on-policy iteration" in msg

@@ -45,22 +45,34 @@ def _sweep(capsys, monkeypatch, spec_text: str, tmp_path: Path, *extra: str, out
 def _one_error(text: str) -> str:
     errors = [line for line in text.splitlines() if line.startswith("error:")]
     assert len(errors) == 1, text
-    return " ".join(text[text.index("error:"):].split())  # the message, unwrapped
+    return " ".join(text[text.index("error:") :].split())  # the message, unwrapped
 
 
-@pytest.mark.parametrize("spec_text, expected", [
-    (GOOD.replace("cpus: 2", "cpus: [2"), "spec.yaml:5:5: YAML syntax error"),
-    (GOOD.replace("cpus: 2", "cpuz: 2"), "cpuz: unknown key 'cpuz'; did you mean 'cpus'?"),
-    (GOOD + "ray: {include_dashbord: true}\n", "ray.include_dashbord: unknown key 'include_dashbord'; did you mean "
-     "'include_dashboard'?"),
-    (GOOD.replace("cpus: 2", "cpus: two"), "spec.yaml:4: cpus: Input should be a valid integer"),
-    (GOOD.replace("[0, 1]", "[]"), "spec.yaml:6: grid.num_env_runners: empty list"),
-    (GOOD.replace("grid:", "env_runners: {num_workers: 1}\ngrid:"),
-     "old name 'num_workers' and new name 'num_env_runners' (at grid.num_env_runners) are both in this file"),
-    (GOOD.replace("envs.tiny:TinyEnv", "CartPoel-v1"),
-     "spec.yaml:3: environment.env: env 'CartPoel-v1' is neither a registered gymnasium id nor an import path"),
-    (GOOD.replace("envs.tiny:TinyEnv", "envs.nosuch:Env"), "env 'envs.nosuch:Env': cannot import module 'envs.nosuch'"),
-])
+@pytest.mark.parametrize(
+    "spec_text, expected",
+    [
+        (GOOD.replace("cpus: 2", "cpus: [2"), "spec.yaml:5:5: YAML syntax error"),
+        (GOOD.replace("cpus: 2", "cpuz: 2"), "cpuz: unknown key 'cpuz'; did you mean 'cpus'?"),
+        (
+            GOOD + "ray: {include_dashbord: true}\n",
+            "ray.include_dashbord: unknown key 'include_dashbord'; did you mean 'include_dashboard'?",
+        ),
+        (GOOD.replace("cpus: 2", "cpus: two"), "spec.yaml:4: cpus: Input should be a valid integer"),
+        (GOOD.replace("[0, 1]", "[]"), "spec.yaml:6: grid.num_env_runners: empty list"),
+        (
+            GOOD.replace("grid:", "env_runners: {num_workers: 1}\ngrid:"),
+            "old name 'num_workers' and new name 'num_env_runners' (at grid.num_env_runners) are both in this file",
+        ),
+        (
+            GOOD.replace("envs.tiny:TinyEnv", "CartPoel-v1"),
+            "spec.yaml:3: environment.env: env 'CartPoel-v1' is neither a registered gymnasium id nor an import path",
+        ),
+        (
+            GOOD.replace("envs.tiny:TinyEnv", "envs.nosuch:Env"),
+            "env 'envs.nosuch:Env': cannot import module 'envs.nosuch'",
+        ),
+    ],
+)
 def test_bad_spec(capsys, monkeypatch, tmp_path, spec_text, expected):
     code, text, out = _sweep(capsys, monkeypatch, spec_text, tmp_path)
     assert code == EXIT_BAD_INPUT
@@ -147,9 +159,12 @@ def test_parallel_without_a_cluster(capsys, monkeypatch, tmp_path, verb, flag):
     captured = capsys.readouterr()
     assert code == EXIT_BAD_INPUT
     line = _one_error(captured.out + captured.err)
-    assert ("give how many trials may run at once" in line if flag == "0"
-            else f"--parallel {flag} runs trials at once, each on nodes of its own, on a Ray cluster: give --address"
-            in line)
+    assert (
+        "give how many trials may run at once" in line
+        if flag == "0"
+        else f"--parallel {flag} runs trials at once, each on nodes of its own, on a Ray cluster: give --address"
+        in line
+    )
     assert not (tmp_path / "out").exists()
 
 

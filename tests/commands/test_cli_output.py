@@ -24,15 +24,26 @@ def rlbench(*args: str, **env: str) -> subprocess.CompletedProcess:
     """``python -m rlbench ARGS`` with stdout and stderr pipes (no terminal); COLUMNS, NO_COLOR and
     FORCE_COLOR only as given."""
     base = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE")}
-    return subprocess.run([sys.executable, "-m", "rlbench", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=120, env={**base, **env})
+    return subprocess.run(
+        [sys.executable, "-m", "rlbench", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**base, **env},
+    )
 
 
 def test_rlbench_alone_says_what_to_run_and_where_results_go():
     done = rlbench()
     assert done.returncode == 0 and done.stderr == ""
-    for text in ("rlbench sweep configs/smoke.yaml", "results/<sweep name>/<timestamp>/", "report.html",
-                 "--help", *[v.NAME for v in VERBS]):
+    for text in (
+        "rlbench sweep configs/smoke.yaml",
+        "results/<sweep name>/<timestamp>/",
+        "report.html",
+        "--help",
+        *[v.NAME for v in VERBS],
+    ):
         assert text in done.stdout, text
     assert "error" not in done.stdout
 
@@ -50,8 +61,9 @@ def test_version_names_the_libraries_a_bug_report_needs(capsys):
     with pytest.raises(SystemExit) as done:
         main(["--version"])
     assert done.value.code == 0
-    assert re.fullmatch(r"rlbench \S+ \(schema \d+; python \S+, ray \S+, torch \S+, gymnasium \S+\)\n",
-                        capsys.readouterr().out)
+    assert re.fullmatch(
+        r"rlbench \S+ \(schema \d+; python \S+, ray \S+, torch \S+, gymnasium \S+\)\n", capsys.readouterr().out
+    )
 
 
 def _rows(stdout: str) -> list[str]:
@@ -90,13 +102,20 @@ def test_final_table_keeps_each_trial_on_one_line_and_groups_skips(monkeypatch):
     console = make_console(file=out)
     assert console.width == LOG_WIDTH and not console.is_terminal
     reason = "needs 8 CPUs for actors (8 env runners x 1 CPU) but only 1 are left after the driver's 1 of cpus=2"
-    trials = pd.DataFrame({
-        "trial_id": ["t000r0", "t000r1", "t001r0", "t001r1", "t002r0"],
-        "status": ["ok", "failed", "skipped", "skipped", "skipped"],
-        "reason": [None, "env raised ValueError: bad [bold]action[/bold] " + "x" * 100, reason, reason, "other"],
-        "num_env_runners": [1, 1, 8, 8, 16], "env_steps_per_s": [1234.5, None, None, None, None]})
-    groups = {"t001r0": "need more CPUs than this machine's 2", "t001r1": "need more CPUs than this machine's 2",
-              "t002r0": "need more CPUs than this machine's 2"}
+    trials = pd.DataFrame(
+        {
+            "trial_id": ["t000r0", "t000r1", "t001r0", "t001r1", "t002r0"],
+            "status": ["ok", "failed", "skipped", "skipped", "skipped"],
+            "reason": [None, "env raised ValueError: bad [bold]action[/bold] " + "x" * 100, reason, reason, "other"],
+            "num_env_runners": [1, 1, 8, 8, 16],
+            "env_steps_per_s": [1234.5, None, None, None, None],
+        }
+    )
+    groups = {
+        "t001r0": "need more CPUs than this machine's 2",
+        "t001r1": "need more CPUs than this machine's 2",
+        "t002r0": "need more CPUs than this machine's 2",
+    }
     console.print(results_table(trials, ["num_env_runners"], groups))
     rows = _rows(out.getvalue())
     assert [row.split("│")[1].strip() for row in rows] == ["t000r0", "t000r1", "3 trials"]
@@ -124,8 +143,11 @@ def test_an_interrupt_outside_any_verb_exits_130_with_a_word(monkeypatch, capsys
     monkeypatch.setattr(commands, "_main", interrupted)
     try:
         assert commands.main(["sweep", "x.yaml"]) == EXIT_INTERRUPTED
-        assert all(signal.getsignal(sig) is interrupts.interrupt  # left installed (an ignored one stays ignored)
-                   for sig in interrupts.SIGNALS if before[sig] != signal.SIG_IGN)
+        assert all(
+            signal.getsignal(sig) is interrupts.interrupt  # left installed (an ignored one stays ignored)
+            for sig in interrupts.SIGNALS
+            if before[sig] != signal.SIG_IGN
+        )
     finally:
         interrupts.restore(before)
     assert "Interrupted." in capsys.readouterr().err
@@ -164,6 +186,9 @@ def test_a_sweep_interrupted_outside_a_trial_ends_with_the_resume_line(monkeypat
     finally:
         interrupts.restore(before)
     said = " ".join(capsys.readouterr().out.split())
-    left = ("1 of 1 trials still to run" if where == "before its first verdict" else
-            "all 1 trials have their verdict; the tables and report are left to write")
+    left = (
+        "1 of 1 trials still to run"
+        if where == "before its first verdict"
+        else "all 1 trials have their verdict; the tables and report are left to write"
+    )
     assert left in said and f"Resume with: rlbench sweep {spec} --out {out} --resume" in said, said

@@ -19,13 +19,16 @@ def test_without_the_serve_extra_it_names_the_extra_and_exits_2(tmp_path, monkey
     assert not out.exists()
 
 
-@pytest.mark.parametrize("flags, said", [
-    (["--paths", "inprocess,grpc"], "--paths: unknown grpc"),
-    (["--inputs", "16,5"], "--inputs: each must be one of 16, 4096, 102400"),
-    (["--batches", "0"], "--batches"),
-    (["--clients", "a"], "--clients takes comma-separated whole numbers"),
-    (["--seconds", "0"], "--seconds"),
-])
+@pytest.mark.parametrize(
+    "flags, said",
+    [
+        (["--paths", "inprocess,grpc"], "--paths: unknown grpc"),
+        (["--inputs", "16,5"], "--inputs: each must be one of 16, 4096, 102400"),
+        (["--batches", "0"], "--batches"),
+        (["--clients", "a"], "--clients takes comma-separated whole numbers"),
+        (["--seconds", "0"], "--seconds"),
+    ],
+)
 def test_bad_flags_exit_2_naming_the_flag(flags, said, tmp_path, capsys):
     assert main(["servebench", *flags, "--out", str(tmp_path / "sb")]) == 2
     assert said in " ".join(capsys.readouterr().out.split())
@@ -36,7 +39,9 @@ def test_an_out_folder_in_use_is_refused(tmp_path, capsys):
     """The results session's checks, as every command's: someone else's files, a run's results, another run's lock."""
     (tmp_path / "servebench.json").write_text("{}")
     assert main(["servebench", "--out", str(tmp_path)]) == 2
-    assert "already holds files (servebench.json) and is not an rlbench sweep" in " ".join(capsys.readouterr().out.split())
+    assert "already holds files (servebench.json) and is not an rlbench sweep" in " ".join(
+        capsys.readouterr().out.split()
+    )
     done = tmp_path / "done"
     done.mkdir()
     (done / "manifest.json").write_text('{"software": {"schema_version": "3"}}')  # what a servebench run leaves

@@ -33,8 +33,9 @@ def test_compare_takes_a_percentage_and_refuses_zero(tmp_path, capsys):
     shutil.copytree(REPO / "tests" / "data" / "results-format-3", folder)  # a sweep with variants
     assert main(["compare", str(folder), "--threshold", "10%", "--out", str(tmp_path / "a")]) == EXIT_OK
     assert main(["compare", str(folder), "--threshold", "0.1", "--out", str(tmp_path / "b")]) == EXIT_OK
-    assert (tmp_path / "a" / "compare.json").read_text().replace(str(tmp_path / "a"), "") == \
-        (tmp_path / "b" / "compare.json").read_text().replace(str(tmp_path / "b"), "")
+    assert (tmp_path / "a" / "compare.json").read_text().replace(str(tmp_path / "a"), "") == (
+        tmp_path / "b" / "compare.json"
+    ).read_text().replace(str(tmp_path / "b"), "")
     capsys.readouterr()
     assert main(["compare", str(folder), "--threshold", "0", "--out", str(tmp_path / "c")]) == EXIT_BAD_INPUT
     assert "error: --threshold '0': give a share between 0 and 1, e.g. 5% or 0.05" in capsys.readouterr().out

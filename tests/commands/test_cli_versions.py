@@ -45,43 +45,78 @@ def refused(capsys, tmp_path: Path, *argv: str) -> str:
 
 
 def history(spec: Path, versions: str, *extra: str) -> list[str]:
-    return ["history", str(spec), "--package", "pkg", "--versions", versions, "--index", str(spec.parent / "wheels"),
-            *extra]
+    return [
+        "history",
+        str(spec),
+        "--package",
+        "pkg",
+        "--versions",
+        versions,
+        "--index",
+        str(spec.parent / "wheels"),
+        *extra,
+    ]
 
 
 def bisect(spec: Path, good: str, bad: str, *extra: str) -> list[str]:
-    return ["bisect", str(spec), "--package", "pkg", "--good", good, "--bad", bad, "--index", str(spec.parent / "wheels"),
-            *extra]
+    return [
+        "bisect",
+        str(spec),
+        "--package",
+        "pkg",
+        "--good",
+        good,
+        "--bad",
+        bad,
+        "--index",
+        str(spec.parent / "wheels"),
+        *extra,
+    ]
 
 
 def test_a_version_the_index_does_not_list(spec, tmp_path, capsys):
     wheels = spec.parent / "wheels"
     assert refused(capsys, tmp_path, *history(spec, "1.0.0,1.5.0")) == (
-        f"--versions 1.5.0: pkg 1.5.0 is not in the index {wheels} (it has 1.0.0, 1.1.0, 1.2.0): give versions it lists")
+        f"--versions 1.5.0: pkg 1.5.0 is not in the index {wheels} (it has 1.0.0, 1.1.0, 1.2.0): give versions it lists"
+    )
     assert refused(capsys, tmp_path, *bisect(spec, "0.9.0", "1.2.0")).startswith(
-        "--good/--bad 0.9.0: pkg 0.9.0 is not in the index")
+        "--good/--bad 0.9.0: pkg 0.9.0 is not in the index"
+    )
 
 
 def test_a_version_given_twice_or_written_as_a_range(spec, tmp_path, capsys):
-    assert refused(capsys, tmp_path, *history(spec, "1.0.0,1.1.0,1.0.0")) == \
-        "--versions: 1.0.0 given twice: name each version once"
-    assert refused(capsys, tmp_path, *history(spec, "1.0.0,>=1.1")) == \
-        "--versions: '>=1.1' is not an exact version such as 2.59.0 (ranges are not versions)"
-    assert refused(capsys, tmp_path, *history(spec, "1.0.0")) == "--versions 1.0.0: give at least two versions to compare"
+    assert (
+        refused(capsys, tmp_path, *history(spec, "1.0.0,1.1.0,1.0.0"))
+        == "--versions: 1.0.0 given twice: name each version once"
+    )
+    assert (
+        refused(capsys, tmp_path, *history(spec, "1.0.0,>=1.1"))
+        == "--versions: '>=1.1' is not an exact version such as 2.59.0 (ranges are not versions)"
+    )
+    assert (
+        refused(capsys, tmp_path, *history(spec, "1.0.0")) == "--versions 1.0.0: give at least two versions to compare"
+    )
 
 
 def test_good_equal_to_bad(spec, tmp_path, capsys):
-    assert refused(capsys, tmp_path, *bisect(spec, "1.1.0", "1.1.0")) == \
-        "--good and --bad are both 1.1.0: give two different versions"
+    assert (
+        refused(capsys, tmp_path, *bisect(spec, "1.1.0", "1.1.0"))
+        == "--good and --bad are both 1.1.0: give two different versions"
+    )
 
 
 def test_bisect_needs_the_rounds_that_can_give_evidence_and_a_target_for_time_to_target(spec, tmp_path, capsys):
-    assert refused(capsys, tmp_path, *bisect(spec, "1.0.0", "1.2.0", "--rounds", "3")) == \
-        "--rounds 3: a probe needs 6 rounds to give evidence either way"
+    assert (
+        refused(capsys, tmp_path, *bisect(spec, "1.0.0", "1.2.0", "--rounds", "3"))
+        == "--rounds 3: a probe needs 6 rounds to give evidence either way"
+    )
     assert refused(capsys, tmp_path, *bisect(spec, "1.0.0", "1.2.0", "--metric", "time_to_target")).startswith(
-        f"--metric time_to_target: {spec} has no stop target")
-    assert refused(capsys, tmp_path, *bisect(spec, "1.0.0", "1.2.0", "--versions-from", "1.0.0,1.1.0")) == \
-        "--versions-from does not list 1.2.0: give the ends in it too"
+        f"--metric time_to_target: {spec} has no stop target"
+    )
+    assert (
+        refused(capsys, tmp_path, *bisect(spec, "1.0.0", "1.2.0", "--versions-from", "1.0.0,1.1.0"))
+        == "--versions-from does not list 1.2.0: give the ends in it too"
+    )
 
 
 def test_an_unsupported_ray_is_refused_before_any_install(spec, tmp_path, capsys):
@@ -89,7 +124,8 @@ def test_an_unsupported_ray_is_refused_before_any_install(spec, tmp_path, capsys
     argv = ["history", str(spec), "--package", "ray", "--versions", f"2.9.3,{SUPPORTED_RAY}"]
     assert refused(capsys, tmp_path, *argv) == (
         f"--versions 2.9.3: ray 2.9.3 is older than {SUPPORTED_RAY}, the oldest the rllib adapter drives: pin "
-        f"{SUPPORTED_RAY} or later (docs/VERSIONS.md)")
+        f"{SUPPORTED_RAY} or later (docs/VERSIONS.md)"
+    )
     argv = ["bisect", str(spec), "--package", "ray", "--good", "2.9.3", "--bad", SUPPORTED_RAY]
     assert refused(capsys, tmp_path, *argv).startswith("--versions 2.9.3: ray 2.9.3 is older than")
 
@@ -98,7 +134,8 @@ def test_a_spec_with_variants_of_its_own(spec, tmp_path, capsys):
     spec.write_text(SPEC + "variants:\n  - name: A\n")
     assert refused(capsys, tmp_path, *history(spec, "1.0.0,1.1.0")) == (
         f"{spec}: variants: this command makes the variants itself, one per --versions entry; remove 'variants:' "
-        "from the spec (or run the spec as it is with rlbench sweep)")
+        "from the spec (or run the spec as it is with rlbench sweep)"
+    )
 
 
 def test_the_dry_run_plans_the_versions_as_interleaved_variants(spec, tmp_path, capsys):
@@ -107,7 +144,11 @@ def test_the_dry_run_plans_the_versions_as_interleaved_variants(spec, tmp_path, 
     assert code == 0, text
     rows = [line.split("│")[1:5] for line in text.splitlines() if line.startswith("│ t")]
     # round 1 starts with the other version: the order rotates, so neither side always goes first
-    assert [[c.strip() for c in r] for r in rows] == [["t000r0", "pkg-1.0.0", "0", "2"], ["t001r0", "pkg-1.2.0", "0", "2"],
-                                                      ["t001r1", "pkg-1.2.0", "1", "2"], ["t000r1", "pkg-1.0.0", "1", "2"]]
+    assert [[c.strip() for c in r] for r in rows] == [
+        ["t000r0", "pkg-1.0.0", "0", "2"],
+        ["t001r0", "pkg-1.2.0", "0", "2"],
+        ["t001r1", "pkg-1.2.0", "1", "2"],
+        ["t000r1", "pkg-1.0.0", "1", "2"],
+    ]
     assert "4 trials planned, 4 to run; dry run: nothing was run or written." in text
     assert not (tmp_path / "envs").exists()

@@ -30,15 +30,20 @@ _spec.loader.exec_module(bench_tables)
 
 XSS = "<script>alert(1)</script>"
 MD = "a|b [click](http://evil.example) ![x](http://evil.example/p.png) `code` *em*"
-FORMULA = "=HYPERLINK(\"http://evil.example\",\"x\")"
+FORMULA = '=HYPERLINK("http://evil.example","x")'
 MATH = "costs $\\frac{$"  # matplotlib would read "$...$" as mathtext, and this one does not parse
 
 
 @pytest.fixture(scope="module")
 def received(tmp_path_factory):
     """A result set whose axis values carry HTML, Markdown and a spreadsheet formula."""
-    return bench_tables.generate(tmp_path_factory.mktemp("r") / "received", trials=4, iterations=4, repeats=1,
-                                 grid={"env_config.msg": [XSS, MD, FORMULA, MATH]})
+    return bench_tables.generate(
+        tmp_path_factory.mktemp("r") / "received",
+        trials=4,
+        iterations=4,
+        repeats=1,
+        grid={"env_config.msg": [XSS, MD, FORMULA, MATH]},
+    )
 
 
 def _copy(received, tmp_path):

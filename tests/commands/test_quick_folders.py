@@ -28,13 +28,15 @@ def _quick_set(path: Path) -> Path:
 
 def test_compare_refuses_a_quick_folder_in_one_line(tmp_path, capsys):
     quick = _quick_set(tmp_path / "quick")
-    full = bench_tables.generate(tmp_path / "full", trials=4, iterations=3, repeats=1,
-                                 grid={"num_env_runners": [0, 1, 2, 3]})
+    full = bench_tables.generate(
+        tmp_path / "full", trials=4, iterations=3, repeats=1, grid={"num_env_runners": [0, 1, 2, 3]}
+    )
     for argv in (["compare", str(full), str(quick)], ["compare", str(quick), str(full)], ["compare", str(quick)]):
         assert main(argv) == EXIT_BAD_INPUT
         lines = [line for line in capsys.readouterr().out.splitlines() if line.strip()]
-        assert len(lines) == 1 and lines[0].startswith(f"error: {quick} holds a --quick run (one repeat, no warm-up, "
-                                                       "one iteration on a cut train batch)")
+        assert len(lines) == 1 and lines[0].startswith(
+            f"error: {quick} holds a --quick run (one repeat, no warm-up, one iteration on a cut train batch)"
+        )
     assert not (quick / "compare.csv").exists() and not (full / "compare.csv").exists()
 
 
@@ -44,14 +46,16 @@ def test_the_report_of_a_quick_folder_recommends_nothing_and_says_why(tmp_path, 
     printed = capsys.readouterr().out
     assert f"recommendation: {QUICK_NO_RECOMMENDATIONS}" in printed and "For highest throughput" not in printed
     md = (quick / "report.md").read_text()
-    recs = md[md.index("## Recommendations"):md.index("## Learning")]
+    recs = md[md.index("## Recommendations") : md.index("## Learning")]
     assert QUICK_NO_RECOMMENDATIONS in recs and "For highest" not in recs
-    configs = md[md.index("## Configurations"):md.index("## Verdicts")]
+    configs = md[md.index("## Configurations") : md.index("## Verdicts")]
     rows = [line for line in configs.splitlines() if line.startswith("| ") and not line.startswith("| rank")]
     assert len(rows) == 4 and all(row.startswith("| - |") for row in rows)  # every measured row shown, none ranked
 
 
 def test_the_command_that_resumes_a_quick_sweep_says_quick():
-    assert resume_command(Path("configs/smoke.yaml"), Path("/tmp/r"), quick=True) == \
-        "rlbench sweep configs/smoke.yaml --quick --out /tmp/r --resume"
+    assert (
+        resume_command(Path("configs/smoke.yaml"), Path("/tmp/r"), quick=True)
+        == "rlbench sweep configs/smoke.yaml --quick --out /tmp/r --resume"
+    )
     assert "--quick" not in resume_command(Path("configs/smoke.yaml"), Path("/tmp/r"))

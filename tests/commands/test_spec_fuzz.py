@@ -22,15 +22,20 @@ GOOD = b"name: x\nenvironment: {env: envs.tiny:TinyEnv}\nstop: {iterations: 3}\n
 LAUGHS = GOOD + b"junk:\n  l0: &l0 [a, a, a, a, a, a, a, a, a, a]\n" + fuzz_spec.LAUGHS.encode()
 
 
-@settings(max_examples=60, deadline=None, derandomize=True, database=None,
-          suppress_health_check=list(HealthCheck))
+@settings(max_examples=60, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
 @given(fuzz_spec.cases())
 @example(GOOD)
 @example(LAUGHS)
 @example(GOOD + b"seed: !!python/object/apply:os.system ['touch @MARKER@']\n")
 @example(GOOD.replace(b"name: x", b"\x00name: x"))
-@example(GOOD + b"grid: {env_config.a: [" + b",".join(b"%d" % i for i in range(100)) + b"], env_config.b: ["
-         + b",".join(b"%d" % i for i in range(101)) + b"]}\n")
+@example(
+    GOOD
+    + b"grid: {env_config.a: ["
+    + b",".join(b"%d" % i for i in range(100))
+    + b"], env_config.b: ["
+    + b",".join(b"%d" % i for i in range(101))
+    + b"]}\n"
+)
 @example(GOOD + b"stop: {seconds: .inf}\nsample_hz: .nan\n")
 @example(GOOD + b"env_config: " + b"[" * 3000 + b"\n")
 def test_mutated_specs_exit_0_or_2_and_write_nothing_on_2(raw):

@@ -28,8 +28,9 @@ def cluster_run(tmp_path_factory):
         # the sweep gets the token path only: rlbench must turn token mode on by itself
         sweep_env = {"RAY_AUTH_TOKEN_PATH": str(cluster.token)}
         t = time.monotonic()
-        done = run_cli("sweep", "configs/cluster_smoke.yaml", "--out", str(out), "--address", cluster.address,
-                       env=sweep_env)
+        done = run_cli(
+            "sweep", "configs/cluster_smoke.yaml", "--out", str(out), "--address", cluster.address, env=sweep_env
+        )
         sweep_s = time.monotonic() - t
         assert done.returncode == 0, done.stdout + done.stderr
         yield {"out": out, "done": done, "temp": cluster.temp, "address": cluster.address, "sweep_s": sweep_s}

@@ -24,9 +24,17 @@ def test_writes_every_output(smoke):
     for name in ("trials.parquet", "iterations.parquet", "utilization.parquet", "summary.csv", "manifest.json"):
         assert (out / name).is_file(), name
     plots = sorted(p.name for p in (out / "plots").glob("*.png") if not p.name.startswith("report_"))
-    assert plots == ["cpu_alloc_vs_used.png", "cpu_by_role.png", "cpu_heatmap_t000r0.png", "cpu_heatmap_t001r0.png",
-                     "cpu_heatmap_t002r0.png", "cpu_heatmap_t003r0.png", "throughput_vs_num_env_runners.png",
-                     "throughput_vs_num_envs_per_env_runner.png", "time_breakdown.png"]
+    assert plots == [
+        "cpu_alloc_vs_used.png",
+        "cpu_by_role.png",
+        "cpu_heatmap_t000r0.png",
+        "cpu_heatmap_t001r0.png",
+        "cpu_heatmap_t002r0.png",
+        "cpu_heatmap_t003r0.png",
+        "throughput_vs_num_env_runners.png",
+        "throughput_vs_num_envs_per_env_runner.png",
+        "time_breakdown.png",
+    ]
     assert "4 ok, 0 skipped, 0 failed" in done.stdout
 
 
@@ -37,9 +45,13 @@ def test_report_written_and_trial_reproducible(smoke):
     assert "data:image/png;base64," in html and "src='http" not in html and "<script" not in html
     assert "For highest throughput:" in html and "For highest throughput:" in (out / "report.md").read_text()
     assert sorted(p.name for p in (out / "plots").glob("report_*.png")) == [
-        "report_cpu_alloc_by_config.png", "report_learning_env_steps.png", "report_learning_seconds.png",
-        "report_throughput_ci_num_env_runners.png", "report_throughput_ci_num_envs_per_env_runner.png",
-        "report_time_shares.png"]  # no stop target: no Pareto figure
+        "report_cpu_alloc_by_config.png",
+        "report_learning_env_steps.png",
+        "report_learning_seconds.png",
+        "report_throughput_ci_num_env_runners.png",
+        "report_throughput_ci_num_envs_per_env_runner.png",
+        "report_time_shares.png",
+    ]  # no stop target: no Pareto figure
     assert "## Learning" in (out / "report.md").read_text()
     assert "recommendation:" in done.stdout
     rep = run_cli("reproduce", str(out), "t002r0")
@@ -55,8 +67,12 @@ def test_log_without_a_terminal_reads_well(smoke):
     _, done = smoke
     lines = done.stdout.splitlines()
     progress = [line for line in lines if line.startswith("[")]
-    assert [line.split()[:2] for line in progress] == [["[1/4]", "t000r0"], ["[2/4]", "t001r0"], ["[3/4]", "t002r0"],
-                                                     ["[4/4]", "t003r0"]]
+    assert [line.split()[:2] for line in progress] == [
+        ["[1/4]", "t000r0"],
+        ["[2/4]", "t001r0"],
+        ["[3/4]", "t002r0"],
+        ["[4/4]", "t003r0"],
+    ]
     assert all(": ok, 4 iterations in " in line and " ETA " in line for line in progress)
     assert "\r" not in done.stdout and "\x1b[" not in done.stdout
     rows = [line for line in lines if line.startswith("│")]
@@ -74,9 +90,24 @@ def test_report_html_parses_and_every_figure_decodes(smoke):
 def test_trials_table(smoke):
     out, _ = smoke
     trials = pd.read_parquet(out / "trials.parquet")
-    for column in ("trial_id", "status", "reason", "repeat", "num_env_runners", "num_envs_per_env_runner", "cpus",
-                   "ray_init_s", "build_s", "first_iteration_s", "env_steps_per_s", "sample_frac", "learn_frac",
-                   "driver_torch_threads", "env_runner_cpus_used", "env_runner_cpus_allocated"):
+    for column in (
+        "trial_id",
+        "status",
+        "reason",
+        "repeat",
+        "num_env_runners",
+        "num_envs_per_env_runner",
+        "cpus",
+        "ray_init_s",
+        "build_s",
+        "first_iteration_s",
+        "env_steps_per_s",
+        "sample_frac",
+        "learn_frac",
+        "driver_torch_threads",
+        "env_runner_cpus_used",
+        "env_runner_cpus_allocated",
+    ):
         assert column in trials.columns, column
     assert list(trials["trial_id"]) == ["t000r0", "t001r0", "t002r0", "t003r0"]
     assert (trials["status"] == "ok").all()
@@ -166,11 +197,14 @@ def test_next_trial_builds_only_once_the_previous_one_is_gone(smoke):
     one shut down, and built nothing before the previous trial's processes were gone (an ordering
     of recorded times, not a timing figure)."""
     out, _ = smoke
-    records = [json.loads((out / "trials" / t / "record.json").read_text())
-               for t in ("t000r0", "t001r0", "t002r0", "t003r0")]
+    records = [
+        json.loads((out / "trials" / t / "record.json").read_text()) for t in ("t000r0", "t001r0", "t002r0", "t003r0")
+    ]
     assert records[0]["overlap_s"] == 0
     for prev, rec in zip(records, records[1:]):
-        events = [json.loads(line) for line in (out / "trials" / rec["trial_id"] / "events.jsonl").read_text().splitlines()]
+        events = [
+            json.loads(line) for line in (out / "trials" / rec["trial_id"] / "events.jsonl").read_text().splitlines()
+        ]
         names = [e["event"] for e in events]
         assert names.index("ray_init") < names.index("gate") < names.index("build"), names
         previous_gone = prev["started_epoch"] + prev["trial_wall_s"]

@@ -42,7 +42,9 @@ def sweep_of(tmp: Path, spec: str) -> tuple[Path, subprocess.CompletedProcess]:
     """Run ``spec`` in ``tmp`` with ``tmp/home`` as HOME (RLlib's ~/ray_results lands there); (its folder, the run)."""
     (tmp / "spec.yaml").write_text(spec)
     (tmp / "home").mkdir()
-    return tmp / "out", run_cli("sweep", str(tmp / "spec.yaml"), "--out", str(tmp / "out"), env={"HOME": str(tmp / "home")})
+    return tmp / "out", run_cli(
+        "sweep", str(tmp / "spec.yaml"), "--out", str(tmp / "out"), env={"HOME": str(tmp / "home")}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +70,8 @@ def test_a_crash_in_training_fails_and_one_inside_ray_shutdown_keeps_ok(exits):
     assert trials.loc["t001r0", "exit_signal"] == signal.SIGSEGV
     assert trials.loc["t001r0", "reason"] == (
         f"{TEARDOWN_CRASH}: its process died (signal 11, SIGSEGV) after it had trained, while its framework and "
-        "runtime shut down (shutdown_s unknown); all 3 iterations were recorded")
+        "runtime shut down (shutdown_s unknown); all 3 iterations were recorded"
+    )
     assert _events(out, "t001r0")[-1] == "trained" and pd.isna(trials.loc["t001r0", "shutdown_s"])
     assert trials.loc["t001r0", "iterations"] == 3 and trials.loc["t001r0", "env_steps_per_s"] > 0
 
@@ -152,11 +155,13 @@ def test_plain_each_window_gets_its_verdict(plain_exits):
     assert trials.loc["t000r0", "reason"].startswith("trial process died (signal 11, SIGSEGV) after 1 iterations")
     assert trials.loc["t001r0", "reason"].startswith(
         f"{TEARDOWN_CRASH}: its process died (signal 11, SIGSEGV) after it had trained, while its framework and "
-        "runtime shut down (shutdown_s unknown)")
+        "runtime shut down (shutdown_s unknown)"
+    )
     assert pd.isna(trials.loc["t001r0", "shutdown_s"])
     assert trials.loc["t002r0", "reason"].startswith(
         f"{TEARDOWN_CRASH}: its process died (signal 11, SIGSEGV) after it had trained, after its runtime had shut "
-        "down (shutdown_s recorded)")
+        "down (shutdown_s recorded)"
+    )
     assert trials.loc["t002r0", "shutdown_s"] >= 0
     assert pd.isna(trials.loc["t003r0", "reason"]) and _events(out, "t003r0")[-1] == "end"
     assert list(trials["iterations"]) == [1, 3, 3, 3]
@@ -164,8 +169,10 @@ def test_plain_each_window_gets_its_verdict(plain_exits):
     for trial_id in ("t001r0", "t002r0"):
         assert f"{trial_id} ok: {TEARDOWN_CRASH}: its process died (signal 11, SIGSEGV)" in text, done.stdout
     report = " ".join((out / "report.md").read_text().split())
-    assert "2 trials ended in their teardown, after training: t001r0 (signal 11, SIGSEGV), t002r0 (signal 11, SIGSEGV)." \
+    assert (
+        "2 trials ended in their teardown, after training: t001r0 (signal 11, SIGSEGV), t002r0 (signal 11, SIGSEGV)."
         in report
+    )
 
 
 @pytest.mark.no_ray

@@ -34,10 +34,16 @@ def faults(tmp_path_factory):
     # The fault fires at env step 200: iteration 1 (128 steps) completes, iteration 2 does not. The
     # memory fault takes its 2 GiB inside that one step and hangs holding it, so the 1.6 GB limit is
     # crossed whatever the machine's speed, also while the env ceiling steps it alone for 1 s.
-    spec = write_spec(tmp / "faults.yaml", env="envs.faulty:FaultyEnv", framework="plain",
-                      env_config="{at_step: 200, memory_chunk_bytes: 67108864, memory_max_bytes: 2147483648}",
-                      grid="{env_config.fault: [none, raise, hang, memory]}", timeout=FAULT_TIMEOUT_S, ceiling=1,
-                      extra="trial_memory_limit_bytes: 1600000000\n")
+    spec = write_spec(
+        tmp / "faults.yaml",
+        env="envs.faulty:FaultyEnv",
+        framework="plain",
+        env_config="{at_step: 200, memory_chunk_bytes: 67108864, memory_max_bytes: 2147483648}",
+        grid="{env_config.fault: [none, raise, hang, memory]}",
+        timeout=FAULT_TIMEOUT_S,
+        ceiling=1,
+        extra="trial_memory_limit_bytes: 1600000000\n",
+    )
     out = tmp / "out"
     done = run_cli("sweep", str(spec), "--out", str(out))
     return spec, out, done
@@ -50,20 +56,27 @@ def test_each_fault_gets_its_status_and_reason(faults):
     assert list(trials["status"]) == ["ok", "failed", "timeout", "failed"]
     assert trials.loc["t001r0", "reason"] == "RuntimeError: FaultyEnv: injected failure at step 200"
     assert trials.loc["t002r0", "reason"].startswith(
-        f"killed after trial_timeout_s={FAULT_TIMEOUT_S} s with its process tree, after 1 iterations")
+        f"killed after trial_timeout_s={FAULT_TIMEOUT_S} s with its process tree, after 1 iterations"
+    )
     assert trials.loc["t003r0", "reason"].startswith("out of memory: its processes used ")
     assert "over trial_memory_limit_bytes=1600000000" in trials.loc["t003r0", "reason"]
     text = " ".join(done.stdout.split())
     assert "1 ok, 0 skipped, 2 failed, 1 timed out" in text
-    for line in ("t001r0 failed: RuntimeError: FaultyEnv: injected failure", "t002r0 timeout: killed after",
-                 "t003r0 failed: out of memory"):
+    for line in (
+        "t001r0 failed: RuntimeError: FaultyEnv: injected failure",
+        "t002r0 timeout: killed after",
+        "t003r0 failed: out of memory",
+    ):
         assert line in text, line
     # the env-ceiling measurement before the trials met the same faults, said so and went on
-    ceilings = {json.loads(k.split("|")[1])["fault"]: v for k, v in
-                json.loads((out / "env_ceilings.json").read_text()).items()}
+    ceilings = {
+        json.loads(k.split("|")[1])["fault"]: v for k, v in json.loads((out / "env_ceilings.json").read_text()).items()
+    }
     assert ceilings["none"]["steps_per_s"] > 0
     assert "injected failure" in ceilings["raise"]["error"]
-    assert f"no result within {1 + 0.3 + FAULT_TIMEOUT_S:g} s" in ceilings["hang"]["error"]  # the grace: the trial timeout
+    assert (
+        f"no result within {1 + 0.3 + FAULT_TIMEOUT_S:g} s" in ceilings["hang"]["error"]
+    )  # the grace: the trial timeout
     assert "over the limit" in ceilings["memory"]["error"]
     assert trials.loc["t000r0", "sampling_efficiency"] > 0 and pd.isna(trials.loc["t002r0", "sampling_efficiency"])
 
@@ -100,8 +113,13 @@ def test_resume_of_a_finished_folder_runs_nothing_and_duplicates_nothing(faults)
 def test_kill_9_then_resume_keeps_the_finished_trial_and_reruns_the_other(tmp_path):
     """kill -9 of the sweep mid-way through its second trial: no process is left, the resume keeps the
     first trial's record as it was and runs the second again, its killed attempt kept aside."""
-    spec = write_spec(tmp_path / "k.yaml", env="envs.synthetic:SyntheticEnv", framework="plain", iterations=4,
-                      grid="{env_config.step_cost_us: [0, 3000]}")
+    spec = write_spec(
+        tmp_path / "k.yaml",
+        env="envs.synthetic:SyntheticEnv",
+        framework="plain",
+        iterations=4,
+        grid="{env_config.step_cost_us: [0, 3000]}",
+    )
     out = tmp_path / "out"
     proc = start_sweep(spec, out)
     wait_for_iteration(out, "t001r0", proc)
@@ -130,8 +148,14 @@ def test_ctrl_c_while_the_next_trial_was_launched_early_leaves_nothing(tmp_path)
     """The next trial is launched while the previous one shuts down; a Ctrl-C then kills it too and
     leaves it without a record, so a resume runs it."""
     # t000r0's env takes 3 s to close: the early launch of t001r0 surely happens while it shuts down
-    spec = write_spec(tmp_path / "e.yaml", env="envs.faulty:FaultyEnv", framework="plain", iterations=2,
-                      env_config="{close_s: 3}", grid="{env_config.episode_len: [10, 20]}")
+    spec = write_spec(
+        tmp_path / "e.yaml",
+        env="envs.faulty:FaultyEnv",
+        framework="plain",
+        iterations=2,
+        env_config="{close_s: 3}",
+        grid="{env_config.episode_len: [10, 20]}",
+    )
     out = tmp_path / "out"
     proc = start_sweep(spec, out)
     early = out / "trials" / "t001r0"
@@ -143,8 +167,18 @@ def test_ctrl_c_while_the_next_trial_was_launched_early_leaves_nothing(tmp_path)
     stdout, _ = proc.communicate(timeout=120)
     assert proc.returncode == 130, stdout
     assert not (early / "record.json").exists()
-    start = next((json.loads(line) for line in (early / "events.jsonl").read_text().splitlines()
-                  if json.loads(line)["event"] == "start"), None) if (early / "events.jsonl").exists() else None
+    start = (
+        next(
+            (
+                json.loads(line)
+                for line in (early / "events.jsonl").read_text().splitlines()
+                if json.loads(line)["event"] == "start"
+            ),
+            None,
+        )
+        if (early / "events.jsonl").exists()
+        else None
+    )
     if start is not None:  # it got as far as its first event: that process is gone
         assert not alive({start["pid"]}) or psutil.Process(start["pid"]).create_time() > time.time() - 1
     assert trial_processes_alive(out) == []

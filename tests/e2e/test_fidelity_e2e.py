@@ -115,9 +115,11 @@ def test_a_switch_off_variant_switches_off_in_its_own_trials_only(tmp_path):
     """switch_off as a variant key (plain adapter, no Ray: a second a trial): the forkserver and sampler
     switches hold in the variant's trials, and the base variant's trials still fork from the server."""
     spec = tmp_path / "variants.yaml"
-    spec.write_text("name: switches\nframework: plain\nenvironment: {env: envs.tiny:TinyEnv}\n"
-                    "training: {train_batch_size_per_learner: 100}\nstop: {iterations: 2}\nenv_ceiling_s: 0\n"
-                    "variants:\n  - name: base\n  - {name: fresh, set: {switch_off: [forkserver, sampler]}}\n")
+    spec.write_text(
+        "name: switches\nframework: plain\nenvironment: {env: envs.tiny:TinyEnv}\n"
+        "training: {train_batch_size_per_learner: 100}\nstop: {iterations: 2}\nenv_ceiling_s: 0\n"
+        "variants:\n  - name: base\n  - {name: fresh, set: {switch_off: [forkserver, sampler]}}\n"
+    )
     done = run_cli("sweep", str(spec), "--out", str(tmp_path / "out"))
     assert done.returncode == 0, done.stdout + done.stderr
     out = tmp_path / "out"

@@ -37,11 +37,15 @@ env_ceiling_s: 0
 sample_hz: 5
 """
 #: The sweep's three trials: a tiny env stepping 100 us of CPU a step (a trial in about a second).
-SWEEP_SPEC = SPEC.format(env="envs.synthetic:SyntheticEnv", env_config="{episode_len: 50, step_cost_us: 100}",
-                         grid="grid: {training.train_batch_size_per_learner: [200, 300, 400]}")
+SWEEP_SPEC = SPEC.format(
+    env="envs.synthetic:SyntheticEnv",
+    env_config="{episode_len: 50, step_cost_us: 100}",
+    grid="grid: {training.train_batch_size_per_learner: [200, 300, 400]}",
+)
 #: One configuration whose env's step cost comes from the installed ``slowstep`` (envs.versioned).
-VERSIONS_SPEC = SPEC.format(env="envs.versioned:VersionedCostEnv",
-                            env_config='{cost_from: "slowstep:step_cost_us", episode_len: 50}', grid="")
+VERSIONS_SPEC = SPEC.format(
+    env="envs.versioned:VersionedCostEnv", env_config='{cost_from: "slowstep:step_cost_us", episode_len: 50}', grid=""
+)
 VERSIONS = ("1.0.0", "1.1.0", "1.2.0")
 
 
@@ -58,20 +62,27 @@ def _has_iteration(pattern: str):
             except OSError:
                 pass
         return False
+
     return ready
 
 
 #: Per command, where it is stopped and with which signal (each command meets each signal once).
 POINTS = {
-    "sweep": [("folder taken", _exists("manifest.json"), signal.SIGINT),
-              ("a trial iterating", _has_iteration("trials/*/events.jsonl"), signal.SIGTERM),
-              ("tables written, report to come", _exists("trials.parquet"), signal.SIGHUP)],
-    "history": [("folder taken", _exists("manifest.json"), signal.SIGHUP),
-                ("a trial finished", _exists("trials/*/record.json"), signal.SIGINT),
-                ("tables written, history to come", _exists("trials.parquet"), signal.SIGTERM)],
-    "bisect": [("first probe's folder taken", _exists("01-*/manifest.json"), signal.SIGTERM),
-               ("first probe iterating", _has_iteration("01-*/trials/*/events.jsonl"), signal.SIGHUP),
-               ("first probe's first trial finished", _exists("01-*/trials/*/record.json"), signal.SIGINT)],
+    "sweep": [
+        ("folder taken", _exists("manifest.json"), signal.SIGINT),
+        ("a trial iterating", _has_iteration("trials/*/events.jsonl"), signal.SIGTERM),
+        ("tables written, report to come", _exists("trials.parquet"), signal.SIGHUP),
+    ],
+    "history": [
+        ("folder taken", _exists("manifest.json"), signal.SIGHUP),
+        ("a trial finished", _exists("trials/*/record.json"), signal.SIGINT),
+        ("tables written, history to come", _exists("trials.parquet"), signal.SIGTERM),
+    ],
+    "bisect": [
+        ("first probe's folder taken", _exists("01-*/manifest.json"), signal.SIGTERM),
+        ("first probe iterating", _has_iteration("01-*/trials/*/events.jsonl"), signal.SIGHUP),
+        ("first probe's first trial finished", _exists("01-*/trials/*/record.json"), signal.SIGINT),
+    ],
 }
 CASES = [(command, name, predicate, sig) for command, points in POINTS.items() for name, predicate, sig in points]
 
@@ -80,7 +91,9 @@ CASES = [(command, name, predicate, sig) for command, points in POINTS.items() f
 def tools(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("interrupts")
     for version in VERSIONS:
-        write_wheel(tmp / "wheels", "slowstep", version, {"slowstep/__init__.py": "def step_cost_us():\n    return 100\n"})
+        write_wheel(
+            tmp / "wheels", "slowstep", version, {"slowstep/__init__.py": "def step_cost_us():\n    return 100\n"}
+        )
     (tmp / "sweep.yaml").write_text(SWEEP_SPEC)
     (tmp / "versions.yaml").write_text(VERSIONS_SPEC)
     return tmp
@@ -93,7 +106,17 @@ def _argv(command: str, tmp: Path, out: Path) -> list[str]:
     if command == "history":
         return ["history", str(tmp / "versions.yaml"), "--versions", ",".join(VERSIONS), "--rounds", "2", *versions]
     # 6 rounds: the fewest a probe takes; it is stopped in its first round
-    return ["bisect", str(tmp / "versions.yaml"), "--good", VERSIONS[0], "--bad", VERSIONS[-1], "--rounds", "6", *versions]
+    return [
+        "bisect",
+        str(tmp / "versions.yaml"),
+        "--good",
+        VERSIONS[0],
+        "--bad",
+        VERSIONS[-1],
+        "--rounds",
+        "6",
+        *versions,
+    ]
 
 
 def _default_signals() -> None:
@@ -104,12 +127,19 @@ def _default_signals() -> None:
 
 
 @pytest.mark.parametrize(("command", "point", "predicate", "sig"), CASES, ids=[f"{c}-{p}" for c, p, _, _ in CASES])
-def test_a_signal_at_a_point_ends_with_the_resume_line_130_and_no_traceback(tools, tmp_path, command, point,
-                                                                           predicate, sig):
+def test_a_signal_at_a_point_ends_with_the_resume_line_130_and_no_traceback(
+    tools, tmp_path, command, point, predicate, sig
+):
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "rlbench", *_argv(command, tools, out)], cwd=REPO, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_default_signals,
-                            env={**os.environ, "RLBENCH_ENV_CACHE": str(tools / "envs")})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rlbench", *_argv(command, tools, out)],
+        cwd=REPO,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=_default_signals,
+        env={**os.environ, "RLBENCH_ENV_CACHE": str(tools / "envs")},
+    )
     deadline = time.monotonic() + 240
     while not predicate(out) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.005)

@@ -27,17 +27,24 @@ KNOWN = {
     "env_runners": {"num_env_runners": 0},
     "training": {"train_batch_size_per_learner": 32, "minibatch_size": 32, "num_epochs": 1},
     "rl_module": {"fcnet_hiddens": [8]},
-    "grid": {"env_config": [{"episode_len": 100}, {"episode_len": 100, "reward": 0.5},
-                            {"episode_len": 20, "return_step": 1}]},
-    "cpus": 2, "stop": {"iterations": 6, "episode_return_mean": 100}, "env_ceiling_s": 0, "trial_timeout_s": 300,
+    "grid": {
+        "env_config": [{"episode_len": 100}, {"episode_len": 100, "reward": 0.5}, {"episode_len": 20, "return_step": 1}]
+    },
+    "cpus": 2,
+    "stop": {"iterations": 6, "episode_return_mean": 100},
+    "env_ceiling_s": 0,
+    "trial_timeout_s": 300,
 }
 
 
 @pytest.fixture(scope="module")
 def known(tmp_path_factory):
     out, _ = sweep_ok(tmp_path_factory.mktemp("known"), yaml.safe_dump(KNOWN))
-    return out, pd.read_parquet(out / "trials.parquet").set_index("trial_id"), \
-        pd.read_parquet(out / "iterations.parquet")
+    return (
+        out,
+        pd.read_parquet(out / "trials.parquet").set_index("trial_id"),
+        pd.read_parquet(out / "iterations.parquet"),
+    )
 
 
 def test_a_reachable_target_is_reached_where_the_env_says_and_the_trial_stops_there(known):
@@ -52,8 +59,11 @@ def test_a_reachable_target_is_reached_where_the_env_says_and_the_trial_stops_th
     assert row["time_to_target_s"] == mine["wall_s"].sum()
     assert row["time_to_target_total_s"] == row["time_to_target_s"] + row["ray_init_s"] + row["build_s"]
     assert row["final_episode_return_mean"] == 100.0
-    assert (row["target_metric"], row["target_threshold"], row["target_mode"]) == ("episode_return_mean", 100.0,
-                                                                                   "at_least")
+    assert (row["target_metric"], row["target_threshold"], row["target_mode"]) == (
+        "episode_return_mean",
+        100.0,
+        "at_least",
+    )
     events = [json.loads(line) for line in (out / "trials" / "t000r0" / "events.jsonl").read_text().splitlines()]
     (reached,) = [e for e in events if e["event"] == "target_reached"]
     assert (reached["iteration"], reached["value"]) == (4, 100.0)
@@ -63,15 +73,20 @@ def test_an_unreachable_target_is_recorded_as_not_reached_with_nulls(known):
     out, trials, its = known
     row = trials.loc["t001r0"]
     assert row["status"] == "ok" and not bool(row["reached_target"]) and row["iterations"] == 6
-    for column in ("iterations_to_target", "time_to_target_s", "time_to_target_total_s", "env_steps_to_target",
-                   "energy_to_target_j"):
+    for column in (
+        "iterations_to_target",
+        "time_to_target_s",
+        "time_to_target_total_s",
+        "env_steps_to_target",
+        "energy_to_target_j",
+    ):
         assert pd.isna(row[column]), column
     assert row["final_episode_return_mean"] == 50.0
     mine = its[its["trial_id"] == "t001r0"].sort_values("iteration")
     assert mine["target_value"].tolist()[3] == 50.0  # the one iteration in which an episode ended
     md = (out / "report.md").read_text()
     assert 'env_config={"episode_len": 100, "reward": 0.5}: did not reach the target in any of its 1 repeats' in md
-    assert "Fastest to target (episode_return_mean >= 100): env_config={\"episode_len\": 100}" in md
+    assert 'Fastest to target (episode_return_mean >= 100): env_config={"episode_len": 100}' in md
 
 
 def test_rllib_averages_returns_over_the_episodes_of_one_iteration(known):
@@ -97,7 +112,10 @@ SEEDS = {
     "env_runners": {"num_env_runners": 0},
     "training": {"train_batch_size_per_learner": 200, "minibatch_size": 50, "num_epochs": 2},
     "rl_module": {"fcnet_hiddens": [16, 16]},
-    "cpus": 2, "stop": {"iterations": 3}, "env_ceiling_s": 0, "trial_timeout_s": 300,
+    "cpus": 2,
+    "stop": {"iterations": 3},
+    "env_ceiling_s": 0,
+    "trial_timeout_s": 300,
 }
 
 

@@ -78,16 +78,35 @@ class ConstantPowerNvml:
         self.raw: list[int] = []
         self.lock = threading.Lock()
 
-    def nvmlInit(self): pass
-    def nvmlShutdown(self): pass
-    def nvmlDeviceGetCount(self): return 1
-    def nvmlDeviceGetHandleByIndex(self, i): return i
-    def nvmlSystemGetDriverVersion(self): return "fake-550"
-    def nvmlDeviceGetName(self, h): return b"Fake GPU"
-    def nvmlDeviceGetUtilizationRates(self, h): return SimpleNamespace(gpu=10, memory=0)
-    def nvmlDeviceGetMemoryInfo(self, h): return SimpleNamespace(total=2**34, used=2**30, free=2**34 - 2**30)
-    def nvmlDeviceGetPowerUsage(self, h): return int(POWER_W * 1000)
-    def nvmlDeviceGetClockInfo(self, h, clock): return 1410
+    def nvmlInit(self):
+        pass
+
+    def nvmlShutdown(self):
+        pass
+
+    def nvmlDeviceGetCount(self):
+        return 1
+
+    def nvmlDeviceGetHandleByIndex(self, i):
+        return i
+
+    def nvmlSystemGetDriverVersion(self):
+        return "fake-550"
+
+    def nvmlDeviceGetName(self, h):
+        return b"Fake GPU"
+
+    def nvmlDeviceGetUtilizationRates(self, h):
+        return SimpleNamespace(gpu=10, memory=0)
+
+    def nvmlDeviceGetMemoryInfo(self, h):
+        return SimpleNamespace(total=2**34, used=2**30, free=2**34 - 2**30)
+
+    def nvmlDeviceGetPowerUsage(self, h):
+        return int(POWER_W * 1000)
+
+    def nvmlDeviceGetClockInfo(self, h, clock):
+        return 1410
 
     def nvmlDeviceGetTotalEnergyConsumption(self, h):
         if self.t0 is None:
@@ -113,8 +132,9 @@ def sweep(tmp_path_factory):
     nvml = ConstantPowerNvml()
     out = root / "out"
     with DrivenRapl(root / "powercap", CPU_POWER_W, CPU_RANGE_UJ) as rapl:
-        outcome = run_sweep(load_spec(spec), out, console=Console(file=io.StringIO()), nvml=nvml,
-                            powercap_root=str(rapl.root))
+        outcome = run_sweep(
+            load_spec(spec), out, console=Console(file=io.StringIO()), nvml=nvml, powercap_root=str(rapl.root)
+        )
     assert [r.status for r in outcome.records] == ["ok", "ok"], [r.reason for r in outcome.records]
     tables = build_tables(out)
     write_plots(out, tables, ["num_env_runners"])

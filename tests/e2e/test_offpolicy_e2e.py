@@ -71,7 +71,11 @@ def test_the_gpu_points_are_skipped_with_their_reason_and_the_cpu_points_run(swe
     out, done = swept
     trials = pd.read_parquet(out / "trials.parquet").set_index("trial_id")
     assert list(zip(trials["learner_gpus"], trials["algo"], trials["status"])) == [
-        (0, "DQN", "ok"), (0, "SAC", "ok"), (1, "DQN", "skipped"), (1, "SAC", "skipped")]
+        (0, "DQN", "ok"),
+        (0, "SAC", "ok"),
+        (1, "DQN", "skipped"),
+        (1, "SAC", "skipped"),
+    ]
     skipped = trials[trials["status"] == "skipped"]
     assert (skipped["num_gpus_per_learner"] == 1).all() and (skipped["num_learners"] == 0).all()
     assert set(skipped["reason"]) == {"needs 1 GPUs (learners and env runners) but this machine has 0"}
@@ -94,7 +98,8 @@ def test_both_algorithms_ran_from_one_grid(run):
 
 def test_an_off_policy_iteration_counts_what_the_spec_fixes(run):
     its = pd.read_parquet(run / "iterations.parquet").merge(
-        pd.read_parquet(run / "trials.parquet")[["trial_id", "algo"]], on="trial_id")
+        pd.read_parquet(run / "trials.parquet")[["trial_id", "algo"]], on="trial_id"
+    )
     assert list(its.groupby("trial_id").size()) == [3, 3]
     # RLlib repeats its training step, 4 env steps each, until 100 were sampled: 25 steps an iteration
     assert (its["env_steps_sampled"] == 100).all() and (its["training_steps"] == 25).all()
@@ -114,7 +119,9 @@ def test_an_off_policy_iteration_counts_what_the_spec_fixes(run):
     assert ratio.between(0.5, 1.01).all(), ratio.tolist()
     # batch, updates and the rest (the target updates in it) are learn_s; the rest holds the target updates
     parts = steady["learn_batch_s"] + steady["learn_update_s"] + steady["learn_other_s"]
-    assert (parts - steady["learn_s"]).abs().max() < 1e-9 and (steady["learn_other_s"] >= steady["target_update_s"]).all()
+    assert (parts - steady["learn_s"]).abs().max() < 1e-9 and (
+        steady["learn_other_s"] >= steady["target_update_s"]
+    ).all()
 
 
 def test_the_replay_buffer_is_split_out_of_the_other_time(run):

@@ -129,10 +129,29 @@ def _trial_pids(out: Path) -> set[int]:
 def _sweep(cluster, spec: Path, out: Path, *extra: str) -> subprocess.Popen:
     """The sweep as a terminal's foreground job (its own session, SIGINT at its default)."""
     env = {**os.environ, "RAY_AUTH_TOKEN_PATH": str(cluster.token)}
-    return subprocess.Popen([sys.executable, "-m", "rlbench", "sweep", str(spec), "--address", cluster.address,
-                             "--parallel", "auto", "--out", str(out), *extra], cwd=REPO, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "rlbench",
+            "sweep",
+            str(spec),
+            "--address",
+            cluster.address,
+            "--parallel",
+            "auto",
+            "--out",
+            str(out),
+            *extra,
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
 
 
 def _wait(proc: subprocess.Popen, ready, timeout_s: float = 240) -> None:
@@ -149,11 +168,19 @@ def run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("parallel")
     spec, out = folder / "spec.yaml", folder / "out"
     spec.write_text(SPEC)
-    with local_cluster(head_args=("--num-cpus=0",), node_args=("--num-cpus=2",), nodes=2,
-                       env={"RAY_health_check_period_ms": "1000"}) as cluster:
+    with local_cluster(
+        head_args=("--num-cpus=0",), node_args=("--num-cpus=2",), nodes=2, env={"RAY_health_check_period_ms": "1000"}
+    ) as cluster:
         env = {**os.environ, "RAY_AUTH_TOKEN_PATH": str(cluster.token), "RAY_AUTH_MODE": "token"}
-        planted = subprocess.Popen([sys.executable, "-c", PLANTED, cluster.address], cwd=cluster.temp, env=env,
-                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True)
+        planted = subprocess.Popen(
+            [sys.executable, "-c", PLANTED, cluster.address],
+            cwd=cluster.temp,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         try:
             node, pid = planted.stdout.readline().split()
             before = _cpu_s(int(pid))
@@ -165,8 +192,16 @@ def run(tmp_path_factory):
         finally:
             planted.stdin.close()
             planted.wait(60)
-        yield {"cluster": cluster, "spec": spec, "out": out, "proc": proc, "stdout": stdout, "node": node,
-               "pid": int(pid), "planted_cpu_s": planted_cpu_s}
+        yield {
+            "cluster": cluster,
+            "spec": spec,
+            "out": out,
+            "proc": proc,
+            "stdout": stdout,
+            "node": node,
+            "pid": int(pid),
+            "planted_cpu_s": planted_cpu_s,
+        }
 
 
 def test_ctrl_c_stops_every_running_trial_with_one_resume_line(run):
@@ -174,10 +209,15 @@ def test_ctrl_c_stops_every_running_trial_with_one_resume_line(run):
     assert proc.returncode == 130, run["stdout"]
     text = " ".join(run["stdout"].split())
     assert text.count("Resume with:") == 1 and f"--parallel auto --out {out} --resume" in text
-    records = {t: json.loads((out / "trials" / t / "record.json").read_text()) for t in
-               (RLLIB, PLAIN, "t002r0", "t003r0")}
-    assert {t: r["status"] for t, r in records.items()} == {RLLIB: "interrupted", PLAIN: "interrupted",
-                                                            "t002r0": "skipped", "t003r0": "skipped"}
+    records = {
+        t: json.loads((out / "trials" / t / "record.json").read_text()) for t in (RLLIB, PLAIN, "t002r0", "t003r0")
+    }
+    assert {t: r["status"] for t, r in records.items()} == {
+        RLLIB: "interrupted",
+        PLAIN: "interrupted",
+        "t002r0": "skipped",
+        "t003r0": "skipped",
+    }
     # a driver of 3 CPUs: the cluster has 4, but no node set of one type holds them together
     assert records["t002r0"]["reason"].startswith("needs 4 CPUs and 0 GPUs (driver 3 CPU + 1 env runners x 1 CPU)")
     assert records["t003r0"]["reason"].startswith("needs 3 CPUs and 0 GPUs (driver 3 CPU + no actors)")
@@ -196,7 +236,8 @@ def test_the_two_ran_at_once_on_disjoint_nodes_of_one_type(run):
     assert manifest["parallel"] == "auto"
     assert set(trials["node_type"]) == {
         f"{n['cpu_model']} | {n['logical_cores']} | {n['memory_bytes'] / 2**30:.0f} | none x 0"
-        for n in manifest["cluster"]["nodes"]}
+        for n in manifest["cluster"]["nodes"]
+    }
     for trial in trials.index:  # the driver ran on its trial's node, in the group placed there
         plan = json.loads((out / "trials" / trial / "plan.json").read_text())
         assert plan["placement"]["node_ids"] == nodes[trial] and plan["cpus"] == 2
@@ -227,8 +268,10 @@ def test_foreign_cpu_is_the_planted_actors_on_its_node_only(run):
     # known answer: the actor's own /proc counters over a window that holds the samplers'
     assert 0 < trials.loc[on_it, "foreign_cpu_s"] <= run["planted_cpu_s"] + 0.02
     figures = (trials.loc[on_it, "foreign_cpu_s"], run["planted_cpu_s"], trials.loc[other, "foreign_cpu_s"])
-    print("foreign_cpu_s: {} (on the planted node) {:.2f} s, the planted actor's own /proc CPU over the sweep {:.2f} s; "
-          "{} {:.2f} s".format(on_it, figures[0], figures[1], other, figures[2]))  # docs/CLUSTER.md's figure
+    print(
+        "foreign_cpu_s: {} (on the planted node) {:.2f} s, the planted actor's own /proc CPU over the sweep {:.2f} s; "
+        "{} {:.2f} s".format(on_it, figures[0], figures[1], other, figures[2])
+    )  # docs/CLUSTER.md's figure
     assert "## Nodes" in (out / "report.md").read_text()
 
 
@@ -236,11 +279,20 @@ def test_the_resume_reruns_both_and_a_killed_node_fails_its_trial_only(run):
     cluster, out = run["cluster"], run["out"]
     proc = _sweep(cluster, run["spec"], out, "--resume")
     # the earlier attempts are moved aside when each trial's turn comes: until then the old events are there
-    _wait(proc, lambda: all((out / "attempts" / t / "1").is_dir() for t in (RLLIB, PLAIN))
-          and _count(out, RLLIB, "trial_actor") == 1 and _count(out, PLAIN, "trial_actor") == 1)
+    _wait(
+        proc,
+        lambda: (
+            all((out / "attempts" / t / "1").is_dir() for t in (RLLIB, PLAIN))
+            and _count(out, RLLIB, "trial_actor") == 1
+            and _count(out, PLAIN, "trial_actor") == 1
+        ),
+    )
     node = _event(out, PLAIN, "placement")["node_ids"][0]
-    raylet = next(p for p in psutil.process_iter(["cmdline"])
-                  if cluster.temp in " ".join(p.info["cmdline"] or []) and f"--node_id={node}" in " ".join(p.info["cmdline"]))
+    raylet = next(
+        p
+        for p in psutil.process_iter(["cmdline"])
+        if cluster.temp in " ".join(p.info["cmdline"] or []) and f"--node_id={node}" in " ".join(p.info["cmdline"])
+    )
     for p in [raylet, *raylet.children(recursive=True)]:  # the node dies: its raylet, workers and agents
         p.kill()
     stdout, _ = proc.communicate(timeout=300)

@@ -198,7 +198,7 @@ def no_ptrace(tmp_path_factory):
     shutil.copy(find_pyspy(), binary)
     root.chmod(0o755)
     wrapper = root / "py-spy-as-nobody"
-    wrapper.write_text(f"#!/bin/sh\nexec {setpriv} --reuid=65534 --regid=65534 --clear-groups {binary} \"$@\"\n")
+    wrapper.write_text(f'#!/bin/sh\nexec {setpriv} --reuid=65534 --regid=65534 --clear-groups {binary} "$@"\n')
     wrapper.chmod(0o755)
     return wrapper
 
@@ -212,13 +212,21 @@ def test_without_ptrace_the_trial_runs_unprofiled_and_says_why(no_ptrace, tmp_pa
     from rlbench.spec.load import spec_from_dict
 
     # 30 iterations of 64 steps at 1 ms: a steady window of about 2 s, long enough for py-spy to try
-    data = {"name": "noptrace", "framework": "plain",
-            "environment": {"env": "envs.synthetic:SyntheticEnv", "env_config": {"step_cost_us": 1000}},
-            "env_runners": {"num_env_runners": 0}, "training": {"train_batch_size_per_learner": 64},
-            "cpus": 2, "stop": {"iterations": 30}, "profile_hz": 50, "env_ceiling_s": 0}
+    data = {
+        "name": "noptrace",
+        "framework": "plain",
+        "environment": {"env": "envs.synthetic:SyntheticEnv", "env_config": {"step_cost_us": 1000}},
+        "env_runners": {"num_env_runners": 0},
+        "training": {"train_batch_size_per_learner": 64},
+        "cpus": 2,
+        "stop": {"iterations": 30},
+        "profile_hz": 50,
+        "env_ceiling_s": 0,
+    }
     console = io.StringIO()
-    outcome = run_sweep(spec_from_dict(data, source="test"), tmp_path / "out", console=Console(file=console),
-                        pyspy=str(no_ptrace))
+    outcome = run_sweep(
+        spec_from_dict(data, source="test"), tmp_path / "out", console=Console(file=console), pyspy=str(no_ptrace)
+    )
     assert [r.status for r in outcome.records] == ["ok"]
     trial = build_tables(tmp_path / "out")["trials"].iloc[0]
     assert trial["profile_status"] == "unavailable"

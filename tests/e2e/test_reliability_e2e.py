@@ -31,8 +31,9 @@ def test_infeasible_trial_is_skipped_at_once(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     rec = record(out, "t000r0")
     assert rec["status"] == "skipped"
-    assert rec["reason"] == ("needs 8 CPUs for actors (8 env runners x 1 CPU) but only 1 are left after the "
-                             "driver's 1 of cpus=2")
+    assert rec["reason"] == (
+        "needs 8 CPUs for actors (8 env runners x 1 CPU) but only 1 are left after the driver's 1 of cpus=2"
+    )
     trial = out / "trials" / "t000r0"
     # decided from arithmetic alone: no trial process was started (how fast that is, is a timing figure)
     assert not (trial / "events.jsonl").exists() and not (trial / "trial.log").exists()
@@ -48,8 +49,13 @@ def test_kill_9_leaves_nothing_and_resume_completes(tmp_path):
     resume keeps the trials that finished is checked on the plain adapter (tests/e2e/test_faults_e2e.py):
     one trial here, as the suite's Ray worker is its critical path."""
     # an env runner, and slow per step, so the trial is surely mid-training when the sweep is killed
-    spec = write_spec(tmp_path / "k.yaml", env="envs.synthetic:SyntheticEnv", iterations=4, runners=1,
-                      env_config="{step_cost_us: 3000}")
+    spec = write_spec(
+        tmp_path / "k.yaml",
+        env="envs.synthetic:SyntheticEnv",
+        iterations=4,
+        runners=1,
+        env_config="{step_cost_us: 3000}",
+    )
     out = tmp_path / "out"
     proc = start_sweep(spec, out)
     wait_for_iteration(out, "t000r0", proc)
@@ -119,7 +125,9 @@ def test_ctrl_c_stops_cleanly_keeps_iterations_and_says_how_to_resume(tmp_path):
     assert "Interrupted: 2 of 2 trials still to run" in text
     rec = record(out, "t000r0")
     assert rec["status"] == "interrupted" and rec["reason"].endswith("stopped cleanly, Ray shut down")
-    events = [json.loads(line)["event"] for line in (out / "trials" / "t000r0" / "events.jsonl").read_text().splitlines()]
+    events = [
+        json.loads(line)["event"] for line in (out / "trials" / "t000r0" / "events.jsonl").read_text().splitlines()
+    ]
     assert events[-3:] == ["shutdown", "interrupted", "end"]
     its = pd.read_parquet(out / "iterations.parquet")
     assert len(its) >= 1 and set(its["trial_status"]) == {"interrupted"}

@@ -23,8 +23,11 @@ SPEC = {
     "rl_module": {"fcnet_hiddens": [16]},
     "grid": {"framework": ["rllib", "sb3"]},
     # SB3 counts exactly 256 env steps an iteration: its target is reached at iteration 3, where the limit stops it
-    "cpus": 2, "stop": {"iterations": 3, "num_env_steps_sampled_lifetime": 768}, "warmup_iterations": 1,
-    "env_ceiling_s": 0, "trial_timeout_s": 180,
+    "cpus": 2,
+    "stop": {"iterations": 3, "num_env_steps_sampled_lifetime": 768},
+    "warmup_iterations": 1,
+    "env_ceiling_s": 0,
+    "trial_timeout_s": 180,
 }
 
 
@@ -44,8 +47,10 @@ def test_both_frameworks_run_ok_with_matched_hyperparameters(swept):
     out, stdout, trials, its = swept
     assert list(trials.index) == ["rllib", "sb3"] and (trials["status"] == "ok").all()
     assert (trials["iterations"] == 3).all()
-    plans = {f: json.loads((out / "trials" / trials.loc[f, "trial_id"] / "plan.json").read_text())["config"]
-             for f in trials.index}
+    plans = {
+        f: json.loads((out / "trials" / trials.loc[f, "trial_id"] / "plan.json").read_text())["config"]
+        for f in trials.index
+    }
     for plan in plans.values():
         plan.pop("framework")
     assert plans["rllib"] == plans["sb3"]  # every hyperparameter one value on both sides (the matched preset)

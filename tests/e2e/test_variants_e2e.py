@@ -54,25 +54,30 @@ def test_every_variant_runs_once_per_round_in_rotating_order(sweep):
     trials = pd.read_parquet(sweep / "trials.parquet")
     assert len(trials) == 18 and set(trials["status"]) == {"ok"}
     assert sorted(zip(trials["round"], trials["variant"])) == sorted((r, v) for r in range(6) for v in "ABC")
-    started = {t: json.loads((sweep / "trials" / t / "record.json").read_text())["started_epoch"]
-               for t in trials["trial_id"]}
+    started = {
+        t: json.loads((sweep / "trials" / t / "record.json").read_text())["started_epoch"] for t in trials["trial_id"]
+    }
     trials["started"] = trials["trial_id"].map(started)
     for r, group in trials.sort_values("started").groupby("round"):
-        expected = ["A", "B", "C"][r % 3:] + ["A", "B", "C"][:r % 3]  # round r starts at variant r mod 3
+        expected = ["A", "B", "C"][r % 3 :] + ["A", "B", "C"][: r % 3]  # round r starts at variant r mod 3
         assert list(group["variant"]) == expected, r
     # rounds ran one after another: every trial of round r started before any of round r + 1
     by_round = trials.groupby("round")["started"]
     assert all(by_round.max()[r] < by_round.min()[r + 1] for r in range(5))
     plan = json.loads((sweep / "trials" / "t001r2" / "plan.json").read_text())
-    assert plan["variant"] == "B" and plan["round"] == 2 and plan["config"]["environment"]["env_config"] == {
-        "step_cost_us": 400, "episode_len": 50}
+    assert (
+        plan["variant"] == "B"
+        and plan["round"] == 2
+        and plan["config"]["environment"]["env_config"] == {"step_cost_us": 400, "episode_len": 50}
+    )
 
 
 def test_the_report_says_b_is_slower_and_nothing_of_c(sweep):
     text = (sweep / "report.md").read_text()
     assert "## Variants" in text
-    slower = re.search(r"B is (\d+\.\d)% slower than A \(6 rounds; paired ratio (\d\.\d+), 95% CI (\d\.\d+)-(\d\.\d+)",
-                       text)
+    slower = re.search(
+        r"B is (\d+\.\d)% slower than A \(6 rounds; paired ratio (\d\.\d+), 95% CI (\d\.\d+)-(\d\.\d+)", text
+    )
     assert slower, text
     assert float(slower.group(4)) < 1  # the whole interval below 1 (the ratio itself, ~0.25-0.3, moves with load)
     assert re.search(r"C against A\*\*: .*\(6 rounds; paired ratio \d\.\d+, 95% CI", text), text
@@ -138,4 +143,3 @@ def test_execution_script_leaves_the_thread_pools_as_a_plain_loop_has_them(tmp_p
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["execution"] == ["script", "tune"]
     assert any(d.startswith("execution: script") for d in manifest["differs_from_tune"])
-

@@ -39,7 +39,9 @@ env_ceiling_s: 0
 
 def slowstep(folder: Path, version: str) -> Path:
     cost = 400 if tuple(map(int, version.split("."))) >= (1, 2) else 100
-    return write_wheel(folder, "slowstep", version, {"slowstep/__init__.py": f"def step_cost_us():\n    return {cost}\n"})
+    return write_wheel(
+        folder, "slowstep", version, {"slowstep/__init__.py": f"def step_cost_us():\n    return {cost}\n"}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +56,21 @@ def setup(tmp_path_factory):
 def test_history_flags_exactly_the_step_that_made_the_env_slower(setup):
     tmp, env = setup
     out = tmp / "history"
-    done = run_cli("history", str(tmp / "slow.yaml"), "--package", "slowstep", "--versions", ",".join(VERSIONS),
-                   "--index", str(tmp / "wheels"), "--threshold", "30%", "--out", str(out), env=env)
+    done = run_cli(
+        "history",
+        str(tmp / "slow.yaml"),
+        "--package",
+        "slowstep",
+        "--versions",
+        ",".join(VERSIONS),
+        "--index",
+        str(tmp / "wheels"),
+        "--threshold",
+        "30%",
+        "--out",
+        str(out),
+        env=env,
+    )
     assert done.returncode == 1, done.stdout + done.stderr  # 1: a step is slower beyond the threshold
     trials = pd.read_parquet(out / "trials.parquet")
     assert len(trials) == 24 and set(trials["status"]) == {"ok"}
@@ -67,7 +82,10 @@ def test_history_flags_exactly_the_step_that_made_the_env_slower(setup):
     assert history["versions"] == list(VERSIONS) and history["rounds"] == 6 and history["flagged"] == 1
     steps = history["configurations"][0]["steps"]
     assert [(s["before"], s["after"], s["verdict"] == "regressed") for s in steps] == [
-        ("1.0.0", "1.1.0", False), ("1.1.0", "1.2.0", True), ("1.2.0", "1.3.0", False)]
+        ("1.0.0", "1.1.0", False),
+        ("1.1.0", "1.2.0", True),
+        ("1.2.0", "1.3.0", False),
+    ]
     assert steps[1]["change"]["paired_ci_high"] < 0.7 and steps[1]["sentence"].startswith("slowstep-1.2.0 is ")
     assert history["schema_version"] == 2
     points = history["configurations"][0]["points"]
@@ -81,8 +99,23 @@ def test_history_flags_exactly_the_step_that_made_the_env_slower(setup):
 def test_bisect_names_the_version_that_made_the_env_slower(setup):
     tmp, env = setup
     out = tmp / "bisect"
-    done = run_cli("bisect", str(tmp / "slow.yaml"), "--package", "slowstep", "--good", "1.0.0", "--bad", "1.3.0",
-                   "--index", str(tmp / "wheels"), "--threshold", "30%", "--out", str(out), env=env)
+    done = run_cli(
+        "bisect",
+        str(tmp / "slow.yaml"),
+        "--package",
+        "slowstep",
+        "--good",
+        "1.0.0",
+        "--bad",
+        "1.3.0",
+        "--index",
+        str(tmp / "wheels"),
+        "--threshold",
+        "30%",
+        "--out",
+        str(out),
+        env=env,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     text = " ".join(done.stdout.split())
     assert "first slower version: slowstep==1.2.0 (slowstep==1.1.0 -> slowstep==1.2.0: paired ratio 0." in text
@@ -98,14 +131,20 @@ def test_bisect_names_the_version_that_made_the_env_slower(setup):
     for purpose, reference, candidate, outcome in probes:
         assert outcome in (truth[candidate] if truth[reference] == "good" else "good", "unclear"), probes
     if not any(outcome == "unclear" for *_, outcome in probes):
-        assert probes == [("ends", "1.0.0", "1.3.0", "bad"), ("probe", "1.0.0", "1.1.0", "good"),
-                          ("probe", "1.0.0", "1.2.0", "bad"), ("confirm", "1.1.0", "1.2.0", "bad")]
+        assert probes == [
+            ("ends", "1.0.0", "1.3.0", "bad"),
+            ("probe", "1.0.0", "1.1.0", "good"),
+            ("probe", "1.0.0", "1.2.0", "bad"),
+            ("confirm", "1.1.0", "1.2.0", "bad"),
+        ]
     assert result["step"]["change"]["paired_ci_high"] < 0.7 and result["schema_version"] == 2
     for folder in result["probe_folders"]:  # every probe a sweep folder; every trial ran its variant's version
         trials = pd.read_parquet(Path(folder) / "trials.parquet")
         assert len(trials) == 12 and set(trials["status"]) == {"ok"}
-        assert all(json.loads(v)["slowstep"] == n.removeprefix("slowstep-") for v, n in zip(trials["versions"],
-                                                                                           trials["variant"]))
+        assert all(
+            json.loads(v)["slowstep"] == n.removeprefix("slowstep-")
+            for v, n in zip(trials["versions"], trials["variant"])
+        )
 
 
 def test_a_version_that_does_not_install_fails_its_trials_and_keeps_the_rest(setup):
@@ -114,13 +153,27 @@ def test_a_version_that_does_not_install_fails_its_trials_and_keeps_the_rest(set
     slowstep(broken, "1.0.0")
     (broken / "slowstep-1.4.0-py3-none-any.whl").write_bytes(b"not a zip file")  # listed, not installable
     out = tmp / "broken-history"
-    done = run_cli("history", str(tmp / "slow.yaml"), "--package", "slowstep", "--versions", "1.0.0,1.4.0",
-                   "--index", str(broken), "--rounds", "1", "--out", str(out), env=env)
+    done = run_cli(
+        "history",
+        str(tmp / "slow.yaml"),
+        "--package",
+        "slowstep",
+        "--versions",
+        "1.0.0,1.4.0",
+        "--index",
+        str(broken),
+        "--rounds",
+        "1",
+        "--out",
+        str(out),
+        env=env,
+    )
     assert done.returncode == 1, done.stdout + done.stderr  # 1: a version's trials failed
     trials = pd.read_parquet(out / "trials.parquet").set_index("variant")
     assert trials.loc["slowstep-1.0.0", "status"] == "ok" and trials.loc["slowstep-1.4.0", "status"] == "failed"
     command = "uv pip install" if find_uv() else "pip install"  # the sweep's installer: uv when installed
     assert trials.loc["slowstep-1.4.0", "reason"].startswith(
-        f"its variant's packages could not be installed: {command} slowstep==1.4.0 failed: ")
+        f"its variant's packages could not be installed: {command} slowstep==1.4.0 failed: "
+    )
     history = json.loads((out / "history.json").read_text())
     assert [p["ok_rounds"] for p in history["configurations"][0]["points"]] == [1, 0]

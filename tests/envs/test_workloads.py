@@ -14,13 +14,26 @@ from rlbench.spec.load import load_spec
 from rlbench.spec.plan import plan_trials
 
 WORKLOADS = sorted((REPO / "configs" / "workloads").glob("*.yaml"))
-TWO_CORES = MachineInfo(hostname="test", cpu_model="fake", logical_cores=2, physical_cores=2, usable_cores=[0, 1],
-                        memory_bytes=2**34, gpus=[])
+TWO_CORES = MachineInfo(
+    hostname="test",
+    cpu_model="fake",
+    logical_cores=2,
+    physical_cores=2,
+    usable_cores=[0, 1],
+    memory_bytes=2**34,
+    gpus=[],
+)
 
 
 def test_the_catalogue_holds_each_family():
-    assert {w.stem for w in WORKLOADS} >= {"cartpole_ppo", "pong_ppo", "halfcheetah_ppo", "halfcheetah_sac",
-                                           "lunarlander_dqn", "synthetic_classes"}
+    assert {w.stem for w in WORKLOADS} >= {
+        "cartpole_ppo",
+        "pong_ppo",
+        "halfcheetah_ppo",
+        "halfcheetah_sac",
+        "lunarlander_dqn",
+        "synthetic_classes",
+    }
 
 
 @pytest.mark.parametrize("config", WORKLOADS, ids=[w.stem for w in WORKLOADS])

@@ -28,11 +28,20 @@ class ScriptedNvml:
         self.energy = [list(e) for e in energy]
         self.reads = [0] * len(energy)
 
-    def nvmlInit(self): pass
-    def nvmlShutdown(self): pass
-    def nvmlDeviceGetCount(self): return len(self.energy)
-    def nvmlDeviceGetHandleByIndex(self, i): return i
-    def nvmlSystemGetDriverVersion(self): return "550"
+    def nvmlInit(self):
+        pass
+
+    def nvmlShutdown(self):
+        pass
+
+    def nvmlDeviceGetCount(self):
+        return len(self.energy)
+
+    def nvmlDeviceGetHandleByIndex(self, i):
+        return i
+
+    def nvmlSystemGetDriverVersion(self):
+        return "550"
 
     def _alive(self, h):
         if self.energy[h][min(self.reads[h], len(self.energy[h]) - 1)] is None:

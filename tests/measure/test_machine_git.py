@@ -15,8 +15,9 @@ from rlbench.spec.plan import plan_trials
 
 
 def _git(*args: str, cwd: Path) -> str:
-    return subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=cwd, check=True,
-                          capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        ["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout.strip()
 
 
 @pytest.fixture
@@ -32,8 +33,10 @@ def hostile_repo(tmp_path):
     commit = _git("rev-parse", "HEAD", cwd=repo)
     marker = tmp_path / "pwned"
     with open(repo / ".git" / "config", "a") as f:
-        f.write(f"[core]\n\tfsmonitor = touch {marker}.fsmonitor; false\n"
-                f"[filter \"evil\"]\n\tclean = touch {marker}.filter; cat\n")
+        f.write(
+            f"[core]\n\tfsmonitor = touch {marker}.fsmonitor; false\n"
+            f'[filter "evil"]\n\tclean = touch {marker}.filter; cat\n'
+        )
     (repo / "spec.yaml").write_text((repo / "spec.yaml").read_text() + "# edited\n")
     return repo, commit, marker
 

@@ -61,20 +61,30 @@ def _profiler(tmp_path: Path, sampler: _Sampler, pyspy: str | None, **kw) -> Tri
     trial = TrialFolder(tmp_path / "t000r0")
     trial.path.mkdir()
     trial.events_file.write_text(json.dumps({"event": "start", "t_s": 0.0}) + "\n")
-    settings = dict(hz=100, native=False, warmup_iterations=1, stop_iterations=4, stop_seconds=None,
-                    t0_epoch=time.time(), pyspy=pyspy)
+    settings = dict(
+        hz=100,
+        native=False,
+        warmup_iterations=1,
+        stop_iterations=4,
+        stop_seconds=None,
+        t0_epoch=time.time(),
+        pyspy=pyspy,
+    )
     return TrialProfiler(trial, sampler, **{**settings, **kw})
 
 
-@pytest.mark.parametrize(("warmup", "stop_iterations", "stop_seconds", "walls", "over"), [
-    (1, 4, None, [1.0], False),  # warm-up done, no steady iteration profiled yet
-    (1, 4, None, [1.0, 1.0], False),
-    (1, 4, None, [1.0, 1.0, 1.0], True),  # the next iteration is the last
-    (1, 2, None, [1.0, 1.0], True),  # a single steady iteration: stop as it ends
-    (0, 3, None, [1.0], False),
-    (1, None, 3.5, [2.0, 0.5], False),  # 2.5 s trained + 0.5 s mean < 3.5
-    (1, None, 3.5, [2.0, 0.5, 0.5], True),  # 3.0 + 0.5 reaches the limit: the next one is the last
-])
+@pytest.mark.parametrize(
+    ("warmup", "stop_iterations", "stop_seconds", "walls", "over"),
+    [
+        (1, 4, None, [1.0], False),  # warm-up done, no steady iteration profiled yet
+        (1, 4, None, [1.0, 1.0], False),
+        (1, 4, None, [1.0, 1.0, 1.0], True),  # the next iteration is the last
+        (1, 2, None, [1.0, 1.0], True),  # a single steady iteration: stop as it ends
+        (0, 3, None, [1.0], False),
+        (1, None, 3.5, [2.0, 0.5], False),  # 2.5 s trained + 0.5 s mean < 3.5
+        (1, None, 3.5, [2.0, 0.5, 0.5], True),  # 3.0 + 0.5 reaches the limit: the next one is the last
+    ],
+)
 def test_window_closes_before_the_last_iteration(warmup, stop_iterations, stop_seconds, walls, over):
     iterations = [_iteration(i + 1, w) for i, w in enumerate(walls)]
     assert steady_profile_over(warmup, stop_iterations, stop_seconds, iterations) is over
@@ -105,7 +115,11 @@ def test_real_pyspy_profiles_a_process_and_its_shares_are_the_known_answer(tmp_p
     assert event["status"] == "ok" and event["note"] is None
     (proc,) = event["processes"]
     assert (proc["pid"], proc["role"], proc["status"], proc["file"]) == (
-        target.pid, "env_runner", "ok", f"env_runner-{target.pid}.speedscope.json")
+        target.pid,
+        "env_runner",
+        "ok",
+        f"env_runner-{target.pid}.speedscope.json",
+    )
     assert proc["cpu_s"] is not None and proc["samples"] > 50
     assert read_events(profiler.trial.events_file)[-1] == event  # the trial's log says what happened
     profile = read_speedscope(profiler.trial.profile_file("env_runner", target.pid))
@@ -127,8 +141,12 @@ def _fake_pyspy(tmp_path: Path, message: str) -> str:
     return str(script)
 
 
-def _profile_once(tmp_path: Path, pyspy: str, cmd: tuple[str, ...] = (sys.executable, "-c", "import time; time.sleep(30)"),
-                  role: str = "driver") -> tuple[TrialProfiler, dict]:
+def _profile_once(
+    tmp_path: Path,
+    pyspy: str,
+    cmd: tuple[str, ...] = (sys.executable, "-c", "import time; time.sleep(30)"),
+    role: str = "driver",
+) -> tuple[TrialProfiler, dict]:
     """Profile one process (``cmd``, in ``role``) with ``pyspy`` from the steady window's start and finish at
     once: the window closes before py-spy has failed or attached, and it is waited for. (profiler, event)."""
     target = subprocess.Popen(list(cmd))
@@ -151,8 +169,11 @@ def test_no_ptrace_permission_leaves_the_trial_unprofiled_and_says_why(tmp_path)
 
 
 def test_a_process_gone_before_pyspy_attached_is_said_so_not_pyspys_backtrace(tmp_path):
-    pyspy = _fake_pyspy(tmp_path, "Error: Failed to open process - check if it is running.\n"
-                                  "   6: std::sys::thread::unix::Thread::new::thread_start")
+    pyspy = _fake_pyspy(
+        tmp_path,
+        "Error: Failed to open process - check if it is running.\n"
+        "   6: std::sys::thread::unix::Thread::new::thread_start",
+    )
     _, event = _profile_once(tmp_path, pyspy)
     (proc,) = event["processes"]
     assert (proc["status"], proc["error"]) == ("gone", "the process ended before py-spy attached")
@@ -184,10 +205,12 @@ def test_a_pyspy_that_attaches_only_after_the_window_is_not_kept(tmp_path):
     script = tmp_path / "slow-py-spy"
     # Python, not sh: a shell cannot trap a signal ignored when it started, and an xdist worker's children
     # start with SIGINT ignored, so an sh fake sat out STOP_WAIT_S (15 s) until it was killed
-    script.write_text(f"#!{sys.executable}\nimport signal, sys, time\n"
-                      "signal.signal(signal.SIGINT, lambda *_: sys.exit(0))\ntime.sleep(0.3)\n"
-                      "print('py-spy> Sampling process 100 times a second.', flush=True)\n"
-                      "while True:\n    time.sleep(0.05)\n")
+    script.write_text(
+        f"#!{sys.executable}\nimport signal, sys, time\n"
+        "signal.signal(signal.SIGINT, lambda *_: sys.exit(0))\ntime.sleep(0.3)\n"
+        "print('py-spy> Sampling process 100 times a second.', flush=True)\n"
+        "while True:\n    time.sleep(0.05)\n"
+    )
     script.chmod(0o755)
     _, event = _profile_once(tmp_path, str(script))
     assert event["processes"][0]["status"] == "late"

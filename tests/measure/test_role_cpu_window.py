@@ -32,8 +32,9 @@ class Roles:
 
 
 def child(tag: str) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, tag], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD, tag], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     assert proc.stdout.readline() == "ready\n"
     return proc
 

@@ -16,8 +16,10 @@ from rlbench.measure.utilization import parse_forks
 from rlbench.worker.procfs import parse_cpu_times, parse_stat
 
 # A stat line whose command name holds a space and a parenthesis, as a process title can.
-STAT = (b"4242 (ray::IDLE) x) S 4200 4242 4242 0 -1 4194560 1000 0 0 0 "
-        b"250 50 0 0 20 0 30 0 123456 900000000 2048 18446744073709551615")
+STAT = (
+    b"4242 (ray::IDLE) x) S 4200 4242 4242 0 -1 4194560 1000 0 0 0 "
+    b"250 50 0 0 20 0 30 0 123456 900000000 2048 18446744073709551615"
+)
 
 
 def test_parse_stat_takes_fields_after_the_last_parenthesis():
@@ -74,10 +76,12 @@ def test_a_dying_process_yields_no_row(tree, monkeypatch):
 
 
 def test_parse_cpu_times_busy_excludes_idle_and_iowait_and_guest():
-    text = (b"cpu  10 0 10 70 10 0 0 0 0 0\n"
-            b"cpu0 5 1 4 30 10 0 0 0 3 0\n"  # guest 3 is already inside user: not added again
-            b"cpu3 1 0 1 8 0 0 0 0\n"          # older kernels: fewer fields; ids may skip
-            b"intr 12345\n")
+    text = (
+        b"cpu  10 0 10 70 10 0 0 0 0 0\n"
+        b"cpu0 5 1 4 30 10 0 0 0 3 0\n"  # guest 3 is already inside user: not added again
+        b"cpu3 1 0 1 8 0 0 0 0\n"  # older kernels: fewer fields; ids may skip
+        b"intr 12345\n"
+    )
     assert parse_cpu_times(text) == {0: (10, 50), 3: (2, 10)}
 
 
@@ -260,10 +264,19 @@ def test_idle_worker_that_becomes_an_env_runner_is_reclassified():
         "print('actor', flush=True)\n"
         "sys.stdin.readline()\n"
     )
-    parent = subprocess.Popen([sys.executable, "-c", "import subprocess, sys\n"
-                               f"child = subprocess.Popen([sys.executable, '-c', {code!r}], stdin=sys.stdin, stdout=sys.stdout)\n"
-                               "child.wait()\n"],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True)
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, sys\n"
+            f"child = subprocess.Popen([sys.executable, '-c', {code!r}], stdin=sys.stdin, stdout=sys.stdout)\n"
+            "child.wait()\n",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     s = Sampler(parent.pid, t0_epoch=time.time(), hz=10)
     try:
         assert parent.stdout.readline().strip() == "idle"
@@ -289,22 +302,31 @@ def test_idle_worker_that_becomes_an_env_runner_is_reclassified():
 def test_a_child_read_before_its_exec_takes_its_own_role_after_it():
     """Between fork and exec a child shows its parent's command line: the raylet's child that
     would become APPO's state server read as ``ray_system`` for good under load."""
-    actor = ("import sys\n"
-             "from ray._raylet import setproctitle\n"
-             "setproctitle('ray::EnvRunnerStateServer')\n"
-             "print('actor', flush=True)\n"
-             "sys.stdin.readline()\n")
+    actor = (
+        "import sys\n"
+        "from ray._raylet import setproctitle\n"
+        "setproctitle('ray::EnvRunnerStateServer')\n"
+        "print('actor', flush=True)\n"
+        "sys.stdin.readline()\n"
+    )
     # the parent's command line names the raylet, as the raylet's own does: its copy reads ray_system
-    parent_code = ("# raylet\n"
-                   "import os, sys\n"
-                   "pid = os.fork()\n"
-                   "if pid == 0:\n"
-                   "    print('forked', flush=True)\n"
-                   "    sys.stdin.readline()\n"
-                   f"    os.execv(sys.executable, [sys.executable, '-c', {actor!r}])\n"
-                   "os.waitpid(pid, 0)\n")
-    parent = subprocess.Popen([sys.executable, "-c", parent_code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              text=True, start_new_session=True)
+    parent_code = (
+        "# raylet\n"
+        "import os, sys\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    print('forked', flush=True)\n"
+        "    sys.stdin.readline()\n"
+        f"    os.execv(sys.executable, [sys.executable, '-c', {actor!r}])\n"
+        "os.waitpid(pid, 0)\n"
+    )
+    parent = subprocess.Popen(
+        [sys.executable, "-c", parent_code],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     s = Sampler(parent.pid, t0_epoch=time.time(), hz=10)
     try:
         assert parent.stdout.readline().strip() == "forked"

@@ -15,8 +15,15 @@ from rlbench.report.async_section import (
 
 
 def _configs(asynchronous: list[bool], lag: list[float]) -> pd.DataFrame:
-    return pd.DataFrame({"asynchronous": asynchronous, "sampler_busy_frac": [0.5, 0.9],
-                         "learner_busy_frac": [0.25, 0.75], "policy_lag_mean": lag, "policy_lag_max": [2.0, 3.0]})
+    return pd.DataFrame(
+        {
+            "asynchronous": asynchronous,
+            "sampler_busy_frac": [0.5, 0.9],
+            "learner_busy_frac": [0.25, 0.75],
+            "policy_lag_mean": lag,
+            "policy_lag_max": [2.0, 3.0],
+        }
+    )
 
 
 def test_ppo_only_result_set_gets_no_extra_columns():

@@ -24,8 +24,9 @@ GRID = {"num_env_runners": [0, 1], "num_envs_per_env_runner": [1, 2]}
 
 
 def _make(path, speed=1.0, seed=0, repeats=3, target=None):
-    return bench_tables.generate(path, trials=4 * repeats, iterations=8, repeats=repeats, seed=seed, speed=speed,
-                                 grid=GRID, target=target)
+    return bench_tables.generate(
+        path, trials=4 * repeats, iterations=8, repeats=repeats, seed=seed, speed=speed, grid=GRID, target=target
+    )
 
 
 @pytest.fixture(scope="module")

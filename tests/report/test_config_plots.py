@@ -8,9 +8,18 @@ from rlbench.report.config_plots import plot_throughput_ci
 
 
 def _configs(runners: list[int], steps: list[float | None]) -> pd.DataFrame:
-    return pd.DataFrame({"index": range(len(runners)), "num_env_runners": runners, "num_envs_per_env_runner": 1,
-                         "env_steps_per_s": steps, "env_steps_per_s_ci_low": steps, "env_steps_per_s_ci_high": steps,
-                         "n": 1, "noisy": False})
+    return pd.DataFrame(
+        {
+            "index": range(len(runners)),
+            "num_env_runners": runners,
+            "num_envs_per_env_runner": 1,
+            "env_steps_per_s": steps,
+            "env_steps_per_s_ci_low": steps,
+            "env_steps_per_s_ci_high": steps,
+            "n": 1,
+            "noisy": False,
+        }
+    )
 
 
 AXES = ["num_env_runners", "num_envs_per_env_runner"]
@@ -35,9 +44,12 @@ def test_an_asynchronous_row_without_busy_figures_gets_no_marker_and_the_figure_
     save: configs/autoconfig_algos.yaml --quick ended with exit 1 on it)."""
     from rlbench.report.config_plots import plot_time_shares
 
-    configs = _configs([0, 1], [300.0, 0.0]).assign(algo=["PPO", "APPO"], asynchronous=[False, True],
-                                                     sampler_busy_frac=[0.5, float("nan")],
-                                                     learner_busy_frac=[0.3, 0.0])
+    configs = _configs([0, 1], [300.0, 0.0]).assign(
+        algo=["PPO", "APPO"],
+        asynchronous=[False, True],
+        sampler_busy_frac=[0.5, float("nan")],
+        learner_busy_frac=[0.3, 0.0],
+    )
     for phase in ("sample", "learn", "sync", "other"):
         configs[f"{phase}_frac"] = 0.25
     ax, _ = plot_time_shares(configs, ["algo"])

@@ -8,8 +8,9 @@ import pandas as pd
 from rlbench.analysis.result_set import target_of
 from rlbench.report.learning_plots import plot_learning_curves
 
-CURVES = pd.DataFrame({"index": [0, 0], "x": [0.0, 100.0], "median": [10.0, 50.0], "low": [8.0, 40.0],
-                       "high": [12.0, 60.0]})
+CURVES = pd.DataFrame(
+    {"index": [0, 0], "x": [0.0, 100.0], "median": [10.0, 50.0], "low": [8.0, 40.0], "high": [12.0, 60.0]}
+)
 
 
 def trials(metric: str, framework: str | None = "rllib") -> pd.DataFrame:

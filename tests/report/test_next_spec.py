@@ -21,15 +21,21 @@ _spec = importlib.util.spec_from_file_location("bench_tables", REPO / "scripts" 
 bench_tables = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bench_tables)
 
-LAUNCH = LearnerVerdict("launch-bound", "launch- or sync-bound: 160 minibatch steps an iteration", "minibatch_size",
-                        "minibatch_size")
+LAUNCH = LearnerVerdict(
+    "launch-bound", "launch- or sync-bound: 160 minibatch steps an iteration", "minibatch_size", "minibatch_size"
+)
 
 
 def _folder(tmp_path):
-    out = bench_tables.generate(tmp_path / "r", trials=4, iterations=3, repeats=2,
-                                grid={"num_envs_per_env_runner": [1, 2]})
-    trials = pd.DataFrame([{"trial_id": p.trial_id, "index": p.index, "repeat": p.repeat, "status": "ok"}
-                           for p in (read_plan(t) for t in ResultsFolder(out).trials())])
+    out = bench_tables.generate(
+        tmp_path / "r", trials=4, iterations=3, repeats=2, grid={"num_envs_per_env_runner": [1, 2]}
+    )
+    trials = pd.DataFrame(
+        [
+            {"trial_id": p.trial_id, "index": p.index, "repeat": p.repeat, "status": "ok"}
+            for p in (read_plan(t) for t in ResultsFolder(out).trials())
+        ]
+    )
     return out, trials
 
 
@@ -68,14 +74,22 @@ def test_a_driver_whose_threads_the_spec_set_sweeps_its_threads(tmp_path):
     out, trials = _folder(tmp_path)
     folder = ResultsFolder(out)
     plan = read_plan(folder.trial("t000r0"))
-    config = plan.config.model_copy(update={"threads": plan.config.threads.model_copy(
-        update={"driver_torch_threads": 1})})
+    config = plan.config.model_copy(
+        update={"threads": plan.config.threads.model_copy(update={"driver_torch_threads": 1})}
+    )
     write_plan(folder, plan.model_copy(update={"config": config}))
-    short = LearnerVerdict("learner short of threads", "the CPU learner is short of threads",
-                           "num_cpus_for_main_process", "num_cpus_for_main_process")
+    short = LearnerVerdict(
+        "learner short of threads",
+        "the CPU learner is short of threads",
+        "num_cpus_for_main_process",
+        "num_cpus_for_main_process",
+    )
     written = write_next_spec(out, NextSweep(0, short, "num_cpus_for_main_process", 1, (1, 2)), trials)
     assert (written.knob, written.values) == ("driver_torch_threads", (1, 2))
-    assert [p.axes for p in load_spec(written.path).points] == [{"driver_torch_threads": 1}, {"driver_torch_threads": 2}]
+    assert [p.axes for p in load_spec(written.path).points] == [
+        {"driver_torch_threads": 1},
+        {"driver_torch_threads": 2},
+    ]
 
 
 def test_no_verdict_no_file(tmp_path):

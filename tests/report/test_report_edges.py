@@ -60,7 +60,14 @@ def _report(out, axes):
 
 def test_one_axis_value_text_for_labels_ticks_and_tables():
     assert [axis_value_text(v) for v in (None, float("nan"), pd.NA, 4.0, 0.5, "PPO", [64, 64])] == [
-        SPEC_DEFAULT, SPEC_DEFAULT, SPEC_DEFAULT, "4", "0.5", "PPO", "[64, 64]"]
+        SPEC_DEFAULT,
+        SPEC_DEFAULT,
+        SPEC_DEFAULT,
+        "4",
+        "0.5",
+        "PPO",
+        "[64, 64]",
+    ]
     assert axis_pairs_text([("lr", None), ("num_env_runners", 2.0)]) == f"lr={SPEC_DEFAULT}, num_env_runners=2"
     order = axis_order([10, float("nan"), 0, 10, "x"])
     assert order == [0, 10, "x", None]  # numbers ascending, text, then the missing value once
@@ -79,7 +86,7 @@ def test_an_axis_value_missing_is_drawn_and_printed_as_the_spec_default(tmp_path
     assert (out / "plots" / "report_throughput_ci_env_config_step_cost_us.png").exists()
     label = f"num_env_runners=1, {STEP}={SPEC_DEFAULT}"
     assert label in md and "=nan" not in md and "| nan |" not in md
-    scaling = md[md.index("## Scaling"):md.index("## Figures")]
+    scaling = md[md.index("## Scaling") : md.index("## Figures")]
     assert f"0 / 10 / {SPEC_DEFAULT}" not in scaling  # each group has its own values: 0 / 10, and 0 / the default
     assert f"0 / {SPEC_DEFAULT}" in scaling
     printed = results_table(tables["trials"], list(GRID))
@@ -97,9 +104,16 @@ def test_a_single_trial(tmp_path):
 
 def test_every_trial_failed(tmp_path):
     out = _generate(tmp_path, trials=4, repeats=1)
-    _rewrite(out, "failed", "RuntimeError: the env exploded at step 7",
-             [{"event": "start", "t_s": 0.1, "pid": 1}, {"event": "error", "t_s": 0.2, "error": "RuntimeError: x"},
-              {"event": "end", "t_s": 0.3, "status": "failed"}])
+    _rewrite(
+        out,
+        "failed",
+        "RuntimeError: the env exploded at step 7",
+        [
+            {"event": "start", "t_s": 0.1, "pid": 1},
+            {"event": "error", "t_s": 0.2, "error": "RuntimeError: x"},
+            {"event": "end", "t_s": 0.3, "status": "failed"},
+        ],
+    )
     tables, md, _, analysis = _report(out, list(GRID))
     assert set(tables["trials"]["status"]) == {"failed"} and tables["iterations"].empty
     assert analysis.recs == [] and "no configuration was measured" in md
@@ -127,10 +141,15 @@ def test_a_plan_that_cannot_be_read_is_listed_and_left_out_of_every_count(tmp_pa
     assert list(trials.loc[["t001r0", "t002r1"], "status"]) == [UNREADABLE, UNREADABLE]
     assert (trials.loc[["t001r0", "t002r1"], ["index", "repeat"]].to_numpy().tolist()) == [[1, 0], [2, 1]]
     reason = trials.loc["t001r0", "reason"]
-    assert "t001r0/plan.json is not a plan this rlbench reads: config.learners: learner_gpus=1 (old name " \
-           "num_gpus) means num_gpus_per_learner=1, but num_gpus_per_learner=0 is set too: keep one" in reason
+    assert (
+        "t001r0/plan.json is not a plan this rlbench reads: config.learners: learner_gpus=1 (old name "
+        "num_gpus) means num_gpus_per_learner=1, but num_gpus_per_learner=0 is set too: keep one" in reason
+    )
     assert reason.endswith("left out of every figure and count (its record says ok)")
-    assert "t002r1/plan.json is not a plan this rlbench reads: its top level: Invalid JSON" in trials.loc["t002r1", "reason"]
+    assert (
+        "t002r1/plan.json is not a plan this rlbench reads: its top level: Invalid JSON"
+        in trials.loc["t002r1", "reason"]
+    )
     assert "t001r0" not in set(tables["iterations"]["trial_id"])  # its iterations are not counted either
     configs = analysis.configs.set_index("index")
     assert configs.loc[1, "n"] == 1 and configs.loc[2, "n"] == 1 and configs.loc[0, "n"] == 2

@@ -20,8 +20,13 @@ _spec.loader.exec_module(bench_tables)
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    out = bench_tables.generate(tmp_path_factory.mktemp("r") / "r", trials=4, iterations=6, repeats=2,
-                                grid={"num_env_runners": [0, 1], "num_envs_per_env_runner": [2]})
+    out = bench_tables.generate(
+        tmp_path_factory.mktemp("r") / "r",
+        trials=4,
+        iterations=6,
+        repeats=2,
+        grid={"num_env_runners": [0, 1], "num_envs_per_env_runner": [2]},
+    )
     tables = build_tables(out)
     # the sweep's way: per-trial figures drawn in a forked child while the report draws its own
     plots_written = write_plots_beside(out, tables, ["num_env_runners", "num_envs_per_env_runner"])

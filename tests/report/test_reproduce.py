@@ -18,8 +18,9 @@ _spec.loader.exec_module(bench_tables)
 
 
 def test_reproduce_writes_what_a_relative_value_resolved_to(tmp_path):
-    out = bench_tables.generate(tmp_path / "r", trials=2, iterations=3, repeats=1,
-                                grid={"num_env_runners": [0, "cpus-1"]})  # the generator's machine has 2 cores
+    out = bench_tables.generate(
+        tmp_path / "r", trials=2, iterations=3, repeats=1, grid={"num_env_runners": [0, "cpus-1"]}
+    )  # the generator's machine has 2 cores
     plan = read_plan(ResultsFolder(out).trial("t001r0"))
     assert plan.relative == {"num_env_runners": "cpus-1"} and plan.axes == {"num_env_runners": 1}
     rep = write_reproduction(out, "t001r0")

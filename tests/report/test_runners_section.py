@@ -21,17 +21,32 @@ EVIL = "<img src=x onerror=alert(1)>"
 
 
 def _speedscope(frames: list[dict], samples: list[list[int]]) -> str:
-    return json.dumps({"shared": {"frames": frames}, "profiles": [
-        {"type": "sampled", "name": "Thread 1", "unit": "seconds", "startValue": 0, "endValue": 1,
-         "samples": samples, "weights": [0.01] * len(samples)}]})
+    return json.dumps(
+        {
+            "shared": {"frames": frames},
+            "profiles": [
+                {
+                    "type": "sampled",
+                    "name": "Thread 1",
+                    "unit": "seconds",
+                    "startValue": 0,
+                    "endValue": 1,
+                    "samples": samples,
+                    "weights": [0.01] * len(samples),
+                }
+            ],
+        }
+    )
 
 
 def test_report_shows_role_profiles_escaped_with_a_safe_flame_graph(tmp_path):
-    out = bench_tables.generate(tmp_path / "set", trials=2, iterations=4, repeats=1,
-                                grid={"num_env_runners": [1, 2]})
+    out = bench_tables.generate(tmp_path / "set", trials=2, iterations=4, repeats=1, grid={"num_env_runners": [1, 2]})
     trial = ResultsFolder(out).trial("t000r0")
-    frames = [{"name": "main", "file": "/x/app.py", "line": 1}, {"name": EVIL, "file": "/x/evil.py", "line": 7},
-              {"name": "other", "file": "", "line": 0}]
+    frames = [
+        {"name": "main", "file": "/x/app.py", "line": 1},
+        {"name": EVIL, "file": "/x/evil.py", "line": 7},
+        {"name": "other", "file": "", "line": 0},
+    ]
     trial.profile_file("env_runner", 4242).parent.mkdir()
     trial.profile_file("env_runner", 4242).write_text(_speedscope(frames, [[0, 1]] * 7 + [[0, 2]] * 3))
     assert main(["report", str(out), "--rebuild"]) == 0
@@ -55,8 +70,9 @@ def test_report_shows_role_profiles_escaped_with_a_safe_flame_graph(tmp_path):
 
 def test_only_a_regular_svg_file_is_embedded(tmp_path):
     """A flame graph replaced by a link (a folder from elsewhere) would embed what it points to."""
-    ours, secret, link, other = (tmp_path / n for n in ("flame-learner.svg", "secret.svg", "flame-driver.svg",
-                                                        "flame-env_runner.svg"))
+    ours, secret, link, other = (
+        tmp_path / n for n in ("flame-learner.svg", "secret.svg", "flame-driver.svg", "flame-env_runner.svg")
+    )
     ours.write_text('<svg xmlns="http://www.w3.org/2000/svg"></svg>\n')
     secret.write_text('<svg xmlns="http://www.w3.org/2000/svg">secret</svg>\n')
     link.symlink_to(secret)

@@ -20,20 +20,61 @@ def doc() -> dict:
             for path, rate, p50 in (("inprocess", 6000.0, 10.0), ("actor", actor, 12.0), ("rest_json", rest, 80.0)):
                 for batch in (8, 64):
                     wobble = 1 + 0.02 * repeat
-                    runs.append({"path": path, "batch": batch, "input_bytes": size, "clients": 1, "repeat": repeat,
-                                 "position": 0, "model": "m", "states_per_s": rate * wobble * batch / 64,
-                                 "p50_ms": p50 * wobble, "p99_ms": 2 * p50, "requests": 9, "short": False,
-                                 "bytes_per_request": 0 if path == "inprocess" else 64 * size,
-                                 "cpu_s_per_1000_states": {"client": 0.01, "server": 0.02 * (path != "inprocess")},
-                                 "error": None})
-    runs.append({"path": "serve_json", "batch": 64, "input_bytes": 4096, "clients": 1, "repeat": 0, "position": 1,
-                 "model": "m", "error": HOSTILE})
-    return {"command": f"rlbench servebench --out {HOSTILE}", "started": "2026-11-25T10:00:00", "finished": HOSTILE,
-            "machine": {"cpu_model": HOSTILE, "cores": 2}, "config": {"paths": ["inprocess", HOSTILE]},
-            "runs": runs, "calibration": [{"model": HOSTILE, "input_bytes": 4096, "target_ms": 10.0, "depth": 4,
-                                           "residual": True, "width": 664, "forward_ms": 10.4, "parameters": 4214410,
-                                           "probes": [{"width": 384, "forward_ms": 2.9}]}],
-            "policy": {"model": HOSTILE}, "setup_s": {"ray_init_s": 5.0}, "servers": {"rest": 1234}}
+                    runs.append(
+                        {
+                            "path": path,
+                            "batch": batch,
+                            "input_bytes": size,
+                            "clients": 1,
+                            "repeat": repeat,
+                            "position": 0,
+                            "model": "m",
+                            "states_per_s": rate * wobble * batch / 64,
+                            "p50_ms": p50 * wobble,
+                            "p99_ms": 2 * p50,
+                            "requests": 9,
+                            "short": False,
+                            "bytes_per_request": 0 if path == "inprocess" else 64 * size,
+                            "cpu_s_per_1000_states": {"client": 0.01, "server": 0.02 * (path != "inprocess")},
+                            "error": None,
+                        }
+                    )
+    runs.append(
+        {
+            "path": "serve_json",
+            "batch": 64,
+            "input_bytes": 4096,
+            "clients": 1,
+            "repeat": 0,
+            "position": 1,
+            "model": "m",
+            "error": HOSTILE,
+        }
+    )
+    return {
+        "command": f"rlbench servebench --out {HOSTILE}",
+        "started": "2026-11-25T10:00:00",
+        "finished": HOSTILE,
+        "machine": {"cpu_model": HOSTILE, "cores": 2},
+        "config": {"paths": ["inprocess", HOSTILE]},
+        "runs": runs,
+        "calibration": [
+            {
+                "model": HOSTILE,
+                "input_bytes": 4096,
+                "target_ms": 10.0,
+                "depth": 4,
+                "residual": True,
+                "width": 664,
+                "forward_ms": 10.4,
+                "parameters": 4214410,
+                "probes": [{"width": 384, "forward_ms": 2.9}],
+            }
+        ],
+        "policy": {"model": HOSTILE},
+        "setup_s": {"ray_init_s": 5.0},
+        "servers": {"rest": 1234},
+    }
 
 
 @pytest.fixture(scope="module")
@@ -70,8 +111,10 @@ def test_the_paper_and_the_verdicts_are_there(written):
     assert len(actor_vs_rest) == 2 and all(c.change.differs for c in actor_vs_rest)
     assert "actor is 6.25x as fast as rest_json (3 runs a side; ratio of medians 6.250" in md  # 5000 / 800
     # each repeat's actor/rest_json: 6.25 at 4 KB, 150 at 100 KB (the wobble cancels): 3 against 3, all above
-    assert ("the gap grows with the state size: each repeat's actor/rest_json at 100 KiB over that at 4 KiB (3 runs "
-            "a side; ratio of medians 24.000") in md
+    assert (
+        "the gap grows with the state size: each repeat's actor/rest_json at 100 KiB over that at 4 KiB (3 runs "
+        "a side; ratio of medians 24.000"
+    ) in md
     failed = next(r for r in rows if r.path == "serve_json")
     assert failed.runs == 0 and failed.error.startswith("1 of 1 repeats failed")
 

@@ -42,14 +42,28 @@ def test_the_hostile_text_would_break_markup():
 def _check(rendered: str) -> None:
     text = visible_text(rendered)
     assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text  # no raw control reaches the terminal
-    for shown in ("[/]", "[bold red]FAKE OK[/]", "[/tmp/x]", "[32, 4]", "\\x1b[2J", "\\x1b]0;pwned\\x07", "\\u202eevil"):
+    for shown in (
+        "[/]",
+        "[bold red]FAKE OK[/]",
+        "[/tmp/x]",
+        "[32, 4]",
+        "\\x1b[2J",
+        "\\x1b]0;pwned\\x07",
+        "\\u202eevil",
+    ):
         assert shown in text, shown
 
 
 def test_results_table():
-    trials = pd.DataFrame({"trial_id": ["t000r0", "t001r0"], "status": ["failed", "[blink]ok"],
-                           "env_config.msg": [HOSTILE, "[red]"], "env_steps_per_s": [None, 1.0],
-                           "reason": [HOSTILE, None]})
+    trials = pd.DataFrame(
+        {
+            "trial_id": ["t000r0", "t001r0"],
+            "status": ["failed", "[blink]ok"],
+            "env_config.msg": [HOSTILE, "[red]"],
+            "env_steps_per_s": [None, 1.0],
+            "reason": [HOSTILE, None],
+        }
+    )
     _check(render(results_table(trials, ["env_config.msg"])))
 
 
@@ -58,10 +72,15 @@ def test_plan_table(monkeypatch):
     from rlbench.spec.load import spec_from_dict
     from rlbench.spec.plan import plan_trials
 
-    machine = MachineInfo(hostname="h", cpu_model="c", logical_cores=2, physical_cores=2, usable_cores=[0, 1],
-                          memory_bytes=2**30, gpus=[])
-    data = {"name": "t", "environment": {"env": "CartPole-v1"}, "stop": {"iterations": 2},
-            "grid": {"env_config.msg": [HOSTILE]}}
+    machine = MachineInfo(
+        hostname="h", cpu_model="c", logical_cores=2, physical_cores=2, usable_cores=[0, 1], memory_bytes=2**30, gpus=[]
+    )
+    data = {
+        "name": "t",
+        "environment": {"env": "CartPole-v1"},
+        "stop": {"iterations": 2},
+        "grid": {"env_config.msg": [HOSTILE]},
+    }
     runnable = plan_trials(spec_from_dict(data, check_envs=False), machine)
     plans = [p.model_copy(update={"skip_reason": HOSTILE}) for p in runnable]
     _check(render(plan_table(plans)))
@@ -78,6 +97,15 @@ def test_plan_table(monkeypatch):
 
 def test_compare_table():
     change = Change("unpaired", "[/]", 1, 1, 1.0, None, None, None, None, None, TESTS["unpaired"], 1, 1, None, False)
-    row = ComparisonRow(label=HOSTILE, axes={}, a="A", b=HOSTILE, a_env_steps_per_s=1.0, b_env_steps_per_s=1.0,
-                        change=change, verdict="[/]regressed", sentence=HOSTILE)
+    row = ComparisonRow(
+        label=HOSTILE,
+        axes={},
+        a="A",
+        b=HOSTILE,
+        a_env_steps_per_s=1.0,
+        b_env_steps_per_s=1.0,
+        change=change,
+        verdict="[/]regressed",
+        sentence=HOSTILE,
+    )
     _check(render(compare_table(Comparison("folders", a=f"/a/{HOSTILE}", b="/b", threshold=0.05, axes=[], rows=[row]))))

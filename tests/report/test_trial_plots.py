@@ -17,11 +17,20 @@ from rlbench.report.trial_plots import (
 
 def _collapse() -> tuple[pd.DataFrame, pd.DataFrame]:
     """4 cores over 3 s at 10 Hz: core 0 at 100%, the rest idle (a scaling collapse)."""
-    rows = [{"trial_id": "t000r0", "kind": "core", "t_s": t / 10, "core": c, "cpu_pct": 100.0 if c == 0 else 0.0}
-            for t in range(30) for c in range(4)]
+    rows = [
+        {"trial_id": "t000r0", "kind": "core", "t_s": t / 10, "core": c, "cpu_pct": 100.0 if c == 0 else 0.0}
+        for t in range(30)
+        for c in range(4)
+    ]
     rows.append({"trial_id": "t000r0", "kind": "process", "t_s": 0.5, "core": None, "cpu_pct": 50.0})
-    its = pd.DataFrame({"trial_id": ["t000r0"] * 3, "warmup": [True, False, False],
-                        "t_start_s": [0.0, 1.0, 2.0], "t_end_s": [1.0, 2.0, 3.0]})
+    its = pd.DataFrame(
+        {
+            "trial_id": ["t000r0"] * 3,
+            "warmup": [True, False, False],
+            "t_start_s": [0.0, 1.0, 2.0],
+            "t_end_s": [1.0, 2.0, 3.0],
+        }
+    )
     return pd.DataFrame(rows), its
 
 
@@ -62,8 +71,13 @@ def test_heatmap_without_core_samples_draws_nothing():
 
 def _trials(used_driver: float | None) -> pd.DataFrame:
     row = {"trial_id": "t000r0", "status": "ok", "repeat": 0, "num_env_runners": 2}
-    for role, alloc, used in (("driver", 13.0, used_driver), ("learner", 0.0, 0.0), ("env_runner", 2.0, 1.9),
-                              ("ray_system", 0.0, 0.1), ("other", 0.0, 0.0)):
+    for role, alloc, used in (
+        ("driver", 13.0, used_driver),
+        ("learner", 0.0, 0.0),
+        ("env_runner", 2.0, 1.9),
+        ("ray_system", 0.0, 0.1),
+        ("other", 0.0, 0.0),
+    ):
         row[f"{role}_cpus_allocated"], row[f"{role}_cpus_used"] = alloc, used
     return pd.DataFrame([row])
 
@@ -88,8 +102,13 @@ def test_per_trial_figures_show_first_repeats_first_when_capped():
 
     from rlbench.report.trial_plots import shown_trials
 
-    trials = pd.DataFrame({"trial_id": [f"t{i:03d}r{r}" for i in range(3) for r in range(2)],
-                           "index": [i for i in range(3) for _ in range(2)], "repeat": [0, 1] * 3})
+    trials = pd.DataFrame(
+        {
+            "trial_id": [f"t{i:03d}r{r}" for i in range(3) for r in range(2)],
+            "index": [i for i in range(3) for _ in range(2)],
+            "repeat": [0, 1] * 3,
+        }
+    )
     assert shown_trials(trials, 10).equals(trials)
     assert list(shown_trials(trials, 4)["trial_id"]) == ["t000r0", "t000r1", "t001r0", "t002r0"]
     assert list(shown_trials(trials, 2)["trial_id"]) == ["t000r0", "t001r0"]
@@ -102,8 +121,15 @@ def test_terminal_table_is_capped_and_says_so():
     from rlbench.report.terminal import results_table
 
     n = MAX_TABLE_ROWS + 5
-    trials = pd.DataFrame({"trial_id": [f"t{i:03d}r0" for i in range(n)], "status": ["ok"] * n, "reason": [None] * n,
-                           "num_env_runners": list(range(n)), "env_steps_per_s": [100.0] * n})
+    trials = pd.DataFrame(
+        {
+            "trial_id": [f"t{i:03d}r0" for i in range(n)],
+            "status": ["ok"] * n,
+            "reason": [None] * n,
+            "num_env_runners": list(range(n)),
+            "env_steps_per_s": [100.0] * n,
+        }
+    )
     table = results_table(trials, ["num_env_runners"])
     assert table.row_count == MAX_TABLE_ROWS
     assert table.caption == f"first {MAX_TABLE_ROWS} of {n} trials; all are in summary.csv and report.html"
@@ -112,9 +138,18 @@ def test_terminal_table_is_capped_and_says_so():
 
 def _ok_trials(runners: list[int], steps: list[float | None]) -> pd.DataFrame:
     n = len(runners)
-    frame = pd.DataFrame({"trial_id": [f"t{i:03d}r0" for i in range(n)], "status": ["ok"] * n, "repeat": [0] * n,
-                          "index": list(range(n)), "num_env_runners": runners, "num_envs_per_env_runner": [1] * n,
-                          "env_steps_per_s": steps, "cpus": [2] * n})
+    frame = pd.DataFrame(
+        {
+            "trial_id": [f"t{i:03d}r0" for i in range(n)],
+            "status": ["ok"] * n,
+            "repeat": [0] * n,
+            "index": list(range(n)),
+            "num_env_runners": runners,
+            "num_envs_per_env_runner": [1] * n,
+            "env_steps_per_s": steps,
+            "cpus": [2] * n,
+        }
+    )
     for role in ("driver", "learner", "env_runner", "ray_system", "other"):
         frame[f"{role}_cpus_used"] = 0.5
         frame[f"{role}_cpus_allocated"] = 1.0
@@ -138,11 +173,20 @@ def test_legends_do_not_cover_the_titles():
     from rlbench.report.trial_plots import plot_cpu_by_role, plot_time_breakdown
 
     trials = _ok_trials([0, 1, 2], [1000.0, 1500.0, 1700.0])
-    iterations = pd.DataFrame({"trial_id": [t for t in trials["trial_id"] for _ in range(3)],
-                               "warmup": [True, False, False] * 3, "sample_s": 0.1, "learn_s": 0.05, "sync_s": 0.01,
-                               "other_s": 0.01})
-    for ax in (plot_cpu_by_role(trials, ["num_env_runners"]),
-               plot_time_breakdown(trials, iterations, ["num_env_runners"])):
+    iterations = pd.DataFrame(
+        {
+            "trial_id": [t for t in trials["trial_id"] for _ in range(3)],
+            "warmup": [True, False, False] * 3,
+            "sample_s": 0.1,
+            "learn_s": 0.05,
+            "sync_s": 0.01,
+            "other_s": 0.01,
+        }
+    )
+    for ax in (
+        plot_cpu_by_role(trials, ["num_env_runners"]),
+        plot_time_breakdown(trials, iterations, ["num_env_runners"]),
+    ):
         renderer = ax.figure.canvas.get_renderer()
         ax.figure.tight_layout()
         title = ax.title.get_window_extent(renderer)
@@ -157,4 +201,3 @@ def test_plots_drawn_beside_fail_here_when_the_child_failed(tmp_path):
     tables = {"trials": pd.DataFrame({"env_steps_per_s": [1.0]}), "iterations": pd.DataFrame()}
     with pytest.raises(FileNotFoundError):  # no such folder: the child fails (one CPU: drawn here at once)
         write_plots_beside(tmp_path / "missing", tables, [])()
-

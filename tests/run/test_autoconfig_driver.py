@@ -89,8 +89,16 @@ def test_names_the_known_best_within_its_budget(known):
 
 def test_writes_every_output_and_the_columns(known):
     _, out, _, _ = known
-    for name in ("trials.parquet", "iterations.parquet", "summary.csv", "autoconfig.json", "best.yaml",
-                 "report.html", "report.md", "autoconfig_state.json"):
+    for name in (
+        "trials.parquet",
+        "iterations.parquet",
+        "summary.csv",
+        "autoconfig.json",
+        "best.yaml",
+        "report.html",
+        "report.md",
+        "autoconfig_state.json",
+    ):
         assert (out / name).is_file(), name
     assert not list(out.glob("*.py"))  # the plain adapter has no code to paste: no rllib_config.py (issue 35)
     trials = pd.read_parquet(out / "trials.parquet")
@@ -101,8 +109,12 @@ def test_writes_every_output_and_the_columns(known):
     best = yaml.safe_load((out / "best.yaml").read_text())
     assert best["grid"] == {"env_config.step_cost_us": [1000, 0]}
     md = (out / "report.md").read_text()
-    for heading in ("## Autoconfig", "### Search path", "### Predicted against measured",
-                    "### CPUs against throughput: the Pareto front"):
+    for heading in (
+        "## Autoconfig",
+        "### Search path",
+        "### Predicted against measured",
+        "### CPUs against throughput: the Pareto front",
+    ):
         assert heading in md, heading
 
 
@@ -132,6 +144,7 @@ def _state_has(key):
             return key in json.loads((out / "autoconfig_state.json").read_text())["decided"]
         except (OSError, ValueError):  # not written yet, or being replaced
             return False
+
     return ready
 
 
@@ -156,9 +169,14 @@ def _default_signals() -> None:
 def test_a_signal_at_any_point_exits_130_with_the_resume_line_no_traceback_and_no_process_left(tmp_path, point):
     spec, out = write_spec(tmp_path / "ac.yaml"), tmp_path / "out"
     reached, sig = STOP_POINTS[point]
-    proc = subprocess.Popen([sys.executable, "-m", "rlbench", "autoconfig", str(spec), "--budget", f"{BUDGET_S}s",
-                             "--out", str(out)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=_default_signals)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rlbench", "autoconfig", str(spec), "--budget", f"{BUDGET_S}s", "--out", str(out)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_default_signals,
+    )
     deadline = time.monotonic() + 240
     while not reached(out) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.005)

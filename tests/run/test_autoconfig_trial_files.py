@@ -11,14 +11,32 @@ from rlbench.results.records import TrialRecord, write_record
 from rlbench.run.autoconfig_driver.trial_files import State, read_result
 
 
-def trial(folder: ResultsFolder, tid: str, status: str, walls: list[float], *, warmup: int = 1, hit: int | None = None,
-          wall_s: float = 10.0) -> None:
+def trial(
+    folder: ResultsFolder,
+    tid: str,
+    status: str,
+    walls: list[float],
+    *,
+    warmup: int = 1,
+    hit: int | None = None,
+    wall_s: float = 10.0,
+) -> None:
     t = folder.trial(tid)
     t.path.mkdir(parents=True)
     events, t_s = [{"event": "start", "t_s": 0.0}], 3.0  # 3 s of cold start before the first iteration
     for i, w in enumerate(walls, 1):
-        events.append({"event": "iteration", "iteration": i, "warmup": i <= warmup, "t_start_s": t_s,
-                       "t_end_s": t_s + w, "wall_s": w, "env_steps_per_s": 100.0 / w, "env_steps_sampled": 100 * i})
+        events.append(
+            {
+                "event": "iteration",
+                "iteration": i,
+                "warmup": i <= warmup,
+                "t_start_s": t_s,
+                "t_end_s": t_s + w,
+                "wall_s": w,
+                "env_steps_per_s": 100.0 / w,
+                "env_steps_sampled": 100 * i,
+            }
+        )
         t_s += w
         if hit == i:
             events.append({"event": "target_reached", "iteration": i})
@@ -61,8 +79,12 @@ def test_no_verdict_or_interrupted_is_not_a_result(tmp_path):
 
 def test_trial_ids_are_the_next_repeat_of_the_grid_point_and_kept(tmp_path):
     state = State(ResultsFolder(tmp_path))
-    assert [state.assign(r, i) for r, i in [("a", 0), ("b", 1), ("c", 0), ("a", 0)]] == ["t000r0", "t001r0", "t000r1",
-                                                                                         "t000r0"]
+    assert [state.assign(r, i) for r, i in [("a", 0), ("b", 1), ("c", 0), ("a", 0)]] == [
+        "t000r0",
+        "t001r0",
+        "t000r1",
+        "t000r0",
+    ]
     assert State.read(ResultsFolder(tmp_path)).trials["c"]["trial_id"] == "t000r1"
 
 
@@ -73,21 +95,42 @@ def test_two_probes_separate_the_per_step_and_the_per_call_cost(tmp_path):
     from rlbench.spec.load import spec_from_dict
     from rlbench.spec.plan import plan_trials
 
-    loaded = spec_from_dict({"name": "p", "environment": {"env": "CartPole-v1"}, "env_runners": {"num_env_runners": 0},
-                             "training": {"train_batch_size_per_learner": 1000}, "cpus": 1,
-                             "grid": {"num_envs_per_env_runner": [1, 4]}, "stop": {"seconds": 1}}, check_envs=False)
+    loaded = spec_from_dict(
+        {
+            "name": "p",
+            "environment": {"env": "CartPole-v1"},
+            "env_runners": {"num_env_runners": 0},
+            "training": {"train_batch_size_per_learner": 1000},
+            "cpus": 1,
+            "grid": {"num_envs_per_env_runner": [1, 4]},
+            "stop": {"seconds": 1},
+        },
+        check_envs=False,
+    )
     one, four = plan_trials(loaded, probe_machine(), [0])
     folder = ResultsFolder(tmp_path)
     for plan, rest_us in ((one, 20 + 400 / 1), (four, 20 + 400 / 4)):
         t = folder.trial(plan.trial_id)
         t.path.mkdir(parents=True)
-        its = [{"event": "iteration", "iteration": i, "warmup": i == 1, "wall_s": 1.0, "env_steps_sampled": 1000,
-                "sample_s": 1000 * (10 + rest_us) * 1e-6, "env_step_s": 1000 * 10e-6, "learn_s": 0.2, "sync_s": 0.0}
-               for i in (1, 2, 3)]
+        its = [
+            {
+                "event": "iteration",
+                "iteration": i,
+                "warmup": i == 1,
+                "wall_s": 1.0,
+                "env_steps_sampled": 1000,
+                "sample_s": 1000 * (10 + rest_us) * 1e-6,
+                "env_step_s": 1000 * 10e-6,
+                "learn_s": 0.2,
+                "sync_s": 0.0,
+            }
+            for i in (1, 2, 3)
+        ]
         (t.path / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in its))
     p = probes_of(folder, one, four)
     assert (p.env_step_s, p.inference_step_s, p.inference_call_s, p.learner_step_s) == pytest.approx(
-        (10e-6, 20e-6, 400e-6, 0.2 / 1000))
+        (10e-6, 20e-6, 400e-6, 0.2 / 1000)
+    )
     alone = probes_of(folder, one)
     assert (alone.inference_step_s, alone.inference_call_s) == pytest.approx((420e-6, 0.0))
 
@@ -95,17 +138,27 @@ def test_two_probes_separate_the_per_step_and_the_per_call_cost(tmp_path):
 def test_each_other_env_config_steps_at_its_ceiling_and_survives_the_state(tmp_path):
     """Known answer: env_config cost 5 stepped at 2000 steps/s a process (0.5 ms), cost 9's ceiling failed."""
     from rlbench.autoconfig.model import ProbeCosts, env_id
-    from rlbench.measure.machine import probe_machine
     from rlbench.autoconfig.session import dump_decided, load_decided
+    from rlbench.measure.machine import probe_machine
     from rlbench.run.autoconfig_driver.trial_files import env_steps_from
     from rlbench.spec.load import spec_from_dict
     from rlbench.spec.plan import plan_trials
     from rlbench.studies.envbench import ceiling_key
 
-    loaded = spec_from_dict({"name": "p", "environment": {"env": "CartPole-v1"}, "env_runners": {"num_env_runners": 0},
-                             "cpus": 1, "grid": {"env_config.cost": [5, 9]}, "stop": {"seconds": 1}}, check_envs=False)
+    loaded = spec_from_dict(
+        {
+            "name": "p",
+            "environment": {"env": "CartPole-v1"},
+            "env_runners": {"num_env_runners": 0},
+            "cpus": 1,
+            "grid": {"env_config.cost": [5, 9]},
+            "stop": {"seconds": 1},
+        },
+        check_envs=False,
+    )
     five, nine = plan_trials(loaded, probe_machine(), [0])
     folder = ResultsFolder(tmp_path)
+
     def key(p):
         return ceiling_key(p.config.environment.env, p.config.environment.env_config, 1, p.cpus)  # 0 runners: 1 process
 
@@ -114,8 +167,9 @@ def test_each_other_env_config_steps_at_its_ceiling_and_survives_the_state(tmp_p
     steps, unmeasured = env_steps_from(folder, {id5: five, id9: nine})
     assert steps == ((id5, pytest.approx(0.0005)),) and unmeasured == (id9,)
     # a ceiling that stepped nothing in its time (under load) is no measurement either
-    folder.ceilings.write_text(json.dumps({key(five): {"steps_per_s_per_proc": 2000.0},
-                                           key(nine): {"steps": 0, "steps_per_s_per_proc": 0.0}}))
+    folder.ceilings.write_text(
+        json.dumps({key(five): {"steps_per_s_per_proc": 2000.0}, key(nine): {"steps": 0, "steps_per_s_per_proc": 0.0}})
+    )
     assert env_steps_from(folder, {id5: five, id9: nine})[1] == (id9,)
     probes = ProbeCosts(0.001, 0.0, 0.0, 0.0, 1, env_steps_s=steps, unmeasured_envs=unmeasured)
     through_the_state = load_decided(json.loads(json.dumps(dump_decided({"probes": probes}))))
@@ -131,22 +185,53 @@ def test_a_gpu_probe_reads_its_busy_share_from_its_own_samples(tmp_path):
     from rlbench.spec.load import spec_from_dict
     from rlbench.spec.plan import plan_trials
 
-    loaded = spec_from_dict({"name": "p", "environment": {"env": "CartPole-v1"}, "env_runners": {"num_env_runners": 0},
-                             "training": {"train_batch_size_per_learner": 1000}, "cpus": 1,
-                             "grid": {"num_gpus_per_learner": [0, 1]}, "stop": {"seconds": 1}}, check_envs=False)
+    loaded = spec_from_dict(
+        {
+            "name": "p",
+            "environment": {"env": "CartPole-v1"},
+            "env_runners": {"num_env_runners": 0},
+            "training": {"train_batch_size_per_learner": 1000},
+            "cpus": 1,
+            "grid": {"num_gpus_per_learner": [0, 1]},
+            "stop": {"seconds": 1},
+        },
+        check_envs=False,
+    )
     cpu, gpu = plan_trials(loaded, probe_machine(), [0])
     folder = ResultsFolder(tmp_path)
     for plan, learn, update in ((cpu, 1.0, 0.9), (gpu, 1.0, 0.9)):
         t = folder.trial(plan.trial_id)
         t.path.mkdir(parents=True)
-        its = [{"event": "iteration", "iteration": i, "warmup": i == 1, "t_start_s": 10.0 * i, "t_end_s": 10.0 * i + 2,
-                "wall_s": 2.0, "env_steps_sampled": 1000, "sample_s": 0.5, "env_step_s": 0.25, "learn_s": learn,
-                "learn_update_s": update, "sgd_steps": 100, "sync_s": 0.0} for i in (1, 2, 3)]
+        its = [
+            {
+                "event": "iteration",
+                "iteration": i,
+                "warmup": i == 1,
+                "t_start_s": 10.0 * i,
+                "t_end_s": 10.0 * i + 2,
+                "wall_s": 2.0,
+                "env_steps_sampled": 1000,
+                "sample_s": 0.5,
+                "env_step_s": 0.25,
+                "learn_s": learn,
+                "learn_update_s": update,
+                "sgd_steps": 100,
+                "sync_s": 0.0,
+            }
+            for i in (1, 2, 3)
+        ]
         (t.path / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in its))
     stamps = [10.0 * i + 0.5 + k / 10 for i in (1, 2, 3) for k in range(1, 11)]  # inside each learn window
-    write_utilization(folder.trial(gpu.trial_id).utilization, gpu.trial_id,
-                      {"t_s": stamps, "kind": ["gpu"] * len(stamps), "gpu_index": [0] * len(stamps),
-                       "gpu_util_pct": [10.0] * len(stamps)})
+    write_utilization(
+        folder.trial(gpu.trial_id).utilization,
+        gpu.trial_id,
+        {
+            "t_s": stamps,
+            "kind": ["gpu"] * len(stamps),
+            "gpu_index": [0] * len(stamps),
+            "gpu_util_pct": [10.0] * len(stamps),
+        },
+    )
     p = probes_of(folder, cpu, device=gpu)
     assert (p.learner_step_s, p.learner_sgd_step_s) == pytest.approx((1e-3, 0.0))
     assert (p.learner_gpu_step_s, p.learner_gpu_sgd_step_s) == pytest.approx((0.19e-3, 0.0081))

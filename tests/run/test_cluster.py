@@ -23,11 +23,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def cluster(*node_cpus: float, gpus: float = 0) -> ClusterInfo:
-    nodes = [NodeInfo(node_id=f"n{i}", node_ip="10.0.0.1", is_head=i == 0, resources={"CPU": c})
-             for i, c in enumerate(node_cpus)]
+    nodes = [
+        NodeInfo(node_id=f"n{i}", node_ip="10.0.0.1", is_head=i == 0, resources={"CPU": c})
+        for i, c in enumerate(node_cpus)
+    ]
     total = {"CPU": float(sum(node_cpus)), **({"GPU": gpus} if gpus else {})}
-    return ClusterInfo(address="auto", gcs_address="10.0.0.1:6379", nodes=nodes, total_resources=total,
-                       available_resources=total)
+    return ClusterInfo(
+        address="auto", gcs_address="10.0.0.1:6379", nodes=nodes, total_resources=total, available_resources=total
+    )
 
 
 def config(**sections) -> TrialConfig:
@@ -71,19 +74,31 @@ def test_skip_reasons_against_cluster_totals_and_node_sizes():
     # 3 runners x 1 CPU fit 1 + 2 CPUs; the driver's CPU is not the cluster's
     assert cluster_skip_reason(config(env_runners={"num_env_runners": 3}), two_nodes) is None
     assert cluster_skip_reason(config(env_runners={"num_env_runners": 4}), two_nodes) == (
-        "needs 4 CPUs for actors but the cluster has 3")
+        "needs 4 CPUs for actors but the cluster has 3"
+    )
     # one actor of 3 CPUs fits the total (3) but no node
-    assert cluster_skip_reason(config(env_runners={"num_env_runners": 1, "num_cpus_per_env_runner": 3}),
-                               two_nodes) == "one actor needs 3 CPUs but the largest node has 2"
+    assert (
+        cluster_skip_reason(config(env_runners={"num_env_runners": 1, "num_cpus_per_env_runner": 3}), two_nodes)
+        == "one actor needs 3 CPUs but the largest node has 2"
+    )
     assert cluster_skip_reason(config(learners={"num_learners": 1, "num_gpus_per_learner": 1}), two_nodes) == (
-        "needs 1 GPUs (learners and env runners) but the cluster has 0")
-    assert cluster_skip_reason(config(learners={"num_learners": 1, "num_gpus_per_learner": 1}),
-                               cluster(4, gpus=1)) is None
+        "needs 1 GPUs (learners and env runners) but the cluster has 0"
+    )
+    assert (
+        cluster_skip_reason(config(learners={"num_learners": 1, "num_gpus_per_learner": 1}), cluster(4, gpus=1)) is None
+    )
 
 
 def test_plan_on_a_cluster_has_no_pinning_and_the_address():
-    loaded = spec_from_dict({"name": "c", "environment": {"env": "CartPole-v1"}, "stop": {"iterations": 3},
-                             "grid": {"num_env_runners": [1, 4]}}, check_envs=False)
+    loaded = spec_from_dict(
+        {
+            "name": "c",
+            "environment": {"env": "CartPole-v1"},
+            "stop": {"iterations": 3},
+            "grid": {"num_env_runners": [1, 4]},
+        },
+        check_envs=False,
+    )
     plans = plan_cluster_trials(loaded, cluster(1, 2))
     assert [p.trial_id for p in plans] == ["t000r0", "t001r0"]
     for p in plans:
@@ -94,14 +109,18 @@ def test_plan_on_a_cluster_has_no_pinning_and_the_address():
 
 
 def test_cpus_is_rejected_on_a_cluster():
-    with_cpus = spec_from_dict({"name": "c", "environment": {"env": "CartPole-v1"}, "stop": {"iterations": 3},
-                                "cpus": 2}, check_envs=False)
+    with_cpus = spec_from_dict(
+        {"name": "c", "environment": {"env": "CartPole-v1"}, "stop": {"iterations": 3}, "cpus": 2}, check_envs=False
+    )
     assert "'cpus' emulates a smaller machine" in check_spec_for_cluster(with_cpus)
-    axis = spec_from_dict({"name": "c", "environment": {"env": "CartPole-v1"}, "stop": {"iterations": 3},
-                           "grid": {"cpus": [1, 2]}}, check_envs=False)
+    axis = spec_from_dict(
+        {"name": "c", "environment": {"env": "CartPole-v1"}, "stop": {"iterations": 3}, "grid": {"cpus": [1, 2]}},
+        check_envs=False,
+    )
     assert check_spec_for_cluster(axis) is not None
-    plain = spec_from_dict({"name": "c", "environment": {"env": "CartPole-v1"}, "stop": {"iterations": 3}},
-                           check_envs=False)
+    plain = spec_from_dict(
+        {"name": "c", "environment": {"env": "CartPole-v1"}, "stop": {"iterations": 3}}, check_envs=False
+    )
     assert check_spec_for_cluster(plain) is None
 
 
@@ -132,7 +151,9 @@ def test_cli_refuses_cpus_and_unreachable_clusters_before_running_anything(tmp_p
 
     done = run_cli("sweep", "configs/smoke.yaml", "--address", "127.0.0.1:1", "--out", str(tmp_path / "a"))
     assert done.returncode == 2 and "'cpus' emulates a smaller machine" in done.stdout
-    done = run_cli("sweep", "configs/cluster_smoke.yaml", "--out", str(tmp_path / "b"), env={"RAY_ADDRESS": "127.0.0.1:1"})
+    done = run_cli(
+        "sweep", "configs/cluster_smoke.yaml", "--out", str(tmp_path / "b"), env={"RAY_ADDRESS": "127.0.0.1:1"}
+    )
     assert done.returncode == 2 and "cannot reach the Ray cluster at 127.0.0.1:1" in done.stdout
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
 
@@ -141,12 +162,20 @@ def test_relative_values_resolve_against_the_clusters_cpus():
     from rlbench.spec.skip_summary import skip_group, skip_summary
     from rlbench.spec.skips import DUPLICATE
 
-    loaded = spec_from_dict({"name": "c", "environment": {"env": "CartPole-v1"}, "stop": {"iterations": 3},
-                             "grid": {"num_env_runners": [1, "cpus", "cpus-2"]}}, check_envs=False)
+    loaded = spec_from_dict(
+        {
+            "name": "c",
+            "environment": {"env": "CartPole-v1"},
+            "stop": {"iterations": 3},
+            "grid": {"num_env_runners": [1, "cpus", "cpus-2"]},
+        },
+        check_envs=False,
+    )
     plans = plan_cluster_trials(loaded, cluster(1, 2))  # 3 CPUs: cpus is 3, cpus-2 is 1 (the first point again)
     assert [p.axes["num_env_runners"] for p in plans] == [1, 3, 1]
     assert [p.skip_reason is None for p in plans] == [True, True, False]  # the driver takes no cluster CPU
     assert plans[2].skip_reason.startswith(DUPLICATE)
     assert skip_group(plans[2]).startswith("resolve to the same configuration")
-    assert skip_summary(plans) == ["1 of 3 trials resolve to the same configuration as an earlier grid point on this "
-                                   "machine: it will be skipped"]
+    assert skip_summary(plans) == [
+        "1 of 3 trials resolve to the same configuration as an earlier grid point on this machine: it will be skipped"
+    ]

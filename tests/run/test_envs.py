@@ -39,9 +39,18 @@ def test_uv_is_installed_with_the_test_extras():
 def test_an_environment_holds_its_pins_over_this_rlbench_and_is_made_once(wheels, tmp_path, installer):
     python = ensure_env({"rlbench-probe": "1.0"}, str(wheels), cache=tmp_path, installer=installer)
     assert python.parent.parent.name == env_key({"rlbench-probe": "1.0"}, str(wheels))
-    got = subprocess.run([str(python), "-c", "import json, rlbench, rlbench_probe, pydantic; "
-                          "print(json.dumps([rlbench.__file__, rlbench_probe.__version__]))"],
-                         capture_output=True, text=True, check=True, cwd=tmp_path)
+    got = subprocess.run(
+        [
+            str(python),
+            "-c",
+            "import json, rlbench, rlbench_probe, pydantic; "
+            "print(json.dumps([rlbench.__file__, rlbench_probe.__version__]))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    )
     rlbench_file, probe = json.loads(got.stdout)
     assert probe == "1.0" and Path(rlbench_file).parent.parent == source_root()  # this rlbench, not another
     marker = python.parent.parent / "rlbench-env.json"
@@ -77,7 +86,9 @@ def test_versions_are_checked_against_the_pins():
     versions = {"python": "3.11.7", "numpy": "2.1.0", "ray": None}
     assert mismatches({"numpy": "2.1.0"}, versions) == []
     assert mismatches({"numpy": "2.0.2", "ray": "2.59.0"}, versions) == [
-        "numpy 2.1.0 where the variant pins 2.0.2", "ray not installed where the variant pins 2.59.0"]
+        "numpy 2.1.0 where the variant pins 2.0.2",
+        "ray not installed where the variant pins 2.59.0",
+    ]
     mine = imported_versions({"pydantic": "0"})
     assert set(mine) == {"python", "ray", "torch", "gymnasium", "numpy", "pydantic"} and mine["pydantic"]
 
@@ -103,8 +114,9 @@ variants:
 def test_each_variant_runs_in_its_environment_and_records_what_it_imported(wheels, tmp_path):
     (tmp_path / "pins.yaml").write_text(SPEC.format(wheels=wheels))
     out = tmp_path / "out"
-    done = run_cli("sweep", str(tmp_path / "pins.yaml"), "--out", str(out),
-                   env={"RLBENCH_ENV_CACHE": str(tmp_path / "envs")})
+    done = run_cli(
+        "sweep", str(tmp_path / "pins.yaml"), "--out", str(out), env={"RLBENCH_ENV_CACHE": str(tmp_path / "envs")}
+    )
     assert done.returncode == 1, done.stdout + done.stderr  # 1: a variant never ran
     trials = pd.read_parquet(out / "trials.parquet").set_index("variant")
     assert list(trials["status"]) == ["ok", "ok", "failed"]
@@ -112,8 +124,9 @@ def test_each_variant_runs_in_its_environment_and_records_what_it_imported(wheel
         assert json.loads(trials.loc[variant, "versions"])["rlbench-probe"] == version
     # the package that cannot be installed fails its variant's trials with pip's words; the rest ran
     command = "uv pip install" if find_uv() else "pip install"  # the sweep's installer: uv when installed
-    assert trials.loc["v3", "reason"].startswith(f"its variant's packages could not be installed: {command} "
-                                                 "rlbench-probe==3.0 failed: ")
+    assert trials.loc["v3", "reason"].startswith(
+        f"its variant's packages could not be installed: {command} rlbench-probe==3.0 failed: "
+    )
     plan = json.loads((out / "trials" / trials.loc["v2", "trial_id"] / "plan.json").read_text())
     assert plan["packages"]["pins"] == {"rlbench-probe": "2.0"} and plan["packages"]["python"].endswith("bin/python")
     assert "could not be made" in done.stdout

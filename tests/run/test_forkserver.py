@@ -88,7 +88,13 @@ RACE = textwrap.dedent("""\
 def test_an_exit_that_outlasts_multiprocessings_finalizers_prints_no_traceback(tmp_path):
     script = tmp_path / "race.py"
     script.write_text(RACE)
-    done = subprocess.run([sys.executable, str(script)], cwd=REPO, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert done.returncode == 0 and done.stdout == "released\n", done.stdout + done.stderr
     assert "Traceback" not in done.stderr and "Exception" not in done.stderr, done.stderr

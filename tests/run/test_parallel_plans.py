@@ -14,17 +14,34 @@ from rlbench.spec.load import spec_from_dict
 from rlbench.spec.placement import node_rooms, placement, trial_bundles
 from rlbench.spec.plan import check_spec_for_cluster, placed, plan_cluster_trials, write_plan
 
-SPEC = {"name": "p", "environment": {"env": "CartPole-v1"}, "resources": {"num_cpus_for_main_process": 1},
-        "grid": {"num_env_runners": [1, 3, 5]}, "stop": {"iterations": 2}, "seed": 1}
+SPEC = {
+    "name": "p",
+    "environment": {"env": "CartPole-v1"},
+    "resources": {"num_cpus_for_main_process": 1},
+    "grid": {"num_env_runners": [1, 3, 5]},
+    "stop": {"iterations": 2},
+    "seed": 1,
+}
 
 
 def cluster(*cpus: float) -> ClusterInfo:
     """A head with 0 CPUs and one node per entry of ``cpus``, all of one hardware type."""
-    nodes = [NodeInfo(node_id=f"n{i}", node_ip="10.0.0.1", is_head=i == 0, resources={"CPU": c}, cpu_model="X",
-                      logical_cores=8, memory_bytes=16 * 2**30) for i, c in enumerate((0.0, *cpus))]
+    nodes = [
+        NodeInfo(
+            node_id=f"n{i}",
+            node_ip="10.0.0.1",
+            is_head=i == 0,
+            resources={"CPU": c},
+            cpu_model="X",
+            logical_cores=8,
+            memory_bytes=16 * 2**30,
+        )
+        for i, c in enumerate((0.0, *cpus))
+    ]
     total = {"CPU": float(sum(cpus))}
-    return ClusterInfo(address="a", gcs_address="10.0.0.1:6379", nodes=nodes, total_resources=total,
-                       available_resources=total)
+    return ClusterInfo(
+        address="a", gcs_address="10.0.0.1:6379", nodes=nodes, total_resources=total, available_resources=total
+    )
 
 
 def test_plans_against_the_node_sets_a_trial_can_get_not_the_totals():
@@ -62,8 +79,12 @@ def test_a_resume_compares_whether_a_trial_is_skipped_not_the_nodes_it_got(tmp_p
 def test_the_pool_never_gives_a_held_or_lost_node():
     pool = NodePool(cluster(2, 2, 2))
     assert [r.node_id for r in pool.free()] == ["n0", "n1", "n2", "n3"]
-    where = placement(trial_bundles(plan_cluster_trials(spec_from_dict(SPEC, check_envs=False), cluster(2, 2, 2),
-                                                        parallel=True)[1].demand()), pool.free())
+    where = placement(
+        trial_bundles(
+            plan_cluster_trials(spec_from_dict(SPEC, check_envs=False), cluster(2, 2, 2), parallel=True)[1].demand()
+        ),
+        pool.free(),
+    )
     pool.take("t001r0", where)
     assert [r.node_id for r in pool.free()] == ["n0", "n3"]
     pool.give_back("t001r0", lost=["n1"])

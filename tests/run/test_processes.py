@@ -87,8 +87,10 @@ def spawn():
 def _orphan_in_dead_session(spawn, session: str = SESSION) -> tuple[ProcessRef, int]:
     """A leader that starts a Ray-like child naming ``session`` in its own Linux session, then
     exits: (the dead leader, the live child's pid), as a crashed trial leaves its Ray."""
-    code = ("import subprocess, sys; p = subprocess.Popen([sys.executable, '-c', %r, '--session-dir=/tmp/ray/%s']); "
-            "print(p.pid, flush=True)" % (SLEEP, session))
+    code = (
+        "import subprocess, sys; p = subprocess.Popen([sys.executable, '-c', %r, '--session-dir=/tmp/ray/%s']); "
+        "print(p.pid, flush=True)" % (SLEEP, session)
+    )
     leader = spawn([sys.executable, "-c", code], start_new_session=True, stdout=subprocess.PIPE, text=True)
     ref = ProcessRef.of(leader.pid)
     child = int(leader.stdout.readline())
@@ -168,8 +170,10 @@ def _forged_trial(tmp_path, pid: int, ticks: int | None, session: str):
     folder = ResultsFolder(tmp_path / "received")
     trial = folder.trial("t000r0")
     trial.path.mkdir(parents=True)
-    events = [{"event": "start", "pid": pid, "start_ticks": ticks},
-              {"event": "ray_init", "session_dir": f"/tmp/ray/{session}"}]
+    events = [
+        {"event": "start", "pid": pid, "start_ticks": ticks},
+        {"event": "ray_init", "session_dir": f"/tmp/ray/{session}"},
+    ]
     trial.events_file.write_text("".join(json.dumps(e) + "\n" for e in events))
     return folder, trial
 

@@ -33,8 +33,9 @@ def test_no_estimate_before_the_first_iteration():
 
 def test_first_guess_from_the_running_trials_cold_start_and_iterations():
     # running: cold start 10 s, 2 of 4 iterations done at 1 s each; 2 more queued like it
-    eta = EtaEstimator().remaining_s([FOUR, FOUR], running=FOUR, elapsed_s=12.0, running_iteration_s=(1.0, 1.0),
-                                     running_start_s=10.0)
+    eta = EtaEstimator().remaining_s(
+        [FOUR, FOUR], running=FOUR, elapsed_s=12.0, running_iteration_s=(1.0, 1.0), running_start_s=10.0
+    )
     assert eta == (2 * 1.0 + FIRST_GUESS_END_S) + 2 * (10.0 + 4 * 1.0 + FIRST_GUESS_END_S)
 
 
@@ -73,16 +74,27 @@ class FakeClock:
 
 def _old_ppo_cpu_plans():
     """The old configs/ppo_cpu.yaml grid on 2 cores: 16 trials, 14 of them skipped."""
-    data = {"name": "t", "environment": {"env": "CartPole-v1"}, "stop": {"iterations": 8}, "repeats": 2,
-            "grid": {"num_env_runners": [1, 2, 4, 8], "num_cpus_for_main_process": [1, 2]}}
+    data = {
+        "name": "t",
+        "environment": {"env": "CartPole-v1"},
+        "stop": {"iterations": 8},
+        "repeats": 2,
+        "grid": {"num_env_runners": [1, 2, 4, 8], "num_cpus_for_main_process": [1, 2]},
+    }
     machine = MachineInfo("test", "fake", 2, 2, [0, 1], 2**34, [])
     return plan_trials(spec_from_dict(data, check_envs=False), machine)
 
 
 def _events(start_s: float, iteration_s: float, n: int) -> list[dict]:
     return [{"event": "build"}] + [
-        {"event": "iteration", "iteration": i + 1, "t_start_s": start_s + i * iteration_s,
-         "t_end_s": start_s + (i + 1) * iteration_s} for i in range(n)]
+        {
+            "event": "iteration",
+            "iteration": i + 1,
+            "t_start_s": start_s + i * iteration_s,
+            "t_end_s": start_s + (i + 1) * iteration_s,
+        }
+        for i in range(n)
+    ]
 
 
 def test_a_sweep_with_skipped_trials_counts_and_times_only_the_ones_that_run():

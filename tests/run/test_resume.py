@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from rlbench import SCHEMA_VERSION
 from rlbench.measure.machine import MachineInfo
 from rlbench.results.files import write_json
 from rlbench.results.layout import LOCK_FILE, ResultsFolder
@@ -19,18 +20,34 @@ from rlbench.results.records import TrialRecord, write_record
 from rlbench.results.session import open_for_write
 from rlbench.run.manifest import run_facts
 from rlbench.run.resume import RESUMABLE_SPEC_KEYS, plan_resume, recorded_seeds
-from rlbench import SCHEMA_VERSION
 from rlbench.spec.load import spec_from_dict
 from rlbench.spec.plan import plan_trials, repeat_seeds, write_plan
 
-MACHINE = MachineInfo(hostname="h", cpu_model="Test CPU", logical_cores=4, physical_cores=2, usable_cores=[0, 1, 2, 3],
-                      memory_bytes=8 * 2**30, gpus=[])
-SOFTWARE = {"rlbench": "0.1.0", "schema_version": SCHEMA_VERSION, "python": "3.11.7", "ray": "2.60.0", "torch": "2.13.0",
-            "gymnasium": "1.1.1", "numpy": "2.2.0"}
+MACHINE = MachineInfo(
+    hostname="h",
+    cpu_model="Test CPU",
+    logical_cores=4,
+    physical_cores=2,
+    usable_cores=[0, 1, 2, 3],
+    memory_bytes=8 * 2**30,
+    gpus=[],
+)
+SOFTWARE = {
+    "rlbench": "0.1.0",
+    "schema_version": SCHEMA_VERSION,
+    "python": "3.11.7",
+    "ray": "2.60.0",
+    "torch": "2.13.0",
+    "gymnasium": "1.1.1",
+    "numpy": "2.2.0",
+}
 BASE = {
-    "name": "t", "environment": {"env": "envs.tiny:TinyEnv"}, "cpus": 2,
+    "name": "t",
+    "environment": {"env": "envs.tiny:TinyEnv"},
+    "cpus": 2,
     "grid": {"num_env_runners": [0, 1], "num_envs_per_env_runner": [1, 2]},
-    "stop": {"iterations": 3}, "trial_timeout_s": 60,
+    "stop": {"iterations": 3},
+    "trial_timeout_s": 60,
 }
 
 
@@ -45,9 +62,15 @@ def _folder(tmp_path, statuses: dict[str, str | None], loaded=None, software=SOF
     loaded = loaded or _spec()
     plans = plan_trials(loaded, MACHINE)
     tmp_path.mkdir(parents=True, exist_ok=True)
-    write_json(tmp_path / "manifest.json", {"spec": loaded.spec.model_dump(mode="json", by_alias=True),
-                                            "machine": {**MACHINE.__dict__}, "software": software,
-                                            **({"quick": True} if loaded.quick else {})})
+    write_json(
+        tmp_path / "manifest.json",
+        {
+            "spec": loaded.spec.model_dump(mode="json", by_alias=True),
+            "machine": {**MACHINE.__dict__},
+            "software": software,
+            **({"quick": True} if loaded.quick else {}),
+        },
+    )
     for plan in plans:
         if plan.trial_id in statuses:
             trial = write_plan(ResultsFolder(tmp_path), plan)
@@ -94,7 +117,13 @@ def test_more_repeats_and_a_new_timeout_are_resumable(tmp_path):
     decision = _resume(out, loaded)
     assert decision.keep == {"t000r0": "ok", "t001r0": "ok"}
     assert [p.trial_id for p in plan_trials(loaded, MACHINE) if decision.runs(p.trial_id)] == [
-        "t000r1", "t001r1", "t002r0", "t002r1", "t003r0", "t003r1"]
+        "t000r1",
+        "t001r1",
+        "t002r0",
+        "t002r1",
+        "t003r0",
+        "t003r1",
+    ]
 
 
 def test_values_appended_to_the_first_axis_are_resumable(tmp_path):
@@ -110,11 +139,14 @@ def test_value_inserted_in_the_last_axis_is_refused(tmp_path):
         _resume(out, _spec(grid=grid))
 
 
-@pytest.mark.parametrize("changes, match", [
-    ({"stop": {"iterations": 5}}, r"the spec changed \(spec.stop.iterations: 3 -> 5\)"),
-    ({"training": {"lr": 0.001}}, r"spec.training.lr: None -> 0.001"),
-    ({"grid": {"num_env_runners": [0], "num_envs_per_env_runner": [1, 2]}}, r"no longer plans trial t002r0"),
-])
+@pytest.mark.parametrize(
+    "changes, match",
+    [
+        ({"stop": {"iterations": 5}}, r"the spec changed \(spec.stop.iterations: 3 -> 5\)"),
+        ({"training": {"lr": 0.001}}, r"spec.training.lr: None -> 0.001"),
+        ({"grid": {"num_env_runners": [0], "num_envs_per_env_runner": [1, 2]}}, r"no longer plans trial t002r0"),
+    ],
+)
 def test_incomparable_spec_is_refused(tmp_path, changes, match):
     out = _folder(tmp_path, {"t000r0": "ok", "t002r0": "ok"})
     with pytest.raises(OutDirError, match=match):
@@ -201,8 +233,10 @@ def test_lock_excludes_a_second_sweep_and_names_the_owner(tmp_path):
 
 def test_lock_of_a_killed_owner_is_not_stale(tmp_path):
     """kill -9 of the lock's owner frees it at once: the kernel drops a dead process's flock."""
-    code = ("import sys, time; from pathlib import Path; from rlbench.results.lock import SweepLock; "
-            "SweepLock(Path(sys.argv[1])).acquire(); print('locked', flush=True); time.sleep(60)")
+    code = (
+        "import sys, time; from pathlib import Path; from rlbench.results.lock import SweepLock; "
+        "SweepLock(Path(sys.argv[1])).acquire(); print('locked', flush=True); time.sleep(60)"
+    )
     owner = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True)
     try:
         assert owner.stdout.readline().strip() == "locked"
@@ -243,8 +277,14 @@ def test_a_spec_with_relative_values_resumes_on_the_same_machine(tmp_path):
     loaded = _spec(grid=grid)
     plans = plan_trials(loaded, MACHINE)
     assert [p.axes["num_env_runners"] for p in plans] == [0, 0, 1, 1]  # cpus: 2, so cpus-1 is 1
-    write_json(tmp_path / "manifest.json", {"spec": loaded.spec.model_dump(mode="json", by_alias=True),
-                                            "machine": {**MACHINE.__dict__}, "software": SOFTWARE})
+    write_json(
+        tmp_path / "manifest.json",
+        {
+            "spec": loaded.spec.model_dump(mode="json", by_alias=True),
+            "machine": {**MACHINE.__dict__},
+            "software": SOFTWARE,
+        },
+    )
     for plan in plans[:3]:
         write_record(write_plan(ResultsFolder(tmp_path), plan), TrialRecord(trial_id=plan.trial_id, status="ok"))
     decision = _resume(tmp_path, _spec(grid=grid))

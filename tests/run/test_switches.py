@@ -31,10 +31,19 @@ def test_the_environment_variable_adds_to_each_plans_own_switches(tmp_path):
     from rlbench.spec.plan import plan_trials
 
     spec = tmp_path / "spec.yaml"
-    spec.write_text("name: t\nenvironment: {env: envs.tiny:TinyEnv}\nstop: {iterations: 3}\n"
-                    "variants: [{name: A}, {name: B, set: {switch_off: [stats]}}]\n")
-    machine = MachineInfo(hostname="h", cpu_model="c", logical_cores=2, physical_cores=2, usable_cores=[0, 1],
-                          memory_bytes=1 << 33, gpus=[])
+    spec.write_text(
+        "name: t\nenvironment: {env: envs.tiny:TinyEnv}\nstop: {iterations: 3}\n"
+        "variants: [{name: A}, {name: B, set: {switch_off: [stats]}}]\n"
+    )
+    machine = MachineInfo(
+        hostname="h",
+        cpu_model="c",
+        logical_cores=2,
+        physical_cores=2,
+        usable_cores=[0, 1],
+        memory_bytes=1 << 33,
+        gpus=[],
+    )
     plans = plan_trials(load_spec(spec), machine)
     assert with_switches(plans, {})[1] == ["stats"]  # the manifest's: every name any trial has off
     both, off = with_switches(plans, {ENV_VAR: "sampler,affinity"})

@@ -21,18 +21,22 @@ def _hide(monkeypatch, missing: str, *loaded_prefixes: str) -> None:
     monkeypatch.setitem(sys.modules, missing, None)
 
 
-@pytest.mark.parametrize("env, missing, loaded, extra", [
-    ("HalfCheetah-v5", "mujoco", ("mujoco", "gymnasium.envs.mujoco"), "mujoco"),
-    ("LunarLander-v3", "Box2D", ("Box2D", "gymnasium.envs.box2d"), "box2d"),
-    ("ale_py:ALE/Pong-v5", "ale_py", ("ale_py",), "atari"),
-    ("envs.atari:AtariEnv", "ale_py", ("ale_py", "envs.atari"), "atari"),
-])
+@pytest.mark.parametrize(
+    "env, missing, loaded, extra",
+    [
+        ("HalfCheetah-v5", "mujoco", ("mujoco", "gymnasium.envs.mujoco"), "mujoco"),
+        ("LunarLander-v3", "Box2D", ("Box2D", "gymnasium.envs.box2d"), "box2d"),
+        ("ale_py:ALE/Pong-v5", "ale_py", ("ale_py",), "atari"),
+        ("envs.atari:AtariEnv", "ale_py", ("ale_py", "envs.atari"), "atari"),
+    ],
+)
 def test_a_missing_package_names_its_extra(monkeypatch, env, missing, loaded, extra):
     _hide(monkeypatch, missing, *loaded)
     with pytest.raises(ValueError) as e:
         check_env(env)
-    assert str(e.value).startswith(f"env '{env}' needs the [{extra}] extra, which is not installed: "
-                                   f"pip install -e \".[{extra}]\"")
+    assert str(e.value).startswith(
+        f"env '{env}' needs the [{extra}] extra, which is not installed: pip install -e \".[{extra}]\""
+    )
 
 
 def test_an_installed_family_passes_and_an_ale_id_needs_its_module():

@@ -21,20 +21,45 @@ def rooms(*cpus: float, kind: str = "a", gpus: float = 0.0) -> list[NodeRoom]:
 
 
 def test_node_type_names_cpu_cores_memory_and_gpus():
-    node = NodeInfo(node_id="x", node_ip="1", is_head=False, resources={}, cpu_model="EPYC 7B13", logical_cores=8,
-                    memory_bytes=32 * 2**30, gpus=[{"name": "NVIDIA A10G"}, {"name": "NVIDIA A10G"}])
+    node = NodeInfo(
+        node_id="x",
+        node_ip="1",
+        is_head=False,
+        resources={},
+        cpu_model="EPYC 7B13",
+        logical_cores=8,
+        memory_bytes=32 * 2**30,
+        gpus=[{"name": "NVIDIA A10G"}, {"name": "NVIDIA A10G"}],
+    )
     assert node_type(node) == "EPYC 7B13 | 8 | 32 | NVIDIA A10G x 2"
-    bare = NodeInfo(node_id="y", node_ip="1", is_head=True, resources={}, cpu_model="Xeon", logical_cores=2,
-                    memory_bytes=int(23.6 * 2**30))
+    bare = NodeInfo(
+        node_id="y",
+        node_ip="1",
+        is_head=True,
+        resources={},
+        cpu_model="Xeon",
+        logical_cores=2,
+        memory_bytes=int(23.6 * 2**30),
+    )
     assert node_type(bare) == "Xeon | 2 | 24 | none x 0"
 
 
 def test_bundles_driver_first_then_one_per_actor_that_reserves_something():
-    demand = ResourceDemand(1, (ActorDemand("env_runner", 3, 1.0, 0.0, "env runners"),
-                                ActorDemand("learner", 1, 0.0, 1.0, "learners"),
-                                ActorDemand("state_server", 1, 0.0, 0.0, "state servers")))
-    assert trial_bundles(demand) == (("driver", 1.0, 0.0), ("env_runner", 1.0, 0.0), ("env_runner", 1.0, 0.0),
-                                     ("env_runner", 1.0, 0.0), ("learner", 0.0, 1.0))
+    demand = ResourceDemand(
+        1,
+        (
+            ActorDemand("env_runner", 3, 1.0, 0.0, "env runners"),
+            ActorDemand("learner", 1, 0.0, 1.0, "learners"),
+            ActorDemand("state_server", 1, 0.0, 0.0, "state servers"),
+        ),
+    )
+    assert trial_bundles(demand) == (
+        ("driver", 1.0, 0.0),
+        ("env_runner", 1.0, 0.0),
+        ("env_runner", 1.0, 0.0),
+        ("env_runner", 1.0, 0.0),
+        ("learner", 0.0, 1.0),
+    )
     # a driver that reserves nothing still needs a bundle: Ray refuses one of zeros
     assert trial_bundles(ResourceDemand(0)) == (("driver", MIN_DRIVER_CPUS, 0.0),)
     assert trial_bundles(ResourceDemand(0, driver_gpus=1.0)) == (("driver", 0.0, 1.0),)

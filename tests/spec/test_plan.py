@@ -14,8 +14,12 @@ from rlbench.spec.skips import skip_reason
 
 def machine(cores: list[int], gpus: int = 0) -> MachineInfo:
     return MachineInfo(
-        hostname="test", cpu_model="fake", logical_cores=len(cores), physical_cores=len(cores),
-        usable_cores=cores, memory_bytes=2**34,
+        hostname="test",
+        cpu_model="fake",
+        logical_cores=len(cores),
+        physical_cores=len(cores),
+        usable_cores=cores,
+        memory_bytes=2**34,
         gpus=[{"index": i, "name": "Fake GPU", "memory_bytes": 2**30} for i in range(gpus)],
     )
 
@@ -148,18 +152,26 @@ def test_skip_reason_directly():
     [
         ({}, {"driver": 1, "learner": 1, "env_runner": 1}),
         # learner runs in the driver (num_learners=0): it gets the driver's count
-        ({"resources": {"num_cpus_for_main_process": 3}, "env_runners": {"num_cpus_per_env_runner": 2.5}},
-         {"driver": 3, "learner": 3, "env_runner": 2}),
-        ({"resources": {"num_cpus_for_main_process": 0}, "env_runners": {"num_cpus_per_env_runner": 0.5}},
-         {"driver": 1, "learner": 1, "env_runner": 1}),
+        (
+            {"resources": {"num_cpus_for_main_process": 3}, "env_runners": {"num_cpus_per_env_runner": 2.5}},
+            {"driver": 3, "learner": 3, "env_runner": 2},
+        ),
+        (
+            {"resources": {"num_cpus_for_main_process": 0}, "env_runners": {"num_cpus_per_env_runner": 0.5}},
+            {"driver": 1, "learner": 1, "env_runner": 1},
+        ),
         ({"threads": {"driver_torch_threads": 6}}, {"driver": 6, "learner": 6, "env_runner": 1}),
         # an explicit learner count only applies to remote learners
         ({"threads": {"learner_torch_threads": 5}}, {"driver": 1, "learner": 1, "env_runner": 1}),
         ({"learners": {"num_learners": 2, "num_cpus_per_learner": 4}}, {"driver": 1, "learner": 4, "env_runner": 1}),
-        ({"learners": {"num_learners": 2, "num_cpus_per_learner": 4}, "threads": {"learner_torch_threads": 2}},
-         {"driver": 1, "learner": 2, "env_runner": 1}),
-        ({"env_runners": {"num_cpus_per_env_runner": 3}, "threads": {"env_runner_torch_threads": 7}},
-         {"driver": 1, "learner": 1, "env_runner": 7}),
+        (
+            {"learners": {"num_learners": 2, "num_cpus_per_learner": 4}, "threads": {"learner_torch_threads": 2}},
+            {"driver": 1, "learner": 2, "env_runner": 1},
+        ),
+        (
+            {"env_runners": {"num_cpus_per_env_runner": 3}, "threads": {"env_runner_torch_threads": 7}},
+            {"driver": 1, "learner": 1, "env_runner": 7},
+        ),
     ],
 )
 def test_torch_threads_per_role(sections, expected):
@@ -176,20 +188,27 @@ def test_repeats_make_ids_in_run_order():
 
 
 def test_run_settings_come_from_the_spec():
-    data = spec(stop={"iterations": 5, "seconds": 60}, warmup_iterations=2, trial_timeout_s=30,
-                sample_hz=4, seed=7)
+    data = spec(stop={"iterations": 5, "seconds": 60}, warmup_iterations=2, trial_timeout_s=30, sample_hz=4, seed=7)
     [p] = plans(data, TWO_CORES)
     # seed 7, repeat 0: SHA-256("rlbench-seed:7:0")[:4] = 0xba44156c, mod 2**31 = 977540460 (the documented rule)
     assert (p.stop_iterations, p.stop_seconds, p.warmup_iterations, p.timeout_s, p.sample_hz, p.seed) == (
-        5, 60.0, 2, 30.0, 4.0, 977540460,
+        5,
+        60.0,
+        2,
+        30.0,
+        4.0,
+        977540460,
     )
     assert p.stop_target is None
 
 
 def test_a_stop_target_reaches_the_plan():
     [p] = plans(spec(stop={"iterations": 9, "episode_return_mean": 150}), TWO_CORES)
-    assert (p.stop_target.metric, p.stop_target.threshold, p.stop_target.mode) == ("episode_return_mean", 150.0,
-                                                                                   "at_least")
+    assert (p.stop_target.metric, p.stop_target.threshold, p.stop_target.mode) == (
+        "episode_return_mean",
+        150.0,
+        "at_least",
+    )
     [p] = plans(spec(stop={"iterations": 9, "vf_loss": {"at_most": 0.5}}), TWO_CORES)
     assert (p.stop_target.threshold, p.stop_target.mode) == (0.5, "at_most")
     assert p.stop_target.reached(0.5) and not p.stop_target.reached(0.51) and not p.stop_target.reached(None)
@@ -229,25 +248,33 @@ def test_skip_summary_of_the_old_leading_example_on_two_cores():
     ps = plans(data, TWO_CORES)
     assert skip_summary(ps) == [
         "14 of 16 trials need more CPUs than this machine's 2: they will be skipped "
-        "(largest feasible: num_env_runners=1, num_cpus_for_main_process=1, 2 CPUs)"]
+        "(largest feasible: num_env_runners=1, num_cpus_for_main_process=1, 2 CPUs)"
+    ]
     assert skip_group(ps[0]) is None
 
 
 def test_skip_groups_name_the_limit_that_was_hit():
     assert [skip_group(p) for p in plans(spec(cpus=2, grid={"num_env_runners": [0, 2]}), BIG)] == [
-        None, "need more CPUs than their cpus=2"]
+        None,
+        "need more CPUs than their cpus=2",
+    ]
     assert [skip_group(p) for p in plans(spec(grid={"cpus": [2, 4]}), TWO_CORES)] == [
-        None, "ask for more cpus than this machine's 2 usable cores"]
+        None,
+        "ask for more cpus than this machine's 2 usable cores",
+    ]
     gpu = plans(spec(grid={"learner_gpus": [0, 2]}), TWO_CORES)
     assert [skip_group(p) for p in gpu] == [None, "need more GPUs than this machine's 0"]
-    assert skip_summary(gpu) == ["1 of 2 trials need more GPUs than this machine's 0: it will be skipped "
-                                 "(largest feasible: learner_gpus=0, 0 GPUs)"]
+    assert skip_summary(gpu) == [
+        "1 of 2 trials need more GPUs than this machine's 0: it will be skipped "
+        "(largest feasible: learner_gpus=0, 0 GPUs)"
+    ]
 
 
 def test_skip_summary_when_nothing_fits():
     ps = plans(spec(grid={"num_env_runners": [4, 8]}), TWO_CORES)
-    assert skip_summary(ps) == ["2 of 2 trials need more CPUs than this machine's 2: they will be skipped "
-                                "(none of the trials fits)"]
+    assert skip_summary(ps) == [
+        "2 of 2 trials need more CPUs than this machine's 2: they will be skipped (none of the trials fits)"
+    ]
     assert skip_summary(plans(spec(), TWO_CORES)) == []
 
 
@@ -284,7 +311,14 @@ def test_a_gpu_point_short_of_cpus_too_says_both():
     point says why on any machine (issue 42), and it groups apart from the CPU points that lack CPUs alone."""
     grid = {"learner_gpus": [0, 1]}
     cpu, gpu = plans(spec(env_runners={"num_env_runners": 2}, grid=grid), TWO_CORES)
-    assert cpu.skip_reason == "needs 2 CPUs for actors (2 env runners x 1 CPU) but only 1 are left after the driver's 1 of cpus=2"
-    assert gpu.skip_reason == cpu.skip_reason + "; it also needs 1 GPUs (learners and env runners) but this machine has 0"
-    assert (skip_group(cpu), skip_group(gpu)) == ("need more CPUs than this machine's 2",
-                                                  "need more CPUs than this machine's 2 and more GPUs than its 0")
+    assert (
+        cpu.skip_reason
+        == "needs 2 CPUs for actors (2 env runners x 1 CPU) but only 1 are left after the driver's 1 of cpus=2"
+    )
+    assert (
+        gpu.skip_reason == cpu.skip_reason + "; it also needs 1 GPUs (learners and env runners) but this machine has 0"
+    )
+    assert (skip_group(cpu), skip_group(gpu)) == (
+        "need more CPUs than this machine's 2",
+        "need more CPUs than this machine's 2 and more GPUs than its 0",
+    )

@@ -11,13 +11,17 @@ from rlbench.spec.load import spec_from_dict
 from rlbench.spec.model import SpecError
 from rlbench.spec.plan import plan_trials
 
-TWO_CORES = MachineInfo(hostname="h", cpu_model="c", logical_cores=2, physical_cores=2, usable_cores=[0, 1],
-                        memory_bytes=2**34, gpus=[])
+TWO_CORES = MachineInfo(
+    hostname="h", cpu_model="c", logical_cores=2, physical_cores=2, usable_cores=[0, 1], memory_bytes=2**34, gpus=[]
+)
 
 
 def quick(**data):
-    return spec_from_dict({"name": "q", "environment": {"env": "CartPole-v1"}, "stop": {"seconds": 30}, **data},
-                          check_envs=False, quick=True)
+    return spec_from_dict(
+        {"name": "q", "environment": {"env": "CartPole-v1"}, "stop": {"seconds": 30}, **data},
+        check_envs=False,
+        quick=True,
+    )
 
 
 def test_one_repeat_no_warmup_one_iteration_a_short_ceiling():
@@ -31,28 +35,50 @@ def test_one_repeat_no_warmup_one_iteration_a_short_ceiling():
 
 
 def test_variants_run_once_each_in_one_round():
-    loaded = quick(rounds=6, variants=[{"name": "a", "set": {"num_envs_per_env_runner": 1}},
-                                       {"name": "b", "set": {"num_envs_per_env_runner": 2}}])
+    loaded = quick(
+        rounds=6,
+        variants=[
+            {"name": "a", "set": {"num_envs_per_env_runner": 1}},
+            {"name": "b", "set": {"num_envs_per_env_runner": 2}},
+        ],
+    )
     assert [(p.trial_id, p.variant) for p in plan_trials(loaded, TWO_CORES)] == [("t000r0", "a"), ("t001r0", "b")]
 
 
-@pytest.mark.parametrize("framework, sections, expected", [
-    # plain: 100 env steps an iteration (its default 1000), the spec's own when fewer
-    ("plain", {}, {("training", "train_batch_size_per_learner"): 100}),
-    ("plain", {"training": {"train_batch_size_per_learner": 50}}, {}),
-    # SB3: whole rollouts of every env, at most 128 steps (3 envs: 42 each), the minibatch (default 64) within it
-    ("sb3", {"env_runners": {"num_envs_per_env_runner": 3}}, {("training", "train_batch_size_per_learner"): 126}),
-    ("sb3", {"env_runners": {"num_envs_per_env_runner": 64}, "training": {"minibatch_size": 256}},
-     {("training", "train_batch_size_per_learner"): 128, ("training", "minibatch_size"): 128}),
-    ("sb3", {"training": {"train_batch_size_per_learner": 32, "minibatch_size": 32}}, {}),
-    # RLlib's PPO: 128 per learner, the minibatch within it; more cases against RLlib's own validate():
-    # tests/adapters/test_rllib_training.py
-    ("rllib", {"training": {"train_batch_size_per_learner": 4000, "minibatch_size": 512}},
-     {("training", "train_batch_size_per_learner"): 128, ("training", "minibatch_size"): 128}),
-])
+@pytest.mark.parametrize(
+    "framework, sections, expected",
+    [
+        # plain: 100 env steps an iteration (its default 1000), the spec's own when fewer
+        ("plain", {}, {("training", "train_batch_size_per_learner"): 100}),
+        ("plain", {"training": {"train_batch_size_per_learner": 50}}, {}),
+        # SB3: whole rollouts of every env, at most 128 steps (3 envs: 42 each), the minibatch (default 64) within it
+        ("sb3", {"env_runners": {"num_envs_per_env_runner": 3}}, {("training", "train_batch_size_per_learner"): 126}),
+        (
+            "sb3",
+            {"env_runners": {"num_envs_per_env_runner": 64}, "training": {"minibatch_size": 256}},
+            {("training", "train_batch_size_per_learner"): 128, ("training", "minibatch_size"): 128},
+        ),
+        ("sb3", {"training": {"train_batch_size_per_learner": 32, "minibatch_size": 32}}, {}),
+        # RLlib's PPO: 128 per learner, the minibatch within it; more cases against RLlib's own validate():
+        # tests/adapters/test_rllib_training.py
+        (
+            "rllib",
+            {"training": {"train_batch_size_per_learner": 4000, "minibatch_size": 512}},
+            {("training", "train_batch_size_per_learner"): 128, ("training", "minibatch_size"): 128},
+        ),
+    ],
+)
 def test_each_adapter_says_what_it_cuts(framework, sections, expected):
-    loaded = spec_from_dict({"name": "q", "framework": framework, "environment": {"env": "CartPole-v1"},
-                             "stop": {"iterations": 3}, **sections}, check_envs=False)
+    loaded = spec_from_dict(
+        {
+            "name": "q",
+            "framework": framework,
+            "environment": {"env": "CartPole-v1"},
+            "stop": {"iterations": 3},
+            **sections,
+        },
+        check_envs=False,
+    )
     config = loaded.points[0].config
     assert get_adapter(framework).quick_settings(config) == expected
     cut = quick(framework=framework, **sections).points[0].config
@@ -66,8 +92,11 @@ def test_points_alike_once_cut_run_once():
     loaded = quick(grid={"train_batch_size_per_learner": [500, 1000], "num_envs_per_env_runner": [1, 2]})
     plans = plan_trials(loaded, TWO_CORES)
     assert [p.skip_reason for p in plans] == [
-        None, None, "same configuration as grid point t000 under --quick (its batch cut alike)",
-        "same configuration as grid point t001 under --quick (its batch cut alike)"]
+        None,
+        None,
+        "same configuration as grid point t000 under --quick (its batch cut alike)",
+        "same configuration as grid point t001 under --quick (its batch cut alike)",
+    ]
     assert {p.config.training.train_batch_size_per_learner for p in plans} == {128}
 
 

@@ -11,9 +11,9 @@ from rlbench.measure.machine import MachineInfo
 from rlbench.spec.load import load_spec, spec_from_dict
 from rlbench.spec.model import SpecError
 from rlbench.spec.plan import plan_trials
+from rlbench.spec.relative import resolve
 from rlbench.spec.skip_summary import skip_group, skip_summary
 from rlbench.spec.skips import DUPLICATE
-from rlbench.spec.relative import resolve
 
 BASE = """\
 name: t
@@ -25,8 +25,15 @@ stop:
 
 
 def machine(n: int) -> MachineInfo:
-    return MachineInfo(hostname="test", cpu_model="fake", logical_cores=n, physical_cores=n,
-                       usable_cores=list(range(n)), memory_bytes=2**34, gpus=[])
+    return MachineInfo(
+        hostname="test",
+        cpu_model="fake",
+        logical_cores=n,
+        physical_cores=n,
+        usable_cores=list(range(n)),
+        memory_bytes=2**34,
+        gpus=[],
+    )
 
 
 def spec(grid: dict, **extra) -> dict:
@@ -45,9 +52,17 @@ def load_error(tmp_path: Path, text: str) -> str:
     return str(info.value)
 
 
-@pytest.mark.parametrize(("expr", "cpus", "value"), [
-    ("cpus", 2, 2), ("cpus-1", 16, 15), ("cpus - 2", 4, 2), ("cpus/2", 16, 8), ("cpus/2", 3, 1), ("cpus/4", 2, 0),
-])
+@pytest.mark.parametrize(
+    ("expr", "cpus", "value"),
+    [
+        ("cpus", 2, 2),
+        ("cpus-1", 16, 15),
+        ("cpus - 2", 4, 2),
+        ("cpus/2", 16, 8),
+        ("cpus/2", 3, 1),
+        ("cpus/4", 2, 0),
+    ],
+)
 def test_resolve(expr, cpus, value):
     assert resolve(expr, cpus) == value
 
@@ -74,12 +89,20 @@ def test_a_point_that_resolves_like_an_earlier_runnable_one_is_skipped_once_per_
     data = spec({"num_env_runners": [0, 1, "cpus/2", "cpus-1"]}, repeats=2)
     ps = plans(data, 2)
     assert [(p.trial_id, p.axes["num_env_runners"], p.skip_reason is None) for p in ps] == [
-        ("t000r0", 0, True), ("t000r1", 0, True), ("t001r0", 1, True), ("t001r1", 1, True),
-        ("t002r0", 1, False), ("t002r1", 1, False), ("t003r0", 1, False), ("t003r1", 1, False)]
+        ("t000r0", 0, True),
+        ("t000r1", 0, True),
+        ("t001r0", 1, True),
+        ("t001r1", 1, True),
+        ("t002r0", 1, False),
+        ("t002r1", 1, False),
+        ("t003r0", 1, False),
+        ("t003r1", 1, False),
+    ]
     assert ps[4].skip_reason == f"{DUPLICATE} t001 on this machine (num_env_runners=cpus/2 is 1)"
     assert skip_group(ps[6]) == "resolve to the same configuration as an earlier grid point on this machine"
     assert skip_summary(ps) == [
-        "4 of 8 trials resolve to the same configuration as an earlier grid point on this machine: they will be skipped"]
+        "4 of 8 trials resolve to the same configuration as an earlier grid point on this machine: they will be skipped"
+    ]
     # on 4 cores every value differs: nothing is skipped
     assert all(p.skip_reason is None for p in plans(data, 4))
 
@@ -98,7 +121,8 @@ def test_a_duplicate_of_an_infeasible_point_is_said_once_as_infeasible():
     ps = plans(spec({"num_env_runners": ["cpus", "cpus"]}), 2)  # 2 runners + the driver's 1 > 2
     assert [skip_group(p) for p in ps] == [
         "need more CPUs than this machine's 2",
-        "resolve to the same configuration as an earlier grid point on this machine"]
+        "resolve to the same configuration as an earlier grid point on this machine",
+    ]
 
 
 def test_a_value_its_knob_cannot_take_on_this_machine_is_a_spec_error():
@@ -111,11 +135,15 @@ def test_a_value_its_knob_cannot_take_on_this_machine_is_a_spec_error():
 
 def test_checked_at_load_with_the_grid_line(tmp_path):
     msg = load_error(tmp_path, "grid:\n  lr: [cpus-1]\n")
-    assert msg.startswith(f"{tmp_path / 'spec.yaml'}:7: grid.lr: 'cpus-1' is a value relative to the machine's CPUs; "
-                          "only these knobs take one: cpus, num_env_runners")
+    assert msg.startswith(
+        f"{tmp_path / 'spec.yaml'}:7: grid.lr: 'cpus-1' is a value relative to the machine's CPUs; "
+        "only these knobs take one: cpus, num_env_runners"
+    )
     msg = load_error(tmp_path, "grid:\n  num_env_runners: [1, cpus*2]\n")
-    assert msg == (f"{tmp_path / 'spec.yaml'}:7: grid.num_env_runners: 'cpus*2' is not a relative value: write "
-                   "'cpus', 'cpus-N' or 'cpus/N' (N a whole number; '/' rounds down)")
+    assert msg == (
+        f"{tmp_path / 'spec.yaml'}:7: grid.num_env_runners: 'cpus*2' is not a relative value: write "
+        "'cpus', 'cpus-N' or 'cpus/N' (N a whole number; '/' rounds down)"
+    )
     assert "cannot divide by 0" in load_error(tmp_path, "grid:\n  cpus: [cpus/0]\n")
     assert "write 'cpus' for all of the machine's usable cores" in load_error(tmp_path, "grid:\n  cpus: [1, max]\n")
 
@@ -128,7 +156,8 @@ def test_loaded_point_keeps_the_value_as_written_until_planned(tmp_path):
     assert point.axes == {"num_env_runners": "cpus-1", "num_envs_per_env_runner": "cpus/2"}
     assert [(r.axis, r.path, r.expr) for r in point.relative] == [
         ("num_env_runners", ("env_runners", "num_env_runners"), "cpus-1"),
-        ("num_envs_per_env_runner", ("env_runners", "num_envs_per_env_runner"), "cpus/2")]
+        ("num_envs_per_env_runner", ("env_runners", "num_envs_per_env_runner"), "cpus/2"),
+    ]
     assert loaded.spec.grid["num_env_runners"] == [0, "cpus-1"]  # the manifest's spec keeps what was written
     [_, p] = plan_trials(loaded, machine(6))
     assert (p.config.env_runners.num_env_runners, p.config.env_runners.num_envs_per_env_runner) == (5, 3)

@@ -10,25 +10,42 @@ from __future__ import annotations
 from rlbench.spec.seeds import SEED_LIMIT, derive_seed
 
 #: ``seed: 0`` and ``seed: 7``: repeats 0-3 and 0-2; a huge and a negative base (SHA-256 of the text, big-endian).
-REPEATS = {(0, 0): 1027618141, (0, 1): 2047170917, (0, 2): 797168820, (0, 3): 1909138716,
-           (7, 0): 977540460, (7, 1): 1927674721, (7, 2): 918809248, (2**40, 1): 1845188146, (-3, 0): 2019410620}
+REPEATS = {
+    (0, 0): 1027618141,
+    (0, 1): 2047170917,
+    (0, 2): 797168820,
+    (0, 3): 1909138716,
+    (7, 0): 977540460,
+    (7, 1): 1927674721,
+    (7, 2): 918809248,
+    (2**40, 1): 1845188146,
+    (-3, 0): 2019410620,
+}
 
 #: autoconfig's request seeds before the trial plan reduced them below 2**31 (little-endian, 32 bits) ...
-REQUESTS = {(0, "search", 0, 0): 2323816071, (0, "search", 0, 1): 4027154263, (0, "search", 0, 2): 508422716,
-            (0, "race", 0, 0): 3002360294, (0, "race", 1, 0): 3186473233, (0, "race", 2, 0): 2002372718,
-            (11, "search", 2, 5): 31033386}
+REQUESTS = {
+    (0, "search", 0, 0): 2323816071,
+    (0, "search", 0, 1): 4027154263,
+    (0, "search", 0, 2): 508422716,
+    (0, "race", 0, 0): 3002360294,
+    (0, "race", 1, 0): 3186473233,
+    (0, "race", 2, 0): 2002372718,
+    (11, "search", 2, 5): 31033386,
+}
 
 
 def test_a_request_and_the_trial_plan_made_of_it_carry_those_seeds():
     """End to end through the decision core and the driver's plan of a request: the seeds the trials run with."""
+    from autoconfig.helpers import cand  # tests/autoconfig/helpers.py (pythonpath: tests)
+
     from rlbench.autoconfig.decide import Race
     from rlbench.autoconfig.search import SuccessiveHalving
-    from autoconfig.helpers import cand  # tests/autoconfig/helpers.py (pythonpath: tests)
 
     race = Race([cand(1)], cand(2), objective="throughput", budget_s=100.0, trial_s=1.0, seed=0)
     assert {r.seed for r in race.ask()} == {854876646}  # round 0 of seed 0: (0, "race", 0, 0)
-    search = SuccessiveHalving([cand(1), cand(2)], objective="throughput", budget_s=100.0, trial_s=1.0, seed=0,
-                               finalists=0)
+    search = SuccessiveHalving(
+        [cand(1), cand(2)], objective="throughput", budget_s=100.0, trial_s=1.0, seed=0, finalists=0
+    )
     assert [r.seed for r in search.ask()] == [176332423, 176332423, 1879670615, 1879670615, 508422716, 508422716]
 
 
@@ -40,8 +57,15 @@ def test_a_sweeps_repeat_seeds_are_the_ones_old_folders_ran_with():
 def test_autoconfigs_trial_seeds_are_the_ones_old_folders_ran_with():
     """The plan took the request's 32-bit seed modulo 2**31 (run/autoconfig_driver, before the one derivation):
     the request sequence gives that seed directly."""
-    assert {k: derive_seed(*k, sequence="request") for k in REQUESTS} == {k: v % SEED_LIMIT for k, v in REQUESTS.items()}
     assert {k: derive_seed(*k, sequence="request") for k in REQUESTS} == {
-        (0, "search", 0, 0): 176332423, (0, "search", 0, 1): 1879670615, (0, "search", 0, 2): 508422716,
-        (0, "race", 0, 0): 854876646, (0, "race", 1, 0): 1038989585, (0, "race", 2, 0): 2002372718,
-        (11, "search", 2, 5): 31033386}
+        k: v % SEED_LIMIT for k, v in REQUESTS.items()
+    }
+    assert {k: derive_seed(*k, sequence="request") for k in REQUESTS} == {
+        (0, "search", 0, 0): 176332423,
+        (0, "search", 0, 1): 1879670615,
+        (0, "search", 0, 2): 508422716,
+        (0, "race", 0, 0): 854876646,
+        (0, "race", 1, 0): 1038989585,
+        (0, "race", 2, 0): 2002372718,
+        (11, "search", 2, 5): 31033386,
+    }

@@ -28,14 +28,34 @@ from rlbench.spec.plan import check_spec_for_cluster, plan_cluster_trials, plan_
 from rlbench.spec.yamlfile import read_yaml
 
 CONFIGS = sorted(REPO.glob("configs/**/*.yaml"))
-TWO_CORES = MachineInfo(hostname="small", cpu_model="fake", logical_cores=2, physical_cores=2, usable_cores=[0, 1],
-                        memory_bytes=2**34, gpus=[])
-BIG = MachineInfo(hostname="big", cpu_model="fake", logical_cores=16, physical_cores=16, usable_cores=list(range(16)),
-                  memory_bytes=2**37, gpus=[{"index": i, "name": "Fake GPU", "memory_bytes": 2**34} for i in range(2)])
-CLUSTER = ClusterInfo(address="auto", gcs_address="10.0.0.1:6379",
-                      nodes=[NodeInfo("n0", "10.0.0.1", True, {"CPU": 8.0, "GPU": 1.0}),
-                             NodeInfo("n1", "10.0.0.2", False, {"CPU": 8.0, "GPU": 1.0})],
-                      total_resources={"CPU": 16.0, "GPU": 2.0}, available_resources={"CPU": 16.0, "GPU": 2.0})
+TWO_CORES = MachineInfo(
+    hostname="small",
+    cpu_model="fake",
+    logical_cores=2,
+    physical_cores=2,
+    usable_cores=[0, 1],
+    memory_bytes=2**34,
+    gpus=[],
+)
+BIG = MachineInfo(
+    hostname="big",
+    cpu_model="fake",
+    logical_cores=16,
+    physical_cores=16,
+    usable_cores=list(range(16)),
+    memory_bytes=2**37,
+    gpus=[{"index": i, "name": "Fake GPU", "memory_bytes": 2**34} for i in range(2)],
+)
+CLUSTER = ClusterInfo(
+    address="auto",
+    gcs_address="10.0.0.1:6379",
+    nodes=[
+        NodeInfo("n0", "10.0.0.1", True, {"CPU": 8.0, "GPU": 1.0}),
+        NodeInfo("n1", "10.0.0.2", False, {"CPU": 8.0, "GPU": 1.0}),
+    ],
+    total_resources={"CPU": 16.0, "GPU": 2.0},
+    available_resources={"CPU": 16.0, "GPU": 2.0},
+)
 
 
 def specs(config) -> list[LoadedSpec]:
@@ -94,5 +114,8 @@ def test_the_gpu_grid_plans_its_gpu_points_on_a_gpu_and_skips_them_without():
     assert all(p.skip_reason is None for p in without.values() if p.axes["learner_gpus"] == 0)
     with_gpu = plan_trials(loaded, BIG)
     assert all(p.skip_reason is None for p in with_gpu)
-    assert {(p.config.learners.num_learners, p.config.learners.num_gpus_per_learner) for p in with_gpu
-            if p.axes["learner_gpus"] == 1} == {(0, 1.0)}
+    assert {
+        (p.config.learners.num_learners, p.config.learners.num_gpus_per_learner)
+        for p in with_gpu
+        if p.axes["learner_gpus"] == 1
+    } == {(0, 1.0)}

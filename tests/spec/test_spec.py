@@ -102,7 +102,9 @@ def test_smoke_config_loads():
 
 
 def test_an_autoconfig_section_says_which_command_reads_it(tmp_path):
-    with pytest.raises(SpecError, match=r"autoconfig: this section is read by `rlbench autoconfig .* remove the section"):
+    with pytest.raises(
+        SpecError, match=r"autoconfig: this section is read by `rlbench autoconfig .* remove the section"
+    ):
         load(tmp_path, BASE + "autoconfig:\n  trial_s: 5\n")
 
 
@@ -196,8 +198,10 @@ def test_new_name_in_section_old_name_in_grid(tmp_path, old):
 
 def test_old_name_at_top_level_names_its_section(tmp_path):
     msg = error(tmp_path, BASE + "num_workers: 2\n")
-    assert msg == (f"{where(tmp_path, 6)}: num_workers: unknown key 'num_workers'; 'num_workers' "
-                   "(old name of 'num_env_runners') belongs under 'env_runners:'")
+    assert msg == (
+        f"{where(tmp_path, 6)}: num_workers: unknown key 'num_workers'; 'num_workers' "
+        "(old name of 'num_env_runners') belongs under 'env_runners:'"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -234,25 +238,33 @@ def test_learner_gpus_fraction_above_one(tmp_path):
 
 def test_learner_gpus_with_a_different_num_gpus_per_learner(tmp_path):
     msg = error(tmp_path, BASE + "learners:\n  num_gpus: 1\n  num_gpus_per_learner: 0.5\n")
-    assert msg == (f"{where(tmp_path, 6)}: learners: learner_gpus=1 (old name num_gpus) means num_gpus_per_learner=1, "
-                   "but num_gpus_per_learner=0.5 is set too: keep one")
+    assert msg == (
+        f"{where(tmp_path, 6)}: learners: learner_gpus=1 (old name num_gpus) means num_gpus_per_learner=1, "
+        "but num_gpus_per_learner=0.5 is set too: keep one"
+    )
 
 
 @pytest.mark.parametrize("num_learners", [1, 2])
 def test_learner_gpus_with_a_different_num_learners(tmp_path, num_learners):
     msg = error(tmp_path, BASE + f"learners:\n  num_gpus: 1\n  num_learners: {num_learners}\n")
-    assert msg.startswith(f"{where(tmp_path, 6)}: learners: learner_gpus=1 (old name num_gpus) decides num_learners=0, "
-                          f"but num_learners={num_learners} is set too")
+    assert msg.startswith(
+        f"{where(tmp_path, 6)}: learners: learner_gpus=1 (old name num_gpus) decides num_learners=0, "
+        f"but num_learners={num_learners} is set too"
+    )
 
 
-@pytest.mark.parametrize(("gpus", "num_learners", "per_learner"), [(0, 3, 0.0), (0.5, 0, 0.5), (1, 0, 1.0), (2, 2, 1.0)])
+@pytest.mark.parametrize(
+    ("gpus", "num_learners", "per_learner"), [(0, 3, 0.0), (0.5, 0, 0.5), (1, 0, 1.0), (2, 2, 1.0)]
+)
 def test_learner_gpus_beside_the_values_it_resolves_to(tmp_path, gpus, num_learners, per_learner):
     """A plan.json holds learner_gpus and the pair it resolved to: agreeing values read back as the same section."""
-    text = (f"learners:\n  learner_gpus: {gpus}\n  num_learners: {num_learners}\n"
-            f"  num_gpus_per_learner: {per_learner}\n")
+    text = f"learners:\n  learner_gpus: {gpus}\n  num_learners: {num_learners}\n  num_gpus_per_learner: {per_learner}\n"
     learners = load(tmp_path, BASE + text).points[0].config.learners
-    assert (learners.learner_gpus, learners.num_learners, learners.num_gpus_per_learner) == (gpus, num_learners,
-                                                                                            per_learner)
+    assert (learners.learner_gpus, learners.num_learners, learners.num_gpus_per_learner) == (
+        gpus,
+        num_learners,
+        per_learner,
+    )
 
 
 def test_learner_gpus_conflict_reached_through_grid(tmp_path):
@@ -268,10 +280,20 @@ def test_learner_gpus_conflict_reached_through_grid(tmp_path):
 def test_grid_cartesian_product_last_axis_fastest(tmp_path):
     loaded = load(tmp_path, BASE + "grid:\n  num_env_runners: [0, 1]\n  cpus: [2, 4, 8]\n")
     assert [(p.axes["num_env_runners"], p.axes["cpus"]) for p in loaded.points] == [
-        (0, 2), (0, 4), (0, 8), (1, 2), (1, 4), (1, 8),
+        (0, 2),
+        (0, 4),
+        (0, 8),
+        (1, 2),
+        (1, 4),
+        (1, 8),
     ]
     assert [(p.config.env_runners.num_env_runners, p.config.cpus) for p in loaded.points] == [
-        (0, 2), (0, 4), (0, 8), (1, 2), (1, 4), (1, 8),
+        (0, 2),
+        (0, 4),
+        (0, 8),
+        (1, 2),
+        (1, 4),
+        (1, 8),
     ]
     assert list(loaded.points[0].axes) == ["num_env_runners", "cpus"]
 
@@ -301,7 +323,8 @@ grid:
     ]
     assert json.loads(loaded.points[1].axes["env_config"]) == {"episode_len": 9, "obs_size": 3}
     assert [p.config.environment.env_config for p in loaded.points] == [
-        {"episode_len": 5}, {"episode_len": 9, "obs_size": 3},
+        {"episode_len": 5},
+        {"episode_len": 9, "obs_size": 3},
     ]
 
 
@@ -311,7 +334,8 @@ def test_grid_env_config_key_merges_into_base(tmp_path):
     assert [p.axes for p in loaded.points] == [{"env_config.obs_size": 2}, {"env_config.obs_size": 8}]
     # each point gets its own copy: the first point's value does not leak into the second
     assert [p.config.environment.env_config for p in loaded.points] == [
-        {"episode_len": 20, "obs_size": 2}, {"episode_len": 20, "obs_size": 8},
+        {"episode_len": 20, "obs_size": 2},
+        {"episode_len": 20, "obs_size": 8},
     ]
     assert loaded.spec.environment.env_config == {"episode_len": 20}
 
@@ -331,7 +355,8 @@ def test_grid_list_value_is_json_column(tmp_path):
 def test_grid_section_dot_knob_and_bare_knob(tmp_path):
     loaded = load(tmp_path, BASE + "grid:\n  training.num_epochs: [1, 3]\n  lambda: [0.9]\n")
     assert [p.axes for p in loaded.points] == [
-        {"num_epochs": 1, "lambda": 0.9}, {"num_epochs": 3, "lambda": 0.9},
+        {"num_epochs": 1, "lambda": 0.9},
+        {"num_epochs": 3, "lambda": 0.9},
     ]
     assert [(p.config.training.num_epochs, p.config.training.lambda_) for p in loaded.points] == [(1, 0.9), (3, 0.9)]
 
@@ -372,8 +397,10 @@ def test_top_level_not_a_mapping(tmp_path, text):
 
 def test_unknown_key_in_section_suggests(tmp_path):
     msg = error(tmp_path, BASE + "env_runners:\n  num_env_runner: 2\n")
-    assert msg == (f"{where(tmp_path, 7)}: env_runners.num_env_runner: unknown key 'num_env_runner'; "
-                   "did you mean 'num_env_runners'?")
+    assert msg == (
+        f"{where(tmp_path, 7)}: env_runners.num_env_runner: unknown key 'num_env_runner'; "
+        "did you mean 'num_env_runners'?"
+    )
 
 
 def test_unknown_key_in_stop_suggests(tmp_path):
@@ -383,8 +410,10 @@ def test_unknown_key_in_stop_suggests(tmp_path):
 
 def test_knob_at_top_level_names_its_section(tmp_path):
     msg = error(tmp_path, BASE + "num_env_runners: 2\n")
-    assert msg == (f"{where(tmp_path, 6)}: num_env_runners: unknown key 'num_env_runners'; "
-                   "'num_env_runners' belongs under 'env_runners:'")
+    assert msg == (
+        f"{where(tmp_path, 6)}: num_env_runners: unknown key 'num_env_runners'; "
+        "'num_env_runners' belongs under 'env_runners:'"
+    )
 
 
 def test_unknown_top_level_key_suggests(tmp_path):
@@ -403,8 +432,9 @@ def test_missing_environment(tmp_path):
 
 def test_unknown_grid_axis_suggests(tmp_path):
     msg = error(tmp_path, BASE + "grid:\n  num_env_runer: [1]\n")
-    assert msg == (f"{where(tmp_path, 7)}: grid.num_env_runer: unknown key 'num_env_runer'; "
-                   "did you mean 'num_env_runners'?")
+    assert msg == (
+        f"{where(tmp_path, 7)}: grid.num_env_runer: unknown key 'num_env_runer'; did you mean 'num_env_runners'?"
+    )
 
 
 def test_unknown_section_dot_knob_axis(tmp_path):
@@ -414,8 +444,9 @@ def test_unknown_section_dot_knob_axis(tmp_path):
 
 def test_grid_axis_empty_list(tmp_path):
     msg = error(tmp_path, BASE + "grid:\n  cpus: [2]\n  num_env_runners: []\n")
-    assert msg == (f"{where(tmp_path, 8)}: grid.num_env_runners: empty list: give at least one value, "
-                   "or remove the axis")
+    assert msg == (
+        f"{where(tmp_path, 8)}: grid.num_env_runners: empty list: give at least one value, or remove the axis"
+    )
 
 
 def test_grid_axis_not_a_list(tmp_path):
@@ -431,8 +462,10 @@ def test_grid_not_a_mapping(tmp_path):
 def test_bad_grid_value_points_at_the_grid_line(tmp_path):
     # line 6: env_runners, 7: base value, 8: grid, 9: the axis holding the bad value
     msg = error(tmp_path, BASE + "env_runners:\n  num_env_runners: 1\ngrid:\n  num_env_runners: [1, -1]\n")
-    assert msg == (f"{where(tmp_path, 9)}: env_runners.num_env_runners: Input should be greater than or equal "
-                   "to 0 (got -1)  [grid point num_env_runners=-1]")
+    assert msg == (
+        f"{where(tmp_path, 9)}: env_runners.num_env_runners: Input should be greater than or equal "
+        "to 0 (got -1)  [grid point num_env_runners=-1]"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -442,14 +475,30 @@ def test_bad_grid_value_points_at_the_grid_line(tmp_path):
 @pytest.mark.parametrize(
     ("extra", "line", "key_path", "fragment"),
     [
-        ("env_runners:\n  num_env_runners: two\n", 7, "env_runners.num_env_runners",
-         "Input should be a valid integer, unable to parse string as an integer (got 'two')"),
-        ("env_runners:\n  num_env_runners: -1\n", 7, "env_runners.num_env_runners",
-         "Input should be greater than or equal to 0 (got -1)"),
-        ("env_runners:\n  num_cpus_per_env_runner: 0\n", 7, "env_runners.num_cpus_per_env_runner",
-         "Input should be greater than 0 (got 0)"),
-        ("resources:\n  num_cpus_for_main_process: -1\n", 7, "resources.num_cpus_for_main_process",
-         "Input should be greater than or equal to 0 (got -1)"),
+        (
+            "env_runners:\n  num_env_runners: two\n",
+            7,
+            "env_runners.num_env_runners",
+            "Input should be a valid integer, unable to parse string as an integer (got 'two')",
+        ),
+        (
+            "env_runners:\n  num_env_runners: -1\n",
+            7,
+            "env_runners.num_env_runners",
+            "Input should be greater than or equal to 0 (got -1)",
+        ),
+        (
+            "env_runners:\n  num_cpus_per_env_runner: 0\n",
+            7,
+            "env_runners.num_cpus_per_env_runner",
+            "Input should be greater than 0 (got 0)",
+        ),
+        (
+            "resources:\n  num_cpus_for_main_process: -1\n",
+            7,
+            "resources.num_cpus_for_main_process",
+            "Input should be greater than or equal to 0 (got -1)",
+        ),
         ("training:\n  lr: -0.1\n", 7, "training.lr", "Input should be greater than 0 (got -0.1)"),
         ("training:\n  lambda: 2\n", 7, "training.lambda", "Input should be less than or equal to 1 (got 2)"),
         ("rl_module:\n  fcnet_activation: gelu\n", 7, "rl_module.fcnet_activation", "(got 'gelu')"),
@@ -493,8 +542,10 @@ def test_stop_iterations_zero(tmp_path):
 @pytest.mark.parametrize("warmup", [3, 4])
 def test_stop_iterations_not_above_warmup(tmp_path, warmup):
     msg = error(tmp_path, BASE + f"warmup_iterations: {warmup}\n")
-    assert msg == (f"{where(tmp_path, 5)}: stop.iterations: stop.iterations=3 leaves no steady-state iteration "
-                   f"after warmup_iterations={warmup}: raise stop.iterations")
+    assert msg == (
+        f"{where(tmp_path, 5)}: stop.iterations: stop.iterations=3 leaves no steady-state iteration "
+        f"after warmup_iterations={warmup}: raise stop.iterations"
+    )
 
 
 def test_stop_seconds_lifts_the_warmup_check(tmp_path):
@@ -505,14 +556,18 @@ def test_stop_seconds_lifts_the_warmup_check(tmp_path):
 def test_minibatch_larger_than_train_batch(tmp_path):
     # line 6: training, 7: train batch, 8: minibatch
     msg = error(tmp_path, BASE + "training:\n  train_batch_size_per_learner: 64\n  minibatch_size: 128\n")
-    assert msg == (f"{where(tmp_path, 8)}: training.minibatch_size: training.minibatch_size=128 is larger than "
-                   "training.train_batch_size_per_learner=64")
+    assert msg == (
+        f"{where(tmp_path, 8)}: training.minibatch_size: training.minibatch_size=128 is larger than "
+        "training.train_batch_size_per_learner=64"
+    )
 
 
 def test_minibatch_larger_than_train_batch_only_at_one_grid_point(tmp_path):
     msg = error(tmp_path, BASE + "training:\n  minibatch_size: 128\ngrid:\n  train_batch_size_per_learner: [256, 64]\n")
-    assert msg == (f"{where(tmp_path, 7)}: training.minibatch_size: training.minibatch_size=128 is larger than "
-                   "training.train_batch_size_per_learner=64  [grid point train_batch_size_per_learner=64]")
+    assert msg == (
+        f"{where(tmp_path, 7)}: training.minibatch_size: training.minibatch_size=128 is larger than "
+        "training.train_batch_size_per_learner=64  [grid point train_batch_size_per_learner=64]"
+    )
 
 
 def test_minibatch_equal_to_train_batch_is_fine(tmp_path):
@@ -532,8 +587,9 @@ def test_valid_env(tmp_path, env):
 
 def test_env_module_not_importable(tmp_path):
     msg = error(tmp_path, BASE.replace("envs.tiny:TinyEnv", "envs.nope:TinyEnv"))
-    assert msg.startswith(f"{where(tmp_path, 3)}: environment.env: env 'envs.nope:TinyEnv': "
-                          "cannot import module 'envs.nope'")
+    assert msg.startswith(
+        f"{where(tmp_path, 3)}: environment.env: env 'envs.nope:TinyEnv': cannot import module 'envs.nope'"
+    )
     assert "PYTHONPATH" in msg
 
 
@@ -543,20 +599,26 @@ def test_env_module_that_raises_on_import(tmp_path, monkeypatch):
     (pkg / "rlbench_test_broken_env.py").write_text("raise RuntimeError('boom')\n")
     monkeypatch.syspath_prepend(str(pkg))
     msg = error(tmp_path, BASE.replace("envs.tiny:TinyEnv", "rlbench_test_broken_env:Env"))
-    assert msg == (f"{where(tmp_path, 3)}: environment.env: env 'rlbench_test_broken_env:Env': importing "
-                   "'rlbench_test_broken_env' raised RuntimeError: boom")
+    assert msg == (
+        f"{where(tmp_path, 3)}: environment.env: env 'rlbench_test_broken_env:Env': importing "
+        "'rlbench_test_broken_env' raised RuntimeError: boom"
+    )
 
 
 def test_env_class_missing_suggests(tmp_path):
     msg = error(tmp_path, BASE.replace("envs.tiny:TinyEnv", "envs.tiny:TinyEnvv"))
-    assert msg == (f"{where(tmp_path, 3)}: environment.env: env 'envs.tiny:TinyEnvv': module 'envs.tiny' has no "
-                   "'TinyEnvv'; did you mean 'envs.tiny:TinyEnv'?")
+    assert msg == (
+        f"{where(tmp_path, 3)}: environment.env: env 'envs.tiny:TinyEnvv': module 'envs.tiny' has no "
+        "'TinyEnvv'; did you mean 'envs.tiny:TinyEnv'?"
+    )
 
 
 def test_unknown_gymnasium_id_suggests(tmp_path):
     msg = error(tmp_path, BASE.replace("envs.tiny:TinyEnv", "CartPol-v1"))
-    assert msg.startswith(f"{where(tmp_path, 3)}: environment.env: env 'CartPol-v1' is neither a registered "
-                          "gymnasium id nor an import path")
+    assert msg.startswith(
+        f"{where(tmp_path, 3)}: environment.env: env 'CartPol-v1' is neither a registered "
+        "gymnasium id nor an import path"
+    )
     assert msg.endswith("did you mean 'CartPole-v1'?")
 
 
@@ -577,8 +639,10 @@ def test_seed_list_shorter_than_repeats_is_refused(tmp_path):
 
 def test_unknown_stop_metric_suggests_and_lists_the_adapter_metrics(tmp_path):
     msg = error(tmp_path, BASE + "  episode_retrun_mean: 150\n")
-    assert msg == f"{where(tmp_path, 6)}: stop.episode_retrun_mean: unknown key 'episode_retrun_mean'; did you mean " \
-                  "'episode_return_mean'?"
+    assert (
+        msg == f"{where(tmp_path, 6)}: stop.episode_retrun_mean: unknown key 'episode_retrun_mean'; did you mean "
+        "'episode_return_mean'?"
+    )
     msg = error(tmp_path, BASE + "  reward: 150\n")
     assert "unknown key or result metric 'reward': stop takes iterations, seconds and one result metric" in msg
     assert "episode_return_mean" in msg and "env_runners/episode_return_mean" in msg

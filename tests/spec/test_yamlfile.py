@@ -14,7 +14,8 @@ from rlbench.spec.yamlfile import MAX_DEPTH, MAX_EXPANDED_NODES, MAX_SPEC_BYTES
 BASE = "name: x\nenvironment:\n  env: CartPole-v1\nstop: {iterations: 3}\n"
 #: Ten levels of ten aliases: 10^10 values from ~400 bytes.
 LAUGHS = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
-    f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 10))
+    f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 10)
+)
 
 
 def error(tmp_path, text: str | bytes) -> str:
@@ -30,39 +31,51 @@ def test_billion_laughs_is_refused_before_any_value_is_built(tmp_path, monkeypat
         raise AssertionError("a value was built")
 
     monkeypatch.setattr(yaml.SafeLoader, "construct_document", never)
-    msg = error(tmp_path, BASE + "environment:\n  env: CartPole-v1\n  env_config:\n"
-                + "".join("    " + line for line in LAUGHS.splitlines(True)))
+    msg = error(
+        tmp_path,
+        BASE
+        + "environment:\n  env: CartPole-v1\n  env_config:\n"
+        + "".join("    " + line for line in LAUGHS.splitlines(True)),
+    )
     assert f"more than {MAX_EXPANDED_NODES:,} values" in msg and "spec.yaml:" in msg
 
 
 def test_a_few_aliases_are_fine(tmp_path):
     path = tmp_path / "spec.yaml"
-    path.write_text("name: x\nenvironment: &e {env: CartPole-v1, env_config: {}}\nstop: {iterations: 3}\n"
-                    "grid:\n  env_config: [&c {a: 1}, *c]\n")
+    path.write_text(
+        "name: x\nenvironment: &e {env: CartPole-v1, env_config: {}}\nstop: {iterations: 3}\n"
+        "grid:\n  env_config: [&c {a: 1}, *c]\n"
+    )
     assert len(load_spec(path, check_envs=False).points) == 2
 
 
 def test_an_alias_that_contains_itself(tmp_path):
-    assert "refers to a mapping or list that contains it" in error(tmp_path, BASE + "grid:\n  env_config.x: &r [1, *r]\n")
+    assert "refers to a mapping or list that contains it" in error(
+        tmp_path, BASE + "grid:\n  env_config.x: &r [1, *r]\n"
+    )
 
 
 @pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 5000])
 def test_deep_nesting(tmp_path, depth):
-    msg = error(tmp_path, BASE.replace("env: CartPole-v1", "env: CartPole-v1\n  env_config: {x: "
-                                       + "[" * depth + "]" * depth + "}"))
+    msg = error(
+        tmp_path,
+        BASE.replace("env: CartPole-v1", "env: CartPole-v1\n  env_config: {x: " + "[" * depth + "]" * depth + "}"),
+    )
     assert f"nested more than {MAX_DEPTH} levels deep" in msg
 
 
-@pytest.mark.parametrize("value, kind", [("2020-01-01", "a date/timestamp"), ("!!binary aGk=", "binary"),
-                                         ("!!set {a, b}", "a set")])
+@pytest.mark.parametrize(
+    "value, kind", [("2020-01-01", "a date/timestamp"), ("!!binary aGk=", "binary"), ("!!set {a, b}", "a set")]
+)
 def test_yaml_only_values(tmp_path, value, kind):
     msg = error(tmp_path, BASE.replace("env: CartPole-v1", f"env: CartPole-v1\n  env_config: {{d: {value}}}"))
     assert "spec.yaml:4: environment.env_config.d: YAML reads this value as " + kind in msg and "quote it" in msg
 
 
 def test_yaml_only_keys_and_impossible_dates(tmp_path):
-    assert "binary" in error(tmp_path, BASE.replace("env: CartPole-v1", "env: CartPole-v1\n  env_config: "
-                                                    "{? !!binary aGk= : 1}"))
+    assert "binary" in error(
+        tmp_path, BASE.replace("env: CartPole-v1", "env: CartPole-v1\n  env_config: {? !!binary aGk= : 1}")
+    )
     assert "month must be in 1..12" in error(tmp_path, BASE + "seed: 2020-13-45\n")
 
 
@@ -83,22 +96,27 @@ def test_trial_count_is_bounded_before_the_grid_is_expanded(tmp_path, monkeypatc
     assert "11,000 trials" in msg
 
 
-@pytest.mark.parametrize("extra, fragment", [
-    ("stop: {seconds: .inf}\n", "stop.seconds: Input should be a finite number"),
-    ("training: {lr: .nan}\n", "training.lr: Input should be a finite number"),
-    ("trial_timeout_s: 1.0e+300\n", "trial_timeout_s: Input should be less than or equal to 2592000"),
-    ("sample_hz: 1.0e-300\n", "sample_hz: Input should be greater than or equal to 0.1"),
-    ("env_ceiling_s: .inf\n", "env_ceiling_s: Input should be a finite number"),
-    ("cpus: " + "9" * 400 + "\n", "cpus: Input should be less than or equal to 100000"),
-    ("env_runners: {num_cpus_per_env_runner: 1.0e+308}\n", "num_cpus_per_env_runner: Input should be less than"),
-    ("learners: {num_cpus_per_learner: -1}\n", "num_cpus_per_learner"),
-    ("env_runners: {rollout_fragment_length: 0}\n", "rollout_fragment_length"),
-    ("seed: -1\n", "seed: seed must be 0 to 4294967295"),
-    ("seed: 4294967296\n", "seed: seed must be 0 to 4294967295"),
-    ("repeats: 100000\n", "repeats: Input should be less than or equal to 1000"),
-    ("trial_memory_limit_bytes: 1\n", "trial_memory_limit_bytes: Input should be greater than or equal to 1048576"),
-])
+@pytest.mark.parametrize(
+    "extra, fragment",
+    [
+        ("stop: {seconds: .inf}\n", "stop.seconds: Input should be a finite number"),
+        ("training: {lr: .nan}\n", "training.lr: Input should be a finite number"),
+        ("trial_timeout_s: 1.0e+300\n", "trial_timeout_s: Input should be less than or equal to 2592000"),
+        ("sample_hz: 1.0e-300\n", "sample_hz: Input should be greater than or equal to 0.1"),
+        ("env_ceiling_s: .inf\n", "env_ceiling_s: Input should be a finite number"),
+        ("cpus: " + "9" * 400 + "\n", "cpus: Input should be less than or equal to 100000"),
+        ("env_runners: {num_cpus_per_env_runner: 1.0e+308}\n", "num_cpus_per_env_runner: Input should be less than"),
+        ("learners: {num_cpus_per_learner: -1}\n", "num_cpus_per_learner"),
+        ("env_runners: {rollout_fragment_length: 0}\n", "rollout_fragment_length"),
+        ("seed: -1\n", "seed: seed must be 0 to 4294967295"),
+        ("seed: 4294967296\n", "seed: seed must be 0 to 4294967295"),
+        ("repeats: 100000\n", "repeats: Input should be less than or equal to 1000"),
+        ("trial_memory_limit_bytes: 1\n", "trial_memory_limit_bytes: Input should be greater than or equal to 1048576"),
+    ],
+)
 def test_absurd_values(tmp_path, extra, fragment):
-    msg = error(tmp_path, BASE.replace("stop: {iterations: 3}\n", "") + ("" if "stop:" in extra else
-                                                                         "stop: {iterations: 3}\n") + extra)
+    msg = error(
+        tmp_path,
+        BASE.replace("stop: {iterations: 3}\n", "") + ("" if "stop:" in extra else "stop: {iterations: 3}\n") + extra,
+    )
     assert fragment in msg and msg.startswith(str(tmp_path / "spec.yaml") + ":")

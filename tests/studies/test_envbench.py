@@ -24,8 +24,9 @@ def test_make_env_like_rllib():
 
 def test_known_step_cost_gives_known_ceiling():
     # 2000 us of CPU work per step and per reset: one process can take at most 500 steps per wall second
-    result = measure_ceiling("envs.synthetic:SyntheticEnv", {"step_cost_us": 2000, "episode_len": 50},
-                             procs=1, seconds=0.6, warmup_s=0.05)
+    result = measure_ceiling(
+        "envs.synthetic:SyntheticEnv", {"step_cost_us": 2000, "episode_len": 50}, procs=1, seconds=0.6, warmup_s=0.05
+    )
     assert result.procs == 1 and result.steps > 0
     assert result.steps_per_s <= 500 * 1.01
     assert result.steps_per_s_per_proc == result.steps_per_s
@@ -64,38 +65,63 @@ def test_parallel_processes_sum_their_rates():
 
 def test_cli_writes_json(tmp_path):
     out = tmp_path / "ceiling.json"
-    done = run_cli("envbench", "envs.tiny:TinyEnv", "--env-config", "episode_len=5", "--procs", "1",
-                   "--seconds", "0.3", "--out", str(out))
+    done = run_cli(
+        "envbench",
+        "envs.tiny:TinyEnv",
+        "--env-config",
+        "episode_len=5",
+        "--procs",
+        "1",
+        "--seconds",
+        "0.3",
+        "--out",
+        str(out),
+    )
     assert done.returncode == 0, done.stderr
     rows = json.loads(out.read_text())
     assert [r["procs"] for r in rows] == [1]
     assert rows[0]["env_config"] == {"episode_len": 5} and rows[0]["steps_per_s"] > 0
 
 
-@pytest.mark.parametrize("args, message", [
-    (["NoSuchEnv-v9"], "neither a registered gymnasium id"),
-    (["envs.tiny:TinyEnv", "--procs", "0"], "--procs takes whole numbers >= 1"),
-    (["envs.tiny:TinyEnv", "--procs", "999"], "usable cores"),
-    (["envs.tiny:TinyEnv", "--env-config", "nokey"], "--env-config takes KEY=VALUE"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["NoSuchEnv-v9"], "neither a registered gymnasium id"),
+        (["envs.tiny:TinyEnv", "--procs", "0"], "--procs takes whole numbers >= 1"),
+        (["envs.tiny:TinyEnv", "--procs", "999"], "usable cores"),
+        (["envs.tiny:TinyEnv", "--env-config", "nokey"], "--env-config takes KEY=VALUE"),
+    ],
+)
 def test_cli_bad_input_exits_2(args, message):
     done = run_cli("envbench", *args)
     assert done.returncode == 2
     assert message in " ".join(done.stdout.split())
 
 
-@pytest.mark.parametrize("fault, kwargs, message", [
-    ("raise", {}, "the env raised while stepping alone: RuntimeError: FaultyEnv: injected failure"),
-    ("hang", {"grace_s": 1.0}, "no result within"),
-    ("memory", {"max_rss_bytes": 300 * 2**20}, "over the limit of 300 MiB"),
-])
+@pytest.mark.parametrize(
+    "fault, kwargs, message",
+    [
+        ("raise", {}, "the env raised while stepping alone: RuntimeError: FaultyEnv: injected failure"),
+        ("hang", {"grace_s": 1.0}, "no result within"),
+        ("memory", {"max_rss_bytes": 300 * 2**20}, "over the limit of 300 MiB"),
+    ],
+)
 def test_a_faulty_env_fails_and_leaves_no_process(fault, kwargs, message):
     import psutil
 
     before = {p.pid for p in psutil.Process().children(recursive=True)}
     with pytest.raises(RuntimeError, match=message):
-        measure_ceiling("envs.faulty:FaultyEnv", {"fault": fault, "at_step": 50, "memory_max_bytes": 512 * 2**20},
-                        procs=2, seconds=0.5, warmup_s=0.05, **kwargs)
-    alive = [p for p in psutil.Process().children(recursive=True) if p.pid not in before and p.is_running()
-             and p.status() != psutil.STATUS_ZOMBIE]
+        measure_ceiling(
+            "envs.faulty:FaultyEnv",
+            {"fault": fault, "at_step": 50, "memory_max_bytes": 512 * 2**20},
+            procs=2,
+            seconds=0.5,
+            warmup_s=0.05,
+            **kwargs,
+        )
+    alive = [
+        p
+        for p in psutil.Process().children(recursive=True)
+        if p.pid not in before and p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+    ]
     assert alive == []

@@ -53,12 +53,19 @@ class FifoServer:
 def test_requests_in_flight_keep_the_server_busy_and_latency_is_k_services():
     clock = FakeClock()
     server = FifoServer(clock, service=0.25, send=0.0)
-    r = closed_loop(server.issue, server.collect, batch=8, clock=clock, start=2.0, stop=6.0, give_up=60.0,
-                    in_flight=4)
+    r = closed_loop(server.issue, server.collect, batch=8, clock=clock, start=2.0, stop=6.0, give_up=60.0, in_flight=4)
     assert r.states_per_s == pytest.approx(8 / 0.25)  # the server's rate: it never waits
     assert r.latencies_s[-5] == pytest.approx(4 * 0.25)  # in steady state a request waits behind 3 others
-    one = closed_loop(FifoServer(c := FakeClock(), 0.25, 0.0).issue, lambda t: setattr(c, "now", max(c.now, t)) or t,
-                      batch=8, clock=c, start=2.0, stop=6.0, give_up=60.0, in_flight=1)
+    one = closed_loop(
+        FifoServer(c := FakeClock(), 0.25, 0.0).issue,
+        lambda t: setattr(c, "now", max(c.now, t)) or t,
+        batch=8,
+        clock=c,
+        start=2.0,
+        stop=6.0,
+        give_up=60.0,
+        in_flight=1,
+    )
     assert one.states_per_s == pytest.approx(32.0) and one.latencies_s[0] == pytest.approx(0.25)
 
 

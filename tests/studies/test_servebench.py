@@ -15,8 +15,9 @@ from rlbench.studies.servebench import PATH_SERVER, PATHS, ServebenchConfig, Ser
 
 
 def test_every_path_takes_every_position_alike_over_as_many_repeats_as_paths():
-    config = ServebenchConfig(paths=("inprocess", "actor", "rest_json"), batches=(1, 64), inputs=(16,), clients=(1,),
-                              repeats=3)
+    config = ServebenchConfig(
+        paths=("inprocess", "actor", "rest_json"), batches=(1, 64), inputs=(16,), clients=(1,), repeats=3
+    )
     slots = schedule(config)
     assert len(slots) == 3 * 2 * 3
     positions = collections.Counter((s.path, s.position) for s in slots)
@@ -34,8 +35,9 @@ def test_the_default_grid_and_its_servers():
 
 
 def test_bad_flags_are_named():
-    problems = ServebenchConfig(paths=("actor", "grpc"), inputs=(16, 5), batches=(0,), seconds=0.0, repeats=0,
-                                in_flight=0).problems()
+    problems = ServebenchConfig(
+        paths=("actor", "grpc"), inputs=(16, 5), batches=(0,), seconds=0.0, repeats=0, in_flight=0
+    ).problems()
     text = " ".join(problems)
     for flag in ("--paths: unknown grpc", "--inputs", "--batches", "--seconds", "--repeats", "--in-flight"):
         assert flag in text
@@ -49,19 +51,22 @@ def test_a_cells_states_are_the_same_for_every_path_and_repeat():
     assert cell_seed(config, 64, 4096) != cell_seed(config, 8, 4096) != cell_seed(ServebenchConfig(seed=4), 8, 4096)
 
 
-@pytest.mark.parametrize("cmdline, driver, role", [
-    (["ray::ServebenchClient.run"], False, "client"),
-    (["ray::ServebenchPolicyActor"], False, "server"),
-    (["ray::ServeReplica:servebench:ServebenchPolicy"], False, "server"),
-    (["ray::ProxyActor"], False, "proxy"),
-    (["ray::ServeController.listen_for_change"], False, "controller"),
-    (["/venv/bin/python", "-m", "rlbench.studies.serve_rest", "--fd", "5"], False, "server"),
-    (["/venv/lib/python3.11/site-packages/ray/core/src/ray/raylet/raylet", "--x"], False, "ray_system"),
-    (["ray::DashboardAgent"], False, "ray_system"),
-    (["ray::IDLE"], False, "ray_system"),  # a pooled worker, read again until it becomes an actor
-    (["ray::SomeoneElsesActor"], False, "other"),  # an actor no rule names: other, with why
-    (["python", "-m", "rlbench", "servebench"], True, "driver"),
-])
+@pytest.mark.parametrize(
+    "cmdline, driver, role",
+    [
+        (["ray::ServebenchClient.run"], False, "client"),
+        (["ray::ServebenchPolicyActor"], False, "server"),
+        (["ray::ServeReplica:servebench:ServebenchPolicy"], False, "server"),
+        (["ray::ProxyActor"], False, "proxy"),
+        (["ray::ServeController.listen_for_change"], False, "controller"),
+        (["/venv/bin/python", "-m", "rlbench.studies.serve_rest", "--fd", "5"], False, "server"),
+        (["/venv/lib/python3.11/site-packages/ray/core/src/ray/raylet/raylet", "--x"], False, "ray_system"),
+        (["ray::DashboardAgent"], False, "ray_system"),
+        (["ray::IDLE"], False, "ray_system"),  # a pooled worker, read again until it becomes an actor
+        (["ray::SomeoneElsesActor"], False, "other"),  # an actor no rule names: other, with why
+        (["python", "-m", "rlbench", "servebench"], True, "driver"),
+    ],
+)
 def test_process_roles(cmdline, driver, role):
     assert ServeRoles().classify_process(cmdline, is_driver=driver).name == role
 
@@ -91,14 +96,17 @@ def test_the_servers_answer_both_formats_alike():
     assert np.frombuffer(raw, np.int64).tolist() == [1, 0, 1] and media == "application/octet-stream"
 
 
-@pytest.mark.parametrize("fmt, body", [
-    ("bytes", b"\x00" * 15),                                    # not whole states
-    ("bytes", b""),
-    ("json", b"{\"observation\": [[1, 2]]}"),                  # wrong state size
-    ("json", b"<script>alert(1)</script>"),                      # not JSON
-    ("json", b"{\"observation\": \"__import__('os')\"}"),       # text, never evaluated
-    ("json", b"[1, 2, 3]"),
-])
+@pytest.mark.parametrize(
+    "fmt, body",
+    [
+        ("bytes", b"\x00" * 15),  # not whole states
+        ("bytes", b""),
+        ("json", b'{"observation": [[1, 2]]}'),  # wrong state size
+        ("json", b"<script>alert(1)</script>"),  # not JSON
+        ("json", b'{"observation": "__import__(\'os\')"}'),  # text, never evaluated
+        ("json", b"[1, 2, 3]"),
+    ],
+)
 def test_a_bad_body_is_refused_with_a_reason(fmt, body):
     with pytest.raises(BadRequest):
         book(cartpole=4).answer_http(fmt, "cartpole", body)
@@ -116,8 +124,11 @@ def test_routes_and_unknown_models():
 
 def test_batched_requests_are_answered_in_their_order_from_one_forward_per_model():
     b = book(a=2, b=3)
-    items = [("a", np.array([[1, 0], [-1, 0]], np.float32)), ("b", np.array([[-1, 0, 0]], np.float32)),
-             ("a", np.array([[2, 0]], np.float32))]
+    items = [
+        ("a", np.array([[1, 0], [-1, 0]], np.float32)),
+        ("b", np.array([[-1, 0, 0]], np.float32)),
+        ("a", np.array([[2, 0]], np.float32)),
+    ]
     out = act_in_groups(b, items)
     assert [x.tolist() for x in out] == [[1, 0], [0], [1]]
 

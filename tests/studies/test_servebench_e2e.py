@@ -63,15 +63,39 @@ class Watch:
 def stopped_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("servebench") / "run"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rlbench", "servebench", "--paths", ",".join(PATHS), "--batches", str(BATCH),
-         "--inputs", "16", "--clients", "1", "--seconds", "0.2", "--repeats", "50", "--train-iterations", "1",
-         "--out", str(out)],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "rlbench",
+            "servebench",
+            "--paths",
+            ",".join(PATHS),
+            "--batches",
+            str(BATCH),
+            "--inputs",
+            "16",
+            "--clients",
+            "1",
+            "--seconds",
+            "0.2",
+            "--repeats",
+            "50",
+            "--train-iterations",
+            "1",
+            "--out",
+            str(out),
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
         env={**os.environ, "COLUMNS": "400"},
         # SIGINT at its default, as a foreground job in a terminal has it (tests/lifecycle.py's start_sweep): a
         # test run started in the background (&, nohup) passes it on ignored, and servebench then, rightly,
         # ignored the Ctrl-C that stopped its REST server (failed 2 of 2 in a nohup'd fresh-clone .ci/run)
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True)
     reader.start()

@@ -21,10 +21,24 @@ class NoProbe:
 
 def test_a_runs_figures_sum_the_clients_rates_and_pool_their_latencies():
     results = [
-        {"states_per_s": 1000.0, "requests": 4, "states": 256, "short": False, "latencies_ms": [1.0, 2.0, 3.0, 4.0],
-         "bytes_per_request": 1536, "actions_digest": "ab"},
-        {"states_per_s": 500.0, "requests": 2, "states": 128, "short": True, "latencies_ms": [5.0, 6.0],
-         "bytes_per_request": 1536, "actions_digest": "ab"},
+        {
+            "states_per_s": 1000.0,
+            "requests": 4,
+            "states": 256,
+            "short": False,
+            "latencies_ms": [1.0, 2.0, 3.0, 4.0],
+            "bytes_per_request": 1536,
+            "actions_digest": "ab",
+        },
+        {
+            "states_per_s": 500.0,
+            "requests": 2,
+            "states": 128,
+            "short": True,
+            "latencies_ms": [5.0, 6.0],
+            "bytes_per_request": 1536,
+            "actions_digest": "ab",
+        },
     ]
     got = summarize(results, {"client": 0.384, "server": 0.768}, window_s=0.5)
     assert got["states_per_s"] == 1500.0 and got["requests"] == 6 and got["states"] == 384 and got["short"]

@@ -26,8 +26,7 @@ def test_paper_figures():
 @pytest.mark.slow
 def test_tiny_simbench_for_real(tmp_path):
     out = tmp_path / "sim.json"
-    done = run_cli("simbench", "--cpus", "1", "--mean-steps", "300", "--repeats", "1", "--out", str(out),
-                   timeout=300)
+    done = run_cli("simbench", "--cpus", "1", "--mean-steps", "300", "--repeats", "1", "--out", str(out), timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     (row,) = json.loads(out.read_text())
     assert row["cpus"] == 1 and row["tasks"] == 3

@@ -16,8 +16,15 @@ from rlbench.measure.machine import MachineInfo
 from rlbench.spec.load import load_spec, spec_from_dict
 from rlbench.spec.plan import plan_trials
 
-TWO_CORES = MachineInfo(hostname="test", cpu_model="fake", logical_cores=2, physical_cores=2, usable_cores=[0, 1],
-                        memory_bytes=2**34, gpus=[])
+TWO_CORES = MachineInfo(
+    hostname="test",
+    cpu_model="fake",
+    logical_cores=2,
+    physical_cores=2,
+    usable_cores=[0, 1],
+    memory_bytes=2**34,
+    gpus=[],
+)
 CONFIGS = sorted((REPO / "configs").glob("*.yaml"))
 
 
@@ -38,8 +45,9 @@ def _tiny(config: str, tmp_path: Path, grid: dict) -> Path:
     spec["environment"]["env_config"].update(step_cost_us=20, episode_len=20)
     spec["training"] = {"train_batch_size_per_learner": 200, "minibatch_size": 100, "num_epochs": 1}
     spec["rl_module"] = {"fcnet_hiddens": [16]}
-    spec.update(grid=grid, repeats=1, stop={"iterations": 3}, warmup_iterations=1, env_ceiling_s=0.2,
-                trial_timeout_s=120)
+    spec.update(
+        grid=grid, repeats=1, stop={"iterations": 3}, warmup_iterations=1, env_ceiling_s=0.2, trial_timeout_s=120
+    )
     path = tmp_path / config
     path.write_text(yaml.safe_dump(spec))
     return path
@@ -90,7 +98,9 @@ def test_time_to_target_study_seeds_differ_by_repeat_not_by_grid_point():
     plans = plan_trials(spec_from_dict(spec, check_envs=False), TWO_CORES)
     seeds = pd.DataFrame([{"index": p.index, "repeat": p.repeat, "seed": p.seed} for p in plans])
     assert seeds["seed"].notna().all()
-    assert (seeds.groupby("repeat")["seed"].nunique() == 1).all() and seeds.groupby("index")["seed"].nunique().eq(2).all()
+    assert (seeds.groupby("repeat")["seed"].nunique() == 1).all() and seeds.groupby("index")["seed"].nunique().eq(
+        2
+    ).all()
 
 
 @pytest.mark.slow
@@ -100,8 +110,13 @@ def test_tiny_time_to_target_study_records_outcomes_and_curves(tmp_path):
     which needs repeats, is checked from the plan above)."""
     spec = yaml.safe_load((REPO / "configs" / "time_to_target.yaml").read_text())
     spec["training"].update(train_batch_size_per_learner=200, minibatch_size=100, num_epochs=1)
-    spec.update(grid={"num_env_runners": [0]}, repeats=1, stop={"iterations": 2, "episode_return_mean": 1000},
-                env_ceiling_s=0, trial_timeout_s=120)
+    spec.update(
+        grid={"num_env_runners": [0]},
+        repeats=1,
+        stop={"iterations": 2, "episode_return_mean": 1000},
+        env_ceiling_s=0,
+        trial_timeout_s=120,
+    )
     path = tmp_path / "time_to_target.yaml"
     path.write_text(yaml.safe_dump(spec))
     out = tmp_path / "ttt"
@@ -113,7 +128,8 @@ def test_tiny_time_to_target_study_records_outcomes_and_curves(tmp_path):
     assert trials["final_episode_return_mean"].notna().all() and trials["seed"].notna().all()
     report = (out / "report.md").read_text()
     assert "No configuration reached the target." in report
-    assert "Reaching episode_return_mean >= 1000: no configuration reached the target in any of its 1 ok repeats" \
-        in report
+    assert (
+        "Reaching episode_return_mean >= 1000: no configuration reached the target in any of its 1 ok repeats" in report
+    )
     assert "plots/report_learning_env_steps.png" in report and "report_time_to_target_pareto" not in report
     assert trial_processes_alive(out) == []

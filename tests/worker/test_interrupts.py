@@ -43,8 +43,14 @@ def _run_as_module(tmp_path, install: str) -> subprocess.CompletedProcess:
     (pkg / "__init__.py").write_text("")
     (pkg / "__main__.py").write_text(MAIN.format(install=install))
     (tmp_path / "lands_in_import.py").write_text(LANDS_IN_IMPORT)
-    return subprocess.run([sys.executable, "-m", "prog"], cwd=tmp_path, capture_output=True, text=True, timeout=60,
-                          env={"PYTHONPATH": f"{tmp_path}:{interrupts.__file__.rsplit('/rlbench/', 1)[0]}"})
+    return subprocess.run(
+        [sys.executable, "-m", "prog"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": f"{tmp_path}:{interrupts.__file__.rsplit('/rlbench/', 1)[0]}"},
+    )
 
 
 def test_a_signal_inside_an_import_stops_the_program_after_it(tmp_path):
@@ -68,7 +74,8 @@ def test_without_the_deferral_the_import_is_cut_and_the_exit_is_a_signal(tmp_pat
 
 def test_importing_sees_import_frames_only(tmp_path, monkeypatch):
     (tmp_path / "sees_its_import.py").write_text(
-        "import sys\nfrom rlbench.worker.interrupts import importing\nINSIDE = importing(sys._getframe())\n")
+        "import sys\nfrom rlbench.worker.interrupts import importing\nINSIDE = importing(sys._getframe())\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     import sees_its_import
 

@@ -67,8 +67,30 @@ def test_unnamed_owners_one_per_machine_head_first():
 
 def test_parse_stat_and_cpu_times():
     tck, page = os.sysconf("SC_CLK_TCK"), os.sysconf("SC_PAGE_SIZE")
-    fields = ["S", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", str(3 * tck), str(tck), "0", "0", "20", "0",
-              "1", "0", "777", "1000", "50"]
+    fields = [
+        "S",
+        "1",
+        "2",
+        "3",
+        "4",
+        "5",
+        "6",
+        "7",
+        "8",
+        "9",
+        "10",
+        str(3 * tck),
+        str(tck),
+        "0",
+        "0",
+        "20",
+        "0",
+        "1",
+        "0",
+        "777",
+        "1000",
+        "50",
+    ]
     stat = parse_stat(b"42 (ray::Some (odd) name) " + " ".join(fields).encode())
     assert (stat.cpu_s, stat.start_ticks, stat.rss_bytes) == (4.0, 777, 50 * page)
     stat = b"cpu  9 9 9 9 9 0 0 0 0 0\ncpu0 10 0 5 80 5 0 0 0 0 0\ncpu1 1 1 1 1 1 1 1 1 7 7\nintr 1\n"
@@ -84,15 +106,18 @@ def test_a_node_sampler_reads_its_machines_gpus_with_node_ids_and_a_wrapping_cou
     from rlbench.worker.nvml import ENERGY_COUNTER_MODULUS_MJ
 
     fake = FakeNvml([h100(energy_mj=ENERGY_COUNTER_MODULUS_MJ - 1000)])
-    sampler = NodeSampler("n1", "10.0.0.2", "01000000", "session_x", False, {}, [], hz=10, per_core=False,
-                          read_gpus=True, nvml=fake)
+    sampler = NodeSampler(
+        "n1", "10.0.0.2", "01000000", "session_x", False, {}, [], hz=10, per_core=False, read_gpus=True, nvml=fake
+    )
     sampler.open_gpus()
     sampler._sample()
     fake.devices[0]["energy_mj"] = 1500  # the counter wrapped: 1000 + 1500 mJ later
     sampler._sample()
     rows = [dict(zip(UTILIZATION_COLUMNS, r)) for r in sampler.rows.gpu_rows]
     assert [r["gpu_energy_mj"] for r in rows] == [0, 2500]
-    assert {(r["node_id"], r["node_ip"], r["gpu_index"], r["gpu_power_w"]) for r in rows} == {("n1", "10.0.0.2", 0, 152.5)}
+    assert {(r["node_id"], r["node_ip"], r["gpu_index"], r["gpu_power_w"]) for r in rows} == {
+        ("n1", "10.0.0.2", 0, 152.5)
+    }
     assert sampler.stop()["columns"]["gpu_energy_mj"] == [0, 2500]
 
 
@@ -116,8 +141,16 @@ def test_gpu_energy_counts_each_nodes_gpu_0_apart():
     rows = []
     for node, watts in (("a", 100.0), ("b", 300.0)):  # both GPUs are index 0 on their node
         for t in (1.0, 2.0, 3.0):
-            rows.append({"trial_id": "t", "t_s": t, "kind": "gpu", "node_id": node, "gpu_index": 0,
-                         "gpu_energy_mj": int(watts * 1000 * (t - 1.0))})
+            rows.append(
+                {
+                    "trial_id": "t",
+                    "t_s": t,
+                    "kind": "gpu",
+                    "node_id": node,
+                    "gpu_index": 0,
+                    "gpu_energy_mj": int(watts * 1000 * (t - 1.0)),
+                }
+            )
     util = pd.DataFrame(rows)
     assert gpu_energy_j(util, (1.0, 3.0)) == pytest.approx(100.0 * 2 + 300.0 * 2)
 

@@ -29,8 +29,9 @@ def test_read_converts_units():
     gpus = open_gpus(FakeNvml([h100(), h100(util=0, power_mw=61_000, mem_used=0, sm_mhz=345, energy_mj=5)]))
     assert gpus is not None
     assert gpus.read() == [
-        GpuReading(index=0, util_pct=37.0, mem_used_bytes=3 * 2**30, power_w=152.5, sm_clock_mhz=1980,
-                   energy_mj=123_456_789),
+        GpuReading(
+            index=0, util_pct=37.0, mem_used_bytes=3 * 2**30, power_w=152.5, sm_clock_mhz=1980, energy_mj=123_456_789
+        ),
         GpuReading(index=1, util_pct=0.0, mem_used_bytes=0, power_w=61.0, sm_clock_mhz=345, energy_mj=5),
     ]
 
@@ -56,15 +57,21 @@ def test_gpu_that_vanishes_mid_run_gives_none_fields():
     fake.gone.add(1)
     first, second = gpus.read()
     assert first.power_w == 152.5
-    assert second == GpuReading(index=1, util_pct=None, mem_used_bytes=None, power_w=None, sm_clock_mhz=None,
-                                energy_mj=None)
+    assert second == GpuReading(
+        index=1, util_pct=None, mem_used_bytes=None, power_w=None, sm_clock_mhz=None, energy_mj=None
+    )
 
 
 def test_describe_decodes_bytes():
     gpus = open_gpus(FakeNvml([h100(), h100(name="Tesla T4", mem_total=16 * 2**30)]))
     assert gpus.describe() == [
-        {"index": 0, "name": "NVIDIA H100 80GB HBM3", "memory_bytes": 80 * 2**30, "driver": "550.54.15",
-         "sm_count": None},
+        {
+            "index": 0,
+            "name": "NVIDIA H100 80GB HBM3",
+            "memory_bytes": 80 * 2**30,
+            "driver": "550.54.15",
+            "sm_count": None,
+        },
         {"index": 1, "name": "Tesla T4", "memory_bytes": 16 * 2**30, "driver": "550.54.15", "sm_count": None},
     ]
 
@@ -134,13 +141,16 @@ class WholeGpu(FakeNvml):
         return self._value(h, "cc")
 
 
-@pytest.mark.parametrize("cores, cc, sms", [
-    (16896, (9, 0), 132),  # H100 SXM: what the real one and torch said
-    (6912, (8, 0), 108),  # A100: 64 cores per SM
-    (2560, (7, 5), 40),  # T4
-    (16896, (99, 0), None),  # an unknown capability: no guess
-    (100, (9, 0), None),  # cores that do not divide into SMs: no guess
-])
+@pytest.mark.parametrize(
+    "cores, cc, sms",
+    [
+        (16896, (9, 0), 132),  # H100 SXM: what the real one and torch said
+        (6912, (8, 0), 108),  # A100: 64 cores per SM
+        (2560, (7, 5), 40),  # T4
+        (16896, (99, 0), None),  # an unknown capability: no guess
+        (100, (9, 0), None),  # cores that do not divide into SMs: no guess
+    ],
+)
 def test_sm_count_of_a_whole_gpu_from_cuda_cores_and_capability(cores, cc, sms):
     gpus = open_gpus(WholeGpu([h100(cores=cores, cc=cc)]))
     assert gpus.describe()[0]["sm_count"] == sms

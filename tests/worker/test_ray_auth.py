@@ -128,8 +128,14 @@ print("LISTEN " + json.dumps(found))
 
 def _listeners(bind: bool, dashboard: bool) -> list[tuple[str, str]]:
     env = {k: v for k, v in os.environ.items() if k != LOOPBACK_ENV}
-    done = subprocess.run([sys.executable, "-c", PROBE, "bind" if bind else "no", "dashboard" if dashboard else "no"],
-                          cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, "bind" if bind else "no", "dashboard" if dashboard else "no"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     line = next((x for x in done.stdout.splitlines() if x.startswith("LISTEN ")), None)
     assert line is not None, done.stdout + done.stderr
     return [tuple(x) for x in json.loads(line[7:])]

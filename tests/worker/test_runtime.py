@@ -39,8 +39,9 @@ def test_the_autoscaler_monitor_is_killed_and_reaped_and_nothing_else():
     monitor = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     raylet = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        node = SimpleNamespace(all_processes={"monitor": [SimpleNamespace(process=monitor)],
-                                              "raylet": [SimpleNamespace(process=raylet)]})
+        node = SimpleNamespace(
+            all_processes={"monitor": [SimpleNamespace(process=monitor)], "raylet": [SimpleNamespace(process=raylet)]}
+        )
         assert stop_autoscaler_monitor(node) == 1
         assert monitor.returncode is not None and raylet.poll() is None  # reaped; Ray's own left to ray.shutdown
         assert stop_autoscaler_monitor(node) == 0  # already gone

@@ -8,8 +8,9 @@ from rlbench.spec.plan import plan_trials
 from rlbench.worker.events import describe_error
 from rlbench.worker.runtime import ray_init_kwargs
 
-MACHINE = MachineInfo(hostname="h", cpu_model="c", logical_cores=2, physical_cores=2, usable_cores=[0, 1],
-                      memory_bytes=2**30, gpus=[])
+MACHINE = MachineInfo(
+    hostname="h", cpu_model="c", logical_cores=2, physical_cores=2, usable_cores=[0, 1], memory_bytes=2**30, gpus=[]
+)
 
 
 def _plan(**extra):
@@ -92,8 +93,11 @@ def test_training_stops_at_the_first_iteration_that_reaches_the_target(tmp_path)
     assert [e["target_value"] for e in its] == [None, 4.0, 5.0]
     reached = [e for e in events if e["event"] == "target_reached"]
     assert [(e["iteration"], e["value"], e["threshold"], e["mode"]) for e in reached] == [(3, 5.0, 5.0, "at_least")]
-    trained, _ = _train(tmp_path / "x" if (tmp_path / "x").mkdir() is None else None,
-                        {"iterations": 10, "episode_return_mean": 1}, [1.0])
+    trained, _ = _train(
+        tmp_path / "x" if (tmp_path / "x").mkdir() is None else None,
+        {"iterations": 10, "episode_return_mean": 1},
+        [1.0],
+    )
     assert trained == 1
 
 
@@ -116,8 +120,6 @@ def test_describe_error_starts_where_from_none_cuts_the_chain():
         assert describe_error(e) == "RuntimeError: node lost: n1 died while it ran (ConnectionError: socket closed)"
 
 
-
-
 def test_a_plan_it_cannot_read_fails_the_trial_with_one_line(tmp_path):
     """The trial process reads its plan inside its error handling (issue 42): a plan.json another rlbench wrote
     (here: learner_gpus beside a num_gpus_per_learner that says otherwise) fails that trial with one line in its
@@ -137,12 +139,19 @@ def test_a_plan_it_cannot_read_fails_the_trial_with_one_line(tmp_path):
     data = json.loads(trial.plan.read_text())
     data["config"]["learners"].update({"learner_gpus": 1, "num_gpus_per_learner": 0.5})
     trial.plan.write_text(json.dumps(data))
-    done = subprocess.run([sys.executable, "-m", "rlbench.worker.trial", str(trial.path), "0.0"], cwd=REPO,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "rlbench.worker.trial", str(trial.path), "0.0"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 1 and done.stdout == "" and done.stderr == ""  # its output goes to its log alone
     events = [json.loads(line) for line in trial.events_file.read_text().splitlines()]
     assert [e["event"] for e in events] == ["start", "error", "end"] and events[-1]["status"] == "failed"
     error = events[1]["error"]
-    assert error == (f"PlanError: {trial.plan} is not a plan this rlbench reads: config.learners: learner_gpus=1 "
-                     "(old name num_gpus) means num_gpus_per_learner=1, but num_gpus_per_learner=0.5 is set too: keep one")
+    assert error == (
+        f"PlanError: {trial.plan} is not a plan this rlbench reads: config.learners: learner_gpus=1 "
+        "(old name num_gpus) means num_gpus_per_learner=1, but num_gpus_per_learner=0.5 is set too: keep one"
+    )
     assert verdict(plan, TrialFolder(trial.path), 1, False) == ("failed", error)

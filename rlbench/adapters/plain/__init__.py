@@ -20,8 +20,8 @@ from rlbench.adapters.common import AdapterBase
 from rlbench.adapters.vocabulary import ALGO_ONLY_KEYS, ALGO_TRAINING_KEYS, ALGORITHMS, KeyHandling
 
 if TYPE_CHECKING:
-    from rlbench.adapters.plain.trainer import PlainTrainer
     from rlbench.adapters.base import TrialConfig
+    from rlbench.adapters.plain.trainer import PlainTrainer
 
 #: The result metrics a ``stop:`` target may name with this adapter.
 PLAIN_METRICS = ("episode_return_mean", "num_episodes")
@@ -48,8 +48,10 @@ class PlainAdapter(AdapterBase):
 
     def key_handling(self, algo: str) -> dict[str, KeyHandling]:
         ignored = KeyHandling("ignored", "nothing learns: the trial steps its env with random actions")
-        return {key: KeyHandling("mapped", "env steps per iteration") if key == "train_batch_size_per_learner"
-                else ignored for key in ALGO_TRAINING_KEYS[algo]}
+        return {
+            key: KeyHandling("mapped", "env steps per iteration") if key == "train_batch_size_per_learner" else ignored
+            for key in ALGO_TRAINING_KEYS[algo]
+        }
 
     def result_metrics(self) -> list[str]:
         return list(PLAIN_METRICS)

@@ -28,8 +28,10 @@ class PlainTrainer:
     def infeasible_reason(self) -> str | None:
         c = self.config
         if c.env_runners.num_env_runners or c.learners.num_learners:
-            return ("framework plain runs everything in the trial process: it has no env runners or learners "
-                    f"(num_env_runners={c.env_runners.num_env_runners}, num_learners={c.learners.num_learners})")
+            return (
+                "framework plain runs everything in the trial process: it has no env runners or learners "
+                f"(num_env_runners={c.env_runners.num_env_runners}, num_learners={c.learners.num_learners})"
+            )
         return None
 
     def build(self) -> None:
@@ -60,14 +62,26 @@ class PlainTrainer:
                 self._episode_return = 0.0
                 env.reset()
         sample_s = time.perf_counter() - t0
-        self._last = {"sample_s": sample_s, "env_step_s": step_s, "inference_s": act_s,
-                      "sample_other_s": sample_s - step_s - act_s}
+        self._last = {
+            "sample_s": sample_s,
+            "env_step_s": step_s,
+            "inference_s": act_s,
+            "sample_other_s": sample_s - step_s - act_s,
+        }
 
     def iteration(self) -> IterationTimings:
         mean = sum(self._returns) / len(self._returns) if self._returns else math.nan
-        return IterationTimings(env_steps_sampled=self.steps_per_iteration, **self._last, learner_connector_s=0.0,
-                                sgd_s=0.0, weight_sync_s=0.0, sync_bytes=0, env_steps_trained=0,
-                                episode_return_mean=mean, training_steps=1)
+        return IterationTimings(
+            env_steps_sampled=self.steps_per_iteration,
+            **self._last,
+            learner_connector_s=0.0,
+            sgd_s=0.0,
+            weight_sync_s=0.0,
+            sync_bytes=0,
+            env_steps_trained=0,
+            episode_return_mean=mean,
+            training_steps=1,
+        )
 
     def metric(self, name: str) -> float | None:
         if name == "num_episodes":

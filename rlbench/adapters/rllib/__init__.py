@@ -22,15 +22,24 @@ from rlbench.adapters.common import AdapterBase
 from rlbench.adapters.rllib.resources import ASYNC_ALGOS, resource_demand, torch_threads
 from rlbench.adapters.rllib.results import metric_column, metric_names
 from rlbench.adapters.rllib.roles import RAY_TITLE_ROLES, ROLE_RULES
-from rlbench.adapters.rllib.training import (ALGO_ONLY_KEYS, ALGO_TRAINING_KEYS, ALGORITHMS, DEFAULT_TRAIN_BATCH,
-                                             PPO_DEFAULTS, REFUSED_VALUES, REMOVED_KEYS, REPLAY_ALGOS, quick_settings)
+from rlbench.adapters.rllib.training import (
+    ALGO_ONLY_KEYS,
+    ALGO_TRAINING_KEYS,
+    ALGORITHMS,
+    DEFAULT_TRAIN_BATCH,
+    PPO_DEFAULTS,
+    REFUSED_VALUES,
+    REMOVED_KEYS,
+    REPLAY_ALGOS,
+    quick_settings,
+)
 from rlbench.adapters.roles import RAY_SYSTEM_TITLES
 from rlbench.adapters.vocabulary import KeyHandling
 
 if TYPE_CHECKING:
+    from rlbench.adapters.base import TrialConfig
     from rlbench.adapters.rllib.lifecycle import RLlibTrainer
     from rlbench.adapters.rllib.serving import RLlibServing
-    from rlbench.adapters.base import TrialConfig
 
 #: The oldest Ray this adapter drives, measured (docs/VERSIONS.md, "The supported Ray range"): CartPole PPO
 #: with one env runner, each release pinned as a variant over this machine's 2.60 stack, 2026-11-25. 2.53.0,
@@ -51,9 +60,18 @@ class RLlibAdapter(AdapterBase):
     #: prometheus_client, 249 modules and 0.19 s of the trial's CPU inside its ``ray.init`` (0.34 s against 0.15 s
     #: preloaded, 4 forks each, docs/MEASUREMENT.md 7), paid by every trial where Tune pays it once. The fork server
     #: skips a module that does not import (Ray without those packages).
-    preload_modules = ("rlbench.adapters.rllib.lifecycle", "ray", "ray.rllib.algorithms.ppo", "ray.rllib.algorithms.appo",
-                       "ray.rllib.algorithms.impala", "ray.rllib.algorithms.dqn", "ray.rllib.algorithms.sac", "torch",
-                       "gymnasium", "ray.dashboard.optional_deps")
+    preload_modules = (
+        "rlbench.adapters.rllib.lifecycle",
+        "ray",
+        "ray.rllib.algorithms.ppo",
+        "ray.rllib.algorithms.appo",
+        "ray.rllib.algorithms.impala",
+        "ray.rllib.algorithms.dqn",
+        "ray.rllib.algorithms.sac",
+        "torch",
+        "gymnasium",
+        "ray.dashboard.optional_deps",
+    )
     actor_class_roles = {title.removeprefix("ray::"): role for title, role in RAY_TITLE_ROLES.items()}
     system_titles = RAY_SYSTEM_TITLES
     algorithms = ALGORITHMS

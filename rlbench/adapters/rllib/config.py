@@ -19,6 +19,7 @@ from rlbench.adapters.rllib.training import AGGREGATING_ALGOS
 if TYPE_CHECKING:
     from rlbench.adapters.base import TrialConfig
 
+
 def quiet_logging() -> None:
     """Silence RLlib's own logger (it has its own handler) and Ray's Python loggers."""
     for name in ("ray", "ray.rllib", "ray.tune", "ray.train", "ray.data"):
@@ -50,8 +51,9 @@ def _per_iteration_stats_lookup() -> dict:
 
         def __init__(self, ema_coeff: float | None = None, *args, **kwargs):
             super().__init__(*args, **kwargs)
-            self._ema_push = rllib_ema(0.01 if ema_coeff is None else ema_coeff, is_root=self.is_root,
-                                       is_leaf=self.is_leaf).push
+            self._ema_push = rllib_ema(
+                0.01 if ema_coeff is None else ema_coeff, is_root=self.is_root, is_leaf=self.is_leaf
+            ).push
 
         def push(self, value: Any) -> None:
             # RLlib's work, discarded (see the class docstring); then MeanStats.push, inlined: each
@@ -94,22 +96,33 @@ def spec_calls(config: TrialConfig) -> list[tuple[str, dict[str, Any]]]:
     build (:func:`build_config`) and the code ``rlbench autoconfig`` writes (:mod:`.snippet`) both use it, so
     the pasted config is the one that was measured."""
     runners, learners = config.env_runners, config.learners
-    sampling = dict(num_env_runners=runners.num_env_runners, num_envs_per_env_runner=runners.num_envs_per_env_runner,
-                    num_cpus_per_env_runner=runners.num_cpus_per_env_runner,
-                    num_gpus_per_env_runner=runners.num_gpus_per_env_runner)
+    sampling = dict(
+        num_env_runners=runners.num_env_runners,
+        num_envs_per_env_runner=runners.num_envs_per_env_runner,
+        num_cpus_per_env_runner=runners.num_cpus_per_env_runner,
+        num_gpus_per_env_runner=runners.num_gpus_per_env_runner,
+    )
     if runners.rollout_fragment_length is not None:  # else the algorithm's own default (PPO: auto, APPO/IMPALA: 50)
         sampling["rollout_fragment_length"] = runners.rollout_fragment_length
     if runners.gym_env_vectorize_mode is not None:  # else RLlib's default, sync
         sampling["gym_env_vectorize_mode"] = runners.gym_env_vectorize_mode
-    learning = dict(num_learners=learners.num_learners, num_cpus_per_learner=learners.num_cpus_per_learner,
-                    num_gpus_per_learner=learners.num_gpus_per_learner)
+    learning = dict(
+        num_learners=learners.num_learners,
+        num_cpus_per_learner=learners.num_cpus_per_learner,
+        num_gpus_per_learner=learners.num_gpus_per_learner,
+    )
     if config.algo in AGGREGATING_ALGOS:  # PPO would start the aggregator actors and never use them
         learning["num_aggregator_actors_per_learner"] = learners.num_aggregator_actors_per_learner
         if learners.max_requests_in_flight_per_aggregator_actor is not None:
-            learning["max_requests_in_flight_per_aggregator_actor"] = learners.max_requests_in_flight_per_aggregator_actor
-    calls = [("environment", {"env": config.environment.env, "env_config": dict(config.environment.env_config)}),
-             ("env_runners", sampling), ("learners", learning),
-             ("resources", {"num_cpus_for_main_process": config.resources.num_cpus_for_main_process})]
+            learning["max_requests_in_flight_per_aggregator_actor"] = (
+                learners.max_requests_in_flight_per_aggregator_actor
+            )
+    calls = [
+        ("environment", {"env": config.environment.env, "env_config": dict(config.environment.env_config)}),
+        ("env_runners", sampling),
+        ("learners", learning),
+        ("resources", {"num_cpus_for_main_process": config.resources.num_cpus_for_main_process}),
+    ]
     training = config.training.model_dump(exclude_none=True)
     if training:
         calls.append(("training", training))

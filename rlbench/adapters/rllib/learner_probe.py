@@ -93,8 +93,9 @@ def _wrap(learner: Any, name: str, make: Callable[[Callable], Callable]) -> None
     setattr(learner, name, wrapped)
 
 
-def install(learner: Any, *, clock: Callable[[], float] = time.perf_counter,
-            device_clock: Any = LEARNER_DEVICE) -> bool:
+def install(
+    learner: Any, *, clock: Callable[[], float] = time.perf_counter, device_clock: Any = LEARNER_DEVICE
+) -> bool:
     """Install the probes on one learner (idempotent); returns True.
 
     Args:
@@ -105,8 +106,9 @@ def install(learner: Any, *, clock: Callable[[], float] = time.perf_counter,
     if getattr(learner, "_rlbench_probe", False):
         return True
     metrics, perf = learner.metrics, clock
-    device: DeviceClock | None = (cuda_clock(getattr(learner, "_device", None)) if device_clock is LEARNER_DEVICE
-                                  else device_clock)
+    device: DeviceClock | None = (
+        cuda_clock(getattr(learner, "_device", None)) if device_clock is LEARNER_DEVICE else device_clock
+    )
 
     def busy(seconds: float) -> None:
         metrics.log_value(BUSY_S, seconds, reduce="sum")
@@ -127,12 +129,14 @@ def install(learner: Any, *, clock: Callable[[], float] = time.perf_counter,
                     busy(seconds)
                     metrics.log_value(BATCH_S, seconds, reduce="sum")
                     metrics.log_value(BATCHES, 1, reduce="sum")
+
         return timed
 
     def before_update(original):
         def counted(*args, **kwargs):
             metrics.log_value(UPDATES, 1, reduce="sum")
             return original(*args, **kwargs)
+
         return counted
 
     pending: list[tuple[Any, Any]] = []  # (start, end) device events of the updates not read yet
@@ -153,6 +157,7 @@ def install(learner: Any, *, clock: Callable[[], float] = time.perf_counter,
                 busy(seconds)
                 metrics.log_value(UPDATE_S, seconds, reduce="sum")
                 metrics.log_value(SGD_STEPS, 1, reduce="sum")
+
         return timed
 
     def reduce(original):
@@ -163,6 +168,7 @@ def install(learner: Any, *, clock: Callable[[], float] = time.perf_counter,
                 device.synchronize()
                 metrics.log_value(DEVICE_S, sum(start.seconds_to(end) for start, end in done), reduce="sum")
             return original(*args, **kwargs)
+
         return read_device_time
 
     def timed_copy(original):
@@ -172,20 +178,25 @@ def install(learner: Any, *, clock: Callable[[], float] = time.perf_counter,
                 return original(*args, **kwargs)
             finally:
                 copied(perf() - t)
+
         return timed
 
     def off_policyness(original):
         def read_back(batch, *args, **kwargs):
             out = original(batch, *args, **kwargs)
             # Only modules whose batch carries the sampler's weights version get a lag from RLlib.
-            lags = [metrics.peek((mid, RLLIB_LAG_KEY), default=None) for mid, module_batch in batch.items()
-                    if WEIGHTS_SEQ_NO in module_batch]
+            lags = [
+                metrics.peek((mid, RLLIB_LAG_KEY), default=None)
+                for mid, module_batch in batch.items()
+                if WEIGHTS_SEQ_NO in module_batch
+            ]
             lags = [float(v) for v in lags if v is not None]
             if lags:
                 lag = sum(lags) / len(lags)
                 metrics.log_value(LAG_MEAN, lag, reduce="mean")
                 metrics.log_value(LAG_MAX, lag, reduce="max")
             return out
+
         return read_back
 
     pairs_calls = [0]  # get_target_network_pairs calls, over every module of this learner
@@ -194,6 +205,7 @@ def install(learner: Any, *, clock: Callable[[], float] = time.perf_counter,
         def counted(*args, **kwargs):
             pairs_calls[0] += 1
             return original(*args, **kwargs)
+
         return counted
 
     def after_update(original):
@@ -206,6 +218,7 @@ def install(learner: Any, *, clock: Callable[[], float] = time.perf_counter,
                 busy(seconds)
                 metrics.log_value(TARGET_UPDATE_S, seconds, reduce="sum")
                 metrics.log_value(TARGET_UPDATES, pairs_calls[0] - calls, reduce="sum")
+
         return timed
 
     _wrap(learner, "_make_batch_if_necessary", make_batch)
@@ -225,8 +238,9 @@ def install(learner: Any, *, clock: Callable[[], float] = time.perf_counter,
     return True
 
 
-def _time_copies(learner: Any, perf: Callable[[], float], copied: Callable[[float], None],
-                 timed_copy: Callable[[Callable], Callable]) -> None:
+def _time_copies(
+    learner: Any, perf: Callable[[], float], copied: Callable[[float], None], timed_copy: Callable[[Callable], Callable]
+) -> None:
     """Time a GPU learner's host-to-device copies where RLlib 2.60 makes them (the module docstring's list)."""
     for piece in _pieces(getattr(learner, "_learner_connector", None)):
         if type(piece).__name__ == COPY_CONNECTOR:
@@ -258,14 +272,17 @@ def _time_calls(piece: Any, perf: Callable[[], float], copied: Callable[[float],
     cls = type(piece)
     timed_cls = _TIMED_CLASSES.get(cls)
     if timed_cls is None:
+
         def __call__(self, *args, **kwargs):
             t = self._rlbench_clock()
             try:
                 return super(timed_cls, self).__call__(*args, **kwargs)
             finally:
                 self._rlbench_copied(self._rlbench_clock() - t)
-        timed_cls = _TIMED_CLASSES[cls] = type(cls.__name__, (cls,), {"__call__": __call__,
-                                                                      "__module__": cls.__module__})
+
+        timed_cls = _TIMED_CLASSES[cls] = type(
+            cls.__name__, (cls,), {"__call__": __call__, "__module__": cls.__module__}
+        )
     piece._rlbench_clock, piece._rlbench_copied = perf, copied
     piece.__class__ = timed_cls
 

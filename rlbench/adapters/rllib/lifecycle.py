@@ -56,8 +56,11 @@ class RLlibTrainer:
         outside Tune and never removes it (1,296 empty ones on one machine after a few days); the
         sweep removes it, if empty, once the trial is over, killed trials included. ``torch_deterministic``:
         torch's deterministic-algorithms mode in the driver, each remote env runner and each remote learner."""
-        self._facts = {**runner_facts(self.algo), "log_dir": getattr(self.algo, "logdir", None),
-                       "torch_deterministic": self._deterministic}
+        self._facts = {
+            **runner_facts(self.algo),
+            "log_dir": getattr(self.algo, "logdir", None),
+            "torch_deterministic": self._deterministic,
+        }
         return self._facts
 
     def train(self) -> None:
@@ -66,9 +69,17 @@ class RLlibTrainer:
 
     def iteration(self) -> IterationTimings:
         """The last iteration's exact phase times and counts."""
-        return IterationTimings(**iteration_timings(self.algo, self._result or {}, weight_bytes=self._facts.get("weight_bytes"),
-                                 weight_receivers=self._facts.get("weight_receivers", 0), replay=self._replay,
-                                 updates_per_sync=self._updates_per_sync, asynchronous=self._asynchronous))
+        return IterationTimings(
+            **iteration_timings(
+                self.algo,
+                self._result or {},
+                weight_bytes=self._facts.get("weight_bytes"),
+                weight_receivers=self._facts.get("weight_receivers", 0),
+                replay=self._replay,
+                updates_per_sync=self._updates_per_sync,
+                asynchronous=self._asynchronous,
+            )
+        )
 
     def metric(self, name: str) -> float | None:
         """The last iteration's value of a result metric (:data:`~rlbench.adapters.rllib.results.RESULT_METRICS`)."""

@@ -25,12 +25,26 @@ if TYPE_CHECKING:
 def resource_demand(config: TrialConfig) -> ResourceDemand:
     """CPUs and GPUs a trial needs, per role and per actor."""
     runners, learners = config.env_runners, config.learners
-    actors = [ActorDemand("env_runner", runners.num_env_runners, runners.num_cpus_per_env_runner,
-                          runners.num_gpus_per_env_runner, "env runners")]
+    actors = [
+        ActorDemand(
+            "env_runner",
+            runners.num_env_runners,
+            runners.num_cpus_per_env_runner,
+            runners.num_gpus_per_env_runner,
+            "env runners",
+        )
+    ]
     driver_gpus = 0.0
     if learners.num_learners > 0:
-        actors.append(ActorDemand("learner", learners.num_learners, float(learners.num_cpus_per_learner),
-                                  learners.num_gpus_per_learner, "learners"))
+        actors.append(
+            ActorDemand(
+                "learner",
+                learners.num_learners,
+                float(learners.num_cpus_per_learner),
+                learners.num_gpus_per_learner,
+                "learners",
+            )
+        )
     else:
         driver_gpus = learners.num_gpus_per_learner
     aggregators = max(1, learners.num_learners) * learners.num_aggregator_actors_per_learner

@@ -84,12 +84,32 @@ LEARNER_CONNECTOR_S = ("learners", "__all_modules__", "learner_connector", "conn
 #: ``env_runners/episode_*`` are means over the episodes that ended during the iteration (RLlib
 #: 2.60 clears its episode window on every reduce; see docs/ANALYSIS.md), NaN when none ended.
 RESULT_METRICS: dict[str, tuple[str, ...]] = {
-    **{key: ("env_runners", key) for key in (
-        "episode_return_mean", "episode_return_min", "episode_return_max", "episode_len_mean",
-        "episode_len_min", "episode_len_max", "num_episodes", "num_episodes_lifetime",
-        "num_env_steps_sampled_lifetime")},
-    **{key: ("learners", "default_policy", key) for key in (
-        "policy_loss", "vf_loss", "total_loss", "entropy", "mean_kl_loss", "vf_explained_var", "curr_kl_coeff")},
+    **{
+        key: ("env_runners", key)
+        for key in (
+            "episode_return_mean",
+            "episode_return_min",
+            "episode_return_max",
+            "episode_len_mean",
+            "episode_len_min",
+            "episode_len_max",
+            "num_episodes",
+            "num_episodes_lifetime",
+            "num_env_steps_sampled_lifetime",
+        )
+    },
+    **{
+        key: ("learners", "default_policy", key)
+        for key in (
+            "policy_loss",
+            "vf_loss",
+            "total_loss",
+            "entropy",
+            "mean_kl_loss",
+            "vf_explained_var",
+            "curr_kl_coeff",
+        )
+    },
 }
 
 
@@ -142,8 +162,9 @@ def _get(result: dict, path: tuple, default: float = 0.0) -> float:
     return default if math.isnan(value) else value
 
 
-def sampling_split(sample_s: float, env_total_s: float, inference_total_s: float, *,
-                   sampling_runners: int) -> dict[str, float]:
+def sampling_split(
+    sample_s: float, env_total_s: float, inference_total_s: float, *, sampling_runners: int
+) -> dict[str, float]:
     """Split an iteration's sampling wall time into env, inference and the rest.
 
     ``env_total_s`` and ``inference_total_s`` are summed over the env runners that sampled (they
@@ -154,8 +175,7 @@ def sampling_split(sample_s: float, env_total_s: float, inference_total_s: float
     """
     env_step_s = env_total_s / sampling_runners
     inference_s = inference_total_s / sampling_runners
-    return {"env_step_s": env_step_s, "inference_s": inference_s,
-            "sample_other_s": sample_s - env_step_s - inference_s}
+    return {"env_step_s": env_step_s, "inference_s": inference_s, "sample_other_s": sample_s - env_step_s - inference_s}
 
 
 def runner_timings(result: dict) -> list[dict[str, Any]]:
@@ -186,7 +206,9 @@ def replay_timings(result: dict, *, learners: int) -> dict[str, Any]:
     ``learn_s``; ``target_updates``, per learner)."""
     add_s, sample_s, update_s = (_get(result, k) for k in (TIMER_REPLAY_ADD, TIMER_REPLAY_SAMPLE, TIMER_REPLAY_UPDATE))
     return {
-        "replay_add_s": add_s, "replay_sample_s": sample_s, "replay_update_s": update_s,
+        "replay_add_s": add_s,
+        "replay_sample_s": sample_s,
+        "replay_update_s": update_s,
         "replay_s": add_s + sample_s + update_s,
         "target_update_s": _get(result, LEARNERS_TARGET_UPDATE_S) / learners,
         "target_updates": _get(result, LEARNERS_TARGET_UPDATES) / learners,
@@ -222,9 +244,16 @@ def learner_split(result: dict, learn_s: float, *, learners: int, asynchronous: 
     }
 
 
-def iteration_timings(algo, result: dict, *, weight_bytes: int | None = None,
-                      weight_receivers: int = 0, replay: bool = False, updates_per_sync: int = 1,
-                      asynchronous: bool = False) -> dict[str, Any]:
+def iteration_timings(
+    algo,
+    result: dict,
+    *,
+    weight_bytes: int | None = None,
+    weight_receivers: int = 0,
+    replay: bool = False,
+    updates_per_sync: int = 1,
+    asynchronous: bool = False,
+) -> dict[str, Any]:
     """This iteration's exact phase times and step counts from its result dict.
 
     ``sync_s`` is the weight broadcast plus the env-connector state sync. RLlib times the latter
@@ -239,11 +268,19 @@ def iteration_timings(algo, result: dict, *, weight_bytes: int | None = None,
     """
     connectors_s = _get({"m": algo.metrics.peek(TIMER_SYNC_CONNECTORS, default=0.0)}, ("m",))
     sample_s, learn_s = _get(result, TIMER_SAMPLE) + _get(result, TIMER_SAMPLE_ASYNC), _get(result, TIMER_LEARN)
-    split = sampling_split(sample_s, _get(result, ENV_RUNNERS_ENV_S), _get(result, ENV_RUNNERS_INFERENCE_S),
-                           sampling_runners=max(1, int(algo.config.num_env_runners or 0)))
+    split = sampling_split(
+        sample_s,
+        _get(result, ENV_RUNNERS_ENV_S),
+        _get(result, ENV_RUNNERS_INFERENCE_S),
+        sampling_runners=max(1, int(algo.config.num_env_runners or 0)),
+    )
     learners = max(1, int(algo.config.num_learners or 0))
-    counts = overlap_counts(result, runner_timings(result), sampling_runners=max(1, int(algo.config.num_env_runners or 0)),
-                            learners=learners)
+    counts = overlap_counts(
+        result,
+        runner_timings(result),
+        sampling_runners=max(1, int(algo.config.num_env_runners or 0)),
+        learners=learners,
+    )
     extra = replay_timings(result, learners=learners) if replay else {}
     split_learn = learner_split(result, learn_s, learners=learners, asynchronous=asynchronous)
     connector_s = split_learn["learner_connector_s"]
@@ -271,8 +308,9 @@ def iteration_timings(algo, result: dict, *, weight_bytes: int | None = None,
     }
 
 
-def overlap_counts(result: dict, runners: list[dict[str, Any]], *, sampling_runners: int,
-                   learners: int) -> dict[str, Any]:
+def overlap_counts(
+    result: dict, runners: list[dict[str, Any]], *, sampling_runners: int, learners: int
+) -> dict[str, Any]:
     """What the env runners and learners did in the iteration, measured where they run.
 
     ``sampler_busy_s``: seconds inside ``sample()`` (each runner's ``sample_s``, :func:`runner_timings`),
@@ -287,8 +325,11 @@ def overlap_counts(result: dict, runners: list[dict[str, Any]], *, sampling_runn
     lag_max = _get(result, LEARNERS_LAG_MAX, default=float("nan"))
     return {
         "training_steps": int(_get(result, TRAINING_STEPS)),
-        "sampler_busy_s": (sum(busy) / sampling_runners
-                           if (busy := [r["sample_s"] for r in runners if r.get("sample_s") is not None]) else None),
+        "sampler_busy_s": (
+            sum(busy) / sampling_runners
+            if (busy := [r["sample_s"] for r in runners if r.get("sample_s") is not None])
+            else None
+        ),
         "learner_busy_s": _get(result, LEARNERS_BUSY_S) / learners,
         "learner_updates": _get(result, LEARNERS_UPDATES) / learners,
         "sgd_steps": _get(result, LEARNERS_SGD_STEPS) / learners,

@@ -35,9 +35,14 @@ def train_policy(folder: str, *, seed: int, iterations: int) -> dict[str, Any]:
     from ray.rllib.algorithms.ppo import PPOConfig
 
     started = time.perf_counter()
-    config = (PPOConfig().environment(TRAIN_ENV).env_runners(num_env_runners=0)
-              .training(train_batch_size_per_learner=1000, minibatch_size=100, num_epochs=6, lr=3e-4)
-              .fault_tolerance(restart_failed_env_runners=False).debugging(log_level="ERROR", seed=seed))
+    config = (
+        PPOConfig()
+        .environment(TRAIN_ENV)
+        .env_runners(num_env_runners=0)
+        .training(train_batch_size_per_learner=1000, minibatch_size=100, num_epochs=6, lr=3e-4)
+        .fault_tolerance(restart_failed_env_runners=False)
+        .debugging(log_level="ERROR", seed=seed)
+    )
     algo = config.build_algo()
     try:
         result: dict[str, Any] = {}
@@ -49,10 +54,16 @@ def train_policy(folder: str, *, seed: int, iterations: int) -> dict[str, Any]:
         ret = runners.get("episode_return_mean")
     finally:
         algo.stop()
-    return {"checkpoint": os.path.join(folder, *MODULE_IN_CHECKPOINT), "env": TRAIN_ENV, "input_floats": 4,
-            "iterations": iterations, "env_steps": int(steps) if steps is not None else None,
-            "episode_return_mean": float(ret) if ret is not None else None,
-            "train_s": time.perf_counter() - started, "model": "PPO default RLModule, 2 x 256 tanh"}
+    return {
+        "checkpoint": os.path.join(folder, *MODULE_IN_CHECKPOINT),
+        "env": TRAIN_ENV,
+        "input_floats": 4,
+        "iterations": iterations,
+        "env_steps": int(steps) if steps is not None else None,
+        "episode_return_mean": float(ret) if ret is not None else None,
+        "train_s": time.perf_counter() - started,
+        "model": "PPO default RLModule, 2 x 256 tanh",
+    }
 
 
 def save_model(folder: str, *, input_floats: int, width: int, depth: int, residual: bool, seed: int) -> dict[str, Any]:
@@ -70,16 +81,24 @@ def save_model(folder: str, *, input_floats: int, width: int, depth: int, residu
     if residual:
         from rlbench.adapters.rllib.serving_models import ResidualPolicy
 
-        spec = RLModuleSpec(module_class=ResidualPolicy, observation_space=space,
-                            action_space=gym.spaces.Discrete(2), model_config={"width": width, "depth": depth},
-                            inference_only=True)
+        spec = RLModuleSpec(
+            module_class=ResidualPolicy,
+            observation_space=space,
+            action_space=gym.spaces.Discrete(2),
+            model_config={"width": width, "depth": depth},
+            inference_only=True,
+        )
     else:
         from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
         from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
-        spec = RLModuleSpec(module_class=DefaultPPOTorchRLModule, observation_space=space,
-                            action_space=gym.spaces.Discrete(2),
-                            model_config=DefaultModelConfig(fcnet_hiddens=[width] * depth), inference_only=True)
+        spec = RLModuleSpec(
+            module_class=DefaultPPOTorchRLModule,
+            observation_space=space,
+            action_space=gym.spaces.Discrete(2),
+            model_config=DefaultModelConfig(fcnet_hiddens=[width] * depth),
+            inference_only=True,
+        )
     module = spec.build()
     module.save_to_path(folder)
     return {"checkpoint": folder, "parameters": int(sum(p.numel() for p in module.parameters()))}
@@ -127,8 +146,12 @@ class ModulePolicy:
 
         to_module_pipeline, to_env_pipeline = self._pipelines
         module = self.module
-        episodes = [SingleAgentEpisode(observations=[s], observation_space=module.observation_space,
-                                       action_space=module.action_space) for s in states]
+        episodes = [
+            SingleAgentEpisode(
+                observations=[s], observation_space=module.observation_space, action_space=module.action_space
+            )
+            for s in states
+        ]
         shared: dict[str, Any] = {}  # the batch's structure, left by the first pipeline for the second
         to_module = to_module_pipeline(episodes=episodes, batch={}, rl_module=module, explore=False, shared_data=shared)
         out = module.forward_inference(to_module)
@@ -142,8 +165,9 @@ class RLlibServing:
     def train_policy(self, folder: str, *, seed: int, iterations: int) -> dict[str, Any]:
         return train_policy(folder, seed=seed, iterations=iterations)
 
-    def save_model(self, folder: str, *, input_floats: int, width: int, depth: int, residual: bool,
-                   seed: int) -> dict[str, Any]:
+    def save_model(
+        self, folder: str, *, input_floats: int, width: int, depth: int, residual: bool, seed: int
+    ) -> dict[str, Any]:
         return save_model(folder, input_floats=input_floats, width=width, depth=depth, residual=residual, seed=seed)
 
     def load_policy(self, checkpoint: str, *, connectors: bool = False, threads: int = 1) -> ModulePolicy:

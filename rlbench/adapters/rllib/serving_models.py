@@ -19,7 +19,8 @@ class ResidualPolicy(TorchRLModule):
         self.stem = torch.nn.Linear(self.observation_space.shape[0], width)
         self.blocks = torch.nn.ModuleList(
             torch.nn.Sequential(torch.nn.Linear(width, width), torch.nn.ReLU(), torch.nn.Linear(width, width))
-            for _ in range(depth))
+            for _ in range(depth)
+        )
         self.head = torch.nn.Linear(width, self.action_space.n)
 
     def _forward(self, batch, **kwargs):

@@ -24,17 +24,19 @@ FILE_NAME = "rllib_config.py"
 def config_snippet(config: TrialConfig, title: str) -> ConfigSnippet:
     """``rllib_config.py`` for one trial config, headed by ``title`` (which configuration it is)."""
     module, cls = ALGO_CONFIG_CLASSES[config.algo]
-    text = "\n".join([
-        '"""The configuration rlbench autoconfig chose (autoconfig.json has the evidence)."""',
-        f"# configuration: {literal(title)}",
-        "# An env written as 'package.module:Class' in the spec must be registered (ray.tune.register_env)",
-        "# or replaced by the class itself.",
-        f"from {module} import {cls}",
-        "",
-        "config = (",
-        f"    {cls}()",
-        *(method_call(method, kwargs) for method, kwargs in spec_calls(config)),
-        ")",
-        "",
-    ])
+    text = "\n".join(
+        [
+            '"""The configuration rlbench autoconfig chose (autoconfig.json has the evidence)."""',
+            f"# configuration: {literal(title)}",
+            "# An env written as 'package.module:Class' in the spec must be registered (ray.tune.register_env)",
+            "# or replaced by the class itself.",
+            f"from {module} import {cls}",
+            "",
+            "config = (",
+            f"    {cls}()",
+            *(method_call(method, kwargs) for method, kwargs in spec_calls(config)),
+            ")",
+            "",
+        ]
+    )
     return ConfigSnippet(FILE_NAME, "python", text)

@@ -45,8 +45,12 @@ INFERENCE_S_KEY = ("rlbench", "inference_s")
 #: IMPALA/APPO ``sample``; DQN and SAC their replay buffer's three) that rlbench makes sums over the iteration
 #: (see :meth:`on_algorithm_init`).
 DRIVER_SUM_TIMERS: tuple[tuple[str, str], ...] = (
-    ("timers", "env_runner_sampling_timer"), ("timers", "sample"), ("timers", "learner_update_timer"),
-    ("timers", "synch_weights"), ("timers", "replay_buffer_add_data_timer"), ("timers", "replay_buffer_sampling_timer"),
+    ("timers", "env_runner_sampling_timer"),
+    ("timers", "sample"),
+    ("timers", "learner_update_timer"),
+    ("timers", "synch_weights"),
+    ("timers", "replay_buffer_add_data_timer"),
+    ("timers", "replay_buffer_sampling_timer"),
     ("timers", "replay_buffer_update_prios_timer"),
 )
 
@@ -105,8 +109,7 @@ class PhaseTimingCallback(RLlibCallback):
         for key in DRIVER_SUM_TIMERS:
             logger.log_value(key, 0.0, reduce="sum")
 
-    def on_environment_created(self, *, env_runner, metrics_logger=None, env=None, env_context=None,
-                               **kwargs) -> None:
+    def on_environment_created(self, *, env_runner, metrics_logger=None, env=None, env_context=None, **kwargs) -> None:
         # The object RLlib calls step/reset on is the env runner's (wrapped) vector env.
         target = env_runner.env
         target.step = self._timed_env(target.step)
@@ -145,8 +148,12 @@ class PhaseTimingCallback(RLlibCallback):
         logger.log_value(INFERENCE_S_KEY, inference_s, reduce="sum")
         self._totals_s[:] = [0.0, 0.0, 0.0]
         start, self._sample_start = self._sample_start, None
-        values = {"env_steps": sum(len(e) for e in samples or ()), "env_step_s": env_s, "env_step_cpu_s": env_cpu_s,
-                  "inference_s": inference_s}
+        values = {
+            "env_steps": sum(len(e) for e in samples or ()),
+            "env_step_s": env_s,
+            "env_step_cpu_s": env_cpu_s,
+            "inference_s": inference_s,
+        }
         if start is not None:  # else sample() was not called through the wrapper: no value, not a 0
             values.update(sample_s=time.perf_counter() - start[0], sample_cpu_s=time.thread_time() - start[1])
         key = (*RUNNER_KEY, str(getattr(env_runner, "worker_index", 0)))

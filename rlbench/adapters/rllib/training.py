@@ -20,8 +20,17 @@ from __future__ import annotations
 from rlbench.adapters.base import NEVER_BINDS
 from rlbench.adapters.vocabulary import ALGO_ONLY_KEYS, ALGO_TRAINING_KEYS, ALGORITHMS
 
-__all__ = ["AGGREGATING_ALGOS", "ALGO_ONLY_KEYS", "ALGO_TRAINING_KEYS", "ALGORITHMS", "DEFAULT_TRAIN_BATCH", "PPO_DEFAULTS",
-           "REFUSED_VALUES", "REMOVED_KEYS", "REPLAY_ALGOS"]  # the vocabulary's tables: RLlib takes every key of it
+__all__ = [
+    "AGGREGATING_ALGOS",
+    "ALGO_ONLY_KEYS",
+    "ALGO_TRAINING_KEYS",
+    "ALGORITHMS",
+    "DEFAULT_TRAIN_BATCH",
+    "PPO_DEFAULTS",
+    "REFUSED_VALUES",
+    "REMOVED_KEYS",
+    "REPLAY_ALGOS",
+]  # the vocabulary's tables: RLlib takes every key of it
 
 #: Algorithms that train on replayed env steps (RLlib's DQN family: SAC subclasses DQN and runs its training
 #: step): one iteration repeats sample -> store -> replay -> update -> sync until ``min_sample_timesteps_per_
@@ -40,12 +49,20 @@ DEFAULT_TRAIN_BATCH: dict[str, int] = {"PPO": 4000, "APPO": 500, "IMPALA": 500, 
 #: runs beside RLlib (docs/SPEC.md, "Comparing frameworks"); tests/adapters/test_sb3_mapping.py checks it against
 #: the installed RLlib.
 PPO_DEFAULTS: dict[tuple[str, str], object] = {
-    ("training", "lr"): 5e-05, ("training", "minibatch_size"): 128, ("training", "num_epochs"): 30,
-    ("training", "gamma"): 0.99, ("training", "lambda"): 1.0, ("training", "clip_param"): 0.3,
-    ("training", "vf_clip_param"): 10.0, ("training", "vf_loss_coeff"): 1.0, ("training", "entropy_coeff"): 0.0,
-    ("training", "grad_clip"): NEVER_BINDS, ("training", "use_kl_loss"): True,
+    ("training", "lr"): 5e-05,
+    ("training", "minibatch_size"): 128,
+    ("training", "num_epochs"): 30,
+    ("training", "gamma"): 0.99,
+    ("training", "lambda"): 1.0,
+    ("training", "clip_param"): 0.3,
+    ("training", "vf_clip_param"): 10.0,
+    ("training", "vf_loss_coeff"): 1.0,
+    ("training", "entropy_coeff"): 0.0,
+    ("training", "grad_clip"): NEVER_BINDS,
+    ("training", "use_kl_loss"): True,
     ("training", "shuffle_batch_per_epoch"): True,
-    ("rl_module", "fcnet_hiddens"): [256, 256], ("rl_module", "fcnet_activation"): "tanh",
+    ("rl_module", "fcnet_hiddens"): [256, 256],
+    ("rl_module", "fcnet_activation"): "tanh",
     ("rl_module", "vf_share_layers"): True,
 }
 
@@ -54,24 +71,27 @@ AGGREGATING_ALGOS: frozenset[str] = frozenset(ALGO_ONLY_KEYS[("learners", "num_a
 
 #: Training key -> (a value RLlib 2.60 refuses on the new API stack, why and what to do).
 REFUSED_VALUES: dict[str, tuple[object, str]] = {
-    "vtrace": (False, "Ray 2.60 runs IMPALA and APPO with V-trace only (vtrace: false is refused on the new API "
-                      "stack): remove the key or set it to true"),
+    "vtrace": (
+        False,
+        "Ray 2.60 runs IMPALA and APPO with V-trace only (vtrace: false is refused on the new API "
+        "stack): remove the key or set it to true",
+    ),
 }
 
 #: Old-API-stack keys Ray 2.60's new stack ignores or rejects -> what to do instead. They are
 #: refused, never passed on: a translation would change what they mean.
 REMOVED_KEYS: dict[str, str] = {
     "num_aggregation_workers": "aggregation workers are gone; the new stack's aggregator actors are "
-                               "learners.num_aggregator_actors_per_learner (counted per learner)",
+    "learners.num_aggregator_actors_per_learner (counted per learner)",
     "replay_proportion": "old API stack only (no mix-in replay on the new stack); APPO re-uses batches through "
-                         "training.circular_buffer_iterations_per_batch",
+    "training.circular_buffer_iterations_per_batch",
     "replay_buffer_num_slots": "old API stack only; APPO's buffer size is training.circular_buffer_num_batches",
     "minibatch_buffer_size": "old API stack only; APPO's buffer size is training.circular_buffer_num_batches",
     "num_multi_gpu_tower_stacks": "old API stack only; several GPUs are learners.num_learners with "
-                                  "num_gpus_per_learner",
+    "num_gpus_per_learner",
     "learner_queue_timeout": "old API stack only",
     "target_update_frequency": "replaced by training.target_network_update_freq, which counts in different units "
-                               "(trained batches of the circular buffer, not sampled env steps): set it yourself",
+    "(trained batches of the circular buffer, not sampled env steps): set it yourself",
     "use_critic": "APPO always uses a value function in Ray 2.60",
     "opt_type": "old API stack only: the new stack's learners use Adam",
     "vtrace_drop_last_ts": "old API stack only",
@@ -107,7 +127,9 @@ def quick_settings(config) -> dict[tuple[str, str], object]:
     per_learner = t.train_batch_size_per_learner or DEFAULT_TRAIN_BATCH[algo] // max(1, config.learners.num_learners)
     batch = min(per_learner, QUICK_TRAIN_BATCH[algo])
     if algo in ("APPO", "IMPALA"):
-        fragment = runners.rollout_fragment_length if isinstance(runners.rollout_fragment_length, int) else DEFAULT_FRAGMENT
+        fragment = (
+            runners.rollout_fragment_length if isinstance(runners.rollout_fragment_length, int) else DEFAULT_FRAGMENT
+        )
         batch = max(fragment, batch // fragment * fragment) if per_learner >= fragment else per_learner
         if t.minibatch_size is not None and t.minibatch_size > batch:
             out[("training", "minibatch_size")] = max(fragment, batch // fragment * fragment)
@@ -119,10 +141,11 @@ def quick_settings(config) -> dict[tuple[str, str], object]:
         if _or(t.num_steps_sampled_before_learning_starts, DEFAULT_LEARNING_STARTS[algo]) > 2 * batch:
             out[("training", "num_steps_sampled_before_learning_starts")] = 2 * batch
     # one iteration is one training step, or a few for a time- or step-bounded iteration: bounded by the quick caps
-    for key, default, cap in (("min_time_s_per_iteration", DEFAULT_MIN_TIME_S.get(algo, 0.0), QUICK_MIN_TIME_S),
-                              ("min_sample_timesteps_per_iteration", DEFAULT_MIN_SAMPLE_STEPS.get(algo, 0),
-                               QUICK_MIN_SAMPLE_STEPS),
-                              ("min_train_timesteps_per_iteration", 0, QUICK_MIN_SAMPLE_STEPS)):
+    for key, default, cap in (
+        ("min_time_s_per_iteration", DEFAULT_MIN_TIME_S.get(algo, 0.0), QUICK_MIN_TIME_S),
+        ("min_sample_timesteps_per_iteration", DEFAULT_MIN_SAMPLE_STEPS.get(algo, 0), QUICK_MIN_SAMPLE_STEPS),
+        ("min_train_timesteps_per_iteration", 0, QUICK_MIN_SAMPLE_STEPS),
+    ):
         if _or(getattr(config.reporting, key), default) > cap:
             out[("reporting", key)] = cap
     if algo in ("APPO", "IMPALA"):  # asynchronous: a second of training steps sampled and trained nothing at load 10

@@ -18,8 +18,15 @@ from rlbench.adapters.base import ActorDemand, ConfigSnippet, ResourceDemand, Tr
 from rlbench.adapters.common import AdapterBase
 from rlbench.adapters.roles import RoleRules
 from rlbench.adapters.sb3.envs import ENV_RUNNER_TITLE
-from rlbench.adapters.sb3.mapping import (PPO_KEYS, defaults, env_count, in_subprocesses, quick_settings, refusals,
-                                         train_batch)
+from rlbench.adapters.sb3.mapping import (
+    PPO_KEYS,
+    defaults,
+    env_count,
+    in_subprocesses,
+    quick_settings,
+    refusals,
+    train_batch,
+)
 from rlbench.adapters.vocabulary import KeyHandling
 
 if TYPE_CHECKING:
@@ -28,8 +35,16 @@ if TYPE_CHECKING:
 
 #: The result metrics a ``stop:`` target may name (from ``Monitor``'s episodes and SB3's step count), also as
 #: RLlib's paths (``env_runners/episode_return_mean``), so one target serves a sweep over both frameworks.
-SB3_METRICS = ("episode_return_mean", "episode_return_min", "episode_return_max", "episode_len_mean",
-               "episode_len_min", "episode_len_max", "num_episodes", "num_env_steps_sampled_lifetime")
+SB3_METRICS = (
+    "episode_return_mean",
+    "episode_return_min",
+    "episode_return_max",
+    "episode_len_mean",
+    "episode_len_min",
+    "episode_len_max",
+    "num_episodes",
+    "num_env_steps_sampled_lifetime",
+)
 
 #: The oldest SB3 the adapter drives: the ``collect_rollouts``/``train`` loop and ``_setup_learn``'s signature
 #: as read in 2.9.2's ``OnPolicyAlgorithm.learn`` (the version the ``sb3`` extra pins and the tests run).
@@ -65,9 +80,10 @@ class SB3Adapter(AdapterBase):
 
     def resource_demand(self, config: TrialConfig) -> ResourceDemand:
         runners = config.env_runners
-        return ResourceDemand(config.resources.num_cpus_for_main_process,
-                              (ActorDemand("env_runner", runners.num_env_runners, runners.num_cpus_per_env_runner,
-                                           0.0, "env runners"),))
+        return ResourceDemand(
+            config.resources.num_cpus_for_main_process,
+            (ActorDemand("env_runner", runners.num_env_runners, runners.num_cpus_per_env_runner, 0.0, "env runners"),),
+        )
 
     def torch_threads(self, config: TrialConfig) -> dict[str, int]:
         t = config.threads

@@ -14,8 +14,9 @@ ENV_RUNNER_TITLE = "rlbench::SB3EnvRunner"
 class EnvFactory:
     """A picklable ``() -> env`` for SB3's vec envs (``SubprocVecEnv`` calls it in the env process)."""
 
-    def __init__(self, env: str, env_config: dict[str, Any], *, env_process: bool = False,
-                 torch_threads: int | None = None):
+    def __init__(
+        self, env: str, env_config: dict[str, Any], *, env_process: bool = False, torch_threads: int | None = None
+    ):
         self.env = env
         self.env_config = dict(env_config)
         self.env_process = env_process

@@ -82,6 +82,7 @@ class IterationClock:
     def hook(self, policy: Any) -> None:
         """Time every forward pass of ``policy`` (a ``torch.nn.Module``): the rollout calls it once a step;
         ``train()`` calls ``evaluate_actions``, not ``forward``, so learning is not counted."""
+
         def before(_module: Any, _args: Any) -> None:
             self._forward_t0 = self.clock()
 

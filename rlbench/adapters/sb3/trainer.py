@@ -29,8 +29,14 @@ PRELOAD = ["stable_baselines3.common.vec_env.subproc_vec_env", "rlbench.adapters
 class SB3Trainer:
     """One trial's SB3 PPO, built from the trial config, trained an iteration at a time."""
 
-    def __init__(self, config: TrialConfig, *, seed: int | None, threads: dict[str, int],
-                 clock: Callable[[], float] | None = None):
+    def __init__(
+        self,
+        config: TrialConfig,
+        *,
+        seed: int | None,
+        threads: dict[str, int],
+        clock: Callable[[], float] | None = None,
+    ):
         self.config = config
         self.seed = seed
         self.threads = threads
@@ -53,8 +59,10 @@ class SB3Trainer:
         env = self.config.environment
         n = env_count(self.config)
         if in_subprocesses(self.config):
-            factories = [EnvFactory(env.env, env.env_config, env_process=True,
-                                    torch_threads=self.threads.get("env_runner")) for _ in range(n)]
+            factories = [
+                EnvFactory(env.env, env.env_config, env_process=True, torch_threads=self.threads.get("env_runner"))
+                for _ in range(n)
+            ]
             # SB3's default start method (forkserver), its server importing SB3 once for all env processes (else
             # each imports torch and SB3 itself: 4 env processes built in 12 s instead of about 4 on 2 busy cores);
             # the env processes' BLAS pools as Ray sizes an actor's
@@ -74,8 +82,17 @@ class SB3Trainer:
         policy = dict(arguments.pop("policy_kwargs", {}))
         if "activation_fn" in policy:
             policy["activation_fn"] = getattr(torch.nn, policy["activation_fn"])
-        self.attach(PPO("MlpPolicy", timed_vec_env(self.venv, self.timer), seed=self.seed, device="cpu", verbose=0,
-                        policy_kwargs=policy or None, **arguments))
+        self.attach(
+            PPO(
+                "MlpPolicy",
+                timed_vec_env(self.venv, self.timer),
+                seed=self.seed,
+                device="cpu",
+                verbose=0,
+                policy_kwargs=policy or None,
+                **arguments,
+            )
+        )
 
     def attach(self, model: Any) -> None:
         """Time ``model``'s policy and set its loop up as ``learn`` does (``_setup_learn``: the first reset;
@@ -108,8 +125,12 @@ class SB3Trainer:
 
     def facts(self) -> dict[str, Any]:
         """The env processes' pids (one env runner per process), the vec env, and SB3's arguments as passed."""
-        facts: dict[str, Any] = {"weight_receivers": 0, "vec_env": type(self.venv).__name__,
-                                 "num_envs": env_count(self.config), "sb3_arguments": self.arguments}
+        facts: dict[str, Any] = {
+            "weight_receivers": 0,
+            "vec_env": type(self.venv).__name__,
+            "num_envs": env_count(self.config),
+            "sb3_arguments": self.arguments,
+        }
         if in_subprocesses(self.config):
             facts["env_runner_pids"] = {str(i + 1): p.pid for i, p in enumerate(self.venv.processes)}
         return facts
@@ -136,13 +157,25 @@ class SB3Trainer:
         sample_s, learn_s = self._last.get("sample_s", 0.0), self._last.get("learn_s", 0.0)
         minibatch = self.model.batch_size
         return IterationTimings(
-            env_steps_sampled=batch, sample_s=sample_s, learn_s=learn_s, sync_s=0.0,
-            learn_batch_s=timer.learn_batch_s, learn_update_s=timer.learn_update_s, learn_batches=1.0,
+            env_steps_sampled=batch,
+            sample_s=sample_s,
+            learn_s=learn_s,
+            sync_s=0.0,
+            learn_batch_s=timer.learn_batch_s,
+            learn_update_s=timer.learn_update_s,
+            learn_batches=1.0,
             learn_other_s=learn_s - timer.learn_batch_s - timer.learn_update_s,
-            env_step_s=timer.env_step_s, inference_s=timer.inference_s,
-            sample_other_s=sample_s - timer.env_step_s - timer.inference_s, weight_sync_s=0.0, sync_bytes=0,
-            env_steps_trained=batch, episode_return_mean=timer.return_mean(), training_steps=1, learner_updates=1.0,
-            sgd_steps=float(self.model.n_epochs * math.ceil(batch / minibatch)))
+            env_step_s=timer.env_step_s,
+            inference_s=timer.inference_s,
+            sample_other_s=sample_s - timer.env_step_s - timer.inference_s,
+            weight_sync_s=0.0,
+            sync_bytes=0,
+            env_steps_trained=batch,
+            episode_return_mean=timer.return_mean(),
+            training_steps=1,
+            learner_updates=1.0,
+            sgd_steps=float(self.model.n_epochs * math.ceil(batch / minibatch)),
+        )
 
     def metric(self, name: str) -> float | None:
         """The last iteration's value of :data:`~rlbench.adapters.sb3.SB3_METRICS` ``name``; None when no

@@ -22,19 +22,19 @@ import psutil
 from rich.console import Console
 
 from rlbench.adapters import get_adapter
+from rlbench.autoconfig.ask_tell import TrialRequest, TrialResult
 from rlbench.autoconfig.decide import Answer
 from rlbench.autoconfig.model import Observation, ProbeCosts
 from rlbench.autoconfig.outputs import AutoconfigResult, write_outputs
 from rlbench.autoconfig.session import Session
-from rlbench.autoconfig.ask_tell import TrialRequest, TrialResult
 from rlbench.measure.machine import MachineInfo
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.lock import OutDirError
 from rlbench.results.text import plain
 from rlbench.run.autoconfig_driver.space import Setup
 from rlbench.run.autoconfig_driver.trial_files import State, env_steps_from, probes_of, read_result, request_plan
-from rlbench.run.ceilings import measure_env_ceilings
 from rlbench.run.batches import TrialBatches
+from rlbench.run.ceilings import measure_env_ceilings
 from rlbench.spec.plan import TrialPlan
 
 
@@ -61,16 +61,36 @@ class _Interrupted(Exception):
 class Driver:
     """One autoconfig run into ``out_dir``: call :meth:`run`."""
 
-    def __init__(self, setup: Setup, out_dir: Path, *, console: Console, machine: MachineInfo,
-                 argv: list[str] | None = None, cluster=None, resume: bool = False, started_s: float | None = None,
-                 resume_with: str | None = None, parallel: str | None = None):
+    def __init__(
+        self,
+        setup: Setup,
+        out_dir: Path,
+        *,
+        console: Console,
+        machine: MachineInfo,
+        argv: list[str] | None = None,
+        cluster=None,
+        resume: bool = False,
+        started_s: float | None = None,
+        resume_with: str | None = None,
+        parallel: str | None = None,
+    ):
         """``started_s``: ``time.monotonic()`` when the command started (the budget counts from there);
         ``resume_with``: the command that continues the run (named when the folder already holds results);
         ``parallel``: ``--parallel``'s ``N`` or ``auto`` (each batch of the session's requests at once)."""
         self.setup, self.console, self.resume = setup, console, resume
         self.folder = ResultsFolder(Path(out_dir))
-        self.batches = TrialBatches(setup.loaded, Path(out_dir), console=console, machine=machine, argv=argv,
-                                    cluster=cluster, resume=resume, resume_with=resume_with, parallel=parallel)
+        self.batches = TrialBatches(
+            setup.loaded,
+            Path(out_dir),
+            console=console,
+            machine=machine,
+            argv=argv,
+            cluster=cluster,
+            resume=resume,
+            resume_with=resume_with,
+            parallel=parallel,
+        )
         self.section, self.budget_s = setup.section, setup.budget_s
         self.state = State(self.folder)
         self.session: Session = setup.session()
@@ -94,9 +114,15 @@ class Driver:
         template = self.setup.templates[request.candidate_key]
         tid = self.state.assign(request.request_id, template.index)
         shape = self.setup.shape
-        plan = request_plan(template, tid, request, stop_iterations=shape.stop_iterations,
-                            stop_seconds=request.max_wall_s, cold_start_s=self.session.cold_estimate_s,
-                            objective=self.section.objective)
+        plan = request_plan(
+            template,
+            tid,
+            request,
+            stop_iterations=shape.stop_iterations,
+            stop_seconds=request.max_wall_s,
+            cold_start_s=self.session.cold_estimate_s,
+            objective=self.section.objective,
+        )
         t = time.monotonic()
         outcome = self.batches.run([plan])
         charged = time.monotonic() - t
@@ -124,9 +150,17 @@ class Driver:
         for request in requests:
             template = self.setup.templates[request.candidate_key]
             tid = self.state.assign(request.request_id, template.index)
-            plans.append(request_plan(template, tid, request, stop_iterations=shape.stop_iterations,
-                                      stop_seconds=request.max_wall_s, cold_start_s=self.session.cold_estimate_s,
-                                      objective=self.section.objective))
+            plans.append(
+                request_plan(
+                    template,
+                    tid,
+                    request,
+                    stop_iterations=shape.stop_iterations,
+                    stop_seconds=request.max_wall_s,
+                    cold_start_s=self.session.cold_estimate_s,
+                    objective=self.section.objective,
+                )
+            )
         outcome = self.batches.run(plans)
         if outcome.interrupted:
             raise _Interrupted
@@ -145,8 +179,12 @@ class Driver:
     def probes(self, requests: Sequence[TrialRequest]) -> ProbeCosts | None:
         plans = {r.candidate_key: self._plan_of(r) for r in requests}
         space = self.setup.space
-        probes = probes_of(self.folder, plans[space.baseline_key], plans.get(space.second_probe or ""),
-                           plans.get(space.device_probe or ""))
+        probes = probes_of(
+            self.folder,
+            plans[space.baseline_key],
+            plans.get(space.second_probe or ""),
+            plans.get(space.device_probe or ""),
+        )
         if probes is None:
             return None
         measured, unmeasured = self._other_env_steps()
@@ -177,8 +215,13 @@ class Driver:
         if not firsts:
             return (), ()
         spec = self.setup.loaded.spec
-        measure_env_ceilings(self.folder, list(firsts.values()), spec.env_ceiling_s, self.console,
-                             max_rss_bytes=spec.trial_memory_limit_bytes or psutil.virtual_memory().total // 4)
+        measure_env_ceilings(
+            self.folder,
+            list(firsts.values()),
+            spec.env_ceiling_s,
+            self.console,
+            max_rss_bytes=spec.trial_memory_limit_bytes or psutil.virtual_memory().total // 4,
+        )
         return env_steps_from(self.folder, firsts)
 
     def _check_state(self) -> None:
@@ -195,8 +238,10 @@ class Driver:
             return
         differ = [f"{k}: {old.data.get(k)} -> {v}" for k, v in mine.items() if old.data.get(k) != v]
         if differ:
-            raise OutDirError(f"{self.folder.path} was started with other settings ({'; '.join(differ)}): resume it "
-                              "with the same spec, --budget and --objective, or choose another --out")
+            raise OutDirError(
+                f"{self.folder.path} was started with other settings ({'; '.join(differ)}): resume it "
+                "with the same spec, --budget and --objective, or choose another --out"
+            )
         self.state = old
         self.session.decided = old.decided
         self._elapsed_before = float(old.data.get("elapsed_s") or 0.0)
@@ -228,10 +273,21 @@ class Driver:
                 observations.append(Observation(setup.candidates[key], r.iteration_s))
         model = session.model
         rows = model.refit(observations).predicted_vs_measured(observations) if model else []
-        result = AutoconfigResult(self.section.objective, answer, setup.candidates, session.search.eliminations,
-                                  session.search.trials_run + session.race.trials_run, self.elapsed_s(), self.budget_s,
-                                  session.search.stop_reason, rows, plan=session.plan, trial=setup.shape.describe(),
-                                  cold_start_s=session.cold_estimate_s, probe_trials=session.probe_stage.trials_run)
+        result = AutoconfigResult(
+            self.section.objective,
+            answer,
+            setup.candidates,
+            session.search.eliminations,
+            session.search.trials_run + session.race.trials_run,
+            self.elapsed_s(),
+            self.budget_s,
+            session.search.stop_reason,
+            rows,
+            plan=session.plan,
+            trial=setup.shape.describe(),
+            cold_start_s=session.cold_estimate_s,
+            probe_trials=session.probe_stage.trials_run,
+        )
         chosen, snippet = answer.chosen_key, None
         if chosen:  # the answer as its framework's own code (None: a framework without code)
             best = setup.templates[chosen].config
@@ -240,10 +296,30 @@ class Driver:
         return result
 
 
-def run_autoconfig(setup: Setup, out_dir: Path, *, console: Console, machine: MachineInfo, argv: list[str] | None = None,
-                   cluster=None, resume: bool = False, started_s: float | None = None,
-                   resume_with: str | None = None, parallel: str | None = None) -> Outcome:
+def run_autoconfig(
+    setup: Setup,
+    out_dir: Path,
+    *,
+    console: Console,
+    machine: MachineInfo,
+    argv: list[str] | None = None,
+    cluster=None,
+    resume: bool = False,
+    started_s: float | None = None,
+    resume_with: str | None = None,
+    parallel: str | None = None,
+) -> Outcome:
     """Run autoconfig into ``out_dir`` (see :class:`Driver`); raises OutDirError before writing anything
     when the folder cannot be used or holds another run."""
-    return Driver(setup, out_dir, console=console, machine=machine, argv=argv, cluster=cluster,
-                  resume=resume, started_s=started_s, resume_with=resume_with, parallel=parallel).run_all()
+    return Driver(
+        setup,
+        out_dir,
+        console=console,
+        machine=machine,
+        argv=argv,
+        cluster=cluster,
+        resume=resume,
+        started_s=started_s,
+        resume_with=resume_with,
+        parallel=parallel,
+    ).run_all()

@@ -95,12 +95,22 @@ def second_probe(setup: "Setup") -> str | None:
     def splits(c: Candidate) -> int:
         return (c.num_envs_per_env_runner != base.num_envs_per_env_runner) + (c.sgd_steps != base.sgd_steps)
 
-    others = [setup.candidates[k] for k in setup.searched
-              if setup.candidates[k].on_gpu == base.on_gpu and splits(setup.candidates[k])]
+    others = [
+        setup.candidates[k]
+        for k in setup.searched
+        if setup.candidates[k].on_gpu == base.on_gpu and splits(setup.candidates[k])
+    ]
     if not others:
         return None
-    return max(others, key=lambda c: (splits(c), abs(c.num_envs_per_env_runner - base.num_envs_per_env_runner),
-                                      c.num_env_runners == base.num_env_runners, -c.cpus)).key
+    return max(
+        others,
+        key=lambda c: (
+            splits(c),
+            abs(c.num_envs_per_env_runner - base.num_envs_per_env_runner),
+            c.num_env_runners == base.num_env_runners,
+            -c.cpus,
+        ),
+    ).key
 
 
 def device_probe(setup: "Setup") -> str | None:
@@ -119,8 +129,13 @@ def candidate(plan: TrialPlan, axes: dict[str, Any]) -> Candidate:
     """A planned grid point as the search sees it: its resource sums and train batch as its framework's
     adapter says (the decision core asks no adapter itself)."""
     adapter = get_adapter(plan.config.framework)
-    return Candidate.from_config(plan.config, axes, demand=plan.demand(), batch=adapter.train_batch(plan.config),
-                                 defaults=adapter.hyperparameter_defaults(plan.config))
+    return Candidate.from_config(
+        plan.config,
+        axes,
+        demand=plan.demand(),
+        batch=adapter.train_batch(plan.config),
+        defaults=adapter.hyperparameter_defaults(plan.config),
+    )
 
 
 def _value_at(config: Any, path: tuple[str, ...]) -> Any:
@@ -132,13 +147,24 @@ def _value_at(config: Any, path: tuple[str, ...]) -> Any:
 
 def _plans(loaded: LoadedSpec, machine: MachineInfo, cluster, parallel: bool = False) -> list[TrialPlan]:
     seeds = [0] * loaded.spec.repeats
-    plans = (plan_cluster_trials(loaded, cluster, seeds, parallel=parallel) if cluster is not None
-             else plan_trials(loaded, machine, seeds))
+    plans = (
+        plan_cluster_trials(loaded, cluster, seeds, parallel=parallel)
+        if cluster is not None
+        else plan_trials(loaded, machine, seeds)
+    )
     return [p for p in plans if p.repeat == 0]
 
 
-def prepare(path: Path, *, budget: str | None, objective: str | None, machine: MachineInfo, cluster=None,
-            parallel: bool = False, quick: bool = False) -> Setup:
+def prepare(
+    path: Path,
+    *,
+    budget: str | None,
+    objective: str | None,
+    machine: MachineInfo,
+    cluster=None,
+    parallel: bool = False,
+    quick: bool = False,
+) -> Setup:
     """Read, validate and plan an autoconfig spec; raises SpecError (bad input: nothing run). ``parallel``: planned
     for ``--parallel`` on ``cluster`` (against the node sets a trial can get). ``quick``: for ``rlbench sweep
     --quick``, which runs the baseline alone: no budget is needed, none is checked."""
@@ -164,19 +190,25 @@ def prepare(path: Path, *, budget: str | None, objective: str | None, machine: M
         raise SpecError(f"{path}: no budget: give --budget 20m (or autoconfig.budget_s in the spec)")
     grid = data.get("grid") or {}
     if not isinstance(grid, dict) or not grid or all(isinstance(v, list) and len(v) < 2 for v in grid.values()):
-        raise SpecError(f"{path}: grid: the search space is empty (no axis with two or more values): give the grid "
-                        "the knobs to search, e.g. grid: {num_env_runners: [0, 1, 2], num_envs_per_env_runner: [1, 4]}")
+        raise SpecError(
+            f"{path}: grid: the search space is empty (no axis with two or more values): give the grid "
+            "the knobs to search, e.g. grid: {num_env_runners: [0, 1, 2], num_envs_per_env_runner: [1, 4]}"
+        )
     loaded = spec_from_dict(copy.deepcopy(data), source=path, lines=lines)
     _refuse_replay(path, loaded)
     if section.objective == "time_to_target" and loaded.spec.stop.target is None:
-        raise SpecError(f"{path}: stop: objective time_to_target needs a stop target to time: add one, e.g. "
-                        "stop: {episode_return_mean: 150}, or use --objective throughput")
+        raise SpecError(
+            f"{path}: stop: objective time_to_target needs a stop target to time: add one, e.g. "
+            "stop: {episode_return_mean: 150}, or use --objective throughput"
+        )
     axes = list(loaded.spec.grid)  # old names translated
     columns = {axis_column(a): a for a in axes}
     unknown = [a for a in section.baseline if a not in axes and a not in columns]
     if unknown:
-        raise SpecError(f"{path}: autoconfig.baseline.{unknown[0]}: not a grid axis; the baseline names values of "
-                        f"the grid's axes ({', '.join(axes)})")
+        raise SpecError(
+            f"{path}: autoconfig.baseline.{unknown[0]}: not a grid axis; the baseline names values of "
+            f"the grid's axes ({', '.join(axes)})"
+        )
     templates: dict[str, TrialPlan] = {}
     candidates: dict[str, Candidate] = {}
     notes = []
@@ -188,10 +220,13 @@ def prepare(path: Path, *, budget: str | None, objective: str | None, machine: M
         c = candidate(plan, named)
         candidates[c.key], templates[c.key] = c, plan
     if not candidates:
-        raise SpecError(f"{path}: grid: no grid point can run on this machine ({'; '.join(notes[:2])}): "
-                        "the search space is empty; use smaller values")
-    baseline_key, baseline_plan = _baseline(path, data, lines, section, axes, machine, cluster, len(loaded.points),
-                                            parallel)
+        raise SpecError(
+            f"{path}: grid: no grid point can run on this machine ({'; '.join(notes[:2])}): "
+            "the search space is empty; use smaller values"
+        )
+    baseline_key, baseline_plan = _baseline(
+        path, data, lines, section, axes, machine, cluster, len(loaded.points), parallel
+    )
     same = next((k for k, t in templates.items() if t.config == baseline_plan.config), None)
     searched = list(candidates)
     if same is not None:
@@ -199,30 +234,45 @@ def prepare(path: Path, *, budget: str | None, objective: str | None, machine: M
     else:
         named = {a: _value_at(baseline_plan.config, axis_target(a)) for a in axes}
         candidates[baseline_key] = replace(candidate(baseline_plan, named), key=baseline_key)
-        templates[baseline_key] = baseline_plan.model_copy(update={"axes": {axis_column(a): v for a, v in named.items()}})
+        templates[baseline_key] = baseline_plan.model_copy(
+            update={"axes": {axis_column(a): v for a, v in named.items()}}
+        )
     spec = loaded.spec
-    shape = TrialShape(stop_iterations=spec.stop.iterations, stop_seconds=spec.stop.seconds, cap_s=section.trial_s,
-                       warmup_iterations=spec.warmup_iterations)
-    cold = section.cold_start_s if section.cold_start_s is not None else max(
-        get_adapter(t.config.framework).cold_start_s for t in templates.values())
+    shape = TrialShape(
+        stop_iterations=spec.stop.iterations,
+        stop_seconds=spec.stop.seconds,
+        cap_s=section.trial_s,
+        warmup_iterations=spec.warmup_iterations,
+    )
+    cold = (
+        section.cold_start_s
+        if section.cold_start_s is not None
+        else max(get_adapter(t.config.framework).cold_start_s for t in templates.values())
+    )
     setup = Setup(loaded, data, section, budget_s, candidates, templates, baseline_key, searched, notes, shape, cold)
     need = setup.session().minimum_budget_s()
     if budget_s < need:
-        training = (f"{shape.limit_s:g} s of training" if shape.limit_s is not None
-                    else "their training, not known before a probe")
-        raise SpecError(f"--budget {budget_s:g} s cannot buy an answer for {path}: the smallest plan (the probes, then the "
-                        f"baseline against the model's best for {section.min_rounds} rounds) needs at least {need:.0f} s "
-                        f"here (trials of {cold:g} s of cold start{' (autoconfig.cold_start_s)' if section.cold_start_s is not None else ''} "
-                        f"+ {training}, and the report's reserve): give --budget {_duration(need)} or more, or a "
-                        "shorter stop:")
+        training = (
+            f"{shape.limit_s:g} s of training"
+            if shape.limit_s is not None
+            else "their training, not known before a probe"
+        )
+        raise SpecError(
+            f"--budget {budget_s:g} s cannot buy an answer for {path}: the smallest plan (the probes, then the "
+            f"baseline against the model's best for {section.min_rounds} rounds) needs at least {need:.0f} s "
+            f"here (trials of {cold:g} s of cold start{' (autoconfig.cold_start_s)' if section.cold_start_s is not None else ''} "
+            f"+ {training}, and the report's reserve): give --budget {_duration(need)} or more, or a "
+            "shorter stop:"
+        )
     return setup
 
 
 def _refuse_replay(path: Path, loaded: LoadedSpec) -> None:
     """Refuse, before any trial, a space with an algorithm that trains on replayed steps: the cost model is of an
     on-policy iteration (sample, learn, sync once each), so its ranking of an off-policy one would be made up."""
-    replay = sorted({p.config.algo for p in loaded.points
-                     if get_adapter(p.config.framework).trains_on_replay(p.config.algo)})
+    replay = sorted(
+        {p.config.algo for p in loaded.points if get_adapter(p.config.framework).trains_on_replay(p.config.algo)}
+    )
     if replay:
         raise SpecError(
             f"{path}: algo: autoconfig cannot search {' and '.join(replay)}: its cost model is of an on-policy "
@@ -231,7 +281,8 @@ def _refuse_replay(path: Path, loaded: LoadedSpec) -> None:
             "repeats sample, store, replay, update and sync, and training_intensity, not the train batch, sets how "
             "much each sampled step is learned from), which it does not model; it would rank configurations on a "
             "wrong model. Run `rlbench sweep` over the same grid and compare the trials (docs/AUTOCONFIG.md, "
-            "step 1, Input)")
+            "step 1, Input)"
+        )
 
 
 def _duration(seconds: float) -> str:
@@ -243,8 +294,17 @@ def _duration(seconds: float) -> str:
     return f"{m}m" if m < 60 else f"{m // 60}h{m % 60}m" if m % 60 else f"{m // 60}h"
 
 
-def _baseline(path: Path, data: dict, lines, section: AutoconfigSection, axes: list[str], machine: MachineInfo,
-              cluster, index: int, parallel: bool = False) -> tuple[str, TrialPlan]:
+def _baseline(
+    path: Path,
+    data: dict,
+    lines,
+    section: AutoconfigSection,
+    axes: list[str],
+    machine: MachineInfo,
+    cluster,
+    index: int,
+    parallel: bool = False,
+) -> tuple[str, TrialPlan]:
     """The baseline's planned trial: the spec's base configuration with ``autoconfig.baseline``'s axes set."""
     by_column = {axis_column(a): a for a in axes}
     given = {by_column.get(k, k): v for k, v in section.baseline.items()}
@@ -258,8 +318,10 @@ def _baseline(path: Path, data: dict, lines, section: AutoconfigSection, axes: l
         raise SpecError(f"autoconfig.baseline: {e}") from None
     plan = plans[0]
     if plan.skip_reason is not None:
-        raise SpecError(f"{path}: autoconfig.baseline: this machine cannot run it ({plan.skip_reason}); set "
-                        "autoconfig.baseline to grid values that fit")
+        raise SpecError(
+            f"{path}: autoconfig.baseline: this machine cannot run it ({plan.skip_reason}); set "
+            "autoconfig.baseline to grid values that fit"
+        )
     return "baseline", plan.model_copy(update={"index": index})
 
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from rlbench.adapters import get_adapter
+from rlbench.autoconfig.ask_tell import TrialRequest, TrialResult
 from rlbench.autoconfig.model import ProbeCosts
 from rlbench.autoconfig.readings import FINAL, probes_from, trial_result, with_device_probe, with_learn_windows
 from rlbench.autoconfig.session import dump_decided, load_decided
-from rlbench.autoconfig.ask_tell import TrialRequest, TrialResult
 from rlbench.results.events import Event
 from rlbench.results.files import read_json, write_json
 from rlbench.results.layout import ResultsFolder
@@ -37,8 +37,12 @@ class State:
 
     def __init__(self, folder: ResultsFolder, data: dict[str, Any] | None = None):
         self.folder = folder
-        self.data: dict[str, Any] = data or {"schema_version": STATE_VERSION, "elapsed_s": 0.0, "trials": {},
-                                             "decided": {}}
+        self.data: dict[str, Any] = data or {
+            "schema_version": STATE_VERSION,
+            "elapsed_s": 0.0,
+            "trials": {},
+            "decided": {},
+        }
 
     @classmethod
     def read(cls, folder: ResultsFolder) -> "State | None":
@@ -47,8 +51,10 @@ class State:
         if not isinstance(data, dict):
             return None
         if data.get("schema_version") != STATE_VERSION:
-            raise ValueError(f"{folder.autoconfig_state} is of state version {data.get('schema_version')!r}, this "
-                             f"rlbench resumes version {STATE_VERSION} only: start the run again in a new --out")
+            raise ValueError(
+                f"{folder.autoconfig_state} is of state version {data.get('schema_version')!r}, this "
+                f"rlbench resumes version {STATE_VERSION} only: start the run again in a new --out"
+            )
         return cls(folder, data)
 
     def save(self) -> None:
@@ -81,8 +87,16 @@ class State:
         return self.trials[request_id]["trial_id"]
 
 
-def request_plan(template: TrialPlan, tid: str, request: TrialRequest, *, stop_iterations: int | None,
-                 stop_seconds: float | None, cold_start_s: float, objective: str) -> TrialPlan:
+def request_plan(
+    template: TrialPlan,
+    tid: str,
+    request: TrialRequest,
+    *,
+    stop_iterations: int | None,
+    stop_seconds: float | None,
+    cold_start_s: float,
+    objective: str,
+) -> TrialPlan:
     """The trial plan of one request: the grid point's plan with its own id, seed, stage and cap.
 
     The trial runs the spec's stop (``stop_iterations`` and ``stop_seconds``: the request's cap, the spec's
@@ -91,17 +105,25 @@ def request_plan(template: TrialPlan, tid: str, request: TrialRequest, *, stop_i
     whatever happens.
     """
     grace = max(MIN_GRACE_S, 3.0 * cold_start_s)
-    return template.model_copy(update={
-        "trial_id": tid, "repeat": int(tid.rsplit("r", 1)[1]), "seed": request.seed, "phase": request.stage,
-        "rung": request.rung if request.stage == "search" else None,
-        "round": request.rung if request.stage == "race" else None,
-        "stop_iterations": stop_iterations, "stop_seconds": stop_seconds,
-        "stop_target": template.stop_target if objective == "time_to_target" else None,
-        "timeout_s": min(template.timeout_s, request.max_wall_s + grace)})
+    return template.model_copy(
+        update={
+            "trial_id": tid,
+            "repeat": int(tid.rsplit("r", 1)[1]),
+            "seed": request.seed,
+            "phase": request.stage,
+            "rung": request.rung if request.stage == "search" else None,
+            "round": request.rung if request.stage == "race" else None,
+            "stop_iterations": stop_iterations,
+            "stop_seconds": stop_seconds,
+            "stop_target": template.stop_target if objective == "time_to_target" else None,
+            "timeout_s": min(template.timeout_s, request.max_wall_s + grace),
+        }
+    )
 
 
-def read_result(folder: ResultsFolder, tid: str, request_id: str, objective: str,
-                charged_s: float | None) -> TrialResult | None:
+def read_result(
+    folder: ResultsFolder, tid: str, request_id: str, objective: str, charged_s: float | None
+) -> TrialResult | None:
     """The result of a finished trial from its files (:func:`rlbench.autoconfig.readings.trial_result`); None
     while it has no final verdict."""
     trial = folder.trial(tid)
@@ -110,8 +132,15 @@ def read_result(folder: ResultsFolder, tid: str, request_id: str, objective: str
         return None
     events = trial.events()
     hit = next((e.get("iteration") for e in events if e.get("event") == Event.TARGET_REACHED), None)
-    return trial_result(request_id, record.status, iterations_frame(iteration_rows(tid, events)), objective=objective,
-                        target_iteration=hit, charged_s=charged_s, trial_wall_s=record.trial_wall_s)
+    return trial_result(
+        request_id,
+        record.status,
+        iterations_frame(iteration_rows(tid, events)),
+        objective=objective,
+        target_iteration=hit,
+        charged_s=charged_s,
+        trial_wall_s=record.trial_wall_s,
+    )
 
 
 def ceiling_rate(folder: ResultsFolder, plan: TrialPlan) -> float | None:
@@ -129,34 +158,49 @@ def _iterations(folder: ResultsFolder, plan: TrialPlan, windows: bool = False):
     its = iterations_frame(iteration_rows(plan.trial_id, trial.events()))
     if not windows:
         return its
-    return with_learn_windows(its, read_utilization([trial]), plan.config, learner_gpus=plan.demand().learner_gpus,
-                              asynchronous=plan.asynchronous)
+    return with_learn_windows(
+        its,
+        read_utilization([trial]),
+        plan.config,
+        learner_gpus=plan.demand().learner_gpus,
+        asynchronous=plan.asynchronous,
+    )
 
 
 def _batch(plan: TrialPlan) -> int:
     return get_adapter(plan.config.framework).train_batch(plan.config).per_learner
 
 
-def probes_of(folder: ResultsFolder, plan: TrialPlan, other: TrialPlan | None = None,
-              device: TrialPlan | None = None) -> ProbeCosts | None:
+def probes_of(
+    folder: ResultsFolder, plan: TrialPlan, other: TrialPlan | None = None, device: TrialPlan | None = None
+) -> ProbeCosts | None:
     """The probes' costs from the baseline's probe trial (a second one at another envs per runner or minibatch
     step count; one whose learner is on the other device): :func:`rlbench.autoconfig.readings.probes_from` over
     their iteration rows and the env ceiling, then :func:`~rlbench.autoconfig.readings.with_device_probe`."""
-    probes = probes_from(_iterations(folder, plan, windows=True), plan.config, plan.cpus, batch_per_learner=_batch(plan),
-                         ceiling_steps_per_s=ceiling_rate(folder, plan),
-                         other=None if other is None else (_iterations(folder, other, windows=True), other.config),
-                         other_batch_per_learner=None if other is None else _batch(other))
+    probes = probes_from(
+        _iterations(folder, plan, windows=True),
+        plan.config,
+        plan.cpus,
+        batch_per_learner=_batch(plan),
+        ceiling_steps_per_s=ceiling_rate(folder, plan),
+        other=None if other is None else (_iterations(folder, other, windows=True), other.config),
+        other_batch_per_learner=None if other is None else _batch(other),
+    )
     if probes is None or device is None:
         return probes
-    return with_device_probe(probes, _iterations(folder, device, windows=True), device.config,
-                             batch_per_learner=_batch(device))
+    return with_device_probe(
+        probes, _iterations(folder, device, windows=True), device.config, batch_per_learner=_batch(device)
+    )
 
 
-def env_steps_from(folder: ResultsFolder, plans: dict[str, TrialPlan]
-                   ) -> tuple[tuple[tuple[str, float], ...], tuple[str, ...]]:
+def env_steps_from(
+    folder: ResultsFolder, plans: dict[str, TrialPlan]
+) -> tuple[tuple[tuple[str, float], ...], tuple[str, ...]]:
     """(env id, seconds per env step in one process) from the env ceilings measured for ``plans`` (env id ->
     a trial of that env), and the env ids whose ceiling is missing, failed or stepped nothing (the model predicts
     none of those: ``ProbeCosts.unmeasured_envs``)."""
     rates = {env_id: ceiling_rate(folder, plan) for env_id, plan in plans.items()}
-    return (tuple((env_id, 1.0 / rate) for env_id, rate in rates.items() if rate),
-            tuple(env_id for env_id, rate in rates.items() if not rate))
+    return (
+        tuple((env_id, 1.0 / rate) for env_id, rate in rates.items() if rate),
+        tuple(env_id for env_id, rate in rates.items() if not rate),
+    )
