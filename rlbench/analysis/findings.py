@@ -272,8 +272,9 @@ def no_dominance_text() -> str:
 
 
 @dataclass(frozen=True)
-class LearnerVerdict:
-    """Why a configuration's learner is slow, with its evidence, and the knob that changes it."""
+class Verdict:
+    """Why one side of a configuration (its learner, its sampler) is slow, with its evidence, and the knob that
+    changes it (:mod:`rlbench.analysis.next_step` turns the knob into the values worth sweeping)."""
 
     label: str
     """Short, for the bottleneck column: ``launch-bound``, ``learner fed by the CPU``, ..."""
@@ -308,13 +309,13 @@ def _cpu_knob(row: dict[str, Any]) -> tuple[str, str]:
     )
 
 
-def learner_verdicts(row: dict[str, Any]) -> list[LearnerVerdict]:
+def learner_verdicts(row: dict[str, Any]) -> list[Verdict]:
     """Why the learner of one configuration row is slow, from its split (docs/ANALYSIS.md, "Why a learner is
     slow"): sampling starves it, the CPU feeds it too slowly, launch- or sync-bound, short of threads, or a model
     too small for its GPU. Empty when none holds (a busy GPU, a learner that does not limit the iteration)."""
     if num(row.get("env_steps_per_s")) is None:
         return []
-    out: list[LearnerVerdict] = []
+    out: list[Verdict] = []
     gpus, remote = num(row.get("learner_gpus")) or 0.0, (num(row.get("num_learners")) or 0) > 0
     learning, sampling = _learner_limits(row)
     learn, sample = num(row.get("learn_frac")) or 0.0, num(row.get("sample_frac")) or 0.0
@@ -327,7 +328,7 @@ def learner_verdicts(row: dict[str, Any]) -> list[LearnerVerdict]:
             else f"sampling takes {sample:.0%} of each iteration, learning {learn:.0%}"
         )
         out.append(
-            LearnerVerdict(
+            Verdict(
                 "learner starved",
                 f"sampling starves the learner: {share}, and {waits} wait"
                 f"{'s' if gpus > 0 else ''} meanwhile: more env runners (num_env_runners, now "
@@ -353,7 +354,7 @@ def learner_verdicts(row: dict[str, Any]) -> list[LearnerVerdict]:
             copy = num(row.get("learn_copy_s"))
             copied = f" (copying to the GPU {copy:.3g} s of it)" if copy is not None else ""
             out.append(
-                LearnerVerdict(
+                Verdict(
                     "learner fed by the CPU",
                     f"the CPU feeds the GPU learner too slowly: {split}"
                     f"{copied}: {batch / work:.0%} of its work is on the CPU{busy}; give it CPUs "
@@ -371,7 +372,7 @@ def learner_verdicts(row: dict[str, Any]) -> list[LearnerVerdict]:
             dev = num(row.get("learn_device_s"))
             on_device = f"; device time in the updates {dev:.3g} s of {update:.3g} s" if dev is not None else ""
             out.append(
-                LearnerVerdict(
+                Verdict(
                     "launch-bound",
                     f"launch- or sync-bound: {steps:.0f} minibatch steps an "
                     f"iteration of {1000 * (step_s or 0.0):.1f} ms each, and the GPU busy {device:.0f}% "
@@ -390,7 +391,7 @@ def learner_verdicts(row: dict[str, Any]) -> list[LearnerVerdict]:
             and (num(row.get("cpus")) or 0) > threads
         ):
             out.append(
-                LearnerVerdict(
+                Verdict(
                     "learner short of threads",
                     f"the CPU learner is short of threads: learning "
                     f"takes {learn:.0%} of each iteration ({split}){busy}, and the trial has "
@@ -402,7 +403,7 @@ def learner_verdicts(row: dict[str, Any]) -> list[LearnerVerdict]:
     twin = num(row.get("cpu_twin_ratio"))
     if gpus > 0 and twin is not None and twin < GAIN_WORTH_HAVING:
         out.append(
-            LearnerVerdict(
+            Verdict(
                 "model too small for the GPU",
                 f"the model is too small for the GPU: its learner "
                 f"gave {twin:.2f}x the throughput of the CPU learner one axis away (grid point "

@@ -1,13 +1,12 @@
-"""Why a learner is slow: its time split per trial, its learn windows' GPU and CPU use, its CPU twin, and the next
-sweep a verdict asks for.
+"""Why a learner is slow: its time split per trial, its learn windows' GPU and CPU use, and its CPU twin.
 
 The adapters measure the split where the learner runs (docs/SCHEMA.md: ``learn_batch_s``, ``learn_update_s``,
 ``learn_other_s``; on a GPU ``learn_copy_s`` and ``learn_device_s``). This module adds what the utilization samples
 say of each iteration's *learn window* (``gpu_busy_pct``: NVML, the learner GPUs' busy share; ``learn_cpus_used``:
 the cores the learner's processes kept busy), turns a trial's steady iterations into its trials-table columns,
-finds each GPU configuration's CPU twin (the grid point one axis away whose learner is on the CPU: the one change
-rule says whether the GPU bought anything), and, from the verdicts (:func:`rlbench.analysis.findings.learner_verdicts`),
-the one sweep worth running next (``next.yaml``, written by :mod:`rlbench.report.next_spec`).
+and finds each GPU configuration's CPU twin (the grid point one axis away whose learner is on the CPU: the one change
+rule says whether the GPU bought anything). The verdicts are :func:`rlbench.analysis.findings.learner_verdicts`; the
+sweep they ask for, :mod:`rlbench.analysis.next_step`.
 Nothing is smoothed: a window with too few samples, or a trial without the columns (a folder from before them),
 leaves a null.
 """
@@ -15,7 +14,6 @@ leaves a null.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -23,7 +21,7 @@ import pandas as pd
 
 from rlbench.analysis.change import unpaired
 from rlbench.analysis.evidence import change_sentence
-from rlbench.analysis.findings import LearnerVerdict, learner_verdicts, num
+from rlbench.analysis.findings import num
 from rlbench.analysis.windows import by_trial
 
 #: Per-iteration columns of the learner's split whose median over the steady iterations is the trials column of the
@@ -169,80 +167,3 @@ def cpu_twins(configs: pd.DataFrame, trials: pd.DataFrame, axes: list[str]) -> p
         for column, value in zip(TWIN_COLUMNS, values):
             out.at[position, column] = value
     return out
-
-
-@dataclass(frozen=True)
-class NextSweep:
-    """The sweep a verdict asks for: one knob around its current value, for one configuration (``next.yaml``)."""
-
-    index: int
-    """The configuration (its grid index) whose trial the sweep starts from."""
-    verdict: LearnerVerdict
-    """The verdict that names the knob, with its evidence."""
-    knob: str
-    """The spec key to sweep (``minibatch_size``, ``num_env_runners``, ``num_cpus_per_learner``, or
-    ``learner_cpus``: the driver's CPUs, resolved against the trial's plan by the writer)."""
-    current: float
-    """Its value in that configuration."""
-    values: tuple[int, ...]
-    """The grid values, the current one included (the baseline of the comparison)."""
-
-
-#: The role whose CPUs each knob reserves, and how many of that role there are (a row's column; None: one). Torch
-#: threads (``driver_torch_threads``) reserve nothing: up to the trial's cores.
-_KNOB_ROLE = {
-    "num_cpus_for_main_process": ("driver", None),
-    "num_cpus_per_learner": ("learner", "num_learners"),
-    "num_env_runners": ("env_runner", None),
-}
-
-
-def _room(knob: str, row: dict[str, Any]) -> float:
-    """The largest value of a CPU knob the trial's cores hold, the other roles' allocations kept (the plan would
-    skip a point past it): its ``cpus`` less what every other role is given, per learner for
-    ``num_cpus_per_learner``, in env runners of ``num_cpus_per_env_runner`` for ``num_env_runners``."""
-    cpus = num(row.get("cpus")) or 1.0
-    role, count = _KNOB_ROLE[knob]
-    given = {r: num(row.get(f"{r}_cpus_allocated")) for r in ("driver", "learner", "env_runner", "aggregator")}
-    others = sum(v for r, v in given.items() if r != role and v is not None)
-    room = max(0.0, cpus - others)
-    if knob == "num_env_runners":
-        per = num(row.get("num_cpus_per_env_runner")) or 0.0
-        return math.floor(room / per) if per > 0 else cpus
-    return room / max(1.0, num(row.get(count)) or 1.0) if count else room
-
-
-def knob_values(knob: str, current: float, row: dict[str, Any]) -> tuple[int, ...]:
-    """The values to sweep, around ``current``: a larger minibatch (x2, x4, x8, up to the train batch per learner);
-    CPUs and env runners at half, the same, twice and four times (from 1 where the current is 0), up to what the
-    trial's cores hold beside its other roles (:func:`_room`); the current value always included."""
-    c = int(current)
-    if knob == "minibatch_size":
-        cap = num(row.get("train_batch_size_per_learner")) or c
-        return tuple(sorted({c} | {m * c for m in (2, 4, 8) if m * c <= cap}))
-    cap = _room(knob, row) if knob in _KNOB_ROLE else (num(row.get("cpus")) or max(1, c))
-    base = max(1, c)
-    return tuple(sorted({c} | {v for v in (base // 2, base, 2 * base, 4 * base) if 1 <= v <= cap}))
-
-
-def next_sweep(configs: pd.DataFrame) -> NextSweep | None:
-    """The one sweep to run next: of the configurations with a verdict that names a knob, the fastest (the one a
-    user would keep), with its first such verdict; None when no verdict names one, when no larger value of its knob
-    fits the trial (the verdicts ask for more CPUs, env runners or a larger minibatch), or when this folder already
-    measured every value the sweep would run (a folder of ``next.yaml`` itself asks for no second one)."""
-    if configs.empty:
-        return None
-    for _, row in configs.sort_values("env_steps_per_s", ascending=False, na_position="last").iterrows():
-        record = row.to_dict()
-        for verdict in learner_verdicts(record):
-            if verdict.knob is None:
-                continue
-            current = num(record.get(verdict.knob_column))
-            if current is None:
-                continue
-            values = knob_values(verdict.knob, current, record)
-            measured = set(configs[verdict.knob_column].dropna()) if verdict.knob_column in configs else set()
-            if max(values) > current and not set(values) <= measured:  # more fits, and this folder did not sweep it
-                return NextSweep(int(record["index"]), verdict, verdict.knob, current, values)
-            return None  # the configuration to keep has its answer here: no slower one's sweep instead
-    return None

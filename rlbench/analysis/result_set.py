@@ -32,7 +32,7 @@ from rlbench.analysis.curves import (
     trial_curves,
 )
 from rlbench.analysis.evidence import Below
-from rlbench.analysis.learner import NextSweep, next_sweep
+from rlbench.analysis.next_step import NextSweep, next_sweep
 from rlbench.analysis.node_spread import NodeReport, node_report
 from rlbench.analysis.profiles import RoleProfile, role_profiles
 from rlbench.analysis.scaling import ScalingCurve, scaling_curves

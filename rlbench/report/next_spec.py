@@ -1,7 +1,7 @@
 """``next.yaml``: the sweep a learner verdict asks for, beside the report.
 
 When a verdict names a knob (:func:`rlbench.analysis.findings.learner_verdicts`; which configuration and values:
-:func:`rlbench.analysis.learner.next_sweep`), this writes a spec that reruns that configuration's first ok trial
+:func:`rlbench.analysis.next_step.next_sweep`), this writes a spec that reruns that configuration's first ok trial
 (:func:`rlbench.report.reproduce.reproduce_spec`: its resolved config, cores, stop and timeouts) with the knob as
 its one grid axis, the current value among the values, and enough repeats for the one change rule to show a
 difference (:data:`~rlbench.analysis.findings.REPEATS_FOR_EVIDENCE`). It is validated by the spec loader before it is
@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from rlbench.analysis.findings import REPEATS_FOR_EVIDENCE
-from rlbench.analysis.learner import NextSweep, knob_values
+from rlbench.analysis.next_step import NextSweep, knob_values
 from rlbench.report.reproduce import reproduce_spec
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import ResultsFolder

@@ -21,13 +21,8 @@ from rlbench.adapters.base import IterationTimings  # noqa: E402
 from rlbench.adapters.rllib.learner_probe import install  # noqa: E402
 from rlbench.adapters.rllib.results import iteration_timings  # noqa: E402
 from rlbench.analysis.findings import learner_verdicts, verdict  # noqa: E402
-from rlbench.analysis.learner import (  # noqa: E402
-    cpu_twins,
-    knob_values,
-    learn_window_columns,
-    learner_columns,
-    next_sweep,
-)
+from rlbench.analysis.learner import cpu_twins, learn_window_columns, learner_columns  # noqa: E402
+from rlbench.analysis.next_step import knob_values, next_sweep  # noqa: E402
 
 
 def _its(rows: list[dict], trial_id: str = "t0") -> pd.DataFrame:

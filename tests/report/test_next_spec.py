@@ -10,8 +10,8 @@ import pandas as pd
 import yaml
 from conftest import REPO
 
-from rlbench.analysis.findings import REPEATS_FOR_EVIDENCE, LearnerVerdict
-from rlbench.analysis.learner import NextSweep
+from rlbench.analysis.findings import REPEATS_FOR_EVIDENCE, Verdict
+from rlbench.analysis.next_step import NextSweep
 from rlbench.report.next_spec import write_next_spec
 from rlbench.results.layout import ResultsFolder
 from rlbench.spec.load import load_spec
@@ -21,7 +21,7 @@ _spec = importlib.util.spec_from_file_location("bench_tables", REPO / "scripts" 
 bench_tables = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bench_tables)
 
-LAUNCH = LearnerVerdict(
+LAUNCH = Verdict(
     "launch-bound", "launch- or sync-bound: 160 minibatch steps an iteration", "minibatch_size", "minibatch_size"
 )
 
@@ -61,7 +61,7 @@ def test_next_yaml_sweeps_the_knob_from_the_configurations_trial(tmp_path):
 
 def test_the_folders_text_stays_in_the_comments(tmp_path):
     out, trials = _folder(tmp_path)
-    evil = LearnerVerdict("launch-bound", "x\nrepeats: 99\u2028grid: {cpus: [1]}\x85name: pwned", "minibatch_size")
+    evil = Verdict("launch-bound", "x\nrepeats: 99\u2028grid: {cpus: [1]}\x85name: pwned", "minibatch_size")
     path = write_next_spec(out, NextSweep(0, evil, "minibatch_size", 64, (64, 128)), trials).path
     spec = yaml.safe_load(path.read_text())
     assert spec["name"] == "bench-next" and spec["repeats"] == REPEATS_FOR_EVIDENCE
@@ -78,7 +78,7 @@ def test_a_driver_whose_threads_the_spec_set_sweeps_its_threads(tmp_path):
         update={"threads": plan.config.threads.model_copy(update={"driver_torch_threads": 1})}
     )
     write_plan(folder, plan.model_copy(update={"config": config}))
-    short = LearnerVerdict(
+    short = Verdict(
         "learner short of threads",
         "the CPU learner is short of threads",
         "num_cpus_for_main_process",

@@ -1,0 +1,46 @@
+"""What a configuration's verdicts ask for next (rlbench.analysis.next_step.advise), on hand-made rows: the knob's
+values that fit, or why there is none (no verdict names a knob; no larger value fits the trial's cores)."""
+
+from __future__ import annotations
+
+from rlbench.analysis.next_step import advise
+
+#: A CPU learner that learns 80% of each iteration with its one thread busy, on a 4-core trial: short of threads.
+SHORT = {
+    "index": 3,
+    "env_steps_per_s": 500.0,
+    "learn_frac": 0.8,
+    "sample_frac": 0.15,
+    "learn_batch_s": 0.01,
+    "learn_update_s": 2.0,
+    "learn_cpus_used": 0.98,
+    "driver_torch_threads": 1,
+    "cpus": 4,
+    "num_learners": 0,
+    "learner_gpus": 0,
+    "num_cpus_for_main_process": 1,
+    "driver_cpus_allocated": 1.0,
+    "env_runner_cpus_allocated": 1.0,
+}
+
+
+def test_a_knob_with_room_gives_its_values_around_the_current_one():
+    advice = advise(SHORT)
+    assert advice.stop is None and advice.step is not None
+    step = advice.step
+    # 4 cores, the env runner keeps 1: the driver may hold 1..3; half/same/twice/four times of 1 within that
+    assert (step.index, step.knob, step.current, step.values) == (3, "num_cpus_for_main_process", 1, (1, 2))
+    assert advice.reason == step.verdict.text and "short of threads" in advice.reason
+
+
+def test_no_larger_value_that_fits_is_no_step_and_says_so():
+    # 2 cores: the env runner holds 1, so the driver can hold 1 at most, which it has: the verdict stands, no value fits
+    advice = advise({**SHORT, "cpus": 2})
+    assert (advice.step, advice.stop) == (None, "no_fit")
+    assert "no larger num_cpus_for_main_process than 1 fits the trial's 2 cores" in advice.reason
+
+
+def test_no_verdict_no_step():
+    sampling = {**SHORT, "learn_frac": 0.2, "sample_frac": 0.75}  # the CPU learner does not limit the iteration
+    advice = advise(sampling)
+    assert (advice.step, advice.stop, advice.reason) == (None, "no_knob", "no verdict names a knob")
