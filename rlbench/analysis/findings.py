@@ -86,6 +86,10 @@ BATCH_BOUND_FRAC = 0.5
 #: waits through. Measured 2026-11-27 on an H100 (issue 43): configs/ppo_gpu.yaml's GPU learner 3% busy, Pong with
 #: RLlib's Atari CNN at minibatch 128 12% busy, and 2.6x the throughput at minibatch 1024.
 DEVICE_BUSY_LOW_PCT = 50.0
+#: A configuration running at least this share of its ceiling (``ceiling_frac``: its throughput over what its env
+#: and learner allow here) is close enough that no knob can buy much: ``rlbench autoconfig``'s walk stops there
+#: (issue 50).
+AT_CEILING_FRAC = 0.9
 #: Functions on at least this share of a role's stacks ...
 TRUNK_FRAC = 0.95
 #: ... with under this share of its samples in their own code are its trunk (the worker's main loop, the
