@@ -17,7 +17,7 @@ the same points in the same order, and reads the finished trials back: a finishe
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Mapping, Protocol, Sequence
 
 from rlbench.analysis.change import Change, unpaired
@@ -25,7 +25,8 @@ from rlbench.analysis.findings import REPEATS_FOR_EVIDENCE, ROUNDS_FOR_EVIDENCE
 from rlbench.autoconfig.ask_tell import Stage, Standing, TrialRequest, leader
 from rlbench.autoconfig.decide import Answer, Pooled, Race
 from rlbench.autoconfig.model import Candidate
-from rlbench.autoconfig.plan import minimum_budget_s
+from rlbench.autoconfig.outputs import AutoconfigResult
+from rlbench.autoconfig.plan import TrialShape, minimum_budget_s
 from rlbench.autoconfig.session import Runner, Session
 from rlbench.autoconfig.walk_path import PathStep, PointRead, step_line
 from rlbench.autoconfig.walk_steps import (
@@ -329,7 +330,8 @@ class WalkSession(Session):
 
     def _stop(self, runner: WalkRunner, reason: str, detail: str) -> None:
         self.stop_reason = reason
-        self.stop_text = STOP_WORDS[reason] + (f": {detail}" if detail else "")
+        words = STOP_WORDS[reason]
+        self.stop_text = words + (f": {detail}" if detail and detail != words else "")
         runner.say(f"walk stopped: {self.stop_text}")
 
     # -- the answer
@@ -379,6 +381,35 @@ class WalkSession(Session):
     def trials_run(self) -> tuple[int, int]:
         """(the steps' race trials, the start's own readings)."""
         return sum(st.trials_run for st in self.stages[1:]), (self.stages[0].trials_run if self.stages else 0)
+
+
+def walk_result(
+    session: WalkSession, answer: Answer, candidates: Mapping[str, Candidate], wall_s: float, shape: TrialShape
+) -> AutoconfigResult:
+    """What the outputs are written from, for a walk. The start's and the endpoint's axes name every knob the walk
+    moved (the start's value of each from the first step that moved it): ``best.yaml`` then crosses both."""
+    cands = dict(candidates)
+    first: dict[str, Any] = {}
+    for p in session.path:
+        first.setdefault(p.axis, p.from_value)
+    for key in {answer.baseline_key, answer.chosen_key} - {None}:
+        c = cands[key]
+        cands[key] = replace(c, axes=tuple({**first, **dict(c.axes)}.items()))
+    races, measured = session.trials_run()
+    summary = {**walk_summary(session), "evidence": walk_evidence(session, answer.standings)}
+    return AutoconfigResult(
+        session.section.objective,
+        answer,
+        cands,
+        (),
+        races,
+        wall_s,
+        session.budget_s,
+        trial=shape.describe(),
+        cold_start_s=session.cold_estimate_s,
+        probe_trials=measured,
+        walk=summary,
+    )
 
 
 def walk_summary(session: WalkSession) -> dict[str, Any]:
