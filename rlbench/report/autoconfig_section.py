@@ -13,7 +13,9 @@ from typing import Any
 
 import pandas as pd
 
+from rlbench.analysis.autoconfig_run import reason_words
 from rlbench.analysis.configs import config_label
+from rlbench.analysis.evidence import enough_readings_text, too_few_readings_text
 from rlbench.analysis.findings import CONFIDENCE
 from rlbench.analysis.targets import pareto_front
 from rlbench.report.blocks import Block, Bullets, Heading, Paragraph, Table
@@ -39,15 +41,20 @@ def _num(value: Any, digits: int = 0) -> str:
 
 #: Whose readings an answer rests on, in words (autoconfig.json's ``answer_source``).
 _SOURCES = {"race": "race", "search": "search", "probe": "probe", "search+probe": "search and probe"}
-#: Why a configuration left, in words (autoconfig.json's ``eliminations[].reason``).
-_REASONS = {
-    "model": "dropped by the cost model",
-    "budget": "not measured (budget)",
-    "separated": "separated from the leader",
-    "reading_and_model": "dropped on fewer than 3 readings, the model agreeing",
-    "not_raced": "measured, not raced (budget)",
-    "failed": "failed",
-}
+
+
+def indistinguishable_text(keys: list[Any], tolerance_pct: Any) -> str:
+    """The configurations the change rule cannot tell from the fastest, and how the chosen one was picked among
+    them, with the run's own tolerance (autoconfig.json 6 and later; an older file did not record it)."""
+    within = (
+        f"within {tolerance_pct:g}% of the fastest's median (the run's tolerance_pct)"
+        if isinstance(tolerance_pct, (int, float))
+        else "within the run's tolerance_pct of the fastest's median (not recorded by this autoconfig.json)"
+    )
+    return (
+        f"Statistically indistinguishable from the fastest ({enough_readings_text()}, the change rule finding no "
+        f"difference): {', '.join(map(str, keys))}. The chosen one is the cheapest of them {within}."
+    )
 
 
 def answer_text(data: dict[str, Any]) -> str:
@@ -188,13 +195,7 @@ def autoconfig_blocks(out_dir: Path, trials: pd.DataFrame, axes: list[str]) -> l
         out.append(Paragraph(str(data["evidence"]), lead="Evidence"))
     same = [s.get("key") for s in data.get("indistinguishable") or []]
     if len(same) > 1:
-        out.append(
-            Paragraph(
-                f"Statistically indistinguishable from the fastest (3 or more readings a side, intervals "
-                f"overlapping): {', '.join(map(str, same))}. The chosen one is the cheapest of them within "
-                "5% of the fastest's median."
-            )
-        )
+        out.append(Paragraph(indistinguishable_text(same, data.get("tolerance_pct"))))
     thin = [
         f"{s.get('key')} ({s.get('n')} reading{'s' * (s.get('n') != 1)}, median {_num(s.get('median'), 1)})"
         for s in data.get("not_measured_enough") or []
@@ -203,7 +204,7 @@ def autoconfig_blocks(out_dir: Path, trials: pd.DataFrame, axes: list[str]) -> l
     if thin:
         out.append(
             Paragraph(
-                "Not measured enough to tell from the fastest (fewer than 3 readings a side), neither tied "
+                f"Not measured enough to tell from the fastest ({too_few_readings_text()}), neither tied "
                 f"nor worse: {', '.join(thin)}."
             )
         )
@@ -244,7 +245,7 @@ def autoconfig_blocks(out_dir: Path, trials: pd.DataFrame, axes: list[str]) -> l
         out.append(Bullets(left))
     out += steps_blocks(data)
     gone = [
-        f"{e.get('key')}: {_REASONS.get(str(e.get('reason')), e.get('reason'))}"
+        f"{e.get('key')}: {reason_words(e.get('reason'))}"
         + (f" after rung {e.get('rung')}" if (e.get("rung") if isinstance(e.get("rung"), int) else -1) >= 0 else "")
         + f" ({e.get('detail')})"
         for e in data.get("eliminations") or []

@@ -7,7 +7,7 @@ Built once as typed blocks (:mod:`rlbench.report.blocks`) that every backend dra
 from __future__ import annotations
 
 from rlbench.analysis.comparison import ComparisonRow
-from rlbench.analysis.findings import CONFIDENCE
+from rlbench.analysis.findings import CONFIDENCE, SIGNIFICANCE
 from rlbench.analysis.stats import interval_text
 from rlbench.report.blocks import Block, Cell, Heading, Paragraph, Table, Verdicts
 
@@ -21,7 +21,7 @@ def method_text() -> str:
         f"{CONFIDENCE:.0%} bootstrap interval resampling each side; paired: the median over rounds of the "
         "round's variant / reference, with a bootstrap interval over the rounds; Wilcoxon: the exact "
         "signed-rank test of the rounds' log ratios. A variant is called faster or slower only when both "
-        "intervals exclude 1 on the same side and the Wilcoxon test agrees at 0.05 (docs/ANALYSIS.md, "
+        f"intervals exclude 1 on the same side and the Wilcoxon test agrees at {SIGNIFICANCE:g} (docs/ANALYSIS.md, "
         '"Did it change? One rule").'
     )
 

@@ -157,3 +157,18 @@ def test_the_plan_the_evidence_and_what_was_measured_too_little(tmp_path):
 def autoconfig_blocks_of(tmp_path, data):
     (tmp_path / "autoconfig.json").write_text(json.dumps(data))
     return autoconfig_blocks(tmp_path, trials(), AXES)
+
+
+def test_the_indistinguishable_sentence_says_the_runs_tolerance_and_the_rule(tmp_path):
+    """Issue 51: "within 5%" and "intervals overlapping" were the old rule's words whatever the run's tolerance."""
+    from rlbench.analysis.findings import REPEATS_FOR_EVIDENCE
+
+    data = dict(ANSWER, indistinguishable=[{"key": "num_env_runners=1"}, {"key": "num_env_runners=2"}])
+    (tmp_path / "autoconfig.json").write_text(json.dumps(dict(data, tolerance_pct=10.0)))
+    md = to_markdown(autoconfig_blocks(tmp_path, trials(), AXES))
+    assert "cheapest of them within 10% of the fastest's median (the run's tolerance_pct)" in md
+    assert f"({REPEATS_FOR_EVIDENCE} or more readings a side, the change rule finding no difference)" in md
+    assert "overlapping" not in md and "within 5%" not in md
+    (tmp_path / "autoconfig.json").write_text(json.dumps(data))  # autoconfig.json 5 and older: not recorded
+    md = to_markdown(autoconfig_blocks(tmp_path, trials(), AXES))
+    assert "within the run's tolerance_pct of the fastest's median (not recorded by this autoconfig.json)" in md
