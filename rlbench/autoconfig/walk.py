@@ -25,7 +25,7 @@ from rlbench.analysis.findings import REPEATS_FOR_EVIDENCE, ROUNDS_FOR_EVIDENCE
 from rlbench.autoconfig.ask_tell import Stage, Standing, TrialRequest, leader
 from rlbench.autoconfig.decide import Answer, Pooled, Race
 from rlbench.autoconfig.model import Candidate
-from rlbench.autoconfig.outputs import AutoconfigResult
+from rlbench.autoconfig.outputs import AutoconfigResult, in_units
 from rlbench.autoconfig.plan import TrialShape, minimum_budget_s
 from rlbench.autoconfig.session import Runner, Session
 from rlbench.autoconfig.walk_path import PathStep, PointRead, step_line
@@ -419,9 +419,17 @@ def walk_summary(session: WalkSession) -> dict[str, Any]:
         "path": [asdict(p) for p in session.path],
         "stop_reason": session.stop_reason,
         "stop_text": session.stop_text,
-        "walk_points": [asdict(p) for p in session.points_read],
+        "walk_points": [_in_units(session.section.objective, asdict(p)) for p in session.points_read],
         "grid_walk": session.grid_axes is not None,
     }
+
+
+def _in_units(objective: str, point: dict[str, Any]) -> dict[str, Any]:
+    """A point's median and interval in the objective's units (time to target: seconds, not 1/seconds)."""
+    point["median"], point["ci_low"], point["ci_high"] = in_units(
+        objective, point["median"], point["ci_low"], point["ci_high"]
+    )
+    return point
 
 
 def walk_evidence(session: WalkSession, readings: Sequence[Standing]) -> str:

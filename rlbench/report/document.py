@@ -40,6 +40,7 @@ from rlbench.report.learning_plots import write_learning_figures
 from rlbench.report.learning_section import learning_blocks, target_text
 from rlbench.report.next_spec import NextSpec, write_next_spec
 from rlbench.report.nodes_section import node_blocks
+from rlbench.report.path_section import draw_path_figure, walk_blocks
 from rlbench.report.style import MAX_MD_TRIALS, fmt, pct
 from rlbench.report.variants_section import variant_blocks
 from rlbench.results.files import write_atomic
@@ -308,7 +309,10 @@ def document_blocks(
     name = str((analysis.manifest.get("spec") or {}).get("name", analysis.out_dir.name))
     axes, n_axes = analysis.axes, len(analysis.axes)
     out: list[Block] = [Heading(f"rlbench report: {name}", 1)]
-    answer = autoconfig_blocks(analysis.out_dir, analysis.trials, axes)  # [] unless rlbench autoconfig wrote it
+    # [] unless rlbench autoconfig wrote it: a walk's section, else a search's
+    answer = walk_blocks(analysis.out_dir, analysis.trials, axes) or autoconfig_blocks(
+        analysis.out_dir, analysis.trials, axes
+    )
     out += answer  # autoconfig's raced answer first: the recommendations pool every trial, probes included
     out += (
         [Heading("Recommendations", 2)]
@@ -432,6 +436,7 @@ def write_report(
             for _, r in analysis.trials.drop_duplicates("index").iterrows()
         }
         mine += write_learning_figures(out_dir, lrn.curves, labels, lrn.ttt, analysis.axes, lrn.target)
+    draw_path_figure(out_dir)  # a walk's figure, shown in its section (a report_ file: not again under Figures)
     others_written()
     others, note = other_figures(out_dir, mine)
     figures = mine + others
