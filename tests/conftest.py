@@ -88,7 +88,10 @@ def repo() -> Path:
 #: slowed every test more than the third worker's share gained.
 RAY_GROUPS = {
     "ray-a": frozenset(
-        {  # 69 + 54 + 48 + 32 + 22 + 22 + 21 + 12 + 7 = 287 s (the off-policy e2e's 22 s 2026-11-26, quiet)
+        {  # 69 + 54 + 48 + 32 + 22 + 22 + 21 + 12 + 7 = 287 s (the off-policy e2e's 22 s 2026-11-26, quiet), and
+            # the walk e2e's two-move walk: 18 trials, about 150 s quiet by its trials' own cost (847 s measured
+            # 2026-11-28 at load 6-10, three other sessions' work on the 2 cores): 437 s
+            "tests/e2e/test_walk_e2e.py",
             "tests/studies/test_study_configs.py",
             "tests/e2e/test_async_e2e.py",
             "tests/e2e/test_learning_e2e.py",

@@ -17,16 +17,15 @@ the same points in the same order, and reads the finished trials back: a finishe
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Mapping, Protocol, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Mapping, Protocol
 
 from rlbench.analysis.change import Change, unpaired
 from rlbench.analysis.findings import REPEATS_FOR_EVIDENCE, ROUNDS_FOR_EVIDENCE
 from rlbench.autoconfig.ask_tell import Stage, Standing, TrialRequest, leader
 from rlbench.autoconfig.decide import Answer, Pooled, Race
 from rlbench.autoconfig.model import Candidate
-from rlbench.autoconfig.outputs import AutoconfigResult, in_units
-from rlbench.autoconfig.plan import TrialShape, minimum_budget_s
+from rlbench.autoconfig.plan import minimum_budget_s
 from rlbench.autoconfig.session import Runner, Session
 from rlbench.autoconfig.walk_path import PathStep, PointRead, step_line
 from rlbench.autoconfig.walk_steps import (
@@ -381,67 +380,3 @@ class WalkSession(Session):
     def trials_run(self) -> tuple[int, int]:
         """(the steps' race trials, the start's own readings)."""
         return sum(st.trials_run for st in self.stages[1:]), (self.stages[0].trials_run if self.stages else 0)
-
-
-def walk_result(
-    session: WalkSession, answer: Answer, candidates: Mapping[str, Candidate], wall_s: float, shape: TrialShape
-) -> AutoconfigResult:
-    """What the outputs are written from, for a walk. The start's and the endpoint's axes name every knob the walk
-    moved (the start's value of each from the first step that moved it): ``best.yaml`` then crosses both."""
-    cands = dict(candidates)
-    first: dict[str, Any] = {}
-    for p in session.path:
-        first.setdefault(p.axis, p.from_value)
-    for key in {answer.baseline_key, answer.chosen_key} - {None}:
-        c = cands[key]
-        cands[key] = replace(c, axes=tuple({**first, **dict(c.axes)}.items()))
-    races, measured = session.trials_run()
-    summary = {**walk_summary(session), "evidence": walk_evidence(session, answer.standings)}
-    return AutoconfigResult(
-        session.section.objective,
-        answer,
-        cands,
-        (),
-        races,
-        wall_s,
-        session.budget_s,
-        trial=shape.describe(),
-        cold_start_s=session.cold_estimate_s,
-        probe_trials=measured,
-        walk=summary,
-    )
-
-
-def walk_summary(session: WalkSession) -> dict[str, Any]:
-    """What ``autoconfig.json`` adds for a walk: ``path``, ``stop_reason`` (and its words), ``walk_points``."""
-    return {
-        "mode": "walk",
-        "path": [asdict(p) for p in session.path],
-        "stop_reason": session.stop_reason,
-        "stop_text": session.stop_text,
-        "walk_points": [_in_units(session.section.objective, asdict(p)) for p in session.points_read],
-        "grid_walk": session.grid_axes is not None,
-    }
-
-
-def _in_units(objective: str, point: dict[str, Any]) -> dict[str, Any]:
-    """A point's median and interval in the objective's units (time to target: seconds, not 1/seconds)."""
-    point["median"], point["ci_low"], point["ci_high"] = in_units(
-        objective, point["median"], point["ci_low"], point["ci_high"]
-    )
-    return point
-
-
-def walk_evidence(session: WalkSession, readings: Sequence[Standing]) -> str:
-    """What the walk's answer rests on, in one sentence."""
-    moves = [p for p in session.path if p.outcome != "stay"]
-    n = {s.key: s.n for s in readings}
-    steps = len(session.path)
-    said = (
-        f"{steps} step{'s' * (steps != 1)} raced ({sum(p.rounds for p in session.path)} race rounds), "
-        f"{len(moves)} move{'s' * (len(moves) != 1)}, each by the one change rule"
-    )
-    return (
-        f"It rests on {said}; the start read {n.get(session.space.baseline_key, 0)} times, the endpoint "
-        f"{n.get(session.end_key or session.space.baseline_key, 0)} times over the walk. Stopped: {session.stop_text}."
-    )

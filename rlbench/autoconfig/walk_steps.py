@@ -108,9 +108,16 @@ def read_point(row: Mapping[str, Any] | None) -> PointAdvice:
     )
 
 
+#: Knobs that raise the ceiling itself: it is the env's rate in as many processes as the trial has runners (issue
+#: 49), so a verdict asking for more runners asks for a higher ceiling, and is followed however close the point is.
+RAISES_CEILING = frozenset({"num_env_runners"})
+
+
 def at_ceiling(point: PointAdvice) -> bool:
-    """Whether the point runs at :data:`~rlbench.analysis.findings.AT_CEILING_FRAC` of its ceiling or more."""
-    return point.ceiling_frac is not None and point.ceiling_frac >= AT_CEILING_FRAC
+    """Whether the walk stops at this point for its ceiling: it runs at :data:`~rlbench.analysis.findings.
+    AT_CEILING_FRAC` of it or more, and its verdict's knob does not raise the ceiling (:data:`RAISES_CEILING`)."""
+    close = point.ceiling_frac is not None and point.ceiling_frac >= AT_CEILING_FRAC
+    return close and point.knob not in RAISES_CEILING
 
 
 def gain(change: Change, threshold: float) -> bool:

@@ -24,16 +24,20 @@ from rlbench.results.text import plain
 from rlbench.worker.interrupts import install, received, restore
 
 NAME = "autoconfig"
-HELP = "find the grid's configuration that trains soonest here, within a time budget"
+HELP = "find the configuration that trains soonest here within a budget: search a grid, or walk the verdicts from one"
 EPILOG = f"""\
 examples:
   rlbench autoconfig configs/autoconfig_cpu.yaml --budget 20m                # CartPole PPO, the search space scaled to this machine
   rlbench autoconfig configs/autoconfig_cpu.yaml --budget 20m --out /tmp/a   # results into /tmp/a
   rlbench autoconfig configs/autoconfig_cpu.yaml --budget 20m --out /tmp/a --resume   # continue after Ctrl-C or a crash
+  rlbench autoconfig configs/walk_cpu.yaml --budget 20m                      # no grid: walk the verdicts from it
 
 the spec is a sweep spec: its grid is the search space; an optional autoconfig: section sets the objective,
 the baseline and the search's knobs (docs/AUTOCONFIG.md). It probes the baseline, drops what the cost model says
 cannot win, runs successive halving on confidence intervals, then races the finalists against the baseline.
+A spec with no grid axis of two values (or --walk) is walked instead: its configuration measured, the first verdict
+that names a knob followed, that knob's values that fit raced against it, a move kept only on a gain by the one
+change rule, until a stop reason (autoconfig.json: path, stop_reason).
 
 results (DIR: --out, default results/<name>_autoconfig/<timestamp>/):
   DIR/autoconfig.json   the answer: best configuration, speed-up over the baseline with its {CONFIDENCE:.0%} CI, the

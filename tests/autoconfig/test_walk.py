@@ -87,11 +87,21 @@ def test_no_move_without_evidence():
 
 
 def test_ceiling_stops_the_walk():
-    w = WalkWorld(lambda a: 100.0, lambda a: advice_for("num_env_runners", 1, (1, 2)), ceiling_frac=lambda a: 0.93)
+    knob = "num_envs_per_env_runner"
+    w = WalkWorld(lambda a: 100.0, lambda a: advice_for(knob, 1, (1, 2)), ceiling_frac=lambda a: 0.93)
     s = w.session()
     s.run(w)
     assert s.stop_reason == "ceiling" and s.path == [] and "93%" in s.stop_text
     assert s.points_read[0].ceiling_frac == 0.93
+
+
+def test_more_runners_raise_the_ceiling_so_they_are_raced_however_close():
+    w = two_moves()
+    w.ceiling_frac = lambda a: 0.95
+    s = w.session()
+    s.run(w)
+    assert s.path[0].knob == "num_env_runners" and s.path[0].outcome == "gain"
+    assert s.stop_reason == "ceiling"  # then envs per runner, which do not raise it: the walk stops there
 
 
 def test_an_unmeasured_ceiling_stops_nothing():
@@ -215,3 +225,24 @@ def test_time_to_target_races_time_not_throughput():
     s = w.session(objective="time_to_target")
     s.run(w)
     assert s.path[0].outcome == "gain" and s.path[0].learning is None  # the race itself judged learning
+
+
+def test_with_address_parallel_a_steps_round_runs_at_once():
+    """A runner that runs several trials at once (``--parallel``) gets each round of a step, its values and the
+    current point, together, and the walk takes the same path."""
+
+    class AtOnce(WalkWorld):
+        width = 3
+
+        def run_many(self, requests):
+            self.groups.append([r.request_id for r in requests])
+            return [self.run(r) for r in requests]
+
+    w = AtOnce(two_moves().truth, two_moves().verdicts)
+    w.groups = []
+    s = w.session()
+    s.run(w)
+    assert [(p.from_value, p.to_value) for p in s.path] == [(1, 4), (1, 4)]
+    rounds = [g for g in w.groups if g[0].startswith("walk1/")]
+    assert rounds and all(len(g) == 3 for g in rounds)  # the current point and the values 2 and 4, at once
+    assert sorted(r.split("/", 3)[3] for r in rounds[0]) == ["base", "num_env_runners=2", "num_env_runners=4"]

@@ -96,6 +96,9 @@ def test_a_point_read_through_the_real_verdicts():
     assert read_point(None).stop == "no_reading" and read_point({"index": 0}).stop == "no_reading"
     near = read_point({**SHORT, "ceiling_frac": 0.9, "ceiling_env_steps_per_s": 555.0})
     assert at_ceiling(near) and near.ceiling_env_steps_per_s == 555.0
+    # the ceiling is the env's rate with the trial's runners: a verdict for more runners asks to raise it
+    runners = PointAdvice(500.0, 555.0, 0.95, "num_env_runners", 1.0, (1.0, 2.0), "env waits", "", None)
+    assert not at_ceiling(runners)
 
 
 def test_knobs_that_change_learning_are_marked():

@@ -1,0 +1,213 @@
+"""autoconfig's walk against the exhaustive grid over the knobs it may move: is its endpoint within 10% of the best,
+in at most a quarter of the time? (issue 50)
+
+For each workload (a spec with no grid, planted with a known bottleneck on 2 cores) and each of ``--runs`` runs:
+
+1. the exhaustive grid over the knobs the walk may move there (two or more values each, every point that fits
+   the trial's 2 cores), run by ``rlbench sweep`` with ``--repeats`` repeats a point: the truth, by median env
+   steps/s;
+2. ``rlbench autoconfig`` on the spec (no grid: it walks the verdicts), with ``--budget-frac`` (default 0.25) of that
+   run's exhaustive wall as its budget.
+
+It prints the walk's path (each step's knob, from, to, outcome), its endpoint's median in the exhaustive grid as a
+share of the best's, both walls, and whether the aim holds (within 10%, at most 25% of the wall), with the load
+(``uptime``) before and after each. Nothing is asserted: a benchmark's figures go in docs/AUTOCONFIG.md with their
+commands and load, never in a test.
+
+    python scripts/bench_walk.py [--workloads env_waits,inference,learner,env_bound] [--runs 1] [--repeats 3]
+                                 [--budget-frac 0.25] [--out DIR]
+
+The workloads (``WORKLOADS``): ``env_waits``, an env that sleeps 2 ms a step (its runner idle inside ``sample()``: more
+runners overlap the waits); ``inference``, a free env and a 256x256 network, one env a runner (the forward pass and
+RLlib's per-step work dominate: more envs per runner); ``learner``, the driver's CPU learner on one thread with 30
+epochs a batch (learning bounds the iteration: the driver's CPUs); ``env_bound``, an env that burns 1 ms of CPU a
+step on 2 cores (the cores are the limit: a walk that stops at once is right).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+
+_COMMON = """\
+algo: PPO
+cpus: 2
+stop: {iterations: 3}
+warmup_iterations: 1
+env_ceiling_s: 0.5
+trial_timeout_s: 300
+"""
+
+#: name -> (the spec the walk starts from, the exhaustive grid over the knobs it may move there).
+WORKLOADS: dict[str, tuple[str, dict[str, list]]] = {
+    "env_waits": (
+        """\
+name: walk_env_waits
+environment:
+  env: envs.synthetic:SyntheticEnv
+  env_config: {step_sleep_us: 2000, obs_size: 8, episode_len: 50}
+env_runners: {num_env_runners: 1, num_envs_per_env_runner: 1, num_cpus_per_env_runner: 0.33}
+resources: {num_cpus_for_main_process: 1}
+training: {train_batch_size_per_learner: 256, minibatch_size: 256, num_epochs: 1}
+rl_module: {fcnet_hiddens: [16, 16]}
+""",
+        {"num_env_runners": [1, 2, 3], "num_envs_per_env_runner": [1, 4]},
+    ),
+    "inference": (
+        """\
+name: walk_inference
+environment:
+  env: envs.synthetic:SyntheticEnv
+  env_config: {step_cost_us: 0, obs_size: 64, episode_len: 100}
+env_runners: {num_env_runners: 1, num_envs_per_env_runner: 1, num_cpus_per_env_runner: 0.5}
+resources: {num_cpus_for_main_process: 1}
+training: {train_batch_size_per_learner: 1024, minibatch_size: 1024, num_epochs: 1}
+rl_module: {fcnet_hiddens: [256, 256]}
+""",
+        {"num_envs_per_env_runner": [1, 2, 4, 8], "num_env_runners": [1, 2]},
+    ),
+    "learner": (
+        """\
+name: walk_learner
+environment:
+  env: envs.synthetic:SyntheticEnv
+  env_config: {step_cost_us: 0, obs_size: 32, episode_len: 200}
+env_runners: {num_env_runners: 0}
+learners: {num_learners: 0}
+resources: {num_cpus_for_main_process: 1}
+training: {train_batch_size_per_learner: 2000, minibatch_size: 128, num_epochs: 30}
+rl_module: {fcnet_hiddens: [256, 256]}
+""",
+        {"num_cpus_for_main_process": [1, 2], "num_envs_per_env_runner": [1, 4]},
+    ),
+    "env_bound": (
+        """\
+name: walk_env_bound
+environment:
+  env: envs.synthetic:SyntheticEnv
+  env_config: {step_cost_us: 1000, obs_size: 8, episode_len: 100}
+env_runners: {num_env_runners: 1, num_envs_per_env_runner: 1, num_cpus_per_env_runner: 0.33}
+resources: {num_cpus_for_main_process: 1}
+training: {train_batch_size_per_learner: 500, minibatch_size: 500, num_epochs: 1}
+rl_module: {fcnet_hiddens: [16, 16]}
+""",
+        {"num_env_runners": [1, 2, 3], "num_envs_per_env_runner": [1, 4]},
+    ),
+}
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def run(*args: str) -> tuple[float, subprocess.CompletedProcess]:
+    t = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "rlbench", *args], cwd=REPO, capture_output=True, text=True)
+    if done.returncode not in (0, 1):
+        sys.exit(f"rlbench {' '.join(args)} exited {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return time.monotonic() - t, done
+
+
+def start_values(spec: dict, knobs: list[str]) -> dict:
+    """The start's value of each knob, from the spec's sections (RLlib's defaults where it is silent)."""
+    defaults = {"num_env_runners": 0, "num_envs_per_env_runner": 1, "num_cpus_for_main_process": 1}
+    found = {}
+    for knob in knobs:
+        found[knob] = next(
+            (section[knob] for section in spec.values() if isinstance(section, dict) and knob in section),
+            defaults.get(knob),
+        )
+    return found
+
+
+def exhaustive(spec: dict, grid: dict[str, list], repeats: int, out: Path) -> Path:
+    sweep = {**spec, "name": f"{spec['name']}_exhaustive", "grid": grid, "repeats": repeats}
+    path = out / "exhaustive.yaml"
+    path.write_text(yaml.safe_dump(sweep, sort_keys=False))
+    return path
+
+
+def medians(out: Path, knobs: list[str]) -> pd.Series:
+    trials = pd.read_parquet(out / "trials.parquet")
+    ok = trials[trials["status"] == "ok"]
+    return ok.groupby(knobs)["env_steps_per_s"].median()
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--workloads", default=",".join(WORKLOADS))
+    p.add_argument("--runs", type=int, default=1)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--budget-frac", type=float, default=0.25)
+    p.add_argument("--out", type=Path, default=None)
+    args = p.parse_args()
+    out = args.out or Path(tempfile.mkdtemp(prefix="bench_walk_"))
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"bench_walk -> {out}; load {load()}", flush=True)
+    rows = []
+    for name in args.workloads.split(","):
+        text, grid = WORKLOADS[name]
+        spec = yaml.safe_load(text + _COMMON)
+        knobs = list(grid)
+        start = start_values(spec, knobs)
+        spec_path = out / f"{name}.yaml"
+        spec_path.write_text(yaml.safe_dump(spec, sort_keys=False))
+        for i in range(args.runs):
+            base = out / name / f"run{i}"
+            base.mkdir(parents=True, exist_ok=True)
+            before = load()
+            ex_wall, _ = run(
+                "sweep", str(exhaustive(spec, grid, args.repeats, base)), "--out", str(base / "exhaustive")
+            )
+            truth = medians(base / "exhaustive", knobs)
+            best_key, best = truth.idxmax(), float(truth.max())
+            budget = max(60.0, args.budget_frac * ex_wall)
+            mid = load()
+            walk_wall, done = run(
+                "autoconfig", str(spec_path), "--budget", f"{budget:.0f}s", "--out", str(base / "walk")
+            )
+            after = load()
+            answer = json.loads((base / "walk" / "autoconfig.json").read_text())
+            axes = {**start, **((answer.get("best") or {}).get("axes") or {})}
+            end = tuple(axes.get(k) for k in knobs)
+            end = end[0] if len(end) == 1 else end
+            got = float(truth.get(end, float("nan")))
+            path = "; ".join(
+                f"{s['axis']} {s['from_value']}->{s['to_value']} ({s['outcome']})" for s in answer.get("path") or []
+            )
+            share, frac = got / best, walk_wall / ex_wall
+            rows.append((name, i, best_key, best, end, got, share, ex_wall, walk_wall, frac, answer.get("stop_reason")))
+            print(
+                f"{name} run {i}: exhaustive best {best_key} {best:,.0f} env steps/s ({len(truth)} points x "
+                f"{args.repeats}, {ex_wall:.0f} s, load {before} -> {mid}); the walk: {path or 'no step'}; stopped: "
+                f"{answer.get('stop_reason')}; endpoint {end} = {got:,.0f} by the exhaustive readings, "
+                f"{100 * share:.0f}% of the best ({'within' if share >= 0.9 else 'NOT within'} 10%), in "
+                f"{walk_wall:.0f} s = {100 * frac:.0f}% of the exhaustive wall (budget {budget:.0f} s; load -> "
+                f"{after})",
+                flush=True,
+            )
+    print(
+        "\n| workload | run | exhaustive best | its env steps/s | walk endpoint | share of best | exhaustive s "
+        "| walk s | walk / exhaustive | stop |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name, i, bk, b, end, got, share, ew, ww, frac, stop in rows:
+        print(
+            f"| {name} | {i} | {bk} | {b:,.0f} | {end} | {100 * share:.0f}% | {ew:.0f} | {ww:.0f} | {100 * frac:.0f}% "
+            f"| {stop} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
