@@ -208,9 +208,8 @@ def test_no_module_over_460_lines():
 #: Class names two modules define, each with the modules, and why it is allowed for now. Each entry must still
 #: be true (the test says when one is not), so the list only shrinks.
 SAME_CLASS_NAME_EXCEPTIONS: dict[str, tuple[str, ...]] = {
-    # One thing twice, not two things: a report figure (path, title, caption), copied field by field into the
-    # block in report/document.py. One of each is issue 44's later step.
-    "Figure": ("rlbench.report.blocks", "rlbench.report.config_plots"),
+    # Empty since issue 51: the last one, ``Figure`` (report/blocks.py and report/config_plots.py, one thing twice),
+    # is report/blocks.py's alone.
 }
 
 
@@ -901,3 +900,58 @@ def test_every_rule_names_a_test_that_exists():
         missing += [n for n in names if f"def {n}(" not in tests_text]
         missing += [f for f in files + source if not (REPO / f).is_file()]
     assert len(rows) >= 15 and missing == []
+
+
+#: What only the analysis does: read a results folder's files and compute the figures a report shows (the one
+#: Pareto front, the one CPUs-given rule). The report draws what :func:`rlbench.analysis.analyze` returns.
+ANALYSIS_ONLY_CALLS = frozenset(
+    {
+        "read_json",
+        "read_events",
+        "read_record",
+        "read_manifest",
+        "read_parquet",
+        "read_csv",
+        "pareto_front",
+        "cpus_given",
+    }
+)
+#: Report modules that write a spec from one trial's plan (``rlbench reproduce``, ``next.yaml``): they read the plan
+#: and the manifest, and draw nothing.
+REPORT_MODULES_THAT_READ = ("rlbench.report.reproduce", "rlbench.report.next_spec")
+
+
+def report_derivations(module: str, source: str) -> list[str]:
+    """Where a report module reads a results file or computes what the analysis computes (issue 51: the autoconfig
+    section read autoconfig.json and summed CPUs by a rule of its own)."""
+    if not module.startswith("rlbench.report") or module in REPORT_MODULES_THAT_READ:
+        return []
+    return [
+        f"line {n.lineno}: {ast.unparse(n.func)}(...)"
+        for n in sorted((n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Call)), key=lambda n: n.lineno)
+        if (getattr(n.func, "id", None) or getattr(n.func, "attr", None)) in ANALYSIS_ONLY_CALLS
+    ]
+
+
+def test_the_report_checker_sees_a_file_read_or_a_front_computed():
+    planted = (
+        "data = read_json(ResultsFolder(out_dir).autoconfig, None)\n"
+        "front = per[pareto_front(per, ['cpus'], ['rate'])]\n"
+        "m = folder.read_manifest()\n"
+        "ok['c'] = targets.cpus_given(ok)\n"
+        "x = run.front.itertuples()\n"
+    )
+    assert report_derivations("rlbench.report.autoconfig_section", planted) == [
+        "line 1: read_json(...)",
+        "line 2: pareto_front(...)",
+        "line 3: folder.read_manifest(...)",
+        "line 4: targets.cpus_given(...)",
+    ]
+    assert report_derivations("rlbench.report.reproduce", planted) == []
+    assert report_derivations("rlbench.analysis.autoconfig_run", planted) == []
+
+
+def test_the_report_draws_what_the_analysis_computes():
+    """docs/ARCHITECTURE.md: no report module but the two spec writers reads a results file or computes the
+    analysis' figures (autoconfig.json is read by ``analyze``, its CPU front computed in analysis/)."""
+    assert {m: f for m, p in MODULES.items() if (f := report_derivations(m, p.read_text()))} == {}
