@@ -247,7 +247,8 @@ def test_a_class_name_means_one_thing():
 NEUTRAL_ADAPTER_MODULES = (
     "rlbench.adapters",
     "rlbench.adapters.base",
-    "rlbench.adapters.common",
+    "rlbench.adapters.demand",
+    "rlbench.adapters.timings",
     "rlbench.adapters.vocabulary",
     "rlbench.adapters.roles",
     "rlbench.adapters.envs",
@@ -382,7 +383,7 @@ def rllib_words() -> FrameworkWords:
     """RLlib's words, from the RLlib adapter: its algorithms, config and actor classes, the builder methods its
     build calls, its result paths, and of their keys those that are not rlbench's own vocabulary (the spec's
     field names, the tables' columns, the stop metrics' short names)."""
-    from rlbench.adapters.base import IterationTimings
+    from rlbench.adapters.timings import IterationTimings
     from rlbench.adapters.rllib import config as rllib_config
     from rlbench.adapters.rllib import results
     from rlbench.adapters.rllib.roles import RAY_TITLE_ROLES

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rlbench.adapters.base import ConfigSnippet, ResourceDemand, TrainBatch
-from rlbench.adapters.common import AdapterBase
+from rlbench.adapters.base import Adapter, ConfigSnippet
+from rlbench.adapters.demand import ResourceDemand, TrainBatch
 from rlbench.adapters.rllib.resources import ASYNC_ALGOS, resource_demand, torch_threads
 from rlbench.adapters.rllib.results import metric_column, metric_names
 from rlbench.adapters.rllib.roles import RAY_TITLE_ROLES, ROLE_RULES
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 SUPPORTED_RAY = "2.53.0"
 
 
-class RLlibAdapter(AdapterBase):
+class RLlibAdapter(Adapter):
     """RLlib (new API stack) as an :class:`rlbench.adapters.base.Adapter`."""
 
     name = "rllib"
