@@ -19,7 +19,7 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rlbench.results.events import Event
 from rlbench.results.files import open_append

@@ -33,8 +33,8 @@ from rlbench.adapters.rllib.training import (
     REPLAY_ALGOS,
     quick_settings,
 )
-from rlbench.adapters.roles import RAY_SYSTEM_TITLES
 from rlbench.adapters.vocabulary import KeyHandling
+from rlbench.ray_facts.processes import RAY_SYSTEM_TITLES, RAY_TITLE_PREFIX
 
 if TYPE_CHECKING:
     from rlbench.adapters.base import TrialConfig
@@ -72,7 +72,7 @@ class RLlibAdapter(Adapter):
         "gymnasium",
         "ray.dashboard.optional_deps",
     )
-    actor_class_roles = {title.removeprefix("ray::"): role for title, role in RAY_TITLE_ROLES.items()}
+    actor_class_roles = {title.removeprefix(RAY_TITLE_PREFIX): role for title, role in RAY_TITLE_ROLES.items()}
     system_titles = RAY_SYSTEM_TITLES
     algorithms = ALGORITHMS
     algo_only_keys = ALGO_ONLY_KEYS
