@@ -26,6 +26,7 @@ from rlbench.report.blocks import (
     Break,
     Bullets,
     Fields,
+    Figure,
     Heading,
     Paragraph,
     Table,
@@ -33,8 +34,7 @@ from rlbench.report.blocks import (
     to_html,
     to_markdown,
 )
-from rlbench.report.blocks import Figure as Image
-from rlbench.report.config_plots import Figure, write_figures
+from rlbench.report.config_plots import write_figures
 from rlbench.report.embed import other_figures
 from rlbench.report.learning_plots import write_learning_figures
 from rlbench.report.learning_section import learning_blocks, target_text
@@ -310,8 +310,8 @@ def document_blocks(
     axes, n_axes = analysis.axes, len(analysis.axes)
     out: list[Block] = [Heading(f"rlbench report: {name}", 1)]
     # [] unless rlbench autoconfig wrote it: a walk's section, else a search's
-    answer = walk_blocks(analysis.out_dir, analysis.trials, axes) or autoconfig_blocks(
-        analysis.out_dir, analysis.trials, axes
+    answer = walk_blocks(analysis.autoconfig, analysis.out_dir, analysis.trials, axes) or autoconfig_blocks(
+        analysis.autoconfig, analysis.trials, axes
     )
     out += answer  # autoconfig's raced answer first: the recommendations pool every trial, probes included
     out += (
@@ -352,7 +352,7 @@ def document_blocks(
         )
     out += node_blocks(analysis.nodes, analysis.trials)
     out += inside.section_blocks(section)
-    out += [Heading("Figures", 2), *(Image(f.path, f.title, f.caption) for f in figures)]
+    out += [Heading("Figures", 2), *figures]
     out += [Paragraph(n, muted=True) for n in notes if n] or [Break()]
     t = all_trials(analysis)
     cols = ["trial_id", "status", *axes, "env_steps_per_s", "reason"]
@@ -436,7 +436,7 @@ def write_report(
             for _, r in analysis.trials.drop_duplicates("index").iterrows()
         }
         mine += write_learning_figures(out_dir, lrn.curves, labels, lrn.ttt, analysis.axes, lrn.target)
-    draw_path_figure(out_dir)  # a walk's figure, shown in its section (a report_ file: not again under Figures)
+    draw_path_figure(out_dir, analysis.autoconfig)  # a walk's, shown in its section (report_: not under Figures)
     others_written()
     others, note = other_figures(out_dir, mine)
     figures = mine + others

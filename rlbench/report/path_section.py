@@ -3,9 +3,9 @@ start, and "The path": one row a step (the verdict that named the knob, from and
 interval, the readings and seconds, whether the knob changes learning and what the move did to it), why the walk
 stopped, and a figure of throughput at each point with its interval and the ceiling where one was measured.
 
-autoconfig.json is a file from a results folder: every value is read defensively (a damaged or hostile file gives
-dashes, never an error) and every text goes into blocks, which escape it where they are drawn; the figure's words
-are plain text too (the report parses no mathtext).
+autoconfig.json is read by the analysis (``Analysis.autoconfig``); it is a file from a results folder, so every value
+is taken defensively (a damaged or hostile file gives dashes, never an error) and every text goes into blocks, which
+escape it where they are drawn; the figure's words are plain text too (the report parses no mathtext).
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from typing import Any
 
 import pandas as pd
 
+from rlbench.analysis.autoconfig_run import AutoconfigRun
 from rlbench.analysis.findings import CONFIDENCE
-from rlbench.report.autoconfig_section import read_autoconfig, search_path
-from rlbench.report.blocks import Block, Bullets, Heading, Paragraph, Table
-from rlbench.report.blocks import Figure as Image
-from rlbench.report.style import fmt, new_axes, save
+from rlbench.report.autoconfig_section import search_path
+from rlbench.report.blocks import Block, Bullets, Figure, Heading, Paragraph, Table
+from rlbench.report.style import fmt, new_axes, save_figures
 from rlbench.results.layout import ResultsFolder
 
 #: The figure's file in ``plots/`` (``report_``: the report's own, not listed again under Figures).
@@ -93,10 +93,15 @@ def path_rows(data: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-def walk_blocks(out_dir: Path, trials: pd.DataFrame, axes: list[str]) -> list[Block]:
-    """The Autoconfig section of a walk's folder; [] for any other folder (a search's: its own section)."""
-    data = read_autoconfig(out_dir)
-    if data is None or data.get("mode") != "walk":
+def _walk(run: AutoconfigRun | None) -> dict[str, Any] | None:
+    return run.data if run is not None and run.data.get("mode") == "walk" else None
+
+
+def walk_blocks(run: AutoconfigRun | None, out_dir: Path, trials: pd.DataFrame, axes: list[str]) -> list[Block]:
+    """The Autoconfig section of a walk's folder (its figure from ``plots/`` when drawn); [] for any other folder (a
+    search's: its own section)."""
+    data = _walk(run)
+    if data is None:
         return []
     out: list[Block] = [Heading("Autoconfig: the walk", 2), Paragraph(answer_text(data), lead="Answer")]
     if data.get("evidence"):
@@ -128,7 +133,7 @@ def walk_blocks(out_dir: Path, trials: pd.DataFrame, axes: list[str]) -> list[Bl
     out.append(Paragraph(str(data.get("stop_text") or data.get("stop_reason") or "-"), lead="Stopped"))
     figure = ResultsFolder(Path(out_dir)).plots / PATH_FIGURE
     if figure.is_file():
-        out.append(Image(figure, "Throughput at each point of the walk", _figure_caption(data)))
+        out.append(Figure(figure, "Throughput at each point of the walk", _figure_caption(data)))
     if "phase" in trials:
         out.append(search_path(trials, axes))
     return out
@@ -152,17 +157,25 @@ def _figure_caption(data: dict[str, Any]) -> str:
     )
 
 
-def draw_path_figure(out_dir: Path) -> Path | None:
-    """The walk's figure into ``plots/`` (None: not a walk, or nothing read): throughput at each point it stood at,
-    with its interval, and each point's ceiling where one was measured."""
-    data = read_autoconfig(out_dir)
-    if data is None or data.get("mode") != "walk":
-        return None
+def draw_path_figure(out_dir: Path, run: AutoconfigRun | None) -> list[Figure]:
+    """The walk's figure into ``plots/`` ([]: not a walk, or nothing read); the section embeds it."""
+    data = _walk(run)
+    if data is None:
+        return []
+    plots = ResultsFolder(Path(out_dir)).plots
+    plots.mkdir(exist_ok=True)
+    title = "Throughput at each point of the walk"
+    return save_figures(plots, [(PATH_FIGURE, title, plot_walk_path(data))])
+
+
+def plot_walk_path(data: dict[str, Any], ax=None) -> tuple[Any, str] | None:
+    """Throughput at each point the walk stood at, with its interval, and each point's ceiling where one was measured;
+    (axes, caption), or None when no point has a reading."""
     points = [p for p in _points(data) if isinstance(p.get("median"), (int, float))]
     if not points:
         return None
     throughput = data.get("objective") == "throughput"
-    ax = new_axes(7.2, 4.2)
+    ax = ax or new_axes(7.2, 4.2)
     x = [p["step"] for p in points]
     med = [float(p["median"]) for p in points]
     low = [float(p["ci_low"]) if isinstance(p.get("ci_low"), (int, float)) else m for p, m in zip(points, med)]
@@ -186,6 +199,4 @@ def draw_path_figure(out_dir: Path) -> Path | None:
     ax.set_title(f"The walk's path (bars: {CONFIDENCE:.0%} CI)", fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    plots = ResultsFolder(Path(out_dir)).plots
-    plots.mkdir(exist_ok=True)
-    return save(ax.figure, plots / PATH_FIGURE, tight_bbox=True)
+    return ax, _figure_caption(data)

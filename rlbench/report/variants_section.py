@@ -10,6 +10,7 @@ from rlbench.analysis.comparison import ComparisonRow
 from rlbench.analysis.findings import CONFIDENCE, SIGNIFICANCE
 from rlbench.analysis.stats import interval_text
 from rlbench.report.blocks import Block, Cell, Heading, Paragraph, Table, Verdicts
+from rlbench.report.style import fmt
 
 
 def method_text() -> str:
@@ -38,7 +39,6 @@ def short(row: ComparisonRow) -> Cell:
 
 def variant_table(rows: list[ComparisonRow], title: str = "") -> Table:
     """One row per grid point and variant against the reference."""
-    f = lambda v, d=0: "-" if v is None else f"{v:,.{d}f}"  # noqa: E731
     header = [
         "configuration",
         "variant",
@@ -58,11 +58,11 @@ def variant_table(rows: list[ComparisonRow], title: str = "") -> Table:
             r.label,
             r.b,
             r.a,
-            f(r.b_env_steps_per_s),
-            f(r.a_env_steps_per_s),
-            f(c.ratio, 3),
+            fmt(r.b_env_steps_per_s),
+            fmt(r.a_env_steps_per_s),
+            fmt(c.ratio, 3),
             interval_text(c.ci_low, c.ci_high),
-            f(c.paired_ratio, 3),
+            fmt(c.paired_ratio, 3),
             interval_text(c.paired_ci_low, c.paired_ci_high),
             str(c.runs_a),
             "-" if c.p_value is None else f"{c.p_value:.2g}",

@@ -7,6 +7,7 @@ import json
 
 import pandas as pd
 
+from rlbench.analysis.autoconfig_run import AutoconfigRun
 from rlbench.report.blocks import Figure, Table, to_html, to_markdown
 from rlbench.report.path_section import PATH_FIGURE, answer_text, draw_path_figure, path_rows, walk_blocks
 
@@ -77,9 +78,9 @@ WALK = {
 }
 
 
-def folder(tmp_path, data: dict):
-    (tmp_path / "autoconfig.json").write_text(json.dumps(data))
-    return tmp_path
+def run(data: dict) -> AutoconfigRun:
+    """The run as the analysis reads it (autoconfig.json through JSON, as a file gives it)."""
+    return AutoconfigRun(json.loads(json.dumps(data)), pd.DataFrame())
 
 
 def test_the_answer_and_one_row_a_step():
@@ -103,9 +104,10 @@ def test_the_answer_and_one_row_a_step():
 
 
 def test_the_section_with_its_figure_and_stop(tmp_path):
-    out = folder(tmp_path, WALK)
-    assert draw_path_figure(out) == out / "plots" / PATH_FIGURE and (out / "plots" / PATH_FIGURE).stat().st_size > 0
-    blocks = walk_blocks(out, pd.DataFrame(), [])
+    [figure] = draw_path_figure(tmp_path, run(WALK))
+    assert figure.path == tmp_path / "plots" / PATH_FIGURE and figure.path.stat().st_size > 0
+    assert "crosses: what the point's env and learner allow here" in figure.caption
+    blocks = walk_blocks(run(WALK), tmp_path, pd.DataFrame(), [])
     md = to_markdown(blocks)
     assert "## Autoconfig: the walk" in md and "### The path" in md
     assert "Stopped: the step showed no evidence of a gain" in md
@@ -114,9 +116,9 @@ def test_the_section_with_its_figure_and_stop(tmp_path):
 
 
 def test_not_a_walk_no_section(tmp_path):
-    out = folder(tmp_path, {**WALK, "mode": "search"})
-    assert walk_blocks(out, pd.DataFrame(), []) == [] and draw_path_figure(out) is None
-    assert walk_blocks(tmp_path / "missing", pd.DataFrame(), []) == []
+    search = run({**WALK, "mode": "search"})
+    assert walk_blocks(search, tmp_path, pd.DataFrame(), []) == [] and draw_path_figure(tmp_path, search) == []
+    assert walk_blocks(None, tmp_path, pd.DataFrame(), []) == [] and draw_path_figure(tmp_path, None) == []
 
 
 def test_a_hostile_or_damaged_file_is_drawn_inert(tmp_path):
@@ -128,9 +130,8 @@ def test_a_hostile_or_damaged_file_is_drawn_inert(tmp_path):
         "walk_points": [{"step": 0, "median": 1.0}, {"step": "one"}, "junk"],
         "stop_text": evil,
     }
-    out = folder(tmp_path, data)
-    draw_path_figure(out)  # no mathtext, no error
-    blocks = walk_blocks(out, pd.DataFrame(), [])
+    draw_path_figure(tmp_path, run(data))  # no mathtext, no error
+    blocks = walk_blocks(run(data), tmp_path, pd.DataFrame(), [])
     html = to_html(blocks, "t", "")
     assert "<script>" not in html and "&lt;script&gt;" in html
     assert path_rows(data)[0][5] == "-"
