@@ -58,6 +58,12 @@ ALIASES: dict[str, str] = {
 }
 
 
+#: Why a seed must be below 2**31, in the words of a refusal (the one bound: rlbench.spec.seeds).
+SEED_RANGE = (
+    f"seeds must be 0 to {MAX_SEED}, because RLlib seeds env runner i with seed + i (gymnasium sub-env j with + j) "
+    "and numpy takes seeds below 2**32"
+)
+
 #: The frameworks a spec may name: the registry's (``rlbench.adapters.FRAMEWORKS``), so a framework registered is one
 #: a spec may name with nothing else to edit.
 Framework = Literal[FRAMEWORKS]  # type: ignore[valid-type]  # built from the registry: pydantic checks it at run time
@@ -290,10 +296,11 @@ class SweepSpec(TrialSections, _Named):
                     f"seed lists {len(self.seed)} seeds but repeats={self.repeats}: give "
                     "one seed per repeat, or a single number to derive them from",
                 )
-            if any(s < 0 or s > MAX_SEED for s in self.seed):
-                raise _ValueErrorAt(("seed",), f"seeds must be 0 to {MAX_SEED} (what numpy accepts)")
+            wrong = [s for s in self.seed if not 0 <= s <= MAX_SEED]
+            if wrong:
+                raise _ValueErrorAt(("seed",), f"seed {wrong[0]} is out of range: {SEED_RANGE}")
         elif self.seed is not None and not 0 <= self.seed <= MAX_SEED:
-            raise _ValueErrorAt(("seed",), f"seed must be 0 to {MAX_SEED} (what numpy accepts)")
+            raise _ValueErrorAt(("seed",), f"seed {self.seed} is out of range: {SEED_RANGE}")
         return self
 
     @model_validator(mode="after")
