@@ -42,11 +42,11 @@ def configs(only: str | None) -> list[Path]:
 
 def outcome(out: Path) -> tuple[dict[str, int], dict[str, int], list[str]]:
     """From a finished quick sweep's folder: trials per status, skipped trials per kind of reason (the sweep's own
-    words, :func:`rlbench.spec.skips.skip_group`), and ``trial: reason`` of each failed or timed-out one."""
+    words, :func:`rlbench.planning.skips.skip_group`), and ``trial: reason`` of each failed or timed-out one."""
+    from rlbench.planning.plan import PlanError, read_plan
+    from rlbench.planning.skip_summary import skip_group
     from rlbench.results.layout import ResultsFolder
     from rlbench.results.records import read_record
-    from rlbench.spec.plan import PlanError, read_plan
-    from rlbench.spec.skip_summary import skip_group
 
     statuses: dict[str, int] = {}
     skipped: dict[str, int] = {}

@@ -12,7 +12,7 @@ kept the old names for weeks. What counts as a named path:
 - in backticks, a path inside the package written from its room (``analysis/tables.py``,
   ``adapters/rllib/``): resolved under ``rlbench/``.
 - a relative Markdown link target (``[SCHEMA.md](SCHEMA.md)``): resolved from the doc's folder.
-- a dotted module (``python -m rlbench.run.cluster``, ``rlbench.spec.plan.plan_cluster_trials``,
+- a dotted module (``python -m rlbench.run.cluster``, ``rlbench.planning.plan.plan_cluster_trials``,
   ``envs.tiny:TinyEnv``): the longest prefix that is a module file must exist, and the next name,
   if any, must be defined at the top of that module (a def, class, assignment or import).
 

@@ -18,8 +18,8 @@ from rlbench.analysis.runners import inside_by_config
 from rlbench.analysis.stats import median_cis
 from rlbench.analysis.trial_rows import CPU_ROLES, learner_gpus
 from rlbench.analysis.windows import steady_windows
+from rlbench.planning.skips import DUPLICATE
 from rlbench.spec.load import axis_column
-from rlbench.spec.skips import DUPLICATE
 
 #: Per-trial columns summarized per configuration with a median and a bootstrap interval.
 HEADLINE_COLUMNS: tuple[str, ...] = ("env_steps_per_s", "sample_frac", "learn_frac", "sync_frac", "other_frac")

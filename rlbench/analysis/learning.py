@@ -15,7 +15,7 @@ import pandas as pd
 
 from rlbench.adapters import FRAMEWORKS, get_adapter
 from rlbench.analysis.energy import total_energy_j
-from rlbench.spec.plan import TrialPlan
+from rlbench.planning.plan import TrialPlan
 
 #: trials.parquet columns this module fills (docs/SCHEMA.md).
 LEARNING_COLUMNS: tuple[str, ...] = (

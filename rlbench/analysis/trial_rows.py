@@ -25,9 +25,9 @@ from rlbench.analysis.windows import (
     steady_window,
     steady_windows,
 )
+from rlbench.planning.plan import TrialPlan
 from rlbench.results.events import Event
 from rlbench.results.records import TEARDOWN_CRASH, TrialRecord
-from rlbench.spec.plan import TrialPlan
 from rlbench.studies.envbench import trial_ceiling_key
 
 #: Roles whose CPU allocation and use are reported per trial (rows of other roles, such as rlbench's

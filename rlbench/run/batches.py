@@ -11,6 +11,7 @@ from pathlib import Path
 from rich.console import Console
 
 from rlbench.measure.machine import MachineInfo, cluster_dict, software_versions
+from rlbench.planning.plan import TrialPlan
 from rlbench.results.manifest import Manifest
 from rlbench.results.session import WriteSession, open_for_write
 from rlbench.run.manifest import manifest, run_facts
@@ -19,7 +20,6 @@ from rlbench.run.raytoken import secure_ray
 from rlbench.run.resume import ResumePlan
 from rlbench.run.sweep import SweepOutcome, now_iso, run_plans
 from rlbench.spec.model import LoadedSpec
-from rlbench.spec.plan import TrialPlan
 from rlbench.worker.rapl import POWERCAP_ROOT
 
 

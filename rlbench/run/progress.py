@@ -1,7 +1,7 @@
 """The sweep's progress: which trial runs, how far it is, and when the sweep will end.
 
 Only trials that will run count: a trial the plan skips takes no time, and the sweep says once,
-before the first trial, how many are skipped and why (:func:`rlbench.spec.skip_summary.skip_summary`).
+before the first trial, how many are skipped and why (:func:`rlbench.planning.skip_summary.skip_summary`).
 
 The ETA is learnt from the trials finished so far (:class:`EtaEstimator`): a trial costs a cold
 start (fork, Ray, building the algorithm: about 8 of the 11 s of a 4-iteration smoke trial on the
@@ -28,11 +28,11 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from rlbench.planning.plan import TrialPlan
+from rlbench.planning.skip_summary import describe
 from rlbench.results.events import Event
 from rlbench.results.records import TrialRecord
 from rlbench.results.text import plain
-from rlbench.spec.plan import TrialPlan
-from rlbench.spec.skip_summary import describe
 
 #: Seconds from a trial's last iteration to its verdict assumed until a trial has finished: the
 #: trial's ``algo.stop()`` + ``ray.shutdown()`` took 2.0 s in the Ctrl-C measurement

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rlbench.planning.plan import PLACED_KEYS, PlanError, TrialPlan, read_plan
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.lock import OutDirError
 from rlbench.results.manifest import Manifest
 from rlbench.results.records import read_record
 from rlbench.results.session import differences, incomparable
-from rlbench.spec.plan import PLACED_KEYS, PlanError, TrialPlan, read_plan
 from rlbench.spec.seeds import NUMPY_SEEDS
 
 #: Spec keys a resume may change: they add trials or only affect trials not yet finished.

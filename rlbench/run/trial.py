@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from rlbench.adapters import get_adapter
 from rlbench.measure.profiler import TrialProfiler
 from rlbench.measure.utilization import HARNESS_ROLE, UtilizationSampler
+from rlbench.planning.plan import TrialPlan
 from rlbench.results.events import Event
 from rlbench.results.files import open_append, remove_if_empty, write_atomic
 from rlbench.results.layout import TrialFolder
@@ -27,7 +28,6 @@ from rlbench.results.records import TrialRecord, write_record
 from rlbench.run.forkserver import stop_fork_server_unless
 from rlbench.run.processes import ProcessRef, kill_survivors, kill_tree
 from rlbench.run.verdict import TrialStop, exit_signal, verdict
-from rlbench.spec.plan import TrialPlan
 from rlbench.worker import trial as trial_process
 from rlbench.worker.nvml import Gpus
 from rlbench.worker.procfs import read_steal, steal_pct

@@ -8,10 +8,10 @@ from __future__ import annotations
 import signal
 from dataclasses import dataclass
 
+from rlbench.planning.plan import TrialPlan
 from rlbench.results.events import Event
 from rlbench.results.layout import TrialFolder
 from rlbench.results.records import TEARDOWN_CRASH
-from rlbench.spec.plan import TrialPlan
 
 
 def verdict(

@@ -313,7 +313,7 @@ def spec_from_dict(
             mine = json.loads(json.dumps(raw))
             line_of = {axis_target(a): ("grid", a) for a in axes}
             for key, value in variant.set.items() if variant else ():
-                if key in MEASURE_KEYS:  # how the trial is measured, in its plan (spec/plan.py), not its config
+                if key in MEASURE_KEYS:  # how the trial is measured, in its plan (planning/plan.py), not its config
                     continue
                 _set_path(mine, axis_target(key), value)
                 line_of[axis_target(key)] = ("variants", number, "set", key)

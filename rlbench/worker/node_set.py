@@ -22,7 +22,7 @@ from rlbench.results.layout import TrialFolder
 
 if TYPE_CHECKING:
     from rlbench.adapters.timings import IterationTimings
-    from rlbench.spec.plan import TrialPlan
+    from rlbench.planning.plan import TrialPlan
     from rlbench.worker.events import EventLog
 
 #: How long the trial waits for its placement group to be placed on its nodes: the nodes were free

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from rlbench.measure.machine import MachineInfo
+from rlbench.planning.plan import plan_trials
 from rlbench.spec.load import load_spec
 from rlbench.spec.model import SpecError
-from rlbench.spec.plan import plan_trials
 from rlbench.spec.variants import in_rounds
 
 BASE = """\

@@ -28,6 +28,7 @@ from rlbench.autoconfig.model import Observation, ProbeCosts
 from rlbench.autoconfig.outputs import AutoconfigResult, write_outputs
 from rlbench.autoconfig.session import Session
 from rlbench.measure.machine import MachineInfo
+from rlbench.planning.plan import TrialPlan
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.lock import OutDirError
 from rlbench.results.text import plain
@@ -35,7 +36,6 @@ from rlbench.run.autoconfig_driver.space import Setup
 from rlbench.run.autoconfig_driver.trial_files import State, env_steps_from, probes_of, read_result, request_plan
 from rlbench.run.batches import TrialBatches
 from rlbench.run.ceilings import measure_env_ceilings
-from rlbench.spec.plan import TrialPlan
 
 
 @dataclass

@@ -25,9 +25,9 @@ from rlbench.autoconfig.plan import TrialShape
 from rlbench.autoconfig.section import AutoconfigSection
 from rlbench.autoconfig.session import Session, Space
 from rlbench.measure.machine import MachineInfo
+from rlbench.planning.plan import TrialPlan, plan_cluster_trials, plan_trials
 from rlbench.spec.load import axis_column, axis_target, spec_from_dict
 from rlbench.spec.model import LoadedSpec, SpecError
-from rlbench.spec.plan import TrialPlan, plan_cluster_trials, plan_trials
 from rlbench.spec.yamlfile import read_yaml
 
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}

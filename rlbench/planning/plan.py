@@ -1,6 +1,6 @@
 """Plan stage: turn a loaded spec into the ordered list of trials, each with its cores and fate.
 
-A trial the machine cannot run is planned as ``skipped`` with the reason (:mod:`rlbench.spec.skips`), so
+A trial the machine cannot run is planned as ``skipped`` with the reason (:mod:`rlbench.planning.skips`), so
 it never reaches Ray (which would wait forever). On a cluster (``--address``) the same plan is made against
 the cluster's resources instead.
 """
@@ -16,15 +16,15 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from rlbench.adapters import ResourceDemand, get_adapter
 from rlbench.measure.machine import ClusterInfo, MachineInfo
+from rlbench.planning.placement import Placement, largest_node_set, node_rooms, node_set_skip_reason, trial_bundles
+from rlbench.planning.skips import DUPLICATE, cluster_skip_reason, skip_reason
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import ResultsFolder, TrialFolder
 from rlbench.spec.fidelity import tune_differences
 from rlbench.spec.model import GridPoint, LoadedSpec, SpecError, StopTarget, SweepSpec, TrialConfig
-from rlbench.spec.placement import Placement, largest_node_set, node_rooms, node_set_skip_reason, trial_bundles
 from rlbench.spec.quick import QUICK_FLAG
 from rlbench.spec.relative import resolve
 from rlbench.spec.seeds import SEED_LIMIT, derive_seed
-from rlbench.spec.skips import DUPLICATE, cluster_skip_reason, skip_reason
 from rlbench.spec.variants import PackageSet, in_rounds, measured, package_set
 
 
@@ -314,7 +314,7 @@ def plan_cluster_trials(
     """Plan every trial for the cluster: no pinning, Ray's CPUs/GPUs = the cluster's, the address set
     (``cpus``, machine-size emulation by pinning, has no meaning there: :func:`check_spec_for_cluster`).
 
-    ``parallel`` (``--parallel``): each trial runs on a node set of its own (:mod:`rlbench.spec.placement`), so it is
+    ``parallel`` (``--parallel``): each trial runs on a node set of its own (:mod:`rlbench.planning.placement`), so it is
     planned against the node sets it can get, not the cluster's totals: skipped when no node type's nodes hold
     its bundles together, and its ``cpus`` are those of the node set it would get on the whole cluster (the
     set it gets when its turn comes replaces them, with its ``placement``)."""

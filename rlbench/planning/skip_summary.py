@@ -1,11 +1,11 @@
 """The skipped trials said once per kind of reason, from the plans alone: before the sweep, and in its final
-table (a resumed sweep's kept trials group the same way). Why each one is skipped: :mod:`rlbench.spec.skips`.
+table (a resumed sweep's kept trials group the same way). Why each one is skipped: :mod:`rlbench.planning.skips`.
 """
 
 from __future__ import annotations
 
-from rlbench.spec.plan import TrialPlan
-from rlbench.spec.skips import DUPLICATE, demand_of
+from rlbench.planning.plan import TrialPlan
+from rlbench.planning.skips import DUPLICATE, demand_of
 
 
 def skip_group(plan: TrialPlan) -> str | None:
@@ -15,7 +15,7 @@ def skip_group(plan: TrialPlan) -> str | None:
     if plan.skip_reason is None:
         return None
     if plan.skip_reason.startswith(DUPLICATE):
-        if plan.skip_reason.endswith("(its batch cut alike)"):  # rlbench.spec.plan's words for a --quick duplicate
+        if plan.skip_reason.endswith("(its batch cut alike)"):  # rlbench.planning.plan's words for a --quick duplicate
             return "are the same configuration as an earlier grid point once --quick cuts the train batch"
         return "resolve to the same configuration as an earlier grid point on this machine"
     need = demand_of(plan.config)
