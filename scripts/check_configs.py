@@ -11,7 +11,8 @@ config: ``ok`` (how many trials ran), ``ok, N skipped: why`` (points this machin
 machine without one, said in the sweep's own words), ``needs the [X] extra`` with the ``pip install`` line when
 the spec was refused because a framework or env it uses needs an extra this install lacks (the config is not
 broken: this machine lacks a package; counted apart), or ``FAILED`` with the command's exit code, where its
-whole output is (``DIR.log`` beside each result folder) and the first failure's message. Exit 1 if any config failed, else 0. The wall of the whole check and the load average are
+whole output is (``DIR.log`` beside each result folder) and the first failure's message. Exit 1 if any config failed,
+else 0. The wall of the whole check and the load average are
 printed last (docs/MEASUREMENT.md has a dated figure). Run it whenever a config, the spec model, the plan or a
 command changed.
 """

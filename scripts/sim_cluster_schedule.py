@@ -137,7 +137,8 @@ def simulate(s: Scenario, trials: list[tuple[str, str, tuple, float]], seed: int
 
 
 def cheapest(s: Scenario, bundles, length_s: float, b_speed: float) -> tuple[float, float]:
-    """(seconds, node-seconds) of a trial on the type where it takes the fewest node-seconds (inf when none holds it)."""
+    """(seconds, node-seconds) of a trial on the type where it takes the fewest node-seconds (inf when none holds
+    it)."""
     best = (math.inf, math.inf)
     for kind, count, cpus, speed in (("A", s.a, s.a_cpus, 1.0), ("B", s.b, s.b_cpus, b_speed)):
         where = pack(bundles, [NodeRoom(f"{kind}{i}", kind, cpus, 0.0) for i in range(count)])

@@ -23,7 +23,8 @@ MAX_LINES = 460
 
 #: Room -> the rooms its modules may import (at module level, or inside a function), its own included.
 #: Bottom to top: ray_facts and results, adapters, worker, measure, spec, planning, studies, analysis, autoconfig,
-#: run, report, commands. The spec (the user's words) reads no machine; the planning (what they become here) does. ``ray_facts`` (Ray's process facts and the one seam to its private API) is the floor every room that
+#: run, report, commands. The spec (the user's words) reads no machine; the planning (what they become here) does.
+#: ``ray_facts`` (Ray's process facts and the one seam to its private API) is the floor every room that
 #: meets Ray may stand on.
 MAY_IMPORT: dict[str, set[str]] = {
     "ray_facts": {"ray_facts"},
@@ -899,7 +900,9 @@ def test_the_statistics_checker_sees_each_way_of_deciding_on_its_own():
     fine = {
         "rlbench.analysis.stats": "from scipy import stats\nimport numpy as np\nx = np.percentile([1], 50)\n",
         "rlbench.analysis.findings": "CHANGE_THRESHOLD = 0.05\nCONFIDENCE = 0.95\n",
-        "rlbench.autoconfig.model": '"""95% CI in prose."""\nfrom scipy import optimize\ndef f(threshold=0.05):\n    pass\n',
+        "rlbench.autoconfig.model": (
+            '"""95% CI in prose."""\nfrom scipy import optimize\ndef f(threshold=0.05):\n    pass\n'
+        ),
         "rlbench.report.document": 'from rlbench.analysis.findings import CONFIDENCE\nt = f"{CONFIDENCE:.0%} CI"\n',
     }
     assert {m: own_statistics(m, s) for m, s in fine.items()} == {m: [] for m in fine}

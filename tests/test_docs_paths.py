@@ -144,7 +144,8 @@ def test_extract_finds_paths_and_modules_and_ignores_urls_and_placeholders():
         "See `rlbench/spec/model.py` and docs/SCHEMA.md, then run\n"
         "`python -m rlbench.run.cluster probe`; the room `analysis/stats.py`; [schema](SCHEMA.md#top).\n"
         "Not these: https://github.com/ray-project/ray/tree/master/rlbench/x.py, `results/smoke/<timestamp>/`,\n"
-        "`trials/<id>/plan.json`, `plots/cpu.png`, `profiles/flame-<role>.svg`, rlbench/Tune 0.98x, `envs.tiny:TinyEnv`.\n"
+        "`trials/<id>/plan.json`, `plots/cpu.png`, `profiles/flame-<role>.svg`, rlbench/Tune 0.98x, "
+        "`envs.tiny:TinyEnv`.\n"
     )
     got = {(n.text, n.line, n.kind, n.base) for n in extract(sample)}
     assert got == {

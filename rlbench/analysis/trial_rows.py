@@ -249,7 +249,8 @@ def summarize_trials(
 
 
 def ceiling_keys(plans: list[TrialPlan]) -> dict[str, str]:
-    """trial_id -> the env ceiling its sampling is measured against (:func:`rlbench.studies.envbench.trial_ceiling_key`)."""
+    """trial_id -> the env ceiling its sampling is measured against
+    (:func:`rlbench.studies.envbench.trial_ceiling_key`)."""
     return {p.trial_id: trial_ceiling_key(p.config, p.cpus) for p in plans}
 
 

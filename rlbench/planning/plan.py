@@ -314,7 +314,8 @@ def plan_cluster_trials(
     """Plan every trial for the cluster: no pinning, Ray's CPUs/GPUs = the cluster's, the address set
     (``cpus``, machine-size emulation by pinning, has no meaning there: :func:`check_spec_for_cluster`).
 
-    ``parallel`` (``--parallel``): each trial runs on a node set of its own (:mod:`rlbench.planning.placement`), so it is
+    ``parallel`` (``--parallel``): each trial runs on a node set of its own (:mod:`rlbench.planning.placement`), so it
+    is
     planned against the node sets it can get, not the cluster's totals: skipped when no node type's nodes hold
     its bundles together, and its ``cpus`` are those of the node set it would get on the whole cluster (the
     set it gets when its turn comes replaces them, with its ``placement``)."""

@@ -42,7 +42,8 @@ def describe(plan: TrialPlan) -> str:
 
 
 def skip_summary(plans: list[TrialPlan]) -> list[str]:
-    """One line per skip group (:func:`skip_group`): ``14 of 16 trials need more CPUs than ... (largest feasible: ...)``."""
+    """One line per skip group (:func:`skip_group`): ``14 of 16 trials need more CPUs than ... (largest feasible:
+    ...)``."""
     groups: dict[str, list[TrialPlan]] = {}
     for plan in plans:
         group = skip_group(plan)
@@ -61,7 +62,8 @@ def skip_summary(plans: list[TrialPlan]) -> list[str]:
 
             if feasible:
                 best = max(feasible, key=demand)
-                line += f" (largest feasible: {describe(best)}, {demand(best):g} {resource[:-1] if demand(best) == 1 else resource})"
+                unit = resource[:-1] if demand(best) == 1 else resource
+                line += f" (largest feasible: {describe(best)}, {demand(best):g} {unit})"
             else:
                 line += " (none of the trials fits)"
         lines.append(line)

@@ -159,7 +159,8 @@ def probe_cluster(address: str, env: str | None = None, *, timeout_s: float = PR
 
 
 def parse_parallel(value: str | None) -> str | None:
-    """``--parallel``'s value checked: ``auto`` or a whole number of at least 1 (as text), or None; ClusterError else."""
+    """``--parallel``'s value checked: ``auto`` or a whole number of at least 1 (as text), or None; ClusterError
+    else."""
     if value is None or value == "auto" or (value.isdigit() and int(value) >= 1):
         return value
     raise ClusterError(

@@ -362,8 +362,9 @@ class ParallelProgress(SweepProgress):
         where = ", ".join(n[:8] for n in plan.placement.node_ids) if plan.placement else "?"
         self.console.print(
             plain(
-                f"[{len(self.finished_ids)}/{len(self.plans)}] {plan.trial_id} {describe(plan)} on {where}: {record.status}, "
-                f"{iterations} iteration{'s' if iterations != 1 else ''} in {slot_s:.1f} s; {len(self.running)} running; "
+                f"[{len(self.finished_ids)}/{len(self.plans)}] {plan.trial_id} {describe(plan)} on {where}: "
+                f"{record.status}, {iterations} iteration{'s' if iterations != 1 else ''} in {slot_s:.1f} s; "
+                f"{len(self.running)} running; "
                 f"sweep {clock(self.clock_s() - self.t0)} elapsed, ETA {self._eta_text()}"
             ),
             highlight=False,

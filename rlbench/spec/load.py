@@ -294,7 +294,8 @@ def spec_from_dict(
         fail(
             [
                 f"{path}{':' + str(line) if line else ''}: grid: {points:,} grid points (times variants) x repeats "
-                f"{spec.repeats} = {points * spec.repeats:,} trials, more than {MAX_TRIALS:,} (each trial starts its own "
+                f"{spec.repeats} = {points * spec.repeats:,} trials, more than {MAX_TRIALS:,} "
+                "(each trial starts its own "
                 "Ray, seconds at least): use fewer values per axis, or split the sweep into several specs"
             ]
         )

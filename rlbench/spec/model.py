@@ -368,6 +368,7 @@ class LoadedSpec:
     alias_notes: list[str]
     """One line per old name that was translated, e.g. ``num_workers -> num_env_runners``."""
     matched_notes: list[str] = field(default_factory=list)
-    """One line per hyperparameter the matched preset pinned (trials of several frameworks; :mod:`rlbench.spec.matched`)."""
+    """One line per hyperparameter the matched preset pinned (trials of several frameworks;
+    :mod:`rlbench.spec.matched`)."""
     quick: bool = False
     """Loaded for ``--quick`` (:mod:`rlbench.spec.quick`): one repeat, no warm-up, one iteration, a cut train batch."""

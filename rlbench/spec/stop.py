@@ -68,7 +68,8 @@ class StopSection(BaseModel):
                 raise _ValueErrorAt(
                     ("stop", str(key)),
                     (
-                        f"unknown key or result metric '{key}': stop takes iterations, seconds and one result metric of "
+                        f"unknown key or result metric '{key}': stop takes iterations, seconds and one result "
+                        "metric of "
                         f"the adapter: {', '.join(names[:half])} (or their full paths, e.g. {names[half]})"
                     ),
                 )

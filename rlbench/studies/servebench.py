@@ -257,5 +257,6 @@ def schedule(config: ServebenchConfig) -> list[Slot]:
 
 def cell_seed(config: ServebenchConfig, batch: int, input_bytes: int) -> int:
     """The seed of a cell's states: the same for every path, repeat and client count, so their actions agree (the
-    one derivation's ``cell`` sequence, :func:`rlbench.spec.seeds.derive_seed`, spelled as servebench first wrote it)."""
+    one derivation's ``cell`` sequence, :func:`rlbench.spec.seeds.derive_seed`, spelled as servebench first wrote
+    it)."""
     return derive_seed(config.seed, batch, input_bytes, sequence="cell")

@@ -126,7 +126,8 @@ class ClusterTrial:
         also: tuple[Any, ...] = (),
     ):
         """``node_ids``: the trial's own nodes (``--parallel``), the only ones sampled; None: every node. ``also``:
-        the adapters whose process names are read beside the trial's (:class:`~rlbench.worker.node_sampler.NodeSampling`)."""
+        the adapters whose process names are read beside the trial's
+        (:class:`~rlbench.worker.node_sampler.NodeSampling`)."""
         self.plan, self.events, self.folder, self.adapter = plan, events, folder, adapter
         self.node_ids, self.also = node_ids, also
         self.sampling = None

@@ -260,7 +260,8 @@ def prepare(
         raise SpecError(
             f"--budget {budget_s:g} s cannot buy an answer for {path}: the smallest plan (the probes, then the "
             f"baseline against the model's best for {section.min_rounds} rounds) needs at least {need:.0f} s "
-            f"here (trials of {cold:g} s of cold start{' (autoconfig.cold_start_s)' if section.cold_start_s is not None else ''} "
+            f"here (trials of {cold:g} s of cold start"
+            f"{' (autoconfig.cold_start_s)' if section.cold_start_s is not None else ''} "
             f"+ {training}, and the report's reserve): give --budget {_duration(need)} or more, or a "
             "shorter stop:"
         )
