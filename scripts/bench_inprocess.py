@@ -51,9 +51,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Callable
 
 REPO = Path(__file__).resolve().parents[1]
 

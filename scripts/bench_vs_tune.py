@@ -273,7 +273,7 @@ class Busy:
     def __init__(self, n: int, duty: float):
         self.n, self.duty, self.procs = n, duty, []
 
-    def __enter__(self) -> "Busy":
+    def __enter__(self) -> Busy:
         self.procs = [
             subprocess.Popen([sys.executable, "-c", BUSY_PROGRAM, str(self.duty)], start_new_session=True)
             for _ in range(self.n)

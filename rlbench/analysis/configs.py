@@ -188,7 +188,7 @@ def configurations(
     frame["n"] = frame["ok"]
     samples, where = [], []
     codes = ok["index"].to_numpy()
-    bounds = np.flatnonzero(np.diff(codes)) + 1
+    bounds: np.ndarray = np.flatnonzero(np.diff(codes)) + 1
     keys = codes[np.concatenate([[0], bounds])] if len(codes) else np.array([], dtype=int)
     for m in metrics:
         values = pd.to_numeric(ok[m], errors="coerce").to_numpy(dtype=float) if m in ok else np.full(len(ok), np.nan)

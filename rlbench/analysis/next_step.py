@@ -99,7 +99,8 @@ def advise(row: dict[str, Any]) -> Advice:
     """The step one configuration row's first knob-naming verdict asks for (its ``index`` names the configuration):
     the knob's values around the current one (:func:`knob_values`) when a larger one fits, else why not."""
     for verdict in knob_verdicts(row):
-        current = num(row.get(verdict.knob_column))
+        assert verdict.knob is not None  # knob_verdicts keeps the verdicts that name one
+        current = num(row.get(verdict.knob_column)) if verdict.knob_column else None
         if current is None:
             continue
         values = knob_values(verdict.knob, current, row)

@@ -221,7 +221,7 @@ def summarize_trials(
     node samplers by :func:`rlbench.analysis.nodes.multi_source_role_stats`)."""
     # Split the big tables by trial once (O(rows)), not once per trial (O(trials x rows)).
     its_by, util_by = by_trial(iterations), by_trial(utilization)
-    none = {role: None for role in CPU_ROLES}
+    none: dict[str, Any] = {role: None for role in CPU_ROLES}
     rows = [
         summarize_trial(
             p,

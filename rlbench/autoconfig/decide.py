@@ -35,8 +35,8 @@ says which), compared unpaired.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
 
 from rlbench.analysis.autoconfig_run import Reason
 from rlbench.analysis.change import Change, by_rounds, design_note, equivalent, unpaired

@@ -27,8 +27,8 @@ with that figure, so a budget is never spent for nothing.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from rlbench.analysis.evidence import too_few_readings_text
 

@@ -30,8 +30,8 @@ in its budget (each trial charged its wall plus its cold start); the survivors g
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from rlbench.analysis.autoconfig_run import Reason
 from rlbench.analysis.change import can_show

@@ -269,7 +269,7 @@ class TrialProfiler:
         if not self.started or self.t_stop_s is not None:
             return
         self.t_stop_s = self.now_s()
-        for pid, (popen, proc) in self._running.items():
+        for pid, (popen, _proc) in self._running.items():
             if self._sampling(pid):
                 _interrupt(popen)
             else:

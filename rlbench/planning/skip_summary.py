@@ -56,7 +56,7 @@ def skip_summary(plans: list[TrialPlan]) -> list[str]:
         resource = "GPUs" if "GPUs" in group else "CPUs" if "CPU" in group or "cpus" in group else None
         if resource:
 
-            def demand(p: TrialPlan) -> float:
+            def demand(p: TrialPlan, resource: str = resource) -> float:
                 need = demand_of(p.config)
                 return need.gpus if resource == "GPUs" else need.actor_cpus + (0 if p.ray_address else need.driver_cpus)
 

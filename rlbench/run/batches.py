@@ -59,7 +59,7 @@ class TrialBatches:
         assert self.session is not None and self.session.manifest is not None, "enter the batches first"
         return self.session.manifest
 
-    def open(self) -> "TrialBatches":
+    def open(self) -> TrialBatches:
         """Check the folder (nothing written): before anything of it is read (autoconfig's state file)."""
         if self.session is None:
             facts = run_facts(self.loaded, self.machine, software_versions())
@@ -68,7 +68,7 @@ class TrialBatches:
             )
         return self
 
-    def __enter__(self) -> "TrialBatches":
+    def __enter__(self) -> TrialBatches:
         session = self.open().session.lock()
         try:
             secure_ray(self.console, create=self.cluster is None)

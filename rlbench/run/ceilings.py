@@ -54,6 +54,6 @@ def measure_env_ceilings(
                     grace_s=min(GRACE_S, plan.timeout_s),
                 )
                 ceilings[key] = result_dict(result)
-            except Exception as e:  # the trial will fail on the same env and say why; keep going
+            except Exception as e:  # noqa: BLE001 - the trial will fail on the same env and say why; keep going
                 ceilings[key] = {"error": f"{type(e).__name__}: {e}"}
             write_json(path, ceilings)

@@ -86,7 +86,7 @@ def _probe(address: str, env: str | None) -> dict[str, Any]:
             try:
                 for key, value in ray.get(refs[n["NodeID"]], timeout=60).items():
                     setattr(node, key, value)
-            except Exception as e:  # a node that cannot run the task is still listed, with why
+            except Exception as e:  # noqa: BLE001 - a node that cannot run the task is still listed, with why
                 node.probe_error = f"{type(e).__name__}: {e}"[:500]
             nodes.append(node)
         nodes.sort(key=lambda n: (not n.is_head, n.node_ip, n.node_id))

@@ -15,9 +15,9 @@ line per finished trial, never a redrawn bar.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from statistics import fmean
-from typing import Callable
 
 from rich.console import Console
 from rich.progress import (
@@ -50,7 +50,7 @@ class TrialWork:
     """``stop.seconds``: training time after which the trial stops at the end of an iteration."""
 
     @classmethod
-    def of(cls, plan: TrialPlan) -> "TrialWork":
+    def of(cls, plan: TrialPlan) -> TrialWork:
         return cls(plan.stop_iterations, plan.stop_seconds)
 
     def training_s(self, iteration_s: float) -> float:
@@ -179,7 +179,7 @@ class SweepProgress:
                 "sweep", total=sum(self.per_trial.values()), detail="", eta="after the first iteration"
             )
 
-    def __enter__(self) -> "SweepProgress":
+    def __enter__(self) -> SweepProgress:
         if self.progress is not None:
             self.progress.__enter__()
         elif self.plans:

@@ -55,7 +55,7 @@ class NodeHistory:
         self.types_by_config.setdefault(config, Counter())[where.node_type] += 1
         self.total.update(where.node_ids)
 
-    def copy(self) -> "NodeHistory":
+    def copy(self) -> NodeHistory:
         """An independent copy (:func:`choose` counts its own choices in one)."""
         return NodeHistory(
             {k: Counter(v) for k, v in self.by_config.items()},

@@ -101,7 +101,7 @@ class TrialLauncher:
 
     def start(
         self, trial: TrialFolder, t0_epoch: float, gated: bool = False, python: str | None = None
-    ) -> "multiprocessing.Process | FreshProcess":
+    ) -> multiprocessing.Process | FreshProcess:
         """Launch the trial whose plan is in ``trial`` (``gated``: it builds nothing before its gate opens;
         ``python``: a fresh process of that interpreter, the environment of its variant's packages)."""
         if self.fresh_process or python:  # argv holds rlbench's own paths and a number only: no shell, nothing foreign
@@ -160,7 +160,7 @@ INTERRUPT_GRACE_S = 20.0
 class Launched:
     """A trial process the sweep has started, with its sampler (already sampling)."""
 
-    proc: "multiprocessing.Process | FreshProcess"
+    proc: multiprocessing.Process | FreshProcess
     """The trial process."""
     me: ProcessRef
     """The trial process with its start time (never someone else's pid)."""
@@ -170,7 +170,7 @@ class Launched:
     """When it was launched (Unix time); the trial's ``t_s`` count from here."""
     gated: bool
     """Launched while the previous trial shut down: it waits for its gate before building."""
-    steal0: "tuple[int, int] | None" = None
+    steal0: tuple[int, int] | None = None
     """This machine's steal and total CPU ticks at launch (:func:`rlbench.worker.procfs.read_steal`)."""
 
     def end(self, trial: TrialFolder) -> int:

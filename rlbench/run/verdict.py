@@ -15,7 +15,7 @@ from rlbench.results.records import TEARDOWN_CRASH
 
 
 def verdict(
-    plan: TrialPlan, trial: TrialFolder, exit_code: int | None, timed_out: bool, stop: "TrialStop | None" = None
+    plan: TrialPlan, trial: TrialFolder, exit_code: int | None, timed_out: bool, stop: TrialStop | None = None
 ) -> tuple[str, str | None]:
     """(status, reason) of a finished trial process, from its events, its exit code and why the
     sweep stopped it (timeout, memory limit, Ctrl-C)."""

@@ -47,7 +47,7 @@ LINEAR: dict[str, tuple[tuple[int, ...], int]] = {
 }
 
 
-def derive_seed(base: int, *place: object, sequence: Sequence = "repeat") -> int:
+def derive_seed(base: int, *place: int | str, sequence: Sequence = "repeat") -> int:
     """The seed of ``place`` (a repeat's index; a request's stage, rung and slot; a servebench cell's batch and input
     bytes) under the run's seed ``base``, in ``sequence``'s spelling (:data:`SEQUENCES`, :data:`LINEAR`), in
     [0, :data:`SEED_LIMIT`) (``cell``: [0, :data:`NUMPY_SEEDS`))."""

@@ -162,7 +162,7 @@ def main(trial_dir: str, t0_epoch: float, gated: bool = False) -> int:
     except KeyboardInterrupt:  # the sweep's Ctrl-C: _run has shut its runtime down; the iterations are kept
         events.write(Event.INTERRUPTED)
         status = "interrupted"
-    except BaseException as e:  # record everything, then leave
+    except BaseException as e:  # noqa: BLE001 - record everything, then leave
         events.write(Event.ERROR, error=describe_error(e), traceback=traceback.format_exc())
         status = "failed"
     events.write(Event.END, status=status)

@@ -14,9 +14,10 @@ trial's result is read back from its folder (:meth:`Driver.stored`), so no finis
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import psutil
 from rich.console import Console

@@ -85,7 +85,7 @@ class Setup:
         return Session(self.space, self.section, self.budget_s, self.shape, self.cold_start_s)
 
 
-def second_probe(setup: "Setup") -> str | None:
+def second_probe(setup: Setup) -> str | None:
     """The searched configuration that separates the most of the baseline's costs, its learner on the same device:
     another envs per runner (inference's per-call cost from its per-step cost) and another minibatch step count
     (the learner's per-step cost from its per-env-step cost), both if one does; then the envs per runner that differ
@@ -113,7 +113,7 @@ def second_probe(setup: "Setup") -> str | None:
     ).key
 
 
-def device_probe(setup: "Setup") -> str | None:
+def device_probe(setup: Setup) -> str | None:
     """The searched configuration whose learner is on the other device than the baseline's (a GPU learner beside a
     CPU baseline, or the reverse), the fewest axes away from it (the fewer CPUs on a tie): without a probe there,
     the cost model predicts nothing on that device. None when every searched learner is on the baseline's."""

@@ -45,7 +45,7 @@ class State:
         }
 
     @classmethod
-    def read(cls, folder: ResultsFolder) -> "State | None":
+    def read(cls, folder: ResultsFolder) -> State | None:
         """The folder's state; None when it has none. Raises ValueError for a state of another version."""
         data = read_json(folder.autoconfig_state, None)
         if not isinstance(data, dict):
