@@ -202,7 +202,7 @@ def main() -> None:
         "| walk s | walk / exhaustive | stop |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for name, i, bk, b, end, got, share, ew, ww, frac, stop in rows:
+    for name, i, bk, b, end, _got, share, ew, ww, frac, stop in rows:
         print(
             f"| {name} | {i} | {bk} | {b:,.0f} | {end} | {100 * share:.0f}% | {ew:.0f} | {ww:.0f} | {100 * frac:.0f}% "
             f"| {stop} |"

@@ -145,7 +145,8 @@ def follow(out: Path, repeats: int | None) -> None:
         base = configs.loc[configs[knob] == configs[knob].min(), "env_steps_per_s"].iloc[0]
         for _, row in configs.sort_values(knob).iterrows():
             print(
-                f"  {knob}={row[knob]}: {row['env_steps_per_s']:,.0f} env steps/s [{row['env_steps_per_s_ci_low']:,.0f}, "
+                f"  {knob}={row[knob]}: {row['env_steps_per_s']:,.0f} env steps/s "
+                f"[{row['env_steps_per_s_ci_low']:,.0f}, "
                 f"{row['env_steps_per_s_ci_high']:,.0f}], {row['env_steps_per_s'] / base:.2f}x the smallest; "
                 f"{row['bottleneck']}"
             )

@@ -1,7 +1,8 @@
 """What a configuration's verdicts ask for next: the knob and the values that fit, or why there is none.
 
 The verdicts (:mod:`rlbench.analysis.findings`: why a learner is slow,
-:func:`~rlbench.analysis.findings.learner_verdicts`) each name a knob or none. :func:`advise` turns one configuration row's first knob into the values worth sweeping
+:func:`~rlbench.analysis.findings.learner_verdicts`) each name a knob or none. :func:`advise` turns one configuration
+row's first knob into the values worth sweeping
 around its current one, only values the trial's cores hold (the plan would skip the rest), or says why nothing is
 (no verdict names a knob; no larger value fits). :func:`next_sweep` is the report's use of it (``next.yaml``, written
 by :mod:`rlbench.report.next_spec`), and ``rlbench autoconfig``'s walk moves by it one configuration at a time.
@@ -98,7 +99,8 @@ def advise(row: dict[str, Any]) -> Advice:
     """The step one configuration row's first knob-naming verdict asks for (its ``index`` names the configuration):
     the knob's values around the current one (:func:`knob_values`) when a larger one fits, else why not."""
     for verdict in knob_verdicts(row):
-        current = num(row.get(verdict.knob_column))
+        assert verdict.knob is not None  # knob_verdicts keeps the verdicts that name one
+        current = num(row.get(verdict.knob_column)) if verdict.knob_column else None
         if current is None:
             continue
         values = knob_values(verdict.knob, current, row)

@@ -17,8 +17,9 @@ the same points in the same order, and reads the finished trials back: a finishe
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Mapping, Protocol
+from typing import Any, Protocol
 
 from rlbench.analysis.change import Change, unpaired
 from rlbench.analysis.findings import REPEATS_FOR_EVIDENCE, ROUNDS_FOR_EVIDENCE

@@ -4,8 +4,9 @@ walk")."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from rlbench.autoconfig.ask_tell import Standing
 from rlbench.autoconfig.decide import Answer

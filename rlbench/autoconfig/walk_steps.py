@@ -20,8 +20,9 @@ decisions as pure functions of what was read, so each is tested on fake verdicts
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 import numpy as np
 

@@ -27,7 +27,7 @@ NAME = "autoconfig"
 HELP = "find the configuration that trains soonest here within a budget: search a grid, or walk the verdicts from one"
 EPILOG = f"""\
 examples:
-  rlbench autoconfig configs/autoconfig_cpu.yaml --budget 20m                # CartPole PPO, the search space scaled to this machine
+  rlbench autoconfig configs/autoconfig_cpu.yaml --budget 20m                # CartPole PPO, the space scaled to here
   rlbench autoconfig configs/autoconfig_cpu.yaml --budget 20m --out /tmp/a   # results into /tmp/a
   rlbench autoconfig configs/autoconfig_cpu.yaml --budget 20m --out /tmp/a --resume   # continue after Ctrl-C or a crash
   rlbench autoconfig configs/walk_cpu.yaml --budget 20m                      # no grid: walk the verdicts from it

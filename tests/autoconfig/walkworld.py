@@ -6,8 +6,9 @@ values the machine cannot run. The walk (rlbench.autoconfig.walk) is what is che
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 

@@ -14,9 +14,10 @@ trial's result is read back from its folder (:meth:`Driver.stored`), so no finis
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import psutil
 from rich.console import Console
@@ -30,6 +31,7 @@ from rlbench.autoconfig.session import Session
 from rlbench.autoconfig.walk import WalkSession
 from rlbench.autoconfig.walk_outputs import walk_result
 from rlbench.measure.machine import MachineInfo
+from rlbench.planning.plan import TrialPlan
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.lock import OutDirError
 from rlbench.results.text import plain
@@ -38,7 +40,6 @@ from rlbench.run.autoconfig_driver.trial_files import State, env_steps_from, pro
 from rlbench.run.batches import TrialBatches
 from rlbench.run.ceilings import measure_env_ceilings
 from rlbench.spec.load import axis_column
-from rlbench.spec.plan import TrialPlan
 
 
 @dataclass

@@ -26,9 +26,9 @@ from rlbench.autoconfig.section import AutoconfigSection
 from rlbench.autoconfig.session import Session, Space
 from rlbench.autoconfig.walk import WalkSession
 from rlbench.measure.machine import MachineInfo
+from rlbench.planning.plan import TrialPlan, plan_cluster_trials, plan_trials
 from rlbench.spec.load import axis_column, axis_target, spec_from_dict
 from rlbench.spec.model import LoadedSpec, SpecError
-from rlbench.spec.plan import TrialPlan, plan_cluster_trials, plan_trials
 from rlbench.spec.yamlfile import read_yaml
 
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
@@ -124,7 +124,7 @@ def plan_point(setup: Setup, axes: dict[str, Any]) -> TrialPlan | str:
     return plan.skip_reason if plan.skip_reason is not None else plan
 
 
-def second_probe(setup: "Setup") -> str | None:
+def second_probe(setup: Setup) -> str | None:
     """The searched configuration that separates the most of the baseline's costs, its learner on the same device:
     another envs per runner (inference's per-call cost from its per-step cost) and another minibatch step count
     (the learner's per-step cost from its per-env-step cost), both if one does; then the envs per runner that differ
@@ -152,7 +152,7 @@ def second_probe(setup: "Setup") -> str | None:
     ).key
 
 
-def device_probe(setup: "Setup") -> str | None:
+def device_probe(setup: Setup) -> str | None:
     """The searched configuration whose learner is on the other device than the baseline's (a GPU learner beside a
     CPU baseline, or the reverse), the fewest axes away from it (the fewer CPUs on a tie): without a probe there,
     the cost model predicts nothing on that device. None when every searched learner is on the baseline's."""
