@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -39,6 +40,11 @@ import pandas as pd
 import yaml
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from rlbench.measure.machine import probe_machine  # noqa: E402
+from rlbench.run.autoconfig_driver.space import parse_budget, prepare  # noqa: E402
+from rlbench.spec.model import SpecError  # noqa: E402
 
 _COMMON = """\
 algo: PPO
@@ -56,13 +62,13 @@ WORKLOADS: dict[str, tuple[str, dict[str, list]]] = {
 name: walk_env_waits
 environment:
   env: envs.synthetic:SyntheticEnv
-  env_config: {step_sleep_us: 2000, obs_size: 8, episode_len: 50}
+  env_config: {step_sleep_us: 5000, obs_size: 8, episode_len: 50}
 env_runners: {num_env_runners: 1, num_envs_per_env_runner: 1, num_cpus_per_env_runner: 0.33}
 resources: {num_cpus_for_main_process: 1}
-training: {train_batch_size_per_learner: 256, minibatch_size: 256, num_epochs: 1}
+training: {train_batch_size_per_learner: 128, minibatch_size: 128, num_epochs: 1}
 rl_module: {fcnet_hiddens: [16, 16]}
 """,
-        {"num_env_runners": [1, 2, 3], "num_envs_per_env_runner": [1, 4]},
+        {"num_env_runners": [1, 2, 3], "num_envs_per_env_runner": [1, 2, 4]},
     ),
     "inference": (
         """\
@@ -83,13 +89,13 @@ name: walk_learner
 environment:
   env: envs.synthetic:SyntheticEnv
   env_config: {step_cost_us: 0, obs_size: 32, episode_len: 200}
-env_runners: {num_env_runners: 0}
+env_runners: {num_env_runners: 0, num_cpus_per_env_runner: 0.5}
 learners: {num_learners: 0}
 resources: {num_cpus_for_main_process: 1}
 training: {train_batch_size_per_learner: 2000, minibatch_size: 128, num_epochs: 30}
 rl_module: {fcnet_hiddens: [256, 256]}
 """,
-        {"num_cpus_for_main_process": [1, 2], "num_envs_per_env_runner": [1, 4]},
+        {"num_cpus_for_main_process": [1, 2], "num_env_runners": [0, 1], "num_envs_per_env_runner": [1, 4]},
     ),
     "env_bound": (
         """\
@@ -155,6 +161,7 @@ def main() -> None:
     out = args.out or Path(tempfile.mkdtemp(prefix="bench_walk_"))
     out.mkdir(parents=True, exist_ok=True)
     print(f"bench_walk -> {out}; load {load()}", flush=True)
+    machine = probe_machine()
     rows = []
     for name in args.workloads.split(","):
         text, grid = WORKLOADS[name]
@@ -172,8 +179,16 @@ def main() -> None:
             )
             truth = medians(base / "exhaustive", knobs)
             best_key, best = truth.idxmax(), float(truth.max())
-            budget = max(60.0, args.budget_frac * ex_wall)
+            budget = args.budget_frac * ex_wall
             mid = load()
+            try:  # a quarter may be below the walk's smallest plan (the start's readings and one step): then that
+                prepare(spec_path, budget=f"{budget:.0f}s", objective=None, machine=machine)
+            except SpecError as e:
+                more = re.search(r"give --budget (\S+) or more", str(e))
+                if more is None:
+                    raise
+                print(f"{name} run {i}: {budget:.0f} s is below the walk's smallest plan: given {more[1]}", flush=True)
+                budget = parse_budget(more[1])
             walk_wall, done = run(
                 "autoconfig", str(spec_path), "--budget", f"{budget:.0f}s", "--out", str(base / "walk")
             )
