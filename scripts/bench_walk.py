@@ -6,16 +6,17 @@ For each workload (a spec with no grid, planted with a known bottleneck on 2 cor
 1. the exhaustive grid over the knobs the walk may move there (two or more values each, every point that fits
    the trial's 2 cores), run by ``rlbench sweep`` with ``--repeats`` repeats a point: the truth, by median env
    steps/s;
-2. ``rlbench autoconfig`` on the spec (no grid: it walks the verdicts), with ``--budget-frac`` (default 0.25) of that
-   run's exhaustive wall as its budget.
+2. ``rlbench autoconfig`` on the spec (no grid: it walks the verdicts), with ``--budget-frac`` (default 1) of that
+   run's exhaustive wall as its budget: it stops by its own reasons, and the point it stood at once a quarter of the
+   exhaustive wall was spent is read from its per-step seconds (``autoconfig_state.json``).
 
-It prints the walk's path (each step's knob, from, to, outcome), its endpoint's median in the exhaustive grid as a
-share of the best's, both walls, and whether the aim holds (within 10%, at most 25% of the wall), with the load
-(``uptime``) before and after each. Nothing is asserted: a benchmark's figures go in docs/AUTOCONFIG.md with their
-commands and load, never in a test.
+It prints the walk's path (each step's knob, from, to, outcome, speed-up), its endpoint's median in the exhaustive grid
+as a share of the best's, both walls, and where it stood at a quarter of the exhaustive wall (the aim: within 10%
+there), with the load (``uptime``) before and after each. Nothing is asserted: a benchmark's figures go in
+docs/AUTOCONFIG.md with their commands and load, never in a test.
 
     python scripts/bench_walk.py [--workloads env_waits,inference,learner,env_bound] [--runs 1] [--repeats 3]
-                                 [--budget-frac 0.25] [--out DIR]
+                                 [--budget-frac 1] [--out DIR] [--reuse]
 
 The workloads (``WORKLOADS``): ``env_waits``, an env that sleeps 2 ms a step (its runner idle inside ``sample()``: more
 runners overlap the waits); ``inference``, a free env and a 256x256 network, one env a runner (the forward pass and
@@ -27,9 +28,11 @@ step on 2 cores (the cores are the limit: a walk that stops at once is right).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -150,13 +153,41 @@ def medians(out: Path, knobs: list[str]) -> pd.Series:
     return ok.groupby(knobs)["env_steps_per_s"].median()
 
 
+def plain(key):
+    """A grid point's key as plain Python values (pandas gives numpy scalars), for printing."""
+    return tuple(v.item() if hasattr(v, "item") else v for v in key) if isinstance(key, tuple) else key
+
+
+def point_of(start: dict, knobs: list[str], axes: dict):
+    """A walk's point as a key of the exhaustive grid: its axes over the start's values."""
+    values = tuple({**start, **axes}.get(k) for k in knobs)
+    return values[0] if len(values) == 1 else values
+
+
+def step_seconds(walk: Path) -> list[float]:
+    """Seconds charged to the start's readings and to each step (``autoconfig_state.json``: each request's charge)."""
+    state = json.loads((walk / "autoconfig_state.json").read_text())
+    spent: dict[int, float] = {}
+    for request, t in state["trials"].items():
+        step = int(request.split("/", 1)[0].removeprefix("walk"))
+        spent[step] = spent.get(step, 0.0) + float(t.get("charged_s") or 0.0)
+    return [spent.get(k, 0.0) for k in range(max(spent) + 1)] if spent else []
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--workloads", default=",".join(WORKLOADS))
     p.add_argument("--runs", type=int, default=1)
     p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--budget-frac", type=float, default=0.25)
+    p.add_argument(
+        "--budget-frac",
+        type=float,
+        default=1.0,
+        help="the walk's budget as a share of the exhaustive wall (default 1: it stops by its own reasons; the "
+        "point it stood at when a quarter was spent is printed beside)",
+    )
     p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--reuse", action="store_true", help="reuse the exhaustive sweeps already in --out")
     args = p.parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="bench_walk_"))
     out.mkdir(parents=True, exist_ok=True)
@@ -174,14 +205,19 @@ def main() -> None:
             base = out / name / f"run{i}"
             base.mkdir(parents=True, exist_ok=True)
             before = load()
-            ex_wall, _ = run(
-                "sweep", str(exhaustive(spec, grid, args.repeats, base)), "--out", str(base / "exhaustive")
-            )
+            walled = base / "exhaustive_wall_s.txt"
+            if args.reuse and walled.exists():
+                ex_wall = float(walled.read_text())
+            else:
+                ex_wall, _ = run(
+                    "sweep", str(exhaustive(spec, grid, args.repeats, base)), "--out", str(base / "exhaustive")
+                )
+                walled.write_text(f"{ex_wall}\n")
             truth = medians(base / "exhaustive", knobs)
-            best_key, best = truth.idxmax(), float(truth.max())
+            best_key, best = plain(truth.idxmax()), float(truth.max())
             budget = args.budget_frac * ex_wall
             mid = load()
-            try:  # a quarter may be below the walk's smallest plan (the start's readings and one step): then that
+            try:  # a budget below the walk's smallest plan (the start's readings and one step): what it asks, said
                 prepare(spec_path, budget=f"{budget:.0f}s", objective=None, machine=machine)
             except SpecError as e:
                 more = re.search(r"give --budget (\S+) or more", str(e))
@@ -189,38 +225,71 @@ def main() -> None:
                     raise
                 print(f"{name} run {i}: {budget:.0f} s is below the walk's smallest plan: given {more[1]}", flush=True)
                 budget = parse_budget(more[1])
-            walk_wall, done = run(
-                "autoconfig", str(spec_path), "--budget", f"{budget:.0f}s", "--out", str(base / "walk")
-            )
+            walk = base / f"walk_{int(round(100 * args.budget_frac))}"
+            if walk.exists():
+                shutil.rmtree(walk)
+            walk_wall, done = run("autoconfig", str(spec_path), "--budget", f"{budget:.0f}s", "--out", str(walk))
             after = load()
-            answer = json.loads((base / "walk" / "autoconfig.json").read_text())
-            axes = {**start, **((answer.get("best") or {}).get("axes") or {})}
-            end = tuple(axes.get(k) for k in knobs)
-            end = end[0] if len(end) == 1 else end
+            answer = json.loads((walk / "autoconfig.json").read_text())
+
+            end = point_of(start, knobs, (answer.get("best") or {}).get("axes") or {})
             got = float(truth.get(end, float("nan")))
+            # where it stood when a quarter of the exhaustive wall was spent: the last point whose step had ended
+            spent, quarter = step_seconds(walk), None
+            moves = [s for s in answer.get("path") or [] if s["outcome"] != "stay"]
+            axes_so_far: dict = {}
+            for k, seconds in enumerate(itertools.accumulate(spent)):
+                if seconds > 0.25 * ex_wall:
+                    break
+                if k >= 1 and k - 1 < len(answer.get("path") or []):
+                    step = answer["path"][k - 1]
+                    if step["outcome"] != "stay":
+                        axes_so_far[step["axis"]] = step["to_value"]
+                quarter = point_of(start, knobs, axes_so_far)
+            q_share = float(truth.get(quarter, float("nan"))) / best if quarter is not None else float("nan")
             path = "; ".join(
-                f"{s['axis']} {s['from_value']}->{s['to_value']} ({s['outcome']})" for s in answer.get("path") or []
+                f"{s['axis']} {s['from_value']}->{s['to_value']} ({s['outcome']}, {s['speedup']:.2f}x)"
+                if isinstance(s.get("speedup"), (int, float))
+                else f"{s['axis']} {s['from_value']}->{s['to_value']} ({s['outcome']})"
+                for s in answer.get("path") or []
             )
             share, frac = got / best, walk_wall / ex_wall
-            rows.append((name, i, best_key, best, end, got, share, ex_wall, walk_wall, frac, answer.get("stop_reason")))
+            rows.append(
+                (
+                    name,
+                    i,
+                    best_key,
+                    best,
+                    end,
+                    share,
+                    ex_wall,
+                    walk_wall,
+                    frac,
+                    answer.get("stop_reason"),
+                    len(moves),
+                    quarter,
+                    q_share,
+                )
+            )
             print(
                 f"{name} run {i}: exhaustive best {best_key} {best:,.0f} env steps/s ({len(truth)} points x "
                 f"{args.repeats}, {ex_wall:.0f} s, load {before} -> {mid}); the walk: {path or 'no step'}; stopped: "
-                f"{answer.get('stop_reason')}; endpoint {end} = {got:,.0f} by the exhaustive readings, "
+                f"{answer.get('stop_text')}; endpoint {end} = {got:,.0f} by the exhaustive readings, "
                 f"{100 * share:.0f}% of the best ({'within' if share >= 0.9 else 'NOT within'} 10%), in "
                 f"{walk_wall:.0f} s = {100 * frac:.0f}% of the exhaustive wall (budget {budget:.0f} s; load -> "
-                f"{after})",
+                f"{after}); at a quarter of the exhaustive wall it stood at {quarter} "
+                f"({100 * q_share:.0f}% of the best)",
                 flush=True,
             )
     print(
-        "\n| workload | run | exhaustive best | its env steps/s | walk endpoint | share of best | exhaustive s "
-        "| walk s | walk / exhaustive | stop |"
+        "\n| workload | exhaustive best (env steps/s) | walk: moves, stop | endpoint (share of best) | walk s / "
+        "exhaustive s | at a quarter of the exhaustive wall (share) |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for name, i, bk, b, end, _got, share, ew, ww, frac, stop in rows:
+    print("|---|---|---|---|---|---|")
+    for name, i, bk, b, end, share, ew, ww, frac, stop, moves, quarter, q_share in rows:
         print(
-            f"| {name} | {i} | {bk} | {b:,.0f} | {end} | {100 * share:.0f}% | {ew:.0f} | {ww:.0f} | {100 * frac:.0f}% "
-            f"| {stop} |"
+            f"| {name} (run {i}) | {bk}: {b:,.0f} | {moves}, {stop} | {end} ({100 * share:.0f}%) | {ww:.0f} / {ew:.0f} "
+            f"= {100 * frac:.0f}% | {quarter} ({100 * q_share:.0f}%) |"
         )
 
 
