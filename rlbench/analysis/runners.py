@@ -158,12 +158,13 @@ def _median(values: pd.Series) -> float | None:
 
 
 #: A trial's sampler split (docs/SCHEMA.md; the sampler verdicts, :mod:`rlbench.analysis.sampling`): per steady
-#: iteration, the median of a runner's ``sample()`` seconds, its CPU seconds in them, its env, forward-pass and other
-#: seconds, and the driver's wait beyond them.
+#: iteration, the median of a runner's ``sample()`` seconds, its CPU seconds in them, its env seconds and the CPU
+#: seconds of those, its forward-pass and other seconds, and the driver's wait beyond them.
 SPLIT_COLUMNS: tuple[str, ...] = (
     "runner_sample_s",
     "runner_sample_cpu_s",
     "runner_env_s",
+    "runner_env_cpu_s",
     "runner_inference_s",
     "runner_other_s",
     "sample_wait_s",
@@ -191,9 +192,11 @@ def split_columns(steady_its: pd.DataFrame, runner_its: pd.DataFrame, asynchrono
         runner_other_s=_median(busy - env.fillna(0.0) - inference.fillna(0.0)),
         sample_wait_s=None if asynchronous else _median(its["sample_s"].astype(float) - busy),
     )
-    if len(runner_its) and "sample_cpu_s" in runner_its:
-        mine = runner_its[runner_its["iteration"].isin(its["iteration"])]
-        out["runner_sample_cpu_s"] = _median(mine.groupby("iteration")["sample_cpu_s"].mean())
+    if len(runner_its):
+        mine = runner_its[runner_its["iteration"].isin(its["iteration"])].groupby("iteration")
+        for column, name in (("sample_cpu_s", "runner_sample_cpu_s"), ("env_step_cpu_s", "runner_env_cpu_s")):
+            if column in runner_its:
+                out[name] = _median(mine[column].mean())
     return out
 
 

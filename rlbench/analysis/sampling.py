@@ -113,8 +113,11 @@ def sampler_verdicts(row: dict[str, Any]) -> list[Verdict]:
     if waiting is not None:
         out.append(waiting)
     if cpu is not None and cpu < RUNNER_BUSY_FRAC * busy_s:
-        out.append(_idle(row, cpu / busy_s, split))
-    elif env < RUNNER_ENV_FRAC * busy_s:
+        idle = _idle(row, busy_s, cpu, env, split)
+        out.append(idle)
+        if idle.label == "env waits":  # its wall time in the env is waiting: the split below would misread it
+            return out
+    if env < RUNNER_ENV_FRAC * busy_s:
         out += _outside_env(row, busy_s, env, inference, other, split)
     else:
         out.append(_in_env(row, env / busy_s, split))
@@ -151,34 +154,46 @@ def _waiting(row: dict[str, Any], busy_s: float) -> Verdict | None:
     )
 
 
-def _idle(row: dict[str, Any], busy: float, split: str) -> Verdict:
-    """Runners off their CPU inside ``sample()``: waiting for a core when the trial's cores are busy, else for the env
-    (a sleep, I/O, a simulator elsewhere), whose waits more runners overlap while they fit."""
-    cpus, used = num(row.get("cpus")) or 0.0, num(row.get("cpus_used"))
-    head = f"env runners idle inside sample(): on a CPU {busy:.0%} of it ({split})"
+def _idle(row: dict[str, Any], busy_s: float, cpu: float, env: float, split: str) -> Verdict:
+    """Runners off their CPU inside ``sample()``. The env waits (a sleep, I/O, a simulator elsewhere) when its own
+    steps are off the CPU while the rest of the call is on it (``runner_env_cpu_s``): more runners overlap its waits
+    while they fit. Else the runners wait for a core, as every part of the call does alike: the trial's own roles
+    hold its cores, or processes outside it do (a busy machine); the split's shares then still say where a runner's
+    work goes, and its verdict follows this one."""
+    cpus, used, env_cpu = num(row.get("cpus")) or 0.0, num(row.get("cpus_used")), num(row.get("runner_env_cpu_s"))
+    head = f"env runners idle inside sample(): on a CPU {cpu / busy_s:.0%} of it"
+    rest_busy = (cpu - env_cpu) / (busy_s - env) if env_cpu is not None and busy_s > env else None
+    if env_cpu is not None and env > 0 and rest_busy is not None:
+        if env_cpu < RUNNER_BUSY_FRAC * env and rest_busy >= RUNNER_BUSY_FRAC:
+            runners, fits = num(row.get("num_env_runners")) or 0.0, room("num_env_runners", row)
+            head = (
+                f"{head} ({split}): the env waits (a sleep, I/O, a simulator elsewhere): on a CPU {env_cpu / env:.0%} "
+                f"of its steps, the rest of the call {rest_busy:.0%}"
+            )
+            if fits > runners:
+                return Verdict(
+                    "env waits",
+                    f"{head}; more env runners (num_env_runners, now {runners:g}; up to {fits:g} fit beside the other "
+                    "roles) overlap its waits",
+                    "num_env_runners",
+                    "num_env_runners",
+                )
+            return Verdict(
+                "env waits",
+                f"{head}; no more env runners than {runners:g} fit beside the other roles' CPUs (a smaller "
+                "num_cpus_per_env_runner would let more share the idle cores)",
+                None,
+            )
     if cpus and used is not None and used >= ALL_BUSY_FRAC * cpus:
-        return Verdict(
-            CORES_LIMIT,
-            f"{head}, while the trial kept {used:.2f} of its {cpus:g} cores busy: they wait for a core; this "
-            "machine's cores are the limit, and no knob that needs more of them fits",
-            None,
+        whose = f"the trial's own roles kept {used:.2f} of its {cpus:g} cores busy"
+    elif cpus and used is not None:
+        whose = (
+            f"the trial's own roles kept only {used:.2f} of its {cpus:g} cores busy: processes outside it took them "
+            "(a busy machine: these figures say as much about the machine as about the configuration)"
         )
-    runners, fits = num(row.get("num_env_runners")) or 0.0, room("num_env_runners", row)
-    if fits > runners:
-        return Verdict(
-            "env waits",
-            f"{head}, with cores to spare: the env waits (a sleep, I/O, a simulator elsewhere); more env runners "
-            f"(num_env_runners, now {runners:g}; up to {fits:g} fit beside the other roles) overlap its waits",
-            "num_env_runners",
-            "num_env_runners",
-        )
-    return Verdict(
-        "env waits",
-        f"{head}, with cores to spare: the env waits (a sleep, I/O, a simulator elsewhere), and no more env runners "
-        f"than {runners:g} fit beside the other roles' CPUs (a smaller num_cpus_per_env_runner would let more share "
-        "the idle cores)",
-        None,
-    )
+    else:
+        whose = "whoever held the cores"
+    return Verdict("waits for a core", f"{head}, the env and the rest alike: they wait for a core; {whose}", None)
 
 
 def _outside_env(
@@ -192,7 +207,7 @@ def _outside_env(
     out = [
         Verdict(
             label,
-            f"env runners busy but mostly outside the env: {split}; {1 - env / busy_s:.0%} of a runner's time is not "
+            f"env runners mostly outside the env: {split}; {1 - env / busy_s:.0%} of a runner's time is not "
             f"the env{_ceiling_words(row)}: more envs per runner (num_envs_per_env_runner, now {envs:g}) share one "
             "forward pass and one round of bookkeeping a step",
             "num_envs_per_env_runner",
@@ -220,9 +235,11 @@ def _in_env(row: dict[str, Any], in_env: float, split: str) -> Verdict:
     runner on every core; else this machine's cores are the limit."""
     runners, fits, cpus = num(row.get("num_env_runners")) or 0.0, room("num_env_runners", row), num(row.get("cpus"))
     eff = num(row.get("sampling_efficiency"))
-    head = f"env runners busy in the env: {in_env:.0%} of a runner's sample() ({split}){_ceiling_words(row)}"
+    head = f"env runners mostly in the env: {in_env:.0%} of a runner's sample() ({split}){_ceiling_words(row)}"
     at_ceiling = eff is not None and eff >= ENV_CEILING_CLOSE_FRAC and cpus is not None and _procs(row) >= cpus
-    if fits > runners and not at_ceiling:
+    used = num(row.get("cpus_used"))
+    all_busy = cpus is not None and used is not None and used >= ALL_BUSY_FRAC * cpus
+    if fits > runners and not at_ceiling and not all_busy:
         return Verdict(
             "env-bound",
             f"{head}: more env runners (num_env_runners, now {runners:g}; up to {fits:g} fit the trial's "
@@ -230,11 +247,14 @@ def _in_env(row: dict[str, Any], in_env: float, split: str) -> Verdict:
             "num_env_runners",
             "num_env_runners",
         )
-    why = (
-        f"with a runner on each of the trial's {cpus or 0:g} cores"
-        if at_ceiling
-        else f"and no more env runners than {runners:g} fit the trial's {cpus or 0:g} cores beside the other roles"
-    )
+    if at_ceiling:
+        why = f"with a runner on each of the trial's {cpus or 0:g} cores"
+    elif all_busy:
+        why = (
+            f"and the trial's own roles keep {used:.2f} of its {cpus or 0:g} cores busy: more runners would share them"
+        )
+    else:
+        why = f"and no more env runners than {runners:g} fit the trial's {cpus or 0:g} cores beside the other roles"
     return Verdict(
         CORES_LIMIT,
         f"{head}, {why}: this machine's cores are the limit; a cheaper env, or more cores, is what moves it",

@@ -105,7 +105,7 @@ def test_the_starved_learner_names_no_knob_and_the_sampler_verdict_leads():
 def test_runners_busy_in_the_env_with_room_ask_for_more_env_runners():
     (v,) = sampler_verdicts(ENV_BOUND)
     assert (v.label, v.knob) == ("env-bound", "num_env_runners")
-    assert "busy in the env: 83% of a runner's sample()" in v.text
+    assert "mostly in the env: 83% of a runner's sample()" in v.text
     assert "now 1; up to 2 fit the trial's 2 cores beside the other roles" in v.text
     assert "84% of the env's own rate in 1 process (950/s" in v.text
     advice = advise(ENV_BOUND)
@@ -166,12 +166,24 @@ def test_a_driver_waiting_on_a_straggler_names_it():
 
 
 def test_runners_off_their_cpu_wait_for_a_core_or_for_their_env():
-    idle = {**ENV_BOUND, "runner_sample_cpu_s": 0.5, "cpus_used": 1.95}
-    (v,) = sampler_verdicts(idle)
-    assert v.label == CORES_LIMIT and "on a CPU 42% of it" in v.text and "kept 1.95 of its 2 cores busy" in v.text
-    (w,) = sampler_verdicts({**idle, "cpus_used": 0.9})
+    # every part of sample() off the CPU alike (the env 42% on it, the rest 40%): they wait for a core
+    idle = {**ENV_BOUND, "runner_sample_cpu_s": 0.5, "runner_env_cpu_s": 0.42, "cpus_used": 1.95}
+    waits, split = sampler_verdicts(idle)
+    assert (waits.label, waits.knob) == ("waits for a core", None) and "on a CPU 42% of it" in waits.text
+    assert "the trial's own roles kept 1.95 of its 2 cores busy" in waits.text
+    assert split.label == CORES_LIMIT and "more runners would share them" in split.text  # its own cores, all busy
+    # the trial's own roles leave its cores idle: others took them; the split's verdict still follows
+    waits, split = sampler_verdicts({**idle, "cpus_used": 0.9})
+    assert "processes outside it took them" in waits.text and (split.label, split.knob) == (
+        "env-bound",
+        "num_env_runners",
+    )
+    # the env off its CPU while the rest of the call is on it: the env waits; more runners overlap it while they fit
+    sleepy = {**idle, "cpus_used": 0.9, "runner_env_cpu_s": 0.1, "runner_sample_cpu_s": 0.3}
+    (w,) = sampler_verdicts(sleepy)
     assert (w.label, w.knob) == ("env waits", "num_env_runners")
-    full = {**idle, "cpus_used": 0.9, "num_cpus_per_env_runner": 1.0, "env_runner_cpus_allocated": 1.0}
+    assert "on a CPU 10% of its steps, the rest of the call 100%" in w.text
+    full = {**sleepy, "num_cpus_per_env_runner": 1.0, "env_runner_cpus_allocated": 1.0}
     (x,) = sampler_verdicts(full)
     assert (x.label, x.knob) == ("env waits", None) and "smaller num_cpus_per_env_runner" in x.text
 
@@ -258,11 +270,18 @@ def test_split_columns_of_a_trial():
             "inference_s": [1.0, 0.4, 0.4],
         }
     )
-    runners = pd.DataFrame({"iteration": [1, 1, 2, 2, 3, 3], "sample_cpu_s": [3.0, 3.0, 1.0, 1.2, 1.1, 1.1]})
+    runners = pd.DataFrame(
+        {
+            "iteration": [1, 1, 2, 2, 3, 3],
+            "sample_cpu_s": [3.0, 3.0, 1.0, 1.2, 1.1, 1.1],
+            "env_step_cpu_s": [1.0, 1.0, 0.4, 0.4, 0.5, 0.3],
+        }
+    )
     out = split_columns(its[~its["warmup"]], runners, asynchronous=False)
     assert out["runner_sample_s"] == 1.2 and out["runner_env_s"] == 0.5 and out["runner_inference_s"] == 0.4
     assert out["runner_other_s"] == pytest.approx(0.3) and out["sample_wait_s"] == pytest.approx(0.4)
     assert out["runner_sample_cpu_s"] == pytest.approx(1.1)  # per iteration the runners' mean, then the median
+    assert out["runner_env_cpu_s"] == pytest.approx(0.4)
     assert split_columns(its[~its["warmup"]], runners, asynchronous=True)["sample_wait_s"] is None
     assert set(split_columns(its.drop(columns=["sampler_busy_s"]), runners, False).values()) == {None}
 
