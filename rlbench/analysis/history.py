@@ -25,7 +25,7 @@ import pandas as pd
 from rlbench.analysis.change import COMPARISON_SCHEMA_VERSION, Change, paired
 from rlbench.analysis.comparison import FAILING
 from rlbench.analysis.evidence import change_sentence, change_verdict
-from rlbench.analysis.findings import CONFIDENCE
+from rlbench.analysis.findings import CHANGE_THRESHOLD, CONFIDENCE
 from rlbench.analysis.stats import median_ci
 from rlbench.analysis.variants import grid_points
 
@@ -154,7 +154,7 @@ def compare_step(
 
 
 def history_trends(
-    trials: pd.DataFrame, axes: list[str], versions: list[tuple[str, str]], *, threshold: float = 0.05
+    trials: pd.DataFrame, axes: list[str], versions: list[tuple[str, str]], *, threshold: float = CHANGE_THRESHOLD
 ) -> list[ConfigTrend]:
     """Per grid point (``axes``: its columns), every version (``versions``: (version, variant name), in
     order) and the step between each adjacent pair: throughput always, time to target when the trials
