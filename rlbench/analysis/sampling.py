@@ -125,31 +125,41 @@ def sampler_verdicts(row: dict[str, Any]) -> list[Verdict]:
 
 
 def _waiting(row: dict[str, Any], busy_s: float) -> Verdict | None:
-    """The driver waiting on the runners after a runner's own ``sample()``: on a straggler, or on the slowest runner
-    and the episodes' transfer (synchronous algorithms; an asynchronous driver does not wait for a batch)."""
+    """Runners idle while the driver waits: on a straggler (the straggler rule names one; the driver's wait on it
+    after the others were done, as a share of its sampling), or, without one, on the slowest runner and the
+    episodes' transfer when that wait is at least :data:`SAMPLE_WAIT_FRAC` of its sampling (synchronous algorithms:
+    an asynchronous driver does not wait for a batch)."""
     wait = num(row.get("sample_wait_s"))
-    if wait is None or wait < SAMPLE_WAIT_FRAC * (busy_s + wait):
+    if wait is None:
         return None
-    share = wait / (busy_s + wait)
+    sampling = busy_s + wait  # the driver's sample_s
     runner, on_it = num(row.get("straggler_env_runner")), num(row.get("straggler_wait_s"))
-    head = (
-        f"env runners idle while the driver samples: it waited {_g(wait)} s an iteration beyond a runner's own "
-        f"sample() ({_g(busy_s)} s), {share:.0%} of its sampling time"
-    )
-    if runner is not None and on_it is not None and on_it >= wait / 2:
-        ratio = num(row.get("straggler_step_ratio"))
+    if runner is not None and on_it is not None and on_it > 0:
+        step, cpu = num(row.get("straggler_step_ratio")), num(row.get("straggler_cpu_ratio"))
+        ratios = ", ".join(
+            text
+            for text in (
+                f"{step:.1f}x the others' time per env step" if step is not None else "",
+                f"{cpu:.1f}x their CPU" if cpu is not None else "",
+            )
+            if text
+        )
         return Verdict(
             "waits on a straggler",
-            f"{head}, {_g(on_it)} s of it on a straggler, env runner {int(runner)}"
-            + (f" ({ratio:.1f}x the others' time per env step)" if ratio is not None else "")
-            + ": a slower env instance or a core it shares, which no knob of the spec changes (the straggler "
-            "finding says which)",
+            f"env runners idle while the driver samples: it waited {_g(on_it)} s an iteration on a straggler, env "
+            f"runner {int(runner)}{f' ({ratios})' if ratios else ''}, after the others were done: "
+            f"{on_it / sampling:.0%} of its sampling time; a slower env instance or a core it shares, which no knob "
+            "of the spec changes (the straggler finding says which)",
             None,
         )
+    if wait < SAMPLE_WAIT_FRAC * sampling:
+        return None
     return Verdict(
         "waits on transfer",
-        f"{head}, on the slowest runner and the episodes' transfer to the driver (no runner is a straggler by the "
-        "straggler rule): no knob of the spec is known to shorten it",
+        f"env runners idle while the driver samples: it waited {_g(wait)} s an iteration beyond a runner's own "
+        f"sample() ({_g(busy_s)} s), {wait / sampling:.0%} of its sampling time, on the slowest runner and the "
+        "episodes' transfer to the driver (no runner is a straggler by the straggler rule): no knob of the spec is "
+        "known to shorten it",
         None,
     )
 

@@ -278,7 +278,10 @@ def next_blocks(analysis: Analysis, written: NextSpec | None) -> list[Block]:
     """What to run next, when a learner verdict names a knob (``next.yaml``): why, and the command."""
     step = analysis.next
     if step is None and analysis.next_stop:  # a verdict with no knob that fits: why there is no next.yaml
-        return [Heading("Next sweep", 2), Bullets([f"None: {analysis.next_stop}."], boxed=True)]
+        return [
+            Heading("Next sweep", 2),
+            Bullets([f"No next.yaml, as this machine's cores are the limit. Why: {analysis.next_stop}."], boxed=True),
+        ]
     if step is None or written is None:
         return []
     label = config_label(analysis.configs[analysis.configs["index"] == step.index].iloc[0], analysis.axes)

@@ -156,13 +156,20 @@ def test_a_driver_waiting_on_a_straggler_names_it():
     }
     waits, busy = sampler_verdicts(straggling)
     assert (waits.label, waits.knob) == ("waits on a straggler", None)
-    assert "it waited 1 s an iteration beyond a runner's own sample() (2 s), 33% of its sampling time" in waits.text
-    assert "0.9 s of it on a straggler, env runner 2 (3.0x the others' time per env step)" in waits.text
+    assert "it waited 0.9 s an iteration on a straggler, env runner 2 (3.0x the others' time per env step" in waits.text
+    assert "after the others were done: 30% of its sampling time" in waits.text
     assert busy.label == CORES_LIMIT  # 2 runners of 0.5 beside the driver's 1 fill the 2 cores
-    # no straggler by the rule: the slowest runner and the transfer
-    (transfer, _) = sampler_verdicts({**straggling, "straggler_env_runner": None, "straggler_wait_s": None})
-    assert transfer.label == "waits on transfer" and "episodes' transfer" in transfer.text
-    assert sampler_verdicts({**straggling, "sample_wait_s": 0.5})[0].label == CORES_LIMIT  # 20%: under the threshold
+    # a straggler is named whatever the share (under load, issue 49's planted one: the driver waited 23%)
+    assert sampler_verdicts({**straggling, "sample_wait_s": 0.5})[0].label == "waits on a straggler"
+    # no straggler by the rule: the slowest runner and the transfer, from a quarter of the driver's sampling on
+    no_straggler = {**straggling, "straggler_env_runner": None, "straggler_wait_s": None}
+    (transfer, _) = sampler_verdicts(no_straggler)
+    assert (
+        transfer.label == "waits on transfer"
+        and "it waited 1 s an iteration beyond a runner's own sample()" in transfer.text
+    )
+    assert "33% of its sampling time" in transfer.text and "episodes' transfer" in transfer.text
+    assert sampler_verdicts({**no_straggler, "sample_wait_s": 0.5})[0].label == CORES_LIMIT  # 20%: under it
 
 
 def test_runners_off_their_cpu_wait_for_a_core_or_for_their_env():
