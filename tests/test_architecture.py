@@ -22,20 +22,24 @@ PACKAGE = REPO / "rlbench"
 MAX_LINES = 460
 
 #: Room -> the rooms its modules may import (at module level, or inside a function), its own included.
-#: Bottom to top: results, adapters, worker, measure, spec, studies, analysis, autoconfig, run, report, commands.
+#: Bottom to top: ray_facts and results, adapters, worker, measure, spec, studies, analysis, autoconfig, run, report,
+#: commands. ``ray_facts`` (Ray's process facts and the one seam to its private API) is the floor every room that
+#: meets Ray may stand on.
 MAY_IMPORT: dict[str, set[str]] = {
+    "ray_facts": {"ray_facts"},
     "results": {"results"},
-    "adapters": {"adapters"},
-    "worker": {"worker", "results"},
-    "measure": {"measure", "worker", "adapters", "results"},
+    "adapters": {"adapters", "ray_facts"},
+    "worker": {"worker", "results", "ray_facts"},
+    "measure": {"measure", "worker", "adapters", "results", "ray_facts"},
     "spec": {"spec", "adapters", "measure", "results"},
-    "studies": {"studies", "adapters"},
-    "run": {"run", "spec", "results", "measure", "worker", "adapters", "studies", "autoconfig"},
+    "studies": {"studies", "adapters", "ray_facts"},
+    "run": {"run", "spec", "results", "measure", "worker", "adapters", "studies", "autoconfig", "ray_facts"},
     "analysis": {"analysis", "results", "spec", "adapters", "studies"},
     "autoconfig": {"autoconfig", "analysis", "spec", "results"},
     "report": {"report", "analysis", "results", "spec", "measure"},
     "commands": {
         "commands",
+        "ray_facts",
         "run",
         "spec",
         "results",
@@ -68,6 +72,7 @@ WORKER_LAZY_THIRD_PARTY: dict[str, set[str]] = {
 #: rlbench modules a worker module may import at module level (standard library only themselves).
 WORKER_TOP_LEVEL_RLBENCH = (
     "rlbench.worker",
+    "rlbench.ray_facts",
     "rlbench.results.layout",
     "rlbench.results.files",
     "rlbench.results.events",
@@ -247,7 +252,8 @@ def test_a_class_name_means_one_thing():
 NEUTRAL_ADAPTER_MODULES = (
     "rlbench.adapters",
     "rlbench.adapters.base",
-    "rlbench.adapters.common",
+    "rlbench.adapters.demand",
+    "rlbench.adapters.timings",
     "rlbench.adapters.vocabulary",
     "rlbench.adapters.roles",
     "rlbench.adapters.envs",
@@ -314,13 +320,13 @@ def test_no_module_outside_the_adapters_names_a_concrete_adapter():
 
 def test_adapters_never_import_the_spec_even_for_type_checkers():
     """The spec imports the adapters' registry; an adapter reaching back up to the spec would be a
-    cycle of meaning even where it is not one at run time."""
+    cycle of meaning even where it is not one at run time. (The floor, Ray's facts, is below them.)"""
     wrong = [
         f"{m}: {n}"
         for m in MODULES
         if m.startswith("rlbench.adapters")
         for n, _ in imports(m, type_checking=True)
-        if (t := ours(n)) and room(t) not in (None, "adapters")
+        if (t := ours(n)) and room(t) not in (None, "adapters", "ray_facts")
     ]
     assert wrong == []
 
@@ -382,7 +388,7 @@ def rllib_words() -> FrameworkWords:
     """RLlib's words, from the RLlib adapter: its algorithms, config and actor classes, the builder methods its
     build calls, its result paths, and of their keys those that are not rlbench's own vocabulary (the spec's
     field names, the tables' columns, the stop metrics' short names)."""
-    from rlbench.adapters.base import IterationTimings
+    from rlbench.adapters.timings import IterationTimings
     from rlbench.adapters.rllib import config as rllib_config
     from rlbench.adapters.rllib import results
     from rlbench.adapters.rllib.roles import RAY_TITLE_ROLES
@@ -580,7 +586,7 @@ def test_worker_modules_import_the_standard_library_only():
 
 @pytest.mark.parametrize(
     "module",
-    [m for m in MODULES if m.startswith("rlbench.worker")]
+    [m for m in MODULES if m.startswith(("rlbench.worker", "rlbench.ray_facts"))]
     + ["rlbench.results.layout", "rlbench.results.files", "rlbench.results.events"],
 )
 def test_worker_modules_import_with_no_site_packages(module):
@@ -955,3 +961,97 @@ def test_the_report_draws_what_the_analysis_computes():
     """docs/ARCHITECTURE.md: no report module but the two spec writers reads a results file or computes the
     analysis' figures (autoconfig.json is read by ``analyze``, its CPU front computed in analysis/)."""
     assert {m: f for m, p in MODULES.items() if (f := report_derivations(m, p.read_text()))} == {}
+
+
+#: The one module that reaches Ray's private API (``ray._private``, ``ray._raylet``, Serve's ``_private``).
+RAY_PRIVATE_SEAM = "rlbench.ray_facts.private"
+#: What a private Ray name looks like in an import or an attribute chain.
+RAY_PRIVATE = re.compile(r"(^|\.)(_private|_raylet|_global_node)(\.|$)")
+
+
+def ray_private_reaches(module: str, source: str) -> list[str]:
+    """Where ``module`` (not the seam) imports or reads a private Ray name: ``from ray._private import state``,
+    ``import ray._private.utils``, ``ray._private.worker._global_node``. A name handed to the seam as a string
+    (``private.owner("ray._private.utils...")``) is the seam's to check, against its ``PRIVATE_NAMES``."""
+    if module == RAY_PRIVATE_SEAM:
+        return []
+    found = []
+    for n in ast.walk(ast.parse(source)):
+        names = (
+            [a.name for a in n.names]
+            if isinstance(n, ast.Import)
+            else [n.module or ""]
+            if isinstance(n, ast.ImportFrom) and n.level == 0
+            else [ast.unparse(n)]
+            if isinstance(n, ast.Attribute) and not isinstance(getattr(n, "ctx", None), ast.Del)
+            else []
+        )
+        found += [
+            f"line {n.lineno}: {name}" for name in names if name.split(".")[0] == "ray" and RAY_PRIVATE.search(name)
+        ]
+    return sorted(set(found), key=lambda s: int(s.split(":")[0].split()[1]))
+
+
+def test_the_ray_private_checker_sees_each_way_of_reaching_it():
+    planted = (
+        "def f():\n"
+        "    from ray._private import state\n"
+        "    import ray._private.utils as ray_utils\n"
+        "    return ray._private.worker._global_node\n"
+        "from ray._raylet import Config\n"
+        "from ray.serve._private import replica\n"
+    )
+    fine = (
+        'held = private.owner("ray._private.utils.get_dashboard_dependency_error")\n'
+        "import ray\nray.util.get_node_ip_address()\nfrom ray.util.scheduling_strategies import X\n"
+        "self._private = 1\n"
+    )
+    found = ray_private_reaches("rlbench.worker.node_sampler", planted)
+    assert found[:2] == ["line 2: ray._private", "line 3: ray._private.utils"]
+    assert {"line 4: ray._private.worker._global_node", "line 5: ray._raylet", "line 6: ray.serve._private"} <= set(
+        found
+    )
+    assert ray_private_reaches("rlbench.worker.node_sampler", fine) == []
+    assert ray_private_reaches(RAY_PRIVATE_SEAM, planted) == []
+
+
+def test_ray_private_api_only_through_its_seam():
+    """docs/ARCHITECTURE.md: worker/node_sampler.py and studies/servebench_run.py reached it directly (issue 51)."""
+    assert {m: f for m, p in MODULES.items() if (f := ray_private_reaches(m, p.read_text()))} == {}
+
+
+def ray_fact_copies(source: str) -> list[str]:
+    """Where ``source`` types one of Ray's process facts again (a string equal to one of
+    rlbench/ray_facts/processes.py's: the idle title, a worker script, a system marker or title, the node-id
+    pattern, the title prefix)."""
+    from rlbench.ray_facts import processes
+
+    facts = [v for k, v in vars(processes).items() if k.isupper()]
+    texts = {x for v in facts for x in (v if isinstance(v, tuple) else [v]) if isinstance(x, str)}
+    texts |= {processes.NODE_ID.pattern}
+    return [
+        f"line {n.lineno}: {n.value!r}"
+        for n in sorted(ast.walk(ast.parse(source)), key=lambda n: getattr(n, "lineno", 0))
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in texts
+    ]
+
+
+def test_the_ray_facts_checker_sees_a_copy():
+    """e9c689c's worker/foreign.py, as it was: the node-id pattern, the starting scripts' marks and the idle title."""
+    planted = (
+        '_NODE_ID = re.compile(r"--node[-_]id=([0-9a-fA-F]+)")\n'
+        'IDLE_TITLE = "ray::IDLE"\n'
+        'ok = title.startswith("ray::SingleAgentEnvRunner")\n'
+    )
+    assert ray_fact_copies(planted) == ["line 1: '--node[-_]id=([0-9a-fA-F]+)'", "line 2: 'ray::IDLE'"]
+
+
+def test_rays_process_facts_are_written_once():
+    """The idle title, the worker scripts, the node-id pattern and the system markers: rlbench/ray_facts/processes.py
+    alone types them (worker/foreign.py and worker/node_sampler.py had copies of adapters/roles.py's)."""
+    wrong = {
+        m: hits
+        for m, p in MODULES.items()
+        if m != "rlbench.ray_facts.processes" and (hits := ray_fact_copies(p.read_text()))
+    }
+    assert wrong == {}
