@@ -18,8 +18,9 @@ and a GPU learner (``learner_gpus: [0, 1]``) so they fit a short session, and pr
 learner's split (``learn_batch_s``, ``learn_update_s``, ``learn_other_s``, ``learn_copy_s``, ``learn_device_s``),
 the learn windows' ``gpu_busy_pct`` and ``learn_cpus_used``, the bottleneck with its verdicts (the sampler's
 first where sampling limits the iteration, issue 49), what its env and learner allow (the ceiling line), and the
-``next.yaml`` each report wrote (the limiting side's knob); ``--follow`` then runs each ``next.yaml`` (``--follow-repeats 1`` cuts its 3
-repeats to fit a session; say so beside the figures) and prints the speed-up per value over the current one:
+``next.yaml`` each report wrote (the limiting side's knob); ``--follow`` then runs each ``next.yaml``
+(``--follow-repeats 1`` cuts its 3 repeats to fit a session; say so beside the figures) and prints the speed-up per
+value over the current one:
 
     bash .device-pack/install.sh && export PYTHONPATH=/tmp/site     # a machine without network (device-pack)
     python3 scripts/check_gpu.py --learner --out /tmp/gpu [--follow --follow-repeats 1] [--skip-nvml]
@@ -149,7 +150,8 @@ def follow(out: Path, repeats: int | None) -> None:
         base = configs.loc[configs[knob] == configs[knob].min(), "env_steps_per_s"].iloc[0]
         for _, row in configs.sort_values(knob).iterrows():
             print(
-                f"  {knob}={row[knob]}: {row['env_steps_per_s']:,.0f} env steps/s [{row['env_steps_per_s_ci_low']:,.0f}, "
+                f"  {knob}={row[knob]}: {row['env_steps_per_s']:,.0f} env steps/s "
+                f"[{row['env_steps_per_s_ci_low']:,.0f}, "
                 f"{row['env_steps_per_s_ci_high']:,.0f}], {row['env_steps_per_s'] / base:.2f}x the smallest; "
                 f"{row['bottleneck']}"
             )

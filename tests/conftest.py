@@ -204,7 +204,7 @@ class StrictParser(html.parser.HTMLParser):
             self.titles.append(data)
 
 
-def parse_report(path: Path) -> "StrictParser":
+def parse_report(path: Path) -> StrictParser:
     """report.html parsed: its images, h3 titles and any tag closed out of order."""
     parser = StrictParser()
     parser.feed(path.read_text())
@@ -212,7 +212,7 @@ def parse_report(path: Path) -> "StrictParser":
     return parser
 
 
-def assert_images_sane(parser: "StrictParser") -> None:
+def assert_images_sane(parser: StrictParser) -> None:
     """Every embedded image is a PNG data URI that decodes to a picture of sane size, not blank."""
     import base64
     import io

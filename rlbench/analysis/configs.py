@@ -19,8 +19,8 @@ from rlbench.analysis.sampling import sampler_verdicts
 from rlbench.analysis.stats import median_cis
 from rlbench.analysis.trial_rows import CEILING_COLUMNS, CPU_ROLES, learner_gpus
 from rlbench.analysis.windows import steady_windows
+from rlbench.planning.skips import DUPLICATE
 from rlbench.spec.load import axis_column
-from rlbench.spec.skips import DUPLICATE
 
 #: Per-trial columns summarized per configuration with a median and a bootstrap interval.
 HEADLINE_COLUMNS: tuple[str, ...] = ("env_steps_per_s", "sample_frac", "learn_frac", "sync_frac", "other_frac")
@@ -192,7 +192,7 @@ def configurations(
     frame["n"] = frame["ok"]
     samples, where = [], []
     codes = ok["index"].to_numpy()
-    bounds = np.flatnonzero(np.diff(codes)) + 1
+    bounds: np.ndarray = np.flatnonzero(np.diff(codes)) + 1
     keys = codes[np.concatenate([[0], bounds])] if len(codes) else np.array([], dtype=int)
     for m in metrics:
         values = pd.to_numeric(ok[m], errors="coerce").to_numpy(dtype=float) if m in ok else np.full(len(ok), np.nan)

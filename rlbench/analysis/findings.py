@@ -231,6 +231,7 @@ def _overlapping_verdict(row: dict[str, Any], findings: list[str]) -> str:
     """Bottleneck of an asynchronous configuration from where the work ran, not from the driver's waits:
     the side (env runners, learners) busy at least SATURATED_FRAC of the iteration limits it."""
     sampler, learner = num(row["sampler_busy_frac"]), num(row["learner_busy_frac"])
+    assert sampler is not None and learner is not None  # verdict() asks this only when both were read
     overlap = num(row.get("busy_overlap_frac")) or 0.0
     busy = f"env runners busy {sampler:.0%}, learner busy {learner:.0%} of each iteration"
     if sampler >= SATURATED_FRAC and learner >= SATURATED_FRAC:

@@ -103,7 +103,7 @@ def advise(row: dict[str, Any]) -> Advice:
             return Advice(None, "cores_limit", verdict.text)
         if verdict.knob is None:
             continue
-        current = num(row.get(verdict.knob_column))
+        current = num(row.get(verdict.knob_column)) if verdict.knob_column else None
         if current is None:
             continue
         values = knob_values(verdict.knob, current, row)

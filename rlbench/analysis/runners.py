@@ -100,7 +100,7 @@ def find_straggler(runner_its: pd.DataFrame, iterations: pd.DataFrame) -> Stragg
             scores[runner] = max(ratios)
     if not scores:
         return None
-    worst = max(scores, key=scores.get)
+    worst = max(scores, key=lambda r: scores[r])
     if scores[worst] < STRAGGLER_RATIO:
         return None
     by_iteration = its.pivot_table(index="iteration", columns="env_runner", values="sample_s", aggfunc="sum")

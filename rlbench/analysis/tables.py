@@ -33,6 +33,7 @@ from rlbench.analysis.trial_rows import (
     role_stats_by_trial,
     summarize_trials,
 )
+from rlbench.planning.plan import TRIAL_ID, PlanError, TrialPlan, read_plan
 from rlbench.results.events import Event
 from rlbench.results.files import read_json, write_atomic
 from rlbench.results.layout import (
@@ -59,7 +60,6 @@ from rlbench.results.tables import (
     tables_version,
     write_table,
 )
-from rlbench.spec.plan import TRIAL_ID, PlanError, TrialPlan, read_plan
 
 #: The ``status`` of a trials row whose plan.json this rlbench cannot read (written by another version, or
 #: damaged): its configuration is unknown, so it is left out of every figure, count and comparison; the row keeps

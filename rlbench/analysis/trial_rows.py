@@ -27,9 +27,9 @@ from rlbench.analysis.windows import (
     steady_window,
     steady_windows,
 )
+from rlbench.planning.plan import TrialPlan
 from rlbench.results.events import Event
 from rlbench.results.records import TEARDOWN_CRASH, TrialRecord
-from rlbench.spec.plan import TrialPlan
 from rlbench.studies.envbench import trial_ceiling_key
 
 #: Roles whose CPU allocation and use are reported per trial (rows of other roles, such as rlbench's
@@ -223,7 +223,7 @@ def summarize_trials(
     node samplers by :func:`rlbench.analysis.nodes.multi_source_role_stats`)."""
     # Split the big tables by trial once (O(rows)), not once per trial (O(trials x rows)).
     its_by, util_by = by_trial(iterations), by_trial(utilization)
-    none = {role: None for role in CPU_ROLES}
+    none: dict[str, Any] = {role: None for role in CPU_ROLES}
     rows = [
         summarize_trial(
             p,
@@ -251,7 +251,8 @@ def summarize_trials(
 
 
 def ceiling_keys(plans: list[TrialPlan]) -> dict[str, str]:
-    """trial_id -> the env ceiling its sampling is measured against (:func:`rlbench.studies.envbench.trial_ceiling_key`)."""
+    """trial_id -> the env ceiling its sampling is measured against
+    (:func:`rlbench.studies.envbench.trial_ceiling_key`)."""
     return {p.trial_id: trial_ceiling_key(p.config, p.cpus) for p in plans}
 
 

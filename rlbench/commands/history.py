@@ -33,11 +33,12 @@ and cached (RLBENCH_ENV_CACHE); every configuration runs once per version per ro
 
 results (DIR: --out, default results/<name>_history/<timestamp>/): the usual sweep folder (report.html, trials.parquet
 with variant, round and versions), and
-  DIR/history.json        per configuration and version: throughput (and time to target) with {CONFIDENCE:.0%} CIs; per step
-                          between adjacent versions: paired ratio, intervals, Wilcoxon p, verdict
+  DIR/history.json        per configuration and version: throughput (and time to target) with {CONFIDENCE:.0%} CIs;
+                          per step between adjacent versions: paired ratio, intervals, Wilcoxon p, verdict
   DIR/plots/history.png   the trend per configuration
 
-exit codes: 0 done; 1 a trial failed, or a step is slower beyond --threshold with evidence; 2 bad input; 130 interrupted."""
+exit codes: 0 done; 1 a trial failed, or a step is slower beyond --threshold with evidence; 2 bad input;
+130 interrupted."""
 
 
 def setup_arguments(p: argparse.ArgumentParser) -> None:

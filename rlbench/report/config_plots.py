@@ -288,7 +288,7 @@ def plot_learner_scaling(configs: pd.DataFrame, axes: list[str], ax=None) -> tup
         f" Showing {MAX_LINES} of {len(groups)} groups (fastest learning first)." if len(groups) > MAX_LINES else ""
     )
     ax = ax or new_axes(7.2, 4.4)
-    for k, (key, group) in enumerate(groups[:MAX_LINES]):
+    for k, (_key, group) in enumerate(groups[:MAX_LINES]):
         group = group.sort_values("num_learners")
         color = f"C{k % 10}"
         label = config_label(group.iloc[0], others) if others else "learn_s"

@@ -178,7 +178,8 @@ def rec_lines(analysis: Analysis) -> list[str]:
         reached = f"{int(row['reached'])}/{int(row['repeats'])} repeats reached it"
         if r.column == "time_to_target_s":
             ci = (
-                f" ({CONFIDENCE:.0%} CI {fmt(row['time_to_target_s_ci_low'], 1)}-{fmt(row['time_to_target_s_ci_high'], 1)})"
+                f" ({CONFIDENCE:.0%} CI {fmt(row['time_to_target_s_ci_low'], 1)}-"
+                f"{fmt(row['time_to_target_s_ci_high'], 1)})"
                 if fmt(row["time_to_target_s_ci_low"]) != "-"
                 else ""
             )
@@ -187,7 +188,10 @@ def rec_lines(analysis: Analysis) -> list[str]:
                 f"runtime's start and the build, {fmt(row['env_steps_to_target'])} env steps"
             )
         elif r.column == "cpu_s_to_target":
-            what = f"{fmt(r.value, 1)} CPU-seconds ({fmt(row['cpus_given'], 1)} CPUs x {fmt(row['time_to_target_s'], 1)} s)"
+            what = (
+                f"{fmt(r.value, 1)} CPU-seconds ({fmt(row['cpus_given'], 1)} CPUs x "
+                f"{fmt(row['time_to_target_s'], 1)} s)"
+            )
         else:
             what = f"{fmt(r.value, 0)} J"
         lines.append(
@@ -198,7 +202,8 @@ def rec_lines(analysis: Analysis) -> list[str]:
 
 
 def all_trials(analysis: Analysis) -> pd.DataFrame:
-    """Every trial of the result set: the measured ones, then those whose plan cannot be read (never dropped silently)."""
+    """Every trial of the result set: the measured ones, then those whose plan cannot be read (never dropped
+    silently)."""
     if not len(analysis.unreadable):
         return analysis.trials
     return (
@@ -244,7 +249,9 @@ def provenance(analysis: Analysis) -> list[tuple[str, str]]:
         ("rlbench git commit", str(m.get("git_commit"))),
         (
             "trials",
-            f"{len(all_trials(analysis))} ({', '.join(f'{n} {s}' for s, n in all_trials(analysis)['status'].value_counts().items())}); "
+            f"{len(all_trials(analysis))} ("
+            + ", ".join(f"{n} {s}" for s, n in all_trials(analysis)["status"].value_counts().items())
+            + "); "
             f"repeats per configuration: {spec.get('repeats', '?')}",
         ),
         *relative_provenance(m),
@@ -290,7 +297,8 @@ def next_blocks(analysis: Analysis, written: NextSpec | None) -> list[Block]:
         Bullets(
             [
                 f"{label}: {step.verdict.text}.",
-                f"next.yaml sweeps {written.knob} over {', '.join(map(str, written.values))} from trial {written.trial_id}: "
+                f"next.yaml sweeps {written.knob} over {', '.join(map(str, written.values))} "
+                f"from trial {written.trial_id}: "
                 f"{written.command}"
                 + (
                     " (a larger minibatch changes learning as well as speed: time to a target settles it)"
@@ -321,8 +329,8 @@ def document_blocks(
         + (
             [
                 Paragraph(
-                    "Over every trial of the run by configuration (probes, search and race pooled, some read once): the answer "
-                    "is the Autoconfig section's.",
+                    "Over every trial of the run by configuration (probes, search and race pooled, some read once): "
+                    "the answer is the Autoconfig section's.",
                     muted=True,
                 )
             ]
@@ -398,10 +406,13 @@ def render_md(
 
 
 _CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1200px;color:#222;padding:0 1rem}
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1200px;color:#222;
+padding:0 1rem}
 h1{font-size:1.6rem}h2{border-bottom:1px solid #ddd;padding-bottom:.2rem;margin-top:2rem}
-table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:right}
-th{background:#f3f3f3}td.l,th.l{text-align:left}.noisy{color:#a60}.rec{background:#eef6ee;padding:.6rem 1rem;border-radius:6px}
+table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}
+th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:right}
+th{background:#f3f3f3}td.l,th.l{text-align:left}.noisy{color:#a60}
+.rec{background:#eef6ee;padding:.6rem 1rem;border-radius:6px}
 figure{margin:1rem 0}figcaption{font-size:.85rem;color:#555;max-width:900px}img{max-width:100%}
 .muted{color:#666;font-size:.85rem}code{background:#f5f5f5;padding:0 .2rem}
 """

@@ -21,11 +21,11 @@ import yaml
 
 from rlbench.analysis.findings import REPEATS_FOR_EVIDENCE
 from rlbench.analysis.next_step import NextSweep, knob_values
+from rlbench.planning.plan import read_plan
 from rlbench.report.reproduce import reproduce_spec
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import ResultsFolder
 from rlbench.spec.load import slug, spec_from_dict
-from rlbench.spec.plan import read_plan
 
 #: What the comments may hold: printable ASCII (anything else from the folder's text becomes ``?``).
 _COMMENT_UNSAFE = re.compile(r"[^\x20-\x7e]")

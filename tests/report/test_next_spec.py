@@ -12,10 +12,10 @@ from conftest import REPO
 
 from rlbench.analysis.findings import REPEATS_FOR_EVIDENCE, Verdict
 from rlbench.analysis.next_step import NextSweep
+from rlbench.planning.plan import read_plan, write_plan
 from rlbench.report.next_spec import write_next_spec
 from rlbench.results.layout import ResultsFolder
 from rlbench.spec.load import load_spec
-from rlbench.spec.plan import read_plan, write_plan
 
 _spec = importlib.util.spec_from_file_location("bench_tables", REPO / "scripts" / "bench_tables.py")
 bench_tables = importlib.util.module_from_spec(_spec)

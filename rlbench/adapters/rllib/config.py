@@ -57,7 +57,8 @@ def _per_iteration_stats_lookup() -> dict:
 
         def push(self, value: Any) -> None:
             # RLlib's work, discarded (see the class docstring); then MeanStats.push, inlined: each
-            # extra call here costs ~0.15 us a push, 0.5% of a 0-runner iteration (scripts/bench_inprocess.py instruments)
+            # extra call here costs ~0.15 us a push, 0.5% of a 0-runner iteration (scripts/bench_inprocess.py
+            # instruments)
             self._ema_push(value)
             self.values.append(value.numpy() if tf_is_tensor is not None and tf_is_tensor(value) else value)
 
@@ -133,7 +134,8 @@ def spec_calls(config: TrialConfig) -> list[tuple[str, dict[str, Any]]]:
 
 
 def build_config(config: TrialConfig, *, seed: int | None = None, without: frozenset[str] = frozenset()):
-    """The AlgorithmConfig (PPOConfig, APPOConfig, IMPALAConfig, DQNConfig, SACConfig) for one trial; only new-API names reach RLlib.
+    """The AlgorithmConfig (PPOConfig, APPOConfig, IMPALAConfig, DQNConfig, SACConfig) for one trial; only new-API
+    names reach RLlib.
     ``without`` leaves out the ``stats`` class or the timing ``callback`` (a fidelity diagnosis,
     :mod:`rlbench.run.switches`)."""
     from rlbench.adapters.rllib.timing import PhaseTimingCallback

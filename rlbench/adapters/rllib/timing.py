@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ray.rllib.callbacks.callbacks import RLlibCallback
 
