@@ -34,6 +34,7 @@ from rlbench.report.blocks import (
     to_html,
     to_markdown,
 )
+from rlbench.report.ceiling_section import ceiling_blocks
 from rlbench.report.config_plots import write_figures
 from rlbench.report.embed import other_figures
 from rlbench.report.learning_plots import write_learning_figures
@@ -283,6 +284,11 @@ def _method_text(analysis: Analysis | None = None) -> str:
 def next_blocks(analysis: Analysis, written: NextSpec | None) -> list[Block]:
     """What to run next, when a learner verdict names a knob (``next.yaml``): why, and the command."""
     step = analysis.next
+    if step is None and analysis.next_stop:  # a verdict with no knob that fits: why there is no next.yaml
+        return [
+            Heading("Next sweep", 2),
+            Bullets([f"No next.yaml, as this machine's cores are the limit. Why: {analysis.next_stop}."], boxed=True),
+        ]
     if step is None or written is None:
         return []
     label = config_label(analysis.configs[analysis.configs["index"] == step.index].iloc[0], analysis.axes)
@@ -348,6 +354,7 @@ def document_blocks(
         Table(header, rows, frozenset({len(header) - 1, *range(1, 1 + n_axes)})),
         Heading("Verdicts", 2),
         Verdicts([(config_label(r, axes), r["verdict"]) for _, r in analysis.configs.iterrows()]),
+        *ceiling_blocks(analysis.configs, axes),
         Heading("Scaling", 2),
     ]
     for axis, (h, rs, note) in scaling_rows(analysis).items():
