@@ -235,8 +235,9 @@ def test_batch_building_that_dominates_is_the_cpu_feeding_the_gpu_too_slowly():
 
 
 def test_sampling_that_starves_a_gpu_learner_leaves_the_knob_to_the_sampler_verdict():
-    """Issue 49: more env runners is one of several causes of slow sampling (tests/analysis/test_sampling_verdicts.py picks
-    among them); the learner's verdict says sampling is the side to speed up and names no knob of its own."""
+    """Issue 49: more env runners is one of several causes of slow sampling
+    (tests/analysis/test_sampling_verdicts.py picks among them); the learner's verdict says sampling is the side to
+    speed up and names no knob of its own."""
     t = _gpu_iteration(
         build_s=0.0625, copy_s=0.015625, step_host_s=1 / 64, step_device_s=1 / 64, steps=16, sample_s=4.0
     )
