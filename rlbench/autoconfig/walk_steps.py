@@ -28,14 +28,14 @@ import numpy as np
 
 from rlbench.analysis.change import Change, can_show, equivalent
 from rlbench.analysis.evidence import beyond, lower_at_equal_steps, missing_evidence, runs_text
-from rlbench.analysis.findings import AT_CEILING_FRAC, SIGNIFICANCE, num
+from rlbench.analysis.findings import CEILING_CLOSE_FRAC, SIGNIFICANCE, num
 from rlbench.analysis.next_step import advise
 from rlbench.analysis.stats import rank_p
 from rlbench.autoconfig.ask_tell import Standing, below, leader
 
 #: Why the walk stopped (``autoconfig.json``'s ``stop_reason``): no verdict names a knob; the knob has no value that
 #: fits; the sampler's verdicts say this machine's cores are the limit; the step's race showed no gain by the one
-#: rule; the point runs at :data:`~rlbench.analysis.findings.AT_CEILING_FRAC` of its ceiling or more; the budget
+#: rule; the point runs at :data:`~rlbench.analysis.findings.CEILING_CLOSE_FRAC` of its ceiling or more; the budget
 #: left no step; (``--walk`` on a grid) the verdict names a knob the grid does not vary; the point gave no reading.
 StopReason = Literal["no_knob", "no_fit", "cores_limit", "no_gain", "ceiling", "budget", "off_grid", "no_reading"]
 STOP_WORDS: dict[str, str] = {
@@ -43,7 +43,7 @@ STOP_WORDS: dict[str, str] = {
     "no_fit": "no value of the knob the verdict names fits this machine",
     "cores_limit": "this machine's cores are the limit",
     "no_gain": "the step showed no evidence of a gain",
-    "ceiling": f"the point runs at {AT_CEILING_FRAC:.0%} of its ceiling or more",
+    "ceiling": f"the point runs at {CEILING_CLOSE_FRAC:.0%} of its ceiling or more",
     "budget": "the budget left no step",
     "off_grid": "the verdict names a knob the grid does not vary (--walk moves along the grid's axes only)",
     "no_reading": "the point gave no reading",
@@ -116,8 +116,8 @@ RAISES_CEILING = frozenset({"num_env_runners"})
 
 def at_ceiling(point: PointAdvice) -> bool:
     """Whether the walk stops at this point for its ceiling: it runs at :data:`~rlbench.analysis.findings.
-    AT_CEILING_FRAC` of it or more, and its verdict's knob does not raise the ceiling (:data:`RAISES_CEILING`)."""
-    close = point.ceiling_frac is not None and point.ceiling_frac >= AT_CEILING_FRAC
+    CEILING_CLOSE_FRAC` of it or more, and its verdict's knob does not raise the ceiling (:data:`RAISES_CEILING`)."""
+    close = point.ceiling_frac is not None and point.ceiling_frac >= CEILING_CLOSE_FRAC
     return close and point.knob not in RAISES_CEILING
 
 

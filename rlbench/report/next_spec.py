@@ -1,6 +1,6 @@
-"""``next.yaml``: the sweep a learner verdict asks for, beside the report.
+"""``next.yaml``: the sweep a sampler or learner verdict asks for, beside the report.
 
-When a verdict names a knob (:func:`rlbench.analysis.findings.learner_verdicts`; which configuration and values:
+When a verdict names a knob (:func:`rlbench.analysis.next_step.knob_verdicts`; which configuration and values:
 :func:`rlbench.analysis.next_step.next_sweep`), this writes a spec that reruns that configuration's first ok trial
 (:func:`rlbench.report.reproduce.reproduce_spec`: its resolved config, cores, stop and timeouts) with the knob as
 its one grid axis, the current value among the values, and enough repeats for the one change rule to show a
