@@ -17,7 +17,7 @@ import pandas as pd
 
 from rlbench.analysis.autoconfig_run import AutoconfigRun
 from rlbench.analysis.findings import CONFIDENCE
-from rlbench.report.autoconfig_section import search_path
+from rlbench.report.autoconfig_section import autoconfig_blocks, search_path
 from rlbench.report.blocks import Block, Bullets, Figure, Heading, Paragraph, Table
 from rlbench.report.style import fmt, new_axes, save_figures
 from rlbench.results.layout import ResultsFolder
@@ -95,6 +95,12 @@ def path_rows(data: dict[str, Any]) -> list[list[str]]:
 
 def _walk(run: AutoconfigRun | None) -> dict[str, Any] | None:
     return run.data if run is not None and run.data.get("mode") == "walk" else None
+
+
+def autoconfig_section(run: AutoconfigRun | None, out_dir: Path, trials: pd.DataFrame, axes: list[str]) -> list[Block]:
+    """The report's Autoconfig section: a walk's (:func:`walk_blocks`), else a search's
+    (:func:`~rlbench.report.autoconfig_section.autoconfig_blocks`); [] for a sweep's folder."""
+    return walk_blocks(run, out_dir, trials, axes) or autoconfig_blocks(run, trials, axes)
 
 
 def walk_blocks(run: AutoconfigRun | None, out_dir: Path, trials: pd.DataFrame, axes: list[str]) -> list[Block]:
