@@ -234,6 +234,7 @@ class WalkSession(Session):
                 return {**rec, "stop": "off_grid", "detail": point.text}
             axis, grid = self.grid_axes[point.knob]
         here = self.points[current]
+        left = {p.key for p in self.points_read if p.key != current}
         cands: list[Candidate] = []
         for v in step_values(point, grid):
             axes = {**dict(here.axes), axis: _value(v)}
@@ -241,6 +242,8 @@ class WalkSession(Session):
             got = runner.point(axes)
             if isinstance(got, str):
                 rec["skipped"].append(f"{axis}={_value(v)}: {got}")
+            elif got.key in left:  # it lost to the chain that led here with evidence: racing it again buys nothing
+                rec["skipped"].append(f"{axis}={_value(v)}: the walk's own earlier point, left for a gain")
             elif got.key != current and got.key not in {c.key for c in cands}:
                 self.points[got.key] = got
                 cands.append(got)

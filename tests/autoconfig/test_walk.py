@@ -119,6 +119,22 @@ def test_budget_stops_the_walk():
     assert w.clock_s <= 75.0 * 1.1
 
 
+def test_a_point_the_walk_left_is_not_raced_again():
+    """1 -> 2 runners (the verdict names 1 and 2), then the verdict at 2 names 1, 2 and 3: 1 lost to 2 with evidence, so only 3 is raced (a
+    third race of 1 would cost its rounds and could only lose again), and the path says why 1 was left out."""
+    w = WalkWorld(
+        lambda a: 100.0 * value(a, "num_env_runners"),
+        lambda a: advice_for("num_env_runners", r := value(a, "num_env_runners"), (max(1, r - 1), r, r + 1)),
+    )
+    w.runs = lambda a: "needs 3 CPUs, the trial has 2" if value(a, "num_env_runners") > 3 else None
+    s = w.session()
+    s.run(w)
+    assert [(p.from_value, p.to_value, p.values) for p in s.path] == [(1, 2, (2,)), (2, 3, (3,))]
+    assert not any(r.startswith("walk2/") and r.endswith("/base") for r in w.ran)
+    assert "num_env_runners=1: the walk's own earlier point, left for a gain" in s.path[1].skipped
+    assert s.stop_reason == "no_fit" and "left for a gain" in s.stop_text
+
+
 def test_a_value_that_cannot_fit_is_never_run():
     w = two_moves()
     w.runs = lambda a: "needs 3 CPUs, the trial has 2" if value(a, "num_env_runners") == 4 else None
@@ -158,32 +174,39 @@ def test_a_grid_walk_moves_along_the_grids_axes_only():
     assert s.stop_reason == "off_grid" and "num_envs_per_env_runner" in s.stop_text
 
 
-def test_a_knob_moved_is_not_moved_back_for_being_cheaper():
-    """After 1 -> 2 runners (a gain), the verdict names runners again, and in the second step 1 runner (cheaper)
-    reads as good as 2 (the world changed under the walk): the tie-break may not take the walk back to a point it
-    left, so it stays; in a world where 1 runner is then faster by the rule, it goes back (a gain is evidence)."""
+def test_a_knob_moved_back_only_at_a_new_point_with_evidence():
+    """1 -> 2 runners (a gain), then 1 -> 2 envs a runner, then the verdict names runners again: 1 runner with 2 envs
+    is a point the walk never stood at, so it is raced, and it moves back when it is faster by the rule (a later
+    verdict naming the knob again, with evidence); where it is only as good, the cheaper point ends the walk (it is
+    not one the walk left, so the tie-break may take it)."""
 
-    def world(later: float) -> WalkWorld:
-        def truth_at(a, req):
-            r = value(a, "num_env_runners")
-            return 100.0 * (2.0 if r == 2 else (1.0 if req.step < 2 else later))
+    def world(back: float) -> WalkWorld:
+        def truth(a):
+            r, e = value(a, "num_env_runners"), value(a, "num_envs_per_env_runner")
+            return 100.0 * {(1, 1): 1.0, (2, 1): 2.0, (1, 2): back, (2, 2): 2.5}[(r, e)]
 
-        return WalkWorld(
-            lambda a: 0.0,
-            lambda a: advice_for("num_env_runners", value(a, "num_env_runners"), (1, 2)),
-            truth_at=truth_at,
-            cv=0.005,
-        )
+        def verdicts(a):
+            r, e = value(a, "num_env_runners"), value(a, "num_envs_per_env_runner")
+            if (r, e) == (2, 1):
+                return advice_for("num_envs_per_env_runner", 1, (1, 2))
+            return advice_for("num_env_runners", r, (1, 2))
 
-    w = world(later=2.0)
-    s = w.session(max_rounds=6)
-    s.run(w)
-    assert [(p.from_value, p.to_value, p.outcome) for p in s.path] == [(1, 2, "gain"), (2, 2, "stay")]
-    assert s.stop_reason == "no_gain"
-    w = world(later=3.0)
+        return WalkWorld(truth, verdicts, cv=0.005)
+
+    w = world(back=3.0)
     s = w.session()
     s.run(w)
-    assert [(p.from_value, p.to_value, p.outcome) for p in s.path][:2] == [(1, 2, "gain"), (2, 1, "gain")]
+    moves = [(p.knob, p.from_value, p.to_value, p.outcome) for p in s.path]
+    assert moves[:3] == [
+        ("num_env_runners", 1, 2, "gain"),
+        ("num_envs_per_env_runner", 1, 2, "gain"),
+        ("num_env_runners", 2, 1, "gain"),
+    ]
+    w = world(back=2.5)
+    s = w.session()
+    s.run(w)
+    assert [(p.from_value, p.to_value, p.outcome) for p in s.path][2] == (2, 1, "cheaper")  # a new point, as good
+    assert s.stop_reason == "no_gain"
 
 
 def test_resume_runs_no_finished_trial_again():
