@@ -120,8 +120,9 @@ def test_budget_stops_the_walk():
 
 
 def test_a_point_the_walk_left_is_not_raced_again():
-    """1 -> 2 runners (the verdict names 1 and 2), then the verdict at 2 names 1, 2 and 3: 1 lost to 2 with evidence, so only 3 is raced (a
-    third race of 1 would cost its rounds and could only lose again), and the path says why 1 was left out."""
+    """1 -> 2 runners (the verdict names 1 and 2), then the verdict at 2 names 1, 2 and 3: 1 lost to 2 with
+    evidence, so only 3 is raced (another race of 1 would cost its rounds and could only lose again), and the path
+    says why 1 was left out."""
     w = WalkWorld(
         lambda a: 100.0 * value(a, "num_env_runners"),
         lambda a: advice_for("num_env_runners", r := value(a, "num_env_runners"), (max(1, r - 1), r, r + 1)),
