@@ -93,6 +93,8 @@ class SyntheticEnv(gym.Env):
 
     env_config keys:
         step_cost_us: busy CPU time per step and per reset, in microseconds (default 0).
+        step_sleep_us: wall time each step (and reset) waits off the CPU, in microseconds (default 0): an env that
+            waits on I/O or a simulator elsewhere, whose runner sits idle meanwhile, however busy the machine is.
         obs_size: length of the float32 observation vector (default 16).
         episode_len: steps until the episode is truncated (default 200).
         num_actions: size of the discrete action space (default 4).
@@ -112,6 +114,7 @@ class SyntheticEnv(gym.Env):
         self.worker_index = int(getattr(config, "worker_index", 0))
         """RLlib's index of the env runner this env lives in (0: the driver's local runner)."""
         self.step_cost_us = float(config.get("step_cost_us", 0.0))
+        self.step_sleep_s = float(config.get("step_sleep_us", 0.0)) / 1e6
         slow_index = config.get("slow_worker_index")
         slow_factor = float(config.get("slow_factor", 1.0))
         if slow_factor <= 0:
@@ -121,9 +124,10 @@ class SyntheticEnv(gym.Env):
         self.episode_len = int(config.get("episode_len", 200))
         obs_size = int(config.get("obs_size", 16))
         num_actions = int(config.get("num_actions", 4))
-        if self.step_cost_us < 0 or self.episode_len < 1 or obs_size < 1 or num_actions < 2:
+        if self.step_cost_us < 0 or self.step_sleep_s < 0 or self.episode_len < 1 or obs_size < 1 or num_actions < 2:
             raise ValueError(
-                "SyntheticEnv needs step_cost_us >= 0, episode_len >= 1, obs_size >= 1, num_actions >= 2; "
+                "SyntheticEnv needs step_cost_us >= 0, step_sleep_us >= 0, episode_len >= 1, obs_size >= 1, "
+                "num_actions >= 2; "
                 f"got {dict(config)}"
             )
         timing_dir = config.get("self_timing_dir")
@@ -142,6 +146,8 @@ class SyntheticEnv(gym.Env):
         t = time.perf_counter()
         super().reset(seed=seed)
         burn_cpu(self.step_cost_us)
+        if self.step_sleep_s:
+            time.sleep(self.step_sleep_s)
         self._t = 0
         self._target = int(self.np_random.integers(self.action_space.n))
         out = self._observe(), {}
@@ -152,6 +158,8 @@ class SyntheticEnv(gym.Env):
     def step(self, action):
         t = time.perf_counter()
         burn_cpu(self.step_cost_us)
+        if self.step_sleep_s:
+            time.sleep(self.step_sleep_s)
         reward = 1.0 if int(action) == self._target else 0.0
         self._t += 1
         self._target = int(self.np_random.integers(self.action_space.n))

@@ -104,7 +104,10 @@ RAY_GROUPS = {
     ),
     "ray-b": frozenset(
         {  # 63 + 48 + 48 + 44 + 40 + 30 + 22 = 295 s (servebench's 48 s measured 2026-11-25, quiet; the
-            # parallel e2e's 63 s estimated 2026-11-27: 96-116 s at load 2-8, where the cluster e2e's 30 s took 56 s)
+            # parallel e2e's 63 s estimated 2026-11-27: 96-116 s at load 2-8, where the cluster e2e's 30 s took 56 s),
+            # and the walk e2e's two-move walk, 18 trials: about 150 s quiet by its trials' own cost (847 s measured
+            # 2026-11-28 at load 6-10, three other sessions' work on the 2 cores): 445 s
+            "tests/e2e/test_walk_e2e.py",
             "tests/e2e/test_parallel_e2e.py",
             "tests/e2e/test_reliability_e2e.py",
             "tests/studies/test_servebench_e2e.py",

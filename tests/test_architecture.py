@@ -705,6 +705,7 @@ AUTOCONFIG_MAY_IMPORT = (
     "rlbench.analysis.trial_rows",
     "rlbench.analysis.configs",
     "rlbench.analysis.learner",
+    "rlbench.analysis.next_step",
     "rlbench.spec.model",
     "rlbench.spec.training",
     "rlbench.spec.limits",

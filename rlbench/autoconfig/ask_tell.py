@@ -46,6 +46,8 @@ class TrialRequest:
     max_wall_s: float
     """Cap on the trial's training seconds (cold start excluded): throughput trials run this long;
     time-to-target trials that have not reached the target by then end censored."""
+    step: int | None = None
+    """The walk's step (0: the start's own readings); None outside a walk (``rlbench.autoconfig.walk``)."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,9 @@ class TrialResult:
     """Median steady iteration wall seconds, for refitting the cost model (None: not measured)."""
     env_steps: float | None = None
     """time_to_target: env steps sampled up to the target, or up to the cap when censored (None: not read)."""
+    curve: tuple[tuple[float, float], ...] = ()
+    """(env steps sampled so far, ``episode_return_mean``) after each iteration that read a return: what the walk
+    compares learning by, at equal env steps (``rlbench.autoconfig.walk_steps.learning_check``)."""
 
     @property
     def charged_s(self) -> float:

@@ -34,8 +34,9 @@ if TYPE_CHECKING:  # the driver asks the adapter for the snippet and hands it in
 
 BEST_YAML = "best.yaml"
 #: Version of autoconfig.json's fields (docs/AUTOCONFIG.md; 4 added the plan, the trial, the evidence; 5 the design the
-#: race's readings were compared by, ``design`` and ``design_note``; 6 the run's ``tolerance_pct``).
-SCHEMA_VERSION = 6
+#: race's readings were compared by, ``design`` and ``design_note``; 6 the run's ``tolerance_pct``; 7 ``mode`` and the
+#: walk's ``path``, ``stop_reason``, ``stop_text``, ``walk_points`` and ``grid_walk``).
+SCHEMA_VERSION = 7
 #: Repeats best.yaml asks for (asv's 2 rounds x 5 and irace's firstTest=5 are the anchors).
 BEST_REPEATS = 5
 #: What a snippet's file name may be: a plain name with a suffix, never a path (it is written into the folder).
@@ -71,7 +72,10 @@ class AutoconfigResult:
     cold_start_s: float | None = None
     """A trial's seconds outside training as the trials measured them."""
     probe_trials: int = 0
-    """Probe trials run before the search (not counted in ``trials_run``)."""
+    """Probe trials run before the search (not counted in ``trials_run``); the walk: the start's own readings."""
+    walk: Mapping[str, Any] | None = None
+    """A walk's record (``rlbench.autoconfig.walk.walk_summary``: ``path``, ``stop_reason``, ``walk_points``, its
+    ``evidence``); None for a search."""
 
 
 def evidence(result: AutoconfigResult) -> str:
@@ -195,6 +199,8 @@ def autoconfig_json(result: AutoconfigResult) -> dict:
         "trial": result.trial,
         "cold_start_s": result.cold_start_s,
         "plan": None if result.plan is None else asdict(result.plan),
+        "mode": "search",
+        **(dict(result.walk) if result.walk is not None else {}),  # a walk's path and stop reason, and its evidence
     }
 
 

@@ -63,7 +63,15 @@ def trial_result(
             upto = its if target_iteration is None else its[its["iteration"] <= target_iteration]
             value = float(upto["wall_s"].sum())
             steps = float(upto["env_steps_sampled"].fillna(0).sum())
-    return TrialResult(request_id, value, trained, max(0.0, total - trained), reached, iteration_s, steps)
+    return TrialResult(request_id, value, trained, max(0.0, total - trained), reached, iteration_s, steps, _curve(its))
+
+
+def _curve(its: pd.DataFrame) -> tuple[tuple[float, float], ...]:
+    """(env steps sampled so far, ``episode_return_mean``) after each iteration that read a return."""
+    if its.empty or "episode_return_mean" not in its:
+        return ()
+    steps = its["env_steps_sampled"].fillna(0).cumsum()
+    return tuple((float(s), float(r)) for s, r in zip(steps, its["episode_return_mean"]) if r is not None and r == r)
 
 
 def rest_per_step(iterations: pd.DataFrame, config: TrialConfig) -> float | None:

@@ -24,16 +24,20 @@ from rlbench.results.text import plain
 from rlbench.worker.interrupts import install, received, restore
 
 NAME = "autoconfig"
-HELP = "find the grid's configuration that trains soonest here, within a time budget"
+HELP = "find the configuration that trains soonest here within a budget: search a grid, or walk the verdicts from one"
 EPILOG = f"""\
 examples:
   rlbench autoconfig configs/autoconfig_cpu.yaml --budget 20m                # CartPole PPO, the space scaled to here
   rlbench autoconfig configs/autoconfig_cpu.yaml --budget 20m --out /tmp/a   # results into /tmp/a
   rlbench autoconfig configs/autoconfig_cpu.yaml --budget 20m --out /tmp/a --resume   # continue after Ctrl-C or a crash
+  rlbench autoconfig configs/walk_cpu.yaml --budget 20m                      # no grid: walk the verdicts from it
 
 the spec is a sweep spec: its grid is the search space; an optional autoconfig: section sets the objective,
 the baseline and the search's knobs (docs/AUTOCONFIG.md). It probes the baseline, drops what the cost model says
 cannot win, runs successive halving on confidence intervals, then races the finalists against the baseline.
+A spec with no grid axis of two values (or --walk) is walked instead: its configuration measured, the first verdict
+that names a knob followed, that knob's values that fit raced against it, a move kept only on a gain by the one
+change rule, until a stop reason (autoconfig.json: path, stop_reason).
 
 results (DIR: --out, default results/<name>_autoconfig/<timestamp>/):
   DIR/autoconfig.json   the answer: best configuration, speed-up over the baseline with its {CONFIDENCE:.0%} CI, the
@@ -71,6 +75,12 @@ def setup_arguments(p: argparse.ArgumentParser) -> None:
         help="continue the run in --out DIR: finished trials are read back, not run again",
     )
     p.add_argument(
+        "--walk",
+        action="store_true",
+        help="walk the verdicts from the spec's baseline along the grid's axes instead of searching the grid (a spec "
+        "with no grid axis of two values is always walked, from its own configuration; docs/AUTOCONFIG.md, The walk)",
+    )
+    p.add_argument(
         "--address",
         default=None,
         help="run every trial as a driver of this Ray cluster (host:port of its GCS, or 'auto'), as "
@@ -103,6 +113,7 @@ def resume_command(config: Path, out_dir: Path, args: argparse.Namespace) -> str
     extra = [
         *(["--budget", args.budget] if args.budget else []),
         *(["--objective", args.objective] if args.objective else []),
+        *(["--walk"] if getattr(args, "walk", False) else []),
         *(["--address", args.address] if args.address else []),
         *(["--parallel", args.parallel] if getattr(args, "parallel", None) else []),
     ]
@@ -123,7 +134,7 @@ def _autoconfig(args: argparse.Namespace, console: Console, started: float) -> i
         return bad_input(console, "--resume needs --out DIR (the folder of the run to resume)")
     machine = probe_machine()
     try:
-        setup = prepare(args.config, budget=args.budget, objective=args.objective, machine=machine)
+        setup = prepare(args.config, budget=args.budget, objective=args.objective, machine=machine, walk=args.walk)
         warn_if_auth_disabled(console)
         secure_ray(console, create=False)  # before the cluster probe's Ray; a local run creates it later
         cluster = prepare_cluster(args.address, setup.loaded, console, args.parallel)  # None: local
@@ -135,6 +146,7 @@ def _autoconfig(args: argparse.Namespace, console: Console, started: float) -> i
                 machine=machine,
                 cluster=cluster,
                 parallel=args.parallel is not None,
+                walk=args.walk,
             )
     except (SpecError, ClusterError) as e:
         return bad_input(console, str(e))
@@ -142,12 +154,19 @@ def _autoconfig(args: argparse.Namespace, console: Console, started: float) -> i
         say(console, f"search space: {note}", "dim")
     out_dir = own_path(args.out) or default_out_dir(f"{setup.loaded.spec.name}_autoconfig")
     s = setup.section
+    what = (
+        "walking the verdicts"
+        + (f" along the grid's axes ({', '.join(a for a, _ in setup.grid_axes.values())})" if setup.grid_axes else "")
+        + " from"
+        if setup.walk
+        else f"{len(setup.searched)} configurations; baseline"
+    )
     say(
         console,
-        f"autoconfig '{setup.loaded.spec.name}': {len(setup.searched)} configurations, objective {s.objective}, "
-        f"budget {setup.budget_s:.0f} s; {setup.shape.describe()}; baseline "
-        f"{describe(setup.candidates[setup.baseline_key])} -> {out_dir}",
+        f"autoconfig '{setup.loaded.spec.name}': objective {s.objective}, budget {setup.budget_s:.0f} s; "
+        f"{setup.shape.describe()}; {what} {describe(setup.candidates[setup.baseline_key])} -> {out_dir}",
     )
+    from rlbench.analysis.walk_rows import configuration_rows
     from rlbench.results.layout import ResultsFolder
     from rlbench.run.forkserver import release_fork_server
 
@@ -164,6 +183,7 @@ def _autoconfig(args: argparse.Namespace, console: Console, started: float) -> i
             started_s=started,
             parallel=args.parallel,
             resume_with=resume_command(args.config, out_dir, args),
+            rows=configuration_rows,
         )
         if not outcome.interrupted:
             release_fork_server()
@@ -202,6 +222,8 @@ def _finish(out_dir: Path, outcome, setup, console: Console, driver_end: float) 
 
     write_and_summarize(out_dir, build_tables(out_dir), console, recommendations=False)
     a, r = outcome.answer, outcome.result
+    if r.walk is not None:
+        return _finish_walk(out_dir, outcome, console, driver_end)
     say(
         console,
         f"{r.trials_run} search and race trials after {r.probe_trials} probe{'s' * (r.probe_trials != 1)} "
@@ -248,6 +270,49 @@ def _finish(out_dir: Path, outcome, setup, console: Console, driver_end: float) 
     for c in a.steps_comparisons:  # time to target: steps to it, raced too
         say(console, f"env steps to the target: {c.text}", "" if c.differ else "dim")
     spent = outcome.elapsed_s + time.monotonic() - driver_end  # the tables and the report included
+    say(
+        console,
+        f"{spent:.0f} s of a {r.budget_s:.0f} s budget. Re-check it: "
+        f"{shlex.join(['rlbench', 'sweep', str(out_dir / 'best.yaml')])}",
+    )
+    return EXIT_OK
+
+
+def _finish_walk(out_dir: Path, outcome, console: Console, driver_end: float) -> int:
+    """The walk's last lines: where it ended and why, the endpoint's speed-up over the start, the re-check."""
+    a, r = outcome.answer, outcome.result
+    moves = [p for p in r.walk["path"] if p["outcome"] != "stay"]
+    say(
+        console,
+        f"walk: {len(r.walk['path'])} step(s), {len(moves)} move(s), {r.trials_run} race trials after the start's "
+        f"{r.probe_trials} readings ({outcome.trials_run_now} run now); stopped: {r.walk['stop_text']}",
+    )
+    if a.chosen_key is None or not any(st.n for st in a.standings):
+        say(console, f"the start gave no reading: see {out_dir / 'autoconfig.json'} and the trials' logs", "red")
+        return EXIT_FAILED
+    speed = (
+        "no move: the endpoint is the start"
+        if not moves
+        else f"{a.speedup:.2f}x over the start"
+        + (
+            f" ({CONFIDENCE:.0%} CI {a.speedup_ci_low:.2f}-{a.speedup_ci_high:.2f})"
+            if a.speedup_ci_low is not None
+            else " (no interval: too few readings)"
+        )
+        if a.speedup is not None
+        else "speed-up not measurable (a side has no reading)"
+    )
+    console.print(Text.assemble(("endpoint:", "bold green"), " ", plain(f"{a.chosen_key}: {speed}")), soft_wrap=True)
+    if a.design_note:
+        say(console, a.design_note, "dim")
+    for p in moves:
+        if p.get("learning_cost"):
+            say(
+                console,
+                f"step {p['step']} ({p['axis']} {p['from_value']} -> {p['to_value']}): {p['learning']}",
+                "yellow",
+            )
+    spent = outcome.elapsed_s + time.monotonic() - driver_end
     say(
         console,
         f"{spent:.0f} s of a {r.budget_s:.0f} s budget. Re-check it: "

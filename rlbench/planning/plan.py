@@ -99,14 +99,16 @@ class TrialPlan(BaseModel):
     """Grid axis column -> the value relative to the machine it was written as (``cpus-1``); the
     resolved value is in ``axes`` and ``config``. Empty when no grid value was relative."""
     phase: str | None = None
-    """``rlbench autoconfig``'s stage of the trial: ``probe``, ``search`` or ``race``; None in a sweep."""
+    """``rlbench autoconfig``'s stage of the trial: ``probe``, ``search``, ``race`` or ``walk``; None in a sweep."""
     rung: int | None = None
-    """autoconfig: the search rung the trial belongs to (None outside the search)."""
+    """autoconfig: the search rung the trial belongs to, or the walk's step (0: the start's own readings; None
+    outside the search and the walk)."""
     variant: str | None = None
     """The variant it runs (``variants:``; its keys are applied in ``config``); None without variants."""
     round: int | None = None
     """Its round: in a sweep the repeat, run interleaved with the other configurations' (None in plans
-    before format 3); in an ``rlbench autoconfig`` run its race round (None outside the race)."""
+    before format 3); in an ``rlbench autoconfig`` run its race round, or its round in the walk's step (None
+    outside the race and the walk)."""
     packages: PackageSet | None = None
     """Its variant's pinned packages and their environment; None: the sweep's own Python and packages."""
 

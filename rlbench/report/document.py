@@ -20,7 +20,6 @@ from rlbench.analysis.scaling import MAX_SCALING_GROUPS
 from rlbench.analysis.tables import UNREADABLE
 from rlbench.report import async_section
 from rlbench.report import runners_section as inside
-from rlbench.report.autoconfig_section import autoconfig_blocks
 from rlbench.report.blocks import (
     Block,
     Break,
@@ -41,6 +40,7 @@ from rlbench.report.learning_plots import write_learning_figures
 from rlbench.report.learning_section import learning_blocks, target_text
 from rlbench.report.next_spec import NextSpec, write_next_spec
 from rlbench.report.nodes_section import node_blocks
+from rlbench.report.path_section import autoconfig_section, draw_path_figure
 from rlbench.report.style import MAX_MD_TRIALS, fmt, pct
 from rlbench.report.variants_section import variant_blocks
 from rlbench.results.files import write_atomic
@@ -322,7 +322,7 @@ def document_blocks(
     name = str((analysis.manifest.get("spec") or {}).get("name", analysis.out_dir.name))
     axes, n_axes = analysis.axes, len(analysis.axes)
     out: list[Block] = [Heading(f"rlbench report: {name}", 1)]
-    answer = autoconfig_blocks(analysis.autoconfig, analysis.trials, axes)  # [] unless rlbench autoconfig wrote it
+    answer = autoconfig_section(analysis.autoconfig, analysis.out_dir, analysis.trials, axes)  # [] for a sweep
     out += answer  # autoconfig's raced answer first: the recommendations pool every trial, probes included
     out += (
         [Heading("Recommendations", 2)]
@@ -450,8 +450,8 @@ def write_report(
             for _, r in analysis.trials.drop_duplicates("index").iterrows()
         }
         mine += write_learning_figures(out_dir, lrn.curves, labels, lrn.ttt, analysis.axes, lrn.target)
-    others_written()
-    others, note = other_figures(out_dir, mine)
+    others_written()  # then a walk's figure drawn: its section shows it, Figures does not (a report_ file, as mine)
+    others, note = other_figures(out_dir, mine + draw_path_figure(out_dir, analysis.autoconfig))
     figures = mine + others
     section = inside.inside_report(analysis, tables.get("profiles"))
     html_path, md_path = out_dir / REPORT_HTML, out_dir / REPORT_MD

@@ -185,7 +185,7 @@ def test_time_to_target_writes_steps_to_target_per_standing_and_the_findings():
             "text": "needs more",
         }
     ]
-    assert autoconfig_json(result())["steps_to_target"] == [] and data["schema_version"] == 6
+    assert autoconfig_json(result())["steps_to_target"] == [] and data["schema_version"] == 7
 
 
 def test_the_runs_tolerance_is_written_and_the_reasons_said_in_the_reports_words():

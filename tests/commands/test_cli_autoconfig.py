@@ -61,18 +61,30 @@ def test_a_budget_below_the_smallest_plan_that_can_answer(capsys, monkeypatch, t
 
 
 @pytest.mark.parametrize("grid", ["{}", "{num_envs_per_env_runner: [2]}"])
-def test_an_empty_search_space(capsys, monkeypatch, tmp_path, grid):
-    code, msg = _run(
-        capsys,
-        monkeypatch,
-        tmp_path,
-        GOOD.replace("{num_envs_per_env_runner: [1, 2]}", grid).replace(
-            "grid:\n  num_envs_per_env_runner: [1, 2]", f"grid: {grid}"
-        ),
-        "--budget",
-        "20m",
-    )
-    assert code == EXIT_BAD_INPUT and "grid:" in msg and "search space is empty" in msg
+def test_a_spec_with_no_grid_axis_of_two_values_is_walked_and_its_budget_checked(capsys, monkeypatch, tmp_path, grid):
+    """No space to search: the walk's smallest plan is the start's readings and one step (issue 50), 3 + 3 x 2
+    trials of 1.5 s (the plain adapter's 0.5 s of cold start + the spec's 1 s), 13.5 s, and 4 s for the report."""
+    spec = GOOD.replace("grid:\n  num_envs_per_env_runner: [1, 2]", f"grid: {grid}")
+    code, msg = _run(capsys, monkeypatch, tmp_path, spec, "--budget", "10s")
+    assert code == EXIT_BAD_INPUT and "the start's 3 readings, then one step of 3 rounds" in msg
+    assert "at least 18 s" in msg and "--budget 18s or more" in msg
+
+
+def test_walk_on_a_grid_moves_along_its_axes_from_its_baseline():
+    from rlbench.measure.machine import probe_machine
+    from rlbench.run.autoconfig_driver.space import prepare
+
+    spec = REPO / "configs" / "autoconfig_envbound.yaml"
+    setup = prepare(spec, budget="20m", objective=None, machine=probe_machine(), walk=True)
+    assert setup.walk and setup.searched == [] and type(setup.session()).__name__ == "WalkSession"
+    assert setup.grid_axes == {
+        "num_env_runners": ("num_env_runners", (0, 1, 2, 3)),
+        "num_envs_per_env_runner": ("num_envs_per_env_runner", (1, 2, 4, 8)),
+    }
+    searched = prepare(spec, budget="20m", objective=None, machine=probe_machine())
+    assert not searched.walk and len(searched.searched) > 1  # without --walk: the grid search, as before
+    args = parser().parse_args(["autoconfig", str(spec), "--budget", "20m", "--walk"])
+    assert "--walk" in autoconfig.resume_command(spec, Path("/tmp/x"), args)
 
 
 def test_no_grid_point_fits_the_machine(capsys, monkeypatch, tmp_path):

@@ -1,16 +1,18 @@
 """rlbench autoconfig for real, through the CLI, on the plain adapter (no Ray: about a second a trial).
 
 The known answer: SyntheticEnv burns ``step_cost_us`` of CPU per step, so with everything else
-equal the cheapest step cost steps fastest, by far (0 us against 200 and 1000). autoconfig must
+equal the cheapest step cost steps fastest, by far (0 us against 1000 and 5000). autoconfig must
 name it, within its budget + 10%, write every output, and a resumed run must not run a finished
 trial again.
 
-Every phase runs whatever the load: the cost model drops 200 us (predicted at about 2% of 0 us),
+Every phase runs whatever the load: the cost model drops 5000 us (a fifth of the baseline's rate by its env step alone),
 the baseline is protected from the model, so two configurations are left, more than the one
 finalist, and rung 0 (2 x 3 trials) is sized with the spec's cold start before any is measured.
 An earlier grid had 2 us beside 0 us with two finalists: the model predicts 2 us at 37-55% of
 0 us from env ceilings measured for 0.3 s, so on a loaded machine it dropped 2 us untried (3 of 4
-runs with two cores kept busy), two were left, the search ran nothing and the test failed.
+runs with two cores kept busy), two were left, the search ran nothing and the test failed. 200 us then failed the
+same way once at load 9 (the model, its per-iteration cost inflated by the load, kept it): 5000 us is dropped at
+any load (its env step alone is 5x the baseline's).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ env_runners: {{num_env_runners: 0}}
 training: {{train_batch_size_per_learner: 200}}
 cpus: 1
 grid:
-  env_config.step_cost_us: [1000, 200, 0]
+  env_config.step_cost_us: [1000, 5000, 0]
 stop: {{seconds: 1}}
 warmup_iterations: 1
 sample_hz: 5
@@ -79,8 +81,8 @@ def test_names_the_known_best_within_its_budget(known):
     same = [s["axes"]["env_config.step_cost_us"] for s in answer["indistinguishable"]]
     assert best == 0 or 0 in same, answer
     assert answer["speedup"]["ratio"] > 1.5 and answer["speedup"]["ci_low"] > 1.0
-    # each env_config's env step was probed: 200 us a step cannot win against 0 and is dropped untried
-    assert {e["key"]: e["reason"] for e in answer["eliminations"]}.get("env_config.step_cost_us=200") == "model"
+    # each env_config's env step was probed: 5000 us a step cannot win against 0 and is dropped untried
+    assert {e["key"]: e["reason"] for e in answer["eliminations"]}.get("env_config.step_cost_us=5000") == "model"
     assert wall <= BUDGET_S * 1.1 + 5  # +5: the interpreter's own start, outside the command's clock
     assert answer["wall_s"] <= BUDGET_S * 1.1
     assert "winner: env_config.step_cost_us=0" in done.stdout and "rlbench sweep" in done.stdout
@@ -189,3 +191,29 @@ def test_a_signal_at_any_point_exits_130_with_the_resume_line_no_traceback_and_n
     assert "Traceback" not in errors and "Exception" not in errors, errors  # issue 39: the fork server's stop
     _, alive = psutil.wait_procs(children, timeout=30)
     assert not alive, alive
+
+
+def test_a_spec_with_no_grid_is_walked_from_its_configuration(tmp_path):
+    """No grid: the walk (issue 50). The plain adapter steps the env alone and measures no runner split and no
+    learner, so after the start's 3 readings it stops: at its ceiling (the env's own rate, where the sampler's
+    ceiling is computed), or because no verdict names a knob; the endpoint is the start, every output is written,
+    and a resume of the finished run runs nothing again."""
+    spec = tmp_path / "walk.yaml"
+    spec.write_text(
+        SPEC.format(trial_s=0.4)
+        .replace("grid:\n  env_config.step_cost_us: [1000, 5000, 0]\n", "")
+        .replace("  baseline: {env_config.step_cost_us: 1000}\n", "")
+    )
+    out = tmp_path / "out"
+    done = run_cli("autoconfig", str(spec), "--budget", "60s", "--out", str(out), timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    data = json.loads((out / "autoconfig.json").read_text())
+    assert data["mode"] == "walk" and data["stop_reason"] in ("ceiling", "no_knob") and data["path"] == []
+    assert data["best"]["key"] == data["baseline"]["key"] == "base" and data["best"]["n"] == 3
+    assert [p["step"] for p in data["walk_points"]] == [0] and data["probe_trials"] == 3
+    trials = pd.read_parquet(out / "trials.parquet")
+    assert set(trials["phase"]) == {"walk"} and sorted(trials["round"]) == [0, 1, 2] and set(trials["rung"]) == {0}
+    assert f"walk stopped: {data['stop_text']}" in done.stdout and "endpoint: base: no move" in done.stdout
+    assert "## Autoconfig: the walk" in (out / "report.md").read_text()
+    again = run_cli("autoconfig", str(spec), "--budget", "60s", "--out", str(out), "--resume", timeout=300)
+    assert again.returncode == 0 and "(0 run now)" in again.stdout, again.stdout + again.stderr

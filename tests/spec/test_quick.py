@@ -9,7 +9,6 @@ from rlbench.adapters import get_adapter
 from rlbench.measure.machine import MachineInfo
 from rlbench.planning.plan import plan_trials
 from rlbench.spec.load import spec_from_dict
-from rlbench.spec.model import SpecError
 
 TWO_CORES = MachineInfo(
     hostname="h", cpu_model="c", logical_cores=2, physical_cores=2, usable_cores=[0, 1], memory_bytes=2**34, gpus=[]
@@ -129,6 +128,7 @@ def test_an_autoconfig_spec_plans_its_space_and_runs_its_baseline_alone(tmp_path
     assert len(setup.searched) == 3 and loaded.quick
     [plan] = plan_trials(loaded, TWO_CORES)
     assert plan.axes == {"env_config.step_cost_us": 100} and plan.config.training.train_batch_size_per_learner == 100
-    path.write_text(AUTOCONFIG.replace("grid:\n  env_config.step_cost_us: [0, 100, 1000]\n", "grid: {}\n"))
-    with pytest.raises(SpecError, match="the search space is empty"):  # what rlbench autoconfig would refuse
-        quick_baseline(path, TWO_CORES)
+    no_grid = AUTOCONFIG.replace("grid:\n  env_config.step_cost_us: [0, 100, 1000]\n", "grid: {}\n")
+    path.write_text(no_grid.replace("  baseline: {env_config.step_cost_us: 100}\n", ""))
+    loaded, setup = quick_baseline(path, TWO_CORES)  # no grid: rlbench autoconfig would walk from it (issue 50)
+    assert setup.walk and setup.searched == [] and len(plan_trials(loaded, TWO_CORES)) == 1

@@ -14,7 +14,7 @@ trial's result is read back from its folder (:meth:`Driver.stored`), so no finis
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -25,18 +25,21 @@ from rich.console import Console
 from rlbench.adapters import get_adapter
 from rlbench.autoconfig.ask_tell import TrialRequest, TrialResult
 from rlbench.autoconfig.decide import Answer
-from rlbench.autoconfig.model import Observation, ProbeCosts
+from rlbench.autoconfig.model import Candidate, Observation, ProbeCosts, candidate_key
 from rlbench.autoconfig.outputs import AutoconfigResult, write_outputs
 from rlbench.autoconfig.session import Session
+from rlbench.autoconfig.walk import WalkSession
+from rlbench.autoconfig.walk_outputs import walk_result
 from rlbench.measure.machine import MachineInfo
 from rlbench.planning.plan import TrialPlan
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.lock import OutDirError
 from rlbench.results.text import plain
-from rlbench.run.autoconfig_driver.space import Setup
+from rlbench.run.autoconfig_driver.space import Setup, candidate, plan_point
 from rlbench.run.autoconfig_driver.trial_files import State, env_steps_from, probes_of, read_result, request_plan
 from rlbench.run.batches import TrialBatches
 from rlbench.run.ceilings import measure_env_ceilings
+from rlbench.spec.load import axis_column
 
 
 @dataclass
@@ -75,10 +78,14 @@ class Driver:
         started_s: float | None = None,
         resume_with: str | None = None,
         parallel: str | None = None,
+        rows: Callable[[Path], Any] | None = None,
     ):
         """``started_s``: ``time.monotonic()`` when the command started (the budget counts from there);
         ``resume_with``: the command that continues the run (named when the folder already holds results);
-        ``parallel``: ``--parallel``'s ``N`` or ``auto`` (each batch of the session's requests at once)."""
+        ``parallel``: ``--parallel``'s ``N`` or ``auto`` (each batch of the session's requests at once); ``rows``:
+        the folder's configuration rows with their verdicts' inputs (the analysis', handed in by the command: this
+        room imports no analysis), which the walk reads each point's verdict from."""
+        self.rows = rows
         self.setup, self.console, self.resume = setup, console, resume
         self.folder = ResultsFolder(Path(out_dir))
         self.batches = TrialBatches(
@@ -194,6 +201,34 @@ class Driver:
     def save(self, decided: dict[str, Any]) -> None:
         self.state.keep(decided)
 
+    def row(self, key: str) -> dict[str, Any] | None:
+        """The walk's point ``key`` as the analysis reads it over every reading it has (its configuration row)."""
+        if self.rows is None:
+            raise RuntimeError("the walk needs the folder's configuration rows: give the driver rows=")
+        frame = self.rows(self.folder.path)
+        index = self.setup.templates[key].index
+        hit = frame[frame["index"] == index] if len(frame) else frame
+        return None if hit.empty else hit.iloc[0].to_dict()
+
+    def point(self, axes: dict[str, Any]) -> Candidate | str:
+        """The walk's point of these axis values, planned on this machine (a new one takes the next free grid index,
+        in the order asked), or why it cannot run; a configuration already planned comes back as itself."""
+        setup = self.setup
+        key = candidate_key(axes)
+        if key in setup.candidates:
+            return setup.candidates[key]
+        plan = plan_point(setup, dict(axes))
+        if isinstance(plan, str):
+            return plan
+        same = next((k for k, t in setup.templates.items() if t.config == plan.config), None)
+        if same is not None:
+            return setup.candidates[same]
+        index = max(t.index for t in setup.templates.values()) + 1
+        template = plan.model_copy(update={"index": index, "axes": {axis_column(a): v for a, v in axes.items()}})
+        setup.templates[key] = template
+        setup.candidates[key] = candidate(template, dict(axes))
+        return setup.candidates[key]
+
     def say(self, text: str, style: str = "") -> None:
         from rich.text import Text
 
@@ -266,6 +301,8 @@ class Driver:
 
     def _outputs(self, answer: Answer) -> AutoconfigResult:
         session, setup = self.session, self.setup
+        if isinstance(session, WalkSession):
+            return self._write(answer, walk_result(session, answer, setup.candidates, self.elapsed_s(), setup.shape))
         observations = []  # every trial run, in the order run (this session's and earlier ones')
         for request_id, t in self.state.trials.items():
             key = request_id.split("/", 3)[3]
@@ -289,11 +326,14 @@ class Driver:
             cold_start_s=session.cold_estimate_s,
             probe_trials=session.probe_stage.trials_run,
         )
+        return self._write(answer, result)
+
+    def _write(self, answer: Answer, result: AutoconfigResult) -> AutoconfigResult:
         chosen, snippet = answer.chosen_key, None
         if chosen:  # the answer as its framework's own code (None: a framework without code)
-            best = setup.templates[chosen].config
+            best = self.setup.templates[chosen].config
             snippet = get_adapter(best.framework).config_snippet(best, chosen)
-        write_outputs(self.folder.path, result, snippet=snippet, spec_data=setup.data)
+        write_outputs(self.folder.path, result, snippet=snippet, spec_data=self.setup.data)
         return result
 
 
@@ -309,6 +349,7 @@ def run_autoconfig(
     started_s: float | None = None,
     resume_with: str | None = None,
     parallel: str | None = None,
+    rows: Callable[[Path], Any] | None = None,
 ) -> Outcome:
     """Run autoconfig into ``out_dir`` (see :class:`Driver`); raises OutDirError before writing anything
     when the folder cannot be used or holds another run."""
@@ -323,4 +364,5 @@ def run_autoconfig(
         started_s=started_s,
         resume_with=resume_with,
         parallel=parallel,
+        rows=rows,
     ).run_all()

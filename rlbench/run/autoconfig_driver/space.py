@@ -24,6 +24,7 @@ from rlbench.autoconfig.model import Candidate
 from rlbench.autoconfig.plan import TrialShape
 from rlbench.autoconfig.section import AutoconfigSection
 from rlbench.autoconfig.session import Session, Space
+from rlbench.autoconfig.walk import WalkSession
 from rlbench.measure.machine import MachineInfo
 from rlbench.planning.plan import TrialPlan, plan_cluster_trials, plan_trials
 from rlbench.spec.load import axis_column, axis_target, spec_from_dict
@@ -74,6 +75,19 @@ class Setup:
     cold_start_s: float = 0.0
     """Seconds a trial is expected to spend outside training until the probes measure it
     (``autoconfig.cold_start_s``, else the largest of the space's frameworks' own figures)."""
+    walk: bool = False
+    """Walk the verdicts from the baseline (``rlbench.autoconfig.walk``) instead of searching the grid: a spec with no
+    grid axis of two values, or ``--walk``."""
+    grid_axes: dict[str, tuple[str, tuple[Any, ...]]] | None = None
+    """``--walk`` on a grid: column -> (the grid's axis name, its values): the walk moves along those only."""
+    lines: Any = None
+    """The spec file's line map (for the words of a point the walk plans)."""
+    machine: MachineInfo | None = None
+    """This machine (a point the walk plans is planned on it)."""
+    cluster: Any = None
+    """The cluster the trials run on (None: this machine)."""
+    parallel: bool = False
+    """Planned for ``--parallel``."""
 
     @property
     def space(self) -> Space:
@@ -81,8 +95,33 @@ class Setup:
         return Space(self.candidates, self.searched, self.baseline_key, second_probe(self), device_probe(self))
 
     def session(self) -> Session:
-        """A new session over this space (a resume gives it the saved decisions)."""
+        """A new session over this space (a resume gives it the saved decisions): the walk's, or the search's."""
+        if self.walk:
+            return WalkSession(
+                self.space, self.section, self.budget_s, self.shape, self.cold_start_s, grid_axes=self.grid_axes
+            )
         return Session(self.space, self.section, self.budget_s, self.shape, self.cold_start_s)
+
+
+def plan_point(setup: Setup, axes: dict[str, Any]) -> TrialPlan | str:
+    """The planned trial of the spec's base with ``axes`` set (a point the walk moves to), or why this machine cannot
+    run it, in words. Where the spec sets the driver's torch threads itself, a move of the driver's CPUs
+    (``num_cpus_for_main_process``) sets its threads to the same number: else the CPUs would be reserved and unused."""
+    data = copy.deepcopy(setup.data)
+    grid = {a: [v] for a, v in axes.items()}
+    columns = {axis_column(a): a for a in axes}
+    base = setup.templates[setup.baseline_key].config
+    if "num_cpus_for_main_process" in columns and base.threads.driver_torch_threads is not None:
+        grid.setdefault(
+            columns.get("driver_torch_threads", "driver_torch_threads"), [axes[columns["num_cpus_for_main_process"]]]
+        )
+    data["grid"], data["repeats"] = grid, 1
+    try:
+        loaded = spec_from_dict(data, source=setup.loaded.source, lines=setup.lines, check_envs=False)
+        plan = _plans(loaded, setup.machine, setup.cluster, setup.parallel)[0]
+    except SpecError as e:
+        return str(e)
+    return plan.skip_reason if plan.skip_reason is not None else plan
 
 
 def second_probe(setup: Setup) -> str | None:
@@ -164,10 +203,13 @@ def prepare(
     cluster=None,
     parallel: bool = False,
     quick: bool = False,
+    walk: bool = False,
 ) -> Setup:
     """Read, validate and plan an autoconfig spec; raises SpecError (bad input: nothing run). ``parallel``: planned
     for ``--parallel`` on ``cluster`` (against the node sets a trial can get). ``quick``: for ``rlbench sweep
-    --quick``, which runs the baseline alone: no budget is needed, none is checked."""
+    --quick``, which runs the baseline alone: no budget is needed, none is checked. A spec with no grid axis of two
+    values is walked from its configuration (``rlbench.autoconfig.walk``); ``walk``: a grid spec too, from its
+    baseline along the grid's axes."""
     path = Path(path)
     data, lines = read_yaml(path)
     if not isinstance(data, dict):
@@ -189,13 +231,11 @@ def prepare(
     if budget_s is None:
         raise SpecError(f"{path}: no budget: give --budget 20m (or autoconfig.budget_s in the spec)")
     grid = data.get("grid") or {}
-    if not isinstance(grid, dict) or not grid or all(isinstance(v, list) and len(v) < 2 for v in grid.values()):
-        raise SpecError(
-            f"{path}: grid: the search space is empty (no axis with two or more values): give the grid "
-            "the knobs to search, e.g. grid: {num_env_runners: [0, 1, 2], num_envs_per_env_runner: [1, 4]}"
-        )
+    varied = isinstance(grid, dict) and any(isinstance(v, list) and len(v) >= 2 for v in grid.values())
+    walking = walk or not varied  # no space to search: walk the verdicts from the spec's configuration
     loaded = spec_from_dict(copy.deepcopy(data), source=path, lines=lines)
-    _refuse_replay(path, loaded)
+    if not walking:
+        _refuse_replay(path, loaded)
     if section.objective == "time_to_target" and loaded.spec.stop.target is None:
         raise SpecError(
             f"{path}: stop: objective time_to_target needs a stop target to time: add one, e.g. "
@@ -249,7 +289,30 @@ def prepare(
         if section.cold_start_s is not None
         else max(get_adapter(t.config.framework).cold_start_s for t in templates.values())
     )
-    setup = Setup(loaded, data, section, budget_s, candidates, templates, baseline_key, searched, notes, shape, cold)
+    grid_axes = (
+        {axis_column(a): (a, tuple(v)) for a, v in loaded.spec.grid.items() if isinstance(v, list) and len(v) >= 2}
+        if walk and varied
+        else None
+    )
+    setup = Setup(
+        loaded,
+        data,
+        section,
+        budget_s,
+        candidates,
+        templates,
+        baseline_key,
+        [] if walking else searched,
+        notes,
+        shape,
+        cold,
+        walking,
+        grid_axes,
+        lines,
+        machine,
+        cluster,
+        parallel,
+    )
     need = setup.session().minimum_budget_s()
     if budget_s < need:
         training = (
@@ -257,11 +320,15 @@ def prepare(
             if shape.limit_s is not None
             else "their training, not known before a probe"
         )
+        smallest = (
+            f"the start's {WalkSession.readings} readings, then one step of {section.min_rounds} rounds"
+            if walking
+            else f"the probes, then the baseline against the model's best for {section.min_rounds} rounds"
+        )
+        given = " (autoconfig.cold_start_s)" if section.cold_start_s is not None else ""
         raise SpecError(
-            f"--budget {budget_s:g} s cannot buy an answer for {path}: the smallest plan (the probes, then the "
-            f"baseline against the model's best for {section.min_rounds} rounds) needs at least {need:.0f} s "
-            f"here (trials of {cold:g} s of cold start"
-            f"{' (autoconfig.cold_start_s)' if section.cold_start_s is not None else ''} "
+            f"--budget {budget_s:g} s cannot buy an answer for {path}: the smallest plan ({smallest}) needs at "
+            f"least {need:.0f} s here (trials of {cold:g} s of cold start{given} "
             f"+ {training}, and the report's reserve): give --budget {_duration(need)} or more, or a "
             "shorter stop:"
         )

@@ -111,8 +111,8 @@ def request_plan(
             "repeat": int(tid.rsplit("r", 1)[1]),
             "seed": request.seed,
             "phase": request.stage,
-            "rung": request.rung if request.stage == "search" else None,
-            "round": request.rung if request.stage == "race" else None,
+            "rung": request.rung if request.stage == "search" else request.step,  # the walk's: its step
+            "round": request.rung if request.stage in ("race", "walk") else None,
             "stop_iterations": stop_iterations,
             "stop_seconds": stop_seconds,
             "stop_target": template.stop_target if objective == "time_to_target" else None,

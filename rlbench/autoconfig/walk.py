@@ -1,0 +1,386 @@
+"""autoconfig's walk: from one configuration to the fastest this machine runs, one verdict at a time (issue 50).
+
+``rlbench autoconfig SPEC`` on a spec with no grid (or ``--walk`` on one with a grid) does not search a space the
+user wrote: it measures the spec's configuration, reads its verdicts (:func:`rlbench.autoconfig.walk_steps.
+read_point`: the first verdict that names a knob, and the values of that knob that fit), races those values against
+the current point in interleaved rounds (the race of :mod:`rlbench.autoconfig.decide`), moves only when the one
+change rule shows a gain (:func:`~rlbench.autoconfig.walk_steps.decide_step`), reads the new point's verdict from the
+readings it already has, and repeats, until a stop reason (:data:`~rlbench.autoconfig.walk_steps.StopReason`). Every
+step is kept with its cause: the knob, from and to, the verdict's sentence, the speed-up with its interval, the
+readings and seconds it took, and whether the knob changes learning (:class:`PathStep`).
+
+Resume: every decision that depends on the readings or the clock (each step's verdict, the points it tried, its
+entrants and budget) is kept in the session's ``decided["walk"]``; a new session replays them, asking the runner for
+the same points in the same order, and reads the finished trials back: a finished step is not rerun.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+from rlbench.analysis.change import Change, unpaired
+from rlbench.analysis.findings import REPEATS_FOR_EVIDENCE, ROUNDS_FOR_EVIDENCE
+from rlbench.autoconfig.ask_tell import Stage, Standing, TrialRequest, leader
+from rlbench.autoconfig.decide import Answer, Pooled, Race
+from rlbench.autoconfig.model import Candidate
+from rlbench.autoconfig.plan import minimum_budget_s
+from rlbench.autoconfig.session import Runner, Session
+from rlbench.autoconfig.walk_path import PathStep, PointRead, step_line
+from rlbench.autoconfig.walk_steps import (
+    STOP_WORDS,
+    PointAdvice,
+    at_ceiling,
+    changes_learning,
+    decide_step,
+    learning_check,
+    read_point,
+    step_values,
+)
+from rlbench.spec.seeds import derive_seed
+
+
+class WalkRunner(Runner, Protocol):
+    """What the walk needs beside a :class:`~rlbench.autoconfig.session.Runner`."""
+
+    def row(self, key: str) -> Mapping[str, Any] | None:
+        """The point's configuration row over every reading it has so far (the analysis' own, with its verdicts'
+        inputs), or None when it has none."""
+
+    def point(self, axes: Mapping[str, Any]) -> Candidate | str:
+        """The configuration of these axis values (the spec's base with them set), planned on this machine; the
+        reason in words when it cannot run here. One configuration is one point: axes that make a configuration
+        already planned give that one back (its key), so the walk knows a point it left; asked in the same order,
+        it gives the same configurations."""
+
+
+class _Stepped:
+    """Requests named and seeded by the walk's step (``walk<step>/r<round>/i<slot>/<key>``), a round's trials sharing
+    a seed."""
+
+    step: int
+
+    def _request(self, key: str, rung: int, index: int) -> TrialRequest:
+        return TrialRequest(
+            f"walk{self.step}/r{rung}/i{index}/{key}",
+            key,
+            "walk",
+            rung,
+            index,
+            derive_seed(self.seed, f"walk{self.step}", rung, index, sequence="request"),
+            self.cap_of(key),
+            step=self.step,
+        )
+
+
+class MeasureStage(_Stepped, Stage):
+    """The start's own readings (step 0): ``readings`` trials of it, one batch."""
+
+    def __init__(self, start: Candidate, readings: int, **kw):
+        super().__init__(**kw)
+        self.step, self.start, self.readings = 0, start, readings
+        self.candidates = {start.key: start}
+        self._curves: dict[str, list] = {}
+
+    def _next_batch(self) -> list[TrialRequest]:
+        if self.trials_run:
+            self.stop_reason = "measured"
+            return []
+        return [self._request(self.start.key, r, 0) for r in range(self.readings)]
+
+    def tell(self, results) -> None:
+        results = list(results)
+        super().tell(results)
+        for r in results:
+            self._curves.setdefault(self._issued[r.request_id].candidate_key, []).append(r.curve)
+
+    def curves(self, key: str) -> list:
+        return list(self._curves.get(key, []))
+
+
+class WalkRace(_Stepped, Race):
+    """One step's race: the knob's values against the current point, in interleaved rounds."""
+
+    def __init__(self, step: int, *args, **kw):
+        super().__init__(*args, **kw)
+        self.step = step
+        self.candidates = dict(self.entrants)
+        self._curves: dict[str, list] = {}
+
+    def tell(self, results) -> None:
+        results = list(results)
+        super().tell(results)
+        for r in results:
+            self._curves.setdefault(self._issued[r.request_id].candidate_key, []).append(r.curve)
+
+    def curves(self, key: str) -> list:
+        """Each race trial's learning curve of one entrant."""
+        return list(self._curves.get(key, []))
+
+
+def _value(v: float) -> Any:
+    """A value as the spec writes it: a whole number as an int."""
+    return int(v) if isinstance(v, float) and v.is_integer() else v
+
+
+@dataclass
+class WalkSession(Session):
+    """One walk: call :meth:`run` with a :class:`WalkRunner`; ``grid_axes`` (a grid spec's ``--walk``): column ->
+    (the grid's axis name, its values): the walk moves along those axes, over those values only."""
+
+    grid_axes: Mapping[str, tuple[str, tuple[Any, ...]]] | None = None
+    readings: int = REPEATS_FOR_EVIDENCE
+    path: list[PathStep] = field(default_factory=list)
+    points_read: list[PointRead] = field(default_factory=list)
+    stop_reason: str | None = None
+    stop_text: str = ""
+    stages: list[Stage] = field(default_factory=list)
+    points: dict[str, Candidate] = field(default_factory=dict)
+    end_key: str = ""
+
+    def minimum_budget_s(self) -> float:
+        """The start's readings, then ``min_rounds`` rounds of it against one value, and the reserve."""
+        trial = self.cold_start_s + (self.shape.limit_s or 0.0)
+        return minimum_budget_s([trial] * self.readings, trial, self.section.min_rounds)
+
+    def run(self, runner: WalkRunner) -> Answer:
+        """Measure the start, then step until a stop reason; returns the answer (the endpoint against the start)."""
+        w = self.decided.setdefault("walk", {"steps": []})
+        start = self.space.candidates[self.space.baseline_key]
+        self.points = {start.key: start}
+        measure = MeasureStage(
+            start,
+            self.readings,
+            objective=self.section.objective,
+            budget_s=math.inf,
+            trial_s=self._probe_cap_s(),
+            cold_start_s=self.cold_start_s,
+            seed=self.section.seed,
+        )
+        self._drive(measure, runner)
+        self.stages = [measure]
+        current, self.end_key = start.key, start.key
+        s = measure.standing_of(start.key, start.cpus, start.gpus)
+        number = 1
+        while self.stop_reason is None:
+            fresh = len(w["steps"]) < number
+            rec = self._plan_step(runner, number, current) if fresh else w["steps"][number - 1]
+            if fresh:
+                w["steps"].append(rec)
+                runner.save(self.decided)
+            advice = PointAdvice(**{**rec["advice"], "values": tuple(rec["advice"]["values"])})
+            self.points_read.append(
+                PointRead(
+                    number - 1,
+                    current,
+                    s.median,
+                    s.ci_low,
+                    s.ci_high,
+                    s.n,
+                    advice.ceiling_env_steps_per_s,
+                    advice.ceiling_frac,
+                    advice.text,
+                )
+            )
+            if rec["stop"] is not None:
+                self._stop(runner, rec["stop"], rec["detail"])
+                break
+            entrants = [self._replay_point(runner, axes) for axes in rec["tried"]]
+            race = self._race(
+                runner, number, current, [c for c in entrants if c is not None and c.key in rec["entrants"]], rec
+            )
+            self.stages.append(race)
+            to, outcome = decide_step(
+                current,
+                race.standings(),
+                race.versus,
+                self.section.tolerance_pct / 100.0,
+                frozenset(p.key for p in self.points_read[:-1]),
+            )
+            step = self._path_step(number, current, to, outcome, advice, rec, race)
+            self.path.append(step)
+            runner.say(step_line(step), "green" if outcome == "gain" else "")
+            if outcome == "stay":
+                budget = race.rounds_done < self.section.min_rounds and (race.stop_reason or "").startswith("budget")
+                self._stop(runner, "budget" if budget else "no_gain", race.stop_reason or "")
+                break
+            current = self.end_key = to
+            s = race.standing_of(to, self.points[to].cpus, self.points[to].gpus)
+            if outcome == "cheaper":
+                self.points_read.append(PointRead(number, to, s.median, s.ci_low, s.ci_high, s.n, None, None, ""))
+                self._stop(runner, "no_gain", "moved to a cheaper value as good within the tolerance")
+                break
+            number += 1
+        return self.answer()
+
+    # -- one step
+
+    def _plan_step(self, runner: WalkRunner, number: int, current: str) -> dict[str, Any]:
+        """Decide what step ``number`` races (made once: kept for a resume)."""
+        point = read_point(runner.row(current))
+        rec: dict[str, Any] = {"from": current, "advice": asdict(point), "stop": None, "detail": "", "tried": []}
+        rec.update(entrants=[], skipped=[], axis=point.knob, budget_s=0.0, value_of={})
+        if point.stop == "no_reading" or (number == 1 and not self.stages[0].scores(current)):
+            return {**rec, "stop": "no_reading", "detail": point.text}
+        if at_ceiling(point):
+            return {**rec, "stop": "ceiling", "detail": f"{point.ceiling_frac:.0%} of its ceiling"}
+        if point.stop is not None:
+            return {**rec, "stop": point.stop, "detail": point.text}
+        axis, grid = point.knob, None
+        if self.grid_axes is not None:
+            if point.knob not in self.grid_axes:
+                return {**rec, "stop": "off_grid", "detail": point.text}
+            axis, grid = self.grid_axes[point.knob]
+        here = self.points[current]
+        left = {p.key for p in self.points_read if p.key != current}
+        cands: list[Candidate] = []
+        for v in step_values(point, grid):
+            axes = {**dict(here.axes), axis: _value(v)}
+            rec["tried"].append(axes)
+            got = runner.point(axes)
+            if isinstance(got, str):
+                rec["skipped"].append(f"{axis}={_value(v)}: {got}")
+            elif got.key in left:  # it lost to the chain that led here with evidence: racing it again buys nothing
+                rec["skipped"].append(f"{axis}={_value(v)}: the walk's own earlier point, left for a gain")
+            elif got.key != current and got.key not in {c.key for c in cands}:
+                self.points[got.key] = got
+                cands.append(got)
+                rec["value_of"][got.key] = _value(v)
+        rec["axis"] = axis
+        if not cands:
+            return {**rec, "stop": "no_fit", "detail": "; ".join(rec["skipped"]) or point.text}
+        left = max(0.0, self.budget_s - self.reserve_s - runner.elapsed_s())
+        training, _ = self._costs([current, *(c.key for c in cands)])
+        cost = {k: t + self.cold_estimate_s for k, t in training.items()}
+        n = len(cands)
+        while n and self.section.min_rounds * (cost[current] + sum(cost[c.key] for c in cands[:n])) > left:
+            n -= 1
+        if n == 0:
+            need = self.section.min_rounds * (cost[current] + cost[cands[0].key])
+            return {**rec, "stop": "budget", "detail": f"{left:.0f} s left; a step needs about {need:.0f} s"}
+        return {**rec, "entrants": [c.key for c in cands[:n]], "budget_s": left}
+
+    def _replay_point(self, runner: WalkRunner, axes: Mapping[str, Any]) -> Candidate | None:
+        got = self.points.get(next((k for k, c in self.points.items() if dict(c.axes) == dict(axes)), ""))
+        if got is None:
+            got = runner.point(axes)
+            if isinstance(got, str):
+                return None
+            self.points[got.key] = got
+        return got
+
+    def _race(self, runner: WalkRunner, number: int, current: str, values: list[Candidate], rec) -> WalkRace:
+        keys = [current, *(c.key for c in values)]
+        training, cap = self._costs(keys)
+        k = self.section
+        race = WalkRace(
+            number,
+            values,
+            self.points[current],
+            objective=k.objective,
+            budget_s=rec["budget_s"],
+            trial_s=max(cap.values()),
+            cold_start_s=self.cold_estimate_s,
+            seed=k.seed,
+            min_rounds=k.min_rounds,
+            max_rounds=max(k.min_rounds, min(k.max_rounds, ROUNDS_FOR_EVIDENCE)),
+            threshold=k.tolerance_pct / 100.0,
+            training_s=training,
+            cap_s=cap,
+        )
+        self._drive(race, runner)
+        return race
+
+    def _path_step(self, number, current, to, outcome, advice: PointAdvice, rec, race: WalkRace) -> PathStep:
+        other = to
+        if outcome == "stay":  # the best value raced, for the words: what it would have bought
+            best = leader([s for s in race.standings() if s.key != current])
+            other = best.key if best is not None else current
+        change: Change = race.versus(current, other)
+        axis = rec["axis"]
+        learns = changes_learning(advice.knob)
+        check = None
+        if learns and outcome != "stay" and self.section.objective == "throughput":
+            check = learning_check(race.curves(current), race.curves(to))
+        return PathStep(
+            number,
+            str(advice.knob),
+            str(axis),
+            current,
+            to,
+            _value(advice.current),
+            rec["value_of"].get(to, _value(advice.current)),
+            tuple(rec["value_of"][k] for k in rec["entrants"]),
+            advice.label,
+            advice.text,
+            outcome,
+            change.ratio,
+            change.ci_low,
+            change.ci_high,
+            change.design,
+            len(race.scores(current)),
+            len(race.scores(other)),
+            race.rounds_done,
+            race.spent_s,
+            learns,
+            None if check is None else check.text,
+            bool(check is not None and check.cost),
+            race.stop_reason,
+            tuple(rec["skipped"]),
+        )
+
+    def _stop(self, runner: WalkRunner, reason: str, detail: str) -> None:
+        self.stop_reason = reason
+        words = STOP_WORDS[reason]
+        self.stop_text = words + (f": {detail}" if detail and detail != words else "")
+        runner.say(f"walk stopped: {self.stop_text}")
+
+    # -- the answer
+
+    def answer(self) -> Answer:
+        """The endpoint against the start: one move, the step's race readings (as the race compares them); more
+        moves, every reading of each pooled over the walk's stages, unpaired (they were not raced side by side)."""
+        start, end = self.space.baseline_key, self.end_key or self.space.baseline_key
+        pooled = Pooled(self.stages)
+        standings = [pooled.standing_of(k, c.cpus, c.gpus) for k, c in self.points.items() if pooled.scores(k)]
+        standings += [
+            Standing(k, c.cpus, c.gpus, None, None, None, 0)
+            for k, c in self.points.items()
+            if not pooled.scores(k) and k in (start, end)
+        ]
+        moves = [p for p in self.path if p.outcome != "stay"]
+        note = None
+        if not moves:
+            change = None
+        elif len(moves) == 1:
+            race = next(st for st in self.stages if getattr(st, "step", 0) == moves[0].step)
+            change = race.versus(start, end)
+        else:
+            change = unpaired(pooled.scores(start), pooled.scores(end))
+            note = (
+                f"{len(moves)} moves: the start and the endpoint were not raced side by side, so their readings "
+                "are pooled over the walk's steps and compared unpaired; each step's own speed-up is in the path"
+            )
+        fastest = leader(standings)
+        rounds = sum(getattr(st, "rounds_done", 0) for st in self.stages[1:])
+        return Answer(
+            end,
+            None if fastest is None else fastest.key,
+            start,
+            (end,),
+            tuple(standings),
+            1.0 if change is None and not moves else (None if change is None else change.ratio),
+            None if change is None else change.ci_low,
+            None if change is None else change.ci_high,
+            rounds,
+            self.stop_text,
+            source="walk",
+            design="unpaired" if change is None else change.design,
+            design_note=note,
+        )
+
+    def trials_run(self) -> tuple[int, int]:
+        """(the steps' race trials, the start's own readings)."""
+        return sum(st.trials_run for st in self.stages[1:]), (self.stages[0].trials_run if self.stages else 0)

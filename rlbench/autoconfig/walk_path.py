@@ -1,0 +1,115 @@
+"""The walk's record: one :class:`PathStep` a step, with its cause, the points it stood at (:class:`PointRead`), and
+the terminal's line for a step as it ends (:func:`step_line`). Written into ``autoconfig.json`` (``path``,
+``walk_points``) and drawn by the report's "The path" (``rlbench.report.path_section``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rlbench.analysis.findings import CONFIDENCE
+
+
+@dataclass(frozen=True)
+class PathStep:
+    """One step of the walk, with its cause (``autoconfig.json``'s ``path``)."""
+
+    step: int
+    """1 for the first move tried."""
+    knob: str
+    """The spec key the verdict named."""
+    axis: str
+    """The spec key the walk set (the knob, or the grid's axis of it)."""
+    from_key: str
+    """The point the step started from."""
+    to_key: str
+    """Where it stands after the step (the same when it stayed)."""
+    from_value: Any
+    """The knob's value at the start of the step."""
+    to_value: Any
+    """Its value after."""
+    values: tuple[Any, ...]
+    """The values raced beside the current one."""
+    verdict_label: str
+    """The verdict's short label."""
+    verdict: str
+    """The verdict's sentence, with its numbers."""
+    outcome: str
+    """``gain`` (moved: the one rule shows it), ``cheaper`` (moved: no gain, as good within the tolerance, fewer
+    resources), ``stay``."""
+    speedup: float | None
+    """The new point over the old one in the step's race (throughput ratio; time to target: the old one's time over
+    the new one's); for ``stay``, the best value over the current one. None: a side has no reading."""
+    ci_low: float | None
+    """Lower end of its bootstrap interval (None with fewer than 2 readings a side)."""
+    ci_high: float | None
+    """Upper end."""
+    design: str
+    """How the race's readings were compared: ``paired`` by round, or ``unpaired``."""
+    readings_from: int
+    """The old point's race readings."""
+    readings_to: int
+    """The new (or best) point's race readings."""
+    rounds: int
+    """The step's race rounds."""
+    wall_s: float
+    """Seconds the step's trials cost (cold starts included)."""
+    changes_learning: str | None
+    """What the knob changes in learning (:data:`~rlbench.autoconfig.walk_steps.LEARNING_KNOBS`), or None (speed
+    only)."""
+    learning: str | None
+    """A move of such a knob under the throughput objective: the two points' returns at equal env steps, with the
+    evidence (:func:`~rlbench.autoconfig.walk_steps.learning_check`); else None."""
+    learning_cost: bool
+    """Whether that comparison shows the move cost learning (the rule's evidence, not a gap alone)."""
+    race_stop_reason: str | None
+    """Why the step's race stopped."""
+    skipped: tuple[str, ...] = ()
+    """Values of the knob the machine cannot run, with why."""
+
+
+@dataclass(frozen=True)
+class PointRead:
+    """A point the walk stood at, as its readings read (``autoconfig.json``'s ``walk_points``)."""
+
+    step: int
+    """0: the start; k: where step k left the walk."""
+    key: str
+    """The configuration."""
+    median: float | None
+    """Median score of the readings that put the walk there (the start's own; step k's race)."""
+    ci_low: float | None
+    """Lower end of its bootstrap interval."""
+    ci_high: float | None
+    """Upper end."""
+    n: int
+    """Those readings."""
+    ceiling_env_steps_per_s: float | None
+    """What its env and learner allow here; None: not measured (or not read: the walk stopped first)."""
+    ceiling_frac: float | None
+    """Its throughput over that ceiling (over every reading of it); None: not measured."""
+    verdict: str
+    """What its verdicts said (the sentence that named the next knob, or why none did)."""
+
+
+def step_line(p: PathStep) -> str:
+    """The terminal's line for a step as it ends."""
+    ratio = (
+        "no reading a side"
+        if p.speedup is None
+        else f"{p.speedup:.2f}x"
+        + (f" ({CONFIDENCE:.0%} CI {p.ci_low:.2f}-{p.ci_high:.2f})" if p.ci_low is not None else " (no interval)")
+    )
+    move = {
+        "gain": f"moved {p.axis} {p.from_value} -> {p.to_value}: {ratio}",
+        "cheaper": f"moved {p.axis} {p.from_value} -> {p.to_value} (no gain, but as good within the tolerance and "
+        f"cheaper): {ratio}",
+        "stay": f"stayed at {p.axis}={p.from_value} (the best value raced: {ratio}, no evidence of a gain)",
+    }[p.outcome]
+    learns = f"; changes learning ({p.changes_learning})" if p.changes_learning else ""
+    learned = f"; {p.learning}" if p.learning else ""
+    return (
+        f"step {p.step}: {p.verdict_label or 'verdict'}: {move}; {p.readings_from}+{p.readings_to} readings, "
+        f"{p.rounds} rounds, {p.wall_s:.0f} s{learns}{learned}"
+    )

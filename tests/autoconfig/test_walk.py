@@ -1,0 +1,272 @@
+"""The walk (rlbench/autoconfig/walk.py) on fake verdicts and fake readings: each stop reason, no move without
+evidence, no value that cannot fit, a knob not moved back, resume without rerunning a finished step."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from walkworld import WalkWorld, advice_for, fake_advise, value
+
+from rlbench.autoconfig import walk_steps
+
+
+@pytest.fixture(autouse=True)
+def fake_verdicts(monkeypatch):
+    monkeypatch.setattr(walk_steps, "advise", fake_advise)
+
+
+def two_moves() -> WalkWorld:
+    """Runners short first (1 -> 4 is 3x), then envs per runner (1 -> 4 is 2x), then nothing names a knob."""
+
+    def truth(axes):
+        r, e = value(axes, "num_env_runners"), value(axes, "num_envs_per_env_runner")
+        return 100.0 * {1: 1.0, 2: 2.0, 4: 3.0}[r] * {1: 1.0, 2: 1.5, 4: 2.0}[e]
+
+    def verdicts(axes):
+        if value(axes, "num_env_runners") < 4:
+            return advice_for("num_env_runners", value(axes, "num_env_runners"), (1, 2, 4))
+        if value(axes, "num_envs_per_env_runner") < 4:
+            return advice_for("num_envs_per_env_runner", value(axes, "num_envs_per_env_runner"), (1, 2, 4))
+        return advice_for(None)
+
+    return WalkWorld(truth, verdicts)
+
+
+def test_two_moves_each_with_its_cause_then_no_knob():
+    w = two_moves()
+    s = w.session()
+    answer = s.run(w)
+    assert [(p.knob, p.from_value, p.to_value, p.outcome) for p in s.path] == [
+        ("num_env_runners", 1, 4, "gain"),
+        ("num_envs_per_env_runner", 1, 4, "gain"),
+    ]
+    assert s.stop_reason == "no_knob" and answer.chosen_key == "num_env_runners=4,num_envs_per_env_runner=4"
+    assert all(p.speedup > 1 and p.ci_low > 1 for p in s.path)  # each move's interval is off 1: the rule's gain
+    assert [p.readings_from >= 3 and p.readings_to >= 3 for p in s.path] == [True, True]
+    assert s.path[0].changes_learning and "runners" in s.path[0].changes_learning
+    assert [p.step for p in s.points_read] == [0, 1, 2]
+    assert answer.baseline_key == "base" and answer.speedup > 5  # 6x by the truth, pooled over the steps
+    assert answer.design_note and "pooled" in answer.design_note
+    assert sum(line.startswith("step ") for line in w.lines) == 2 and w.lines[-1].startswith("walk stopped: no verdict")
+
+
+def test_the_start_is_read_three_times_before_any_verdict():
+    w = two_moves()
+    s = w.session()
+    s.run(w)
+    assert [r for r in w.ran if r.startswith("walk0/")] == [f"walk0/r{i}/i0/base" for i in range(3)]
+
+
+def test_no_fit_stops_before_any_trial_of_a_step():
+    w = WalkWorld(lambda a: 100.0, lambda a: advice_for(None, stop="no_fit", text="no larger value fits"))
+    s = w.session()
+    answer = s.run(w)
+    assert s.stop_reason == "no_fit" and s.path == [] and answer.chosen_key == "base"
+    assert all(r.startswith("walk0/") for r in w.ran) and "no larger value fits" in s.stop_text
+
+
+def test_cores_limit_is_said():
+    w = WalkWorld(lambda a: 100.0, lambda a: advice_for(None, stop="cores_limit", text="2 of 2 cores busy"))
+    s = w.session()
+    s.run(w)
+    assert s.stop_reason == "cores_limit" and "cores are the limit" in s.stop_text
+
+
+def test_no_move_without_evidence():
+    """A value 1% faster (noise 2%): the rule shows no gain, the walk stays and says so."""
+    w = WalkWorld(
+        lambda a: 100.0 * (1.01 if value(a, "num_env_runners") == 2 else 1.0),
+        lambda a: advice_for("num_env_runners", value(a, "num_env_runners"), (1, 2)),
+    )
+    s = w.session()
+    answer = s.run(w)
+    assert [p.outcome for p in s.path] == ["stay"] and s.stop_reason == "no_gain"
+    assert answer.chosen_key == "base" and answer.speedup == 1.0
+    assert "no evidence of a gain" in w.lines[-2]
+
+
+def test_ceiling_stops_the_walk():
+    knob = "num_envs_per_env_runner"
+    w = WalkWorld(lambda a: 100.0, lambda a: advice_for(knob, 1, (1, 2)), ceiling_frac=lambda a: 0.93)
+    s = w.session()
+    s.run(w)
+    assert s.stop_reason == "ceiling" and s.path == [] and "93%" in s.stop_text
+    assert s.points_read[0].ceiling_frac == 0.93
+
+
+def test_more_runners_raise_the_ceiling_so_they_are_raced_however_close():
+    w = two_moves()
+    w.ceiling_frac = lambda a: 0.95
+    s = w.session()
+    s.run(w)
+    assert s.path[0].knob == "num_env_runners" and s.path[0].outcome == "gain"
+    assert s.stop_reason == "ceiling"  # then envs per runner, which do not raise it: the walk stops there
+
+
+def test_an_unmeasured_ceiling_stops_nothing():
+    w = two_moves()
+    s = w.session()
+    s.run(w)
+    assert all(p.ceiling_frac is None for p in s.points_read) and s.stop_reason == "no_knob"
+
+
+def test_budget_stops_the_walk():
+    w = two_moves()
+    s = w.session(budget_s=75.0)  # the start's 3 readings (21 s) and one step of 3 rounds x 3 (63 s) do not fit
+    s.run(w)
+    assert s.stop_reason == "budget" and "s left" in s.stop_text
+    assert w.clock_s <= 75.0 * 1.1
+
+
+def test_a_point_the_walk_left_is_not_raced_again():
+    """1 -> 2 runners (the verdict names 1 and 2), then the verdict at 2 names 1, 2 and 3: 1 lost to 2 with
+    evidence, so only 3 is raced (another race of 1 would cost its rounds and could only lose again), and the path
+    says why 1 was left out."""
+    w = WalkWorld(
+        lambda a: 100.0 * value(a, "num_env_runners"),
+        lambda a: advice_for("num_env_runners", r := value(a, "num_env_runners"), (max(1, r - 1), r, r + 1)),
+    )
+    w.runs = lambda a: "needs 3 CPUs, the trial has 2" if value(a, "num_env_runners") > 3 else None
+    s = w.session()
+    s.run(w)
+    assert [(p.from_value, p.to_value, p.values) for p in s.path] == [(1, 2, (2,)), (2, 3, (3,))]
+    assert not any(r.startswith("walk2/") and r.endswith("/base") for r in w.ran)
+    assert "num_env_runners=1: the walk's own earlier point, left for a gain" in s.path[1].skipped
+    assert s.stop_reason == "no_fit" and "left for a gain" in s.stop_text
+
+
+def test_a_value_that_cannot_fit_is_never_run():
+    w = two_moves()
+    w.runs = lambda a: "needs 3 CPUs, the trial has 2" if value(a, "num_env_runners") == 4 else None
+    s = w.session()
+    s.run(w)
+    assert not any("num_env_runners=4" in r for r in w.ran)
+    assert s.path[0].to_value == 2 and s.path[0].skipped == ("num_env_runners=4: needs 3 CPUs, the trial has 2",)
+
+
+def test_no_value_fits():
+    w = two_moves()
+    w.runs = lambda a: "too large" if a else None
+    s = w.session()
+    s.run(w)
+    assert s.stop_reason == "no_fit" and "too large" in s.stop_text and s.path == []
+
+
+def test_a_point_that_gives_no_reading():
+    w = WalkWorld(lambda a: math.nan, lambda a: advice_for("num_env_runners", 1, (1, 2)))
+    s = w.session()
+    s.run(w)
+    assert s.stop_reason == "no_reading" and len(w.ran) == 3
+
+
+def test_a_grid_walk_moves_along_the_grids_axes_only():
+    w = two_moves()
+    w.verdicts = lambda a: (
+        advice_for("num_env_runners", 1, (1, 2, 4))
+        if value(a, "num_env_runners") == 1
+        else advice_for("num_envs_per_env_runner", 1, (1, 2, 4))
+    )
+    grid = {"num_env_runners": ("env_runners.num_env_runners", (1, 2))}
+    s = w.session(grid_axes=grid)
+    s.run(w)
+    assert s.path[0].axis == "env_runners.num_env_runners" and s.path[0].values == (2,)  # the grid's, not 4
+    assert s.path[0].to_key == "env_runners.num_env_runners=2"
+    assert s.stop_reason == "off_grid" and "num_envs_per_env_runner" in s.stop_text
+
+
+def test_a_knob_moved_back_only_at_a_new_point_with_evidence():
+    """1 -> 2 runners (a gain), then 1 -> 2 envs a runner, then the verdict names runners again: 1 runner with 2 envs
+    is a point the walk never stood at, so it is raced, and it moves back when it is faster by the rule (a later
+    verdict naming the knob again, with evidence); where it is only as good, the cheaper point ends the walk (it is
+    not one the walk left, so the tie-break may take it)."""
+
+    def world(back: float) -> WalkWorld:
+        def truth(a):
+            r, e = value(a, "num_env_runners"), value(a, "num_envs_per_env_runner")
+            return 100.0 * {(1, 1): 1.0, (2, 1): 2.0, (1, 2): back, (2, 2): 2.5}[(r, e)]
+
+        def verdicts(a):
+            r, e = value(a, "num_env_runners"), value(a, "num_envs_per_env_runner")
+            if (r, e) == (2, 1):
+                return advice_for("num_envs_per_env_runner", 1, (1, 2))
+            return advice_for("num_env_runners", r, (1, 2))
+
+        return WalkWorld(truth, verdicts, cv=0.005)
+
+    w = world(back=3.0)
+    s = w.session()
+    s.run(w)
+    moves = [(p.knob, p.from_value, p.to_value, p.outcome) for p in s.path]
+    assert moves[:3] == [
+        ("num_env_runners", 1, 2, "gain"),
+        ("num_envs_per_env_runner", 1, 2, "gain"),
+        ("num_env_runners", 2, 1, "gain"),
+    ]
+    w = world(back=2.5)
+    s = w.session()
+    s.run(w)
+    assert [(p.from_value, p.to_value, p.outcome) for p in s.path][2] == (2, 1, "cheaper")  # a new point, as good
+    assert s.stop_reason == "no_gain"
+
+
+def test_resume_runs_no_finished_trial_again():
+    w = two_moves()
+    w.interrupt_after = 14  # in the second step's race
+    with pytest.raises(KeyboardInterrupt):
+        w.session().run(w)
+    done = list(w.ran)
+    w.interrupt_after = None
+    w.ran = []
+    s = w.session(decided=w.saved)
+    s.run(w)
+    assert not set(w.ran) & set(done)
+    assert [(p.from_value, p.to_value) for p in s.path] == [(1, 4), (1, 4)] and s.stop_reason == "no_knob"
+
+
+def test_a_move_that_cost_learning_is_said():
+    """minibatch 128 -> 512 is 2x the throughput and half the return at equal env steps: the step says so."""
+    w = WalkWorld(
+        lambda a: 100.0 * (2.0 if value(a, "minibatch_size") == 512 else 1.0),
+        lambda a: (
+            advice_for("minibatch_size", value(a, "minibatch_size"), (128, 512))
+            if value(a, "minibatch_size") == 128
+            else advice_for(None)
+        ),
+        curve=lambda a: 5.0 if value(a, "minibatch_size") == 512 else 10.0,
+    )
+    s = w.session()
+    s.run(w)
+    step = s.path[0]
+    assert step.outcome == "gain" and step.changes_learning == "fewer, larger SGD steps an epoch"
+    assert step.learning_cost and "cost learning" in step.learning
+
+
+def test_time_to_target_races_time_not_throughput():
+    """Under time to target the scores are 1/seconds: the faster point to the target wins."""
+    w = two_moves()
+    w.seconds_to_target = True
+    s = w.session(objective="time_to_target")
+    s.run(w)
+    assert s.path[0].outcome == "gain" and s.path[0].learning is None  # the race itself judged learning
+
+
+def test_with_address_parallel_a_steps_round_runs_at_once():
+    """A runner that runs several trials at once (``--parallel``) gets each round of a step, its values and the
+    current point, together, and the walk takes the same path."""
+
+    class AtOnce(WalkWorld):
+        width = 3
+
+        def run_many(self, requests):
+            self.groups.append([r.request_id for r in requests])
+            return [self.run(r) for r in requests]
+
+    w = AtOnce(two_moves().truth, two_moves().verdicts)
+    w.groups = []
+    s = w.session()
+    s.run(w)
+    assert [(p.from_value, p.to_value) for p in s.path] == [(1, 4), (1, 4)]
+    rounds = [g for g in w.groups if g[0].startswith("walk1/")]
+    assert rounds and all(len(g) == 3 for g in rounds)  # the current point and the values 2 and 4, at once
+    assert sorted(r.split("/", 3)[3] for r in rounds[0]) == ["base", "num_env_runners=2", "num_env_runners=4"]
