@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 #: 2.55.1, 2.56.1, 2.57.1, 2.58.0, 2.59.0 and 2.60.0 ran and recorded every timer; 2.44.1, 2.50.0, 2.51.2,
 #: 2.52.0 and 2.52.1 fail at build: their ``metrics_logger`` lacks ``DEFAULT_STATS_CLS_LOOKUP``, which the
 #: per-iteration stats class (``config.py``) extends. An older ray is refused before anything runs.
-SUPPORTED_RAY = "2.53.0"
+SUPPORTED_RAY = "2.40.0"
 
 
 class RLlibAdapter(AdapterBase):
