@@ -149,9 +149,11 @@ def step_lines(trend: ConfigTrend) -> list[str]:
                     f"{interval_text(c.paired_ci_low, c.paired_ci_high)}"
                 )
         elif step.change.runs_a < ROUNDS_FOR_EVIDENCE:
-            text = f"{step.verdict} ({step.change.runs_a} rounds together)"
-        else:
-            text = f"no evidence of a change ({step.sentence.removeprefix('no evidence of a difference ')})"
+            text = step.verdict  # no evidence yet: N rounds together; what would show it
+        elif step.verdict == "no significant change":
+            text = f"no evidence of a change {step.sentence.removeprefix('no evidence of a difference ')}"
+        else:  # a change with evidence, under the threshold
+            text = f"{step.verdict}: {step.sentence}"
         if step.api is not None and step.api.any:
             text += f". API: {step.api.words()}"
         out.append(head + text)

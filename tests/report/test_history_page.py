@@ -1,0 +1,81 @@
+"""The history page and history.json built from a golden history folder (tests/report/fixtures/history_golden/, made
+by make_history_golden.py beside it, which states its known answers): two runs, a confirmed regression, an API
+change said as such, twins with no evidence of a change, a failed trial whose reason holds markup."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from rlbench.commands._history_write import write_history
+
+GOLDEN = Path(__file__).parent / "fixtures" / "history_golden"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    out = tmp_path_factory.mktemp("history") / "h"
+    shutil.copytree(GOLDEN, out)
+    console = Console(width=300, record=True)
+    slower = write_history(out, 0.05, console)
+    return out, slower, console.export_text()
+
+
+def test_the_confirmed_regression_fails_and_the_api_change_does_not(built):
+    out, slower, text = built
+    assert slower == 1  # num_env_runners=0's 1.1 -> 2.0; num_env_runners=1's is an API change
+    assert "num_env_runners=0: regressed: pkg-2.0 is 50.0% slower than pkg-1.1 (6 rounds;" in text
+    assert "num_env_runners=1: API change: pkg-2.0 is 50.0% slower than pkg-1.1" in text
+
+
+def test_history_json_holds_each_steps_standing(built):
+    out, _, _ = built
+    body = json.loads((out / "history.json").read_text())
+    assert body["versions"] == ["1.0", "1.1", "2.0"] and [r["name"] for r in body["runs"]] == [
+        "01-history",
+        "02-confirm-1.1-2.0-c1",
+    ]
+    zero, one = body["configurations"]
+    assert [s["outcome"] for s in zero["steps"]] == ["", "confirmed"]
+    assert zero["steps"][1]["confirmation"]["runs_a"] == 6 and zero["steps"][1]["confirmation_run"] == (
+        "02-confirm-1.1-2.0-c1"
+    )
+    assert [s["outcome"] for s in one["steps"]] == ["", "API change"]
+    api = one["steps"][1]["api"]
+    assert api["defaults"] == {"rollout_fragment_length": ["auto", 50]}  # the seed differs by round: not a default
+    assert api["read_paths"] == {"per-iteration values": ["old way", "new way"]}
+    assert zero["steps"][0]["change"]["runs_a"] == 5  # round 5 of 1.0 failed: five pairs, no verdict
+    assert zero["points"][0]["failed"] == 1 and zero["points"][0]["ok_rounds"] == 5
+    sample = next(p for p in zero["points"][2]["phases"] if p["phase"] == "sample_s")
+    # each round: 1,000 steps at (1000 + 10 r) x 0.5 steps/s, 0.3 s of it not sampling; the median of the six rounds
+    per_round = sorted(1000 * (1000 / ((1000 + 10 * r) * 0.5) - 0.3) for r in range(6))
+    assert sample["ms_per_k"] == pytest.approx((per_round[2] + per_round[3]) / 2)
+
+
+def test_the_page_says_each_step_with_its_evidence(built):
+    out, _, _ = built
+    page = (out / "history.html").read_text()
+    assert "<title>pkg 1.0 to 2.0: performance history</title>" in page
+    items = re.findall(r"<li>(.*?)</li>", page)
+    assert any(i.startswith("num_env_runners=0, 1.1 -&gt; 2.0: regressed: pkg-2.0 is 50.0% slower") for i in items)
+    assert any(i.startswith("num_env_runners=1, 1.1 -&gt; 2.0: API change: pkg-2.0 is 50.0% slower") for i in items)
+    assert "1.0 -&gt; 1.1: no evidence of a change (6 rounds; paired ratio 1.000" in page  # the twins
+    assert "1.0 -&gt; 1.1: no evidence yet: 5 rounds; 6 rounds could show it" in page
+    assert "confirmation (02-confirm-1.1-2.0-c1, 6 rounds of the two releases alone): paired ratio 0.500" in page
+    assert "API: defaults changed: rollout_fragment_length &#x27;auto&#x27; -&gt; 50" in page
+    assert "read differently: per-iteration values: old way -&gt; new way" in page
+    assert "phases that moved (paired, with evidence): sample x" in page
+
+
+def test_the_page_is_one_inert_file(built):
+    out, _, _ = built
+    page = (out / "history.html").read_text()
+    assert page.count("data:image/png;base64,") == 2  # one figure per configuration, embedded
+    assert "<script" not in page and "src='http" not in page and "href=" not in page
+    assert "ValueError: &lt;script&gt;alert(1)&lt;/script&gt; refused" in page  # text from elsewhere, as text
+    assert (out / "plots" / "history-num_env_runners_0.png").stat().st_size > 0
