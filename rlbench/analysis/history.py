@@ -266,6 +266,7 @@ def history_trends(
     *,
     threshold: float = 0.05,
     facts: dict[str, dict[str, Any]] | None = None,
+    package: str | None = None,
 ) -> list[ConfigTrend]:
     """Per grid point (``axes``: its columns), every version (``versions``: (version, variant name), in
     order) and the step between each adjacent pair: throughput always, time to target when the trials
@@ -286,7 +287,7 @@ def history_trends(
             _point(sides[name], version, name, with_target, lost[lost["variant"] == name]) for version, name in versions
         ]
         known = {
-            name: release_facts([facts.get(str(t), {}) for t in sides[name]["trial_id"]]) if facts else ({}, {})
+            name: release_facts([facts.get(str(t), {}) for t in sides[name]["trial_id"]]) if facts else ({}, {}, {})
             for _, name in versions
         }
         steps = []
@@ -295,7 +296,7 @@ def history_trends(
                 step = compare_step(
                     _rates(sides[a], metric), _rates(sides[b], metric), (va, vb), (a, b), metric, threshold
                 )
-                extra: dict[str, Any] = {"api": api_change(va, vb, known[a], known[b]) if facts else None}
+                extra: dict[str, Any] = {"api": api_change(va, vb, known[a], known[b], package) if facts else None}
                 if metric == "throughput":
                     extra["phases"] = _phase_steps(sides[a], sides[b])
                 if step.flagged:

@@ -11,7 +11,9 @@ defaults, plain values only). Between two adjacent releases of one configuration
   on (or no more, or not yet: a phase None on one side);
 - a config key whose value differs is a **changed default** (the spec set the same value on both sides, so
   the release resolved it differently); a key only one side has was **added** or **removed** (renamed keys
-  show as one of each).
+  show as one of each);
+- a dependency whose imported version differs (each trial records the versions its process imported) came
+  with the release: RLlib pins gymnasium per release, so a step may carry a gymnasium change too.
 
 A key whose value differs between two trials of the same release (the seed of a round) says nothing of the
 release and is left out.
@@ -39,11 +41,14 @@ class ApiChange:
     """Config keys only the later release has."""
     removed: list[str] = field(default_factory=list)
     """Config keys only the earlier release has."""
+    dependencies: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    """Distribution -> (the version the earlier release's trials imported, the later's): those that differ, the
+    compared package itself left out (a release's own pins, e.g. RLlib 2.49's ``gymnasium==1.1.1``)."""
 
     @property
     def any(self) -> bool:
         """Whether anything differs."""
-        return bool(self.read_paths or self.defaults or self.added or self.removed)
+        return bool(self.read_paths or self.defaults or self.added or self.removed or self.dependencies)
 
     def words(self, most: int = 6) -> str:
         """The change in one line: ``defaults changed: a 1 -> 2; read differently: x; 3 keys added, 1 removed``."""
@@ -59,14 +64,27 @@ class ApiChange:
             )
         if self.added or self.removed:
             parts.append(f"config keys: {len(self.added)} added, {len(self.removed)} removed")
+        if self.dependencies:
+            parts.append(
+                "dependencies: "
+                + "; ".join(f"{k} {v[0] or 'none'} -> {v[1] or 'none'}" for k, v in self.dependencies.items())
+            )
         return "; ".join(parts) if parts else "no API change seen"
 
 
-def release_facts(facts: Iterable[Mapping[str, Any]]) -> tuple[dict[str, str], dict[str, Any]]:
-    """One release's (read paths, config) over its trials' build facts: what every trial agrees on (a key whose
-    value differs between them, or that some trial lacks, is left out)."""
+Facts = tuple[dict[str, Any], dict[str, Any], dict[str, Any]]
+
+
+def release_facts(facts: Iterable[Mapping[str, Any]]) -> Facts:
+    """One release's (read paths, config, imported versions) over its trials' facts (``read_paths``,
+    ``framework_config``, ``versions``): what every trial agrees on (a key whose value differs between them, or that
+    some trial lacks, is left out)."""
     facts = [f for f in facts if isinstance(f, Mapping)]
-    return _agreed([f.get("read_paths") for f in facts]), _agreed([f.get("framework_config") for f in facts])
+    return (
+        _agreed([f.get("read_paths") for f in facts]),
+        _agreed([f.get("framework_config") for f in facts]),
+        _agreed([f.get("versions") for f in facts]),
+    )
 
 
 def _agreed(dicts: list[Any]) -> dict[str, Any]:
@@ -81,22 +99,23 @@ def _plain(value: Any) -> bool:
     return value is None or isinstance(value, (bool, int, float, str))
 
 
-def api_change(
-    before: str,
-    after: str,
-    a: tuple[Mapping[str, Any], Mapping[str, Any]],
-    b: tuple[Mapping[str, Any], Mapping[str, Any]],
-) -> ApiChange:
-    """The change from release ``before`` (its (read paths, config), :func:`release_facts`) to ``after``. Releases
-    with no recorded facts (an older rlbench's trials) show no change: unknown is not a change."""
-    (paths_a, config_a), (paths_b, config_b) = a, b
+def api_change(before: str, after: str, a: Facts, b: Facts, package: str | None = None) -> ApiChange:
+    """The change from release ``before`` (its facts, :func:`release_facts`) to ``after``; ``package``: the compared
+    distribution, left out of the dependencies. Releases with no recorded facts (an older rlbench's trials) show no
+    change: unknown is not a change."""
+    (paths_a, config_a, deps_a), (paths_b, config_b, deps_b) = a, b
     paths = {
         k: (paths_a.get(k), paths_b.get(k))
         for k in sorted(set(paths_a) | set(paths_b))
         if paths_a and paths_b and paths_a.get(k) != paths_b.get(k)
     }
+    deps = {
+        k: (deps_a.get(k), deps_b.get(k))
+        for k in sorted(set(deps_a) | set(deps_b))
+        if deps_a and deps_b and k != package and deps_a.get(k) != deps_b.get(k)
+    }
     if not (config_a and config_b):
-        return ApiChange(before, after, paths)
+        return ApiChange(before, after, paths, dependencies=deps)
     both = sorted(set(config_a) & set(config_b))
     return ApiChange(
         before,
@@ -105,4 +124,5 @@ def api_change(
         {k: (config_a[k], config_b[k]) for k in both if config_a[k] != config_b[k]},
         sorted(set(config_b) - set(config_a)),
         sorted(set(config_a) - set(config_b)),
+        deps,
     )

@@ -13,6 +13,7 @@ not kept; the load is the mean over its trials of the CPU that was not theirs, `
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,6 +125,13 @@ def read_run(path: Path, number: int, kind: str) -> tuple[RunInfo, pd.DataFrame,
     split = phase_rates(pd.read_parquet(its)) if its.exists() else phase_rates(pd.DataFrame())
     trials = trials.join(split, on="trial_id") if len(trials) else trials
     facts = {f"{path.name}/{t}": _facts(folder, str(t)) for t in trials.get("trial_id", [])}
+    for t, text in zip(trials.get("trial_id", []), trials.get("versions", [None] * len(trials))):
+        try:
+            imported = json.loads(text) if isinstance(text, str) else None
+        except ValueError:
+            imported = None
+        if isinstance(imported, dict):
+            facts[f"{path.name}/{t}"]["versions"] = {str(k): v for k, v in imported.items() if isinstance(v, str)}
     rounds = trials["round"] if "round" in trials else trials.get("repeat", pd.Series(dtype=int))
     trials = trials.assign(
         trial_id=[f"{path.name}/{t}" for t in trials["trial_id"]],

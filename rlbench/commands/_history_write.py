@@ -30,7 +30,9 @@ def history_trends_of(out_dir: Path, threshold: float):
         return data, []
     package = data.package or ""
     versions = [(v, variant_name(package, v)) for v in data.versions()]
-    trends = history_trends(data.trials, data.axes, versions, threshold=threshold, facts=data.facts)
+    trends = history_trends(
+        data.trials, data.axes, versions, threshold=threshold, facts=data.facts, package=data.package
+    )
     confirmations = {}
     for info, trials in data.confirmations:
         if len(info.versions) != 2 or trials.empty:

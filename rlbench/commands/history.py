@@ -160,7 +160,15 @@ def _history(args: argparse.Namespace, console: Console) -> int:
             if near - set(added) - set(args.versions.split(",") if args.versions else ()):
                 say(console, f"with their neighbours in the history: {', '.join(versions)}")
         if len(versions) < 2:
-            raise ValueError(f"versions {', '.join(versions)}: give at least two versions to compare")
+            flag = f"--versions {args.versions}" if args.versions else f"--from {args.first} --to {args.last}"
+            raise ValueError(
+                f"{flag}: give at least two versions to compare"
+                + (
+                    " (a history adds rounds of the versions named, and a new one with its neighbours)"
+                    if before
+                    else ""
+                )
+            )
         loaded = load_versions(args.config, args.package, versions, rounds, args.index)
         if listed is not None and unknown_versions(versions, listed):
             raise ValueError(

@@ -15,7 +15,7 @@ def facts(paths: dict, **config) -> dict:
 
 
 def test_only_what_every_trial_of_a_release_agrees_on_is_its_fact():
-    paths, config = release_facts([facts({"a": "x"}, lr=0.1, seed=1), facts({"a": "x"}, lr=0.1, seed=2)])
+    paths, config, _ = release_facts([facts({"a": "x"}, lr=0.1, seed=1), facts({"a": "x"}, lr=0.1, seed=2)])
     assert paths == {"a": "x"} and config == {"lr": 0.1}  # the seed is the round's, not the release's
 
 
@@ -33,7 +33,7 @@ def test_a_changed_default_a_new_key_and_a_new_read_path():
 
 def test_unknown_facts_are_no_change():
     known = release_facts([facts({"stats": "Stats"}, lr=0.1)])
-    assert not api_change("1", "2", known, ({}, {})).any and not api_change("1", "2", ({}, {}), known).any
+    assert not api_change("1", "2", known, ({}, {}, {})).any and not api_change("1", "2", ({}, {}, {}), known).any
 
 
 def test_each_phase_is_milliseconds_per_thousand_steps_over_the_steady_iterations():
@@ -47,3 +47,11 @@ def test_each_phase_is_milliseconds_per_thousand_steps_over_the_steady_iteration
     got = phase_rates(its).loc["t"]
     assert got["sample_ms_per_k"] == pytest.approx(1000.0) and got["learn_ms_per_k"] == pytest.approx(250.0)
     assert got["sync_ms_per_k"] is None or pd.isna(got["sync_ms_per_k"])  # never reported: none, not 0
+
+
+def test_a_dependency_that_came_with_the_release_is_said_but_not_the_package_itself():
+    a = release_facts([{"versions": {"ray": "2.48.0", "gymnasium": "1.0.0", "torch": "2.13.0"}}])
+    b = release_facts([{"versions": {"ray": "2.49.2", "gymnasium": "1.1.1", "torch": "2.13.0"}}])
+    change = api_change("2.48.0", "2.49.2", a, b, package="ray")
+    assert change.dependencies == {"gymnasium": ("1.0.0", "1.1.1")}
+    assert change.words() == "dependencies: gymnasium 1.0.0 -> 1.1.1"
