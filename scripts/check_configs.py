@@ -8,7 +8,9 @@ Each config runs as a user runs it: ``python -m rlbench sweep CONFIG --quick --o
 folder, from the repository's root (one repeat, no warm-up, one iteration on a cut train batch; an
 ``autoconfig:`` spec plans its search space and runs its baseline: docs/SPEC.md, "--quick"). One line per
 config: ``ok`` (how many trials ran), ``ok, N skipped: why`` (points this machine cannot run, a GPU point on a
-machine without one, said in the sweep's own words), or ``FAILED`` with the command's exit code, where its
+machine without one, said in the sweep's own words), ``needs the [X] extra`` with the ``pip install`` line when
+the spec was refused because a framework or env it uses needs an extra this install lacks (the config is not
+broken: this machine lacks a package; counted apart), or ``FAILED`` with the command's exit code, where its
 whole output is (``DIR.log`` beside each result folder) and the first failure's message. Exit 1 if any config failed, else 0. The wall of the whole check and the load average are
 printed last (docs/MEASUREMENT.md has a dated figure). Run it whenever a config, the spec model, the plan or a
 command changed.
@@ -25,7 +27,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from rlbench.commands.exit_codes import EXIT_BAD_INPUT
+
 REPO = Path(__file__).resolve().parents[1]
+#: How the spec's load refuses a framework or an env whose extra is not installed (rlbench.spec.envcheck).
+NEEDS_EXTRA = re.compile(r"needs the \[(\w+)\] extra, which is not installed: (pip install .+?\))")
 
 
 def configs(only: str | None) -> list[Path]:
@@ -78,8 +84,9 @@ def first_problem(text: str, failures: list[str]) -> str:
     return lines[-1][-300:] if lines else "no output"
 
 
-def check(config: Path, out: Path, timeout_s: float) -> tuple[bool, str]:
-    """Run one config with --quick into ``out`` (its output in ``out``.log): (ok, its line)."""
+def check(config: Path, out: Path, timeout_s: float) -> tuple[str, str]:
+    """Run one config with --quick into ``out`` (its output in ``out``.log): (``ok``, ``extra`` or ``failed``, its
+    line)."""
     name = str(config.relative_to(REPO))
     t = time.monotonic()
     try:
@@ -92,18 +99,27 @@ def check(config: Path, out: Path, timeout_s: float) -> tuple[bool, str]:
             env={**os.environ, "COLUMNS": "200"},
         )
     except subprocess.TimeoutExpired:
-        return False, f"{name}: FAILED: still running after {timeout_s:g} s (--timeout), stopped"
+        return "failed", f"{name}: FAILED: still running after {timeout_s:g} s (--timeout), stopped"
     wall = time.monotonic() - t
     out.with_suffix(".log").write_text(done.stdout + done.stderr)
     statuses, skipped, failures = outcome(out) if out.exists() else ({}, {}, [])
+    if (
+        done.returncode == EXIT_BAD_INPUT
+        and not out.exists()
+        and (needs := NEEDS_EXTRA.search(" ".join((done.stderr + done.stdout).split())))
+    ):
+        return "extra", f"{name}: needs the [{needs.group(1)}] extra, not installed here: {needs.group(2)}"
     if done.returncode != 0:
         first = first_problem(done.stdout + done.stderr, failures)
-        return False, f"{name}: FAILED (exit {done.returncode}, {wall:.0f} s; log: {out.with_suffix('.log')}): {first}"
+        return (
+            "failed",
+            f"{name}: FAILED (exit {done.returncode}, {wall:.0f} s; log: {out.with_suffix('.log')}): {first}",
+        )
     ran = statuses.get("ok", 0)
     if not skipped:
-        return True, f"{name}: ok, {ran} trial{'s' if ran != 1 else ''} ran ({wall:.0f} s)"
+        return "ok", f"{name}: ok, {ran} trial{'s' if ran != 1 else ''} ran ({wall:.0f} s)"
     n = sum(skipped.values())
-    return True, (
+    return "ok", (
         f"{name}: ok, {n} skipped: "
         + "; ".join(f"{count} {why}" for why, count in skipped.items())
         + f"; {ran} ran ({wall:.0f} s)"
@@ -121,17 +137,19 @@ def main() -> int:
         print(f"no config under configs/ matches --only {args.only!r}", file=sys.stderr)
         return 2
     t0 = time.monotonic()
-    failed = 0
+    counts = {"ok": 0, "extra": 0, "failed": 0}
     with tempfile.TemporaryDirectory(prefix="rlbench-check-") as tmp:
         root = args.keep or Path(tmp)
         for i, config in enumerate(chosen):
             out = root / f"{i:02d}-{config.stem}"
-            ok, line = check(config, out, args.timeout)
-            failed += not ok
+            status, line = check(config, out, args.timeout)
+            counts[status] += 1
             print(line, flush=True)
+    failed = counts["failed"]
     load = os.getloadavg()
     print(
-        f"{len(chosen)} configs, {failed} failed, in {time.monotonic() - t0:.0f} s "
+        f"{len(chosen)} configs, {failed} failed, {counts['extra']} need an extra not installed here, "
+        f"in {time.monotonic() - t0:.0f} s "
         f"(load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, {os.cpu_count()} cores)"
     )
     return 1 if failed else 0

@@ -22,20 +22,24 @@ PACKAGE = REPO / "rlbench"
 MAX_LINES = 460
 
 #: Room -> the rooms its modules may import (at module level, or inside a function), its own included.
-#: Bottom to top: results, adapters, worker, measure, spec, studies, analysis, autoconfig, run, report, commands.
+#: Bottom to top: ray_facts and results, adapters, worker, measure, spec, studies, analysis, autoconfig, run, report,
+#: commands. ``ray_facts`` (Ray's process facts and the one seam to its private API) is the floor every room that
+#: meets Ray may stand on.
 MAY_IMPORT: dict[str, set[str]] = {
+    "ray_facts": {"ray_facts"},
     "results": {"results"},
-    "adapters": {"adapters"},
-    "worker": {"worker", "results"},
-    "measure": {"measure", "worker", "adapters", "results"},
+    "adapters": {"adapters", "ray_facts"},
+    "worker": {"worker", "results", "ray_facts"},
+    "measure": {"measure", "worker", "adapters", "results", "ray_facts"},
     "spec": {"spec", "adapters", "measure", "results"},
-    "studies": {"studies", "adapters"},
-    "run": {"run", "spec", "results", "measure", "worker", "adapters", "studies", "autoconfig"},
+    "studies": {"studies", "adapters", "ray_facts"},
+    "run": {"run", "spec", "results", "measure", "worker", "adapters", "studies", "autoconfig", "ray_facts"},
     "analysis": {"analysis", "results", "spec", "adapters", "studies"},
     "autoconfig": {"autoconfig", "analysis", "spec", "results"},
     "report": {"report", "analysis", "results", "spec", "measure"},
     "commands": {
         "commands",
+        "ray_facts",
         "run",
         "spec",
         "results",
@@ -68,6 +72,7 @@ WORKER_LAZY_THIRD_PARTY: dict[str, set[str]] = {
 #: rlbench modules a worker module may import at module level (standard library only themselves).
 WORKER_TOP_LEVEL_RLBENCH = (
     "rlbench.worker",
+    "rlbench.ray_facts",
     "rlbench.results.layout",
     "rlbench.results.files",
     "rlbench.results.events",
@@ -208,9 +213,8 @@ def test_no_module_over_460_lines():
 #: Class names two modules define, each with the modules, and why it is allowed for now. Each entry must still
 #: be true (the test says when one is not), so the list only shrinks.
 SAME_CLASS_NAME_EXCEPTIONS: dict[str, tuple[str, ...]] = {
-    # One thing twice, not two things: a report figure (path, title, caption), copied field by field into the
-    # block in report/document.py. One of each is issue 44's later step.
-    "Figure": ("rlbench.report.blocks", "rlbench.report.config_plots"),
+    # Empty since issue 51: the last one, ``Figure`` (report/blocks.py and report/config_plots.py, one thing twice),
+    # is report/blocks.py's alone.
 }
 
 
@@ -248,7 +252,8 @@ def test_a_class_name_means_one_thing():
 NEUTRAL_ADAPTER_MODULES = (
     "rlbench.adapters",
     "rlbench.adapters.base",
-    "rlbench.adapters.common",
+    "rlbench.adapters.demand",
+    "rlbench.adapters.timings",
     "rlbench.adapters.vocabulary",
     "rlbench.adapters.roles",
     "rlbench.adapters.envs",
@@ -315,13 +320,13 @@ def test_no_module_outside_the_adapters_names_a_concrete_adapter():
 
 def test_adapters_never_import_the_spec_even_for_type_checkers():
     """The spec imports the adapters' registry; an adapter reaching back up to the spec would be a
-    cycle of meaning even where it is not one at run time."""
+    cycle of meaning even where it is not one at run time. (The floor, Ray's facts, is below them.)"""
     wrong = [
         f"{m}: {n}"
         for m in MODULES
         if m.startswith("rlbench.adapters")
         for n, _ in imports(m, type_checking=True)
-        if (t := ours(n)) and room(t) not in (None, "adapters")
+        if (t := ours(n)) and room(t) not in (None, "adapters", "ray_facts")
     ]
     assert wrong == []
 
@@ -383,7 +388,7 @@ def rllib_words() -> FrameworkWords:
     """RLlib's words, from the RLlib adapter: its algorithms, config and actor classes, the builder methods its
     build calls, its result paths, and of their keys those that are not rlbench's own vocabulary (the spec's
     field names, the tables' columns, the stop metrics' short names)."""
-    from rlbench.adapters.base import IterationTimings
+    from rlbench.adapters.timings import IterationTimings
     from rlbench.adapters.rllib import config as rllib_config
     from rlbench.adapters.rllib import results
     from rlbench.adapters.rllib.roles import RAY_TITLE_ROLES
@@ -581,7 +586,7 @@ def test_worker_modules_import_the_standard_library_only():
 
 @pytest.mark.parametrize(
     "module",
-    [m for m in MODULES if m.startswith("rlbench.worker")]
+    [m for m in MODULES if m.startswith(("rlbench.worker", "rlbench.ray_facts"))]
     + ["rlbench.results.layout", "rlbench.results.files", "rlbench.results.events"],
 )
 def test_worker_modules_import_with_no_site_packages(module):
@@ -610,6 +615,7 @@ AUTOCONFIG_MAY_IMPORT = (
     "rlbench.analysis.stats",
     "rlbench.analysis.findings",
     "rlbench.analysis.evidence",
+    "rlbench.analysis.autoconfig_run",
     "rlbench.analysis.change",
     "rlbench.analysis.windows",
     "rlbench.analysis.trial_rows",
@@ -717,6 +723,17 @@ def test_the_schema_names_every_event():
 THRESHOLD_NAME = re.compile(r"THRESHOLD|TOLERANCE|CONFIDENCE|SIGNIFICANCE|(^|_)ALPHA($|_)")
 #: A confidence level typed by hand in text (``95% CI``): the text is made from ``findings.CONFIDENCE``.
 TYPED_LEVEL = re.compile(r"\b\d{2}(\.\d+)?%\s*(CI|confidence|bootstrap|interval|percentile)", re.I)
+#: A count of readings, repeats or rounds typed in text (``fewer than 3 readings``, ``3 or more readings a side``): the
+#: text is made from ``findings.REPEATS_FOR_EVIDENCE``, ``ROUNDS_FOR_EVIDENCE`` or the constant the count is of
+#: (issue 51: "fewer than 3 readings" was typed in five places, one rule's count in words).
+TYPED_COUNT = re.compile(
+    r"\b\d+\s+(or more\s+|or fewer\s+)?(readings?|repeats?|rounds?)\b|\b(fewer|more|less) than \d+\b", re.I
+)
+#: A threshold or significance level typed in text (``within 5%``, ``agrees at 0.05``, ``p < 0.05``): the text is
+#: made from the threshold it states (issue 51: a run with ``tolerance_pct: 10`` reported "within 5%").
+TYPED_THRESHOLD = re.compile(
+    r"\b(at|within|below|above|under|over)\s+(0\.\d+\b|\d+(\.\d+)?\s*%)|\bp\s*(<=|<|=)\s*0\.\d+", re.I
+)
 #: Statistics packages: their tests and intervals are called in analysis/stats.py only (one bootstrap engine, one
 #: rank test of each design), which every other module calls.
 STATS_IMPORTS = ("scipy.stats", "statsmodels", "arch.bootstrap")
@@ -726,7 +743,8 @@ def own_statistics(module: str, source: str) -> list[str]:
     """Where ``module`` defines a "did it change?" of its own: a statistics package imported outside
     analysis/stats.py (``from scipy import stats`` included), a percentile or quantile taken outside analysis/ (an
     interval's ends; a bootstrap by hand), a module-level constant named as a threshold outside analysis/findings.py,
-    a confidence level typed in text (docstrings and comments are prose and not read)."""
+    a confidence level, a count of readings, repeats or rounds, or a threshold typed in text (docstrings and
+    comments are prose and not read)."""
     tree = ast.parse(source)
     found = []
     if module != "rlbench.analysis.stats":
@@ -766,14 +784,15 @@ def own_statistics(module: str, source: str) -> list[str]:
                 if isinstance(t, ast.Name) and THRESHOLD_NAME.search(t.id)
             ]
     prose = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
-    found += [
-        f"line {n.lineno}: {n.value[:40]!r} types a confidence level"
-        for n in ast.walk(tree)
-        if isinstance(n, ast.Constant)
-        and isinstance(n.value, str)
-        and id(n) not in prose
-        and TYPED_LEVEL.search(n.value)
-    ]
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in prose:
+            for pattern, what in (
+                (TYPED_LEVEL, "a confidence level"),
+                (TYPED_COUNT, "a count"),
+                (TYPED_THRESHOLD, "a threshold"),
+            ):
+                if pattern.search(n.value):
+                    found.append(f"line {n.lineno}: {n.value[:40]!r} types {what}")
     return found
 
 
@@ -801,6 +820,32 @@ def test_the_statistics_checker_sees_each_way_of_deciding_on_its_own():
         "rlbench.report.document": 'from rlbench.analysis.findings import CONFIDENCE\nt = f"{CONFIDENCE:.0%} CI"\n',
     }
     assert {m: own_statistics(m, s) for m, s in fine.items()} == {m: [] for m in fine}
+
+
+def test_the_statistics_checker_sees_a_count_or_a_threshold_typed_in_words():
+    """Issue 51's planted copies: the words of autoconfig's old rule and of variants' method, typed."""
+    planted = (
+        'A = "Not measured enough (fewer than 3 readings a side)"\n'
+        'B = f"indistinguishable ({n} keys, 3 or more readings a side)"\n'
+        'C = f"the cheapest of them within 5% of the fastest\'s median"\n'
+        'D = "the Wilcoxon test agrees at 0.05"\n'
+        'E = f"needs 6 rounds; p < 0.05"\n'
+    )
+    assert sorted(own_statistics("rlbench.report.autoconfig_section", planted)) == [
+        "line 1: 'Not measured enough (fewer than 3 readin' types a count",
+        "line 2: ' keys, 3 or more readings a side)' types a count",
+        "line 3: 'the cheapest of them within 5% of the fa' types a threshold",
+        "line 4: 'the Wilcoxon test agrees at 0.05' types a threshold",
+        "line 5: 'needs 6 rounds; p < 0.05' types a count",
+        "line 5: 'needs 6 rounds; p < 0.05' types a threshold",
+    ]
+    fine = (
+        '"""Fewer than 3 readings a side, within 5%: prose."""\n'
+        'A = f"({too_few_readings_text()}), within {tolerance_pct:g}% of it"\n'
+        'B = f"agrees at {SIGNIFICANCE:g}; {REPEATS_FOR_EVIDENCE} or more readings a side"\n'
+        'C = "rlbench simbench --repeats 1 --cpus 2"  # 3 rounds in a comment\n'
+    )
+    assert own_statistics("rlbench.report.autoconfig_section", fine) == []
 
 
 def test_no_module_decides_did_it_change_on_its_own():
@@ -861,3 +906,152 @@ def test_every_rule_names_a_test_that_exists():
         missing += [n for n in names if f"def {n}(" not in tests_text]
         missing += [f for f in files + source if not (REPO / f).is_file()]
     assert len(rows) >= 15 and missing == []
+
+
+#: What only the analysis does: read a results folder's files and compute the figures a report shows (the one
+#: Pareto front, the one CPUs-given rule). The report draws what :func:`rlbench.analysis.analyze` returns.
+ANALYSIS_ONLY_CALLS = frozenset(
+    {
+        "read_json",
+        "read_events",
+        "read_record",
+        "read_manifest",
+        "read_parquet",
+        "read_csv",
+        "pareto_front",
+        "cpus_given",
+    }
+)
+#: Report modules that write a spec from one trial's plan (``rlbench reproduce``, ``next.yaml``): they read the plan
+#: and the manifest, and draw nothing.
+REPORT_MODULES_THAT_READ = ("rlbench.report.reproduce", "rlbench.report.next_spec")
+
+
+def report_derivations(module: str, source: str) -> list[str]:
+    """Where a report module reads a results file or computes what the analysis computes (issue 51: the autoconfig
+    section read autoconfig.json and summed CPUs by a rule of its own)."""
+    if not module.startswith("rlbench.report") or module in REPORT_MODULES_THAT_READ:
+        return []
+    return [
+        f"line {n.lineno}: {ast.unparse(n.func)}(...)"
+        for n in sorted((n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Call)), key=lambda n: n.lineno)
+        if (getattr(n.func, "id", None) or getattr(n.func, "attr", None)) in ANALYSIS_ONLY_CALLS
+    ]
+
+
+def test_the_report_checker_sees_a_file_read_or_a_front_computed():
+    planted = (
+        "data = read_json(ResultsFolder(out_dir).autoconfig, None)\n"
+        "front = per[pareto_front(per, ['cpus'], ['rate'])]\n"
+        "m = folder.read_manifest()\n"
+        "ok['c'] = targets.cpus_given(ok)\n"
+        "x = run.front.itertuples()\n"
+    )
+    assert report_derivations("rlbench.report.autoconfig_section", planted) == [
+        "line 1: read_json(...)",
+        "line 2: pareto_front(...)",
+        "line 3: folder.read_manifest(...)",
+        "line 4: targets.cpus_given(...)",
+    ]
+    assert report_derivations("rlbench.report.reproduce", planted) == []
+    assert report_derivations("rlbench.analysis.autoconfig_run", planted) == []
+
+
+def test_the_report_draws_what_the_analysis_computes():
+    """docs/ARCHITECTURE.md: no report module but the two spec writers reads a results file or computes the
+    analysis' figures (autoconfig.json is read by ``analyze``, its CPU front computed in analysis/)."""
+    assert {m: f for m, p in MODULES.items() if (f := report_derivations(m, p.read_text()))} == {}
+
+
+#: The one module that reaches Ray's private API (``ray._private``, ``ray._raylet``, Serve's ``_private``).
+RAY_PRIVATE_SEAM = "rlbench.ray_facts.private"
+#: What a private Ray name looks like in an import or an attribute chain.
+RAY_PRIVATE = re.compile(r"(^|\.)(_private|_raylet|_global_node)(\.|$)")
+
+
+def ray_private_reaches(module: str, source: str) -> list[str]:
+    """Where ``module`` (not the seam) imports or reads a private Ray name: ``from ray._private import state``,
+    ``import ray._private.utils``, ``ray._private.worker._global_node``. A name handed to the seam as a string
+    (``private.owner("ray._private.utils...")``) is the seam's to check, against its ``PRIVATE_NAMES``."""
+    if module == RAY_PRIVATE_SEAM:
+        return []
+    found = []
+    for n in ast.walk(ast.parse(source)):
+        names = (
+            [a.name for a in n.names]
+            if isinstance(n, ast.Import)
+            else [n.module or ""]
+            if isinstance(n, ast.ImportFrom) and n.level == 0
+            else [ast.unparse(n)]
+            if isinstance(n, ast.Attribute) and not isinstance(getattr(n, "ctx", None), ast.Del)
+            else []
+        )
+        found += [
+            f"line {n.lineno}: {name}" for name in names if name.split(".")[0] == "ray" and RAY_PRIVATE.search(name)
+        ]
+    return sorted(set(found), key=lambda s: int(s.split(":")[0].split()[1]))
+
+
+def test_the_ray_private_checker_sees_each_way_of_reaching_it():
+    planted = (
+        "def f():\n"
+        "    from ray._private import state\n"
+        "    import ray._private.utils as ray_utils\n"
+        "    return ray._private.worker._global_node\n"
+        "from ray._raylet import Config\n"
+        "from ray.serve._private import replica\n"
+    )
+    fine = (
+        'held = private.owner("ray._private.utils.get_dashboard_dependency_error")\n'
+        "import ray\nray.util.get_node_ip_address()\nfrom ray.util.scheduling_strategies import X\n"
+        "self._private = 1\n"
+    )
+    found = ray_private_reaches("rlbench.worker.node_sampler", planted)
+    assert found[:2] == ["line 2: ray._private", "line 3: ray._private.utils"]
+    assert {"line 4: ray._private.worker._global_node", "line 5: ray._raylet", "line 6: ray.serve._private"} <= set(
+        found
+    )
+    assert ray_private_reaches("rlbench.worker.node_sampler", fine) == []
+    assert ray_private_reaches(RAY_PRIVATE_SEAM, planted) == []
+
+
+def test_ray_private_api_only_through_its_seam():
+    """docs/ARCHITECTURE.md: worker/node_sampler.py and studies/servebench_run.py reached it directly (issue 51)."""
+    assert {m: f for m, p in MODULES.items() if (f := ray_private_reaches(m, p.read_text()))} == {}
+
+
+def ray_fact_copies(source: str) -> list[str]:
+    """Where ``source`` types one of Ray's process facts again (a string equal to one of
+    rlbench/ray_facts/processes.py's: the idle title, a worker script, a system marker or title, the node-id
+    pattern, the title prefix)."""
+    from rlbench.ray_facts import processes
+
+    facts = [v for k, v in vars(processes).items() if k.isupper()]
+    texts = {x for v in facts for x in (v if isinstance(v, tuple) else [v]) if isinstance(x, str)}
+    texts |= {processes.NODE_ID.pattern}
+    return [
+        f"line {n.lineno}: {n.value!r}"
+        for n in sorted(ast.walk(ast.parse(source)), key=lambda n: getattr(n, "lineno", 0))
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in texts
+    ]
+
+
+def test_the_ray_facts_checker_sees_a_copy():
+    """e9c689c's worker/foreign.py, as it was: the node-id pattern, the starting scripts' marks and the idle title."""
+    planted = (
+        '_NODE_ID = re.compile(r"--node[-_]id=([0-9a-fA-F]+)")\n'
+        'IDLE_TITLE = "ray::IDLE"\n'
+        'ok = title.startswith("ray::SingleAgentEnvRunner")\n'
+    )
+    assert ray_fact_copies(planted) == ["line 1: '--node[-_]id=([0-9a-fA-F]+)'", "line 2: 'ray::IDLE'"]
+
+
+def test_rays_process_facts_are_written_once():
+    """The idle title, the worker scripts, the node-id pattern and the system markers: rlbench/ray_facts/processes.py
+    alone types them (worker/foreign.py and worker/node_sampler.py had copies of adapters/roles.py's)."""
+    wrong = {
+        m: hits
+        for m, p in MODULES.items()
+        if m != "rlbench.ray_facts.processes" and (hits := ray_fact_copies(p.read_text()))
+    }
+    assert wrong == {}

@@ -9,7 +9,8 @@ gymnasium id, the one rule every adapter makes envs by) is. Adding a framework: 
 
 from __future__ import annotations
 
-from rlbench.adapters.base import Adapter, ResourceDemand, unsupported
+from rlbench.adapters.base import Adapter, unsupported
+from rlbench.adapters.demand import ResourceDemand
 from rlbench.adapters.envs import is_import_path
 from rlbench.adapters.plain import PlainAdapter
 from rlbench.adapters.rllib import RLlibAdapter

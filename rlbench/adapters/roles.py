@@ -13,7 +13,8 @@ runtime runs beside it); the rules Ray's own processes follow are here once, the
    the actor's class: measured 6-7 s at 25-47% of a core for APPO's aggregator on 2 busy cores), so it is read
    again until it settles (:attr:`Role.settled`), and when it takes an actor's title its rows take that role;
 4. with a Ray runtime, Ray's own processes (GCS, raylet, agents, monitors: :data:`RAY_SYSTEM_MARKERS`, or a script
-   under Ray's package) and its agents' titles (:data:`RAY_SYSTEM_TITLES`) are ``ray_system``;
+   under Ray's package) and its agents' titles (:data:`RAY_SYSTEM_TITLES`) are ``ray_system`` (Ray's process facts,
+   the one copy: :mod:`rlbench.ray_facts.processes`);
 5. anything else is ``other``, with why (what it is, as far as its command line says), read again in case it
    is a child not yet exec'd or a process about to take its title.
 """
@@ -22,23 +23,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-#: Titles of the raylet's agents (children of the raylet): Ray's own, ``ray_system``.
-RAY_SYSTEM_TITLES: tuple[str, ...] = ("ray::DashboardAgent", "ray::RuntimeEnvAgent")
-
-#: Substrings of a Ray system process's command line (its first 3 arguments) -> ``ray_system``.
-RAY_SYSTEM_MARKERS: tuple[str, ...] = (
-    "gcs_server",
-    "raylet",
-    "autoscaler/_private/monitor.py",
-    "dashboard/dashboard.py",
-    "_private/log_monitor.py",
-    "dashboard/agent.py",
-    "runtime_env/agent/main.py",
+from rlbench.ray_facts.processes import (
+    RAY_IDLE_TITLE,
+    RAY_SYSTEM_MARKERS,
+    RAY_SYSTEM_TITLES,
+    RAY_TITLE_PREFIX,
+    RAY_WORKER_SCRIPTS,
 )
 
-#: A Ray worker that is no actor yet: its title while pooled, and its script before it sets a title.
-RAY_IDLE_TITLE = "ray::IDLE"
-RAY_WORKER_SCRIPT = "_private/workers/default_worker.py"
+#: The script a Ray worker's interpreter runs before it sets a title (Ray's process facts: rlbench.ray_facts).
+RAY_WORKER_SCRIPT = RAY_WORKER_SCRIPTS[0]
 
 
 @dataclass(frozen=True)
@@ -94,6 +88,6 @@ def classify(cmdline: list[str], *, is_driver: bool, rules: RoleRules) -> Role:
         if any("/ray/" in arg for arg in head[:2]):
             return Role("ray_system", "a script under Ray's package")
     shown = " ".join(cmdline)[:120] if cmdline else "(no command line: a zombie or a kernel thread)"
-    if title.startswith("ray::"):
+    if title.startswith(RAY_TITLE_PREFIX):
         return Role("other", f"an actor these rules do not name: {shown}", settled=False)
     return Role("other", f"no rule names it: {shown}", settled=False)

@@ -42,6 +42,17 @@ def runs_text(n_a: int, n_b: int) -> str:
     return f"{n_a} run{'s' if n_a != 1 else ''} against {n_b}"
 
 
+def enough_readings_text(what: str = "readings") -> str:
+    """The fewest readings a side with which the rank test of independent runs can reach :data:`SIGNIFICANCE`,
+    in words (``3 or more readings a side``): every text that says it is made from :data:`REPEATS_FOR_EVIDENCE`."""
+    return f"{REPEATS_FOR_EVIDENCE} or more {what} a side"
+
+
+def too_few_readings_text(what: str = "readings", *, a_side: bool = True) -> str:
+    """Too few for that rank test, in words (``fewer than 3 readings a side``)."""
+    return f"fewer than {REPEATS_FOR_EVIDENCE} {what}" + " a side" * a_side
+
+
 def missing_evidence(n_a: int, n_b: int, claim: str = "") -> str:
     """What ``n_a`` against ``n_b`` repeats lack, in words: too few for any rank test to reach :data:`SIGNIFICANCE`."""
     that = f" that {claim}" if claim else ""
@@ -281,7 +292,8 @@ def missing_rounds(pairs: int) -> str:
 def change_evidence(change: Change) -> str:
     """What a change's verdict rests on, in words: the runs, both intervals (paired) or the ratio's, the test's p,
     and what more runs could show."""
-    ratio = f"ratio of medians {change.ratio:.3f}, {CONFIDENCE:.0%} CI {interval_text(change.ci_low, change.ci_high)}"
+    median_ratio = "-" if change.ratio is None else f"{change.ratio:.3f}"
+    ratio = f"ratio of medians {median_ratio}, {CONFIDENCE:.0%} CI {interval_text(change.ci_low, change.ci_high)}"
     if change.design == "paired":
         n = change.runs_a
         return (
@@ -308,6 +320,19 @@ def change_sentence(a: str, b: str, change: Change) -> str:
     if change.effect >= 2:
         return f"{b} is {change.effect:.2f}x as fast as {a} ({evidence})"
     return f"{b} is {abs(1 - change.effect):.1%} {'slower' if change.effect < 1 else 'faster'} than {a} ({evidence})"
+
+
+def amount_sentence(a: str, b: str, change: Change, amount: str, more: bool, medians: str) -> str:
+    """B against A in an amount that is neither better nor worse by itself (env steps to a target: fewer may be
+    faster stepping or better learning): ``B needs more {amount} than A: {medians}; {evidence}``, ``no difference
+    in {amount} shown between B and A: ...``, or what evidence is missing. ``change``: B against A in the amount's
+    own units; ``more``: whether B's median is the larger."""
+    if not change.enough:
+        return missing_evidence(change.runs_b, change.runs_a, f"{b} and {a} differ in {amount}")
+    said = f"{medians}; {change_evidence(change)}"
+    if change.differs:
+        return f"{b} needs {'more' if more else 'fewer'} {amount} than {a}: {said}"
+    return f"no difference in {amount} shown between {b} and {a}: {said}"
 
 
 def time_to_target_verdict(change: Change) -> str:

@@ -32,7 +32,7 @@ import pandas as pd
 from rlbench.analysis.change import COMPARISON_SCHEMA_VERSION, Change, paired
 from rlbench.analysis.comparison import FAILING
 from rlbench.analysis.evidence import beyond, change_sentence, change_verdict
-from rlbench.analysis.findings import CONFIDENCE
+from rlbench.analysis.findings import CHANGE_THRESHOLD, CONFIDENCE
 from rlbench.analysis.history_changes import ApiChange, api_change, release_facts
 from rlbench.analysis.history_split import PHASES, split_column
 from rlbench.analysis.stats import median_ci
@@ -264,7 +264,7 @@ def history_trends(
     axes: list[str],
     versions: list[tuple[str, str]],
     *,
-    threshold: float = 0.05,
+    threshold: float = CHANGE_THRESHOLD,
     facts: dict[str, dict[str, Any]] | None = None,
     package: str | None = None,
 ) -> list[ConfigTrend]:

@@ -21,6 +21,7 @@ from rlbench.analysis.advice import (
     target_recommendations,
     with_learning_notes,
 )
+from rlbench.analysis.autoconfig_run import AutoconfigRun, autoconfig_run
 from rlbench.analysis.comparison import ComparisonRow
 from rlbench.analysis.configs import config_label, configurations, result_axes, sm_count
 from rlbench.analysis.curves import (
@@ -209,6 +210,9 @@ class Analysis:
     by the report, left out of ``trials`` and so of every figure and count."""
     nodes: NodeReport | None = None
     """Node to node (a ``--parallel`` sweep: each trial's node set recorded); None otherwise."""
+    autoconfig: AutoconfigRun | None = None
+    """The autoconfig run (``autoconfig.json`` and its Pareto front of CPUs against throughput) when
+    ``rlbench autoconfig`` wrote the folder; None for a sweep's."""
 
 
 def analyze(folder: Path, tables: dict[str, pd.DataFrame] | None = None) -> Analysis:
@@ -257,4 +261,5 @@ def analyze(folder: Path, tables: dict[str, pd.DataFrame] | None = None) -> Anal
         no_recommendations=QUICK_NO_RECOMMENDATIONS if manifest.get("quick") else "",
         unreadable=tables["trials"].loc[tables["trials"].index.difference(trials.index)],
         nodes=node_report(trials, axes),
+        autoconfig=autoconfig_run(out_dir, trials, axes),
     )

@@ -38,8 +38,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
+from rlbench.analysis.autoconfig_run import Reason
 from rlbench.analysis.change import Change, by_rounds, design_note, equivalent, unpaired
-from rlbench.analysis.findings import CHANGE_THRESHOLD
+from rlbench.analysis.findings import CHANGE_THRESHOLD, REPEATS_FOR_EVIDENCE
 from rlbench.autoconfig.ask_tell import Objective, Stage, Standing, TrialRequest, below, leader, rank, rotated, standing
 from rlbench.autoconfig.model import Candidate
 from rlbench.autoconfig.search import Elimination
@@ -47,8 +48,10 @@ from rlbench.autoconfig.steps import StepsComparison, StepsStanding, compare_ste
 
 #: One configuration against another (A's key, B's key) by the one rule: B against A.
 Versus = Callable[[str, str], Change]
-#: Rounds before the race may stop on intervals (irace's firstTest is 5; 3 keeps a 20-minute budget).
-MIN_ROUNDS = 3
+#: Rounds before the race may stop on intervals: as many as give every entrant the readings a side with which the
+#: rank test can separate two (the analysis' ``REPEATS_FOR_EVIDENCE``, 3; irace's firstTest is 5, 3 keeps a
+#: 20-minute budget).
+MIN_ROUNDS = REPEATS_FOR_EVIDENCE
 #: Rounds after which the race stops whatever the intervals say.
 MAX_ROUNDS = 20
 
@@ -130,6 +133,9 @@ class Answer:
     design_note: str | None = None
     """Why the race's rounds were compared unpaired, in words (:func:`rlbench.analysis.change.design_note`);
     None when they were paired or the answer is not the race's."""
+    threshold: float = CHANGE_THRESHOLD
+    """The run's "as good as the best" (a share of the best's median; the section's ``tolerance_pct`` / 100): the
+    chosen one is the cheapest configuration indistinguishable from the fastest and within it."""
 
 
 class Race(Stage):
@@ -240,7 +246,7 @@ class Race(Stage):
         for s in racing:  # one that keeps failing is not raced again: its trials would buy nothing
             if s.n == 0 and s.failed >= 2:
                 self.left.append(
-                    Elimination(s.key, self.round, "failed", f"{s.failed} trials failed, none gave a reading")
+                    Elimination(s.key, self.round, Reason.FAILED, f"{s.failed} trials failed, none gave a reading")
                 )
         racing = self._racing()
         best = leader(racing)
@@ -251,7 +257,7 @@ class Race(Stage):
                         Elimination(
                             s.key,
                             self.round,
-                            "separated",
+                            Reason.SEPARATED,
                             f"below the leader ({best.key}) by the change rule: {_evidence(change)}",
                             s.median,
                             s.ci_low,
@@ -345,6 +351,7 @@ class Race(Stage):
             origin,
             design,
             note,
+            self.threshold,
         )
 
 

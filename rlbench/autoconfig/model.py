@@ -49,7 +49,7 @@ from rlbench.analysis.configs import axis_pairs_text
 from rlbench.spec.model import TrialConfig
 
 if TYPE_CHECKING:  # the driver asks the adapter and hands its answers in: this room imports no adapter
-    from rlbench.adapters.base import ResourceDemand, TrainBatch
+    from rlbench.adapters.demand import ResourceDemand, TrainBatch
 
 #: How many observations' worth of weight the probes keep in a refit (pulls each scale towards 1).
 PRIOR_OBSERVATIONS = 0.5

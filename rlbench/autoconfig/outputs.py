@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import yaml
 
+from rlbench.analysis.autoconfig_run import REASON_WORDS, Reason
+from rlbench.analysis.evidence import too_few_readings_text
 from rlbench.autoconfig.ask_tell import Objective, Standing
 from rlbench.autoconfig.decide import Answer
 from rlbench.autoconfig.model import Candidate, PredictionRow
@@ -31,8 +33,8 @@ if TYPE_CHECKING:  # the driver asks the adapter for the snippet and hands it in
 
 BEST_YAML = "best.yaml"
 #: Version of autoconfig.json's fields (docs/AUTOCONFIG.md; 4 added the plan, the trial, the evidence; 5 the design the
-#: race's readings were compared by, ``design`` and ``design_note``).
-SCHEMA_VERSION = 5
+#: race's readings were compared by, ``design`` and ``design_note``; 6 the run's ``tolerance_pct``).
+SCHEMA_VERSION = 6
 #: Repeats best.yaml asks for (asv's 2 rounds x 5 and irace's firstTest=5 are the anchors).
 BEST_REPEATS = 5
 #: What a snippet's file name may be: a plain name with a suffix, never a path (it is written into the folder).
@@ -94,7 +96,7 @@ def evidence(result: AutoconfigResult) -> str:
             else "unpaired."
         )
     ]
-    gone = [e for e in a.left_race if e.reason == "separated"]
+    gone = [e for e in a.left_race if e.reason == Reason.SEPARATED]
     parts.append(
         f"{len(gone)} configuration{'s were' if len(gone) != 1 else ' was'} below the leader in the race by the rule."
         if gone
@@ -102,22 +104,14 @@ def evidence(result: AutoconfigResult) -> str:
     )
     if a.not_measured_enough:
         parts.append(
-            "Not measured enough to tell from the best (fewer than 3 readings a side): "
+            f"Not measured enough to tell from the best ({too_few_readings_text()}): "
             + ", ".join(f"{k} ({n.get(k, 0)})" for k in a.not_measured_enough)
             + "."
         )
-    counts = {}
+    counts: dict[Reason, int] = {}
     for e in result.eliminations:
         counts[e.reason] = counts.get(e.reason, 0) + 1
-    words = {
-        "model": "dropped by the cost model before any trial",
-        "budget": "not measured (budget)",
-        "not_raced": "measured but not raced (budget)",
-        "separated": "separated in the search",
-        "reading_and_model": "dropped on fewer than 3 readings, the model agreeing",
-        "failed": "failed",
-    }
-    said = [f"{c} {words[r]}" for r, c in counts.items() if r in words]
+    said = [f"{c} {REASON_WORDS[r]}" for r, c in counts.items()]
     if said:
         parts.append("Of the others: " + "; ".join(said) + ".")
     return " ".join(parts)
@@ -183,6 +177,7 @@ def autoconfig_json(result: AutoconfigResult) -> dict:
         "probe_trials": result.probe_trials,
         "wall_s": result.wall_s,
         "budget_s": result.budget_s,
+        "tolerance_pct": 100 * a.threshold,
         "race_rounds": a.rounds,
         "race_partial_rounds": a.partial_rounds,
         "race_stop_reason": a.stop_reason,

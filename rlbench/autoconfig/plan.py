@@ -30,6 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+from rlbench.analysis.evidence import too_few_readings_text
+
 #: The run may overshoot its budget by this fraction, no more (issue 26).
 OVERSHOOT = 0.10
 #: Seconds kept for the tables, the report and the outputs at the end: a share of the budget, at least what
@@ -207,7 +209,7 @@ def size_plan(
                     race_min,
                     f"{first_rung_readings} readings of each of the {n} configurations need "
                     f"{first_rung_readings * whole:.0f} s, {max(0.0, room):.0f} s fit beside the race: "
-                    f"{k} reading{'s' * (k > 1)} each (nothing dropped on fewer than 3 unless the readings "
+                    f"{k} reading{'s' * (k > 1)} each (nothing dropped on {too_few_readings_text(a_side=False)} unless the readings "
                     "and the model agree beyond the model's error), then the race",
                 )
         m = 0

@@ -32,7 +32,9 @@ import math
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+from rlbench.analysis.autoconfig_run import Reason
 from rlbench.analysis.change import can_show
+from rlbench.analysis.findings import REPEATS_FOR_EVIDENCE
 from rlbench.autoconfig.ask_tell import (
     Objective,
     Stage,
@@ -47,9 +49,9 @@ from rlbench.autoconfig.model import Candidate, CostModel, Observation
 
 #: Successive halving's reduction factor (Hyperband's default).
 ETA = 3
-#: Fresh trials per configuration in the first rung: three, the fewest on which the rank test can
-#: drop one (3 against 3, all below: p = 1/20).
-FIRST_RUNG_READINGS = 3
+#: Fresh trials per configuration in the first rung: the fewest on which the rank test can drop one (the analysis'
+#: ``REPEATS_FOR_EVIDENCE``: 3 against 3, all below, gives p = 1/20).
+FIRST_RUNG_READINGS = REPEATS_FOR_EVIDENCE
 #: The search hands over to the race once this many configurations (or fewer) remain.
 FINALISTS = 3
 
@@ -62,12 +64,8 @@ class Elimination:
     """Candidate key."""
     rung: int
     """The rung after which it was dropped (-1: before any trial)."""
-    reason: str
-    """``model`` (predicted below the cut, before any trial), ``budget`` (not measured: the budget's plan
-    measured the model's top configurations only), ``separated`` (below the leader by the change rule: the
-    interval of the ratio below 1, the rank test agreeing), ``reading_and_model`` (fewer readings than the rank test needs, but they and the model both
-    put it below the leader beyond the model's error), ``not_raced`` (measured, but the race had room for
-    fewer; its readings are kept), ``failed``."""
+    reason: Reason
+    """Why it left (:class:`~rlbench.analysis.autoconfig_run.Reason`: each one's meaning and its words)."""
     detail: str
     """The numbers behind the reason, in words."""
     median: float | None = None
@@ -149,7 +147,7 @@ class SuccessiveHalving(Stage):
                     Elimination(
                         key,
                         -1,
-                        "model",
+                        Reason.MODEL,
                         f"predicted {pred.env_steps_per_s:.0f} env steps/s, below "
                         f"{100 * (pred.env_steps_per_s / best):.0f}% of the best prediction ({best:.0f})",
                     )
@@ -184,7 +182,7 @@ class SuccessiveHalving(Stage):
                 else "the grid's order"
             )
             self._alive.remove(key)
-            self.eliminations.append(Elimination(key, -1, "budget", f"{place}; {why}"))
+            self.eliminations.append(Elimination(key, -1, Reason.BUDGET, f"{place}; {why}"))
         self.first_rung_readings = max(1, int(first_rung_readings))
         if finalists is not None:
             self.finalists = finalists
@@ -203,7 +201,7 @@ class SuccessiveHalving(Stage):
             self._drop(
                 s,
                 self.rung,
-                "not_raced",
+                Reason.NOT_RACED,
                 f"the race had room for {max(0, others)} of {len(ranked)} beside "
                 f"the baseline; median {_num(s.median)} on {s.n} reading{'s' * (s.n != 1)}",
                 None,
@@ -254,7 +252,7 @@ class SuccessiveHalving(Stage):
         standings = {s.key: s for s in self.standings()}
         for s in standings.values():
             if s.n == 0 and s.failed >= 2:
-                self._drop(s, rung, "failed", f"{s.failed} trials failed, none gave a reading", None)
+                self._drop(s, rung, Reason.FAILED, f"{s.failed} trials failed, none gave a reading", None)
         best = leader(standings[k] for k in self._alive)
         if best is None:
             return
@@ -268,7 +266,7 @@ class SuccessiveHalving(Stage):
                 self._drop(
                     s,
                     rung,
-                    "separated",
+                    Reason.SEPARATED,
                     f"below the leader ({best.key}) by the change rule: median "
                     f"{s.median:.4g} against {best.median:.4g} on {s.n} and {best.n} readings, outside the top "
                     f"1/{self.eta}",
@@ -277,7 +275,7 @@ class SuccessiveHalving(Stage):
             elif (
                 fitted is not None and not can_show(s.n, best.n) and (why := self._below_beyond_error(s, best, *fitted))
             ):
-                self._drop(s, rung, "reading_and_model", why, best)
+                self._drop(s, rung, Reason.READING_AND_MODEL, why, best)
 
     def _below_beyond_error(self, s: Standing, best: Standing, model: CostModel, error: float) -> str | None:
         """Why ``s`` is below ``best`` by more than the model's error both by its readings and by the (refit)
@@ -293,7 +291,7 @@ class SuccessiveHalving(Stage):
             )
         return None
 
-    def _drop(self, s: Standing, rung: int, reason: str, detail: str, best: Standing | None) -> None:
+    def _drop(self, s: Standing, rung: int, reason: Reason, detail: str, best: Standing | None) -> None:
         self._alive.remove(s.key)
         self.eliminations.append(
             Elimination(s.key, rung, reason, detail, s.median, s.ci_low, s.ci_high, None if best is None else best.key)

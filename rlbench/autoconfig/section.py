@@ -12,6 +12,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from rlbench.analysis.findings import CHANGE_THRESHOLD
+from rlbench.autoconfig.decide import MAX_ROUNDS, MIN_ROUNDS
+from rlbench.autoconfig.search import ETA, FINALISTS, FIRST_RUNG_READINGS
 from rlbench.spec.limits import MAX_SECONDS
 
 
@@ -37,17 +39,17 @@ class AutoconfigSection(BaseModel):
     search_share_pct: float = Field(60.0, gt=0, le=100)
     """The most of the budget the search may charge; the race keeps at least its minimum rounds and gets
     what the search leaves."""
-    eta: int = Field(3, ge=2, le=10)
+    eta: int = Field(ETA, ge=2, le=10)
     """Successive halving's factor: rung r adds ``first_rung_readings * eta**r`` trials each."""
-    first_rung_readings: int = Field(3, ge=1, le=100)
-    """Trials per configuration in the first rung (3: the fewest on which one can be dropped); the budget's
-    plan gives fewer when it cannot buy them (docs/AUTOCONFIG.md)."""
-    finalists: int = Field(3, ge=1, le=100)
+    first_rung_readings: int = Field(FIRST_RUNG_READINGS, ge=1, le=100)
+    """Trials per configuration in the first rung (by default the fewest on which one can be dropped, the analysis'
+    ``REPEATS_FOR_EVIDENCE``); the budget's plan gives fewer when it cannot buy them (docs/AUTOCONFIG.md)."""
+    finalists: int = Field(FINALISTS, ge=1, le=100)
     """The search hands over to the race at this many configurations or fewer; the race is sized for them
     and the baseline."""
-    min_rounds: int = Field(3, ge=2, le=1000)
+    min_rounds: int = Field(MIN_ROUNDS, ge=2, le=1000)
     """Race rounds before the change rule may end it."""
-    max_rounds: int = Field(20, ge=2, le=1000)
+    max_rounds: int = Field(MAX_ROUNDS, ge=2, le=1000)
     """Race rounds after which it ends."""
     tolerance_pct: float = Field(100 * CHANGE_THRESHOLD, ge=0, le=50)
     """A configuration within this much of the best median is as good as the best (the cheapest wins), and the

@@ -24,14 +24,13 @@ median steps (the scores' ratio turned back), with its bootstrap interval.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 import numpy as np
 
 from rlbench.analysis import evidence, stats
 from rlbench.analysis.change import can_show, unpaired
-from rlbench.analysis.findings import CONFIDENCE
 
 #: One trial's env steps: (steps sampled up to the target, or up to the cap; whether it reached the target).
 Reading = tuple[float, bool]
@@ -112,39 +111,10 @@ def compare_steps(readings: Mapping[str, Sequence[Reading]], chosen_key: str) ->
         ratio, low, high = _inv(c.ratio), _inv(c.ci_high), _inv(c.ci_low)  # steps(key) / steps(chosen)
         high = high if high is not None and math.isfinite(high) else None
         a, b = stats.median_ci(other).median, stats.median_ci(mine).median
-        if not can_show(len(other), len(mine)):
-            out.append(
-                StepsComparison(
-                    key,
-                    chosen_key,
-                    ratio,
-                    low,
-                    high,
-                    None,
-                    False,
-                    evidence.missing_evidence(
-                        len(other), len(mine), f"{key} and {chosen_key} differ in env steps to the target"
-                    ),
-                )
-            )
-            continue
         more = a is not None and b is not None and a < b  # a lower score: more steps
-        p = c.p_value  # None: equal medians, no direction to test
-        said = (
-            f"p = {p:.2g}, one-sided Mann-Whitney U" if p is not None else "equal medians, no direction to test"
-        ) + f", {evidence.runs_text(len(other), len(mine))}"
+        in_steps = replace(c, ratio=ratio, ci_low=low, ci_high=high)  # the scores' ratio turned back into steps
         medians = f"median {_steps_text(_inv(a))} against {_steps_text(_inv(b))}"
-        if c.differs:
-            ci = (
-                f"; ratio {stats.interval_text(low, high, 2)} ({CONFIDENCE:.0%} CI)"
-                if low is not None and high is not None
-                else ""
-            )
-            text = (
-                f"{key} needs {'more' if more else 'fewer'} env steps to the target than {chosen_key}: "
-                f"{medians}{ci}; {said}"
-            )
-        else:
-            text = f"no difference in env steps to the target shown between {key} and {chosen_key}: {medians}; {said}"
-        out.append(StepsComparison(key, chosen_key, ratio, low, high, p, c.differs, text))
+        text = evidence.amount_sentence(chosen_key, key, in_steps, "env steps to the target", more, medians)
+        enough = can_show(len(other), len(mine))
+        out.append(StepsComparison(key, chosen_key, ratio, low, high, c.p_value if enough else None, c.differs, text))
     return out

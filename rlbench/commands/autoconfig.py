@@ -194,6 +194,7 @@ def _autoconfig(args: argparse.Namespace, console: Console, started: float) -> i
 
 def _finish(out_dir: Path, outcome, setup, console: Console, driver_end: float) -> int:
     """Tables, report, and the terminal's last lines: the winner, its speed-up, the command to re-check it."""
+    from rlbench.analysis.evidence import enough_readings_text
     from rlbench.analysis.tables import build_tables
     from rlbench.autoconfig.model import describe
     from rlbench.autoconfig.outputs import evidence
@@ -237,7 +238,12 @@ def _finish(out_dir: Path, outcome, setup, console: Console, driver_end: float) 
     )
     say(console, speed)
     if others:
-        say(console, f"indistinguishable from the best (3 or more readings a side): {', '.join(others)}", "dim")
+        say(
+            console,
+            f"indistinguishable from the best ({enough_readings_text()}, the change rule finding no difference): "
+            f"{', '.join(others)}",
+            "dim",
+        )
     say(console, evidence(r), "dim")
     for c in a.steps_comparisons:  # time to target: steps to it, raced too
         say(console, f"env steps to the target: {c.text}", "" if c.differ else "dim")

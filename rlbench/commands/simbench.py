@@ -13,14 +13,14 @@ from rlbench.commands.exit_codes import EXIT_OK
 from rlbench.measure.machine import usable_cores
 from rlbench.results.files import write_json
 from rlbench.run.raytoken import secure_ray, warn_if_auth_disabled
-from rlbench.studies.simbench import PAPER_TABLE4, result_dict, run_simbench
+from rlbench.studies.simbench import DEFAULT_REPEATS, PAPER_TABLE4, result_dict, run_simbench
 from rlbench.worker.ray_auth import bind_local_runtime_to_loopback
 
 NAME = "simbench"
 HELP = "async tasks vs bulk-synchronous rounds (Ray OSDI'18 Table 4)"
-EPILOG = """\
+EPILOG = f"""\
 examples:
-  rlbench simbench                       # every CPU count from 1 to all cores, 3 repeats per mode
+  rlbench simbench                       # every CPU count from 1 to all cores, {DEFAULT_REPEATS} repeats per mode
   rlbench simbench --cpus 1,2 --mean-steps 5000 --repeats 1 --out sim.json
 
 The table puts this machine's timesteps/s beside the paper's; docs/STUDIES.md explains the differences."""
@@ -31,7 +31,9 @@ def setup_arguments(simbench: argparse.ArgumentParser) -> None:
     simbench.add_argument(
         "--mean-steps", type=int, default=20_000, help="mean rollout length in timesteps (default 20000)"
     )
-    simbench.add_argument("--repeats", type=int, default=3, help="alternating repeats per mode (default 3)")
+    simbench.add_argument(
+        "--repeats", type=int, default=DEFAULT_REPEATS, help=f"alternating repeats per mode (default {DEFAULT_REPEATS})"
+    )
     simbench.add_argument("--out", type=Path, default=None, help="also write the results as JSON here")
 
 

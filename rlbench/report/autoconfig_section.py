@@ -8,46 +8,36 @@ measured, and the Pareto front of CPUs asked against throughput. Built once as b
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from rlbench.analysis.autoconfig_run import AutoconfigRun, reason_words
 from rlbench.analysis.configs import config_label
+from rlbench.analysis.evidence import enough_readings_text, too_few_readings_text
 from rlbench.analysis.findings import CONFIDENCE
-from rlbench.analysis.targets import pareto_front
 from rlbench.report.blocks import Block, Bullets, Heading, Paragraph, Table
 from rlbench.report.style import fmt
-from rlbench.results.files import read_json
-from rlbench.results.layout import ResultsFolder
 
 _PHASES = {"probe": 0, "search": 1, "race": 2}
 
 
-def read_autoconfig(out_dir: Path) -> dict[str, Any] | None:
-    """autoconfig.json of a result set, or None (a sweep's folder, or a damaged file)."""
-    try:
-        data = read_json(ResultsFolder(Path(out_dir)).autoconfig, None)
-    except (OSError, ValueError, RecursionError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _num(value: Any, digits: int = 0) -> str:
-    return fmt(value, digits) if isinstance(value, (int, float)) else "-"
-
-
 #: Whose readings an answer rests on, in words (autoconfig.json's ``answer_source``).
 _SOURCES = {"race": "race", "search": "search", "probe": "probe", "search+probe": "search and probe"}
-#: Why a configuration left, in words (autoconfig.json's ``eliminations[].reason``).
-_REASONS = {
-    "model": "dropped by the cost model",
-    "budget": "not measured (budget)",
-    "separated": "separated from the leader",
-    "reading_and_model": "dropped on fewer than 3 readings, the model agreeing",
-    "not_raced": "measured, not raced (budget)",
-    "failed": "failed",
-}
+
+
+def indistinguishable_text(keys: list[Any], tolerance_pct: Any) -> str:
+    """The configurations the change rule cannot tell from the fastest, and how the chosen one was picked among
+    them, with the run's own tolerance (autoconfig.json 6 and later; an older file did not record it)."""
+    within = (
+        f"within {tolerance_pct:g}% of the fastest's median (the run's tolerance_pct)"
+        if isinstance(tolerance_pct, (int, float))
+        else "within the run's tolerance_pct of the fastest's median (not recorded by this autoconfig.json)"
+    )
+    return (
+        f"Statistically indistinguishable from the fastest ({enough_readings_text()}, the change rule finding no "
+        f"difference): {', '.join(map(str, keys))}. The chosen one is the cheapest of them {within}."
+    )
 
 
 def answer_text(data: dict[str, Any]) -> str:
@@ -56,7 +46,7 @@ def answer_text(data: dict[str, Any]) -> str:
     if not best:
         return (
             f"No configuration gave a reading ({data.get('trials_run', 0)} trials, "
-            f"{_num(data.get('wall_s'))} s of a {_num(data.get('budget_s'))} s budget)."
+            f"{fmt(data.get('wall_s'))} s of a {fmt(data.get('budget_s'))} s budget)."
         )
     base = data.get("baseline") or {}
     why = "the baseline gave no reading" if not base.get("n") else "the baseline mostly missed the target"
@@ -75,10 +65,10 @@ def answer_text(data: dict[str, Any]) -> str:
     source = _SOURCES.get(str(data.get("answer_source", "race")), str(data.get("answer_source")))
     n = best.get("n")
     return (
-        f"Chosen: {best.get('key')}, median {_num(best.get('median'), 1)} {unit} over {n} {source} "
+        f"Chosen: {best.get('key')}, median {fmt(best.get('median'), 1)} {unit} over {n} {source} "
         f"reading{'s' * (n != 1)}; speed-up over the baseline ({base.get('key')}): {ratio}. "
         f"{data.get('trials_run', 0)} search and race trials after {data.get('probe_trials', 1)} probe(s), "
-        f"{_num(data.get('wall_s'))} s of a {_num(data.get('budget_s'))} s budget."
+        f"{fmt(data.get('wall_s'))} s of a {fmt(data.get('budget_s'))} s budget."
     )
 
 
@@ -91,12 +81,12 @@ def plan_blocks(data: dict[str, Any]) -> list[Block]:
         ["how long a trial was", str(data.get("trial") or "-")],
         [
             "a trial's cost here",
-            f"{_num(plan.get('trial_cost_s'), 1)} s, of it {_num(data.get('cold_start_s'), 1)} s "
+            f"{fmt(plan.get('trial_cost_s'), 1)} s, of it {fmt(data.get('cold_start_s'), 1)} s "
             "of cold start and shutdown (measured by the probes)",
         ],
         [
             "seconds for the search and the race",
-            f"{_num(plan.get('left_s'))} s"
+            f"{fmt(plan.get('left_s'))} s"
             + (
                 f": about {int(plan['left_s'] // plan['trial_cost_s'])} trials at that cost"
                 if isinstance(plan.get("left_s"), (int, float))
@@ -113,7 +103,7 @@ def plan_blocks(data: dict[str, Any]) -> list[Block]:
             else f"none: the race's {len(plan.get('race') or [])} entrants are measured in the race",
         ],
         ["not measured (budget)", str(len(plan.get("not_measured") or []))],
-        ["the race's minimum", f"{_num(plan.get('race_min_s'))} s"],
+        ["the race's minimum", f"{fmt(plan.get('race_min_s'))} s"],
     ]
     return [
         Heading("What the budget bought", 3),
@@ -140,8 +130,8 @@ def search_path(trials: pd.DataFrame, axes: list[str]) -> Table:
             "" if pd.isna(r.get("round")) else str(int(r["round"])),
             config_label(r, axes),
             str(r["status"]),
-            _num(r.get("env_steps_per_s")),
-            _num(r.get("time_to_target_s"), 1),
+            fmt(r.get("env_steps_per_s")),
+            fmt(r.get("time_to_target_s"), 1),
         ]
         for _, r in t.iterrows()
     ]
@@ -155,55 +145,31 @@ def search_path(trials: pd.DataFrame, axes: list[str]) -> Table:
     )
 
 
-def cpu_front(trials: pd.DataFrame, axes: list[str]) -> list[list[str]]:
-    """Configurations not beaten by a cheaper one: CPUs asked against median steady env steps/s
-    (:func:`rlbench.analysis.targets.pareto_front`), cheapest first."""
-    ok = trials[(trials["status"] == "ok") & trials["env_steps_per_s"].notna()]
-    if ok.empty:
-        return []
-    cols = [c for c in ok.columns if str(c).endswith("_cpus_allocated")]  # every role's: what it asks for
-    ok = ok.assign(_cpus=ok[cols].fillna(0).sum(axis=1) if cols else 0.0)
-    per = pd.DataFrame(
-        [
-            {
-                "cpus": float(g["_cpus"].iloc[0]),
-                "rate": float(g["env_steps_per_s"].median()),
-                "n": len(g),
-                "label": config_label(g.iloc[0], axes),
-            }
-            for _, g in ok.groupby("index")
-        ]
-    )
-    front = per[pareto_front(per, ["cpus"], ["rate"])].sort_values(["cpus", "rate"], ascending=[True, False])
-    return [[r.label, f"{r.cpus:g}", fmt(r.rate), str(r.n)] for r in front.itertuples()]
+def front_rows(run: AutoconfigRun) -> list[list[str]]:
+    """The Pareto front of CPUs given against throughput (computed by the analysis), as table rows."""
+    return [[r.label, f"{r.cpus_given:g}", fmt(r.env_steps_per_s), str(r.trials)] for r in run.front.itertuples()]
 
 
-def autoconfig_blocks(out_dir: Path, trials: pd.DataFrame, axes: list[str]) -> list[Block]:
-    """The section's blocks; [] for a result set without autoconfig.json."""
-    data = read_autoconfig(out_dir)
-    if data is None:
+def autoconfig_blocks(run: AutoconfigRun | None, trials: pd.DataFrame, axes: list[str]) -> list[Block]:
+    """The section's blocks; [] for a result set without autoconfig.json (``run`` None)."""
+    if run is None:
         return []
+    data = run.data
     out: list[Block] = [Heading("Autoconfig", 2), Paragraph(answer_text(data), lead="Answer")]
     if data.get("evidence"):
         out.append(Paragraph(str(data["evidence"]), lead="Evidence"))
     same = [s.get("key") for s in data.get("indistinguishable") or []]
     if len(same) > 1:
-        out.append(
-            Paragraph(
-                f"Statistically indistinguishable from the fastest (3 or more readings a side, intervals "
-                f"overlapping): {', '.join(map(str, same))}. The chosen one is the cheapest of them within "
-                "5% of the fastest's median."
-            )
-        )
+        out.append(Paragraph(indistinguishable_text(same, data.get("tolerance_pct"))))
     thin = [
-        f"{s.get('key')} ({s.get('n')} reading{'s' * (s.get('n') != 1)}, median {_num(s.get('median'), 1)})"
+        f"{s.get('key')} ({s.get('n')} reading{'s' * (s.get('n') != 1)}, median {fmt(s.get('median'), 1)})"
         for s in data.get("not_measured_enough") or []
         if isinstance(s, dict)
     ]
     if thin:
         out.append(
             Paragraph(
-                "Not measured enough to tell from the fastest (fewer than 3 readings a side), neither tied "
+                f"Not measured enough to tell from the fastest ({too_few_readings_text()}), neither tied "
                 f"nor worse: {', '.join(thin)}."
             )
         )
@@ -212,9 +178,9 @@ def autoconfig_blocks(out_dir: Path, trials: pd.DataFrame, axes: list[str]) -> l
     st = [
         [
             str(s.get("key")),
-            _num(s.get("cpus"), 2),
-            _num(s.get("median"), 1),
-            f"{_num(s.get('ci_low'), 1)}-{_num(s.get('ci_high'), 1)}",
+            fmt(s.get("cpus"), 2),
+            fmt(s.get("median"), 1),
+            f"{fmt(s.get('ci_low'), 1)}-{fmt(s.get('ci_high'), 1)}",
             str(s.get("n")),
             str(s.get("censored")),
             str(s.get("failed")),
@@ -244,7 +210,7 @@ def autoconfig_blocks(out_dir: Path, trials: pd.DataFrame, axes: list[str]) -> l
         out.append(Bullets(left))
     out += steps_blocks(data)
     gone = [
-        f"{e.get('key')}: {_REASONS.get(str(e.get('reason')), e.get('reason'))}"
+        f"{e.get('key')}: {reason_words(e.get('reason'))}"
         + (f" after rung {e.get('rung')}" if (e.get("rung") if isinstance(e.get("rung"), int) else -1) >= 0 else "")
         + f" ({e.get('detail')})"
         for e in data.get("eliminations") or []
@@ -255,9 +221,9 @@ def autoconfig_blocks(out_dir: Path, trials: pd.DataFrame, axes: list[str]) -> l
     pvm = [
         [
             str(r.get("key")),
-            _num(r.get("predicted_iteration_s"), 3),
-            _num(r.get("measured_iteration_s"), 3),
-            _num(r.get("error_pct"), 0),
+            fmt(r.get("predicted_iteration_s"), 3),
+            fmt(r.get("measured_iteration_s"), 3),
+            fmt(r.get("error_pct"), 0),
         ]
         for r in data.get("predicted_vs_measured") or []
     ]
@@ -278,7 +244,7 @@ def autoconfig_blocks(out_dir: Path, trials: pd.DataFrame, axes: list[str]) -> l
         if pvm
         else Paragraph("No prediction: the probe gave no steady iteration.", muted=True),
     ]
-    front = cpu_front(trials, axes)
+    front = front_rows(run)
     if front:
         out += [
             Heading("CPUs against throughput: the Pareto front", 3),
@@ -297,8 +263,8 @@ def steps_blocks(data: dict[str, Any]) -> list[Block]:
     rows = [
         [
             str(s.get("key")),
-            _num(t.get("median")),
-            f"{_num(t.get('ci_low'))}-{_num(t.get('ci_high'))}",
+            fmt(t.get("median")),
+            f"{fmt(t.get('ci_low'))}-{fmt(t.get('ci_high'))}",
             str(t.get("n")),
             str(t.get("censored")),
         ]

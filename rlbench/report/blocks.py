@@ -81,11 +81,15 @@ class Table:
 
 @dataclass(frozen=True)
 class Figure:
-    """A PNG of ours in ``plots/``: linked from report.md, embedded in report.html."""
+    """A PNG of ours in ``plots/``: linked from report.md, embedded in report.html (the report's one figure type:
+    the figure modules return it, the document lays it out)."""
 
     path: Path
+    """The PNG file."""
     title: str
+    """Heading above it."""
     caption: str = ""
+    """What it shows, caps included."""
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ new figure sized to the data) and returns (axes, caption), or None when there is
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ import pandas as pd
 from rlbench.analysis.configs import axis_order, axis_pairs_text, axis_slot, axis_value_text, config_label
 from rlbench.analysis.findings import CONFIDENCE
 from rlbench.analysis.trial_rows import CPU_ROLES
+from rlbench.report.blocks import Figure
 from rlbench.report.style import (
     MAX_BARS,
     MAX_LINES,
@@ -27,21 +27,9 @@ from rlbench.report.style import (
     ROLE_COLORS,
     file_stem,
     new_axes,
-    save,
+    save_figures,
 )
 from rlbench.results.layout import ResultsFolder
-
-
-@dataclass
-class Figure:
-    """One figure of the report."""
-
-    path: Path
-    """The PNG file."""
-    title: str
-    """Heading above it."""
-    caption: str = ""
-    """What it shows, caps included."""
 
 
 def _yerr(frame: pd.DataFrame, column: str) -> np.ndarray:
@@ -343,9 +331,4 @@ def write_figures(out_dir: Path, configs: pd.DataFrame, axes: list[str]) -> list
     wanted.append(
         ("report_cpu_alloc_by_config.png", "CPU used vs allocated per role", plot_cpu_alloc_by_config(configs, axes))
     )
-    figures = []
-    for name, title, drawn in wanted:
-        if drawn is not None:
-            ax, caption = drawn
-            figures.append(Figure(save(ax.figure, plots / name, tight_bbox=True), title, caption))
-    return figures
+    return save_figures(plots, wanted)

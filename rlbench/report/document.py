@@ -26,6 +26,7 @@ from rlbench.report.blocks import (
     Break,
     Bullets,
     Fields,
+    Figure,
     Heading,
     Paragraph,
     Table,
@@ -33,8 +34,7 @@ from rlbench.report.blocks import (
     to_html,
     to_markdown,
 )
-from rlbench.report.blocks import Figure as Image
-from rlbench.report.config_plots import Figure, write_figures
+from rlbench.report.config_plots import write_figures
 from rlbench.report.embed import other_figures
 from rlbench.report.learning_plots import write_learning_figures
 from rlbench.report.learning_section import learning_blocks, target_text
@@ -308,7 +308,7 @@ def document_blocks(
     name = str((analysis.manifest.get("spec") or {}).get("name", analysis.out_dir.name))
     axes, n_axes = analysis.axes, len(analysis.axes)
     out: list[Block] = [Heading(f"rlbench report: {name}", 1)]
-    answer = autoconfig_blocks(analysis.out_dir, analysis.trials, axes)  # [] unless rlbench autoconfig wrote it
+    answer = autoconfig_blocks(analysis.autoconfig, analysis.trials, axes)  # [] unless rlbench autoconfig wrote it
     out += answer  # autoconfig's raced answer first: the recommendations pool every trial, probes included
     out += (
         [Heading("Recommendations", 2)]
@@ -348,7 +348,7 @@ def document_blocks(
         )
     out += node_blocks(analysis.nodes, analysis.trials)
     out += inside.section_blocks(section)
-    out += [Heading("Figures", 2), *(Image(f.path, f.title, f.caption) for f in figures)]
+    out += [Heading("Figures", 2), *figures]
     out += [Paragraph(n, muted=True) for n in notes if n] or [Break()]
     t = all_trials(analysis)
     cols = ["trial_id", "status", *axes, "env_steps_per_s", "reason"]

@@ -10,7 +10,7 @@ import re
 import stat
 from pathlib import Path
 
-from rlbench.report.config_plots import Figure
+from rlbench.report.blocks import Figure
 from rlbench.report.style import MAX_HEATMAPS
 from rlbench.results.layout import ResultsFolder
 

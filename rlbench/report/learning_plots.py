@@ -14,8 +14,8 @@ import pandas as pd
 from rlbench.analysis.configs import config_label
 from rlbench.analysis.curves import CURVE_X
 from rlbench.analysis.findings import CONFIDENCE
-from rlbench.report.config_plots import Figure
-from rlbench.report.style import MAX_LINES, new_axes, save
+from rlbench.report.blocks import Figure
+from rlbench.report.style import MAX_LINES, new_axes, save_figures
 from rlbench.results.layout import ResultsFolder
 
 
@@ -140,9 +140,4 @@ def write_learning_figures(
                 plot_time_to_target_pareto(ttt, axes),
             )
         )
-    figures = []
-    for name, title, drawn in wanted:
-        if drawn is not None:
-            ax, caption = drawn
-            figures.append(Figure(save(ax.figure, plots / name, tight_bbox=True), title, caption))
-    return figures
+    return save_figures(plots, wanted)

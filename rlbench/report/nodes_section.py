@@ -12,10 +12,7 @@ import pandas as pd
 from rlbench.analysis.findings import FOREIGN_CPU_PCT, num
 from rlbench.analysis.node_spread import NodeReport
 from rlbench.report.blocks import Block, Bullets, Heading, Paragraph, Table
-
-
-def _fmt(value: float | None, digits: int = 0) -> str:
-    return "-" if value is None else f"{value:,.{digits}f}"
+from rlbench.report.style import fmt
 
 
 def node_blocks(report: NodeReport | None, trials: pd.DataFrame) -> list[Block]:
@@ -47,7 +44,7 @@ def node_blocks(report: NodeReport | None, trials: pd.DataFrame) -> list[Block]:
             s.label,
             " / ".join(s.node_types),
             str(s.trials),
-            ", ".join(f"{node}: {_fmt(v)}" for node, v in sorted(s.by_node.items())),
+            ", ".join(f"{node}: {fmt(v)}" for node, v in sorted(s.by_node.items())),
             "-" if s.spread is None else f"{s.spread:.2f}x",
         ]
         for s in report.spreads

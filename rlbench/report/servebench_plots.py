@@ -14,19 +14,13 @@ import numpy as np
 from rlbench.analysis.findings import CONFIDENCE
 from rlbench.analysis.servebench_rows import MODELS, PAPER_BATCH, PAPER_TABLE3, PATHS, ServeRow
 from rlbench.report.blocks import Figure
-from rlbench.report.style import plt, save
+from rlbench.report.style import ROLE_COLORS, plt, save
 
 #: One colour per path, the same in every figure.
 PATH_COLORS = {p: plt.get_cmap("tab10")(i % 10) for i, p in enumerate(PATHS)}
-#: The process roles shown in the CPU figure, in stacking order, and their colours.
+#: The process roles shown in the CPU figure, in stacking order (their colours: the one role table, style.py's).
 CPU_ROLES = {
-    "client": "#4C72B0",
-    "server": "#DD8452",
-    "proxy": "#55A868",
-    "controller": "#C44E52",
-    "driver": "#8C8C8C",
-    "ray_system": "#8172B3",
-    "other": "#CCB974",
+    role: ROLE_COLORS[role] for role in ("client", "server", "proxy", "controller", "driver", "ray_system", "other")
 }
 
 

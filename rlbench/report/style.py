@@ -11,6 +11,7 @@ import io
 import math
 import re
 from pathlib import Path
+from typing import Any, Iterable
 
 import matplotlib
 
@@ -22,11 +23,14 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from rlbench.report.blocks import Figure  # noqa: E402
 from rlbench.results.files import write_atomic  # noqa: E402
 
 #: The phases of an iteration, in stacking order.
 PHASES = ("sample", "learn", "sync", "other")
 PHASE_COLORS = {"sample": "#4C72B0", "learn": "#DD8452", "sync": "#55A868", "other": "#8C8C8C"}
+#: Every process role's colour, the same in every figure: a training trial's roles, then servebench's (its client,
+#: server, proxy and controller; its driver, Ray's own processes and the rest as a trial's).
 ROLE_COLORS = {
     "driver": "#C44E52",
     "learner": "#DD8452",
@@ -35,6 +39,10 @@ ROLE_COLORS = {
     "state_server": "#64B5CD",
     "ray_system": "#8172B3",
     "other": "#8C8C8C",
+    "client": "#4C72B0",
+    "server": "#DD8452",
+    "proxy": "#55A868",
+    "controller": "#DA8BC3",
 }
 #: Figures stay readable and cheap on big sweeps: at most this many trials per per-trial bar chart
 #: (first repeats first), per-core heat maps (drawn, and embedded in the report), configurations per
@@ -75,6 +83,17 @@ def save(fig, path: Path, *, tight_bbox: bool = False) -> Path:
     return path
 
 
+def save_figures(plots: Path, wanted: Iterable[tuple[str, str, tuple[Any, str] | None]]) -> list[Figure]:
+    """Save each drawn figure of ``wanted`` (file name in ``plots``, title, and (axes, caption) or None when there
+    was nothing to draw) and return them as the report's figures, in order: the one save loop of every figure
+    module."""
+    return [
+        Figure(save(drawn[0].figure, plots / name, tight_bbox=True), title, drawn[1])
+        for name, title, drawn in wanted
+        if drawn is not None
+    ]
+
+
 def file_stem(text: str, limit: int = 80) -> str:
     """A file-name part made of ``text``: letters, digits, ``_`` and ``-`` only (no ``/``, no
     ``..``), at most ``limit`` characters (a long one ends in a hash of the whole, so two stay apart)."""
@@ -85,8 +104,15 @@ def file_stem(text: str, limit: int = 80) -> str:
 
 
 def fmt(value, digits: int = 0) -> str:
-    """A number for a table, '-' when missing."""
-    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+    """A number for a table or a sentence, '-' when missing or not a number (a value read from a file may be
+    anything): the report's one number format."""
+    if (
+        value is None
+        or value is pd.NA
+        or isinstance(value, bool)
+        or not isinstance(value, (int, float, np.integer, np.floating))
+        or math.isnan(value)
+    ):
         return "-"
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return f"{value:,}"

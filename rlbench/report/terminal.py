@@ -141,15 +141,14 @@ def compare_table(comparison: Comparison) -> RichTable:
     if target:
         header += ["reached A/B", "time to target A/B s", "B/A time", f"time {CONFIDENCE:.0%} CI", "to target"]
     style = {"regressed": "red", "improved": "green", "small change": "yellow"}
-    f = lambda v, d=0: "-" if v is None else f"{v:,.{d}f}"  # noqa: E731
     rows = []
     for r in comparison.rows:
         c, t = r.change, r.time_to_target
         cells = [
             r.label,
-            f(r.a_env_steps_per_s),
-            f(r.b_env_steps_per_s),
-            f(c and c.ratio, 3),
+            fmt(r.a_env_steps_per_s),
+            fmt(r.b_env_steps_per_s),
+            fmt(c and c.ratio, 3),
             interval_text(c and c.ci_low, c and c.ci_high),
             c.basis if c else "-",
             f"{c.n_a}/{c.n_b}" if c else "-",
@@ -159,8 +158,8 @@ def compare_table(comparison: Comparison) -> RichTable:
             tc = t and t.change
             cells += [
                 f"{t and t.a_reached or '-'} / {t and t.b_reached or '-'}",
-                f"{f(t and t.a_time_to_target_s, 1)} / {f(t and t.b_time_to_target_s, 1)}",
-                f(tc and tc.ratio, 3),
+                f"{fmt(t and t.a_time_to_target_s, 1)} / {fmt(t and t.b_time_to_target_s, 1)}",
+                fmt(tc and tc.ratio, 3),
                 interval_text(tc and tc.ci_low, tc and tc.ci_high),
                 t and t.verdict or "-",
             ]

@@ -7,9 +7,10 @@ Built once as typed blocks (:mod:`rlbench.report.blocks`) that every backend dra
 from __future__ import annotations
 
 from rlbench.analysis.comparison import ComparisonRow
-from rlbench.analysis.findings import CONFIDENCE
+from rlbench.analysis.findings import CONFIDENCE, SIGNIFICANCE
 from rlbench.analysis.stats import interval_text
 from rlbench.report.blocks import Block, Cell, Heading, Paragraph, Table, Verdicts
+from rlbench.report.style import fmt
 
 
 def method_text() -> str:
@@ -21,7 +22,7 @@ def method_text() -> str:
         f"{CONFIDENCE:.0%} bootstrap interval resampling each side; paired: the median over rounds of the "
         "round's variant / reference, with a bootstrap interval over the rounds; Wilcoxon: the exact "
         "signed-rank test of the rounds' log ratios. A variant is called faster or slower only when both "
-        "intervals exclude 1 on the same side and the Wilcoxon test agrees at 0.05 (docs/ANALYSIS.md, "
+        f"intervals exclude 1 on the same side and the Wilcoxon test agrees at {SIGNIFICANCE:g} (docs/ANALYSIS.md, "
         '"Did it change? One rule").'
     )
 
@@ -38,7 +39,6 @@ def short(row: ComparisonRow) -> Cell:
 
 def variant_table(rows: list[ComparisonRow], title: str = "") -> Table:
     """One row per grid point and variant against the reference."""
-    f = lambda v, d=0: "-" if v is None else f"{v:,.{d}f}"  # noqa: E731
     header = [
         "configuration",
         "variant",
@@ -58,11 +58,11 @@ def variant_table(rows: list[ComparisonRow], title: str = "") -> Table:
             r.label,
             r.b,
             r.a,
-            f(r.b_env_steps_per_s),
-            f(r.a_env_steps_per_s),
-            f(c.ratio, 3),
+            fmt(r.b_env_steps_per_s),
+            fmt(r.a_env_steps_per_s),
+            fmt(c.ratio, 3),
             interval_text(c.ci_low, c.ci_high),
-            f(c.paired_ratio, 3),
+            fmt(c.paired_ratio, 3),
             interval_text(c.paired_ci_low, c.paired_ci_high),
             str(c.runs_a),
             "-" if c.p_value is None else f"{c.p_value:.2g}",

@@ -1,5 +1,6 @@
 """Whether a spec's env can be made: a registered gymnasium id, or an import path to a gymnasium.Env
-subclass (checked when a spec is loaded and by ``rlbench envbench``, before anything runs).
+subclass (checked when a spec is loaded and by ``rlbench envbench``, before anything runs); and whether the
+frameworks its trials use are installed (an adapter's ``extra``: :func:`framework_problem`).
 
 An env whose package is not installed (ALE's Atari games, MuJoCo, Box2D) is refused here with the extra that
 installs it (``pip install -e ".[atari]"``), not by a traceback from inside a trial: a gymnasium id's module
@@ -10,8 +11,10 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import importlib.util
+import sys
 
-from rlbench.adapters import is_import_path
+from rlbench.adapters import get_adapter, is_import_path
 
 #: A module an env family imports -> rlbench's extra that installs it (pyproject.toml; README, "Install").
 EXTRA_OF_MODULE: dict[str, str] = {
@@ -45,13 +48,44 @@ def missing_extra(error: BaseException, where: str = "") -> str | None:
     return None
 
 
+def pip_line(extra: str) -> str:
+    """How to install one of rlbench's extras, in the words every refusal of a missing one uses."""
+    return f'pip install -e ".[{extra}]" (or pip install "rlbench[{extra}]")'
+
+
+def importable(module: str) -> bool:
+    """Whether ``module`` (a top-level name) can be imported here, without importing it (``sys.modules[name] = None``,
+    Python's way to block an import, counts as missing)."""
+    if module in sys.modules:
+        return sys.modules[module] is not None
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def framework_problem(framework: str) -> str | None:
+    """Why trials of ``framework`` cannot run here: its adapter's extra is not installed (one of its
+    ``extra_modules`` missing), with the ``pip install`` line that fixes it; None when they can. Issue 51: without
+    it, ``rlbench sweep configs/rllib_vs_sb3.yaml`` ran six RLlib trials and then failed its SB3 trial with
+    ``ModuleNotFoundError: No module named 'stable_baselines3'``."""
+    adapter = get_adapter(framework)
+    missing = [m for m in adapter.extra_modules if not importable(m)]
+    if adapter.extra is None or not missing:
+        return None
+    return (
+        f"framework '{framework}' needs the [{adapter.extra}] extra, which is not installed: {pip_line(adapter.extra)}"
+        f"; no module named {', '.join(repr(m) for m in missing)}"
+    )
+
+
 def _install_hint(env: str, extra: str, error: BaseException) -> str:
     said = f"{type(error).__name__}: {error}"
     if "gymnasium[" in said:  # gymnasium[mujoco] pulls mujoco 4, gymnasium[box2d] a source build: not those
         said += f" (rlbench's [{extra}] extra names the packages that work with ray[rllib]'s gymnasium instead)"
     return (
-        f"env '{env}' needs the [{extra}] extra, which is not installed: pip install -e \".[{extra}]\" (or "
-        f'pip install "rlbench[{extra}]"); importing it failed with {said}'
+        f"env '{env}' needs the [{extra}] extra, which is not installed: {pip_line(extra)}; importing it failed "
+        f"with {said}"
     )
 
 

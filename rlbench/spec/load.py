@@ -18,7 +18,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from rlbench.spec.envcheck import check_env
+from rlbench.adapters import get_adapter
+from rlbench.spec.envcheck import check_env, framework_problem
 from rlbench.spec.limits import MAX_TRIALS
 from rlbench.spec.matched import match_frameworks
 from rlbench.spec.model import (
@@ -365,7 +366,19 @@ def spec_from_dict(
         quick=quick,
     )
 
-    if check_envs:
+    if check_envs:  # what this machine must have: every framework's extra (but a variant's own packages), every env
+        pins = {v.name: dict(v.packages) for v in spec.variants or ()}
+        for framework in sorted(
+            {
+                f
+                for variant, names in frameworks.items()
+                for f in names
+                if not set(pins.get(variant, {})) & set(get_adapter(f).requires)
+            }
+        ):
+            if (why := framework_problem(framework)) is not None:
+                line = lines.line(("grid", "framework")) or lines.line(("framework",))
+                problems.append(f"{path}{':' + str(line) if line else ''}: {why}")
         for env in sorted({p.config.environment.env for p in trials}):
             try:
                 check_env(env)

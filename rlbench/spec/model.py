@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError, model_validator
 
-from rlbench.adapters import get_adapter
+from rlbench.adapters import FRAMEWORKS, get_adapter
 from rlbench.spec.errors import SpecError, _ValueErrorAt
 from rlbench.spec.limits import MAX_CPUS, MAX_ITERATIONS, MAX_REPEATS, MAX_SECONDS, MAX_SEED
 from rlbench.spec.relative import RelativeValue
@@ -58,8 +58,9 @@ ALIASES: dict[str, str] = {
 }
 
 
-#: The frameworks a spec may name (``rlbench.adapters.FRAMEWORKS``; the spec's types only name them).
-Framework = Literal["rllib", "plain", "sb3"]
+#: The frameworks a spec may name: the registry's (``rlbench.adapters.FRAMEWORKS``), so a framework registered is one
+#: a spec may name with nothing else to edit.
+Framework = Literal[FRAMEWORKS]  # type: ignore[valid-type]  # built from the registry: pydantic checks it at run time
 
 __all__ = [
     "ALIASES",

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from ray import serve
 
+from rlbench.ray_facts import private
 from rlbench.studies.serve_policies import BadRequest, PolicyBook, act_in_groups, route
 from rlbench.studies.serve_rest import KEEP_ALIVE_S
 
@@ -40,13 +41,11 @@ BATCH_WAIT_S = 0.001
 def keep_replica_grpc_on_loopback() -> bool:
     """Make this process's Serve replica bind its inter-deployment gRPC server on 127.0.0.1 (see the module);
     False when Ray's private name is gone (nothing patched)."""
-    try:
-        from ray.serve._private import replica
-    except ImportError:
+    held = private.owner("ray.serve._private.replica.add_port_to_grpc_server")
+    original = None if held is None else getattr(held[0], held[1], None)
+    if held is None or original is None:
         return False
-    original = getattr(replica, "add_port_to_grpc_server", None)
-    if original is None:
-        return False
+    replica = held[0]
     if getattr(original, "loopback_only", False):
         return True
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from rlbench.adapters import get_adapter
+from rlbench.ray_facts import private
 from rlbench.studies.serve_calibrate import CALIBRATION_BATCH, Calibration, forward_ms, search_width
 from rlbench.studies.serve_loop import percentile
 from rlbench.studies.servebench import MODELS, PATH_SERVER, CpuProbe, ServebenchConfig, Slot, cell_seed, schedule
@@ -307,12 +308,8 @@ class ServebenchRun:
 
 
 def _session_dir() -> str | None:
-    try:
-        from ray._private.worker import global_worker
-
-        return global_worker.node.get_session_dir_path()
-    except Exception:  # noqa: BLE001 - only used to find leftovers
-        return None
+    """The driver's Ray session folder (only used to find leftovers: None loses that check, nothing more)."""
+    return private.session_dir()
 
 
 def summarize(results: list[dict[str, Any]], cpu_s: dict[str, float], window_s: float) -> dict[str, Any]:

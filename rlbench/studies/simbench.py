@@ -72,6 +72,10 @@ def _rollout(steps: int, seed: int) -> int:
     return steps
 
 
+#: Alternating repeats per mode unless told (``rlbench simbench --repeats``).
+DEFAULT_REPEATS = 3
+
+
 def _run_at(cpus: int, cores: list[int], mean_steps: int, repeats: int, queue) -> None:
     os.sched_setaffinity(0, cores)
     import ray
@@ -99,7 +103,9 @@ def _run_at(cpus: int, cores: list[int], mean_steps: int, repeats: int, queue) -
         ray.shutdown()
 
 
-def run_simbench(cpu_counts: list[int], *, mean_steps: int = 20_000, repeats: int = 3) -> list[SimbenchResult]:
+def run_simbench(
+    cpu_counts: list[int], *, mean_steps: int = 20_000, repeats: int = DEFAULT_REPEATS
+) -> list[SimbenchResult]:
     """Both modes at each CPU count, each count in its own process and Ray runtime."""
     usable = sorted(os.sched_getaffinity(0))
     results = []

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from rlbench.ray_facts import private
 from rlbench.results.events import Event
 from rlbench.results.layout import TrialFolder
 from rlbench.worker.ray_auth import enable_token_auth, runtime_env_for
@@ -49,7 +50,6 @@ def release_job(
     sweep): the job's actors' pids from the GCS table, start times unknown, so waited for, never killed.
     """
     import ray
-    from ray._private import state
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     enable_token_auth()
@@ -63,7 +63,7 @@ def release_job(
     t = time.monotonic()
     try:
         while True:
-            table = state.actors(job_id=ray.JobID.from_hex(job_id))
+            table = private.job_actors(job_id)
             left = [
                 {
                     "actor_id": a["ActorID"],

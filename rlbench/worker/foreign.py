@@ -19,14 +19,9 @@ started and ended between two readings is missed, so the sum is a lower bound. S
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
-_NODE_ID = re.compile(r"--node[-_]id=([0-9a-fA-F]+)")
-#: Command-line marks of a Ray worker process before it has set its title (it is starting: the node's pool).
-_STARTING_WORKER = ("default_worker.py", "setup_worker.py")
-#: The title of a pooled worker that runs nothing yet.
-IDLE_TITLE = "ray::IDLE"
+from rlbench.ray_facts.processes import NODE_ID, RAY_IDLE_TITLE, RAY_TITLE_PREFIX, RAY_WORKER_SCRIPTS
 
 
 def _tree(procs: list[tuple[int, int, list[str]]], roots: set[int]) -> set[int]:
@@ -61,11 +56,11 @@ def foreign_pids(
     (a process naming another id belongs to another Ray, a stray)."""
     procs = list(procs)
     nodes = set(cluster_nodes)
-    titles = (IDLE_TITLE, *system_titles)
+    titles = (RAY_IDLE_TITLE, *system_titles)
     node_of: dict[int, str] = {}
     for pid, _, cmdline in procs:
-        named = _NODE_ID.search(" ".join(cmdline))
-        if cmdline and not cmdline[0].startswith("ray::") and named and named.group(1) in nodes:
+        named = NODE_ID.search(" ".join(cmdline))
+        if cmdline and not cmdline[0].startswith(RAY_TITLE_PREFIX) and named and named.group(1) in nodes:
             node_of[pid] = named.group(1)
     mine = set(ours) | _tree(procs, set(exclude_trees))
     out: dict[int, str] = {}
@@ -75,11 +70,11 @@ def foreign_pids(
         title = cmdline[0].strip()
         parent_node = node_of.get(ppid)
         if parent_node is not None:  # a worker (or agent) of one of the cluster's raylets: that node's
-            if parent_node == node_id and title.startswith("ray::") and not title.startswith(titles):
+            if parent_node == node_id and title.startswith(RAY_TITLE_PREFIX) and not title.startswith(titles):
                 out[pid] = title
             continue
         joined = " ".join(cmdline)
-        if (session_name and session_name in joined) or any(mark in joined for mark in _STARTING_WORKER):
+        if (session_name and session_name in joined) or any(mark in joined for mark in RAY_WORKER_SCRIPTS):
             continue  # the cluster session's own processes, a worker starting
         if owns_unnamed:
             out[pid] = title[:200]

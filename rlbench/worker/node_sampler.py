@@ -34,18 +34,17 @@ the sweep's own sampler uses (:mod:`rlbench.worker.sampling`).
 from __future__ import annotations
 
 import os
-import re
 import time
 from typing import Any, Iterable
 
+from rlbench.ray_facts import private
+from rlbench.ray_facts.processes import NODE_ID, RAY_TITLE_PREFIX
 from rlbench.worker.foreign import ForeignCpu, foreign_pids
 from rlbench.worker.procfs import all_stats, parse_stat, read_cmdline, read_stat
 from rlbench.worker.sampling import CoreBusy, GpuEnergy, ProcessCpu, Rows, TickLoop
 
 #: Seconds between two refreshes of the trial's actor list and the node's system processes.
 REFRESH_S = 1.0
-
-_NODE_ID = re.compile(r"--node[-_]id=([0-9a-fA-F]+)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -95,9 +94,9 @@ def node_system_pids(
     claimed: set[int] = set()
     for pid, _ppid, cmdline in procs:
         joined = " ".join(cmdline)
-        if cmdline and cmdline[0].startswith("ray::"):
+        if cmdline and cmdline[0].startswith(RAY_TITLE_PREFIX):
             continue
-        named = _NODE_ID.search(joined)
+        named = NODE_ID.search(joined)
         if named:
             if named.group(1) == node_id:
                 claimed.add(pid)
@@ -225,10 +224,7 @@ class NodeSampler:
         }
 
     def _refresh(self) -> None:
-        import ray
-        from ray._private import state
-
-        table = state.actors(job_id=ray.JobID.from_hex(self.job_id))
+        table = private.job_actors(self.job_id)
         roles = actor_roles(table.values(), self.node_id, self.class_roles, exclude_pids=[os.getpid()])
         self.actors_seen.update(roles)
         procs = _machine_procs()
@@ -340,7 +336,7 @@ class NodeSampling:
         class_roles[TRIAL_ACTOR_CLASS] = "driver"
         system_titles = list(dict.fromkeys(t for a in (adapter, *also) for t in a.system_titles))
         job_id = ray.get_runtime_context().get_job_id()
-        session = os.path.basename(ray._private.worker._global_node.get_session_dir_path())
+        session = os.path.basename(private.session_dir() or "")
         alive = [
             {
                 "node_id": n["NodeID"],

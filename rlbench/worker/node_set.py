@@ -21,7 +21,7 @@ from rlbench.results.events import Event
 from rlbench.results.layout import TrialFolder
 
 if TYPE_CHECKING:
-    from rlbench.adapters.base import IterationTimings
+    from rlbench.adapters.timings import IterationTimings
     from rlbench.spec.plan import TrialPlan
     from rlbench.worker.events import EventLog
 

@@ -22,6 +22,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rlbench.ray_facts import private
+
 #: Environment variable Ray (and rlbench) read the cluster address from.
 ADDRESS_ENV = "RAY_ADDRESS"
 
@@ -47,9 +49,9 @@ def enable_token_auth(environ: dict[str, str] | None = None) -> str | None:
     if environ.get("RAY_AUTH_MODE") is None and token_available(environ):
         environ["RAY_AUTH_MODE"] = "token"
         if live and "ray" in sys.modules:  # Ray read its config at import (the trial's fork server): re-read it
-            from ray._raylet import Config
-
-            Config.initialize("")
+            config = private.resolve("ray._raylet.Config")
+            if config is not None:
+                config.initialize("")
     return environ.get("RAY_AUTH_MODE")
 
 
@@ -135,12 +137,9 @@ def bind_local_runtime_to_loopback(environ: dict[str, str] | None = None) -> Non
     environ = os.environ if environ is None else environ
     environ[LOOPBACK_ENV] = "0"
     if live and "ray" in sys.modules:
-        try:
-            from ray._private import ray_constants
-
-            ray_constants.ENABLE_RAY_CLUSTER = False
-        except (ImportError, AttributeError):
-            pass
+        held = private.owner("ray._private.ray_constants.ENABLE_RAY_CLUSTER")
+        if held is not None:
+            setattr(held[0], held[1], False)
 
 
 def _package_dir(name: str) -> Path | None:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from rlbench.ray_facts import private
 from rlbench.results.events import Event
 from rlbench.results.layout import TrialFolder
 from rlbench.worker.priority import nice_as_ray_worker
@@ -139,20 +140,20 @@ def minimal_agents(minimal: bool) -> Iterator[str]:
     trial starts its own runtime, so its sweep took 1.07-1.12x Tune's wall. Ray has no switch for it: its one test,
     ``ray._private.utils.get_dashboard_dependency_error``, answers "missing" here, and only while ``ray.init``
     runs. A Ray without that function keeps its own choice (yields what it chose)."""
-    import ray._private.utils as ray_utils
-
-    probe = getattr(ray_utils, "get_dashboard_dependency_error", None)
-    if probe is None:
+    held = private.owner("ray._private.utils.get_dashboard_dependency_error")
+    probe = None if held is None else getattr(held[0], held[1], None)
+    if held is None or probe is None:
         yield "unknown"
         return
     if not minimal:
         yield "full" if probe() is None else "minimal"
         return
-    ray_utils.get_dashboard_dependency_error = lambda: ImportError("rlbench starts a trial's Ray agents minimal")
+    ray_utils, name = held
+    setattr(ray_utils, name, lambda: ImportError("rlbench starts a trial's Ray agents minimal"))
     try:
         yield "minimal"
     finally:
-        ray_utils.get_dashboard_dependency_error = probe
+        setattr(ray_utils, name, probe)
 
 
 def stop_autoscaler_monitor(node: Any) -> int:
@@ -175,22 +176,16 @@ def stop_autoscaler_monitor(node: Any) -> int:
 
 
 def _ray_node() -> Any:
-    """This process's local Ray node (private API), or None: the session folder and the monitor's process come
-    from it; losing it costs the leftover check its session name and the shutdown its second back, nothing more."""
-    try:
-        import ray
-
-        return ray._private.worker._global_node
-    except Exception:
-        return None
+    """This process's local Ray node (private API: :func:`rlbench.ray_facts.private.local_node`), or None: the session
+    folder and the monitor's process come from it; losing it costs the leftover check its session name and the
+    shutdown its second back, nothing more."""
+    return private.local_node()
 
 
 def _ray_session_dir() -> str | None:
-    """The local Ray session's folder (its name is in every Ray system process's command line)."""
-    try:
-        return _ray_node().get_session_dir_path()
-    except Exception:  # private API (no node: None has no such method): losing it only weakens the leftover check
-        return None
+    """The local Ray session's folder (its name is in every Ray system process's command line; private API: losing it
+    only weakens the leftover check)."""
+    return private.session_dir()
 
 
 def _worker_pythonpath() -> str:

@@ -19,7 +19,7 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rlbench.results.events import Event
 from rlbench.results.files import open_append
@@ -32,7 +32,8 @@ from rlbench.worker.threads import thread_pools as _thread_pools
 from rlbench.worker.versions import imported_versions, mismatches
 
 if TYPE_CHECKING:
-    from rlbench.adapters.base import IterationTimings, Trainer
+    from rlbench.adapters.base import Trainer
+    from rlbench.adapters.timings import IterationTimings
     from rlbench.spec.plan import TrialPlan
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from rlbench.adapters import get_adapter
-from rlbench.adapters.base import ActorDemand, ResourceDemand
+from rlbench.adapters.demand import ActorDemand, ResourceDemand
 from rlbench.adapters.pysource import literal, method_call
 from rlbench.adapters.rllib.config import build_config, config_class
 from rlbench.adapters.rllib.training import ALGORITHMS, DEFAULT_TRAIN_BATCH

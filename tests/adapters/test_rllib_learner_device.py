@@ -10,7 +10,6 @@ from types import SimpleNamespace
 import pytest
 from test_rllib_learner_probe import _Data, _Metrics
 
-from rlbench.adapters.base import IterationTimings
 from rlbench.adapters.cuda_clock import CudaClock, cuda_clock
 from rlbench.adapters.rllib.learner_probe import (
     BATCH_S,
@@ -23,6 +22,7 @@ from rlbench.adapters.rllib.learner_probe import (
     install,
 )
 from rlbench.adapters.rllib.results import iteration_timings
+from rlbench.adapters.timings import IterationTimings
 
 
 class FakeClocks:

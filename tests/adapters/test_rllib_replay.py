@@ -10,10 +10,10 @@ from types import SimpleNamespace
 import pytest
 from test_rllib_learner_probe import _Data, _Learner
 
-from rlbench.adapters.base import IterationTimings
 from rlbench.adapters.rllib.learner_probe import BUSY_S, TARGET_UPDATE_S, TARGET_UPDATES, install
 from rlbench.adapters.rllib.results import iteration_timings
 from rlbench.adapters.rllib.timing import DRIVER_SUM_TIMERS
+from rlbench.adapters.timings import IterationTimings
 
 
 def _algo(runners: int, learners: int, connectors_s: float = 0.004):

@@ -17,9 +17,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "adapters"))
 from test_rllib_learner_device import FakeClocks, FakeDevice, GpuLearner  # noqa: E402
 from test_rllib_learner_probe import _Data  # noqa: E402
 
-from rlbench.adapters.base import IterationTimings  # noqa: E402
 from rlbench.adapters.rllib.learner_probe import install  # noqa: E402
 from rlbench.adapters.rllib.results import iteration_timings  # noqa: E402
+from rlbench.adapters.timings import IterationTimings  # noqa: E402
 from rlbench.analysis.findings import learner_verdicts, verdict  # noqa: E402
 from rlbench.analysis.learner import cpu_twins, learn_window_columns, learner_columns  # noqa: E402
 from rlbench.analysis.next_step import knob_values, next_sweep  # noqa: E402

@@ -185,4 +185,30 @@ def test_time_to_target_writes_steps_to_target_per_standing_and_the_findings():
             "text": "needs more",
         }
     ]
-    assert autoconfig_json(result())["steps_to_target"] == [] and data["schema_version"] == 5
+    assert autoconfig_json(result())["steps_to_target"] == [] and data["schema_version"] == 6
+
+
+def test_the_runs_tolerance_is_written_and_the_reasons_said_in_the_reports_words():
+    """Issue 51: a run with ``tolerance_pct: 10`` wrote nothing of it and its report said "within 5%"; the evidence
+    sentence and the report's search path said the same reason two ways."""
+    from rlbench.analysis.autoconfig_run import REASON_WORDS, Reason
+    from rlbench.autoconfig.outputs import evidence
+
+    r = result()
+    assert autoconfig_json(r)["tolerance_pct"] == 5.0  # the default: the change threshold
+    ten = dataclasses.replace(r, answer=dataclasses.replace(r.answer, threshold=0.10))
+    assert autoconfig_json(ten)["tolerance_pct"] == pytest.approx(10.0)
+    model = Elimination(BASE.key, -1, Reason.MODEL, "predicted below")
+    said = evidence(dataclasses.replace(r, eliminations=[*r.eliminations, model]))
+    assert f"1 {REASON_WORDS[Reason.SEPARATED]}; 1 {REASON_WORDS[Reason.MODEL]}." in said
+    assert json.loads(json.dumps(autoconfig_json(r)))["eliminations"][0]["reason"] == "separated"
+
+
+def test_the_section_defaults_are_the_search_and_race_constants():
+    from rlbench.analysis.findings import CHANGE_THRESHOLD, REPEATS_FOR_EVIDENCE
+    from rlbench.autoconfig import decide, search
+
+    s = AutoconfigSection()
+    assert (s.eta, s.first_rung_readings, s.finalists) == (search.ETA, search.FIRST_RUNG_READINGS, search.FINALISTS)
+    assert (s.min_rounds, s.max_rounds) == (decide.MIN_ROUNDS, decide.MAX_ROUNDS)
+    assert search.FIRST_RUNG_READINGS == REPEATS_FOR_EVIDENCE and s.tolerance_pct == 100 * CHANGE_THRESHOLD

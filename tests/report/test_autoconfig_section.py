@@ -6,7 +6,8 @@ import json
 
 import pandas as pd
 
-from rlbench.report.autoconfig_section import answer_text, autoconfig_blocks, cpu_front
+from rlbench.analysis.autoconfig_run import autoconfig_run, cpu_front
+from rlbench.report.autoconfig_section import answer_text, autoconfig_blocks
 from rlbench.report.blocks import to_markdown
 
 AXES = ["num_env_runners"]
@@ -50,8 +51,17 @@ ANSWER = {
 }
 
 
+def blocks_of(folder):
+    """The section as the report builds it: the folder's autoconfig run as the analysis reads it."""
+    return autoconfig_blocks(autoconfig_run(folder, trials(), AXES), trials(), AXES)
+
+
 def test_the_pareto_front_keeps_what_no_cheaper_one_beats():
-    assert cpu_front(trials(), AXES) == [["num_env_runners=0", "1", "100", "1"], ["num_env_runners=1", "2", "400", "2"]]
+    front = cpu_front(trials(), AXES)
+    assert front.to_dict("records") == [
+        {"label": "num_env_runners=0", "cpus_given": 1.0, "env_steps_per_s": 100.0, "trials": 1},
+        {"label": "num_env_runners=1", "cpus_given": 2.0, "env_steps_per_s": 400.0, "trials": 2},
+    ]
 
 
 def test_the_answer_in_words():
@@ -61,9 +71,9 @@ def test_the_answer_in_words():
 
 
 def test_the_section_only_where_autoconfig_wrote(tmp_path):
-    assert autoconfig_blocks(tmp_path, trials(), AXES) == []
+    assert blocks_of(tmp_path) == []
     (tmp_path / "autoconfig.json").write_text(json.dumps(ANSWER))
-    md = to_markdown(autoconfig_blocks(tmp_path, trials(), AXES))
+    md = to_markdown(blocks_of(tmp_path))
     for text in (
         "## Autoconfig",
         "### Search path",
@@ -84,11 +94,11 @@ def test_the_race_says_who_left_it_and_its_partial_rounds(tmp_path):
         "race_left": [{"key": "num_env_runners=0", "rung": 2, "reason": "separated", "detail": "below the leader"}],
     }
     (tmp_path / "autoconfig.json").write_text(json.dumps(data))
-    md = to_markdown(autoconfig_blocks(tmp_path, trials(), AXES))
+    md = to_markdown(blocks_of(tmp_path))
     assert "4 interleaved rounds (1 of them partial: the leader and its closest rivals only)" in md
     assert "num_env_runners=0: left after round 2 (below the leader)" in md
     (tmp_path / "autoconfig.json").write_text(json.dumps(ANSWER))  # schema 2: neither field
-    md = to_markdown(autoconfig_blocks(tmp_path, trials(), AXES))
+    md = to_markdown(blocks_of(tmp_path))
     assert "1 interleaved rounds; stopped" in md and "left after round" not in md
 
 
@@ -136,7 +146,7 @@ def test_the_plan_the_evidence_and_what_was_measured_too_little(tmp_path):
         "eliminations": [{"key": "a", "rung": -1, "reason": "budget", "detail": "the model's #3 of 4"}],
     }
     (tmp_path / "autoconfig.json").write_text(json.dumps(data))
-    md = to_markdown(autoconfig_blocks(tmp_path, trials(), AXES))
+    md = to_markdown(blocks_of(tmp_path))
     for text in (
         "Evidence: It rests on 3 race rounds.",
         "### What the budget bought",
@@ -156,4 +166,19 @@ def test_the_plan_the_evidence_and_what_was_measured_too_little(tmp_path):
 
 def autoconfig_blocks_of(tmp_path, data):
     (tmp_path / "autoconfig.json").write_text(json.dumps(data))
-    return autoconfig_blocks(tmp_path, trials(), AXES)
+    return blocks_of(tmp_path)
+
+
+def test_the_indistinguishable_sentence_says_the_runs_tolerance_and_the_rule(tmp_path):
+    """Issue 51: "within 5%" and "intervals overlapping" were the old rule's words whatever the run's tolerance."""
+    from rlbench.analysis.findings import REPEATS_FOR_EVIDENCE
+
+    data = dict(ANSWER, indistinguishable=[{"key": "num_env_runners=1"}, {"key": "num_env_runners=2"}])
+    (tmp_path / "autoconfig.json").write_text(json.dumps(dict(data, tolerance_pct=10.0)))
+    md = to_markdown(blocks_of(tmp_path))
+    assert "cheapest of them within 10% of the fastest's median (the run's tolerance_pct)" in md
+    assert f"({REPEATS_FOR_EVIDENCE} or more readings a side, the change rule finding no difference)" in md
+    assert "overlapping" not in md and "within 5%" not in md
+    (tmp_path / "autoconfig.json").write_text(json.dumps(data))  # autoconfig.json 5 and older: not recorded
+    md = to_markdown(blocks_of(tmp_path))
+    assert "within the run's tolerance_pct of the fastest's median (not recorded by this autoconfig.json)" in md

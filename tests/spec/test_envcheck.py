@@ -56,3 +56,49 @@ def test_the_sweep_refuses_it_before_any_trial(monkeypatch, tmp_path, capsys):
     text = " ".join((captured.err + captured.out).split())
     assert "needs the [mujoco] extra" in text and 'pip install -e ".[mujoco]"' in text
     assert not out.exists()
+
+
+def test_a_sweep_of_a_framework_whose_extra_is_missing_is_refused_before_anything_runs(monkeypatch, tmp_path, capsys):
+    """Issue 51: without the [sb3] extra, ``rlbench sweep configs/rllib_vs_sb3.yaml`` ran six RLlib trials (46 s)
+    and then failed its SB3 trial with ``ModuleNotFoundError: No module named 'stable_baselines3'``."""
+    from conftest import REPO
+
+    _hide(monkeypatch, "stable_baselines3", "stable_baselines3", "rlbench.adapters.sb3.trainer")
+    out = tmp_path / "out"
+    assert main(["sweep", str(REPO / "configs" / "rllib_vs_sb3.yaml"), "--out", str(out)]) == EXIT_BAD_INPUT
+    text = " ".join((lambda c: c.err + c.out)(capsys.readouterr()).split())
+    assert "framework 'sb3' needs the [sb3] extra, which is not installed" in text, text
+    assert 'pip install -e ".[sb3]"' in text and "no module named 'stable_baselines3'" in text
+    assert not out.exists()
+
+
+def test_the_framework_check_names_only_what_is_missing(monkeypatch):
+    from rlbench.spec.envcheck import framework_problem
+
+    assert framework_problem("sb3") is None and framework_problem("rllib") is None  # installed here
+    monkeypatch.setitem(sys.modules, "setproctitle", None)
+    why = framework_problem("sb3")
+    assert why is not None and "no module named 'setproctitle'" in why and "stable_baselines3" not in why
+    assert framework_problem("plain") is None  # no extra
+
+
+def test_check_configs_reports_a_config_that_needs_an_extra_apart_from_one_that_fails(monkeypatch, tmp_path):
+    """scripts/check_configs.py: a config refused for an extra this install lacks is not a broken config."""
+    import importlib.util
+    import os
+
+    from conftest import REPO
+
+    spec = importlib.util.spec_from_file_location("check_configs", REPO / "scripts" / "check_configs.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text("import sys\nsys.modules['stable_baselines3'] = None\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(hide), str(REPO), os.environ.get("PYTHONPATH", "")]))
+    status, line = script.check(REPO / "configs" / "rllib_vs_sb3.yaml", tmp_path / "out", 120)
+    assert status == "extra", line
+    assert line == (
+        'configs/rllib_vs_sb3.yaml: needs the [sb3] extra, not installed here: pip install -e ".[sb3]" '
+        '(or pip install "rlbench[sb3]")'
+    )

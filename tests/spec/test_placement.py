@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rlbench.adapters.base import ActorDemand, ResourceDemand
+from rlbench.adapters.demand import ActorDemand, ResourceDemand
 from rlbench.measure.machine import NodeInfo, node_type
 from rlbench.spec.placement import (
     MIN_DRIVER_CPUS,

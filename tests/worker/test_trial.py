@@ -62,7 +62,7 @@ class ScriptedTrainer:
         self.trained += 1
 
     def iteration(self):
-        from rlbench.adapters.base import IterationTimings
+        from rlbench.adapters.timings import IterationTimings
 
         return IterationTimings(env_steps_sampled=10, sample_s=0.0)
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rlbench.adapters.base import ResourceDemand, TrainBatch
-from rlbench.adapters.common import AdapterBase
+from rlbench.adapters.base import Adapter
+from rlbench.adapters.demand import ResourceDemand, TrainBatch
 from rlbench.adapters.vocabulary import ALGO_ONLY_KEYS, ALGO_TRAINING_KEYS, ALGORITHMS, KeyHandling
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ DEFAULT_STEPS = 1000
 QUICK_STEPS = 100
 
 
-class PlainAdapter(AdapterBase):
+class PlainAdapter(Adapter):
     """No framework: the env stepped with random actions in the trial process, as an :class:`Adapter`. It trains
     nothing whatever the spec's algo: no hyperparameter to match, nothing asynchronous, nothing replayed (the base's
     answers)."""

@@ -6,8 +6,8 @@ import math
 import time
 from typing import TYPE_CHECKING, Any
 
-from rlbench.adapters.base import IterationTimings
 from rlbench.adapters.envs import make_env
+from rlbench.adapters.timings import IterationTimings
 
 if TYPE_CHECKING:
     from rlbench.adapters.base import TrialConfig

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rlbench.adapters.base import ConfigSnippet, ResourceDemand, TrainBatch
-from rlbench.adapters.common import AdapterBase
+from rlbench.adapters.base import Adapter, ConfigSnippet
+from rlbench.adapters.demand import ResourceDemand, TrainBatch
 from rlbench.adapters.rllib.resources import ASYNC_ALGOS, resource_demand, torch_threads
 from rlbench.adapters.rllib.results import metric_column, metric_names
 from rlbench.adapters.rllib.roles import RAY_TITLE_ROLES, ROLE_RULES
@@ -34,8 +34,8 @@ from rlbench.adapters.rllib.training import (
     REPLAY_ALGOS,
     quick_settings,
 )
-from rlbench.adapters.roles import RAY_SYSTEM_TITLES
 from rlbench.adapters.vocabulary import KeyHandling
+from rlbench.ray_facts.processes import RAY_SYSTEM_TITLES, RAY_TITLE_PREFIX
 
 if TYPE_CHECKING:
     from rlbench.adapters.base import TrialConfig
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 SUPPORTED_RAY = "2.40.0"
 
 
-class RLlibAdapter(AdapterBase):
+class RLlibAdapter(Adapter):
     """RLlib (new API stack) as an :class:`rlbench.adapters.base.Adapter`."""
 
     name = "rllib"
@@ -74,7 +74,7 @@ class RLlibAdapter(AdapterBase):
         "gymnasium",
         "ray.dashboard.optional_deps",
     )
-    actor_class_roles = {title.removeprefix("ray::"): role for title, role in RAY_TITLE_ROLES.items()}
+    actor_class_roles = {title.removeprefix(RAY_TITLE_PREFIX): role for title, role in RAY_TITLE_ROLES.items()}
     system_titles = RAY_SYSTEM_TITLES
     algorithms = ALGORITHMS
     algo_only_keys = ALGO_ONLY_KEYS

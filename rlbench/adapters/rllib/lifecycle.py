@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rlbench.adapters.base import IterationTimings
 from rlbench.adapters.rllib import compat
 from rlbench.adapters.rllib.config import build_config, infeasible_reason
 from rlbench.adapters.rllib.learner_probe import install_on_learners
 from rlbench.adapters.rllib.resources import ASYNC_ALGOS
 from rlbench.adapters.rllib.results import iteration_timings, metric_value
 from rlbench.adapters.rllib.training import REPLAY_ALGOS
+from rlbench.adapters.timings import IterationTimings
 
 if TYPE_CHECKING:
     from rlbench.adapters.base import TrialConfig

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from rlbench.adapters.base import ActorDemand, ResourceDemand
+from rlbench.adapters.demand import ActorDemand, ResourceDemand
 from rlbench.adapters.rllib.training import AGGREGATING_ALGOS
 
 if TYPE_CHECKING:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from rlbench.adapters.base import ActorDemand, ConfigSnippet, ResourceDemand, TrainBatch
-from rlbench.adapters.common import AdapterBase
+from rlbench.adapters.base import Adapter, ConfigSnippet
+from rlbench.adapters.demand import ActorDemand, ResourceDemand, TrainBatch
 from rlbench.adapters.roles import RoleRules
 from rlbench.adapters.sb3.envs import ENV_RUNNER_TITLE
 from rlbench.adapters.sb3.mapping import (
@@ -51,7 +51,7 @@ SB3_METRICS = (
 SUPPORTED_SB3 = "2.9.0"
 
 
-class SB3Adapter(AdapterBase):
+class SB3Adapter(Adapter):
     """Stable-Baselines3 (PPO) as an :class:`rlbench.adapters.base.Adapter`: on-policy and synchronous, no runtime
     (the base's answers)."""
 
@@ -62,6 +62,8 @@ class SB3Adapter(AdapterBase):
     preload_modules = ("rlbench.adapters.sb3.trainer", "stable_baselines3", "torch", "gymnasium")
     algorithms = ("PPO",)
     requires = {"stable-baselines3": SUPPORTED_SB3}
+    extra = "sb3"
+    extra_modules = ("stable_baselines3", "setproctitle")
     #: A fork, the torch and SB3 imports the fork server has made, the build; with env processes, each one's
     #: start (SB3's forkserver imports SB3 and torch in it): about 1-3 s on 2 cores.
     cold_start_s = 2.0

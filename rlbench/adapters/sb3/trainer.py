@@ -10,10 +10,10 @@ import multiprocessing
 import os
 from typing import TYPE_CHECKING, Any, Callable
 
-from rlbench.adapters.base import IterationTimings
 from rlbench.adapters.sb3.envs import EnvFactory
 from rlbench.adapters.sb3.mapping import env_count, in_subprocesses, ppo_arguments, train_batch
 from rlbench.adapters.sb3.timing import IterationClock, timed_vec_env
+from rlbench.adapters.timings import IterationTimings
 
 if TYPE_CHECKING:
     from rlbench.adapters.base import TrialConfig
