@@ -53,18 +53,20 @@ def kept(result: dict) -> dict:
     for key, inner in KEEP.items():
         if key in result:
             value = result[key]
-            out[key] = value if inner is None or not isinstance(value, dict) else {k: value[k] for k in inner if k in value}
+            out[key] = (
+                value if inner is None or not isinstance(value, dict) else {k: value[k] for k in inner if k in value}
+            )
     return out
 
 
 def record(folder: Path, algo: str) -> Path:
     import ray
 
-    from rlbench.spec.model import TrialConfig
     from rlbench.adapters.rllib import compat
     from rlbench.adapters.rllib.config import build_config
     from rlbench.adapters.rllib.learner_probe import install_on_learners
     from rlbench.adapters.rllib.results import TIMER_SYNC_CONNECTORS
+    from rlbench.spec.model import TrialConfig
 
     config = TrialConfig.model_validate(
         {
