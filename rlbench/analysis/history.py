@@ -38,9 +38,13 @@ from rlbench.analysis.history_split import PHASES, split_column
 from rlbench.analysis.stats import median_ci
 from rlbench.analysis.variants import grid_points
 
-#: Metric -> (trials-table column, unit in words). Time to target: lower is better.
+#: Metric -> (trials-table column, unit in words). Time to target and CPU cost: lower is better. The CPU cost
+#: (CPU milliseconds the trial's processes spent per 1,000 env steps, :mod:`rlbench.analysis.history_runs`) is what
+#: a release asks of the machine per step: a busy machine slows a trial down without making it do more work, so
+#: a step whose throughput moved while its CPU cost did not points at the machine, not at the release.
 METRICS: dict[str, tuple[str, str]] = {
     "throughput": ("env_steps_per_s", "env steps/s"),
+    "cpu_cost": ("cpu_ms_per_k", "CPU ms per 1k env steps"),
     "time_to_target": ("time_to_target_s", "s to target"),
 }
 
@@ -93,6 +97,13 @@ class VersionPoint:
     """Lower end of its 95% interval."""
     time_to_target_s_ci_high: float | None = None
     """Upper end."""
+    cpu_ms_per_k: float | None = None
+    """Median over the rounds of the CPU milliseconds its trial's processes spent per 1,000 env steps (None: not
+    measured)."""
+    cpu_ms_per_k_ci_low: float | None = None
+    """Lower end of its 95% interval."""
+    cpu_ms_per_k_ci_high: float | None = None
+    """Upper end."""
     phases: list[PhaseFigure] = field(default_factory=list)
     """The iteration split (the phases a version reported)."""
     failed: int = 0
@@ -139,8 +150,12 @@ class VersionStep:
     @property
     def slower(self) -> bool:
         """Flagged, the later version the slower, and neither disproved by its confirmation nor an API change
-        (what fails ``rlbench history``)."""
-        return self.verdict in FAILING and self.outcome not in ("not confirmed", "API change")
+        (what fails ``rlbench history``; the CPU cost, a check beside the throughput, never does)."""
+        return (
+            self.metric != "cpu_cost"
+            and self.verdict in FAILING
+            and self.outcome not in ("not confirmed", "API change")
+        )
 
     @property
     def called(self) -> str:
@@ -203,6 +218,7 @@ def _point(
             est = median_ci(pd.to_numeric(frame[column], errors="coerce").dropna().tolist())
             if est.median is not None:
                 phases.append(PhaseFigure(phase, est.median, est.ci_low, est.ci_high))
+    cpu = median_ci(pd.to_numeric(frame.get("cpu_ms_per_k", pd.Series(dtype=float)), errors="coerce").dropna().tolist())
     failed = failed if failed is not None else frame[:0]
     reasons = [str(r) for r in failed.get("reason", pd.Series(dtype=object)).dropna()]
     return VersionPoint(
@@ -213,6 +229,9 @@ def _point(
         tput.ci_low,
         tput.ci_high,
         **target,
+        cpu_ms_per_k=cpu.median,
+        cpu_ms_per_k_ci_low=cpu.ci_low,
+        cpu_ms_per_k_ci_high=cpu.ci_high,
         phases=phases,
         failed=len(failed),
         failure=reasons[0] if reasons else None,
@@ -277,7 +296,8 @@ def history_trends(
     ok = ok.assign(_round=(ok["round"] if "round" in ok else ok["repeat"]).astype(int))
     not_ok = trials[trials["status"] != "ok"]
     with_target = "reached_target" in trials and trials["reached_target"].notna().any()
-    metrics = ["throughput", "time_to_target"] if with_target else ["throughput"]
+    with_cpu = "cpu_ms_per_k" in trials and pd.to_numeric(trials["cpu_ms_per_k"], errors="coerce").notna().any()
+    metrics = ["throughput", *(["cpu_cost"] if with_cpu else []), *(["time_to_target"] if with_target else [])]
     out = []
     for point in grid_points(trials, axes):
         mine = ok.loc[ok.index.isin(point.rows)]
@@ -299,7 +319,7 @@ def history_trends(
                 extra: dict[str, Any] = {"api": api_change(va, vb, known[a], known[b], package) if facts else None}
                 if metric == "throughput":
                     extra["phases"] = _phase_steps(sides[a], sides[b])
-                if step.flagged:
+                if step.flagged and metric != "cpu_cost":
                     extra["outcome"] = (
                         "API change" if extra["api"] is not None and extra["api"].defaults else "unconfirmed"
                     )
@@ -333,8 +353,9 @@ def confirm_steps(
 
 
 def flagged_steps(trends: list[ConfigTrend]) -> list[tuple[ConfigTrend, VersionStep]]:
-    """Every step with evidence of a change of at least the threshold, with its configuration."""
-    return [(t, s) for t in trends for s in t.steps if s.flagged]
+    """Every step with evidence of a change of at least the threshold, with its configuration (throughput and time
+    to target: the CPU cost is a check said beside them, not a finding of its own)."""
+    return [(t, s) for t in trends for s in t.steps if s.flagged and s.metric != "cpu_cost"]
 
 
 def history_json(

@@ -102,6 +102,22 @@ def variant_versions(spec: dict[str, Any]) -> tuple[str | None, dict[str, str]]:
     return package, out
 
 
+#: The roles whose CPU is the training's own: the CPU cost counts them (Ray's own processes and rlbench's left out).
+TRAINING_ROLES = ("driver", "learner", "env_runner", "aggregator")
+
+
+def cpu_ms_per_k(trials: pd.DataFrame) -> pd.Series:
+    """Per trial, the CPU milliseconds the training's processes (:data:`TRAINING_ROLES`) spent per 1,000 env steps
+    over the steady window: the cores they kept busy (``<role>_cpus_used``) over the steps per second; None where
+    either is missing."""
+    columns = [f"{role}_cpus_used" for role in TRAINING_ROLES if f"{role}_cpus_used" in trials]
+    if not columns:
+        return pd.Series([None] * len(trials), index=trials.index, dtype=object)
+    cores = trials[columns].apply(pd.to_numeric, errors="coerce").sum(axis=1, min_count=1)
+    rate = pd.to_numeric(trials["env_steps_per_s"], errors="coerce")
+    return (cores / rate * 1e6).where(rate > 0)
+
+
 def _facts(folder: ResultsFolder, trial_id: str) -> dict[str, Any]:
     for event in folder.trial(trial_id).events():
         if event.get("event") == Event.BUILD:
@@ -139,6 +155,7 @@ def read_run(path: Path, number: int, kind: str) -> tuple[RunInfo, pd.DataFrame,
         run=path.name,
         version=[versions.get(str(v)) for v in trials["variant"]],
     )
+    trials = trials.assign(cpu_ms_per_k=cpu_ms_per_k(trials)) if len(trials) else trials
     foreign = pd.to_numeric(trials.get("foreign_cpu_pct", pd.Series(dtype=float)), errors="coerce")
     info = RunInfo(
         path.name,

@@ -98,20 +98,21 @@ def _phase_cell(p: VersionPoint, phase: str) -> str:
 
 
 def trend_tables(trend: ConfigTrend, package: str) -> list[Table]:
-    """The configuration's table (per release: throughput with its interval, rounds, the driver's split, the step
-    from the release before) and its detailed split, folded."""
+    """The configuration's table (per release: throughput with its interval, rounds, the CPU its processes spent per
+    1,000 env steps, the driver's split, the step from the release before) and its detailed split, folded."""
     steps = {s.after: s for s in trend.steps if s.metric == "throughput"}
     rows, detail = [], []
     for i, p in enumerate(trend.points):
         ci = interval_text(p.env_steps_per_s_ci_low, p.env_steps_per_s_ci_high, digits=0)
         rounds = f"{p.ok_rounds}" + (f" (+{p.failed} not ok)" if p.failed else "")
+        cpu_ms = f"{fmt(p.cpu_ms_per_k)} ({interval_text(p.cpu_ms_per_k_ci_low, p.cpu_ms_per_k_ci_high, digits=0)})"
         rows.append(
-            [p.version, fmt(p.env_steps_per_s), ci, rounds]
+            [p.version, fmt(p.env_steps_per_s), ci, rounds, cpu_ms if p.cpu_ms_per_k is not None else "-"]
             + [_phase_cell(p, phase) for phase in DRIVER_PHASES]
             + _step_cells(steps.get(p.version) if i else None)
         )
         detail.append([p.version] + [_phase_cell(p, phase) for phase, _ in PHASES[4:]])
-    header = [package, "env steps/s", f"{CONFIDENCE:.0%} CI", "rounds ok"]
+    header = [package, "env steps/s", f"{CONFIDENCE:.0%} CI", "rounds ok", "CPU ms/1k steps"]
     header += [f"{PHASE_WORDS[p]} ms/1k steps" for p in DRIVER_PHASES]
     header += ["step ratio", f"step {CONFIDENCE:.0%} CI", "step"]
     return [
@@ -126,10 +127,23 @@ def trend_tables(trend: ConfigTrend, package: str) -> list[Table]:
     ]
 
 
+def _cpu_words(step: VersionStep | None) -> str:
+    """The CPU cost's step beside a throughput step: its ratio later/earlier (above 1: more CPU per env step) and
+    whether the rule found a change."""
+    if step is None or step.change.paired_ratio is None or step.change.paired_ratio <= 0:
+        return ""
+    c = step.change
+    low, high = (None, None) if c.paired_ci_low is None else (1 / c.paired_ci_high, 1 / c.paired_ci_low)
+    said = "a change with evidence" if c.differs else "no evidence of a change"
+    return f"; CPU per 1,000 env steps x{1 / c.paired_ratio:.3f} ({interval_text(low, high)}: {said})"
+
+
 def step_lines(trend: ConfigTrend) -> list[str]:
-    """Every throughput step in words: the change with its evidence, or "no evidence of a change"; a flagged step's
+    """Every throughput step in words: the change with its evidence, or "no evidence of a change"; the CPU cost's
+    step beside it (a throughput that moved while the CPU per step did not points at the machine); a flagged step's
     confirmation and the phases that moved; an API change across it."""
     out = []
+    cpu = {s.after: s for s in trend.steps if s.metric == "cpu_cost"}
     for step in (s for s in trend.steps if s.metric == "throughput"):
         head = f"{step.before} -> {step.after}: "
         if step.flagged:
@@ -154,6 +168,7 @@ def step_lines(trend: ConfigTrend) -> list[str]:
             text = f"no evidence of a change {step.sentence.removeprefix('no evidence of a difference ')}"
         else:  # a change with evidence, under the threshold
             text = f"{step.verdict}: {step.sentence}"
+        text += _cpu_words(cpu.get(step.after))
         if step.api is not None and step.api.any:
             text += f". API: {step.api.words()}"
         out.append(head + text)

@@ -81,13 +81,16 @@ def test_history_flags_exactly_the_step_that_made_the_env_slower(setup):
         assert record["status"] == "ok"
     history = json.loads((out / "history.json").read_text())
     assert history["versions"] == list(VERSIONS) and history["rounds"] == 6 and history["flagged"] == 1
-    steps = history["configurations"][0]["steps"]
+    steps = [s for s in history["configurations"][0]["steps"] if s["metric"] == "throughput"]
     assert [(s["before"], s["after"], s["verdict"] == "regressed") for s in steps] == [
         ("1.0.0", "1.1.0", False),
         ("1.1.0", "1.2.0", True),
         ("1.2.0", "1.3.0", False),
     ]
     assert steps[1]["change"]["paired_ci_high"] < 0.7 and steps[1]["sentence"].startswith("slowstep-1.2.0 is ")
+    # the CPU the trial spent per env step says the same, and it is CPU time: no load can make the twins differ by 30%
+    cpu = [s for s in history["configurations"][0]["steps"] if s["metric"] == "cpu_cost"]
+    assert [s["verdict"] == "regressed" for s in cpu] == [False, True, False]
     # the flagged step ran again, its two releases alone, and agreed: a regression is called only then
     assert steps[1]["outcome"] == "confirmed" and steps[1]["confirmation_run"] == "02-confirm-1.1.0-1.2.0-c1"
     assert steps[1]["confirmation"]["runs_a"] == 6 and steps[1]["confirmation"]["paired_ci_high"] < 0.7
@@ -212,4 +215,7 @@ def test_a_second_run_adds_a_release_with_its_neighbours_to_the_same_history(set
     ]
     points = history["configurations"][0]["points"]
     assert [p["ok_rounds"] for p in points] == [2, 1, 2]  # the first run's rounds are kept, not run again
-    assert [s["change"]["runs_a"] for s in history["configurations"][0]["steps"]] == [1, 1]
+    assert [s["change"]["runs_a"] for s in history["configurations"][0]["steps"] if s["metric"] == "throughput"] == [
+        1,
+        1,
+    ]

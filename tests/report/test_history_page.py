@@ -41,7 +41,17 @@ def test_history_json_holds_each_steps_standing(built):
         "02-confirm-1.1-2.0-c1",
     ]
     zero, one = body["configurations"]
+    for config in (zero, one):  # the throughput's steps, then the CPU cost's (a check beside them, never called)
+        assert [s["metric"] for s in config["steps"]] == ["throughput"] * 2 + ["cpu_cost"] * 2
+        config["steps"], config["cpu_steps"] = config["steps"][:2], config["steps"][2:]
     assert [s["outcome"] for s in zero["steps"]] == ["", "confirmed"]
+    assert [s["verdict"] for s in zero["cpu_steps"]] == [
+        "no evidence yet: 5 rounds; 6 rounds could show it",
+        "regressed",
+    ]
+    assert [s["outcome"] for s in zero["cpu_steps"]] == ["", ""]
+    # one core busy throughout: the CPU per step doubles with the halved throughput (1e6 / (0.5 x 1,000) on round 0)
+    assert zero["points"][2]["cpu_ms_per_k"] == pytest.approx(2 * zero["points"][1]["cpu_ms_per_k"], rel=0.01)
     assert zero["steps"][1]["confirmation"]["runs_a"] == 6 and zero["steps"][1]["confirmation_run"] == (
         "02-confirm-1.1-2.0-c1"
     )
@@ -70,6 +80,7 @@ def test_the_page_says_each_step_with_its_evidence(built):
     assert "API: defaults changed: rollout_fragment_length &#x27;auto&#x27; -&gt; 50" in page
     assert "read differently: per-iteration values: old way -&gt; new way" in page
     assert "phases that moved (paired, with evidence): sample x" in page
+    assert "CPU per 1,000 env steps x2.000 (1.998-2.002: a change with evidence)" in page
 
 
 def test_the_page_is_one_inert_file(built):
