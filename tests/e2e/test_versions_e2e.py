@@ -88,9 +88,6 @@ def test_history_flags_exactly_the_step_that_made_the_env_slower(setup):
         ("1.2.0", "1.3.0", False),
     ]
     assert steps[1]["change"]["paired_ci_high"] < 0.7 and steps[1]["sentence"].startswith("slowstep-1.2.0 is ")
-    # the CPU the trial spent per env step says the same, and it is CPU time: no load can make the twins differ by 30%
-    cpu = [s for s in history["configurations"][0]["steps"] if s["metric"] == "cpu_cost"]
-    assert [s["verdict"] == "regressed" for s in cpu] == [False, True, False]
     # the flagged step ran again, its two releases alone, and agreed: a regression is called only then
     assert steps[1]["outcome"] == "confirmed" and steps[1]["confirmation_run"] == "02-confirm-1.1.0-1.2.0-c1"
     assert steps[1]["confirmation"]["runs_a"] == 6 and steps[1]["confirmation"]["paired_ci_high"] < 0.7
