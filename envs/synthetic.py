@@ -49,7 +49,7 @@ class SelfTiming:
     as Ray kills env runners at shutdown. All envs of a process add to the same totals.
     """
 
-    _by_process: dict[tuple[int, str], "SelfTiming"] = {}
+    _by_process: dict[tuple[int, str], SelfTiming] = {}
 
     def __init__(self, directory: str):
         path = Path(directory) / f"{os.getpid()}.timing"
@@ -62,7 +62,7 @@ class SelfTiming:
         self.seconds, self.steps, self.resets = 0.0, 0, 0
 
     @classmethod
-    def of_process(cls, directory: str) -> "SelfTiming":
+    def of_process(cls, directory: str) -> SelfTiming:
         """This process's totals for ``directory`` (a forked child gets its own file)."""
         key = (os.getpid(), str(directory))
         if key not in cls._by_process:

@@ -296,7 +296,8 @@ def straggler_mode(args: argparse.Namespace, root: Path) -> None:
                 parts.append(
                     f"runner {i}: env CPU {per.loc[i, 'env_step_cpu_s'] / steps * 1e6:,.0f} us/step, the rest "
                     f"{(per.loc[i, 'sample_cpu_s'] - per.loc[i, 'env_step_cpu_s']) / steps * 1e6:,.0f}; env "
-                    f"{env / max(sampling, 1):.2f} of its profile's sampling, {env / max(mine['self_samples'].sum(), 1):.2f} "
+                    f"{env / max(sampling, 1):.2f} of its profile's sampling, "
+                    f"{env / max(mine['self_samples'].sum(), 1):.2f} "
                     "of all its samples"
                 )
             print("\n  ".join(parts), flush=True)

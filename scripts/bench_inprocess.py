@@ -51,9 +51,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Callable
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -367,7 +367,8 @@ def ray_init(args: argparse.Namespace) -> None:
             got[name].append(json.loads(lines[-1]))
             print(f"round {r} {name:18}: " + ", ".join(f"{k} {v:.2f}" for k, v in got[name][-1].items()), flush=True)
     print(
-        f"\nmedians over {args.rounds} rounds (seconds); load (1-min, {os.cpu_count()} cores) {load_before:.2f} before, "
+        f"\nmedians over {args.rounds} rounds (seconds); load (1-min, {os.cpu_count()} cores) "
+        f"{load_before:.2f} before, "
         f"{os.getloadavg()[0]:.2f} after; {probe} importable: {_importable(probe)}"
     )
     for name, rows in got.items():

@@ -28,12 +28,12 @@ import pyarrow as pa
 
 from rlbench import SCHEMA_VERSION
 from rlbench.measure.machine import MachineInfo, machine_dict
+from rlbench.planning.plan import plan_trials, write_plan
 from rlbench.results.files import write_json
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.records import TrialRecord, write_record
 from rlbench.results.tables import UTILIZATION_SCHEMA, write_table
 from rlbench.spec.load import spec_from_dict
-from rlbench.spec.plan import plan_trials, write_plan
 
 #: Processes per trial in the generated utilization samples: (role, typical cores busy).
 PROCESSES = [("driver", 0.3), ("env_runner", 0.8)] + [("ray_system", 0.01)] * 6

@@ -1,4 +1,5 @@
-"""Fidelity: does a configuration run as fast under rlbench as under Ray Tune (or a plain loop), and does a sweep take as long?
+"""Fidelity: does a configuration run as fast under rlbench as under Ray Tune (or a plain loop), and does a sweep take
+as long?
 
 Runs one grid of PPO configurations (CartPole-v1 by default: ``num_env_runners`` 0 and 1 x two
 batch sizes) both ways, in rounds that alternate which goes first, each in a fresh process as a
@@ -138,8 +139,15 @@ for runners, batch in itertools.product(args["runners"], args["batches"]):
     for i in range(args["iterations"]):
         t = time.perf_counter()
         result = algo.train()
-        rows.append({"runners": runners, "batch": batch, "iteration": i + 1, "time_this_iter_s": time.perf_counter() - t,
-                     "steps": result["env_runners"]["num_env_steps_sampled"]})
+        rows.append(
+            {
+                "runners": runners,
+                "batch": batch,
+                "iteration": i + 1,
+                "time_this_iter_s": time.perf_counter() - t,
+                "steps": result["env_runners"]["num_env_steps_sampled"],
+            }
+        )
     algo.stop()
     ray.shutdown()
 print(json.dumps({"rows": rows, "wall_s": time.perf_counter() - t0, "fit_s": time.perf_counter() - fit0}))
@@ -265,7 +273,7 @@ class Busy:
     def __init__(self, n: int, duty: float):
         self.n, self.duty, self.procs = n, duty, []
 
-    def __enter__(self) -> "Busy":
+    def __enter__(self) -> Busy:
         self.procs = [
             subprocess.Popen([sys.executable, "-c", BUSY_PROGRAM, str(self.duty)], start_new_session=True)
             for _ in range(self.n)

@@ -11,7 +11,8 @@ config: ``ok`` (how many trials ran), ``ok, N skipped: why`` (points this machin
 machine without one, said in the sweep's own words), ``needs the [X] extra`` with the ``pip install`` line when
 the spec was refused because a framework or env it uses needs an extra this install lacks (the config is not
 broken: this machine lacks a package; counted apart), or ``FAILED`` with the command's exit code, where its
-whole output is (``DIR.log`` beside each result folder) and the first failure's message. Exit 1 if any config failed, else 0. The wall of the whole check and the load average are
+whole output is (``DIR.log`` beside each result folder) and the first failure's message. Exit 1 if any config failed,
+else 0. The wall of the whole check and the load average are
 printed last (docs/MEASUREMENT.md has a dated figure). Run it whenever a config, the spec model, the plan or a
 command changed.
 """
@@ -42,11 +43,11 @@ def configs(only: str | None) -> list[Path]:
 
 def outcome(out: Path) -> tuple[dict[str, int], dict[str, int], list[str]]:
     """From a finished quick sweep's folder: trials per status, skipped trials per kind of reason (the sweep's own
-    words, :func:`rlbench.spec.skips.skip_group`), and ``trial: reason`` of each failed or timed-out one."""
+    words, :func:`rlbench.planning.skips.skip_group`), and ``trial: reason`` of each failed or timed-out one."""
+    from rlbench.planning.plan import PlanError, read_plan
+    from rlbench.planning.skip_summary import skip_group
     from rlbench.results.layout import ResultsFolder
     from rlbench.results.records import read_record
-    from rlbench.spec.plan import PlanError, read_plan
-    from rlbench.spec.skip_summary import skip_group
 
     statuses: dict[str, int] = {}
     skipped: dict[str, int] = {}

@@ -16,9 +16,11 @@ With ``--learner`` it then checks why a learner is slow (issue 43) on the real G
 configs/ppo_gpu.yaml and a Pong grid (configs/workloads/pong_ppo.yaml with RLlib's Atari CNN), each cut to a CPU
 and a GPU learner (``learner_gpus: [0, 1]``) so they fit a short session, and prints per configuration the
 learner's split (``learn_batch_s``, ``learn_update_s``, ``learn_other_s``, ``learn_copy_s``, ``learn_device_s``),
-the learn windows' ``gpu_busy_pct`` and ``learn_cpus_used``, the bottleneck with its verdicts, and the
-``next.yaml`` each report wrote; ``--follow`` then runs each ``next.yaml`` (``--follow-repeats 1`` cuts its 3
-repeats to fit a session; say so beside the figures) and prints the speed-up per value over the current one:
+the learn windows' ``gpu_busy_pct`` and ``learn_cpus_used``, the bottleneck with its verdicts (the sampler's
+first where sampling limits the iteration, issue 49), what its env and learner allow (the ceiling line), and the
+``next.yaml`` each report wrote (the limiting side's knob); ``--follow`` then runs each ``next.yaml``
+(``--follow-repeats 1`` cuts its 3 repeats to fit a session; say so beside the figures) and prints the speed-up per
+value over the current one:
 
     bash .device-pack/install.sh && export PYTHONPATH=/tmp/site     # a machine without network (device-pack)
     python3 scripts/check_gpu.py --learner --out /tmp/gpu [--follow --follow-repeats 1] [--skip-nvml]
@@ -111,6 +113,7 @@ def show_split(out: Path) -> None:
     import pandas as pd
 
     from rlbench.analysis import analyze
+    from rlbench.analysis.sampling import ceiling_text
     from rlbench.results.layout import ResultsFolder
 
     analysis = analyze(out)
@@ -119,8 +122,10 @@ def show_split(out: Path) -> None:
         print(analysis.configs[[c for c in columns if c in analysis.configs]].round(4).to_string(index=False))
     for _, row in analysis.configs.iterrows():
         print(f"- {', '.join(f'{a}={row[a]}' for a in analysis.axes)}: {row['verdict']}")
+        print(f"  ceiling: {ceiling_text(row.to_dict())}")  # issue 49: what its env and learner allow here
     next_spec = ResultsFolder(out).next_spec
-    print(f"next.yaml: {next_spec if next_spec.exists() else 'none (no verdict names a knob)'}")
+    none = f"none ({analysis.next_stop})" if analysis.next_stop else "none (no verdict names a knob)"
+    print(f"next.yaml: {next_spec if next_spec.exists() else none}")
 
 
 def follow(out: Path, repeats: int | None) -> None:
@@ -145,7 +150,8 @@ def follow(out: Path, repeats: int | None) -> None:
         base = configs.loc[configs[knob] == configs[knob].min(), "env_steps_per_s"].iloc[0]
         for _, row in configs.sort_values(knob).iterrows():
             print(
-                f"  {knob}={row[knob]}: {row['env_steps_per_s']:,.0f} env steps/s [{row['env_steps_per_s_ci_low']:,.0f}, "
+                f"  {knob}={row[knob]}: {row['env_steps_per_s']:,.0f} env steps/s "
+                f"[{row['env_steps_per_s_ci_low']:,.0f}, "
                 f"{row['env_steps_per_s_ci_high']:,.0f}], {row['env_steps_per_s'] / base:.2f}x the smallest; "
                 f"{row['bottleneck']}"
             )

@@ -427,7 +427,7 @@ def run_one(raw: bytes, workdir: Path) -> str:
                     return f"FAIL: dry run said 2, the real run {real}"
     except SystemExit as e:
         return f"FAIL: SystemExit({e.code})"
-    except BaseException:  # a traceback: exactly what must never happen
+    except BaseException:  # noqa: BLE001 - a traceback: exactly what must never happen
         return "FAIL: " + traceback.format_exc(limit=-3)
     finally:
         os.chdir(cwd)

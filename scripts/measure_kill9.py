@@ -86,7 +86,7 @@ def measure_once(workdir: Path) -> dict[str, float]:
             title = pending.pop(pid)
             lived[title] = max(lived.get(title, 0.0), time.monotonic() - t0)
         time.sleep(0.01)
-    for pid, title in pending.items():
+    for title in pending.values():
         lived[title] = float("inf")
     return lived
 

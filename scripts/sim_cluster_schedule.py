@@ -28,9 +28,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from rlbench.measure.machine import ClusterInfo, NodeInfo  # noqa: E402
+from rlbench.planning.placement import NodeRoom, pack  # noqa: E402
 from rlbench.run.parallel import NodePool  # noqa: E402
 from rlbench.run.schedule import NodeHistory, Waiting, choose  # noqa: E402
-from rlbench.spec.placement import NodeRoom, pack  # noqa: E402
 
 #: Trial walls (s), launch to exit, of the tiny CartPole PPO grid of scripts/bench_parallel.py with --parallel 1
 #: (2026-11-27, 2-core VM, load average 7.7-11.5 from other work: `python scripts/bench_parallel.py`).
@@ -137,7 +137,8 @@ def simulate(s: Scenario, trials: list[tuple[str, str, tuple, float]], seed: int
 
 
 def cheapest(s: Scenario, bundles, length_s: float, b_speed: float) -> tuple[float, float]:
-    """(seconds, node-seconds) of a trial on the type where it takes the fewest node-seconds (inf when none holds it)."""
+    """(seconds, node-seconds) of a trial on the type where it takes the fewest node-seconds (inf when none holds
+    it)."""
     best = (math.inf, math.inf)
     for kind, count, cpus, speed in (("A", s.a, s.a_cpus, 1.0), ("B", s.b, s.b_cpus, b_speed)):
         where = pack(bundles, [NodeRoom(f"{kind}{i}", kind, cpus, 0.0) for i in range(count)])

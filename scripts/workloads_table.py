@@ -49,7 +49,7 @@ def rows(folder: Path) -> list[str]:
                     num(t.get("env_ceiling_steps_per_s")) if len(trials) else "-",
                     num(c["env_steps_per_s"]),
                     pct(t.get("sampling_efficiency")) if len(trials) else "-",
-                    f"{pct(c['sample_frac'])} / {pct(c['learn_frac'])} / {pct(c['sync_frac'])} / {pct(c['other_frac'])}",
+                    " / ".join(pct(c[f"{p}_frac"]) for p in ("sample", "learn", "sync", "other")),
                     f"{pct(env_share)} / {pct(inf_share)}",
                     pct(c.get("replay_frac")),
                     num(c.get("updates_per_env_step"), 2),

@@ -122,7 +122,7 @@ class DrivenRapl:
         while not self._stop.wait(self.period_s):
             self._write()
 
-    def __enter__(self) -> "DrivenRapl":
+    def __enter__(self) -> DrivenRapl:
         self._thread.start()
         return self
 

@@ -12,7 +12,7 @@ kept the old names for weeks. What counts as a named path:
 - in backticks, a path inside the package written from its room (``analysis/tables.py``,
   ``adapters/rllib/``): resolved under ``rlbench/``.
 - a relative Markdown link target (``[SCHEMA.md](SCHEMA.md)``): resolved from the doc's folder.
-- a dotted module (``python -m rlbench.run.cluster``, ``rlbench.spec.plan.plan_cluster_trials``,
+- a dotted module (``python -m rlbench.run.cluster``, ``rlbench.planning.plan.plan_cluster_trials``,
   ``envs.tiny:TinyEnv``): the longest prefix that is a module file must exist, and the next name,
   if any, must be defined at the top of that module (a def, class, assignment or import).
 
@@ -144,7 +144,8 @@ def test_extract_finds_paths_and_modules_and_ignores_urls_and_placeholders():
         "See `rlbench/spec/model.py` and docs/SCHEMA.md, then run\n"
         "`python -m rlbench.run.cluster probe`; the room `analysis/stats.py`; [schema](SCHEMA.md#top).\n"
         "Not these: https://github.com/ray-project/ray/tree/master/rlbench/x.py, `results/smoke/<timestamp>/`,\n"
-        "`trials/<id>/plan.json`, `plots/cpu.png`, `profiles/flame-<role>.svg`, rlbench/Tune 0.98x, `envs.tiny:TinyEnv`.\n"
+        "`trials/<id>/plan.json`, `plots/cpu.png`, `profiles/flame-<role>.svg`, rlbench/Tune 0.98x, "
+        "`envs.tiny:TinyEnv`.\n"
     )
     got = {(n.text, n.line, n.kind, n.base) for n in extract(sample)}
     assert got == {

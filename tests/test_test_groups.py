@@ -74,3 +74,13 @@ def test_one_worker_per_ray_group():
     addopts = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["addopts"]
     workers = re.search(r"(?:^|\s)-n\s*(\d+)", addopts)
     assert workers and int(workers.group(1)) == len(RAY_GROUPS), addopts
+
+
+def test_no_two_test_files_share_a_name():
+    """pytest imports a test file by its base name (the test folders are not packages): a second file of the same
+    name in another folder stops the whole suite with "import file mismatch" (tests/analysis/test_sampling.py beside
+    tests/worker/test_sampling.py did)."""
+    names: dict[str, list[str]] = {}
+    for p in sorted((REPO / "tests").rglob("test_*.py")):
+        names.setdefault(p.name, []).append(p.relative_to(REPO).as_posix())
+    assert {n: where for n, where in names.items() if len(where) > 1} == {}

@@ -245,7 +245,7 @@ class Adapter(ABC):
         none)."""
         return None
 
-    def quiet_logging(self) -> None:
+    def quiet_logging(self) -> None:  # noqa: B027 - a default, not an abstract member: most frameworks log nothing
         """Silence the framework's loggers in this process (nothing to silence by default)."""
 
     def set_driver_threads(self, n: int) -> None:

@@ -25,7 +25,7 @@ class DeviceEvent(Protocol):
     def record(self) -> None:
         """Enqueue the event on the current stream (returns at once)."""
 
-    def seconds_to(self, end: "DeviceEvent") -> float:
+    def seconds_to(self, end: DeviceEvent) -> float:
         """Device seconds from this event to ``end`` (both recorded; valid after :meth:`DeviceClock.synchronize`)."""
 
 
@@ -48,8 +48,10 @@ class _TorchEvent:
     def record(self) -> None:
         self._event.record()
 
-    def seconds_to(self, end: "_TorchEvent") -> float:
-        return self._event.elapsed_time(end._event) / 1000.0  # torch reports milliseconds
+    def seconds_to(self, end: DeviceEvent) -> float:
+        if not isinstance(end, _TorchEvent):
+            raise TypeError(f"a CUDA event's time runs to another CUDA event, not to {type(end).__name__}")
+        return float(self._event.elapsed_time(end._event)) / 1000.0  # torch reports milliseconds
 
 
 class CudaClock:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import keyword
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 
 def literal(value: Any) -> str:

@@ -24,8 +24,12 @@ from rlbench.results.files import read_json
 from rlbench.results.layout import ResultsFolder
 
 
-class Reason(enum.StrEnum):
-    """Why a configuration left (``autoconfig.json``'s ``eliminations[].reason`` and ``race_left[].reason``)."""
+class Reason(str, enum.Enum):
+    """Why a configuration left (``autoconfig.json``'s ``eliminations[].reason`` and ``race_left[].reason``): a
+    ``str`` (Python 3.10 has no ``StrEnum``), so JSON writes it as the plain word and it compares equal to one read."""
+
+    __str__ = str.__str__
+    __format__ = str.__format__  # type: ignore[assignment]  # the plain word in f-strings, as str's
 
     MODEL = "model"
     """Predicted below the cut by the cost model, before any trial (throughput only)."""

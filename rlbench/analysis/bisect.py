@@ -15,8 +15,9 @@ small interleaved sweep of the two versions; the tests give hand-made steps. The
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from rlbench.analysis.change import COMPARISON_SCHEMA_VERSION
 from rlbench.analysis.evidence import beyond
@@ -89,7 +90,8 @@ def judge(steps: dict[str, VersionStep], threshold: float, direction: str) -> st
 
 def _worst(steps: dict[str, VersionStep], direction: str) -> tuple[str, VersionStep] | None:
     read = [(label, s) for label, s in steps.items() if s.change.paired_ratio is not None]
-    return (min if direction == "slower" else max)(read, key=lambda ls: ls[1].change.paired_ratio) if read else None
+    ratio = lambda ls: float(ls[1].change.paired_ratio)  # noqa: E731 - every one read has it (the filter above)
+    return (min if direction == "slower" else max)(read, key=ratio) if read else None
 
 
 def _figure(worst: tuple[str, VersionStep] | None) -> str:
@@ -127,12 +129,12 @@ def bisect(candidates: list[str], measure: Measure, *, threshold: float, package
         outcome = next((o for o in ("no data", "unclear") if o in outcomes), "good")
         result.probes.append(BisectProbe("ends", good, bad, outcome, ends))
         result.status = "undecided" if outcome == "no data" else "no_difference"
-        worst = _figure(_worst(ends, "slower"))
+        worst_said = _figure(_worst(ends, "slower"))
         result.sentence = {
             "no data": f"{name(good)} or {name(bad)} has no reading: see their trials' reasons",
             "unclear": f"{name(bad)} differs from {name(good)} by {threshold:.0%} or more, but without evidence "
-            f"({worst}): nothing to bisect yet; more --rounds could show it",
-            "good": f"no difference of {threshold:.0%} or more between {name(good)} and {name(bad)} ({worst}): "
+            f"({worst_said}): nothing to bisect yet; more --rounds could show it",
+            "good": f"no difference of {threshold:.0%} or more between {name(good)} and {name(bad)} ({worst_said}): "
             "nothing to bisect",
         }[outcome]
         return result
@@ -164,7 +166,8 @@ def bisect(candidates: list[str], measure: Measure, *, threshold: float, package
         outcome = probe("confirm", versions[lo], versions[hi], direction)
         confirming = result.probes[-1]
     worst = _worst(confirming.steps, direction)
-    result.configuration, result.step = worst if worst else (None, None)
+    if worst is not None:
+        result.configuration, result.step = worst
     change = f"{name(versions[lo])} -> {name(versions[hi])}: {_figure(worst)}"
     if outcome == "bad":
         result.status = "found"

@@ -30,8 +30,9 @@ its fields are part of their schema (:data:`COMPARISON_SCHEMA_VERSION`; docs/SCH
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from rlbench.analysis import findings
 from rlbench.analysis.stats import median_ci, rank_p, ratio_ci, signed_rank_p, smallest_rank_p, smallest_signed_rank_p
@@ -62,8 +63,9 @@ def rounds_can_show(pairs: int) -> bool:
 def changed(intervals: Sequence[tuple[float | None, float | None]], p_value: float | None) -> bool:
     """The one rule of "did it change?": every interval (of B/A) excludes 1 on the same side and the rank
     test agrees at :data:`~rlbench.analysis.findings.SIGNIFICANCE` (docs/ANALYSIS.md, "Did it change? One rule")."""
-    lows, highs = [low for low, _ in intervals], [high for _, high in intervals]
-    if p_value is None or None in lows or None in highs:
+    lows = [low for low, _ in intervals if low is not None]
+    highs = [high for _, high in intervals if high is not None]
+    if p_value is None or len(lows) < len(intervals) or len(highs) < len(intervals):
         return False
     return (min(lows) > 1.0 or max(highs) < 1.0) and p_value <= findings.SIGNIFICANCE
 
@@ -220,8 +222,8 @@ def design_note(rounds: int) -> str | None:
 def equivalent(change: Change, threshold: float) -> bool:
     """Whether B is as good as A within ``threshold``: every interval of B/A lies inside [1 - threshold,
     1 + threshold], so more runs cannot show a change that large at :data:`~rlbench.analysis.findings.CONFIDENCE`."""
-    ends = [x for pair in change.intervals for x in pair]
-    return None not in ends and min(ends) >= 1.0 - threshold and max(ends) <= 1.0 + threshold
+    ends = [x for pair in change.intervals for x in pair if x is not None]
+    return len(ends) == 2 * len(change.intervals) and min(ends) >= 1.0 - threshold and max(ends) <= 1.0 + threshold
 
 
 def flat(change: Change | None, prefix: str = "") -> dict[str, Any]:

@@ -77,18 +77,19 @@ def _time_to_target(a: dict[str, Any], b: dict[str, Any]) -> TimeToTarget | None
     if a["target"] != b["target"]:
         return TimeToTarget(**reached, verdict="different targets")
     ta, tb = a["ttt"], b["ttt"]
-    medians = {
-        "a_time_to_target_s": float(pd.Series(ta).median()) if ta else None,
-        "b_time_to_target_s": float(pd.Series(tb).median()) if tb else None,
-    }
+    a_s = float(pd.Series(ta).median()) if ta else None
+    b_s = float(pd.Series(tb).median()) if tb else None
     if not ta or not tb:
         return TimeToTarget(
             **reached,
-            **medians,
+            a_time_to_target_s=a_s,
+            b_time_to_target_s=b_s,
             verdict="not reached in " + ("A" if not ta else "B") + (" and B" if not ta and not tb else ""),
         )
     change = unpaired(ta, tb)
-    return TimeToTarget(**reached, **medians, change=change, verdict=time_to_target_verdict(change))
+    return TimeToTarget(
+        **reached, a_time_to_target_s=a_s, b_time_to_target_s=b_s, change=change, verdict=time_to_target_verdict(change)
+    )
 
 
 def compare(a_dir: Path, b_dir: Path, threshold: float) -> Comparison:
@@ -103,11 +104,11 @@ def compare(a_dir: Path, b_dir: Path, threshold: float) -> Comparison:
     rows = []
     for key in list(side_a) + [k for k in side_b if k not in side_a]:
         a, b = side_a.get(key), side_b.get(key)
-        info = (a or b)["axes"]
+        present: dict[str, Any] = a or b or {}  # one side at least: the key came from one
+        info = present["axes"]
         label = axis_pairs_text(info.items()) or "all"
         if a is None or b is None:
             only = "only in B" if a is None else "only in A"
-            present = b if a is None else a
             med = float(pd.Series(present["repeats"]).median()) if present["repeats"] else None
             change = unpaired(a["repeats"] if a else [], b["repeats"] if b else [])  # no ratio: its runs counted
             rows.append(

@@ -14,12 +14,13 @@ import pandas as pd
 
 from rlbench.analysis.findings import NOISY_CV, verdict
 from rlbench.analysis.learner import LEARNER_COLUMNS, cpu_twins
-from rlbench.analysis.runners import inside_by_config
+from rlbench.analysis.runners import SPLIT_COLUMNS, inside_by_config
+from rlbench.analysis.sampling import sampler_verdicts
 from rlbench.analysis.stats import median_cis
-from rlbench.analysis.trial_rows import CPU_ROLES, learner_gpus
+from rlbench.analysis.trial_rows import CEILING_COLUMNS, CPU_ROLES, learner_gpus
 from rlbench.analysis.windows import steady_windows
+from rlbench.planning.skips import DUPLICATE
 from rlbench.spec.load import axis_column
-from rlbench.spec.skips import DUPLICATE
 
 #: Per-trial columns summarized per configuration with a median and a bootstrap interval.
 HEADLINE_COLUMNS: tuple[str, ...] = ("env_steps_per_s", "sample_frac", "learn_frac", "sync_frac", "other_frac")
@@ -46,11 +47,14 @@ OVERLAP_COLUMNS: tuple[str, ...] = (
 )
 
 
-#: Per-trial settings a configuration row carries (its first repeat's): the knobs a learner verdict names and their
-#: context (the learner's place, its torch threads, the batch a minibatch divides).
+#: Per-trial settings a configuration row carries (its first repeat's): the knobs a learner or sampler verdict names
+#: and their context (the learner's place, its torch threads, the batch a minibatch or the envs divide).
 CONFIG_KNOBS: tuple[str, ...] = (
     "num_env_runners",
+    "num_envs_per_env_runner",
     "num_cpus_per_env_runner",
+    "num_gpus_per_env_runner",
+    "total_train_batch_size",
     "num_learners",
     "num_cpus_for_main_process",
     "num_cpus_per_learner",
@@ -188,7 +192,7 @@ def configurations(
     frame["n"] = frame["ok"]
     samples, where = [], []
     codes = ok["index"].to_numpy()
-    bounds = np.flatnonzero(np.diff(codes)) + 1
+    bounds: np.ndarray = np.flatnonzero(np.diff(codes)) + 1
     keys = codes[np.concatenate([[0], bounds])] if len(codes) else np.array([], dtype=int)
     for m in metrics:
         values = pd.to_numeric(ok[m], errors="coerce").to_numpy(dtype=float) if m in ok else np.full(len(ok), np.nan)
@@ -199,8 +203,12 @@ def configurations(
             where.append((key, m))
     std, mean = g["env_steps_per_s"].std(ddof=1), g["env_steps_per_s"].mean()
     frame["env_steps_per_s_cv"] = (std / mean.abs()).where((g.size() >= 2) & (mean != 0)).reindex(index)
-    for m in OVERLAP_COLUMNS + LEARNER_COLUMNS:
-        frame[m] = g[m].median().reindex(index).astype(float) if m in ok else np.nan
+    medians = {  # added at once: one column at a time fragments the frame (pandas warns past 100 blocks)
+        m: g[m].median().reindex(index).astype(float) if m in ok else pd.Series(np.nan, index=index)
+        for m in OVERLAP_COLUMNS + LEARNER_COLUMNS + SPLIT_COLUMNS + CEILING_COLUMNS
+    }
+    frame = pd.concat([frame, pd.DataFrame(medians, index=index)], axis=1)
+    frame["ceiling_frac"] = frame["env_steps_per_s"] / frame["ceiling_env_steps_per_s"]  # of the medians shown
     # what the learner verdicts name as the knobs' current values and the learner's threads (the first repeat's)
     for m in CONFIG_KNOBS:
         frame[m] = first[m] if m in first else np.nan
@@ -243,7 +251,7 @@ def configurations(
     frame["rank"] = pd.array([pd.NA] * len(frame), dtype="Int64")
     frame.loc[rankable, "rank"] = frame.loc[rankable, "env_steps_per_s"].rank(ascending=False, method="min").astype(int)
     frame = frame.join(cpu_twins(frame, trials, axes))
-    verdicts = [verdict(r) for r in frame.to_dict("records")]
+    verdicts = [verdict(r, sampler_verdicts(r)) for r in frame.to_dict("records")]
     frame["bottleneck"] = [v[0] for v in verdicts]
     frame["verdict"] = ["; ".join(v[1]) for v in verdicts]
     return frame

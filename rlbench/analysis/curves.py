@@ -13,6 +13,7 @@ docs/ANALYSIS.md.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -60,7 +61,7 @@ def trial_curves(iterations: pd.DataFrame, trial_ids) -> dict[str, Curve]:
     seconds = by["wall_s"].cumsum().to_numpy(dtype=float)
     returns = its["episode_return_mean"].to_numpy(dtype=float)
     ids = its["trial_id"].to_numpy()
-    bounds = np.flatnonzero(ids[1:] != ids[:-1]) + 1
+    bounds: np.ndarray = np.flatnonzero(ids[1:] != ids[:-1]) + 1
     out = {}
     for part in np.split(np.arange(len(ids)), bounds):
         keep = part[np.isfinite(returns[part])]
@@ -89,7 +90,9 @@ def learning_curves(
     ``curves``: :func:`trial_curves` of the ok trials, when already computed."""
     ok = _ok_trials(trials)
     curves = curves if curves is not None else trial_curves(iterations, ok["trial_id"])
-    index_col, x_col, parts = [], [], {"median": [], "low": [], "high": [], "n": []}
+    index_col: list[np.ndarray] = []
+    x_col: list[np.ndarray] = []
+    parts: dict[str, list[Any]] = {"median": [], "low": [], "high": [], "n": []}
     for index, trial_ids in ok.groupby("index", sort=True)["trial_id"]:
         mine = [curves[t] for t in trial_ids if t in curves and not curves[t].empty]
         if not mine:
@@ -157,7 +160,7 @@ def below_at_equal_steps(equal: EqualSteps) -> list[Below]:
     :data:`~rlbench.analysis.findings.CLEARLY_BELOW_FRAC` of its size, each with the one-sided exact rank
     test of its returns against the best's (:func:`~rlbench.analysis.stats.rank_p`); those the test shows
     below, and those with too few repeats for the test to show it (:func:`~rlbench.analysis.evidence.worth_saying`)."""
-    medians = {i: equal.median(i) for i in equal.returns}
+    medians = {i: m for i in equal.returns if (m := equal.median(i)) is not None}
     if len(medians) < 2:
         return []
     best = max(medians, key=lambda i: medians[i])

@@ -246,7 +246,7 @@ def learner_cpu_text(step: LearnerCpuStep) -> str:
             f" Sampling now takes {sample_share:.0%} of an iteration and more learner CPUs cannot shorten it: "
             "give CPUs to env runners instead."
         )
-    elif speed < GAIN_WORTH_HAVING and interval and step.ratio.ci_high < GAIN_WORTH_HAVING:
+    elif speed < GAIN_WORTH_HAVING and interval and (step.ratio.ci_high or 0.0) < GAIN_WORTH_HAVING:
         text += (
             f" The extra CPUs bought nothing worth having ({speed:.2f}x the throughput): leave them to env "
             "runners or other work."
@@ -342,4 +342,4 @@ def time_to_target_verdict(change: Change) -> str:
         return missing_evidence(change.runs_a, change.runs_b)
     if not change.differs:
         return "no significant change"
-    return "later" if change.ratio > 1 else "sooner"
+    return "later" if (change.ratio or 0.0) > 1 else "sooner"  # a change has a ratio

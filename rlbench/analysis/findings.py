@@ -3,8 +3,9 @@
 Every number from which something is called something is a named constant here (docs/ANALYSIS.md), the
 evidence rules' too: how significant, how many repeats or rounds, how large a change. The rules that turn a
 configuration's numbers into sentences are here as well (its verdict from :mod:`~rlbench.analysis.configs`'
-row, its straggler from :mod:`~rlbench.analysis.runners`', its dominant function from
-:mod:`~rlbench.analysis.profiles`'); the words of comparisons, with the evidence each has, are
+row, its straggler from :mod:`~rlbench.analysis.runners`', why its learner is slow), but for why its sampling is slow
+(:mod:`rlbench.analysis.sampling`, from this module's thresholds) and a role's dominant function
+(:mod:`rlbench.analysis.profiles`); the words of comparisons, with the evidence each has, are
 :mod:`rlbench.analysis.evidence`'. Nothing here computes a statistic or reads a table, and nothing here imports
 more than the standard library: a command's help states these defaults (``--threshold``, the confidence level)
 without importing numpy or scipy, and the statistics (:mod:`rlbench.analysis.stats`) read the level from here.
@@ -13,6 +14,7 @@ without importing numpy or scipy, and the statistics (:mod:`rlbench.analysis.sta
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,6 +88,24 @@ BATCH_BOUND_FRAC = 0.5
 #: waits through. Measured 2026-11-27 on an H100 (issue 43): configs/ppo_gpu.yaml's GPU learner 3% busy, Pong with
 #: RLlib's Atari CNN at minibatch 128 12% busy, and 2.6x the throughput at minibatch 1024.
 DEVICE_BUSY_LOW_PCT = 50.0
+#: An env runner whose sampling thread is on a CPU less than this share of its ``sample()`` calls
+#: (``sample_cpu_s / sample_s``) is idle inside them: it waits for a core, or its env waits (docs/ANALYSIS.md, "Why
+#: sampling is slow"). The issue-49 Breakout runners on an H200: 1.89 s of CPU in 1.89 s of ``sample()``.
+RUNNER_BUSY_FRAC = 0.8
+#: A busy env runner inside its env less than this share of its ``sample()`` time is bound by what RLlib does around
+#: each step (the forward pass, connectors, episode bookkeeping): one call of each serves all of its envs at once, so
+#: more envs per runner (``num_envs_per_env_runner``) is the knob; from this share on the env is (the issue-49
+#: runners: 0.76 s of 1.89 s in the env, 40%).
+RUNNER_ENV_FRAC = 0.5
+#: The driver waiting at least this share of its ``sample_s`` beyond a runner's own ``sample()`` (the slowest runner,
+#: the transfer of the episodes) leaves the runners idle: what they wait on is named.
+SAMPLE_WAIT_FRAC = 0.25
+#: Sampling at least this share of the env's own rate in as many processes (``sampling_efficiency``), with a runner on
+#: every core of the trial, is the env's ceiling here: more runners only share the cores.
+ENV_CEILING_CLOSE_FRAC = 0.8
+#: A configuration at least this share of what its env and learner allow (``ceiling_frac``) is close to its ceiling:
+#: a faster env, a faster learner or more cores is what moves it further, not a knob of the sampling.
+CEILING_CLOSE_FRAC = 0.9
 #: Functions on at least this share of a role's stacks ...
 TRUNK_FRAC = 0.95
 #: ... with under this share of its samples in their own code are its trunk (the worker's main loop, the
@@ -104,8 +124,9 @@ def num(value) -> float | None:
     return None if math.isnan(f) else f
 
 
-def verdict(row: dict[str, Any]) -> tuple[str, list[str]]:
-    """(short bottleneck label, plain-words findings) for one configuration row."""
+def verdict(row: dict[str, Any], sampler: Sequence[Verdict] = ()) -> tuple[str, list[str]]:
+    """(short bottleneck label, plain-words findings) for one configuration row; ``sampler``: why its sampling is
+    slow (:func:`rlbench.analysis.sampling.sampler_verdicts`, which imports this module), said before the learner's."""
     if num(row.get("env_steps_per_s")) is None:
         return "no data", [
             f"no steady-state measurement ({row.get('statuses') or 'no trials'})"
@@ -176,7 +197,7 @@ def verdict(row: dict[str, Any]) -> tuple[str, list[str]]:
         elif util < GPU_IDLE_PCT:
             findings.append(f"GPU idle: {util:.0f}% mean utilization in steady state")
             label += ", GPU idle"
-    for cause in learner_verdicts(row):
+    for cause in (*sampler, *learner_verdicts(row)):
         findings.append(cause.text)
         label += f", {cause.label}"
     straggler = straggler_finding(row)
@@ -210,6 +231,7 @@ def _overlapping_verdict(row: dict[str, Any], findings: list[str]) -> str:
     """Bottleneck of an asynchronous configuration from where the work ran, not from the driver's waits:
     the side (env runners, learners) busy at least SATURATED_FRAC of the iteration limits it."""
     sampler, learner = num(row["sampler_busy_frac"]), num(row["learner_busy_frac"])
+    assert sampler is not None and learner is not None  # verdict() asks this only when both were read
     overlap = num(row.get("busy_overlap_frac")) or 0.0
     busy = f"env runners busy {sampler:.0%}, learner busy {learner:.0%} of each iteration"
     if sampler >= SATURATED_FRAC and learner >= SATURATED_FRAC:
@@ -255,22 +277,6 @@ def straggler_finding(row: dict[str, Any]) -> str | None:
     return text
 
 
-def dominance_verdict(subject: str, plural: bool, function: str, place: str, self_frac: float) -> str | None:
-    """``the learner spends 62% of its active time in _single_tensor_adam (torch/optim/adam.py:345)
-    itself`` for a role's top function (``place``: its ``file:line``, or empty) when its self share
-    reaches :data:`DOMINANT_SELF_FRAC`, else None."""
-    if self_frac < DOMINANT_SELF_FRAC:
-        return None
-    where = f" ({place})" if place else ""
-    verb, their = ("spend", "their") if plural else ("spends", "its")
-    return f"{subject} {verb} {self_frac:.0%} of {their} active time in {function}{where} itself"
-
-
-def no_dominance_text() -> str:
-    """What the report says of a role whose top function stays under :data:`DOMINANT_SELF_FRAC`."""
-    return f"no single function dominates (none takes {DOMINANT_SELF_FRAC:.0%} of the samples in its own code)"
-
-
 @dataclass(frozen=True)
 class Verdict:
     """Why one side of a configuration (its learner, its sampler) is slow, with its evidence, and the knob that
@@ -286,7 +292,7 @@ class Verdict:
     """The configuration column holding the knob's current value."""
 
 
-def _learner_limits(row: dict[str, Any]) -> tuple[bool, bool]:
+def limiting_sides(row: dict[str, Any]) -> tuple[bool, bool]:
     """(learning limits the iteration, sampling does): the driver's shares for a synchronous configuration
     (:data:`BOUND_FRAC`), where the work ran for an asynchronous one (:data:`SATURATED_FRAC`)."""
     if row.get("asynchronous"):
@@ -317,7 +323,7 @@ def learner_verdicts(row: dict[str, Any]) -> list[Verdict]:
         return []
     out: list[Verdict] = []
     gpus, remote = num(row.get("learner_gpus")) or 0.0, (num(row.get("num_learners")) or 0) > 0
-    learning, sampling = _learner_limits(row)
+    learning, sampling = limiting_sides(row)
     learn, sample = num(row.get("learn_frac")) or 0.0, num(row.get("sample_frac")) or 0.0
     if sampling and (gpus > 0 or remote):
         waits = "its GPU" if gpus > 0 else "the learner actors"
@@ -330,11 +336,9 @@ def learner_verdicts(row: dict[str, Any]) -> list[Verdict]:
         out.append(
             Verdict(
                 "learner starved",
-                f"sampling starves the learner: {share}, and {waits} wait"
-                f"{'s' if gpus > 0 else ''} meanwhile: more env runners (num_env_runners, now "
-                f"{_int(row.get('num_env_runners'))}) fill the train batch sooner",
-                "num_env_runners",
-                "num_env_runners",
+                f"sampling starves the learner: {share}, and {waits} wait{'s' if gpus > 0 else ''} meanwhile: "
+                "sampling is the side to speed up, and why it is slow is the sampler's verdict",
+                None,
             )
         )
     batch, update = num(row.get("learn_batch_s")), num(row.get("learn_update_s"))

@@ -126,7 +126,8 @@ class VersionStep:
     """after against before, paired by round (speeds: a ratio below 1 means the later version is slower)."""
     verdict: str
     """``regressed`` / ``improved`` (with evidence, by at least the threshold), ``small change``, ``no
-    significant change``, ``no evidence yet: ...`` or ``no data`` (:func:`~rlbench.analysis.evidence.change_verdict`)."""
+    significant change``, ``no evidence yet: ...`` or ``no data``
+    (:func:`~rlbench.analysis.evidence.change_verdict`)."""
     sentence: str
     """``ray-2.59.0 is 12.3% slower than ray-2.58.0 (...)`` or ``no evidence of a difference (...)``."""
     api: ApiChange | None = None

@@ -15,7 +15,7 @@ import pandas as pd
 
 from rlbench.adapters import FRAMEWORKS, get_adapter
 from rlbench.analysis.energy import total_energy_j
-from rlbench.spec.plan import TrialPlan
+from rlbench.planning.plan import TrialPlan
 
 #: trials.parquet columns this module fills (docs/SCHEMA.md).
 LEARNING_COLUMNS: tuple[str, ...] = (
@@ -88,7 +88,8 @@ def learning_outcome(
     # a framework that starts no runtime (sb3, plain) has no ray_init_s: its wait is its build alone
     no_runtime = plan.config.framework in FRAMEWORKS and get_adapter(plan.config.framework).runtime is None
     startup = [0.0 if no_runtime else _number(row.get("ray_init_s")), _number(row.get("build_s"))]
-    out["time_to_target_total_s"] = seconds + sum(startup) if all(v is not None for v in startup) else None
+    known = [v for v in startup if v is not None]
+    out["time_to_target_total_s"] = seconds + sum(known) if len(known) == len(startup) else None
     out["env_steps_to_target"] = int(upto["env_steps_sampled"].sum())
     window = (float(upto["t_start_s"].iloc[0]), float(upto["t_end_s"].iloc[-1]))
     out["energy_to_target_j"] = total_energy_j(utilization, window)[0]

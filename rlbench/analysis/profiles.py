@@ -30,7 +30,7 @@ from typing import Any
 
 import pandas as pd
 
-from rlbench.analysis.findings import TRUNK_FRAC, TRUNK_SELF_FRAC, dominance_verdict
+from rlbench.analysis.findings import DOMINANT_SELF_FRAC, TRUNK_FRAC, TRUNK_SELF_FRAC
 from rlbench.results.events import Event
 from rlbench.results.layout import TrialFolder
 from rlbench.results.tables import PROFILE_SCHEMA
@@ -221,6 +221,22 @@ def role_profiles(
             )
         )
     return out
+
+
+def dominance_verdict(subject: str, plural: bool, function: str, place: str, self_frac: float) -> str | None:
+    """``the learner spends 62% of its active time in _single_tensor_adam (torch/optim/adam.py:345)
+    itself`` for a role's top function (``place``: its ``file:line``, or empty) when its self share
+    reaches :data:`DOMINANT_SELF_FRAC`, else None."""
+    if self_frac < DOMINANT_SELF_FRAC:
+        return None
+    where = f" ({place})" if place else ""
+    verb, their = ("spend", "their") if plural else ("spends", "its")
+    return f"{subject} {verb} {self_frac:.0%} of {their} active time in {function}{where} itself"
+
+
+def no_dominance_text() -> str:
+    """What the report says of a role whose top function stays under :data:`DOMINANT_SELF_FRAC`."""
+    return f"no single function dominates (none takes {DOMINANT_SELF_FRAC:.0%} of the samples in its own code)"
 
 
 def short_file(path: str) -> str:

@@ -33,7 +33,7 @@ from rlbench.analysis.curves import (
     trial_curves,
 )
 from rlbench.analysis.evidence import Below
-from rlbench.analysis.next_step import NextSweep, next_sweep
+from rlbench.analysis.next_step import NextSweep, next_advice, next_sweep
 from rlbench.analysis.node_spread import NodeReport, node_report
 from rlbench.analysis.profiles import RoleProfile, role_profiles
 from rlbench.analysis.scaling import ScalingCurve, scaling_curves
@@ -213,6 +213,9 @@ class Analysis:
     autoconfig: AutoconfigRun | None = None
     """The autoconfig run (``autoconfig.json`` and its Pareto front of CPUs against throughput) when
     ``rlbench autoconfig`` wrote the folder; None for a sweep's."""
+    next_stop: str = ""
+    """Why there is no next sweep although a verdict of the configuration to keep applies (the machine's cores are
+    the limit), in words; empty otherwise."""
 
 
 def analyze(folder: Path, tables: dict[str, pd.DataFrame] | None = None) -> Analysis:
@@ -262,4 +265,11 @@ def analyze(folder: Path, tables: dict[str, pd.DataFrame] | None = None) -> Anal
         unreadable=tables["trials"].loc[tables["trials"].index.difference(trials.index)],
         nodes=node_report(trials, axes),
         autoconfig=autoconfig_run(out_dir, trials, axes),
+        next_stop=_next_stop(configs, bool(manifest.get("quick"))),
     )
+
+
+def _next_stop(configs: pd.DataFrame, quick: bool) -> str:
+    """Why the configuration to keep asks for no next sweep when a verdict of it says the cores are the limit."""
+    advice = None if quick else next_advice(configs)
+    return advice.reason if advice is not None and advice.stop == "cores_limit" else ""

@@ -100,7 +100,7 @@ def find_straggler(runner_its: pd.DataFrame, iterations: pd.DataFrame) -> Stragg
             scores[runner] = max(ratios)
     if not scores:
         return None
-    worst = max(scores, key=scores.get)
+    worst = max(scores, key=lambda r: scores[r])
     if scores[worst] < STRAGGLER_RATIO:
         return None
     by_iteration = its.pivot_table(index="iteration", columns="env_runner", values="sample_s", aggfunc="sum")
@@ -157,8 +157,51 @@ def _median(values: pd.Series) -> float | None:
     return float(values.median()) if len(values) else None
 
 
+#: A trial's sampler split (docs/SCHEMA.md; the sampler verdicts, :mod:`rlbench.analysis.sampling`): per steady
+#: iteration, the median of a runner's ``sample()`` seconds, its CPU seconds in them, its env seconds and the CPU
+#: seconds of those, its forward-pass and other seconds, and the driver's wait beyond them.
+SPLIT_COLUMNS: tuple[str, ...] = (
+    "runner_sample_s",
+    "runner_sample_cpu_s",
+    "runner_env_s",
+    "runner_env_cpu_s",
+    "runner_inference_s",
+    "runner_other_s",
+    "sample_wait_s",
+)
+
+
+def split_columns(steady_its: pd.DataFrame, runner_its: pd.DataFrame, asynchronous: bool) -> dict[str, Any]:
+    """One trial's :data:`SPLIT_COLUMNS` from its steady iterations (their ``sampler_busy_s``: a runner's own
+    ``sample()`` seconds, wall-equivalent as ``env_step_s`` and ``inference_s``) and its runners' rows of those
+    iterations (``sample_cpu_s``, averaged over the runners that sampled). ``sample_wait_s``: the driver's
+    ``sample_s`` less a runner's, null for an asynchronous algorithm (its ``sample_s`` is a fetch, not a wait for
+    the batch). Null without the runners' own figures (another framework, an older folder)."""
+    out: dict[str, Any] = dict.fromkeys(SPLIT_COLUMNS)
+    if steady_its.empty or "sampler_busy_s" not in steady_its:
+        return out
+    its = steady_its[steady_its["sampler_busy_s"].fillna(0.0) > 0]
+    if its.empty:
+        return out
+    busy = its["sampler_busy_s"].astype(float)
+    env, inference = its["env_step_s"].astype(float), its["inference_s"].astype(float)
+    out.update(
+        runner_sample_s=float(busy.median()),
+        runner_env_s=_median(env),
+        runner_inference_s=_median(inference),
+        runner_other_s=_median(busy - env.fillna(0.0) - inference.fillna(0.0)),
+        sample_wait_s=None if asynchronous else _median(its["sample_s"].astype(float) - busy),
+    )
+    if len(runner_its):
+        mine = runner_its[runner_its["iteration"].isin(its["iteration"])].groupby("iteration")
+        for column, name in (("sample_cpu_s", "runner_sample_cpu_s"), ("env_step_cpu_s", "runner_env_cpu_s")):
+            if column in runner_its:
+                out[name] = _median(mine[column].mean())
+    return out
+
+
 def inside_columns(
-    trial_id: str, build: dict[str, Any], iterations: pd.DataFrame, runner_its: pd.DataFrame
+    trial_id: str, build: dict[str, Any], iterations: pd.DataFrame, runner_its: pd.DataFrame, asynchronous: bool = False
 ) -> dict[str, Any]:
     """One trial's trials.parquet columns from this module (see docs/SCHEMA.md)."""
     steady_its = steady(iterations) if len(iterations) else iterations
@@ -185,6 +228,7 @@ def inside_columns(
         "sync_bytes_per_iter": weight_bytes * receivers if weight_bytes is not None and receivers is not None else None,
         "weight_sync_s": _median(steady_its["weight_sync_s"]) if "weight_sync_s" in steady_its else None,
         "sync_bytes_per_s": _median(steady_its["sync_bytes_per_s"]) if "sync_bytes_per_s" in steady_its else None,
+        **split_columns(steady_its, runner_its, asynchronous),
     }
 
 
@@ -194,12 +238,13 @@ def add_inside_columns(
     runner_its: pd.DataFrame,
     events_by_trial: dict[str, list[dict[str, Any]]],
 ) -> None:
-    """Add the straggler, driver-idle and weight-sync columns to ``trials`` (in place)."""
+    """Add the straggler, driver-idle, weight-sync and sampler-split columns to ``trials`` (in place)."""
     if trials.empty:
         return
     its_by, runners_by = by_trial(iterations), by_trial(runner_its)
     rows = []
-    for trial_id in trials["trial_id"]:
+    asynchronous = trials["asynchronous"] if "asynchronous" in trials else pd.Series(False, index=trials.index)
+    for trial_id, is_async in zip(trials["trial_id"], asynchronous):
         build = next((e for e in events_by_trial.get(trial_id, []) if e.get("event") == Event.BUILD), {})
         rows.append(
             inside_columns(
@@ -207,6 +252,7 @@ def add_inside_columns(
                 build,
                 its_by.get(trial_id, iterations.iloc[:0]),
                 runners_by.get(trial_id, runner_its.iloc[:0]),
+                bool(is_async) if is_async is not None and not pd.isna(is_async) else False,
             )
         )
     extra = pd.DataFrame(rows).set_index("trial_id")

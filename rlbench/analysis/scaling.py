@@ -68,9 +68,10 @@ def scaling_curves(configs: pd.DataFrame, axes: list[str], margin: float = KNEE_
             fit = None
             if numeric:
                 pos = [(i, float(v)) for i, v in enumerate(values) if float(v) > 0 and tp[i] is not None]
-                if pos and tp[pos[0][0]]:
+                known = {i: t for i, t in enumerate(tp) if t is not None}
+                if pos and known[pos[0][0]]:
                     i0, x0 = pos[0]
-                    rel = {i: tp[i] / tp[i0] for i, _ in pos}
+                    rel = {i: known[i] / known[i0] for i, _ in pos}
                     for i, x in pos:
                         efficiency[i] = rel[i] / (x / x0)
                     fit = fit_amdahl([x for _, x in pos], [rel[i] for i, _ in pos], n0=x0)

@@ -21,8 +21,9 @@ a difference when the interval excludes 1 and the exact rank test agrees at
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -124,7 +125,7 @@ def summarize_rows(records: list[dict[str, Any]]) -> list[ServeRow]:
         bad = [r for r in runs if r.get("error")]
         est = median_ci([r.get("states_per_s") for r in ok])
         roles = sorted({role for r in ok for role in (r.get("cpu_s_per_1000_states") or {})})
-        sizes = [r.get("bytes_per_request") for r in ok if r.get("bytes_per_request") is not None]
+        sizes = [int(r["bytes_per_request"]) for r in ok if r.get("bytes_per_request") is not None]
         partial[key] = dict(
             path=key[0],
             batch=key[1],
@@ -139,7 +140,7 @@ def summarize_rows(records: list[dict[str, Any]]) -> list[ServeRow]:
             states_per_s_cv=est.cv,
             p50_ms=_median(r.get("p50_ms") for r in ok),
             p99_ms=_median(r.get("p99_ms") for r in ok),
-            bytes_per_request=int(max(sizes)) if sizes else None,
+            bytes_per_request=max(sizes) if sizes else None,
             requests=sum(int(r.get("requests") or 0) for r in ok),
             short_runs=sum(bool(r.get("short")) for r in ok),
             cpu_s_per_1000_states={
@@ -213,7 +214,8 @@ def gap_change(
         ]
         for size in sizes
     ]
-    return unpaired(*ratios) if all(ratios) else None
+    small, large = ratios
+    return unpaired(small, large) if small and large else None
 
 
 def paper_rows(rows: list[ServeRow], clients: int = 1) -> list[dict[str, Any]]:

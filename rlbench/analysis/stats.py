@@ -10,8 +10,8 @@ explained in docs/ANALYSIS.md.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 from scipy import optimize, stats
@@ -66,7 +66,7 @@ def is_number(v) -> bool:
     )
 
 
-def _finite(values: Sequence[float]) -> np.ndarray:
+def _finite(values: Sequence[float | None] | np.ndarray) -> np.ndarray:
     a = np.asarray([v for v in values if v is not None], dtype=float)
     return a[np.isfinite(a)]
 
@@ -92,7 +92,7 @@ def interval_text(low: float | None, high: float | None, digits: int = 3) -> str
     return "-" if low is None or high is None else f"{low:.{digits}f}-{high:.{digits}f}"
 
 
-def cv(values: Sequence[float]) -> float | None:
+def cv(values: Sequence[float] | np.ndarray) -> float | None:
     """Sample standard deviation (ddof=1) over the mean; None with fewer than 2 values or mean 0."""
     a = _finite(values)
     if len(a) < 2 or a.mean() == 0:
@@ -101,7 +101,7 @@ def cv(values: Sequence[float]) -> float | None:
 
 
 def median_ci(
-    values: Sequence[float],
+    values: Sequence[float | None],
     confidence: float = CONFIDENCE,
     resamples: int = BOOTSTRAP_RESAMPLES,
     seed: int = BOOTSTRAP_SEED,
@@ -144,7 +144,7 @@ class Ratio:
     @property
     def significant(self) -> bool:
         """True when the interval excludes 1 (a real change at the 95% level)."""
-        return self.ci_low is not None and (self.ci_low > 1.0 or self.ci_high < 1.0)
+        return self.ci_low is not None and self.ci_high is not None and (self.ci_low > 1.0 or self.ci_high < 1.0)
 
 
 def _median_ratio(a, b, axis=-1):
@@ -308,7 +308,7 @@ def fit_amdahl(n: Sequence[float], speedup: Sequence[float], n0: float | None = 
     return AmdahlFit(s, r2, math.sqrt(ss_res / len(x)), ceiling, len(x))
 
 
-def knee(settings: Sequence, throughput: Sequence[float], margin: float):
+def knee(settings: Sequence, throughput: Sequence[float | None], margin: float):
     """The smallest setting whose throughput is within ``margin`` of the best (settings in ascending order).
 
     Returns:

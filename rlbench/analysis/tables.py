@@ -26,12 +26,14 @@ from rlbench.analysis.runners import (
     runner_iterations_frame,
 )
 from rlbench.analysis.trial_rows import (
+    add_ceiling_columns,
     add_cpu_threads_per_gpu_sm,
     add_sampling_efficiency,
     ceiling_keys,
     role_stats_by_trial,
     summarize_trials,
 )
+from rlbench.planning.plan import TRIAL_ID, PlanError, TrialPlan, read_plan
 from rlbench.results.events import Event
 from rlbench.results.files import read_json, write_atomic
 from rlbench.results.layout import (
@@ -58,7 +60,6 @@ from rlbench.results.tables import (
     tables_version,
     write_table,
 )
-from rlbench.spec.plan import TRIAL_ID, PlanError, TrialPlan, read_plan
 
 #: The ``status`` of a trials row whose plan.json this rlbench cannot read (written by another version, or
 #: damaged): its configuration is unknown, so it is left out of every figure, count and comparison; the row keeps
@@ -89,8 +90,10 @@ def measured_rows(trials: pd.DataFrame) -> pd.DataFrame:
 def _add_machine_relative_columns(
     folder: ResultsFolder, trials: pd.DataFrame, iterations: pd.DataFrame, plans: list[TrialPlan]
 ) -> None:
-    """Columns that need more than the trial's own files: the env ceilings and the GPUs' SM count."""
+    """Columns that need more than the trial's own files: the env ceilings (and what the env and the learner allow
+    together) and the GPUs' SM count."""
     add_sampling_efficiency(trials, iterations, read_json(folder.ceilings, {}), ceiling_keys(plans))
+    add_ceiling_columns(trials, iterations)
     add_cpu_threads_per_gpu_sm(trials, sm_count(folder.read_manifest()))
 
 
@@ -130,6 +133,7 @@ def build_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
     trials = summarize_trials(plans, records, events_by_trial, iterations, utilization, cpu_use, peak_rss)
     _add_machine_relative_columns(folder, trials, iterations, plans)
     add_inside_columns(trials, iterations, runner_its, events_by_trial)
+    trials = trials.copy()  # a block per dtype again: columns added one at a time fragment it (pandas warns)
     add_profile_columns(trials, events_by_trial)
     if unreadable:
         trials = (

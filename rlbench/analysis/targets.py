@@ -11,7 +11,7 @@ docs/ANALYSIS.md.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd

@@ -14,10 +14,12 @@ import pandas as pd
 
 from rlbench.adapters import ALL_ROLES, get_adapter
 from rlbench.analysis.energy import cpu_energy_j, gpu_energy_j, total_energy_j
+from rlbench.analysis.findings import num
 from rlbench.analysis.isolation import node_set_columns
 from rlbench.analysis.learner import learner_columns
 from rlbench.analysis.learning import COUNT_COLUMNS, learning_outcome
 from rlbench.analysis.overlap import overlap_columns
+from rlbench.analysis.sampling import compose_ceiling
 from rlbench.analysis.windows import (
     by_trial,
     in_steady_window,
@@ -25,9 +27,9 @@ from rlbench.analysis.windows import (
     steady_window,
     steady_windows,
 )
+from rlbench.planning.plan import TrialPlan
 from rlbench.results.events import Event
 from rlbench.results.records import TEARDOWN_CRASH, TrialRecord
-from rlbench.spec.plan import TrialPlan
 from rlbench.studies.envbench import trial_ceiling_key
 
 #: Roles whose CPU allocation and use are reported per trial (rows of other roles, such as rlbench's
@@ -221,7 +223,7 @@ def summarize_trials(
     node samplers by :func:`rlbench.analysis.nodes.multi_source_role_stats`)."""
     # Split the big tables by trial once (O(rows)), not once per trial (O(trials x rows)).
     its_by, util_by = by_trial(iterations), by_trial(utilization)
-    none = {role: None for role in CPU_ROLES}
+    none: dict[str, Any] = {role: None for role in CPU_ROLES}
     rows = [
         summarize_trial(
             p,
@@ -249,7 +251,8 @@ def summarize_trials(
 
 
 def ceiling_keys(plans: list[TrialPlan]) -> dict[str, str]:
-    """trial_id -> the env ceiling its sampling is measured against (:func:`rlbench.studies.envbench.trial_ceiling_key`)."""
+    """trial_id -> the env ceiling its sampling is measured against
+    (:func:`rlbench.studies.envbench.trial_ceiling_key`)."""
     return {p.trial_id: trial_ceiling_key(p.config, p.cpus) for p in plans}
 
 
@@ -269,6 +272,51 @@ def add_sampling_efficiency(
     ceiling = [(ceilings.get(keys.get(trial, "")) or {}).get("steps_per_s") for trial in trials["trial_id"]]
     trials["env_ceiling_steps_per_s"] = pd.to_numeric(pd.Series(ceiling, index=trials.index, dtype=object))
     trials["sampling_efficiency"] = trials["sample_steps_per_s"] / trials["env_ceiling_steps_per_s"]
+
+
+#: The ceiling's per-trial columns (docs/SCHEMA.md), summarized per configuration by their median over the ok repeats
+#: (``ceiling_frac`` there is the configuration's median throughput over its median ceiling).
+CEILING_COLUMNS: tuple[str, ...] = (
+    "sample_steps_per_s",
+    "env_ceiling_steps_per_s",
+    "sampling_efficiency",
+    "learner_steps_per_s",
+    "ceiling_env_steps_per_s",
+)
+
+
+def add_ceiling_columns(trials: pd.DataFrame, iterations: pd.DataFrame) -> None:
+    """Add ``learner_steps_per_s`` (the env steps the steady iterations sampled over their learn time: ``learn_s``
+    for a synchronous algorithm, the learners' own busy seconds, ``learner_busy_s``, for an asynchronous one, whose
+    ``learn_s`` is the driver's wait; null where nothing was learned), ``ceiling_env_steps_per_s`` (that and the env's
+    own rate, ``env_ceiling_steps_per_s``, composed: :func:`rlbench.analysis.sampling.compose_ceiling`; null without
+    an env ceiling) and ``ceiling_frac`` (``env_steps_per_s`` over it). Call after :func:`add_sampling_efficiency`."""
+    if trials.empty:
+        return
+    its = steady(iterations)
+    asynchronous = (
+        trials.set_index("trial_id")["asynchronous"].astype("boolean").fillna(False)
+        if "asynchronous" in trials
+        else pd.Series(False, index=trials["trial_id"])
+    )
+    learn = its["learn_s"].where(
+        ~its["trial_id"].map(asynchronous).fillna(False).astype(bool), its.get("learner_busy_s")
+    )
+    sums = (
+        pd.DataFrame({"trial_id": its["trial_id"], "steps": its["env_steps_sampled"], "learn": learn})
+        .groupby("trial_id")[["steps", "learn"]]
+        .sum(min_count=1)
+    )
+    rate = (sums["steps"] / sums["learn"].where(sums["learn"] > 0)).astype(float)
+    trials["learner_steps_per_s"] = trials["trial_id"].map(rate).astype(float)
+    trials["ceiling_env_steps_per_s"] = [
+        compose_ceiling(num(env), num(learner), bool(asynchronous.get(trial, False)))
+        for trial, env, learner in zip(
+            trials["trial_id"], trials["env_ceiling_steps_per_s"], trials["learner_steps_per_s"]
+        )
+    ]
+    trials["ceiling_env_steps_per_s"] = pd.to_numeric(trials["ceiling_env_steps_per_s"]).astype(float)
+    trials["ceiling_frac"] = trials["env_steps_per_s"].astype(float) / trials["ceiling_env_steps_per_s"]
 
 
 def add_cpu_threads_per_gpu_sm(trials: pd.DataFrame, sm_count: int | None) -> None:

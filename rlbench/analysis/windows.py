@@ -43,7 +43,7 @@ def by_trial(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
     if frame.empty:
         return {}
     codes, names = pd.factorize(frame["trial_id"])
-    change = np.flatnonzero(codes[1:] != codes[:-1]) + 1
+    change: np.ndarray = np.flatnonzero(codes[1:] != codes[:-1]) + 1
     starts = np.concatenate([[0], change])
     if len(starts) != len(names):  # a trial's rows are not contiguous
         return by_trial(frame.iloc[np.argsort(codes, kind="stable")])

@@ -15,8 +15,9 @@ readings are compared unpaired (:func:`worse_beyond_doubt`), the race's by round
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Literal, Mapping, Sequence
+from typing import Literal
 
 from rlbench.analysis import stats
 from rlbench.analysis.change import Change, unpaired

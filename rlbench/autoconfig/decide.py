@@ -35,8 +35,8 @@ says which), compared unpaired.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
 
 from rlbench.analysis.autoconfig_run import Reason
 from rlbench.analysis.change import Change, by_rounds, design_note, equivalent, unpaired
@@ -292,7 +292,8 @@ class Race(Stage):
 
     def answer(self, fallbacks: Sequence[Stage] = ()) -> Answer:
         """The answer over the race's readings. When not one whole race round ran (the budget left none), or
-        no entrant gave a race reading, over every reading of ``fallbacks`` (the search's, then the probes') pooled, of the entrants and of
+        no entrant gave a race reading, over every reading of ``fallbacks`` (the search's, then the probes') pooled, of
+        the entrants and of
         any configuration they read, as the stop reason says: the search's slots are interleaved and paired
         too, only earlier and fewer; a probe is one reading, taken before everything else. Those are compared
         unpaired."""

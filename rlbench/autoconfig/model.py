@@ -39,8 +39,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import optimize
@@ -118,7 +119,7 @@ class Candidate:
         demand: ResourceDemand,
         batch: TrainBatch,
         defaults: Mapping[tuple[str, str], Any] | None = None,
-    ) -> "Candidate":
+    ) -> Candidate:
         """The candidate of one grid point (``GridPoint.config`` and the grid values that made it), with what
         its framework's adapter says it asks of the machine (``demand``), trains on per iteration (``batch``) and
         trains with where the spec is silent (``defaults``: its ``hyperparameter_defaults``)."""
@@ -203,7 +204,7 @@ class ProbeCosts:
     time: under load, a 0 us env measured 0 steps in 0.3 s): not predicted, so never dropped by the model (it had
     stepped at the baseline's 1 ms, and was dropped untried, issue 44)."""
 
-    def env_step_for(self, c: "Candidate") -> float | None:
+    def env_step_for(self, c: Candidate) -> float | None:
         """Seconds one env step of ``c``'s env takes: its own probe, else the baseline's; None when its env's
         step could not be measured."""
         if c.env_id in self.unmeasured_envs:
@@ -315,7 +316,7 @@ class CostModel:
         best = max(p.env_steps_per_s for p in predicted.values())
         return {k: p for k, p in predicted.items() if p.env_steps_per_s < below_fraction * best}
 
-    def refit(self, observations: Sequence[Observation], prior_observations: float = PRIOR_OBSERVATIONS) -> "CostModel":
+    def refit(self, observations: Sequence[Observation], prior_observations: float = PRIOR_OBSERVATIONS) -> CostModel:
         """Rescale the probes so the model fits measured iterations (least squares, non-negative).
 
         Solves ``measured ~= a*sample_s + b*learn_per_env_step + e*learn_per_minibatch_step + c*sync_s + d`` for

@@ -27,8 +27,8 @@ with that figure, so a budget is never spent for nothing.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from rlbench.analysis.evidence import too_few_readings_text
 
@@ -209,7 +209,8 @@ def size_plan(
                     race_min,
                     f"{first_rung_readings} readings of each of the {n} configurations need "
                     f"{first_rung_readings * whole:.0f} s, {max(0.0, room):.0f} s fit beside the race: "
-                    f"{k} reading{'s' * (k > 1)} each (nothing dropped on {too_few_readings_text(a_side=False)} unless the readings "
+                    f"{k} reading{'s' * (k > 1)} each (nothing dropped on {too_few_readings_text(a_side=False)} "
+                    "unless the readings "
                     "and the model agree beyond the model's error), then the race",
                 )
         m = 0

@@ -148,7 +148,8 @@ def probes_from(
 
     One env step: the ceiling's seconds per step in one process (envbench), else the trial's share of
     sampling spent in the env. One learner step: learn seconds per env step each learner trained on
-    (``batch_per_learner``: the adapter's ``TrainBatch.per_learner``, its default where the spec sets none). Sync: sync seconds
+    (``batch_per_learner``: the adapter's ``TrainBatch.per_learner``, its default where the spec sets none). Sync: sync
+    seconds
     per runner. The rest of sampling per step (inference, connectors) is ``s + c/E`` with E envs per
     runner: ``other``, a second probe at another E, separates the per-step part s from the per-call part
     c (two equations); without it all of it is per step (c = 0: vectorizing then looks free of gain, so

@@ -22,15 +22,16 @@ The budget's plan (:mod:`rlbench.autoconfig.plan`) may measure only the model's 
 readings, and the race may have room for fewer entrants than survive (:meth:`SuccessiveHalving.handover`:
 the best by median go on, the rest are "not raced: budget", their readings kept).
 
-So promotion keeps the top fraction by median and never drops one the rule does not find below the leader. The search stops when at most ``finalists`` remain, or when the next rung would not fit
+So promotion keeps the top fraction by median and never drops one the rule does not find below the leader. The search
+stops when at most ``finalists`` remain, or when the next rung would not fit
 in its budget (each trial charged its wall plus its cold start); the survivors go to the race.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from rlbench.analysis.autoconfig_run import Reason
 from rlbench.analysis.change import can_show
@@ -287,7 +288,8 @@ class SuccessiveHalving(Stage):
         if read < 1.0 - error and pred < 1.0 - error:
             return (
                 f"{s.n} reading{'s' * (s.n != 1)} at {100 * read:.0f}% of the leader's ({best.key}) and predicted "
-                f"at {100 * pred:.0f}%, both below 1 - the model's error ({100 * error:.0f}%); outside the top 1/{self.eta}"
+                f"at {100 * pred:.0f}%, both below 1 - the model's error ({100 * error:.0f}%); "
+                f"outside the top 1/{self.eta}"
             )
         return None
 

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rlbench.analysis.findings import CHANGE_THRESHOLD
 from rlbench.autoconfig.decide import MAX_ROUNDS, MIN_ROUNDS
 from rlbench.autoconfig.search import ETA, FINALISTS, FIRST_RUNG_READINGS
-from rlbench.spec.limits import MAX_SECONDS
+from rlbench.spec.limits import MAX_SECONDS, MAX_SEED
 
 
 class AutoconfigSection(BaseModel):
@@ -55,7 +55,7 @@ class AutoconfigSection(BaseModel):
     """A configuration within this much of the best median is as good as the best (the cheapest wins), and the
     race ends once every other one is below the leader or within this much of it by every interval (the
     default: the change threshold every command uses, ``CHANGE_THRESHOLD``, 5)."""
-    seed: int = Field(0, ge=0, le=2**32 - 1)
+    seed: int = Field(0, ge=0, le=MAX_SEED)
     """What the trial seeds derive from (the search itself has no randomness)."""
 
     def search_cap_s(self, budget_s: float) -> float:

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 from rlbench.autoconfig.ask_tell import Stage, TrialRequest, TrialResult
 from rlbench.autoconfig.decide import Answer, Race

@@ -24,8 +24,8 @@ median steps (the scores' ratio turned back), with its bootstrap interval.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Mapping, Sequence
 
 import numpy as np
 

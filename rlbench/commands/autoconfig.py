@@ -27,7 +27,7 @@ NAME = "autoconfig"
 HELP = "find the grid's configuration that trains soonest here, within a time budget"
 EPILOG = f"""\
 examples:
-  rlbench autoconfig configs/autoconfig_cpu.yaml --budget 20m                # CartPole PPO, the search space scaled to this machine
+  rlbench autoconfig configs/autoconfig_cpu.yaml --budget 20m                # CartPole PPO, the space scaled to here
   rlbench autoconfig configs/autoconfig_cpu.yaml --budget 20m --out /tmp/a   # results into /tmp/a
   rlbench autoconfig configs/autoconfig_cpu.yaml --budget 20m --out /tmp/a --resume   # continue after Ctrl-C or a crash
 

@@ -21,7 +21,7 @@ HELP = "B/A steady-state throughput per configuration, with CIs (one folder: its
 EPILOG = f"""\
 examples:
   rlbench compare results/ppo_cpu/before results/ppo_cpu/after     # exit 1 if a configuration got slower
-  rlbench compare A B --threshold 10% --out /tmp/cmp               # tolerate drops up to 10%; compare.csv/.json in /tmp/cmp
+  rlbench compare A B --threshold 10% --out /tmp/cmp               # drops up to 10% tolerated; compare.* in /tmp/cmp
   rlbench compare results/ab/20261125-0500                          # a sweep with variants: each against the first
 
 reading it: configurations are matched by their grid values; B/A below 1 is slower. 'regressed' means

@@ -61,6 +61,13 @@ def write_and_summarize(
             Text.assemble(("next:", "bold"), " ", plain(f"{analysis.next.verdict.label}: rlbench sweep {next_spec}")),
             soft_wrap=True,
         )
+    elif analysis.next_stop:  # a verdict applies, but no knob of it fits: the cores are the limit
+        console.print(
+            Text.assemble(
+                ("next:", "bold"), " ", plain(f"none: this machine's cores are the limit: {analysis.next_stop}")
+            ),
+            soft_wrap=True,
+        )
     say(console, f"Report: {html_path}  (and {md_path.name})")
 
 

@@ -17,6 +17,7 @@ from rich.text import Text
 
 from rlbench.commands._common import bad_input, own_path, read_folder, say
 from rlbench.commands.exit_codes import EXIT_OK
+from rlbench.planning.plan import TRIAL_ID
 from rlbench.report.reproduce import write_reproduction
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.lock import OutDirError
@@ -24,7 +25,6 @@ from rlbench.results.session import open_for_write
 from rlbench.results.text import plain
 from rlbench.spec.load import load_spec
 from rlbench.spec.model import SpecError
-from rlbench.spec.plan import TRIAL_ID
 
 NAME = "reproduce"
 HELP = "the exact command that reruns one trial alone"

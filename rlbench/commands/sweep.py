@@ -19,6 +19,8 @@ from rlbench.analysis.findings import CONFIDENCE
 from rlbench.commands._common import bad_input, own_path, say
 from rlbench.commands.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from rlbench.measure.machine import probe_machine
+from rlbench.planning.plan import plan_cluster_trials, plan_trials
+from rlbench.planning.skip_summary import skip_summary
 from rlbench.results.lock import OutDirError
 from rlbench.results.text import plain
 from rlbench.run.cluster import ClusterError, prepare_cluster
@@ -27,8 +29,6 @@ from rlbench.run.raytoken import secure_ray, warn_if_auth_disabled
 from rlbench.run.sweep import default_out_dir, resume_command, run_sweep
 from rlbench.spec.load import load_spec
 from rlbench.spec.model import SpecError
-from rlbench.spec.plan import plan_cluster_trials, plan_trials
-from rlbench.spec.skip_summary import skip_summary
 from rlbench.worker.interrupts import install, received, restore
 
 NAME = "sweep"
@@ -105,7 +105,7 @@ def import_results_modules() -> None:
     import rlbench.analysis.tables
     import rlbench.report.document
     import rlbench.report.terminal
-    import rlbench.report.trial_plots
+    import rlbench.report.trial_plots  # noqa: F401 - imported for its import time (above), never named here
 
 
 def _sweep(args: argparse.Namespace, console: Console) -> int:

@@ -24,7 +24,8 @@ is never counted as the trial's). Where the machine has cores outside the trial'
 on those. ``--nonblocking`` keeps py-spy from pausing the target at every sample (the target
 never stops; a stack read while it changes is occasionally wrong, which py-spy counts as an
 error); ``profile_native`` needs the pause (py-spy 0.4.3: "Can't get native stack traces with the
---nonblocking option"), so with it py-spy stops each process briefly at every sample; ``--function`` aggregates by a function's first line, so a function is one row of
+--nonblocking option"), so with it py-spy stops each process briefly at every sample; ``--function`` aggregates by a
+function's first line, so a function is one row of
 ``profiles.parquet``. Without ptrace permission py-spy cannot attach: the trial runs unprofiled
 and its ``profile`` event says why. Costs: docs/MEASUREMENT.md.
 """
@@ -268,7 +269,7 @@ class TrialProfiler:
         if not self.started or self.t_stop_s is not None:
             return
         self.t_stop_s = self.now_s()
-        for pid, (popen, proc) in self._running.items():
+        for pid, (popen, _proc) in self._running.items():
             if self._sampling(pid):
                 _interrupt(popen)
             else:

@@ -217,7 +217,7 @@ class UtilizationSampler:
         """All rows so far, column-wise (:data:`rlbench.worker.sampling.UTILIZATION_COLUMNS`)."""
         return self._rows.columns()
 
-    def start(self) -> "UtilizationSampler":
+    def start(self) -> UtilizationSampler:
         """Begin sampling in a background thread (nothing when sampling is off)."""
         if self.enabled:
             self._loop.start()

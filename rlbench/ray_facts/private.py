@@ -59,8 +59,9 @@ def local_node() -> Any | None:
 
 def session_dir() -> str | None:
     """The local Ray session's folder (its name is in every Ray system process's command line), or None."""
+    node = local_node()
     try:
-        return local_node().get_session_dir_path()
+        return None if node is None else str(node.get_session_dir_path())
     except Exception:  # noqa: BLE001 - no node (None has no such method), or a Ray that renamed it
         return None
 

@@ -20,6 +20,7 @@ from rlbench.analysis.configs import axis_order, axis_pairs_text, axis_slot, axi
 from rlbench.analysis.findings import CONFIDENCE
 from rlbench.analysis.trial_rows import CPU_ROLES
 from rlbench.report.blocks import Figure
+from rlbench.report.ceiling_section import plot_ceiling
 from rlbench.report.style import (
     MAX_BARS,
     MAX_LINES,
@@ -287,7 +288,7 @@ def plot_learner_scaling(configs: pd.DataFrame, axes: list[str], ax=None) -> tup
         f" Showing {MAX_LINES} of {len(groups)} groups (fastest learning first)." if len(groups) > MAX_LINES else ""
     )
     ax = ax or new_axes(7.2, 4.4)
-    for k, (key, group) in enumerate(groups[:MAX_LINES]):
+    for k, (_key, group) in enumerate(groups[:MAX_LINES]):
         group = group.sort_values("num_learners")
         color = f"C{k % 10}"
         label = config_label(group.iloc[0], others) if others else "learn_s"
@@ -331,4 +332,5 @@ def write_figures(out_dir: Path, configs: pd.DataFrame, axes: list[str]) -> list
     wanted.append(
         ("report_cpu_alloc_by_config.png", "CPU used vs allocated per role", plot_cpu_alloc_by_config(configs, axes))
     )
+    wanted.append(("report_ceiling.png", "Against what the env and the learner allow", plot_ceiling(configs, axes)))
     return save_figures(plots, wanted)

@@ -34,6 +34,7 @@ from rlbench.report.blocks import (
     to_html,
     to_markdown,
 )
+from rlbench.report.ceiling_section import ceiling_blocks
 from rlbench.report.config_plots import write_figures
 from rlbench.report.embed import other_figures
 from rlbench.report.learning_plots import write_learning_figures
@@ -177,7 +178,8 @@ def rec_lines(analysis: Analysis) -> list[str]:
         reached = f"{int(row['reached'])}/{int(row['repeats'])} repeats reached it"
         if r.column == "time_to_target_s":
             ci = (
-                f" ({CONFIDENCE:.0%} CI {fmt(row['time_to_target_s_ci_low'], 1)}-{fmt(row['time_to_target_s_ci_high'], 1)})"
+                f" ({CONFIDENCE:.0%} CI {fmt(row['time_to_target_s_ci_low'], 1)}-"
+                f"{fmt(row['time_to_target_s_ci_high'], 1)})"
                 if fmt(row["time_to_target_s_ci_low"]) != "-"
                 else ""
             )
@@ -186,7 +188,10 @@ def rec_lines(analysis: Analysis) -> list[str]:
                 f"runtime's start and the build, {fmt(row['env_steps_to_target'])} env steps"
             )
         elif r.column == "cpu_s_to_target":
-            what = f"{fmt(r.value, 1)} CPU-seconds ({fmt(row['cpus_given'], 1)} CPUs x {fmt(row['time_to_target_s'], 1)} s)"
+            what = (
+                f"{fmt(r.value, 1)} CPU-seconds ({fmt(row['cpus_given'], 1)} CPUs x "
+                f"{fmt(row['time_to_target_s'], 1)} s)"
+            )
         else:
             what = f"{fmt(r.value, 0)} J"
         lines.append(
@@ -197,7 +202,8 @@ def rec_lines(analysis: Analysis) -> list[str]:
 
 
 def all_trials(analysis: Analysis) -> pd.DataFrame:
-    """Every trial of the result set: the measured ones, then those whose plan cannot be read (never dropped silently)."""
+    """Every trial of the result set: the measured ones, then those whose plan cannot be read (never dropped
+    silently)."""
     if not len(analysis.unreadable):
         return analysis.trials
     return (
@@ -243,7 +249,9 @@ def provenance(analysis: Analysis) -> list[tuple[str, str]]:
         ("rlbench git commit", str(m.get("git_commit"))),
         (
             "trials",
-            f"{len(all_trials(analysis))} ({', '.join(f'{n} {s}' for s, n in all_trials(analysis)['status'].value_counts().items())}); "
+            f"{len(all_trials(analysis))} ("
+            + ", ".join(f"{n} {s}" for s, n in all_trials(analysis)["status"].value_counts().items())
+            + "); "
             f"repeats per configuration: {spec.get('repeats', '?')}",
         ),
         *relative_provenance(m),
@@ -276,6 +284,11 @@ def _method_text(analysis: Analysis | None = None) -> str:
 def next_blocks(analysis: Analysis, written: NextSpec | None) -> list[Block]:
     """What to run next, when a learner verdict names a knob (``next.yaml``): why, and the command."""
     step = analysis.next
+    if step is None and analysis.next_stop:  # a verdict with no knob that fits: why there is no next.yaml
+        return [
+            Heading("Next sweep", 2),
+            Bullets([f"No next.yaml, as this machine's cores are the limit. Why: {analysis.next_stop}."], boxed=True),
+        ]
     if step is None or written is None:
         return []
     label = config_label(analysis.configs[analysis.configs["index"] == step.index].iloc[0], analysis.axes)
@@ -284,7 +297,8 @@ def next_blocks(analysis: Analysis, written: NextSpec | None) -> list[Block]:
         Bullets(
             [
                 f"{label}: {step.verdict.text}.",
-                f"next.yaml sweeps {written.knob} over {', '.join(map(str, written.values))} from trial {written.trial_id}: "
+                f"next.yaml sweeps {written.knob} over {', '.join(map(str, written.values))} "
+                f"from trial {written.trial_id}: "
                 f"{written.command}"
                 + (
                     " (a larger minibatch changes learning as well as speed: time to a target settles it)"
@@ -315,8 +329,8 @@ def document_blocks(
         + (
             [
                 Paragraph(
-                    "Over every trial of the run by configuration (probes, search and race pooled, some read once): the answer "
-                    "is the Autoconfig section's.",
+                    "Over every trial of the run by configuration (probes, search and race pooled, some read once): "
+                    "the answer is the Autoconfig section's.",
                     muted=True,
                 )
             ]
@@ -340,6 +354,7 @@ def document_blocks(
         Table(header, rows, frozenset({len(header) - 1, *range(1, 1 + n_axes)})),
         Heading("Verdicts", 2),
         Verdicts([(config_label(r, axes), r["verdict"]) for _, r in analysis.configs.iterrows()]),
+        *ceiling_blocks(analysis.configs, axes),
         Heading("Scaling", 2),
     ]
     for axis, (h, rs, note) in scaling_rows(analysis).items():
@@ -390,14 +405,17 @@ def render_md(
     return to_markdown(document_blocks(analysis, section, figures, notes, written))
 
 
-_CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1200px;color:#222;padding:0 1rem}
-h1{font-size:1.6rem}h2{border-bottom:1px solid #ddd;padding-bottom:.2rem;margin-top:2rem}
-table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:right}
-th{background:#f3f3f3}td.l,th.l{text-align:left}.noisy{color:#a60}.rec{background:#eef6ee;padding:.6rem 1rem;border-radius:6px}
-figure{margin:1rem 0}figcaption{font-size:.85rem;color:#555;max-width:900px}img{max-width:100%}
-.muted{color:#666;font-size:.85rem}code{background:#f5f5f5;padding:0 .2rem}
-"""
+_CSS = (  # a line of the page a rule, as before the lines were held to 120 columns (the report's bytes unchanged)
+    "\nbody{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1200px;"
+    "color:#222;padding:0 1rem}\n"
+    "h1{font-size:1.6rem}h2{border-bottom:1px solid #ddd;padding-bottom:.2rem;margin-top:2rem}\n"
+    "table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}"
+    "th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:right}\n"
+    "th{background:#f3f3f3}td.l,th.l{text-align:left}.noisy{color:#a60}"
+    ".rec{background:#eef6ee;padding:.6rem 1rem;border-radius:6px}\n"
+    "figure{margin:1rem 0}figcaption{font-size:.85rem;color:#555;max-width:900px}img{max-width:100%}\n"
+    ".muted{color:#666;font-size:.85rem}code{background:#f5f5f5;padding:0 .2rem}\n"
+)
 
 
 def render_html(

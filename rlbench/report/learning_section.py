@@ -78,7 +78,7 @@ def _target_blocks(lrn: Learning, axes: list[str]) -> list[Block]:
                 "yes" if r["pareto"] else "",
             ]
         )
-    blocks.append(Table(header, rows, frozenset(range(0, 1 + len(axes)))))
+    blocks.append(Table(header, rows, frozenset(range(1 + len(axes)))))
     missed = t[t["reached"] < t["repeats"]]
     lines = []
     for _, r in missed.iterrows():
@@ -129,7 +129,7 @@ def _equal_steps_blocks(lrn: Learning, configs: pd.DataFrame, axes: list[str]) -
                 below.get(index, ""),
             ]
         )
-    blocks.append(Table(header, rows, frozenset(range(0, 1 + len(axes)))))
+    blocks.append(Table(header, rows, frozenset(range(1 + len(axes)))))
     return blocks
 
 

@@ -1,6 +1,6 @@
-"""``next.yaml``: the sweep a learner verdict asks for, beside the report.
+"""``next.yaml``: the sweep a sampler or learner verdict asks for, beside the report.
 
-When a verdict names a knob (:func:`rlbench.analysis.findings.learner_verdicts`; which configuration and values:
+When a verdict names a knob (:func:`rlbench.analysis.next_step.knob_verdicts`; which configuration and values:
 :func:`rlbench.analysis.next_step.next_sweep`), this writes a spec that reruns that configuration's first ok trial
 (:func:`rlbench.report.reproduce.reproduce_spec`: its resolved config, cores, stop and timeouts) with the knob as
 its one grid axis, the current value among the values, and enough repeats for the one change rule to show a
@@ -21,11 +21,11 @@ import yaml
 
 from rlbench.analysis.findings import REPEATS_FOR_EVIDENCE
 from rlbench.analysis.next_step import NextSweep, knob_values
+from rlbench.planning.plan import read_plan
 from rlbench.report.reproduce import reproduce_spec
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import ResultsFolder
 from rlbench.spec.load import slug, spec_from_dict
-from rlbench.spec.plan import read_plan
 
 #: What the comments may hold: printable ASCII (anything else from the folder's text becomes ``?``).
 _COMMENT_UNSAFE = re.compile(r"[^\x20-\x7e]")

@@ -32,9 +32,9 @@ def node_blocks(report: NodeReport | None, trials: pd.DataFrame) -> list[Block]:
         mixed = ", ".join(s.label for s in report.mixed)
         out.append(
             Paragraph(
-                "This sweep ran on more than one node type: a configuration compared with another that ran on another type "
-                "is compared across hardware, and the Configurations table does so wherever their types differ (each "
-                "configuration's types below)"
+                "This sweep ran on more than one node type: a configuration compared with another that ran on another "
+                "type is compared across hardware, and the Configurations table does so wherever their types differ "
+                "(each configuration's types below)"
                 + (f"; these configurations mix types within their own repeats: {mixed}" if mixed else "")
                 + "."
             )
@@ -64,7 +64,8 @@ def node_blocks(report: NodeReport | None, trials: pd.DataFrame) -> list[Block]:
                 "A node's trials against its peers' of the same type, each trial's throughput relative to its "
                 "configuration's median on that type, by the one change rule (docs/ANALYSIS.md): "
                 + (
-                    f"{len(slow)} node{'s' * (len(slow) != 1)} slower than {'their' if len(slow) != 1 else 'its'} peers "
+                    f"{len(slow)} node{'s' * (len(slow) != 1)} slower than "
+                    f"{'their' if len(slow) != 1 else 'its'} peers "
                     "beyond doubt."
                     if slow
                     else "no node is slower than its peers beyond doubt."
@@ -86,7 +87,8 @@ def node_blocks(report: NodeReport | None, trials: pd.DataFrame) -> list[Block]:
         out.append(
             Paragraph(
                 f"Isolation, measured: processes that were neither a trial's nor Ray's own used "
-                f"{sum(s for _, s, _ in foreign):.2f} CPU-s on the trials' nodes while they ran (foreign_cpu_s, trials.parquet); "
+                f"{sum(s for _, s, _ in foreign):.2f} CPU-s on the trials' nodes while they ran "
+                "(foreign_cpu_s, trials.parquet); "
                 + (
                     f"at least {FOREIGN_CPU_PCT:g}% of a trial's CPUs: {', '.join(busy)}."
                     if busy

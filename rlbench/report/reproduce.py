@@ -15,11 +15,11 @@ from typing import Any
 import yaml
 
 from rlbench.measure.machine import git_commit, software_versions
+from rlbench.planning.plan import read_plan
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.text import plain
 from rlbench.spec.load import slug, spec_from_dict
-from rlbench.spec.plan import read_plan
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ from pathlib import Path
 import pandas as pd
 
 from rlbench.analysis.configs import config_label
-from rlbench.analysis.findings import TRUNK_FRAC, no_dominance_text
-from rlbench.analysis.profiles import RoleProfile, role_stacks, short_file
+from rlbench.analysis.findings import TRUNK_FRAC
+from rlbench.analysis.profiles import RoleProfile, no_dominance_text, role_stacks, short_file
 from rlbench.analysis.result_set import Analysis
 from rlbench.report.blocks import Block, FlameGraph, Heading, Paragraph, Table
 from rlbench.report.embed import embeddable_svg

@@ -16,10 +16,10 @@ from rlbench.analysis.configs import axis_value_text
 from rlbench.analysis.findings import CONFIDENCE
 from rlbench.analysis.stats import interval_text
 from rlbench.analysis.tables import UNREADABLE
+from rlbench.planning.plan import TrialPlan
 from rlbench.report.blocks import Cell, Table, to_rich
 from rlbench.report.style import MAX_TABLE_ROWS, PHASES, fmt, pct
 from rlbench.report.trial_plots import axis_columns
-from rlbench.spec.plan import TrialPlan
 
 
 def plan_table(plans: list[TrialPlan]) -> RichTable:
@@ -60,7 +60,7 @@ def plan_table(plans: list[TrialPlan]) -> RichTable:
 def results_table(trials: pd.DataFrame, axes: list[str], skip_groups: dict[str, str] | None = None) -> RichTable:
     """The final terminal table: one row per trial that was not skipped (at most
     :data:`MAX_TABLE_ROWS`, said in its caption), then one row per kind of skip reason
-    (``skip_groups``: trial id -> its group, :func:`rlbench.spec.skip_summary.skip_group`; without it,
+    (``skip_groups``: trial id -> its group, :func:`rlbench.planning.skip_summary.skip_group`; without it,
     trials with the same reason share a row)."""
     axes = axis_columns(trials, axes)
     skipped = trials[trials["status"] == "skipped"]

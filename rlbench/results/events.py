@@ -20,7 +20,7 @@ class Event(str, Enum):
     reader parsed and JSON writes it as the plain name."""
 
     __str__ = str.__str__
-    __format__ = str.__format__
+    __format__ = str.__format__  # type: ignore[assignment]  # the plain name in f-strings, as str's
 
     #: The trial (worker/trial.py), first: ``pid``, ``start_ticks``, ``forked_by_server``.
     START = "start"

@@ -1,6 +1,6 @@
 """The sweep's verdict on a trial: ``record.json``, written last, once the trial process is gone
 (its presence marks the trial finished). A pydantic model, written atomically. (The trial's plan,
-``plan.json``, belongs to the spec: :mod:`rlbench.spec.plan`.)
+``plan.json``, belongs to the spec: :mod:`rlbench.planning.plan`.)
 """
 
 from __future__ import annotations

@@ -171,6 +171,7 @@ class WriteSession:
                 how = f"to continue them, keeping every finished trial: {self.resume_with}; or " if self.resume_with else ""
                 raise OutDirError(f"{path} already holds results; {how}choose another --out")
             manifest = _manifest_to_continue(self.folder)
+            assert self.facts is not None  # a resume is opened with its facts (__init__ refuses one without)
             check_comparable(path, manifest, self.facts)
         check_writable(path)
         return manifest

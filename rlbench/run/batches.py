@@ -11,6 +11,7 @@ from pathlib import Path
 from rich.console import Console
 
 from rlbench.measure.machine import MachineInfo, cluster_dict, software_versions
+from rlbench.planning.plan import TrialPlan
 from rlbench.results.manifest import Manifest
 from rlbench.results.session import WriteSession, open_for_write
 from rlbench.run.manifest import manifest, run_facts
@@ -19,7 +20,6 @@ from rlbench.run.raytoken import secure_ray
 from rlbench.run.resume import ResumePlan
 from rlbench.run.sweep import SweepOutcome, now_iso, run_plans
 from rlbench.spec.model import LoadedSpec
-from rlbench.spec.plan import TrialPlan
 from rlbench.worker.rapl import POWERCAP_ROOT
 
 
@@ -59,7 +59,7 @@ class TrialBatches:
         assert self.session is not None and self.session.manifest is not None, "enter the batches first"
         return self.session.manifest
 
-    def open(self) -> "TrialBatches":
+    def open(self) -> TrialBatches:
         """Check the folder (nothing written): before anything of it is read (autoconfig's state file)."""
         if self.session is None:
             facts = run_facts(self.loaded, self.machine, software_versions())
@@ -68,7 +68,7 @@ class TrialBatches:
             )
         return self
 
-    def __enter__(self) -> "TrialBatches":
+    def __enter__(self) -> TrialBatches:
         session = self.open().session.lock()
         try:
             secure_ray(self.console, create=self.cluster is None)

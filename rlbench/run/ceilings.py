@@ -7,10 +7,10 @@ import json
 from rich.console import Console
 from rich.text import Text
 
+from rlbench.planning.plan import TrialPlan
 from rlbench.results.files import write_json
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.text import plain
-from rlbench.spec.plan import TrialPlan
 from rlbench.studies.envbench import ceiling_procs, measure_ceiling, result_dict, trial_ceiling_key
 
 #: How long past its measuring time a ceiling may take to report (a hang, or one step that slow).
@@ -54,6 +54,6 @@ def measure_env_ceilings(
                     grace_s=min(GRACE_S, plan.timeout_s),
                 )
                 ceilings[key] = result_dict(result)
-            except Exception as e:  # the trial will fail on the same env and say why; keep going
+            except Exception as e:  # noqa: BLE001 - the trial will fail on the same env and say why; keep going
                 ceilings[key] = {"error": f"{type(e).__name__}: {e}"}
             write_json(path, ceilings)

@@ -7,7 +7,7 @@ scheduler on any node, and disconnecting the driver releases them. Before planni
 child process (``python -m rlbench.run.cluster probe ADDRESS``) connects once to read the
 cluster's nodes, resources and each node's hardware (a zero-CPU task pinned to each node,
 :func:`rlbench.worker.node_tasks.node_hardware`); the sweep process itself never holds a Ray
-connection. Planning against the probed cluster is :func:`rlbench.spec.plan.plan_cluster_trials`.
+connection. Planning against the probed cluster is :func:`rlbench.planning.plan.plan_cluster_trials`.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from rlbench.measure.machine import (
     cluster_dict,
     cluster_from_dict,
 )
+from rlbench.planning.plan import check_spec_for_cluster
 from rlbench.results.text import plain
-from rlbench.spec.plan import check_spec_for_cluster
 from rlbench.worker.node_tasks import node_hardware
 from rlbench.worker.ray_auth import ADDRESS_ENV, enable_token_auth, runtime_env_for
 
@@ -86,7 +86,7 @@ def _probe(address: str, env: str | None) -> dict[str, Any]:
             try:
                 for key, value in ray.get(refs[n["NodeID"]], timeout=60).items():
                     setattr(node, key, value)
-            except Exception as e:  # a node that cannot run the task is still listed, with why
+            except Exception as e:  # noqa: BLE001 - a node that cannot run the task is still listed, with why
                 node.probe_error = f"{type(e).__name__}: {e}"[:500]
             nodes.append(node)
         nodes.sort(key=lambda n: (not n.is_head, n.node_ip, n.node_id))
@@ -159,7 +159,8 @@ def probe_cluster(address: str, env: str | None = None, *, timeout_s: float = PR
 
 
 def parse_parallel(value: str | None) -> str | None:
-    """``--parallel``'s value checked: ``auto`` or a whole number of at least 1 (as text), or None; ClusterError else."""
+    """``--parallel``'s value checked: ``auto`` or a whole number of at least 1 (as text), or None; ClusterError
+    else."""
     if value is None or value == "auto" or (value.isdigit() and int(value) >= 1):
         return value
     raise ClusterError(
@@ -206,7 +207,7 @@ def prepare_cluster(address_arg: str | None, loaded, console, parallel: str | No
 
 def describe_node_sets(info: ClusterInfo) -> str:
     """``2 node types: 3 x <type> (6 CPUs), ...``: what ``--parallel`` schedules on."""
-    from rlbench.spec.placement import by_type, node_rooms
+    from rlbench.planning.placement import by_type, node_rooms
 
     kinds = by_type(node_rooms(info))
     return f"{len(kinds)} node type{'s' * (len(kinds) != 1)}: " + "; ".join(

@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Literal
 
 import rlbench
+from rlbench.planning.plan import TrialPlan
 from rlbench.results.files import write_atomic
-from rlbench.spec.plan import TrialPlan
 
 #: Where environments are kept unless ``RLBENCH_ENV_CACHE`` names another folder.
 DEFAULT_CACHE = Path("~/.cache/rlbench/envs")

@@ -9,10 +9,10 @@ from typing import Any
 
 from rlbench.adapters import get_adapter
 from rlbench.measure.machine import MachineInfo, git_commit, head_commit, machine_dict, software_versions
+from rlbench.planning.plan import TrialPlan
 from rlbench.results.manifest import Manifest
 from rlbench.results.session import RunFacts
 from rlbench.spec.model import LoadedSpec
-from rlbench.spec.plan import TrialPlan
 
 
 def spec_data(loaded: LoadedSpec) -> dict[str, Any]:

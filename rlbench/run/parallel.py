@@ -3,7 +3,7 @@
 The sweep holds the cluster's nodes as a pool (:class:`NodePool`). Whenever a trial ends, the
 scheduler (:func:`rlbench.run.schedule.choose`) picks the waiting trials that fit the free nodes,
 each on the fewest whole nodes of one type; each one's plan gets its node set
-(:func:`~rlbench.spec.plan.placed`) and its trial process starts as any trial's does, a poll at a
+(:func:`~rlbench.planning.plan.placed`) and its trial process starts as any trial's does, a poll at a
 time (:class:`~rlbench.run.trial.TrialRun`), its driver a trial actor on its nodes
 (:mod:`rlbench.worker.node_set`). A trial's nodes go back to the pool once none of its processes is
 left on them: its own release check, or, for a trial killed from outside (timeout), the sweep's
@@ -23,6 +23,8 @@ from rich.console import Console
 from rich.text import Text
 
 from rlbench.measure.machine import ClusterInfo
+from rlbench.planning.placement import NodeRoom, Placement, node_rooms, trial_bundles
+from rlbench.planning.plan import TrialPlan, placed
 from rlbench.results.events import Event
 from rlbench.results.layout import ResultsFolder, TrialFolder
 from rlbench.results.records import TrialRecord, write_record
@@ -30,8 +32,6 @@ from rlbench.results.text import plain
 from rlbench.run.progress import ParallelProgress
 from rlbench.run.schedule import NodeHistory, Waiting, choose
 from rlbench.run.trial import INTERRUPT_GRACE_S, TrialLauncher, TrialRun
-from rlbench.spec.placement import NodeRoom, Placement, node_rooms, trial_bundles
-from rlbench.spec.plan import TrialPlan, placed
 
 #: What the fork server imports for ``--parallel`` trial processes: rlbench's own modules, never Ray. Ray's C++
 #: random IDs come from a per-thread generator that forked children inherit; once the server had drawn one
@@ -39,7 +39,7 @@ from rlbench.spec.plan import TrialPlan, placed
 #: and two trials connecting to one node's object store at once created the same warm-up object: the second
 #: died in ``ray.init`` (``Check failed: WarmupStore() ... Seal() called on an object without a reference``,
 #: Ray 2.60, measured). Each trial imports Ray itself (0.5 s) and its trainer runs in its actor anyway.
-PARALLEL_PRELOAD = ("rlbench.spec.plan", "rlbench.worker.node_set")
+PARALLEL_PRELOAD = ("rlbench.planning.plan", "rlbench.worker.node_set")
 #: Seconds between two rounds of polls of the running trials.
 POLL_S = 0.2
 #: How a trial's reason starts when the nodes it could run on were lost before its turn.

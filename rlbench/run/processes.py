@@ -44,7 +44,7 @@ class ProcessRef:
     """Start time since boot in clock ticks (``/proc/<pid>/stat`` field 22)."""
 
     @classmethod
-    def of(cls, pid: int) -> "ProcessRef | None":
+    def of(cls, pid: int) -> ProcessRef | None:
         """The process running as ``pid`` now, or None."""
         stat = read_stat(pid)
         return None if stat is None else cls(pid, stat.start_ticks)

@@ -1,7 +1,7 @@
 """The sweep's progress: which trial runs, how far it is, and when the sweep will end.
 
 Only trials that will run count: a trial the plan skips takes no time, and the sweep says once,
-before the first trial, how many are skipped and why (:func:`rlbench.spec.skip_summary.skip_summary`).
+before the first trial, how many are skipped and why (:func:`rlbench.planning.skip_summary.skip_summary`).
 
 The ETA is learnt from the trials finished so far (:class:`EtaEstimator`): a trial costs a cold
 start (fork, Ray, building the algorithm: about 8 of the 11 s of a 4-iteration smoke trial on the
@@ -15,9 +15,9 @@ line per finished trial, never a redrawn bar.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from statistics import fmean
-from typing import Callable
 
 from rich.console import Console
 from rich.progress import (
@@ -28,11 +28,11 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from rlbench.planning.plan import TrialPlan
+from rlbench.planning.skip_summary import describe
 from rlbench.results.events import Event
 from rlbench.results.records import TrialRecord
 from rlbench.results.text import plain
-from rlbench.spec.plan import TrialPlan
-from rlbench.spec.skip_summary import describe
 
 #: Seconds from a trial's last iteration to its verdict assumed until a trial has finished: the
 #: trial's ``algo.stop()`` + ``ray.shutdown()`` took 2.0 s in the Ctrl-C measurement
@@ -50,7 +50,7 @@ class TrialWork:
     """``stop.seconds``: training time after which the trial stops at the end of an iteration."""
 
     @classmethod
-    def of(cls, plan: TrialPlan) -> "TrialWork":
+    def of(cls, plan: TrialPlan) -> TrialWork:
         return cls(plan.stop_iterations, plan.stop_seconds)
 
     def training_s(self, iteration_s: float) -> float:
@@ -179,7 +179,7 @@ class SweepProgress:
                 "sweep", total=sum(self.per_trial.values()), detail="", eta="after the first iteration"
             )
 
-    def __enter__(self) -> "SweepProgress":
+    def __enter__(self) -> SweepProgress:
         if self.progress is not None:
             self.progress.__enter__()
         elif self.plans:
@@ -362,8 +362,9 @@ class ParallelProgress(SweepProgress):
         where = ", ".join(n[:8] for n in plan.placement.node_ids) if plan.placement else "?"
         self.console.print(
             plain(
-                f"[{len(self.finished_ids)}/{len(self.plans)}] {plan.trial_id} {describe(plan)} on {where}: {record.status}, "
-                f"{iterations} iteration{'s' if iterations != 1 else ''} in {slot_s:.1f} s; {len(self.running)} running; "
+                f"[{len(self.finished_ids)}/{len(self.plans)}] {plan.trial_id} {describe(plan)} on {where}: "
+                f"{record.status}, {iterations} iteration{'s' if iterations != 1 else ''} in {slot_s:.1f} s; "
+                f"{len(self.running)} running; "
                 f"sweep {clock(self.clock_s() - self.t0)} elapsed, ETA {self._eta_text()}"
             ),
             highlight=False,

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rlbench.planning.plan import PLACED_KEYS, PlanError, TrialPlan, read_plan
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.lock import OutDirError
 from rlbench.results.manifest import Manifest
 from rlbench.results.records import read_record
 from rlbench.results.session import differences, incomparable
-from rlbench.spec.limits import MAX_SEED
-from rlbench.spec.plan import PLACED_KEYS, PlanError, TrialPlan, read_plan
+from rlbench.spec.seeds import NUMPY_SEEDS
 
 #: Spec keys a resume may change: they add trials or only affect trials not yet finished.
 RESUMABLE_SPEC_KEYS = ("grid", "repeats", "trial_timeout_s")
@@ -40,9 +40,10 @@ def recorded_seeds(folder: ResultsFolder, manifest: Manifest) -> dict[int, int |
     """Repeat index -> the seed a result folder's trials of that repeat ran with: the manifest's
     ``repeat_seeds`` (drawn when the sweep was planned), overridden by the trials' own plans (the
     truth; a folder from before every trial was seeded records None there)."""
-    # the folder may come from elsewhere: only seeds a spec could hold are taken from it
+    # the folder may come from elsewhere: only seeds numpy takes are taken from it (an older rlbench let a spec give
+    # seeds up to 2**32 - 1; its folders rerun with them)
     seeds: dict[int, int | None] = {
-        i: s for i, s in enumerate(manifest.repeat_seeds) if s is None or (type(s) is int and 0 <= s <= MAX_SEED)
+        i: s for i, s in enumerate(manifest.repeat_seeds) if s is None or (type(s) is int and 0 <= s < NUMPY_SEEDS)
     }
     for trial in folder.trials():
         try:

@@ -10,7 +10,7 @@ The rules, in order:
   go first (backfilling: a small trial never idles nodes a big one cannot use yet; a big one can
   wait until enough nodes are free at once, measured by the simulation);
 - a trial takes the fewest whole nodes of one type that hold its bundles
-  (:func:`~rlbench.spec.placement.placement`), never a node another trial of the sweep holds;
+  (:func:`~rlbench.planning.placement.placement`), never a node another trial of the sweep holds;
 - a configuration's repeats prefer the node type it already ran on most (its repeats then compare
   on one type), and within a type the nodes it ran on least, then the nodes used least by the
   whole sweep: repeats rotate over nodes, so a node's own speed does not read as a configuration's;
@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from rlbench.spec.placement import Need, NodeRoom, Placement, by_type, placement
+from rlbench.planning.placement import Need, NodeRoom, Placement, by_type, placement
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class Waiting:
     config: str
     """Its configuration (grid point and variant): its repeats share it, and rotate over nodes."""
     bundles: tuple[Need, ...]
-    """What its placement group asks for (:func:`~rlbench.spec.placement.trial_bundles`)."""
+    """What its placement group asks for (:func:`~rlbench.planning.placement.trial_bundles`)."""
 
 
 @dataclass
@@ -55,7 +55,7 @@ class NodeHistory:
         self.types_by_config.setdefault(config, Counter())[where.node_type] += 1
         self.total.update(where.node_ids)
 
-    def copy(self) -> "NodeHistory":
+    def copy(self) -> NodeHistory:
         """An independent copy (:func:`choose` counts its own choices in one)."""
         return NodeHistory(
             {k: Counter(v) for k, v in self.by_config.items()},

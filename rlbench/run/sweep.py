@@ -23,6 +23,14 @@ from rlbench.measure.machine import (
     probe_machine,
     software_versions,
 )
+from rlbench.planning.plan import (
+    TrialPlan,
+    plan_cluster_trials,
+    plan_trials,
+    repeat_seeds,
+    write_plan,
+)
+from rlbench.planning.skip_summary import skip_group, skip_summary
 from rlbench.results.events import Event
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.manifest import Manifest
@@ -40,14 +48,6 @@ from rlbench.run.resume import RESUMABLE_SPEC_KEYS, ResumePlan, plan_resume, rec
 from rlbench.run.switches import with_switches
 from rlbench.run.trial import Launched, TrialLauncher, launch_trial, run_trial
 from rlbench.spec.model import LoadedSpec
-from rlbench.spec.plan import (
-    TrialPlan,
-    plan_cluster_trials,
-    plan_trials,
-    repeat_seeds,
-    write_plan,
-)
-from rlbench.spec.skip_summary import skip_group, skip_summary
 from rlbench.worker.nvml import open_gpus
 from rlbench.worker.rapl import POWERCAP_ROOT, open_rapl
 
@@ -68,7 +68,7 @@ class SweepOutcome:
     """The sweep was stopped by Ctrl-C or SIGTERM before every trial ran."""
     skip_groups: dict[str, str] = field(default_factory=dict)
     """Trial id -> why it is skipped, in words shared by every trial skipped for the same kind of
-    reason (:func:`~rlbench.spec.skip_summary.skip_group`); the final table shows one line per group."""
+    reason (:func:`~rlbench.planning.skip_summary.skip_group`); the final table shows one line per group."""
 
     def count(self, status: str) -> int:
         """Trials with this status."""

@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from rlbench.planning.plan import TrialPlan
 from rlbench.spec.errors import SpecError
-from rlbench.spec.plan import TrialPlan
 from rlbench.spec.switch_off import SWITCHES, known_switches
 
 __all__ = ["ENV_VAR", "SWITCHES", "switched_off", "with_switches"]

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from rlbench.adapters import get_adapter
 from rlbench.measure.profiler import TrialProfiler
 from rlbench.measure.utilization import HARNESS_ROLE, UtilizationSampler
+from rlbench.planning.plan import TrialPlan
 from rlbench.results.events import Event
 from rlbench.results.files import open_append, remove_if_empty, write_atomic
 from rlbench.results.layout import TrialFolder
@@ -27,7 +28,6 @@ from rlbench.results.records import TrialRecord, write_record
 from rlbench.run.forkserver import stop_fork_server_unless
 from rlbench.run.processes import ProcessRef, kill_survivors, kill_tree
 from rlbench.run.verdict import TrialStop, exit_signal, verdict
-from rlbench.spec.plan import TrialPlan
 from rlbench.worker import trial as trial_process
 from rlbench.worker.nvml import Gpus
 from rlbench.worker.procfs import read_steal, steal_pct
@@ -101,7 +101,7 @@ class TrialLauncher:
 
     def start(
         self, trial: TrialFolder, t0_epoch: float, gated: bool = False, python: str | None = None
-    ) -> "multiprocessing.Process | FreshProcess":
+    ) -> multiprocessing.Process | FreshProcess:
         """Launch the trial whose plan is in ``trial`` (``gated``: it builds nothing before its gate opens;
         ``python``: a fresh process of that interpreter, the environment of its variant's packages)."""
         if self.fresh_process or python:  # argv holds rlbench's own paths and a number only: no shell, nothing foreign
@@ -160,7 +160,7 @@ INTERRUPT_GRACE_S = 20.0
 class Launched:
     """A trial process the sweep has started, with its sampler (already sampling)."""
 
-    proc: "multiprocessing.Process | FreshProcess"
+    proc: multiprocessing.Process | FreshProcess
     """The trial process."""
     me: ProcessRef
     """The trial process with its start time (never someone else's pid)."""
@@ -170,7 +170,7 @@ class Launched:
     """When it was launched (Unix time); the trial's ``t_s`` count from here."""
     gated: bool
     """Launched while the previous trial shut down: it waits for its gate before building."""
-    steal0: "tuple[int, int] | None" = None
+    steal0: tuple[int, int] | None = None
     """This machine's steal and total CPU ticks at launch (:func:`rlbench.worker.procfs.read_steal`)."""
 
     def end(self, trial: TrialFolder) -> int:

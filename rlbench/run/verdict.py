@@ -8,14 +8,14 @@ from __future__ import annotations
 import signal
 from dataclasses import dataclass
 
+from rlbench.planning.plan import TrialPlan
 from rlbench.results.events import Event
 from rlbench.results.layout import TrialFolder
 from rlbench.results.records import TEARDOWN_CRASH
-from rlbench.spec.plan import TrialPlan
 
 
 def verdict(
-    plan: TrialPlan, trial: TrialFolder, exit_code: int | None, timed_out: bool, stop: "TrialStop | None" = None
+    plan: TrialPlan, trial: TrialFolder, exit_code: int | None, timed_out: bool, stop: TrialStop | None = None
 ) -> tuple[str, str | None]:
     """(status, reason) of a finished trial process, from its events, its exit code and why the
     sweep stopped it (timeout, memory limit, Ctrl-C)."""

@@ -106,7 +106,7 @@ def check_env(env: str) -> None:
                 f"env '{env}': cannot import module '{module_name}' ({e}); is its folder on PYTHONPATH "
                 "(run rlbench from the folder that holds it)?"
             ) from None
-        except Exception as e:  # the module itself is broken: say so, with its error
+        except Exception as e:  # noqa: BLE001 - the module itself is broken: say so, with its error
             raise ValueError(f"env '{env}': importing '{module_name}' raised {type(e).__name__}: {e}") from None
         if not attr.isidentifier() or not hasattr(module, attr):
             names = [n for n in dir(module) if not n.startswith("_")]
@@ -141,7 +141,7 @@ def check_env(env: str) -> None:
         if (extra := missing_extra(e, module_name)) is not None:
             raise ValueError(_install_hint(env, extra, e)) from None
         raise ValueError(f"env '{env}': cannot import module '{module_name}' ({e})") from None
-    except Exception:
+    except Exception:  # noqa: BLE001 - not a gymnasium id either: the refusal names the closest one
         ids = list(gymnasium.registry.keys())
         close = difflib.get_close_matches(env, ids, n=1)
         hint = f"; did you mean '{close[0]}'?" if close else ""
@@ -152,7 +152,7 @@ def check_env(env: str) -> None:
     if ":" in entry:  # the env's module: where a missing simulator package shows (mujoco, Box2D)
         try:
             importlib.import_module(entry.partition(":")[0])
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - the env's module is broken: the refusal says how, with its error
             if (extra := missing_extra(e, entry)) is not None:
                 raise ValueError(_install_hint(env, extra, e)) from None
             raise ValueError(

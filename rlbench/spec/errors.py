@@ -10,6 +10,6 @@ class SpecError(Exception):
 class _ValueErrorAt(ValueError):
     """A cross-field check's error, pinned to the key the user should change (for its line)."""
 
-    def __init__(self, loc: tuple[str, ...], message: str):
+    def __init__(self, loc: tuple[str | int, ...], message: str):
         super().__init__(message)
         self.loc = loc

@@ -7,6 +7,8 @@ column, a sleep, a thread count). ``.inf`` and ``.nan`` are refused everywhere b
 
 from __future__ import annotations
 
+from rlbench.spec.seeds import SEED_LIMIT
+
 MAX_TRIALS = 10_000
 """Trials one spec may plan (grid points x repeats): each starts its own Ray (2-7 s measured), so
 10,000 trials are hours of start-up alone; counted before the grid is expanded."""
@@ -26,5 +28,6 @@ MAX_ITERATIONS = 10**9
 """Most iterations (``stop.iterations``, ``warmup_iterations``, ``num_epochs``)."""
 MAX_SECONDS = 30 * 86_400
 """Longest ``stop.seconds`` and ``trial_timeout_s``: 30 days."""
-MAX_SEED = 2**32 - 1
-"""Largest seed (numpy's)."""
+MAX_SEED = SEED_LIMIT - 1
+"""Largest seed a spec may give (``seed:``, ``autoconfig.seed``): the one bound every seed rlbench derives is below
+(:data:`rlbench.spec.seeds.SEED_LIMIT`: RLlib adds an env runner's index to it, numpy takes less than 2**32)."""

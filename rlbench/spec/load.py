@@ -81,6 +81,7 @@ def _translate_aliases(data: dict, notes: dict[str, str], errors: list[tuple[tup
             data[section] = rename(data[section], (section,))
     training = data.get("training")
     for algo in ALGOS if isinstance(training, dict) else ():  # per-algorithm keys: training.<algo>
+        assert isinstance(training, dict)  # for the type checker: the loop runs only then
         if isinstance(training.get(algo), dict):
             training[algo] = rename(training[algo], ("training", algo))
     if isinstance(data.get("grid"), dict):
@@ -216,8 +217,8 @@ def _model_at(loc: tuple) -> type[BaseModel] | None:
         return None
     if not loc:
         return SweepSpec
-    model = TRIAL_SECTIONS.get(loc[-1]) or {"stop": StopSection, "ray": RaySection}.get(loc[-1])
-    return model
+    others: dict[str, type[BaseModel]] = {"stop": StopSection, "ray": RaySection}
+    return TRIAL_SECTIONS.get(loc[-1]) or others.get(loc[-1])
 
 
 def load_spec(path: str | Path, *, check_envs: bool = True, quick: bool = False) -> LoadedSpec:
@@ -294,7 +295,8 @@ def spec_from_dict(
         fail(
             [
                 f"{path}{':' + str(line) if line else ''}: grid: {points:,} grid points (times variants) x repeats "
-                f"{spec.repeats} = {points * spec.repeats:,} trials, more than {MAX_TRIALS:,} (each trial starts its own "
+                f"{spec.repeats} = {points * spec.repeats:,} trials, more than {MAX_TRIALS:,} "
+                "(each trial starts its own "
                 "Ray, seconds at least): use fewer values per axis, or split the sweep into several specs"
             ]
         )
@@ -311,9 +313,9 @@ def spec_from_dict(
                 relative.append(RelativeValue(axis_column(axis), axis_target(axis), value))
         for number, variant in enumerate(spec.variants or [None]):
             mine = json.loads(json.dumps(raw))
-            line_of = {axis_target(a): ("grid", a) for a in axes}
+            line_of: dict[tuple, tuple] = {axis_target(a): ("grid", a) for a in axes}
             for key, value in variant.set.items() if variant else ():
-                if key in MEASURE_KEYS:  # how the trial is measured, in its plan (spec/plan.py), not its config
+                if key in MEASURE_KEYS:  # how the trial is measured, in its plan (planning/plan.py), not its config
                     continue
                 _set_path(mine, axis_target(key), value)
                 line_of[axis_target(key)] = ("variants", number, "set", key)
@@ -346,9 +348,10 @@ def spec_from_dict(
     except ValueError as e:
         fail([f"{path}: {e}"])
     unreported = unreported_target(spec.stop.target, [p.config.framework for p in trials])
-    if unreported:  # a framework that does not report the target metric would run every trial to its limit
-        line = lines.line(("stop", spec.stop.target.metric))
-        problems.append(f"{path}{':' + str(line) if line else ''}: stop.{spec.stop.target.metric}: {unreported}")
+    if unreported and spec.stop.target is not None:  # a framework that does not report it runs every trial to its end
+        metric = spec.stop.target.metric
+        at = lines.line(("stop", metric))
+        problems.append(f"{path}{':' + str(at) if at else ''}: stop.{metric}: {unreported}")
     frameworks: dict[str, set[str]] = {}
     for point in trials:
         frameworks.setdefault(point.variant or "", set()).add(point.config.framework)
@@ -376,9 +379,9 @@ def spec_from_dict(
                 if not set(pins.get(variant, {})) & set(get_adapter(f).requires)
             }
         ):
-            if (why := framework_problem(framework)) is not None:
-                line = lines.line(("grid", "framework")) or lines.line(("framework",))
-                problems.append(f"{path}{':' + str(line) if line else ''}: {why}")
+            if (needs := framework_problem(framework)) is not None:
+                at_line = lines.line(("grid", "framework")) or lines.line(("framework",))
+                problems.append(f"{path}{':' + str(at_line) if at_line else ''}: {needs}")
         for env in sorted({p.config.environment.env for p in trials}):
             try:
                 check_env(env)

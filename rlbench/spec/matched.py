@@ -87,7 +87,8 @@ def match_frameworks(points: list[GridPoint]) -> tuple[list[GridPoint], list[str
     ]
     if len(learning) < 2:
         return points, []
-    out, notes = [], []
+    out: list[GridPoint] = []
+    notes: list[str] = []
     for point in points:
         if point.config.framework not in learning:
             out.append(point)
@@ -108,5 +109,6 @@ def with_keys(point: GridPoint, keys: dict[tuple[str, str], Any]) -> GridPoint:
     """The point with ``keys`` ((section, YAML key) -> value) set in its validated config, its trial checks run
     again (ValueError says what they refuse), and in its mapping as written (which the plan resolves relative
     values from). The matched preset's pins and ``--quick``'s cut batch are set this way."""
-    config = _with(point.config, point.config.framework, keys)._keys_of_its_algorithm()._check_batch()
+    config = _with(point.config, point.config.framework, keys)
+    config = config._keys_of_its_algorithm()._check_batch()  # type: ignore[operator]  # validators, called again
     return replace(point, config=config, raw=_set(point.raw, keys) if point.raw is not None else None)

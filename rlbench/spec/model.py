@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError, model_validator
 
@@ -57,6 +57,16 @@ ALIASES: dict[str, str] = {
     "max_requests_in_flight_per_aggregator_worker": "max_requests_in_flight_per_aggregator_actor",
 }
 
+
+#: The roles ``profile_roles`` may name, and its default: all of them.
+ProfileRole = Literal["driver", "learner", "env_runner", "ray_system", "other"]
+PROFILE_ROLES: tuple[ProfileRole, ...] = ("driver", "learner", "env_runner", "ray_system", "other")
+
+#: Why a seed must be below 2**31, in the words of a refusal (the one bound: rlbench.spec.seeds).
+SEED_RANGE = (
+    f"seeds must be 0 to {MAX_SEED}, because RLlib seeds env runner i with seed + i (gymnasium sub-env j with + j) "
+    "and numpy takes seeds below 2**32"
+)
 
 #: The frameworks a spec may name: the registry's (``rlbench.adapters.FRAMEWORKS``), so a framework registered is one
 #: a spec may name with nothing else to edit.
@@ -113,7 +123,7 @@ class TrialSections(_Section):
     """What one iteration is."""
     rl_module: RLModuleSection = Field(default_factory=RLModuleSection)
     """Network shape."""
-    cpus: Union[int, None] = Field(None, ge=1, le=MAX_CPUS)
+    cpus: int | None = Field(None, ge=1, le=MAX_CPUS)
     """Machine size to emulate: the trial's Ray gets this many CPUs (less the driver's) and its
     process tree is pinned to this many cores. None: all cores."""
 
@@ -122,7 +132,7 @@ class TrialConfig(TrialSections):
     """Everything one trial runs with: the spec's sections after the grid values are applied."""
 
     @model_validator(mode="after")
-    def _keys_of_its_algorithm(self) -> "TrialConfig":
+    def _keys_of_its_algorithm(self) -> TrialConfig:
         """Every key the trial sets is one its framework's adapter accepts for its algorithm."""
         adapter = get_adapter(self.framework)
         if self.algo not in adapter.algorithms:
@@ -147,7 +157,7 @@ class TrialConfig(TrialSections):
         return self
 
     @model_validator(mode="after")
-    def _check_batch(self) -> "TrialConfig":
+    def _check_batch(self) -> TrialConfig:
         t = self.training
         if t.minibatch_size and t.train_batch_size_per_learner and t.minibatch_size > t.train_batch_size_per_learner:
             raise _ValueErrorAt(
@@ -200,7 +210,8 @@ def check_variants(spec: SweepSpec) -> SweepSpec:
         for key in set(variant.set) & set(MEASURE_KEYS):
             field = type(spec).model_fields[key]
             try:
-                variant.set[key] = TypeAdapter(Annotated[field.annotation, field]).validate_python(variant.set[key])
+                adapter: TypeAdapter[Any] = TypeAdapter(Annotated[field.annotation, field])  # type: ignore[arg-type]
+                variant.set[key] = adapter.validate_python(variant.set[key])
             except ValidationError as e:
                 raise _ValueErrorAt(
                     ("variants", i, "set", key), f"{e.errors()[0]['msg']} (got {variant.set[key]!r})"
@@ -236,7 +247,7 @@ class SweepSpec(TrialSections, _Named):
     """Leading iterations flagged ``warmup`` and left out of steady-state figures."""
     trial_timeout_s: float = Field(900.0, gt=0, le=MAX_SECONDS)
     """A trial still running after this long is killed with its process tree (status ``timeout``)."""
-    trial_memory_limit_bytes: Union[int, None] = Field(None, ge=1 << 20, le=1 << 60)
+    trial_memory_limit_bytes: int | None = Field(None, ge=1 << 20, le=1 << 60)
     """A trial whose processes together hold more resident memory than this is killed with its process tree
     (status ``failed``, reason ``out of memory``). None: no limit; else at least 1 MiB."""
     ray: RaySection = Field(default_factory=RaySection)
@@ -260,9 +271,7 @@ class SweepSpec(TrialSections, _Named):
     torch's kernels shows under the C++ function (``mkl_blas_..._sgemm_kernel``), not only under the
     Python line that called it. py-spy then pauses each process at every sample and uses about ten
     times the CPU (docs/MEASUREMENT.md)."""
-    profile_roles: list[Literal["driver", "learner", "env_runner", "ray_system", "other"]] = Field(
-        default_factory=lambda: ["driver", "learner", "env_runner", "ray_system", "other"], min_length=1, max_length=5
-    )
+    profile_roles: list[ProfileRole] = Field(default_factory=lambda: list(PROFILE_ROLES), min_length=1, max_length=5)
     """With ``profile_hz``: the roles whose processes py-spy samples (default: every role). py-spy
     costs about the same per process whether it is busy or idle (it reads every thread's state at
     every sample), so leaving out Ray's own mostly idle agents (``[driver, learner, env_runner]``)
@@ -271,18 +280,18 @@ class SweepSpec(TrialSections, _Named):
     """Before the trials, step each distinct (env, env_config, env-runner count, cpus) alone for this
     many seconds in as many processes as the trial has env runners (``rlbench envbench``), so every
     trial gets ``sampling_efficiency``. 0: do not measure (those columns stay null)."""
-    seed: Union[int, list[int], None] = None
+    seed: int | list[int] | None = None
     """Seeds of the repeats (every trial is seeded; grid points with the same repeat index share a
     seed). None: drawn fresh when the sweep is planned and recorded (a resume reuses them); an int N:
     derived from N (:func:`rlbench.spec.seeds.derive_seed`); a list: the seeds of repeats 0, 1, ...
     as given (at least ``repeats`` of them; what ``rlbench reproduce`` writes)."""
 
     @model_validator(mode="after")
-    def _variants_and_rounds(self) -> "SweepSpec":
+    def _variants_and_rounds(self) -> SweepSpec:
         return check_variants(self)
 
     @model_validator(mode="after")
-    def _seeds_cover_repeats(self) -> "SweepSpec":
+    def _seeds_cover_repeats(self) -> SweepSpec:
         if isinstance(self.seed, list):
             if len(self.seed) < self.repeats:
                 raise _ValueErrorAt(
@@ -290,14 +299,15 @@ class SweepSpec(TrialSections, _Named):
                     f"seed lists {len(self.seed)} seeds but repeats={self.repeats}: give "
                     "one seed per repeat, or a single number to derive them from",
                 )
-            if any(s < 0 or s > MAX_SEED for s in self.seed):
-                raise _ValueErrorAt(("seed",), f"seeds must be 0 to {MAX_SEED} (what numpy accepts)")
+            wrong = [s for s in self.seed if not 0 <= s <= MAX_SEED]
+            if wrong:
+                raise _ValueErrorAt(("seed",), f"seed {wrong[0]} is out of range: {SEED_RANGE}")
         elif self.seed is not None and not 0 <= self.seed <= MAX_SEED:
-            raise _ValueErrorAt(("seed",), f"seed must be 0 to {MAX_SEED} (what numpy accepts)")
+            raise _ValueErrorAt(("seed",), f"seed {self.seed} is out of range: {SEED_RANGE}")
         return self
 
     @model_validator(mode="after")
-    def _warmup_leaves_steady_state(self) -> "SweepSpec":
+    def _warmup_leaves_steady_state(self) -> SweepSpec:
         if self.stop.iterations is not None and self.stop.seconds is None:
             if self.stop.iterations <= self.warmup_iterations:
                 raise _ValueErrorAt(
@@ -308,7 +318,7 @@ class SweepSpec(TrialSections, _Named):
         return self
 
 
-TRIAL_SECTIONS: dict[str, type[_Section]] = {
+TRIAL_SECTIONS: dict[str, type[BaseModel]] = {
     "environment": EnvironmentSection,
     "env_runners": EnvRunnersSection,
     "learners": LearnersSection,
@@ -342,9 +352,9 @@ class GridPoint:
     until the plan resolves it on the machine)."""
     relative: tuple[RelativeValue, ...] = ()
     """The point's grid values written relative to the machine (``cpus-1``); resolved by the plan."""
-    raw: Union[dict[str, Any], None] = None
+    raw: dict[str, Any] | None = None
     """The config mapping as written, relative values included (only when ``relative`` is not empty)."""
-    variant: Union[str, None] = None
+    variant: str | None = None
     """The variant whose keys it runs with (``variants:``); None without variants."""
 
 
@@ -361,6 +371,7 @@ class LoadedSpec:
     alias_notes: list[str]
     """One line per old name that was translated, e.g. ``num_workers -> num_env_runners``."""
     matched_notes: list[str] = field(default_factory=list)
-    """One line per hyperparameter the matched preset pinned (trials of several frameworks; :mod:`rlbench.spec.matched`)."""
+    """One line per hyperparameter the matched preset pinned (trials of several frameworks;
+    :mod:`rlbench.spec.matched`)."""
     quick: bool = False
     """Loaded for ``--quick`` (:mod:`rlbench.spec.quick`): one repeat, no warm-up, one iteration, a cut train batch."""

@@ -3,7 +3,7 @@
 ``configs/ppo_cpu.yaml`` written for a 16-core machine skips 14 of its 16 trials on a 2-core laptop.
 A grid value such as ``num_env_runners: [0, 1, cpus/2, cpus-1]`` scales the sweep to whatever
 machine runs it instead. The value is checked when the spec is loaded (:mod:`rlbench.spec.load`)
-and resolved when the sweep is planned (:mod:`rlbench.spec.plan`, which knows the machine); the
+and resolved when the sweep is planned (:mod:`rlbench.planning.plan`, which knows the machine); the
 plan, ``plan.json`` and the manifest hold the resolved numbers, so a result set says exactly what
 ran and ``rlbench reproduce`` writes plain numbers.
 

@@ -6,7 +6,7 @@ docstring per key (the spec's reference). The ``training`` section is typed in :
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -35,10 +35,10 @@ class EnvRunnersSection(_Section):
     """CPUs Ray reserves for each env runner; its torch threads default to the floor of this."""
     num_gpus_per_env_runner: float = Field(0.0, ge=0, le=MAX_GPUS)
     """GPUs Ray reserves for each env runner."""
-    rollout_fragment_length: Union[Annotated[int, Field(ge=1, le=MAX_BATCH)], Literal["auto"], None] = None
+    rollout_fragment_length: Annotated[int, Field(ge=1, le=MAX_BATCH)] | Literal["auto"] | None = None
     """Steps each env collects per sample call; ``auto`` lets RLlib derive it from the batch size; None
     (default) keeps the algorithm's default (PPO: ``auto``; APPO and IMPALA: 50)."""
-    gym_env_vectorize_mode: Union[Literal["sync", "async"], None] = None
+    gym_env_vectorize_mode: Literal["sync", "async"] | None = None
     """How an env runner steps its ``num_envs_per_env_runner`` envs: ``sync``, one after another in its own
     process (RLlib's default), or ``async``, each in a subprocess of its own (gymnasium's AsyncVectorEnv; the
     subprocesses count as the env runner's and reserve no CPU of their own). None: RLlib's default."""
@@ -47,22 +47,22 @@ class EnvRunnersSection(_Section):
 class LearnersSection(_Section):
     num_learners: int = Field(0, ge=0, le=MAX_ACTORS)
     """Remote learner actors; 0 puts the learner inside the driver process."""
-    num_cpus_per_learner: Union[Annotated[float, Field(ge=0, le=MAX_CPUS)], Literal["auto"]] = "auto"
+    num_cpus_per_learner: Annotated[float, Field(ge=0, le=MAX_CPUS)] | Literal["auto"] = "auto"
     """CPUs per remote learner; ``auto`` is 1 without a GPU and 0 with one (RLlib's rule)."""
     num_gpus_per_learner: float = Field(0.0, ge=0, le=MAX_GPUS)
     """GPUs per learner (also for the driver's learner when num_learners is 0)."""
     num_aggregator_actors_per_learner: int = Field(0, ge=0, le=MAX_ACTORS)
     """APPO and IMPALA: actors (1 CPU each) per learner that turn episodes into train batches off the
     driver (with num_learners 0: per the driver's learner). 0: the driver's learner connector does it."""
-    max_requests_in_flight_per_aggregator_actor: Union[int, None] = Field(None, ge=1, le=MAX_BATCH)
+    max_requests_in_flight_per_aggregator_actor: int | None = Field(None, ge=1, le=MAX_BATCH)
     """APPO and IMPALA: batches each aggregator actor may be building at once (RLlib's default: 3)."""
-    learner_gpus: Union[float, None] = Field(None, ge=0, le=MAX_GPUS)
+    learner_gpus: float | None = Field(None, ge=0, le=MAX_GPUS)
     """rlbench's translation of the old ``num_gpus``: total learner GPUs. 0: CPU learning; 0 < x <= 1:
     num_learners=0 and num_gpus_per_learner=x (the driver's learner on a GPU); an integer N > 1:
     num_learners=N, num_gpus_per_learner=1."""
 
     @model_validator(mode="after")
-    def _resolve(self) -> "LearnersSection":
+    def _resolve(self) -> LearnersSection:
         explicit = self.model_fields_set
         if self.learner_gpus is not None:
             gpus = self.learner_gpus
@@ -106,35 +106,35 @@ class ResourcesSection(_Section):
 
 
 class ThreadsSection(_Section):
-    driver_torch_threads: Union[int, None] = Field(None, ge=1, le=MAX_THREADS)
+    driver_torch_threads: int | None = Field(None, ge=1, le=MAX_THREADS)
     """torch threads in the driver (which holds the learner when num_learners=0); default:
     max(1, num_cpus_for_main_process)."""
-    learner_torch_threads: Union[int, None] = Field(None, ge=1, le=MAX_THREADS)
+    learner_torch_threads: int | None = Field(None, ge=1, le=MAX_THREADS)
     """torch threads in each remote learner; default: max(1, floor(num_cpus_per_learner))."""
-    env_runner_torch_threads: Union[int, None] = Field(None, ge=1, le=MAX_THREADS)
+    env_runner_torch_threads: int | None = Field(None, ge=1, le=MAX_THREADS)
     """torch threads in each env runner; default: max(1, floor(num_cpus_per_env_runner))."""
 
 
 class ReportingSection(_Section):
     """What one training iteration is (RLlib's ``reporting()``); a key left out keeps the algorithm's default."""
 
-    min_time_s_per_iteration: Union[float, None] = Field(None, ge=0, le=MAX_SECONDS)
+    min_time_s_per_iteration: float | None = Field(None, ge=0, le=MAX_SECONDS)
     """Repeat RLlib's training step until the iteration has lasted this long (PPO: unset, one step per
     iteration; APPO and IMPALA: 10 s)."""
-    min_sample_timesteps_per_iteration: Union[int, None] = Field(None, ge=0, le=MAX_BATCH)
+    min_sample_timesteps_per_iteration: int | None = Field(None, ge=0, le=MAX_BATCH)
     """Repeat the training step until this many env steps were sampled in the iteration."""
-    min_train_timesteps_per_iteration: Union[int, None] = Field(None, ge=0, le=MAX_BATCH)
+    min_train_timesteps_per_iteration: int | None = Field(None, ge=0, le=MAX_BATCH)
     """Repeat the training step until this many env steps were trained on in the iteration."""
 
 
 class RLModuleSection(_Section):
     """The default RLModule's model_config; a key left out keeps RLlib's default."""
 
-    fcnet_hiddens: Union[list[Annotated[int, Field(ge=1, le=1 << 20)]], None] = Field(None, max_length=1_000)
+    fcnet_hiddens: list[Annotated[int, Field(ge=1, le=1 << 20)]] | None = Field(None, max_length=1_000)
     """Hidden layer sizes of the policy and value networks."""
-    fcnet_activation: Union[Literal["tanh", "relu", "swish", "linear"], None] = None
+    fcnet_activation: Literal["tanh", "relu", "swish", "linear"] | None = None
     """Activation of the hidden layers."""
-    vf_share_layers: Union[bool, None] = None
+    vf_share_layers: bool | None = None
     """Whether policy and value function share their hidden layers."""
-    head_fcnet_hiddens: Union[list[Annotated[int, Field(ge=1, le=1 << 20)]], None] = Field(None, max_length=1_000)
+    head_fcnet_hiddens: list[Annotated[int, Field(ge=1, le=1 << 20)]] | None = Field(None, max_length=1_000)
     """Hidden layer sizes of the heads on top of the encoder (RLlib's Atari CNN: [256]; DQN's Q head, SAC's heads)."""

@@ -9,7 +9,7 @@ written ``{at_most: X}``. The names a target may use are the adapter's result me
 from __future__ import annotations
 
 import difflib
-from typing import Literal, Union
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -50,13 +50,13 @@ class StopSection(BaseModel):
         extra="allow", use_attribute_docstrings=True, validate_assignment=False, allow_inf_nan=False
     )
 
-    iterations: Union[int, None] = Field(None, ge=1, le=MAX_ITERATIONS)
+    iterations: int | None = Field(None, ge=1, le=MAX_ITERATIONS)
     """Stop a trial after this many training iterations (warm-up included)."""
-    seconds: Union[float, None] = Field(None, gt=0, le=MAX_SECONDS)
+    seconds: float | None = Field(None, gt=0, le=MAX_SECONDS)
     """Stop a trial once its iterations have taken this long (checked after each iteration)."""
 
     @model_validator(mode="after")
-    def _one_given(self) -> "StopSection":
+    def _one_given(self) -> StopSection:
         extra = dict(self.model_extra or {})
         names = get_adapter().result_metrics()
         for key in extra:
@@ -68,7 +68,8 @@ class StopSection(BaseModel):
                 raise _ValueErrorAt(
                     ("stop", str(key)),
                     (
-                        f"unknown key or result metric '{key}': stop takes iterations, seconds and one result metric of "
+                        f"unknown key or result metric '{key}': stop takes iterations, seconds and one result "
+                        "metric of "
                         f"the adapter: {', '.join(names[:half])} (or their full paths, e.g. {names[half]})"
                     ),
                 )

@@ -15,7 +15,7 @@ any adapter names. Keys a framework no longer has are refused with what to use i
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, create_model, field_validator, model_validator
 
@@ -49,13 +49,13 @@ class ReplayBufferConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
 
-    type: Union[Literal["EpisodeReplayBuffer", "PrioritizedEpisodeReplayBuffer"], None] = None
+    type: Literal["EpisodeReplayBuffer", "PrioritizedEpisodeReplayBuffer"] | None = None
     """The buffer class (the new stack takes episode buffers only); both algorithms default to the prioritized one."""
-    capacity: Union[int, None] = Field(None, ge=1, le=MAX_BATCH)
+    capacity: int | None = Field(None, ge=1, le=MAX_BATCH)
     """Env steps the buffer holds."""
-    alpha: Union[float, None] = Field(None, ge=0)
+    alpha: float | None = Field(None, ge=0)
     """Prioritization exponent (0: uniform). Prioritized buffer."""
-    beta: Union[float, None] = Field(None, ge=0)
+    beta: float | None = Field(None, ge=0)
     """Importance-sampling exponent. Prioritized buffer."""
 
 
@@ -64,118 +64,118 @@ class _TrainingKeys(BaseModel):
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, populate_by_name=True, allow_inf_nan=False)
 
-    train_batch_size_per_learner: Union[int, None] = Field(None, ge=1, le=MAX_BATCH)
+    train_batch_size_per_learner: int | None = Field(None, ge=1, le=MAX_BATCH)
     """Env steps per learner per update (total = this x max(1, num_learners)); DQN and SAC: replayed env steps per
     gradient update (an iteration runs many). All algorithms."""
-    minibatch_size: Union[int, None] = Field(None, ge=1, le=MAX_BATCH)
+    minibatch_size: int | None = Field(None, ge=1, le=MAX_BATCH)
     """SGD minibatch size (APPO/IMPALA: a multiple of rollout_fragment_length). PPO, APPO, IMPALA."""
-    num_epochs: Union[int, None] = Field(None, ge=1, le=MAX_ITERATIONS)
+    num_epochs: int | None = Field(None, ge=1, le=MAX_ITERATIONS)
     """Passes over each train batch. PPO, APPO, IMPALA."""
-    lr: Union[float, None] = Field(None, gt=0)
+    lr: float | None = Field(None, gt=0)
     """Learning rate. PPO, APPO, IMPALA, DQN (SAC: actor_lr, critic_lr, alpha_lr)."""
-    gamma: Union[float, None] = Field(None, ge=0, le=1)
+    gamma: float | None = Field(None, ge=0, le=1)
     """Discount factor. All algorithms."""
-    grad_clip: Union[float, None] = Field(None, gt=0)
+    grad_clip: float | None = Field(None, gt=0)
     """Gradient clipping threshold. All algorithms."""
-    shuffle_batch_per_epoch: Union[bool, None] = None
+    shuffle_batch_per_epoch: bool | None = None
     """Shuffle the train batch before each epoch. PPO, APPO, IMPALA."""
-    entropy_coeff: Union[float, None] = Field(None, ge=0)
+    entropy_coeff: float | None = Field(None, ge=0)
     """Entropy bonus coefficient. PPO, APPO, IMPALA."""
-    vf_loss_coeff: Union[float, None] = Field(None, ge=0)
+    vf_loss_coeff: float | None = Field(None, ge=0)
     """Value-function loss coefficient. PPO, APPO, IMPALA."""
-    lambda_: Union[float, None] = Field(None, ge=0, le=1, alias="lambda")
+    lambda_: float | None = Field(None, ge=0, le=1, alias="lambda")
     """GAE lambda (YAML key ``lambda``). PPO, APPO."""
-    clip_param: Union[float, None] = Field(None, gt=0)
+    clip_param: float | None = Field(None, gt=0)
     """Surrogate-objective clip parameter. PPO, APPO."""
-    kl_coeff: Union[float, None] = Field(None, ge=0)
+    kl_coeff: float | None = Field(None, ge=0)
     """Initial KL coefficient. PPO, APPO."""
-    kl_target: Union[float, None] = Field(None, gt=0)
+    kl_target: float | None = Field(None, gt=0)
     """Target KL the coefficient adapts to. PPO, APPO."""
-    use_kl_loss: Union[bool, None] = None
+    use_kl_loss: bool | None = None
     """Whether the KL term is in the loss. PPO, APPO."""
-    vf_clip_param: Union[float, None] = Field(None, gt=0)
+    vf_clip_param: float | None = Field(None, gt=0)
     """Value-function clip parameter. PPO."""
-    vtrace: Union[bool, None] = None
+    vtrace: bool | None = None
     """V-trace off-policy correction. IMPALA, APPO; Ray 2.60 refuses ``false`` on the new API stack."""
-    vtrace_clip_rho_threshold: Union[float, None] = Field(None, gt=0)
+    vtrace_clip_rho_threshold: float | None = Field(None, gt=0)
     """V-trace rho clip. IMPALA, APPO."""
-    vtrace_clip_pg_rho_threshold: Union[float, None] = Field(None, gt=0)
+    vtrace_clip_pg_rho_threshold: float | None = Field(None, gt=0)
     """V-trace policy-gradient rho clip. IMPALA, APPO."""
-    broadcast_interval: Union[int, None] = Field(None, ge=1, le=MAX_ITERATIONS)
+    broadcast_interval: int | None = Field(None, ge=1, le=MAX_ITERATIONS)
     """Training steps between weight broadcasts to the env runners (more: more policy lag). IMPALA, APPO."""
-    timeout_s_sampler_manager: Union[float, None] = Field(None, ge=0, le=MAX_SECONDS)
+    timeout_s_sampler_manager: float | None = Field(None, ge=0, le=MAX_SECONDS)
     """How long a training step waits for env-runner results (0: take what is ready). IMPALA, APPO."""
-    timeout_s_aggregator_manager: Union[float, None] = Field(None, ge=0, le=MAX_SECONDS)
+    timeout_s_aggregator_manager: float | None = Field(None, ge=0, le=MAX_SECONDS)
     """How long a training step waits for aggregator results. IMPALA, APPO."""
-    num_gpu_loader_threads: Union[int, None] = Field(None, ge=1, le=MAX_THREADS)
+    num_gpu_loader_threads: int | None = Field(None, ge=1, le=MAX_THREADS)
     """Threads per GPU learner that move batches to the GPU. IMPALA, APPO."""
-    learner_queue_size: Union[int, None] = Field(None, ge=1, le=MAX_BATCH)
+    learner_queue_size: int | None = Field(None, ge=1, le=MAX_BATCH)
     """Train batches queued for each learner's update thread. IMPALA (APPO uses its circular buffer)."""
-    use_circular_buffer: Union[bool, None] = None
+    use_circular_buffer: bool | None = None
     """Keep train batches in a circular buffer (re-sampled) instead of a queue. APPO."""
-    circular_buffer_num_batches: Union[int, None] = Field(None, ge=1, le=MAX_BATCH)
+    circular_buffer_num_batches: int | None = Field(None, ge=1, le=MAX_BATCH)
     """Train batches the circular buffer holds. APPO."""
-    circular_buffer_iterations_per_batch: Union[int, None] = Field(None, ge=1, le=MAX_ITERATIONS)
+    circular_buffer_iterations_per_batch: int | None = Field(None, ge=1, le=MAX_ITERATIONS)
     """Times each batch in the circular buffer may be trained on. APPO."""
-    simple_queue_size: Union[int, None] = Field(None, ge=1, le=MAX_BATCH)
+    simple_queue_size: int | None = Field(None, ge=1, le=MAX_BATCH)
     """Size of the queue used instead of the circular buffer. APPO."""
-    target_network_update_freq: Union[float, None] = Field(None, ge=0)
+    target_network_update_freq: float | None = Field(None, ge=0)
     """Target-network update period. APPO: in units of circular_buffer_num_batches x
     circular_buffer_iterations_per_batch x train batch trained env steps; DQN, SAC: env steps sampled between two
     updates (0: after every gradient update; RLlib's defaults DQN 500, SAC 0)."""
-    tau: Union[float, None] = Field(None, ge=0, le=1)
+    tau: float | None = Field(None, ge=0, le=1)
     """Target-network update rate (1: copy). APPO, DQN, SAC."""
-    target_worker_clipping: Union[float, None] = Field(None, gt=0)
+    target_worker_clipping: float | None = Field(None, gt=0)
     """Clip of the importance ratio against the target network. APPO."""
 
-    replay_buffer_config: Union[ReplayBufferConfig, None] = None
+    replay_buffer_config: ReplayBufferConfig | None = None
     """The replay buffer; keys left out keep the algorithm's (DQN: 50,000 steps, SAC: 1,000,000, both
     prioritized). DQN, SAC."""
-    num_steps_sampled_before_learning_starts: Union[int, None] = Field(None, ge=0, le=MAX_BATCH)
+    num_steps_sampled_before_learning_starts: int | None = Field(None, ge=0, le=MAX_BATCH)
     """Env steps sampled before the first gradient update (DQN 1000, SAC 1500): iterations before it only sample.
     DQN, SAC."""
-    training_intensity: Union[float, None] = Field(None, gt=0)
+    training_intensity: float | None = Field(None, gt=0)
     """Replayed env steps trained on per env step sampled (RLlib's ratio; unset: one update per sampling round).
     DQN, SAC."""
-    n_step: Union[int, tuple[int, int], None] = None
+    n_step: int | tuple[int, int] | None = None
     """N-step returns: an int, or [low, high] drawn per sample. DQN, SAC."""
-    epsilon: Union[float, list[tuple[int, float]], None] = None
+    epsilon: float | list[tuple[int, float]] | None = None
     """Exploration: a constant, or a schedule of [env step, epsilon] pairs (RLlib: [[0, 1.0], [10000, 0.05]]). DQN."""
-    double_q: Union[bool, None] = None
+    double_q: bool | None = None
     """Double Q-learning. DQN."""
-    dueling: Union[bool, None] = None
+    dueling: bool | None = None
     """Dueling heads. DQN."""
-    num_atoms: Union[int, None] = Field(None, ge=1, le=MAX_THREADS)
+    num_atoms: int | None = Field(None, ge=1, le=MAX_THREADS)
     """Atoms of the distributional Q head (1: not distributional). DQN."""
-    v_min: Union[float, None] = None
+    v_min: float | None = None
     """Lowest value of the distributional support. DQN."""
-    v_max: Union[float, None] = None
+    v_max: float | None = None
     """Highest value of the distributional support. DQN."""
-    noisy: Union[bool, None] = None
+    noisy: bool | None = None
     """Noisy networks for exploration. DQN."""
-    sigma0: Union[float, None] = Field(None, ge=0)
+    sigma0: float | None = Field(None, ge=0)
     """Initial noise of the noisy networks. DQN."""
-    td_error_loss_fn: Union[Literal["huber", "mse"], None] = None
+    td_error_loss_fn: Literal["huber", "mse"] | None = None
     """Loss of the TD error. DQN."""
-    adam_epsilon: Union[float, None] = Field(None, gt=0)
+    adam_epsilon: float | None = Field(None, gt=0)
     """Adam's epsilon. DQN."""
-    actor_lr: Union[float, None] = Field(None, gt=0)
+    actor_lr: float | None = Field(None, gt=0)
     """Policy learning rate. SAC."""
-    critic_lr: Union[float, None] = Field(None, gt=0)
+    critic_lr: float | None = Field(None, gt=0)
     """Q-network learning rate. SAC."""
-    alpha_lr: Union[float, None] = Field(None, gt=0)
+    alpha_lr: float | None = Field(None, gt=0)
     """Entropy-weight learning rate. SAC."""
-    initial_alpha: Union[float, None] = Field(None, gt=0)
+    initial_alpha: float | None = Field(None, gt=0)
     """Initial entropy weight. SAC."""
-    target_entropy: Union[Literal["auto"], float, None] = None
+    target_entropy: Literal["auto"] | float | None = None
     """Entropy target (``auto``: minus the action dimensions). SAC."""
-    twin_q: Union[bool, None] = None
+    twin_q: bool | None = None
     """Two Q-networks (clipped double Q). SAC."""
-    clip_actions: Union[bool, None] = None
+    clip_actions: bool | None = None
     """Clip actions to the action space. SAC."""
 
     @model_validator(mode="after")
-    def _per_algorithm_keys_are_its_own(self) -> "_TrainingKeys":
+    def _per_algorithm_keys_are_its_own(self) -> _TrainingKeys:
         for algo in ALGOS:
             sub = getattr(self, algo, None)
             if sub is None:
@@ -192,7 +192,7 @@ class _TrainingKeys(BaseModel):
                 )
         return self
 
-    def for_algo(self, algo: str) -> "TrainingSection":
+    def for_algo(self, algo: str) -> _TrainingKeys:
         """The keys a trial of ``algo`` runs with: the section's own, with ``training.<algo>`` over them."""
         own = {name: getattr(self, name) for name in self.model_fields_set if name not in ALGOS}
         sub = getattr(self, algo)
@@ -204,13 +204,14 @@ class _TrainingKeys(BaseModel):
     @field_validator("*")
     @classmethod
     def _not_a_refused_value(cls, value: Any, info: ValidationInfo) -> Any:
-        key = cls.model_fields[info.field_name].alias or info.field_name
+        name = str(info.field_name)
+        key = cls.model_fields[name].alias or name
         if key in REFUSED and value is not None and value == REFUSED[key][0]:
             raise ValueError(REFUSED[key][1])
         return value
 
 
-TrainingSection = create_model(
+_TrainingSection = create_model(  # type: ignore[call-overload]  # its fields are built from the adapters' keys
     "TrainingSection",
     __base__=_TrainingKeys,
     __module__=__name__,
@@ -226,6 +227,10 @@ TrainingSection = create_model(
         for algo in ALGOS
     },
 )
+if TYPE_CHECKING:  # its fields are the adapters' keys, built at import: a type checker sees the typed base
+    TrainingSection = _TrainingKeys
+else:
+    TrainingSection = _TrainingSection
 TrainingSection.model_rebuild()
 
 _TYPED = {f.alias or name for name, f in _TrainingKeys.model_fields.items()}

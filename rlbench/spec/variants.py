@@ -12,7 +12,8 @@ round (:mod:`rlbench.analysis.variants`).
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence, TypeVar, Union
+from collections.abc import Sequence
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -43,7 +44,7 @@ class Variant(BaseModel):
     """Distribution -> exact version (``{ray: 2.59.0}``): the variant's trials run in a Python environment of
     their own with these installed over the sweep's (:mod:`rlbench.run.envs`); each trial records the versions
     it imported, and one that differs from a pin fails."""
-    index: Union[str, None] = Field(None, max_length=500)
+    index: str | None = Field(None, max_length=500)
     """Where ``packages`` come from: a package index URL (pip's ``--index-url``) or a local folder of wheels
     (``--no-index --find-links``); None: pip's default index."""
 
@@ -68,9 +69,9 @@ class PackageSet(BaseModel):
 
     pins: dict[str, str]
     """Distribution -> exact version the trial's process must import."""
-    index: Union[str, None] = None
+    index: str | None = None
     """Where they were installed from (see :attr:`Variant.index`)."""
-    python: Union[str, None] = None
+    python: str | None = None
     """The interpreter of their environment, set by the sweep once it exists (:mod:`rlbench.run.envs`)."""
 
 

@@ -9,8 +9,8 @@ Every mistake in the flags is a :class:`~rlbench.spec.model.SpecError` before an
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from rlbench.spec.model import LoadedSpec, SpecError
 from rlbench.spec.variants import DIST_PATTERN, VERSION_PATTERN

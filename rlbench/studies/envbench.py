@@ -60,7 +60,7 @@ def make_env(env: str, env_config: dict) -> Any:
 def _step_for(env_name: str, env_config: dict, seconds: float, warmup_s: float, core: int | None, queue) -> None:
     try:
         queue.put(_steps_in(env_name, env_config, seconds, warmup_s, core))
-    except BaseException as e:  # report the env's own error to the parent, then exit
+    except BaseException as e:  # noqa: BLE001 - report the env's own error to the parent, then exit
         queue.put(("error", f"{type(e).__name__}: {e}"))
 
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 import math
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 #: States per batch of the paper's clients, and of the calibration.
 CALIBRATION_BATCH = 64

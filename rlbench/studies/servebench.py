@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 from rlbench.adapters.roles import Role, RoleRules, classify
+from rlbench.spec.seeds import derive_seed
 
 #: Every path, in the order tables and figures list them; what each is (docs/STUDIES.md).
 PATHS: dict[str, str] = {
@@ -255,5 +256,7 @@ def schedule(config: ServebenchConfig) -> list[Slot]:
 
 
 def cell_seed(config: ServebenchConfig, batch: int, input_bytes: int) -> int:
-    """The seed of a cell's states: the same for every path, repeat and client count, so their actions agree."""
-    return (config.seed * 1_000_003 + batch * 7_919 + input_bytes) % (2**32)
+    """The seed of a cell's states: the same for every path, repeat and client count, so their actions agree (the
+    one derivation's ``cell`` sequence, :func:`rlbench.spec.seeds.derive_seed`, spelled as servebench first wrote
+    it)."""
+    return derive_seed(config.seed, batch, input_bytes, sequence="cell")

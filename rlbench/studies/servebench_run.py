@@ -16,8 +16,9 @@ import os
 import re
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from rlbench.adapters import get_adapter
 from rlbench.ray_facts import private
@@ -111,20 +112,23 @@ class ServebenchRun:
                 self.say(f"training the {model.name} policy ({self.config.train_iterations} PPO iterations)")
                 self.policy = self._timed(
                     "train_s",
-                    lambda: serving.train_policy(
+                    lambda folder=folder: serving.train_policy(
                         folder, seed=self.config.seed, iterations=self.config.train_iterations
                     ),
                 )
                 self.checkpoints[model.name] = self.policy["checkpoint"]
             else:
                 self.say(f"calibrating the {model.name} model to {model.target_ms:g} ms per batch of 64")
-                cal = self._timed(f"calibrate_{model.name}_s", lambda: self._calibrate(serving, model, folder))
+                cal = self._timed(
+                    f"calibrate_{model.name}_s",
+                    lambda model=model, folder=folder: self._calibrate(serving, model, folder),
+                )
                 self.calibration.append(cal)
                 self.checkpoints[model.name] = cal.checkpoint
         for server in self.config.servers():
             self.say(f"starting the {server} server")
             try:
-                self._timed(f"{server}_s", lambda: self._start(server))
+                self._timed(f"{server}_s", lambda server=server: self._start(server))
             except Exception as e:  # noqa: BLE001 - its paths' rows say why; the others run
                 self.server_errors[server] = short_error(e)
                 self.say(f"the {server} server did not start: {self.server_errors[server]}")

@@ -126,7 +126,8 @@ class ClusterTrial:
         also: tuple[Any, ...] = (),
     ):
         """``node_ids``: the trial's own nodes (``--parallel``), the only ones sampled; None: every node. ``also``:
-        the adapters whose process names are read beside the trial's (:class:`~rlbench.worker.node_sampler.NodeSampling`)."""
+        the adapters whose process names are read beside the trial's
+        (:class:`~rlbench.worker.node_sampler.NodeSampling`)."""
         self.plan, self.events, self.folder, self.adapter = plan, events, folder, adapter
         self.node_ids, self.also = node_ids, also
         self.sampling = None
@@ -149,7 +150,7 @@ class ClusterTrial:
             self.sampling = NodeSampling(
                 self.events.t0_epoch, self.plan.sample_hz, self.adapter, self.node_ids, self.also
             )
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - no node sampling is an event, not a failed trial
             self.events.write(Event.NODE_SAMPLING_ERROR, error=f"{type(e).__name__}: {e}"[:500])
 
     def before_stop(self) -> None:
@@ -163,7 +164,7 @@ class ClusterTrial:
             self.processes = summary["processes"]
             summary["rows"] = write_node_rows(self.folder.path, self.plan.trial_id, results)
             self.events.write(Event.NODE_SAMPLING, **summary)
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - no node sampling is an event, not a failed trial
             self.events.write(Event.NODE_SAMPLING_ERROR, error=f"{type(e).__name__}: {e}"[:500])
         self.sampling = None
 
@@ -175,7 +176,7 @@ class ClusterTrial:
         try:
             release = release_job(self.plan.ray_address, self.job_id, self.processes)
             self.events.write(Event.CLUSTER_RELEASE, job_id=self.job_id, **release)
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - the release's failure is recorded; the sweep checks what is left
             self.events.write(
                 Event.CLUSTER_RELEASE, job_id=self.job_id, actors_left=None, error=f"{type(e).__name__}: {e}"[:500]
             )

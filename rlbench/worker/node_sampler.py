@@ -35,7 +35,8 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from rlbench.ray_facts import private
 from rlbench.ray_facts.processes import NODE_ID, RAY_TITLE_PREFIX
@@ -257,7 +258,7 @@ class NodeSampler:
         if time.monotonic() >= self._next_refresh:
             try:
                 self._refresh()
-            except Exception as e:  # keep the last known set; say why in the result
+            except Exception as e:  # noqa: BLE001 - keep the last known set; say why in the result
                 self.error = f"{type(e).__name__}: {e}"[:300]
             self._next_refresh = time.monotonic() + REFRESH_S
         self._sample()

@@ -22,7 +22,7 @@ from rlbench.results.layout import TrialFolder
 
 if TYPE_CHECKING:
     from rlbench.adapters.timings import IterationTimings
-    from rlbench.spec.plan import TrialPlan
+    from rlbench.planning.plan import TrialPlan
     from rlbench.worker.events import EventLog
 
 #: How long the trial waits for its placement group to be placed on its nodes: the nodes were free
@@ -134,7 +134,7 @@ class NodeSetRuntime:
                 f"{PLACE_TIMEOUT_S:g} s: something outside the sweep holds those nodes' resources"
             )
 
-    def trainer(self, plan: TrialPlan, off: frozenset[str]) -> "RemoteTrainer":
+    def trainer(self, plan: TrialPlan, off: frozenset[str]) -> RemoteTrainer:
         """The trial's trainer, inside its actor in bundle 0 (none is created when the group was not placed)."""
         return RemoteTrainer(self, plan, off)
 
@@ -148,7 +148,7 @@ class NodeSetRuntime:
                     from ray.util.placement_group import remove_placement_group
 
                     remove_placement_group(self.group)
-                except Exception:  # the driver leaving removes it too
+                except Exception:  # noqa: BLE001 - the driver leaving removes it too
                     pass
             ray.shutdown()
 
@@ -250,11 +250,11 @@ class RemoteTrainer:
         if not self._interrupted:
             try:
                 ray.get(actor.stop.remote(), timeout=STOP_WAIT_S)
-            except Exception:  # dead, or too slow: the kill below and the release check take what is left
+            except Exception:  # noqa: BLE001 - dead, or too slow: the kill below and the release check take what is left
                 pass
         try:
             ray.kill(actor)
-        except Exception:
+        except Exception:  # noqa: BLE001 - already gone: the release check takes what is left
             pass
 
 

@@ -47,7 +47,7 @@ def node_hardware() -> dict[str, Any]:
         if opened is not None:
             gpus = opened.describe()
             opened.close()
-    except Exception:  # no NVML on the node: no GPUs described
+    except Exception:  # noqa: BLE001 - no NVML on the node: no GPUs described
         gpus = []
     return {
         "hostname": platform.node(),

@@ -2,7 +2,8 @@
 
 Token authentication stays on, and its token stays private (:func:`secure_token`: Ray 2.60 writes it
 world-readable); a private local runtime listens on 127.0.0.1 only
-(:func:`bind_local_runtime_to_loopback`). Token authentication stays on: a cluster started by ``ray start --head`` on Ray 2.60 requires
+(:func:`bind_local_runtime_to_loopback`). Token authentication stays on: a cluster started by ``ray start --head`` on
+Ray 2.60 requires
 the token once one exists (``~/.ray/auth_token``), and Ray turns token mode on for clients only
 when the address is ``auto``; :func:`enable_token_auth` does the same for an explicit address
 when a token is at hand. rlbench never sets ``RAY_AUTH_MODE=disabled``.

@@ -1,7 +1,8 @@
 """A trial's reaper: kills the trial's whole session the moment the sweep process dies.
 
 Every trial starts one (``python -I -S reaper.py SWEEP_PID SESSION_ID``, standard library only,
-a few MB). It waits on pidfds of the sweep process and of the trial (its parent); if the sweep dies (``kill -9``, OOM killer,
+a few MB). It waits on pidfds of the sweep process and of the trial (its parent); if the sweep dies (``kill -9``, OOM
+killer,
 a crash), it SIGKILLs every process in the trial's session (the trial called ``setsid``; its
 Ray runtime, actors and agents stay in that session even where they change process group) and
 exits. Without it, Ray's dashboard and runtime-env agents outlived a killed trial by about 60 s

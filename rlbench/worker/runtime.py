@@ -21,7 +21,7 @@ from rlbench.results.layout import TrialFolder
 from rlbench.worker.priority import nice_as_ray_worker
 
 if TYPE_CHECKING:
-    from rlbench.spec.plan import TrialPlan
+    from rlbench.planning.plan import TrialPlan
     from rlbench.worker.events import EventLog
 
 

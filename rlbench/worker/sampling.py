@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from rlbench.results.layout import UTILIZATION_COLUMNS
 from rlbench.worker.nvml import EnergySinceStart, GpuReading

@@ -34,7 +34,7 @@ from rlbench.worker.versions import imported_versions, mismatches
 if TYPE_CHECKING:
     from rlbench.adapters.base import Trainer
     from rlbench.adapters.timings import IterationTimings
-    from rlbench.spec.plan import TrialPlan
+    from rlbench.planning.plan import TrialPlan
 
 
 def _redirect_output(path: Path) -> None:
@@ -142,7 +142,7 @@ def main(trial_dir: str, t0_epoch: float, gated: bool = False) -> int:
     folder = TrialFolder(Path(trial_dir))
     _redirect_output(folder.log)
     _start_reaper()
-    from rlbench.spec.plan import read_plan
+    from rlbench.planning.plan import read_plan
 
     events = EventLog(folder.events_file, t0_epoch)
     me = read_stat(os.getpid())
@@ -162,7 +162,7 @@ def main(trial_dir: str, t0_epoch: float, gated: bool = False) -> int:
     except KeyboardInterrupt:  # the sweep's Ctrl-C: _run has shut its runtime down; the iterations are kept
         events.write(Event.INTERRUPTED)
         status = "interrupted"
-    except BaseException as e:  # record everything, then leave
+    except BaseException as e:  # noqa: BLE001 - record everything, then leave
         events.write(Event.ERROR, error=describe_error(e), traceback=traceback.format_exc())
         status = "failed"
     events.write(Event.END, status=status)

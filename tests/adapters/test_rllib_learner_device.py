@@ -37,13 +37,13 @@ class FakeClocks:
 
 
 class FakeEvent:
-    def __init__(self, clocks: FakeClocks, device: "FakeDevice"):
+    def __init__(self, clocks: FakeClocks, device: FakeDevice):
         self.clocks, self.device, self.at = clocks, device, None
 
     def record(self) -> None:
         self.at = self.clocks.device_s
 
-    def seconds_to(self, end: "FakeEvent") -> float:
+    def seconds_to(self, end: FakeEvent) -> float:
         assert self.device.synchronized_after(self) and self.device.synchronized_after(end), "read before a sync"
         return end.at - self.at
 

@@ -165,7 +165,7 @@ def test_cpu_threads_per_gpu_sm_and_its_figure(tmp_path):
 
 def test_a_point_skipped_as_a_duplicate_is_not_a_configuration_of_its_own():
     """num_env_runners: [0, 1, cpus-1] on 2 cores: the third point is the second again."""
-    from rlbench.spec.skips import DUPLICATE
+    from rlbench.planning.skips import DUPLICATE
 
     trials = _trials(
         [{"num_env_runners": 0}, {"num_env_runners": 1}, {"num_env_runners": 1}], [[100.0], [150.0], [None]]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pandas as pd
 
 from rlbench.analysis.curves import (
-    EqualSteps,
     learning_curves,
     returns_at_equal_steps,
 )

@@ -8,8 +8,8 @@ import pytest
 from rlbench.analysis.energy import cpu_energy_j, total_energy_j
 from rlbench.analysis.learning import learning_outcome
 from rlbench.measure.machine import MachineInfo
+from rlbench.planning.plan import plan_trials
 from rlbench.spec.load import spec_from_dict
-from rlbench.spec.plan import plan_trials
 
 MACHINE = MachineInfo(
     hostname="h", cpu_model="c", logical_cores=2, physical_cores=2, usable_cores=[0, 1], memory_bytes=2**30, gpus=[]

@@ -13,8 +13,8 @@ from rlbench.analysis.nodes import (
     trial_node_roles,
 )
 from rlbench.measure.machine import ClusterInfo, MachineInfo, NodeInfo
+from rlbench.planning.plan import plan_cluster_trials, plan_trials
 from rlbench.spec.load import spec_from_dict
-from rlbench.spec.plan import plan_cluster_trials, plan_trials
 
 WINDOW = (1.0, 2.0)
 

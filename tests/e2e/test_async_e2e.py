@@ -112,7 +112,8 @@ def test_async_iterations_count_steps_updates_and_lag(async_run):
     assert len(lag) == len(steady)  # V-trace's batches carry the sampler's weights version: every update has a lag
     assert (
         lag["policy_lag_mean"] >= 1
-    ).all()  # RLlib's count: 1 is on-policy (the version goes up as the update starts) and (lag["policy_lag_max"] >= lag["policy_lag_mean"] - 1e-9).all()
+    ).all()  # RLlib's count: 1 is on-policy (the version goes up as the update starts)
+    assert (lag["policy_lag_max"] >= lag["policy_lag_mean"] - 1e-9).all()
     # the driver's split still adds up to the wall time (its waits, for these algorithms)
     total = its["sample_s"] + its["learn_s"] + its["sync_s"] + its["other_s"]
     assert (total - its["wall_s"]).abs().max() < 1e-9

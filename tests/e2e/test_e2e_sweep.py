@@ -45,6 +45,7 @@ def test_report_written_and_trial_reproducible(smoke):
     assert "data:image/png;base64," in html and "src='http" not in html and "<script" not in html
     assert "For highest throughput:" in html and "For highest throughput:" in (out / "report.md").read_text()
     assert sorted(p.name for p in (out / "plots").glob("report_*.png")) == [
+        "report_ceiling.png",  # its env ceilings measured: what its env and learner allow (issue 49)
         "report_cpu_alloc_by_config.png",
         "report_learning_env_steps.png",
         "report_learning_seconds.png",

@@ -16,8 +16,8 @@ import pytest
 import yaml
 from conftest import run_cli, sweep_ok, trial_processes_alive
 
+from rlbench.planning.plan import repeat_seeds
 from rlbench.spec.load import spec_from_dict
-from rlbench.spec.plan import repeat_seeds
 
 pytestmark = pytest.mark.slow
 

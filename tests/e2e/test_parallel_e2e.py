@@ -269,8 +269,9 @@ def test_foreign_cpu_is_the_planted_actors_on_its_node_only(run):
     assert 0 < trials.loc[on_it, "foreign_cpu_s"] <= run["planted_cpu_s"] + 0.02
     figures = (trials.loc[on_it, "foreign_cpu_s"], run["planted_cpu_s"], trials.loc[other, "foreign_cpu_s"])
     print(
-        "foreign_cpu_s: {} (on the planted node) {:.2f} s, the planted actor's own /proc CPU over the sweep {:.2f} s; "
-        "{} {:.2f} s".format(on_it, figures[0], figures[1], other, figures[2])
+        f"foreign_cpu_s: {on_it} (on the planted node) {figures[0]:.2f} s, the planted actor's own /proc CPU over "
+        f"the sweep {figures[1]:.2f} s; "
+        f"{other} {figures[2]:.2f} s"
     )  # docs/CLUSTER.md's figure
     assert "## Nodes" in (out / "report.md").read_text()
 

@@ -12,7 +12,6 @@ import json
 import os
 import re
 import shutil
-from pathlib import Path
 
 import pandas as pd
 import pytest

@@ -137,7 +137,7 @@ def test_bisect_names_the_version_that_made_the_env_slower(setup):
     probes = [(p["purpose"], p["reference"], p["candidate"], p["outcome"]) for p in result["probes"]]
     assert probes[0] == ("ends", "1.0.0", "1.3.0", "bad") and probes[-1] == ("confirm", "1.1.0", "1.2.0", "bad")
     truth = {v: ("bad" if v >= "1.2.0" else "good") for v in VERSIONS}
-    for purpose, reference, candidate, outcome in probes:
+    for _purpose, reference, candidate, outcome in probes:
         assert outcome in (truth[candidate] if truth[reference] == "good" else "good", "unclear"), probes
     if not any(outcome == "unclear" for *_, outcome in probes):
         assert probes == [

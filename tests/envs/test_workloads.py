@@ -10,8 +10,8 @@ from conftest import REPO
 
 from rlbench.adapters import get_adapter
 from rlbench.measure.machine import MachineInfo
+from rlbench.planning.plan import plan_trials
 from rlbench.spec.load import load_spec
-from rlbench.spec.plan import plan_trials
 
 WORKLOADS = sorted((REPO / "configs" / "workloads").glob("*.yaml"))
 TWO_CORES = MachineInfo(

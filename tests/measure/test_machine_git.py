@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from rlbench.measure.machine import git_commit, head_commit, probe_machine
+from rlbench.planning.plan import plan_trials
 from rlbench.run.manifest import manifest
 from rlbench.spec.load import load_spec
-from rlbench.spec.plan import plan_trials
 
 
 def _git(*args: str, cwd: Path) -> str:

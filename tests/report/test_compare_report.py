@@ -11,10 +11,10 @@ import yaml
 from conftest import REPO
 
 from rlbench.commands import main
+from rlbench.planning.plan import read_plan
 from rlbench.report.reproduce import reproduce_spec
 from rlbench.results.layout import ResultsFolder
 from rlbench.spec.load import load_spec
-from rlbench.spec.plan import read_plan
 
 _spec = importlib.util.spec_from_file_location("bench_tables", REPO / "scripts" / "bench_tables.py")
 bench_tables = importlib.util.module_from_spec(_spec)

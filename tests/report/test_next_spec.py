@@ -12,10 +12,10 @@ from conftest import REPO
 
 from rlbench.analysis.findings import REPEATS_FOR_EVIDENCE, Verdict
 from rlbench.analysis.next_step import NextSweep
+from rlbench.planning.plan import read_plan, write_plan
 from rlbench.report.next_spec import write_next_spec
 from rlbench.results.layout import ResultsFolder
 from rlbench.spec.load import load_spec
-from rlbench.spec.plan import read_plan, write_plan
 
 _spec = importlib.util.spec_from_file_location("bench_tables", REPO / "scripts" / "bench_tables.py")
 bench_tables = importlib.util.module_from_spec(_spec)
@@ -97,3 +97,20 @@ def test_no_verdict_no_file(tmp_path):
     write_next_spec(out, NextSweep(1, LAUNCH, "minibatch_size", 64, (64, 128)), trials)
     assert write_next_spec(out, None, trials) is None
     assert not ResultsFolder(out).next_spec.exists()  # an older next.yaml goes: its verdict no longer holds
+
+
+def test_no_next_sweep_where_the_cores_are_the_limit_says_why():
+    """A sampler verdict that says the cores are the limit (rlbench.analysis.next_step.advise's ``cores_limit``): no
+    next.yaml, and the report's "Next sweep" says why instead of staying silent."""
+    from types import SimpleNamespace
+
+    from rlbench.report.blocks import Bullets
+    from rlbench.report.document import next_blocks
+
+    analysis = SimpleNamespace(next=None, next_stop="no more env runners than 1 fit the trial's 2 cores")
+    heading, bullets = next_blocks(analysis, None)
+    assert heading.text == "Next sweep" and isinstance(bullets, Bullets)
+    assert bullets.items == [
+        "No next.yaml, as this machine's cores are the limit. Why: no more env runners than 1 fit the trial's 2 cores."
+    ]
+    assert next_blocks(SimpleNamespace(next=None, next_stop=""), None) == []

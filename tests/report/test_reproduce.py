@@ -7,10 +7,10 @@ import importlib.util
 import yaml
 from conftest import REPO
 
+from rlbench.planning.plan import read_plan
 from rlbench.report.reproduce import write_reproduction
 from rlbench.report.terminal import plan_table
 from rlbench.results.layout import ResultsFolder
-from rlbench.spec.plan import read_plan
 
 _spec = importlib.util.spec_from_file_location("bench_tables", REPO / "scripts" / "bench_tables.py")
 bench_tables = importlib.util.module_from_spec(_spec)

@@ -69,8 +69,8 @@ def test_results_table():
 
 def test_plan_table(monkeypatch):
     from rlbench.measure.machine import MachineInfo
+    from rlbench.planning.plan import plan_trials
     from rlbench.spec.load import spec_from_dict
-    from rlbench.spec.plan import plan_trials
 
     machine = MachineInfo(
         hostname="h", cpu_model="c", logical_cores=2, physical_cores=2, usable_cores=[0, 1], memory_bytes=2**30, gpus=[]

@@ -91,9 +91,9 @@ def test_trial_ids_are_the_next_repeat_of_the_grid_point_and_kept(tmp_path):
 def test_two_probes_separate_the_per_step_and_the_per_call_cost(tmp_path):
     """Known answer: env 10 us a step, then 20 us a step plus 400 us a forward call of E envs."""
     from rlbench.measure.machine import probe_machine
+    from rlbench.planning.plan import plan_trials
     from rlbench.run.autoconfig_driver.trial_files import probes_of
     from rlbench.spec.load import spec_from_dict
-    from rlbench.spec.plan import plan_trials
 
     loaded = spec_from_dict(
         {
@@ -140,9 +140,9 @@ def test_each_other_env_config_steps_at_its_ceiling_and_survives_the_state(tmp_p
     from rlbench.autoconfig.model import ProbeCosts, env_id
     from rlbench.autoconfig.session import dump_decided, load_decided
     from rlbench.measure.machine import probe_machine
+    from rlbench.planning.plan import plan_trials
     from rlbench.run.autoconfig_driver.trial_files import env_steps_from
     from rlbench.spec.load import spec_from_dict
-    from rlbench.spec.plan import plan_trials
     from rlbench.studies.envbench import ceiling_key
 
     loaded = spec_from_dict(
@@ -180,10 +180,10 @@ def test_a_gpu_probe_reads_its_busy_share_from_its_own_samples(tmp_path):
     """Known answer: a CPU baseline (1 ms of learner per env step) and a GPU learner's probe whose learn windows
     (1 s after 0.5 s of sampling) NVML read 10% busy, 0.9 s of 100 updates: 8.1 ms a step, 0.19 ms an env step."""
     from rlbench.measure.machine import probe_machine
+    from rlbench.planning.plan import plan_trials
     from rlbench.results.tables import write_utilization
     from rlbench.run.autoconfig_driver.trial_files import probes_of
     from rlbench.spec.load import spec_from_dict
-    from rlbench.spec.plan import plan_trials
 
     loaded = spec_from_dict(
         {

@@ -12,11 +12,11 @@ from rlbench.measure.machine import (
     cluster_dict,
     cluster_from_dict,
 )
+from rlbench.planning.plan import check_spec_for_cluster, plan_cluster_trials
+from rlbench.planning.skips import cluster_skip_reason
 from rlbench.run.cluster import ClusterError, resolve_address
 from rlbench.spec.load import spec_from_dict
 from rlbench.spec.model import TrialConfig
-from rlbench.spec.plan import check_spec_for_cluster, plan_cluster_trials
-from rlbench.spec.skips import cluster_skip_reason
 from rlbench.worker.ray_auth import enable_token_auth, runtime_env_for, token_available
 
 REPO = Path(__file__).resolve().parents[2]
@@ -159,8 +159,8 @@ def test_cli_refuses_cpus_and_unreachable_clusters_before_running_anything(tmp_p
 
 
 def test_relative_values_resolve_against_the_clusters_cpus():
-    from rlbench.spec.skip_summary import skip_group, skip_summary
-    from rlbench.spec.skips import DUPLICATE
+    from rlbench.planning.skip_summary import skip_group, skip_summary
+    from rlbench.planning.skips import DUPLICATE
 
     loaded = spec_from_dict(
         {

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 
 from rlbench.measure.machine import ClusterInfo, NodeInfo
+from rlbench.planning.placement import node_rooms, placement, trial_bundles
+from rlbench.planning.plan import check_spec_for_cluster, placed, plan_cluster_trials, write_plan
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.records import TrialRecord, write_record
 from rlbench.run.cluster import ClusterError, parse_parallel, prepare_cluster
 from rlbench.run.parallel import NodePool
 from rlbench.run.resume import plan_resume
 from rlbench.spec.load import spec_from_dict
-from rlbench.spec.placement import node_rooms, placement, trial_bundles
-from rlbench.spec.plan import check_spec_for_cluster, placed, plan_cluster_trials, write_plan
 
 SPEC = {
     "name": "p",

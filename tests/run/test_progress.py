@@ -8,6 +8,7 @@ import pytest
 from rich.console import Console
 
 from rlbench.measure.machine import MachineInfo
+from rlbench.planning.plan import plan_trials
 from rlbench.results.records import TrialRecord
 from rlbench.run.progress import (
     FIRST_GUESS_END_S,
@@ -19,7 +20,6 @@ from rlbench.run.progress import (
     clock,
 )
 from rlbench.spec.load import spec_from_dict
-from rlbench.spec.plan import plan_trials
 
 FOUR = TrialWork(iterations=4, seconds=None)
 

@@ -13,6 +13,7 @@ import pytest
 
 from rlbench import SCHEMA_VERSION
 from rlbench.measure.machine import MachineInfo
+from rlbench.planning.plan import plan_trials, repeat_seeds, write_plan
 from rlbench.results.files import write_json
 from rlbench.results.layout import LOCK_FILE, ResultsFolder
 from rlbench.results.lock import OutDirError, SweepLock, check_writable
@@ -21,7 +22,6 @@ from rlbench.results.session import open_for_write
 from rlbench.run.manifest import run_facts
 from rlbench.run.resume import RESUMABLE_SPEC_KEYS, plan_resume, recorded_seeds
 from rlbench.spec.load import spec_from_dict
-from rlbench.spec.plan import plan_trials, repeat_seeds, write_plan
 
 MACHINE = MachineInfo(
     hostname="h",

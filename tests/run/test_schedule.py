@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from rlbench.planning.placement import NodeRoom
 from rlbench.run.schedule import NodeHistory, Waiting, choose
-from rlbench.spec.placement import NodeRoom
 
 ONE = (("driver", 1.0, 0.0), ("env_runner", 1.0, 0.0))  # fits one 2-CPU node
 TWO = ONE + (("env_runner", 1.0, 0.0),)  # needs two

@@ -26,9 +26,9 @@ def test_unknown_name_is_refused_with_the_known_ones():
 
 def test_the_environment_variable_adds_to_each_plans_own_switches(tmp_path):
     from rlbench.measure.machine import MachineInfo
+    from rlbench.planning.plan import plan_trials
     from rlbench.run.switches import with_switches
     from rlbench.spec.load import load_spec
-    from rlbench.spec.plan import plan_trials
 
     spec = tmp_path / "spec.yaml"
     spec.write_text(

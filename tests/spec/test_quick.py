@@ -7,9 +7,9 @@ import pytest
 
 from rlbench.adapters import get_adapter
 from rlbench.measure.machine import MachineInfo
+from rlbench.planning.plan import plan_trials
 from rlbench.spec.load import spec_from_dict
 from rlbench.spec.model import SpecError
-from rlbench.spec.plan import plan_trials
 
 TWO_CORES = MachineInfo(
     hostname="h", cpu_model="c", logical_cores=2, physical_cores=2, usable_cores=[0, 1], memory_bytes=2**34, gpus=[]

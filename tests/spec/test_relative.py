@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from rlbench.measure.machine import MachineInfo
+from rlbench.planning.plan import plan_trials
+from rlbench.planning.skip_summary import skip_group, skip_summary
+from rlbench.planning.skips import DUPLICATE
 from rlbench.spec.load import load_spec, spec_from_dict
 from rlbench.spec.model import SpecError
-from rlbench.spec.plan import plan_trials
 from rlbench.spec.relative import resolve
-from rlbench.spec.skip_summary import skip_group, skip_summary
-from rlbench.spec.skips import DUPLICATE
 
 BASE = """\
 name: t

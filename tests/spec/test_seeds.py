@@ -69,3 +69,47 @@ def test_autoconfigs_trial_seeds_are_the_ones_old_folders_ran_with():
         (0, "race", 2, 0): 2002372718,
         (11, "search", 2, 5): 31033386,
     }
+
+
+#: servebench's cell seeds as its cell_seed wrote them before the one derivation (the arithmetic of c3a2e51 and
+#: e9c689c: ``(seed * 1_000_003 + batch * 7_919 + input_bytes) % 2**32``): (run seed, batch, input bytes) -> seed.
+CELLS = {
+    (0, 1, 16): 7935,
+    (0, 64, 4096): 510912,
+    (7, 256, 64): 9027349,
+    (2**32 - 1, 8, 16): 4294030661,
+    (123456789, 1024, 1048576): 2628571775,
+}
+
+
+def test_servebenchs_cell_seeds_are_the_ones_old_folders_ran_with():
+    """Issue 51: cell_seed is the one derivation's ``cell`` sequence, and a servebench folder reruns with its states."""
+    from rlbench.studies.servebench import ServebenchConfig, cell_seed
+
+    assert {k: derive_seed(*k, sequence="cell") for k in CELLS} == CELLS
+    assert {k: cell_seed(ServebenchConfig(seed=k[0]), k[1], k[2]) for k in CELLS} == CELLS
+
+
+def test_one_seed_bound_a_spec_seed_that_would_overflow_in_the_trial_is_refused_at_load(tmp_path):
+    """Issue 51: ``seed: [4294967295]`` passed the load (numpy's bound) and would overflow where RLlib seeds env runner
+    1 with seed + 1; a spec's seeds share the derived seeds' bound, below 2**31."""
+    import pytest
+
+    from rlbench.spec.errors import SpecError
+    from rlbench.spec.limits import MAX_SEED
+    from rlbench.spec.load import load_spec
+
+    assert MAX_SEED == SEED_LIMIT - 1
+    for seed in ("[4294967295]", "4294967295", f"[{SEED_LIMIT}]"):
+        spec = tmp_path / "s.yaml"
+        spec.write_text(
+            f"name: s\nframework: plain\nenvironment: {{env: CartPole-v1}}\nstop: {{iterations: 3}}\nseed: {seed}\n"
+        )
+        with pytest.raises(SpecError) as refused:
+            load_spec(spec)
+        said = str(refused.value)
+        assert "seed" in said and f"seeds must be 0 to {MAX_SEED}" in said and "seed + i" in said, said
+    spec.write_text(
+        f"name: s\nframework: plain\nenvironment: {{env: CartPole-v1}}\nstop: {{iterations: 3}}\nseed: [{MAX_SEED}]\n"
+    )
+    assert load_spec(spec).spec.seed == [MAX_SEED]

@@ -21,10 +21,10 @@ from conftest import REPO
 from fakes import FakeNvml, h100
 
 from rlbench.measure.machine import ClusterInfo, MachineInfo, NodeInfo, probe_machine
+from rlbench.planning.plan import check_spec_for_cluster, plan_cluster_trials, plan_trials, read_plan, write_plan
 from rlbench.results.layout import ResultsFolder
 from rlbench.spec.load import load_spec, spec_from_dict
 from rlbench.spec.model import LoadedSpec
-from rlbench.spec.plan import check_spec_for_cluster, plan_cluster_trials, plan_trials, read_plan, write_plan
 from rlbench.spec.yamlfile import read_yaml
 
 CONFIGS = sorted(REPO.glob("configs/**/*.yaml"))

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from rlbench.measure.machine import MachineInfo
+from rlbench.planning.plan import plan_trials
 from rlbench.spec.load import load_spec
 from rlbench.spec.model import SpecError
-from rlbench.spec.plan import plan_trials
 from rlbench.spec.variants import in_rounds
 
 BASE = """\
@@ -131,7 +131,8 @@ def test_without_variants_or_rounds_nothing_changes(tmp_path):
         ),
         (
             "variants:\n  - name: A\n  - name: B\n    set: {num_env_runnerz: 2}\n",
-            "spec.yaml:9: variants[1].set.num_env_runnerz: unknown key 'num_env_runnerz'; did you mean 'num_env_runners'?",
+            "spec.yaml:9: variants[1].set.num_env_runnerz: unknown key 'num_env_runnerz'; "
+            "did you mean 'num_env_runners'?",
         ),
         ("variants:\n  - name: ../etc\n", "spec.yaml:7: variants.0.name: String should match pattern"),
         ("variants:\n  - name: A\n    sett: {}\n", "spec.yaml:8: variants.0.sett: unknown key 'sett'"),
@@ -236,7 +237,8 @@ def test_bad_switch_names_say_where_and_which_exist(tmp_path, text, message):
 
 def test_a_variant_may_set_how_its_trials_are_measured(tmp_path):
     text = (
-        "variants:\n  - name: plain\n  - {name: profiled, set: {profile_hz: 100, profile_roles: [driver], sample_hz: 5}}\n"
+        "variants:\n  - name: plain\n"
+        "  - {name: profiled, set: {profile_hz: 100, profile_roles: [driver], sample_hz: 5}}\n"
         "profile_native: true\n"
     )
     loaded = load(tmp_path, text)

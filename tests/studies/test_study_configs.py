@@ -13,8 +13,8 @@ from conftest import REPO, run_cli, trial_processes_alive
 
 from rlbench.autoconfig.section import AutoconfigSection
 from rlbench.measure.machine import MachineInfo
+from rlbench.planning.plan import plan_trials
 from rlbench.spec.load import load_spec, spec_from_dict
-from rlbench.spec.plan import plan_trials
 
 TWO_CORES = MachineInfo(
     hostname="test",

@@ -83,7 +83,7 @@ import json, os, socket, struct, sys, time
 import ray, psutil
 from rlbench.measure.machine import MachineInfo
 from rlbench.spec.load import spec_from_dict
-from rlbench.spec.plan import plan_trials
+from rlbench.planning.plan import plan_trials
 from rlbench.worker.ray_auth import bind_local_runtime_to_loopback
 from rlbench.worker.runtime import ray_init_kwargs
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from rlbench.measure.machine import MachineInfo
+from rlbench.planning.plan import plan_trials
 from rlbench.spec.load import spec_from_dict
-from rlbench.spec.plan import plan_trials
 from rlbench.worker.events import describe_error
 from rlbench.worker.runtime import ray_init_kwargs
 
@@ -130,9 +130,9 @@ def test_a_plan_it_cannot_read_fails_the_trial_with_one_line(tmp_path):
 
     from conftest import REPO
 
+    from rlbench.planning.plan import write_plan
     from rlbench.results.layout import ResultsFolder, TrialFolder
     from rlbench.run.verdict import verdict
-    from rlbench.spec.plan import write_plan
 
     plan = _plan()
     trial = write_plan(ResultsFolder(tmp_path), plan)

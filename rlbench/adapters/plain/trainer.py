@@ -1,4 +1,10 @@
-"""The plain adapter's trainer: step the env with random actions, an iteration at a time."""
+"""The plain adapter's trainer: step the env with random actions, an iteration at a time.
+
+A planted learner, for known answers (the ceiling of docs/ANALYSIS.md, "Why sampling is slow"): ``env_config``'s
+``plain_learn_cost_us`` (default 0: nothing learns) makes each iteration's learn phase burn that many microseconds
+of this thread's CPU per env step sampled, after the sampling, as a synchronous learner would; the key is taken out
+of the config the env is made with.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +19,20 @@ if TYPE_CHECKING:
     from rlbench.adapters.base import TrialConfig
 
 
+#: The ``env_config`` key of the planted learner's cost (CPU microseconds per env step sampled).
+LEARN_COST_KEY = "plain_learn_cost_us"
+
+
+def _burn_cpu_us(duration_us: float) -> None:
+    """Use ``duration_us`` microseconds of this thread's CPU in a busy loop (a core shared with another process
+    stretches it in wall time, as real work)."""
+    if duration_us <= 0:
+        return
+    deadline_ns = time.thread_time_ns() + int(duration_us * 1000)
+    while time.thread_time_ns() < deadline_ns:
+        pass
+
+
 class PlainTrainer:
     """One env, stepped ``train_batch_size_per_learner`` times per :meth:`train` with random actions."""
 
@@ -24,9 +44,13 @@ class PlainTrainer:
         self._last: dict[str, Any] = {}
         self._returns: list[float] = []
         self._episode_return = 0.0
+        self.learn_cost_us = float(config.environment.env_config.get(LEARN_COST_KEY, 0.0))
+        """CPU microseconds the planted learner burns per env step sampled (0: it learns nothing)."""
 
     def infeasible_reason(self) -> str | None:
         c = self.config
+        if self.learn_cost_us < 0:
+            return f"env_config.{LEARN_COST_KEY} is {self.learn_cost_us:g}: a planted learner's cost is 0 or more"
         if c.env_runners.num_env_runners or c.learners.num_learners:
             return (
                 "framework plain runs everything in the trial process: it has no env runners or learners "
@@ -35,7 +59,8 @@ class PlainTrainer:
         return None
 
     def build(self) -> None:
-        self.env = make_env(self.config.environment.env, self.config.environment.env_config)
+        env_config = {k: v for k, v in self.config.environment.env_config.items() if k != LEARN_COST_KEY}
+        self.env = make_env(self.config.environment.env, env_config)
         self.env.action_space.seed(self.seed)
         self.env.reset(seed=self.seed)
 
@@ -62,11 +87,16 @@ class PlainTrainer:
                 self._episode_return = 0.0
                 env.reset()
         sample_s = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        _burn_cpu_us(self.learn_cost_us * self.steps_per_iteration)
+        learn_s = time.perf_counter() - t1
         self._last = {
             "sample_s": sample_s,
             "env_step_s": step_s,
             "inference_s": act_s,
             "sample_other_s": sample_s - step_s - act_s,
+            "learn_s": learn_s,
+            "sgd_s": learn_s,
         }
 
     def iteration(self) -> IterationTimings:
@@ -75,7 +105,6 @@ class PlainTrainer:
             env_steps_sampled=self.steps_per_iteration,
             **self._last,
             learner_connector_s=0.0,
-            sgd_s=0.0,
             weight_sync_s=0.0,
             sync_bytes=0,
             env_steps_trained=0,

@@ -109,7 +109,8 @@ def spec_calls(config: TrialConfig) -> list[tuple[str, dict[str, Any]]]:
 
 
 def build_config(config: TrialConfig, *, seed: int | None = None, without: frozenset[str] = frozenset()):
-    """The AlgorithmConfig (PPOConfig, APPOConfig, IMPALAConfig, DQNConfig, SACConfig) for one trial; only new-API names reach RLlib.
+    """The AlgorithmConfig (PPOConfig, APPOConfig, IMPALAConfig, DQNConfig, SACConfig) for one trial; only new-API
+    names reach RLlib.
     ``without`` leaves out the ``stats`` class or the timing ``callback`` (a fidelity diagnosis,
     :mod:`rlbench.run.switches`)."""
     from rlbench.adapters.rllib.timing import PhaseTimingCallback

@@ -52,7 +52,8 @@ the device clock as seams: the tests drive a hand-made learner on fake ones (kno
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from rlbench.adapters.cuda_clock import DeviceClock, cuda_clock
 from rlbench.adapters.rllib import compat

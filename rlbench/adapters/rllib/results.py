@@ -183,7 +183,8 @@ def sampling_split(
 def runner_timings(result: dict) -> list[dict[str, Any]]:
     """Each env runner's own figures for the iteration, in worker-index order: ``env_runner`` (RLlib's
     worker index; 0 is the driver's local runner), ``pid``, ``env_steps``, ``env_step_s``,
-    ``env_step_cpu_s`` (the sampling thread's CPU time inside the env), ``inference_s``, ``sample_s`` (wall time of its ``sample()`` calls) and ``sample_cpu_s`` (CPU
+    ``env_step_cpu_s`` (the sampling thread's CPU time inside the env), ``inference_s``, ``sample_s`` (wall time of its
+    ``sample()`` calls) and ``sample_cpu_s`` (CPU
     time of its sampling thread in them); a value the runner did not log is None."""
     node: Any = result
     for key in RUNNERS:

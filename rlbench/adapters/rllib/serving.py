@@ -68,7 +68,8 @@ def train_policy(folder: str, *, seed: int, iterations: int) -> dict[str, Any]:
 
 def save_model(folder: str, *, input_floats: int, width: int, depth: int, residual: bool, seed: int) -> dict[str, Any]:
     """An untrained model saved as an RLModule checkpoint: RLlib's default PPO module with ``depth`` hidden
-    layers of ``width`` (``residual`` False), or :class:`~rlbench.adapters.rllib.serving_models.ResidualPolicy` with ``depth`` blocks; 2 actions.
+    layers of ``width`` (``residual`` False), or :class:`~rlbench.adapters.rllib.serving_models.ResidualPolicy` with
+    ``depth`` blocks; 2 actions.
     Untrained weights cost what trained ones do."""
     _quiet()
     import gymnasium as gym

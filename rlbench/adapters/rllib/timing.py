@@ -35,7 +35,8 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from rlbench.adapters.rllib import compat
 

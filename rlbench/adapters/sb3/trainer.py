@@ -8,7 +8,8 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from rlbench.adapters.sb3.envs import EnvFactory
 from rlbench.adapters.sb3.mapping import env_count, in_subprocesses, ppo_arguments, train_batch
@@ -185,8 +186,13 @@ class SB3Trainer:
             return float(len(timer.returns))
         if name == "num_env_steps_sampled_lifetime":
             return float(self.model.num_timesteps) if self.model is not None else None
-        values = {"episode_return": timer.returns, "episode_len": timer.lengths}
-        for prefix, reduce in (("_mean", lambda v: sum(v) / len(v)), ("_min", min), ("_max", max)):
+        values: dict[str, Sequence[float]] = {"episode_return": timer.returns, "episode_len": timer.lengths}
+        reducers: tuple[tuple[str, Callable[[Sequence[float]], float]], ...] = (
+            ("_mean", lambda v: sum(v) / len(v)),
+            ("_min", min),
+            ("_max", max),
+        )
+        for prefix, reduce in reducers:
             stem = name.removesuffix(prefix)
             if stem != name and stem in values:
                 return float(reduce(values[stem])) if values[stem] else None

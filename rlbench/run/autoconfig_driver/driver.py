@@ -14,9 +14,10 @@ trial's result is read back from its folder (:meth:`Driver.stored`), so no finis
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import psutil
 from rich.console import Console
@@ -28,6 +29,7 @@ from rlbench.autoconfig.model import Observation, ProbeCosts
 from rlbench.autoconfig.outputs import AutoconfigResult, write_outputs
 from rlbench.autoconfig.session import Session
 from rlbench.measure.machine import MachineInfo
+from rlbench.planning.plan import TrialPlan
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.lock import OutDirError
 from rlbench.results.text import plain
@@ -35,7 +37,6 @@ from rlbench.run.autoconfig_driver.space import Setup
 from rlbench.run.autoconfig_driver.trial_files import State, env_steps_from, probes_of, read_result, request_plan
 from rlbench.run.batches import TrialBatches
 from rlbench.run.ceilings import measure_env_ceilings
-from rlbench.spec.plan import TrialPlan
 
 
 @dataclass

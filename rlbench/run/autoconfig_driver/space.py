@@ -25,9 +25,9 @@ from rlbench.autoconfig.plan import TrialShape
 from rlbench.autoconfig.section import AutoconfigSection
 from rlbench.autoconfig.session import Session, Space
 from rlbench.measure.machine import MachineInfo
+from rlbench.planning.plan import TrialPlan, plan_cluster_trials, plan_trials
 from rlbench.spec.load import axis_column, axis_target, spec_from_dict
 from rlbench.spec.model import LoadedSpec, SpecError
-from rlbench.spec.plan import TrialPlan, plan_cluster_trials, plan_trials
 from rlbench.spec.yamlfile import read_yaml
 
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
@@ -85,7 +85,7 @@ class Setup:
         return Session(self.space, self.section, self.budget_s, self.shape, self.cold_start_s)
 
 
-def second_probe(setup: "Setup") -> str | None:
+def second_probe(setup: Setup) -> str | None:
     """The searched configuration that separates the most of the baseline's costs, its learner on the same device:
     another envs per runner (inference's per-call cost from its per-step cost) and another minibatch step count
     (the learner's per-step cost from its per-env-step cost), both if one does; then the envs per runner that differ
@@ -113,7 +113,7 @@ def second_probe(setup: "Setup") -> str | None:
     ).key
 
 
-def device_probe(setup: "Setup") -> str | None:
+def device_probe(setup: Setup) -> str | None:
     """The searched configuration whose learner is on the other device than the baseline's (a GPU learner beside a
     CPU baseline, or the reverse), the fewest axes away from it (the fewer CPUs on a tie): without a probe there,
     the cost model predicts nothing on that device. None when every searched learner is on the baseline's."""
@@ -260,7 +260,8 @@ def prepare(
         raise SpecError(
             f"--budget {budget_s:g} s cannot buy an answer for {path}: the smallest plan (the probes, then the "
             f"baseline against the model's best for {section.min_rounds} rounds) needs at least {need:.0f} s "
-            f"here (trials of {cold:g} s of cold start{' (autoconfig.cold_start_s)' if section.cold_start_s is not None else ''} "
+            f"here (trials of {cold:g} s of cold start"
+            f"{' (autoconfig.cold_start_s)' if section.cold_start_s is not None else ''} "
             f"+ {training}, and the report's reserve): give --budget {_duration(need)} or more, or a "
             "shorter stop:"
         )

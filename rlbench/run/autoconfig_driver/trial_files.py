@@ -18,12 +18,12 @@ from rlbench.autoconfig.ask_tell import TrialRequest, TrialResult
 from rlbench.autoconfig.model import ProbeCosts
 from rlbench.autoconfig.readings import FINAL, probes_from, trial_result, with_device_probe, with_learn_windows
 from rlbench.autoconfig.session import dump_decided, load_decided
+from rlbench.planning.plan import TrialPlan, trial_id
 from rlbench.results.events import Event
 from rlbench.results.files import read_json, write_json
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.records import read_record
 from rlbench.results.tables import iteration_rows, iterations_frame, read_utilization
-from rlbench.spec.plan import TrialPlan, trial_id
 from rlbench.studies.envbench import trial_ceiling_key
 
 #: Version of autoconfig_state.json (2: the session's decisions, the plan among them).
@@ -45,7 +45,7 @@ class State:
         }
 
     @classmethod
-    def read(cls, folder: ResultsFolder) -> "State | None":
+    def read(cls, folder: ResultsFolder) -> State | None:
         """The folder's state; None when it has none. Raises ValueError for a state of another version."""
         data = read_json(folder.autoconfig_state, None)
         if not isinstance(data, dict):

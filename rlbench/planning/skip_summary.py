@@ -1,11 +1,11 @@
 """The skipped trials said once per kind of reason, from the plans alone: before the sweep, and in its final
-table (a resumed sweep's kept trials group the same way). Why each one is skipped: :mod:`rlbench.spec.skips`.
+table (a resumed sweep's kept trials group the same way). Why each one is skipped: :mod:`rlbench.planning.skips`.
 """
 
 from __future__ import annotations
 
-from rlbench.spec.plan import TrialPlan
-from rlbench.spec.skips import DUPLICATE, demand_of
+from rlbench.planning.plan import TrialPlan
+from rlbench.planning.skips import DUPLICATE, demand_of
 
 
 def skip_group(plan: TrialPlan) -> str | None:
@@ -15,7 +15,7 @@ def skip_group(plan: TrialPlan) -> str | None:
     if plan.skip_reason is None:
         return None
     if plan.skip_reason.startswith(DUPLICATE):
-        if plan.skip_reason.endswith("(its batch cut alike)"):  # rlbench.spec.plan's words for a --quick duplicate
+        if plan.skip_reason.endswith("(its batch cut alike)"):  # rlbench.planning.plan's words for a --quick duplicate
             return "are the same configuration as an earlier grid point once --quick cuts the train batch"
         return "resolve to the same configuration as an earlier grid point on this machine"
     need = demand_of(plan.config)
@@ -42,7 +42,8 @@ def describe(plan: TrialPlan) -> str:
 
 
 def skip_summary(plans: list[TrialPlan]) -> list[str]:
-    """One line per skip group (:func:`skip_group`): ``14 of 16 trials need more CPUs than ... (largest feasible: ...)``."""
+    """One line per skip group (:func:`skip_group`): ``14 of 16 trials need more CPUs than ... (largest feasible:
+    ...)``."""
     groups: dict[str, list[TrialPlan]] = {}
     for plan in plans:
         group = skip_group(plan)
@@ -55,13 +56,14 @@ def skip_summary(plans: list[TrialPlan]) -> list[str]:
         resource = "GPUs" if "GPUs" in group else "CPUs" if "CPU" in group or "cpus" in group else None
         if resource:
 
-            def demand(p: TrialPlan) -> float:
+            def demand(p: TrialPlan, resource: str = resource) -> float:
                 need = demand_of(p.config)
                 return need.gpus if resource == "GPUs" else need.actor_cpus + (0 if p.ray_address else need.driver_cpus)
 
             if feasible:
                 best = max(feasible, key=demand)
-                line += f" (largest feasible: {describe(best)}, {demand(best):g} {resource[:-1] if demand(best) == 1 else resource})"
+                unit = resource[:-1] if demand(best) == 1 else resource
+                line += f" (largest feasible: {describe(best)}, {demand(best):g} {unit})"
             else:
                 line += " (none of the trials fits)"
         lines.append(line)

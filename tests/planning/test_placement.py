@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rlbench.adapters.demand import ActorDemand, ResourceDemand
 from rlbench.measure.machine import NodeInfo, node_type
-from rlbench.spec.placement import (
+from rlbench.planning.placement import (
     MIN_DRIVER_CPUS,
     NodeRoom,
     disjoint_sets,

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from rlbench.measure.machine import MachineInfo
+from rlbench.planning.plan import derive_seed, plan_trials, repeat_seeds, trial_id
+from rlbench.planning.skip_summary import skip_group, skip_summary
+from rlbench.planning.skips import skip_reason
 from rlbench.spec.load import spec_from_dict
 from rlbench.spec.model import TrialConfig
-from rlbench.spec.plan import derive_seed, plan_trials, repeat_seeds, trial_id
-from rlbench.spec.skip_summary import skip_group, skip_summary
-from rlbench.spec.skips import skip_reason
 
 
 def machine(cores: list[int], gpus: int = 0) -> MachineInfo:
@@ -299,8 +299,8 @@ def test_a_learner_gpus_plan_reads_back_as_written(tmp_path, gpus):
     """plan.json holds learner_gpus beside the num_learners/num_gpus_per_learner it resolved to: every reader
     (the trial, the tables, --resume, reproduce) goes through read_plan and gets the same plan back (on
     1923cec every learner_gpus plan failed to read: "both set: keep one")."""
+    from rlbench.planning.plan import read_plan, write_plan
     from rlbench.results.layout import ResultsFolder
-    from rlbench.spec.plan import read_plan, write_plan
 
     [p] = plans(spec(learners={"learner_gpus": gpus}), machine(list(range(4)), gpus=2))
     assert read_plan(write_plan(ResultsFolder(tmp_path), p)) == p

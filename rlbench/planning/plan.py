@@ -1,6 +1,6 @@
 """Plan stage: turn a loaded spec into the ordered list of trials, each with its cores and fate.
 
-A trial the machine cannot run is planned as ``skipped`` with the reason (:mod:`rlbench.spec.skips`), so
+A trial the machine cannot run is planned as ``skipped`` with the reason (:mod:`rlbench.planning.skips`), so
 it never reaches Ray (which would wait forever). On a cluster (``--address``) the same plan is made against
 the cluster's resources instead.
 """
@@ -10,21 +10,21 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from typing import Any, Union
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from rlbench.adapters import ResourceDemand, get_adapter
 from rlbench.measure.machine import ClusterInfo, MachineInfo
+from rlbench.planning.placement import Placement, largest_node_set, node_rooms, node_set_skip_reason, trial_bundles
+from rlbench.planning.skips import DUPLICATE, cluster_skip_reason, skip_reason
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import ResultsFolder, TrialFolder
 from rlbench.spec.fidelity import tune_differences
 from rlbench.spec.model import GridPoint, LoadedSpec, SpecError, StopTarget, SweepSpec, TrialConfig
-from rlbench.spec.placement import Placement, largest_node_set, node_rooms, node_set_skip_reason, trial_bundles
 from rlbench.spec.quick import QUICK_FLAG
 from rlbench.spec.relative import resolve
 from rlbench.spec.seeds import SEED_LIMIT, derive_seed
-from rlbench.spec.skips import DUPLICATE, cluster_skip_reason, skip_reason
 from rlbench.spec.variants import PackageSet, in_rounds, measured, package_set
 
 
@@ -55,11 +55,11 @@ class TrialPlan(BaseModel):
     """GPUs given to the trial's Ray runtime (all the machine has)."""
     torch_threads: dict[str, int]
     """torch threads rlbench sets per role (driver, learner, env_runner)."""
-    stop_iterations: Union[int, None]
+    stop_iterations: int | None
     """Iteration limit."""
-    stop_seconds: Union[float, None]
+    stop_seconds: float | None
     """Training-time limit."""
-    stop_target: Union[StopTarget, None] = None
+    stop_target: StopTarget | None = None
     """The result metric's target that ends the trial when an iteration reaches it; None: no target."""
     warmup_iterations: int
     """Leading iterations flagged warm-up."""
@@ -73,21 +73,21 @@ class TrialPlan(BaseModel):
     """py-spy also records native frames (``--native``)."""
     profile_roles: list[str] = ["driver", "learner", "env_runner", "ray_system", "other"]
     """The roles whose processes are profiled."""
-    memory_limit_bytes: Union[int, None] = None
+    memory_limit_bytes: int | None = None
     """Kill the trial when its processes' summed resident memory passes this; None: no limit."""
     include_dashboard: bool = False
     """Start Ray's dashboard (bound to 127.0.0.1)."""
-    seed: Union[int, None]
+    seed: int | None
     """RLlib seed of this trial (``config.debugging(seed=...)``): the seed of its repeat index
     (:func:`repeat_seeds`); None only in plans written before every trial was seeded."""
-    skip_reason: Union[str, None] = None
+    skip_reason: str | None = None
     """Why the trial will not run; None when it will."""
-    ray_address: Union[str, None] = None
+    ray_address: str | None = None
     """GCS address of the Ray cluster the trial's driver connects to (``--address``); None: a private local
     runtime. On a cluster ``cores`` are empty (no pinning); ``cpus``, ``ray_cpus``, ``gpus``: the cluster's."""
     parallel: bool = False
     """Planned for ``--parallel``: against the node sets it can get, to run on one of its own (``placement``)."""
-    placement: Union[Placement, None] = None
+    placement: Placement | None = None
     """``--parallel``: the node set the trial runs on and its placement group's bundles, chosen when its turn came
     (:mod:`rlbench.run.schedule`); its trainer then runs in a trial actor there. None: every other trial."""
     differs_from_tune: list[str] = []
@@ -98,16 +98,16 @@ class TrialPlan(BaseModel):
     relative: dict[str, str] = {}
     """Grid axis column -> the value relative to the machine it was written as (``cpus-1``); the
     resolved value is in ``axes`` and ``config``. Empty when no grid value was relative."""
-    phase: Union[str, None] = None
+    phase: str | None = None
     """``rlbench autoconfig``'s stage of the trial: ``probe``, ``search`` or ``race``; None in a sweep."""
-    rung: Union[int, None] = None
+    rung: int | None = None
     """autoconfig: the search rung the trial belongs to (None outside the search)."""
-    variant: Union[str, None] = None
+    variant: str | None = None
     """The variant it runs (``variants:``; its keys are applied in ``config``); None without variants."""
-    round: Union[int, None] = None
+    round: int | None = None
     """Its round: in a sweep the repeat, run interleaved with the other configurations' (None in plans
     before format 3); in an ``rlbench autoconfig`` run its race round (None outside the race)."""
-    packages: Union[PackageSet, None] = None
+    packages: PackageSet | None = None
     """Its variant's pinned packages and their environment; None: the sweep's own Python and packages."""
 
     def demand(self) -> ResourceDemand:
@@ -207,7 +207,7 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
             how = (
                 f"on this machine ({mine or theirs})" if mine or theirs else f"under {QUICK_FLAG} (its batch cut alike)"
             )
-            reason = f"{DUPLICATE} {trial_id(first, 0)[:4]} {how}"
+            reason: str | None = f"{DUPLICATE} {trial_id(first, 0)[:4]} {how}"
         else:
             reason = skip_reason(config, cpus, machine)
             seen.setdefault(key, (index, mine))
@@ -284,7 +284,7 @@ def read_plan(trial: TrialFolder) -> TrialPlan:
     raise PlanError(problem)  # raised outside the handler: no chained pydantic text in the trial's error event
 
 
-def _plan_problem(trial: TrialFolder) -> "TrialPlan | str":
+def _plan_problem(trial: TrialFolder) -> TrialPlan | str:
     """The plan, or why it cannot be read (one line)."""
     try:
         text = trial.plan.read_text()
@@ -314,7 +314,8 @@ def plan_cluster_trials(
     """Plan every trial for the cluster: no pinning, Ray's CPUs/GPUs = the cluster's, the address set
     (``cpus``, machine-size emulation by pinning, has no meaning there: :func:`check_spec_for_cluster`).
 
-    ``parallel`` (``--parallel``): each trial runs on a node set of its own (:mod:`rlbench.spec.placement`), so it is
+    ``parallel`` (``--parallel``): each trial runs on a node set of its own (:mod:`rlbench.planning.placement`), so it
+    is
     planned against the node sets it can get, not the cluster's totals: skipped when no node type's nodes hold
     its bundles together, and its ``cpus`` are those of the node set it would get on the whole cluster (the
     set it gets when its turn comes replaces them, with its ``placement``)."""

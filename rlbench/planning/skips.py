@@ -5,7 +5,7 @@ A trial the machine cannot run (more CPUs or GPUs than it, or than its ``cpus``,
 reaches Ray, which would wait forever; a grid point that resolves to an earlier one on this machine is
 skipped as :data:`DUPLICATE`. The reasons are the adapter's resource arithmetic (``ResourceDemand``) against
 the machine's or the cluster's. The skipped trials said once per kind of reason, from the plans:
-:mod:`rlbench.spec.skip_summary`.
+:mod:`rlbench.planning.skip_summary`.
 """
 
 from __future__ import annotations
