@@ -31,6 +31,10 @@ def _series(points: list[VersionPoint], get) -> np.ndarray:
     return np.array([np.nan if get(p) is None else get(p) for p in points], dtype=float)
 
 
+def _phase_ms(point: VersionPoint, phase: str) -> float | None:
+    return next((f.ms_per_k for f in point.phases if f.phase == phase), None)
+
+
 def plot_release_history(trend: ConfigTrend, ax_top=None, ax_bottom=None):
     """Two panels: throughput per release (median, bars: its interval; a flagged step shaded, red for slower,
     green for faster, its paired ratio written over it) and the iteration split per release (milliseconds per
@@ -68,9 +72,7 @@ def plot_release_history(trend: ConfigTrend, ax_top=None, ax_bottom=None):
     ax_top.set_title(f"{trend.label}: throughput, {CONFIDENCE:.0%} intervals", fontsize=9)
     bottom = np.zeros(len(points))
     for phase in DRIVER_PHASES:
-        values = np.nan_to_num(
-            _series(points, lambda p: next((f.ms_per_k for f in p.phases if f.phase == phase), None))
-        )
+        values = np.nan_to_num(_series(points, lambda p, phase=phase: _phase_ms(p, phase)))
         name = phase.removesuffix("_s")
         ax_bottom.bar(x, values, bottom=bottom, color=PHASE_COLORS[name], label=PHASE_WORDS[phase], width=0.7)
         bottom += values

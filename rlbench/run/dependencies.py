@@ -13,9 +13,9 @@ installed into the environment, its own dependencies held to the sweep's version
 from __future__ import annotations
 
 import importlib.metadata
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name

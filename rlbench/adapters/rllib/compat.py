@@ -29,7 +29,6 @@ Standard library only at import time: it is imported inside RLlib's env runners 
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,9 +128,8 @@ def parse_release(version: str) -> Release:
 
 def release() -> Release:
     """The running Ray's release (Ray is imported here: call it where Ray runs)."""
-    ray = sys.modules.get("ray")
-    if ray is None:
-        import ray
+    import ray  # imported already where this runs (a trial, an env runner, a learner): a dictionary lookup
+
     return parse_release(ray.__version__)
 
 

@@ -230,9 +230,9 @@ def learner_split(
     updates, with remote learners the calls and the batch's transfer), None for an asynchronous algorithm, whose
     learners work beside the driver's ``learn_s`` (a wait). ``learn_batches``: train batches built;
     ``learner_connector_s``: RLlib's pipeline timer, its per-call mean times those batches (it was the mean of one
-    call for APPO and IMPALA, which build many a iteration); None on RLlib 2.41-2.43, which have no such timer. ``learn_copy_s`` (host-to-device copies) and
-    ``learn_device_s`` (the device's time in the updates, CUDA events) are logged by a GPU learner only: None on
-    a CPU learner.
+    call for APPO and IMPALA, which build many a iteration); None on RLlib 2.41-2.43, which have no such timer.
+    ``learn_copy_s`` (host-to-device copies) and ``learn_device_s`` (the device's time in the updates, CUDA events)
+    are logged by a GPU learner only: None on a CPU learner.
     """
     batch_s, update_s = _get(result, LEARNERS_BATCH_S) / learners, _get(result, LEARNERS_UPDATE_S) / learners
     batches = _get(result, LEARNERS_BATCHES) / learners
