@@ -164,6 +164,8 @@ def step_lines(trend: ConfigTrend) -> list[str]:
                     f"paired ratio {fmt(c.paired_ratio, 3)}, {CONFIDENCE:.0%} CI "
                     f"{interval_text(c.paired_ci_low, c.paired_ci_high)}"
                 )
+        elif step.verdict == "no data":
+            text = step.sentence  # no data: <release> has no ok trial here
         elif step.change.runs_a < ROUNDS_FOR_EVIDENCE:
             text = step.verdict  # no evidence yet: N rounds together; what would show it
         elif step.verdict == "no significant change":
