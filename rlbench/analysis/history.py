@@ -322,7 +322,7 @@ def history_trends(
                     extra["phases"] = _phase_steps(sides[a], sides[b])
                 if step.flagged and metric != "cpu_cost":
                     extra["outcome"] = (
-                        "API change" if extra["api"] is not None and extra["api"].defaults else "unconfirmed"
+                        "API change" if extra["api"] is not None and extra["api"].workload else "unconfirmed"
                     )
                 steps.append(replace(step, **extra))
         out.append(ConfigTrend(point.label, point.axes, points, steps))

@@ -10,8 +10,12 @@ defaults, plain values only). Between two adjacent releases of one configuration
 - a read path that differs is a **method change**: the figure is read another way from the later release
   on (or no more, or not yet: a phase None on one side);
 - a config key whose value differs is a **changed default** (the spec set the same value on both sides, so
-  the release resolved it differently); a key only one side has was **added** or **removed** (renamed keys
-  show as one of each);
+  the release resolved it differently). One of the knobs a spec can set (:func:`workload_keys`: the trial
+  config's sections, ``rollout_fragment_length``, ``gym_env_vectorize_mode``, ...) changes the workload
+  itself: the step compares two different runs, a series break said as an API change (set the knob in the spec
+  to compare like with like); any other changed default (``log_gradients``) is how the release runs as its users
+  run it, said beside the step. A key only one side has was **added** or **removed** (renamed keys show as
+  one of each);
 - a dependency whose imported version differs (each trial records the versions its process imported) came
   with the release: RLlib pins gymnasium per release, so a step may carry a gymnasium change too.
 
@@ -21,6 +25,7 @@ release and is left out.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,6 +52,12 @@ class ApiChange:
     compared package itself left out (a release's own pins, e.g. RLlib 2.49's ``gymnasium==1.1.1``)."""
 
     @property
+    def workload(self) -> dict[str, tuple[Any, Any]]:
+        """The changed defaults that are knobs a spec can set (:func:`workload_keys`): the workload itself changed."""
+        keys = workload_keys()
+        return {k: v for k, v in self.defaults.items() if k in keys}
+
+    @property
     def any(self) -> bool:
         """Whether anything differs."""
         return bool(self.read_paths or self.defaults or self.added or self.removed or self.dependencies)
@@ -54,10 +65,12 @@ class ApiChange:
     def words(self, most: int = 6) -> str:
         """The change in one line: ``defaults changed: a 1 -> 2; read differently: x; 3 keys added, 1 removed``."""
         parts = []
-        if self.defaults:
-            shown = [f"{k} {v[0]!r} -> {v[1]!r}" for k, v in list(self.defaults.items())[:most]]
-            more = len(self.defaults) - len(shown)
-            parts.append("defaults changed: " + "; ".join(shown) + (f"; {more} more" if more > 0 else ""))
+        for words, changed in (("workload defaults changed", self.workload), ("defaults changed", self.defaults)):
+            changed = {k: v for k, v in changed.items() if words.startswith("workload") or k not in self.workload}
+            if changed:
+                shown = [f"{k} {v[0]!r} -> {v[1]!r}" for k, v in list(changed.items())[:most]]
+                more = len(changed) - len(shown)
+                parts.append(f"{words}: " + "; ".join(shown) + (f"; {more} more" if more > 0 else ""))
         if self.read_paths:
             parts.append(
                 "read differently: "
@@ -74,6 +87,22 @@ class ApiChange:
 
 
 Facts = tuple[dict[str, Any], dict[str, Any], dict[str, Any]]
+
+
+@functools.cache
+def workload_keys() -> frozenset[str]:
+    """The knobs a spec can set: every key of the trial config's sections (``env_runners``, ``learners``,
+    ``training``, ``rl_module``, ...), in the framework's names the spec mirrors."""
+    from pydantic import BaseModel
+
+    from rlbench.spec.model import TrialConfig
+
+    keys: set[str] = set()
+    for info in TrialConfig.model_fields.values():
+        section = info.annotation
+        if isinstance(section, type) and issubclass(section, BaseModel):
+            keys |= {info.alias or name for name, info in section.model_fields.items()}
+    return frozenset(keys)
 
 
 def release_facts(facts: Iterable[Mapping[str, Any]]) -> Facts:

@@ -57,7 +57,9 @@ def test_history_json_holds_each_steps_standing(built):
     )
     assert [s["outcome"] for s in one["steps"]] == ["", "API change"]
     api = one["steps"][1]["api"]
-    assert api["defaults"] == {"rollout_fragment_length": ["auto", 50]}  # the seed differs by round: not a default
+    # the seed differs by round: not a default; rollout_fragment_length is a knob of the spec, log_gradients is not
+    assert api["defaults"] == {"log_gradients": [True, False], "rollout_fragment_length": ["auto", 50]}
+    assert zero["steps"][1]["api"]["defaults"] == {"log_gradients": [True, False]}
     assert api["read_paths"] == {"per-iteration values": ["old way", "new way"]}
     assert zero["steps"][0]["change"]["runs_a"] == 5  # round 5 of 1.0 failed: five pairs, no verdict
     assert zero["points"][0]["failed"] == 1 and zero["points"][0]["ok_rounds"] == 5
@@ -77,7 +79,11 @@ def test_the_page_says_each_step_with_its_evidence(built):
     assert "1.0 -&gt; 1.1: no evidence of a change (6 rounds; paired ratio 1.000" in page  # the twins
     assert "1.0 -&gt; 1.1: no evidence yet: 5 rounds; 6 rounds could show it" in page
     assert "confirmation (02-confirm-1.1-2.0-c1, 6 rounds of the two releases alone): paired ratio 0.500" in page
-    assert "API: defaults changed: rollout_fragment_length &#x27;auto&#x27; -&gt; 50" in page
+    assert (
+        "API: workload defaults changed: rollout_fragment_length &#x27;auto&#x27; -&gt; 50; defaults changed: log"
+        in page
+    )
+    assert "API: defaults changed: log_gradients True -&gt; False; read differently" in page  # num_env_runners=0
     assert "read differently: per-iteration values: old way -&gt; new way" in page
     assert "phases that moved (paired, with evidence): sample x" in page
     assert "CPU per 1,000 env steps x2.000 (1.998-2.002: a change with evidence)" in page
