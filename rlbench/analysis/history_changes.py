@@ -125,6 +125,11 @@ def _agreed(dicts: list[Any]) -> dict[str, Any]:
     return {str(k): v for k, v in first.items() if all(k in d and d[k] == v for d in dicts[1:]) and _plain(v)}
 
 
+def _value(value: Any) -> Any:
+    """A default as compared: text in any case is one value (RLlib 2.52 wrote the vector mode ``SYNC`` as ``sync``)."""
+    return value.lower() if isinstance(value, str) else value
+
+
 def _plain(value: Any) -> bool:
     return value is None or isinstance(value, (bool, int, float, str))
 
@@ -151,7 +156,7 @@ def api_change(before: str, after: str, a: Facts, b: Facts, package: str | None 
         before,
         after,
         paths,
-        {k: (config_a[k], config_b[k]) for k in both if config_a[k] != config_b[k]},
+        {k: (config_a[k], config_b[k]) for k in both if _value(config_a[k]) != _value(config_b[k])},
         sorted(set(config_b) - set(config_a)),
         sorted(set(config_a) - set(config_b)),
         deps,

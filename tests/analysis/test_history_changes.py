@@ -20,8 +20,8 @@ def test_only_what_every_trial_of_a_release_agrees_on_is_its_fact():
 
 
 def test_a_changed_default_a_new_key_and_a_new_read_path():
-    a = release_facts([facts({"stats": "Stats", "build": "build()"}, lr=0.1, fragment="auto", old=1)])
-    b = release_facts([facts({"stats": "classes", "build": "build()"}, lr=0.1, fragment=50, new=2)])
+    a = release_facts([facts({"stats": "Stats", "build": "build()"}, lr=0.1, fragment="auto", old=1, mode="SYNC")])
+    b = release_facts([facts({"stats": "classes", "build": "build()"}, lr=0.1, fragment=50, new=2, mode="sync")])
     change = api_change("2.52.1", "2.53.0", a, b)
     assert change.defaults == {"fragment": ("auto", 50)} and change.added == ["new"] and change.removed == ["old"]
     assert change.read_paths == {"stats": ("Stats", "classes")}
