@@ -230,7 +230,7 @@ def page_blocks(
             blocks.append(
                 Figure(
                     figures[trend.label],
-                    f"{package} releases: {trend.label}",
+                    f"throughput and the iteration split per {package} release",
                     f"Top: median throughput over the rounds, bars: its {CONFIDENCE:.0%} bootstrap interval; a shaded "
                     "step is flagged (its paired ratio and what it is called). Bottom: where an iteration's time "
                     "goes, per 1,000 sampled env steps.",
