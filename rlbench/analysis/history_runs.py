@@ -131,7 +131,9 @@ def read_run(path: Path, number: int, kind: str) -> tuple[RunInfo, pd.DataFrame,
     folder = ResultsFolder(path)
     try:
         manifest = read_manifest(folder.manifest)
-        spec, started, ended = manifest.spec, manifest.started_at, manifest.ended_at
+        # a run finished by a resume ended when its last resume did (the first run's own end is None: interrupted)
+        ended = manifest.resumes[-1].ended_at if manifest.resumes else manifest.ended_at
+        spec, started = manifest.spec, manifest.started_at
     except (ManifestError, OSError):
         spec, started, ended = {}, None, None
     package, versions = variant_versions(spec)

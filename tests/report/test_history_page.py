@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from rlbench.analysis.history_runs import read_run
 from rlbench.commands._history_write import write_history
+from rlbench.results.manifest import read_manifest
 
 GOLDEN = Path(__file__).parent / "fixtures" / "history_golden"
 
@@ -96,3 +98,17 @@ def test_the_page_is_one_inert_file(built):
     assert "<script" not in page and "src='http" not in page and "href=" not in page
     assert "ValueError: &lt;script&gt;alert(1)&lt;/script&gt; refused" in page  # text from elsewhere, as text
     assert (out / "plots" / "history-num_env_runners_0.png").stat().st_size > 0
+
+
+def test_a_run_finished_by_a_resume_ended_when_the_resume_did(tmp_path):
+    """A history run interrupted and finished by ``--resume``: the first run's own end is None, its resume's is the
+    run's end (the page's Runs table said "None" for a run that had finished)."""
+    run = tmp_path / "01-history"
+    shutil.copytree(GOLDEN / "runs" / "01-history", run)
+    manifest = read_manifest(run / "manifest.json")
+    manifest.ended_at = None
+    manifest.begin_resume(["rlbench", "history", "--resume"], "2026-11-28T09:30:00+00:00")
+    manifest.end("2026-11-28T10:11:00+00:00", interrupted=False, statuses={})
+    manifest.write(run / "manifest.json")
+    info, *_ = read_run(run, 1, "history")
+    assert info.ended == "2026-11-28T10:11:00+00:00"
