@@ -12,11 +12,18 @@ the threshold (``regressed`` or ``improved``).
 
 Time to target is compared as its inverse, the speed to the target, so that in every step a ratio below
 1 means the later version is slower, whichever the metric.
+
+Beside the throughput, each version's iteration split (:mod:`rlbench.analysis.history_split`: milliseconds per
+1,000 env steps per phase, median over the rounds with its interval) and, per throughput step, the phases' own
+paired changes, which say where a change came from. A flagged step is then *called* only when a second, separate
+interleaved run of its two releases alone agrees (:func:`confirm_steps`: the history's many steps are many
+tests, and some flag by chance); a flagged step across which the framework resolved a default differently is
+said as an API change (:mod:`rlbench.analysis.history_changes`), not as a regression.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -24,16 +31,46 @@ import pandas as pd
 
 from rlbench.analysis.change import COMPARISON_SCHEMA_VERSION, Change, paired
 from rlbench.analysis.comparison import FAILING
-from rlbench.analysis.evidence import change_sentence, change_verdict
+from rlbench.analysis.evidence import beyond, change_sentence, change_verdict
 from rlbench.analysis.findings import CHANGE_THRESHOLD, CONFIDENCE
+from rlbench.analysis.history_changes import ApiChange, api_change, release_facts
+from rlbench.analysis.history_split import PHASES, split_column
 from rlbench.analysis.stats import median_ci
 from rlbench.analysis.variants import grid_points
 
-#: Metric -> (trials-table column, unit in words). Time to target: lower is better.
+#: Metric -> (trials-table column, unit in words). Time to target and CPU cost: lower is better. The CPU cost
+#: (CPU milliseconds the trial's processes spent per 1,000 env steps, :mod:`rlbench.analysis.history_runs`) is what
+#: a release asks of the machine per step: a busy machine slows a trial down without making it do more work, so
+#: a step whose throughput moved while its CPU cost did not points at the machine, not at the release.
 METRICS: dict[str, tuple[str, str]] = {
     "throughput": ("env_steps_per_s", "env steps/s"),
+    "cpu_cost": ("cpu_ms_per_k", "CPU ms per 1k env steps"),
     "time_to_target": ("time_to_target_s", "s to target"),
 }
+
+
+@dataclass(frozen=True)
+class PhaseFigure:
+    """One phase of one version's iterations: its median over the rounds, milliseconds per 1,000 env steps."""
+
+    phase: str
+    """The iterations column (``sample_s``; :data:`~rlbench.analysis.history_split.PHASES`)."""
+    ms_per_k: float | None
+    """Median over the rounds (None: the version's trials never reported it)."""
+    ci_low: float | None
+    """Lower end of its 95% interval (None with fewer than 2 rounds)."""
+    ci_high: float | None
+    """Upper end."""
+
+
+@dataclass(frozen=True)
+class PhaseStep:
+    """One phase from one version to the next, paired by round."""
+
+    phase: str
+    """The iterations column."""
+    change: Change
+    """The later version's milliseconds per 1,000 env steps against the earlier's (above 1: the phase takes longer)."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +97,19 @@ class VersionPoint:
     """Lower end of its 95% interval."""
     time_to_target_s_ci_high: float | None = None
     """Upper end."""
+    cpu_ms_per_k: float | None = None
+    """Median over the rounds of the CPU milliseconds its trial's processes spent per 1,000 env steps (None: not
+    measured)."""
+    cpu_ms_per_k_ci_low: float | None = None
+    """Lower end of its 95% interval."""
+    cpu_ms_per_k_ci_high: float | None = None
+    """Upper end."""
+    phases: list[PhaseFigure] = field(default_factory=list)
+    """The iteration split (the phases a version reported)."""
+    failed: int = 0
+    """Rounds whose trial did not finish ok (failed, timed out, skipped)."""
+    failure: str | None = None
+    """The first such trial's reason."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +130,18 @@ class VersionStep:
     (:func:`~rlbench.analysis.evidence.change_verdict`)."""
     sentence: str
     """``ray-2.59.0 is 12.3% slower than ray-2.58.0 (...)`` or ``no evidence of a difference (...)``."""
+    api: ApiChange | None = None
+    """What else differs between the two releases: read paths, defaults (None: not known)."""
+    phases: list[PhaseStep] = field(default_factory=list)
+    """Throughput steps: each phase's paired change."""
+    outcome: str = ""
+    """A flagged step's standing: ``confirmed`` (a separate interleaved run of the two releases agrees),
+    ``not confirmed`` (it does not), ``unconfirmed`` (none ran yet) or ``API change`` (the framework resolved a
+    default differently across the step); empty for a step that is not flagged."""
+    confirmation: Change | None = None
+    """The confirming run's pair (its own rounds), when one ran."""
+    confirmation_run: str | None = None
+    """Its folder under ``runs/``."""
 
     @property
     def flagged(self) -> bool:
@@ -88,8 +150,25 @@ class VersionStep:
 
     @property
     def slower(self) -> bool:
-        """Flagged, and the later version is the slower (what fails ``rlbench history``)."""
-        return self.verdict in FAILING
+        """Flagged, the later version the slower, and neither disproved by its confirmation nor an API change
+        (what fails ``rlbench history``; the CPU cost, a check beside the throughput, never does)."""
+        return (
+            self.metric != "cpu_cost"
+            and self.verdict in FAILING
+            and self.outcome not in ("not confirmed", "API change")
+        )
+
+    @property
+    def called(self) -> str:
+        """The step in one word for a page: ``regressed`` / ``improved`` once confirmed, ``regressed?`` /
+        ``improved?`` flagged but unconfirmed, ``API change``, ``not confirmed``, else the verdict."""
+        if not self.flagged:
+            return self.verdict
+        if self.outcome == "confirmed":
+            return self.verdict
+        if self.outcome == "unconfirmed":
+            return f"{self.verdict}?"
+        return self.outcome
 
 
 @dataclass(frozen=True)
@@ -117,7 +196,9 @@ def _rates(frame: pd.DataFrame, metric: str) -> dict[int, float]:
     return out
 
 
-def _point(frame: pd.DataFrame, version: str, variant: str, with_target: bool) -> VersionPoint:
+def _point(
+    frame: pd.DataFrame, version: str, variant: str, with_target: bool, failed: pd.DataFrame | None = None
+) -> VersionPoint:
     tput = median_ci(pd.to_numeric(frame["env_steps_per_s"], errors="coerce").dropna().tolist())
     target: dict[str, Any] = {}
     if with_target:
@@ -131,7 +212,51 @@ def _point(frame: pd.DataFrame, version: str, variant: str, with_target: bool) -
             "time_to_target_s_ci_low": ttt.ci_low,
             "time_to_target_s_ci_high": ttt.ci_high,
         }
-    return VersionPoint(version, variant, len(frame), tput.median, tput.ci_low, tput.ci_high, **target)
+    phases = []
+    for phase, _ in PHASES:
+        column = split_column(phase)
+        if column in frame:
+            est = median_ci(pd.to_numeric(frame[column], errors="coerce").dropna().tolist())
+            if est.median is not None:
+                phases.append(PhaseFigure(phase, est.median, est.ci_low, est.ci_high))
+    cpu = median_ci(pd.to_numeric(frame.get("cpu_ms_per_k", pd.Series(dtype=float)), errors="coerce").dropna().tolist())
+    failed = failed if failed is not None else frame[:0]
+    reasons = [str(r) for r in failed.get("reason", pd.Series(dtype=object)).dropna()]
+    return VersionPoint(
+        version,
+        variant,
+        len(frame),
+        tput.median,
+        tput.ci_low,
+        tput.ci_high,
+        **target,
+        cpu_ms_per_k=cpu.median,
+        cpu_ms_per_k_ci_low=cpu.ci_low,
+        cpu_ms_per_k_ci_high=cpu.ci_high,
+        phases=phases,
+        failed=len(failed),
+        failure=reasons[0] if reasons else None,
+    )
+
+
+def _phase_steps(before: pd.DataFrame, after: pd.DataFrame) -> list[PhaseStep]:
+    """Each phase both sides reported, paired by round (the later's milliseconds against the earlier's)."""
+    out = []
+    for phase, _ in PHASES:
+        column = split_column(phase)
+        if column not in before or column not in after:
+            continue
+        sides = [
+            {
+                int(r): float(v)
+                for r, v in zip(f["_round"], pd.to_numeric(f[column], errors="coerce"))
+                if np.isfinite(v) and v > 0
+            }
+            for f in (before, after)
+        ]
+        if sides[0] and sides[1]:
+            out.append(PhaseStep(phase, paired(*sides)))
+    return out
 
 
 def compare_step(
@@ -155,34 +280,83 @@ def compare_step(
 
 
 def history_trends(
-    trials: pd.DataFrame, axes: list[str], versions: list[tuple[str, str]], *, threshold: float = CHANGE_THRESHOLD
+    trials: pd.DataFrame,
+    axes: list[str],
+    versions: list[tuple[str, str]],
+    *,
+    threshold: float = CHANGE_THRESHOLD,
+    facts: dict[str, dict[str, Any]] | None = None,
+    package: str | None = None,
 ) -> list[ConfigTrend]:
     """Per grid point (``axes``: its columns), every version (``versions``: (version, variant name), in
     order) and the step between each adjacent pair: throughput always, time to target when the trials
-    ran with a target."""
+    ran with a target. ``facts`` (trial_id -> build facts) adds each step's API change."""
     if "variant" not in trials or trials.empty:
         return []
     ok = trials[trials["status"] == "ok"]
     ok = ok.assign(_round=(ok["round"] if "round" in ok else ok["repeat"]).astype(int))
+    not_ok = trials[trials["status"] != "ok"]
     with_target = "reached_target" in trials and trials["reached_target"].notna().any()
-    metrics = ["throughput", "time_to_target"] if with_target else ["throughput"]
+    with_cpu = "cpu_ms_per_k" in trials and pd.to_numeric(trials["cpu_ms_per_k"], errors="coerce").notna().any()
+    metrics = ["throughput", *(["cpu_cost"] if with_cpu else []), *(["time_to_target"] if with_target else [])]
     out = []
     for point in grid_points(trials, axes):
         mine = ok.loc[ok.index.isin(point.rows)]
+        lost = not_ok.loc[not_ok.index.isin(point.rows)]
         sides = {name: mine[mine["variant"] == name] for _, name in versions}
-        points = [_point(sides[name], version, name, with_target) for version, name in versions]
-        steps = [
-            compare_step(_rates(sides[a], metric), _rates(sides[b], metric), (va, vb), (a, b), metric, threshold)
-            for metric in metrics
-            for (va, a), (vb, b) in zip(versions, versions[1:])
+        points = [
+            _point(sides[name], version, name, with_target, lost[lost["variant"] == name]) for version, name in versions
         ]
+        known = {
+            name: release_facts([facts.get(str(t), {}) for t in sides[name]["trial_id"]]) if facts else ({}, {}, {})
+            for _, name in versions
+        }
+        steps = []
+        for metric in metrics:
+            for (va, a), (vb, b) in zip(versions, versions[1:]):
+                step = compare_step(
+                    _rates(sides[a], metric), _rates(sides[b], metric), (va, vb), (a, b), metric, threshold
+                )
+                extra: dict[str, Any] = {"api": api_change(va, vb, known[a], known[b], package) if facts else None}
+                if metric == "throughput":
+                    extra["phases"] = _phase_steps(sides[a], sides[b])
+                if step.flagged and metric != "cpu_cost":
+                    extra["outcome"] = (
+                        "API change" if extra["api"] is not None and extra["api"].workload else "unconfirmed"
+                    )
+                steps.append(replace(step, **extra))
         out.append(ConfigTrend(point.label, point.axes, points, steps))
     return out
 
 
+def confirm_steps(
+    trends: list[ConfigTrend], confirmations: dict[tuple[str, str, str], tuple[str, Change]], threshold: float
+) -> list[ConfigTrend]:
+    """The trends with each flagged throughput step's confirmation attached: ``confirmations`` maps (configuration
+    label, earlier version, later version) to (its run's folder, its pair). Confirmed when the confirming run's pair
+    changed with evidence, the same way, by at least the threshold."""
+    out = []
+    for trend in trends:
+        steps = []
+        for step in trend.steps:
+            got = confirmations.get((trend.label, step.before, step.after))
+            if step.metric == "throughput" and got is not None:
+                run, change = got
+                direction = "slower" if step.verdict == "regressed" else "faster"
+                agrees = change.differs and beyond(change.effect, threshold, direction)
+                outcome = step.outcome
+                if step.flagged and outcome != "API change":
+                    outcome = "confirmed" if agrees else "not confirmed"
+                step = replace(step, confirmation=change, confirmation_run=run, outcome=outcome)
+            steps.append(step)
+        out.append(replace(trend, steps=steps))
+    return out
+
+
 def flagged_steps(trends: list[ConfigTrend]) -> list[tuple[ConfigTrend, VersionStep]]:
-    """Every step with evidence of a change of at least the threshold, with its configuration."""
-    return [(t, s) for t in trends for s in t.steps if s.flagged]
+    """Every step with evidence of a change of at least the threshold, with its configuration (throughput and time
+    to target: the CPU cost is a check said beside them, not a finding of its own)."""
+    return [(t, s) for t in trends for s in t.steps if s.flagged and s.metric != "cpu_cost"]
 
 
 def history_json(

@@ -65,3 +65,42 @@ def unknown_message(package: str, index: str | None, unknown: list[str], listed:
         f"{', '.join(unknown)}: {package} {'/'.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not in "
         f"{where} (it has {'..., ' if len(listed) > 12 else ''}{shown}): give versions it lists"
     )
+
+
+def every_minor(versions: list[str]) -> list[str]:
+    """Each minor release's last patch, oldest first: ``2.42.0, 2.42.1, 2.43.0`` -> ``2.42.1, 2.43.0`` (a listing,
+    oldest first)."""
+    from packaging.version import Version
+
+    last: dict[tuple[int, int], str] = {}
+    for v in versions:
+        release = Version(v).release
+        last[(release[0], release[1] if len(release) > 1 else 0)] = v
+    return list(last.values())
+
+
+def range_versions(listed: list[str], first: str, last: str, every: str) -> list[str]:
+    """The releases the index lists from ``first`` to ``last`` (both included, oldest first; pre-releases and
+    what a variant cannot pin left out), each one (``every`` ``release``) or each minor's last (``minor``: the
+    ends kept); ValueError for an end the listing lacks or ends the wrong way round."""
+    import re
+
+    from packaging.version import Version
+
+    from rlbench.run.index import between, unknown_versions
+    from rlbench.spec.variants import VERSION_PATTERN
+
+    missing = unknown_versions([first, last], listed)
+    if missing:
+        raise ValueError(
+            f"--from/--to: {', '.join(missing)} not in the index's listing (it has {', '.join(listed[-12:])})"
+        )
+    if Version(first) >= Version(last):
+        raise ValueError(f"--from {first} --to {last}: --from must be the older release")
+    picked = [
+        v for v in between(listed, first, last) if re.fullmatch(VERSION_PATTERN, v) and not Version(v).is_prerelease
+    ]
+    if every == "minor":
+        minors = every_minor(picked)
+        picked = [first] + [v for v in minors if v not in (first, last)] + [last]
+    return picked

@@ -60,10 +60,15 @@ COMPARE_JSON = "compare.json"
 AUTOCONFIG_JSON = "autoconfig.json"
 #: autoconfig's resumable state: the probes, each stage's arguments, request -> trial id.
 AUTOCONFIG_STATE = "autoconfig_state.json"
-#: ``rlbench history``: the trend per configuration and the step verdicts (in the sweep's folder), its figure
-#: (in ``plots/``); ``rlbench bisect``: every probe and the answer (beside its probes' folders).
+#: ``rlbench history``: the trend per configuration and the step verdicts, its figure (in ``plots/``) and its
+#: page, at the top of a history folder (:class:`HistoryFolder`) whose runs are sweep folders in ``runs/``;
+#: ``rlbench bisect``: every probe and the answer (beside its probes' folders).
 HISTORY_JSON = "history.json"
 HISTORY_PNG = "history.png"
+HISTORY_HTML = "history.html"
+HISTORY_RUNS_DIR = "runs"
+#: A history run's folder name: ``01-history``, ``02-confirm-2.44.1-2.45.0-c1``.
+HISTORY_RUN_PATTERN = r"(\d{2,})-(history|confirm)(-[A-Za-z0-9.\-]+)?"
 BISECT_JSON = "bisect.json"
 #: ``rlbench servebench``'s folder: its runs and rows, and its report (figures in PLOTS_DIR).
 SERVEBENCH_JSON = "servebench.json"
@@ -313,3 +318,54 @@ class ResultsFolder:
         fsync_dir(source.parent)
         fsync_dir(target.parent)
         return target
+
+
+@dataclass(frozen=True)
+class HistoryFolder:
+    """``rlbench history``'s folder: one sweep folder per run in ``runs/`` (each run adds releases or rounds to the
+    same history, or confirms a flagged step), and at the top what is derived from all of them: ``history.json``,
+    ``history.html`` and ``plots/``::
+
+        history.json, history.html, plots/      the history over every run (derived; rebuilt after each run)
+        runs/01-history/                         a sweep folder: the releases of one invocation, interleaved
+        runs/02-confirm-<a>-<b>-<n>/             a flagged step's two releases alone, interleaved (one configuration)
+        .rlbench.lock                            held while a run or the page is written
+    """
+
+    path: Path
+    """The folder (``--out``)."""
+
+    @property
+    def runs_dir(self) -> Path:
+        return self.path / HISTORY_RUNS_DIR
+
+    @property
+    def plots(self) -> Path:
+        return self.path / PLOTS_DIR
+
+    def holds_history(self) -> bool:
+        """Whether the folder holds a history (runs, or its derived files)."""
+        return self.runs_dir.is_dir() or (self.path / HISTORY_JSON).exists()
+
+    def runs(self, kind: str | None = None) -> list[Path]:
+        """The run folders, oldest first; only ``history`` or ``confirm`` runs when ``kind`` says so."""
+        import re
+
+        if not self.runs_dir.is_dir():
+            return []
+        found = []
+        for p in self.runs_dir.iterdir():
+            m = re.fullmatch(HISTORY_RUN_PATTERN, p.name)
+            if m and p.is_dir() and not p.is_symlink() and (kind is None or m.group(2) == kind):
+                found.append((int(m.group(1)), p))
+        return [p for _, p in sorted(found)]
+
+    def new_run(self, kind: str, label: str = "") -> Path:
+        """The folder of the next run (not made): ``runs/NN-<kind>[-<label>]``, NN one past the highest."""
+        import re
+
+        numbers = [int(re.match(r"\d+", p.name).group()) for p in self.runs()]  # type: ignore[union-attr]
+        name = f"{max(numbers, default=0) + 1:02d}-{kind}" + (f"-{label}" if label else "")
+        if not re.fullmatch(HISTORY_RUN_PATTERN, name):
+            raise ValueError(f"not a run name: {name!r}")
+        return self.runs_dir / name

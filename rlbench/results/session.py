@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from rlbench import SCHEMA_VERSION
 from rlbench.results.format import FolderFormat, FormatError
-from rlbench.results.layout import ResultsFolder
+from rlbench.results.layout import LOCK_FILE, HistoryFolder, ResultsFolder
 from rlbench.results.lock import OutDirError, SweepLock, check_new_sweep_folder, check_plain_folder, check_writable
 from rlbench.results.manifest import Machine, Manifest, ManifestError, Software, read_manifest
 
@@ -85,35 +85,36 @@ def differences(old: dict, new: dict, skip: tuple[str, ...] = ()) -> list[str]:
     return out
 
 
-def incomparable(path: Path, what: str, details: list[str]) -> OutDirError:
-    """The one refusal of a resume whose old and new trials could not be compared: what differs, where."""
+def incomparable(path: Path, what: str, details: list[str], verb: str = "resume") -> OutDirError:
+    """The one refusal of a resume (or a history's new run: ``verb``) whose old and new trials could not be compared:
+    what differs, where."""
     shown = "; ".join(details[:5]) + (f"; and {len(details) - 5} more" if len(details) > 5 else "")
-    return OutDirError(f"cannot resume {path}: {what} ({shown}); old and new trials would not be comparable. "
+    return OutDirError(f"cannot {verb} {path}: {what} ({shown}); old and new trials would not be comparable. "
                        "Run this spec into a new folder (another --out) instead")
 
 
-def check_comparable(path: Path, manifest: Manifest, facts: RunFacts) -> None:
-    """Refuse (:func:`incomparable`) when the folder's spec, machine or software is not the run's, or one of the two
-    is ``--quick`` and the other not."""
+def check_comparable(path: Path, manifest: Manifest, facts: RunFacts, verb: str = "resume") -> None:
+    """Refuse (:func:`incomparable`, with ``verb``) when the folder's spec, machine or software is not the run's, or
+    one of the two is ``--quick`` and the other not."""
     if bool(manifest.quick) != facts.quick:
         raise incomparable(path, "it holds a --quick run" if manifest.quick else "it holds a full run, not a --quick one",
-                           ["resume it with --quick" if manifest.quick else "resume it without --quick"])
+                           ["resume it with --quick" if manifest.quick else "resume it without --quick"], verb)
     diffs = differences(manifest.spec, facts.spec, skip=facts.spec_may_change)
     if diffs:
-        raise incomparable(path, "the spec changed", [f"spec.{d}" for d in diffs])
+        raise incomparable(path, "the spec changed", [f"spec.{d}" for d in diffs], verb)
     old, now = manifest.machine, Machine.model_validate(facts.machine)
     diffs = [f"{k}: {getattr(old, k)!r} -> {getattr(now, k)!r}" for k in MACHINE_KEYS if getattr(old, k) != getattr(now, k)]
     old_gpus, new_gpus = [g.get("name") for g in old.gpus], [g.get("name") for g in now.gpus]
     if old_gpus != new_gpus:
         diffs.append(f"gpus: {old_gpus} -> {new_gpus}")
     if diffs:
-        raise incomparable(path, "this is a different machine", diffs)
+        raise incomparable(path, "this is a different machine", diffs, verb)
     old_sw, new_sw = manifest.software, Software.model_validate(facts.software)
     keys = dict.fromkeys([*SOFTWARE_KEYS, *facts.packages])
     diffs = [f"{k}: {_version(old_sw, k)!r} -> {_version(new_sw, k)!r}" for k in keys
              if _version(old_sw, k) != _version(new_sw, k)]
     if diffs:
-        raise incomparable(path, "the software changed", diffs)
+        raise incomparable(path, "the software changed", diffs, verb)
 
 
 def _version(software: Software, dist: str) -> str | None:
@@ -251,3 +252,73 @@ def open_for_read(path: Path) -> ReadFolder:
     except ManifestError as e:
         raise OutDirError(f"{e}: the folder is damaged, or it was not written by rlbench") from None
     return ReadFolder(folder, manifest)
+
+
+class HistorySession:
+    """A history folder (:class:`~rlbench.results.layout.HistoryFolder`) opened to add a run to and rewrite its
+    page: checked when made (nothing written), locked while entered. Its runs are sweep folders, each opened by
+    its own sweep (:func:`open_for_write`) inside this one's lock."""
+
+    def __init__(self, path: Path):
+        self.folder = HistoryFolder(Path(path))
+        self._lock: SweepLock | None = None
+        self._check()
+
+    @property
+    def path(self) -> Path:
+        """The folder."""
+        return self.folder.path
+
+    def _check(self) -> None:
+        path = self.path
+        if path.is_dir():
+            check_plain_folder(path, what="history folder")
+            if not self.folder.holds_history():
+                if ResultsFolder(path).holds_sweep():
+                    raise OutDirError(f"{path} holds one sweep's results, not a history (runs/): a history this "
+                                      "rlbench adds to keeps each run in runs/; give a new --out (rlbench report "
+                                      "still reads that folder)")
+                names = sorted(p.name for p in path.iterdir() if p.name != LOCK_FILE)
+                if names:
+                    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+                    raise OutDirError(f"output folder {path} already holds files ({shown}) and is not an rlbench "
+                                      "history: choose a new or empty folder with --out")
+        check_writable(path)
+
+    def check_run(self, facts: RunFacts) -> None:
+        """Refuse (OutDirError) a run whose spec (but ``facts.spec_may_change``), machine or software differ from the
+        history's first run: the history's releases would not have been measured alike."""
+        for run in self.folder.runs("history"):
+            folder = ResultsFolder(run)
+            if folder.manifest.exists():
+                check_plain_folder(run)
+                check_comparable(run, _manifest_to_continue(folder), facts, "add a run to the history in")
+                return
+
+    def lock(self) -> "HistorySession":
+        """Take the lock (creating the folder), then check again under it."""
+        if self._lock is None:
+            self._lock = SweepLock(self.path).acquire()
+            try:
+                self._check()
+            except BaseException:
+                self.close()
+                raise
+        return self
+
+    def __enter__(self) -> "HistorySession":
+        return self.lock()
+
+    def close(self) -> None:
+        """Drop the lock."""
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def open_history(path: Path) -> HistorySession:
+    """Open a history folder to add a run to (new, empty, or holding a history): checked now, locked with ``with``."""
+    return HistorySession(path)

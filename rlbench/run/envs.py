@@ -8,9 +8,10 @@ the trial finds this rlbench and everything it needs, and the pins shadow the sw
 the same distributions. uv makes it when it is installed (``uv venv`` + ``uv pip install``: links from
 its cache; 0.38 s for one pure-Python pin from a local folder against 1.6 s with pip, test_envs), else
 ``python -m venv`` + this Python's pip (``pip --python``); ``rlbench-env.json`` in the environment
-says which made it. The pins are installed with ``--no-deps``: a pin changes the named distributions
-only, never the rest of the stack underneath (a version that needs other dependencies is an install
-error or an import error, said in the trial).
+says which made it. The pins are installed with ``--no-deps``; then what they require and the sweep's own
+packages do not meet (a dependency the sweep lacks, a version it does not have) is installed beside them,
+held to the sweep's versions where they fit (:mod:`rlbench.run.dependencies`): everything else the trial
+imports is the sweep's own, the same for every variant. ``rlbench-env.json`` records what was added and why.
 Each trial checks the versions its process imported against the pins (:mod:`rlbench.worker.versions`).
 """
 
@@ -34,6 +35,9 @@ from rlbench.results.files import write_atomic
 
 #: Where environments are kept unless ``RLBENCH_ENV_CACHE`` names another folder.
 DEFAULT_CACHE = Path("~/.cache/rlbench/envs")
+#: How a pin's own dependencies are met (part of the cache key: an environment made another way is not reused):
+#: the sweep's where they fit, else the release's own (:mod:`rlbench.run.dependencies`).
+DEPENDENCIES = "sweep-where-met/1"
 #: Longest an environment's creation may take (a large pin, e.g. torch, over a slow network).
 INSTALL_TIMEOUT_S = 1800.0
 
@@ -58,6 +62,7 @@ def env_key(pins: dict[str, str], index: str | None, python: str = sys.executabl
         "pins": dict(sorted(pins.items())),
         "index": index,
         "rlbench_root": str(source_root()),
+        "dependencies": DEPENDENCIES,
     }
     return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -116,6 +121,52 @@ def _pip_version() -> str:
         return "unknown (not installed)"  # pip install then fails in pip's own words
 
 
+def _install(uv: str | None, python: Path, args: list[str], what: str) -> None:
+    """One install into the environment of ``python``, with uv or this Python's pip."""
+    if uv:
+        _run([uv, "pip", "install", "--quiet", "--python", str(python), *args], f"uv pip install {what}")
+    else:
+        _run(
+            [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--disable-pip-version-check"]
+            + args,
+            f"pip install {what}",
+        )
+
+
+def _install_unmet(
+    uv: str | None, python: Path, site: Path, pins: dict[str, str], index: str | None, folder: Path
+) -> dict[str, object]:
+    """Install what the pinned releases require and the sweep does not meet (:mod:`rlbench.run.dependencies`),
+    their own dependencies held to the sweep's versions; when that cannot be resolved, resolved freely (said in
+    ``constrained``). Returns what ``rlbench-env.json`` records: the extras, each need with the sweep's version,
+    and the versions the environment holds beyond the pins."""
+    from rlbench.run import dependencies as deps
+
+    sweep = deps.installed_versions()
+    needed: list[deps.Needed] = []
+    extras: dict[str, list[str]] = {}
+    for name, metadata in deps.pinned_metadata(site, pins).items():
+        try:
+            mine = importlib.metadata.distribution(name).metadata
+            extras[name] = deps.used_extras(mine, sweep)
+        except importlib.metadata.PackageNotFoundError:
+            extras[name] = []
+        needed += [n for n in deps.unmet(metadata, extras[name], sweep, pins) if n.name not in {m.name for m in needed}]
+    record: dict[str, object] = {"extras": extras, "needed": [n.__dict__ for n in needed], "constrained": None}
+    if needed:
+        wanted = [n.requirement for n in needed]
+        held = folder / "sweep-constraints.txt"
+        held.write_text(deps.constraints(sweep, [*pins, *(n.name for n in needed)]))
+        try:
+            _install(uv, python, [*index_args(index), "--constraint", str(held), *wanted], " ".join(wanted))
+            record["constrained"] = True
+        except EnvError as e:
+            record["constrained"] = f"resolved without the sweep's versions: {e}"[:800]
+            _install(uv, python, [*index_args(index), *wanted], " ".join(wanted))
+    record["added"] = {k: v for k, v in deps.installed_versions([str(site)]).items() if k not in pins}
+    return record
+
+
 def ensure_env(
     pins: dict[str, str],
     index: str | None = None,
@@ -140,52 +191,27 @@ def ensure_env(
         if uv:
             made_by = _uv_version(uv)
             _run([uv, "venv", "--quiet", "--python", sys.executable, str(building)], "uv venv")
-            _run(
-                [
-                    uv,
-                    "pip",
-                    "install",
-                    "--quiet",
-                    "--no-deps",
-                    "--python",
-                    str(_python_in(building)),
-                    *index_args(index),
-                    *requirements,
-                ],
-                "uv pip install " + " ".join(requirements),
-            )
         else:
             made_by = f"pip {_pip_version()}"
             _run([sys.executable, "-m", "venv", "--without-pip", str(building)], "python -m venv")
-            _run(
-                [
-                    sys.executable,
-                    "-m",
-                    "pip",
-                    "--python",
-                    str(_python_in(building)),
-                    "install",
-                    "--quiet",
-                    "--no-deps",
-                    "--disable-pip-version-check",
-                    *index_args(index),
-                    *requirements,
-                ],
-                "pip install " + " ".join(requirements),
-            )
+        python = _python_in(building)
+        _install(uv, python, ["--no-deps", *index_args(index), *requirements], " ".join(requirements))
         site = Path(
             subprocess.run(
-                [str(_python_in(building)), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                 capture_output=True,
                 text=True,
                 check=True,
             ).stdout.strip()
         )
+        dependencies = _install_unmet(uv, python, site, pins, index, building)
         # this rlbench first, then what the sweep's Python has: behind the pins, which site-packages holds
         write_atomic(site / "rlbench-sweep.pth", f"{source_root()}\n{sysconfig.get_paths()['purelib']}\n".encode())
         write_atomic(
             building / "rlbench-env.json",
-            json.dumps({"pins": pins, "index": index, "python": sys.executable, "installer": made_by}).encode(),
+            json.dumps(
+                {"pins": pins, "index": index, "python": sys.executable, "installer": made_by, **dependencies}
+            ).encode(),
         )
         try:
             building.rename(env)

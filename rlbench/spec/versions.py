@@ -75,10 +75,18 @@ def with_versions(
 
 
 def load_versions(
-    path: Path, package: str, versions: Sequence[str], rounds: int, index: str | None, *, check_envs: bool = True
+    path: Path,
+    package: str,
+    versions: Sequence[str],
+    rounds: int,
+    index: str | None,
+    *,
+    check_envs: bool = True,
+    grid: dict | None = None,
 ) -> LoadedSpec:
     """The spec at ``path`` run across ``versions`` of ``package`` (see :func:`with_versions`); SpecError
-    for anything wrong in the file or the flags (an unsupported Ray among them: :mod:`rlbench.adapters`)."""
+    for anything wrong in the file or the flags (an unsupported Ray among them: :mod:`rlbench.adapters`).
+    ``grid`` replaces the spec's grid (a history's confirmation runs one configuration: each axis one value)."""
     from rlbench.spec.load import spec_from_dict
     from rlbench.spec.yamlfile import read_yaml
 
@@ -87,6 +95,8 @@ def load_versions(
     data, lines = read_yaml(path)
     if not isinstance(data, dict):
         raise SpecError(f"{path}: the top level must be a mapping of keys (name:, environment:, grid:, ...)")
+    if grid is not None:
+        data = {**data, "grid": grid}
     for version in versions:
         name = variant_name(package, version)
         if len(name) > 40:

@@ -78,7 +78,7 @@ def test_demand_matches_rllibs_placement_request(algo, learners, runners):
 
 
 def test_the_stats_class_reports_each_periods_plain_mean():
-    from rlbench.adapters.rllib.config import _per_iteration_stats_lookup
+    from rlbench.adapters.rllib.compat import _per_iteration_stats_lookup
 
     stats = _per_iteration_stats_lookup()["ema"](ema_coeff=0.5)
     for v in (1.0, 2.0, 6.0):
@@ -90,7 +90,7 @@ def test_the_stats_class_reports_each_periods_plain_mean():
 
 def test_the_stats_class_does_rllibs_ema_work_on_every_push():
     """What a push costs under Tune: RLlib's own EMA is updated too (and never read)."""
-    from rlbench.adapters.rllib.config import _per_iteration_stats_lookup
+    from rlbench.adapters.rllib.compat import _per_iteration_stats_lookup
 
     stats = _per_iteration_stats_lookup()["ema"](ema_coeff=0.5)
     for v in (1.0, 3.0, 7.0):

@@ -86,7 +86,10 @@ def test_history_json_is_versioned_with_each_steps_pair_nested():
     body = history_json([trend], package="p", versions=["1.0", "1.1", "2.0"], threshold=0.05, rounds=6, results="r")
     assert body["schema_version"] == 2 and body["flagged"] == 2
     step = body["configurations"][0]["steps"][1]
-    assert set(step) == {"before", "after", "metric", "change", "verdict", "sentence"}
+    assert set(step) == {
+        *("before", "after", "metric", "change", "verdict", "sentence"),
+        *("api", "phases", "outcome", "confirmation", "confirmation_run"),
+    }
     assert step["verdict"] == "regressed" and step["change"]["design"] == "paired" and step["change"]["runs_a"] == 6
 
 

@@ -72,28 +72,37 @@ def test_history_flags_exactly_the_step_that_made_the_env_slower(setup):
         env=env,
     )
     assert done.returncode == 1, done.stdout + done.stderr  # 1: a step is slower beyond the threshold
-    trials = pd.read_parquet(out / "trials.parquet")
+    run = out / "runs" / "01-history"
+    trials = pd.read_parquet(run / "trials.parquet")
     assert len(trials) == 24 and set(trials["status"]) == {"ok"}
     for _, t in trials.iterrows():  # what each trial's own process imported
         assert json.loads(t["versions"])["slowstep"] == t["variant"].removeprefix("slowstep-")
-        record = json.loads((out / "trials" / t["trial_id"] / "record.json").read_text())
+        record = json.loads((run / "trials" / t["trial_id"] / "record.json").read_text())
         assert record["status"] == "ok"
     history = json.loads((out / "history.json").read_text())
     assert history["versions"] == list(VERSIONS) and history["rounds"] == 6 and history["flagged"] == 1
-    steps = history["configurations"][0]["steps"]
+    steps = [s for s in history["configurations"][0]["steps"] if s["metric"] == "throughput"]
     assert [(s["before"], s["after"], s["verdict"] == "regressed") for s in steps] == [
         ("1.0.0", "1.1.0", False),
         ("1.1.0", "1.2.0", True),
         ("1.2.0", "1.3.0", False),
     ]
     assert steps[1]["change"]["paired_ci_high"] < 0.7 and steps[1]["sentence"].startswith("slowstep-1.2.0 is ")
-    assert history["schema_version"] == 2
+    # the flagged step ran again, its two releases alone, and agreed: a regression is called only then
+    assert steps[1]["outcome"] == "confirmed" and steps[1]["confirmation_run"] == "02-confirm-1.1.0-1.2.0-c1"
+    assert steps[1]["confirmation"]["runs_a"] == 6 and steps[1]["confirmation"]["paired_ci_high"] < 0.7
+    confirm = pd.read_parquet(out / "runs" / "02-confirm-1.1.0-1.2.0-c1" / "trials.parquet")
+    assert len(confirm) == 12 and set(confirm["variant"]) == {"slowstep-1.1.0", "slowstep-1.2.0"}
+    assert [s["outcome"] for s in steps] == ["", "confirmed", ""] and history["schema_version"] == 2
     points = history["configurations"][0]["points"]
     assert [p["ok_rounds"] for p in points] == [6, 6, 6, 6]
     assert points[2]["env_steps_per_s"] < 0.7 * points[1]["env_steps_per_s"]
-    assert (out / "plots" / "history.png").stat().st_size > 0 and (out / "report.html").exists()
+    assert {p["phase"] for p in points[0]["phases"]} >= {"sample_s", "learn_s", "sync_s", "other_s"}
+    assert (out / "plots" / "history.png").stat().st_size > 0 and (run / "report.html").exists()
+    page = (out / "history.html").read_text()
+    assert "1.1.0 -&gt; 1.2.0: regressed: slowstep-1.2.0 is " in page and "data:image/png;base64," in page
     text = " ".join(done.stdout.split())
-    assert "all: throughput: slowstep-1.2.0 is " in text and "% slower than slowstep-1.1.0 (6 rounds;" in text
+    assert "all: regressed: slowstep-1.2.0 is " in text and "% slower than slowstep-1.1.0 (6 rounds;" in text
 
 
 def test_bisect_names_the_version_that_made_the_env_slower(setup):
@@ -169,7 +178,7 @@ def test_a_version_that_does_not_install_fails_its_trials_and_keeps_the_rest(set
         env=env,
     )
     assert done.returncode == 1, done.stdout + done.stderr  # 1: a version's trials failed
-    trials = pd.read_parquet(out / "trials.parquet").set_index("variant")
+    trials = pd.read_parquet(out / "runs" / "01-history" / "trials.parquet").set_index("variant")
     assert trials.loc["slowstep-1.0.0", "status"] == "ok" and trials.loc["slowstep-1.4.0", "status"] == "failed"
     command = "uv pip install" if find_uv() else "pip install"  # the sweep's installer: uv when installed
     assert trials.loc["slowstep-1.4.0", "reason"].startswith(
@@ -177,3 +186,33 @@ def test_a_version_that_does_not_install_fails_its_trials_and_keeps_the_rest(set
     )
     history = json.loads((out / "history.json").read_text())
     assert [p["ok_rounds"] for p in history["configurations"][0]["points"]] == [1, 0]
+    assert "could not be installed" in history["configurations"][0]["points"][1]["failure"]
+
+
+def test_a_second_run_adds_a_release_with_its_neighbours_to_the_same_history(setup):
+    tmp, env = setup
+    out = tmp / "added-history"
+    first = run_cli(
+        *("history", str(tmp / "slow.yaml"), "--package", "slowstep", "--versions", "1.0.0,1.2.0"),
+        *("--index", str(tmp / "wheels"), "--rounds", "1", "--out", str(out)),
+        env=env,
+    )
+    assert first.returncode == 0, first.stdout + first.stderr
+    second = run_cli(  # 1.1.0 goes between the two: both run again beside it, so its two steps pair by round
+        *("history", str(tmp / "slow.yaml"), "--package", "slowstep", "--versions", "1.1.0"),
+        *("--index", str(tmp / "wheels"), "--rounds", "1", "--out", str(out)),
+        env=env,
+    )
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "with their neighbours in the history: 1.0.0, 1.1.0, 1.2.0" in " ".join(second.stdout.split())
+    history = json.loads((out / "history.json").read_text())
+    assert history["versions"] == ["1.0.0", "1.1.0", "1.2.0"] and [r["name"] for r in history["runs"]] == [
+        "01-history",
+        "02-history",
+    ]
+    points = history["configurations"][0]["points"]
+    assert [p["ok_rounds"] for p in points] == [2, 1, 2]  # the first run's rounds are kept, not run again
+    assert [s["change"]["runs_a"] for s in history["configurations"][0]["steps"] if s["metric"] == "throughput"] == [
+        1,
+        1,
+    ]

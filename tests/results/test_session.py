@@ -140,3 +140,26 @@ def test_reading_names_an_older_format_and_refuses_what_is_no_result_set(tmp_pat
     (folder / "manifest.json").write_text('{"software": {"schema_version": "3"}, "statuses": ["ok"]}')
     with pytest.raises(OutDirError, match="statuses: Input should be a valid dictionary.*the folder is damaged"):
         open_for_read(folder)
+
+
+def test_a_history_folder_is_new_empty_or_a_history_and_adds_runs_of_the_same_spec_and_machine(tmp_path):
+    from rlbench.results.session import open_history
+
+    history = open_history(tmp_path / "h")  # new: nothing made until it is locked
+    assert not (tmp_path / "h").exists() and history.folder.new_run("history").name == "01-history"
+    with history:
+        history.folder.runs_dir.mkdir()
+        run = _held(tmp_path / "made").rename(history.folder.runs_dir / "01-history")
+        assert history.folder.runs() == [run] and history.folder.new_run("confirm", "1.0-2.0-c1").name == (
+            "02-confirm-1.0-2.0-c1"
+        )
+    open_history(tmp_path / "h").check_run(FACTS)  # the same spec, machine and software: added to
+    changed = RunFacts({**FACTS.spec, "name": "u"}, FACTS.machine, FACTS.software)
+    with pytest.raises(OutDirError, match=r"cannot add a run to the history in .*01-history: the spec changed"):
+        open_history(tmp_path / "h").check_run(changed)
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("mine")
+    with pytest.raises(OutDirError, match="already holds files \\(notes.txt\\) and is not an rlbench history"):
+        open_history(tmp_path / "mine")
+    with pytest.raises(OutDirError, match="holds one sweep's results, not a history"):
+        open_history(run)

@@ -36,6 +36,19 @@ def test_uv_is_installed_with_the_test_extras():
 
 
 @pytest.mark.parametrize("installer", ["uv", "pip"])
+def test_a_release_gets_what_it_requires_and_the_sweep_lacks_and_nothing_the_sweep_has(tmp_path, installer):
+    # rlbench-probe 3.0 requires a package this Python lacks, and pyyaml, which it has: only the first is installed
+    folder = tmp_path / "wheels"
+    write_wheel(folder, "rlbench-dep", "1.0", {"rlbench_dep/__init__.py": "X = 1\n"})
+    write_wheel(folder, "rlbench-probe", "3.0", {"rlbench_probe/__init__.py": ""}, ("rlbench-dep==1.0", "pyyaml"))
+    python = ensure_env({"rlbench-probe": "3.0"}, str(folder), cache=tmp_path / "envs", installer=installer)
+    record = json.loads((python.parent.parent / "rlbench-env.json").read_text())
+    assert record["needed"] == [{"requirement": "rlbench-dep==1.0", "sweep_version": None}]
+    assert record["constrained"] is True and record["added"] == {"rlbench-dep": "1.0"}
+    subprocess.run([str(python), "-c", "import rlbench_dep, rlbench_probe, yaml"], check=True, cwd=tmp_path)
+
+
+@pytest.mark.parametrize("installer", ["uv", "pip"])
 def test_an_environment_holds_its_pins_over_this_rlbench_and_is_made_once(wheels, tmp_path, installer):
     python = ensure_env({"rlbench-probe": "1.0"}, str(wheels), cache=tmp_path, installer=installer)
     assert python.parent.parent.name == env_key({"rlbench-probe": "1.0"}, str(wheels))

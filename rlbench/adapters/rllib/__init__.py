@@ -8,9 +8,10 @@ asks of the machine), :mod:`.config` (the AlgorithmConfig), :mod:`.timing` (the 
 times env and inference in every env runner), :mod:`.results` (exact per-iteration timings from the
 result dict), :mod:`.learner_probe` (what each learner did: busy time, updates, policy lag),
 :mod:`.lifecycle` (build, train, stop), :mod:`.training` (the algorithms and the spec keys each
-accepts), :mod:`.serving` (a policy trained, saved and loaded for ``rlbench servebench``; its residual
-model in :mod:`.serving_models`). Only ``config``, ``timing``, ``lifecycle`` and the serving modules
-import Ray or RLlib, and only when a trial builds its algorithm or servebench serves.
+accepts), :mod:`.compat` (which path each RLlib release takes, 2.40 on), :mod:`.serving` (a policy
+trained, saved and loaded for ``rlbench servebench``; its residual model in :mod:`.serving_models`).
+Only ``config``, ``timing``, ``lifecycle``, ``compat`` and the serving modules import Ray or RLlib, and only
+when a trial builds its algorithm or servebench serves.
 """
 
 from __future__ import annotations
@@ -41,12 +42,13 @@ if TYPE_CHECKING:
     from rlbench.adapters.rllib.lifecycle import RLlibTrainer
     from rlbench.adapters.rllib.serving import RLlibServing
 
-#: The oldest Ray this adapter drives, measured (docs/VERSIONS.md, "The supported Ray range"): CartPole PPO
-#: with one env runner, each release pinned as a variant over this machine's 2.60 stack, 2026-11-25. 2.53.0,
-#: 2.55.1, 2.56.1, 2.57.1, 2.58.0, 2.59.0 and 2.60.0 ran and recorded every timer; 2.44.1, 2.50.0, 2.51.2,
-#: 2.52.0 and 2.52.1 fail at build: their ``metrics_logger`` lacks ``DEFAULT_STATS_CLS_LOOKUP``, which the
-#: per-iteration stats class (``config.py``) extends. An older ray is refused before anything runs.
-SUPPORTED_RAY = "2.53.0"
+#: The oldest Ray this adapter drives, measured (docs/VERSIONS.md, "The supported Ray range"): 2.40.0, the first
+#: release whose default is the new API stack. Every release from it to 2.60.0 builds, trains and records every
+#: timer through :mod:`.compat` (the one seam that names which path each release range takes: 2.40-2.52 log
+#: per-iteration values with ``clear_on_reduce``, 2.53 on through a stats class; 2.40 has no ``RLlibCallback``
+#: nor ``build_algo``; ...), each release in an environment of its own dependencies (CartPole PPO and APPO,
+#: 2026-11-28). An older ray is refused before anything runs.
+SUPPORTED_RAY = "2.40.0"
 
 
 class RLlibAdapter(Adapter):

@@ -2,7 +2,7 @@
 
 The spec's sections mirror ``AlgorithmConfig``'s; rlbench has already translated old names (RLlib
 ignores several silently). Three things are added to every config: the per-iteration stats class
-(exact timers, see :mod:`rlbench.adapters.rllib.results`), the phase-timing callback
+(exact timers, see :mod:`rlbench.adapters.rllib.results`; from RLlib 2.53, :mod:`.compat`), the phase-timing callback
 (:mod:`rlbench.adapters.rllib.timing`) and no restarts of failed env runners (a fault must end the
 trial, not be retried; it also drops a C++ warning line).
 """
@@ -14,6 +14,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from rlbench.adapters.envs import env_class, is_import_path
+from rlbench.adapters.rllib import compat
 from rlbench.adapters.rllib.training import AGGREGATING_ALGOS
 
 if TYPE_CHECKING:
@@ -29,40 +30,6 @@ def quiet_logging() -> None:
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     warnings.filterwarnings("ignore", module="ray")
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")
-
-
-def _per_iteration_stats_lookup() -> dict:
-    from ray.rllib.utils.metrics.metrics_logger import DEFAULT_STATS_CLS_LOOKUP
-    from ray.rllib.utils.metrics.stats import mean as rllib_mean
-
-    rllib_ema = DEFAULT_STATS_CLS_LOOKUP["ema"]
-    tf_is_tensor = rllib_mean.tf.is_tensor if rllib_mean.tf else None  # as MeanStats.push converts them
-
-    class PerIterationMeanStats(rllib_mean.MeanStats):
-        """Mean over one reduce period, standing in for RLlib's never-reset EMA.
-
-        Every value pushed also goes into RLlib's own EMA, which nothing reads, so a push costs what
-        it costs under Tune. The mean alone costs 0.1 us a push against the EMA's 1.7 us, and a
-        500-step CartPole PPO iteration pushes about 8,900 values (18 per env step): without the
-        EMA, 0-runner PPO ran about 5% faster under rlbench than under Tune (docs/MEASUREMENT.md 7).
-        """
-
-        stats_cls_identifier = "ema"
-
-        def __init__(self, ema_coeff: float | None = None, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            self._ema_push = rllib_ema(
-                0.01 if ema_coeff is None else ema_coeff, is_root=self.is_root, is_leaf=self.is_leaf
-            ).push
-
-        def push(self, value: Any) -> None:
-            # RLlib's work, discarded (see the class docstring); then MeanStats.push, inlined: each
-            # extra call here costs ~0.15 us a push, 0.5% of a 0-runner iteration (scripts/bench_inprocess.py
-            # instruments)
-            self._ema_push(value)
-            self.values.append(value.numpy() if tf_is_tensor is not None and tf_is_tensor(value) else value)
-
-    return {**DEFAULT_STATS_CLS_LOOKUP, "ema": PerIterationMeanStats}
 
 
 def resolve_env(env: str) -> Any:
@@ -89,6 +56,14 @@ def config_class(algo: str):
 
     module, name = ALGO_CONFIG_CLASSES[algo]
     return getattr(importlib.import_module(module), name)
+
+
+#: What a release without aggregator actors does: the values of the two keys that ask for none
+#: (:func:`~rlbench.adapters.rllib.compat.builder_calls`).
+LEARNER_DEFAULTS: dict[str, Any] = {
+    "num_aggregator_actors_per_learner": 0,
+    "max_requests_in_flight_per_aggregator_actor": None,
+}
 
 
 def spec_calls(config: TrialConfig) -> list[tuple[str, dict[str, Any]]]:
@@ -141,19 +116,23 @@ def build_config(config: TrialConfig, *, seed: int | None = None, without: froze
     from rlbench.adapters.rllib.timing import PhaseTimingCallback
 
     algo_config = config_class(config.algo)()
-    for method, kwargs in spec_calls(config):
+    for method, kwargs in compat.builder_calls(spec_calls(config), LEARNER_DEFAULTS):
         if method == "environment":  # an import path becomes its (checked) class
             kwargs = {**kwargs, "env": resolve_env(kwargs["env"])}
         algo_config = getattr(algo_config, method)(**kwargs)
     algo_config = algo_config.fault_tolerance(restart_failed_env_runners=False).debugging(log_level="ERROR", seed=seed)
     reporting = config.reporting.model_dump(exclude_none=True)
     if "stats" not in without:
-        reporting["custom_stats_cls_lookup"] = _per_iteration_stats_lookup()
+        reporting.update(compat.stats_reporting())
     if reporting:
         algo_config = algo_config.reporting(**reporting)
     if "callback" not in without:
         algo_config = algo_config.callbacks(PhaseTimingCallback)
     return algo_config
+
+
+#: How long a placement group that fits the runtime by arithmetic may take to be placed before the trial is skipped.
+FITS_WAIT_S = 60.0
 
 
 def infeasible_reason(algo_config, *, wait_s: float = 3.0) -> str | None:
@@ -180,6 +159,13 @@ def infeasible_reason(algo_config, *, wait_s: float = 3.0) -> str | None:
         for b in bundles:
             for k, v in b.items():
                 total[k] = total.get(k, 0) + v
+        have = ray.cluster_resources()
+        if all(v <= have.get(k, 0) for k, v in total.items()):
+            # It fits by arithmetic: a busy machine's raylet was slow to place it (APPO's 0.5-CPU runner in a 1-CPU
+            # runtime was refused after 3 s at a load of 6 on 2 cores). Wait longer before calling it unplaceable.
+            ready, _ = ray.wait([pg.ready()], timeout=FITS_WAIT_S)
+            if ready:
+                return None
         return (
             f"Ray cannot place the trial's actors: they ask for {_fmt(total)} in {len(bundles)} bundles, "
             f"the trial's Ray runtime has {_fmt(ray.cluster_resources())}"

@@ -9,7 +9,9 @@ algorithm is built (the driver's own learner, or each remote learner through
 
 - ``_make_batch_if_necessary``: the learner connector turning episodes into a train batch (GAE
   for PPO, V-trace inputs for APPO/IMPALA), timed when it builds a batch (IMPALA's update thread
-  calls it again with the batch already made; that call returns at once and is not counted);
+  calls it again with the batch already made; that call returns at once and is not counted). RLlib
+  2.40-2.43 have no such method: their update calls the learner connector pipeline inline, and that call is timed
+  (:mod:`.compat`);
 - ``before_gradient_based_update``: called once per ``Learner.update``, that is once per weights
   version (``_weights_seq_no`` goes up by one): counted as one learner update;
 - ``_update``: one minibatch step (forward, loss, backward, the gradient all-reduce with several
@@ -40,7 +42,8 @@ their count ``batches``) and the minibatch updates' (``update_s``) are disjoint 
   inside the batch build (RLlib PR 47401): it is counted once, in ``batch_s``, not in ``device_s``.
 
 The totals are logged into the learner's own MetricsLogger (``sum``, ``mean`` and ``max``
-reductions, cleared on every reduce), so RLlib carries them to the driver with the learner's
+reductions, cleared on every reduce: on 2.40-2.52 by ``clear_on_reduce=True``, :func:`.compat.per_iteration`),
+so RLlib carries them to the driver with the learner's
 results and sums (means, maxes) them over learners: ``result["learners"]["rlbench"][...]``.
 Standard library only at import time; it runs inside RLlib's learner processes. ``install`` takes the clock and
 the device clock as seams: the tests drive a hand-made learner on fake ones (known answers on the CPU).
@@ -53,6 +56,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rlbench.adapters.cuda_clock import DeviceClock, cuda_clock
+from rlbench.adapters.rllib import compat
 
 #: Keys (under ``learners``) of what the probes log.
 BUSY_S = ("rlbench", "busy_s")
@@ -95,7 +99,11 @@ def _wrap(learner: Any, name: str, make: Callable[[Callable], Callable]) -> None
 
 
 def install(
-    learner: Any, *, clock: Callable[[], float] = time.perf_counter, device_clock: Any = LEARNER_DEVICE
+    learner: Any,
+    *,
+    clock: Callable[[], float] = time.perf_counter,
+    device_clock: Any = LEARNER_DEVICE,
+    at: compat.Release | None = None,
 ) -> bool:
     """Install the probes on one learner (idempotent); returns True.
 
@@ -103,19 +111,29 @@ def install(
         clock: the host's seconds (a fake one in tests).
         device_clock: the GPU's events (:class:`~rlbench.adapters.cuda_clock.DeviceClock`); by default the
             learner's own device's, None on a CPU learner (no copy or device time is logged then).
+        at: the RLlib release whose paths to take (:mod:`.compat`); by default the running Ray's.
     """
     if getattr(learner, "_rlbench_probe", False):
         return True
     metrics, perf = learner.metrics, clock
+    _SUM, _MEAN, _MAX = (compat.per_iteration(reduce, at) for reduce in ("sum", "mean", "max"))
+    connector_timer = compat.connector_timer_key(at)
+    if connector_timer is not None:  # RLlib's own timer of the pipeline, made an iteration's mean
+        compat.register(metrics, connector_timer, "mean", at)
     device: DeviceClock | None = (
         cuda_clock(getattr(learner, "_device", None)) if device_clock is LEARNER_DEVICE else device_clock
     )
 
     def busy(seconds: float) -> None:
-        metrics.log_value(BUSY_S, seconds, reduce="sum")
+        metrics.log_value(BUSY_S, seconds, **_SUM)
 
     def copied(seconds: float) -> None:
-        metrics.log_value(COPY_S, seconds, reduce="sum")
+        metrics.log_value(COPY_S, seconds, **_SUM)
+
+    def built(seconds: float) -> None:
+        busy(seconds)
+        metrics.log_value(BATCH_S, seconds, **_SUM)
+        metrics.log_value(BATCHES, 1, **_SUM)
 
     def make_batch(original):
         def timed(*args, **kwargs):
@@ -126,16 +144,13 @@ def install(
                 return original(*args, **kwargs)
             finally:
                 if builds:
-                    seconds = perf() - t
-                    busy(seconds)
-                    metrics.log_value(BATCH_S, seconds, reduce="sum")
-                    metrics.log_value(BATCHES, 1, reduce="sum")
+                    built(perf() - t)
 
         return timed
 
     def before_update(original):
         def counted(*args, **kwargs):
-            metrics.log_value(UPDATES, 1, reduce="sum")
+            metrics.log_value(UPDATES, 1, **_SUM)
             return original(*args, **kwargs)
 
         return counted
@@ -156,8 +171,8 @@ def install(
                     events[1].record()
                     pending.append(events)
                 busy(seconds)
-                metrics.log_value(UPDATE_S, seconds, reduce="sum")
-                metrics.log_value(SGD_STEPS, 1, reduce="sum")
+                metrics.log_value(UPDATE_S, seconds, **_SUM)
+                metrics.log_value(SGD_STEPS, 1, **_SUM)
 
         return timed
 
@@ -167,7 +182,7 @@ def install(
             if pending:
                 done, pending[:] = list(pending), []
                 device.synchronize()
-                metrics.log_value(DEVICE_S, sum(start.seconds_to(end) for start, end in done), reduce="sum")
+                metrics.log_value(DEVICE_S, sum(start.seconds_to(end) for start, end in done), **_SUM)
             return original(*args, **kwargs)
 
         return read_device_time
@@ -194,8 +209,8 @@ def install(
             lags = [float(v) for v in lags if v is not None]
             if lags:
                 lag = sum(lags) / len(lags)
-                metrics.log_value(LAG_MEAN, lag, reduce="mean")
-                metrics.log_value(LAG_MAX, lag, reduce="max")
+                metrics.log_value(LAG_MEAN, lag, **_MEAN)
+                metrics.log_value(LAG_MAX, lag, **_MAX)
             return out
 
         return read_back
@@ -217,12 +232,15 @@ def install(
             finally:
                 seconds = perf() - t
                 busy(seconds)
-                metrics.log_value(TARGET_UPDATE_S, seconds, reduce="sum")
-                metrics.log_value(TARGET_UPDATES, pairs_calls[0] - calls, reduce="sum")
+                metrics.log_value(TARGET_UPDATE_S, seconds, **_SUM)
+                metrics.log_value(TARGET_UPDATES, pairs_calls[0] - calls, **_SUM)
 
         return timed
 
-    _wrap(learner, "_make_batch_if_necessary", make_batch)
+    if compat.batch_build_in_learner(at):
+        _wrap(learner, "_make_batch_if_necessary", make_batch)
+    elif getattr(learner, "_learner_connector", None) is not None:  # 2.40-2.43: the pipeline is called inline
+        _time_calls(learner._learner_connector, perf, built)
     if hasattr(learner, TARGET_TIMESTEPS):
         for module in _modules(learner):
             if hasattr(module, "get_target_network_pairs"):
@@ -266,7 +284,7 @@ def _pieces(connector: Any) -> list[Any]:
 _TIMED_CLASSES: dict[type, type] = {}
 
 
-def _time_calls(piece: Any, perf: Callable[[], float], copied: Callable[[float], None]) -> None:
+def _time_calls(piece: Any, perf: Callable[[], float], report: Callable[[float], None]) -> None:
     """Time every call of one connector piece. A pipeline calls its pieces as ``piece(...)``, which Python looks up
     on the class, so the piece's class becomes a subclass of its own of the same name (RLlib names its per-piece
     timers by the class name: they stay as they were) whose ``__call__`` adds the seconds."""
@@ -279,12 +297,12 @@ def _time_calls(piece: Any, perf: Callable[[], float], copied: Callable[[float],
             try:
                 return super(timed_cls, self).__call__(*args, **kwargs)
             finally:
-                self._rlbench_copied(self._rlbench_clock() - t)
+                self._rlbench_report(self._rlbench_clock() - t)
 
         timed_cls = _TIMED_CLASSES[cls] = type(
             cls.__name__, (cls,), {"__call__": __call__, "__module__": cls.__module__}
         )
-    piece._rlbench_clock, piece._rlbench_copied = perf, copied
+    piece._rlbench_clock, piece._rlbench_report = perf, report
     piece.__class__ = timed_cls
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from rlbench.adapters.rllib import compat
 from rlbench.adapters.rllib.config import build_config, infeasible_reason
 from rlbench.adapters.rllib.learner_probe import install_on_learners
 from rlbench.adapters.rllib.resources import ASYNC_ALGOS
@@ -26,6 +27,7 @@ class RLlibTrainer:
 
     def __init__(self, config: TrialConfig, *, seed: int | None, without: frozenset[str] = frozenset()):
         self.algo_config = build_config(config, seed=seed, without=without)
+        self._release = compat.release()
         self._replay = config.algo in REPLAY_ALGOS
         self._asynchronous = config.algo in ASYNC_ALGOS
         self._updates_per_sync = updates_per_sync(self.algo_config) if self._replay else 1
@@ -39,9 +41,9 @@ class RLlibTrainer:
         return infeasible_reason(self.algo_config)
 
     def build(self) -> None:
-        """``build_algo()``: the env runners and learners start here; then torch's deterministic mode goes off in
-        each (:func:`torch_as_unseeded`) and the learner probes go in."""
-        self.algo = self.algo_config.build_algo()
+        """``build_algo()`` (2.40: ``build()``): the env runners and learners start here; then torch's deterministic
+        mode goes off in each (:func:`torch_as_unseeded`) and the learner probes go in."""
+        self.algo = compat.build(self.algo_config)
         self._deterministic = torch_as_unseeded(self.algo)
         install_on_learners(self.algo)
 
@@ -55,9 +57,14 @@ class RLlibTrainer:
         ``log_dir``: ``Trainable`` makes a folder in ``~/ray_results`` for every algorithm built
         outside Tune and never removes it (1,296 empty ones on one machine after a few days); the
         sweep removes it, if empty, once the trial is over, killed trials included. ``torch_deterministic``:
-        torch's deterministic-algorithms mode in the driver, each remote env runner and each remote learner."""
+        torch's deterministic-algorithms mode in the driver, each remote env runner and each remote learner.
+        ``read_paths``: how this release's figures were read (:func:`.compat.paths_taken`); ``framework_config``:
+        the config's plain values as this release resolved them (:func:`effective_config`), so a history can say
+        which defaults changed between two releases."""
         self._facts = {
             **runner_facts(self.algo),
+            "read_paths": compat.paths_taken(),
+            "framework_config": effective_config(self.algo_config),
             "log_dir": getattr(self.algo, "logdir", None),
             "torch_deterministic": self._deterministic,
         }
@@ -78,6 +85,7 @@ class RLlibTrainer:
                 replay=self._replay,
                 updates_per_sync=self._updates_per_sync,
                 asynchronous=self._asynchronous,
+                at=self._release,
             )
         )
 
@@ -90,6 +98,24 @@ class RLlibTrainer:
         if self.algo is not None:
             algo, self.algo = self.algo, None
             algo.stop()
+
+
+def effective_config(algo_config) -> dict[str, Any]:
+    """The algorithm config's plain values (numbers, words, flags, None; an enum as its value) as the running release
+    resolves them, spec keys and the release's own defaults alike: what ``rlbench history`` compares between
+    releases to tell a changed default from a slower release. Non-finite numbers are written as text."""
+    import enum
+    import math
+
+    out: dict[str, Any] = {}
+    for key, value in sorted(algo_config.to_dict().items()):
+        if isinstance(value, enum.Enum):
+            value = value.value
+        if isinstance(value, float) and not math.isfinite(value):
+            value = str(value)
+        if value is None or isinstance(value, (bool, int, float, str)):
+            out[str(key)] = value
+    return out
 
 
 def updates_per_sync(algo_config) -> int:
@@ -120,7 +146,7 @@ def torch_as_unseeded(algo) -> dict[str, Any]:
     out: dict[str, Any] = {"driver": unset()}  # the driver's learner and local env runner
     group = algo.env_runner_group
     if group is not None and group.num_remote_env_runners() > 0:
-        got = group.foreach_env_runner(lambda w: (w.worker_index, unset()), local_env_runner=False)
+        got = compat.foreach_env_runner(group, lambda w: (w.worker_index, unset()), local_env_runner=False)
         out["env_runners"] = {str(index): mode for index, mode in got}
     learners = algo.learner_group
     if learners is not None and not learners.is_local:
@@ -146,7 +172,7 @@ def set_worker_threads(algo, threads: dict[str, int]) -> dict[str, int | None]:
     observed: dict[str, int | None] = {"driver": torch.get_num_threads(), "learner": None, "env_runner": None}
     group = algo.env_runner_group
     if group is not None and group.num_remote_env_runners() > 0:
-        got = group.foreach_env_runner(setter(threads.get("env_runner")), local_env_runner=False)
+        got = compat.foreach_env_runner(group, setter(threads.get("env_runner")), local_env_runner=False)
         observed["env_runner"] = min(got) if got else None
     learner_group = algo.learner_group
     if learner_group is not None and not learner_group.is_local:
@@ -184,7 +210,7 @@ def runner_facts(algo) -> dict[str, Any]:
     def describe(worker):
         return (worker.worker_index, *_module_weights(worker))
 
-    found = group.foreach_env_runner(describe, local_env_runner=remote == 0)
+    found = compat.foreach_env_runner(group, describe, local_env_runner=remote == 0)
     if not found:
         return {"weight_receivers": remote}
     pids = {str(index): pid for index, pid, _, _ in found}

@@ -20,6 +20,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from rlbench.adapters.rllib import compat
+
 TIMER_SAMPLE = ("timers", "env_runner_sampling_timer")
 
 
@@ -75,7 +77,7 @@ TRAINING_STEPS = ("num_training_step_calls_per_iteration",)
 
 #: Learner connector pipeline (GAE etc.): one call per train batch built, its per-iteration mean the time of one
 #: call: PPO's whole iteration (one batch); APPO's, IMPALA's, DQN's and SAC's many batches multiply it
-#: (:func:`learner_split`).
+#: (:func:`learner_split`). RLlib 2.60's key; each release's: :func:`.compat.connector_timer_key`.
 LEARNER_CONNECTOR_S = ("learners", "__all_modules__", "learner_connector", "connector_pipeline_timer")
 
 
@@ -216,7 +218,9 @@ def replay_timings(result: dict, *, learners: int) -> dict[str, Any]:
     }
 
 
-def learner_split(result: dict, learn_s: float, *, learners: int, asynchronous: bool) -> dict[str, Any]:
+def learner_split(
+    result: dict, learn_s: float, *, learners: int, asynchronous: bool, at: compat.Release | None = None
+) -> dict[str, Any]:
     """The learner's share of ``learn_s``, split where the learners measured it (per learner: summed over
     learners, divided by their number).
 
@@ -226,12 +230,13 @@ def learner_split(result: dict, learn_s: float, *, learners: int, asynchronous: 
     updates, with remote learners the calls and the batch's transfer), None for an asynchronous algorithm, whose
     learners work beside the driver's ``learn_s`` (a wait). ``learn_batches``: train batches built;
     ``learner_connector_s``: RLlib's pipeline timer, its per-call mean times those batches (it was the mean of one
-    call for APPO and IMPALA, which build many a iteration). ``learn_copy_s`` (host-to-device copies) and
-    ``learn_device_s`` (the device's time in the updates, CUDA events) are logged by a GPU learner only: None on
-    a CPU learner.
+    call for APPO and IMPALA, which build many a iteration); None on RLlib 2.41-2.43, which have no such timer.
+    ``learn_copy_s`` (host-to-device copies) and ``learn_device_s`` (the device's time in the updates, CUDA events)
+    are logged by a GPU learner only: None on a CPU learner.
     """
     batch_s, update_s = _get(result, LEARNERS_BATCH_S) / learners, _get(result, LEARNERS_UPDATE_S) / learners
     batches = _get(result, LEARNERS_BATCHES) / learners
+    connector = compat.connector_timer_key(at)
     copy_s = _get(result, LEARNERS_COPY_S, default=float("nan"))
     device_s = _get(result, LEARNERS_DEVICE_S, default=float("nan"))
     return {
@@ -241,7 +246,7 @@ def learner_split(result: dict, learn_s: float, *, learners: int, asynchronous: 
         "learn_other_s": None if asynchronous else learn_s - batch_s - update_s,
         "learn_copy_s": None if math.isnan(copy_s) else copy_s / learners,
         "learn_device_s": None if math.isnan(device_s) else device_s / learners,
-        "learner_connector_s": _get(result, LEARNER_CONNECTOR_S) * batches,
+        "learner_connector_s": None if connector is None else _get(result, ("learners", *connector)) * batches,
     }
 
 
@@ -254,6 +259,7 @@ def iteration_timings(
     replay: bool = False,
     updates_per_sync: int = 1,
     asynchronous: bool = False,
+    at: compat.Release | None = None,
 ) -> dict[str, Any]:
     """This iteration's exact phase times and step counts from its result dict.
 
@@ -283,7 +289,7 @@ def iteration_timings(
         learners=learners,
     )
     extra = replay_timings(result, learners=learners) if replay else {}
-    split_learn = learner_split(result, learn_s, learners=learners, asynchronous=asynchronous)
+    split_learn = learner_split(result, learn_s, learners=learners, asynchronous=asynchronous, at=at)
     connector_s = split_learn["learner_connector_s"]
     weight_sync_s = _get(result, TIMER_SYNC_WEIGHTS)
     syncs = round(counts["learner_updates"] / updates_per_sync) if replay else 1
@@ -297,7 +303,7 @@ def iteration_timings(
         **split,
         "learn_s": learn_s,
         **split_learn,
-        "sgd_s": None if asynchronous else learn_s - connector_s,
+        "sgd_s": None if asynchronous or connector_s is None else learn_s - connector_s,
         "sync_s": weight_sync_s + connectors_s,
         "weight_sync_s": weight_sync_s,
         "sync_bytes": sync_bytes,

@@ -26,7 +26,9 @@ on the instance, which is what RLlib's ``synchronous_parallel_sample`` calls thr
 ``time.thread_time``: a runner that waits for a core does not accrue it, so it compares runners
 fairly on a busy machine), and its pid (``reduce="max"``: a constant).
 
-This module imports RLlib at import time; the adapter imports it only when it builds a config.
+This module imports RLlib at import time (the callback class of the running release, :mod:`.compat`); the adapter
+imports it only when it builds a config. Its values are logged as one iteration's sums on every release: on
+2.40-2.52 that takes ``clear_on_reduce=True``, which :func:`.compat.per_iteration` adds.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ray.rllib.callbacks.callbacks import RLlibCallback
+from rlbench.adapters.rllib import compat
 
 #: Keys (under ``env_runners``) of the summed seconds inside env step/reset and the forward pass.
 ENV_S_KEY = ("rlbench", "env_step_s")
@@ -55,6 +57,10 @@ DRIVER_SUM_TIMERS: tuple[tuple[str, str], ...] = (
     ("timers", "replay_buffer_update_prios_timer"),
 )
 
+#: The driver's timers read as an iteration's mean: the env-connector state sync, peeked after ``train()``
+#: (:func:`rlbench.adapters.rllib.results.iteration_timings`). From 2.53 the stats class makes it one already.
+DRIVER_MEAN_TIMERS: tuple[tuple[str, str], ...] = (("timers", "synch_env_connectors"),)
+
 #: Per env runner values live under ``env_runners`` at ``RUNNER_KEY + (str(worker_index), name)``.
 RUNNER_KEY = ("rlbench", "runner")
 #: Names of the per-runner values summed over an iteration (the pid is logged apart, ``reduce="max"``).
@@ -62,8 +68,11 @@ RUNNER_SUMS = ("env_steps", "env_step_s", "env_step_cpu_s", "inference_s", "samp
 
 _ENV, _INFERENCE, _ENV_CPU = 0, 1, 2
 
+#: ``log_value``'s arguments for an iteration's sum and max in this process's RLlib release (:mod:`.compat`).
+_SUM, _MAX = compat.per_iteration("sum"), compat.per_iteration("max")
 
-class PhaseTimingCallback(RLlibCallback):
+
+class PhaseTimingCallback(compat.callback_base()):  # type: ignore[misc]
     """Times env step/reset and the RLModule forward pass inside one env runner (one instance each)."""
 
     def __init__(self) -> None:
@@ -108,7 +117,9 @@ class PhaseTimingCallback(RLlibCallback):
         # with PPO's one step per iteration the sum is that step's value.
         logger = metrics_logger if metrics_logger is not None else algorithm.metrics
         for key in DRIVER_SUM_TIMERS:
-            logger.log_value(key, 0.0, reduce="sum")
+            compat.register(logger, key, "sum")
+        for key in DRIVER_MEAN_TIMERS:
+            compat.register(logger, key, "mean")
 
     def on_environment_created(self, *, env_runner, metrics_logger=None, env=None, env_context=None, **kwargs) -> None:
         # The object RLlib calls step/reset on is the env runner's (wrapped) vector env.
@@ -145,8 +156,8 @@ class PhaseTimingCallback(RLlibCallback):
     def on_sample_end(self, *, env_runner=None, metrics_logger=None, samples=None, **kwargs) -> None:
         logger = metrics_logger if metrics_logger is not None else env_runner.metrics
         env_s, inference_s, env_cpu_s = self._totals_s
-        logger.log_value(ENV_S_KEY, env_s, reduce="sum")
-        logger.log_value(INFERENCE_S_KEY, inference_s, reduce="sum")
+        logger.log_value(ENV_S_KEY, env_s, **_SUM)
+        logger.log_value(INFERENCE_S_KEY, inference_s, **_SUM)
         self._totals_s[:] = [0.0, 0.0, 0.0]
         start, self._sample_start = self._sample_start, None
         values = {
@@ -159,5 +170,10 @@ class PhaseTimingCallback(RLlibCallback):
             values.update(sample_s=time.perf_counter() - start[0], sample_cpu_s=time.thread_time() - start[1])
         key = (*RUNNER_KEY, str(getattr(env_runner, "worker_index", 0)))
         for name, value in values.items():
-            logger.log_value((*key, name), value, reduce="sum")
-        logger.log_value((*key, "pid"), os.getpid(), reduce="max")
+            logger.log_value((*key, name), value, **_SUM)
+        logger.log_value((*key, "pid"), os.getpid(), **_MAX)
+
+
+if compat.module_hook() != "on_episode_created":  # RLlib 2.40 refuses a callback that overrides it
+    PhaseTimingCallback.on_episode_start = PhaseTimingCallback.on_episode_created  # type: ignore[method-assign]
+    del PhaseTimingCallback.on_episode_created

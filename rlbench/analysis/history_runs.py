@@ -1,0 +1,194 @@
+"""A history folder read whole: every run's trials as one table, the rounds of different runs kept apart.
+
+A history grows by runs (:class:`~rlbench.results.layout.HistoryFolder`): the first measures some releases, a
+later one adds releases or rounds, and a ``confirm`` run measures a flagged step's two releases alone. The
+``history`` runs are read as one trials table whose ``round`` is global (``run number x 1000 + round``), so a
+step between two releases pairs the rounds in which both ran, in whichever run; its ``trial_id`` is the run's
+folder name and the trial's (``01-history/t000r0``). Each trial gets its phase split
+(:func:`~rlbench.analysis.history_split.phase_rates`) and its build facts (how its figures were read, the
+framework's effective config: :mod:`rlbench.analysis.history_changes`). Each run also says what it was: its
+releases, rounds, start and end, and the machine's load while it ran (the sweep's ``uptime`` readings are
+not kept; the load is the mean over its trials of the CPU that was not theirs, ``foreign_cpu_pct``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from packaging.version import InvalidVersion, Version
+
+from rlbench.analysis.history_split import phase_rates
+from rlbench.results.events import Event
+from rlbench.results.layout import ITERATIONS_TABLE, TRIALS_TABLE, HistoryFolder, ResultsFolder
+from rlbench.results.manifest import ManifestError, read_manifest
+from rlbench.spec.load import axis_column
+
+#: Runs of one history are numbered below this; a run's round r is ``run x ROUND_BLOCK + r`` in the history.
+ROUND_BLOCK = 1000
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One run of a history."""
+
+    name: str
+    """Its folder under ``runs/`` (``01-history``)."""
+    kind: str
+    """``history`` or ``confirm``."""
+    versions: list[str]
+    """The releases it measured, oldest first."""
+    rounds: int
+    """Its rounds."""
+    trials: int
+    """Trials it holds."""
+    ok: int
+    """Of them, finished ok."""
+    started: str | None
+    """When it began (the manifest's time)."""
+    ended: str | None
+    """When it ended (None: interrupted, or running)."""
+    foreign_cpu_pct: float | None
+    """Mean over its trials of the machine's CPU that was not theirs while they ran (other users' load), in % of
+    one core."""
+
+
+@dataclass
+class HistoryData:
+    """Everything a history's analysis needs, from its folder."""
+
+    package: str | None
+    """The distribution whose releases it compares (``ray``)."""
+    axes: list[str]
+    """The grid's trials-table columns (a configuration is one value of each)."""
+    trials: pd.DataFrame
+    """The ``history`` runs' trials: global ``round``, ``trial_id`` ``<run>/<id>``, the split columns."""
+    facts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """trial_id -> its build facts (``read_paths``, ``framework_config``), where it recorded them."""
+    confirmations: list[tuple[RunInfo, pd.DataFrame]] = field(default_factory=list)
+    """Each ``confirm`` run with its trials (its own rounds; ``trial_id`` prefixed alike)."""
+    runs: list[RunInfo] = field(default_factory=list)
+    """Every run, oldest first."""
+
+    def versions(self) -> list[str]:
+        """Every release the history runs measured, oldest first."""
+        found = {v for r in self.runs if r.kind == "history" for v in r.versions}
+        return ordered_versions(found)
+
+
+def ordered_versions(versions) -> list[str]:
+    """Oldest first as PEP 440 orders them (text that is no version last, as given)."""
+    good, bad = [], []
+    for v in versions:
+        try:
+            good.append((Version(v), v))
+        except InvalidVersion:
+            bad.append(v)
+    return [v for _, v in sorted(good)] + sorted(bad)
+
+
+def variant_versions(spec: dict[str, Any]) -> tuple[str | None, dict[str, str]]:
+    """(package, variant name -> version) of a history run's spec: each variant pins one release of one package."""
+    package, out = None, {}
+    for variant in spec.get("variants") or []:
+        pins = variant.get("packages") or {}
+        if isinstance(pins, dict) and len(pins) == 1:
+            ((package, version),) = pins.items()
+            out[str(variant.get("name"))] = str(version)
+    return package, out
+
+
+#: The roles whose CPU is the training's own: the CPU cost counts them (Ray's own processes and rlbench's left out).
+TRAINING_ROLES = ("driver", "learner", "env_runner", "aggregator")
+
+
+def cpu_ms_per_k(trials: pd.DataFrame) -> pd.Series:
+    """Per trial, the CPU milliseconds the training's processes (:data:`TRAINING_ROLES`) spent per 1,000 env steps
+    over the steady window: the cores they kept busy (``<role>_cpus_used``) over the steps per second; None where
+    either is missing."""
+    columns = [f"{role}_cpus_used" for role in TRAINING_ROLES if f"{role}_cpus_used" in trials]
+    if not columns:
+        return pd.Series([None] * len(trials), index=trials.index, dtype=object)
+    cores = trials[columns].apply(pd.to_numeric, errors="coerce").sum(axis=1, min_count=1)
+    rate = pd.to_numeric(trials["env_steps_per_s"], errors="coerce")
+    return (cores / rate * 1e6).where(rate > 0)
+
+
+def _facts(folder: ResultsFolder, trial_id: str) -> dict[str, Any]:
+    for event in folder.trial(trial_id).events():
+        if event.get("event") == Event.BUILD:
+            return {k: event.get(k) for k in ("read_paths", "framework_config") if isinstance(event.get(k), dict)}
+    return {}
+
+
+def read_run(path: Path, number: int, kind: str) -> tuple[RunInfo, pd.DataFrame, dict[str, dict[str, Any]], dict]:
+    """One run: its info, its trials (global rounds, prefixed ids, split columns, ``version``), the trials' build
+    facts, and its spec. A run with no tables yet (interrupted before any trial ended) has an empty table."""
+    folder = ResultsFolder(path)
+    try:
+        manifest = read_manifest(folder.manifest)
+        # a run finished by a resume ended when its last resume did (the first run's own end is None: interrupted)
+        ended = manifest.resumes[-1].ended_at if manifest.resumes else manifest.ended_at
+        spec, started = manifest.spec, manifest.started_at
+    except (ManifestError, OSError):
+        spec, started, ended = {}, None, None
+    package, versions = variant_versions(spec)
+    table = folder.table(TRIALS_TABLE)
+    trials = pd.read_parquet(table) if table.exists() else pd.DataFrame(columns=["trial_id", "status", "variant"])
+    its = folder.table(ITERATIONS_TABLE)
+    split = phase_rates(pd.read_parquet(its)) if its.exists() else phase_rates(pd.DataFrame())
+    trials = trials.join(split, on="trial_id") if len(trials) else trials
+    facts = {f"{path.name}/{t}": _facts(folder, str(t)) for t in trials.get("trial_id", [])}
+    for t, text in zip(trials.get("trial_id", []), trials.get("versions", [None] * len(trials))):
+        try:
+            imported = json.loads(text) if isinstance(text, str) else None
+        except ValueError:
+            imported = None
+        if isinstance(imported, dict):
+            facts[f"{path.name}/{t}"]["versions"] = {str(k): v for k, v in imported.items() if isinstance(v, str)}
+    rounds = trials["round"] if "round" in trials else trials.get("repeat", pd.Series(dtype=int))
+    trials = trials.assign(
+        trial_id=[f"{path.name}/{t}" for t in trials["trial_id"]],
+        round=[number * ROUND_BLOCK + int(r) for r in rounds],
+        run=path.name,
+        version=[versions.get(str(v)) for v in trials["variant"]],
+    )
+    trials = trials.assign(cpu_ms_per_k=cpu_ms_per_k(trials)) if len(trials) else trials
+    foreign = pd.to_numeric(trials.get("foreign_cpu_pct", pd.Series(dtype=float)), errors="coerce")
+    info = RunInfo(
+        path.name,
+        kind,
+        ordered_versions(versions.values()),
+        int(spec.get("rounds") or 0),
+        len(trials),
+        int((trials["status"] == "ok").sum()) if len(trials) else 0,
+        None if started is None else str(started),
+        None if ended is None else str(ended),
+        float(foreign.mean()) if foreign.notna().any() else None,
+    )
+    return info, trials, facts, spec | {"_package": package}
+
+
+def read_history(path: Path) -> HistoryData:
+    """The history in folder ``path`` (:class:`~rlbench.results.layout.HistoryFolder`), every run read."""
+    history = HistoryFolder(Path(path))
+    frames, data = [], HistoryData(None, [], pd.DataFrame())
+    for run in history.runs():
+        number, kind = int(re.match(r"\d+", run.name).group()), run.name.split("-")[1]  # type: ignore[union-attr]
+        info, trials, facts, spec = read_run(run, number, kind)
+        data.runs.append(info)
+        data.facts.update(facts)
+        if kind == "confirm":
+            data.confirmations.append((info, trials))
+            continue
+        frames.append(trials)
+        data.package = data.package or spec.get("_package")
+        if not data.axes and spec.get("grid"):
+            data.axes = [axis_column(str(a)) for a in spec["grid"]]
+    frames = [f for f in frames if len(f)]
+    data.trials = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    return data
