@@ -3,6 +3,8 @@ walk, which values a step races, a point read through the real verdicts, and lea
 
 from __future__ import annotations
 
+from verdict_rows import SHORT
+
 from rlbench.analysis.change import unpaired
 from rlbench.autoconfig.ask_tell import standing
 from rlbench.autoconfig.walk_steps import (
@@ -15,25 +17,6 @@ from rlbench.autoconfig.walk_steps import (
     read_point,
     step_values,
 )
-
-#: A CPU learner that learns 80% of each iteration with its one thread busy, on a 4-core trial: short of threads
-#: (tests/analysis/test_next_step.py's row).
-SHORT = {
-    "index": 3,
-    "env_steps_per_s": 500.0,
-    "learn_frac": 0.8,
-    "sample_frac": 0.15,
-    "learn_batch_s": 0.01,
-    "learn_update_s": 2.0,
-    "learn_cpus_used": 0.98,
-    "driver_torch_threads": 1,
-    "cpus": 4,
-    "num_learners": 0,
-    "learner_gpus": 0,
-    "num_cpus_for_main_process": 1,
-    "driver_cpus_allocated": 1.0,
-    "env_runner_cpus_allocated": 1.0,
-}
 
 
 def race(readings: dict[str, list[float]], cpus: dict[str, float]):
