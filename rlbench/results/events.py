@@ -25,7 +25,8 @@ class Event(str, Enum):
     #: The trial (worker/trial.py), first: ``pid``, ``start_ticks``, ``forked_by_server``.
     START = "start"
     #: The trial's runtime (worker/runtime.py), once Ray is up: ``ray_init_s``, ``session_dir``, ``ray_agents``
-    #: (minimal, full or unknown: worker/runtime.minimal_agents); on a cluster also ``ray_address`` and ``job_id`` (worker/cluster_trial.py). None without a runtime.
+    #: (minimal, full or unknown: worker/runtime.minimal_agents); on a cluster also ``ray_address`` and ``job_id``
+    #: (worker/cluster_trial.py). None without a runtime.
     RAY_INIT = "ray_init"
     #: The trial, launched early, once the sweep opened its gate: ``waited_s``.
     GATE = "gate"

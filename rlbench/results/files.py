@@ -37,8 +37,10 @@ def _open_dir(directory: Path) -> int:
         return os.open(directory, os.O_RDONLY | os.O_DIRECTORY | _NO_LINK)
     except OSError as e:
         if e.errno in (errno.ELOOP, errno.ENOTDIR) and os.path.islink(directory):
-            raise LinkRefused(e.errno, f"{directory} is a symbolic link: rlbench never writes through one "
-                                       "(remove it, or name its target)") from None
+            raise LinkRefused(
+                e.errno,
+                f"{directory} is a symbolic link: rlbench never writes through one (remove it, or name its target)",
+            ) from None
         raise
 
 

@@ -21,8 +21,9 @@ HISTORY: dict[int, str] = {
     1: "the first written format (rlbench 0.1.0, 2026-11)",
     2: "record.json and trials.parquet gain exit_signal; plan.json's config and trials.parquet gain framework",
     3: "plan.json and trials.parquet gain variant and round (a format-2 trial: variant null, round its repeat); "
-       "plan.json's config and trials.parquet gain execution (tune before); plan.json packages, trials.parquet versions; "
-       "rlbench autoconfig's trials: phase and rung (null in a sweep)",
+    "plan.json's config and trials.parquet gain execution (tune before); "
+    "plan.json packages, trials.parquet versions; "
+    "rlbench autoconfig's trials: phase and rung (null in a sweep)",
 }
 
 #: The oldest format this rlbench migrates on read: every older per-trial file still parses (fields
@@ -52,28 +53,41 @@ class FolderFormat:
         """What a reader is told about a migrated folder, or None."""
         if not self.migrated:
             return None
-        return (f"{where} holds results format {self.version} (written by {self.written_by}); read as format "
-                f"{SCHEMA_VERSION}: its tables are rebuilt from its per-trial files, which are not changed")
+        return (
+            f"{where} holds results format {self.version} (written by {self.written_by}); read as format "
+            f"{SCHEMA_VERSION}: its tables are rebuilt from its per-trial files, which are not changed"
+        )
 
 
 def folder_format(manifest: Any, where: str) -> FolderFormat:
     """The format a manifest states; :class:`FormatError` when this rlbench cannot read it."""
     software = manifest.get("software") if isinstance(manifest, dict) else None
     if not isinstance(software, dict) or "schema_version" not in software:
-        raise FormatError(f"{where} states no results format (manifest.json has no software.schema_version): it "
-                          "was not written by rlbench, or its manifest is damaged")
+        raise FormatError(
+            f"{where} states no results format (manifest.json has no software.schema_version): it "
+            "was not written by rlbench, or its manifest is damaged"
+        )
     raw, by = software.get("schema_version"), software.get("rlbench")
-    written_by = f"rlbench {by}" if isinstance(by, str) and by.replace(".", "").isalnum() and len(by) < 40 \
+    written_by = (
+        f"rlbench {by}"
+        if isinstance(by, str) and by.replace(".", "").isalnum() and len(by) < 40
         else "an unknown rlbench"
+    )
     try:
         version = int(str(raw))
     except ValueError:
-        raise FormatError(f"{where}: manifest.json's software.schema_version is {str(raw)[:40]!r}, not a "
-                          "format number: the manifest is damaged") from None
+        raise FormatError(
+            f"{where}: manifest.json's software.schema_version is {str(raw)[:40]!r}, not a "
+            "format number: the manifest is damaged"
+        ) from None
     if version > SCHEMA_VERSION:
-        raise FormatError(f"{where} holds results format {version}, written by {written_by}; this rlbench reads "
-                          f"formats {OLDEST_READABLE} to {SCHEMA_VERSION}: read it with that rlbench or a newer one")
+        raise FormatError(
+            f"{where} holds results format {version}, written by {written_by}; this rlbench reads "
+            f"formats {OLDEST_READABLE} to {SCHEMA_VERSION}: read it with that rlbench or a newer one"
+        )
     if version < OLDEST_READABLE:
-        raise FormatError(f"{where} holds results format {version}, written by {written_by}; this rlbench reads "
-                          f"formats {OLDEST_READABLE} to {SCHEMA_VERSION}: read it with the rlbench that wrote it")
+        raise FormatError(
+            f"{where} holds results format {version}, written by {written_by}; this rlbench reads "
+            f"formats {OLDEST_READABLE} to {SCHEMA_VERSION}: read it with the rlbench that wrote it"
+        )
     return FolderFormat(version, written_by)

@@ -95,9 +95,23 @@ FLAMEGRAPH_PREFIX = "flame-"
 #: sweep's and the cluster node samplers) make rows of this shape; ``node_id``/``node_ip`` are null
 #: for the sweep's own sampler.
 UTILIZATION_COLUMNS: tuple[str, ...] = (
-    "t_s", "kind", "role", "pid", "core", "cpu_pct", "rss_bytes",
-    "gpu_index", "gpu_util_pct", "gpu_mem_used_bytes", "gpu_power_w", "gpu_sm_clock_mhz", "gpu_energy_mj",
-    "node_id", "node_ip", "cpu_package", "cpu_energy_uj",
+    "t_s",
+    "kind",
+    "role",
+    "pid",
+    "core",
+    "cpu_pct",
+    "rss_bytes",
+    "gpu_index",
+    "gpu_util_pct",
+    "gpu_mem_used_bytes",
+    "gpu_power_w",
+    "gpu_sm_clock_mhz",
+    "gpu_energy_mj",
+    "node_id",
+    "node_ip",
+    "cpu_package",
+    "cpu_energy_uj",
 )
 
 
@@ -163,7 +177,7 @@ class TrialFolder:
             return []
         found = []
         for path in self.profiles_dir.iterdir():
-            stem = path.name[:-len(PROFILE_SUFFIX)] if path.name.endswith(PROFILE_SUFFIX) else ""
+            stem = path.name[: -len(PROFILE_SUFFIX)] if path.name.endswith(PROFILE_SUFFIX) else ""
             role, _, pid = stem.rpartition("-")
             if role and pid.isdigit() and not path.is_symlink() and path.is_file():
                 found.append((role, int(pid), path))

@@ -37,14 +37,14 @@ def check_writable(out_dir: Path) -> None:
         target = target.parent
     if not target.is_dir():
         what = "it" if target == out_dir else f"{target}"
-        raise OutDirError(f"cannot write to output folder {out_dir}: {what} is not a folder; choose another "
-                          "with --out")
+        raise OutDirError(f"cannot write to output folder {out_dir}: {what} is not a folder; choose another with --out")
     try:
         os.rmdir(tempfile.mkdtemp(dir=target, prefix=".rlbench-write-test-"))
     except OSError as e:
         where = "" if target == out_dir else f" (in {target})"
-        raise OutDirError(f"cannot write to output folder {out_dir}{where}: {e.strerror}; choose another "
-                          "with --out") from None
+        raise OutDirError(
+            f"cannot write to output folder {out_dir}{where}: {e.strerror}; choose another with --out"
+        ) from None
 
 
 def check_plain_folder(folder: Path, *, what: str = "results folder") -> None:
@@ -58,9 +58,11 @@ def check_plain_folder(folder: Path, *, what: str = "results folder") -> None:
     odd = ResultsFolder(folder).unsafe_entries()
     if odd:
         shown = ", ".join(str(p) for p in odd[:3]) + (f" and {len(odd) - 3} more" if len(odd) > 3 else "")
-        raise OutDirError(f"{what} {folder} holds {shown}: rlbench writes only plain files and folders and never "
-                          "follows a symbolic link in a results folder (one from elsewhere may point it at your "
-                          "files); remove them, or copy the folder without them")
+        raise OutDirError(
+            f"{what} {folder} holds {shown}: rlbench writes only plain files and folders and never "
+            "follows a symbolic link in a results folder (one from elsewhere may point it at your "
+            "files); remove them, or copy the folder without them"
+        )
 
 
 def check_new_sweep_folder(out_dir: Path) -> None:
@@ -72,9 +74,11 @@ def check_new_sweep_folder(out_dir: Path) -> None:
     names = sorted(p.name for p in out_dir.iterdir() if p.name != LOCK_FILE)
     if names:
         shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-        raise OutDirError(f"output folder {out_dir} already holds files ({shown}) and is not an rlbench sweep: "
-                          "rlbench would overwrite files of its own names there; choose a new or empty folder "
-                          "with --out")
+        raise OutDirError(
+            f"output folder {out_dir} already holds files ({shown}) and is not an rlbench sweep: "
+            "rlbench would overwrite files of its own names there; choose a new or empty folder "
+            "with --out"
+        )
 
 
 class SweepLock:
@@ -84,7 +88,7 @@ class SweepLock:
         self.path = out_dir / LOCK_FILE
         self._fd: int | None = None
 
-    def acquire(self) -> "SweepLock":
+    def acquire(self) -> SweepLock:
         """Create the folder if needed and take the lock; OutDirError if another sweep holds it, or
         if the lock's name is a symbolic link or anything but a plain file of its own (it is opened
         with ``O_NOFOLLOW`` and truncated only once it is known to be that)."""
@@ -93,21 +97,27 @@ class SweepLock:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, FILE_MODE)
         except OSError as e:
             if e.errno == errno.ELOOP:
-                raise OutDirError(f"{self.path} is a symbolic link: rlbench never writes through one (a folder "
-                                  "from elsewhere may point it at one of your files); remove it") from None
+                raise OutDirError(
+                    f"{self.path} is a symbolic link: rlbench never writes through one (a folder "
+                    "from elsewhere may point it at one of your files); remove it"
+                ) from None
             raise
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
             os.close(fd)
-            raise OutDirError(f"{self.path} is not a plain file of its own (a FIFO, device or hard link): remove "
-                              "it, or choose another folder with --out")
+            raise OutDirError(
+                f"{self.path} is not a plain file of its own (a FIFO, device or hard link): remove "
+                "it, or choose another folder with --out"
+            )
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             owner = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
             os.close(fd)
-            raise OutDirError(f"another rlbench sweep (pid {owner}) is writing to {self.path.parent}: wait for it "
-                              "to finish, or choose another folder with --out") from None
+            raise OutDirError(
+                f"another rlbench sweep (pid {owner}) is writing to {self.path.parent}: wait for it "
+                "to finish, or choose another folder with --out"
+            ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self._fd = fd
@@ -120,7 +130,7 @@ class SweepLock:
             os.close(self._fd)
             self._fd = None
 
-    def __enter__(self) -> "SweepLock":
+    def __enter__(self) -> SweepLock:
         return self.acquire()
 
     def __exit__(self, *exc) -> None:

@@ -169,8 +169,9 @@ class Manifest(_Part):
         """Write it to ``path`` atomically (never through a link)."""
         write_json(path, self.as_json())
 
-    def begin_resume(self, command: list[str], started_at: str, *, rerun: dict[str, str] | None = None,
-                     kept: int | None = None) -> None:
+    def begin_resume(
+        self, command: list[str], started_at: str, *, rerun: dict[str, str] | None = None, kept: int | None = None
+    ) -> None:
         """Record a later run of the folder (its end: :meth:`end`)."""
         resume = Resume(command=command, started_at=started_at, ended_at=None)
         if rerun is not None:

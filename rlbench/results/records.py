@@ -5,8 +5,6 @@
 
 from __future__ import annotations
 
-from typing import Union
-
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from rlbench.results.files import write_atomic
@@ -29,28 +27,29 @@ class TrialRecord(BaseModel):
     """Trial id."""
     status: str
     """ok, failed, skipped or timeout."""
-    reason: Union[str, None] = None
+    reason: str | None = None
     """Why the trial is not ok (error, skip reason, timeout); when ok, None, or how its process ended
     if that was not normal: :data:`TEARDOWN_CRASH` and how (a death after it had trained)."""
-    exit_code: Union[int, None] = None
+    exit_code: int | None = None
     """Exit code of the trial process (None when it never started; negative: the signal that ended it)."""
-    exit_signal: Union[int, None] = None
+    exit_signal: int | None = None
     """The signal that ended the trial process, or None (it exited). A trial whose process died
     after it had trained stays ``ok`` (its reason starts with :data:`TEARDOWN_CRASH`): its
     measurements are complete."""
-    started_epoch: Union[float, None] = None
+    started_epoch: float | None = None
     """Unix time the trial process was launched; ``t_s`` columns count from here."""
-    trial_wall_s: Union[float, None] = None
+    trial_wall_s: float | None = None
     """Launch to exit of the trial process."""
-    sampler_cpu_s: Union[float, None] = None
+    sampler_cpu_s: float | None = None
     """CPU time the sampler thread spent on this trial."""
     sampler_samples: int = 0
     """Samples the sampler took."""
-    host_steal_pct: Union[float, None] = None
+    host_steal_pct: float | None = None
     """This machine's CPU time the hypervisor gave to others (steal, ``/proc/stat``) over the
     trial's wall, % of all cores' time; None on a cluster (the trial ran elsewhere) or without it."""
     leftover_processes_killed: int = 0
     """Processes of the trial still alive after its process group was killed (killed then); 0 normally."""
+
     @model_validator(mode="before")
     @classmethod
     def _from_format_1(cls, data):

@@ -89,21 +89,29 @@ def incomparable(path: Path, what: str, details: list[str], verb: str = "resume"
     """The one refusal of a resume (or a history's new run: ``verb``) whose old and new trials could not be compared:
     what differs, where."""
     shown = "; ".join(details[:5]) + (f"; and {len(details) - 5} more" if len(details) > 5 else "")
-    return OutDirError(f"cannot {verb} {path}: {what} ({shown}); old and new trials would not be comparable. "
-                       "Run this spec into a new folder (another --out) instead")
+    return OutDirError(
+        f"cannot {verb} {path}: {what} ({shown}); old and new trials would not be comparable. "
+        "Run this spec into a new folder (another --out) instead"
+    )
 
 
 def check_comparable(path: Path, manifest: Manifest, facts: RunFacts, verb: str = "resume") -> None:
     """Refuse (:func:`incomparable`, with ``verb``) when the folder's spec, machine or software is not the run's, or
     one of the two is ``--quick`` and the other not."""
     if bool(manifest.quick) != facts.quick:
-        raise incomparable(path, "it holds a --quick run" if manifest.quick else "it holds a full run, not a --quick one",
-                           ["resume it with --quick" if manifest.quick else "resume it without --quick"], verb)
+        raise incomparable(
+            path,
+            "it holds a --quick run" if manifest.quick else "it holds a full run, not a --quick one",
+            ["resume it with --quick" if manifest.quick else "resume it without --quick"],
+            verb,
+        )
     diffs = differences(manifest.spec, facts.spec, skip=facts.spec_may_change)
     if diffs:
         raise incomparable(path, "the spec changed", [f"spec.{d}" for d in diffs], verb)
     old, now = manifest.machine, Machine.model_validate(facts.machine)
-    diffs = [f"{k}: {getattr(old, k)!r} -> {getattr(now, k)!r}" for k in MACHINE_KEYS if getattr(old, k) != getattr(now, k)]
+    diffs = [
+        f"{k}: {getattr(old, k)!r} -> {getattr(now, k)!r}" for k in MACHINE_KEYS if getattr(old, k) != getattr(now, k)
+    ]
     old_gpus, new_gpus = [g.get("name") for g in old.gpus], [g.get("name") for g in now.gpus]
     if old_gpus != new_gpus:
         diffs.append(f"gpus: {old_gpus} -> {new_gpus}")
@@ -111,8 +119,11 @@ def check_comparable(path: Path, manifest: Manifest, facts: RunFacts, verb: str 
         raise incomparable(path, "this is a different machine", diffs, verb)
     old_sw, new_sw = manifest.software, Software.model_validate(facts.software)
     keys = dict.fromkeys([*SOFTWARE_KEYS, *facts.packages])
-    diffs = [f"{k}: {_version(old_sw, k)!r} -> {_version(new_sw, k)!r}" for k in keys
-             if _version(old_sw, k) != _version(new_sw, k)]
+    diffs = [
+        f"{k}: {_version(old_sw, k)!r} -> {_version(new_sw, k)!r}"
+        for k in keys
+        if _version(old_sw, k) != _version(new_sw, k)
+    ]
     if diffs:
         raise incomparable(path, "the software changed", diffs, verb)
 
@@ -129,19 +140,37 @@ def _manifest_to_continue(folder: ResultsFolder) -> Manifest:
     try:
         manifest = read_manifest(folder.manifest)
     except ManifestError as e:
-        raise OutDirError(f"cannot resume {path}: {e}; it is not an rlbench result folder, or it was damaged: "
-                          "choose another --out") from None
+        raise OutDirError(
+            f"cannot resume {path}: {e}; it is not an rlbench result folder, or it was damaged: choose another --out"
+        ) from None
     except FormatError as e:
         raise OutDirError(f"cannot resume: {e}") from None
     fmt = manifest.format
     if fmt.migrated:
-        raise OutDirError(f"cannot resume {path}: it holds results format {fmt.version} (written by {fmt.written_by})"
-                          f" and this rlbench writes format {SCHEMA_VERSION}; a resume would mix the two in one folder. "
-                          "Run this spec into a new folder (another --out); rlbench report still reads the old one")
+        raise OutDirError(
+            f"cannot resume {path}: it holds results format {fmt.version} (written by {fmt.written_by})"
+            f" and this rlbench writes format {SCHEMA_VERSION}; a resume would mix the two in one folder. "
+            "Run this spec into a new folder (another --out); rlbench report still reads the old one"
+        )
     return manifest
 
 
-class WriteSession:
+class _HoldsLock:
+    """A folder's lock, dropped by :meth:`close` or on leaving a ``with`` block (a sweep's folder, a history's)."""
+
+    _lock: SweepLock | None
+
+    def close(self) -> None:
+        """Drop the lock."""
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class WriteSession(_HoldsLock):
     """A results folder opened to be written: checked when made (nothing written), locked while entered.
 
     ``manifest`` is the folder's own when it held results (a resume), else None until :meth:`save`.
@@ -168,7 +197,11 @@ class WriteSession:
         if self.folder.holds_sweep():
             check_plain_folder(path)  # from elsewhere, maybe: no link in it is ever followed
             if self.mode == "new":
-                how = f"to continue them, keeping every finished trial: {self.resume_with}; or " if self.resume_with else ""
+                how = (
+                    f"to continue them, keeping every finished trial: {self.resume_with}; or "
+                    if self.resume_with
+                    else ""
+                )
                 raise OutDirError(f"{path} already holds results; {how}choose another --out")
             manifest = _manifest_to_continue(self.folder)
             assert self.facts is not None  # a resume is opened with its facts (__init__ refuses one without)
@@ -176,7 +209,7 @@ class WriteSession:
         check_writable(path)
         return manifest
 
-    def lock(self) -> "WriteSession":
+    def lock(self) -> WriteSession:
         """Take the lock (creating the folder), then check again under it; nothing when it is held already."""
         if self._lock is None:
             self._lock = SweepLock(self.path).acquire()
@@ -187,7 +220,7 @@ class WriteSession:
                 raise
         return self
 
-    def __enter__(self) -> "WriteSession":
+    def __enter__(self) -> WriteSession:
         return self.lock()
 
     def save(self, manifest: Manifest) -> None:
@@ -197,18 +230,10 @@ class WriteSession:
         manifest.write(self.folder.manifest)
         self.manifest = manifest
 
-    def close(self) -> None:
-        """Drop the lock."""
-        if self._lock is not None:
-            self._lock.release()
-            self._lock = None
 
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-
-def open_for_write(path: Path, mode: Mode, *, facts: RunFacts | None = None,
-                   resume_with: str | None = None) -> WriteSession:
+def open_for_write(
+    path: Path, mode: Mode, *, facts: RunFacts | None = None, resume_with: str | None = None
+) -> WriteSession:
     """Open ``path`` to write a run into: checked now (nothing written), locked with ``with``.
 
     ``facts``: the run's, which a resumed folder's trials must match (needed with ``resume``);
@@ -254,7 +279,7 @@ def open_for_read(path: Path) -> ReadFolder:
     return ReadFolder(folder, manifest)
 
 
-class HistorySession:
+class HistorySession(_HoldsLock):
     """A history folder (:class:`~rlbench.results.layout.HistoryFolder`) opened to add a run to and rewrite its
     page: checked when made (nothing written), locked while entered. Its runs are sweep folders, each opened by
     its own sweep (:func:`open_for_write`) inside this one's lock."""
@@ -275,14 +300,18 @@ class HistorySession:
             check_plain_folder(path, what="history folder")
             if not self.folder.holds_history():
                 if ResultsFolder(path).holds_sweep():
-                    raise OutDirError(f"{path} holds one sweep's results, not a history (runs/): a history this "
-                                      "rlbench adds to keeps each run in runs/; give a new --out (rlbench report "
-                                      "still reads that folder)")
+                    raise OutDirError(
+                        f"{path} holds one sweep's results, not a history (runs/): a history this "
+                        "rlbench adds to keeps each run in runs/; give a new --out (rlbench report "
+                        "still reads that folder)"
+                    )
                 names = sorted(p.name for p in path.iterdir() if p.name != LOCK_FILE)
                 if names:
                     shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-                    raise OutDirError(f"output folder {path} already holds files ({shown}) and is not an rlbench "
-                                      "history: choose a new or empty folder with --out")
+                    raise OutDirError(
+                        f"output folder {path} already holds files ({shown}) and is not an rlbench "
+                        "history: choose a new or empty folder with --out"
+                    )
         check_writable(path)
 
     def check_run(self, facts: RunFacts) -> None:
@@ -295,7 +324,7 @@ class HistorySession:
                 check_comparable(run, _manifest_to_continue(folder), facts, "add a run to the history in")
                 return
 
-    def lock(self) -> "HistorySession":
+    def lock(self) -> HistorySession:
         """Take the lock (creating the folder), then check again under it."""
         if self._lock is None:
             self._lock = SweepLock(self.path).acquire()
@@ -306,17 +335,8 @@ class HistorySession:
                 raise
         return self
 
-    def __enter__(self) -> "HistorySession":
+    def __enter__(self) -> HistorySession:
         return self.lock()
-
-    def close(self) -> None:
-        """Drop the lock."""
-        if self._lock is not None:
-            self._lock.release()
-            self._lock = None
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 def open_history(path: Path) -> HistorySession:

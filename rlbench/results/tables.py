@@ -20,110 +20,131 @@ from rlbench.results.layout import UTILIZATION_COLUMNS, TrialFolder
 from rlbench.results.text import csv_cell
 
 #: iterations.parquet columns, in order.
-ITERATION_SCHEMA = pa.schema([
-    ("trial_id", pa.string()),
-    ("iteration", pa.int64()),
-    ("warmup", pa.bool_()),
-    ("t_start_s", pa.float64()),
-    ("t_end_s", pa.float64()),
-    ("wall_s", pa.float64()),
-    ("sample_s", pa.float64()),
-    ("env_step_s", pa.float64()),
-    ("inference_s", pa.float64()),
-    ("sample_other_s", pa.float64()),
-    ("learn_s", pa.float64()),
-    ("learner_connector_s", pa.float64()),
-    ("sgd_s", pa.float64()),
-    ("learn_batch_s", pa.float64()),
-    ("learn_update_s", pa.float64()),
-    ("learn_other_s", pa.float64()),
-    ("learn_batches", pa.float64()),
-    ("learn_copy_s", pa.float64()),
-    ("learn_device_s", pa.float64()),
-    ("gpu_busy_pct", pa.float64()),
-    ("learn_cpus_used", pa.float64()),
-    ("sync_s", pa.float64()),
-    ("weight_sync_s", pa.float64()),
-    ("sync_bytes", pa.int64()),
-    ("sync_bytes_per_s", pa.float64()),
-    ("driver_idle_frac", pa.float64()),
-    ("other_s", pa.float64()),
-    ("env_steps_sampled", pa.int64()),
-    ("env_steps_trained", pa.int64()),
-    ("env_steps_per_s", pa.float64()),
-    ("episode_return_mean", pa.float64()),
-    ("target_value", pa.float64()),
-    ("trial_status", pa.string()),
-    ("training_steps", pa.int64()),
-    ("sampler_busy_s", pa.float64()),
-    ("learner_busy_s", pa.float64()),
-    ("busy_overlap_s", pa.float64()),
-    ("learner_updates", pa.float64()),
-    ("sgd_steps", pa.float64()),
-    ("policy_lag_mean", pa.float64()),
-    ("policy_lag_max", pa.float64()),
-    ("replay_s", pa.float64()),
-    ("replay_add_s", pa.float64()),
-    ("replay_sample_s", pa.float64()),
-    ("replay_update_s", pa.float64()),
-    ("target_update_s", pa.float64()),
-    ("target_updates", pa.float64()),
-    ("updates_per_env_step", pa.float64()),
-])
+ITERATION_SCHEMA = pa.schema(
+    [
+        ("trial_id", pa.string()),
+        ("iteration", pa.int64()),
+        ("warmup", pa.bool_()),
+        ("t_start_s", pa.float64()),
+        ("t_end_s", pa.float64()),
+        ("wall_s", pa.float64()),
+        ("sample_s", pa.float64()),
+        ("env_step_s", pa.float64()),
+        ("inference_s", pa.float64()),
+        ("sample_other_s", pa.float64()),
+        ("learn_s", pa.float64()),
+        ("learner_connector_s", pa.float64()),
+        ("sgd_s", pa.float64()),
+        ("learn_batch_s", pa.float64()),
+        ("learn_update_s", pa.float64()),
+        ("learn_other_s", pa.float64()),
+        ("learn_batches", pa.float64()),
+        ("learn_copy_s", pa.float64()),
+        ("learn_device_s", pa.float64()),
+        ("gpu_busy_pct", pa.float64()),
+        ("learn_cpus_used", pa.float64()),
+        ("sync_s", pa.float64()),
+        ("weight_sync_s", pa.float64()),
+        ("sync_bytes", pa.int64()),
+        ("sync_bytes_per_s", pa.float64()),
+        ("driver_idle_frac", pa.float64()),
+        ("other_s", pa.float64()),
+        ("env_steps_sampled", pa.int64()),
+        ("env_steps_trained", pa.int64()),
+        ("env_steps_per_s", pa.float64()),
+        ("episode_return_mean", pa.float64()),
+        ("target_value", pa.float64()),
+        ("trial_status", pa.string()),
+        ("training_steps", pa.int64()),
+        ("sampler_busy_s", pa.float64()),
+        ("learner_busy_s", pa.float64()),
+        ("busy_overlap_s", pa.float64()),
+        ("learner_updates", pa.float64()),
+        ("sgd_steps", pa.float64()),
+        ("policy_lag_mean", pa.float64()),
+        ("policy_lag_max", pa.float64()),
+        ("replay_s", pa.float64()),
+        ("replay_add_s", pa.float64()),
+        ("replay_sample_s", pa.float64()),
+        ("replay_update_s", pa.float64()),
+        ("target_update_s", pa.float64()),
+        ("target_updates", pa.float64()),
+        ("updates_per_env_step", pa.float64()),
+    ]
+)
 
 
 #: runner_iterations.parquet columns, in order: one row per trial, iteration and env runner.
-RUNNER_ITERATION_SCHEMA = pa.schema([
-    ("trial_id", pa.string()),
-    ("iteration", pa.int64()),
-    ("warmup", pa.bool_()),
-    ("env_runner", pa.int64()),
-    ("pid", pa.int64()),
-    ("env_steps", pa.int64()),
-    ("env_step_s", pa.float64()),
-    ("env_step_cpu_s", pa.float64()),
-    ("inference_s", pa.float64()),
-    ("sample_s", pa.float64()),
-    ("sample_cpu_s", pa.float64()),
-])
+RUNNER_ITERATION_SCHEMA = pa.schema(
+    [
+        ("trial_id", pa.string()),
+        ("iteration", pa.int64()),
+        ("warmup", pa.bool_()),
+        ("env_runner", pa.int64()),
+        ("pid", pa.int64()),
+        ("env_steps", pa.int64()),
+        ("env_step_s", pa.float64()),
+        ("env_step_cpu_s", pa.float64()),
+        ("inference_s", pa.float64()),
+        ("sample_s", pa.float64()),
+        ("sample_cpu_s", pa.float64()),
+    ]
+)
 
 
 #: profiles.parquet columns, in order: one row per trial, process and function seen in its stacks.
-PROFILE_SCHEMA = pa.schema([
-    ("trial_id", pa.string()),
-    ("role", pa.string()),
-    ("pid", pa.int64()),
-    ("function", pa.string()),
-    ("file", pa.string()),
-    ("line", pa.int64()),
-    ("self_samples", pa.int64()),
-    ("total_samples", pa.int64()),
-    ("self_frac", pa.float64()),
-    ("total_frac", pa.float64()),
-])
+PROFILE_SCHEMA = pa.schema(
+    [
+        ("trial_id", pa.string()),
+        ("role", pa.string()),
+        ("pid", pa.int64()),
+        ("function", pa.string()),
+        ("file", pa.string()),
+        ("line", pa.int64()),
+        ("self_samples", pa.int64()),
+        ("total_samples", pa.int64()),
+        ("self_frac", pa.float64()),
+        ("total_frac", pa.float64()),
+    ]
+)
 
 
 #: Types of the utilization columns (names and order: UTILIZATION_COLUMNS).
 UTILIZATION_TYPES: dict[str, pa.DataType] = {
-    "t_s": pa.float64(), "kind": pa.string(), "role": pa.string(), "pid": pa.int64(), "core": pa.int64(),
-    "cpu_pct": pa.float64(), "rss_bytes": pa.int64(), "gpu_index": pa.int64(), "gpu_util_pct": pa.float64(),
-    "gpu_mem_used_bytes": pa.int64(), "gpu_power_w": pa.float64(), "gpu_sm_clock_mhz": pa.int64(),
-    "gpu_energy_mj": pa.int64(), "node_id": pa.string(), "node_ip": pa.string(), "cpu_package": pa.int64(),
+    "t_s": pa.float64(),
+    "kind": pa.string(),
+    "role": pa.string(),
+    "pid": pa.int64(),
+    "core": pa.int64(),
+    "cpu_pct": pa.float64(),
+    "rss_bytes": pa.int64(),
+    "gpu_index": pa.int64(),
+    "gpu_util_pct": pa.float64(),
+    "gpu_mem_used_bytes": pa.int64(),
+    "gpu_power_w": pa.float64(),
+    "gpu_sm_clock_mhz": pa.int64(),
+    "gpu_energy_mj": pa.int64(),
+    "node_id": pa.string(),
+    "node_ip": pa.string(),
+    "cpu_package": pa.int64(),
     "cpu_energy_uj": pa.int64(),
 }
 #: utilization.parquet columns, in order.
-UTILIZATION_SCHEMA = pa.schema([("trial_id", pa.string())] + [(name, UTILIZATION_TYPES[name])
-                                                              for name in UTILIZATION_COLUMNS])
+UTILIZATION_SCHEMA = pa.schema(
+    [("trial_id", pa.string())] + [(name, UTILIZATION_TYPES[name]) for name in UTILIZATION_COLUMNS]
+)
 #: node_roles.parquet columns, in order.
-NODE_ROLES_SCHEMA = pa.schema([
-    ("trial_id", pa.string()),
-    ("node_id", pa.string()),
-    ("node_ip", pa.string()),
-    ("role", pa.string()),
-    ("cpus_allocated", pa.float64()),
-    ("cpus_used", pa.float64()),
-    ("peak_rss_bytes", pa.int64()),
-])
+NODE_ROLES_SCHEMA = pa.schema(
+    [
+        ("trial_id", pa.string()),
+        ("node_id", pa.string()),
+        ("node_ip", pa.string()),
+        ("role", pa.string()),
+        ("cpus_allocated", pa.float64()),
+        ("cpus_used", pa.float64()),
+        ("peak_rss_bytes", pa.int64()),
+    ]
+)
 
 
 def csv_bytes(frame: pd.DataFrame) -> bytes:
@@ -145,14 +166,20 @@ def write_table(path: Path, table: pa.Table) -> None:
     write_atomic(path, sink.getvalue().to_pybytes())
 
 
-def iteration_rows(trial_id: str, events: list[dict[str, Any]], trial_status: str | None = None) -> list[dict[str, Any]]:
+def iteration_rows(
+    trial_id: str, events: list[dict[str, Any]], trial_status: str | None = None
+) -> list[dict[str, Any]]:
     """iterations.parquet rows of one trial, from its events; ``trial_status`` marks the rows of a
     trial that did not finish ok (its iterations are kept, but the trial was cut short)."""
     names = [f.name for f in ITERATION_SCHEMA]
     return [
-        {"trial_id": trial_id, **{k: e.get(k) for k in names if k not in ("trial_id", "trial_status")},
-         "trial_status": trial_status}
-        for e in events if e.get("event") == Event.ITERATION
+        {
+            "trial_id": trial_id,
+            **{k: e.get(k) for k in names if k not in ("trial_id", "trial_status")},
+            "trial_status": trial_status,
+        }
+        for e in events
+        if e.get("event") == Event.ITERATION
     ]
 
 
@@ -163,8 +190,10 @@ def iterations_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     """``table`` with ``schema``'s columns in order; a column it lacks (an older file) is all null."""
-    columns = [table.column(f.name).cast(f.type) if f.name in table.column_names
-               else pa.nulls(table.num_rows, f.type) for f in schema]
+    columns = [
+        table.column(f.name).cast(f.type) if f.name in table.column_names else pa.nulls(table.num_rows, f.type)
+        for f in schema
+    ]
     return pa.table(columns, schema=schema)
 
 
@@ -181,8 +210,12 @@ def write_utilization(path: Path, trial_id: str, columns: dict[str, list[Any]]) 
 def read_utilization(trials: list[TrialFolder]) -> pd.DataFrame:
     """All trials' sampler rows (the sweep's and the node samplers') as one DataFrame, empty with
     the right columns if none."""
-    tables = [_conform(pq.read_table(path), UTILIZATION_SCHEMA) for t in trials
-              for path in (t.utilization, t.node_utilization) if path.exists()]
+    tables = [
+        _conform(pq.read_table(path), UTILIZATION_SCHEMA)
+        for t in trials
+        for path in (t.utilization, t.node_utilization)
+        if path.exists()
+    ]
     if not tables:
         return UTILIZATION_SCHEMA.empty_table().to_pandas()
     return pa.concat_tables(tables).to_pandas()

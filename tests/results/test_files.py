@@ -31,7 +31,7 @@ def test_a_link_at_the_target_is_replaced_and_its_target_untouched(tmp_path):
     (folder / "manifest.json").symlink_to(victim)
     write_json(folder / "manifest.json", {"a": 1})
     assert victim.read_text() == "precious"
-    assert not (folder / "manifest.json").is_symlink() and "\"a\": 1" in (folder / "manifest.json").read_text()
+    assert not (folder / "manifest.json").is_symlink() and '"a": 1' in (folder / "manifest.json").read_text()
 
 
 def test_a_linked_folder_is_refused(tmp_path):

@@ -35,8 +35,11 @@ def _with_format(folder: Path, version: str) -> Path:
 
 
 def _trial_files(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted((folder / "trials").rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted((folder / "trials").rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_the_golden_folders_hold_their_formats():
@@ -46,14 +49,20 @@ def test_the_golden_folders_hold_their_formats():
         assert folder_format(manifest, "x").version == version
 
 
-@pytest.mark.parametrize("manifest, message", [
-    ({"software": {"schema_version": "4", "rlbench": "9.1.0"}},
-     "x holds results format 4, written by rlbench 9.1.0; this rlbench reads formats 1 to 3: read it with that rlbench"),
-    ({"software": {"schema_version": "0", "rlbench": "0.0.1"}}, "read it with the rlbench that wrote it"),
-    ({"software": {"rlbench": "0.1.0"}}, "x states no results format"),
-    ({}, "x states no results format"),
-    ({"software": {"schema_version": "two\x1b[31m"}}, "is 'two\\x1b[31m', not a format number"),
-])
+@pytest.mark.parametrize(
+    "manifest, message",
+    [
+        (
+            {"software": {"schema_version": "4", "rlbench": "9.1.0"}},
+            "x holds results format 4, written by rlbench 9.1.0; this rlbench reads formats 1 to 3: "
+            "read it with that rlbench",
+        ),
+        ({"software": {"schema_version": "0", "rlbench": "0.0.1"}}, "read it with the rlbench that wrote it"),
+        ({"software": {"rlbench": "0.1.0"}}, "x states no results format"),
+        ({}, "x states no results format"),
+        ({"software": {"schema_version": "two\x1b[31m"}}, "is 'two\\x1b[31m', not a format number"),
+    ],
+)
 def test_what_cannot_be_read_is_refused_with_the_reason(manifest, message):
     with pytest.raises(FormatError) as e:
         folder_format(manifest, "x")
@@ -101,7 +110,11 @@ def test_report_reads_a_format_3_folder_as_it_is(tmp_path, capsys):
     assert (folder / "trials.parquet").read_bytes() == table  # read, not rebuilt
     trials = pd.read_parquet(folder / "trials.parquet")
     assert list(zip(trials["trial_id"], trials["variant"], trials["round"])) == [
-        ("t000r0", "A", 0), ("t000r1", "A", 1), ("t001r0", "B", 0), ("t001r1", "B", 1)]
+        ("t000r0", "A", 0),
+        ("t000r1", "A", 1),
+        ("t001r0", "B", 0),
+        ("t001r1", "B", 1),
+    ]
     assert list(trials["execution"]) == ["tune"] * 4
     assert all(json.loads(v)["python"] for v in trials["versions"])  # what each trial's process imported
     # its known answer, fixed data: B's env burns 4x the CPU per step; 2 rounds are too few to say so
@@ -111,8 +124,8 @@ def test_report_reads_a_format_3_folder_as_it_is(tmp_path, capsys):
 
 
 def test_a_column_added_to_format_3_is_filled_from_the_plans_on_read(tmp_path):
-    """learner_gpus_allocated came after the golden format-3 tables were written: read, it is the plans' adapter's answer
-    (one plan edited to an RLlib trial whose driver's learner has half a GPU), not a 0 and not a rebuild."""
+    """learner_gpus_allocated came after the golden format-3 tables were written: read, it is the plans' adapter's
+    answer (one plan edited to an RLlib trial whose driver's learner has half a GPU), not a 0 and not a rebuild."""
     from rlbench.analysis.tables import read_tables
 
     folder = _copy(3, tmp_path)
@@ -140,8 +153,11 @@ def test_compare_reads_both_formats_side_by_side(tmp_path, capsys):
 def test_a_newer_format_is_refused_by_every_reader(verb, tmp_path, capsys):
     folder = _with_format(_copy(2, tmp_path), "4")
     before = _trial_files(folder)
-    argv = {"report": ["report", str(folder)], "compare": ["compare", str(folder), str(folder)],
-            "reproduce": ["reproduce", str(folder), "t000r0"]}[verb]
+    argv = {
+        "report": ["report", str(folder)],
+        "compare": ["compare", str(folder), str(folder)],
+        "reproduce": ["reproduce", str(folder), "t000r0"],
+    }[verb]
     assert main(argv) == EXIT_BAD_INPUT
     text = capsys.readouterr().out
     assert "holds results format 4, written by rlbench 0.1.0; this rlbench reads formats 1 to 3" in text
@@ -150,10 +166,19 @@ def test_a_newer_format_is_refused_by_every_reader(verb, tmp_path, capsys):
 
 
 def test_resume_refuses_an_older_and_a_newer_format(tmp_path, capsys):
-    for version, expected in ((None, "it holds results format 1 (written by rlbench 0.1.0) and this rlbench "
-                                     "writes format 3; a resume would mix the two"),
-                              ("4", "holds results format 4, written by rlbench 0.1.0")):
-        folder = _copy(1, tmp_path / str(version)) if version is None else _with_format(_copy(2, tmp_path / version), version)
+    for version, expected in (
+        (
+            None,
+            "it holds results format 1 (written by rlbench 0.1.0) and this rlbench "
+            "writes format 3; a resume would mix the two",
+        ),
+        ("4", "holds results format 4, written by rlbench 0.1.0"),
+    ):
+        folder = (
+            _copy(1, tmp_path / str(version))
+            if version is None
+            else _with_format(_copy(2, tmp_path / version), version)
+        )
         before = _trial_files(folder)
         assert main(["sweep", str(REPO / "configs" / "smoke.yaml"), "--out", str(folder), "--resume"]) == EXIT_BAD_INPUT
         assert expected in capsys.readouterr().out

@@ -18,8 +18,15 @@ from rlbench.results.manifest import Manifest, ManifestError, read_manifest
 from rlbench.results.session import RunFacts, open_for_read, open_for_write
 
 GOLDEN = [REPO / "tests" / "data" / f"results-format-{v}" for v in (1, 2, 3)]
-MACHINE = {"hostname": "h", "cpu_model": "Test CPU", "logical_cores": 4, "physical_cores": 2, "usable_cores": [0, 1],
-           "memory_bytes": 8 * 2**30, "gpus": []}
+MACHINE = {
+    "hostname": "h",
+    "cpu_model": "Test CPU",
+    "logical_cores": 4,
+    "physical_cores": 2,
+    "usable_cores": [0, 1],
+    "memory_bytes": 8 * 2**30,
+    "gpus": [],
+}
 SOFTWARE = {"rlbench": "0.1.0", "schema_version": str(SCHEMA_VERSION), "python": "3.11.7", "ray": "2.60.0"}
 FACTS = RunFacts({"name": "t", "repeats": 1}, MACHINE, SOFTWARE, spec_may_change=("repeats",))
 
@@ -50,21 +57,32 @@ def test_keys_unknown_or_absent_stay_so_and_a_run_records_its_end_where_it_belon
     m = Manifest.model_validate({"software": {"schema_version": 3}, "from_a_newer_rlbench": [1]})
     assert m.software.schema_version == "3"  # a number as text, as software_versions writes it
     m.end("t1", interrupted=False, statuses={"t000r0": "ok"})
-    assert m.as_json() == {"software": {"schema_version": "3"}, "from_a_newer_rlbench": [1], "ended_at": "t1",
-                           "interrupted": False, "statuses": {"t000r0": "ok"}}  # no cpu_energy_zones: none recorded
+    assert m.as_json() == {
+        "software": {"schema_version": "3"},
+        "from_a_newer_rlbench": [1],
+        "ended_at": "t1",
+        "interrupted": False,
+        "statuses": {"t000r0": "ok"},
+    }  # no cpu_energy_zones: none recorded
     m.begin_resume(["rlbench", "sweep"], "t2", rerun={}, kept=1)
     m.end("t3", interrupted=True, statuses={})
     assert m.as_json()["ended_at"] == "t1" and m.as_json()["resumes"] == [
-        {"command": ["rlbench", "sweep"], "started_at": "t2", "ended_at": "t3", "rerun": {}, "kept": 1}]
+        {"command": ["rlbench", "sweep"], "started_at": "t2", "ended_at": "t3", "rerun": {}, "kept": 1}
+    ]
 
 
 def test_what_cannot_be_read_says_what_and_where(tmp_path):
     path = tmp_path / "manifest.json"
     with pytest.raises(ManifestError, match="manifest.json is missing"):
         read_manifest(path)
-    for text, message in (("{", "is not JSON"), ("[1]", "is not a JSON object"),
-                          ('{"software": {"schema_version": "3"}, "machine": {"logical_cores": "many"}}',
-                           "manifest.json: machine.logical_cores: Input should be a valid integer")):
+    for text, message in (
+        ("{", "is not JSON"),
+        ("[1]", "is not a JSON object"),
+        (
+            '{"software": {"schema_version": "3"}, "machine": {"logical_cores": "many"}}',
+            "manifest.json: machine.logical_cores: Input should be a valid integer",
+        ),
+    ):
         path.write_text(text)
         with pytest.raises(ManifestError, match=message):
             read_manifest(path)
@@ -81,21 +99,27 @@ def test_what_cannot_be_read_says_what_and_where(tmp_path):
 def test_a_new_run_refuses_results_naming_the_command_that_continues_them_and_writes_nothing(tmp_path):
     out = _held(tmp_path)
     before = _files(out)
-    with pytest.raises(OutDirError, match=r"already holds results; to continue them, keeping every finished trial: "
-                                          r"rlbench x --resume; or choose another --out"):
+    with pytest.raises(
+        OutDirError,
+        match=r"already holds results; to continue them, keeping every finished trial: "
+        r"rlbench x --resume; or choose another --out",
+    ):
         open_for_write(out, "new", resume_with="rlbench x --resume")
     with pytest.raises(OutDirError, match=r"already holds results; choose another --out"):
         open_for_write(out, "new")
     assert _files(out) == before
 
 
-@pytest.mark.parametrize("changes, message", [
-    ({"spec": {"name": "u", "repeats": 3}}, r"the spec changed \(spec.name: 'u' -> 't'\)"),  # repeats may change
-    ({"machine": {**MACHINE, "usable_cores": [0]}}, r"different machine \(usable_cores: \[0\] -> \[0, 1\]\)"),
-    ({"machine": {**MACHINE, "gpus": [{"name": "H100"}]}}, r"different machine \(gpus: \['H100'\] -> \[\]\)"),
-    ({"software": {**SOFTWARE, "rlbench": "0.0.9"}}, r"software changed \(rlbench: '0.0.9' -> '0.1.0'\)"),
-    ({"software": {**SOFTWARE, "schema_version": "1"}}, r"holds results format 1 .* a resume would mix the two"),
-])
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"spec": {"name": "u", "repeats": 3}}, r"the spec changed \(spec.name: 'u' -> 't'\)"),  # repeats may change
+        ({"machine": {**MACHINE, "usable_cores": [0]}}, r"different machine \(usable_cores: \[0\] -> \[0, 1\]\)"),
+        ({"machine": {**MACHINE, "gpus": [{"name": "H100"}]}}, r"different machine \(gpus: \['H100'\] -> \[\]\)"),
+        ({"software": {**SOFTWARE, "rlbench": "0.0.9"}}, r"software changed \(rlbench: '0.0.9' -> '0.1.0'\)"),
+        ({"software": {**SOFTWARE, "schema_version": "1"}}, r"holds results format 1 .* a resume would mix the two"),
+    ],
+)
 def test_a_resume_is_checked_against_the_runs_facts_before_anything_is_written(tmp_path, changes, message):
     out = _held(tmp_path, **changes)
     before = _files(out)

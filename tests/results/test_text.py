@@ -16,5 +16,11 @@ def test_escape_sequences_and_bidi_controls_become_visible():
 
 def test_csv_cells_that_start_a_formula_are_neutralised():
     assert [csv_cell(v) for v in ["=1+1", "+cmd", "-2+3", "@SUM(A1)", "\t=x", "\rx"]] == [
-        "'=1+1", "'+cmd", "'-2+3", "'@SUM(A1)", "'\t=x", "'\rx"]
+        "'=1+1",
+        "'+cmd",
+        "'-2+3",
+        "'@SUM(A1)",
+        "'\t=x",
+        "'\rx",
+    ]
     assert [csv_cell(v) for v in ["ok", -1.5, 3, None, ""]] == ["ok", -1.5, 3, None, ""]
