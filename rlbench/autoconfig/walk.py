@@ -58,9 +58,20 @@ class WalkRunner(Runner, Protocol):
 
 class _Stepped:
     """Requests named and seeded by the walk's step (``walk<step>/r<round>/i<slot>/<key>``), a round's trials sharing
-    a seed."""
+    a seed; each trial's learning curve kept per point."""
 
     step: int
+    _curves: dict[str, list]
+
+    def tell(self, results) -> None:
+        results = list(results)
+        super().tell(results)  # type: ignore[misc]  # the Stage beside this mixin
+        for r in results:
+            self._curves.setdefault(self._issued[r.request_id].candidate_key, []).append(r.curve)
+
+    def curves(self, key: str) -> list:
+        """Each of its trials' learning curve of one point (the start's, an entrant's)."""
+        return list(self._curves.get(key, []))
 
     def _request(self, key: str, rung: int, index: int) -> TrialRequest:
         return TrialRequest(
@@ -90,15 +101,6 @@ class MeasureStage(_Stepped, Stage):
             return []
         return [self._request(self.start.key, r, 0) for r in range(self.readings)]
 
-    def tell(self, results) -> None:
-        results = list(results)
-        super().tell(results)
-        for r in results:
-            self._curves.setdefault(self._issued[r.request_id].candidate_key, []).append(r.curve)
-
-    def curves(self, key: str) -> list:
-        return list(self._curves.get(key, []))
-
 
 class WalkRace(_Stepped, Race):
     """One step's race: the knob's values against the current point, in interleaved rounds."""
@@ -108,16 +110,6 @@ class WalkRace(_Stepped, Race):
         self.step = step
         self.candidates = dict(self.entrants)
         self._curves: dict[str, list] = {}
-
-    def tell(self, results) -> None:
-        results = list(results)
-        super().tell(results)
-        for r in results:
-            self._curves.setdefault(self._issued[r.request_id].candidate_key, []).append(r.curve)
-
-    def curves(self, key: str) -> list:
-        """Each race trial's learning curve of one entrant."""
-        return list(self._curves.get(key, []))
 
 
 def _value(v: float) -> Any:
