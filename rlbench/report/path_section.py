@@ -127,7 +127,12 @@ def walk_blocks(run: AutoconfigRun | None, out_dir: Path, trials: pd.DataFrame, 
     ]
     rows = path_rows(data)
     header = ["step", "verdict", "move", "values raced", "outcome", "speed-up", "readings", "rounds", "s", "learning"]
-    out.append(Table(header, rows, frozenset({1, 2, 3, 4, 9})) if rows else Paragraph("No step was raced."))
+    if rows:
+        out.append(Table(header, rows, frozenset({1, 2, 3, 4, 9})))
+    else:  # the start's verdict, which the walk stopped before following (budget, ceiling, no fit): what it read
+        points = [p for p in _list(data.get("walk_points")) if isinstance(p, dict)]
+        verdict = points[-1].get("verdict") if points else None
+        out.append(Paragraph("No step was raced." + (f" Its point's verdict: {verdict}" if verdict else "")))
     said = [
         f"step {p.get('step')}: {p.get('verdict')}"
         + (f" Not run (cannot fit): {'; '.join(map(str, _list(p.get('skipped'))))}." if p.get("skipped") else "")

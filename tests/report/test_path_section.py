@@ -135,3 +135,13 @@ def test_a_hostile_or_damaged_file_is_drawn_inert(tmp_path):
     html = to_html(blocks, "t", "")
     assert "<script>" not in html and "&lt;script&gt;" in html
     assert path_rows(data)[0][5] == "-"
+
+
+def test_a_walk_stopped_before_its_first_step_says_the_verdict_it_read(tmp_path):
+    """The budget (or the ceiling) stopped it after the start's readings: the section says what the start's verdict
+    named, which the walk did not follow (a new user's 10-minute walk of configs/walk_cpu.yaml on a busy machine)."""
+    data = {**WALK, "path": [], "stop_reason": "budget", "stop_text": "the budget left no step: 358 s left"}
+    data["walk_points"] = [{**WALK["walk_points"][0], "verdict": "env runners mostly outside the env <i>x</i>"}]
+    md = to_markdown(walk_blocks(run(data), tmp_path, pd.DataFrame(), []))
+    assert "No step was raced. Its point's verdict: env runners mostly outside the env" in md
+    assert "<i>" not in to_html(walk_blocks(run(data), tmp_path, pd.DataFrame(), []), "t", "")
