@@ -295,9 +295,10 @@ def change_evidence(change: Change) -> str:
     median_ratio = "-" if change.ratio is None else f"{change.ratio:.3f}"
     ratio = f"ratio of medians {median_ratio}, {CONFIDENCE:.0%} CI {interval_text(change.ci_low, change.ci_high)}"
     if change.design == "paired":
-        n = change.runs_a
+        n = change.runs_a  # 0 where no round holds both sides (a figure some trials did not read: CPU per step)
+        paired_ratio = "-" if change.paired_ratio is None else f"{change.paired_ratio:.3f}"
         return (
-            f"{n} round{'s' if n != 1 else ''}; paired ratio {change.paired_ratio:.3f}, {CONFIDENCE:.0%} CI "
+            f"{n} round{'s' if n != 1 else ''}; paired ratio {paired_ratio}, {CONFIDENCE:.0%} CI "
             f"{interval_text(change.paired_ci_low, change.paired_ci_high)}; {ratio}"
             + ("" if change.p_value is None else f"; Wilcoxon p={change.p_value:.2g}")
             + f"; {ROUNDS_FOR_EVIDENCE} rounds could show one" * (not change.enough)

@@ -8,6 +8,7 @@ import pytest
 
 from rlbench.analysis.advice import recommendations
 from rlbench.analysis.change import TESTS, Change, changed
+from rlbench.analysis.change import paired as paired_change
 from rlbench.analysis.curves import EqualSteps, below_at_equal_steps
 from rlbench.analysis.evidence import (
     beyond,
@@ -209,3 +210,13 @@ def test_three_repeats_apart_need_no_caveat_and_overlapping_ones_tie():
     (rec, per_cpu) = recommendations(_configs([3, 3], [1150.0, 1100.0], [1300.0, 1180.0]), ["a"])
     assert rec.note == "tied within the 95% CIs with a=1 (1,143 env steps/s)"
     assert per_cpu.note == "tied within the 95% CIs with a=1 (572 env steps/s per CPU)"  # 575 <= 590 per CPU
+
+
+def test_a_paired_step_with_no_round_both_sides_ran_is_said_not_raised():
+    """CPU per 1,000 env steps is read only by trials whose steady window held a CPU sample: two releases can have
+    values in different rounds, so no pair. The history's step then says 0 rounds (it raised a TypeError at the
+    format, under load, in the history e2e)."""
+    change = paired_change({0: 100.0, 2: 110.0}, {1: 50.0, 3: 55.0})
+    assert change.paired_ratio is None and change.runs_a == 0
+    words = change_sentence("a", "b", change)
+    assert "0 rounds; paired ratio -" in words and "no evidence" in words

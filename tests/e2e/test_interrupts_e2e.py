@@ -73,10 +73,10 @@ POINTS = {
         ("a trial iterating", _has_iteration("trials/*/events.jsonl"), signal.SIGTERM),
         ("tables written, report to come", _exists("trials.parquet"), signal.SIGHUP),
     ],
-    "history": [
-        ("folder taken", _exists("manifest.json"), signal.SIGHUP),
-        ("a trial finished", _exists("trials/*/record.json"), signal.SIGINT),
-        ("tables written, history to come", _exists("trials.parquet"), signal.SIGTERM),
+    "history": [  # a history's run is a sweep folder under runs/ (docs/VERSIONS.md, "A history folder")
+        ("folder taken", _exists("runs/01-history/manifest.json"), signal.SIGHUP),
+        ("a trial finished", _exists("runs/01-history/trials/*/record.json"), signal.SIGINT),
+        ("tables written, history to come", _exists("runs/01-history/trials.parquet"), signal.SIGTERM),
     ],
     "bisect": [
         ("first probe's folder taken", _exists("01-*/manifest.json"), signal.SIGTERM),
