@@ -40,7 +40,7 @@ from rlbench.autoconfig.ask_tell import Standing, below, leader
 StopReason = Literal["no_knob", "no_fit", "cores_limit", "no_gain", "ceiling", "budget", "off_grid", "no_reading"]
 STOP_WORDS: dict[str, str] = {
     "no_knob": "no verdict names a knob",
-    "no_fit": "no value of the knob the verdict names fits this machine but the points the walk left",
+    "no_fit": "no new value of the knob the verdict names fits this machine",
     "cores_limit": "this machine's cores are the limit",
     "no_gain": "the step showed no evidence of a gain",
     "ceiling": f"the point runs at {CEILING_CLOSE_FRAC:.0%} of its ceiling or more",
