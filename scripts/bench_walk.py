@@ -33,17 +33,19 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-import pandas as pd
 import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+sys.path.insert(0, str(REPO / "scripts"))
+from bench_autoconfig import _plain as plain  # noqa: E402  (the same key printing, sweep runner and medians)
+from bench_autoconfig import medians as _medians  # noqa: E402
+from bench_autoconfig import run  # noqa: E402
 
 from rlbench.measure.machine import probe_machine  # noqa: E402
 from rlbench.run.autoconfig_driver.space import parse_budget, prepare  # noqa: E402
@@ -120,14 +122,6 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def run(*args: str) -> tuple[float, subprocess.CompletedProcess]:
-    t = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "rlbench", *args], cwd=REPO, capture_output=True, text=True)
-    if done.returncode not in (0, 1):
-        sys.exit(f"rlbench {' '.join(args)} exited {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-    return time.monotonic() - t, done
-
-
 def start_values(spec: dict, knobs: list[str]) -> dict:
     """The start's value of each knob, from the spec's sections (RLlib's defaults where it is silent)."""
     defaults = {"num_env_runners": 0, "num_envs_per_env_runner": 1, "num_cpus_for_main_process": 1}
@@ -145,17 +139,6 @@ def exhaustive(spec: dict, grid: dict[str, list], repeats: int, out: Path) -> Pa
     path = out / "exhaustive.yaml"
     path.write_text(yaml.safe_dump(sweep, sort_keys=False))
     return path
-
-
-def medians(out: Path, knobs: list[str]) -> pd.Series:
-    trials = pd.read_parquet(out / "trials.parquet")
-    ok = trials[trials["status"] == "ok"]
-    return ok.groupby(knobs)["env_steps_per_s"].median()
-
-
-def plain(key):
-    """A grid point's key as plain Python values (pandas gives numpy scalars), for printing."""
-    return tuple(v.item() if hasattr(v, "item") else v for v in key) if isinstance(key, tuple) else key
 
 
 def point_of(start: dict, knobs: list[str], axes: dict):
@@ -228,7 +211,7 @@ def main() -> None:
                     "sweep", str(exhaustive(spec, grid, args.repeats, base)), "--out", str(base / "exhaustive")
                 )
                 walled.write_text(f"{ex_wall}\n")
-            truth = medians(base / "exhaustive", knobs)
+            truth = _medians(base / "exhaustive", knobs, "throughput")
             best_key, best = plain(truth.idxmax()), float(truth.max())
             budget = args.budget_frac * ex_wall
             mid = load()
