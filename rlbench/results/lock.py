@@ -71,13 +71,18 @@ def check_new_sweep_folder(out_dir: Path) -> None:
     user's files of those names (only rlbench's own lock file may be there already)."""
     if not out_dir.is_dir() or ResultsFolder(out_dir).holds_sweep():
         return
+    refuse_foreign_files(out_dir, "sweep", "rlbench would overwrite files of its own names there; ")
+
+
+def refuse_foreign_files(out_dir: Path, kind: str, why: str = "") -> None:
+    """Raise OutDirError if ``out_dir`` holds anything but rlbench's lock file, naming the first three: it is not an
+    rlbench ``kind`` (a sweep's folder, a history's), and ``why`` says what writing there would do."""
     names = sorted(p.name for p in out_dir.iterdir() if p.name != LOCK_FILE)
     if names:
         shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
         raise OutDirError(
-            f"output folder {out_dir} already holds files ({shown}) and is not an rlbench sweep: "
-            "rlbench would overwrite files of its own names there; choose a new or empty folder "
-            "with --out"
+            f"output folder {out_dir} already holds files ({shown}) and is not an rlbench {kind}: "
+            f"{why}choose a new or empty folder with --out"
         )
 
 

@@ -29,8 +29,15 @@ from typing import Any, Literal
 
 from rlbench import SCHEMA_VERSION
 from rlbench.results.format import FolderFormat, FormatError
-from rlbench.results.layout import LOCK_FILE, HistoryFolder, ResultsFolder
-from rlbench.results.lock import OutDirError, SweepLock, check_new_sweep_folder, check_plain_folder, check_writable
+from rlbench.results.layout import HistoryFolder, ResultsFolder
+from rlbench.results.lock import (
+    OutDirError,
+    SweepLock,
+    check_new_sweep_folder,
+    check_plain_folder,
+    check_writable,
+    refuse_foreign_files,
+)
 from rlbench.results.manifest import Machine, Manifest, ManifestError, Software, read_manifest
 
 #: Machine fields that must match for old and new trials to be comparable (and the GPUs' names).
@@ -305,13 +312,7 @@ class HistorySession(_HoldsLock):
                         "rlbench adds to keeps each run in runs/; give a new --out (rlbench report "
                         "still reads that folder)"
                     )
-                names = sorted(p.name for p in path.iterdir() if p.name != LOCK_FILE)
-                if names:
-                    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-                    raise OutDirError(
-                        f"output folder {path} already holds files ({shown}) and is not an rlbench "
-                        "history: choose a new or empty folder with --out"
-                    )
+                refuse_foreign_files(path, "history")
         check_writable(path)
 
     def check_run(self, facts: RunFacts) -> None:
