@@ -47,7 +47,8 @@ def write_and_summarize(
     ``others_written``: see :func:`~rlbench.report.document.write_report`; ``recommendations``: False where the
     command prints its own answer (autoconfig: the sweep's recommendations pool its probe, search and race
     trials, and one read once could be named beside the raced answer)."""
-    from rlbench.report.document import rec_lines, write_report  # heavy: see commands/compare.py's run
+    from rlbench.report.document import write_report  # heavy: see commands/compare.py's run
+    from rlbench.report.recommendations_section import rec_lines
     from rlbench.results.layout import ResultsFolder
 
     html_path, md_path, analysis = write_report(out_dir, tables, others_written)

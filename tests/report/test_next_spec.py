@@ -105,7 +105,7 @@ def test_no_next_sweep_where_the_cores_are_the_limit_says_why():
     from types import SimpleNamespace
 
     from rlbench.report.blocks import Bullets
-    from rlbench.report.document import next_blocks
+    from rlbench.report.recommendations_section import next_blocks
 
     analysis = SimpleNamespace(next=None, next_stop="no more env runners than 1 fit the trial's 2 cores")
     heading, bullets = next_blocks(analysis, None)
