@@ -61,8 +61,42 @@ def _ci_end(row: pd.Series, column: str, end: str) -> float | None:
     return num(row.get(f"{column}_ci_{end}"))
 
 
+def _repeat_end(row: pd.Series, column: str, end: str) -> float | None:
+    """A configuration's slowest (``min``) or fastest (``max``) repeat of ``column`` (throughput, or per CPU over its
+    fixed CPUs); None where the table has no such column (per watt)."""
+    value = num(row.get(f"env_steps_per_s_{end}"))
+    if column == "env_steps_per_s":
+        return value
+    cpus = num(row.get("cpus"))
+    return value / cpus if column == "env_steps_per_s_per_cpu" and value is not None and cpus else None
+
+
+def beat_outright(row: pd.Series, other: pd.Series, column: str) -> str | None:
+    """How ``row`` beat ``other`` beyond doubt, noise or not: its interval wholly above the other's, or every one of
+    its repeats above every one of the other's (in words); None when it did not."""
+    low, high = _ci_end(row, column, "low"), _ci_end(other, column, "high")
+    if low is not None and high is not None and low > high:
+        return f"its {CONFIDENCE:.0%} CI lies wholly above that of"
+    slowest, fastest = _repeat_end(row, column, "min"), _repeat_end(other, column, "max")
+    if slowest is not None and fastest is not None and slowest > fastest:
+        return "every repeat of it beat every repeat of"
+    return None
+
+
+def _noisy_pick_note(pick: pd.Series, ranked: pd.Series, column: str, unit: str, axes: list[str]) -> str:
+    """Why a noisy configuration is the pick: the best ranked one it beat, and what would rank it."""
+    how = beat_outright(pick, ranked, column)
+    return (
+        f"too noisy to rank (CV {num(pick.get('env_steps_per_s_cv')) or 0.0:.0%}, over {NOISY_CV:.0%}), but {how} "
+        f"{config_label(ranked, axes)} ({ranked[column]:,.0f} {unit}), the fastest ranked: more repeats, a quieter "
+        "machine (no host steal, nothing else running) would rank it"
+    )
+
+
 def recommendations(configs: pd.DataFrame, axes: list[str]) -> list[Recommendation]:
-    """The best configuration for throughput, throughput per CPU and (when measured) per watt."""
+    """The best configuration for throughput, throughput per CPU and (when measured) per watt: the best ranked one,
+    unless a configuration too noisy to rank beat it outright (:func:`beat_outright`), which is then the pick, its
+    noise said."""
     out: list[Recommendation] = []
     if configs.empty:
         return out
@@ -80,7 +114,14 @@ def recommendations(configs: pd.DataFrame, axes: list[str]) -> list[Recommendati
                 "median, not a verified winner"
             )
         ordered = rankable.sort_values(column, ascending=False)
+        ranked_best = ordered.iloc[0]
+        if not all_noisy:  # a noisy configuration still competes when it beat the best ranked one outright
+            noisy = measured[measured["noisy"]]
+            beaters = noisy[[beat_outright(r, ranked_best, column) is not None for _, r in noisy.iterrows()]]
+            ordered = pd.concat([beaters, rankable]).sort_values(column, ascending=False)
         best = ordered.iloc[0]
+        if best["noisy"] and not all_noisy:
+            notes.append(_noisy_pick_note(best, ranked_best, column, unit, axes))
         evidence = None
         if len(ordered) > 1:
             second = ordered.iloc[1]
@@ -94,7 +135,7 @@ def recommendations(configs: pd.DataFrame, axes: list[str]) -> list[Recommendati
             notes.append("single run: no confidence interval" + ("" if evidence else " (set repeats: 2 or more)"))
         if evidence:
             notes.append(evidence)
-        skipped_noisy = int(measured["noisy"].sum())
+        skipped_noisy = int(measured["noisy"].sum()) - int(ordered["noisy"].sum())
         if skipped_noisy and not all_noisy:
             notes.append(f"{skipped_noisy} noisy configuration{'s' if skipped_noisy != 1 else ''} not ranked")
         out.append(

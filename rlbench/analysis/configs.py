@@ -157,7 +157,8 @@ def configurations(
 
     Columns: ``index``, the axes, ``cpus``, ``learner_gpus``, ``trials``, ``ok``, ``n`` (repeats
     with a throughput), for each headline column ``X``: ``X`` (median over repeats), ``X_ci_low``,
-    ``X_ci_high`` (NaN with n < 2); ``env_steps_per_s_cv``, ``noisy``, ``rank`` (1 = fastest; NA
+    ``X_ci_high`` (NaN with n < 2); ``env_steps_per_s_min``/``_max`` (its slowest and fastest repeat),
+    ``env_steps_per_s_cv``, ``noisy``, ``rank`` (1 = fastest; NA
     when noisy or unmeasured); per role ``<role>_cpus_allocated``/``_cpus_used`` (median);
     ``cpus_used``; ``env_steps_per_s_per_cpu``; ``gpu_util_pct``; ``cpu_threads_per_gpu_sm``; energy
     columns when measured; ``bottleneck`` and ``verdict`` (plain words).
@@ -201,6 +202,10 @@ def configurations(
         for key, part in zip(keys, np.split(values, bounds)):
             samples.append(part[np.isfinite(part)])
             where.append((key, m))
+    # the slowest and fastest repeat: a noisy configuration every repeat of which beat every repeat of the pick still
+    # competes for the recommendation (analysis/advice.py)
+    frame["env_steps_per_s_min"] = g["env_steps_per_s"].min().reindex(index).astype(float)
+    frame["env_steps_per_s_max"] = g["env_steps_per_s"].max().reindex(index).astype(float)
     std, mean = g["env_steps_per_s"].std(ddof=1), g["env_steps_per_s"].mean()
     frame["env_steps_per_s_cv"] = (std / mean.abs()).where((g.size() >= 2) & (mean != 0)).reindex(index)
     medians = {  # added at once: one column at a time fragments the frame (pandas warns past 100 blocks)

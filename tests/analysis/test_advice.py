@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rlbench.analysis.advice import learner_cpu_findings
+from rlbench.analysis.advice import learner_cpu_findings, recommendations
 
 
 def _tables(learn_s: tuple[float, float], sample_s: float):
@@ -132,3 +132,60 @@ def test_no_measured_configuration_no_finding():
     configs, trials, iterations = _tables((2.0, 1.6), sample_s=1.0)
     configs["env_steps_per_s"] = float("nan")
     assert learner_cpu_findings(configs, trials, iterations, ["num_cpus_for_main_process"]) == []
+
+
+def _envs_table() -> pd.DataFrame:
+    """issue 59's next.yaml folder: num_envs_per_env_runner over 1, 2, 4, 8, 2 repeats each; 4 and 8 too noisy to
+    rank (CV 15% and 13%), yet every repeat of each beat every repeat of 2."""
+    medians, lows, highs = (
+        [300.0, 579.0, 1156.0, 1452.0],
+        [290.0, 552.0, 1034.0, 1315.0],
+        [310.0, 607.0, 1278.0, 1590.0],
+    )
+    cv = [0.03, 0.07, 0.15, 0.13]
+    return pd.DataFrame(
+        {
+            "index": [0, 1, 2, 3],
+            "num_envs_per_env_runner": [1, 2, 4, 8],
+            "env_steps_per_s": medians,
+            "env_steps_per_s_ci_low": lows,
+            "env_steps_per_s_ci_high": highs,
+            "env_steps_per_s_min": lows,  # two repeats: the interval spans them
+            "env_steps_per_s_max": highs,
+            "env_steps_per_s_cv": cv,
+            "noisy": [c > 0.10 for c in cv],
+            "n": [2, 2, 2, 2],
+            "cpus": [2, 2, 2, 2],
+            "env_steps_per_s_per_cpu": [m / 2 for m in medians],
+        }
+    )
+
+
+def test_a_noisy_configuration_that_beat_the_pick_on_every_repeat_is_the_recommendation():
+    rec, per_cpu = recommendations(_envs_table(), ["num_envs_per_env_runner"])
+    assert rec.label == "num_envs_per_env_runner=8" and rec.value == 1452.0
+    assert rec.note.startswith(
+        "too noisy to rank (CV 13%, over 10%), but its 95% CI lies wholly above that of num_envs_per_env_runner=2 "
+        "(579 env steps/s), the fastest ranked: more repeats, a quieter machine"
+    )
+    # the top two, 8 and 4, both named: the evidence cannot yet separate them
+    assert "no evidence yet that it beats num_envs_per_env_runner=4 (1,156 env steps/s): 2 runs a side" in rec.note
+    assert "not ranked" not in rec.note  # every noisy configuration competed
+    assert per_cpu.label == "num_envs_per_env_runner=8"
+
+
+def test_every_repeat_above_every_repeat_is_enough_without_intervals():
+    table = _envs_table()
+    table.loc[:, ["env_steps_per_s_ci_low", "env_steps_per_s_ci_high"]] = float("nan")
+    (rec, _) = recommendations(table, ["num_envs_per_env_runner"])
+    assert rec.label == "num_envs_per_env_runner=8"
+    assert "every repeat of it beat every repeat of num_envs_per_env_runner=2 (579 env steps/s)" in rec.note
+
+
+def test_a_noisy_configuration_that_did_not_beat_the_pick_outright_stays_unranked():
+    table = _envs_table()
+    table.loc[3, ["env_steps_per_s", "env_steps_per_s_ci_low", "env_steps_per_s_min"]] = [650.0, 500.0, 500.0]
+    table.loc[2, ["env_steps_per_s", "env_steps_per_s_ci_low", "env_steps_per_s_min"]] = [640.0, 560.0, 560.0]
+    (rec, _) = recommendations(table, ["num_envs_per_env_runner"])
+    assert rec.label == "num_envs_per_env_runner=2"
+    assert "2 noisy configurations not ranked" in rec.note
