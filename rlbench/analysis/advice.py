@@ -20,6 +20,7 @@ from rlbench.analysis.evidence import (
     learner_cpu_text,
     learning_notes,
     missed_target_note,
+    runs_text,
 )
 from rlbench.analysis.findings import CONFIDENCE, NOISY_CV, num
 from rlbench.analysis.stats import Ratio, is_number, ratio_ci
@@ -43,6 +44,9 @@ class Recommendation:
     """Its median value of ``column``."""
     note: str
     """Caveats: ties within the CI, noisy data, single runs."""
+    versus: str = ""
+    """The pick against the runner-up in one clause (``tied within the 95% CIs with a=1``, ``no evidence yet that it
+    beats a=1: 1 run a side``, ``ahead of a=1 beyond both 95% CIs``); empty with no runner-up."""
 
 
 GOALS: tuple[tuple[str, str, str], ...] = (
@@ -122,15 +126,21 @@ def recommendations(configs: pd.DataFrame, axes: list[str]) -> list[Recommendati
         best = ordered.iloc[0]
         if best["noisy"] and not all_noisy:
             notes.append(_noisy_pick_note(best, ranked_best, column, unit, axes))
-        evidence = None
+        evidence, versus = None, ""
         if len(ordered) > 1:
             second = ordered.iloc[1]
             low, high = _ci_end(best, column, "low"), _ci_end(second, column, "high")
             them = (config_label(second, axes), f"{second[column]:,.0f} {unit}")
             if low is not None and high is not None and low <= high:
                 notes.append(f"tied within the {CONFIDENCE:.0%} CIs with {them[0]} ({them[1]})")
+                versus = f"tied with {them[0]} within the {CONFIDENCE:.0%} CIs: the evidence cannot separate them yet"
             else:  # apart, or no intervals: the repeats must be enough for a test to tell them apart
                 evidence = beats_note(*them, int(best["n"]), int(second["n"]))
+                versus = (
+                    f"not yet shown to beat {them[0]} ({runs_text(int(best['n']), int(second['n']))})"
+                    if evidence
+                    else f"ahead of {them[0]} ({them[1]}) beyond both {CONFIDENCE:.0%} CIs"
+                )
         if int(best["n"]) < 2:
             notes.append("single run: no confidence interval" + ("" if evidence else " (set repeats: 2 or more)"))
         if evidence:
@@ -140,7 +150,13 @@ def recommendations(configs: pd.DataFrame, axes: list[str]) -> list[Recommendati
             notes.append(f"{skipped_noisy} noisy configuration{'s' if skipped_noisy != 1 else ''} not ranked")
         out.append(
             Recommendation(
-                goal, column, int(best["index"]), config_label(best, axes), float(best[column]), "; ".join(notes)
+                goal,
+                column,
+                int(best["index"]),
+                config_label(best, axes),
+                float(best[column]),
+                "; ".join(notes),
+                versus,
             )
         )
     return out

@@ -129,8 +129,11 @@ def axis_slot(order: list, value) -> int:
 
 
 def config_label(row: pd.Series | dict, axes: list[str]) -> str:
-    """``axis=value, ...`` of a configuration (or its grid index without axes)."""
-    return axis_pairs_text((a, row[a]) for a in axes) if axes else f"point {int(row['index'])}"
+    """``axis=value, ...`` of a configuration; without axes, a sweep of one configuration's ``the one configuration``
+    (its grid index, ``point 1``, were there ever more)."""
+    if axes:
+        return axis_pairs_text((a, row[a]) for a in axes)
+    return "the one configuration" if int(row["index"]) == 0 else f"point {int(row['index'])}"
 
 
 def gpu_util_by_trial(iterations: pd.DataFrame, utilization: pd.DataFrame) -> pd.Series:

@@ -291,6 +291,12 @@ class Verdict:
     knob_column: str | None = None
     """The configuration column holding the knob's current value."""
 
+    @property
+    def short(self) -> str:
+        """Cause and knob in a few words (``per-step work-bound: change num_envs_per_env_runner``): what the report's
+        first screen, ``next.yaml``'s header and the terminal say; :attr:`text` stands once, in the Verdicts."""
+        return f"{self.label}: change {self.knob}" if self.knob else self.label
+
 
 def limiting_sides(row: dict[str, Any]) -> tuple[bool, bool]:
     """(learning limits the iteration, sampling does): the driver's shares for a synchronous configuration

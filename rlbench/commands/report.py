@@ -1,4 +1,4 @@
-"""``rlbench report DIR``: write report.html and report.md of a result set, print its recommendations."""
+"""``rlbench report DIR``: write report.html and report.md of a result set, print its answer (the first screen)."""
 
 from __future__ import annotations
 
@@ -43,31 +43,23 @@ def write_and_summarize(
     others_written: Callable[[], None] = lambda: None,
     recommendations: bool = True,
 ) -> None:
-    """Write the report of a result set and print its recommendations (used by sweep and report);
-    ``others_written``: see :func:`~rlbench.report.document.write_report`; ``recommendations``: False where the
-    command prints its own answer (autoconfig: the sweep's recommendations pool its probe, search and race
-    trials, and one read once could be named beside the raced answer)."""
+    """Write the report of a result set and print its answer, the report's first screen (used by sweep and report),
+    then the report's path; ``others_written``: see :func:`~rlbench.report.document.write_report`;
+    ``recommendations``: False where the command prints its own answer (autoconfig: the sweep's recommendations pool
+    its probe, search and race trials, and one read once could be named beside the raced answer)."""
     from rlbench.report.document import write_report  # heavy: see commands/compare.py's run
-    from rlbench.report.recommendations_section import rec_lines
+    from rlbench.report.first_screen import first_screen_lines
     from rlbench.results.layout import ResultsFolder
 
     html_path, md_path, analysis = write_report(out_dir, tables, others_written)
-    for line in rec_lines(analysis) if recommendations else []:  # labels hold the folder's values: plain text
-        console.print(Text.assemble(("recommendation:", "bold"), " ", plain(line)), soft_wrap=True)
-    if recommendations and analysis.no_recommendations:
-        say(console, f"recommendation: {analysis.no_recommendations}", "dim")
     next_spec = ResultsFolder(out_dir).next_spec
-    if analysis.next is not None and next_spec.exists():  # a verdict names a knob: the sweep it asks for
+    command = f"rlbench sweep {next_spec}" if analysis.next is not None and next_spec.exists() else None
+    for line in first_screen_lines(analysis, command) if recommendations else []:  # the folder's values: plain text
+        head, _, rest = line.partition(": ")
+        console.print(Text.assemble((f"{head}:", "bold"), " ", plain(rest)), soft_wrap=True)
+    if not recommendations and command:  # autoconfig: its answer printed; the sweep a verdict asks for
         console.print(
-            Text.assemble(("next:", "bold"), " ", plain(f"{analysis.next.verdict.label}: rlbench sweep {next_spec}")),
-            soft_wrap=True,
-        )
-    elif analysis.next_stop:  # a verdict applies, but no knob of it fits: the cores are the limit
-        console.print(
-            Text.assemble(
-                ("next:", "bold"), " ", plain(f"none: this machine's cores are the limit: {analysis.next_stop}")
-            ),
-            soft_wrap=True,
+            Text.assemble(("next:", "bold"), " ", plain(f"{analysis.next.verdict.short}: {command}")), soft_wrap=True
         )
     say(console, f"Report: {html_path}  (and {md_path.name})")
 

@@ -2,7 +2,7 @@
 
 Every section is built once as a list of blocks (:class:`Heading`, :class:`Paragraph`,
 :class:`Bullets`, :class:`Verdicts`, :class:`Table`, :class:`Figure`, :class:`FlameGraph`,
-:class:`Fields`); :func:`to_markdown`, :func:`to_html` and :func:`to_rich` draw them. Rendering is
+:class:`Fields`, :class:`Links`); :func:`to_markdown`, :func:`to_html` and :func:`to_rich` draw them. Rendering is
 where escaping happens, once per backend: every text a block holds is plain text (much of it not
 ours: env names, error messages, spec strings), made inert here by :func:`~rlbench.report.markdown.md_text`
 and :func:`~rlbench.report.markdown.md_code` in Markdown, :func:`html.escape` in HTML, and
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import html
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -112,11 +113,25 @@ class Fields:
 
 
 @dataclass(frozen=True)
+class Links:
+    """A line of links to the page's sections (level-2 headings, by :func:`anchor`), after a bold lead word."""
+
+    lead: str
+    headings: list[str]
+
+
+@dataclass(frozen=True)
 class Break:
     """An empty line in Markdown, nothing elsewhere: keeps report.md's spacing as it always was."""
 
 
-Block = Heading | Paragraph | Bullets | Verdicts | Table | Figure | FlameGraph | Fields | Break
+Block = Heading | Paragraph | Bullets | Verdicts | Table | Figure | FlameGraph | Fields | Links | Break
+
+
+def anchor(heading: str) -> str:
+    """A level-2 heading's anchor, as GitHub makes it for Markdown (lower case, spaces to ``-``, other punctuation
+    dropped) and the HTML backend gives its ``id``."""
+    return re.sub(r"[^\w\- ]", "", plain(heading).lower()).replace(" ", "-")
 
 
 def _md_table(table: Table) -> list[str]:
@@ -147,6 +162,8 @@ def _md(block: Block) -> list[str]:
         return [f"Flame graph: [{md_code(block.link)}]({block.link})"]
     if isinstance(block, Fields):
         return [f"- {md_text(k)}: {md_code(v)}" for k, v in block.pairs]
+    if isinstance(block, Links):
+        return [f"**{md_text(block.lead)}**: " + " · ".join(f"[{md_text(h)}](#{anchor(h)})" for h in block.headings)]
     return []
 
 
@@ -177,7 +194,8 @@ def _html_table(table: Table) -> str:
 def _html(block: Block) -> str:
     e = html.escape
     if isinstance(block, Heading):
-        return f"<h{block.level}>{e(block.text)}</h{block.level}>"
+        ident = f" id='{e(anchor(block.text), quote=True)}'" if block.level == 2 else ""
+        return f"<h{block.level}{ident}>{e(block.text)}</h{block.level}>"
     if isinstance(block, Paragraph):
         lead = f"<b>{e(block.lead)}</b>: " if block.lead else ""
         return f"<p class='muted'>{lead}{e(block.text)}</p>" if block.muted else f"<p>{lead}{e(block.text)}</p>"
@@ -205,6 +223,9 @@ def _html(block: Block) -> str:
             f"<figure><img alt='{e(block.alt)}' src='data:image/svg+xml;base64,{data}'><figcaption>Flame graph "
             f"(root at the top; open <a href='{link}'>{link}</a> for the tooltips).</figcaption></figure>"
         )
+    if isinstance(block, Links):
+        links = " · ".join(f"<a href='#{e(anchor(h), quote=True)}'>{e(h)}</a>" for h in block.headings)
+        return f"<p><b>{e(block.lead)}</b>: {links}</p>"
     if isinstance(block, Fields):
         return (
             "<table>"
@@ -249,9 +270,11 @@ __all__ = [
     "Figure",
     "FlameGraph",
     "Heading",
+    "Links",
     "Paragraph",
     "Table",
     "Verdicts",
+    "anchor",
     "to_html",
     "to_markdown",
     "to_rich",

@@ -7,6 +7,7 @@ import pandas as pd
 
 from rlbench.analysis.configs import axis_value_text, config_label
 from rlbench.analysis.findings import CONFIDENCE, KNEE_MARGIN, NOISY_CV
+from rlbench.analysis.labels import label_meanings
 from rlbench.analysis.result_set import Analysis
 from rlbench.analysis.scaling import MAX_SCALING_GROUPS
 from rlbench.report import async_section
@@ -137,12 +138,21 @@ def configurations(given: SectionInput) -> list[Block]:
         Heading("Configurations", 2),
         Paragraph(method_text(given.analysis), muted=True),
         Table(header, rows, frozenset({len(header) - 1, *range(1, 1 + n_axes)})),
+        *([Paragraph(words, muted=True)] if (words := words_text(given.analysis.configs)) else []),
     ]
 
 
+def words_text(configs: pd.DataFrame) -> str:
+    """What the bottleneck column's words mean, each once (empty when none is known)."""
+    seen = dict(pair for b in configs.get("bottleneck", []) for pair in label_meanings(b))
+    return ("What its words mean: " + "; ".join(f"{w}: {m}" for w, m in seen.items()) + ".") if seen else ""
+
+
 def verdicts(given: SectionInput) -> list[Block]:
-    """The Verdicts section: one line per configuration."""
+    """The Verdicts section: one line per configuration ([] when none was counted)."""
     analysis = given.analysis
+    if analysis.configs.empty:
+        return []
     return [
         Heading("Verdicts", 2),
         Verdicts([(config_label(r, analysis.axes), r["verdict"]) for _, r in analysis.configs.iterrows()]),
@@ -150,9 +160,10 @@ def verdicts(given: SectionInput) -> list[Block]:
 
 
 def scaling(given: SectionInput) -> list[Block]:
-    """The Scaling section: a table per grid axis."""
-    out: list[Block] = [Heading("Scaling", 2)]
-    for axis, (h, rs, note) in scaling_rows(given.analysis).items():
+    """The Scaling section: a table per grid axis ([] when no axis has two values to scale along)."""
+    tables = scaling_rows(given.analysis)
+    out: list[Block] = [Heading("Scaling", 2)] if tables else []
+    for axis, (h, rs, note) in tables.items():
         out += [Heading(axis, 3), Table(h, rs, frozenset({0, 1, 2, 3, 4}))]
         out += [Paragraph(note, muted=True)] if note else []
     return out

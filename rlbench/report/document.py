@@ -86,7 +86,12 @@ def write_report(
     out_dir = Path(out_dir)
     analysis = analyze(out_dir, tables)
     try:
-        written, unwritten = write_next_spec(out_dir, analysis.next, analysis.trials), ""
+        label = (
+            config_label(analysis.configs[analysis.configs["index"] == analysis.next.index].iloc[0], analysis.axes)
+            if analysis.next is not None
+            else ""
+        )
+        written, unwritten = write_next_spec(out_dir, analysis.next, analysis.trials, label), ""
     except (RuntimeError, SpecError) as e:  # a spec that would not rerun the configuration: said, never written
         written, unwritten = None, f"next.yaml was not written: {str(e)[:300]}"
     mine = write_figures(out_dir, analysis.configs, analysis.axes)

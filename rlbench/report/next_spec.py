@@ -84,9 +84,9 @@ def build_next_spec(
     return spec, knob, current, values
 
 
-def write_next_spec(out_dir: Path, step: NextSweep | None, trials) -> NextSpec | None:
-    """Write ``next.yaml`` for ``step`` (from the first ok trial of its configuration), or remove an older one when
-    there is no step; returns what was written."""
+def write_next_spec(out_dir: Path, step: NextSweep | None, trials, label: str = "") -> NextSpec | None:
+    """Write ``next.yaml`` for ``step`` (from the first ok trial of its configuration, ``label`` its name), or remove
+    an older one when there is no step; returns what was written."""
     folder = ResultsFolder(Path(out_dir))
     path = folder.next_spec
     if step is None:
@@ -101,8 +101,10 @@ def write_next_spec(out_dir: Path, step: NextSweep | None, trials) -> NextSpec |
     command = f"rlbench sweep {path}"
     lines = [
         f"The sweep the report of {out_dir} asks for next (written by rlbench): {step.verdict.label}.",
-        f"Why: {step.verdict.text}.",
-        f"It reruns trial {trial_id} (grid point {step.index}) with {knob} over {', '.join(map(str, values))} "
+        f"Why: {step.verdict.short}; the verdict in full, with its numbers, is in the report's Verdicts ({out_dir}/"
+        "report.md).",
+        f"It reruns trial {trial_id} ({label or f'grid point {step.index}'}) with {knob} over "
+        f"{', '.join(map(str, values))} "
         f"(now {current:g}), {spec['repeats']} repeats each, so the one change rule can "
         "show a difference (docs/ANALYSIS.md).",
         f"Run it: {command}",

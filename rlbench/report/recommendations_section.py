@@ -30,9 +30,13 @@ def rec_lines(analysis: Analysis) -> list[str]:
                 if r.column == "env_steps_per_s" and fmt(row["env_steps_per_s_ci_low"]) != "-"
                 else ""
             )
+            said = " ".join(lines)  # a clause an earlier line of the same pick said is not said again
+            note = "; ".join(c for c in r.note.split("; ") if c and c not in said)
             lines.append(
-                f"For {r.goal}: {r.label} at {fmt(r.value, 1 if r.value < 100 else 0)} {units[r.column]}{ci}; "
-                f"{row['bottleneck']}." + (f" Note: {r.note}." if r.note else "")
+                f"For {r.goal}: {r.label} at {fmt(r.value, 1 if r.value < 100 else 0)} {units[r.column]}{ci}"
+                + (f"; {row['bottleneck']}" if row["bottleneck"] not in said else "")
+                + "."
+                + (f" Note: {note}." if note else "")
             )
             continue
         target = target_text(lrn.target) if lrn is not None and lrn.target else "the target"
@@ -72,7 +76,7 @@ def next_blocks(analysis: Analysis, written: NextSpec | None) -> list[Block]:
     if step is None and analysis.next_stop:  # a verdict with no knob that fits: why there is no next.yaml
         return [
             Heading("Next sweep", 2),
-            Bullets([f"No next.yaml, as this machine's cores are the limit. Why: {analysis.next_stop}."], boxed=True),
+            Bullets(["No next.yaml, as this machine's cores are the limit (Verdicts says why, in full)."], boxed=True),
         ]
     if step is None or written is None:
         return []
@@ -81,7 +85,7 @@ def next_blocks(analysis: Analysis, written: NextSpec | None) -> list[Block]:
         Heading("Next sweep", 2),
         Bullets(
             [
-                f"{label}: {step.verdict.text}.",
+                f"{label}: {step.verdict.short} (its verdict in full: Verdicts).",
                 f"next.yaml sweeps {written.knob} over {', '.join(map(str, written.values))} "
                 f"from trial {written.trial_id}: "
                 f"{written.command}"

@@ -8,10 +8,13 @@ A new section is its module (a function ``def my_section(given: SectionInput) ->
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rlbench.report import configs_section, recommendations_section, trials_section
 from rlbench.report import runners_section as inside
-from rlbench.report.blocks import Block, Break, Bullets, Heading, Paragraph
+from rlbench.report.blocks import Block, Break, Bullets, Heading, Links, Paragraph
 from rlbench.report.ceiling_section import ceiling_blocks
+from rlbench.report.first_screen import first_screen
 from rlbench.report.learning_section import learning_blocks
 from rlbench.report.nodes_section import node_blocks
 from rlbench.report.path_section import autoconfig_section
@@ -38,22 +41,31 @@ def learner_cpus(given: SectionInput) -> list[Block]:
 
 
 def learning(given: SectionInput) -> list[Block]:
-    """Learning: time to a target, or the return at equal env steps."""
+    """Learning: time to a target, or the return at equal env steps ([] with nothing to say)."""
     a = given.analysis
-    return [Heading("Learning", 2)] + (
-        learning_blocks(a.learning, a.configs, a.axes, a.energy) if a.learning is not None else []
-    )
+    blocks = learning_blocks(a.learning, a.configs, a.axes, a.energy) if a.learning is not None else []
+    return [Heading("Learning", 2), *blocks] if blocks else []
 
 
 def figures(given: SectionInput) -> list[Block]:
-    """The figures drawn for the report, and the notes under them."""
+    """The figures drawn for the report, and the notes under them ([] with neither). A caption the figure above had
+    already is not written again: it says so."""
     notes: list[Block] = [Paragraph(n, muted=True) for n in given.notes if n]
-    return [Heading("Figures", 2), *given.figures, *(notes or [Break()])]
+    if not given.figures and not notes:
+        return []
+    shown: list[Block] = []
+    seen: set[str] = set()
+    for figure in given.figures:
+        again = figure.caption and figure.caption in seen
+        seen.add(figure.caption)
+        shown.append(replace(figure, caption="Read as the figure above.") if again else figure)
+    return [Heading("Figures", 2), *shown, *(notes or [Break()])]
 
 
-#: The report, top to bottom.
+#: The report, top to bottom (the first screen's links to the sections below are added by :func:`section_blocks`).
 SECTIONS: tuple[Section, ...] = (
     title,
+    first_screen,
     autoconfig,
     recommendations_section.recommendations,
     recommendations_section.next_sweep,
@@ -73,5 +85,10 @@ SECTIONS: tuple[Section, ...] = (
 
 
 def section_blocks(given: SectionInput) -> list[Block]:
-    """Every section's blocks, in order."""
-    return [block for section in SECTIONS for block in section(given)]
+    """Every section's blocks, in order; under the first screen, a link to each section below it."""
+    parts = [section(given) for section in SECTIONS]
+    at = SECTIONS.index(first_screen)
+    below = [b.text for part in parts[at + 1 :] for b in part if isinstance(b, Heading) and b.level == 2]
+    if parts[at] and below:
+        parts[at] = [*parts[at], Links("Sections", below)]
+    return [block for part in parts for block in part]

@@ -44,7 +44,7 @@ def test_the_report_of_a_quick_folder_recommends_nothing_and_says_why(tmp_path, 
     quick = _quick_set(tmp_path / "quick")
     assert main(["report", str(quick)]) == 0
     printed = capsys.readouterr().out
-    assert f"recommendation: {QUICK_NO_RECOMMENDATIONS}" in printed and "For highest throughput" not in printed
+    assert "Fastest: none ranked: a --quick run" in printed and "For highest throughput" not in printed
     md = (quick / "report.md").read_text()
     recs = md[md.index("## Recommendations") : md.index("## Learning")]
     assert QUICK_NO_RECOMMENDATIONS in recs and "For highest" not in recs

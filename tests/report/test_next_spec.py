@@ -54,7 +54,13 @@ def test_next_yaml_sweeps_the_knob_from_the_configurations_trial(tmp_path):
     want["cpus"] = plan.cpus
     assert first == want and loaded.spec.stop.iterations == 3
     text = written.path.read_text()
-    assert "# Why: launch- or sync-bound: 160 minibatch steps an iteration." in text
+    # the verdict's short form (its full sentence stands in the report's Verdicts alone, issue 59), and the
+    # configuration by name, not by its grid index
+    assert (
+        f"# Why: launch-bound: change minibatch_size; the verdict in full, with its numbers, is in the report's "
+        f"Verdicts ({out}/report.md)." in text
+    )
+    assert "launch- or sync-bound: 160 minibatch steps" not in text
     assert "A larger minibatch changes learning as well as speed" in text and "time to a target does" in text
     assert f"# Run it: rlbench sweep {out}/next.yaml" in text
 
@@ -110,7 +116,5 @@ def test_no_next_sweep_where_the_cores_are_the_limit_says_why():
     analysis = SimpleNamespace(next=None, next_stop="no more env runners than 1 fit the trial's 2 cores")
     heading, bullets = next_blocks(analysis, None)
     assert heading.text == "Next sweep" and isinstance(bullets, Bullets)
-    assert bullets.items == [
-        "No next.yaml, as this machine's cores are the limit. Why: no more env runners than 1 fit the trial's 2 cores."
-    ]
+    assert bullets.items == ["No next.yaml, as this machine's cores are the limit (Verdicts says why, in full)."]
     assert next_blocks(SimpleNamespace(next=None, next_stop=""), None) == []

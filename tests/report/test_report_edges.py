@@ -100,6 +100,8 @@ def test_a_single_trial(tmp_path):
     assert "- trials: `1 (1 ok); repeats per configuration: 1`" in md
     assert not any("Throughput vs" in t for t in parser.titles)  # one point compares nothing: no such figure
     assert analysis.recs  # one measured configuration is still the fastest measured
+    # a one-point sweep scales along nothing: no "## Scaling" heading over nothing (issue 59)
+    assert "## Scaling" not in md and "; the only configuration measured." in md
 
 
 def test_every_trial_failed(tmp_path):

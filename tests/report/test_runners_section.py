@@ -55,7 +55,8 @@ def test_report_shows_role_profiles_escaped_with_a_safe_flame_graph(tmp_path):
     flame = trial.flamegraph("env_runner")
     assert flame.is_file() and EVIL not in flame.read_text()  # escaped inside the SVG too
     html = (out / "report.html").read_text()
-    assert "<h2>Where the time goes inside each role</h2>" in html and "<h2>Inside the iteration</h2>" in html
+    assert "<h2 id='where-the-time-goes-inside-each-role'>Where the time goes inside each role</h2>" in html
+    assert "<h2 id='inside-the-iteration'>Inside the iteration</h2>" in html
     assert EVIL not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
     assert "the env runner spends 70% of its active time in" in html
     embedded = html.split("data:image/svg+xml;base64,")[1].split("'")[0]

@@ -1,0 +1,55 @@
+"""Every bottleneck word a verdict can give is explained (analysis/findings.py's LABEL_MEANINGS), and a verdict's
+short form is its cause and knob, under the length of a line (issue 59)."""
+
+from __future__ import annotations
+
+import ast
+
+from conftest import REPO
+
+from rlbench.analysis.findings import Verdict
+from rlbench.analysis.labels import LABEL_MEANINGS, label_meanings
+from rlbench.analysis.sampling import CORES_LIMIT
+
+
+def _labels(path) -> set[str]:
+    """The labels a module gives: each ``Verdict(...)``'s first argument, and the strings assigned or added to a
+    variable named ``label`` (``label += ", CPU-starved"``)."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Verdict" and node.args:
+            first = node.args[0]
+            out |= {first.value} if isinstance(first, ast.Constant) else {CORES_LIMIT}
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AugAssign) else []
+        )
+        if any(getattr(t, "id", "") == "label" for t in targets):
+            out |= {
+                c.value.lstrip(", ")
+                for c in ast.walk(node.value)
+                if isinstance(c, ast.Constant) and isinstance(c.value, str)
+            }
+    return {label for label in out if label}
+
+
+def test_every_label_a_verdict_gives_has_its_meaning():
+    labels = _labels(REPO / "rlbench" / "analysis" / "findings.py") | _labels(
+        REPO / "rlbench" / "analysis" / "sampling.py"
+    )
+    assert {"sampling-bound", "per-step work-bound", "launch-bound", CORES_LIMIT} <= labels  # the reader reads them
+    assert labels - set(LABEL_MEANINGS) == set()
+
+
+def test_a_bottleneck_label_is_explained_word_by_word():
+    assert [w for w, _ in label_meanings("sampling-bound, CPU-starved, per-step work-bound")] == [
+        "sampling-bound",
+        "CPU-starved",
+        "per-step work-bound",
+    ]
+
+
+def test_the_short_form_is_cause_and_knob():
+    v = Verdict("per-step work-bound", "env runners mostly outside the env: " + "x" * 500, "num_envs_per_env_runner")
+    assert v.short == "per-step work-bound: change num_envs_per_env_runner"
+    assert Verdict(CORES_LIMIT, "...", None).short == CORES_LIMIT
+    assert all(len(Verdict(label, "", "num_cpus_for_main_process").short) < 120 for label in LABEL_MEANINGS)
