@@ -49,7 +49,7 @@ start here (from the rlbench checkout; 4 tiny trials, about a minute on 2 cores)
   rlbench sweep configs/ppo_cpu.yaml --dry-run   # a realistic CPU sweep: what it would run on this machine
 
 results go to results/<sweep name>/<timestamp>/ (or --out DIR):
-  report.html    open it first: recommendations, configurations ranked with {CONFIDENCE:.0%} CIs, figures
+  report.html    open it first: the answer on its first screen, configurations ranked with {CONFIDENCE:.0%} CIs, figures
   summary.csv    one row per trial; trials/iterations/utilization.parquet hold every measurement (docs/SCHEMA.md)
   trials/<id>/   one trial's plan, events, log and verdict
 

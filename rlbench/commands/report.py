@@ -21,7 +21,9 @@ examples:
   rlbench report results/smoke/20261123-010355             # (re)write its report.html and report.md
   rlbench report results/smoke/20261123-010355 --rebuild   # rebuild the tables from the per-trial files first
 
-reading the report: it leads with the recommended configuration(s), then one row per configuration
+reading the report: it leads with the answer in a few lines (the fastest configuration and whether the
+evidence shows it, why, the one change to make next, the ceiling; docs/REPORT.md), then the recommendations and
+one row per configuration
 (the median over its repeats of steady-state env steps/s with a {CONFIDENCE:.0%} CI, the share of each iteration
 spent sampling, learning and syncing weights, cores used against cores given, the bottleneck in
 words), scaling per grid axis, and the figures. How every number is computed: docs/ANALYSIS.md."""

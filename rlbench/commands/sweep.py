@@ -42,7 +42,7 @@ examples:
   rlbench sweep configs/ppo_cpu.yaml --quick         # does every configuration run? one short iteration each
 
 results (DIR: --out, default results/<sweep name>/<timestamp>/):
-  DIR/report.html   open it first: recommendations, configurations ranked with {CONFIDENCE:.0%} CIs, figures
+  DIR/report.html   open it first: the answer on its first screen, configurations with {CONFIDENCE:.0%} CIs, figures
   DIR/summary.csv   one row per trial; DIR/*.parquet: every iteration and utilization sample (docs/SCHEMA.md)
   DIR/trials/<id>/  one trial's plan, events, log (trial.log) and verdict
 
