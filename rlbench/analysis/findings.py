@@ -97,6 +97,12 @@ RUNNER_BUSY_FRAC = 0.8
 #: more envs per runner (``num_envs_per_env_runner``) is the knob; from this share on the env is (the issue-49
 #: runners: 0.76 s of 1.89 s in the env, 40%).
 RUNNER_ENV_FRAC = 0.5
+#: A busy env runner with no room for another, its ``sample()`` at least this share the forward pass and RLlib's
+#: other per-step work, is told more envs per runner before "the cores are the limit" (issue 57): one forward pass and
+#: one round of bookkeeping serve all of a runner's envs. Issue 57's case on 2 cores: a 1.5 ms env, 1 runner, 35% of
+#: its 2.43 s sample() outside the env, told "the cores are the limit"; 4 envs a runner gave 1.31x there (397 -> 520
+#: env steps/s, 2 repeats a side, every repeat above).
+SHARED_WORK_FRAC = 0.25
 #: The driver waiting at least this share of its ``sample_s`` beyond a runner's own ``sample()`` (the slowest runner,
 #: the transfer of the episodes) leaves the runners idle: what they wait on is named.
 SAMPLE_WAIT_FRAC = 0.25
