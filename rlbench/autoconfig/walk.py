@@ -144,9 +144,10 @@ class WalkSession(StepPlanner, Session):
     _here: _Here = field(default_factory=lambda: _Here(), repr=False)
 
     def minimum_budget_s(self) -> float:
-        """The start's readings, then ``min_rounds`` rounds of it against one value, and the reserve."""
+        """The start's readings, then ``min_rounds`` rounds of it against one value (the first round's start trial is
+        its own reading, not run again), and the reserve."""
         trial = self.cold_start_s + (self.shape.limit_s or 0.0)
-        return minimum_budget_s([trial] * self.readings, trial, self.section.min_rounds)
+        return minimum_budget_s([trial] * (self.readings - 1), trial, self.section.min_rounds)
 
     def run(self, runner: WalkRunner) -> Answer:
         """Measure the start, then step until a stop reason; returns the answer (the endpoint against the start).
