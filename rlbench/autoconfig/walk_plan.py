@@ -90,7 +90,7 @@ class StepPlanner:
                 continue
             label = option.label or option.knob or "verdict"
             if option.stop == "cores_limit":
-                passed.append((oid, "cores_limit", f"{label}: {STOP_WORDS['cores_limit']}"))
+                passed.append((oid, "cores_limit", option.text))  # the verdict's own sentence: why the cores
                 continue
             if at_ceiling(option):
                 passed.append((oid, "ceiling", f"{label}: {STOP_WORDS['ceiling']}"))
