@@ -186,3 +186,16 @@ def test_change_points_are_read_back_from_history_json_through_their_schema():
     assert read_change_points(records) == trend.change_points
     with pytest.raises(ValueError):  # pydantic's ValidationError: a record missing a field
         read_change_points([{k: v for k, v in records[0].items() if k != "change"}])
+
+
+def test_the_issues_forward_pass_series_steps_where_it_moved():
+    """Issue 60's CartPole PPO run: the forward pass per 1,000 env steps at 129, 117, 117, 117, 182, 210 ms passed
+    every adjacent step of its history; here as the sample phase (and the throughput its inverse)."""
+    ms = [129.0, 117.0, 117.0, 117.0, 182.0, 210.0]
+    [trend] = history_trends(trials([1e6 / m for m in ms]), [], versions(6), threshold=0.05)
+    found = {(p.earlier[0], p.later[0], p.verdict): p for p in trend.change_points if p.metric == "sample_s"}
+    assert sorted(found) == [("1.0", "1.1", "improved"), ("1.1", "1.4", "regressed"), ("1.4", "1.5", "regressed")]
+    step = found[("1.1", "1.4", "regressed")]
+    assert step.earlier == ["1.1", "1.2", "1.3"] and step.later == ["1.4"]
+    assert step.change.paired_ratio == pytest.approx(117 / 182, abs=0.001)  # as a speed: 0.643
+    assert step.level_before == pytest.approx(117 / 1.025, rel=0.003)  # faster rounds, fewer ms: the drift 2.5%
