@@ -18,7 +18,13 @@ Beside the throughput, each version's iteration split (:mod:`rlbench.analysis.hi
 paired changes, which say where a change came from. A flagged step is then *called* only when a second, separate
 interleaved run of its two releases alone agrees (:func:`confirm_steps`: the history's many steps are many
 tests, and some flag by chance); a flagged step across which the framework resolved a default differently is
-said as an API change (:mod:`rlbench.analysis.history_changes`), not as a regression.
+said as an API change (:mod:`rlbench.analysis.history_changes`), not as a regression; a history of two releases
+is its own confirmation (``alone``).
+
+A slowdown spread over many releases passes every adjacent step, so each configuration is also read whole: every
+release against the first and the last (``cumulative``, the same paired rule), and the change points of the
+throughput's and each phase's series (:mod:`rlbench.analysis.history_points`), with the return at equal env steps
+beside each throughput step and change point (a slower release that learns better is a trade).
 """
 
 from __future__ import annotations
