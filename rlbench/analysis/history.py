@@ -204,8 +204,9 @@ class ConfigTrend:
     steps: list[VersionStep] = field(default_factory=list)
     """One per adjacent pair of versions and metric."""
     cumulative: list[VersionStep] = field(default_factory=list)
-    """Throughput (and time to target): every release against the first (``before`` the first release) and the last
-    against every release (``after`` the last), paired by round: a change spread over many steps, each too small."""
+    """Throughput (and time to target): every release but the second against the first (``before`` the first
+    release) and the last against every release but the one before it (``after`` the last; a neighbour is a step
+    already), paired by round: a change spread over many steps, each too small."""
     change_points: list[ChangePoint] = field(default_factory=list)
     """Where the throughput's and each phase's series step over the whole history (the reported first, the biggest
     first; :mod:`rlbench.analysis.history_points`)."""
@@ -366,13 +367,15 @@ def history_trends(
             (v0, first), (vn, last) = versions[0], versions[-1]
             for metric in [m for m in metrics if m != "cpu_cost"]:
                 rates = {name: _rates(sides[name], metric) for _, name in versions}
+                # a release's neighbour is its step already: the first against the second, the last against the
+                # one before it are left to the steps
                 cumulative += [
                     compare_step(rates[first], rates[b], (v0, vb), (first, b), metric, threshold)
-                    for vb, b in versions[1:]
+                    for vb, b in versions[2:]
                 ]
                 cumulative += [
                     compare_step(rates[a], rates[last], (va, vn), (a, last), metric, threshold)
-                    for va, a in versions[1:-1]
+                    for va, a in versions[1:-2]
                 ]
         found = config_points(sides, versions, threshold, returns=(at, returns), apis=apis)
         out.append(ConfigTrend(point.label, point.axes, points, steps, cumulative, found))

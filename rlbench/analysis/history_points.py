@@ -123,7 +123,9 @@ class ChangePoint:
     learning: LearningStep | None = None
     """Throughput: the return at equal env steps of the later segment against the earlier."""
     trade: str = ""
-    """A reported slowdown that learns better or changed a default, in words (:func:`trade_words`); else empty."""
+    """A reported slowdown that learns better or changed a default, in words (:func:`trade_words`); a reported point
+    across which a knob a spec can set changed its default, said as an API change (as the step across it is); else
+    empty."""
     between: int | None = None
     """Releases the package index lists between ``before`` and ``after`` (None: the index was not read)."""
     bisect: str | None = None
@@ -294,6 +296,8 @@ def config_points(
         )
         api = (apis or {}).get((point.before, point.after))
         trade = trade_words(point.verdict == "regressed", learning, api)
+        if point.reported and api is not None and api.workload:  # as the step across it is said
+            trade = f"an API change, not a regression: a knob a spec can set changed its default ({api.words()})"
         out.append(replace(point, phases=moves, learning=learning, trade=trade))
     for phase, series in phases.items():
         out += series_points(series, order, phase, threshold, speed=False)
