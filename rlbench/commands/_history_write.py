@@ -185,8 +185,13 @@ def write_history(
     for trend, step in flagged:
         if step.metric == "throughput":
             say(console, f"{trend.label}: {step.called}: {step.sentence}", "red" if step.slower else "green")
+    whole = any(headline_points(t) for t in trends) or any(s.flagged for t in trends for s in t.cumulative)
     if not flagged:
-        say(console, f"no step changed by {threshold:.0%} or more with evidence")
+        said = f"no step changed by {threshold:.0%} or more with evidence"
+        say(
+            console,
+            said + ("; the whole series did (its change points and cumulative comparisons below)" if whole else ""),
+        )
     for trend in trends:
         for point in headline_points(trend):
             say(console, f"{trend.label}: change point: {change_point_line(point)}", "bold")
