@@ -73,6 +73,11 @@ REPEATS_FOR_INTERVAL = 2
 #: The relative change that counts when it has evidence (``--threshold``'s default in compare, history
 #: and bisect): a ratio at or below 1 - it is a regression, at or above 1 + it an improvement.
 CHANGE_THRESHOLD = 0.05
+#: A history's change-point fit (:func:`~rlbench.analysis.stats.change_points`) keeps a break when it lowers the
+#: squared error of the release levels by more than this many times the variance of a level, times log(releases):
+#: BIC's 2 with a margin, so that a flat series of noisy medians gives no candidate (each candidate is then held
+#: to the one change rule anyway; the fit only says where to look).
+CHANGE_POINT_PENALTY = 4.0
 #: Below the best return at equal env steps: a median lower by at least this share of the best
 #: median's size; "clearly" only when a rank test shows it too (docs/ANALYSIS.md).
 CLEARLY_BELOW_FRAC = 0.10
