@@ -18,6 +18,11 @@ docs/AUTOCONFIG.md with their commands and load, never in a test.
     python scripts/bench_walk.py [--workloads env_waits,inference,learner,env_bound] [--runs 1] [--repeats 3]
                                  [--budget-frac 1] [--out DIR] [--reuse]
 
+Issue 57 added four grids of 20 points or more: ``inference_wide`` (the issue's case: a free env, a 1024x1024
+policy; runners 0-2 x envs a runner 1-16 x the driver's 1-2 CPUs, the points that fit 2 cores), ``env_waits_wide``
+(a 2 ms sleep, runners of a quarter CPU, 1-4 x 1-16 envs), ``shared_cores_limit`` (a 1.5 ms env, a runner of 1 CPU:
+the cores' limit with a third of sample() outside the env) and ``learner_wide``.
+
 The workloads (``WORKLOADS``): ``env_waits``, an env that sleeps 2 ms a step (its runner idle inside ``sample()``: more
 runners overlap the waits); ``inference``, a free env and a 256x256 network, one env a runner (the forward pass and
 RLlib's per-step work dominate: more envs per runner); ``learner``, the driver's CPU learner on one thread with 30
@@ -118,6 +123,69 @@ rl_module: {fcnet_hiddens: [16, 16]}
 }
 
 
+# issue 57: four grids of 20 points or more (runners x envs a runner x the driver's CPUs on 2 cores), beside the four
+# small ones above.
+WORKLOADS.update(
+    {
+        "inference_wide": (  # issue 57's case: a nearly free env, a 1024x1024 policy, 1 runner x 1 env
+            """\
+name: walk_inference_wide
+environment:
+  env: envs.synthetic:SyntheticEnv
+  env_config: {step_cost_us: 0, obs_size: 16, episode_len: 100}
+env_runners: {num_env_runners: 1, num_envs_per_env_runner: 1, num_cpus_per_env_runner: 0.5}
+resources: {num_cpus_for_main_process: 1}
+training: {train_batch_size_per_learner: 1024, minibatch_size: 1024, num_epochs: 1}
+rl_module: {fcnet_hiddens: [1024, 1024]}
+""",
+            {
+                "num_env_runners": [0, 1, 2],
+                "num_envs_per_env_runner": [1, 2, 4, 8, 16],
+                "num_cpus_for_main_process": [1, 2],
+            },
+        ),
+        "env_waits_wide": (  # a 2 ms sleep a step, runners of a quarter CPU: up to 4 beside the driver
+            """\
+name: walk_env_waits_wide
+environment:
+  env: envs.synthetic:SyntheticEnv
+  env_config: {step_sleep_us: 2000, obs_size: 8, episode_len: 50}
+env_runners: {num_env_runners: 1, num_envs_per_env_runner: 1, num_cpus_per_env_runner: 0.25}
+resources: {num_cpus_for_main_process: 1}
+training: {train_batch_size_per_learner: 256, minibatch_size: 256, num_epochs: 1}
+rl_module: {fcnet_hiddens: [16, 16]}
+""",
+            {"num_env_runners": [1, 2, 3, 4], "num_envs_per_env_runner": [1, 2, 4, 8, 16]},
+        ),
+        "shared_cores_limit": (  # issue 57's cores-limit case: a 1.5 ms env, 1 runner of 1 CPU beside the driver's 1
+            """\
+name: walk_shared_cores_limit
+environment:
+  env: envs.synthetic:SyntheticEnv
+  env_config: {step_cost_us: 1500, obs_size: 8, episode_len: 200}
+env_runners: {num_env_runners: 1, num_envs_per_env_runner: 1, num_cpus_per_env_runner: 1}
+resources: {num_cpus_for_main_process: 1}
+training: {train_batch_size_per_learner: 500, minibatch_size: 500, num_epochs: 1}
+rl_module: {fcnet_hiddens: [64, 64]}
+""",
+            {
+                "num_env_runners": [0, 1],
+                "num_envs_per_env_runner": [1, 2, 4, 8, 16, 32, 64],
+                "num_cpus_for_main_process": [1, 2],
+            },
+        ),
+        "learner_wide": (  # the learner workload over runners, envs and the driver's CPUs
+            WORKLOADS["learner"][0].replace("walk_learner", "walk_learner_wide"),
+            {
+                "num_cpus_for_main_process": [1, 2],
+                "num_env_runners": [0, 1, 2],
+                "num_envs_per_env_runner": [1, 2, 4, 8, 16],
+            },
+        ),
+    }
+)
+
+
 def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -163,7 +231,9 @@ def beyond_grid_share(answer: dict, start: dict, knobs: list[str], best_key) -> 
     key_of, axes = {"base": point_of(start, knobs, {})}, {}
     for step in answer.get("path") or []:
         if step["outcome"] != "stay":
-            axes = {**axes, step["knob"]: step["to_value"]}
+            axes = {**axes, step["axis"]: step["to_value"]}
+            if step.get("partner_axis"):  # a trade (issue 57) moved two knobs
+                axes[step["partner_axis"]] = step["partner_to"]
             key_of[step["to_key"]] = point_of(start, knobs, axes)
     median = {key_of.get(p["key"]): p["median"] for p in answer.get("walk_points") or [] if p.get("median")}
     end = key_of.get((answer.get("best") or {}).get("key"))
@@ -244,12 +314,14 @@ def main() -> None:
                     step = answer["path"][k - 1]
                     if step["outcome"] != "stay":
                         axes_so_far[step["axis"]] = step["to_value"]
+                        if step.get("partner_axis"):
+                            axes_so_far[step["partner_axis"]] = step["partner_to"]
                 quarter = point_of(start, knobs, axes_so_far)
             q_share = float(truth.get(quarter, float("nan"))) / best if quarter is not None else float("nan")
             path = "; ".join(
-                f"{s['axis']} {s['from_value']}->{s['to_value']} ({s['outcome']}, {s['speedup']:.2f}x)"
-                if isinstance(s.get("speedup"), (int, float))
-                else f"{s['axis']} {s['from_value']}->{s['to_value']} ({s['outcome']})"
+                f"{s.get('kind', 'verdict')} {s['axis']} {s['from_value']}->{s['to_value']}"
+                + (f" & {s['partner_axis']} {s['partner_from']}->{s['partner_to']}" if s.get("partner_axis") else "")
+                + (f" ({s['outcome']}, {s['speedup']:.2f}x)" if isinstance(s.get("speedup"), (int, float)) else "")
                 for s in answer.get("path") or []
             )
             share, frac = got / best, walk_wall / ex_wall

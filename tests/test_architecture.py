@@ -821,7 +821,8 @@ TYPED_THRESHOLD = re.compile(
 )
 #: Statistics packages: their tests and intervals are called in analysis/stats.py only (one bootstrap engine, one
 #: rank test of each design), which every other module calls.
-STATS_IMPORTS = ("scipy.stats", "statsmodels", "arch.bootstrap")
+#: ruptures (issue 60): the change-point fit of a history's series, called there as one function like the others.
+STATS_IMPORTS = ("scipy.stats", "statsmodels", "arch.bootstrap", "ruptures", "signal_processing_algorithms", "otava")
 
 
 def own_statistics(module: str, source: str) -> list[str]:
@@ -887,6 +888,7 @@ def test_the_statistics_checker_sees_each_way_of_deciding_on_its_own():
         "rlbench.report.servebench_report": "import numpy as np\ndef f(x):\n    return np.percentile(x, [2.5, 97.5])\n",
         "rlbench.commands.compare": 'DEFAULT_THRESHOLD = 0.05\nHELP = f"bars: 95% CI"\n',
         "rlbench.analysis.curves": "import scipy.stats\nALPHA = 0.05\n",
+        "rlbench.analysis.history_points": "def fit(x):\n    import ruptures\n",  # a change-point fit of its own
     }
     found = {m: own_statistics(m, s) for m, s in planted.items()}
     assert found == {
@@ -897,9 +899,12 @@ def test_the_statistics_checker_sees_each_way_of_deciding_on_its_own():
             "line 2: 'bars: 95% CI' types a confidence level",
         ],
         "rlbench.analysis.curves": ["line 1: imports scipy.stats", "line 2: constant ALPHA"],
+        "rlbench.analysis.history_points": ["line 2: imports ruptures"],
     }
     fine = {
-        "rlbench.analysis.stats": "from scipy import stats\nimport numpy as np\nx = np.percentile([1], 50)\n",
+        "rlbench.analysis.stats": (
+            "from scipy import stats\nimport numpy as np\nx = np.percentile([1], 50)\ndef f():\n    import ruptures\n"
+        ),
         "rlbench.analysis.findings": "CHANGE_THRESHOLD = 0.05\nCONFIDENCE = 0.95\n",
         "rlbench.autoconfig.model": (
             '"""95% CI in prose."""\nfrom scipy import optimize\ndef f(threshold=0.05):\n    pass\n'

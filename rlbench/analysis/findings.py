@@ -73,6 +73,11 @@ REPEATS_FOR_INTERVAL = 2
 #: The relative change that counts when it has evidence (``--threshold``'s default in compare, history
 #: and bisect): a ratio at or below 1 - it is a regression, at or above 1 + it an improvement.
 CHANGE_THRESHOLD = 0.05
+#: A history's change-point fit (:func:`~rlbench.analysis.stats.change_points`) keeps a break when it lowers the
+#: squared error of the release levels by more than this many times the variance of a level, times log(releases):
+#: BIC's 2 with a margin, so that a flat series of noisy medians gives no candidate (each candidate is then held
+#: to the one change rule anyway; the fit only says where to look).
+CHANGE_POINT_PENALTY = 4.0
 #: Below the best return at equal env steps: a median lower by at least this share of the best
 #: median's size; "clearly" only when a rank test shows it too (docs/ANALYSIS.md).
 CLEARLY_BELOW_FRAC = 0.10
@@ -97,6 +102,12 @@ RUNNER_BUSY_FRAC = 0.8
 #: more envs per runner (``num_envs_per_env_runner``) is the knob; from this share on the env is (the issue-49
 #: runners: 0.76 s of 1.89 s in the env, 40%).
 RUNNER_ENV_FRAC = 0.5
+#: A busy env runner with no room for another, its ``sample()`` at least this share the forward pass and RLlib's
+#: other per-step work, is told more envs per runner before "the cores are the limit" (issue 57): one forward pass and
+#: one round of bookkeeping serve all of a runner's envs. Issue 57's case on 2 cores: a 1.5 ms env, 1 runner, 35% of
+#: its 2.43 s sample() outside the env, told "the cores are the limit"; 4 envs a runner gave 1.31x there (397 -> 520
+#: env steps/s, 2 repeats a side, every repeat above).
+SHARED_WORK_FRAC = 0.25
 #: The driver waiting at least this share of its ``sample_s`` beyond a runner's own ``sample()`` (the slowest runner,
 #: the transfer of the episodes) leaves the runners idle: what they wait on is named.
 SAMPLE_WAIT_FRAC = 0.25

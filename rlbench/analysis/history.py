@@ -18,7 +18,13 @@ Beside the throughput, each version's iteration split (:mod:`rlbench.analysis.hi
 paired changes, which say where a change came from. A flagged step is then *called* only when a second, separate
 interleaved run of its two releases alone agrees (:func:`confirm_steps`: the history's many steps are many
 tests, and some flag by chance); a flagged step across which the framework resolved a default differently is
-said as an API change (:mod:`rlbench.analysis.history_changes`), not as a regression.
+said as an API change (:mod:`rlbench.analysis.history_changes`), not as a regression; a history of two releases
+is its own confirmation (``alone``).
+
+A slowdown spread over many releases passes every adjacent step, so each configuration is also read whole: every
+release against the first and the last (``cumulative``, the same paired rule), and the change points of the
+throughput's and each phase's series (:mod:`rlbench.analysis.history_points`), with the return at equal env steps
+beside each throughput step and change point (a slower release that learns better is a trade).
 """
 
 from __future__ import annotations
@@ -34,6 +40,14 @@ from rlbench.analysis.comparison import FAILING
 from rlbench.analysis.evidence import beyond, change_sentence, change_verdict
 from rlbench.analysis.findings import CHANGE_THRESHOLD, CONFIDENCE
 from rlbench.analysis.history_changes import ApiChange, api_change, release_facts
+from rlbench.analysis.history_points import (
+    ChangePoint,
+    LearningStep,
+    config_points,
+    equal_step_returns,
+    learning_between,
+    trade_words,
+)
 from rlbench.analysis.history_split import PHASES, split_column
 from rlbench.analysis.stats import median_ci
 from rlbench.analysis.variants import grid_points
@@ -136,12 +150,18 @@ class VersionStep:
     """Throughput steps: each phase's paired change."""
     outcome: str = ""
     """A flagged step's standing: ``confirmed`` (a separate interleaved run of the two releases agrees),
-    ``not confirmed`` (it does not), ``unconfirmed`` (none ran yet) or ``API change`` (the framework resolved a
-    default differently across the step); empty for a step that is not flagged."""
+    ``not confirmed`` (it does not), ``unconfirmed`` (none ran yet), ``alone`` (the history holds these two releases
+    only: its run is already a run of the two alone, and a confirmation would repeat the same design) or ``API
+    change`` (the framework resolved a default differently across the step); empty for a step that is not flagged."""
     confirmation: Change | None = None
     """The confirming run's pair (its own rounds), when one ran."""
     confirmation_run: str | None = None
     """Its folder under ``runs/``."""
+    learning: LearningStep | None = None
+    """Throughput steps: the later release's return at equal env steps against the earlier's."""
+    trade: str = ""
+    """A throughput step slower with evidence whose later release learns better or changed a default, said as a
+    trade (:func:`~rlbench.analysis.history_points.trade_words`); else empty."""
 
     @property
     def flagged(self) -> bool:
@@ -164,7 +184,7 @@ class VersionStep:
         ``improved?`` flagged but unconfirmed, ``API change``, ``not confirmed``, else the verdict."""
         if not self.flagged:
             return self.verdict
-        if self.outcome == "confirmed":
+        if self.outcome in ("confirmed", "alone"):
             return self.verdict
         if self.outcome == "unconfirmed":
             return f"{self.verdict}?"
@@ -183,6 +203,13 @@ class ConfigTrend:
     """One per version, in the order given."""
     steps: list[VersionStep] = field(default_factory=list)
     """One per adjacent pair of versions and metric."""
+    cumulative: list[VersionStep] = field(default_factory=list)
+    """Throughput (and time to target): every release but the second against the first (``before`` the first
+    release) and the last against every release but the one before it (``after`` the last; a neighbour is a step
+    already), paired by round: a change spread over many steps, each too small."""
+    change_points: list[ChangePoint] = field(default_factory=list)
+    """Where the throughput's and each phase's series step over the whole history (the reported first, the biggest
+    first; :mod:`rlbench.analysis.history_points`)."""
 
 
 def _rates(frame: pd.DataFrame, metric: str) -> dict[int, float]:
@@ -287,10 +314,14 @@ def history_trends(
     threshold: float = CHANGE_THRESHOLD,
     facts: dict[str, dict[str, Any]] | None = None,
     package: str | None = None,
+    curves: dict[str, Any] | None = None,
 ) -> list[ConfigTrend]:
     """Per grid point (``axes``: its columns), every version (``versions``: (version, variant name), in
     order) and the step between each adjacent pair: throughput always, time to target when the trials
-    ran with a target. ``facts`` (trial_id -> build facts) adds each step's API change."""
+    ran with a target. ``facts`` (trial_id -> build facts) adds each step's API change; ``curves`` (trial_id ->
+    :class:`~rlbench.analysis.curves.Curve`) the return at equal env steps beside each throughput step. Each
+    configuration also gets its cumulative comparisons (with the first and the last release) and its change points
+    over the whole series (:func:`~rlbench.analysis.history_points.config_points`)."""
     if "variant" not in trials or trials.empty:
         return []
     ok = trials[trials["status"] == "ok"]
@@ -311,7 +342,10 @@ def history_trends(
             name: release_facts([facts.get(str(t), {}) for t in sides[name]["trial_id"]]) if facts else ({}, {}, {})
             for _, name in versions
         }
-        steps = []
+        at, returns = equal_step_returns(sides, curves)
+        # a history of two releases is already a run of the two alone: confirming a step would repeat its design
+        unconfirmed = "alone" if len(versions) == 2 else "unconfirmed"
+        steps, apis = [], {}
         for metric in metrics:
             for (va, a), (vb, b) in zip(versions, versions[1:]):
                 step = compare_step(
@@ -319,13 +353,32 @@ def history_trends(
                 )
                 extra: dict[str, Any] = {"api": api_change(va, vb, known[a], known[b], package) if facts else None}
                 if metric == "throughput":
+                    apis[(va, vb)] = extra["api"]
                     extra["phases"] = _phase_steps(sides[a], sides[b])
+                    extra["learning"] = learning_between(va, vb, returns.get(a, []), returns.get(b, []), at)
+                    extra["trade"] = trade_words(step.verdict == "regressed", extra["learning"], extra["api"])
                 if step.flagged and metric != "cpu_cost":
                     extra["outcome"] = (
-                        "API change" if extra["api"] is not None and extra["api"].workload else "unconfirmed"
+                        "API change" if extra["api"] is not None and extra["api"].workload else unconfirmed
                     )
                 steps.append(replace(step, **extra))
-        out.append(ConfigTrend(point.label, point.axes, points, steps))
+        cumulative = []
+        if len(versions) > 2:  # with two, the one step is both
+            (v0, first), (vn, last) = versions[0], versions[-1]
+            for metric in [m for m in metrics if m != "cpu_cost"]:
+                rates = {name: _rates(sides[name], metric) for _, name in versions}
+                # a release's neighbour is its step already: the first against the second, the last against the
+                # one before it are left to the steps
+                cumulative += [
+                    compare_step(rates[first], rates[b], (v0, vb), (first, b), metric, threshold)
+                    for vb, b in versions[2:]
+                ]
+                cumulative += [
+                    compare_step(rates[a], rates[last], (va, vn), (a, last), metric, threshold)
+                    for va, a in versions[1:-2]
+                ]
+        found = config_points(sides, versions, threshold, returns=(at, returns), apis=apis)
+        out.append(ConfigTrend(point.label, point.axes, points, steps, cumulative, found))
     return out
 
 
@@ -373,5 +426,6 @@ def history_json(
         "confidence": CONFIDENCE,
         "results": results,
         "flagged": len(flagged_steps(trends)),
+        "change_points": sum(p.reported for t in trends for p in t.change_points),
         "configurations": [asdict(t) for t in trends],
     }

@@ -22,6 +22,7 @@ from typing import Any
 import pandas as pd
 from packaging.version import InvalidVersion, Version
 
+from rlbench.analysis.curves import Curve, trial_curves
 from rlbench.analysis.history_split import phase_rates
 from rlbench.results.events import Event
 from rlbench.results.layout import ITERATIONS_TABLE, TRIALS_TABLE, HistoryFolder, ResultsFolder
@@ -69,6 +70,8 @@ class HistoryData:
     """The ``history`` runs' trials: global ``round``, ``trial_id`` ``<run>/<id>``, the split columns."""
     facts: dict[str, dict[str, Any]] = field(default_factory=dict)
     """trial_id -> its build facts (``read_paths``, ``framework_config``), where it recorded them."""
+    curves: dict[str, Curve] = field(default_factory=dict)
+    """trial_id -> its learning curve (:func:`~rlbench.analysis.curves.trial_curves`), where it has one."""
     confirmations: list[tuple[RunInfo, pd.DataFrame]] = field(default_factory=list)
     """Each ``confirm`` run with its trials (its own rounds; ``trial_id`` prefixed alike)."""
     runs: list[RunInfo] = field(default_factory=list)
@@ -125,9 +128,12 @@ def _facts(folder: ResultsFolder, trial_id: str) -> dict[str, Any]:
     return {}
 
 
-def read_run(path: Path, number: int, kind: str) -> tuple[RunInfo, pd.DataFrame, dict[str, dict[str, Any]], dict]:
+def read_run(
+    path: Path, number: int, kind: str
+) -> tuple[RunInfo, pd.DataFrame, dict[str, dict[str, Any]], dict, dict[str, Curve]]:
     """One run: its info, its trials (global rounds, prefixed ids, split columns, ``version``), the trials' build
-    facts, and its spec. A run with no tables yet (interrupted before any trial ended) has an empty table."""
+    facts, its spec and the trials' learning curves (prefixed ids). A run with no tables yet (interrupted before any
+    trial ended) has an empty table."""
     folder = ResultsFolder(path)
     try:
         manifest = read_manifest(folder.manifest)
@@ -140,7 +146,10 @@ def read_run(path: Path, number: int, kind: str) -> tuple[RunInfo, pd.DataFrame,
     table = folder.table(TRIALS_TABLE)
     trials = pd.read_parquet(table) if table.exists() else pd.DataFrame(columns=["trial_id", "status", "variant"])
     its = folder.table(ITERATIONS_TABLE)
-    split = phase_rates(pd.read_parquet(its)) if its.exists() else phase_rates(pd.DataFrame())
+    iterations = pd.read_parquet(its) if its.exists() else pd.DataFrame()
+    split = phase_rates(iterations)
+    learned = {"trial_id", "iteration", "env_steps_sampled", "wall_s", "episode_return_mean"} <= set(iterations)
+    curves = trial_curves(iterations, trials.get("trial_id", [])) if learned and len(trials) else {}
     trials = trials.join(split, on="trial_id") if len(trials) else trials
     facts = {f"{path.name}/{t}": _facts(folder, str(t)) for t in trials.get("trial_id", [])}
     for t, text in zip(trials.get("trial_id", []), trials.get("versions", [None] * len(trials))):
@@ -170,7 +179,7 @@ def read_run(path: Path, number: int, kind: str) -> tuple[RunInfo, pd.DataFrame,
         None if ended is None else str(ended),
         float(foreign.mean()) if foreign.notna().any() else None,
     )
-    return info, trials, facts, spec | {"_package": package}
+    return info, trials, facts, spec | {"_package": package}, {f"{path.name}/{t}": c for t, c in curves.items()}
 
 
 def read_history(path: Path) -> HistoryData:
@@ -179,12 +188,13 @@ def read_history(path: Path) -> HistoryData:
     frames, data = [], HistoryData(None, [], pd.DataFrame())
     for run in history.runs():
         number, kind = int(re.match(r"\d+", run.name).group()), run.name.split("-")[1]  # type: ignore[union-attr]
-        info, trials, facts, spec = read_run(run, number, kind)
+        info, trials, facts, spec, curves = read_run(run, number, kind)
         data.runs.append(info)
         data.facts.update(facts)
         if kind == "confirm":
             data.confirmations.append((info, trials))
             continue
+        data.curves.update(curves)
         frames.append(trials)
         data.package = data.package or spec.get("_package")
         if not data.axes and spec.get("grid"):

@@ -31,6 +31,8 @@ LABEL_MEANINGS: dict[str, str] = {
     "connectors, episode bookkeeping",
     "forward pass on the CPU": "the forward pass runs on the CPU while the learner has a GPU",
     "env-bound": "env runners spend most of their time stepping the env",
+    "shared work at the cores limit": "no core left for another env runner, but part of each step is work more envs "
+    "per runner share",
     "cores are the limit": "the env keeps this machine's cores busy: a cheaper env or more cores moves it",
 }
 

@@ -2,11 +2,11 @@
 
 The verdicts (why a learner is slow, :func:`~rlbench.analysis.findings.learner_verdicts`; why sampling is slow,
 :func:`~rlbench.analysis.sampling.sampler_verdicts`) each name a knob or none, those of the side that limits the
-iteration first (:func:`knob_verdicts`). :func:`advise` turns one configuration row's first knob into the values worth
-sweeping around its current one, only values the trial's cores hold (the plan would skip the rest), or says why
-nothing is (no verdict names a knob; no larger value fits; the machine's cores are the limit). :func:`next_sweep` is
-the report's use of it (``next.yaml``, written by :mod:`rlbench.report.next_spec`), and ``rlbench autoconfig``'s walk
-moves by it one configuration at a time.
+iteration first (:func:`knob_verdicts`). :func:`advices` turns each one's knob into the values worth sweeping around
+its current one, only values the trial's cores hold (the plan would skip the rest), or says why it has none (no larger
+value fits; the machine's cores are the limit); :func:`advise` is the first that has a step, or why none has.
+:func:`next_sweep` is the report's use of it (``next.yaml``, written by :mod:`rlbench.report.next_spec`), and
+``rlbench autoconfig``'s walk moves by :func:`advices`, passing a blocked verdict for the next (issue 57).
 """
 
 from __future__ import annotations
@@ -61,15 +61,15 @@ def knob_values(knob: str, current: float, row: dict[str, Any]) -> tuple[int, ..
     return tuple(sorted(values))
 
 
-#: Why :func:`advise` names no step: no verdict names a knob (``no_knob``); its knob has no larger value that the
-#: trial's cores hold (``no_fit``); the sampler's verdict says this machine's cores are the limit (``cores_limit``:
-#: no knob that needs more of them fits, and none that needs fewer is known to help).
+#: Why a verdict names no step: no verdict names a knob (``no_knob``); its knob has no larger value that the trial's
+#: cores hold (``no_fit``); the sampler's verdict says this machine's cores are the limit (``cores_limit``: no knob
+#: that needs more of them fits, and none that needs fewer is known to help).
 NoStep = Literal["no_knob", "no_fit", "cores_limit"]
 
 
 @dataclass(frozen=True)
 class Advice:
-    """What one configuration's verdicts ask for next."""
+    """What one of a configuration's verdicts asks for next."""
 
     step: NextSweep | None
     """The knob and the values to sweep (the current one among them); None when there is none."""
@@ -77,6 +77,10 @@ class Advice:
     """Why there is no step (None when there is one)."""
     reason: str
     """In words: the verdict that names the knob, or why nothing does."""
+    verdict: Verdict | None = None
+    """The verdict (also without a step: a knob with no larger value that fits, the cores' limit); None: none."""
+    current: float | None = None
+    """The knob's current value (a step's too), where the verdict names a knob."""
 
 
 def verdicts_in_order(row: dict[str, Any]) -> list[Verdict]:
@@ -94,28 +98,42 @@ def knob_verdicts(row: dict[str, Any]) -> list[Verdict]:
     return [v for v in verdicts_in_order(row) if v.knob is not None]
 
 
-def advise(row: dict[str, Any]) -> Advice:
-    """The step one configuration row's first knob-naming verdict asks for (its ``index`` names the configuration):
-    the knob's values around the current one (:func:`knob_values`) when a larger one fits, else why not; a sampler
-    verdict that says the machine's cores are the limit, met first, stops it (``cores_limit``)."""
+def advices(row: dict[str, Any]) -> list[Advice]:
+    """Every verdict of one configuration row that names a knob or the cores' limit, in the order they are followed
+    (:func:`verdicts_in_order`), each as the step it asks for (:func:`knob_values` around the current value, when a
+    larger one fits) or why it has none (``no_fit``, ``cores_limit``); empty when none does."""
+    out: list[Advice] = []
     for verdict in verdicts_in_order(row):
         if verdict.label == CORES_LIMIT:
-            return Advice(None, "cores_limit", verdict.text)
-        if verdict.knob is None:
+            out.append(Advice(None, "cores_limit", verdict.text, verdict))
             continue
-        current = num(row.get(verdict.knob_column)) if verdict.knob_column else None
-        if current is None:
+        current = num(row.get(verdict.knob_column)) if verdict.knob and verdict.knob_column else None
+        if verdict.knob is None or current is None:
             continue
         values = knob_values(verdict.knob, current, row)
         if max(values) > current:
-            return Advice(NextSweep(int(row["index"]), verdict, verdict.knob, current, values), None, verdict.text)
+            step = NextSweep(int(row["index"]), verdict, verdict.knob, current, values)
+            out.append(Advice(step, None, verdict.text, verdict, current))
+            continue
         where = (
             "leaves each env a step of the train batch"
             if verdict.knob == "num_envs_per_env_runner"
             else f"fits the trial's {num(row.get('cpus')) or 0:g} cores beside its other roles"
         )
-        return Advice(None, "no_fit", f"{verdict.text}; but no larger {verdict.knob} than {current:g} {where}")
-    return Advice(None, "no_knob", "no verdict names a knob")
+        text = f"{verdict.text}; but no larger {verdict.knob} than {current:g} {where}"
+        out.append(Advice(None, "no_fit", text, verdict, current))
+    return out
+
+
+def advise(row: dict[str, Any]) -> Advice:
+    """The step one configuration row's verdicts ask for (its ``index`` names the configuration): the first verdict,
+    in :func:`advices`' order, whose knob has a larger value that fits; a verdict blocked before it (no value fits,
+    the cores' limit) is passed, as the walk passes it (issue 57). Without one, why not: the first verdict's stop
+    (``no_fit``, ``cores_limit``), or ``no_knob``."""
+    options = advices(row)
+    return next((a for a in options if a.step is not None), options[0] if options else None) or Advice(
+        None, "no_knob", "no verdict names a knob"
+    )
 
 
 def next_advice(configs: pd.DataFrame) -> Advice | None:

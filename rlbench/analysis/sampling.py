@@ -31,13 +31,14 @@ from rlbench.analysis.findings import (
     RUNNER_BUSY_FRAC,
     RUNNER_ENV_FRAC,
     SAMPLE_WAIT_FRAC,
+    SHARED_WORK_FRAC,
     Verdict,
     limiting_sides,
     num,
 )
 
-#: The label of the verdict that says this machine's cores are the limit: it names no knob, and
-#: :func:`rlbench.analysis.next_step.advise` stops on it (``cores_limit``).
+#: The label of the verdict that says this machine's cores are the limit: it names no knob
+#: (:func:`rlbench.analysis.next_step.advices` says it as ``cores_limit``).
 CORES_LIMIT = "cores are the limit"
 
 #: The role whose CPUs each knob reserves, and how many of that role there are (a row's column; None: one). Torch
@@ -120,7 +121,7 @@ def sampler_verdicts(row: dict[str, Any]) -> list[Verdict]:
     if env < RUNNER_ENV_FRAC * busy_s:
         out += _outside_env(row, busy_s, env, inference, other, split)
     else:
-        out.append(_in_env(row, env / busy_s, split))
+        out += _in_env(row, env / busy_s, split)
     return out
 
 
@@ -240,9 +241,11 @@ def _outside_env(
     return out
 
 
-def _in_env(row: dict[str, Any], in_env: float, split: str) -> Verdict:
+def _in_env(row: dict[str, Any], in_env: float, split: str) -> list[Verdict]:
     """Busy runners in their env: more runners while they fit and the env has not reached its own ceiling with a
-    runner on every core; else this machine's cores are the limit."""
+    runner on every core; else this machine's cores are the limit, after more envs per runner where at least
+    :data:`SHARED_WORK_FRAC` of a runner's ``sample()`` is the work they share (the forward pass, RLlib's per-step
+    work): that verdict comes first, so a walk races it, and "the cores are the limit" stands once it showed no gain."""
     runners, fits, cpus = num(row.get("num_env_runners")) or 0.0, room("num_env_runners", row), num(row.get("cpus"))
     eff = num(row.get("sampling_efficiency"))
     head = f"env runners mostly in the env: {in_env:.0%} of a runner's sample() ({split}){_ceiling_words(row)}"
@@ -250,13 +253,15 @@ def _in_env(row: dict[str, Any], in_env: float, split: str) -> Verdict:
     used = num(row.get("cpus_used"))
     all_busy = cpus is not None and used is not None and used >= ALL_BUSY_FRAC * cpus
     if fits > runners and not at_ceiling and not all_busy:
-        return Verdict(
-            "env-bound",
-            f"{head}: more env runners (num_env_runners, now {runners:g}; up to {fits:g} fit the trial's "
-            f"{cpus or 0:g} cores beside the other roles) step more envs at once",
-            "num_env_runners",
-            "num_env_runners",
-        )
+        return [
+            Verdict(
+                "env-bound",
+                f"{head}: more env runners (num_env_runners, now {runners:g}; up to {fits:g} fit the trial's "
+                f"{cpus or 0:g} cores beside the other roles) step more envs at once",
+                "num_env_runners",
+                "num_env_runners",
+            )
+        ]
     if at_ceiling:
         why = f"with a runner on each of the trial's {cpus or 0:g} cores"
     elif all_busy:
@@ -265,11 +270,27 @@ def _in_env(row: dict[str, Any], in_env: float, split: str) -> Verdict:
         )
     else:
         why = f"and no more env runners than {runners:g} fit the trial's {cpus or 0:g} cores beside the other roles"
-    return Verdict(
-        CORES_LIMIT,
-        f"{head}, {why}: this machine's cores are the limit; a cheaper env, or more cores, is what moves it",
-        None,
+    out = []
+    if 1.0 - in_env >= SHARED_WORK_FRAC:
+        envs = num(row.get("num_envs_per_env_runner")) or 1.0
+        out.append(
+            Verdict(
+                "shared work at the cores limit",
+                f"{head}, {why}; but {1.0 - in_env:.0%} of it is the forward pass and RLlib's per-step work, which "
+                f"more envs per runner (num_envs_per_env_runner, now {envs:g}) share: one pass and one round of "
+                "bookkeeping a step for all of them",
+                "num_envs_per_env_runner",
+                "num_envs_per_env_runner",
+            )
+        )
+    out.append(
+        Verdict(
+            CORES_LIMIT,
+            f"{head}, {why}: this machine's cores are the limit; a cheaper env, or more cores, is what moves it",
+            None,
+        )
     )
+    return out
 
 
 def compose_ceiling(

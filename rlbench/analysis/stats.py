@@ -251,6 +251,36 @@ def smallest_signed_rank_p(pairs: int) -> float:
 
 
 # ---------------------------------------------------------------------------------------------
+# Change points: where a series of levels steps
+
+
+def change_points(groups: Sequence[Sequence[float]], penalty: float) -> list[int]:
+    """Where a series steps: the positions ``i`` (1 to n - 1) at which a new level begins, over ``groups`` (one
+    group of readings per point of the series, in order; a group without readings is left out of the fit and never
+    starts a segment). The fit is ruptures' PELT (Killick et al. 2012) of piecewise-constant levels, least squares,
+    on the groups' medians: a break is kept when it lowers the squared error by more than ``penalty * noise**2 *
+    log(n)``, where ``noise`` is the spread of a median (the readings' pooled deviation from their group's median,
+    as a standard deviation by the MAD, times sqrt(pi / 2 / readings)). The library finds candidates only: whether
+    a candidate changed is the one rule's (:mod:`rlbench.analysis.change`).
+    """
+    import ruptures  # the detection library (pyproject.toml): imported here only, when a history asks for it
+
+    kept = [(i, _finite(g)) for i, g in enumerate(groups)]
+    kept = [(i, g) for i, g in kept if len(g)]
+    if len(kept) < 2:
+        return []
+    levels = np.array([float(np.median(g)) for _, g in kept])
+    deviations = np.concatenate([g - np.median(g) for _, g in kept])
+    sigma = 1.4826 * float(np.median(np.abs(deviations)))
+    readings = float(np.median([len(g) for _, g in kept]))
+    noise = sigma * math.sqrt(math.pi / 2 / readings)
+    # a series without spread (a hand-made one) keeps every break that lowers the error at all
+    pen = penalty * max(noise, 1e-12 * max(1.0, float(np.abs(levels).max()))) ** 2 * math.log(len(levels))
+    ends = ruptures.Pelt(model="l2", min_size=1, jump=1).fit(levels.reshape(-1, 1)).predict(pen=pen)
+    return [kept[e][0] for e in ends[:-1]]
+
+
+# ---------------------------------------------------------------------------------------------
 # Scaling
 
 

@@ -18,27 +18,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from rlbench.analysis.change import Change, unpaired
-from rlbench.analysis.findings import REPEATS_FOR_EVIDENCE, ROUNDS_FOR_EVIDENCE
+from rlbench.analysis.findings import ROUNDS_FOR_EVIDENCE
 from rlbench.autoconfig.ask_tell import Stage, Standing, TrialRequest, leader
 from rlbench.autoconfig.decide import Answer, Pooled, Race
 from rlbench.autoconfig.model import Candidate
 from rlbench.autoconfig.plan import minimum_budget_s
 from rlbench.autoconfig.session import Runner, Session
 from rlbench.autoconfig.walk_path import PathStep, PointRead, step_line
-from rlbench.autoconfig.walk_steps import (
-    STOP_WORDS,
-    PointAdvice,
-    at_ceiling,
-    changes_learning,
-    decide_step,
-    learning_check,
-    read_point,
-    step_values,
-)
+from rlbench.autoconfig.walk_plan import _NO_GAIN, StepPlanner, _Here, _option_id, _value
+from rlbench.autoconfig.walk_steps import STOP_WORDS, PointAdvice, changes_learning, decide_step, learning_check
 from rlbench.spec.seeds import derive_seed
 
 
@@ -86,6 +78,11 @@ class _Stepped:
         )
 
 
+#: The start's own readings before its verdict is read: one, which step 1's race then takes as the start's trial of
+#: its first round (:class:`WalkRace`'s ``reuse``); issue 50's walk read it three times before any race.
+START_READINGS = 1
+
+
 class MeasureStage(_Stepped, Stage):
     """The start's own readings (step 0): ``readings`` trials of it, one batch."""
 
@@ -103,27 +100,40 @@ class MeasureStage(_Stepped, Stage):
 
 
 class WalkRace(_Stepped, Race):
-    """One step's race: the knob's values against the current point, in interleaved rounds."""
+    """One step's race: the knob's values against the current point, in interleaved rounds. Step 1's race takes the
+    start's own reading as the start's trial of its first round (``reuse``): it ran just before that round's other
+    trials, with their seed, so the start is not measured twice (issue 57: the start's readings count)."""
 
-    def __init__(self, step: int, *args, **kw):
+    def __init__(self, step: int, *args, reuse: TrialRequest | None = None, **kw):
         super().__init__(*args, **kw)
         self.step = step
         self.candidates = dict(self.entrants)
         self._curves: dict[str, list] = {}
+        self.reuse = reuse
 
+    def _request(self, key: str, rung: int, index: int) -> TrialRequest:
+        if self.reuse is not None and rung == 0 and index == 0:
+            if key == self.reuse.candidate_key:
+                return self.reuse
+            return replace(super()._request(key, rung, index), seed=self.reuse.seed)  # the round's one seed
+        return super()._request(key, rung, index)
 
-def _value(v: float) -> Any:
-    """A value as the spec writes it: a whole number as an int."""
-    return int(v) if isinstance(v, float) and v.is_integer() else v
+    def tell(self, results) -> None:
+        results = list(results)
+        super().tell(results)
+        for r in results:  # the start's reading is the measure stage's: neither its seconds nor its trial twice
+            if self.reuse is not None and r.request_id == self.reuse.request_id:
+                self.spent_s -= r.charged_s
+                self.trials_run -= 1
 
 
 @dataclass
-class WalkSession(Session):
+class WalkSession(StepPlanner, Session):
     """One walk: call :meth:`run` with a :class:`WalkRunner`; ``grid_axes`` (a grid spec's ``--walk``): column ->
     (the grid's axis name, its values): the walk moves along those axes, over those values only."""
 
     grid_axes: Mapping[str, tuple[str, tuple[Any, ...]]] | None = None
-    readings: int = REPEATS_FOR_EVIDENCE
+    readings: int = START_READINGS
     path: list[PathStep] = field(default_factory=list)
     points_read: list[PointRead] = field(default_factory=list)
     stop_reason: str | None = None
@@ -131,14 +141,20 @@ class WalkSession(Session):
     stages: list[Stage] = field(default_factory=list)
     points: dict[str, Candidate] = field(default_factory=dict)
     end_key: str = ""
+    _here: _Here = field(default_factory=lambda: _Here(), repr=False)
 
     def minimum_budget_s(self) -> float:
-        """The start's readings, then ``min_rounds`` rounds of it against one value, and the reserve."""
+        """The start's readings, then ``min_rounds`` rounds of it against one value (the first round's start trial is
+        its own reading, not run again), and the reserve."""
         trial = self.cold_start_s + (self.shape.limit_s or 0.0)
-        return minimum_budget_s([trial] * self.readings, trial, self.section.min_rounds)
+        return minimum_budget_s([trial] * (self.readings - 1), trial, self.section.min_rounds)
 
     def run(self, runner: WalkRunner) -> Answer:
-        """Measure the start, then step until a stop reason; returns the answer (the endpoint against the start)."""
+        """Measure the start, then step until a stop reason; returns the answer (the endpoint against the start).
+
+        At each point the walk follows its verdicts in order (issue 57): a verdict whose knob has no value that fits
+        is traded against its partner, or passed; one whose race shows no gain is passed for the next; a knob that
+        just paid is pushed its next value the same way before a new verdict is read."""
         w = self.decided.setdefault("walk", {"steps": []})
         start = self.space.candidates[self.space.baseline_key]
         self.points = {start.key: start}
@@ -155,27 +171,30 @@ class WalkSession(Session):
         self.stages = [measure]
         current, self.end_key = start.key, start.key
         s = measure.standing_of(start.key, start.cpus, start.gpus)
-        number = 1
+        number, here = 1, _Here()
         while self.stop_reason is None:
             fresh = len(w["steps"]) < number
-            rec = self._plan_step(runner, number, current) if fresh else w["steps"][number - 1]
+            rec = self._plan_step(runner, number, current, here) if fresh else w["steps"][number - 1]
             if fresh:
                 w["steps"].append(rec)
                 runner.save(self.decided)
             advice = PointAdvice(**{**rec["advice"], "values": tuple(rec["advice"]["values"])})
-            self.points_read.append(
-                PointRead(
-                    number - 1,
-                    current,
-                    s.median,
-                    s.ci_low,
-                    s.ci_high,
-                    s.n,
-                    advice.ceiling_env_steps_per_s,
-                    advice.ceiling_frac,
-                    advice.text,
+            here.tried_follow = here.tried_follow or rec["kind"] == "continue"
+            if not here.read:
+                here.read = True
+                self.points_read.append(
+                    PointRead(
+                        number - 1,
+                        current,
+                        s.median,
+                        s.ci_low,
+                        s.ci_high,
+                        s.n,
+                        advice.ceiling_env_steps_per_s,
+                        advice.ceiling_frac,
+                        advice.text,
+                    )
                 )
-            )
             if rec["stop"] is not None:
                 self._stop(runner, rec["stop"], rec["detail"])
                 break
@@ -184,75 +203,31 @@ class WalkSession(Session):
                 runner, number, current, [c for c in entrants if c is not None and c.key in rec["entrants"]], rec
             )
             self.stages.append(race)
-            to, outcome = decide_step(
-                current,
-                race.standings(),
-                race.versus,
-                self.section.tolerance_pct / 100.0,
-                frozenset(p.key for p in self.points_read[:-1]),
-            )
+            left = frozenset(p.key for p in self.points_read if p.key != current)
+            to, outcome = decide_step(current, race.standings(), race.versus, self.section.tolerance_pct / 100.0, left)
             step = self._path_step(number, current, to, outcome, advice, rec, race)
             self.path.append(step)
             runner.say(step_line(step), "green" if outcome == "gain" else "")
+            number += 1
             if outcome == "stay":
                 budget = race.rounds_done < self.section.min_rounds and (race.stop_reason or "").startswith("budget")
-                self._stop(runner, "budget" if budget else "no_gain", race.stop_reason or "")
-                break
+                if budget:
+                    self._stop(runner, "budget", race.stop_reason or "")
+                    break
+                here.lost |= set(rec["entrants"])
+                oid = _option_id({**rec, "kind": "verdict" if rec["kind"] == "trade" else rec["kind"]})
+                here.passed.append((oid, "no_gain", f"{step.verdict_label or step.knob}: {_NO_GAIN}"))
+                continue
             current = self.end_key = to
             s = race.standing_of(to, self.points[to].cpus, self.points[to].gpus)
-            if outcome == "cheaper":
-                self.points_read.append(PointRead(number, to, s.median, s.ci_low, s.ci_high, s.n, None, None, ""))
-                self._stop(runner, "no_gain", "moved to a cheaper value as good within the tolerance")
-                break
-            number += 1
+            up = float(step.to_value) > float(step.from_value)
+            follow = (
+                (step.axis, step.knob, float(step.to_value), up) if outcome == "gain" and not rec["partner"] else None
+            )
+            here = _Here(follow=follow)
         return self.answer()
 
     # -- one step
-
-    def _plan_step(self, runner: WalkRunner, number: int, current: str) -> dict[str, Any]:
-        """Decide what step ``number`` races (made once: kept for a resume)."""
-        point = read_point(runner.row(current))
-        rec: dict[str, Any] = {"from": current, "advice": asdict(point), "stop": None, "detail": "", "tried": []}
-        rec.update(entrants=[], skipped=[], axis=point.knob, budget_s=0.0, value_of={})
-        if point.stop == "no_reading" or (number == 1 and not self.stages[0].scores(current)):
-            return {**rec, "stop": "no_reading", "detail": point.text}
-        if at_ceiling(point):
-            return {**rec, "stop": "ceiling", "detail": f"{point.ceiling_frac:.0%} of its ceiling"}
-        if point.stop is not None:
-            return {**rec, "stop": point.stop, "detail": point.text}
-        axis, grid = point.knob, None
-        if self.grid_axes is not None:
-            if point.knob not in self.grid_axes:
-                return {**rec, "stop": "off_grid", "detail": point.text}
-            axis, grid = self.grid_axes[point.knob]
-        here = self.points[current]
-        left = {p.key for p in self.points_read if p.key != current}
-        cands: list[Candidate] = []
-        for v in step_values(point, grid):
-            axes = {**dict(here.axes), axis: _value(v)}
-            rec["tried"].append(axes)
-            got = runner.point(axes)
-            if isinstance(got, str):
-                rec["skipped"].append(f"{axis}={_value(v)}: {got}")
-            elif got.key in left:  # it lost to the chain that led here with evidence: racing it again buys nothing
-                rec["skipped"].append(f"{axis}={_value(v)}: the walk's own earlier point, left for a gain")
-            elif got.key != current and got.key not in {c.key for c in cands}:
-                self.points[got.key] = got
-                cands.append(got)
-                rec["value_of"][got.key] = _value(v)
-        rec["axis"] = axis
-        if not cands:
-            return {**rec, "stop": "no_fit", "detail": "; ".join(rec["skipped"]) or point.text}
-        left = max(0.0, self.budget_s - self.reserve_s - runner.elapsed_s())
-        training, _ = self._costs([current, *(c.key for c in cands)])
-        cost = {k: t + self.cold_estimate_s for k, t in training.items()}
-        n = len(cands)
-        while n and self.section.min_rounds * (cost[current] + sum(cost[c.key] for c in cands[:n])) > left:
-            n -= 1
-        if n == 0:
-            need = self.section.min_rounds * (cost[current] + cost[cands[0].key])
-            return {**rec, "stop": "budget", "detail": f"{left:.0f} s left; a step needs about {need:.0f} s"}
-        return {**rec, "entrants": [c.key for c in cands[:n]], "budget_s": left}
 
     def _replay_point(self, runner: WalkRunner, axes: Mapping[str, Any]) -> Candidate | None:
         got = self.points.get(next((k for k, c in self.points.items() if dict(c.axes) == dict(axes)), ""))
@@ -267,6 +242,9 @@ class WalkSession(Session):
         keys = [current, *(c.key for c in values)]
         training, cap = self._costs(keys)
         k = self.section
+        measure = self.stages[0]
+        first = next((r for r in measure.requests() if r.rung == 0 and r.candidate_key == current), None)
+        reuse = first if number == 1 and first is not None and measure.scores(current) else None
         race = WalkRace(
             number,
             values,
@@ -281,6 +259,7 @@ class WalkSession(Session):
             threshold=k.tolerance_pct / 100.0,
             training_s=training,
             cap_s=cap,
+            reuse=reuse,
         )
         self._drive(race, runner)
         return race
@@ -291,36 +270,43 @@ class WalkSession(Session):
             best = leader([s for s in race.standings() if s.key != current])
             other = best.key if best is not None else current
         change: Change = race.versus(current, other)
-        axis = rec["axis"]
         learns = changes_learning(advice.knob)
         check = None
         if learns and outcome != "stay" and self.section.objective == "throughput":
             check = learning_check(race.curves(current), race.curves(to))
+        partner = rec.get("partner")
+        here = self.points[current]
+        partner_from = _value(float(getattr(here, partner, 0) or 0)) if partner else None
         return PathStep(
-            number,
-            str(advice.knob),
-            str(axis),
-            current,
-            to,
-            _value(advice.current),
-            rec["value_of"].get(to, _value(advice.current)),
-            tuple(rec["value_of"][k] for k in rec["entrants"]),
-            advice.label,
-            advice.text,
-            outcome,
-            change.ratio,
-            change.ci_low,
-            change.ci_high,
-            change.design,
-            len(race.scores(current)),
-            len(race.scores(other)),
-            race.rounds_done,
-            race.spent_s,
-            learns,
-            None if check is None else check.text,
-            bool(check is not None and check.cost),
-            race.stop_reason,
-            tuple(rec["skipped"]),
+            step=number,
+            knob=str(advice.knob),
+            axis=str(rec["axis"]),
+            from_key=current,
+            to_key=to,
+            from_value=_value(advice.current),
+            to_value=rec["value_of"].get(to, _value(advice.current)),
+            values=tuple(rec["value_of"][k] for k in rec["entrants"]),
+            verdict_label=advice.label,
+            verdict=advice.text,
+            outcome=outcome,
+            speedup=change.ratio,
+            ci_low=change.ci_low,
+            ci_high=change.ci_high,
+            design=change.design,
+            readings_from=len(race.scores(current)),
+            readings_to=len(race.scores(other)),
+            rounds=race.rounds_done,
+            wall_s=race.spent_s,
+            changes_learning=learns,
+            learning=None if check is None else check.text,
+            learning_cost=bool(check is not None and check.cost),
+            race_stop_reason=race.stop_reason,
+            skipped=tuple(rec["skipped"]),
+            kind=rec.get("kind", "verdict"),
+            passed=tuple(rec.get("passed", ())),
+            partner_axis=partner,
+            partner_from=partner_from,
+            partner_to=rec.get("partner_of", {}).get(to, partner_from) if partner else None,
         )
 
     def _stop(self, runner: WalkRunner, reason: str, detail: str) -> None:
@@ -335,7 +321,8 @@ class WalkSession(Session):
         """The endpoint against the start: one move, the step's race readings (as the race compares them); more
         moves, every reading of each pooled over the walk's stages, unpaired (they were not raced side by side)."""
         start, end = self.space.baseline_key, self.end_key or self.space.baseline_key
-        pooled = Pooled(self.stages)
+        reused = len(self.stages) > 1 and getattr(self.stages[1], "reuse", None) is not None
+        pooled = Pooled(self.stages[1:] if reused else self.stages)  # the start's reading once
         standings = [pooled.standing_of(k, c.cpus, c.gpus) for k, c in self.points.items() if pooled.scores(k)]
         standings += [
             Standing(k, c.cpus, c.gpus, None, None, None, 0)

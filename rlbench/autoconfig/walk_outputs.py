@@ -25,6 +25,8 @@ def walk_result(
     first: dict[str, Any] = {}
     for p in session.path:
         first.setdefault(p.axis, p.from_value)
+        if p.partner_axis:  # a trade moved a second knob
+            first.setdefault(p.partner_axis, p.partner_from)
     for key in {answer.baseline_key, answer.chosen_key} - {None}:
         c = cands[key]
         cands[key] = replace(c, axes=tuple({**first, **dict(c.axes)}.items()))

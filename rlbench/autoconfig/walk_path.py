@@ -11,9 +11,9 @@ from typing import Any
 from rlbench.analysis.findings import CONFIDENCE
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PathStep:
-    """One step of the walk, with its cause (``autoconfig.json``'s ``path``)."""
+    """One step of the walk, with its cause (``autoconfig.json``'s ``path``); built by keyword, one field a fact."""
 
     step: int
     """1 for the first move tried."""
@@ -67,6 +67,20 @@ class PathStep:
     """Why the step's race stopped."""
     skipped: tuple[str, ...] = ()
     """Values of the knob the machine cannot run, with why."""
+    kind: str = "verdict"
+    """Why this step was raced (issue 57): ``verdict``, the point's first verdict it could follow; ``continue``, the
+    knob that paid at the step before, its next value the same way, before a new verdict is read; ``trade``, the
+    verdict's knob up and its partner (:data:`~rlbench.autoconfig.walk_steps.TRADES`) down, one move of two knobs,
+    where the knob alone has no value that fits."""
+    passed: tuple[str, ...] = ()
+    """The point's verdicts passed before this one, each with why (no value fits, its race showed no gain, the cores'
+    limit)."""
+    partner_axis: str | None = None
+    """A trade's second knob (None: one knob moved)."""
+    partner_from: Any = None
+    """Its value at the start of the step."""
+    partner_to: Any = None
+    """Its value after (the same when it stayed)."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +107,12 @@ class PointRead:
     """What its verdicts said (the sentence that named the next knob, or why none did)."""
 
 
+def move_text(p: PathStep) -> str:
+    """``num_envs_per_env_runner 1 -> 4`` (a trade: ``... and num_env_runners 2 -> 1``)."""
+    text = f"{p.axis} {p.from_value} -> {p.to_value}"
+    return text + (f" and {p.partner_axis} {p.partner_from} -> {p.partner_to}" if p.partner_axis else "")
+
+
 def step_line(p: PathStep) -> str:
     """The terminal's line for a step as it ends."""
     ratio = (
@@ -101,15 +121,16 @@ def step_line(p: PathStep) -> str:
         else f"{p.speedup:.2f}x"
         + (f" ({CONFIDENCE:.0%} CI {p.ci_low:.2f}-{p.ci_high:.2f})" if p.ci_low is not None else " (no interval)")
     )
+    here = f"{p.axis}={p.from_value}" + (f", {p.partner_axis}={p.partner_from}" if p.partner_axis else "")
     move = {
-        "gain": f"moved {p.axis} {p.from_value} -> {p.to_value}: {ratio}",
-        "cheaper": f"moved {p.axis} {p.from_value} -> {p.to_value} (no gain, but as good within the tolerance and "
-        f"cheaper): {ratio}",
-        "stay": f"stayed at {p.axis}={p.from_value} (the best value raced: {ratio}, no evidence of a gain)",
+        "gain": f"moved {move_text(p)}: {ratio}",
+        "cheaper": f"moved {move_text(p)} (no gain, but as good within the tolerance and cheaper): {ratio}",
+        "stay": f"stayed at {here} (the best value raced: {ratio}, no evidence of a gain)",
     }[p.outcome]
     learns = f"; changes learning ({p.changes_learning})" if p.changes_learning else ""
     learned = f"; {p.learning}" if p.learning else ""
+    why = " (a trade of two knobs)" if p.kind == "trade" else ""
     return (
-        f"step {p.step}: {p.verdict_label or 'verdict'}: {move}; {p.readings_from}+{p.readings_to} readings, "
+        f"step {p.step}: {p.verdict_label or 'verdict'}{why}: {move}; {p.readings_from}+{p.readings_to} readings, "
         f"{p.rounds} rounds, {p.wall_s:.0f} s{learns}{learned}"
     )

@@ -29,7 +29,7 @@ import numpy as np
 from rlbench.analysis.change import Change, can_show, equivalent
 from rlbench.analysis.evidence import beyond, lower_at_equal_steps, missing_evidence, runs_text
 from rlbench.analysis.findings import CEILING_CLOSE_FRAC, SIGNIFICANCE, num
-from rlbench.analysis.next_step import advise
+from rlbench.analysis.next_step import advices, knob_values
 from rlbench.analysis.stats import rank_p
 from rlbench.autoconfig.ask_tell import Standing, below, leader
 
@@ -93,20 +93,68 @@ class PointAdvice:
     """Why there is no step (a :data:`StopReason`); None when there is one."""
 
 
-def read_point(row: Mapping[str, Any] | None) -> PointAdvice:
-    """A point's configuration row read through the verdicts; ``no_reading`` without a throughput."""
+def read_options(row: Mapping[str, Any] | None) -> list[PointAdvice]:
+    """A point's configuration row read through every verdict that names a knob or the cores' limit, in the order
+    they are followed (:func:`rlbench.analysis.next_step.advices`): the walk follows the first it can and passes a
+    blocked one for the next (issue 57). One ``no_reading`` entry without a throughput, one ``no_knob`` without a
+    verdict."""
     rate = None if row is None else num(row.get("env_steps_per_s"))
     if row is None or rate is None:
-        return PointAdvice(None, None, None, None, None, (), "", "no steady reading", "no_reading")
+        return [PointAdvice(None, None, None, None, None, (), "", "no steady reading", "no_reading")]
     ceiling, frac = num(row.get("ceiling_env_steps_per_s")), num(row.get("ceiling_frac"))
-    advice = advise(dict(row))
-    step = advice.step
-    if step is None:
-        return PointAdvice(rate, ceiling, frac, None, None, (), "", advice.reason, advice.stop or "no_knob")
-    values = tuple(float(v) for v in step.values)
-    return PointAdvice(
-        rate, ceiling, frac, step.knob, float(step.current), values, step.verdict.label, step.verdict.text, None
-    )
+    out = []
+    for a in advices(dict(row)):
+        verdict = a.verdict or (a.step.verdict if a.step is not None else None)
+        current = a.current if a.current is not None else (a.step.current if a.step is not None else None)
+        values = tuple(float(v) for v in a.step.values) if a.step is not None else ()
+        knob = verdict.knob if verdict is not None else None
+        label = verdict.label if verdict is not None else ""
+        out.append(PointAdvice(rate, ceiling, frac, knob, current, values, label, a.reason, a.stop))
+    return out or [PointAdvice(rate, ceiling, frac, None, None, (), "", "no verdict names a knob", "no_knob")]
+
+
+def read_point(row: Mapping[str, Any] | None) -> PointAdvice:
+    """The verdict a point's row asks the walk to follow first: the first of :func:`read_options` with a step, else
+    the first (its stop says why none has one)."""
+    options = read_options(row)
+    return next((o for o in options if o.stop is None), options[0])
+
+
+def next_value(knob: str, current: float, up: bool, row: Mapping[str, Any] | None) -> float | None:
+    """The knob's next value past ``current`` in the direction a move that paid took (the ladder of values that
+    fit the point, :func:`rlbench.analysis.next_step.knob_values`: doubling for envs per runner and the minibatch,
+    CPUs and runners up to what the cores hold); None where none fits (issue 57: keep going while it pays)."""
+    if row is None:
+        return None
+    ladder = [float(v) for v in knob_values(knob, current, dict(row))]
+    ahead = [v for v in ladder if (v > current if up else v < current)]
+    return (min(ahead) if up else max(ahead)) if ahead else None
+
+
+#: Knobs that share the trial's cores with a partner (issue 57): where a verdict's knob has no larger value that fits,
+#: a step races the pair, the knob up and its partner down, as one move of two knobs. More runners need cores the
+#: driver holds; the driver's (or a learner's) CPUs need cores the runners hold; more envs per runner than the train
+#: batch leaves a step each need fewer runners.
+TRADES: dict[str, str] = {
+    "num_env_runners": "num_cpus_for_main_process",
+    "num_cpus_for_main_process": "num_env_runners",
+    "num_cpus_per_learner": "num_env_runners",
+    "num_envs_per_env_runner": "num_env_runners",
+}
+#: The fewest of each partner a trade leaves: the driver keeps a CPU, a learner too; no runner at all samples in the
+#: driver (a valid configuration of every synchronous algorithm).
+TRADE_FLOOR: dict[str, int] = {"num_cpus_for_main_process": 1, "num_env_runners": 0}
+
+
+def trade_pairs(knob: str, current: float, partner_current: float) -> list[tuple[float, float]]:
+    """The (knob, partner) values a trade races, nearest the current pair first: the knob one step up (twice the
+    envs per runner; one more CPU or runner, and twice as many), the partner one or half down, never below its
+    floor (:data:`TRADE_FLOOR`). Whether each pair fits the trial's cores is the plan's answer, asked point by point."""
+    floor = TRADE_FLOOR[TRADES[knob]]
+    ups = [2 * current] if knob == "num_envs_per_env_runner" else sorted({current + 1, 2 * max(current, 1.0)})
+    downs = sorted({partner_current - 1, float(int(partner_current // 2))}, reverse=True)
+    pairs = [(k, p) for k in ups for p in downs if k > current and floor <= p < partner_current]
+    return sorted(set(pairs), key=lambda kp: (kp[0] - current, partner_current - kp[1]))
 
 
 #: Knobs that raise the ceiling itself: it is the env's rate in as many processes as the trial has runners (issue

@@ -31,7 +31,13 @@ def history_trends_of(out_dir: Path, threshold: float):
     package = data.package or ""
     versions = [(v, variant_name(package, v)) for v in data.versions()]
     trends = history_trends(
-        data.trials, data.axes, versions, threshold=threshold, facts=data.facts, package=data.package
+        data.trials,
+        data.axes,
+        versions,
+        threshold=threshold,
+        facts=data.facts,
+        package=data.package,
+        curves=data.curves,
     )
     confirmations = {}
     for info, trials in data.confirmations:
@@ -53,6 +59,41 @@ def history_trends_of(out_dir: Path, threshold: float):
             ]
             confirmations[(point.label, a, b)] = (info.name, paired(*sides))
     return data, confirm_steps(trends, confirmations, threshold)
+
+
+def with_bisect(trends: list, package: str, bisect: tuple[Path, str | None, list[str] | None] | None) -> list:
+    """The trends with each throughput change point's ``between`` (releases the index lists between its two sides;
+    None: not read) and its ``rlbench bisect`` command where such releases lie between (or the index was not read).
+    ``bisect``: (the spec, ``--index``, the index's listing), None where the history is rebuilt without them."""
+    import shlex
+    from dataclasses import replace
+
+    from packaging.version import InvalidVersion, Version
+
+    if bisect is None:
+        return trends
+    config, index, listed = bisect
+    out = []
+    for trend in trends:
+        points = []
+        for point in trend.change_points:
+            if point.metric == "throughput" and point.reported:
+                between = None
+                if listed is not None:
+                    try:
+                        low, high = Version(point.before), Version(point.after)
+                        between = sum(1 for v in listed if low < Version(v) < high)
+                    except InvalidVersion:
+                        between = None
+                command = ["rlbench", "bisect", str(config), "--package", package]
+                command += ["--good", point.before, "--bad", point.after] if point.verdict == "regressed" else []
+                command += ["--good", point.after, "--bad", point.before] if point.verdict == "improved" else []
+                command += ["--index", index] if index else []
+                line = shlex.join(command) if between is None or between > 0 else None
+                point = replace(point, between=between, bisect=line)
+            points.append(point)
+        out.append(replace(trend, change_points=points))
+    return out
 
 
 def confirm_flagged(out_dir: Path, args: argparse.Namespace, threshold: float, rounds: int, console: Console) -> None:
@@ -99,17 +140,24 @@ def confirm_flagged(out_dir: Path, args: argparse.Namespace, threshold: float, r
         release_fork_server()
 
 
-def write_history(out_dir: Path, threshold: float, console: Console) -> int:
+def write_history(
+    out_dir: Path,
+    threshold: float,
+    console: Console,
+    bisect: tuple[Path, str | None, list[str] | None] | None = None,
+) -> int:
     """``history.json``, ``history.html``, ``plots/`` and the terminal's table, from every run in the folder; returns
-    how many steps are slower beyond the threshold with evidence and not disproved (nor an API change)."""
+    how many steps are slower beyond the threshold with evidence and not disproved (nor an API change). ``bisect``:
+    (the spec, ``--index``, the index's listing) for each change point's bisect command (:func:`with_bisect`)."""
     from rlbench.analysis.history import flagged_steps, history_json
-    from rlbench.report.history_page import write_page
+    from rlbench.report.history_page import change_point_line, headline_points, write_page
     from rlbench.report.versions import history_table, write_trend_figure
     from rlbench.results.files import write_json
     from rlbench.results.layout import HISTORY_HTML, HISTORY_JSON, HISTORY_PNG, HistoryFolder
 
     folder = HistoryFolder(out_dir)
     data, trends = history_trends_of(out_dir, threshold)
+    trends = with_bisect(trends, data.package or "", bisect)
     rounds = max((r.rounds for r in data.runs if r.kind == "history"), default=0)
     body = history_json(
         trends,
@@ -137,7 +185,18 @@ def write_history(out_dir: Path, threshold: float, console: Console) -> int:
     for trend, step in flagged:
         if step.metric == "throughput":
             say(console, f"{trend.label}: {step.called}: {step.sentence}", "red" if step.slower else "green")
+    whole = any(headline_points(t) for t in trends) or any(s.flagged for t in trends for s in t.cumulative)
     if not flagged:
-        say(console, f"no step changed by {threshold:.0%} or more with evidence")
+        said = f"no step changed by {threshold:.0%} or more with evidence"
+        say(
+            console,
+            said + ("; the whole series did (its change points and cumulative comparisons below)" if whole else ""),
+        )
+    for trend in trends:
+        for point in headline_points(trend):
+            say(console, f"{trend.label}: change point: {change_point_line(point)}", "bold")
+    for trend in trends:
+        for step in (s for s in trend.cumulative if s.flagged and s.metric == "throughput"):
+            say(console, f"{trend.label}: cumulative, {step.before} -> {step.after}: {step.verdict}: {step.sentence}")
     say(console, f"history: {page}, {folder.path / HISTORY_JSON}" + (f", figure: {figure[0]}" if figure else ""))
     return sum(s.slower for _, s in flagged)

@@ -222,7 +222,7 @@ def _history(args: argparse.Namespace, console: Console) -> int:
 
             if not args.no_confirm:
                 confirm_flagged(out_dir, args, threshold, rounds, console)
-            slower = write_history(out_dir, threshold, console)
+            slower = write_history(out_dir, threshold, console, (args.config, args.index, listed))
         if received() == seen:
             return EXIT_FAILED if code == EXIT_FAILED or slower else EXIT_OK
     except KeyboardInterrupt:  # between the sweep's own handling and the history's end: a resume writes the rest

@@ -14,6 +14,7 @@ import numpy as np
 
 from rlbench.analysis.findings import CONFIDENCE, ROUNDS_FOR_EVIDENCE
 from rlbench.analysis.history import ConfigTrend, VersionPoint, VersionStep
+from rlbench.analysis.history_points import ChangePoint, span
 from rlbench.analysis.history_runs import HistoryData
 from rlbench.analysis.history_split import DRIVER_PHASES, PHASES
 from rlbench.analysis.stats import interval_text
@@ -172,11 +173,65 @@ def step_lines(trend: ConfigTrend) -> list[str]:
             text = f"no evidence of a change {step.sentence.removeprefix('no evidence of a difference ')}"
         else:  # a change with evidence, under the threshold
             text = f"{step.verdict}: {step.sentence}"
+        if step.learning is not None and step.learning.verdict != "no data":
+            text += f"; learning: {step.learning.verdict}, {step.learning.sentence}"
+        if step.trade:
+            text += f"; {step.trade}"
         text += _cpu_words(cpu.get(step.after))
         if step.api is not None and step.api.any:
             text += f". API: {step.api.words()}"
         out.append(head + text)
     return out
+
+
+def _level(point: ChangePoint, value: float | None) -> str:
+    return fmt(value, 0) if point.metric == "throughput" else fmt(value, 1)
+
+
+def headline_points(trend: ConfigTrend) -> list[ChangePoint]:
+    """The reported change points a page leads with: the throughput's (each names the phases that moved across it),
+    and a phase's only where the throughput did not step between the same two releases (a phase that moved while
+    another made up for it)."""
+    reported = [p for p in trend.change_points if p.reported]
+    steps = {(p.before, p.after) for p in reported if p.metric == "throughput"}
+    return [p for p in reported if p.metric == "throughput" or (p.before, p.after) not in steps]
+
+
+def change_point_line(point: ChangePoint) -> str:
+    """A change point in one line: the series and where it steps, the segments' levels, the verdict with its
+    evidence; for throughput the phases that moved (ms per 1,000 env steps), learning beside it, the trade, and the
+    bisect command that finds the release."""
+    unit = "env steps/s" if point.metric == "throughput" else "ms per 1,000 env steps"
+    what = "throughput" if point.metric == "throughput" else PHASE_WORDS.get(point.metric, point.metric)
+    segments = (
+        f"{span(point.earlier)} against {span(point.later)}"
+        if len(point.earlier) > 1 or len(point.later) > 1
+        else "the two releases"
+    )
+    text = (
+        f"{what} steps between {point.before} and {point.after} ({segments}: "
+        f"{_level(point, point.level_before)} -> {_level(point, point.level_after)} {unit}): "
+        f"{point.verdict}: {point.sentence}"
+    )
+    moved = [
+        f"{PHASE_WORDS.get(m.phase, m.phase)} {fmt(m.ms_before, 1)} -> {fmt(m.ms_after, 1)} ms per 1,000 env steps "
+        f"(x{m.change.effect:.2f})"
+        for m in point.moved
+    ]
+    if moved:
+        text += "; the phases that moved (paired, with evidence): " + ", ".join(moved)
+    if point.learning is not None and point.learning.verdict != "no data":
+        text += f"; learning: {point.learning.verdict}, {point.learning.sentence}"
+    if point.trade:
+        text += f"; {point.trade}"
+    if point.bisect:
+        where = (
+            "the index was not read: the bisect says whether releases lie between"
+            if point.between is None
+            else f"{point.between} release{'s' if point.between != 1 else ''} between them in the index"
+        )
+        text += f"; to find the release ({where}): {point.bisect}"
+    return text
 
 
 def _runs_table(data: HistoryData) -> Table:
@@ -215,6 +270,26 @@ def page_blocks(
             muted=True,
         )
     )
+    points = sorted(((t, p) for t in trends for p in headline_points(t)), key=lambda tp: -tp[1].size)
+    blocks.append(Heading("Change points over the whole history", 2))
+    if points:
+        blocks.append(Bullets([f"{t.label}: {change_point_line(p)}" for t, p in points], boxed=True))
+    else:
+        blocks.append(
+            Paragraph(
+                f"No series (throughput, or a phase of the split) steps by {threshold:.0%} or more with evidence "
+                "between the segments a change-point fit finds, on any configuration."
+            )
+        )
+    blocks.append(
+        Paragraph(
+            "Per configuration, the throughput and each phase of the split are read as one series over the releases; "
+            "a penalised fit (ruptures' PELT on the releases' medians) says where the level may step, and each "
+            "candidate is held to the same change rule as a step, between the releases of the segment before it and "
+            "of the segment after it (each round's value the median over the segment's releases), biggest first.",
+            muted=True,
+        )
+    )
     blocks.append(Heading("What changed", 2))
     if flagged:
         blocks.append(
@@ -223,6 +298,19 @@ def page_blocks(
     else:
         blocks.append(
             Paragraph(f"No step changed throughput by {threshold:.0%} or more with evidence, on any configuration.")
+        )
+    cumulative = [(t, s) for t in trends for s in t.cumulative if s.flagged and s.metric == "throughput"]
+    blocks.append(Heading("Cumulative: each release against the first and the last", 2))
+    if cumulative:
+        blocks.append(
+            Bullets([f"{t.label}, {s.before} -> {s.after}: {s.verdict}: {s.sentence}" for t, s in cumulative])
+        )
+    else:
+        blocks.append(
+            Paragraph(
+                f"No release differs in throughput by {threshold:.0%} or more with evidence from the first or the "
+                "last release, on any configuration."
+            )
         )
     for trend in trends:
         blocks.append(Heading(trend.label, 2))

@@ -80,7 +80,12 @@ def path_rows(data: dict[str, Any]) -> list[list[str]]:
             [
                 _num(p.get("step")),
                 str(p.get("verdict_label") or "-"),
-                f"{p.get('axis')}: {p.get('from_value')} -> {p.get('to_value')}",
+                f"{p.get('axis')}: {p.get('from_value')} -> {p.get('to_value')}"
+                + (
+                    f"; {p.get('partner_axis')}: {p.get('partner_from')} -> {p.get('partner_to')}"
+                    if p.get("partner_axis")
+                    else ""
+                ),
                 ", ".join(map(str, _list(p.get("values")))) or "-",
                 str(p.get("outcome")) + (" (cost learning)" if p.get("learning_cost") else ""),
                 _ratio(p),
@@ -117,8 +122,11 @@ def walk_blocks(run: AutoconfigRun | None, out_dir: Path, trials: pd.DataFrame, 
     out += [
         Heading("The path", 3),
         Paragraph(
-            "Each step follows the first verdict of the point it stands at that names a knob, races the values of "
-            "that knob that fit against the point in interleaved rounds, and moves only when the one change rule "
+            "Each step follows the first verdict of the point it stands at that names a knob with a value that fits "
+            "(a verdict blocked, or whose race showed no gain, is passed for the next; a knob that fits alone "
+            "nowhere is traded against its partner, two knobs in one move; a knob that just paid is pushed its "
+            "next value first), races those values against the point in interleaved rounds, and moves only when "
+            "the one change rule "
             f"shows a gain of at least the run's tolerance ({_num(data.get('tolerance_pct'))}%); the speed-up is the "
             f"new point over the old (stay: the best value raced over the current), with its {CONFIDENCE:.0%} "
             "interval; readings: the old point's and the new's in the step's race (docs/AUTOCONFIG.md, The walk).",
@@ -135,6 +143,7 @@ def walk_blocks(run: AutoconfigRun | None, out_dir: Path, trials: pd.DataFrame, 
         out.append(Paragraph("No step was raced." + (f" Its point's verdict: {verdict}" if verdict else "")))
     said = [
         f"step {p.get('step')}: {p.get('verdict')}"
+        + (f" Passed first: {'; '.join(map(str, _list(p.get('passed'))))}." if p.get("passed") else "")
         + (f" Not run (cannot fit): {'; '.join(map(str, _list(p.get('skipped'))))}." if p.get("skipped") else "")
         for p in _list(data.get("path"))
         if isinstance(p, dict)

@@ -88,7 +88,7 @@ def test_history_json_is_versioned_with_each_steps_pair_nested():
     step = body["configurations"][0]["steps"][1]
     assert set(step) == {
         *("before", "after", "metric", "change", "verdict", "sentence"),
-        *("api", "phases", "outcome", "confirmation", "confirmation_run"),
+        *("api", "phases", "outcome", "confirmation", "confirmation_run", "learning", "trade"),
     }
     assert step["verdict"] == "regressed" and step["change"]["design"] == "paired" and step["change"]["runs_a"] == 6
 

@@ -28,3 +28,26 @@ def test_no_verdict_no_step():
     sampling = {**SHORT, "learn_frac": 0.2, "sample_frac": 0.75}  # the CPU learner does not limit the iteration
     advice = advise(sampling)
     assert (advice.step, advice.stop, advice.reason) == (None, "no_knob", "no verdict names a knob")
+
+
+def test_a_blocked_verdict_is_passed_for_the_next_that_has_a_step(monkeypatch):
+    """issue 57: on 2 cores the driver's CPUs have no larger value that fits; the next verdict (envs a runner, with
+    room) is the step, as the walk follows it; :func:`advices` keeps both, in order, each with why."""
+    from rlbench.analysis import next_step
+    from rlbench.analysis.findings import Verdict
+
+    short = Verdict(
+        "short of threads", "the learner's one thread is busy", "num_cpus_for_main_process", "num_cpus_for_main_process"
+    )
+    envs = Verdict(
+        "per-step work-bound", "the forward pass dominates", "num_envs_per_env_runner", "num_envs_per_env_runner"
+    )
+    monkeypatch.setattr(next_step, "verdicts_in_order", lambda row: [short, envs])
+    row = {**SHORT, "cpus": 2, "num_envs_per_env_runner": 1, "num_env_runners": 1, "total_train_batch_size": 400}
+    options = next_step.advices(row)
+    assert [(a.stop, a.verdict.knob, a.current) for a in options] == [
+        ("no_fit", "num_cpus_for_main_process", 1.0),
+        (None, "num_envs_per_env_runner", 1.0),
+    ]
+    advice = advise(row)
+    assert advice.step.knob == "num_envs_per_env_runner" and advice.step.values == (1, 2, 4, 8)

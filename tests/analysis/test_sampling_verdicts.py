@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from rlbench.analysis.findings import learner_verdicts, verdict
-from rlbench.analysis.next_step import advise, knob_values, knob_verdicts, next_sweep
+from rlbench.analysis.next_step import advices, advise, knob_values, knob_verdicts, next_sweep
 from rlbench.analysis.runners import split_columns
 from rlbench.analysis.sampling import CORES_LIMIT, ceiling_text, compose_ceiling, sampler_verdicts
 from rlbench.analysis.trial_rows import add_ceiling_columns
@@ -129,16 +129,49 @@ def test_runners_in_the_env_without_room_say_the_cores_are_the_limit_and_name_no
 
 
 def test_the_issue_49_case_proposes_no_runner_that_cannot_fit():
-    """Busy in the env (the same trial with a dearer env): 12 runners and the driver's 3 CPUs hold 15 cores."""
+    """Busy in the env (the same trial with a dearer env): 12 runners and the driver's 3 CPUs hold 15 cores. 31% of a
+    runner's sample() is the forward pass and RLlib's per-step work: more envs per runner first (issue 57), then the
+    cores' limit; no runner that cannot fit either way."""
     in_env = {**BREAKOUT, "cpus": 15, "runner_env_s": 1.3, "runner_inference_s": 0.3, "runner_other_s": 0.29}
-    (v,) = sampler_verdicts(in_env)
+    shared, v = sampler_verdicts(in_env)
+    assert (shared.label, shared.knob) == ("shared work at the cores limit", "num_envs_per_env_runner")
+    assert "31% of it is the forward pass and RLlib's per-step work" in shared.text
     assert v.label == CORES_LIMIT and "no more env runners than 12 fit the trial's 15 cores" in v.text
     assert all(k.knob != "num_env_runners" for k in knob_verdicts(in_env))
-    assert advise(in_env).stop == "cores_limit"
+    assert advise(in_env).step.knob == "num_envs_per_env_runner"
+    assert [a.stop for a in advices(in_env)] == [None, "cores_limit"]
+    # the env 90% of it: the shared work is small, the cores are the limit alone
+    dear = {**in_env, "runner_env_s": 1.7, "runner_inference_s": 0.1, "runner_other_s": 0.09}
+    assert [v.label for v in sampler_verdicts(dear)] == [CORES_LIMIT] and advise(dear).stop == "cores_limit"
     # on 16 cores one more fits: the sweep holds it, and nothing past it
     (w,) = sampler_verdicts({**in_env, "cpus": 16})
     assert w.label == "env-bound" and "up to 13 fit" in w.text
     assert advise({**in_env, "cpus": 16}).step.values == (6, 12, 13)
+
+
+def test_issue_57s_cores_limit_case_names_more_envs_per_runner_first():
+    """A 1.5 ms env, 1 runner of 1 CPU beside the driver's 1 on 2 cores: the env 1.58 s, the forward pass 0.183 s,
+    RLlib's other per-step work 0.669 s of a 2.43 s sample() (35% outside the env): more envs per runner, 1 -> 2, 4, 8
+    while each env keeps a step of the 500-step batch; the cores' limit said after it."""
+    row = {**ENV_BOUND, "num_cpus_per_env_runner": 1.0, "env_runner_cpus_allocated": 1.0}
+    row.update(runner_sample_s=2.43, runner_sample_cpu_s=2.43, runner_env_s=1.58, runner_inference_s=0.183)
+    row.update(runner_other_s=0.669, total_train_batch_size=500)
+    shared, limit = sampler_verdicts(row)
+    assert shared.knob == "num_envs_per_env_runner" and "35% of it is the forward pass" in shared.text
+    assert "now 1)" in shared.text and limit.label == CORES_LIMIT
+    assert advise(row).step.values == (1, 2, 4, 8)
+
+
+def test_a_blocked_verdict_is_passed_for_the_next_that_has_a_step():
+    """issue 57: the first knob-naming verdict with no larger value that fits does not decide alone."""
+    row = {**ENV_BOUND, "num_cpus_per_env_runner": 1.0, "env_runner_cpus_allocated": 1.0, "total_train_batch_size": 1}
+    row.update(
+        runner_env_s=1.2, runner_inference_s=0.4, runner_other_s=0.4, runner_sample_s=2.0, runner_sample_cpu_s=2.0
+    )
+    options = advices(row)
+    assert [a.stop for a in options] == ["no_fit", "cores_limit"]  # one env a step of a 1-step batch: no larger fits
+    assert options[0].verdict.knob == "num_envs_per_env_runner" and options[0].current == 1.0
+    assert advise(row).stop == "no_fit" and "but no larger num_envs_per_env_runner than 1" in advise(row).reason
 
 
 def test_a_driver_waiting_on_a_straggler_names_it():

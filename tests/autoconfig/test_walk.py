@@ -6,14 +6,16 @@ from __future__ import annotations
 import math
 
 import pytest
-from walkworld import WalkWorld, advice_for, fake_advise, value
+from walkworld import WalkWorld, advice_for, fake_advices, fake_ladder, value
 
 from rlbench.autoconfig import walk_steps
+from rlbench.autoconfig.walk import START_READINGS
 
 
 @pytest.fixture(autouse=True)
 def fake_verdicts(monkeypatch):
-    monkeypatch.setattr(walk_steps, "advise", fake_advise)
+    monkeypatch.setattr(walk_steps, "advices", fake_advices)
+    monkeypatch.setattr(walk_steps, "knob_values", fake_ladder)
 
 
 def two_moves() -> WalkWorld:
@@ -51,11 +53,19 @@ def test_two_moves_each_with_its_cause_then_no_knob():
     assert sum(line.startswith("step ") for line in w.lines) == 2 and w.lines[-1].startswith("walk stopped: no verdict")
 
 
-def test_the_start_is_read_three_times_before_any_verdict():
+def test_the_start_is_read_once_and_that_reading_is_its_first_rounds_in_step_1():
+    """issue 57: the start's reading counts: step 1's race takes it as the start's trial of round 0 (same seed as the
+    round's other trials), so the start is not measured twice, and it is pooled once in the answer."""
     w = two_moves()
     s = w.session()
-    s.run(w)
-    assert [r for r in w.ran if r.startswith("walk0/")] == [f"walk0/r{i}/i0/base" for i in range(3)]
+    answer = s.run(w)
+    assert [r for r in w.ran if r.startswith("walk0/")] == ["walk0/r0/i0/base"]
+    assert "walk1/r0/i0/base" not in w.ran and s.path[0].readings_from >= 3  # round 0's start reading, reused
+    race = s.stages[1]
+    assert len({r.seed for r in race.requests() if r.rung == 0}) == 1
+    assert race.trials_run == sum(len(race.scores(k)) for k in race.entrants) - 1  # the reused one is step 0's
+    base = next(st for st in answer.standings if st.key == "base")
+    assert base.n == s.path[0].readings_from  # pooled once, not once per stage
 
 
 def test_no_fit_stops_before_any_trial_of_a_step():
@@ -157,7 +167,7 @@ def test_a_point_that_gives_no_reading():
     w = WalkWorld(lambda a: math.nan, lambda a: advice_for("num_env_runners", 1, (1, 2)))
     s = w.session()
     s.run(w)
-    assert s.stop_reason == "no_reading" and len(w.ran) == 3
+    assert s.stop_reason == "no_reading" and len(w.ran) == START_READINGS
 
 
 def test_a_grid_walk_moves_along_the_grids_axes_only():
@@ -207,7 +217,8 @@ def test_a_knob_moved_back_only_at_a_new_point_with_evidence():
     s = w.session()
     s.run(w)
     assert [(p.from_value, p.to_value, p.outcome) for p in s.path][2] == (2, 1, "cheaper")  # a new point, as good
-    assert s.stop_reason == "no_gain"
+    # the walk reads the cheaper point's verdicts too (issue 57): 2 runners there is 2 runners x 2 envs, left for it
+    assert s.stop_reason == "no_fit" and "left for a gain" in s.stop_text
 
 
 def test_resume_runs_no_finished_trial_again():
@@ -268,5 +279,6 @@ def test_with_address_parallel_a_steps_round_runs_at_once():
     s.run(w)
     assert [(p.from_value, p.to_value) for p in s.path] == [(1, 4), (1, 4)]
     rounds = [g for g in w.groups if g[0].startswith("walk1/")]
-    assert rounds and all(len(g) == 3 for g in rounds)  # the current point and the values 2 and 4, at once
-    assert sorted(r.split("/", 3)[3] for r in rounds[0]) == ["base", "num_env_runners=2", "num_env_runners=4"]
+    assert rounds and all(len(g) == 3 for g in rounds[1:])  # the current point and the values 2 and 4, at once
+    assert len(rounds[0]) == 2  # round 0's start trial is the start's own reading (issue 57)
+    assert sorted(r.split("/", 3)[3] for r in rounds[1]) == ["base", "num_env_runners=2", "num_env_runners=4"]

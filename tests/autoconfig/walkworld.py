@@ -58,11 +58,14 @@ def _knobs(axes) -> dict:
 
 
 def advice_for(knob: str | None, current: float = 1, values=(1, 2, 4), stop: str | None = None, text: str = ""):
-    """What advise would say: a verdict naming ``knob`` with ``values`` (the current among them), or a stop."""
+    """What one verdict would say (an entry of :func:`rlbench.analysis.next_step.advices`): a verdict naming ``knob``
+    with ``values`` (the current among them), the knob with no value that fits (``stop="no_fit"``), or a stop."""
     if knob is None:
         return Advice(None, stop or "no_knob", text or "no verdict names a knob")
     verdict = Verdict(f"short of {knob}", text or f"the verdict names {knob}", knob, knob)
-    return Advice(NextSweep(0, verdict, knob, float(current), tuple(values)), None, verdict.text)
+    if stop is not None:
+        return Advice(None, stop, verdict.text, verdict, float(current))  # type: ignore[arg-type]
+    return Advice(NextSweep(0, verdict, knob, float(current), tuple(values)), None, verdict.text, verdict, current)
 
 
 @dataclass
@@ -76,6 +79,9 @@ class WalkWorld:
     runs: Callable[[dict], str | None] = lambda axes: None
     """A point's axes -> why this machine cannot run it (None: it can)."""
     ceiling_frac: Callable[[dict], float | None] = lambda axes: None
+    ladder: Callable[[str, float], tuple] = lambda knob, current: ()
+    """A knob and its value -> the values that fit around it (what :func:`~rlbench.analysis.next_step.knob_values`
+    would say): the next one the same way is where a knob that paid continues; () never continues."""
     cv: float = 0.02
     cold_s: float = 2.0
     training_s: float = 5.0
@@ -151,6 +157,7 @@ class WalkWorld:
             "ceiling_frac": self.ceiling_frac(axes),
             "ceiling_env_steps_per_s": None if self.ceiling_frac(axes) is None else self.truth(axes) / 0.95,
             "_advice": self.verdicts(axes),
+            "_ladder": self.ladder,
         }
 
     def point(self, axes: Mapping[str, Any]) -> Candidate | str:
@@ -181,6 +188,13 @@ class WalkWorld:
         )
 
 
-def fake_advise(row: dict) -> Advice:
-    """The verdicts of a fake point's row (monkeypatched over :func:`rlbench.analysis.next_step.advise`)."""
-    return row["_advice"]
+def fake_advices(row: dict) -> list[Advice]:
+    """The verdicts of a fake point's row (monkeypatched over :func:`rlbench.analysis.next_step.advices`): a list, or
+    one verdict (none for ``no_knob``)."""
+    a = row["_advice"]
+    return list(a) if isinstance(a, (list, tuple)) else ([] if a.stop == "no_knob" else [a])
+
+
+def fake_ladder(knob: str, current: float, row: dict) -> tuple:
+    """The world's ladder (monkeypatched over :func:`rlbench.analysis.next_step.knob_values`)."""
+    return (current, *row["_ladder"](knob, current))

@@ -62,12 +62,13 @@ def test_a_budget_below_the_smallest_plan_that_can_answer(capsys, monkeypatch, t
 
 @pytest.mark.parametrize("grid", ["{}", "{num_envs_per_env_runner: [2]}"])
 def test_a_spec_with_no_grid_axis_of_two_values_is_walked_and_its_budget_checked(capsys, monkeypatch, tmp_path, grid):
-    """No space to search: the walk's smallest plan is the start's readings and one step (issue 50), 3 + 3 x 2
-    trials of 1.5 s (the plain adapter's 0.5 s of cold start + the spec's 1 s), 13.5 s, and 4 s for the report."""
+    """No space to search: the walk's smallest plan is the start's reading and one step (issue 50), 1 + 3 x 2 - 1
+    trials of 1.5 s (the plain adapter's 0.5 s of cold start + the spec's 1 s; the first round's start trial is the
+    start's reading, issue 57), 9 s, and 4 s for the report."""
     spec = GOOD.replace("grid:\n  num_envs_per_env_runner: [1, 2]", f"grid: {grid}")
     code, msg = _run(capsys, monkeypatch, tmp_path, spec, "--budget", "10s")
-    assert code == EXIT_BAD_INPUT and "the start's 3 readings, then one step of 3 rounds" in msg
-    assert "at least 18 s" in msg and "--budget 18s or more" in msg
+    assert code == EXIT_BAD_INPUT and "the start's 1 reading, then one step of 3 rounds, the first with" in msg
+    assert "at least 13 s" in msg and "--budget 13s or more" in msg
 
 
 def test_walk_on_a_grid_moves_along_its_axes_from_its_baseline():

@@ -67,14 +67,20 @@ def test_both_planted_moves_each_with_its_cause(walked):
     _, _, data = walked
     moves = [(p["knob"], p["from_value"], p["to_value"]) for p in data["path"] if p["outcome"] == "gain"]
     assert moves == [("num_env_runners", 1, 2), ("num_env_runners", 2, 3)], data["path"]
-    assert data["path"][0]["verdict_label"] == "env waits" and "the env waits" in data["path"][0]["verdict"]
+    # the start's runner reads "env waits" (its steps off a CPU, the rest of its call on one) or, where load holds the
+    # rest of the call under RUNNER_BUSY_FRAC too (79% seen at load 4.5, 2026-11-29), "env-bound": both name runners
+    assert data["path"][0]["knob"] == "num_env_runners"
     for p in data["path"][:2]:  # at 2 runners the env's share reads "env-bound" or "env waits": both name runners
-        assert p["verdict_label"] in ("env waits", "env-bound") and "(num_env_runners, now" in p["verdict"]
+        if p["kind"] == "continue":  # issue 57: runners paid, so 3 is raced before a new verdict is read
+            assert p["verdict_label"] == "continued" and "num_env_runners paid at the step before" in p["verdict"]
+        else:
+            assert p["verdict_label"] in ("env waits", "env-bound") and "(num_env_runners, now" in p["verdict"]
         assert p["ci_low"] > 1.0 and p["speedup"] >= 1.05  # a gain by the rule and by the tolerance
         assert p["readings_from"] >= 3 and p["readings_to"] >= 3
         assert "rollouts" in p["changes_learning"]
     assert data["path"][0]["values"] == [2] and data["path"][1]["values"] == [3]  # only values that fit, and new
-    assert any("left for a gain" in s for s in data["path"][1]["skipped"])  # 1 runner: lost to 2 already
+    if data["path"][1]["kind"] == "verdict":
+        assert any("left for a gain" in s for s in data["path"][1]["skipped"])  # 1 runner: lost to 2 already
     assert data["stop_reason"] in ("no_knob", "no_fit", "cores_limit") and data["best"]["key"] == "num_env_runners=3"
     assert data["mode"] == "walk" and data["speedup"]["ratio"] > 2 and data["baseline"]["key"] == "base"
 

@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from rlbench.analysis.history_points import read_change_points
 from rlbench.analysis.history_runs import read_run
-from rlbench.commands._history_write import write_history
+from rlbench.commands._history_write import history_trends_of, with_bisect, write_history
+from rlbench.report.history_page import change_point_line
 from rlbench.results.manifest import read_manifest
 
 GOLDEN = Path(__file__).parent / "fixtures" / "history_golden"
@@ -112,3 +114,65 @@ def test_a_run_finished_by_a_resume_ended_when_the_resume_did(tmp_path):
     manifest.write(run / "manifest.json")
     info, *_ = read_run(run, 1, "history")
     assert info.ended == "2026-11-28T10:11:00+00:00"
+
+
+def test_the_page_leads_with_the_change_points_the_phases_folded_into_the_throughputs(built):
+    out, _, text = built
+    page = (out / "history.html").read_text()
+    assert page.index("Change points over the whole history") < page.index("What changed") < page.index("Cumulative")
+    items = re.findall(r"<li>(.*?)</li>", page)
+    lead = [i for i in items if " steps between " in i]
+    # one per configuration: the throughput's, the sample phases' points between the same releases folded into it
+    assert sorted(i.split(":")[0] for i in lead) == ["num_env_runners=0", "num_env_runners=1"]
+    zero = next(i for i in lead if i.startswith("num_env_runners=0"))
+    assert zero.startswith(
+        "num_env_runners=0: throughput steps between 1.1 and 2.0 (1.0..1.1 against 2.0: 1,025 -&gt; 512 env steps/s): "
+        "regressed: 2.0 is 50.0% slower than 1.0..1.1 (6 rounds; paired ratio 0.500"
+    )
+    assert "the phases that moved (paired, with evidence): sample " in zero and "ms per 1,000 env steps (x2.44)" in zero
+    # its release pair changed log_gradients: said as a trade; no index was given, so no bisect line
+    assert "a trade, not only a regression: slower, but it changed defaults (defaults changed: log_gradients" in zero
+    assert "rlbench bisect" not in page
+    assert "num_env_runners=0: change point: throughput steps between 1.1 and 2.0" in text  # the terminal too
+
+
+def test_history_json_holds_the_change_points_read_back_through_their_schema(built):
+    out, _, _ = built
+    body = json.loads((out / "history.json").read_text())
+    assert body["change_points"] == 10  # per configuration: the throughput and four phases of sampling
+    zero = body["configurations"][0]
+    points = read_change_points(zero["change_points"])
+    assert [(p.metric, p.before, p.after, p.verdict) for p in points][0] == ("sample_s", "1.1", "2.0", "regressed")
+    assert {p.metric for p in points} == {"throughput", "sample_s", "env_step_s", "inference_s", "sample_other_s"}
+    cumulative = [(s["before"], s["after"], s["verdict"]) for s in zero["cumulative"] if s["metric"] == "throughput"]
+    assert cumulative == [("1.0", "2.0", "no evidence yet: 5 rounds; 6 rounds could show it")]  # the others: steps
+    one = read_change_points(body["configurations"][1]["change_points"])
+    assert next(p for p in one if p.metric == "throughput").trade.startswith(
+        "an API change, not a regression: a knob a spec can set changed its default (workload defaults changed: "
+        "rollout_fragment_length 'auto' -> 50"
+    )
+
+
+def test_a_change_point_gets_its_bisect_command_where_the_index_lists_releases_between(built):
+    out, _, _ = built
+    _, trends = history_trends_of(out, 0.05)
+
+    def throughput_point(listed, index=None):
+        [trend] = [t for t in with_bisect(trends, "pkg", (Path("h.yaml"), index, listed)) if t.label.endswith("0")]
+        return next(p for p in trend.change_points if p.metric == "throughput")
+
+    point = throughput_point(["1.0", "1.1", "1.5", "1.7", "2.0"], "./wheels")
+    assert point.between == 2
+    assert point.bisect == "rlbench bisect h.yaml --package pkg --good 1.1 --bad 2.0 --index ./wheels"
+    assert (throughput_point(["1.0", "1.1", "2.0"]).between, throughput_point(["1.0", "1.1", "2.0"]).bisect) == (
+        0,
+        None,
+    )
+    unknown = throughput_point(None)  # the index not read: the command is printed, and bisect says what lies between
+    assert unknown.between is None and unknown.bisect == "rlbench bisect h.yaml --package pkg --good 1.1 --bad 2.0"
+    line = change_point_line(point)
+    assert line.endswith(
+        "; to find the release (2 releases between them in the index): rlbench bisect h.yaml --package pkg "
+        "--good 1.1 --bad 2.0 --index ./wheels"
+    )
+    assert with_bisect(trends, "pkg", None) is trends  # rebuilt without the spec: nothing to add

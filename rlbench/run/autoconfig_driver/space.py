@@ -321,7 +321,8 @@ def prepare(
             else "their training, not known before a probe"
         )
         smallest = (
-            f"the start's {WalkSession.readings} readings, then one step of {section.min_rounds} rounds"
+            f"the start's {WalkSession.readings} reading{'s' * (WalkSession.readings != 1)}, then one step of "
+            f"{section.min_rounds} rounds, the first with the start's reading"
             if walking
             else f"the probes, then the baseline against the model's best for {section.min_rounds} rounds"
         )
