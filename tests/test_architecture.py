@@ -1061,10 +1061,10 @@ def test_the_report_draws_what_the_analysis_computes():
 RAW_READ_PLACES: dict[str, str] = {
     "rlbench.results.files": "read_json itself, the one raw reader, for the places below",
     "rlbench.analysis.profiles": "py-spy's speedscope files: a foreign format, not rlbench's, read field by field",
-    "rlbench.analysis.tables": "env_ceilings.json, not yet typed: envbench's result per setting (issue 58, item 3)",
-    "rlbench.run.ceilings": "env_ceilings.json, read by its writer to add the settings not yet measured",
-    "rlbench.run.autoconfig_driver.trial_files": "autoconfig_state.json (a resume's state, the driver's alone) and "
-    "env_ceilings.json",
+    "rlbench.run.ceilings": "env_ceilings.json read by its writer, which adds the settings not yet measured and "
+    "writes back what it found as it found it (its readers read it typed: results/ceilings_file.py)",
+    "rlbench.run.autoconfig_driver.trial_files": "autoconfig_state.json, a resume's state, written and read by the "
+    "driver alone (not yet typed)",
 }
 #: Calls that read a file's text.
 FILE_READS = frozenset({"read_text", "read_bytes"})

@@ -1,56 +1,27 @@
 """``autoconfig.json`` as it is read back (schema 7: a search's and a walk's fields; the older schemas' files too):
 one pydantic model a record, with the fields of the types the writer writes it from (``rlbench.autoconfig``:
 ``Standing``, ``Elimination``, ``BudgetPlan``, ``PredictionRow``, ``StepsStanding``, ``StepsComparison``,
-``PathStep``, ``PointRead``; tests/results/test_autoconfig_file.py holds the two lists of fields equal), parsed
-once by :func:`read_autoconfig_file`, which the analysis calls (``AutoconfigRun.file``).
+``PathStep``, ``PointRead``; tests/autoconfig/test_autoconfig_file_fields.py holds the two lists of fields
+equal), parsed once by :func:`read_autoconfig_file`, which the analysis calls (``AutoconfigRun.file``).
 
-A results folder may come from elsewhere, damaged or hostile, so the reading never fails on a value: every field
-is optional (an older schema lacks the newer ones), a value not of its field's type reads as the field's default
-(None: the report draws a dash), and an entry of a list that is not an object is left out. Only a file that is
-not a JSON object at all reads as None (no Autoconfig section). Types are strict (``"12"`` is no number, ``true``
-no count), and a number keeps the type it was written with (:data:`Number`), so the report prints what was
-written. Fields: docs/AUTOCONFIG.md, "Outputs" and "The walk".
+A results folder may come from elsewhere, damaged or hostile, so the reading never fails on a value
+(:class:`~rlbench.results.file_record.FileRecord`): every field is optional (an older schema lacks the newer ones),
+a value not of its field's type reads as the field's default (None: the report draws a dash), and an entry of a
+list that is not an object is left out. Only a file that is not a JSON object at all reads as None (no Autoconfig
+section). Fields: docs/AUTOCONFIG.md, "Outputs" and "The walk".
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, ValidationInfo, field_validator
-from pydantic_core.core_schema import ValidatorFunctionWrapHandler
+from pydantic import ValidationError
 
-T = TypeVar("T")
-
-#: A number as written: an int stays an int (``cpus: 2``), a float a float, so the report's one number format
-#: prints it as the writer wrote it; a bool or a text is no number.
-Number = int | float
+from rlbench.results.file_record import FileRecord, Number, Rows
 
 
-def _objects(value: Any) -> Any:
-    """A list's entries that are JSON objects (a damaged entry is left out, not the whole list)."""
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else value
-
-
-#: A list of records, read entry by entry (:func:`_objects`).
-Rows = Annotated[list[T], BeforeValidator(_objects)]
-
-
-class _Entry(BaseModel):
-    """A record read from a file: a value not of its field's type reads as the field's default."""
-
-    model_config = ConfigDict(strict=True, extra="ignore", frozen=True, use_attribute_docstrings=True)
-
-    @field_validator("*", mode="wrap")
-    @classmethod
-    def _damaged_reads_as_default(cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
-        try:
-            return handler(value)
-        except ValidationError:
-            return cls.model_fields[str(info.field_name)].get_default(call_default_factory=True)
-
-
-class StepsEntry(_Entry):
+class StepsEntry(FileRecord):
     """A standing's env steps to the target (``standings[].steps_to_target``; ``StepsStanding`` less its key)."""
 
     median: Number | None = None
@@ -65,7 +36,7 @@ class StepsEntry(_Entry):
     """Readings that did not reach the target."""
 
 
-class StandingEntry(_Entry):
+class StandingEntry(FileRecord):
     """One configuration's readings summarised (``best``, ``baseline``, ``standings[]``, ``indistinguishable[]``,
     ``not_measured_enough[]``): the decision core's ``Standing``, with its axes and its env steps to the target."""
 
@@ -93,7 +64,7 @@ class StandingEntry(_Entry):
     """Time to target only: its env steps to the target; else None."""
 
 
-class SpeedupEntry(_Entry):
+class SpeedupEntry(FileRecord):
     """The answer over the baseline (``speedup``)."""
 
     ratio: Number | None = None
@@ -104,7 +75,7 @@ class SpeedupEntry(_Entry):
     """Upper end."""
 
 
-class EliminationEntry(_Entry):
+class EliminationEntry(FileRecord):
     """Why a configuration left the search (``eliminations[]``) or the race (``race_left[]``): ``Elimination``."""
 
     key: str | None = None
@@ -125,7 +96,7 @@ class EliminationEntry(_Entry):
     """The leader it was compared with."""
 
 
-class PlanEntry(_Entry):
+class PlanEntry(FileRecord):
     """What the budget bought after the probes (``plan``, schema 4 on): ``BudgetPlan``."""
 
     step: str | None = None
@@ -150,7 +121,7 @@ class PlanEntry(_Entry):
     """The plan in one sentence."""
 
 
-class PredictionEntry(_Entry):
+class PredictionEntry(FileRecord):
     """One row of predicted against measured (``predicted_vs_measured[]``): ``PredictionRow``."""
 
     key: str | None = None
@@ -163,7 +134,7 @@ class PredictionEntry(_Entry):
     """100 * (predicted - measured) / measured."""
 
 
-class StepsComparisonEntry(_Entry):
+class StepsComparisonEntry(FileRecord):
     """An entrant's env steps to the target against the chosen one's (``steps_to_target[]``): ``StepsComparison``."""
 
     key: str | None = None
@@ -184,7 +155,7 @@ class StepsComparisonEntry(_Entry):
     """The finding in words."""
 
 
-class PathStepEntry(_Entry):
+class PathStepEntry(FileRecord):
     """One step of a walk (``path[]``): the walk's ``PathStep``, field for field."""
 
     step: int | None = None
@@ -247,7 +218,7 @@ class PathStepEntry(_Entry):
     """Its value after."""
 
 
-class PointEntry(_Entry):
+class PointEntry(FileRecord):
     """A point a walk stood at (``walk_points[]``): the walk's ``PointRead``, field for field."""
 
     step: int | None = None
@@ -270,7 +241,7 @@ class PointEntry(_Entry):
     """What its verdicts said."""
 
 
-class AutoconfigFile(_Entry):
+class AutoconfigFile(FileRecord):
     """``autoconfig.json``: a search's answer and its evidence, and a walk's path (``mode: walk``)."""
 
     schema_version: int | None = None
