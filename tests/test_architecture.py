@@ -1010,6 +1010,8 @@ ANALYSIS_ONLY_CALLS = frozenset(
         "read_manifest",
         "read_parquet",
         "read_csv",
+        "read_autoconfig_file",
+        "read_env_ceilings",
         "pareto_front",
         "cpus_given",
     }
@@ -1038,12 +1040,14 @@ def test_the_report_checker_sees_a_file_read_or_a_front_computed():
         "m = folder.read_manifest()\n"
         "ok['c'] = targets.cpus_given(ok)\n"
         "x = run.front.itertuples()\n"
+        "data = read_autoconfig_file(ResultsFolder(out_dir).autoconfig)\n"
     )
     assert report_derivations("rlbench.report.autoconfig_section", planted) == [
         "line 1: read_json(...)",
         "line 2: pareto_front(...)",
         "line 3: folder.read_manifest(...)",
         "line 4: targets.cpus_given(...)",
+        "line 6: read_autoconfig_file(...)",
     ]
     assert report_derivations("rlbench.report.reproduce", planted) == []
     assert report_derivations("rlbench.analysis.autoconfig_run", planted) == []
