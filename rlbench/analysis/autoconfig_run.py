@@ -1,4 +1,5 @@
-"""A run of ``rlbench autoconfig`` as the analysis reads it: its ``autoconfig.json`` and its Pareto front of CPUs
+"""A run of ``rlbench autoconfig`` as the analysis reads it: its ``autoconfig.json`` (typed, read once:
+:mod:`rlbench.results.autoconfig_file`) and its Pareto front of CPUs
 given against throughput (:func:`autoconfig_run`, which :func:`~rlbench.analysis.analyze` calls, so the report
 draws what is computed here), the one spelling of why a configuration left the search or the race
 (:class:`Reason`) and its one table of words (:data:`REASON_WORDS`).
@@ -13,14 +14,13 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from rlbench.analysis.configs import config_label
 from rlbench.analysis.evidence import too_few_readings_text
 from rlbench.analysis.targets import cpus_given, pareto_front
-from rlbench.results.files import read_json
+from rlbench.results.autoconfig_file import AutoconfigFile, read_autoconfig_file
 from rlbench.results.layout import ResultsFolder
 
 
@@ -70,21 +70,12 @@ def reason_words(reason: object) -> str:
 class AutoconfigRun:
     """What the report shows of an autoconfig run beside its trials."""
 
-    data: dict[str, Any]
-    """``autoconfig.json`` as written (fields: docs/AUTOCONFIG.md); text from a folder, so any value may be of any
-    type: the report formats what it finds, '-' where it is not what the field says."""
+    file: AutoconfigFile
+    """``autoconfig.json`` as read (:class:`~rlbench.results.autoconfig_file.AutoconfigFile`: a search's fields and a
+    walk's); text from a folder, so a value not of its field's type reads as None and the report draws a dash."""
     front: pd.DataFrame
     """Configurations no cheaper one beats (:func:`cpu_front`): ``label``, ``cpus_given``, ``env_steps_per_s``,
     ``trials``; cheapest first."""
-
-
-def read_autoconfig(folder: Path) -> dict[str, Any] | None:
-    """``autoconfig.json`` of a result set, or None (a sweep's folder, or a damaged file)."""
-    try:
-        data = read_json(ResultsFolder(Path(folder)).autoconfig, None)
-    except (OSError, ValueError, RecursionError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def cpu_front(trials: pd.DataFrame, axes: list[str]) -> pd.DataFrame:
@@ -114,5 +105,5 @@ def cpu_front(trials: pd.DataFrame, axes: list[str]) -> pd.DataFrame:
 
 def autoconfig_run(folder: Path, trials: pd.DataFrame, axes: list[str]) -> AutoconfigRun | None:
     """The autoconfig run of the result set in ``folder``, or None when ``rlbench autoconfig`` did not write it."""
-    data = read_autoconfig(folder)
-    return None if data is None else AutoconfigRun(data, cpu_front(trials, axes))
+    file = read_autoconfig_file(ResultsFolder(Path(folder)).autoconfig)
+    return None if file is None else AutoconfigRun(file, cpu_front(trials, axes))

@@ -34,8 +34,9 @@ from rlbench.analysis.trial_rows import (
     summarize_trials,
 )
 from rlbench.planning.plan import TRIAL_ID, PlanError, TrialPlan, read_plan
+from rlbench.results.ceilings_file import read_env_ceilings
 from rlbench.results.events import Event
-from rlbench.results.files import read_json, write_atomic
+from rlbench.results.files import write_atomic
 from rlbench.results.layout import (
     ITERATIONS_TABLE,
     NODE_ROLES_TABLE,
@@ -92,7 +93,7 @@ def _add_machine_relative_columns(
 ) -> None:
     """Columns that need more than the trial's own files: the env ceilings (and what the env and the learner allow
     together) and the GPUs' SM count."""
-    add_sampling_efficiency(trials, iterations, read_json(folder.ceilings, {}), ceiling_keys(plans))
+    add_sampling_efficiency(trials, iterations, read_env_ceilings(folder.ceilings), ceiling_keys(plans))
     add_ceiling_columns(trials, iterations)
     add_cpu_threads_per_gpu_sm(trials, sm_count(folder.read_manifest()))
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import signal
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
@@ -28,6 +29,7 @@ from rlbench.analysis.windows import (
     steady_windows,
 )
 from rlbench.planning.plan import TrialPlan
+from rlbench.results.ceilings_file import CeilingEntry
 from rlbench.results.events import Event
 from rlbench.results.records import TEARDOWN_CRASH, TrialRecord
 from rlbench.studies.envbench import trial_ceiling_key
@@ -257,7 +259,7 @@ def ceiling_keys(plans: list[TrialPlan]) -> dict[str, str]:
 
 
 def add_sampling_efficiency(
-    trials: pd.DataFrame, iterations: pd.DataFrame, ceilings: dict[str, dict], keys: dict[str, str]
+    trials: pd.DataFrame, iterations: pd.DataFrame, ceilings: Mapping[str, CeilingEntry], keys: dict[str, str]
 ) -> None:
     """Add ``sample_steps_per_s`` (median over steady iterations of env_steps_sampled / sample_s),
     ``env_ceiling_steps_per_s`` (the env stepping alone in as many processes as the trial samples in,
@@ -269,7 +271,7 @@ def add_sampling_efficiency(
     its = its[its["sample_s"] > 0]
     rate = (its["env_steps_sampled"] / its["sample_s"]).groupby(its["trial_id"]).median()
     trials["sample_steps_per_s"] = trials["trial_id"].map(rate).astype(float)
-    ceiling = [(ceilings.get(keys.get(trial, "")) or {}).get("steps_per_s") for trial in trials["trial_id"]]
+    ceiling = [c.steps_per_s if (c := ceilings.get(keys.get(trial, ""))) else None for trial in trials["trial_id"]]
     trials["env_ceiling_steps_per_s"] = pd.to_numeric(pd.Series(ceiling, index=trials.index, dtype=object))
     trials["sampling_efficiency"] = trials["sample_steps_per_s"] / trials["env_ceiling_steps_per_s"]
 

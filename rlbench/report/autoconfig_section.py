@@ -3,12 +3,14 @@
 The answer with its speed-up and interval and what it rests on, the plan the budget bought (how long a
 trial was, what one cost here, which step of the plan and why), the search path (every trial by phase,
 rung and round, and why each configuration left), the cost model's prediction against what each trial
-measured, and the Pareto front of CPUs asked against throughput. Built once as blocks like every section.
+measured, and the Pareto front of CPUs asked against throughput. Built once as blocks like every section, from
+``autoconfig.json`` as the analysis read it (:class:`~rlbench.results.autoconfig_file.AutoconfigFile`: a damaged
+value reads as None, drawn as a dash).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import math
 
 import pandas as pd
 
@@ -18,6 +20,7 @@ from rlbench.analysis.evidence import enough_readings_text, too_few_readings_tex
 from rlbench.analysis.findings import CONFIDENCE
 from rlbench.report.blocks import Block, Bullets, Heading, Paragraph, Table
 from rlbench.report.style import fmt
+from rlbench.results.autoconfig_file import AutoconfigFile, EliminationEntry, PlanEntry
 
 _PHASES = {"probe": 0, "search": 1, "race": 2}
 
@@ -26,12 +29,12 @@ _PHASES = {"probe": 0, "search": 1, "race": 2}
 _SOURCES = {"race": "race", "search": "search", "probe": "probe", "search+probe": "search and probe"}
 
 
-def indistinguishable_text(keys: list[Any], tolerance_pct: Any) -> str:
+def indistinguishable_text(keys: list[str | None], tolerance_pct: float | None) -> str:
     """The configurations the change rule cannot tell from the fastest, and how the chosen one was picked among
     them, with the run's own tolerance (autoconfig.json 6 and later; an older file did not record it)."""
     within = (
         f"within {tolerance_pct:g}% of the fastest's median (the run's tolerance_pct)"
-        if isinstance(tolerance_pct, (int, float))
+        if tolerance_pct is not None
         else "within the run's tolerance_pct of the fastest's median (not recorded by this autoconfig.json)"
     )
     return (
@@ -40,70 +43,68 @@ def indistinguishable_text(keys: list[Any], tolerance_pct: Any) -> str:
     )
 
 
-def answer_text(data: dict[str, Any]) -> str:
+def answer_text(data: AutoconfigFile) -> str:
     """The answer in one sentence: winner, median, speed-up with its interval, trials and seconds."""
-    best, sp, unit = data.get("best") or {}, data.get("speedup") or {}, data.get("unit", "")
-    if not best:
-        return (
-            f"No configuration gave a reading ({data.get('trials_run', 0)} trials, "
-            f"{fmt(data.get('wall_s'))} s of a {fmt(data.get('budget_s'))} s budget)."
-        )
-    base = data.get("baseline") or {}
-    why = "the baseline gave no reading" if not base.get("n") else "the baseline mostly missed the target"
+    best, sp, trials = data.best, data.speedup, data.trials_run or 0
+    if best is None:
+        seconds = f"{fmt(data.wall_s)} s of a {fmt(data.budget_s)} s budget"
+        return f"No configuration gave a reading ({trials} trials, {seconds})."
+    base = data.baseline
+    why = "the baseline gave no reading" if base is None or not base.n else "the baseline mostly missed the target"
     ratio = (
         f"not measurable ({why})"
-        if sp.get("ratio") is None
+        if sp.ratio is None
         else (
-            f"{sp['ratio']:.2f}x"
+            f"{sp.ratio:.2f}x"
             + (
-                f" ({CONFIDENCE:.0%} CI {sp['ci_low']:.2f}-{sp['ci_high']:.2f})"
-                if sp.get("ci_low") is not None
+                f" ({CONFIDENCE:.0%} CI {sp.ci_low:.2f}-{sp.ci_high:.2f})"
+                if sp.ci_low is not None and sp.ci_high is not None
                 else " (no interval: too few readings)"
             )
         )
     )
-    source = _SOURCES.get(str(data.get("answer_source", "race")), str(data.get("answer_source")))
-    n = best.get("n")
+    source = _SOURCES.get(data.answer_source, data.answer_source)
+    n = best.n
     return (
-        f"Chosen: {best.get('key')}, median {fmt(best.get('median'), 1)} {unit} over {n} {source} "
-        f"reading{'s' * (n != 1)}; speed-up over the baseline ({base.get('key')}): {ratio}. "
-        f"{data.get('trials_run', 0)} search and race trials after {data.get('probe_trials', 1)} probe(s), "
-        f"{fmt(data.get('wall_s'))} s of a {fmt(data.get('budget_s'))} s budget."
+        f"Chosen: {best.key}, median {fmt(best.median, 1)} {data.unit} over {n} {source} "
+        f"reading{'s' * (n != 1)}; speed-up over the baseline ({None if base is None else base.key}): {ratio}. "
+        f"{trials} search and race trials after {1 if data.probe_trials is None else data.probe_trials} probe(s), "
+        f"{fmt(data.wall_s)} s of a {fmt(data.budget_s)} s budget."
     )
 
 
-def plan_blocks(data: dict[str, Any]) -> list[Block]:
+def _trials(plan: PlanEntry) -> float:
+    """Trials the left seconds buy at the median cost (nan: either is missing, or no cost)."""
+    left, cost = plan.left_s, plan.trial_cost_s
+    return left // cost if left is not None and cost is not None and cost > 0 else math.nan
+
+
+def plan_blocks(data: AutoconfigFile) -> list[Block]:
     """What the budget bought: the trial, its cost here, the plan's step and why (autoconfig.json 4 and later)."""
-    plan = data.get("plan")
-    if not isinstance(plan, dict):
+    plan = data.plan
+    if plan is None:
         return []
     rows = [
-        ["how long a trial was", str(data.get("trial") or "-")],
+        ["how long a trial was", str(data.trial or "-")],
         [
             "a trial's cost here",
-            f"{fmt(plan.get('trial_cost_s'), 1)} s, of it {fmt(data.get('cold_start_s'), 1)} s "
+            f"{fmt(plan.trial_cost_s, 1)} s, of it {fmt(data.cold_start_s, 1)} s "
             "of cold start and shutdown (measured by the probes)",
         ],
         [
             "seconds for the search and the race",
-            f"{fmt(plan.get('left_s'))} s"
-            + (
-                f": about {int(plan['left_s'] // plan['trial_cost_s'])} trials at that cost"
-                if isinstance(plan.get("left_s"), (int, float))
-                and isinstance(plan.get("trial_cost_s"), (int, float))
-                and plan["trial_cost_s"] > 0
-                else ""
-            ),
+            f"{fmt(plan.left_s)} s"
+            + (f": about {int(trials)} trials at that cost" if math.isfinite(trials := _trials(plan)) else ""),
         ],
-        ["the plan", f"{plan.get('step')}: {plan.get('words')}"],
+        ["the plan", f"{plan.step}: {plan.words}"],
         [
             "measured by the search",
-            f"{len(plan.get('measured') or [])} configurations, {plan.get('readings')} first-rung readings each"
-            if plan.get("readings")
-            else f"none: the race's {len(plan.get('race') or [])} entrants are measured in the race",
+            f"{len(plan.measured)} configurations, {plan.readings} first-rung readings each"
+            if plan.readings
+            else f"none: the race's {len(plan.race)} entrants are measured in the race",
         ],
-        ["not measured (budget)", str(len(plan.get("not_measured") or []))],
-        ["the race's minimum", f"{fmt(plan.get('race_min_s'))} s"],
+        ["not measured (budget)", str(len(plan.not_measured))],
+        ["the race's minimum", f"{fmt(plan.race_min_s)} s"],
     ]
     return [
         Heading("What the budget bought", 3),
@@ -154,18 +155,14 @@ def autoconfig_blocks(run: AutoconfigRun | None, trials: pd.DataFrame, axes: lis
     """The section's blocks; [] for a result set without autoconfig.json (``run`` None)."""
     if run is None:
         return []
-    data = run.data
+    data = run.file
     out: list[Block] = [Heading("Autoconfig", 2), Paragraph(answer_text(data), lead="Answer")]
-    if data.get("evidence"):
-        out.append(Paragraph(str(data["evidence"]), lead="Evidence"))
-    same = [s.get("key") for s in data.get("indistinguishable") or []]
+    if data.evidence:
+        out.append(Paragraph(data.evidence, lead="Evidence"))
+    same = [s.key for s in data.indistinguishable]
     if len(same) > 1:
-        out.append(Paragraph(indistinguishable_text(same, data.get("tolerance_pct"))))
-    thin = [
-        f"{s.get('key')} ({s.get('n')} reading{'s' * (s.get('n') != 1)}, median {fmt(s.get('median'), 1)})"
-        for s in data.get("not_measured_enough") or []
-        if isinstance(s, dict)
-    ]
+        out.append(Paragraph(indistinguishable_text(same, data.tolerance_pct)))
+    thin = [f"{s.key} ({s.n} reading{'s' * (s.n != 1)}, median {fmt(s.median, 1)})" for s in data.not_measured_enough]
     if thin:
         out.append(
             Paragraph(
@@ -174,58 +171,45 @@ def autoconfig_blocks(run: AutoconfigRun | None, trials: pd.DataFrame, axes: lis
             )
         )
     out += plan_blocks(data)
-    unit = data.get("unit", "")
     st = [
         [
-            str(s.get("key")),
-            fmt(s.get("cpus"), 2),
-            fmt(s.get("median"), 1),
-            f"{fmt(s.get('ci_low'), 1)}-{fmt(s.get('ci_high'), 1)}",
-            str(s.get("n")),
-            str(s.get("censored")),
-            str(s.get("failed")),
+            str(s.key),
+            fmt(s.cpus, 2),
+            fmt(s.median, 1),
+            f"{fmt(s.ci_low, 1)}-{fmt(s.ci_high, 1)}",
+            str(s.n),
+            str(s.censored),
+            str(s.failed),
         ]
-        for s in data.get("standings") or []
+        for s in data.standings
     ]
-    partial = data.get("race_partial_rounds") or 0
+    partial = data.race_partial_rounds or 0
     out += [
         Heading("The race", 3),
         Paragraph(
-            f"{data.get('race_rounds')} interleaved rounds"
+            f"{data.race_rounds} interleaved rounds"
             f"{f' ({partial} of them partial: the leader and its closest rivals only)' if partial else ''}; "
-            f"stopped: {data.get('race_stop_reason')}. "
-            f"The search stopped: {data.get('search_stop_reason')}.",
+            f"stopped: {data.race_stop_reason}. "
+            f"The search stopped: {data.search_stop_reason}.",
             muted=True,
         ),
         Table(
-            ["configuration", "CPUs", f"median {unit}", f"{CONFIDENCE:.0%} CI", "n", "censored", "failed"],
+            ["configuration", "CPUs", f"median {data.unit}", f"{CONFIDENCE:.0%} CI", "n", "censored", "failed"],
             st,
             frozenset({0}),
         ),
     ]
-    left = [
-        f"{e.get('key')}: left after round {e.get('rung')} ({e.get('detail')})" for e in data.get("race_left") or []
-    ]
+    left = [f"{e.key}: left after round {e.rung} ({e.detail})" for e in data.race_left]
     if left:
         out.append(Bullets(left))
     out += steps_blocks(data)
-    gone = [
-        f"{e.get('key')}: {reason_words(e.get('reason'))}"
-        + (f" after rung {e.get('rung')}" if (e.get("rung") if isinstance(e.get("rung"), int) else -1) >= 0 else "")
-        + f" ({e.get('detail')})"
-        for e in data.get("eliminations") or []
-    ]
+    gone = [_gone(e) for e in data.eliminations]
     out += [Heading("Search path", 3), Bullets(gone or ["no configuration was dropped by the search"])]
     if "phase" in trials:
         out.append(search_path(trials, axes))
     pvm = [
-        [
-            str(r.get("key")),
-            fmt(r.get("predicted_iteration_s"), 3),
-            fmt(r.get("measured_iteration_s"), 3),
-            fmt(r.get("error_pct"), 0),
-        ]
-        for r in data.get("predicted_vs_measured") or []
+        [str(r.key), fmt(r.predicted_iteration_s, 3), fmt(r.measured_iteration_s, 3), fmt(r.error_pct, 0)]
+        for r in data.predicted_vs_measured
     ]
     out += [
         Heading("Predicted against measured", 3),
@@ -258,22 +242,22 @@ def autoconfig_blocks(run: AutoconfigRun | None, trials: pd.DataFrame, axes: lis
     return out
 
 
-def steps_blocks(data: dict[str, Any]) -> list[Block]:
+def _gone(e: EliminationEntry) -> str:
+    """A configuration the search dropped: ``key: words after rung r (detail)`` (no rung: dropped before any)."""
+    after = f" after rung {e.rung}" if e.rung is not None and e.rung >= 0 else ""
+    return f"{e.key}: {reason_words(e.reason)}{after} ({e.detail})"
+
+
+def steps_blocks(data: AutoconfigFile) -> list[Block]:
     """Time to target only: each entrant's env steps to the target and how it differs from the chosen one's."""
     rows = [
-        [
-            str(s.get("key")),
-            fmt(t.get("median")),
-            f"{fmt(t.get('ci_low'))}-{fmt(t.get('ci_high'))}",
-            str(t.get("n")),
-            str(t.get("censored")),
-        ]
-        for s in data.get("standings") or []
-        if isinstance(t := s.get("steps_to_target"), dict)
+        [str(s.key), fmt(t.median), f"{fmt(t.ci_low)}-{fmt(t.ci_high)}", str(t.n), str(t.censored)]
+        for s in data.standings
+        if (t := s.steps_to_target) is not None
     ]
     if not rows:
         return []
-    found = [str(c.get("text")) for c in data.get("steps_to_target") or [] if isinstance(c, dict)]
+    found = [str(c.text) for c in data.steps_to_target]
     return [
         Heading("Env steps to the target", 4),
         Paragraph(

@@ -243,10 +243,6 @@ class ResultsFolder:
         return self.path / ATTEMPTS_DIR
 
     @property
-    def lock_file(self) -> Path:
-        return self.path / LOCK_FILE
-
-    @property
     def plots(self) -> Path:
         return self.path / PLOTS_DIR
 

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from rlbench.analysis.trial_rows import add_cpu_threads_per_gpu_sm, add_sampling_efficiency, teardown_text
+from rlbench.results.ceilings_file import CeilingEntry
 from rlbench.studies.envbench import ceiling_key
 
 
@@ -38,8 +39,8 @@ def test_sampling_efficiency_is_sampling_rate_over_the_ceiling_for_that_many_pro
         }
     )
     ceilings = {
-        ceiling_key("CartPole-v1", {}, 1, 2): {"steps_per_s": 10_000.0},  # a: 0 runners sample in 1 process
-        ceiling_key("CartPole-v1", {}, 2, 2): {"steps_per_s": 20_000.0},  # b
+        ceiling_key("CartPole-v1", {}, 1, 2): CeilingEntry(steps_per_s=10_000.0),  # a: 0 runners sample in 1 process
+        ceiling_key("CartPole-v1", {}, 2, 2): CeilingEntry(steps_per_s=20_000.0),  # b
         # c (4 processes) was not measured
     }
     keys = {

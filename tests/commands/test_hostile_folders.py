@@ -72,6 +72,34 @@ def test_report_makes_values_inert(received, tmp_path):
     assert "'" + FORMULA in set(summary["env_config.msg"])  # the formula cell is shown as text
 
 
+@pytest.mark.parametrize("mode", ["search", "walk"])
+def test_a_hostile_autoconfig_json_is_drawn_inert_never_an_error(received, tmp_path, mode):
+    """autoconfig.json is read typed (rlbench/results/autoconfig_file.py): markup is escaped, a value of the wrong
+    type is a dash, an entry that is no object is left out, and a NaN where seconds belong fails nothing."""
+    folder = _copy(received, tmp_path)
+    step = {"step": 1, "axis": XSS, "verdict": MD, "speedup": "fast", "values": [XSS], "passed": [MATH]}
+    hostile = {
+        "mode": mode,
+        "objective": "throughput",
+        "best": {"key": XSS, "median": "NaN?", "n": True},
+        "baseline": [XSS],
+        "speedup": {"ratio": 2.0, "ci_low": 1.0, "ci_high": None},
+        "standings": [{"key": MD, "cpus": "2", "steps_to_target": 7}, XSS, None],
+        "indistinguishable": [{"key": XSS}, 1, {"key": MD}],
+        "eliminations": [{"key": XSS, "rung": "0", "reason": XSS}],
+        "plan": {"left_s": float("nan"), "trial_cost_s": 1.0, "words": XSS},
+        "path": [step, XSS, None],
+        "walk_points": [{"step": 0, "median": 1.0, "verdict": MATH}, {"step": "1", "median": XSS}],
+        "stop_text": XSS,
+        "evidence": MD,
+    }
+    (folder / "autoconfig.json").write_text(json.dumps(hostile))
+    assert main(["report", str(folder)]) == 0
+    md, html = (folder / "report.md").read_text(), (folder / "report.html").read_text()
+    assert "## Autoconfig" in md and "<script>" not in html and "&lt;script&gt;" in html
+    assert "<script>" not in re.sub(r"(`+).*?\1", "", md)
+
+
 def test_per_trial_plots_with_odd_values_and_forged_ids(received, tmp_path):
     from rlbench.analysis.tables import read_tables
     from rlbench.report.trial_plots import write_plots

@@ -9,6 +9,7 @@ import pandas as pd
 from rlbench.analysis.autoconfig_run import autoconfig_run, cpu_front
 from rlbench.report.autoconfig_section import answer_text, autoconfig_blocks
 from rlbench.report.blocks import to_markdown
+from rlbench.results.autoconfig_file import AutoconfigFile
 
 AXES = ["num_env_runners"]
 
@@ -51,6 +52,11 @@ ANSWER = {
 }
 
 
+def typed(data: dict) -> AutoconfigFile:
+    """autoconfig.json as the analysis reads it, from a hand-written dict."""
+    return AutoconfigFile.model_validate_json(json.dumps(data))
+
+
 def blocks_of(folder):
     """The section as the report builds it: the folder's autoconfig run as the analysis reads it."""
     return autoconfig_blocks(autoconfig_run(folder, trials(), AXES), trials(), AXES)
@@ -65,9 +71,11 @@ def test_the_pareto_front_keeps_what_no_cheaper_one_beats():
 
 
 def test_the_answer_in_words():
-    text = answer_text(ANSWER)
+    text = answer_text(typed(ANSWER))
     assert "num_env_runners=1" in text and "4.00x (95% CI 3.00-5.00)" in text and "100 s of a 120 s budget" in text
-    assert answer_text({"trials_run": 3, "wall_s": 5.0, "budget_s": 9.0}).startswith("No configuration gave a reading")
+    assert answer_text(typed({"trials_run": 3, "wall_s": 5.0, "budget_s": 9.0})).startswith(
+        "No configuration gave a reading"
+    )
 
 
 def test_the_section_only_where_autoconfig_wrote(tmp_path):
@@ -105,7 +113,7 @@ def test_the_race_says_who_left_it_and_its_partial_rounds(tmp_path):
 def test_steps_to_target_only_under_time_to_target():
     from rlbench.report.autoconfig_section import steps_blocks
 
-    assert steps_blocks(ANSWER) == []  # throughput: no steps raced
+    assert steps_blocks(typed(ANSWER)) == []  # throughput: no steps raced
     ttt = {
         **ANSWER,
         "standings": [
@@ -117,7 +125,7 @@ def test_steps_to_target_only_under_time_to_target():
         ],
         "steps_to_target": [{"key": "b", "text": "b needs more env steps to the target than a"}],
     }
-    md = to_markdown(steps_blocks(ttt))
+    md = to_markdown(steps_blocks(typed(ttt)))
     assert "#### Env steps to the target" in md and "b needs more env steps to the target than a" in md
     assert "| a | 1,100 | 1,000-1,200 | 3 | 0 |" in md and "| b | - | 2,000-- | 3 | 2 |" in md
 
@@ -160,7 +168,7 @@ def test_the_plan_the_evidence_and_what_was_measured_too_little(tmp_path):
         "a: not measured (budget) (the model's #3 of 4)",
     ):
         assert text in md, text
-    assert "over 2 race readings" in answer_text(data)
+    assert "over 2 race readings" in answer_text(typed(data))
     assert "### What the budget bought" not in to_markdown(autoconfig_blocks_of(tmp_path, ANSWER))  # older runs
 
 
@@ -182,3 +190,34 @@ def test_the_indistinguishable_sentence_says_the_runs_tolerance_and_the_rule(tmp
     (tmp_path / "autoconfig.json").write_text(json.dumps(data))  # autoconfig.json 5 and older: not recorded
     md = to_markdown(blocks_of(tmp_path))
     assert "within the run's tolerance_pct of the fastest's median (not recorded by this autoconfig.json)" in md
+
+
+def test_a_hostile_or_damaged_search_file_is_drawn_inert(tmp_path):
+    """Every field of the wrong type, entries that are no objects, text with markup: dashes and escaped text, no
+    error (a NaN of seconds left once crashed the plan's trial count)."""
+    from rlbench.report.blocks import to_html
+
+    evil = "<script>alert(1)</script> [x](http://e.vil)"
+    data = {
+        **ANSWER,
+        "best": {"key": evil, "median": "NaN?", "n": True},
+        "baseline": "junk",
+        "speedup": {"ratio": 2.0, "ci_low": 1.0, "ci_high": None},
+        "standings": [{"key": evil, "steps_to_target": "x"}, "junk", None],
+        "indistinguishable": [{"key": evil}, 3, {"key": "b"}],
+        "not_measured_enough": [{"key": evil, "n": "many"}],
+        "eliminations": [{"key": evil, "rung": "2", "reason": evil, "detail": None}, []],
+        "plan": {"left_s": float("nan"), "trial_cost_s": 12.0, "step": evil, "measured": "all"},
+        "race_left": "junk",
+        "predicted_vs_measured": [{"key": evil, "error_pct": "big"}],
+        "steps_to_target": [{"text": evil}, "junk"],
+        "tolerance_pct": "ten",
+        "evidence": 42,
+    }
+    (tmp_path / "autoconfig.json").write_text(json.dumps(data))
+    blocks = blocks_of(tmp_path)
+    html = to_html(blocks, "t", "")
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    md = to_markdown(blocks)
+    assert "(no interval: too few readings)" in md and "not recorded by this autoconfig.json" in md
+    assert "seconds for the search and the race | nan s" not in md and "| - s |" in md

@@ -10,6 +10,7 @@ import pandas as pd
 from rlbench.analysis.autoconfig_run import AutoconfigRun
 from rlbench.report.blocks import Figure, Table, to_html, to_markdown
 from rlbench.report.path_section import PATH_FIGURE, answer_text, draw_path_figure, path_rows, walk_blocks
+from rlbench.results.autoconfig_file import AutoconfigFile
 
 STEP = {
     "step": 1,
@@ -80,14 +81,19 @@ WALK = {
 
 def run(data: dict) -> AutoconfigRun:
     """The run as the analysis reads it (autoconfig.json through JSON, as a file gives it)."""
-    return AutoconfigRun(json.loads(json.dumps(data)), pd.DataFrame())
+    return AutoconfigRun(typed(data), pd.DataFrame())
+
+
+def typed(data: dict) -> AutoconfigFile:
+    """autoconfig.json as the analysis reads it, typed."""
+    return AutoconfigFile.model_validate_json(json.dumps(data))
 
 
 def test_the_answer_and_one_row_a_step():
-    assert answer_text(WALK).startswith(
+    assert answer_text(typed(WALK)).startswith(
         "Endpoint: num_env_runners=2, 1 move from the start (base), 1.91x (1.50-2.15) its throughput"
     )  # the second step stayed: listed in the path, not counted as a move
-    rows = path_rows(WALK)
+    rows = path_rows(typed(WALK))
     assert rows[0] == [
         "1",
         "env waits",
@@ -134,7 +140,7 @@ def test_a_hostile_or_damaged_file_is_drawn_inert(tmp_path):
     blocks = walk_blocks(run(data), tmp_path, pd.DataFrame(), [])
     html = to_html(blocks, "t", "")
     assert "<script>" not in html and "&lt;script&gt;" in html
-    assert path_rows(data)[0][5] == "-"
+    assert path_rows(typed(data))[0][5] == "-"
 
 
 def test_a_walk_stopped_before_its_first_step_says_the_verdict_it_read(tmp_path):

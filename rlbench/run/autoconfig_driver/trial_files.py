@@ -19,6 +19,7 @@ from rlbench.autoconfig.model import ProbeCosts
 from rlbench.autoconfig.readings import FINAL, probes_from, trial_result, with_device_probe, with_learn_windows
 from rlbench.autoconfig.session import dump_decided, load_decided
 from rlbench.planning.plan import TrialPlan, trial_id
+from rlbench.results.ceilings_file import read_env_ceilings
 from rlbench.results.events import Event
 from rlbench.results.files import read_json, write_json
 from rlbench.results.layout import ResultsFolder
@@ -146,9 +147,9 @@ def read_result(
 def ceiling_rate(folder: ResultsFolder, plan: TrialPlan) -> float | None:
     """Env steps/s per process of the env ceiling measured for ``plan``'s env (envbench), or None (not
     measured, or failed)."""
-    ceiling = read_json(folder.ceilings, {}).get(trial_ceiling_key(plan.config, plan.cpus)) or {}
-    rate = ceiling.get("steps_per_s_per_proc")
-    return float(rate) if isinstance(rate, (int, float)) and rate > 0 else None
+    ceiling = read_env_ceilings(folder.ceilings).get(trial_ceiling_key(plan.config, plan.cpus))
+    rate = None if ceiling is None else ceiling.steps_per_s_per_proc
+    return float(rate) if rate is not None and rate > 0 else None
 
 
 def _iterations(folder: ResultsFolder, plan: TrialPlan, windows: bool = False):
