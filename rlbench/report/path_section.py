@@ -49,11 +49,22 @@ def answer_text(data: AutoconfigFile) -> str:
         else f"No move: the endpoint is the start ({best.key})"
     )
     unit = "env steps/s" if data.objective == "throughput" else "s to the target"
+    readings = f"{fmt(data.probe_trials)} reading{'s' * (data.probe_trials != 1)}"
+    stopped = (data.stop_text or data.stop_reason or "").split(": ", 1)[0]  # the reason's words, its detail below
     return (
         f"{where}{f' ({CONFIDENCE:.0%} interval in brackets)' if moves else ''}; median "
-        f"{fmt(best.median, 1)} {unit}. {fmt(data.trials_run)} race trials after the start's "
-        f"{fmt(data.probe_trials)} readings, {fmt(data.wall_s)} s of a {fmt(data.budget_s)} s budget."
+        f"{fmt(best.median, 1)} {unit}"
+        + (f"; stopped: {stopped}" if stopped else "")
+        + f". {fmt(data.trials_run)} race trials after the start's {readings}, {fmt(data.wall_s)} s of a "
+        f"{fmt(data.budget_s)} s budget."
     )
+
+
+def path_line(data: AutoconfigFile) -> str:
+    """The walk's path in one line, its moves from the start: ``num_env_runners 1 -> 2 (1.57x), then 2 -> 3 (1.65x)``
+    (issue 59: the path first); "" without a move."""
+    moves = [p for p in data.path if p.outcome != "stay"]
+    return ", then ".join(f"{_move(p).replace(': ', ' ')} ({_ratio(p.speedup, None, None)})" for p in moves)
 
 
 def _move(p: PathStepEntry) -> str:
@@ -106,6 +117,8 @@ def walk_blocks(run: AutoconfigRun | None, out_dir: Path, trials: pd.DataFrame, 
     if data is None:
         return []
     out: list[Block] = [Heading("Autoconfig: the walk", 2), Paragraph(answer_text(data), lead="Answer")]
+    if path_line(data):
+        out.append(Paragraph(path_line(data), lead="Path"))
     if data.evidence:
         out.append(Paragraph(data.evidence, lead="Evidence"))
     if data.design_note:

@@ -121,6 +121,17 @@ def test_the_section_with_its_figure_and_stop(tmp_path):
     assert any(isinstance(b, Figure) for b in blocks) and any(isinstance(b, Table) for b in blocks)
 
 
+def test_the_answer_leads_with_the_path_and_the_stop(tmp_path):
+    """issue 59: the walk's section opens with the start, the endpoint, the speed-up and the stop reason, then the
+    path in one line (the moves only: a step that stayed is in the table)."""
+    md = to_markdown(walk_blocks(run(WALK), tmp_path, pd.DataFrame(), []))
+    answer = next(line for line in md.splitlines() if line.startswith("Answer: "))
+    assert "1.91x (1.50-2.15) its throughput" in answer and "stopped: the step showed no evidence of a gain" in answer
+    path = next(line for line in md.splitlines() if line.startswith("Path: "))
+    assert path.endswith("num_env_runners 1 -> 2 (1.91x)")
+    assert md.index("Path: ") < md.index("### The path")
+
+
 def test_not_a_walk_no_section(tmp_path):
     search = run({**WALK, "mode": "search"})
     assert walk_blocks(search, tmp_path, pd.DataFrame(), []) == [] and draw_path_figure(tmp_path, search) == []
