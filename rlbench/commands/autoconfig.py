@@ -285,7 +285,8 @@ def _finish_walk(out_dir: Path, outcome, console: Console, driver_end: float) ->
     say(
         console,
         f"walk: {len(r.walk['path'])} step(s), {len(moves)} move(s), {r.trials_run} race trials after the start's "
-        f"{r.probe_trials} readings ({outcome.trials_run_now} run now); stopped: {r.walk['stop_text']}",
+        f"{r.probe_trials} reading{'s' * (r.probe_trials != 1)} ({outcome.trials_run_now} run now); stopped: "
+        f"{r.walk['stop_text']}",
     )
     if a.chosen_key is None or not any(st.n for st in a.standings):
         say(console, f"the start gave no reading: see {out_dir / 'autoconfig.json'} and the trials' logs", "red")

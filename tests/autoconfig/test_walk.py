@@ -123,7 +123,9 @@ def test_an_unmeasured_ceiling_stops_nothing():
 
 def test_budget_stops_the_walk():
     w = two_moves()
-    s = w.session(budget_s=75.0)  # the start's 3 readings (21 s) and one step of 3 rounds x 3 (63 s) do not fit
+    s = w.session(
+        budget_s=75.0
+    )  # the start's reading (7 s) and one step of 3 rounds x 3 less its reading (56 s) do not fit
     s.run(w)
     assert s.stop_reason == "budget" and "s left" in s.stop_text
     assert w.clock_s <= 75.0 * 1.1
