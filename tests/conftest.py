@@ -127,6 +127,7 @@ NO_RAY_FILES = frozenset(
         "tests/e2e/test_hostile_e2e.py",
         "tests/e2e/test_variants_e2e.py",
         "tests/e2e/test_versions_e2e.py",
+        "tests/e2e/test_history_drift_e2e.py",
         "tests/run/test_autoconfig_driver.py",
         "tests/run/test_envs.py",
         "tests/commands/test_cli_versions.py",
