@@ -41,7 +41,13 @@ from typing import Literal
 
 from rlbench.analysis.autoconfig_run import Reason
 from rlbench.analysis.change import Change, by_rounds, clear_of, design_note, equivalent, unpaired
-from rlbench.analysis.findings import CHANGE_THRESHOLD, REPEATS_FOR_EVIDENCE, SEQUENTIAL_SIGNIFICANCE, SIGNIFICANCE
+from rlbench.analysis.findings import (
+    CHANGE_THRESHOLD,
+    FIRST_LOOK_MARGIN,
+    REPEATS_FOR_EVIDENCE,
+    SEQUENTIAL_SIGNIFICANCE,
+    SIGNIFICANCE,
+)
 from rlbench.autoconfig.ask_tell import Objective, Stage, Standing, TrialRequest, below, leader, rank, rotated, standing
 from rlbench.autoconfig.model import Candidate
 from rlbench.autoconfig.search import Elimination
@@ -62,25 +68,25 @@ Verdict = Literal["different", "same", "unknown"]
 def verdict(change: Change, threshold: float, first_look: bool) -> Verdict:
     """The race's sequential rule: one entrant (B) against the leader (A) after a round, from ``min_rounds`` on.
 
-    - ``different``: B is below by the one rule (:func:`~rlbench.autoconfig.ask_tell.below`) *and* by more than the
-      threshold beyond doubt (every interval of B/A under 1 - threshold: :func:`~rlbench.analysis.change.clear_of`),
-      at :data:`~rlbench.analysis.findings.SIGNIFICANCE` on the first look and at
-      :data:`~rlbench.analysis.findings.SEQUENTIAL_SIGNIFICANCE` on every later one;
+    - ``different``: B is below by the one rule (:func:`~rlbench.autoconfig.ask_tell.below`) *and* apart by more
+      than the threshold beyond doubt (every interval of B/A under 1 - threshold:
+      :func:`~rlbench.analysis.change.clear_of`); on the first look (3 readings a side: p = 1/20 at best) at
+      :data:`~rlbench.analysis.findings.SIGNIFICANCE` and beyond :data:`~rlbench.analysis.findings.FIRST_LOOK_MARGIN`
+      times the threshold, on every later one at :data:`~rlbench.analysis.findings.SEQUENTIAL_SIGNIFICANCE`;
     - ``same``: every interval inside 1 +/- threshold (:func:`~rlbench.analysis.change.equivalent`);
     - ``unknown``: neither: run another round.
 
-    Why the threshold band and the stricter later level: a race looks once a round, and the leader is whichever
-    median is higher, so the one-sided test at SIGNIFICANCE is a two-sided one at twice it (3 identical readings
-    a side fall all apart 1 time in 10), and each look adds to it. Error rates kept, measured on 2 entrants of
-    normal noise over ``min_rounds`` 3 to the race's cap (``python scripts/sim_change_rule.py --race``,
-    docs/MEASUREMENT.md, 2026-11-29): identical ones called different at most about 5% of races at a noise CV of
-    15%, about 1% or less at 2-5% (the plain rule: 10-17%); a 1.6x found in every race, at ``min_rounds`` at CV up to
-    10%; a 1.3x found in about 95% of races at CV 15%, all at CV up to 10%. A true change inside the threshold is
-    never ``different``: it is ``same`` once the intervals are narrow enough, else ``unknown`` to the cap.
+    Why: a race looks once a round, and the leader is whichever median is higher, so the one-sided test at
+    SIGNIFICANCE is a two-sided one at twice it (3 identical readings a side fall all apart 1 time in 10), and each
+    look adds to it. Error rates kept, 2 entrants of normal noise, ``min_rounds`` 3 to the race's cap of 20,
+    1,000 races a cell (``python scripts/sim_change_rule.py --race``, docs/MEASUREMENT.md 10, 2026-11-29): see
+    there; in short, identical ones called different in under 5% of races at a noise CV of 2-15% (the plain rule:
+    10-17%), a 1.6x found in every race, mostly at ``min_rounds``. A true change inside the threshold is never
+    ``different``: it is ``same`` once the intervals are narrow enough, else ``unknown`` to the cap.
     """
-    level = SIGNIFICANCE if first_look else SEQUENTIAL_SIGNIFICANCE
+    level, band = (SIGNIFICANCE, FIRST_LOOK_MARGIN * threshold) if first_look else (SEQUENTIAL_SIGNIFICANCE, threshold)
     down = below(change) and change.p_value is not None and change.p_value <= level
-    if down and clear_of(change, threshold):
+    if down and clear_of(change, band):
         return "different"
     return "same" if equivalent(change, threshold) else "unknown"
 
