@@ -80,8 +80,9 @@ def verdict(change: Change, threshold: float, first_look: bool) -> Verdict:
     SIGNIFICANCE is a two-sided one at twice it (3 identical readings a side fall all apart 1 time in 10), and each
     look adds to it. Error rates kept, 2 entrants of normal noise, ``min_rounds`` 3 to the race's cap of 20,
     1,000 races a cell (``python scripts/sim_change_rule.py --race``, docs/MEASUREMENT.md 10, 2026-11-29): see
-    there; in short, identical ones called different in under 5% of races at a noise CV of 2-15% (the plain rule:
-    10-17%), a 1.6x found in every race, mostly at ``min_rounds``. A true change inside the threshold is never
+    there; in short, identical ones called different in 0.0%, 0.1%, 1.1% and 3.1% of races at a noise CV of 2, 5, 10
+    and 15% (the plain rule: 11.5-17.5%), a 1.6x found in every race in 3.00-3.94 rounds on average (``min_rounds``:
+    3), a 1.3x in 95-100% of races. A true change inside the threshold is never
     ``different``: it is ``same`` once the intervals are narrow enough, else ``unknown`` to the cap.
     """
     level, band = (SIGNIFICANCE, FIRST_LOOK_MARGIN * threshold) if first_look else (SEQUENTIAL_SIGNIFICANCE, threshold)
