@@ -7,16 +7,85 @@ a change, with n repeats a side of made-up throughputs (normal noise of --noise 
 Prints, per repeats a side and true change, the share of pairs whose interval of B/A excludes 1 (the
 rule of ``rlbench compare A B`` before issue 35), the share the one rule calls a change (that interval and
 the one-sided exact rank test: :func:`rlbench.analysis.change.unpaired`), and how often the two disagree.
+
+``--race`` (issue 56) runs autoconfig's race itself (:class:`rlbench.autoconfig.decide.Race`, its sequential
+rule :func:`~rlbench.autoconfig.decide.verdict`) on two entrants, B at 1.0x, 1.3x and 1.6x A's true throughput,
+each reading normal noise of CV ``--cvs`` around it, ``--races`` races a cell, from ``min_rounds`` to
+``--max-rounds``:
+
+    python scripts/sim_change_rule.py --race --races 1000              # the race's cap (20 rounds)
+    python scripts/sim_change_rule.py --race --races 1000 --max-rounds 6   # the walk's step race
+    python scripts/sim_change_rule.py --race --rule plain              # the rule before issue 56, to compare
+
+and prints per CV and true ratio: how often the race called them different (one left the race: for 1.0x an
+error; ``wrong way``: the faster left), the same (settled, nobody left), or ran to the cap unknown; the rounds it
+took on average; and, for 1.0x, how often the answer still tells them apart (not in one indistinguishable set).
 Statistics only: no timing, nothing measured on this machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 import numpy as np
 
-from rlbench.analysis.change import unpaired
+from rlbench.analysis.change import Change, equivalent, unpaired
+from rlbench.autoconfig import decide
+from rlbench.autoconfig.ask_tell import TrialResult, below
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "autoconfig"))
+from helpers import cand  # noqa: E402
+
+#: True ratios of B over A the race is run at.
+RATIOS = (1.0, 1.3, 1.6)
+
+
+def plain(change: Change, threshold: float, first_look: bool) -> decide.Verdict:
+    """The race's rule before issue 56: below by the one rule at every look, or within the threshold."""
+    return "different" if below(change) else "same" if equivalent(change, threshold) else "unknown"
+
+
+def race(ratio: float, cv: float, seed: int, max_rounds: int) -> decide.Race:
+    """One race of A (the baseline, 1,000 env steps/s) against B (``ratio`` times it), readings of noise ``cv``."""
+    rng = np.random.default_rng(seed)
+    a, b = cand(1), cand(2)
+    truth = {a.key: 1000.0, b.key: 1000.0 * ratio}
+    r = decide.Race([b], a, objective="throughput", budget_s=1e12, trial_s=10, max_rounds=max_rounds)
+    while requests := r.ask():
+        r.tell(
+            TrialResult(q.request_id, truth[q.candidate_key] * (1 + cv * float(rng.standard_normal())), 10.0, 0.0)
+            for q in requests
+        )
+    return r
+
+
+def races(args: argparse.Namespace) -> None:
+    """The race's error rates and rounds (``--race``)."""
+    if args.rule == "plain":
+        decide.verdict = plain  # the race calls its module's verdict once a round
+    print(f"rule {args.rule}, {args.races} races a cell, rounds {decide.MIN_ROUNDS}-{args.max_rounds}")
+    header = ("cv", 5), ("ratio", 5), ("different", 9), ("wrong way", 9), ("same", 6), ("unknown", 7), ("rounds", 6)
+    print(" ".join(f"{h:>{w}}" for h, w in header), f"{'told apart':>10}")
+    for cv in (float(x) for x in args.cvs.split(",")):
+        for ratio in RATIOS:
+            different = wrong = same = apart = 0
+            rounds = []
+            for i in range(args.races):
+                r = race(ratio, cv, args.seed * 1_000_003 + i, args.max_rounds)
+                rounds.append(r.rounds_done)
+                different += bool(r.left)
+                wrong += any(e.key == cand(2).key for e in r.left)
+                same += not r.left and (r.stop_reason or "").startswith("settled")
+                apart += len(r.answer().indistinguishable) < 2
+            n = args.races
+            told = f"{apart / n:.1%}" if ratio == 1.0 else "-"
+            print(
+                f"{cv:>5.0%} {ratio:>5.1f} {different / n:>9.1%} {wrong / n:>9.1%} {same / n:>6.1%} "
+                f"{(n - different - same) / n:>7.1%} {np.mean(rounds):>6.2f} {told:>10}",
+                flush=True,
+            )
 
 
 def main() -> None:
@@ -25,7 +94,15 @@ def main() -> None:
     parser.add_argument("--noise", type=float, default=0.03, help="relative noise of one repeat (default 0.03)")
     parser.add_argument("--repeats", default="3,4,5", help="repeats a side, comma-separated (default 3,4,5)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--race", action="store_true", help="race two entrants by the race's sequential rule")
+    parser.add_argument("--races", type=int, default=400, help="--race: races a cell (default 400)")
+    parser.add_argument("--cvs", default="0.02,0.05,0.10,0.15", help="--race: noise CVs, comma-separated")
+    parser.add_argument("--max-rounds", type=int, default=decide.MAX_ROUNDS, help="--race: the round cap")
+    parser.add_argument("--rule", choices=("sequential", "plain"), default="sequential", help="--race: the rule")
     args = parser.parse_args()
+    if args.race:
+        races(args)
+        return
     rng = np.random.default_rng(args.seed)
     print(f"{'repeats':>7} {'change':>7} {'interval off 1':>15} {'one rule':>9} {'disagree':>9}")
     for n in (int(x) for x in args.repeats.split(",")):

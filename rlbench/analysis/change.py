@@ -18,7 +18,8 @@ B changed against A (:attr:`Change.differs`) when every interval excludes 1 on t
 test agrees at :data:`~rlbench.analysis.findings.SIGNIFICANCE` (:func:`changed`); whether the runs could show a
 change at all is :func:`can_show` (repeats) and :func:`rounds_can_show` (rounds); B is *as good as* A within a
 threshold when every interval lies inside 1 +/- it (:func:`equivalent`: more runs cannot show a change that
-large). What that is called in words is :mod:`rlbench.analysis.evidence`' (the thresholds
+large), and apart from it by more than the threshold when every interval lies beyond it on one side
+(:func:`clear_of`; autoconfig's race decides with both: ``decide.verdict``). What that is called in words is :mod:`rlbench.analysis.evidence`' (the thresholds
 :mod:`rlbench.analysis.findings`'). Where rounds were run but may be too few for the paired test
 (autoconfig's race), :func:`by_rounds` picks the design and says which it took. The table of which command
 uses which design: docs/ANALYSIS.md, "Did it change? One rule".
@@ -224,6 +225,16 @@ def equivalent(change: Change, threshold: float) -> bool:
     1 + threshold], so more runs cannot show a change that large at :data:`~rlbench.analysis.findings.CONFIDENCE`."""
     ends = [x for pair in change.intervals for x in pair if x is not None]
     return len(ends) == 2 * len(change.intervals) and min(ends) >= 1.0 - threshold and max(ends) <= 1.0 + threshold
+
+
+def clear_of(change: Change, threshold: float) -> bool:
+    """Whether B is apart from A by more than ``threshold``: every interval of B/A lies below 1 - threshold, or every
+    one above 1 + threshold (the other side of :func:`equivalent`: more runs cannot bring it inside the threshold at
+    :data:`~rlbench.analysis.findings.CONFIDENCE`)."""
+    ends = [x for pair in change.intervals for x in pair if x is not None]
+    if len(ends) < 2 * len(change.intervals):
+        return False
+    return max(ends) < 1.0 - threshold or min(ends) > 1.0 + threshold
 
 
 def flat(change: Change | None, prefix: str = "") -> dict[str, Any]:

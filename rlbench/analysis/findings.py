@@ -67,6 +67,16 @@ SIGNIFICANCE = 0.05
 REPEATS_FOR_EVIDENCE = 3
 #: Rounds a Wilcoxon test of variant pairs needs to reach SIGNIFICANCE: all one way gives p = 2 / 2**n (6: 0.031).
 ROUNDS_FOR_EVIDENCE = 6
+#: A race's looks after its first (autoconfig's decide.verdict): an entrant is different from the leader there only
+#: at this level. A race looks once a round up to its cap, and the leader is whichever median is higher, so at
+#: SIGNIFICANCE every look 2 identical configurations were called different in 10-17% of simulated races
+#: (docs/MEASUREMENT.md 10, 2026-11-29).
+SEQUENTIAL_SIGNIFICANCE = 0.01
+#: On a race's first look (3 readings a side: the rank test's p can be no lower than SIGNIFICANCE there), an entrant
+#: is different only when every interval of the ratio is beyond this many times the tolerance: at once the
+#: tolerance, 4.0% of identical pairs at a noise CV of 15% fell all apart by it; twice it, 1.4% (a 1.6x: 84% and
+#: 75% found at that look, the rest later).
+FIRST_LOOK_MARGIN = 2.0
 #: Repeats a side from which an unpaired comparison's interval resamples the repeats; with fewer, compare
 #: resamples the runs' steady iterations (within-run noise only: no verdict rests on it).
 REPEATS_FOR_INTERVAL = 2

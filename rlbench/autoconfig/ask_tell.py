@@ -206,6 +206,7 @@ class Stage:
         self._failed: dict[str, int] = {}
         self._steps: dict[str, list[tuple[float, bool]]] = {}
         self._cold: list[float] = []
+        self._standings: dict[tuple, Standing] = {}
 
     @property
     def done(self) -> bool:
@@ -313,10 +314,13 @@ class Stage:
         return list(self._steps.get(key, []))
 
     def standing_of(self, key: str, cpus: float, gpus: float) -> Standing:
-        """One configuration's :class:`Standing` over every reading so far."""
-        return standing(
-            key, cpus, gpus, self._scores.get(key, []), self._censored.get(key, 0), self._failed.get(key, 0)
-        )
+        """One configuration's :class:`Standing` over every reading so far (kept until the next reading or failure:
+        the race asks for it several times a round, and each is a bootstrap)."""
+        scores, censored, failed = self._scores.get(key, []), self._censored.get(key, 0), self._failed.get(key, 0)
+        memo = (key, cpus, gpus, len(scores), censored, failed)  # readings are only ever appended
+        if memo not in self._standings:
+            self._standings[memo] = standing(key, cpus, gpus, scores, censored, failed)
+        return self._standings[memo]
 
     def _request(self, key: str, rung: int, index: int) -> TrialRequest:
         return TrialRequest(

@@ -9,12 +9,12 @@ alike and the trials of one round share a seed (paired). Two entrants are compar
 design the race is: by round (:func:`rlbench.analysis.change.by_rounds`), where the rounds both ran can let
 the signed-rank test reach significance (:data:`~rlbench.analysis.findings.ROUNDS_FOR_EVIDENCE`); with fewer,
 as independent readings, the answer saying so (:func:`rlbench.analysis.change.design_note`), and the race
-buys no extra rounds for it. It stops when every other configuration is either below the leader by the rule
-or as good as it within the threshold (every interval of the ratio inside 1 +/- it:
-:func:`rlbench.analysis.change.equivalent`, so more rounds cannot change the answer), at the round cap, or
-when the budget is spent.
+buys no extra rounds for it. From ``min_rounds`` on, after each round, every other entrant gets a
+:func:`verdict` against the leader: *different*, *same* or *unknown* (Chromium's Pinpoint answers so; fishtest's
+sequential test keeps an indifference zone the same way). The race stops as soon as none is unknown (an obvious
+1.6x after ``min_rounds``), else runs another round, up to the round cap or while the budget lasts.
 
-A configuration below the leader leaves the race (as F-race drops one once its test says
+A configuration different from the leader (below it) leaves the race (as F-race drops one once its test says
 so): later rounds are of the rest only, so the budget buys readings where the answer is still open.
 Its readings stay in the standings. When a whole round no longer fits but at least two trials
 do, a last *partial* round runs the leader and those closest to it by median (after one full
@@ -37,10 +37,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from rlbench.analysis.autoconfig_run import Reason
-from rlbench.analysis.change import Change, by_rounds, design_note, equivalent, unpaired
-from rlbench.analysis.findings import CHANGE_THRESHOLD, REPEATS_FOR_EVIDENCE
+from rlbench.analysis.change import Change, by_rounds, clear_of, design_note, equivalent, unpaired
+from rlbench.analysis.findings import (
+    CHANGE_THRESHOLD,
+    FIRST_LOOK_MARGIN,
+    REPEATS_FOR_EVIDENCE,
+    SEQUENTIAL_SIGNIFICANCE,
+    SIGNIFICANCE,
+)
 from rlbench.autoconfig.ask_tell import Objective, Stage, Standing, TrialRequest, below, leader, rank, rotated, standing
 from rlbench.autoconfig.model import Candidate
 from rlbench.autoconfig.search import Elimination
@@ -54,6 +61,35 @@ Versus = Callable[[str, str], Change]
 MIN_ROUNDS = REPEATS_FOR_EVIDENCE
 #: Rounds after which the race stops whatever the intervals say.
 MAX_ROUNDS = 20
+#: What a race's look says of one entrant against the leader (:func:`verdict`).
+Verdict = Literal["different", "same", "unknown"]
+
+
+def verdict(change: Change, threshold: float, first_look: bool) -> Verdict:
+    """The race's sequential rule: one entrant (B) against the leader (A) after a round, from ``min_rounds`` on.
+
+    - ``different``: B is below by the one rule (:func:`~rlbench.autoconfig.ask_tell.below`) *and* apart by more
+      than the threshold beyond doubt (every interval of B/A under 1 - threshold:
+      :func:`~rlbench.analysis.change.clear_of`); on the first look (3 readings a side: p = 1/20 at best) at
+      :data:`~rlbench.analysis.findings.SIGNIFICANCE` and beyond :data:`~rlbench.analysis.findings.FIRST_LOOK_MARGIN`
+      times the threshold, on every later one at :data:`~rlbench.analysis.findings.SEQUENTIAL_SIGNIFICANCE`;
+    - ``same``: every interval inside 1 +/- threshold (:func:`~rlbench.analysis.change.equivalent`);
+    - ``unknown``: neither: run another round.
+
+    Why: a race looks once a round, and the leader is whichever median is higher, so the one-sided test at
+    SIGNIFICANCE is a two-sided one at twice it (3 identical readings a side fall all apart 1 time in 10), and each
+    look adds to it. Error rates kept, 2 entrants of normal noise, ``min_rounds`` 3 to the race's cap of 20,
+    1,000 races a cell (``python scripts/sim_change_rule.py --race``, docs/MEASUREMENT.md 10, 2026-11-29): see
+    there; in short, identical ones called different in 0.0%, 0.1%, 1.1% and 3.1% of races at a noise CV of 2, 5, 10
+    and 15% (the plain rule: 11.5-17.5%), a 1.6x found in every race in 3.00-3.94 rounds on average (``min_rounds``:
+    3), a 1.3x in 95-100% of races. A true change inside the threshold is never
+    ``different``: it is ``same`` once the intervals are narrow enough, else ``unknown`` to the cap.
+    """
+    level, band = (SIGNIFICANCE, FIRST_LOOK_MARGIN * threshold) if first_look else (SEQUENTIAL_SIGNIFICANCE, threshold)
+    down = below(change) and change.p_value is not None and change.p_value <= level
+    if down and clear_of(change, band):
+        return "different"
+    return "same" if equivalent(change, threshold) else "unknown"
 
 
 def choose(
@@ -69,7 +105,8 @@ def choose(
     Returns:
         (chosen key, the indistinguishable set: the best and every configuration whose readings could have
         told it from the best (:attr:`~rlbench.analysis.change.Change.enough`) and in which the rule finds no
-        change, best first then by median; the configurations with a reading but too few to compare with the
+        change or every interval is inside 1 +/- threshold (:func:`~rlbench.analysis.change.equivalent`), best
+        first then by median; the configurations with a reading but too few to compare with the
         best, by median); (None, (), ()) when no configuration has a reading.
     """
     best = leader(standings)
@@ -79,7 +116,12 @@ def choose(
         (s for s in standings if s.median is not None and s.key != best.key), key=lambda s: (-s.median, s.key)
     )
     against = {s.key: versus(best.key, s.key) for s in others}
-    same = [best] + [s for s in others if against[s.key].enough and not against[s.key].differs]
+    # a change inside the threshold by every interval is the same (the race stops on it: :func:`verdict`)
+    same = [best] + [
+        s
+        for s in others
+        if against[s.key].enough and (not against[s.key].differs or equivalent(against[s.key], threshold))
+    ]
     thin = tuple(s.key for s in others if not against[s.key].enough)
     floor = (1.0 - threshold) * best.median
     chosen = min((s for s in same if s.median >= floor), key=lambda s: (s.cpus, s.gpus, -s.median, s.key))
@@ -248,47 +290,53 @@ class Race(Stage):
                 self.left.append(
                     Elimination(s.key, self.round, Reason.FAILED, f"{s.failed} trials failed, none gave a reading")
                 )
-        racing = self._racing()
-        best = leader(racing)
-        if best is not None:
-            for s in racing:
-                if s.key != best.key and below(change := self.versus(best.key, s.key)):
-                    self.left.append(
-                        Elimination(
-                            s.key,
-                            self.round,
-                            Reason.SEPARATED,
-                            f"below the leader ({best.key}) by the change rule: {_evidence(change)}",
-                            s.median,
-                            s.ci_low,
-                            s.ci_high,
-                            best.key,
-                        )
+        looked = self.verdicts() if self.round + 1 >= self.min_rounds else None
+        best = leader(self._racing())
+        for s in self._racing():
+            v, change = (looked or {}).get(s.key, ("unknown", None))
+            if v == "different" and best is not None and change is not None:
+                self.left.append(
+                    Elimination(
+                        s.key,
+                        self.round,
+                        Reason.SEPARATED,
+                        f"below the leader ({best.key}) by the change rule, by more than {self.threshold:.0%}: "
+                        f"{_evidence(change)}",
+                        s.median,
+                        s.ci_low,
+                        s.ci_high,
+                        best.key,
                     )
-        if self.round + 1 >= self.min_rounds and self.settled():
+                )
+        if looked is not None and best is not None and all(v != "unknown" for v, _ in looked.values()):
             self.stop_reason = (
-                f"settled: every other configuration is below the leader or within {self.threshold:.0%} of it"
+                f"settled: every other configuration is below the leader by more than {self.threshold:.0%} "
+                f"or within {self.threshold:.0%} of it"
             )
         elif not any(self.scores(k) for k in self.contenders):
             self.stop_reason = "no entrant still racing gave a reading"
         elif len(self.contenders) < 2:
             self.stop_reason = "one configuration left: every other left the race"
 
-    def settled(self) -> bool:
-        """Whether more rounds cannot change the answer: each non-leader still racing below the leader or as good
-        as it within the threshold (:func:`rlbench.analysis.change.equivalent`; one that left the race was below
-        when it left)."""
+    def verdicts(self) -> dict[str, tuple[Verdict, Change]]:
+        """Every entrant still racing but the leader, against the leader by :func:`verdict` (this round a first look
+        when it is the ``min_rounds``-th), with the change it rests on; {} without a leader."""
         standings = self._racing()
         best = leader(standings)
-        if best is None or len(standings) < 2:
-            return best is not None
+        if best is None:
+            return {}
+        first = self.round + 1 == self.min_rounds
+        out: dict[str, tuple[Verdict, Change]] = {}
         for s in standings:
-            if s.key == best.key:
-                continue
-            change = self.versus(best.key, s.key)
-            if not below(change) and not equivalent(change, self.threshold):
-                return False
-        return True
+            if s.key != best.key:
+                change = self.versus(best.key, s.key)
+                out[s.key] = (verdict(change, self.threshold, first), change)
+        return out
+
+    def settled(self) -> bool:
+        """Whether the race can stop: a leader, and no other entrant still racing whose :func:`verdict` is unknown
+        (one that left the race was different when it left)."""
+        return leader(self._racing()) is not None and all(v != "unknown" for v, _ in self.verdicts().values())
 
     def answer(self, fallbacks: Sequence[Stage] = ()) -> Answer:
         """The answer over the race's readings. When not one whole race round ran (the budget left none), or

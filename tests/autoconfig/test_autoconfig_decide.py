@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from helpers import cand, drive
+from helpers import cand, drive, noisy_throughput
 
-from rlbench.analysis.change import unpaired
+from rlbench.analysis.change import paired, unpaired
+from rlbench.analysis.findings import SEQUENTIAL_SIGNIFICANCE
 from rlbench.autoconfig.ask_tell import standing
-from rlbench.autoconfig.decide import Race, choose
+from rlbench.autoconfig.decide import MIN_ROUNDS, Race, choose, verdict
 
 
 def standings_of(readings: dict, cpus: dict, gpus: dict | None = None):
@@ -103,9 +104,10 @@ def test_a_partial_round_runs_the_leader_and_its_closest_rival():
     assert {r.request_id.split("/", 3)[3] for r in told if "/r2/" in r.request_id} == {cand(2).key, cand(4).key}
     a = race.answer()
     assert (a.rounds, a.partial_rounds) == (3, 1) and race.spent_s == pytest.approx(80.0)
-    # after it, cand(4) (3 x 990 against 3 x 1000) is separated and leaves; the baseline, with 2 readings,
-    # cannot be (the rank test needs 3 a side), so the race is not settled and stops on its budget
-    assert [e.key for e in a.left_race] == [cand(4).key] and race.stop_reason.startswith("budget: a round needs 2")
+    # after it, cand(4) (3 x 990 against 3 x 1000) is 1% below: the same within the tolerance, so it stays; the
+    # baseline, with 2 readings, cannot be told (the rank test needs 3 a side), so the race stops on its budget
+    assert a.left_race == () and race.stop_reason.startswith("budget: a round needs 3")
+    assert verdict(race.versus(cand(2).key, cand(4).key), race.threshold, first_look=True) == "same"
 
 
 def test_two_tied_readings_never_count_as_worse_beyond_doubt():
@@ -208,23 +210,29 @@ def test_an_entrant_that_keeps_failing_leaves_the_race():
 def test_the_race_is_analysed_paired_once_its_rounds_can_show_a_change():
     """The machine drifts from round to round (up to 12%), alike for both entrants (the race's design); cand(4) is
     8% below cand(2) in every round. Unpaired (rounds 3-5), the drift mixes their readings' ranks: no change, and
-    not within 5% either, so the race goes on. From round 6 the rounds are paired: every round says 0.92 (the
-    signed-rank test's p = 2/64), the ratio of medians' interval is below 1 too, and cand(4) leaves after round 6
-    (index 5). The drift was found by trying sequences until the two designs part (a seeded search)."""
+    not within 5% either, so the race goes on. At round 6 the rounds are paired: every round says 0.92 (the
+    signed-rank test's p = 2/64), a change by the one rule, and the answer says so; but a later look of the race
+    asks for SEQUENTIAL_SIGNIFICANCE, so cand(4) does not leave, and the race ends at its cap. The drift was found
+    by trying sequences until the two designs part (a seeded search)."""
     drift = [0.97, 1.12, 1.02, 1.02, 0.91, 1.01]
 
     def reading(req):
         return 1000.0 * drift[req.rung] * (0.92 if req.candidate_key == cand(4).key else 1.0), True
 
-    race = Race([cand(4)], cand(2), objective="throughput", budget_s=1e6, trial_s=10, max_rounds=8)
+    race = Race([cand(4)], cand(2), objective="throughput", budget_s=1e6, trial_s=10, max_rounds=len(drift))
     drive(race, reading)
-    (left,) = race.left
-    assert (left.key, left.rung, left.reason) == (cand(4).key, 5, "separated") and "(paired)" in left.detail
-    assert race.stop_reason.startswith("settled")
+    assert race.left == [] and race.stop_reason == f"{len(drift)} rounds"
     a = race.answer()
-    assert (a.chosen_key, a.rounds, a.design, a.design_note) == (cand(2).key, 6, "paired", None)
+    assert (a.chosen_key, a.indistinguishable, a.rounds, a.design, a.design_note) == (
+        cand(2).key,
+        (cand(2).key,),
+        len(drift),
+        "paired",
+        None,
+    )
     change = race.versus(cand(2).key, cand(4).key)
-    assert change.paired_ratio == pytest.approx(0.92) and change.p_value == pytest.approx(2 / 64)
+    assert change.differs and change.paired_ratio == pytest.approx(0.92) and change.p_value == pytest.approx(2 / 64)
+    assert change.p_value > SEQUENTIAL_SIGNIFICANCE and verdict(change, race.threshold, first_look=False) == "unknown"
 
 
 def test_a_race_of_fewer_rounds_than_the_paired_test_needs_says_so_and_goes_on_unpaired():
@@ -235,3 +243,67 @@ def test_a_race_of_fewer_rounds_than_the_paired_test_needs_says_so_and_goes_on_u
     assert a.design == "unpaired" and a.design_note == (
         "3 rounds: the paired test needs 6, so the rounds were compared as independent repeats"
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# The sequential rule (issue 56): stop when the evidence is clear either way, run more only while it cannot say
+
+
+def test_an_obvious_1_6x_stops_at_min_rounds():
+    """1.6x apart at a noise CV of 5%: different on the first look; the slower leaves and the race stops there."""
+    truth = {cand(1).key: 1000.0, cand(2).key: 1600.0}
+    for min_rounds in (MIN_ROUNDS, MIN_ROUNDS + 1):
+        race = Race([cand(2)], cand(1), objective="throughput", budget_s=1e6, trial_s=10, min_rounds=min_rounds)
+        drive(race, noisy_throughput(truth, 0.05))
+        assert race.rounds_done == min_rounds and race.stop_reason.startswith("settled")
+        assert [(e.key, e.rung, e.reason) for e in race.left] == [(cand(1).key, min_rounds - 1, "separated")]
+        assert race.answer().chosen_key == cand(2).key
+
+
+def test_a_against_a_stops_as_same_when_the_spread_is_small():
+    """The same configuration twice (two keys, one truth) at a CV of 0.5%: every interval inside 1 +/- 5% after
+    min_rounds: same, nobody leaves, both are indistinguishable and the cheaper is chosen."""
+    race = Race([cand(2, 2)], cand(2, 1), objective="throughput", budget_s=1e6, trial_s=10)
+    drive(race, noisy_throughput({cand(2, 2).key: 1000.0, cand(2, 1).key: 1000.0}, 0.005))
+    assert race.rounds_done == MIN_ROUNDS and race.stop_reason.startswith("settled") and race.left == []
+    assert [v for v, _ in race.verdicts().values()] == ["same"]
+    assert set(race.answer().indistinguishable) == {cand(2, 2).key, cand(2, 1).key}
+
+
+def test_an_unclear_pair_runs_to_max_rounds():
+    """3% apart at a CV of 10%: neither different by more than the tolerance nor inside it: unknown every look."""
+    max_rounds = MIN_ROUNDS + 4
+    race = Race([cand(2)], cand(1), objective="throughput", budget_s=1e6, trial_s=10, max_rounds=max_rounds)
+    drive(race, noisy_throughput({cand(1).key: 1000.0, cand(2).key: 1030.0}, 0.10))
+    assert race.rounds_done == max_rounds and race.left == [] and race.stop_reason == f"{max_rounds} rounds"
+    assert [v for v, _ in race.verdicts().values()] == ["unknown"]
+
+
+def test_the_first_look_at_significance_later_ones_stricter():
+    """3 readings all below 3 others, 1.6x apart: p = 1/20, different on the first look only (later looks ask
+    SEQUENTIAL_SIGNIFICANCE); 5 against 5 (p = 1/252) is different on any look; 2% apart with every reading
+    apart is a change by the one rule but within the tolerance: same, never different."""
+    low, high = [600.0, 610.0, 620.0, 630.0, 640.0], [1000.0, 1010.0, 1020.0, 1030.0, 1040.0]
+    three = unpaired(high[:3], low[:3])
+    assert three.differs and three.p_value == pytest.approx(1 / 20) and three.p_value > SEQUENTIAL_SIGNIFICANCE
+    assert verdict(three, 0.05, first_look=True) == "different"
+    assert verdict(three, 0.05, first_look=False) == "unknown"
+    assert verdict(unpaired(high, low), 0.05, first_look=False) == "different"
+    tight = [1000.0, 1001.0, 1002.0, 1003.0, 1004.0]
+    near = unpaired(tight, [x * 0.98 for x in tight])
+    assert near.differs and verdict(near, 0.05, first_look=False) == "same"
+    rounds = dict(enumerate(high * 2))
+    assert verdict(paired(rounds, {k: v * 0.5 for k, v in rounds.items()}), 0.05, first_look=False) == "different"
+
+
+def test_the_race_says_its_counts_and_tolerance_from_its_settings():
+    """No count or threshold typed in the race's words: a cap of 4 says 4 rounds, a tolerance of 8% says 8%."""
+    race = Race([cand(2)], cand(1), objective="throughput", budget_s=1e6, trial_s=10, max_rounds=MIN_ROUNDS + 1)
+    drive(race, noisy_throughput({cand(1).key: 1000.0, cand(2).key: 1030.0}, 0.10))
+    assert race.stop_reason == f"{MIN_ROUNDS + 1} rounds"
+    race = Race([cand(2)], cand(1), objective="throughput", budget_s=1e6, trial_s=10, threshold=0.08)
+    drive(race, noisy_throughput({cand(1).key: 1000.0, cand(2).key: 1600.0}, 0.02))
+    assert (
+        race.stop_reason == "settled: every other configuration is below the leader by more than 8% or within 8% of it"
+    )
+    assert "by more than 8%" in race.left[0].detail

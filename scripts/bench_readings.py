@@ -1,0 +1,106 @@
+"""What share of a run's wall its readings are: the steady-state iterations every reading is a median of,
+against the start-up, warm-up and shutdown around them, per results folder (a sweep's or an autoconfig run's).
+
+    python scripts/bench_readings.py RESULTS_DIR [RESULTS_DIR ...]
+
+Per folder, and per phase for an autoconfig folder (``probe``, ``search``, ``race``: ``trials.parquet``'s
+``phase``), summed over its trials (failed and timed-out ones too: they cost wall as well):
+
+- ``trial_wall_s``: launch to exit of the trial processes (``trials.parquet``);
+- ``steady_s``: the steady-state iterations' ``wall_s`` (``iterations.parquet``, ``warmup`` false): the readings;
+- ``warmup_s``: the warm-up iterations' ``wall_s`` (the first, with RLlib's lazy initialisation, among them);
+- ``ray_init_s``, ``build_s``, ``shutdown_s``: the runtime's start, the algorithm's build, their stop;
+- ``other_s``: the rest of ``trial_wall_s``: the process's start and imports, the harness's own work between
+  phases;
+
+each also as a share of ``trial_wall_s``; ``overlap_s`` is how much of that ran beside the previous trial's
+shutdown (``overlap_trial_start``), and with the manifest's ``started_at``/``ended_at`` the run's own wall, whose
+rest is the sweep's work between trials (checks, reaping, the tables). Reads the tables only (``rlbench report``
+writes them where they are missing); runs nothing. The warm process that would take several windows from one
+built algorithm in a kept runtime is a design of its own (issue 56), not measured here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import pandas as pd
+
+from rlbench.results.layout import ITERATIONS_TABLE, MANIFEST_FILE, TRIALS_TABLE, ResultsFolder
+
+#: The parts of a trial's wall, in the order printed (``other_s`` is what is left of ``trial_wall_s``).
+PARTS = ("steady_s", "warmup_s", "ray_init_s", "build_s", "shutdown_s", "other_s")
+
+
+def parts(trials: pd.DataFrame, iterations: pd.DataFrame) -> dict[str, float]:
+    """The summed seconds of each part of these trials' wall (:data:`PARTS`), their ``trial_wall_s`` and
+    ``overlap_s``, and the trial count."""
+    it = iterations[iterations["trial_id"].isin(trials["trial_id"])]
+    steady = it.loc[~it["warmup"].astype(bool), "wall_s"]
+    warm = it.loc[it["warmup"].astype(bool), "wall_s"]
+    out = {
+        "trials": float(len(trials)),
+        "trial_wall_s": float(trials["trial_wall_s"].fillna(0).sum()),
+        "overlap_s": float(trials["overlap_s"].fillna(0).sum()) if "overlap_s" in trials else 0.0,
+        "steady_s": float(steady.sum()),
+        "warmup_s": float(warm.sum()),
+    }
+    for col in ("ray_init_s", "build_s", "shutdown_s"):
+        out[col] = float(trials[col].fillna(0).sum()) if col in trials else 0.0
+    out["other_s"] = out["trial_wall_s"] - sum(out[p] for p in PARTS[:-1])
+    return out
+
+
+def run_wall_s(folder: Path) -> float | None:
+    """The run's own wall from its manifest (``ended_at - started_at``); None where either is missing."""
+    path = folder / MANIFEST_FILE
+    if not path.exists():
+        return None
+    m = json.loads(path.read_text())
+    try:
+        return (datetime.fromisoformat(m["ended_at"]) - datetime.fromisoformat(m["started_at"])).total_seconds()
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def line(label: str, p: dict[str, float]) -> str:
+    """One row: the trials, their wall, and each part in seconds with its share of that wall."""
+    wall = p["trial_wall_s"] or float("nan")
+    cells = " ".join(f"{p[k]:>8.1f} {p[k] / wall:>5.0%}" for k in PARTS)
+    return f"{label:<10} {int(p['trials']):>6} {p['trial_wall_s']:>9.1f} {cells} {p['overlap_s']:>9.1f}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("folders", nargs="+", type=Path, help="results folders (a sweep's or an autoconfig run's)")
+    args = parser.parse_args()
+    header = " ".join(f"{k:>14}" for k in PARTS)
+    missing = 0
+    for path in args.folders:
+        folder = ResultsFolder(path)
+        tables = {name: folder.table(name) for name in (TRIALS_TABLE, ITERATIONS_TABLE)}
+        if not all(t.exists() for t in tables.values()):
+            print(f"{path}: no {TRIALS_TABLE} / {ITERATIONS_TABLE}; run `rlbench report {path}` first", file=sys.stderr)
+            missing += 1
+            continue
+        trials, iterations = (pd.read_parquet(t) for t in tables.values())
+        wall = run_wall_s(path)
+        print(f"\n{path}" + ("" if wall is None else f": the run's wall {wall:.1f} s"))
+        print(f"{'':<10} {'trials':>6} {'wall_s':>9} {header} {'overlap_s':>9}")
+        if "phase" in trials and trials["phase"].notna().any():
+            for phase, group in trials.groupby(trials["phase"].fillna("-"), sort=False):
+                print(line(str(phase), parts(group, iterations)))
+        total = parts(trials, iterations)
+        print(line("all", total))
+        if wall:
+            share = total["steady_s"] / wall
+            print(f"readings (steady iterations) {total['steady_s']:.1f} s of the run's {wall:.1f} s: {share:.0%}")
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
