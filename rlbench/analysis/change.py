@@ -19,10 +19,10 @@ test agrees at :data:`~rlbench.analysis.findings.SIGNIFICANCE` (:func:`changed`)
 change at all is :func:`can_show` (repeats) and :func:`rounds_can_show` (rounds); B is *as good as* A within a
 threshold when every interval lies inside 1 +/- it (:func:`equivalent`: more runs cannot show a change that
 large), and apart from it by more than the threshold when every interval lies beyond it on one side
-(:func:`clear_of`; autoconfig's race decides with both: ``decide.verdict``). What that is called in words is :mod:`rlbench.analysis.evidence`' (the thresholds
-:mod:`rlbench.analysis.findings`'). Where rounds were run but may be too few for the paired test
-(autoconfig's race), :func:`by_rounds` picks the design and says which it took. The table of which command
-uses which design: docs/ANALYSIS.md, "Did it change? One rule".
+(:func:`clear_of`; autoconfig's race decides with both: ``decide.verdict``). What that is called in words is
+:mod:`rlbench.analysis.evidence`' (the thresholds :mod:`rlbench.analysis.findings`'). Where rounds were run but
+may be too few for the paired test (autoconfig's race), :func:`by_rounds` picks the design and says which it took.
+The table of which command uses which design: docs/ANALYSIS.md, "Did it change? One rule".
 
 :class:`Change` is what ``compare.json``, ``history.json`` and ``bisect.json`` hold for every pair, so
 its fields are part of their schema (:data:`COMPARISON_SCHEMA_VERSION`; docs/SCHEMA.md).

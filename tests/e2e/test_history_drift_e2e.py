@@ -13,7 +13,6 @@ Measured 2026-11-29 at load 5 with one steady iteration of 200 steps: steps read
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from conftest import run_cli

@@ -195,9 +195,10 @@ def test_a_signal_at_any_point_exits_130_with_the_resume_line_no_traceback_and_n
 
 def test_a_spec_with_no_grid_is_walked_from_its_configuration(tmp_path):
     """No grid: the walk (issue 50). The plain adapter steps the env alone and measures no runner split and no
-    learner, so after the start's reading (issue 57: one, step 1's race would take it as its first round's) it stops: at its ceiling (the env's own rate, where the sampler's
-    ceiling is computed), or because no verdict names a knob; the endpoint is the start, every output is written,
-    and a resume of the finished run runs nothing again."""
+    learner, so after the start's reading (issue 57: one, step 1's race would take it as its first round's) it
+    stops: at its ceiling (the env's own rate, where the sampler's ceiling is computed), or because no verdict names
+    a knob; the endpoint is the start, every output is written, and a resume of the finished run runs nothing
+    again."""
     spec = tmp_path / "walk.yaml"
     spec.write_text(
         SPEC.format(trial_s=0.4)
