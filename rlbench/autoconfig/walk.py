@@ -141,7 +141,6 @@ class WalkSession(StepPlanner, Session):
     stages: list[Stage] = field(default_factory=list)
     points: dict[str, Candidate] = field(default_factory=dict)
     end_key: str = ""
-    _here: _Here = field(default_factory=lambda: _Here(), repr=False)
 
     def minimum_budget_s(self) -> float:
         """The start's readings, then ``min_rounds`` rounds of it against one value (the first round's start trial is

@@ -68,7 +68,6 @@ class StepPlanner:
         """Decide what step ``number`` races, or why the walk stops (made once: kept for a resume): the knob that
         just paid, its next value; else the point's verdicts in order, the first with a value that fits (a trade
         where the knob alone has none), those passed said with why."""
-        self._here = here
         row = runner.row(current)
         options = read_options(row)
         first = read_point(row)
@@ -79,7 +78,7 @@ class StepPlanner:
             return {**rec, "stop": "no_reading", "detail": first.text}
         if here.follow is not None and not here.tried_follow:
             here.tried_follow = True
-            planned = self._plan_follow(runner, rec, current, first, row, here.follow)
+            planned = self._plan_follow(runner, rec, current, first, row, here)
             if planned is not None:
                 return planned
         passed = list(here.passed)
@@ -98,7 +97,7 @@ class StepPlanner:
             if option.knob is None:
                 continue
             fresh = dict(rec, advice=asdict(option), tried=[], skipped=[], value_of={}, partner_of={})
-            planned = self._plan_option(runner, fresh, current, option, row, passed)
+            planned = self._plan_option(runner, fresh, current, option, row, passed, here.lost)
             if planned is not None:
                 return planned
         rec["passed"] = [p[2] for p in passed]
@@ -112,9 +111,10 @@ class StepPlanner:
             detail = f"{first.ceiling_frac:.0%} of its ceiling"
         return {**rec, "stop": reason, "detail": detail}
 
-    def _plan_follow(self, runner, rec, current, first: PointAdvice, row, follow) -> dict[str, Any] | None:
+    def _plan_follow(self, runner, rec, current, first: PointAdvice, row, here: _Here) -> dict[str, Any] | None:
         """The knob that paid at the step before, its next value the same way (None: none fits, or it was left)."""
-        axis, knob, value, up = follow
+        assert here.follow is not None
+        axis, knob, value, up = here.follow
         nxt = (
             next_value(knob, value, up, row) if self.grid_axes is None else _grid_next(self.grid_axes, axis, value, up)
         )
@@ -125,9 +125,9 @@ class StepPlanner:
         rec = dict(
             rec, advice=asdict(advice), axis=axis, kind="continue", tried=[], skipped=[], value_of={}, partner_of={}
         )
-        return self._plan_race(runner, rec, current, [({axis: _value(nxt)}, _value(nxt), None)], [])
+        return self._plan_race(runner, rec, current, [({axis: _value(nxt)}, _value(nxt), None)], [], here.lost)
 
-    def _plan_option(self, runner, rec, current, option: PointAdvice, row, passed) -> dict[str, Any] | None:
+    def _plan_option(self, runner, rec, current, option: PointAdvice, row, passed, lost) -> dict[str, Any] | None:
         """One verdict's step: its values that fit (a grid walk: the grid's), else a trade; None when it has
         neither (passed, with why)."""
         label = option.label or str(option.knob)
@@ -140,7 +140,7 @@ class StepPlanner:
             axis, grid = self.grid_axes[str(option.knob)]
         if option.stop is None or grid is not None:
             moves = [({axis: _value(v)}, _value(v), None) for v in step_values(option, grid)]
-            planned = self._plan_race(runner, dict(rec, axis=axis), current, moves, passed)
+            planned = self._plan_race(runner, dict(rec, axis=axis), current, moves, passed, lost)
             if planned is not None:
                 return planned
         partner = TRADES.get(str(option.knob))
@@ -152,7 +152,7 @@ class StepPlanner:
                 for k, p in trade_pairs(str(option.knob), option.current, mine)
             ]
             rec = dict(rec, axis=axis, kind="trade", partner=partner)
-            planned = self._plan_race(runner, rec, current, moves, passed)
+            planned = self._plan_race(runner, rec, current, moves, passed, lost)
             if planned is not None:
                 return planned
         why = "no value fits" if option.stop == "no_fit" else "every value that fits was raced or left"
@@ -161,9 +161,9 @@ class StepPlanner:
         )
         return None
 
-    def _plan_race(self, runner, rec, current, moves, passed) -> dict[str, Any] | None:
-        """The step racing ``moves`` (axes to set, the knob's value, the partner's) that fit and were not left,
-        within the budget; None when none is left to race."""
+    def _plan_race(self, runner, rec, current, moves, passed, lost: set[str]) -> dict[str, Any] | None:
+        """The step racing ``moves`` (axes to set, the knob's value, the partner's) that fit, were not left and were
+        not ``lost`` from here already, within the budget; None when none is left to race."""
         here = self.points[current]
         left = {p.key for p in self.points_read if p.key != current}
         cands: list[Candidate] = []
@@ -176,7 +176,7 @@ class StepPlanner:
                 rec["skipped"].append(f"{said}: {got}")
             elif got.key in left:  # it lost to the chain that led here with evidence: racing it again buys nothing
                 rec["skipped"].append(f"{said}: the walk's own earlier point, left for a gain")
-            elif got.key in self._here.lost:
+            elif got.key in lost:
                 rec["skipped"].append(f"{said}: raced from this point already, without a gain")
             elif got.key != current and got.key not in {c.key for c in cands}:
                 self.points[got.key] = got
