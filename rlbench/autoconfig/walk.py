@@ -177,6 +177,7 @@ class WalkSession(StepPlanner, Session):
             if fresh:
                 w["steps"].append(rec)
                 runner.save(self.decided)
+            rec = {"kind": "verdict", "partner": None, "partner_of": {}, "passed": [], **rec}  # a step kept before 57
             advice = PointAdvice(**{**rec["advice"], "values": tuple(rec["advice"]["values"])})
             here.tried_follow = here.tried_follow or rec["kind"] == "continue"
             if not here.read:
