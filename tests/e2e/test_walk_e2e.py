@@ -1,12 +1,12 @@
 """autoconfig's walk end to end (issue 50), real Ray, RLlib and gymnasium through the real CLI: a planted
 configuration that needs two moves makes both, each with its cause, and stops where nothing more fits.
 
-The plant: an env that sleeps 10 ms a step (SyntheticEnv ``step_sleep_us``), one env runner of a third of a CPU on a
+The plant: an env that sleeps 30 ms a step (SyntheticEnv ``step_sleep_us``), one env runner of a third of a CPU on a
 2-core trial (the driver holds one: 3 runners fit). Its runner sits idle inside ``sample()`` (under 10% on a CPU),
 so the sampler's verdict is "env waits" and names ``num_env_runners`` (docs/ANALYSIS.md, "Why sampling is slow");
 runners overlap their waits, so 1 -> 2 runners about doubles the throughput, and 2 -> 3 adds half again. From 1 the
 values that fit are 1 and 2 (4 does not): the first move is to 2; from 2 they are 1, 2 and 3, and 1 is the point the
-walk left (not raced again): the second move is to 3; at 3 no more fit, and the walk stops. A sleep waits however
+walk left (not raced again): the second move is to 3; at 3 no more fit, and the walk stops. Each trial reads 2 steady iterations. A sleep waits however
 busy the machine is, and the runners' own CPU work is about a tenth of a step, so neither the verdict nor the gains
 move with load (a loaded machine stretches a trial, not the answer); the budget is far more than the walk needs
 (about 15 trials), so it never decides the path.
@@ -15,6 +15,13 @@ Needs the sampler's verdicts (issue 49; without them no verdict names a knob on 
 the start). Measured here (2026-11-28, 2 cores): 18 trials, about 2.5 minutes quiet and 14 minutes at load 8-11;
 since the walk no longer races a point it left, 15-17 trials (a race adds a round where 3 do not settle it): 444 s
 at load 3.5 beside a history run, where a trial's ray.init took 6-8 s and building 1, 2 and 3 runners 8, 15 and 23 s.
+
+Why 30 ms and not 10 (2026-11-29, CI): with 10 ms steps and one steady iteration a trial, a ``sample()`` of 64 steps
+at 3 runners read 0.29-0.47 s against 0.21 s of sleep: about 0.1 s a call outside the env (``sample_other_s``) and
+3-4 ms a step of overshoot and per-step work, constant per call or per step, so 2 -> 3 runners read 1.08x (95% CI
+0.93-1.43 after 6 rounds) and the second move was missed under CI's load. At 30 ms a step the sleep is 3x the share
+of the same overheads (2 -> 3 about 1.35x expected, 1 -> 2 about 1.8x), and 2 steady iterations halve a single
+iteration's jitter.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ name: walk_plant
 algo: PPO
 environment:
   env: envs.synthetic:SyntheticEnv
-  env_config: {step_sleep_us: 10000, obs_size: 8, episode_len: 50}
+  env_config: {step_sleep_us: 30000, obs_size: 8, episode_len: 50}
 env_runners:
   num_env_runners: 1
   num_cpus_per_env_runner: 0.33
@@ -45,7 +52,7 @@ training:
 rl_module:
   fcnet_hiddens: [16, 16]
 cpus: 2
-stop: {iterations: 2}
+stop: {iterations: 3}
 warmup_iterations: 1
 env_ceiling_s: 0.5
 trial_timeout_s: 300
