@@ -6,10 +6,10 @@ The plant: an env that sleeps 30 ms a step (SyntheticEnv ``step_sleep_us``), one
 so the sampler's verdict is "env waits" and names ``num_env_runners`` (docs/ANALYSIS.md, "Why sampling is slow");
 runners overlap their waits, so 1 -> 2 runners about doubles the throughput, and 2 -> 3 adds half again. From 1 the
 values that fit are 1 and 2 (4 does not): the first move is to 2; from 2 they are 1, 2 and 3, and 1 is the point the
-walk left (not raced again): the second move is to 3; at 3 no more fit, and the walk stops. Each trial reads 2 steady iterations. A sleep waits however
-busy the machine is, and the runners' own CPU work is about a tenth of a step, so neither the verdict nor the gains
-move with load (a loaded machine stretches a trial, not the answer); the budget is far more than the walk needs
-(about 15 trials), so it never decides the path.
+walk left (not raced again): the second move is to 3; at 3 no more fit, and the walk stops. Each trial reads 2
+steady iterations. A sleep waits however busy the machine is, and the runners' own CPU work is about a tenth of a
+step, so neither the verdict nor the gains move with load (a loaded machine stretches a trial, not the answer); the
+budget is far more than the walk needs (about 15 trials), so it never decides the path.
 
 Needs the sampler's verdicts (issue 49; without them no verdict names a knob on this plant and the walk stops at
 the start). Measured here (2026-11-28, 2 cores): 18 trials, about 2.5 minutes quiet and 14 minutes at load 8-11;
