@@ -63,6 +63,14 @@ class TrialPlan(BaseModel):
     """The result metric's target that ends the trial when an iteration reaches it; None: no target."""
     warmup_iterations: int
     """Leading iterations flagged warm-up."""
+    windows: int | None = None
+    """Measured windows of one built trainer (issue 56's warm readings): after its warm-up, this many windows of
+    ``window_iterations`` steady iterations each, each started by its gate (``window-<k>`` in the trial folder, k
+    from 0; the first also gates the runtime's start and the build) and ended by a ``window_end`` event, the
+    trainer kept built and idle between them; ``window-stop`` ends it early. None: one run to its stop rule."""
+    window_iterations: int | None = None
+    """Steady iterations a window (with ``windows``); a window also ends once its iterations' walls pass
+    ``stop_seconds`` (a window's cap), never before its first iteration."""
     timeout_s: float
     """Kill the trial after this long."""
     sample_hz: float

@@ -50,6 +50,9 @@ class Event(str, Enum):
     #: ``wall_s``, ``other_s``, ``env_steps_per_s``, ``target_value``, ``busy_overlap_s`` and the
     #: trainer's ``IterationTimings`` (every iterations.parquet column; ``runners``).
     ITERATION = "iteration"
+    #: A warm trial (``windows`` in its plan), when measured window ``window`` ended: ``window``, ``iterations``
+    #: (its steady ones), ``wall_s`` (their walls summed), ``waited_s`` (idle before its gate opened).
+    WINDOW_END = "window_end"
     #: The trial, when an iteration reached the stop target: ``iteration``, ``metric``, ``value``,
     #: ``threshold``, ``mode``.
     TARGET_REACHED = "target_reached"

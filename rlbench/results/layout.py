@@ -84,6 +84,9 @@ NODE_UTILIZATION_FILE = "utilization_nodes.parquet"
 REPRODUCE_FILE = "reproduce.yaml"
 #: Created by the sweep when a trial launched early may build: the previous trial's processes are gone.
 GATE_FILE = "gate"
+#: ``window-<k>`` (k from 0) and ``window-stop``: created by the sweep to start a warm trial's measured window k
+#: (the first also its runtime's start and build) or to end it (planning/plan.py ``windows``).
+WINDOW_GATE_PREFIX = "window-"
 PROFILES_DIR = "profiles"
 #: ``profiles/<role>-<pid>`` + this: one process's stack samples (speedscope's JSON format).
 PROFILE_SUFFIX = ".speedscope.json"
@@ -154,6 +157,10 @@ class TrialFolder:
     @property
     def gate(self) -> Path:
         return self.path / GATE_FILE
+
+    def window_gate(self, window: int | str) -> Path:
+        """The gate that starts measured window ``window`` of a warm trial, or ``"stop"``: ends it."""
+        return self.path / f"{WINDOW_GATE_PREFIX}{window}"
 
     @property
     def reproduce(self) -> Path:

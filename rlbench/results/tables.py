@@ -25,6 +25,7 @@ ITERATION_SCHEMA = pa.schema(
         ("trial_id", pa.string()),
         ("iteration", pa.int64()),
         ("warmup", pa.bool_()),
+        ("window", pa.int64()),
         ("t_start_s", pa.float64()),
         ("t_end_s", pa.float64()),
         ("wall_s", pa.float64()),

@@ -8,19 +8,25 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import psutil
 from rich.console import Console
 
 from rlbench.measure.machine import MachineInfo, cluster_dict, software_versions
-from rlbench.planning.plan import TrialPlan
+from rlbench.planning.plan import TrialPlan, write_plan
+from rlbench.results.layout import TrialFolder
 from rlbench.results.manifest import Manifest
+from rlbench.results.records import TrialRecord
 from rlbench.results.session import WriteSession, open_for_write
+from rlbench.run.ceilings import measure_env_ceilings
 from rlbench.run.manifest import manifest, run_facts
 from rlbench.run.parallel import ParallelRun
 from rlbench.run.raytoken import secure_ray
 from rlbench.run.resume import ResumePlan
-from rlbench.run.sweep import SweepOutcome, now_iso, run_plans
+from rlbench.run.sweep import SweepOutcome, move_aside, now_iso, run_plans
+from rlbench.run.trial import TrialLauncher
+from rlbench.run.warm import WarmPool, WindowRead
 from rlbench.spec.model import LoadedSpec
-from rlbench.worker.rapl import POWERCAP_ROOT
+from rlbench.worker.rapl import POWERCAP_ROOT, open_rapl
 
 
 class TrialBatches:
@@ -52,6 +58,7 @@ class TrialBatches:
         self.resume_with = resume_with
         self.session: WriteSession | None = None
         self._said = False
+        self.pool: WarmPool | None = None
 
     @property
     def info(self) -> Manifest:
@@ -112,6 +119,58 @@ class TrialBatches:
         self.session.save(info)
         return outcome
 
+    def warm_read(self, plan: TrialPlan) -> WindowRead:
+        """Read the next measured window of a warm trial (issue 56, :mod:`rlbench.run.warm`), launching it when
+        new: its env's ceiling measured first as a sweep's is, the manifest listing it at once and its status once
+        it has ended. Ctrl-C ends every warm trial and raises KeyboardInterrupt again."""
+        info = self.info
+        if self.pool is None:
+            self.pool = self._open_pool(plan.config.framework)
+        if not self.pool.holds(plan.trial_id):
+            info.trial_ids = list(dict.fromkeys([*(info.trial_ids or []), plan.trial_id]))
+            info.differs_from_tune = list(dict.fromkeys([*info.differs_from_tune, *plan.differs_from_tune]))
+            self.session.save(info)
+            spec = self.loaded.spec
+            measure_env_ceilings(
+                self.session.folder,
+                [plan],
+                spec.env_ceiling_s,
+                self.console,
+                max_rss_bytes=spec.trial_memory_limit_bytes or psutil.virtual_memory().total // 4,
+            )
+        return self.pool.read(plan)
+
+    def holds(self, trial_id: str) -> bool:
+        """Whether a warm trial is kept built with a window left to read."""
+        return self.pool is not None and self.pool.holds(trial_id)
+
+    def retire(self, trial_id: str) -> None:
+        """End a kept warm trial now (its record written); nothing when none is kept."""
+        if self.pool is not None:
+            self.pool.retire(trial_id)
+
+    def _open_pool(self, framework: str) -> WarmPool:
+        folder = self.session.folder
+        launcher = TrialLauncher(frameworks=(framework,))
+        launcher.warm()
+        launcher.wait_ready()
+
+        def prepare(plan: TrialPlan) -> TrialFolder:
+            if folder.trial(plan.trial_id).exists():
+                move_aside(folder, plan.trial_id)
+            return write_plan(folder, plan)
+
+        def on_record(record: TrialRecord) -> None:
+            self.info.statuses = {**self.info.statuses, record.trial_id: record.status}
+            self.session.save(self.info)
+
+        return WarmPool(folder, launcher, prepare=prepare, on_record=on_record, rapl=open_rapl(POWERCAP_ROOT))
+
     def __exit__(self, *exc) -> None:
+        if self.pool is not None:
+            try:
+                self.pool.close(interrupted=exc[0] is not None and issubclass(exc[0], KeyboardInterrupt))
+            finally:
+                self.pool = None
         if self.session is not None:
             self.session.close()

@@ -97,7 +97,7 @@ def default_out_dir(name: str, now: dt.datetime | None = None) -> Path:
     return Path("results") / name / now.strftime("%Y%m%d-%H%M%S")
 
 
-def _move_aside(folder: ResultsFolder, trial_id: str) -> Path:
+def move_aside(folder: ResultsFolder, trial_id: str) -> Path:
     """Move a trial's earlier attempt to ``attempts/<trial_id>/<n>/`` (one rename: atomic), first
     recording a verdict in it if the sweep died before writing one; kill any process of it still alive."""
     trial = folder.trial(trial_id)
@@ -345,7 +345,7 @@ def run_plans(
 
     def prepare(plan: TrialPlan):
         if folder.trial(plan.trial_id).exists():
-            moved = _move_aside(folder, plan.trial_id)
+            moved = move_aside(folder, plan.trial_id)
             console.print(Text(plain(f"{plan.trial_id}: earlier attempt moved to {moved}"), style="dim"))
         return write_plan(folder, plan)
 

@@ -218,6 +218,9 @@ def _run(plan: TrialPlan, events: EventLog, folder: TrialFolder, gated: bool = F
     on_ray = tuple(get_adapter(f) for f in FRAMEWORKS if get_adapter(f).runtime == "ray")
     runtime = runtime_for(adapter, plan, events, folder, on_ray)
     trainer = None
+    if plan.windows is not None:  # a warm trial: nothing starts before its first window's gate
+        if not wait_for_window(folder, 0)[0]:
+            return "ok"
     try:  # a Ctrl-C during the runtime's start still shuts down what started
         runtime.start()
         cluster = runtime.cluster
@@ -249,7 +252,10 @@ def _run(plan: TrialPlan, events: EventLog, folder: TrialFolder, gated: bool = F
         events.write(Event.BUILD, build_s=build_s, torch_threads=threads, **driver, **facts)
         if cluster is not None:
             cluster.after_build()
-        _train(plan, trainer, events)
+        if plan.windows is not None:
+            _train_windows(plan, trainer, events, folder)
+        else:
+            _train(plan, trainer, events)
         events.write(Event.TRAINED)  # the sweep may launch the next trial while this one shuts down
         return "ok"
     finally:
@@ -275,30 +281,7 @@ def _train(plan: TrialPlan, trainer: Trainer, events: EventLog) -> None:
     iteration = 0
     while True:
         iteration += 1
-        t_start_s = events.now_s()
-        t = time.perf_counter()
-        trainer.train()
-        wall_s = time.perf_counter() - t
-        t_end_s = events.now_s()
-        if plan.placement is not None:  # timed where it ran, in its trial actor on a node: no round trip
-            wall_s = trainer.wall_s
-            t_start_s = t_end_s - wall_s
-        timings = trainer.iteration()
-        parts_s = timings.sample_s + timings.learn_s + timings.sync_s
-        target_value = trainer.metric(target.metric) if target is not None else None
-        events.write(
-            Event.ITERATION,
-            iteration=iteration,
-            warmup=iteration <= plan.warmup_iterations,
-            t_start_s=t_start_s,
-            t_end_s=t_end_s,
-            wall_s=wall_s,
-            other_s=wall_s - parts_s,
-            env_steps_per_s=timings.env_steps_sampled / wall_s if wall_s > 0 else None,
-            target_value=target_value,
-            **overlap(timings, wall_s),
-            **{k: v for k, v in dataclasses.asdict(timings).items() if v is not None},
-        )
+        wall_s, target_value = _iteration(plan, trainer, events, iteration)
         trained_s += wall_s
         if target is not None and target.reached(target_value):
             events.write(
@@ -315,6 +298,81 @@ def _train(plan: TrialPlan, trainer: Trainer, events: EventLog) -> None:
         # A time limit never cuts a trial before its first steady-state iteration.
         if plan.stop_seconds is not None and trained_s >= plan.stop_seconds and iteration > plan.warmup_iterations:
             return
+
+
+def _iteration(plan: TrialPlan, trainer: Trainer, events: EventLog, iteration: int, window: int | None = None):
+    """Run one training iteration and write its event; returns (its wall seconds, the target metric's value)."""
+    target = plan.stop_target
+    t_start_s = events.now_s()
+    t = time.perf_counter()
+    trainer.train()
+    wall_s = time.perf_counter() - t
+    t_end_s = events.now_s()
+    if plan.placement is not None:  # timed where it ran, in its trial actor on a node: no round trip
+        wall_s = trainer.wall_s
+        t_start_s = t_end_s - wall_s
+    timings = trainer.iteration()
+    parts_s = timings.sample_s + timings.learn_s + timings.sync_s
+    target_value = trainer.metric(target.metric) if target is not None else None
+    events.write(
+        Event.ITERATION,
+        iteration=iteration,
+        warmup=iteration <= plan.warmup_iterations,
+        **({"window": window} if window is not None else {}),
+        t_start_s=t_start_s,
+        t_end_s=t_end_s,
+        wall_s=wall_s,
+        other_s=wall_s - parts_s,
+        env_steps_per_s=timings.env_steps_sampled / wall_s if wall_s > 0 else None,
+        target_value=target_value,
+        **overlap(timings, wall_s),
+        **{k: v for k, v in dataclasses.asdict(timings).items() if v is not None},
+    )
+    return wall_s, target_value
+
+
+#: How often a warm trial looks for its next gate while paused: a stat() a tick, nothing else runs in it.
+WINDOW_POLL_S = 0.02
+
+
+def wait_for_window(folder: TrialFolder, window: int) -> tuple[bool, float]:
+    """Wait, idle, for the sweep to open window ``window`` (True) or to end the trial (False); and the seconds
+    waited. The trainer stays built meanwhile: its workers sit in their own idle loops."""
+    t = time.perf_counter()
+    go, stop = folder.window_gate(window), folder.window_gate("stop")
+    while True:
+        if go.exists():
+            return True, time.perf_counter() - t
+        if stop.exists():
+            return False, time.perf_counter() - t
+        time.sleep(WINDOW_POLL_S)
+
+
+def _train_windows(plan: TrialPlan, trainer: Trainer, events: EventLog, folder: TrialFolder) -> None:
+    """Issue 56's warm readings: the warm-up once, then ``plan.windows`` measured windows of ``window_iterations``
+    steady iterations each (a window also ends once its walls pass ``stop_seconds``, after its first iteration),
+    each after its gate; window 0's gate opened before the runtime started (:func:`_run`)."""
+    assert plan.windows is not None and plan.window_iterations is not None
+    iteration = 0
+    for window in range(plan.windows):
+        waited_s = 0.0
+        if window > 0:
+            go, waited_s = wait_for_window(folder, window)
+            if not go:
+                return
+        else:  # the warm-up, once, inside window 0's gate: never beside another trial's measured window
+            while iteration < plan.warmup_iterations:
+                iteration += 1
+                _iteration(plan, trainer, events, iteration, window)
+        trained_s, done = 0.0, 0
+        while done < plan.window_iterations:
+            iteration += 1
+            done += 1
+            wall_s, _ = _iteration(plan, trainer, events, iteration, window)
+            trained_s += wall_s
+            if plan.stop_seconds is not None and trained_s >= plan.stop_seconds:
+                break
+        events.write(Event.WINDOW_END, window=window, iterations=done, wall_s=trained_s, waited_s=waited_s)
 
 
 def overlap(timings: IterationTimings, wall_s: float) -> dict[str, float]:

@@ -23,7 +23,7 @@ from rlbench.run.processes import (
     survivors,
     wait_dead,
 )
-from rlbench.run.sweep import _kill_leftovers, _move_aside
+from rlbench.run.sweep import _kill_leftovers, move_aside
 from rlbench.worker.procfs import read_stat
 
 
@@ -184,7 +184,7 @@ def test_resume_of_a_forged_folder_naming_a_live_session_kills_nothing(spawn, tm
     victim = spawn([sys.executable, "-c", SLEEP, f"--session-name={SESSION}"], start_new_session=True)
     folder, trial = _forged_trial(tmp_path, victim.pid, read_stat(victim.pid).start_ticks, SESSION)
     assert _kill_leftovers(trial) == 0
-    moved = _move_aside(folder, "t000r0")
+    moved = move_aside(folder, "t000r0")
     assert json.loads((moved / "record.json").read_text())["leftover_processes_killed"] == 0
     assert victim.poll() is None
 

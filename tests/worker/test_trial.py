@@ -155,3 +155,43 @@ def test_a_plan_it_cannot_read_fails_the_trial_with_one_line(tmp_path):
         "(old name num_gpus) means num_gpus_per_learner=1, but num_gpus_per_learner=0.5 is set too: keep one"
     )
     assert verdict(plan, TrialFolder(trial.path), 1, False) == ("failed", error)
+
+
+def test_a_warm_trial_reads_its_windows_after_each_gate_and_stops_when_told(tmp_path):
+    """Issue 56: the warm-up once inside window 0, then each window's steady iterations only after its gate; a
+    stop gate ends it with the trainer never trained again."""
+    import threading
+    import time
+
+    from rlbench.results.files import read_events
+    from rlbench.results.layout import TrialFolder
+    from rlbench.worker.events import EventLog
+    from rlbench.worker.trial import _train_windows
+
+    folder = TrialFolder(tmp_path)
+    plan = _plan(stop={"iterations": 3}, warmup_iterations=1).model_copy(update={"windows": 3, "window_iterations": 2})
+    events = EventLog(folder.events_file, 0.0)
+    trainer = ScriptedTrainer([0.0] * 10)
+    seen = []
+
+    def sweep():  # the sweep's side: window 1 after window 0 ended, then stop before window 2
+        while not any(e["event"] == "window_end" for e in read_events(folder.events_file)):
+            time.sleep(0.01)
+        seen.append(trainer.trained)  # paused: nothing trains until the gate
+        time.sleep(0.1)
+        seen.append(trainer.trained)
+        folder.window_gate(1).touch()
+        while sum(e["event"] == "window_end" for e in read_events(folder.events_file)) < 2:
+            time.sleep(0.01)
+        folder.window_gate("stop").touch()
+
+    helper = threading.Thread(target=sweep)
+    helper.start()
+    _train_windows(plan, trainer, events, folder)  # window 0's gate is opened before the build, by _run
+    helper.join()
+    events.close()
+    got = read_events(folder.events_file)
+    its = [(e["iteration"], e["warmup"], e["window"]) for e in got if e["event"] == "iteration"]
+    assert its == [(1, True, 0), (2, False, 0), (3, False, 0), (4, False, 1), (5, False, 1)]
+    ends = [(e["window"], e["iterations"]) for e in got if e["event"] == "window_end"]
+    assert ends == [(0, 2), (1, 2)] and seen == [3, 3] and trainer.trained == 5

@@ -105,6 +105,7 @@ class Driver:
         self.ran = 0
         self._t0 = time.monotonic() if started_s is None else started_s
         self._elapsed_before = 0.0
+        self._warm: dict[str, str] = {}  # a point's key -> its warm trial kept in the batches' pool
 
     # -- the Runner the session drives
 
@@ -115,10 +116,14 @@ class Driver:
         t = self.state.trials.get(request.request_id)
         if t is None:
             return None
-        return read_result(self.folder, t["trial_id"], request.request_id, self.section.objective, t.get("charged_s"))
+        return read_result(
+            self.folder, t["trial_id"], request.request_id, self.section.objective, t.get("charged_s"), t.get("window")
+        )
 
     def run(self, request: TrialRequest) -> TrialResult:
         """Run one requested trial; returns its result (a failure has no value)."""
+        if self.section.warm_windows and request.stage == "walk":
+            return self._run_warm(request)
         template = self.setup.templates[request.candidate_key]
         tid = self.state.assign(request.request_id, template.index)
         shape = self.setup.shape
@@ -144,6 +149,39 @@ class Driver:
         if result is None:  # no verdict although the sweep was not interrupted: count it failed
             result = TrialResult(request.request_id, None, 0.0, charged)
         return result
+
+    def _run_warm(self, request: TrialRequest) -> TrialResult:
+        """A walk's reading as the next window of its point's warm trial (issue 56, ``warm_windows``): the one kept
+        for the point while it has a window left, else a new trial launched. Charged from its gate's opening (a new
+        trial: its launch) to the window's end."""
+        key = request.candidate_key
+        template, shape = self.setup.templates[key], self.setup.shape
+        tid = self._warm.get(key)
+        if tid is not None and self.batches.holds(tid):
+            self.state.trials[request.request_id] = {"trial_id": tid, "charged_s": None}
+        else:
+            tid = self._warm[key] = self.state.assign(request.request_id, template.index)
+        steady = max(1, (shape.stop_iterations or template.warmup_iterations + 1) - template.warmup_iterations)
+        windows = self.section.warm_windows
+        plan = request_plan(
+            template,
+            tid,
+            request,
+            stop_iterations=template.warmup_iterations + windows * steady,
+            stop_seconds=request.max_wall_s,
+            cold_start_s=self.session.cold_estimate_s,
+            objective=self.section.objective,
+        ).model_copy(update={"windows": windows, "window_iterations": steady})
+        try:
+            read = self.batches.warm_read(plan)
+        except KeyboardInterrupt:
+            raise _Interrupted from None
+        self.ran += 1
+        self.state.trials[request.request_id].update(charged_s=read.charged_s, window=read.window)
+        self.state.data["elapsed_s"] = self.elapsed_s()
+        self.state.save()
+        result = read_result(self.folder, tid, request.request_id, self.section.objective, read.charged_s, read.window)
+        return result or TrialResult(request.request_id, None, 0.0, read.charged_s)
 
     @property
     def width(self) -> int:
@@ -205,6 +243,8 @@ class Driver:
         """The walk's point ``key`` as the analysis reads it over every reading it has (its configuration row)."""
         if self.rows is None:
             raise RuntimeError("the walk needs the folder's configuration rows: give the driver rows=")
+        if key in self._warm:  # its warm trial ends here: a row is read over finished trials (their utilization)
+            self.batches.retire(self._warm.pop(key))
         frame = self.rows(self.folder.path)
         index = self.setup.templates[key].index
         hit = frame[frame["index"] == index] if len(frame) else frame

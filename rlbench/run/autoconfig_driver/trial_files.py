@@ -123,24 +123,36 @@ def request_plan(
 
 
 def read_result(
-    folder: ResultsFolder, tid: str, request_id: str, objective: str, charged_s: float | None
+    folder: ResultsFolder,
+    tid: str,
+    request_id: str,
+    objective: str,
+    charged_s: float | None,
+    window: int | None = None,
 ) -> TrialResult | None:
     """The result of a finished trial from its files (:func:`rlbench.autoconfig.readings.trial_result`); None
-    while it has no final verdict."""
+    while it has no final verdict. ``window``: one measured window of a warm trial (issue 56), a result once that
+    window has ended (its ``window_end``), the trial kept or not; its iterations alone."""
     trial = folder.trial(tid)
     record = read_record(trial) if trial.exists() else None
-    if record is None or record.status not in FINAL:
+    events = trial.events() if trial.exists() else []
+    status = record.status if record is not None else None
+    if window is not None and any(e.get("event") == Event.WINDOW_END and e.get("window") == window for e in events):
+        status = "ok"  # the window was read whole: the trial's later end does not change it
+    if status not in FINAL:
         return None
-    events = trial.events()
+    its = iterations_frame(iteration_rows(tid, events))
+    if window is not None:
+        its = its[its["window"] == window]
     hit = next((e.get("iteration") for e in events if e.get("event") == Event.TARGET_REACHED), None)
     return trial_result(
         request_id,
-        record.status,
-        iterations_frame(iteration_rows(tid, events)),
+        str(status),
+        its,
         objective=objective,
         target_iteration=hit,
         charged_s=charged_s,
-        trial_wall_s=record.trial_wall_s,
+        trial_wall_s=record.trial_wall_s if record is not None else None,
     )
 
 

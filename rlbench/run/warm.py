@@ -1,0 +1,178 @@
+"""Warm readings (issue 56): trials kept built between their measured windows, one window read at a time.
+
+A cold trial pays its start each reading: ``ray.init`` 5-9 s, building 1, 2 and 3 env runners 8, 15 and 23 s at
+load (the walk's e2e in CI, 2026-11-29), against 1-2 s of steady iterations. A warm trial (``windows`` in its plan,
+:func:`rlbench.worker.trial._train_windows`) is launched once, pays its start inside its first window's gate, and
+then reads a window each time its gate opens, its trainer built and idle between windows. The pool opens one gate
+at a time and waits for that window's ``window_end``: at most one process here trains, builds or starts at any
+moment, so a paused trial's idle runtime is all it adds to another's window (measured by
+``scripts/bench_warm.py``). A trial's process is its unit of repeats: its windows are not independent readings
+of the configuration, so the caller starts another process after ``windows`` of them.
+
+Each trial is watched as every trial is (:class:`~rlbench.run.trial.TrialRun`: its sampler, timeout, memory limit,
+record); the timeout counts afresh from each gate. Nothing outlives the pool: :meth:`WarmPool.close` ends every
+trial it holds (a stop gate, then the kill after the grace period), also on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rlbench.planning.plan import TrialPlan
+from rlbench.results.events import Event
+from rlbench.results.files import write_atomic
+from rlbench.results.layout import ResultsFolder, TrialFolder
+from rlbench.results.records import TrialRecord
+from rlbench.run.trial import INTERRUPT_GRACE_S, TrialLauncher, TrialRun
+from rlbench.worker.nvml import Gpus
+from rlbench.worker.rapl import Rapl
+
+
+@dataclass
+class WindowRead:
+    """One measured window of a warm trial, as the pool saw it."""
+
+    trial_id: str
+    """The trial (its process) the window was read from."""
+    window: int
+    """The window's index in its trial (0: the one that also paid the start)."""
+    read: bool
+    """True when the trial wrote the window's ``window_end``; False when it ended (failed, timed out) first."""
+    charged_s: float
+    """Seconds from its gate's opening (window 0: the trial's launch) to its end: what the reading cost."""
+    record: TrialRecord | None = None
+    """The trial's record once it has ended (after its last window, or a failure); None while it is kept."""
+
+
+@dataclass
+class _Live:
+    run: TrialRun
+    plan: TrialPlan
+    trial: TrialFolder
+    ends: int = 0
+    """Windows ended so far (``window_end`` events seen)."""
+    used_s: float = field(default_factory=time.monotonic)
+    """When it was last read (the least recently read one is ended first when the pool is full)."""
+
+    def seen(self, events: list[dict]) -> None:
+        """``events``: every event of the trial so far (the tail's poll)."""
+        self.ends = sum(1 for e in events if e.get("event") == Event.WINDOW_END)
+
+
+class WarmPool:
+    """Warm trials by trial id: :meth:`read` the next window of one (launching it first when new), :meth:`close`
+    at the end. ``prepare`` writes a plan's trial folder (the sweep's, an earlier attempt moved aside);
+    ``on_record`` gets each trial's record once it has ended; ``live_limit``: trials kept at once (each holds a
+    private Ray runtime and its workers: about 1 GB resident with 2 runners), the least recently read ended
+    first."""
+
+    def __init__(
+        self,
+        folder: ResultsFolder,
+        launcher: TrialLauncher,
+        *,
+        prepare: Callable[[TrialPlan], TrialFolder],
+        on_record: Callable[[TrialRecord], None],
+        gpus: Gpus | None = None,
+        rapl: Rapl | None = None,
+        live_limit: int = 3,
+    ):
+        self.folder, self.launcher, self.prepare, self.on_record = folder, launcher, prepare, on_record
+        self.gpus, self.rapl, self.live_limit = gpus, rapl, live_limit
+        self.live: dict[str, _Live] = {}
+
+    def holds(self, trial_id: str) -> bool:
+        """Whether the trial is kept, built, with a window left to read."""
+        live = self.live.get(trial_id)
+        return live is not None and live.ends < (live.plan.windows or 0) and live.run.proc.exitcode is None
+
+    def read(self, plan: TrialPlan) -> WindowRead:
+        """Read the next window of ``plan``'s trial: its window 0 when the pool does not hold it (launched now),
+        else the window after the last one read. The trial ends on its own after its last window (its record
+        comes back then). Ctrl-C ends every trial the pool holds and raises KeyboardInterrupt again."""
+        if plan.windows is None or plan.window_iterations is None:
+            raise ValueError(f"{plan.trial_id}: a warm read needs a plan with windows (planning/plan.py)")
+        t = time.monotonic()
+        try:
+            live = self.live.get(plan.trial_id)
+            if live is None:
+                while len(self.live) >= self.live_limit:
+                    self.retire(min(self.live.values(), key=lambda x: x.used_s).plan.trial_id)
+                live = self._launch(plan)
+            elif not self.holds(plan.trial_id):
+                raise ValueError(f"{plan.trial_id} has no window left to read (it read {live.ends})")
+            window = live.ends
+            write_atomic(live.trial.window_gate(window), b"")
+            live.run.deadline = time.monotonic() + plan.timeout_s  # a paused trial's wait is not its run
+            ended = False
+            while live.ends <= window and not ended:
+                ended = live.run.poll()
+            live.used_s = time.monotonic()
+            read = live.ends > window
+            record = self._finish(plan.trial_id) if ended or live.ends >= plan.windows else None
+            return WindowRead(plan.trial_id, window, read, time.monotonic() - t, record)
+        except KeyboardInterrupt:
+            self.close(interrupted=True)
+            raise
+
+    def _launch(self, plan: TrialPlan) -> _Live:
+        trial = self.prepare(plan)
+        live: _Live | None = None
+
+        def seen(events: list[dict]) -> None:
+            if live is not None:
+                live.seen(events)
+
+        run = TrialRun(plan, trial, self.launcher, self.gpus, seen, self.rapl)
+        live = self.live[plan.trial_id] = _Live(run, plan, trial)
+        return live
+
+    def retire(self, trial_id: str) -> TrialRecord | None:
+        """End a kept trial before its last window (its stop gate: it stops its trainer and runtime, as after its
+        last window) and record it; None when the pool does not hold it."""
+        live = self.live.get(trial_id)
+        if live is None:
+            return None
+        write_atomic(live.trial.window_gate("stop"), b"")
+        live.run.deadline = time.monotonic() + INTERRUPT_GRACE_S + 10.0
+        while not live.run.poll():
+            pass
+        return self._finish(trial_id)
+
+    def _finish(self, trial_id: str) -> TrialRecord:
+        live = self.live.pop(trial_id)
+        try:
+            while not live.run.poll():  # after its last window it stops its trainer and runtime, then exits
+                pass
+        finally:
+            live.run.end()
+        record = live.run.record()
+        self.on_record(record)
+        return record
+
+    def close(self, *, interrupted: bool = False) -> list[TrialRecord]:
+        """End every trial the pool holds and record each; ``interrupted`` (Ctrl-C): asked to stop at once
+        (SIGINT), killed after the grace period, recorded ``interrupted``."""
+        records = []
+        for trial_id in list(self.live):
+            live = self.live[trial_id]
+            if interrupted:
+                live.run.ask_to_stop()
+                live.run.deadline = time.monotonic() + INTERRUPT_GRACE_S
+                try:
+                    while not live.run.poll():
+                        pass
+                except KeyboardInterrupt:  # a second Ctrl-C: kill now
+                    live.run.kill()
+                self.live.pop(trial_id)
+                live.run.end()
+                record = live.run.record()
+                self.on_record(record)
+                records.append(record)
+            else:
+                got = self.retire(trial_id)
+                if got is not None:
+                    records.append(got)
+        return records

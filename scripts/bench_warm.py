@@ -1,0 +1,238 @@
+"""Issue 56's proof for warm readings: do windows of one built trainer read what fresh trials read, and does the race's
+rule, fed warm windows, keep its error rates? Runs real trials (rlbench's own harness: rlbench/run/warm.py).
+
+    python scripts/bench_warm.py agree SPEC [SPEC ...] --readings 6 --windows 3 --out DIR
+    python scripts/bench_warm.py race SPEC --races 40 --windows 3 --out DIR
+    python scripts/bench_warm.py race SPEC --races 10 --windows 3 --plant env_config.step_sleep_us=1.3 --out DIR
+
+``agree``: per spec (its first configuration), ``--readings`` fresh trials (each its own process: one window, then
+it exits, as a cold trial) and as many warm readings (windows of processes of ``--windows`` windows each), taken in
+turns (fresh, warm, fresh, ...) so drift falls on both; the one change rule (``rlbench.analysis.change.unpaired``)
+on the two sets of readings says whether they differ; also each side's wall, its measured share, and what the
+paused trials used of a CPU while another read (their utilization rows outside their own windows).
+
+``race``: ``--races`` races of the spec's first configuration against itself (A against A), each as the walk races
+two points with ``warm_windows`` = ``--windows``: each side a process of ``--windows`` windows, read in turns, the
+order rotating a round, a new process after its last window; after round 3 (``min_rounds``) the race's sequential
+rule (``rlbench.autoconfig.decide.verdict``) after each round, up to the walk's cap (6). Prints how many races
+called the two different (the aim: at most 5% of 40). ``--plant KEY=FACTOR`` multiplies one ``env_config`` number
+of side B (a slower env by a known factor: a 1.3x planted change), and counts races that found B below.
+
+Every figure is a median or a count over what ran, printed with the load it ran at; nothing is dropped. Writes each
+race's or spec's trials under ``--out`` (results folders as a sweep's).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from rlbench.analysis.change import by_rounds, unpaired
+from rlbench.analysis.findings import CHANGE_THRESHOLD, ROUNDS_FOR_EVIDENCE
+from rlbench.analysis.trial_rows import steady_throughput
+from rlbench.autoconfig.decide import MIN_ROUNDS, verdict
+from rlbench.measure.machine import probe_machine
+from rlbench.planning.plan import TrialPlan, plan_trials, write_plan
+from rlbench.results.events import Event
+from rlbench.results.layout import ResultsFolder
+from rlbench.results.tables import iteration_rows, iterations_frame, read_utilization
+from rlbench.run.raytoken import secure_ray
+from rlbench.run.trial import TrialLauncher
+from rlbench.run.warm import WarmPool
+from rlbench.spec.load import load_spec
+
+
+class Bench:
+    """Plans of one configuration under ``out``, each launched through one warm pool."""
+
+    def __init__(self, spec: Path, out: Path):
+        from rich.console import Console
+
+        self.loaded = load_spec(spec)
+        self.template = plan_trials(self.loaded, probe_machine())[0]
+        self.out = out
+        out.mkdir(parents=True, exist_ok=True)
+        self.folder = ResultsFolder(out)
+        secure_ray(Console(stderr=True), create=True)
+        self.launcher = TrialLauncher(frameworks=(self.template.config.framework,))
+        self.launcher.warm()
+        self.launcher.wait_ready()
+        self.pool = WarmPool(self.folder, self.launcher, prepare=lambda p: write_plan(self.folder, p), on_record=list)
+        self.n = 0
+
+    def plan(self, windows: int, plant: tuple[str, float] | None = None) -> TrialPlan:
+        """A new trial of the configuration read in ``windows`` windows (1: a fresh trial)."""
+        self.n += 1
+        t = self.template
+        config = t.config
+        if plant is not None:
+            key, factor = plant
+            env = config.environment
+            value = env.env_config[key] * factor
+            config = config.model_copy(
+                update={"environment": env.model_copy(update={"env_config": {**env.env_config, key: value}})}
+            )
+        steady = max(1, (t.stop_iterations or t.warmup_iterations + 1) - t.warmup_iterations)
+        return t.model_copy(
+            update={
+                "trial_id": f"t{t.index:03d}r{self.n}",
+                "repeat": self.n,
+                "config": config,
+                "windows": windows,
+                "window_iterations": steady,
+                "stop_iterations": t.warmup_iterations + windows * steady,
+            }
+        )
+
+    def reading(self, plan: TrialPlan) -> tuple[float | None, float, float]:
+        """Read the next window of ``plan``'s trial: (its throughput, the seconds it cost, its steady iterations'
+        seconds)."""
+        got = self.pool.read(plan)
+        its = iterations_frame(iteration_rows(plan.trial_id, self.folder.trial(plan.trial_id).events()))
+        mine = its[(its["window"] == got.window) & ~its["warmup"].astype(bool)]
+        return (steady_throughput(mine) if got.read else None), got.charged_s, float(mine["wall_s"].sum())
+
+    def paused_cpus(self) -> float | None:
+        """Cores a paused trial used, on average, while it was kept between its windows (its utilization rows after
+        its first window ended, outside its windows)."""
+        used = []
+        for trial in self.folder.trials():
+            events = trial.events()
+            ends = [e for e in events if e.get("event") == Event.WINDOW_END]
+            if len(ends) < 2 or not trial.utilization.exists():
+                continue
+            its = iterations_frame(iteration_rows(trial.trial_id, events))
+            spans = its.groupby("window").agg(t0=("t_start_s", "min"), t1=("t_end_s", "max"))
+            util = read_utilization([trial])
+            procs = util[util["kind"] == "process"]
+            first_end, last_start = float(spans["t1"].iloc[0]), float(spans["t0"].iloc[-1])
+            mask = (procs["t_s"] > first_end) & (procs["t_s"] < last_start)
+            for _, span in spans.iterrows():
+                mask &= ~((procs["t_s"] >= span["t0"] - 0.5) & (procs["t_s"] <= span["t1"] + 0.5))
+            paused = procs[mask]
+            if paused["t_s"].nunique():
+                used.append(float(paused["cpu_pct"].sum() / 100.0 / paused["t_s"].nunique()))
+        return float(pd.Series(used).median()) if used else None
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+def agree(spec: Path, readings: int, windows: int, out: Path) -> None:
+    bench = Bench(spec, out)
+    t0 = time.monotonic()
+    fresh, warm = [], []
+    cost = {"fresh": [0.0, 0.0], "warm": [0.0, 0.0]}  # side -> [seconds charged, steady seconds]
+    kept: TrialPlan | None = None
+    try:
+        for i in range(readings):
+            value, charged, steady_s = bench.reading(bench.plan(1))
+            fresh.append(value)
+            cost["fresh"][0] += charged
+            cost["fresh"][1] += steady_s
+            if kept is None or not bench.pool.holds(kept.trial_id):
+                kept = bench.plan(windows)
+            value, charged, steady_s = bench.reading(kept)
+            warm.append(value)
+            cost["warm"][0] += charged
+            cost["warm"][1] += steady_s
+            print(f"  reading {i + 1}: fresh {fresh[-1]}, warm {warm[-1]} (load {os.getloadavg()[0]:.1f})", flush=True)
+    finally:
+        bench.close()
+    a, b = [v for v in fresh if v is not None], [v for v in warm if v is not None]
+    change = unpaired(a, b)
+    print(
+        f"{spec}: fresh median {pd.Series(a).median():.1f} env steps/s ({len(a)} of {len(fresh)}), warm median "
+        f"{pd.Series(b).median():.1f} ({len(b)} of {len(warm)}); warm/fresh {change.ratio:.3f} "
+        f"(95% CI {change.ci_low:.3f}-{change.ci_high:.3f}, p {change.p_value}), the rule: "
+        f"{'different' if change.changed else 'no change'}"
+    )
+    print(
+        f"  cost: fresh {cost['fresh'][0]:.0f} s for {len(fresh)} readings (measured "
+        f"{100 * cost['fresh'][1] / max(cost['fresh'][0], 1e-9):.0f}%), warm {cost['warm'][0]:.0f} s (measured "
+        f"{100 * cost['warm'][1] / max(cost['warm'][0], 1e-9):.0f}%); paused trials used "
+        f"{bench.paused_cpus()} CPUs while kept; wall {time.monotonic() - t0:.0f} s, load {os.getloadavg()[0]:.1f}"
+    )
+
+
+def race(spec: Path, races: int, windows: int, out: Path, plant: tuple[str, float] | None) -> None:
+    cap = max(MIN_ROUNDS, min(6, ROUNDS_FOR_EVIDENCE))
+    outcomes: list[tuple[str, int, float]] = []
+    t0 = time.monotonic()
+    for r in range(races):
+        bench = Bench(spec, out / f"race{r:02d}")
+        sides = {"A": None, "B": None}
+        rounds: dict[str, dict[int, float]] = {"A": {}, "B": {}}
+        said = "unknown"
+        try:
+            for rnd in range(cap):
+                order = ["A", "B"] if rnd % 2 == 0 else ["B", "A"]
+                for side in order:
+                    plan = sides[side]
+                    if plan is None or not bench.pool.holds(plan.trial_id):
+                        plan = sides[side] = bench.plan(windows, plant if side == "B" else None)
+                    value, _, _ = bench.reading(plan)
+                    if value is not None:
+                        rounds[side][rnd] = value
+                if rnd + 1 < MIN_ROUNDS:
+                    continue
+                a_med = pd.Series(list(rounds["A"].values())).median()
+                b_med = pd.Series(list(rounds["B"].values())).median()
+                lead, other = ("A", "B") if a_med >= b_med else ("B", "A")
+                change = by_rounds(rounds[lead], rounds[other])
+                said = verdict(change, CHANGE_THRESHOLD, rnd + 1 == MIN_ROUNDS)
+                if said != "unknown":
+                    said = f"{said} ({other} below)" if said == "different" else said
+                    break
+        finally:
+            bench.close()
+        ratio = pd.Series(list(rounds["B"].values())).median() / pd.Series(list(rounds["A"].values())).median()
+        outcomes.append((said, rnd + 1, float(ratio)))
+        print(
+            f"race {r + 1}: {said} after {rnd + 1} rounds, B/A {ratio:.3f} (load {os.getloadavg()[0]:.1f})", flush=True
+        )
+    called = sum(1 for s, _, _ in outcomes if s.startswith("different"))
+    found = sum(1 for s, _, _ in outcomes if s == "different (B below)")
+    print(
+        f"{races} races, windows {windows}{', plant ' + str(plant) if plant else ''}: different in {called} "
+        f"({100 * called / races:.1f}%; B found below in {found}), same in "
+        f"{sum(1 for s, _, _ in outcomes if s == 'same')}, unknown at the cap in "
+        f"{sum(1 for s, _, _ in outcomes if s == 'unknown')}; rounds mean "
+        f"{sum(n for _, n, _ in outcomes) / races:.2f}; wall {time.monotonic() - t0:.0f} s"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="what", required=True)
+    a = sub.add_parser("agree")
+    a.add_argument("specs", nargs="+", type=Path)
+    a.add_argument("--readings", type=int, default=6)
+    a.add_argument("--windows", type=int, default=3)
+    a.add_argument("--out", type=Path, required=True)
+    r = sub.add_parser("race")
+    r.add_argument("spec", type=Path)
+    r.add_argument("--races", type=int, default=40)
+    r.add_argument("--windows", type=int, default=3)
+    r.add_argument("--plant", default=None, help="KEY=FACTOR: side B's env_config KEY times FACTOR")
+    r.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    if args.what == "agree":
+        for spec in args.specs:
+            agree(spec, args.readings, args.windows, args.out / spec.stem)
+    else:
+        plant = None
+        if args.plant:
+            key, _, factor = args.plant.partition("=")
+            plant = (key.removeprefix("env_config."), float(factor))
+        race(args.spec, args.races, args.windows, args.out, plant)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""Warm trials (issue 56, rlbench/run/warm.py) for real on the plain adapter (no Ray: a trial starts in about a
+second): a trial launched once is read window by window, paused between them; it ends after its last window or when
+retired, with its record; nothing of it outlives the pool."""
+
+from __future__ import annotations
+
+import psutil
+import pytest
+
+from rlbench.measure.machine import MachineInfo
+from rlbench.planning.plan import plan_trials, write_plan
+from rlbench.results.files import read_events
+from rlbench.results.layout import ResultsFolder
+from rlbench.run.trial import TrialLauncher
+from rlbench.run.warm import WarmPool
+from rlbench.spec.load import spec_from_dict
+
+MACHINE = MachineInfo(
+    hostname="h", cpu_model="c", logical_cores=2, physical_cores=2, usable_cores=[0, 1], memory_bytes=2**30, gpus=[]
+)
+
+
+def _plans(windows=3):
+    data = {
+        "name": "warm",
+        "framework": "plain",
+        "environment": {"env": "envs.synthetic:SyntheticEnv", "env_config": {"episode_len": 20}},
+        "env_runners": {"num_env_runners": 0},
+        "training": {"train_batch_size_per_learner": 50},
+        "cpus": 1,
+        "grid": {"env_config.step_cost_us": [0, 100]},
+        "stop": {"iterations": 3},
+        "warmup_iterations": 1,
+        "sample_hz": 5,
+    }
+    plans = plan_trials(spec_from_dict(data, check_envs=False), MACHINE)
+    return [p.model_copy(update={"windows": windows, "window_iterations": 2}) for p in plans]
+
+
+@pytest.fixture()
+def pool(tmp_path):
+    folder = ResultsFolder(tmp_path)
+    records = []
+    pool = WarmPool(
+        folder,
+        TrialLauncher(frameworks=("plain",)),
+        prepare=lambda plan: write_plan(folder, plan),
+        on_record=records.append,
+    )
+    yield pool, folder, records
+    pool.close()
+
+
+def _iterations(folder, trial_id):
+    return [
+        (e["iteration"], e["warmup"], e["window"])
+        for e in read_events(folder.trial(trial_id).events_file)
+        if e["event"] == "iteration"
+    ]
+
+
+def test_two_trials_read_in_turns_each_built_once_and_ended_after_its_last_window(pool):
+    pool, folder, records = pool
+    a, b = _plans()
+    order = [pool.read(a), pool.read(b), pool.read(b), pool.read(a)]
+    assert [(r.trial_id, r.window, r.read) for r in order] == [
+        (a.trial_id, 0, True),
+        (b.trial_id, 0, True),
+        (b.trial_id, 1, True),
+        (a.trial_id, 1, True),
+    ]
+    assert pool.holds(a.trial_id) and pool.holds(b.trial_id) and records == []
+    # each trial built once: one build event, its iterations numbered on across its windows
+    for plan in (a, b):
+        events = read_events(folder.trial(plan.trial_id).events_file)
+        assert sum(e["event"] == "build" for e in events) == 1
+        assert _iterations(folder, plan.trial_id) == [
+            (1, True, 0),
+            (2, False, 0),
+            (3, False, 0),
+            (4, False, 1),
+            (5, False, 1),
+        ]
+    # the other one was paused while one read: b's window 1 ran after its gate, wholly after a's window 0 ended
+    b_waits = [e["waited_s"] for e in read_events(folder.trial(b.trial_id).events_file) if e["event"] == "window_end"]
+    assert b_waits[0] == 0.0 and b_waits[1] >= 0.0
+    last = pool.read(a)  # its third and last window: it ends on its own, with its record
+    assert last.window == 2 and last.record is not None and last.record.status == "ok"
+    assert not pool.holds(a.trial_id) and [r.trial_id for r in records] == [a.trial_id]
+    with pytest.raises(ValueError, match="needs a plan with windows"):
+        pool.read(a.model_copy(update={"windows": None}))
+
+
+def test_a_retired_trial_stops_before_its_last_window_and_leaves_no_process(pool):
+    pool, folder, records = pool
+    a, _ = _plans()
+    first = pool.read(a)
+    pid = next(e["pid"] for e in read_events(folder.trial(a.trial_id).events_file) if e["event"] == "start")
+    record = pool.retire(a.trial_id)
+    assert first.read and record is not None and record.status == "ok" and records == [record]
+    events = [e["event"] for e in read_events(folder.trial(a.trial_id).events_file)]
+    assert events.count("window_end") == 1 and events[-1] == "end" and "shutdown" in events
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    assert pool.retire(a.trial_id) is None  # not held any more: nothing to do
+
+
+def test_the_pool_keeps_at_most_its_limit_and_ends_the_least_recently_read(tmp_path):
+    folder = ResultsFolder(tmp_path)
+    records = []
+    pool = WarmPool(
+        folder,
+        TrialLauncher(frameworks=("plain",)),
+        prepare=lambda plan: write_plan(folder, plan),
+        on_record=records.append,
+        live_limit=1,
+    )
+    try:
+        a, b = _plans()
+        pool.read(a)
+        pool.read(b)  # a is ended to make room
+        assert [r.trial_id for r in records] == [a.trial_id] and pool.holds(b.trial_id) and not pool.holds(a.trial_id)
+    finally:
+        pool.close()
+    assert [r.trial_id for r in records] == [a.trial_id, b.trial_id]
