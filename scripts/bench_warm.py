@@ -150,7 +150,7 @@ def agree(spec: Path, readings: int, windows: int, out: Path) -> None:
         f"{spec}: fresh median {pd.Series(a).median():.1f} env steps/s ({len(a)} of {len(fresh)}), warm median "
         f"{pd.Series(b).median():.1f} ({len(b)} of {len(warm)}); warm/fresh {change.ratio:.3f} "
         f"(95% CI {change.ci_low:.3f}-{change.ci_high:.3f}, p {change.p_value}), the rule: "
-        f"{'different' if change.changed else 'no change'}"
+        f"{'different' if change.differs else 'no change'}"
     )
     print(
         f"  cost: fresh {cost['fresh'][0]:.0f} s for {len(fresh)} readings (measured "

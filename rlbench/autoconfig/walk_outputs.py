@@ -56,6 +56,7 @@ def walk_summary(session: WalkSession) -> dict[str, Any]:
         "stop_text": session.stop_text,
         "walk_points": [_in_units(session.section.objective, asdict(p)) for p in session.points_read],
         "grid_walk": session.grid_axes is not None,
+        "warm_windows": session.section.warm_windows,
     }
 
 
@@ -76,7 +77,15 @@ def walk_evidence(session: WalkSession, readings: Sequence[Standing]) -> str:
         f"{steps} step{'s' * (steps != 1)} raced ({sum(p.rounds for p in session.path)} race rounds), "
         f"{len(moves)} move{'s' * (len(moves) != 1)}, each by the one change rule"
     )
+    windows = session.section.warm_windows
+    how = (
+        f" Each reading was a window of a warm trial (built once, read in up to {windows} windows, paused while "
+        "another point read; a new process after its last window): a process, not a window, is a repeat."
+        if windows
+        else ""
+    )
     return (
         f"It rests on {said}; the start read {n.get(session.space.baseline_key, 0)} times, the endpoint "
-        f"{n.get(session.end_key or session.space.baseline_key, 0)} times over the walk. Stopped: {session.stop_text}."
+        f"{n.get(session.end_key or session.space.baseline_key, 0)} times over the walk.{how} Stopped: "
+        f"{session.stop_text}."
     )

@@ -317,6 +317,9 @@ class AutoconfigFile(FileRecord):
     """Each point the walk stood at."""
     grid_walk: bool | None = None
     """Whether the walk ran on a grid (``--walk``)."""
+    warm_windows: int | None = None
+    """A walk's readings: up to this many windows of one warm trial a process (issue 56); 0 or None: each reading a
+    cold trial of its own."""
 
 
 def read_autoconfig_file(path: Path) -> AutoconfigFile | None:

@@ -218,3 +218,29 @@ def test_a_spec_with_no_grid_is_walked_from_its_configuration(tmp_path):
     assert "## Autoconfig: the walk" in (out / "report.md").read_text()
     again = run_cli("autoconfig", str(spec), "--budget", "60s", "--out", str(out), "--resume", timeout=300)
     assert again.returncode == 0 and "(0 run now)" in again.stdout, again.stdout + again.stderr
+
+
+def test_a_warm_walk_reads_its_start_as_a_window_and_ends_the_trial_before_reading_its_verdict(tmp_path):
+    """Issue 56: ``warm_windows`` makes each walk reading a window of a kept trial; the start's trial is launched for
+    its first window and ended (its record and utilization written) before its verdict row is read, so the row is
+    the same as a cold trial's. The evidence and autoconfig.json say how the readings were taken."""
+    spec = tmp_path / "walk.yaml"
+    spec.write_text(
+        SPEC.format(trial_s=0.4)
+        .replace("grid:\n  env_config.step_cost_us: [1000, 5000, 0]\n", "")
+        .replace("  baseline: {env_config.step_cost_us: 1000}\n", "  warm_windows: 3\n")
+    )
+    out = tmp_path / "out"
+    done = run_cli("autoconfig", str(spec), "--budget", "60s", "--out", str(out), timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    data = json.loads((out / "autoconfig.json").read_text())
+    assert data["warm_windows"] == 3 and "a window of a warm trial" in data["evidence"]
+    assert data["best"]["key"] == "base" and data["best"]["n"] == 1
+    its = pd.read_parquet(out / "iterations.parquet")
+    assert set(its["window"]) == {0} and its["warmup"].sum() == 1  # one window read, its warm-up inside it
+    trial = out / "trials" / "t000r0"
+    assert (trial / "window-0").exists() and (trial / "window-stop").exists()  # ended before its verdict was read
+    assert json.loads((trial / "record.json").read_text())["status"] == "ok"
+    assert pd.read_parquet(out / "trials.parquet")["status"].tolist() == ["ok"]
+    again = run_cli("autoconfig", str(spec), "--budget", "60s", "--out", str(out), "--resume", timeout=300)
+    assert again.returncode == 0 and "(0 run now)" in again.stdout, again.stdout + again.stderr

@@ -88,6 +88,60 @@ def test_trial_ids_are_the_next_repeat_of_the_grid_point_and_kept(tmp_path):
     assert State.read(ResultsFolder(tmp_path)).trials["c"]["trial_id"] == "t000r1"
 
 
+def test_a_new_warm_trial_takes_an_id_no_request_and_no_folder_used(tmp_path):
+    """Issue 56: a warm trial holds several requests' windows; a request read again (after an interruption) gets a
+    new trial, never its old id (that folder, moved aside, held the others' windows)."""
+    folder = ResultsFolder(tmp_path)
+    state = State(folder)
+    assert state.assign_new("w0", 0, folder) == "t000r0"
+    state.trials["w1"] = {"trial_id": "t000r0", "charged_s": None}  # a second window of the same trial
+    trial(folder, "t000r1", "interrupted", [1.0])  # a folder no request names any more
+    assert state.assign_new("w1", 0, folder) == "t000r2" and state.trials["w1"]["trial_id"] == "t000r2"
+    assert state.assign_new("x", 1, folder) == "t001r0"
+
+
+def test_a_window_is_a_result_once_it_ended_whatever_became_of_its_trial(tmp_path):
+    """A warm trial's window is read from its iterations alone, once its window_end is written, the trial kept or
+    ended; a window not ended is no result."""
+    folder = ResultsFolder(tmp_path)
+    path = folder.trial("t000r0").path
+    path.mkdir(parents=True)
+    rows = [
+        {
+            "event": "iteration",
+            "iteration": 1,
+            "warmup": True,
+            "window": 0,
+            "wall_s": 1.0,
+            "env_steps_sampled": 10,
+            "env_steps_per_s": 10.0,
+        },
+        {
+            "event": "iteration",
+            "iteration": 2,
+            "warmup": False,
+            "window": 0,
+            "wall_s": 1.0,
+            "env_steps_sampled": 20,
+            "env_steps_per_s": 20.0,
+        },
+        {"event": "window_end", "window": 0},
+        {
+            "event": "iteration",
+            "iteration": 3,
+            "warmup": False,
+            "window": 1,
+            "wall_s": 0.5,
+            "env_steps_sampled": 20,
+            "env_steps_per_s": 40.0,
+        },
+    ]
+    (path / "events.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    got = read_result(folder, "t000r0", "a", "throughput", 5.0, window=0)
+    assert got is not None and got.value == 20.0 and got.charged_s == 5.0
+    assert read_result(folder, "t000r0", "b", "throughput", 1.0, window=1) is None  # no window_end yet
+
+
 def test_two_probes_separate_the_per_step_and_the_per_call_cost(tmp_path):
     """Known answer: env 10 us a step, then 20 us a step plus 400 us a forward call of E envs."""
     from rlbench.measure.machine import probe_machine

@@ -160,7 +160,7 @@ class Driver:
         if tid is not None and self.batches.holds(tid):
             self.state.trials[request.request_id] = {"trial_id": tid, "charged_s": None}
         else:
-            tid = self._warm[key] = self.state.assign(request.request_id, template.index)
+            tid = self._warm[key] = self.state.assign_new(request.request_id, template.index, self.folder)
         steady = max(1, (shape.stop_iterations or template.warmup_iterations + 1) - template.warmup_iterations)
         windows = self.section.warm_windows
         plan = request_plan(

@@ -87,6 +87,18 @@ class State:
         self.save()
         return self.trials[request_id]["trial_id"]
 
+    def assign_new(self, request_id: str, index: int, folder: ResultsFolder) -> str:
+        """A trial id no request and no trial folder has used (a new warm trial, issue 56): a warm trial holds the
+        windows of several requests, so a request read again after an interruption must not reuse its old id (its
+        folder, holding the other requests' windows, would be moved aside)."""
+        prefix = trial_id(index, 0)[:-1]
+        folders = {p.name for p in folder.trials_dir.iterdir()} if folder.trials_dir.is_dir() else set()
+        used = {t["trial_id"] for t in self.trials.values()} | folders  # a folder without a plan too
+        numbers = [int(t[len(prefix) :]) for t in used if t.startswith(prefix) and t[len(prefix) :].isdigit()]
+        self.trials[request_id] = {"trial_id": trial_id(index, max(numbers, default=-1) + 1), "charged_s": None}
+        self.save()
+        return self.trials[request_id]["trial_id"]
+
 
 def request_plan(
     template: TrialPlan,
