@@ -16,6 +16,7 @@ each reading normal noise of CV ``--cvs`` around it, ``--races`` races a cell, f
     python scripts/sim_change_rule.py --race --races 1000              # the race's cap (20 rounds)
     python scripts/sim_change_rule.py --race --races 1000 --max-rounds 6   # the walk's step race
     python scripts/sim_change_rule.py --race --rule plain              # the rule before issue 56, to compare
+    python scripts/sim_change_rule.py --race --max-rounds 6 --cvs 0.14 --process-cv 0.095 --warm-windows 3
 
 and prints per CV and true ratio: how often the race called them different (one left the race: for 1.0x an
 error; ``wrong way``: the faster left), the same (settled, nobody left), or ran to the cap unknown; the rounds it
@@ -47,17 +48,31 @@ def plain(change: Change, threshold: float, first_look: bool) -> decide.Verdict:
     return "different" if below(change) else "same" if equivalent(change, threshold) else "unknown"
 
 
-def race(ratio: float, cv: float, seed: int, max_rounds: int) -> decide.Race:
-    """One race of A (the baseline, 1,000 env steps/s) against B (``ratio`` times it), readings of noise ``cv``."""
+def race(
+    ratio: float, cv: float, seed: int, max_rounds: int, process_cv: float = 0.0, windows: int = 1, spread: int = 1
+) -> decide.Race:
+    """One race of A (the baseline, 1,000 env steps/s) against B (``ratio`` times it), readings of noise ``cv``.
+
+    Warm readings (issue 56): each side's reading of round r is a window of one of its processes, each process
+    off the truth by its own factor, lognormal of sd ``process_cv``; ``windows`` a process, and with ``spread``
+    processes read in turns (round r: the (r mod spread)-th of the current set), else one after another. 1 window:
+    every reading a process of its own (cold)."""
     rng = np.random.default_rng(seed)
     a, b = cand(1), cand(2)
     truth = {a.key: 1000.0, b.key: 1000.0 * ratio}
+    offsets: dict[tuple[str, int], float] = {}
     r = decide.Race([b], a, objective="throughput", budget_s=1e12, trial_s=10, max_rounds=max_rounds)
     while requests := r.ask():
-        r.tell(
-            TrialResult(q.request_id, truth[q.candidate_key] * (1 + cv * float(rng.standard_normal())), 10.0, 0.0)
-            for q in requests
-        )
+        results = []
+        for q in requests:
+            block, slot = divmod(q.rung, spread * windows)
+            process = (block, slot % spread) if spread > 1 else (q.rung // windows, 0)
+            key = (q.candidate_key, hash(process))
+            if key not in offsets:
+                offsets[key] = float(np.exp(process_cv * rng.standard_normal()))
+            value = truth[q.candidate_key] * offsets[key] * (1 + cv * float(rng.standard_normal()))
+            results.append(TrialResult(q.request_id, value, 10.0, 0.0))
+        r.tell(results)
     return r
 
 
@@ -65,7 +80,10 @@ def races(args: argparse.Namespace) -> None:
     """The race's error rates and rounds (``--race``)."""
     if args.rule == "plain":
         decide.verdict = plain  # the race calls its module's verdict once a round
-    print(f"rule {args.rule}, {args.races} races a cell, rounds {decide.MIN_ROUNDS}-{args.max_rounds}")
+    print(
+        f"rule {args.rule}, {args.races} races a cell, rounds {decide.MIN_ROUNDS}-{args.max_rounds}; a process off "
+        f"by sd {args.process_cv:.0%}, {args.warm_windows} window(s) a process, {args.spread} read in turns"
+    )
     header = ("cv", 5), ("ratio", 5), ("different", 9), ("wrong way", 9), ("same", 6), ("unknown", 7), ("rounds", 6)
     print(" ".join(f"{h:>{w}}" for h, w in header), f"{'told apart':>10}")
     for cv in (float(x) for x in args.cvs.split(",")):
@@ -73,7 +91,15 @@ def races(args: argparse.Namespace) -> None:
             different = wrong = same = apart = 0
             rounds = []
             for i in range(args.races):
-                r = race(ratio, cv, args.seed * 1_000_003 + i, args.max_rounds)
+                r = race(
+                    ratio,
+                    cv,
+                    args.seed * 1_000_003 + i,
+                    args.max_rounds,
+                    args.process_cv,
+                    args.warm_windows,
+                    args.spread,
+                )
                 rounds.append(r.rounds_done)
                 different += bool(r.left)
                 wrong += any(e.key == cand(2).key for e in r.left)
@@ -99,6 +125,9 @@ def main() -> None:
     parser.add_argument("--cvs", default="0.02,0.05,0.10,0.15", help="--race: noise CVs, comma-separated")
     parser.add_argument("--max-rounds", type=int, default=decide.MAX_ROUNDS, help="--race: the round cap")
     parser.add_argument("--rule", choices=("sequential", "plain"), default="sequential", help="--race: the rule")
+    parser.add_argument("--process-cv", type=float, default=0.0, help="--race: sd of a process's own offset")
+    parser.add_argument("--warm-windows", type=int, default=1, help="--race: readings a process (1: cold)")
+    parser.add_argument("--spread", type=int, default=1, help="--race: processes a side read in turns")
     args = parser.parse_args()
     if args.race:
         races(args)
