@@ -4,6 +4,7 @@ rule, fed warm windows, keep its error rates? Runs real trials (rlbench's own ha
     python scripts/bench_warm.py agree SPEC [SPEC ...] --readings 6 --windows 3 --out DIR
     python scripts/bench_warm.py race SPEC --races 40 --windows 3 --out DIR
     python scripts/bench_warm.py race SPEC --races 10 --windows 3 --plant env_config.step_sleep_us=1.3 --out DIR
+    python scripts/bench_warm.py processes DIR     # a process's own offset and the walk's move rule, per race
 
 ``agree``: per spec (its first configuration), ``--readings`` fresh trials (each its own process: one window, then
 it exits, as a cold trial) and as many warm readings (windows of processes of ``--windows`` windows each), taken in
@@ -207,6 +208,91 @@ def race(spec: Path, races: int, windows: int, out: Path, plant: tuple[str, floa
     )
 
 
+def rounds_of(race_dir: Path, windows: int) -> dict[str, dict[int, float]]:
+    """A race's readings by side and round, from its folder: its trials in launch order come in pairs, one a side,
+    the pair launched at round ``j * windows``, A first in an even round (the order rotates a round); window k of
+    pair j is round ``j * windows + k``."""
+    folder = ResultsFolder(race_dir)
+    trials = sorted(folder.trials(), key=lambda t: int(t.trial_id.rsplit("r", 1)[1]))
+    out: dict[str, dict[int, float]] = {"A": {}, "B": {}}
+    for j in range(0, len(trials) - 1, 2):
+        first_round = (j // 2) * windows
+        sides = ("A", "B") if first_round % 2 == 0 else ("B", "A")
+        for side, trial in zip(sides, trials[j : j + 2]):
+            its = iterations_frame(iteration_rows(trial.trial_id, trial.events()))
+            for w, group in its[~its["warmup"].astype(bool)].groupby("window"):
+                value = steady_throughput(group)
+                if value is not None:
+                    out[side][first_round + int(w)] = value
+    return out
+
+
+def replay(out: Path, windows: int) -> None:
+    """Each race under ``out`` judged again from its folder: the walk's move rule (``walk_steps.gain``: B above A by
+    the one change rule and by the tolerance) on all its rounds, each way; a move between identical configurations is
+    an error."""
+    from rlbench.autoconfig.walk_steps import gain
+    from rlbench.results.records import read_record
+
+    ups = downs = n = 0
+    wall_s = steady_s = 0.0
+    for race_dir in sorted(out.glob("race*")):
+        rounds = rounds_of(race_dir, windows)
+        if not rounds["A"] or not rounds["B"]:
+            continue
+        folder = ResultsFolder(race_dir)
+        records = [r for t in folder.trials() if (r := read_record(t)) is not None and r.started_epoch]
+        if records:  # the race's own wall: its first launch to its last trial's exit (its trials overlap)
+            wall_s += max(r.started_epoch + (r.trial_wall_s or 0) for r in records) - min(
+                r.started_epoch for r in records
+            )
+            for t in folder.trials():
+                its = iterations_frame(iteration_rows(t.trial_id, t.events()))
+                steady_s += float(its.loc[~its["warmup"].astype(bool), "wall_s"].sum())
+        n += 1
+        ups += gain(by_rounds(rounds["A"], rounds["B"]), CHANGE_THRESHOLD)
+        downs += gain(by_rounds(rounds["B"], rounds["A"]), CHANGE_THRESHOLD)
+    print(f"{out}: {n} races; the walk would have moved A -> B in {ups}, B -> A in {downs} (of {n} each way)")
+    if wall_s:
+        share = 100 * steady_s / wall_s
+        print(f"  the races' wall {wall_s:.0f} s, of it steady iterations {steady_s:.0f} s ({share:.0f}%)")
+
+
+def processes(out: Path) -> None:
+    """How much a process's own offset is, from the races under ``out``: the window noise within a process (sd of
+    log throughput, pooled) and, from the processes that read side by side (A's and B's i-th, launched in the same
+    rounds), the sd of a process's offset: var(log A_i - log B_i) = 2 sd_process^2 + 2 sd_window^2 / windows."""
+    import numpy as np
+
+    within, diffs, k = [], [], []
+    for race_dir in sorted(out.glob("race*")):
+        folder = ResultsFolder(race_dir)
+        means = []
+        for trial in folder.trials():
+            its = iterations_frame(iteration_rows(trial.trial_id, trial.events()))
+            per = its[~its["warmup"].astype(bool)].groupby("window")["env_steps_per_s"].median().dropna()
+            logs = np.log(per.to_numpy())
+            if len(logs) > 1:
+                within.append(float(np.var(logs, ddof=1)))
+            means.append((trial.trial_id, float(logs.mean()) if len(logs) else None, len(logs)))
+        means.sort(key=lambda m: int(m[0].rsplit("r", 1)[1]))  # launch order: A1, B1, then B2, A2 (rotated)
+        for i in range(0, len(means) - 1, 2):
+            (_, x, kx), (_, y, ky) = means[i], means[i + 1]
+            if x is not None and y is not None:
+                diffs.append(x - y)
+                k.append((kx + ky) / 2)
+    if not within or not diffs:
+        print(f"{out}: no race with processes of several windows")
+        return
+    w2 = float(np.mean(within))
+    d2 = float(np.mean(np.square(diffs)))
+    p2 = max(0.0, (d2 - 2 * w2 / float(np.mean(k))) / 2)
+    print(
+        f"{out}: {len(diffs)} pairs of processes read side by side; window sd {w2**0.5:.3f}, sd of a side-by-side "
+        f"pair's log ratio {d2**0.5:.3f}, so a process's own sd about {p2**0.5:.3f} (log units)"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="what", required=True)
@@ -221,7 +307,14 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--windows", type=int, default=3)
     r.add_argument("--plant", default=None, help="KEY=FACTOR: side B's env_config KEY times FACTOR")
     r.add_argument("--out", type=Path, required=True)
+    p = sub.add_parser("processes")
+    p.add_argument("out", type=Path)
+    p.add_argument("--windows", type=int, default=3)
     args = parser.parse_args(argv)
+    if args.what == "processes":
+        processes(args.out)
+        replay(args.out, args.windows)
+        return 0
     if args.what == "agree":
         for spec in args.specs:
             agree(spec, args.readings, args.windows, args.out / spec.stem)
