@@ -10,15 +10,18 @@ imported by the functions that need it.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlbench.ray_facts import private
 from rlbench.results.events import Event
 from rlbench.results.layout import TrialFolder
 from rlbench.worker.ray_auth import enable_token_auth, runtime_env_for
 
+if TYPE_CHECKING:
+    from rlbench.worker.node_sampler import NodeSampling
 
-def connect_kwargs(address: str, env: str) -> dict[str, Any]:
+
+def connect_kwargs(address: str | None, env: str) -> dict[str, Any]:
     """``ray.init`` arguments for a trial's driver on a cluster: quiet, with the code-shipping runtime_env."""
     enable_token_auth()
     return dict(
@@ -130,7 +133,7 @@ class ClusterTrial:
         (:class:`~rlbench.worker.node_sampler.NodeSampling`)."""
         self.plan, self.events, self.folder, self.adapter = plan, events, folder, adapter
         self.node_ids, self.also = node_ids, also
-        self.sampling = None
+        self.sampling: NodeSampling | None = None
         self.job_id: str | None = None
         self.processes: dict[str, list[list[int | None]]] = {}
         """node_id -> (pid, start ticks) of every process of the trial the node samplers saw."""

@@ -24,6 +24,15 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import FrameType
+    from typing import Any, TypeAlias
+
+    #: What ``signal.signal`` takes and ``signal.getsignal`` gives back.
+    Handler: TypeAlias = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 
 #: Seconds between deliveries of a signal deferred while an import runs.
 RETRY_S = 0.02
@@ -64,7 +73,7 @@ def interrupt(signum: int, frame) -> None:
         raise KeyboardInterrupt
 
 
-def install(signals: tuple[int, ...] = SIGNALS) -> dict[int, object]:
+def install(signals: tuple[int, ...] = SIGNALS) -> dict[int, Handler]:
     """Install :func:`interrupt` for ``signals`` (from the main thread); returns the handlers it replaced,
     for :func:`restore`. Nothing from another thread (Python allows handlers in the main thread only), and
     not over a signal ignored at start: ``nohup`` ignores SIGHUP, and a shell's background job SIGINT, so
@@ -82,7 +91,7 @@ def leaving() -> None:
     _leaving[0] = True
 
 
-def restore(previous: dict[int, object]) -> None:
+def restore(previous: dict[int, Handler]) -> None:
     """Put back the handlers :func:`install` replaced."""
     for sig, handler in previous.items():
         if handler is not None:  # None: set from outside Python, nothing to put back

@@ -35,14 +35,17 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from rlbench.ray_facts import private
 from rlbench.ray_facts.processes import NODE_ID, RAY_TITLE_PREFIX
 from rlbench.worker.foreign import ForeignCpu, foreign_pids
 from rlbench.worker.procfs import all_stats, parse_stat, read_cmdline, read_stat
 from rlbench.worker.sampling import CoreBusy, GpuEnergy, ProcessCpu, Rows, TickLoop
+
+if TYPE_CHECKING:
+    from rlbench.worker.nvml import Gpus
 
 #: Seconds between two refreshes of the trial's actor list and the node's system processes.
 REFRESH_S = 1.0
@@ -156,8 +159,8 @@ class NodeSampler:
         per_core: bool = True,
         read_gpus: bool = False,
         nvml: Any = None,
-        cluster_nodes: list[str] = (),
-        exclude_trees: list[int] = (),
+        cluster_nodes: Sequence[str] = (),
+        exclude_trees: Sequence[int] = (),
     ):
         self.node_id, self.node_ip, self.job_id = node_id, node_ip, job_id
         self.session_name, self.owns_unnamed = session_name, owns_unnamed
@@ -166,14 +169,14 @@ class NodeSampler:
         self.read_gpus, self._nvml = read_gpus, nvml
         """Read this machine's GPUs (one node per machine does, and not the driver's machine, whose
         GPUs the sweep's own sampler reads); ``nvml``: the NVML module (None: pynvml)."""
-        self._gpus = None
+        self._gpus: Gpus | None = None
         self.cluster_nodes, self.exclude_trees = list(cluster_nodes) or [node_id], list(exclude_trees)
         """Every node id of the cluster; the processes (with all below them) that are the trial's own on
         this machine although no actor: its process on the submitting machine (foreign accounting)."""
         self.foreign: dict[int, str] = {}
         self._foreign = ForeignCpu()
         self._first_t_s: float | None = None
-        self._last_t_s: float | None = None
+        self._last_t_s = 0.0  # read only once a first sample set both
         self.t0_epoch = 0.0
         self.rows = Rows(node_id, node_ip)
         self.roles: dict[int, str] = {}

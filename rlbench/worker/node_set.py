@@ -22,7 +22,7 @@ from rlbench.results.layout import TrialFolder
 
 if TYPE_CHECKING:
     from rlbench.adapters.timings import IterationTimings
-    from rlbench.planning.plan import TrialPlan
+    from rlbench.planning.plan import Placement, TrialPlan
     from rlbench.worker.events import EventLog
 
 #: How long the trial waits for its placement group to be placed on its nodes: the nodes were free
@@ -54,6 +54,12 @@ class NodeSetRuntime:
         self.unplaced: str | None = None
         """Why the placement group was not placed, or None."""
 
+    @property
+    def placement(self) -> Placement:
+        """The plan's node set: a node-set runtime is made for a placed plan only (:func:`runtime_for`)."""
+        assert self.plan.placement is not None, "a node-set runtime needs a placed plan"
+        return self.plan.placement
+
     def start(self) -> None:
         """Connect (the ``ray_init`` event), then place the trial's group on its nodes (the ``placement`` event)."""
         import ray
@@ -68,7 +74,7 @@ class NodeSetRuntime:
             self.events,
             self.folder,
             self.adapter,
-            node_ids=list(self.plan.placement.node_ids),
+            node_ids=list(self.placement.node_ids),
             also=self.also,
         )
         self.events.write(Event.RAY_INIT, ray_init_s=ray_init_s, session_dir=None, **self.cluster.after_connect())
@@ -78,7 +84,7 @@ class NodeSetRuntime:
         """The trial's nodes the cluster no longer lists alive (polled for up to ``wait_s``)."""
         import ray
 
-        held = set(self.plan.placement.node_ids)
+        held = set(self.placement.node_ids)
         deadline = time.monotonic() + wait_s
         while True:
             nodes = ray.nodes()
@@ -109,7 +115,7 @@ class NodeSetRuntime:
         lost = self.lost_nodes()
         if lost:
             raise self.node_lost(lost)
-        bundles = self.plan.placement.bundles
+        bundles = self.placement.bundles
         t = time.perf_counter()
         self.group = placement_group(
             [{k: v for k, v in (("CPU", b.cpus), ("GPU", b.gpus)) if v > 0} for b in bundles],
@@ -121,7 +127,7 @@ class NodeSetRuntime:
             Event.PLACEMENT,
             placed=placed,
             placement_s=time.perf_counter() - t,
-            node_ids=list(self.plan.placement.node_ids),
+            node_ids=list(self.placement.node_ids),
             bundles=[b.node_id for b in bundles],
         )
         if not placed:
@@ -129,8 +135,8 @@ class NodeSetRuntime:
             if lost:
                 raise self.node_lost(lost)
             self.unplaced = (
-                f"its placement group ({len(bundles)} bundles on {len(self.plan.placement.node_ids)} "
-                f"node(s) of type {self.plan.placement.node_type}) was not placed within "
+                f"its placement group ({len(bundles)} bundles on {len(self.placement.node_ids)} "
+                f"node(s) of type {self.placement.node_type}) was not placed within "
                 f"{PLACE_TIMEOUT_S:g} s: something outside the sweep holds those nodes' resources"
             )
 
@@ -163,8 +169,8 @@ class RemoteTrainer:
         self.metric_name = plan.stop_target.metric if plan.stop_target is not None else None
         self.actor: Any = None
         self.build_s: float | None = None
-        self.wall_s: float | None = None
-        """The last iteration's wall seconds, measured inside the actor."""
+        self.wall_s = 0.0
+        """The last iteration's wall seconds, measured inside the actor (0 before the first)."""
         self.driver_state: dict[str, Any] = {}
         """The actor's thread pools, affinity and niceness, for the build event."""
         self._last: dict[str, Any] = {}
@@ -179,7 +185,7 @@ class RemoteTrainer:
 
         from rlbench.worker.trial_actor import TrialActor
 
-        driver = self.plan.placement.bundles[0]
+        driver = self.runtime.placement.bundles[0]
         threads = None if "threads" in off else self.plan.torch_threads["driver"]
         cls = ray.remote(max_restarts=0, max_task_retries=0)(TrialActor)
         self.actor = cls.options(

@@ -59,7 +59,7 @@ def node_hardware() -> dict[str, Any]:
     }
 
 
-def processes_gone(processes: list[list[int | None]], wait_s: float) -> dict[str, Any]:
+def processes_gone(processes: list[list[Any]], wait_s: float) -> dict[str, Any]:
     """On one node: wait until every ``(pid, start ticks)`` has exited, then SIGKILL the ones left.
 
     Runs as a zero-CPU task pinned to the node (standard library and /proc only). A zombie counts

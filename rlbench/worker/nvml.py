@@ -111,9 +111,10 @@ def open_gpus(nvml: ModuleType | Any | None = None) -> Gpus | None:
     """Open NVML (``pynvml`` unless a module is given); None when there is no driver or no GPU."""
     if nvml is None:
         try:
-            import pynvml as nvml  # type: ignore[no-redef]
+            import pynvml
         except ImportError:
             return None
+        nvml = pynvml
     try:
         nvml.nvmlInit()
         gpus = Gpus(nvml)

@@ -31,7 +31,7 @@ def nice_levels(env_runner_pids: dict) -> dict[str, Any]:
     """The niceness of the driver's main thread and of each env runner's (its pid's thread), for
     the build event: under Tune both are Ray's worker niceness. Local pids only: on a cluster a
     runner's pid names a process on another node."""
-    runners = {}
+    runners: dict[str, int | None] = {}
     for index, pid in (env_runner_pids or {}).items():
         try:
             runners[str(index)] = os.getpriority(os.PRIO_PROCESS, int(pid))

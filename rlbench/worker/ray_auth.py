@@ -20,6 +20,7 @@ import os
 import secrets
 import stat
 import sys
+from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from rlbench.ray_facts import private
 ADDRESS_ENV = "RAY_ADDRESS"
 
 
-def token_available(environ: dict[str, str] | None = None) -> bool:
+def token_available(environ: Mapping[str, str] | None = None) -> bool:
     """True when a Ray auth token is at hand (``RAY_AUTH_TOKEN``, ``RAY_AUTH_TOKEN_PATH`` or ~/.ray/auth_token)."""
     environ = os.environ if environ is None else environ
     if environ.get("RAY_AUTH_TOKEN"):
@@ -38,7 +39,7 @@ def token_available(environ: dict[str, str] | None = None) -> bool:
     return Path(path).is_file() if path else (Path.home() / ".ray" / "auth_token").is_file()
 
 
-def enable_token_auth(environ: dict[str, str] | None = None) -> str | None:
+def enable_token_auth(environ: MutableMapping[str, str] | None = None) -> str | None:
     """Turn Ray's token mode on for this process when it is unset and a token exists; returns the mode.
 
     Ray 2.60 does this itself only for ``address="auto"``; a cluster started with ``ray start`` on a
@@ -56,14 +57,14 @@ def enable_token_auth(environ: dict[str, str] | None = None) -> str | None:
     return environ.get("RAY_AUTH_MODE")
 
 
-def token_path(environ: dict[str, str] | None = None) -> Path:
+def token_path(environ: Mapping[str, str] | None = None) -> Path:
     """Where Ray reads its token file: ``RAY_AUTH_TOKEN_PATH``, else ``~/.ray/auth_token``."""
     environ = os.environ if environ is None else environ
     path = environ.get("RAY_AUTH_TOKEN_PATH")
     return Path(path) if path else Path.home() / ".ray" / "auth_token"
 
 
-def secure_token(environ: dict[str, str] | None = None, *, create: bool = True) -> str | None:
+def secure_token(environ: Mapping[str, str] | None = None, *, create: bool = True) -> str | None:
     """Make Ray's token file private before the first ``ray.init``; returns a line to print, or None.
 
     Ray 2.60 writes ``~/.ray/auth_token`` with the default umask (0644 measured), and the token is
@@ -106,7 +107,7 @@ def secure_token(environ: dict[str, str] | None = None, *, create: bool = True) 
     )
 
 
-def auth_disabled_warning(environ: dict[str, str] | None = None) -> str | None:
+def auth_disabled_warning(environ: Mapping[str, str] | None = None) -> str | None:
     """A warning when the environment turns Ray's token authentication off (rlbench never does)."""
     environ = os.environ if environ is None else environ
     if (environ.get("RAY_AUTH_MODE") or "").strip().lower() == "disabled":
@@ -123,7 +124,7 @@ def auth_disabled_warning(environ: dict[str, str] | None = None) -> str | None:
 LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 
 
-def bind_local_runtime_to_loopback(environ: dict[str, str] | None = None) -> None:
+def bind_local_runtime_to_loopback(environ: MutableMapping[str, str] | None = None) -> None:
     """Make the private local Ray runtime this process starts next listen on 127.0.0.1 only.
 
     Ray 2.60 turns ``_node_ip_address="127.0.0.1"`` into the machine's outside address unless its

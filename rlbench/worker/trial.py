@@ -19,7 +19,7 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from rlbench.results.events import Event
 from rlbench.results.files import open_append
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from rlbench.adapters.base import Trainer
     from rlbench.adapters.timings import IterationTimings
     from rlbench.planning.plan import TrialPlan
+    from rlbench.worker.node_set import RemoteTrainer
 
 
 def _redirect_output(path: Path) -> None:
@@ -71,7 +72,7 @@ def _release_fork_server() -> None:
     try:
         from multiprocessing import forkserver
 
-        server = forkserver._forkserver  # private API: losing it only slows clean-up after kill -9
+        server: Any = forkserver._forkserver  # private API: losing it only slows clean-up after kill -9
         if server._forkserver_alive_fd is not None:
             os.close(server._forkserver_alive_fd)
             server._forkserver_alive_fd = None
@@ -309,7 +310,7 @@ def _iteration(plan: TrialPlan, trainer: Trainer, events: EventLog, iteration: i
     wall_s = time.perf_counter() - t
     t_end_s = events.now_s()
     if plan.placement is not None:  # timed where it ran, in its trial actor on a node: no round trip
-        wall_s = trainer.wall_s
+        wall_s = cast("RemoteTrainer", trainer).wall_s
         t_start_s = t_end_s - wall_s
     timings = trainer.iteration()
     parts_s = timings.sample_s + timings.learn_s + timings.sync_s
