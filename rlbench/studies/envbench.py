@@ -106,6 +106,7 @@ def _steps_in(
         steps += 1
         if terminated or truncated:
             env.reset()
+    assert counted_start is not None  # the loop ends only once counting started (``end`` is infinite before)
     elapsed_s = time.perf_counter() - counted_start
     cpu_s = time.process_time() - cpu_start
     env.close()
@@ -134,7 +135,7 @@ def measure_ceiling(
     env_config = dict(env_config or {})
     if cores is None:
         cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
-    ctx = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+    ctx = multiprocessing.get_context("fork") if hasattr(os, "fork") else multiprocessing.get_context("spawn")
     queue = ctx.Queue()
     workers = [
         ctx.Process(

@@ -46,7 +46,7 @@ class ServebenchClient:
         self.checkpoints = checkpoints
         self.threads = threads
         self._books: dict[bool, Any] = {}
-        self._handle = None
+        self._handle: Any = None  # a Serve deployment handle, made at the first request
         self._conn: http.client.HTTPConnection | None = None
         self._call: tuple[Callable[[], Any], Callable[[Any], Any]] | None = None
         self._batch = 1
@@ -141,6 +141,7 @@ class ServebenchClient:
     ) -> dict[str, Any]:
         """The closed loop, counting from ``start_at`` (``time.time()``) for ``seconds``; the result as a dict
         (latencies in ``latencies_ms``) with ``bytes_per_request``, ``actions_digest`` and ``pid`` added."""
+        assert self._call is not None, "prepare() comes first"
         issue, collect = self._call
         offset = time.time() - time.perf_counter()  # wall time -> this process's perf_counter
         start = start_at - offset

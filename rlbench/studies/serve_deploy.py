@@ -54,7 +54,7 @@ def keep_replica_grpc_on_loopback() -> bool:
             address = "127.0.0.1:" + address.rsplit(":", 1)[1]
         return original(server, address)
 
-    on_loopback.loopback_only = True
+    vars(on_loopback)["loopback_only"] = True  # a function's own attribute (PEP 232), which mypy does not model
     replica.add_port_to_grpc_server = on_loopback
     return True
 
@@ -129,7 +129,7 @@ def start_serve(checkpoints: dict[str, str], max_batch: int) -> dict[str, Any]:
         logging_config={"log_level": "WARNING"},
     )
     handle = serve.run(
-        ServebenchPolicy.bind(checkpoints, max_batch),
+        ServebenchPolicy.bind(checkpoints, max_batch),  # type: ignore[attr-defined]  # @serve.deployment made it one
         name=APP_NAME,
         route_prefix=ROUTE_PREFIX,
         logging_config={"log_level": "WARNING"},

@@ -41,6 +41,7 @@ class PolicyBook:
         if missing:  # said before the framework is imported (seconds): a server that cannot start stops at once
             raise FileNotFoundError(f"no checkpoint folder at {missing[0]}")
         serving = get_adapter().serving()
+        assert serving is not None, "servebench serves the default framework's policy, which has one"
         self.policies = {
             name: serving.load_policy(path, connectors=connectors, threads=threads)
             for name, path in checkpoints.items()

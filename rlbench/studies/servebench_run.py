@@ -18,13 +18,16 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlbench.adapters import get_adapter
 from rlbench.ray_facts import private
 from rlbench.studies.serve_calibrate import CALIBRATION_BATCH, Calibration, forward_ms, search_width
 from rlbench.studies.serve_loop import percentile
 from rlbench.studies.servebench import MODELS, PATH_SERVER, CpuProbe, ServebenchConfig, Slot, cell_seed, schedule
+
+if TYPE_CHECKING:
+    from rlbench.studies.serve_rest import RestServer
 
 #: Seconds between the clients' start and the start of counting: they send warm-up requests meanwhile.
 LEAD_S = 0.2
@@ -69,12 +72,12 @@ class ServebenchRun:
         self.session_dir: str | None = None
         self._ray = False
         self._serve = False
-        self._rest = None
+        self._rest: RestServer | None = None
         self._clients: list[Any] = []
 
     # -- start -----------------------------------------------------------------------------------
 
-    def _timed(self, name: str, step: Callable[[], Any]) -> Any:
+    def _timed(self, name: str, step: Callable[..., Any]) -> Any:  # `...`: a lambda binding its loop variable fits
         started = time.perf_counter()
         try:
             return step()
@@ -105,6 +108,7 @@ class ServebenchRun:
         self.after_start()
         self.session_dir = _session_dir()
         serving = adapter.serving()
+        assert serving is not None, "servebench serves the default framework's policy, which has one"
         models = [MODELS[size] for size in self.config.inputs]
         for model in models:
             folder = str(self.workdir / "checkpoints" / model.name)
@@ -286,7 +290,7 @@ class ServebenchRun:
     def close(self) -> list[str]:
         """Stop everything started, each step on its own; returns what failed to stop (empty: all stopped)."""
         problems = []
-        steps: list[tuple[str, Callable[[], None]]] = []
+        steps: list[tuple[str, Callable[[], object]]] = []
         import ray
 
         if self._ray:
