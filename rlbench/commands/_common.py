@@ -7,7 +7,7 @@ import argparse
 import os
 import re
 from pathlib import Path
-from typing import IO
+from typing import IO, overload
 
 from rich.console import Console
 from rich.text import Text
@@ -57,18 +57,30 @@ def read_folder(path: Path, console: Console) -> ReadFolder:
     return opened
 
 
+@overload
+def own_path(path: Path) -> Path: ...
+@overload
+def own_path(path: None) -> None: ...
 def own_path(path: Path | None) -> Path | None:
     """A path the user typed, its own symbolic link (if it is one) followed here, once: inside a
     results folder rlbench follows none (``results.lock.check_plain_folder``)."""
     return Path(path).resolve() if path is not None and Path(path).is_symlink() else path
 
 
+@overload
+def own_file(path: Path) -> Path: ...
+@overload
+def own_file(path: None) -> None: ...
 def own_file(path: Path | None) -> Path | None:
     """A file path the user typed for an output, its folder's links followed here, once (rlbench's
     writes never follow a link in the folder itself)."""
     return None if path is None else Path(path).parent.resolve() / Path(path).name
 
 
+@overload
+def int_list(text: str, flag: str) -> list[int]: ...
+@overload
+def int_list(text: None, flag: str) -> None: ...
 def int_list(text: str | None, flag: str) -> list[int] | None:
     """``1,2,4`` -> [1, 2, 4]; ValueError naming ``flag`` for anything else; None for None."""
     if text is None:

@@ -59,7 +59,8 @@ def write_and_summarize(
     for line in first_screen_lines(analysis, command) if recommendations else []:  # the folder's values: plain text
         head, _, rest = line.partition(": ")
         console.print(Text.assemble((f"{head}:", "bold"), " ", plain(rest)), soft_wrap=True)
-    if not recommendations and command:  # autoconfig: its answer printed; the sweep a verdict asks for
+    # autoconfig: its answer printed; the sweep a verdict asks for (``command`` is None without one)
+    if not recommendations and command and analysis.next is not None:
         console.print(
             Text.assemble(("next:", "bold"), " ", plain(f"{analysis.next.verdict.short}: {command}")), soft_wrap=True
         )

@@ -136,10 +136,11 @@ def run(args: argparse.Namespace, console: Console) -> int:
     except OSError as e:
         return bad_input(console, f"--out {session.path}: cannot make the folder ({e.strerror})")
     try:
-        session.save(_manifest())  # the folder's results format, as every folder says it
+        manifest = _manifest()
+        session.save(manifest)  # the folder's results format, as every folder says it
         code = _measure(config, session.path, console)
-        session.manifest.ended_at = datetime.datetime.now(datetime.timezone.utc).isoformat()
-        session.save(session.manifest)
+        manifest.ended_at = datetime.datetime.now(datetime.timezone.utc).isoformat()
+        session.save(manifest)
         return code
     finally:
         session.close()
