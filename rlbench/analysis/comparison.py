@@ -62,7 +62,7 @@ class ComparisonRow:
     """A's median steady-state throughput (over what the interval resampled; variants: over rounds)."""
     b_env_steps_per_s: float | None
     """Same for B."""
-    change: Change | None
+    change: Change
     """The pair's figures (a side without the grid point: no ratio, its runs counted as 0)."""
     verdict: str
     """regressed, improved, small change, no significant change, ``no evidence yet: ...``, no data

@@ -50,7 +50,7 @@ def steady_windows(iterations: pd.DataFrame) -> pd.DataFrame:
 
 def in_steady_window(frame: pd.DataFrame, windows: pd.DataFrame) -> np.ndarray:
     """Which rows of ``frame`` (with ``trial_id`` and ``t_s``) lie inside one of their trial's steady windows."""
-    inside = np.zeros(len(frame), dtype=bool)
+    inside: np.ndarray = np.zeros(len(frame), dtype=bool)
     if windows.empty:
         return inside
     t = frame["t_s"].to_numpy()
