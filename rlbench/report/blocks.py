@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import html
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,7 +66,7 @@ class Cell:
 @dataclass(frozen=True)
 class Table:
     header: list[str]
-    rows: list[list[str | Cell]]
+    rows: Sequence[Sequence[str | Cell]]
     left: frozenset[int] = frozenset()
     """Columns aligned left (text); the others are numbers, aligned right."""
     title: str = ""

@@ -43,8 +43,8 @@ def ceiling_blocks(configs: pd.DataFrame, axes: list[str]) -> list[Block]:
     if configs.empty or "ceiling_env_steps_per_s" not in configs:
         return []
     rows = _ordered(configs)
-    lines = [(config_label(r, axes), ceiling_text(r.to_dict())) for _, r in rows.iterrows()]
-    lines = [(label, text) for label, text in lines if text]
+    texts = [(config_label(r, axes), ceiling_text(r.to_dict())) for _, r in rows.iterrows()]
+    lines = [(label, text) for label, text in texts if text]
     if not lines:
         return []
     return [Heading("What its env and learner allow", 2), Paragraph(ABOUT, muted=True), Verdicts(lines)]

@@ -133,10 +133,14 @@ def trend_tables(trend: ConfigTrend, package: str) -> list[Table]:
 def _cpu_words(step: VersionStep | None) -> str:
     """The CPU cost's step beside a throughput step: its ratio later/earlier (above 1: more CPU per env step) and
     whether the rule found a change."""
-    if step is None or step.change.paired_ratio is None or step.change.paired_ratio <= 0:
+    c = step.change if step is not None else None
+    if c is None or c.paired_ratio is None or c.paired_ratio <= 0:
         return ""
-    c = step.change
-    low, high = (None, None) if c.paired_ci_low is None else (1 / c.paired_ci_high, 1 / c.paired_ci_low)
+    low, high = (
+        (None, None)
+        if c.paired_ci_low is None or c.paired_ci_high is None
+        else (1 / c.paired_ci_high, 1 / c.paired_ci_low)
+    )
     said = "a change with evidence" if c.differs else "no evidence of a change"
     return f"; CPU per 1,000 env steps x{1 / c.paired_ratio:.3f} ({interval_text(low, high)}: {said})"
 

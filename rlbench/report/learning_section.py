@@ -30,11 +30,11 @@ def _ci(row, column: str, digits: int = 1) -> str:
     return f"{fmt(med, digits)} [{fmt(lo, digits)}, {fmt(hi, digits)}]"
 
 
-def _target_blocks(lrn: Learning, axes: list[str]) -> list[Block]:
+def _target_blocks(lrn: Learning, target: dict[str, Any], axes: list[str]) -> list[Block]:
     t = lrn.ttt
     blocks: list[Block] = [
         Paragraph(
-            f"Target: {target_text(lrn.target)}. Each trial stopped at the first iteration "
+            f"Target: {target_text(target)}. Each trial stopped at the first iteration "
             "that reached it (warm-up iterations count: learning starts at the first), or at "
             "its iteration or time limit. Time to target is the sum of the iterations' wall_s up "
             "to and including that one; the next column adds the runtime's start (Ray's, for RLlib; "
@@ -143,7 +143,11 @@ def _final(lrn: Learning, index: int) -> float | None:
 
 def learning_blocks(lrn: Learning, configs: pd.DataFrame, axes: list[str], energy: str) -> list[Block]:
     """The section's blocks."""
-    blocks = _target_blocks(lrn, axes) if lrn.target and not lrn.ttt.empty else _equal_steps_blocks(lrn, configs, axes)
+    blocks = (
+        _target_blocks(lrn, lrn.target, axes)
+        if lrn.target and not lrn.ttt.empty
+        else _equal_steps_blocks(lrn, configs, axes)
+    )
     if lrn.seeds:
         blocks.append(
             Paragraph(

@@ -79,7 +79,8 @@ def build_next_spec(
         }
     )
     loaded = spec_from_dict(spec, source="next.yaml", check_envs=False)
-    if sorted({p.axes.get(knob) for p in loaded.points}) != sorted(values):  # a bug would sweep something else
+    swept: set[Any] = {p.axes.get(knob) for p in loaded.points}  # the grid's values, of one comparable type
+    if sorted(swept) != sorted(values):  # a bug would sweep something else
         raise RuntimeError(f"next.yaml for {trial_id} does not sweep {knob} over {values}")
     return spec, knob, current, values
 

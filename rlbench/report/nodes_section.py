@@ -74,9 +74,9 @@ def node_blocks(report: NodeReport | None, trials: pd.DataFrame) -> list[Block]:
         )
         out.append(Bullets([c.sentence() for c in report.checks]))
     foreign = [
-        (r["trial_id"], num(r.get("foreign_cpu_s")), num(r.get("foreign_cpu_pct")))
+        (r["trial_id"], cpu_s, num(r.get("foreign_cpu_pct")))
         for _, r in trials.iterrows()
-        if "foreign_cpu_s" in trials and num(r.get("foreign_cpu_s")) is not None
+        if "foreign_cpu_s" in trials and (cpu_s := num(r.get("foreign_cpu_s"))) is not None
     ]
     if foreign:
         busy = [

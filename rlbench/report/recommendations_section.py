@@ -20,7 +20,7 @@ def rec_lines(analysis: Analysis) -> list[str]:
         "env_steps_per_s_per_cpu": "env steps/s per CPU",
         "env_steps_per_s_per_w": "env steps/s per W",
     }
-    lines = []
+    lines: list[str] = []
     lrn = analysis.learning
     for r in analysis.recs:
         if r.column in units:
@@ -30,10 +30,11 @@ def rec_lines(analysis: Analysis) -> list[str]:
                 if r.column == "env_steps_per_s" and fmt(row["env_steps_per_s_ci_low"]) != "-"
                 else ""
             )
+            digits = 1 if r.value is not None and r.value < 100 else 0
             said = " ".join(lines)  # a clause an earlier line of the same pick said is not said again
             note = "; ".join(c for c in r.note.split("; ") if c and c not in said)
             lines.append(
-                f"For {r.goal}: {r.label} at {fmt(r.value, 1 if r.value < 100 else 0)} {units[r.column]}{ci}"
+                f"For {r.goal}: {r.label} at {fmt(r.value, digits)} {units[r.column]}{ci}"
                 + (f"; {row['bottleneck']}" if row["bottleneck"] not in said else "")
                 + "."
                 + (f" Note: {note}." if note else "")
@@ -43,6 +44,7 @@ def rec_lines(analysis: Analysis) -> list[str]:
         if r.index is None:
             lines.append(f"Reaching {target}: {r.note}.")
             continue
+        assert lrn is not None  # a pick for the target comes from the learning analysis
         row = lrn.ttt[lrn.ttt["index"] == r.index].iloc[0]
         reached = f"{int(row['reached'])}/{int(row['repeats'])} repeats reached it"
         if r.column == "time_to_target_s":

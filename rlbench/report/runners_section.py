@@ -212,7 +212,7 @@ def section_blocks(report: InsideReport | None) -> list[Block]:
                 Table(head, _function_rows(rv.profile.top_total), frozenset({0, 1})),
             ]
             rel = None if rv.flamegraph is None else _relative(report, rv.flamegraph)
-            if rel is not None:
+            if rv.flamegraph is not None and rel is not None:
                 ours = embeddable_svg(rv.flamegraph)  # else report.html leaves it out: only report.md links it
                 html = "none" if not ours else "embed" if embedded < MAX_EMBEDDED_FLAMEGRAPHS else "link"
                 embedded += html == "embed"

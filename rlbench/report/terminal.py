@@ -141,26 +141,26 @@ def compare_table(comparison: Comparison) -> RichTable:
     if target:
         header += ["reached A/B", "time to target A/B s", "B/A time", f"time {CONFIDENCE:.0%} CI", "to target"]
     style = {"regressed": "red", "improved": "green", "small change": "yellow"}
-    rows = []
+    rows: list[list[str | Cell]] = []
     for r in comparison.rows:
         c, t = r.change, r.time_to_target
-        cells = [
+        cells: list[str | Cell] = [
             r.label,
             fmt(r.a_env_steps_per_s),
             fmt(r.b_env_steps_per_s),
-            fmt(c and c.ratio, 3),
-            interval_text(c and c.ci_low, c and c.ci_high),
-            c.basis if c else "-",
-            f"{c.n_a}/{c.n_b}" if c else "-",
+            fmt(c.ratio, 3),
+            interval_text(c.ci_low, c.ci_high),
+            c.basis,
+            f"{c.n_a}/{c.n_b}",
             Cell(r.verdict, style.get(r.verdict, "default")),
         ]
         if target:
-            tc = t and t.change
+            tc = t.change if t else None
             cells += [
                 f"{t and t.a_reached or '-'} / {t and t.b_reached or '-'}",
                 f"{fmt(t and t.a_time_to_target_s, 1)} / {fmt(t and t.b_time_to_target_s, 1)}",
                 fmt(tc and tc.ratio, 3),
-                interval_text(tc and tc.ci_low, tc and tc.ci_high),
+                interval_text(tc.ci_low, tc.ci_high) if tc else "-",
                 t and t.verdict or "-",
             ]
         rows.append(cells)

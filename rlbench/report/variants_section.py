@@ -53,7 +53,7 @@ def variant_table(rows: list[ComparisonRow], title: str = "") -> Table:
         "Wilcoxon p",
         "verdict",
     ]
-    body = [
+    body: list[list[str | Cell]] = [
         [
             r.label,
             r.b,

@@ -93,7 +93,7 @@ def history_table(trends: list[ConfigTrend], package: str) -> RichTable:
         steps = {s.after: s for s in trend.steps if s.metric == "throughput"}
         for i, p in enumerate(trend.points):
             s = steps.get(p.version) if i else None
-            cells = [
+            cells: list[str | Cell] = [
                 trend.label if i == 0 else "",
                 p.version,
                 fmt(p.env_steps_per_s),
