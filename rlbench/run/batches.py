@@ -61,6 +61,12 @@ class TrialBatches:
         self.pool: WarmPool | None = None
 
     @property
+    def opened(self) -> WriteSession:
+        """The folder's session, once :meth:`open` made it."""
+        assert self.session is not None, "open the batches first"
+        return self.session
+
+    @property
     def info(self) -> Manifest:
         """The folder's manifest, as written last."""
         assert self.session is not None and self.session.manifest is not None, "enter the batches first"
@@ -76,7 +82,7 @@ class TrialBatches:
         return self
 
     def __enter__(self) -> TrialBatches:
-        session = self.open().session.lock()
+        session = self.open().opened.lock()
         try:
             secure_ray(self.console, create=self.cluster is None)
             if session.manifest is not None:
@@ -104,7 +110,7 @@ class TrialBatches:
         statuses = dict(info.statuses)
         outcome = run_plans(
             self.loaded,
-            self.session,
+            self.opened,
             plans,
             ResumePlan(),
             info,
@@ -116,7 +122,7 @@ class TrialBatches:
         )
         self._said = True
         info.statuses = {**statuses, **info.statuses}
-        self.session.save(info)
+        self.opened.save(info)
         return outcome
 
     def warm_read(self, plan: TrialPlan) -> WindowRead:
@@ -129,10 +135,10 @@ class TrialBatches:
         if not self.pool.holds(plan.trial_id):
             info.trial_ids = list(dict.fromkeys([*(info.trial_ids or []), plan.trial_id]))
             info.differs_from_tune = list(dict.fromkeys([*info.differs_from_tune, *plan.differs_from_tune]))
-            self.session.save(info)
+            self.opened.save(info)
             spec = self.loaded.spec
             measure_env_ceilings(
-                self.session.folder,
+                self.opened.folder,
                 [plan],
                 spec.env_ceiling_s,
                 self.console,
@@ -150,7 +156,7 @@ class TrialBatches:
             self.pool.retire(trial_id)
 
     def _open_pool(self, framework: str) -> WarmPool:
-        folder = self.session.folder
+        folder = self.opened.folder
         launcher = TrialLauncher(frameworks=(framework,))
         launcher.warm()
         launcher.wait_ready()
@@ -162,7 +168,7 @@ class TrialBatches:
 
         def on_record(record: TrialRecord) -> None:
             self.info.statuses = {**self.info.statuses, record.trial_id: record.status}
-            self.session.save(self.info)
+            self.opened.save(self.info)
 
         return WarmPool(folder, launcher, prepare=prepare, on_record=on_record, rapl=open_rapl(POWERCAP_ROOT))
 

@@ -16,7 +16,7 @@ import json
 import os
 import subprocess
 import sys
-import time
+from collections.abc import Mapping
 from typing import Any
 
 from rich.text import Text
@@ -40,7 +40,7 @@ class ClusterError(Exception):
     """The cluster cannot be used (unreachable, refused the token, probe failed): bad input."""
 
 
-def resolve_address(cli_address: str | None, environ: dict[str, str] | None = None) -> str | None:
+def resolve_address(cli_address: str | None, environ: Mapping[str, str] | None = None) -> str | None:
     """The cluster address: ``--address``, else ``RAY_ADDRESS``, else None (local mode)."""
     environ = os.environ if environ is None else environ
     address = cli_address or environ.get(ADDRESS_ENV) or None
@@ -134,7 +134,6 @@ def probe_cluster(address: str, env: str | None = None, *, timeout_s: float = PR
     env_vars = {**os.environ}
     cwd = os.getcwd()
     env_vars["PYTHONPATH"] = os.pathsep.join([cwd, *[p for p in env_vars.get("PYTHONPATH", "").split(os.pathsep) if p]])
-    t = time.monotonic()
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=env_vars)
     except subprocess.TimeoutExpired:
@@ -154,7 +153,6 @@ def probe_cluster(address: str, env: str | None = None, *, timeout_s: float = PR
     info = cluster_from_dict(json.loads(lines[-1]))
     if not info.nodes:
         raise ClusterError(f"the Ray cluster at {address} has no alive node")
-    info.probe_s = time.monotonic() - t  # type: ignore[attr-defined]  (for the console only)
     return info
 
 

@@ -40,7 +40,8 @@ class Needed:
 def installed_versions(paths: Iterable[str] | None = None) -> dict[str, str]:
     """Canonical distribution name -> version, of the distributions on ``paths`` (default: this Python's path)."""
     out: dict[str, str] = {}
-    for dist in importlib.metadata.distributions(**({"path": list(paths)} if paths is not None else {})):
+    found = importlib.metadata.distributions() if paths is None else importlib.metadata.distributions(path=list(paths))
+    for dist in found:
         name = dist.metadata["Name"]
         if name and canonicalize_name(name) not in out:  # the first on the path wins, as an import does
             out[canonicalize_name(name)] = dist.version
@@ -123,7 +124,7 @@ def constraints(sweep: Mapping[str, str], free: Iterable[str]) -> str:
 def pinned_metadata(site: Path, pins: Iterable[str]) -> dict[str, object]:
     """Canonical pinned name -> its installed metadata in an environment's ``site`` folder."""
     wanted = {canonicalize_name(p) for p in pins}
-    out = {}
+    out: dict[str, object] = {}
     for dist in importlib.metadata.distributions(path=[str(site)]):
         name = canonicalize_name(dist.metadata["Name"] or "")
         if name in wanted:

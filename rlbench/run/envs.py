@@ -239,8 +239,8 @@ def with_environments(plans: list[TrialPlan], say=lambda text: None) -> list[Tri
             pins = ", ".join(f"{d}=={v}" for d, v in sorted(plan.packages.pins.items()))
             try:
                 t = time.perf_counter()
-                made[key] = str(ensure_env(plan.packages.pins, plan.packages.index))
-                say(f"environment for {pins}: {Path(made[key]).parent.parent} ({time.perf_counter() - t:.1f} s)")
+                made[key] = python = str(ensure_env(plan.packages.pins, plan.packages.index))
+                say(f"environment for {pins}: {Path(python).parent.parent} ({time.perf_counter() - t:.1f} s)")
             except EnvError as e:
                 made[key] = e
                 say(f"environment for {pins} could not be made: {e}")

@@ -145,28 +145,28 @@ def run_parallel(
                     for plan in waiting:
                         records.append(_no_nodes_left(prepare(plan), plan, pool))
                     waiting = []
-                ended = [trial_id for trial_id, run in running.items() if run.poll(0.0)]
+                ended = [trial_id for trial_id, trial_run in running.items() if trial_run.poll(0.0)]
                 for trial_id in ended:
-                    run = running.pop(trial_id)
-                    run.end()
-                    record = run.record()
+                    trial_run = running.pop(trial_id)
+                    trial_run.end()
+                    record = trial_run.record()
                     records.append(record)
-                    progress.finish(run.plan, record)
-                    _say(console, run.plan, record)
-                    releasing[trial_id] = _release(run, cluster)
+                    progress.finish(trial_run.plan, record)
+                    _say(console, trial_run.plan, record)
+                    releasing[trial_id] = _release(trial_run, cluster)
                 if not ended:
                     time.sleep(POLL_S)
     except KeyboardInterrupt:
         interrupted = True
         _stop_all(running)
-        for trial_id, run in list(running.items()):
+        for trial_id, trial_run in list(running.items()):
             running.pop(trial_id)
-            run.end()
-            records.append(run.record())
+            trial_run.end()
+            records.append(trial_run.record())
     finally:
-        for run in running.values():  # an unexpected error: leave nothing behind
-            run.kill()
-            run.end()
+        for trial_run in running.values():  # an unexpected error: leave nothing behind
+            trial_run.kill()
+            trial_run.end()
         for thread, _ in releasing.values():
             thread.join()
     return interrupted

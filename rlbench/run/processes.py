@@ -170,7 +170,7 @@ def survivors(seen: set[tuple[int, int]], session_dir: str | None, leader: Proce
             continue  # gone, dying, a zombie (dead, only not yet reaped), or another user's
         ref = (pid, stat.start_ticks)
         match = ref in seen
-        if not match and pid in members and members[pid].start_ticks == stat.start_ticks:
+        if not match and session and pid in members and members[pid].start_ticks == stat.start_ticks:
             try:
                 match = names_session(psutil.Process(pid).cmdline(), session)
             except psutil.Error:

@@ -227,7 +227,7 @@ def run_sweep(
         )
 
 
-def _say_profile(console: Console, plan: TrialPlan, profile: dict, noted: set[str]) -> None:
+def _say_profile(console: Console, plan: TrialPlan, profile: dict, noted: set[str | None]) -> None:
     """Say once per reason when a trial asked for profiles and got none or only some."""
     status, note = profile.get("status"), profile.get("note")
     if status in (None, "ok") or note in noted:
@@ -287,7 +287,8 @@ def run_plans(
     )
     for plan in plans:
         if not decision.runs(plan.trial_id):
-            outcome.records.append(read_record(folder.trial(plan.trial_id)))
+            if (kept := read_record(folder.trial(plan.trial_id))) is not None:  # a kept trial has its record
+                outcome.records.append(kept)
             outcome.kept += 1
     to_run = [p for p in plans if decision.runs(p.trial_id)]
     if decision.keep or decision.rerun:
@@ -341,7 +342,7 @@ def run_plans(
         max_rss_bytes=spec.trial_memory_limit_bytes or psutil.virtual_memory().total // 4,
     )
     early: dict[str, Launched] = {}  # trial id -> launched while the previous trial shut down
-    noted: set[str] = set()
+    noted: set[str | None] = set()
 
     def prepare(plan: TrialPlan):
         if folder.trial(plan.trial_id).exists():
@@ -411,7 +412,8 @@ def run_plans(
                             pyspy=pyspy,
                         )
                     except KeyboardInterrupt:
-                        outcome.records.append(read_record(trial))
+                        if (stopped := read_record(trial)) is not None:  # none yet: close() left it out anyway
+                            outcome.records.append(stopped)
                         raise
                     progress.finish(plan, record)
                     _say_profile(console, plan, trial.event(Event.PROFILE), noted)

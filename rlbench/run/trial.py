@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from multiprocessing.process import BaseProcess
 
 from rlbench.adapters import get_adapter
 from rlbench.measure.profiler import TrialProfiler
@@ -101,7 +102,7 @@ class TrialLauncher:
 
     def start(
         self, trial: TrialFolder, t0_epoch: float, gated: bool = False, python: str | None = None
-    ) -> multiprocessing.Process | FreshProcess:
+    ) -> BaseProcess | FreshProcess:
         """Launch the trial whose plan is in ``trial`` (``gated``: it builds nothing before its gate opens;
         ``python``: a fresh process of that interpreter, the environment of its variant's packages)."""
         if self.fresh_process or python:  # argv holds rlbench's own paths and a number only: no shell, nothing foreign
@@ -160,7 +161,7 @@ INTERRUPT_GRACE_S = 20.0
 class Launched:
     """A trial process the sweep has started, with its sampler (already sampling)."""
 
-    proc: multiprocessing.Process | FreshProcess
+    proc: BaseProcess | FreshProcess
     """The trial process."""
     me: ProcessRef
     """The trial process with its start time (never someone else's pid)."""
@@ -206,6 +207,7 @@ def launch_trial(
     # a variant's own environment, or (the forkserver switch, per trial) a fresh process of this Python
     fresh = sys.executable if "forkserver" in plan.switched_off else None
     proc = launcher.start(trial, t0, gated, plan.packages.python if plan.packages else fresh)
+    assert proc.pid is not None  # started: it has its pid
     me = ProcessRef.of(proc.pid) or ProcessRef(proc.pid, -1)  # not reaped before join: still the trial
     hz = 0.0 if "sampler" in plan.switched_off else plan.sample_hz  # 0: a fidelity diagnosis, no rows
     # a --parallel trial's driver runs on its nodes: its process here is a harness, and its node samplers read
@@ -341,7 +343,7 @@ class TrialRun:
         self.stop.interrupted = True
         try:
             if self.me.alive():  # not after its exit: its pid may be reaped (by the fork server) and reused
-                os.kill(self.proc.pid, signal.SIGINT)
+                os.kill(self.me.pid, signal.SIGINT)
         except ProcessLookupError:
             pass
 

@@ -24,7 +24,7 @@ def verdict(
     error = next((e for e in reversed(events) if e.get("event") == Event.ERROR), None)
     skipped = next((e for e in events if e.get("event") == Event.SKIPPED), None)
     iterations = sum(e.get("event") == Event.ITERATION for e in events)
-    if stop is not None and stop.memory_bytes is not None:
+    if stop is not None and stop.memory_bytes is not None and plan.memory_limit_bytes is not None:
         return "failed", (
             f"out of memory: its processes used {stop.memory_bytes / 2**20:.0f} MiB, over "
             f"trial_memory_limit_bytes={plan.memory_limit_bytes} ({plan.memory_limit_bytes / 2**20:.0f} "

@@ -14,7 +14,7 @@ trial's result is read back from its folder (:meth:`Driver.stored`), so no finis
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -250,7 +250,7 @@ class Driver:
         hit = frame[frame["index"] == index] if len(frame) else frame
         return None if hit.empty else hit.iloc[0].to_dict()
 
-    def point(self, axes: dict[str, Any]) -> Candidate | str:
+    def point(self, axes: Mapping[str, Any]) -> Candidate | str:
         """The walk's point of these axis values, planned on this machine (a new one takes the next free grid index,
         in the order asked), or why it cannot run; a configuration already planned comes back as itself."""
         setup = self.setup
@@ -349,6 +349,8 @@ class Driver:
             r = read_result(self.folder, t["trial_id"], request_id, self.section.objective, t.get("charged_s"))
             if r is not None and r.iteration_s is not None and key in setup.candidates:
                 observations.append(Observation(setup.candidates[key], r.iteration_s))
+        # the outputs are written once session.run has made every stage
+        assert session.search is not None and session.race is not None and session.probe_stage is not None
         model = session.model
         rows = model.refit(observations).predicted_vs_measured(observations) if model else []
         result = AutoconfigResult(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import math
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -66,23 +66,23 @@ class Setup:
     """key -> its planned trial (repeat 0), from which every trial of it is made."""
     baseline_key: str
     """The configuration to beat."""
-    searched: list[str] = field(default_factory=list)
+    searched: list[str]
     """Keys of the grid points the search starts from."""
-    notes: list[str] = field(default_factory=list)
+    notes: list[str]
     """Grid points left out (the machine cannot run them), in words."""
-    shape: TrialShape | None = None
+    shape: TrialShape
     """How long a trial trains: the spec's ``stop:``, capped by ``autoconfig.trial_s``."""
-    cold_start_s: float = 0.0
+    cold_start_s: float
     """Seconds a trial is expected to spend outside training until the probes measure it
     (``autoconfig.cold_start_s``, else the largest of the space's frameworks' own figures)."""
-    walk: bool = False
+    walk: bool
     """Walk the verdicts from the baseline (``rlbench.autoconfig.walk``) instead of searching the grid: a spec with no
     grid axis of two values, or ``--walk``."""
-    grid_axes: dict[str, tuple[str, tuple[Any, ...]]] | None = None
+    grid_axes: dict[str, tuple[str, tuple[Any, ...]]] | None
     """``--walk`` on a grid: column -> (the grid's axis name, its values): the walk moves along those only."""
-    lines: Any = None
+    lines: Any
     """The spec file's line map (for the words of a point the walk plans)."""
-    machine: MachineInfo | None = None
+    machine: MachineInfo
     """This machine (a point the walk plans is planned on it)."""
     cluster: Any = None
     """The cluster the trials run on (None: this machine)."""
@@ -185,7 +185,7 @@ def _value_at(config: Any, path: tuple[str, ...]) -> Any:
 
 
 def _plans(loaded: LoadedSpec, machine: MachineInfo, cluster, parallel: bool = False) -> list[TrialPlan]:
-    seeds = [0] * loaded.spec.repeats
+    seeds: list[int | None] = [0] * loaded.spec.repeats
     plans = (
         plan_cluster_trials(loaded, cluster, seeds, parallel=parallel)
         if cluster is not None
