@@ -113,7 +113,7 @@ def choose(
     if best is None:
         return None, (), ()
     others = sorted(
-        (s for s in standings if s.median is not None and s.key != best.key), key=lambda s: (-s.median, s.key)
+        (s for s in standings if s.median is not None and s.key != best.key), key=lambda s: (-(s.median or 0.0), s.key)
     )
     against = {s.key: versus(best.key, s.key) for s in others}
     # a change inside the threshold by every interval is the same (the race stops on it: :func:`verdict`)
@@ -123,8 +123,11 @@ def choose(
         if against[s.key].enough and (not against[s.key].differs or equivalent(against[s.key], threshold))
     ]
     thin = tuple(s.key for s in others if not against[s.key].enough)
+    assert best.median is not None  # the leader is a configuration with a reading
     floor = (1.0 - threshold) * best.median
-    chosen = min((s for s in same if s.median >= floor), key=lambda s: (s.cpus, s.gpus, -s.median, s.key))
+    chosen = min(
+        (s for s in same if (s.median or 0.0) >= floor), key=lambda s: (s.cpus, s.gpus, -(s.median or 0.0), s.key)
+    )
     return chosen.key, tuple(s.key for s in same), thin
 
 
@@ -345,7 +348,8 @@ class Race(Stage):
         any configuration they read, as the stop reason says: the search's slots are interleaved and paired
         too, only earlier and fewer; a probe is one reading, taken before everything else. Those are compared
         unpaired."""
-        source, reason, origin = self, self.stop_reason, "race"
+        source: Race | Pooled = self
+        reason, origin = self.stop_reason, "race"
         versus: Versus = self.versus
         candidates: dict[str, Candidate] = dict(self.entrants)
         if self.rounds_done == 0 or not any(self.scores(k) for k in self.entrants):  # nothing the race can pair
@@ -358,7 +362,7 @@ class Race(Stage):
                     f"readings{' (pooled, not paired)' if len(read) > 1 else ''}"
                 )
                 for st in read:
-                    candidates.update({k: c for k, c in st.candidates.items() if st.scores(k)})
+                    candidates.update({k: c for k, c in getattr(st, "candidates", {}).items() if st.scores(k)})
                 versus = source.versus
         standings = [source.standing_of(k, c.cpus, c.gpus) for k, c in candidates.items()]
         chosen, same, thin = choose(standings, versus, self.threshold)
@@ -376,7 +380,8 @@ class Race(Stage):
         if origin == "race" and fastest is not None and "unpaired" in designs.values():
             mine = set(self.by_round(fastest.key))
             note = design_note(max(len(mine & set(self.by_round(k))) for k, d in designs.items() if d == "unpaired"))
-        steps, comparisons = (), ()
+        steps: tuple[StepsStanding, ...] = ()
+        comparisons: tuple[StepsComparison, ...] = ()
         if self.objective == "time_to_target":  # steps to target raced too: did they learn from fewer, or step faster?
             readings = {k: source.env_steps(k) for k in candidates}
             steps = tuple(steps_standing(k, r) for k, r in readings.items())

@@ -128,8 +128,9 @@ def learner_costs(
     second = None
     if other is not None:
         o = steady(other[0])
-        second = (_median(o, "learn_s"), _median(o, "sgd_steps"), other[1])
-    if second is not None and None not in second and steps:
+        learn2, steps2 = _median(o, "learn_s"), _median(o, "sgd_steps")
+        second = None if learn2 is None or steps2 is None else (learn2, steps2, other[1])
+    if second is not None and steps:
         learn2, steps2, batch2 = second  # learn = batch * s + steps * k, twice
         det = batch_per_learner * steps2 - batch2 * steps
         if abs(det) > 1e-9 * max(1.0, batch_per_learner * steps2):
@@ -173,7 +174,9 @@ def probes_from(
     same_device = other is not None and (other[1].learners.num_gpus_per_learner > 0) == (
         config.learners.num_gpus_per_learner > 0
     )
-    learner_other = (other[0], other_batch_per_learner or batch_per_learner) if same_device else None
+    learner_other = (
+        (other[0], other_batch_per_learner or batch_per_learner) if same_device and other is not None else None
+    )
 
     runners = max(1, config.env_runners.num_env_runners)
     steps = med("env_steps_sampled")

@@ -282,7 +282,7 @@ class SuccessiveHalving(Stage):
         """Why ``s`` is below ``best`` by more than the model's error both by its readings and by the (refit)
         model's prediction, or None when either leaves room for doubt."""
         a, b = model.predict(self.candidates[s.key]), model.predict(self.candidates[best.key])
-        if a is None or b is None or not best.median or not b.env_steps_per_s:
+        if a is None or b is None or s.median is None or not best.median or not b.env_steps_per_s:
             return None
         read, pred = s.median / best.median, a.env_steps_per_s / b.env_steps_per_s
         if read < 1.0 - error and pred < 1.0 - error:

@@ -19,7 +19,7 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 from rlbench.autoconfig.ask_tell import Stage, TrialRequest, TrialResult
 from rlbench.autoconfig.decide import Answer, Race
@@ -45,9 +45,6 @@ class Runner(Protocol):
     def run(self, request: TrialRequest) -> TrialResult:
         """Run one trial and return its result (raises KeyboardInterrupt when interrupted)."""
 
-    # Optional: ``width`` (int, trials it can run at once) and ``run_many(requests) -> results`` (in order), for a
-    # runner that runs several at once (``--parallel``); without them, one at a time.
-
     def probes(self, requests: Sequence[TrialRequest]) -> ProbeCosts | None:
         """The cost model's inputs from the finished probe trials (None: no steady iteration)."""
 
@@ -56,6 +53,22 @@ class Runner(Protocol):
 
     def say(self, text: str, style: str = "") -> None:
         """Tell the user something, as it happens."""
+
+
+class BatchRunner(Runner, Protocol):
+    """A runner that runs several trials at once (``--parallel``): the session sees it by a ``width`` above 1; a
+    runner without ``width`` runs one at a time."""
+
+    @property
+    def width(self) -> int:
+        """Trials it can run at once."""
+
+    def run_many(self, requests: Sequence[TrialRequest]) -> list[TrialResult]:
+        """Run the trials at once; their results in order."""
+
+
+#: The runner a session is driven by: a walk's needs more than a search's (``WalkRunner``).
+RunnerT = TypeVar("RunnerT", bound=Runner)
 
 
 class ProbeStage(Stage):
@@ -95,7 +108,7 @@ class Space:
 
 
 @dataclass
-class Session:
+class Session(Generic[RunnerT]):
     """One autoconfig run: call :meth:`run` with a :class:`Runner`."""
 
     space: Space
@@ -130,15 +143,16 @@ class Session:
 
     # -- the run
 
-    def run(self, runner: Runner) -> Answer:
+    def run(self, runner: RunnerT) -> Answer:
         """Probe, plan, search, race; returns the answer (the outputs are the runner's)."""
         self._probe(runner)
         self._search(runner)
-        self._race(runner)
+        self._race_finalists(runner)
         return self.answer()
 
     def answer(self) -> Answer:
         """The answer so far: the race's readings, else the search's, else the probes'."""
+        assert self.race is not None, "the race has run"
         return self.race.answer(fallbacks=[s for s in (self.search, self.probe_stage) if s is not None])
 
     def minimum_budget_s(self) -> float:
@@ -260,8 +274,9 @@ class Session:
         self._drive(s, runner)
         runner.say(f"search: {s.stop_reason}; survivors: {', '.join(c.key for c in s.survivors) or '-'}")
 
-    def _race(self, runner: Runner) -> None:
+    def _race_finalists(self, runner: Runner) -> None:
         k, s = self.section, self.search
+        assert s is not None, "the search has run"
         decided = self.decided["plan"]
         baseline = self.space.candidates[self.space.baseline_key]
         if "race" not in self.decided:
@@ -294,6 +309,7 @@ class Session:
         """How many entrants (the baseline included) the race takes: the plan's, or as many of the search's
         best survivors as ``min_rounds`` rounds fit in ``left_s``, up to the finalists, at least one."""
         s, k, base = self.search, self.section, self.space.baseline_key
+        assert s is not None and self.plan is not None, "the search has run"
         if self.plan.race:
             return len(self.plan.race)
         others = sorted(
@@ -312,7 +328,7 @@ class Session:
         pending = stage.ask()
         while pending:
             if width > 1:
-                if not self._drive_at_once(stage, runner, pending, width):
+                if not self._drive_at_once(stage, cast(BatchRunner, runner), pending, width):
                     return
                 pending = stage.ask()
                 continue
@@ -336,7 +352,7 @@ class Session:
                     self._iteration_s.append(result.iteration_s)
             pending = stage.ask()
 
-    def _drive_at_once(self, stage: Stage, runner: Runner, pending: list[TrialRequest], width: int) -> bool:
+    def _drive_at_once(self, stage: Stage, runner: BatchRunner, pending: list[TrialRequest], width: int) -> bool:
         """One batch, ``width`` trials at a time (each one's cap and the hard edge as one at a time: they start
         together, so each must end before the edge on its own); False when the budget stopped the stage."""
         todo = []

@@ -17,7 +17,7 @@ the same points in the same order, and reads the finished trials back: a finishe
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -54,6 +54,10 @@ class _Stepped:
 
     step: int
     _curves: dict[str, list]
+    # the Stage's, beside which it is mixed in
+    seed: int
+    _issued: dict[str, TrialRequest]
+    cap_of: Callable[[str], float]
 
     def tell(self, results) -> None:
         results = list(results)
@@ -128,7 +132,7 @@ class WalkRace(_Stepped, Race):
 
 
 @dataclass
-class WalkSession(StepPlanner, Session):
+class WalkSession(StepPlanner, Session[WalkRunner]):
     """One walk: call :meth:`run` with a :class:`WalkRunner`; ``grid_axes`` (a grid spec's ``--walk``): column ->
     (the grid's axis name, its values): the walk moves along those axes, over those values only."""
 
@@ -232,10 +236,10 @@ class WalkSession(StepPlanner, Session):
     def _replay_point(self, runner: WalkRunner, axes: Mapping[str, Any]) -> Candidate | None:
         got = self.points.get(next((k for k, c in self.points.items() if dict(c.axes) == dict(axes)), ""))
         if got is None:
-            got = runner.point(axes)
-            if isinstance(got, str):
+            point = runner.point(axes)
+            if isinstance(point, str):
                 return None
-            self.points[got.key] = got
+            self.points[point.key] = got = point
         return got
 
     def _race(self, runner: WalkRunner, number: int, current: str, values: list[Candidate], rec) -> WalkRace:
@@ -334,7 +338,7 @@ class WalkSession(StepPlanner, Session):
         if not moves:
             change = None
         elif len(moves) == 1:
-            race = next(st for st in self.stages if getattr(st, "step", 0) == moves[0].step)
+            race = next(st for st in self.stages if isinstance(st, WalkRace) and st.step == moves[0].step)
             change = race.versus(start, end)
         else:
             change = unpaired(pooled.scores(start), pooled.scores(end))

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
 from typing import Any
 
-from rlbench.autoconfig.ask_tell import Standing
+from rlbench.autoconfig.ask_tell import Objective, Standing
 from rlbench.autoconfig.decide import Answer
 from rlbench.autoconfig.model import Candidate
 from rlbench.autoconfig.outputs import AutoconfigResult, in_units
@@ -27,7 +27,7 @@ def walk_result(
         first.setdefault(p.axis, p.from_value)
         if p.partner_axis:  # a trade moved a second knob
             first.setdefault(p.partner_axis, p.partner_from)
-    for key in {answer.baseline_key, answer.chosen_key} - {None}:
+    for key in {k for k in (answer.baseline_key, answer.chosen_key) if k is not None}:
         c = cands[key]
         cands[key] = replace(c, axes=tuple({**first, **dict(c.axes)}.items()))
     races, measured = session.trials_run()
@@ -60,7 +60,7 @@ def walk_summary(session: WalkSession) -> dict[str, Any]:
     }
 
 
-def _in_units(objective: str, point: dict[str, Any]) -> dict[str, Any]:
+def _in_units(objective: Objective, point: dict[str, Any]) -> dict[str, Any]:
     """A point's median and interval in the objective's units (time to target: seconds, not 1/seconds)."""
     point["median"], point["ci_low"], point["ci_high"] = in_units(
         objective, point["median"], point["ci_low"], point["ci_high"]

@@ -6,9 +6,9 @@ once and kept in the session's ``decided["walk"]`` for a resume.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlbench.autoconfig.model import Candidate
 from rlbench.autoconfig.walk_steps import (
@@ -23,8 +23,13 @@ from rlbench.autoconfig.walk_steps import (
     trade_pairs,
 )
 
+if TYPE_CHECKING:
+    from rlbench.autoconfig.ask_tell import Stage
+    from rlbench.autoconfig.section import AutoconfigSection
+    from rlbench.autoconfig.walk_path import PointRead
 
-def _value(v: float) -> Any:
+
+def _value(v: float | None) -> Any:
     """A value as the spec writes it: a whole number as an int."""
     return int(v) if isinstance(v, float) and v.is_integer() else v
 
@@ -63,6 +68,17 @@ class _Here:
 
 class StepPlanner:
     """The walk's step planning, over the session's points, stages, budget and costs."""
+
+    # the session's, which the planner reads (:class:`~rlbench.autoconfig.walk.WalkSession` mixes it in)
+    section: AutoconfigSection
+    budget_s: float
+    reserve_s: float
+    cold_estimate_s: float
+    grid_axes: Mapping[str, tuple[str, tuple[Any, ...]]] | None
+    stages: list[Stage]
+    points: dict[str, Candidate]
+    points_read: list[PointRead]
+    _costs: Callable[[Sequence[str]], tuple[dict[str, float], dict[str, float]]]
 
     def _plan_step(self, runner, number: int, current: str, here: _Here) -> dict[str, Any]:
         """Decide what step ``number`` races, or why the walk stops (made once: kept for a resume): the knob that

@@ -208,9 +208,12 @@ def decide_step(
     ahead = [s for s in others if gain(versus(current, s.key), threshold)]
     if ahead:
         best = leader(ahead)
+        assert best is not None and best.median is not None  # ``others`` have readings
         floor = (1.0 - threshold) * best.median
-        pool = [s for s in ahead if s.key == best.key or (not below(versus(best.key, s.key)) and s.median >= floor)]
-        return min(pool, key=lambda s: (s.cpus, s.gpus, -s.median, s.key)).key, "gain"
+        pool = [
+            s for s in ahead if s.key == best.key or (not below(versus(best.key, s.key)) and (s.median or 0.0) >= floor)
+        ]
+        return min(pool, key=lambda s: (s.cpus, s.gpus, -(s.median or 0.0), s.key)).key, "gain"
     here = by_key[current]
     cheaper = [
         s
@@ -220,7 +223,7 @@ def decide_step(
         and equivalent(versus(current, s.key), threshold)
     ]
     if cheaper:
-        return min(cheaper, key=lambda s: (s.cpus, s.gpus, -s.median, s.key)).key, "cheaper"
+        return min(cheaper, key=lambda s: (s.cpus, s.gpus, -(s.median or 0.0), s.key)).key, "cheaper"
     return current, "stay"
 
 
