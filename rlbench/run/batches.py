@@ -174,9 +174,15 @@ class TrialBatches:
 
     def __exit__(self, *exc) -> None:
         if self.pool is not None:
+            interrupted = exc[0] is not None and issubclass(exc[0], KeyboardInterrupt)
             try:
-                self.pool.close(interrupted=exc[0] is not None and issubclass(exc[0], KeyboardInterrupt))
+                self.pool.close(interrupted=interrupted)
             finally:
                 self.pool = None
+                if self.session is not None and self.session.manifest is not None:
+                    # warm trials end here, not in a batch: the run's end and every status, as a batch's end says them
+                    info = self.session.manifest
+                    info.end(now_iso(), interrupted=interrupted, statuses=dict(info.statuses))
+                    self.session.save(info)
         if self.session is not None:
             self.session.close()
