@@ -284,7 +284,7 @@ def _finish_walk(out_dir: Path, outcome, console: Console, driver_end: float) ->
     moves = [p for p in r.walk["path"] if p["outcome"] != "stay"]
     say(
         console,
-        f"walk: {len(r.walk['path'])} step(s), {len(moves)} move(s), {r.trials_run} race trials after the start's "
+        f"walk: {len(r.walk['path'])} step(s), {len(moves)} move(s), {r.trials_run} race readings after the start's "
         f"{r.probe_trials} reading{'s' * (r.probe_trials != 1)} ({outcome.trials_run_now} run now); stopped: "
         f"{r.walk['stop_text']}",
     )

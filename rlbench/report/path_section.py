@@ -55,7 +55,7 @@ def answer_text(data: AutoconfigFile) -> str:
         f"{where}{f' ({CONFIDENCE:.0%} interval in brackets)' if moves else ''}; median "
         f"{fmt(best.median, 1)} {unit}"
         + (f"; stopped: {stopped}" if stopped else "")
-        + f". {fmt(data.trials_run)} race trials after the start's {readings}, {fmt(data.wall_s)} s of a "
+        + f". {fmt(data.trials_run)} race readings after the start's {readings}, {fmt(data.wall_s)} s of a "
         f"{fmt(data.budget_s)} s budget."
     )
 
@@ -119,8 +119,11 @@ def walk_blocks(run: AutoconfigRun | None, out_dir: Path, trials: pd.DataFrame, 
     out: list[Block] = [Heading("Autoconfig: the walk", 2), Paragraph(answer_text(data), lead="Answer")]
     if path_line(data):
         out.append(Paragraph(path_line(data), lead="Path"))
-    if data.evidence:
-        out.append(Paragraph(data.evidence, lead="Evidence"))
+    if data.evidence:  # its stop is the section's own paragraph below: not said twice
+        evidence = data.evidence
+        if data.stop_text and evidence.endswith(f" Stopped: {data.stop_text}."):
+            evidence = evidence[: -len(f" Stopped: {data.stop_text}.")]
+        out.append(Paragraph(evidence, lead="Evidence"))
     if data.design_note:
         out.append(Paragraph(data.design_note, muted=True))
     out += [
