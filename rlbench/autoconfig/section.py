@@ -55,10 +55,12 @@ class AutoconfigSection(BaseModel):
     """A configuration within this much of the best median is as good as the best (the cheapest wins), and the
     race ends once every other one is below the leader or within this much of it by every interval (the
     default: the change threshold every command uses, ``CHANGE_THRESHOLD``, 5)."""
-    warm_windows: int = Field(0, ge=0, le=100)
+    warm_windows: int = Field(3, ge=0, le=100)
     """The walk's readings from warm trials (issue 56, docs/AUTOCONFIG.md "Warm readings"): each point's trial is
     built once and read in up to this many windows (each the spec's steady iterations), paused between them while
-    the other points read theirs, then a new process; 0: every reading a cold trial of its own."""
+    the other points read theirs, then a new process; 0: every reading a cold trial of its own. 3: a step's race of
+    3-6 rounds reads each side from 1-2 processes (a process's own offset measured at 3.6% of throughput against 17%
+    between windows of one process, CartPole on this 2-core machine: docs/MEASUREMENT.md 11)."""
     seed: int = Field(0, ge=0, le=MAX_SEED)
     """What the trial seeds derive from (the search itself has no randomness)."""
 
