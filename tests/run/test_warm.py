@@ -37,8 +37,8 @@ def _plans(windows=3):
     return [p.model_copy(update={"windows": windows, "window_iterations": 2}) for p in plans]
 
 
-@pytest.fixture()
-def pool(tmp_path):
+def _pool(tmp_path, live_limit=3):
+    """A pool over a results folder in ``tmp_path``, the records it gives kept in a list."""
     folder = ResultsFolder(tmp_path)
     records = []
     pool = WarmPool(
@@ -46,9 +46,16 @@ def pool(tmp_path):
         TrialLauncher(frameworks=("plain",)),
         prepare=lambda plan: write_plan(folder, plan),
         on_record=records.append,
+        live_limit=live_limit,
     )
-    yield pool, folder, records
-    pool.close()
+    return pool, folder, records
+
+
+@pytest.fixture()
+def pool(tmp_path):
+    got = _pool(tmp_path)
+    yield got
+    got[0].close()
 
 
 def _iterations(folder, trial_id):
@@ -105,15 +112,7 @@ def test_a_retired_trial_stops_before_its_last_window_and_leaves_no_process(pool
 
 
 def test_the_pool_keeps_at_most_its_limit_and_ends_the_least_recently_read(tmp_path):
-    folder = ResultsFolder(tmp_path)
-    records = []
-    pool = WarmPool(
-        folder,
-        TrialLauncher(frameworks=("plain",)),
-        prepare=lambda plan: write_plan(folder, plan),
-        on_record=records.append,
-        live_limit=1,
-    )
+    pool, _, records = _pool(tmp_path, live_limit=1)
     try:
         a, b = _plans()
         pool.read(a)
