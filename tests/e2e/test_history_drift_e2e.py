@@ -1,14 +1,17 @@
 """``rlbench history`` over a drift (issue 60), end to end with no network: a package ``drifty`` written by the test in
-four versions, each making every env step burn 12% more CPU time than the one before (1,000, 1,120, 1,254, 1,405 us:
+four versions, each making every env step burn 15% more CPU time than the one before (1,000, 1,150, 1,323, 1,521 us:
 envs.versioned), on the plain adapter (no Ray: a trial costs seconds). No adjacent step moves throughput by the
-threshold (20%: each step is about 11%), so no step is flagged and the command exits 0; the release against the first
-moves by 29% (1.405x the cost): the cumulative comparison says so, with the paired rule's evidence in 6 rounds.
+threshold (25%: each step is about 13%), so no step is flagged and the command exits 0; the release against the first
+moves by 34% (1.521x the cost): the cumulative comparison says so, with the paired rule's evidence in 6 rounds.
 
 Why load cannot move the verdicts: the cost is CPU time, so a busy machine stretches both sides of a round alike, and
-each verdict has about 9 points of margin either way (a step 11% against 20%, the drift 29% against 20%); two steady
+each verdict has about 9 points of margin either way (a step 13% against 25%, the drift 34% against 25%); two steady
 iterations of 600 steps a trial (about 1.5 s of env) keep one trial's reading from being one scheduler's slice.
 Measured 2026-11-29 at load 5 with one steady iteration of 200 steps: steps read 0.85, 0.89, 0.91, the drift 0.71
-(0.62-0.87): a step that close to the threshold is why the window is longer now."""
+(0.62-0.87): a step that close to the threshold is why the window is longer now. At 12% a step and 20% (CI's
+fresh-clone run beside a benchmark, load 5-8, 2026-11-29) the drift read 0.737 paired (0.62-0.92, p 0.031) but 0.731
+unpaired with an interval of 0.55-1.005 (the rounds' readings swung with the load), so the one rule, which wants
+every interval off 1, said no change: the drift is larger now, its unpaired interval further from 1."""
 
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ from wheels import write_wheel
 
 pytestmark = pytest.mark.slow
 
-COSTS = {"1.0.0": 1000, "1.1.0": 1120, "1.2.0": 1254, "1.3.0": 1405}
+COSTS = {"1.0.0": 1000, "1.1.0": 1150, "1.2.0": 1323, "1.3.0": 1521}
 
 SPEC = """\
 name: drift
@@ -55,7 +58,7 @@ def history(tmp_path_factory):
         "--index",
         str(tmp / "wheels"),
         "--threshold",
-        "20%",
+        "25%",
         "--out",
         str(out),
         env={"RLBENCH_ENV_CACHE": str(tmp / "envs")},
@@ -69,10 +72,10 @@ def test_no_step_is_flagged_and_the_drift_is_found_against_the_first_release(his
     data = json.loads((out / "history.json").read_text())
     (config,) = data["configurations"]
     steps = [s for s in config["steps"] if s["metric"] == "throughput"]
-    assert not data["flagged"], data["flagged"]  # every adjacent step about 11%: under the 20% threshold
+    assert not data["flagged"], data["flagged"]  # every adjacent step about 13%: under the 25% threshold
     assert len(steps) == 3 and all(s["verdict"] != "regressed" for s in steps), steps
     cumulative = {(c["before"], c["after"]): c for c in config["cumulative"] if c["metric"] == "throughput"}
     last = cumulative[("1.0.0", "1.3.0")]
-    assert last["verdict"] == "regressed", last  # 1.405x the cost: about 29% slower, with evidence in 6 rounds
+    assert last["verdict"] == "regressed", last  # 1.521x the cost: about 34% slower, with evidence in 6 rounds
     assert "slower" in last["sentence"] and "6 rounds" in last["sentence"]
     assert "the whole series did" in done.stdout  # the terminal says the series moved where no step did
