@@ -78,17 +78,9 @@ class Bench:
             config = config.model_copy(
                 update={"environment": env.model_copy(update={"env_config": {**env.env_config, key: value}})}
             )
-        steady = max(1, (t.stop_iterations or t.warmup_iterations + 1) - t.warmup_iterations)
         return t.model_copy(
-            update={
-                "trial_id": f"t{t.index:03d}r{self.n}",
-                "repeat": self.n,
-                "config": config,
-                "windows": windows,
-                "window_iterations": steady,
-                "stop_iterations": t.warmup_iterations + windows * steady,
-            }
-        )
+            update={"trial_id": f"t{t.index:03d}r{self.n}", "repeat": self.n, "config": config}
+        ).in_windows(windows)
 
     def reading(self, plan: TrialPlan) -> tuple[float | None, float, float]:
         """Read the next window of ``plan``'s trial: (its throughput, the seconds it cost, its steady iterations'

@@ -120,6 +120,18 @@ class TrialPlan(BaseModel):
     packages: PackageSet | None = None
     """Its variant's pinned packages and their environment; None: the sweep's own Python and packages."""
 
+    def in_windows(self, windows: int) -> TrialPlan:
+        """This trial read warm (issue 56): ``windows`` windows of its steady iterations each (its stop's iterations
+        less the warm-up, at least 1), the warm-up once before the first."""
+        steady = max(1, (self.stop_iterations or self.warmup_iterations + 1) - self.warmup_iterations)
+        return self.model_copy(
+            update={
+                "windows": windows,
+                "window_iterations": steady,
+                "stop_iterations": self.warmup_iterations + windows * steady,
+            }
+        )
+
     def demand(self) -> ResourceDemand:
         """What the trial asks of the machine, per role and per actor, by its framework's rules: how the
         analysis reaches the adapter's resource arithmetic without knowing which adapter it is."""

@@ -137,9 +137,7 @@ class WarmPool:
             return None
         write_atomic(live.trial.window_gate("stop"), b"")
         live.run.deadline = time.monotonic() + INTERRUPT_GRACE_S + 10.0
-        while not live.run.poll():
-            pass
-        return self._finish(trial_id)
+        return self._finish(trial_id)  # it stops its trainer and runtime, then exits
 
     def _finish(self, trial_id: str) -> TrialRecord:
         live = self.live.pop(trial_id)

@@ -155,23 +155,21 @@ class Driver:
         for the point while it has a window left, else a new trial launched. Charged from its gate's opening (a new
         trial: its launch) to the window's end."""
         key = request.candidate_key
-        template, shape = self.setup.templates[key], self.setup.shape
+        template = self.setup.templates[key]
         tid = self._warm.get(key)
         if tid is not None and self.batches.holds(tid):
             self.state.trials[request.request_id] = {"trial_id": tid, "charged_s": None}
         else:
             tid = self._warm[key] = self.state.assign_new(request.request_id, template.index, self.folder)
-        steady = max(1, (shape.stop_iterations or template.warmup_iterations + 1) - template.warmup_iterations)
-        windows = self.section.warm_windows
         plan = request_plan(
             template,
             tid,
             request,
-            stop_iterations=template.warmup_iterations + windows * steady,
+            stop_iterations=self.setup.shape.stop_iterations,
             stop_seconds=request.max_wall_s,
             cold_start_s=self.session.cold_estimate_s,
             objective=self.section.objective,
-        ).model_copy(update={"windows": windows, "window_iterations": steady})
+        ).in_windows(self.section.warm_windows)
         try:
             read = self.batches.warm_read(plan)
         except KeyboardInterrupt:
