@@ -18,6 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rlbench.analysis.knobs import Knob
+from rlbench.analysis.labels import Kind
+
 #: Confidence level of every interval (the bootstrap engine's, :func:`rlbench.analysis.stats.interval`); every
 #: text that names the level is made from it.
 CONFIDENCE = 0.95
@@ -303,14 +306,16 @@ class Verdict:
     """Why one side of a configuration (its learner, its sampler) is slow, with its evidence, and the knob that
     changes it (:mod:`rlbench.analysis.next_step` turns the knob into the values worth sweeping)."""
 
-    label: str
-    """Short, for the bottleneck column: ``launch-bound``, ``learner fed by the CPU``, ..."""
+    kind: Kind
+    """What it says; its word (:attr:`label`) is the bottleneck column's: ``launch-bound``, ``env waits``, ..."""
     text: str
     """The finding in words, with its numbers."""
-    knob: str | None
-    """The spec key to change (None: the answer is measured already, or no knob is known to help)."""
-    knob_column: str | None = None
-    """The configuration column holding the knob's current value."""
+    knob: Knob | None
+    """The spec key to change, its facts :data:`~rlbench.analysis.knobs.KNOBS`' (None: no knob is known to help)."""
+
+    @property
+    def label(self) -> str:
+        return str(self.kind)
 
     @property
     def short(self) -> str:
@@ -331,15 +336,12 @@ def limiting_sides(row: dict[str, Any]) -> tuple[bool, bool]:
     return learn >= BOUND_FRAC, sample >= BOUND_FRAC
 
 
-def _cpu_knob(row: dict[str, Any]) -> tuple[str, str]:
-    """(words, spec key) of the CPUs of the learner's process: the driver's, or each remote learner's."""
+def _cpu_knob(row: dict[str, Any]) -> tuple[str, Knob]:
+    """(words, knob) of the CPUs of the learner's process: the driver's, or each remote learner's."""
     if (num(row.get("num_learners")) or 0) > 0:
-        return "num_cpus_per_learner", "num_cpus_per_learner"
-    return (
-        "num_cpus_for_main_process (the driver holds the learner; driver_torch_threads where the spec sets its "
-        "threads)",
-        "num_cpus_for_main_process",
-    )
+        return Knob.NUM_CPUS_PER_LEARNER, Knob.NUM_CPUS_PER_LEARNER
+    words = "(the driver holds the learner; driver_torch_threads where the spec sets its threads)"
+    return f"{Knob.NUM_CPUS_FOR_MAIN_PROCESS} {words}", Knob.NUM_CPUS_FOR_MAIN_PROCESS
 
 
 def learner_verdicts(row: dict[str, Any]) -> list[Verdict]:
@@ -362,7 +364,7 @@ def learner_verdicts(row: dict[str, Any]) -> list[Verdict]:
         )
         out.append(
             Verdict(
-                "learner starved",
+                Kind.LEARNER_STARVED,
                 f"sampling starves the learner: {share}, and {waits} wait{'s' if gpus > 0 else ''} meanwhile: "
                 "sampling is the side to speed up, and why it is slow is the sampler's verdict",
                 None,
@@ -386,11 +388,10 @@ def learner_verdicts(row: dict[str, Any]) -> list[Verdict]:
             copied = f" (copying to the GPU {copy:.3g} s of it)" if copy is not None else ""
             out.append(
                 Verdict(
-                    "learner fed by the CPU",
+                    Kind.FED_BY_CPU,
                     f"the CPU feeds the GPU learner too slowly: {split}"
                     f"{copied}: {batch / work:.0%} of its work is on the CPU{busy}; give it CPUs "
                     f"({words}), or more learners (num_learners) to build their shares at once",
-                    knob,
                     knob,
                 )
             )
@@ -404,14 +405,13 @@ def learner_verdicts(row: dict[str, Any]) -> list[Verdict]:
             on_device = f"; device time in the updates {dev:.3g} s of {update:.3g} s" if dev is not None else ""
             out.append(
                 Verdict(
-                    "launch-bound",
+                    Kind.LAUNCH_BOUND,
                     f"launch- or sync-bound: {steps:.0f} minibatch steps an "
                     f"iteration of {1000 * (step_s or 0.0):.1f} ms each, and the GPU busy {device:.0f}% "
                     f"of the learn window{on_device}: a larger minibatch_size (now {_int(mb)}) makes "
                     "fewer, larger steps (it changes learning as well as speed: time to a target "
                     "settles it)",
-                    "minibatch_size",
-                    "minibatch_size",
+                    Knob.MINIBATCH_SIZE,
                 )
             )
         elif (
@@ -423,11 +423,10 @@ def learner_verdicts(row: dict[str, Any]) -> list[Verdict]:
         ):
             out.append(
                 Verdict(
-                    "learner short of threads",
+                    Kind.SHORT_OF_THREADS,
                     f"the CPU learner is short of threads: learning "
                     f"takes {learn:.0%} of each iteration ({split}){busy}, and the trial has "
                     f"{num(row.get('cpus')):g} cores: give it CPUs ({words})",
-                    knob,
                     knob,
                 )
             )
@@ -435,7 +434,7 @@ def learner_verdicts(row: dict[str, Any]) -> list[Verdict]:
     if gpus > 0 and twin is not None and twin < GAIN_WORTH_HAVING:
         out.append(
             Verdict(
-                "model too small for the GPU",
+                Kind.MODEL_TOO_SMALL,
                 f"the model is too small for the GPU: its learner "
                 f"gave {twin:.2f}x the throughput of the CPU learner one axis away (grid point "
                 f"{_int(row.get('cpu_twin_index'))}, {num(row.get('cpu_twin_env_steps_per_s')):,.0f} "

@@ -17,7 +17,9 @@ from typing import Any, Literal
 import pandas as pd
 
 from rlbench.analysis.findings import Verdict, learner_verdicts, limiting_sides, num
-from rlbench.analysis.sampling import CORES_LIMIT, KNOB_ROLE, room, sampler_verdicts
+from rlbench.analysis.knobs import Knob, facts
+from rlbench.analysis.labels import Kind
+from rlbench.analysis.sampling import room, sampler_verdicts
 
 
 @dataclass(frozen=True)
@@ -28,10 +30,8 @@ class NextSweep:
     """The configuration (its grid index) whose trial the sweep starts from."""
     verdict: Verdict
     """The verdict that names the knob, with its evidence."""
-    knob: str
-    """The spec key to sweep (``minibatch_size``, ``num_env_runners``, ``num_envs_per_env_runner``,
-    ``num_cpus_per_learner``, or
-    ``learner_cpus``: the driver's CPUs, resolved against the trial's plan by the writer)."""
+    knob: Knob
+    """The knob to sweep (the driver's CPUs are resolved against the trial's plan by the writer)."""
     current: float
     """Its value in that configuration."""
     values: tuple[int, ...]
@@ -39,24 +39,22 @@ class NextSweep:
 
 
 def knob_values(knob: str, current: float, row: dict[str, Any]) -> tuple[int, ...]:
-    """The values to sweep, around ``current``: a larger minibatch (x2, x4, x8, up to the train batch per learner);
-    more envs per runner (x2, x4, x8, while each env still takes a step of the train batch an iteration); CPUs and
-    env runners at half, the same, twice and four times (from 1 where the current is 0), up to what the trial's cores
-    hold beside its other roles (:func:`~rlbench.analysis.sampling.room`), and for env runners that most where twice
-    the current does not fit; the current value always included."""
-    c = int(current)
-    if knob == "minibatch_size":
-        cap = num(row.get("train_batch_size_per_learner")) or c
-        return tuple(sorted({c} | {m * c for m in (2, 4, 8) if m * c <= cap}))
-    if knob == "num_envs_per_env_runner":
+    """The values to sweep, around ``current``, by the knob's ladder (:data:`~rlbench.analysis.knobs.KNOBS`): x2, x4,
+    x8 up to its cap (the minibatch: the train batch per learner; envs per runner: while each env still takes a step
+    of the train batch an iteration); else half, the same, twice and four times (from 1 where the current is 0), up to
+    what the trial's cores hold beside its other roles (:func:`~rlbench.analysis.sampling.room`), and for env runners
+    that most where twice the current does not fit; the current value always included."""
+    c, known = int(current), facts(knob)
+    if known.cap is not None:
         batch = num(row.get("total_train_batch_size")) or num(row.get("train_batch_size_per_learner"))
         runners = max(1.0, num(row.get("num_env_runners")) or 0.0)
-        cap = batch / runners if batch else 8 * c
+        per_env = batch / runners if batch else 8 * c
+        cap = (num(row.get("train_batch_size_per_learner")) or c) if known.cap == "train_batch" else per_env
         return tuple(sorted({c} | {m * c for m in (2, 4, 8) if m * c <= cap}))
-    cap = room(knob, row) if knob in KNOB_ROLE else (num(row.get("cpus")) or max(1, c))
+    cap = room(knob, row) if known.role else (num(row.get("cpus")) or max(1, c))
     base = max(1, c)
     values = {c} | {v for v in (base // 2, base, 2 * base, 4 * base) if 1 <= v <= cap}
-    if knob == "num_env_runners" and c < cap < 2 * base:  # 12 runners where 13 fit: the one that fits, not none
+    if known.role == "env_runner" and c < cap < 2 * base:  # 12 runners where 13 fit: the one that fits, not none
         values.add(int(cap))
     return tuple(sorted(values))
 
@@ -104,10 +102,10 @@ def advices(row: dict[str, Any]) -> list[Advice]:
     larger one fits) or why it has none (``no_fit``, ``cores_limit``); empty when none does."""
     out: list[Advice] = []
     for verdict in verdicts_in_order(row):
-        if verdict.label == CORES_LIMIT:
+        if verdict.kind is Kind.CORES_LIMIT:
             out.append(Advice(None, "cores_limit", verdict.text, verdict))
             continue
-        current = num(row.get(verdict.knob_column)) if verdict.knob and verdict.knob_column else None
+        current = num(row.get(verdict.knob)) if verdict.knob else None
         if verdict.knob is None or current is None:
             continue
         values = knob_values(verdict.knob, current, row)
@@ -115,11 +113,8 @@ def advices(row: dict[str, Any]) -> list[Advice]:
             step = NextSweep(int(row["index"]), verdict, verdict.knob, current, values)
             out.append(Advice(step, None, verdict.text, verdict, current))
             continue
-        where = (
-            "leaves each env a step of the train batch"
-            if verdict.knob == "num_envs_per_env_runner"
-            else f"fits the trial's {num(row.get('cpus')) or 0:g} cores beside its other roles"
-        )
+        fits = f"fits the trial's {num(row.get('cpus')) or 0:g} cores beside its other roles"
+        where = facts(verdict.knob).fits or fits
         text = f"{verdict.text}; but no larger {verdict.knob} than {current:g} {where}"
         out.append(Advice(None, "no_fit", text, verdict, current))
     return out
@@ -156,6 +151,5 @@ def next_sweep(configs: pd.DataFrame) -> NextSweep | None:
     step = advice.step if advice is not None else None
     if step is None:
         return None  # the configuration to keep has its answer here: no slower one's sweep instead
-    column = step.verdict.knob_column
-    measured = set(configs[column].dropna()) if column in configs else set()
+    measured = set(configs[step.knob].dropna()) if step.knob in configs else set()
     return None if set(step.values) <= measured else step  # this folder swept it already: no second sweep

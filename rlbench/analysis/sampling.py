@@ -36,30 +36,20 @@ from rlbench.analysis.findings import (
     limiting_sides,
     num,
 )
-
-#: The label of the verdict that says this machine's cores are the limit: it names no knob
-#: (:func:`rlbench.analysis.next_step.advices` says it as ``cores_limit``).
-CORES_LIMIT = "cores are the limit"
-
-#: The role whose CPUs each knob reserves, and how many of that role there are (a row's column; None: one). Torch
-#: threads (``driver_torch_threads``) reserve nothing: up to the trial's cores.
-KNOB_ROLE = {
-    "num_cpus_for_main_process": ("driver", None),
-    "num_cpus_per_learner": ("learner", "num_learners"),
-    "num_env_runners": ("env_runner", None),
-}
+from rlbench.analysis.knobs import Knob, facts
+from rlbench.analysis.labels import Kind
 
 
 def room(knob: str, row: dict[str, Any]) -> float:
-    """The largest value of a CPU knob the trial's cores hold, the other roles' allocations kept (the plan would
-    skip a point past it): its ``cpus`` less what every other role is given, per learner for
-    ``num_cpus_per_learner``, in env runners of ``num_cpus_per_env_runner`` for ``num_env_runners``."""
+    """The largest value of a CPU knob (one with a role, :data:`~rlbench.analysis.knobs.KNOBS`) the trial's cores
+    hold, the other roles' allocations kept (the plan would skip a point past it): its ``cpus`` less what every other
+    role is given, per one of its role (``per``), in env runners of ``num_cpus_per_env_runner`` for the runners'."""
     cpus = num(row.get("cpus")) or 1.0
-    role, count = KNOB_ROLE[knob]
+    role, count = facts(knob).role, facts(knob).per
     given = {r: num(row.get(f"{r}_cpus_allocated")) for r in ("driver", "learner", "env_runner", "aggregator")}
     others = sum(v for r, v in given.items() if r != role and v is not None)
     free = max(0.0, cpus - others)
-    if knob == "num_env_runners":
+    if role == "env_runner":
         per = num(row.get("num_cpus_per_env_runner")) or 0.0
         return math.floor(free / per + 1e-9) if per > 0 else cpus
     return free / max(1.0, num(row.get(count)) or 1.0) if count else free
@@ -116,7 +106,7 @@ def sampler_verdicts(row: dict[str, Any]) -> list[Verdict]:
     if cpu is not None and cpu < RUNNER_BUSY_FRAC * busy_s:
         idle = _idle(row, busy_s, cpu, env, split)
         out.append(idle)
-        if idle.label == "env waits":  # its wall time in the env is waiting: the split below would misread it
+        if idle.kind is Kind.ENV_WAITS:  # its wall time in the env is waiting: the split below would misread it
             return out
     if env < RUNNER_ENV_FRAC * busy_s:
         out += _outside_env(row, busy_s, env, inference, other, split)
@@ -146,7 +136,7 @@ def _waiting(row: dict[str, Any], busy_s: float) -> Verdict | None:
             if text
         )
         return Verdict(
-            "waits on a straggler",
+            Kind.WAITS_ON_STRAGGLER,
             f"env runners idle while the driver samples: it waited {_g(on_it)} s an iteration on a straggler, env "
             f"runner {int(runner)}{f' ({ratios})' if ratios else ''}, after the others were done: "
             f"{on_it / sampling:.0%} of its sampling time; a slower env instance or a core it shares, which no knob "
@@ -156,7 +146,7 @@ def _waiting(row: dict[str, Any], busy_s: float) -> Verdict | None:
     if wait < SAMPLE_WAIT_FRAC * sampling:
         return None
     return Verdict(
-        "waits on transfer",
+        Kind.WAITS_ON_TRANSFER,
         f"env runners idle while the driver samples: it waited {_g(wait)} s an iteration beyond a runner's own "
         f"sample() ({_g(busy_s)} s), {wait / sampling:.0%} of its sampling time, on the slowest runner and the "
         "episodes' transfer to the driver (no runner is a straggler by the straggler rule): no knob of the spec is "
@@ -176,21 +166,20 @@ def _idle(row: dict[str, Any], busy_s: float, cpu: float, env: float, split: str
     rest_busy = (cpu - env_cpu) / (busy_s - env) if env_cpu is not None and busy_s > env else None
     if env_cpu is not None and env > 0 and rest_busy is not None:
         if env_cpu < RUNNER_BUSY_FRAC * env and rest_busy >= RUNNER_BUSY_FRAC:
-            runners, fits = num(row.get("num_env_runners")) or 0.0, room("num_env_runners", row)
+            runners, fits = num(row.get("num_env_runners")) or 0.0, room(Knob.NUM_ENV_RUNNERS, row)
             head = (
                 f"{head} ({split}): the env waits (a sleep, I/O, a simulator elsewhere): on a CPU {env_cpu / env:.0%} "
                 f"of its steps, the rest of the call {rest_busy:.0%}"
             )
             if fits > runners:
                 return Verdict(
-                    "env waits",
+                    Kind.ENV_WAITS,
                     f"{head}; more env runners (num_env_runners, now {runners:g}; up to {fits:g} fit beside the other "
                     "roles) overlap its waits",
-                    "num_env_runners",
-                    "num_env_runners",
+                    Knob.NUM_ENV_RUNNERS,
                 )
             return Verdict(
-                "env waits",
+                Kind.ENV_WAITS,
                 f"{head}; no more env runners than {runners:g} fit beside the other roles' CPUs (a smaller "
                 "num_cpus_per_env_runner would let more share the idle cores)",
                 None,
@@ -204,7 +193,7 @@ def _idle(row: dict[str, Any], busy_s: float, cpu: float, env: float, split: str
         )
     else:
         whose = "whoever held the cores"
-    return Verdict("waits for a core", f"{head}, the env and the rest alike: they wait for a core; {whose}", None)
+    return Verdict(Kind.WAITS_FOR_CORE, f"{head}, the env and the rest alike: they wait for a core; {whose}", None)
 
 
 def _outside_env(
@@ -214,22 +203,20 @@ def _outside_env(
     of a runner's envs together; more envs per runner share them. With a GPU, the forward pass there is a sweep to
     measure, proposed in words."""
     envs = num(row.get("num_envs_per_env_runner")) or 1.0
-    label = "inference-bound" if inference >= other else "per-step work-bound"
     out = [
         Verdict(
-            label,
+            Kind.INFERENCE_BOUND if inference >= other else Kind.PER_STEP_BOUND,
             f"env runners mostly outside the env: {split}; {1 - env / busy_s:.0%} of a runner's time is not "
             f"the env{_ceiling_words(row)}: more envs per runner (num_envs_per_env_runner, now {envs:g}) share one "
             "forward pass and one round of bookkeeping a step",
-            "num_envs_per_env_runner",
-            "num_envs_per_env_runner",
+            Knob.NUM_ENVS_PER_ENV_RUNNER,
         )
     ]
     gpus = num(row.get("learner_gpus")) or 0.0
     if gpus > 0 and inference >= BOUND_FRAC * busy_s and not (num(row.get("num_gpus_per_env_runner")) or 0.0):
         out.append(
             Verdict(
-                "forward pass on the CPU",
+                Kind.FORWARD_ON_CPU,
                 f"the forward pass is {inference / busy_s:.0%} of a runner's sample() on the CPU, and the learner has "
                 f"{gpus:g} GPU{'s' if gpus != 1 else ''}: whether env runners on a GPU would be faster is a measured "
                 "question (the copies to the device can cost more than the pass saves); a sweep of "
@@ -246,7 +233,7 @@ def _in_env(row: dict[str, Any], in_env: float, split: str) -> list[Verdict]:
     runner on every core; else this machine's cores are the limit, after more envs per runner where at least
     :data:`SHARED_WORK_FRAC` of a runner's ``sample()`` is the work they share (the forward pass, RLlib's per-step
     work): that verdict comes first, so a walk races it, and "the cores are the limit" stands once it showed no gain."""
-    runners, fits, cpus = num(row.get("num_env_runners")) or 0.0, room("num_env_runners", row), num(row.get("cpus"))
+    runners, fits, cpus = num(row.get("num_env_runners")) or 0.0, room(Knob.NUM_ENV_RUNNERS, row), num(row.get("cpus"))
     eff = num(row.get("sampling_efficiency"))
     head = f"env runners mostly in the env: {in_env:.0%} of a runner's sample() ({split}){_ceiling_words(row)}"
     at_ceiling = eff is not None and eff >= ENV_CEILING_CLOSE_FRAC and cpus is not None and _procs(row) >= cpus
@@ -255,11 +242,10 @@ def _in_env(row: dict[str, Any], in_env: float, split: str) -> list[Verdict]:
     if fits > runners and not at_ceiling and not all_busy:
         return [
             Verdict(
-                "env-bound",
+                Kind.ENV_BOUND,
                 f"{head}: more env runners (num_env_runners, now {runners:g}; up to {fits:g} fit the trial's "
                 f"{cpus or 0:g} cores beside the other roles) step more envs at once",
-                "num_env_runners",
-                "num_env_runners",
+                Knob.NUM_ENV_RUNNERS,
             )
         ]
     if at_ceiling:
@@ -275,17 +261,16 @@ def _in_env(row: dict[str, Any], in_env: float, split: str) -> list[Verdict]:
         envs = num(row.get("num_envs_per_env_runner")) or 1.0
         out.append(
             Verdict(
-                "shared work at the cores limit",
+                Kind.SHARED_WORK,
                 f"{head}, {why}; but {1.0 - in_env:.0%} of it is the forward pass and RLlib's per-step work, which "
                 f"more envs per runner (num_envs_per_env_runner, now {envs:g}) share: one pass and one round of "
                 "bookkeeping a step for all of them",
-                "num_envs_per_env_runner",
-                "num_envs_per_env_runner",
+                Knob.NUM_ENVS_PER_ENV_RUNNER,
             )
         )
     out.append(
         Verdict(
-            CORES_LIMIT,
+            Kind.CORES_LIMIT,
             f"{head}, {why}: this machine's cores are the limit; a cheaper env, or more cores, is what moves it",
             None,
         )

@@ -56,7 +56,7 @@ class PathStep:
     wall_s: float
     """Seconds the step's trials cost (cold starts included)."""
     changes_learning: str | None
-    """What the knob changes in learning (:data:`~rlbench.autoconfig.walk_steps.LEARNING_KNOBS`), or None (speed
+    """What the knob changes in learning (:data:`~rlbench.analysis.knobs.KNOBS`), or None (speed
     only)."""
     learning: str | None
     """A move of such a knob under the throughput objective: the two points' returns at equal env steps, with the
@@ -70,7 +70,7 @@ class PathStep:
     kind: str = "verdict"
     """Why this step was raced (issue 57): ``verdict``, the point's first verdict it could follow; ``continue``, the
     knob that paid at the step before, its next value the same way, before a new verdict is read; ``trade``, the
-    verdict's knob up and its partner (:data:`~rlbench.autoconfig.walk_steps.TRADES`) down, one move of two knobs,
+    verdict's knob up and its partner (:data:`~rlbench.analysis.knobs.KNOBS`) down, one move of two knobs,
     where the knob alone has no value that fits."""
     passed: tuple[str, ...] = ()
     """The point's verdicts passed before this one, each with why (no value fits, its race showed no gain, the cores'

@@ -10,10 +10,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from rlbench.analysis.knobs import facts
 from rlbench.autoconfig.model import Candidate
 from rlbench.autoconfig.walk_steps import (
     STOP_WORDS,
-    TRADES,
     PointAdvice,
     at_ceiling,
     next_value,
@@ -159,7 +159,7 @@ class StepPlanner:
             planned = self._plan_race(runner, dict(rec, axis=axis), current, moves, passed, lost)
             if planned is not None:
                 return planned
-        partner = TRADES.get(str(option.knob))
+        partner = facts(option.knob).trade
         here = self.points[current]
         if partner is not None and option.current is not None and self.grid_axes is None:
             mine = float(getattr(here, partner, 0) or 0)

@@ -13,7 +13,8 @@ decisions as pure functions of what was read, so each is tested on fake verdicts
   as the best such value; else to the cheapest value as good as the current within the tolerance
   (:func:`~rlbench.analysis.change.equivalent`) that asks fewer resources and is no way back to a point the walk
   left; else nowhere (ties stay);
-- :func:`learning_check`: a move of a knob that changes learning (:data:`LEARNING_KNOBS`) compared at equal env
+- :func:`learning_check`: a move of a knob that changes learning (its ``learning`` in
+  :data:`~rlbench.analysis.knobs.KNOBS`) compared at equal env
   steps, by the report's rule for learning (:func:`rlbench.analysis.evidence.lower_at_equal_steps` and the one
   rank test).
 """
@@ -29,6 +30,7 @@ import numpy as np
 from rlbench.analysis.change import Change, can_show, equivalent
 from rlbench.analysis.evidence import beyond, lower_at_equal_steps, missing_evidence, runs_text
 from rlbench.analysis.findings import CEILING_CLOSE_FRAC, SIGNIFICANCE, num
+from rlbench.analysis.knobs import facts
 from rlbench.analysis.next_step import advices, knob_values
 from rlbench.analysis.stats import rank_p
 from rlbench.autoconfig.ask_tell import Standing, below, leader
@@ -49,23 +51,11 @@ STOP_WORDS: dict[str, str] = {
     "no_reading": "the point gave no reading",
 }
 
-#: The knobs that change what is learned, not only how fast (each marked so at every step): what each changes.
-LEARNING_KNOBS: dict[str, str] = {
-    "minibatch_size": "fewer, larger SGD steps an epoch",
-    "num_epochs": "passes over each train batch",
-    "train_batch_size_per_learner": "env steps each update learns from",
-    "train_batch_size": "env steps each update learns from",
-    "rollout_fragment_length": "how rollouts are cut into fragments",
-    "num_envs_per_env_runner": "rollouts: the batch is collected in shorter fragments from more envs at once",
-    "num_env_runners": "rollouts: the batch is collected in shorter fragments from more runners (asynchronous "
-    "algorithms: more policy lag)",
-    "num_learners": "the batch of an update: each learner trains on its own train_batch_size_per_learner",
-}
-
 
 def changes_learning(knob: str | None) -> str | None:
-    """What moving ``knob`` changes in learning, in words; None when it changes speed only (CPUs, threads)."""
-    return LEARNING_KNOBS.get(knob or "")
+    """What moving ``knob`` changes in learning, in words (its ``learning`` in :data:`~rlbench.analysis.knobs.KNOBS`);
+    None when it changes speed only (CPUs, threads)."""
+    return facts(knob).learning
 
 
 @dataclass(frozen=True)
@@ -131,42 +121,23 @@ def next_value(knob: str, current: float, up: bool, row: Mapping[str, Any] | Non
     return (min(ahead) if up else max(ahead)) if ahead else None
 
 
-#: Knobs that share the trial's cores with a partner (issue 57): where a verdict's knob has no larger value that fits,
-#: a step races the pair, the knob up and its partner down, as one move of two knobs. More runners need cores the
-#: driver holds; the driver's (or a learner's) CPUs need cores the runners hold; more envs per runner than the train
-#: batch leaves a step each need fewer runners.
-TRADES: dict[str, str] = {
-    "num_env_runners": "num_cpus_for_main_process",
-    "num_cpus_for_main_process": "num_env_runners",
-    "num_cpus_per_learner": "num_env_runners",
-    "num_envs_per_env_runner": "num_env_runners",
-}
-#: The fewest of each partner a trade leaves: the driver keeps a CPU, a learner too; no runner at all samples in the
-#: driver (a valid configuration of every synchronous algorithm).
-TRADE_FLOOR: dict[str, int] = {"num_cpus_for_main_process": 1, "num_env_runners": 0}
-
-
 def trade_pairs(knob: str, current: float, partner_current: float) -> list[tuple[float, float]]:
-    """The (knob, partner) values a trade races, nearest the current pair first: the knob one step up (twice the
-    envs per runner; one more CPU or runner, and twice as many), the partner one or half down, never below its
-    floor (:data:`TRADE_FLOOR`). Whether each pair fits the trial's cores is the plan's answer, asked point by point."""
-    floor = TRADE_FLOOR[TRADES[knob]]
-    ups = [2 * current] if knob == "num_envs_per_env_runner" else sorted({current + 1, 2 * max(current, 1.0)})
+    """The (knob, partner) values a trade races (its partner: its ``trade`` in :data:`~rlbench.analysis.knobs.KNOBS`,
+    issue 57), nearest the current pair first: the knob one step up (twice, on a ladder of multiples; one more CPU or
+    runner, and twice as many), the partner one or half down, never below its ``floor``. Whether each pair fits the
+    trial's cores is the plan's answer, asked point by point."""
+    floor = facts(facts(knob).trade).floor or 0
+    ups = [2 * current] if facts(knob).cap else sorted({current + 1, 2 * max(current, 1.0)})
     downs = sorted({partner_current - 1, float(int(partner_current // 2))}, reverse=True)
     pairs = [(k, p) for k in ups for p in downs if k > current and floor <= p < partner_current]
     return sorted(set(pairs), key=lambda kp: (kp[0] - current, partner_current - kp[1]))
 
 
-#: Knobs that raise the ceiling itself: it is the env's rate in as many processes as the trial has runners (issue
-#: 49), so a verdict asking for more runners asks for a higher ceiling, and is followed however close the point is.
-RAISES_CEILING = frozenset({"num_env_runners"})
-
-
 def at_ceiling(point: PointAdvice) -> bool:
     """Whether the walk stops at this point for its ceiling: it runs at :data:`~rlbench.analysis.findings.
-    CEILING_CLOSE_FRAC` of it or more, and its verdict's knob does not raise the ceiling (:data:`RAISES_CEILING`)."""
+    CEILING_CLOSE_FRAC` of it or more, and its verdict's knob does not raise the ceiling (``raises_ceiling``)."""
     close = point.ceiling_frac is not None and point.ceiling_frac >= CEILING_CLOSE_FRAC
-    return close and point.knob not in RAISES_CEILING
+    return close and not facts(point.knob).raises_ceiling
 
 
 def gain(change: Change, threshold: float) -> bool:

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from rlbench.analysis.findings import REPEATS_FOR_EVIDENCE
+from rlbench.analysis.knobs import Knob
 from rlbench.analysis.next_step import NextSweep, knob_values
 from rlbench.planning.plan import read_plan
 from rlbench.report.reproduce import reproduce_spec
@@ -55,8 +56,9 @@ def _resolved(step: NextSweep, plan) -> tuple[str, float, tuple[int, ...]]:
     """The knob as the trial's config has it: a driver whose threads the spec set takes them from
     ``driver_torch_threads``, not from its CPUs."""
     threads = plan.config.threads.driver_torch_threads
-    if step.knob == "num_cpus_for_main_process" and threads is not None:
-        return "driver_torch_threads", float(threads), knob_values("driver_torch_threads", threads, {"cpus": plan.cpus})
+    if step.knob == Knob.NUM_CPUS_FOR_MAIN_PROCESS and threads is not None:
+        threads_knob = Knob.DRIVER_TORCH_THREADS
+        return threads_knob, float(threads), knob_values(threads_knob, threads, {"cpus": plan.cpus})
     return step.knob, step.current, step.values
 
 
@@ -68,6 +70,7 @@ def build_next_spec(
     plan = read_plan(folder.trial(trial_id))
     base = folder.read_manifest().get("spec") or {}
     knob, current, values = _resolved(step, plan)
+    knob = str(knob)  # a plain key, as YAML writes one
     spec = reproduce_spec(out_dir, trial_id)
     seed = base.get("seed")
     spec.update(

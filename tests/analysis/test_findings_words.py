@@ -8,18 +8,15 @@ import ast
 from conftest import REPO
 
 from rlbench.analysis.findings import Verdict
-from rlbench.analysis.labels import LABEL_MEANINGS, label_meanings
-from rlbench.analysis.sampling import CORES_LIMIT
+from rlbench.analysis.knobs import Knob
+from rlbench.analysis.labels import LABEL_MEANINGS, Kind, label_meanings
 
 
-def _labels(path) -> set[str]:
-    """The labels a module gives: each ``Verdict(...)``'s first argument, and the strings assigned or added to a
-    variable named ``label`` (``label += ", CPU-starved"``)."""
+def _general_labels(path) -> set[str]:
+    """The general verdict's labels: the strings assigned or added to a variable named ``label`` (``label += ",
+    CPU-starved"``); a sampler's or learner's verdict says a :class:`Kind`."""
     out: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Verdict" and node.args:
-            first = node.args[0]
-            out |= {first.value} if isinstance(first, ast.Constant) else {CORES_LIMIT}
         targets = (
             node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AugAssign) else []
         )
@@ -33,10 +30,13 @@ def _labels(path) -> set[str]:
 
 
 def test_every_label_a_verdict_gives_has_its_meaning():
-    labels = _labels(REPO / "rlbench" / "analysis" / "findings.py") | _labels(
-        REPO / "rlbench" / "analysis" / "sampling.py"
-    )
-    assert {"sampling-bound", "per-step work-bound", "launch-bound", CORES_LIMIT} <= labels  # the reader reads them
+    labels = _general_labels(REPO / "rlbench" / "analysis" / "findings.py") | set(Kind)
+    assert {
+        "sampling-bound",
+        "per-step work-bound",
+        "launch-bound",
+        Kind.CORES_LIMIT,
+    } <= labels  # the reader reads them
     assert labels - set(LABEL_MEANINGS) == set()
 
 
@@ -49,7 +49,7 @@ def test_a_bottleneck_label_is_explained_word_by_word():
 
 
 def test_the_short_form_is_cause_and_knob():
-    v = Verdict("per-step work-bound", "env runners mostly outside the env: " + "x" * 500, "num_envs_per_env_runner")
+    v = Verdict(Kind.PER_STEP_BOUND, "env runners mostly outside the env: " + "x" * 500, "num_envs_per_env_runner")
     assert v.short == "per-step work-bound: change num_envs_per_env_runner"
-    assert Verdict(CORES_LIMIT, "...", None).short == CORES_LIMIT
-    assert all(len(Verdict(label, "", "num_cpus_for_main_process").short) < 120 for label in LABEL_MEANINGS)
+    assert Verdict(Kind.CORES_LIMIT, "...", None).short == Kind.CORES_LIMIT
+    assert all(len(Verdict(Kind(k), "", Knob.NUM_CPUS_FOR_MAIN_PROCESS).short) < 120 for k in Kind)

@@ -36,12 +36,8 @@ def test_a_blocked_verdict_is_passed_for_the_next_that_has_a_step(monkeypatch):
     from rlbench.analysis import next_step
     from rlbench.analysis.findings import Verdict
 
-    short = Verdict(
-        "short of threads", "the learner's one thread is busy", "num_cpus_for_main_process", "num_cpus_for_main_process"
-    )
-    envs = Verdict(
-        "per-step work-bound", "the forward pass dominates", "num_envs_per_env_runner", "num_envs_per_env_runner"
-    )
+    short = Verdict("short of threads", "the learner's one thread is busy", "num_cpus_for_main_process")
+    envs = Verdict("per-step work-bound", "the forward pass dominates", "num_envs_per_env_runner")
     monkeypatch.setattr(next_step, "verdicts_in_order", lambda row: [short, envs])
     row = {**SHORT, "cpus": 2, "num_envs_per_env_runner": 1, "num_env_runners": 1, "total_train_batch_size": 400}
     options = next_step.advices(row)

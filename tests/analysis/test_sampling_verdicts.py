@@ -10,9 +10,10 @@ import pandas as pd
 import pytest
 
 from rlbench.analysis.findings import learner_verdicts, verdict
+from rlbench.analysis.labels import Kind
 from rlbench.analysis.next_step import advices, advise, knob_values, knob_verdicts, next_sweep
 from rlbench.analysis.runners import split_columns
-from rlbench.analysis.sampling import CORES_LIMIT, ceiling_text, compose_ceiling, sampler_verdicts
+from rlbench.analysis.sampling import ceiling_text, compose_ceiling, sampler_verdicts
 from rlbench.analysis.trial_rows import add_ceiling_columns
 
 #: Issue 49's Breakout trial at minibatch 1024 on an H200 (16 cores): 12 runners x 1 env, the driver's 3 CPUs and the
@@ -75,7 +76,7 @@ ENV_BOUND = {
 
 def test_runners_busy_mostly_outside_the_env_ask_for_more_envs_per_runner():
     (v,) = sampler_verdicts(BREAKOUT)
-    assert (v.label, v.knob, v.knob_column) == ("inference-bound", "num_envs_per_env_runner", "num_envs_per_env_runner")
+    assert (v.kind, v.knob) == (Kind.INFERENCE_BOUND, "num_envs_per_env_runner")
     for evidence in (
         "a runner's sample() took 1.89 s an iteration (1.89 s of it on a CPU)",
         "the env 0.76 s, the forward pass 0.67 s, RLlib's other per-step work (connectors, episode bookkeeping) 0.46 s",
@@ -115,7 +116,7 @@ def test_runners_busy_in_the_env_with_room_ask_for_more_env_runners():
 def test_runners_in_the_env_without_room_say_the_cores_are_the_limit_and_name_no_knob():
     full = {**ENV_BOUND, "num_cpus_per_env_runner": 1.0, "env_runner_cpus_allocated": 1.0}
     (v,) = sampler_verdicts(full)
-    assert (v.label, v.knob) == (CORES_LIMIT, None)
+    assert (v.label, v.knob) == (Kind.CORES_LIMIT, None)
     assert "no more env runners than 1 fit the trial's 2 cores" in v.text and "cores are the limit" in v.text
     advice = advise(full)
     assert (advice.step, advice.stop) == (None, "cores_limit") and "this machine's cores are the limit" in advice.reason
@@ -123,7 +124,7 @@ def test_runners_in_the_env_without_room_say_the_cores_are_the_limit_and_name_no
     # room by the allocation, but a runner on every core at the env's own ceiling: still the cores
     packed = {**ENV_BOUND, "num_env_runners": 2, "env_runner_cpus_allocated": 1.0, "num_cpus_for_main_process": 0}
     packed.update(driver_cpus_allocated=0.0, sampling_efficiency=0.9)
-    assert [v.label for v in sampler_verdicts(packed)] == [CORES_LIMIT]
+    assert [v.label for v in sampler_verdicts(packed)] == [Kind.CORES_LIMIT]
     assert "with a runner on each of the trial's 2 cores" in sampler_verdicts(packed)[0].text
     assert [v.label for v in sampler_verdicts({**packed, "sampling_efficiency": 0.5})] == ["env-bound"]
 
@@ -136,13 +137,13 @@ def test_the_issue_49_case_proposes_no_runner_that_cannot_fit():
     shared, v = sampler_verdicts(in_env)
     assert (shared.label, shared.knob) == ("shared work at the cores limit", "num_envs_per_env_runner")
     assert "31% of it is the forward pass and RLlib's per-step work" in shared.text
-    assert v.label == CORES_LIMIT and "no more env runners than 12 fit the trial's 15 cores" in v.text
+    assert v.label == Kind.CORES_LIMIT and "no more env runners than 12 fit the trial's 15 cores" in v.text
     assert all(k.knob != "num_env_runners" for k in knob_verdicts(in_env))
     assert advise(in_env).step.knob == "num_envs_per_env_runner"
     assert [a.stop for a in advices(in_env)] == [None, "cores_limit"]
     # the env 90% of it: the shared work is small, the cores are the limit alone
     dear = {**in_env, "runner_env_s": 1.7, "runner_inference_s": 0.1, "runner_other_s": 0.09}
-    assert [v.label for v in sampler_verdicts(dear)] == [CORES_LIMIT] and advise(dear).stop == "cores_limit"
+    assert [v.label for v in sampler_verdicts(dear)] == [Kind.CORES_LIMIT] and advise(dear).stop == "cores_limit"
     # on 16 cores one more fits: the sweep holds it, and nothing past it
     (w,) = sampler_verdicts({**in_env, "cpus": 16})
     assert w.label == "env-bound" and "up to 13 fit" in w.text
@@ -158,7 +159,7 @@ def test_issue_57s_cores_limit_case_names_more_envs_per_runner_first():
     row.update(runner_other_s=0.669, total_train_batch_size=500)
     shared, limit = sampler_verdicts(row)
     assert shared.knob == "num_envs_per_env_runner" and "35% of it is the forward pass" in shared.text
-    assert "now 1)" in shared.text and limit.label == CORES_LIMIT
+    assert "now 1)" in shared.text and limit.label == Kind.CORES_LIMIT
     assert advise(row).step.values == (1, 2, 4, 8)
 
 
@@ -191,7 +192,7 @@ def test_a_driver_waiting_on_a_straggler_names_it():
     assert (waits.label, waits.knob) == ("waits on a straggler", None)
     assert "it waited 0.9 s an iteration on a straggler, env runner 2 (3.0x the others' time per env step" in waits.text
     assert "after the others were done: 30% of its sampling time" in waits.text
-    assert busy.label == CORES_LIMIT  # 2 runners of 0.5 beside the driver's 1 fill the 2 cores
+    assert busy.label == Kind.CORES_LIMIT  # 2 runners of 0.5 beside the driver's 1 fill the 2 cores
     # a straggler is named whatever the share (under load, issue 49's planted one: the driver waited 23%)
     assert sampler_verdicts({**straggling, "sample_wait_s": 0.5})[0].label == "waits on a straggler"
     # no straggler by the rule: the slowest runner and the transfer, from a quarter of the driver's sampling on
@@ -202,7 +203,7 @@ def test_a_driver_waiting_on_a_straggler_names_it():
         and "it waited 1 s an iteration beyond a runner's own sample()" in transfer.text
     )
     assert "33% of its sampling time" in transfer.text and "episodes' transfer" in transfer.text
-    assert sampler_verdicts({**no_straggler, "sample_wait_s": 0.5})[0].label == CORES_LIMIT  # 20%: under it
+    assert sampler_verdicts({**no_straggler, "sample_wait_s": 0.5})[0].label == Kind.CORES_LIMIT  # 20%: under it
 
 
 def test_runners_off_their_cpu_wait_for_a_core_or_for_their_env():
@@ -211,7 +212,7 @@ def test_runners_off_their_cpu_wait_for_a_core_or_for_their_env():
     waits, split = sampler_verdicts(idle)
     assert (waits.label, waits.knob) == ("waits for a core", None) and "on a CPU 42% of it" in waits.text
     assert "the trial's own roles kept 1.95 of its 2 cores busy" in waits.text
-    assert split.label == CORES_LIMIT and "more runners would share them" in split.text  # its own cores, all busy
+    assert split.label == Kind.CORES_LIMIT and "more runners would share them" in split.text  # its own cores, all busy
     # the trial's own roles leave its cores idle: others took them; the split's verdict still follows
     waits, split = sampler_verdicts({**idle, "cpus_used": 0.9})
     assert "processes outside it took them" in waits.text and (split.label, split.knob) == (

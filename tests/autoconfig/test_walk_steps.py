@@ -6,9 +6,9 @@ from __future__ import annotations
 from verdict_rows import SHORT
 
 from rlbench.analysis.change import unpaired
+from rlbench.analysis.knobs import KNOBS, Knob
 from rlbench.autoconfig.ask_tell import standing
 from rlbench.autoconfig.walk_steps import (
-    LEARNING_KNOBS,
     PointAdvice,
     at_ceiling,
     changes_learning,
@@ -85,7 +85,7 @@ def test_a_point_read_through_the_real_verdicts():
 
 
 def test_knobs_that_change_learning_are_marked():
-    assert changes_learning("minibatch_size") == LEARNING_KNOBS["minibatch_size"]
+    assert changes_learning("minibatch_size") == KNOBS[Knob.MINIBATCH_SIZE].learning
     assert changes_learning("num_envs_per_env_runner") is not None
     assert changes_learning("num_cpus_for_main_process") is None and changes_learning(None) is None
 

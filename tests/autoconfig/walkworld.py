@@ -62,7 +62,7 @@ def advice_for(knob: str | None, current: float = 1, values=(1, 2, 4), stop: str
     with ``values`` (the current among them), the knob with no value that fits (``stop="no_fit"``), or a stop."""
     if knob is None:
         return Advice(None, stop or "no_knob", text or "no verdict names a knob")
-    verdict = Verdict(f"short of {knob}", text or f"the verdict names {knob}", knob, knob)
+    verdict = Verdict(f"short of {knob}", text or f"the verdict names {knob}", knob)
     if stop is not None:
         return Advice(None, stop, verdict.text, verdict, float(current))  # type: ignore[arg-type]
     return Advice(NextSweep(0, verdict, knob, float(current), tuple(values)), None, verdict.text, verdict, current)

@@ -21,9 +21,7 @@ _spec = importlib.util.spec_from_file_location("bench_tables", REPO / "scripts" 
 bench_tables = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bench_tables)
 
-LAUNCH = Verdict(
-    "launch-bound", "launch- or sync-bound: 160 minibatch steps an iteration", "minibatch_size", "minibatch_size"
-)
+LAUNCH = Verdict("launch-bound", "launch- or sync-bound: 160 minibatch steps an iteration", "minibatch_size")
 
 
 def _folder(tmp_path):
@@ -87,7 +85,6 @@ def test_a_driver_whose_threads_the_spec_set_sweeps_its_threads(tmp_path):
     short = Verdict(
         "learner short of threads",
         "the CPU learner is short of threads",
-        "num_cpus_for_main_process",
         "num_cpus_for_main_process",
     )
     written = write_next_spec(out, NextSweep(0, short, "num_cpus_for_main_process", 1, (1, 2)), trials)
