@@ -10,32 +10,44 @@ from enum import Enum
 
 
 class Kind(str, Enum):
-    """What a sampler's or a learner's verdict says (:class:`rlbench.analysis.findings.Verdict`), its bottleneck
-    word the value: a ``str``, so the label it adds to a configuration's reads as the word."""
+    """What a sampler's or a learner's verdict says (:class:`rlbench.analysis.findings.Verdict`): its bottleneck word,
+    the value (a ``str``, so the label it adds to a configuration's reads as the word), and what the word means."""
 
     __str__ = str.__str__
     __format__ = str.__format__  # type: ignore[assignment]  # the plain word in f-strings, as str's
+    meaning: str
 
-    LEARNER_STARVED = "learner starved"
-    FED_BY_CPU = "learner fed by the CPU"
-    LAUNCH_BOUND = "launch-bound"
-    SHORT_OF_THREADS = "learner short of threads"
-    MODEL_TOO_SMALL = "model too small for the GPU"
-    WAITS_ON_STRAGGLER = "waits on a straggler"
-    WAITS_ON_TRANSFER = "waits on transfer"
-    ENV_WAITS = "env waits"
-    WAITS_FOR_CORE = "waits for a core"
-    INFERENCE_BOUND = "inference-bound"
-    PER_STEP_BOUND = "per-step work-bound"
-    FORWARD_ON_CPU = "forward pass on the CPU"
-    ENV_BOUND = "env-bound"
-    SHARED_WORK = "shared work at the cores limit"
-    CORES_LIMIT = "cores are the limit"
+    def __new__(cls, word: str, meaning: str) -> Kind:
+        kind = str.__new__(cls, word)
+        kind._value_, kind.meaning = word, meaning
+        return kind
+
+    LEARNER_STARVED = "learner starved", "sampling starves the learner, which waits for samples"
+    FED_BY_CPU = "learner fed by the CPU", "building the train batch on the CPU is most of the GPU learner's work"
+    LAUNCH_BOUND = "launch-bound", "many small minibatch steps: the GPU waits on kernel launches and syncs"
+    SHORT_OF_THREADS = "learner short of threads", "the CPU learner keeps all of its threads busy"
+    MODEL_TOO_SMALL = "model too small for the GPU", "a CPU learner does as well as the GPU one"
+    WAITS_ON_STRAGGLER = "waits on a straggler", "the driver waits on one slow env runner"
+    WAITS_ON_TRANSFER = "waits on transfer", "the driver waits on the slowest runner and the episodes' transfer"
+    ENV_WAITS = "env waits", "the env itself waits (a sleep, I/O, a simulator elsewhere)"
+    WAITS_FOR_CORE = "waits for a core", "env runners wait for a CPU core inside sample()"
+    INFERENCE_BOUND = "inference-bound", "env runners spend most of their time in the forward pass, not the env"
+    PER_STEP_BOUND = (
+        "per-step work-bound",
+        "env runners spend most of their time in RLlib's per-step work around the env: connectors, episode bookkeeping",
+    )
+    FORWARD_ON_CPU = "forward pass on the CPU", "the forward pass runs on the CPU while the learner has a GPU"
+    ENV_BOUND = "env-bound", "env runners spend most of their time stepping the env"
+    SHARED_WORK = (
+        "shared work at the cores limit",
+        "no core left for another env runner, but part of each step is work more envs per runner share",
+    )
+    CORES_LIMIT = "cores are the limit", "the env keeps this machine's cores busy: a cheaper env or more cores moves it"
 
 
 #: What each bottleneck word means, in one clause (the report explains a configuration's words where they first
-#: appear; the rules: docs/ANALYSIS.md, "Verdicts", "Why a learner is slow", "Why sampling is slow"). Every label a
-#: verdict can give is here (tests/analysis/test_findings_words.py holds every :class:`Kind` and general word to it).
+#: appear; the rules: docs/ANALYSIS.md, "Verdicts", "Why a learner is slow", "Why sampling is slow"): the general
+#: verdict's words (tests/analysis/test_findings_words.py reads them from findings.py), and every :class:`Kind`'s.
 LABEL_MEANINGS: dict[str, str] = {
     "sampling-bound": "collecting samples takes most of each iteration",
     "learning-bound": "the learner's update takes most of each iteration",
@@ -44,22 +56,7 @@ LABEL_MEANINGS: dict[str, str] = {
     "no data": "no steady-state measurement",
     "CPU-starved": "a role keeps nearly all of its allocated cores busy",
     "GPU idle": "the learner's GPU is mostly idle in steady state",
-    Kind.LEARNER_STARVED: "sampling starves the learner, which waits for samples",
-    Kind.FED_BY_CPU: "building the train batch on the CPU is most of the GPU learner's work",
-    Kind.LAUNCH_BOUND: "many small minibatch steps: the GPU waits on kernel launches and syncs",
-    Kind.SHORT_OF_THREADS: "the CPU learner keeps all of its threads busy",
-    Kind.MODEL_TOO_SMALL: "a CPU learner does as well as the GPU one",
-    Kind.WAITS_ON_STRAGGLER: "the driver waits on one slow env runner",
-    Kind.WAITS_ON_TRANSFER: "the driver waits on the slowest runner and the episodes' transfer",
-    Kind.ENV_WAITS: "the env itself waits (a sleep, I/O, a simulator elsewhere)",
-    Kind.WAITS_FOR_CORE: "env runners wait for a CPU core inside sample()",
-    Kind.INFERENCE_BOUND: "env runners spend most of their time in the forward pass, not the env",
-    Kind.PER_STEP_BOUND: "env runners spend most of their time in RLlib's per-step work around the env: "
-    "connectors, episode bookkeeping",
-    Kind.FORWARD_ON_CPU: "the forward pass runs on the CPU while the learner has a GPU",
-    Kind.ENV_BOUND: "env runners spend most of their time stepping the env",
-    Kind.SHARED_WORK: "no core left for another env runner, but part of each step is work more envs per runner share",
-    Kind.CORES_LIMIT: "the env keeps this machine's cores busy: a cheaper env or more cores moves it",
+    **{kind: kind.meaning for kind in Kind},
 }
 
 
