@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rlbench.analysis.findings import NOISY_CV, verdict
+from rlbench.analysis.findings import NOISY_CV, ConfigRow, verdict
 from rlbench.analysis.learner import LEARNER_COLUMNS, cpu_twins
 from rlbench.analysis.runners import SPLIT_COLUMNS, inside_by_config
 from rlbench.analysis.sampling import sampler_verdicts
@@ -259,7 +259,7 @@ def configurations(
     frame["rank"] = pd.array([pd.NA] * len(frame), dtype="Int64")
     frame.loc[rankable, "rank"] = frame.loc[rankable, "env_steps_per_s"].rank(ascending=False, method="min").astype(int)
     frame = frame.join(cpu_twins(frame, trials, axes))
-    verdicts = [verdict(r, sampler_verdicts(r)) for r in frame.to_dict("records")]
+    verdicts = [verdict(r, sampler_verdicts(r)) for r in map(ConfigRow.of, frame.to_dict("records"))]
     frame["bottleneck"] = [v[0] for v in verdicts]
     frame["verdict"] = ["; ".join(v[1]) for v in verdicts]
     return frame

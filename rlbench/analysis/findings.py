@@ -14,8 +14,8 @@ without importing numpy or scipy, and the statistics (:mod:`rlbench.analysis.sta
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
 from typing import Any
 
 from rlbench.analysis.knobs import Knob
@@ -148,47 +148,142 @@ def num(value) -> float | None:
     return None if math.isnan(f) else f
 
 
-def verdict(row: dict[str, Any], sampler: Sequence[Verdict] = ()) -> tuple[str, list[str]]:
+@dataclass(frozen=True)
+class ConfigRow:
+    """One configuration row as the verdicts read it (:mod:`rlbench.analysis.configs`' columns, docs/SCHEMA.md, of
+    the same names; every :class:`~rlbench.analysis.knobs.Knob` is one): a number or None (missing, not a number,
+    NaN: :func:`num`), but for the flags, the words and the grid index, as they were written."""
+
+    index: Any = None
+    n: float | None = None
+    statuses: str | None = None
+    reason: str | None = None
+    noisy: bool = False
+    asynchronous: bool = False
+    env_steps_per_s: float | None = None
+    env_steps_per_s_cv: float | None = None
+    sample_frac: float | None = None
+    learn_frac: float | None = None
+    sync_frac: float | None = None
+    other_frac: float | None = None
+    replay_frac: float | None = None
+    sampler_busy_frac: float | None = None
+    learner_busy_frac: float | None = None
+    busy_overlap_frac: float | None = None
+    policy_lag_mean: float | None = None
+    policy_lag_max: float | None = None
+    cpus: float | None = None
+    cpus_used: float | None = None
+    env_runner_cpus_allocated: float | None = None
+    env_runner_cpus_used: float | None = None
+    learner_cpus_allocated: float | None = None
+    learner_cpus_used: float | None = None
+    aggregator_cpus_allocated: float | None = None
+    aggregator_cpus_used: float | None = None
+    driver_cpus_allocated: float | None = None
+    driver_cpus_used: float | None = None
+    learner_gpus: float | None = None
+    gpu_util_pct: float | None = None
+    host_steal_pct: float | None = None
+    foreign_cpu_pct: float | None = None
+    node_types: float | None = None
+    straggler_env_runner: float | None = None
+    straggler_step_ratio: float | None = None
+    straggler_cpu_ratio: float | None = None
+    straggler_wait_s: float | None = None
+    straggler_wait_frac: float | None = None
+    straggler_repeats: float | None = None
+    learn_batch_s: float | None = None
+    learn_update_s: float | None = None
+    learn_copy_s: float | None = None
+    learn_device_s: float | None = None
+    learn_cpus_used: float | None = None
+    learner_torch_threads: float | None = None
+    gpu_busy_pct: float | None = None
+    sgd_steps_per_iteration: float | None = None
+    sgd_step_s: float | None = None
+    cpu_twin_index: float | None = None
+    cpu_twin_env_steps_per_s: float | None = None
+    cpu_twin_ratio: float | None = None
+    cpu_twin_evidence: str | None = None
+    runner_sample_s: float | None = None
+    runner_sample_cpu_s: float | None = None
+    runner_env_s: float | None = None
+    runner_env_cpu_s: float | None = None
+    runner_inference_s: float | None = None
+    runner_other_s: float | None = None
+    sample_wait_s: float | None = None
+    sample_steps_per_s: float | None = None
+    sampling_efficiency: float | None = None
+    env_ceiling_steps_per_s: float | None = None
+    learner_steps_per_s: float | None = None
+    ceiling_env_steps_per_s: float | None = None
+    ceiling_frac: float | None = None
+    num_env_runners: float | None = None
+    num_envs_per_env_runner: float | None = None
+    num_cpus_per_env_runner: float | None = None
+    num_gpus_per_env_runner: float | None = None
+    num_cpus_for_main_process: float | None = None
+    num_cpus_per_learner: float | None = None
+    num_learners: float | None = None
+    driver_torch_threads: float | None = None
+    minibatch_size: float | None = None
+    num_epochs: float | None = None
+    total_train_batch_size: float | None = None
+    train_batch_size_per_learner: float | None = None
+    train_batch_size: float | None = None
+    rollout_fragment_length: float | None = None
+
+    @classmethod
+    def of(cls, row: Mapping[str, Any] | ConfigRow) -> ConfigRow:
+        """``row`` read once: a configuration row (a frame's record, a test's dict), or itself."""
+        if isinstance(row, ConfigRow):
+            return row
+        raw = {f.name: row.get(f.name) for f in fields(cls)}
+        words = {k: raw[k] if isinstance(raw[k], str) else None for k in ("statuses", "reason", "cpu_twin_evidence")}
+        flags = {k: bool(raw[k]) for k in ("noisy", "asynchronous")}
+        return cls(**{k: num(v) for k, v in raw.items()} | words | flags | {"index": raw["index"]})
+
+    def cpus_of(self, role: str) -> tuple[float | None, float | None]:
+        """(allocated, used) CPUs of a role: ``env_runner``, ``learner``, ``aggregator``, ``driver``."""
+        return getattr(self, f"{role}_cpus_allocated"), getattr(self, f"{role}_cpus_used")
+
+
+def verdict(config: Mapping[str, Any] | ConfigRow, sampler: Sequence[Verdict] = ()) -> tuple[str, list[str]]:
     """(short bottleneck label, plain-words findings) for one configuration row; ``sampler``: why its sampling is
     slow (:func:`rlbench.analysis.sampling.sampler_verdicts`, which imports this module), said before the learner's."""
-    if num(row.get("env_steps_per_s")) is None:
+    row = ConfigRow.of(config)
+    if row.env_steps_per_s is None:
         return "no data", [
-            f"no steady-state measurement ({row.get('statuses') or 'no trials'})"
-            + (f": {row['reason'][:200]}" if row.get("reason") else "")
+            f"no steady-state measurement ({row.statuses or 'no trials'})"
+            + (f": {row.reason[:200]}" if row.reason else "")
         ]
     findings: list[str] = []
-    sample, learn, sync = (num(row.get(f"{p}_frac")) or 0.0 for p in ("sample", "learn", "sync"))
-    if (
-        row.get("asynchronous")
-        and num(row.get("sampler_busy_frac")) is not None
-        and num(row.get("learner_busy_frac")) is not None
-    ):
-        label = _overlapping_verdict(row, findings)
+    sample, learn, sync = row.sample_frac or 0.0, row.learn_frac or 0.0, row.sync_frac or 0.0
+    if row.asynchronous and row.sampler_busy_frac is not None and row.learner_busy_frac is not None:
+        label, one_side = _overlapping_verdict(row, row.sampler_busy_frac, row.learner_busy_frac, findings)
     elif sample >= BOUND_FRAC:
-        label = "sampling-bound"
+        label, one_side = "sampling-bound", True
         findings.append(f"sampling-bound: {sample:.0%} of each iteration collects samples ({learn:.0%} learning)")
     elif learn >= BOUND_FRAC:
-        label = "learning-bound"
+        label, one_side = "learning-bound", True
         findings.append(f"learning-bound: {learn:.0%} of each iteration is the learner update ({sample:.0%} sampling)")
     else:
-        label = "mixed"
+        label, one_side = "mixed", False
         findings.append(f"no single phase dominates: sampling {sample:.0%}, learning {learn:.0%}, sync {sync:.0%}")
     if sync >= SYNC_HEAVY_FRAC:
         findings.append(f"weight sync takes {sync:.0%} of each iteration")
-    replay = num(row.get("replay_frac"))
-    if replay is not None and replay >= REPLAY_HEAVY_FRAC:
+    if row.replay_frac is not None and row.replay_frac >= REPLAY_HEAVY_FRAC:
         findings.append(
-            f"the replay buffer takes {replay:.0%} of each iteration (storing, drawing and re-prioritizing "
+            f"the replay buffer takes {row.replay_frac:.0%} of each iteration (storing, drawing and re-prioritizing "
             "steps, in the driver: part of 'other')"
         )
-    lag_mean, lag_max = num(row.get("policy_lag_mean")), num(row.get("policy_lag_max"))
-    if lag_mean is not None and row.get("asynchronous"):  # PPO's is always 1 (RLlib's count; docs/ANALYSIS.md)
+    if row.policy_lag_mean is not None and row.asynchronous:  # PPO's is always 1 (RLlib's count; docs/ANALYSIS.md)
         findings.append(
-            f"policy lag: {lag_mean:.1f} learner updates on average, at most "
-            f"{'-' if lag_max is None else f'{lag_max:.1f}'} "
+            f"policy lag: {row.policy_lag_mean:.1f} learner updates on average, at most "
+            f"{'-' if row.policy_lag_max is None else f'{row.policy_lag_max:.1f}'} "
             "(1: on-policy, as PPO)"
         )
-    cpus, used_total = num(row.get("cpus")), num(row.get("cpus_used"))
     starved = []
     for role, name, keep, their, were in (
         ("env_runner", "env runners", "keep", "their", "were"),
@@ -196,7 +291,7 @@ def verdict(row: dict[str, Any], sampler: Sequence[Verdict] = ()) -> tuple[str, 
         ("aggregator", "aggregator actors", "keep", "their", "were"),
         ("driver", "the driver", "keeps", "its", "was"),
     ):
-        alloc, used = num(row.get(f"{role}_cpus_allocated")), num(row.get(f"{role}_cpus_used"))
+        alloc, used = row.cpus_of(role)
         if alloc is None or used is None or alloc <= 0:
             continue
         plural = "s" if alloc != 1 else ""
@@ -209,17 +304,17 @@ def verdict(row: dict[str, Any], sampler: Sequence[Verdict] = ()) -> tuple[str, 
             )
     if starved:
         findings.append("CPU-starved: " + "; ".join(starved))
+    cpus, used_total = row.cpus, row.cpus_used
     if cpus and used_total is not None and used_total >= ALL_BUSY_FRAC * cpus:
         findings.append(f"all cores busy: {used_total:.2f} of the trial's {cpus:g} cores in use")
         starved.append("all")
-    if starved and label in ("sampling-bound", "learning-bound"):
+    if starved and one_side:
         label += ", CPU-starved"
-    gpus, util = num(row.get("learner_gpus")) or 0.0, num(row.get("gpu_util_pct"))
-    if gpus > 0:
-        if util is None:
+    if (row.learner_gpus or 0.0) > 0:
+        if row.gpu_util_pct is None:
             findings.append("GPU utilization not measured")
-        elif util < GPU_IDLE_PCT:
-            findings.append(f"GPU idle: {util:.0f}% mean utilization in steady state")
+        elif row.gpu_util_pct < GPU_IDLE_PCT:
+            findings.append(f"GPU idle: {row.gpu_util_pct:.0f}% mean utilization in steady state")
             label += ", GPU idle"
     for cause in (*sampler, *learner_verdicts(row)):
         findings.append(cause.text)
@@ -227,77 +322,69 @@ def verdict(row: dict[str, Any], sampler: Sequence[Verdict] = ()) -> tuple[str, 
     straggler = straggler_finding(row)
     if straggler:
         findings.append(straggler)
-    steal = num(row.get("host_steal_pct"))
-    if steal is not None and steal >= HOST_STEAL_PCT:
+    if row.host_steal_pct is not None and row.host_steal_pct >= HOST_STEAL_PCT:
         findings.append(
-            f"host busy: the hypervisor took {steal:.0f}% of this machine's CPU time while a repeat ran "
+            f"host busy: the hypervisor took {row.host_steal_pct:.0f}% of this machine's CPU time while a repeat ran "
             "(steal); its throughput says as much about the host as about the configuration"
         )
-    foreign = num(row.get("foreign_cpu_pct"))
-    if foreign is not None and foreign >= FOREIGN_CPU_PCT:
+    if row.foreign_cpu_pct is not None and row.foreign_cpu_pct >= FOREIGN_CPU_PCT:
         findings.append(
-            f"nodes shared: processes that are not the trial's used {foreign:.0f}% of its CPUs on its nodes "
-            "while a repeat ran (foreign_cpu_s: another job, a stray process); its throughput says as much "
+            f"nodes shared: processes that are not the trial's used {row.foreign_cpu_pct:.0f}% of its CPUs on its "
+            "nodes while a repeat ran (foreign_cpu_s: another job, a stray process); its throughput says as much "
             "about them as about the configuration"
         )
-    kinds = num(row.get("node_types"))
-    if kinds is not None and kinds > 1:
+    if row.node_types is not None and row.node_types > 1:
         findings.append(
-            f"its repeats ran on {kinds:.0f} node types: its figures mix hardware (the report's Nodes "
+            f"its repeats ran on {row.node_types:.0f} node types: its figures mix hardware (the report's Nodes "
             "section shows each node set)"
         )
-    if row.get("noisy"):
-        findings.append(f"too noisy to rank: CV {row['env_steps_per_s_cv']:.0%} across repeats (> {NOISY_CV:.0%})")
+    if row.noisy:
+        findings.append(f"too noisy to rank: CV {row.env_steps_per_s_cv:.0%} across repeats (> {NOISY_CV:.0%})")
     return label, findings
 
 
-def _overlapping_verdict(row: dict[str, Any], findings: list[str]) -> str:
-    """Bottleneck of an asynchronous configuration from where the work ran, not from the driver's waits:
-    the side (env runners, learners) busy at least SATURATED_FRAC of the iteration limits it."""
-    sampler, learner = num(row["sampler_busy_frac"]), num(row["learner_busy_frac"])
-    assert sampler is not None and learner is not None  # verdict() asks this only when both were read
-    overlap = num(row.get("busy_overlap_frac")) or 0.0
+def _overlapping_verdict(row: ConfigRow, sampler: float, learner: float, findings: list[str]) -> tuple[str, bool]:
+    """(bottleneck, whether one side alone limits it) of an asynchronous configuration from where the work ran, not
+    from the driver's waits: the side (env runners, learners) busy at least SATURATED_FRAC of the iteration."""
     busy = f"env runners busy {sampler:.0%}, learner busy {learner:.0%} of each iteration"
     if sampler >= SATURATED_FRAC and learner >= SATURATED_FRAC:
-        label = "sampling- and learning-bound"
+        label, one_side = "sampling- and learning-bound", False
         findings.append(f"both sides saturated ({busy}): the pipeline is full")
     elif learner >= SATURATED_FRAC:
-        label = "learning-bound"
+        label, one_side = "learning-bound", True
         findings.append(f"learning-bound: {busy}; more env runners would wait on the learner")
     elif sampler >= SATURATED_FRAC:
-        label = "sampling-bound"
+        label, one_side = "sampling-bound", True
         findings.append(f"sampling-bound: {busy}; the learner waits for samples")
     else:
-        label = "mixed"
-        findings.append(
-            f"neither side saturated ({busy}); the driver's loop takes {num(row.get('other_frac')) or 0.0:.0%}"
-        )
+        label, one_side = "mixed", False
+        findings.append(f"neither side saturated ({busy}); the driver's loop takes {row.other_frac or 0.0:.0%}")
     findings.append(
-        f"sampling and learning overlap for at least {overlap:.0%} of each iteration; the driver "
-        f"waits {num(row.get('sample_frac')) or 0.0:.0%} for samples and "
-        f"{num(row.get('learn_frac')) or 0.0:.0%} for the learner"
+        f"sampling and learning overlap for at least {row.busy_overlap_frac or 0.0:.0%} of each iteration; the driver "
+        f"waits {row.sample_frac or 0.0:.0%} for samples and {row.learn_frac or 0.0:.0%} for the learner"
     )
-    return label
+    return label, one_side
 
 
-def straggler_finding(row: dict[str, Any]) -> str | None:
+def straggler_finding(config: Mapping[str, Any] | ConfigRow) -> str | None:
     """The verdict's straggler sentence for one configuration row, or None."""
-    runner = num(row.get("straggler_env_runner"))
-    if runner is None:
+    row = ConfigRow.of(config)
+    if row.straggler_env_runner is None:
         return None
-    step, cpu = num(row.get("straggler_step_ratio")), num(row.get("straggler_cpu_ratio"))
+    step, cpu = row.straggler_step_ratio, row.straggler_cpu_ratio
     parts = [
         f"{step:.1f}x the others' time per env step" if step is not None else None,
         f"{cpu:.1f}x their CPU per env step" if cpu is not None else None,
     ]
-    text = f"straggler: env runner {int(runner)} takes " + " and ".join(p for p in parts if p)
-    wait, frac = num(row.get("straggler_wait_s")), num(row.get("straggler_wait_frac"))
-    if wait is not None:
+    text = f"straggler: env runner {int(row.straggler_env_runner)} takes " + " and ".join(p for p in parts if p)
+    if row.straggler_wait_s is not None:
+        frac = row.straggler_wait_frac
         share = f" ({frac:.0%} of it)" if frac is not None else ""
-        text += f"; the driver waited {wait:.2f} s per iteration on it after the others were done{share}"
-    repeats, n = num(row.get("straggler_repeats")), row.get("n")
-    if repeats is not None and n:
-        text += f" (in {int(repeats)} of {int(n)} repeats)"
+        text += (
+            f"; the driver waited {row.straggler_wait_s:.2f} s per iteration on it after the others were done{share}"
+        )
+    if row.straggler_repeats is not None and row.n:
+        text += f" (in {int(row.straggler_repeats)} of {int(row.n)} repeats)"
     return text
 
 
@@ -324,42 +411,42 @@ class Verdict:
         return f"{self.label}: change {self.knob}" if self.knob else self.label
 
 
-def limiting_sides(row: dict[str, Any]) -> tuple[bool, bool]:
+def limiting_sides(config: Mapping[str, Any] | ConfigRow) -> tuple[bool, bool]:
     """(learning limits the iteration, sampling does): the driver's shares for a synchronous configuration
     (:data:`BOUND_FRAC`), where the work ran for an asynchronous one (:data:`SATURATED_FRAC`)."""
-    if row.get("asynchronous"):
-        sampler, learner = num(row.get("sampler_busy_frac")), num(row.get("learner_busy_frac"))
+    row = ConfigRow.of(config)
+    if row.asynchronous:
+        sampler, learner = row.sampler_busy_frac, row.learner_busy_frac
         if sampler is None or learner is None:
             return False, False
         return learner >= SATURATED_FRAC, sampler >= SATURATED_FRAC and learner < SATURATED_FRAC
-    learn, sample = num(row.get("learn_frac")) or 0.0, num(row.get("sample_frac")) or 0.0
-    return learn >= BOUND_FRAC, sample >= BOUND_FRAC
+    return (row.learn_frac or 0.0) >= BOUND_FRAC, (row.sample_frac or 0.0) >= BOUND_FRAC
 
 
-def _cpu_knob(row: dict[str, Any]) -> tuple[str, Knob]:
+def _cpu_knob(row: ConfigRow) -> tuple[str, Knob]:
     """(words, knob) of the CPUs of the learner's process: the driver's, or each remote learner's."""
-    if (num(row.get("num_learners")) or 0) > 0:
+    if (row.num_learners or 0) > 0:
         return Knob.NUM_CPUS_PER_LEARNER, Knob.NUM_CPUS_PER_LEARNER
     words = "(the driver holds the learner; driver_torch_threads where the spec sets its threads)"
     return f"{Knob.NUM_CPUS_FOR_MAIN_PROCESS} {words}", Knob.NUM_CPUS_FOR_MAIN_PROCESS
 
 
-def learner_verdicts(row: dict[str, Any]) -> list[Verdict]:
+def learner_verdicts(config: Mapping[str, Any] | ConfigRow) -> list[Verdict]:
     """Why the learner of one configuration row is slow, from its split (docs/ANALYSIS.md, "Why a learner is
     slow"): sampling starves it, the CPU feeds it too slowly, launch- or sync-bound, short of threads, or a model
     too small for its GPU. Empty when none holds (a busy GPU, a learner that does not limit the iteration)."""
-    if num(row.get("env_steps_per_s")) is None:
+    row = ConfigRow.of(config)
+    if row.env_steps_per_s is None:
         return []
     out: list[Verdict] = []
-    gpus, remote = num(row.get("learner_gpus")) or 0.0, (num(row.get("num_learners")) or 0) > 0
+    gpus, remote = row.learner_gpus or 0.0, (row.num_learners or 0) > 0
     learning, sampling = limiting_sides(row)
-    learn, sample = num(row.get("learn_frac")) or 0.0, num(row.get("sample_frac")) or 0.0
+    learn, sample = row.learn_frac or 0.0, row.sample_frac or 0.0
     if sampling and (gpus > 0 or remote):
         waits = "its GPU" if gpus > 0 else "the learner actors"
         share = (
-            f"env runners busy {num(row.get('sampler_busy_frac')):.0%}, learner busy "
-            f"{num(row.get('learner_busy_frac')):.0%} of each iteration"
-            if row.get("asynchronous")
+            f"env runners busy {row.sampler_busy_frac:.0%}, learner busy {row.learner_busy_frac:.0%} of each iteration"
+            if row.asynchronous
             else f"sampling takes {sample:.0%} of each iteration, learning {learn:.0%}"
         )
         out.append(
@@ -370,11 +457,10 @@ def learner_verdicts(row: dict[str, Any]) -> list[Verdict]:
                 None,
             )
         )
-    batch, update = num(row.get("learn_batch_s")), num(row.get("learn_update_s"))
+    batch, update = row.learn_batch_s, row.learn_update_s
     work = (batch or 0.0) + (update or 0.0)
     if learning and batch is not None and update is not None and work > 0:
-        threads = num(row.get("learner_torch_threads" if remote else "driver_torch_threads"))
-        used = num(row.get("learn_cpus_used"))
+        threads, used = row.learner_torch_threads if remote else row.driver_torch_threads, row.learn_cpus_used
         busy = (
             f"; the learner's process kept {used:.2f} of its {threads:g} threads busy while it learned"
             if used is not None and threads
@@ -382,10 +468,9 @@ def learner_verdicts(row: dict[str, Any]) -> list[Verdict]:
         )
         split = f"building the train batch {batch:.3g} s, the minibatch updates {update:.3g} s an iteration"
         words, knob = _cpu_knob(row)
-        device = num(row.get("gpu_busy_pct"))
+        device = row.gpu_busy_pct
         if gpus > 0 and batch / work >= BATCH_BOUND_FRAC:
-            copy = num(row.get("learn_copy_s"))
-            copied = f" (copying to the GPU {copy:.3g} s of it)" if copy is not None else ""
+            copied = f" (copying to the GPU {row.learn_copy_s:.3g} s of it)" if row.learn_copy_s is not None else ""
             out.append(
                 Verdict(
                     Kind.FED_BY_CPU,
@@ -396,49 +481,40 @@ def learner_verdicts(row: dict[str, Any]) -> list[Verdict]:
                 )
             )
         elif gpus > 0 and device is not None and device < DEVICE_BUSY_LOW_PCT and _steps_per_epoch(row) > 1:
-            steps, step_s, mb = (
-                num(row.get("sgd_steps_per_iteration")),
-                num(row.get("sgd_step_s")),
-                row.get("minibatch_size"),
-            )
-            dev = num(row.get("learn_device_s"))
+            dev = row.learn_device_s
             on_device = f"; device time in the updates {dev:.3g} s of {update:.3g} s" if dev is not None else ""
             out.append(
                 Verdict(
                     Kind.LAUNCH_BOUND,
-                    f"launch- or sync-bound: {steps:.0f} minibatch steps an "
-                    f"iteration of {1000 * (step_s or 0.0):.1f} ms each, and the GPU busy {device:.0f}% "
-                    f"of the learn window{on_device}: a larger minibatch_size (now {_int(mb)}) makes "
+                    f"launch- or sync-bound: {row.sgd_steps_per_iteration:.0f} minibatch steps an "
+                    f"iteration of {1000 * (row.sgd_step_s or 0.0):.1f} ms each, and the GPU busy {device:.0f}% "
+                    f"of the learn window{on_device}: a larger minibatch_size (now {_int(row.minibatch_size)}) makes "
                     "fewer, larger steps (it changes learning as well as speed: time to a target "
                     "settles it)",
                     Knob.MINIBATCH_SIZE,
                 )
             )
         elif (
-            gpus == 0
-            and used is not None
-            and threads
-            and used >= STARVED_FRAC * threads
-            and (num(row.get("cpus")) or 0) > threads
+            gpus == 0 and used is not None and threads and used >= STARVED_FRAC * threads and (row.cpus or 0) > threads
         ):
             out.append(
                 Verdict(
                     Kind.SHORT_OF_THREADS,
                     f"the CPU learner is short of threads: learning "
                     f"takes {learn:.0%} of each iteration ({split}){busy}, and the trial has "
-                    f"{num(row.get('cpus')):g} cores: give it CPUs ({words})",
+                    f"{row.cpus:g} cores: give it CPUs ({words})",
                     knob,
                 )
             )
-    twin = num(row.get("cpu_twin_ratio"))
+    twin = row.cpu_twin_ratio
     if gpus > 0 and twin is not None and twin < GAIN_WORTH_HAVING:
         out.append(
             Verdict(
                 Kind.MODEL_TOO_SMALL,
                 f"the model is too small for the GPU: its learner "
                 f"gave {twin:.2f}x the throughput of the CPU learner one axis away (grid point "
-                f"{_int(row.get('cpu_twin_index'))}, {num(row.get('cpu_twin_env_steps_per_s')):,.0f} "
-                f"env steps/s; {row.get('cpu_twin_evidence')}): below {GAIN_WORTH_HAVING:g}x, the "
+                f"{_int(row.cpu_twin_index)}, {row.cpu_twin_env_steps_per_s:,.0f} "
+                f"env steps/s; {row.cpu_twin_evidence}): below {GAIN_WORTH_HAVING:g}x, the "
                 "CPU learner does as well and leaves the GPU free",
                 None,
             )
@@ -446,14 +522,13 @@ def learner_verdicts(row: dict[str, Any]) -> list[Verdict]:
     return out
 
 
-def _steps_per_epoch(row: dict[str, Any]) -> float:
+def _steps_per_epoch(row: ConfigRow) -> float:
     """Minibatch steps per epoch per learner (1: the minibatch is the whole batch; a larger one changes nothing)."""
-    steps, epochs = num(row.get("sgd_steps_per_iteration")), num(row.get("num_epochs"))
+    steps, epochs = row.sgd_steps_per_iteration, row.num_epochs
     if steps is None:
         return 0.0
     return steps / epochs if epochs else steps
 
 
-def _int(value: Any) -> str:
-    v = num(value)
-    return "-" if v is None else f"{v:g}"
+def _int(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"

@@ -11,12 +11,13 @@ value fits; the machine's cores are the limit); :func:`advise` is the first that
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import pandas as pd
 
-from rlbench.analysis.findings import Verdict, learner_verdicts, limiting_sides, num
+from rlbench.analysis.findings import ConfigRow, Verdict, learner_verdicts, limiting_sides
 from rlbench.analysis.knobs import Knob, facts
 from rlbench.analysis.labels import Kind
 from rlbench.analysis.sampling import room, sampler_verdicts
@@ -38,20 +39,19 @@ class NextSweep:
     """The grid values, the current one included (the baseline of the comparison)."""
 
 
-def knob_values(knob: str, current: float, row: dict[str, Any]) -> tuple[int, ...]:
+def knob_values(knob: str, current: float, config: Mapping[str, Any] | ConfigRow) -> tuple[int, ...]:
     """The values to sweep, around ``current``, by the knob's ladder (:data:`~rlbench.analysis.knobs.KNOBS`): x2, x4,
     x8 up to its cap (the minibatch: the train batch per learner; envs per runner: while each env still takes a step
     of the train batch an iteration); else half, the same, twice and four times (from 1 where the current is 0), up to
     what the trial's cores hold beside its other roles (:func:`~rlbench.analysis.sampling.room`), and for env runners
     that most where twice the current does not fit; the current value always included."""
-    c, known = int(current), facts(knob)
+    c, known, row = int(current), facts(knob), ConfigRow.of(config)
     if known.cap is not None:
-        batch = num(row.get("total_train_batch_size")) or num(row.get("train_batch_size_per_learner"))
-        runners = max(1.0, num(row.get("num_env_runners")) or 0.0)
-        per_env = batch / runners if batch else 8 * c
-        cap = (num(row.get("train_batch_size_per_learner")) or c) if known.cap == "train_batch" else per_env
+        batch = row.total_train_batch_size or row.train_batch_size_per_learner
+        per_env = batch / max(1.0, row.num_env_runners or 0.0) if batch else 8 * c
+        cap = (row.train_batch_size_per_learner or c) if known.cap == "train_batch" else per_env
         return tuple(sorted({c} | {m * c for m in (2, 4, 8) if m * c <= cap}))
-    cap = room(knob, row) if known.role else (num(row.get("cpus")) or max(1, c))
+    cap = room(knob, row) if known.role else (row.cpus or max(1, c))
     base = max(1, c)
     values = {c} | {v for v in (base // 2, base, 2 * base, 4 * base) if 1 <= v <= cap}
     if known.role == "env_runner" and c < cap < 2 * base:  # 12 runners where 13 fit: the one that fits, not none
@@ -81,7 +81,7 @@ class Advice:
     """The knob's current value (a step's too), where the verdict names a knob."""
 
 
-def verdicts_in_order(row: dict[str, Any]) -> list[Verdict]:
+def verdicts_in_order(row: ConfigRow) -> list[Verdict]:
     """One configuration row's sampler and learner verdicts (:func:`~rlbench.analysis.sampling.sampler_verdicts`,
     :func:`~rlbench.analysis.findings.learner_verdicts`), those of the side that limits the iteration first (the
     sampler's when neither does: its verdicts are empty then)."""
@@ -90,37 +90,37 @@ def verdicts_in_order(row: dict[str, Any]) -> list[Verdict]:
     return [*learner, *sampler] if learning else [*sampler, *learner]
 
 
-def knob_verdicts(row: dict[str, Any]) -> list[Verdict]:
+def knob_verdicts(config: Mapping[str, Any] | ConfigRow) -> list[Verdict]:
     """One configuration row's verdicts that name a knob, the sampler's and the learner's, those of the side that
     limits the iteration first, in the order they are followed."""
-    return [v for v in verdicts_in_order(row) if v.knob is not None]
+    return [v for v in verdicts_in_order(ConfigRow.of(config)) if v.knob is not None]
 
 
-def advices(row: dict[str, Any]) -> list[Advice]:
+def advices(config: Mapping[str, Any] | ConfigRow) -> list[Advice]:
     """Every verdict of one configuration row that names a knob or the cores' limit, in the order they are followed
     (:func:`verdicts_in_order`), each as the step it asks for (:func:`knob_values` around the current value, when a
     larger one fits) or why it has none (``no_fit``, ``cores_limit``); empty when none does."""
     out: list[Advice] = []
+    row = ConfigRow.of(config)
     for verdict in verdicts_in_order(row):
         if verdict.kind is Kind.CORES_LIMIT:
             out.append(Advice(None, "cores_limit", verdict.text, verdict))
             continue
-        current = num(row.get(verdict.knob)) if verdict.knob else None
+        current = getattr(row, verdict.knob) if verdict.knob else None
         if verdict.knob is None or current is None:
             continue
         values = knob_values(verdict.knob, current, row)
         if max(values) > current:
-            step = NextSweep(int(row["index"]), verdict, verdict.knob, current, values)
+            step = NextSweep(int(row.index), verdict, verdict.knob, current, values)
             out.append(Advice(step, None, verdict.text, verdict, current))
             continue
-        fits = f"fits the trial's {num(row.get('cpus')) or 0:g} cores beside its other roles"
-        where = facts(verdict.knob).fits or fits
+        where = facts(verdict.knob).fits or f"fits the trial's {row.cpus or 0:g} cores beside its other roles"
         text = f"{verdict.text}; but no larger {verdict.knob} than {current:g} {where}"
         out.append(Advice(None, "no_fit", text, verdict, current))
     return out
 
 
-def advise(row: dict[str, Any]) -> Advice:
+def advise(row: Mapping[str, Any] | ConfigRow) -> Advice:
     """The step one configuration row's verdicts ask for (its ``index`` names the configuration): the first verdict,
     in :func:`advices`' order, whose knob has a larger value that fits; a verdict blocked before it (no value fits,
     the cores' limit) is passed, as the walk passes it (issue 57). Without one, why not: the first verdict's stop

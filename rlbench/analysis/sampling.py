@@ -21,6 +21,7 @@ asynchronous one. Standard library only, as :mod:`rlbench.analysis.findings`, wh
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from rlbench.analysis.findings import (
@@ -32,43 +33,39 @@ from rlbench.analysis.findings import (
     RUNNER_ENV_FRAC,
     SAMPLE_WAIT_FRAC,
     SHARED_WORK_FRAC,
+    ConfigRow,
     Verdict,
     limiting_sides,
-    num,
 )
 from rlbench.analysis.knobs import Knob, facts
 from rlbench.analysis.labels import Kind
 
 
-def room(knob: str, row: dict[str, Any]) -> float:
+def room(knob: str, row: ConfigRow) -> float:
     """The largest value of a CPU knob (one with a role, :data:`~rlbench.analysis.knobs.KNOBS`) the trial's cores
     hold, the other roles' allocations kept (the plan would skip a point past it): its ``cpus`` less what every other
     role is given, per one of its role (``per``), in env runners of ``num_cpus_per_env_runner`` for the runners'."""
-    cpus = num(row.get("cpus")) or 1.0
-    role, count = facts(knob).role, facts(knob).per
-    given = {r: num(row.get(f"{r}_cpus_allocated")) for r in ("driver", "learner", "env_runner", "aggregator")}
-    others = sum(v for r, v in given.items() if r != role and v is not None)
-    free = max(0.0, cpus - others)
+    cpus, role, count = row.cpus or 1.0, facts(knob).role, facts(knob).per
+    given = {r: row.cpus_of(r)[0] for r in ("driver", "learner", "env_runner", "aggregator")}
+    free = max(0.0, cpus - sum(v for r, v in given.items() if r != role and v is not None))
     if role == "env_runner":
-        per = num(row.get("num_cpus_per_env_runner")) or 0.0
+        per = row.num_cpus_per_env_runner or 0.0
         return math.floor(free / per + 1e-9) if per > 0 else cpus
-    return free / max(1.0, num(row.get(count)) or 1.0) if count else free
+    return free / max(1.0, getattr(row, count) or 1.0) if count else free
 
 
 def _g(value: float | None) -> str:
     return "-" if value is None else f"{value:.3g}"
 
 
-def _procs(row: dict[str, Any]) -> int:
+def _procs(row: ConfigRow) -> int:
     """Processes that sample (RLlib: its env runners, or the driver's local runner)."""
-    return max(1, int(num(row.get("num_env_runners")) or 0))
+    return max(1, int(row.num_env_runners or 0))
 
 
-def _ceiling_words(row: dict[str, Any]) -> str:
+def _ceiling_words(row: ConfigRow) -> str:
     """``sampling ran at 1,838 env steps/s, 29% of the env's own rate in 12 processes (6,417/s)``, or why not."""
-    rate, ceiling, eff = (
-        num(row.get(c)) for c in ("sample_steps_per_s", "env_ceiling_steps_per_s", "sampling_efficiency")
-    )
+    rate, ceiling, eff = row.sample_steps_per_s, row.env_ceiling_steps_per_s, row.sampling_efficiency
     if rate is None:
         return ""
     n = _procs(row)
@@ -80,19 +77,16 @@ def _ceiling_words(row: dict[str, Any]) -> str:
     )
 
 
-def sampler_verdicts(row: dict[str, Any]) -> list[Verdict]:
+def sampler_verdicts(config: Mapping[str, Any] | ConfigRow) -> list[Verdict]:
     """Why the sampling of one configuration row is slow, when it limits the iteration (docs/ANALYSIS.md, "Why
     sampling is slow"); empty when it does not, or without the runners' own figures (a framework that measures
     none, a folder from before them)."""
-    if num(row.get("env_steps_per_s")) is None or not limiting_sides(row)[1]:
+    row = ConfigRow.of(config)
+    busy_s = row.runner_sample_s
+    if row.env_steps_per_s is None or not limiting_sides(row)[1] or not busy_s or busy_s <= 0:
         return []
-    busy_s = num(row.get("runner_sample_s"))
-    if not busy_s or busy_s <= 0:
-        return []
-    env, inference = num(row.get("runner_env_s")) or 0.0, num(row.get("runner_inference_s")) or 0.0
-    other = num(row.get("runner_other_s"))
-    other = busy_s - env - inference if other is None else other
-    cpu = num(row.get("runner_sample_cpu_s"))
+    env, inference, cpu = row.runner_env_s or 0.0, row.runner_inference_s or 0.0, row.runner_sample_cpu_s
+    other = busy_s - env - inference if row.runner_other_s is None else row.runner_other_s
     split = (
         f"a runner's sample() took {_g(busy_s)} s an iteration"
         + (f" ({_g(cpu)} s of it on a CPU)" if cpu is not None else "")
@@ -115,18 +109,18 @@ def sampler_verdicts(row: dict[str, Any]) -> list[Verdict]:
     return out
 
 
-def _waiting(row: dict[str, Any], busy_s: float) -> Verdict | None:
+def _waiting(row: ConfigRow, busy_s: float) -> Verdict | None:
     """Runners idle while the driver waits: on a straggler (the straggler rule names one; the driver's wait on it
     after the others were done, as a share of its sampling), or, without one, on the slowest runner and the
     episodes' transfer when that wait is at least :data:`SAMPLE_WAIT_FRAC` of its sampling (synchronous algorithms:
     an asynchronous driver does not wait for a batch)."""
-    wait = num(row.get("sample_wait_s"))
+    wait = row.sample_wait_s
     if wait is None:
         return None
     sampling = busy_s + wait  # the driver's sample_s
-    runner, on_it = num(row.get("straggler_env_runner")), num(row.get("straggler_wait_s"))
+    runner, on_it = row.straggler_env_runner, row.straggler_wait_s
     if runner is not None and on_it is not None and on_it > 0:
-        step, cpu = num(row.get("straggler_step_ratio")), num(row.get("straggler_cpu_ratio"))
+        step, cpu = row.straggler_step_ratio, row.straggler_cpu_ratio
         ratios = ", ".join(
             text
             for text in (
@@ -155,18 +149,18 @@ def _waiting(row: dict[str, Any], busy_s: float) -> Verdict | None:
     )
 
 
-def _idle(row: dict[str, Any], busy_s: float, cpu: float, env: float, split: str) -> Verdict:
+def _idle(row: ConfigRow, busy_s: float, cpu: float, env: float, split: str) -> Verdict:
     """Runners off their CPU inside ``sample()``. The env waits (a sleep, I/O, a simulator elsewhere) when its own
     steps are off the CPU while the rest of the call is on it (``runner_env_cpu_s``): more runners overlap its waits
     while they fit. Else the runners wait for a core, as every part of the call does alike: the trial's own roles
     hold its cores, or processes outside it do (a busy machine); the split's shares then still say where a runner's
     work goes, and its verdict follows this one."""
-    cpus, used, env_cpu = num(row.get("cpus")) or 0.0, num(row.get("cpus_used")), num(row.get("runner_env_cpu_s"))
+    cpus, used, env_cpu = row.cpus or 0.0, row.cpus_used, row.runner_env_cpu_s
     head = f"env runners idle inside sample(): on a CPU {cpu / busy_s:.0%} of it"
     rest_busy = (cpu - env_cpu) / (busy_s - env) if env_cpu is not None and busy_s > env else None
     if env_cpu is not None and env > 0 and rest_busy is not None:
         if env_cpu < RUNNER_BUSY_FRAC * env and rest_busy >= RUNNER_BUSY_FRAC:
-            runners, fits = num(row.get("num_env_runners")) or 0.0, room(Knob.NUM_ENV_RUNNERS, row)
+            runners, fits = row.num_env_runners or 0.0, room(Knob.NUM_ENV_RUNNERS, row)
             head = (
                 f"{head} ({split}): the env waits (a sleep, I/O, a simulator elsewhere): on a CPU {env_cpu / env:.0%} "
                 f"of its steps, the rest of the call {rest_busy:.0%}"
@@ -197,12 +191,12 @@ def _idle(row: dict[str, Any], busy_s: float, cpu: float, env: float, split: str
 
 
 def _outside_env(
-    row: dict[str, Any], busy_s: float, env: float, inference: float, other: float, split: str
+    row: ConfigRow, busy_s: float, env: float, inference: float, other: float, split: str
 ) -> list[Verdict]:
     """Busy runners mostly outside their env: the forward pass and RLlib's per-step work, paid once per step of all
     of a runner's envs together; more envs per runner share them. With a GPU, the forward pass there is a sweep to
     measure, proposed in words."""
-    envs = num(row.get("num_envs_per_env_runner")) or 1.0
+    envs = row.num_envs_per_env_runner or 1.0
     out = [
         Verdict(
             Kind.INFERENCE_BOUND if inference >= other else Kind.PER_STEP_BOUND,
@@ -212,8 +206,8 @@ def _outside_env(
             Knob.NUM_ENVS_PER_ENV_RUNNER,
         )
     ]
-    gpus = num(row.get("learner_gpus")) or 0.0
-    if gpus > 0 and inference >= BOUND_FRAC * busy_s and not (num(row.get("num_gpus_per_env_runner")) or 0.0):
+    gpus = row.learner_gpus or 0.0
+    if gpus > 0 and inference >= BOUND_FRAC * busy_s and not (row.num_gpus_per_env_runner or 0.0):
         out.append(
             Verdict(
                 Kind.FORWARD_ON_CPU,
@@ -228,16 +222,15 @@ def _outside_env(
     return out
 
 
-def _in_env(row: dict[str, Any], in_env: float, split: str) -> list[Verdict]:
+def _in_env(row: ConfigRow, in_env: float, split: str) -> list[Verdict]:
     """Busy runners in their env: more runners while they fit and the env has not reached its own ceiling with a
     runner on every core; else this machine's cores are the limit, after more envs per runner where at least
     :data:`SHARED_WORK_FRAC` of a runner's ``sample()`` is the work they share (the forward pass, RLlib's per-step
     work): that verdict comes first, so a walk races it, and "the cores are the limit" stands once it showed no gain."""
-    runners, fits, cpus = num(row.get("num_env_runners")) or 0.0, room(Knob.NUM_ENV_RUNNERS, row), num(row.get("cpus"))
-    eff = num(row.get("sampling_efficiency"))
+    runners, fits, cpus = row.num_env_runners or 0.0, room(Knob.NUM_ENV_RUNNERS, row), row.cpus
+    eff, used = row.sampling_efficiency, row.cpus_used
     head = f"env runners mostly in the env: {in_env:.0%} of a runner's sample() ({split}){_ceiling_words(row)}"
     at_ceiling = eff is not None and eff >= ENV_CEILING_CLOSE_FRAC and cpus is not None and _procs(row) >= cpus
-    used = num(row.get("cpus_used"))
     all_busy = cpus is not None and used is not None and used >= ALL_BUSY_FRAC * cpus
     if fits > runners and not at_ceiling and not all_busy:
         return [
@@ -258,7 +251,7 @@ def _in_env(row: dict[str, Any], in_env: float, split: str) -> list[Verdict]:
         why = f"and no more env runners than {runners:g} fit the trial's {cpus or 0:g} cores beside the other roles"
     out = []
     if 1.0 - in_env >= SHARED_WORK_FRAC:
-        envs = num(row.get("num_envs_per_env_runner")) or 1.0
+        envs = row.num_envs_per_env_runner or 1.0
         out.append(
             Verdict(
                 Kind.SHARED_WORK,
@@ -294,19 +287,19 @@ def compose_ceiling(
     return 1.0 / (1.0 / env_steps_per_s + 1.0 / learner_steps_per_s)
 
 
-def ceiling_text(row: dict[str, Any]) -> str | None:
+def ceiling_text(config: Mapping[str, Any] | ConfigRow) -> str | None:
     """``runs at 31% of what its env and learner allow here (...); the lever is sampling, at 29% of the env's own
     rate`` for one configuration row; says so where no env ceiling was measured; None without a throughput."""
-    rate = num(row.get("env_steps_per_s"))
+    row = ConfigRow.of(config)
+    rate, ceiling, env = row.env_steps_per_s, row.ceiling_env_steps_per_s, row.env_ceiling_steps_per_s
     if rate is None:
         return None
-    ceiling, env = num(row.get("ceiling_env_steps_per_s")), num(row.get("env_ceiling_steps_per_s"))
     if ceiling is None or env is None:
         return (
             "no env ceiling measured (env_ceiling_s: 0, a trial on a cluster, or the env failed alone): what its env "
             "and learner allow here is not known, and rlbench does not guess it"
         )
-    learner, asynchronous, n = num(row.get("learner_steps_per_s")), bool(row.get("asynchronous")), _procs(row)
+    learner, asynchronous, n = row.learner_steps_per_s, row.asynchronous, _procs(row)
     parts = f"the env alone {env:,.0f}/s in {n} process{'es' if n != 1 else ''}" + (
         f", the learner {learner:,.0f}/s, {'the slower of the two' if asynchronous else 'one after the other'}"
         if learner
@@ -323,12 +316,13 @@ def ceiling_text(row: dict[str, Any]) -> str | None:
                 "own rate)"
             )
         return text + f"; the lever is sampling, at {rate / env:.0%} of the env's own rate"
-    sampled, eff = num(row.get("sample_steps_per_s")), num(row.get("sampling_efficiency"))
+    sampled, eff = row.sample_steps_per_s, row.sampling_efficiency
+    sync, other = row.sync_frac or 0.0, row.other_frac or 0.0
     sampling_over = 1.0 / sampled - 1.0 / env if sampled else 0.0  # seconds an env step's sampling costs beyond the env
-    rest = ((num(row.get("sync_frac")) or 0.0) + (num(row.get("other_frac")) or 0.0)) / rate
+    rest = (sync + other) / rate
     if sampled and eff is not None and sampling_over >= rest:
         return text + f"; the lever is sampling, at {eff:.0%} of the env's own rate"
     return text + (
-        f"; the lever is the rest of the iteration: weight sync {num(row.get('sync_frac')) or 0.0:.0%} and the "
-        f"driver's other work {num(row.get('other_frac')) or 0.0:.0%} of it"
+        f"; the lever is the rest of the iteration: weight sync {sync:.0%} and the driver's other work {other:.0%} "
+        "of it"
     )

@@ -29,7 +29,7 @@ import numpy as np
 
 from rlbench.analysis.change import Change, can_show, equivalent
 from rlbench.analysis.evidence import beyond, lower_at_equal_steps, missing_evidence, runs_text
-from rlbench.analysis.findings import CEILING_CLOSE_FRAC, SIGNIFICANCE, num
+from rlbench.analysis.findings import CEILING_CLOSE_FRAC, SIGNIFICANCE, ConfigRow
 from rlbench.analysis.knobs import facts
 from rlbench.analysis.next_step import advices, knob_values
 from rlbench.analysis.stats import rank_p
@@ -88,12 +88,12 @@ def read_options(row: Mapping[str, Any] | None) -> list[PointAdvice]:
     they are followed (:func:`rlbench.analysis.next_step.advices`): the walk follows the first it can and passes a
     blocked one for the next (issue 57). One ``no_reading`` entry without a throughput, one ``no_knob`` without a
     verdict."""
-    rate = None if row is None else num(row.get("env_steps_per_s"))
+    read = ConfigRow.of(row or {})
+    rate, ceiling, frac = read.env_steps_per_s, read.ceiling_env_steps_per_s, read.ceiling_frac
     if row is None or rate is None:
         return [PointAdvice(None, None, None, None, None, (), "", "no steady reading", "no_reading")]
-    ceiling, frac = num(row.get("ceiling_env_steps_per_s")), num(row.get("ceiling_frac"))
     out = []
-    for a in advices(dict(row)):
+    for a in advices(row):  # the row itself: a test's world hands its own answers in it
         verdict = a.verdict or (a.step.verdict if a.step is not None else None)
         current = a.current if a.current is not None else (a.step.current if a.step is not None else None)
         values = tuple(float(v) for v in a.step.values) if a.step is not None else ()
@@ -116,7 +116,7 @@ def next_value(knob: str, current: float, up: bool, row: Mapping[str, Any] | Non
     CPUs and runners up to what the cores hold); None where none fits (issue 57: keep going while it pays)."""
     if row is None:
         return None
-    ladder = [float(v) for v in knob_values(knob, current, dict(row))]
+    ladder = [float(v) for v in knob_values(knob, current, row)]
     ahead = [v for v in ladder if (v > current if up else v < current)]
     return (min(ahead) if up else max(ahead)) if ahead else None
 

@@ -13,14 +13,15 @@ from rlbench.analysis.labels import LABEL_MEANINGS, Kind, label_meanings
 
 
 def _general_labels(path) -> set[str]:
-    """The general verdict's labels: the strings assigned or added to a variable named ``label`` (``label += ",
-    CPU-starved"``); a sampler's or learner's verdict says a :class:`Kind`."""
+    """The general verdict's labels: the strings assigned or added to a variable named ``label``, alone or in a tuple
+    (``label += ", CPU-starved"``, ``label, one_side = "mixed", False``); a sampler's or learner's verdict says a
+    :class:`Kind`."""
     out: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         targets = (
             node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AugAssign) else []
         )
-        if any(getattr(t, "id", "") == "label" for t in targets):
+        if any(getattr(e, "id", "") == "label" for t in targets for e in getattr(t, "elts", [t])):
             out |= {
                 c.value.lstrip(", ")
                 for c in ast.walk(node.value)
