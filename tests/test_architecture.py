@@ -692,8 +692,8 @@ def test_the_reaper_runs_as_isolated_script():
 #: too few repeats lack), the steady window and a trial's
 #: throughput (windows, trial_rows: a reading is what the report shows for the trial), a probe's learn windows
 #: (learner: the learner GPU's busy share splits its update time), how a label shows an axis (configs), what a
-#: point's verdicts ask for next and the knobs' facts (next_step, knobs), the spec's
-#: model types, the seeds' one derivation, the
+#: point's verdicts ask for next, the knobs' facts and the row the verdicts read (next_step, knobs, config_row),
+#: the spec's model types, the seeds' one derivation, the
 #: safe write and the file names (docs/AUTOCONFIG.md); never the sweep, the report or the adapter.
 AUTOCONFIG_MAY_IMPORT = (
     "rlbench.autoconfig",
@@ -708,6 +708,7 @@ AUTOCONFIG_MAY_IMPORT = (
     "rlbench.analysis.learner",
     "rlbench.analysis.next_step",
     "rlbench.analysis.knobs",
+    "rlbench.analysis.config_row",
     "rlbench.spec.model",
     "rlbench.spec.training",
     "rlbench.spec.limits",

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
+from rlbench.analysis.config_row import num
 from rlbench.analysis.configs import axis_value_text, config_label
 from rlbench.analysis.evidence import (
     Below,
@@ -22,7 +23,7 @@ from rlbench.analysis.evidence import (
     missed_target_note,
     runs_text,
 )
-from rlbench.analysis.findings import CONFIDENCE, NOISY_CV, num
+from rlbench.analysis.findings import CONFIDENCE, NOISY_CV
 from rlbench.analysis.stats import Ratio, is_number, ratio_ci
 from rlbench.analysis.targets import eligible
 from rlbench.analysis.windows import steady

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rlbench.analysis.findings import NOISY_CV, ConfigRow, verdict
+from rlbench.analysis.config_row import ConfigRow
+from rlbench.analysis.findings import NOISY_CV, verdict
 from rlbench.analysis.learner import LEARNER_COLUMNS, cpu_twins
 from rlbench.analysis.runners import SPLIT_COLUMNS, inside_by_config
 from rlbench.analysis.sampling import sampler_verdicts

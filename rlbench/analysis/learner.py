@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 from rlbench.analysis.change import unpaired
+from rlbench.analysis.config_row import num
 from rlbench.analysis.evidence import change_sentence
-from rlbench.analysis.findings import num
 from rlbench.analysis.windows import by_trial
 
 #: Per-iteration columns of the learner's split whose median over the steady iterations is the trials column of the

@@ -17,7 +17,8 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from rlbench.analysis.findings import ConfigRow, Verdict, learner_verdicts, limiting_sides
+from rlbench.analysis.config_row import ConfigRow
+from rlbench.analysis.findings import Verdict, learner_verdicts, limiting_sides
 from rlbench.analysis.knobs import Knob, facts
 from rlbench.analysis.labels import Kind
 from rlbench.analysis.sampling import room, sampler_verdicts

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from rlbench.analysis.change import Change, unpaired
+from rlbench.analysis.config_row import num
 from rlbench.analysis.configs import config_label
 from rlbench.analysis.evidence import change_sentence
-from rlbench.analysis.findings import num
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from rlbench.analysis.config_row import ConfigRow
 from rlbench.analysis.findings import (
     ALL_BUSY_FRAC,
     BOUND_FRAC,
@@ -33,7 +34,6 @@ from rlbench.analysis.findings import (
     RUNNER_ENV_FRAC,
     SAMPLE_WAIT_FRAC,
     SHARED_WORK_FRAC,
-    ConfigRow,
     Verdict,
     limiting_sides,
 )

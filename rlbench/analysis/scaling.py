@@ -7,8 +7,9 @@ from typing import Any
 
 import pandas as pd
 
+from rlbench.analysis.config_row import num
 from rlbench.analysis.configs import axis_pairs_text, is_missing
-from rlbench.analysis.findings import KNEE_MARGIN, num
+from rlbench.analysis.findings import KNEE_MARGIN
 from rlbench.analysis.stats import fit_amdahl, is_number, knee
 
 #: Scaling groups (combinations of the other axes) shown per axis in the report.

@@ -14,8 +14,8 @@ from typing import Any
 import pandas as pd
 
 from rlbench.adapters import ALL_ROLES, get_adapter
+from rlbench.analysis.config_row import num
 from rlbench.analysis.energy import cpu_energy_j, gpu_energy_j, total_energy_j
-from rlbench.analysis.findings import num
 from rlbench.analysis.isolation import node_set_columns
 from rlbench.analysis.learner import learner_columns
 from rlbench.analysis.learning import COUNT_COLUMNS, learning_outcome

@@ -28,8 +28,9 @@ from typing import Any, Literal
 import numpy as np
 
 from rlbench.analysis.change import Change, can_show, equivalent
+from rlbench.analysis.config_row import ConfigRow
 from rlbench.analysis.evidence import beyond, lower_at_equal_steps, missing_evidence, runs_text
-from rlbench.analysis.findings import CEILING_CLOSE_FRAC, SIGNIFICANCE, ConfigRow
+from rlbench.analysis.findings import CEILING_CLOSE_FRAC, SIGNIFICANCE
 from rlbench.analysis.knobs import facts
 from rlbench.analysis.next_step import advices, knob_values
 from rlbench.analysis.stats import rank_p

@@ -13,8 +13,9 @@ from __future__ import annotations
 import pandas as pd
 
 from rlbench.analysis.advice import Recommendation
+from rlbench.analysis.config_row import num
 from rlbench.analysis.configs import config_label
-from rlbench.analysis.findings import CONFIDENCE, num
+from rlbench.analysis.findings import CONFIDENCE
 from rlbench.analysis.labels import label_meanings
 from rlbench.analysis.result_set import Analysis
 from rlbench.report.blocks import Block, Bullets

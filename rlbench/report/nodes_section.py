@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rlbench.analysis.findings import FOREIGN_CPU_PCT, num
+from rlbench.analysis.config_row import num
+from rlbench.analysis.findings import FOREIGN_CPU_PCT
 from rlbench.analysis.node_spread import NodeReport
 from rlbench.report.blocks import Block, Bullets, Heading, Paragraph, Table
 from rlbench.report.style import fmt
