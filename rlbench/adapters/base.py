@@ -13,7 +13,6 @@ package (docs/ARCHITECTURE.md). Its answers' types: :mod:`rlbench.adapters.deman
 
 from __future__ import annotations
 
-import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias
@@ -271,10 +270,13 @@ class Adapter(ABC):
         return None
 
 
-def _release(version: str) -> tuple[int, ...]:
-    """``2.40.0rc1`` -> (2, 40, 0): the release numbers a version starts with (pre-releases count as their release)."""
-    found = re.match(r"\d+(\.\d+)*", version.strip())
-    return tuple(int(part) for part in found.group().split(".")) if found else ()
+def release(version: str) -> tuple[int, int, int]:
+    """``2.40.0rc1`` -> (2, 40, 0), ``3.0.0.dev0`` -> (3, 0, 0): a version's release, padded to three numbers (a
+    pre-release counts as its release); the one parser, packaging's (InvalidVersion, a ValueError, for no version)."""
+    from packaging.version import Version
+
+    numbers = (*Version(version).release, 0, 0)
+    return numbers[0], numbers[1], numbers[2]
 
 
 def unsupported(requires: dict[str, str], versions: dict[str, str | None], who: str) -> list[str]:
@@ -283,6 +285,14 @@ def unsupported(requires: dict[str, str], versions: dict[str, str | None], who: 
     out = []
     for dist, oldest in requires.items():
         have = versions.get(dist)
-        if have and _release(have) < _release(oldest):
+        if have and _release_or_none(have) < release(oldest):
             out.append(f"{dist} {have} is older than {oldest}, the oldest the {who} adapter drives")
     return out
+
+
+def _release_or_none(version: str) -> tuple[int, ...]:
+    """:func:`release`, or ``()`` (older than any) for what is no version."""
+    try:
+        return release(version)
+    except ValueError:
+        return ()

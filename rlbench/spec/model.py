@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError, model_validator
 
@@ -60,7 +60,7 @@ ALIASES: dict[str, str] = {
 
 #: The roles ``profile_roles`` may name, and its default: all of them.
 ProfileRole = Literal["driver", "learner", "env_runner", "ray_system", "other"]
-PROFILE_ROLES: tuple[ProfileRole, ...] = ("driver", "learner", "env_runner", "ray_system", "other")
+PROFILE_ROLES: tuple[ProfileRole, ...] = get_args(ProfileRole)
 
 #: Why a seed must be below 2**31, in the words of a refusal (the one bound: rlbench.spec.seeds).
 SEED_RANGE = (
