@@ -125,6 +125,7 @@ def _autoconfig(args: argparse.Namespace, console: Console, started: float) -> i
     from rlbench.measure.machine import probe_machine
     from rlbench.results.lock import OutDirError
     from rlbench.run.autoconfig_driver import prepare, run_autoconfig
+    from rlbench.run.batches import RunContext
     from rlbench.run.cluster import ClusterError, prepare_cluster
     from rlbench.run.raytoken import secure_ray, warn_if_auth_disabled
     from rlbench.run.sweep import default_out_dir
@@ -172,19 +173,9 @@ def _autoconfig(args: argparse.Namespace, console: Console, started: float) -> i
 
     outcome, seen = None, received()
     try:
-        outcome = run_autoconfig(
-            setup,
-            out_dir,
-            console=console,
-            machine=machine,
-            argv=sys.argv,
-            cluster=cluster,
-            resume=args.resume,
-            started_s=started,
-            parallel=args.parallel,
-            resume_with=resume_command(args.config, out_dir, args),
-            rows=configuration_rows,
-        )
+        resume_with = resume_command(args.config, out_dir, args)
+        context = RunContext(console, machine, sys.argv, cluster, args.resume, resume_with, args.parallel)
+        outcome = run_autoconfig(setup, out_dir, context=context, started_s=started, rows=configuration_rows)
         if not outcome.interrupted:
             release_fork_server()
             code = _finish(out_dir, outcome, setup, console, time.monotonic())
