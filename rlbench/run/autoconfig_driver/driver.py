@@ -104,18 +104,8 @@ class Driver:
         """Run one requested trial; returns its result (a failure has no value)."""
         if self.section.warm_windows and request.stage == "walk":
             return self._run_warm(request)
-        template = self.setup.templates[request.candidate_key]
-        tid = self.state.assign(request.request_id, template.index)
-        shape = self.setup.shape
-        plan = request_plan(
-            template,
-            tid,
-            request,
-            stop_iterations=shape.stop_iterations,
-            stop_seconds=request.max_wall_s,
-            cold_start_s=self.session.cold_estimate_s,
-            objective=self.section.objective,
-        )
+        tid = self.state.assign(request.request_id, self.setup.templates[request.candidate_key].index)
+        plan = self._request_plan(request, tid)
         t = time.monotonic()
         outcome = self.batches.run([plan])
         charged = time.monotonic() - t
@@ -141,15 +131,7 @@ class Driver:
             self.state.trials[request.request_id] = {"trial_id": tid, "charged_s": None}
         else:
             tid = self._warm[key] = self.state.assign_new(request.request_id, template.index, self.folder)
-        plan = request_plan(
-            template,
-            tid,
-            request,
-            stop_iterations=self.setup.shape.stop_iterations,
-            stop_seconds=request.max_wall_s,
-            cold_start_s=self.session.cold_estimate_s,
-            objective=self.section.objective,
-        ).in_windows(self.section.warm_windows)
+        plan = self._request_plan(request, tid).in_windows(self.section.warm_windows)
         try:
             read = self.batches.warm_read(plan)
         except KeyboardInterrupt:
@@ -169,22 +151,10 @@ class Driver:
     def run_many(self, requests: Sequence[TrialRequest]) -> list[TrialResult]:
         """Run requested trials at once (``--parallel``), each on nodes of its own; their results in order, each
         charged its own trial's wall (launch to exit), the sweep's overhead around them not."""
-        shape = self.setup.shape
         plans = []
         for request in requests:
-            template = self.setup.templates[request.candidate_key]
-            tid = self.state.assign(request.request_id, template.index)
-            plans.append(
-                request_plan(
-                    template,
-                    tid,
-                    request,
-                    stop_iterations=shape.stop_iterations,
-                    stop_seconds=request.max_wall_s,
-                    cold_start_s=self.session.cold_estimate_s,
-                    objective=self.section.objective,
-                )
-            )
+            tid = self.state.assign(request.request_id, self.setup.templates[request.candidate_key].index)
+            plans.append(self._request_plan(request, tid))
         outcome = self.batches.run(plans)
         if outcome.interrupted:
             raise _Interrupted
@@ -253,6 +223,18 @@ class Driver:
         self.console.print(Text(plain(text), style=style), soft_wrap=True)
 
     # -- the run
+
+    def _request_plan(self, request: TrialRequest, trial_id: str) -> TrialPlan:
+        """The plan of a requested trial as ``trial_id``: its candidate's, stopped as the request and the shape say."""
+        return request_plan(
+            self.setup.templates[request.candidate_key],
+            trial_id,
+            request,
+            stop_iterations=self.setup.shape.stop_iterations,
+            stop_seconds=request.max_wall_s,
+            cold_start_s=self.session.cold_estimate_s,
+            objective=self.section.objective,
+        )
 
     def _plan_of(self, request: TrialRequest) -> TrialPlan:
         tid = self.state.trials[request.request_id]["trial_id"]
