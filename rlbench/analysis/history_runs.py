@@ -245,16 +245,10 @@ def history_trends_of(out_dir: Path, threshold: float):
         ok = trials[trials["status"] == "ok"]
         for point in grid_points(trials, [c for c in data.axes if c in trials]):
             mine = ok.loc[ok.index.isin(point.rows)]
-            sides = [
-                {
-                    int(r): float(v)
-                    for r, v in zip(
-                        mine.loc[mine["version"] == side, "round"], mine.loc[mine["version"] == side, "env_steps_per_s"]
-                    )
-                    if np.isfinite(v)
-                }
-                for side in (a, b)
-            ]
+            sides = []
+            for side in (a, b):
+                at = mine[mine["version"] == side]
+                sides.append({int(r): float(v) for r, v in zip(at["round"], at["env_steps_per_s"]) if np.isfinite(v)})
             confirmations[(point.label, a, b)] = (info.name, paired(*sides))
     return data, confirm_steps(trends, confirmations, threshold)
 

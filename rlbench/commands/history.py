@@ -241,7 +241,7 @@ def confirm_flagged(out_dir: Path, opts: HistoryOptions, threshold: float, round
     from rlbench.spec.load import axis_column
     from rlbench.spec.versions import load_versions
 
-    data, trends = history_trends_of(out_dir, threshold)
+    _, trends = history_trends_of(out_dir, threshold)
     todo = [
         (i, t, s)
         for i, t in enumerate(trends)
@@ -249,16 +249,10 @@ def confirm_flagged(out_dir: Path, opts: HistoryOptions, threshold: float, round
         if s.metric == "throughput" and s.flagged and s.outcome == "unconfirmed"
     ]
     for i, trend, step in todo:
-        base = load_versions(opts.config, opts.package, [step.before, step.after], 1, opts.index)
+        pair = [step.before, step.after]
+        base = load_versions(opts.config, opts.package, pair, 1, opts.index)
         grid = {key: [trend.axes[axis_column(key)]] for key in base.spec.grid if axis_column(key) in trend.axes}
-        loaded = load_versions(
-            opts.config,
-            opts.package,
-            [step.before, step.after],
-            max(rounds, ROUNDS_FOR_EVIDENCE),
-            opts.index,
-            grid=grid,
-        )
+        loaded = load_versions(opts.config, opts.package, pair, max(rounds, ROUNDS_FOR_EVIDENCE), opts.index, grid=grid)
         run_dir = HistoryFolder(out_dir).new_run("confirm", f"{step.before}-{step.after}-c{i + 1}")
         say(
             console,
@@ -321,11 +315,8 @@ def write_history(
             say(console, f"{trend.label}: {step.called}: {step.sentence}", "red" if step.slower else "green")
     whole = any(headline_points(t) for t in trends) or any(s.flagged for t in trends for s in t.cumulative)
     if not flagged:
-        said = f"no step changed by {threshold:.0%} or more with evidence"
-        say(
-            console,
-            said + ("; the whole series did (its change points and cumulative comparisons below)" if whole else ""),
-        )
+        said = "; the whole series did (its change points and cumulative comparisons below)" if whole else ""
+        say(console, f"no step changed by {threshold:.0%} or more with evidence{said}")
     for trend in trends:
         for point in headline_points(trend):
             say(console, f"{trend.label}: change point: {change_point_line(point)}", "bold")
