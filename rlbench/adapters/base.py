@@ -21,6 +21,8 @@ from rlbench.adapters.roles import Role, RoleRules, classify
 from rlbench.adapters.vocabulary import KeyHandling
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from rlbench.adapters.demand import ResourceDemand, TrainBatch
     from rlbench.adapters.timings import IterationTimings
 
@@ -288,6 +290,19 @@ def unsupported(requires: dict[str, str], versions: dict[str, str | None], who: 
         if have and _release_or_none(have) < release(oldest):
             out.append(f"{dist} {have} is older than {oldest}, the oldest the {who} adapter drives")
     return out
+
+
+def ordered_versions(versions: Iterable[str]) -> list[str]:
+    """Oldest first, as PEP 440 orders them (the one ordering; text that is no version last, as given)."""
+    from packaging.version import InvalidVersion, Version
+
+    good, bad = [], []
+    for v in versions:
+        try:
+            good.append((Version(v), v))
+        except InvalidVersion:
+            bad.append(v)
+    return [v for _, v in sorted(good)] + sorted(bad)
 
 
 def _release_or_none(version: str) -> tuple[int, ...]:

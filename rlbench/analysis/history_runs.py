@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 from packaging.version import InvalidVersion, Version
 
+from rlbench.adapters.base import ordered_versions
 from rlbench.analysis.curves import Curve, trial_curves
 from rlbench.analysis.history_split import phase_rates
 from rlbench.results.events import Event
@@ -86,17 +87,6 @@ class HistoryData:
         """Every release the history runs measured, oldest first."""
         found = {v for r in self.runs if r.kind == "history" for v in r.versions}
         return ordered_versions(found)
-
-
-def ordered_versions(versions) -> list[str]:
-    """Oldest first as PEP 440 orders them (text that is no version last, as given)."""
-    good, bad = [], []
-    for v in versions:
-        try:
-            good.append((Version(v), v))
-        except InvalidVersion:
-            bad.append(v)
-    return [v for _, v in sorted(good)] + sorted(bad)
 
 
 def variant_versions(spec: dict[str, Any]) -> tuple[str | None, dict[str, str]]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from rlbench.adapters.base import release
+from rlbench.adapters.base import ordered_versions, release
 from rlbench.run.envs import index_args
 from rlbench.spec.variants import VERSION_PATTERN
 
@@ -51,7 +51,7 @@ def folder_versions(package: str, folder: Path) -> list[str]:
             dist, _, version = stem.rpartition("-")
         if canonical(dist) == canonical(package) and _valid(version):
             found.add(version)
-    return ordered(found)
+    return ordered_versions(found)
 
 
 def _valid(version: str) -> bool:
@@ -60,11 +60,6 @@ def _valid(version: str) -> bool:
     except InvalidVersion:
         return False
     return True
-
-
-def ordered(versions) -> list[str]:
-    """Oldest first, as PEP 440 orders them."""
-    return sorted(versions, key=Version)
 
 
 def pip_versions(package: str, index: str | None) -> list[str]:
@@ -92,7 +87,7 @@ def pip_versions(package: str, index: str | None) -> list[str]:
     if done.returncode != 0 or not listed:
         words = [line for line in (done.stderr or done.stdout).strip().splitlines() if line.strip()]
         raise ListingError(f"pip index versions {package} failed: " + " | ".join(words[-3:])[:600])
-    return ordered(v.strip() for v in listed.group(1).split(",") if _valid(v.strip()))
+    return ordered_versions(v.strip() for v in listed.group(1).split(",") if _valid(v.strip()))
 
 
 def available_versions(package: str, index: str | None) -> list[str]:
@@ -112,7 +107,7 @@ def between(available: list[str], good: str, bad: str) -> list[str]:
     """``good``, every listed version strictly between the two, and ``bad``, oldest first whichever way
     round they are given (a bisect may look for the release that made something faster)."""
     lo, hi = sorted((Version(good), Version(bad)))
-    inner = [v for v in ordered(available) if lo < Version(v) < hi]
+    inner = [v for v in ordered_versions(available) if lo < Version(v) < hi]
     return [good, *inner, bad] if Version(good) < Version(bad) else [good, *reversed(inner), bad]
 
 
