@@ -206,8 +206,7 @@ def sweep_loaded(loaded, opts: SweepOptions, console: Console, resume_with: str 
         else f"{len(loaded.points)} grid points x {loaded.spec.repeats} repeats"
     )
     say(console, f"rlbench {__version__}: sweep '{loaded.spec.name}', {size} -> {out_dir}")
-    given = resume_with  # rlbench history's own line
-    resume_with = given or resume_command(
+    line = resume_with or resume_command(  # the caller's own line (rlbench history's), else this sweep's
         opts.config, out_dir, loaded.quick, opts.address if parallel else None, parallel
     )
     outcome, seen = None, received()
@@ -222,7 +221,7 @@ def sweep_loaded(loaded, opts: SweepOptions, console: Console, resume_with: str 
             cluster=cluster,
             parallel=parallel,
             while_forkserver_starts=import_results_modules,
-            resume_with=given,
+            resume_with=resume_with,
         )
         release_fork_server()  # it exits while the tables and report are written
         # no record: interrupted before its first trial had a verdict, nothing to tabulate
@@ -234,7 +233,7 @@ def sweep_loaded(loaded, opts: SweepOptions, console: Console, resume_with: str 
         return bad_input(console, str(e))
     except KeyboardInterrupt:  # outside a trial: planning, the environments, the tables, the report
         pass
-    return say_interrupted(console, out_dir, resume_with, outcome)
+    return say_interrupted(console, out_dir, line, outcome)
 
 
 def _results(loaded, out_dir: Path, outcome, console: Console) -> int:
