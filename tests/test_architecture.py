@@ -1246,3 +1246,49 @@ def test_rays_process_facts_are_written_once():
         if m != "rlbench.ray_facts.processes" and (hits := ray_fact_copies(p.read_text()))
     }
     assert wrong == {}
+
+
+#: The one place a verb's parsed flags (an ``argparse.Namespace``) become its typed options.
+OPTIONS_PLACE = "rlbench.commands._common"
+
+
+def made_up_options(module: str, source: str) -> list[str]:
+    """Where ``module`` (not :data:`OPTIONS_PLACE`) builds a ``Namespace`` (a verb re-entering another with made-up
+    flags) or reads a flag it is not sure of, ``getattr(args, ...)``."""
+    if module == OPTIONS_PLACE:
+        return []
+    found = []
+    for n in ast.walk(ast.parse(source)):
+        if not isinstance(n, ast.Call):
+            continue
+        name = ast.unparse(n.func)
+        if name.split(".")[-1] == "Namespace":
+            found.append(f"line {n.lineno}: {name}(...)")
+        elif name == "getattr" and n.args and isinstance(n.args[0], ast.Name) and n.args[0].id in ("args", "opts"):
+            found.append(f"line {n.lineno}: getattr({n.args[0].id}, ...)")
+    return sorted(found, key=lambda s: int(s.split(":")[0].split()[1]))
+
+
+def test_the_options_checker_sees_a_made_up_namespace_and_a_guessed_flag():
+    """e.g. dc78c22's commands/history.py line 185 and commands/sweep.py's ``getattr(args, "parallel", None)``."""
+    planted = (
+        "import argparse\nfrom argparse import Namespace\n"
+        "def f(args):\n"
+        "    sweep_loaded(loaded, argparse.Namespace(config=c, dry_run=True), console)\n"
+        "    parallel = getattr(args, 'parallel', None)\n"
+        "    return Namespace(out=None)\n"
+    )
+    fine = "def f(opts, args):\n    sweep_loaded(loaded, SweepOptions(c, dry_run=True), console)\n    getattr(a, 'x')\n"
+    assert made_up_options("rlbench.commands.history", planted) == [
+        "line 4: argparse.Namespace(...)",
+        "line 5: getattr(args, ...)",
+        "line 6: Namespace(...)",
+    ]
+    assert made_up_options("rlbench.commands.history", fine) == []
+    assert made_up_options(OPTIONS_PLACE, planted) == []
+
+
+def test_verbs_call_each_other_with_typed_options():
+    """docs/ARCHITECTURE.md: a verb's options are a dataclass made from its flags in one place
+    (``_common.options_from``); no module makes up a Namespace or guesses a flag (issue 58, item 4)."""
+    assert {m: f for m, p in MODULES.items() if (f := made_up_options(m, p.read_text()))} == {}

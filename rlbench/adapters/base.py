@@ -13,7 +13,6 @@ package (docs/ARCHITECTURE.md). Its answers' types: :mod:`rlbench.adapters.deman
 
 from __future__ import annotations
 
-import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias
@@ -22,6 +21,8 @@ from rlbench.adapters.roles import Role, RoleRules, classify
 from rlbench.adapters.vocabulary import KeyHandling
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from rlbench.adapters.demand import ResourceDemand, TrainBatch
     from rlbench.adapters.timings import IterationTimings
 
@@ -271,10 +272,13 @@ class Adapter(ABC):
         return None
 
 
-def _release(version: str) -> tuple[int, ...]:
-    """``2.40.0rc1`` -> (2, 40, 0): the release numbers a version starts with (pre-releases count as their release)."""
-    found = re.match(r"\d+(\.\d+)*", version.strip())
-    return tuple(int(part) for part in found.group().split(".")) if found else ()
+def release(version: str) -> tuple[int, int, int]:
+    """``2.40.0rc1`` -> (2, 40, 0), ``3.0.0.dev0`` -> (3, 0, 0): a version's release, padded to three numbers (a
+    pre-release counts as its release); the one parser, packaging's (InvalidVersion, a ValueError, for no version)."""
+    from packaging.version import Version
+
+    numbers = (*Version(version).release, 0, 0)
+    return numbers[0], numbers[1], numbers[2]
 
 
 def unsupported(requires: dict[str, str], versions: dict[str, str | None], who: str) -> list[str]:
@@ -283,6 +287,27 @@ def unsupported(requires: dict[str, str], versions: dict[str, str | None], who: 
     out = []
     for dist, oldest in requires.items():
         have = versions.get(dist)
-        if have and _release(have) < _release(oldest):
+        if have and _release_or_none(have) < release(oldest):
             out.append(f"{dist} {have} is older than {oldest}, the oldest the {who} adapter drives")
     return out
+
+
+def ordered_versions(versions: Iterable[str]) -> list[str]:
+    """Oldest first, as PEP 440 orders them (the one ordering; text that is no version last, as given)."""
+    from packaging.version import InvalidVersion, Version
+
+    good, bad = [], []
+    for v in versions:
+        try:
+            good.append((Version(v), v))
+        except InvalidVersion:
+            bad.append(v)
+    return [v for _, v in sorted(good)] + sorted(bad)
+
+
+def _release_or_none(version: str) -> tuple[int, ...]:
+    """:func:`release`, or ``()`` (older than any) for what is no version."""
+    try:
+        return release(version)
+    except ValueError:
+        return ()

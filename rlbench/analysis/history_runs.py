@@ -8,26 +8,32 @@ folder name and the trial's (``01-history/t000r0``). Each trial gets its phase s
 (:func:`~rlbench.analysis.history_split.phase_rates`) and its build facts (how its figures were read, the
 framework's effective config: :mod:`rlbench.analysis.history_changes`). Each run also says what it was: its
 releases, rounds, start and end, and the machine's load while it ran (the sweep's ``uptime`` readings are
-not kept; the load is the mean over its trials of the CPU that was not theirs, ``foreign_cpu_pct``).
+not kept; the load is the mean over its trials of the CPU that was not theirs, ``foreign_cpu_pct``). The folder's
+trends, with their confirmations and each change point's ``rlbench bisect``, are read from it alone
+(:func:`history_trends_of`, :func:`with_bisect`).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+import shlex
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from packaging.version import InvalidVersion, Version
 
+from rlbench.adapters.base import ordered_versions
 from rlbench.analysis.curves import Curve, trial_curves
 from rlbench.analysis.history_split import phase_rates
 from rlbench.results.events import Event
 from rlbench.results.layout import ITERATIONS_TABLE, TRIALS_TABLE, HistoryFolder, ResultsFolder
 from rlbench.results.manifest import ManifestError, read_manifest
 from rlbench.spec.load import axis_column
+from rlbench.spec.versions import variant_name
 
 #: Runs of one history are numbered below this; a run's round r is ``run x ROUND_BLOCK + r`` in the history.
 ROUND_BLOCK = 1000
@@ -81,17 +87,6 @@ class HistoryData:
         """Every release the history runs measured, oldest first."""
         found = {v for r in self.runs if r.kind == "history" for v in r.versions}
         return ordered_versions(found)
-
-
-def ordered_versions(versions) -> list[str]:
-    """Oldest first as PEP 440 orders them (text that is no version last, as given)."""
-    good, bad = [], []
-    for v in versions:
-        try:
-            good.append((Version(v), v))
-        except InvalidVersion:
-            bad.append(v)
-    return [v for _, v in sorted(good)] + sorted(bad)
 
 
 def variant_versions(spec: dict[str, Any]) -> tuple[str | None, dict[str, str]]:
@@ -202,3 +197,77 @@ def read_history(path: Path) -> HistoryData:
     frames = [f for f in frames if len(f)]
     data.trials = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     return data
+
+
+def neighbours(before: list[str], added: list[str]) -> set[str]:
+    """Each of the releases ``added`` to a history of ``before`` beside its neighbours once both are in order: run
+    with them, so that every step of a new release pairs round by round."""
+    ordered = ordered_versions({*before, *added})
+    return {ordered[i + d] for v in added for i in [ordered.index(v)] for d in (-1, 1) if 0 <= i + d < len(ordered)}
+
+
+def history_trends_of(out_dir: Path, threshold: float):
+    """(the folder's :class:`HistoryData`, its trends with their confirmations): read from the folder alone (the
+    page is rebuilt from the folder, never from a run's memory)."""
+    from rlbench.analysis.change import paired
+    from rlbench.analysis.history import confirm_steps, history_trends
+    from rlbench.analysis.variants import grid_points
+
+    data = read_history(out_dir)
+    if data.trials.empty:
+        return data, []
+    package = data.package or ""
+    versions = [(v, variant_name(package, v)) for v in data.versions()]
+    trends = history_trends(
+        data.trials,
+        data.axes,
+        versions,
+        threshold=threshold,
+        facts=data.facts,
+        package=data.package,
+        curves=data.curves,
+    )
+    confirmations = {}
+    for info, trials in data.confirmations:
+        if len(info.versions) != 2 or trials.empty:
+            continue
+        a, b = info.versions
+        ok = trials[trials["status"] == "ok"]
+        for point in grid_points(trials, [c for c in data.axes if c in trials]):
+            mine = ok.loc[ok.index.isin(point.rows)]
+            sides = []
+            for side in (a, b):
+                at = mine[mine["version"] == side]
+                sides.append({int(r): float(v) for r, v in zip(at["round"], at["env_steps_per_s"]) if np.isfinite(v)})
+            confirmations[(point.label, a, b)] = (info.name, paired(*sides))
+    return data, confirm_steps(trends, confirmations, threshold)
+
+
+def with_bisect(trends: list, package: str, bisect: tuple[Path, str | None, list[str] | None] | None) -> list:
+    """The trends with each throughput change point's ``between`` (releases the index lists between its two sides;
+    None: not read) and its ``rlbench bisect`` command where such releases lie between (or the index was not read).
+    ``bisect``: (the spec, ``--index``, the index's listing), None where the history is rebuilt without them."""
+    if bisect is None:
+        return trends
+    config, index, listed = bisect
+    out = []
+    for trend in trends:
+        points = []
+        for point in trend.change_points:
+            if point.metric == "throughput" and point.reported:
+                between = None
+                if listed is not None:
+                    try:
+                        low, high = Version(point.before), Version(point.after)
+                        between = sum(1 for v in listed if low < Version(v) < high)
+                    except InvalidVersion:
+                        between = None
+                command = ["rlbench", "bisect", str(config), "--package", package]
+                command += ["--good", point.before, "--bad", point.after] if point.verdict == "regressed" else []
+                command += ["--good", point.after, "--bad", point.before] if point.verdict == "improved" else []
+                command += ["--index", index] if index else []
+                line = shlex.join(command) if between is None or between > 0 else None
+                point = replace(point, between=between, bisect=line)
+            points.append(point)
+        out.append(replace(trend, change_points=points))
+    return out

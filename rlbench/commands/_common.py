@@ -1,13 +1,14 @@
-"""What the verbs share: the console, the error line for bad input, printing text that is not ours,
-paths the user typed, the one grammar of ``--threshold``."""
+"""What the verbs share: their typed options from the parsed flags, the console, the error line for bad input,
+printing text that is not ours, paths the user typed, the one grammar of ``--threshold``."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import re
 from pathlib import Path
-from typing import IO, overload
+from typing import IO, TYPE_CHECKING, TypeVar, overload
 
 from rich.console import Console
 from rich.text import Text
@@ -16,6 +17,18 @@ from rlbench.analysis.findings import CHANGE_THRESHOLD
 from rlbench.commands.exit_codes import EXIT_BAD_INPUT
 from rlbench.results.session import ReadFolder, open_for_read
 from rlbench.results.text import plain
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+Options = TypeVar("Options", bound="DataclassInstance")
+
+
+def options_from(cls: type[Options], args: argparse.Namespace) -> Options:
+    """A verb's typed options (a dataclass, a field a flag by its ``dest``, as cleanrl's ``Args``) from the
+    parsed flags: the one place a Namespace becomes them; verbs call each other with the dataclass."""
+    return cls(**{f.name: getattr(args, f.name) for f in dataclasses.fields(cls)})
+
 
 #: Width of the console when the output is not a terminal and COLUMNS is not set: wide enough that
 #: every table prints at its natural width and no line is wrapped (a log viewer wraps for itself).

@@ -12,13 +12,15 @@ import argparse
 import shlex
 import sys
 import time
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from rich.console import Console
 from rich.text import Text
 
 from rlbench.analysis.findings import CONFIDENCE
-from rlbench.commands._common import bad_input, own_path, say
+from rlbench.commands._common import bad_input, options_from, own_path, say
 from rlbench.commands.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from rlbench.results.text import plain
 from rlbench.worker.interrupts import install, received, restore
@@ -47,6 +49,28 @@ results (DIR: --out, default results/<name>_autoconfig/<timestamp>/):
   DIR/report.html       the usual report with an Autoconfig section; every trial in trials.parquet (phase, rung, round)
 
 exit codes: 0 an answer; 1 no configuration gave a reading; 2 bad input (nothing run); 130 interrupted (--resume)."""
+
+
+@dataclass(frozen=True)
+class AutoconfigOptions:
+    """``rlbench autoconfig``'s options, its flags typed."""
+
+    config: Path
+    """The sweep spec (YAML) whose grid is the search space."""
+    budget: str | None = None
+    """Wall time for the whole run, as typed (``20m``, ``90s``, seconds); None: the spec's ``autoconfig.budget_s``."""
+    objective: str | None = None
+    """``throughput`` or ``time_to_target``; None: the spec's ``autoconfig.objective``, else throughput."""
+    out: Path | None = None
+    """The result folder; None: ``results/<name>_autoconfig/<timestamp>/``."""
+    resume: bool = False
+    """Continue the run in ``out``: finished trials are read back, not run again."""
+    walk: bool = False
+    """Walk the verdicts from the baseline instead of searching the grid."""
+    address: str | None = None
+    """The Ray cluster every trial drives; None: a private local Ray a trial."""
+    parallel: str | None = None
+    """With ``address``: up to ``N`` of a stage's trials at once (``auto``: as many as fit)."""
 
 
 def setup_arguments(p: argparse.ArgumentParser) -> None:
@@ -100,7 +124,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     started = time.monotonic()  # the budget counts from here: reading the spec and planning are the user's wait too
     previous = install()
     try:
-        return _autoconfig(args, console, started)
+        return _autoconfig(options_from(AutoconfigOptions, args), console, started)
     except KeyboardInterrupt:
         console.print("[yellow]Interrupted.[/]")
         return EXIT_INTERRUPTED
@@ -108,51 +132,45 @@ def run(args: argparse.Namespace, console: Console) -> int:
         restore(previous)
 
 
-def resume_command(config: Path, out_dir: Path, args: argparse.Namespace) -> str:
+def resume_command(out_dir: Path, opts: AutoconfigOptions) -> str:
     """The command that resumes this run."""
     extra = [
-        *(["--budget", args.budget] if args.budget else []),
-        *(["--objective", args.objective] if args.objective else []),
-        *(["--walk"] if getattr(args, "walk", False) else []),
-        *(["--address", args.address] if args.address else []),
-        *(["--parallel", args.parallel] if getattr(args, "parallel", None) else []),
+        *(["--budget", opts.budget] if opts.budget else []),
+        *(["--objective", opts.objective] if opts.objective else []),
+        *(["--walk"] if opts.walk else []),
+        *(["--address", opts.address] if opts.address else []),
+        *(["--parallel", opts.parallel] if opts.parallel else []),
     ]
-    return shlex.join(["rlbench", "autoconfig", str(config), *extra, "--out", str(out_dir), "--resume"])
+    return shlex.join(["rlbench", "autoconfig", str(opts.config), *extra, "--out", str(out_dir), "--resume"])
 
 
-def _autoconfig(args: argparse.Namespace, console: Console, started: float) -> int:
+def _autoconfig(opts: AutoconfigOptions, console: Console, started: float) -> int:
     from rlbench.autoconfig.model import describe
     from rlbench.measure.machine import probe_machine
     from rlbench.results.lock import OutDirError
     from rlbench.run.autoconfig_driver import prepare, run_autoconfig
+    from rlbench.run.batches import RunContext
     from rlbench.run.cluster import ClusterError, prepare_cluster
     from rlbench.run.raytoken import secure_ray, warn_if_auth_disabled
     from rlbench.run.sweep import default_out_dir
     from rlbench.spec.model import SpecError
 
-    if args.resume and args.out is None:
+    if opts.resume and opts.out is None:
         return bad_input(console, "--resume needs --out DIR (the folder of the run to resume)")
     machine = probe_machine()
     try:
-        setup = prepare(args.config, budget=args.budget, objective=args.objective, machine=machine, walk=args.walk)
+        planned = partial(prepare, opts.config, budget=opts.budget, objective=opts.objective, machine=machine)
+        setup = planned(walk=opts.walk)
         warn_if_auth_disabled(console)
         secure_ray(console, create=False)  # before the cluster probe's Ray; a local run creates it later
-        cluster = prepare_cluster(args.address, setup.loaded, console, args.parallel)  # None: local
+        cluster = prepare_cluster(opts.address, setup.loaded, console, opts.parallel)  # None: local
         if cluster is not None:  # the search space planned against the cluster's resources (its node sets)
-            setup = prepare(
-                args.config,
-                budget=args.budget,
-                objective=args.objective,
-                machine=machine,
-                cluster=cluster,
-                parallel=args.parallel is not None,
-                walk=args.walk,
-            )
+            setup = planned(cluster=cluster, parallel=opts.parallel is not None, walk=opts.walk)
     except (SpecError, ClusterError) as e:
         return bad_input(console, str(e))
     for note in setup.notes:
         say(console, f"search space: {note}", "dim")
-    out_dir = own_path(args.out) or default_out_dir(f"{setup.loaded.spec.name}_autoconfig")
+    out_dir = own_path(opts.out) or default_out_dir(f"{setup.loaded.spec.name}_autoconfig")
     s = setup.section
     what = (
         "walking the verdicts"
@@ -172,19 +190,9 @@ def _autoconfig(args: argparse.Namespace, console: Console, started: float) -> i
 
     outcome, seen = None, received()
     try:
-        outcome = run_autoconfig(
-            setup,
-            out_dir,
-            console=console,
-            machine=machine,
-            argv=sys.argv,
-            cluster=cluster,
-            resume=args.resume,
-            started_s=started,
-            parallel=args.parallel,
-            resume_with=resume_command(args.config, out_dir, args),
-            rows=configuration_rows,
-        )
+        resume_with = resume_command(out_dir, opts)
+        context = RunContext(console, machine, sys.argv, cluster, opts.resume, resume_with, opts.parallel)
+        outcome = run_autoconfig(setup, out_dir, context=context, started_s=started, rows=configuration_rows)
         if not outcome.interrupted:
             release_fork_server()
             code = _finish(out_dir, outcome, setup, console, time.monotonic())
@@ -205,7 +213,7 @@ def _autoconfig(args: argparse.Namespace, console: Console, started: float) -> i
             ("Interrupted", "yellow"),
             plain(f"{after}; finished trials are kept. Resume with:"),
             "\n  ",
-            plain(resume_command(args.config, out_dir, args)),
+            plain(resume_command(out_dir, opts)),
         ),
         soft_wrap=True,
     )
@@ -241,12 +249,7 @@ def _finish(out_dir: Path, outcome, setup, console: Console, driver_end: float) 
     speed = (
         f"speed-up over the baseline: not measurable ({why})"
         if a.speedup is None
-        else f"speed-up over the baseline ({describe(r.candidates[a.baseline_key])}): {a.speedup:.2f}x"
-        + (
-            f" ({CONFIDENCE:.0%} CI {a.speedup_ci_low:.2f}-{a.speedup_ci_high:.2f})"
-            if a.speedup_ci_low is not None
-            else " (no interval: too few readings)"
-        )
+        else f"speed-up over the baseline ({describe(r.candidates[a.baseline_key])}): {a.speedup:.2f}x" + _interval(a)
     )
     others = [k for k in a.indistinguishable if k != a.chosen_key]
     console.print(
@@ -269,13 +272,7 @@ def _finish(out_dir: Path, outcome, setup, console: Console, driver_end: float) 
     say(console, evidence(r), "dim")
     for c in a.steps_comparisons:  # time to target: steps to it, raced too
         say(console, f"env steps to the target: {c.text}", "" if c.differ else "dim")
-    spent = outcome.elapsed_s + time.monotonic() - driver_end  # the tables and the report included
-    say(
-        console,
-        f"{spent:.0f} s of a {r.budget_s:.0f} s budget. Re-check it: "
-        f"{shlex.join(['rlbench', 'sweep', str(out_dir / 'best.yaml')])}",
-    )
-    return EXIT_OK
+    return _recheck(out_dir, outcome, console, driver_end)
 
 
 def _finish_walk(out_dir: Path, outcome, console: Console, driver_end: float) -> int:
@@ -294,12 +291,7 @@ def _finish_walk(out_dir: Path, outcome, console: Console, driver_end: float) ->
     speed = (
         "no move: the endpoint is the start"
         if not moves
-        else f"{a.speedup:.2f}x over the start"
-        + (
-            f" ({CONFIDENCE:.0%} CI {a.speedup_ci_low:.2f}-{a.speedup_ci_high:.2f})"
-            if a.speedup_ci_low is not None
-            else " (no interval: too few readings)"
-        )
+        else f"{a.speedup:.2f}x over the start" + _interval(a)
         if a.speedup is not None
         else "speed-up not measurable (a side has no reading)"
     )
@@ -313,10 +305,19 @@ def _finish_walk(out_dir: Path, outcome, console: Console, driver_end: float) ->
                 f"step {p['step']} ({p['axis']} {p['from_value']} -> {p['to_value']}): {p['learning']}",
                 "yellow",
             )
+    return _recheck(out_dir, outcome, console, driver_end)
+
+
+def _interval(a) -> str:
+    """The speed-up's interval in words."""
+    if a.speedup_ci_low is None:
+        return " (no interval: too few readings)"
+    return f" ({CONFIDENCE:.0%} CI {a.speedup_ci_low:.2f}-{a.speedup_ci_high:.2f})"
+
+
+def _recheck(out_dir: Path, outcome, console: Console, driver_end: float) -> int:
+    """The last line: the time spent of the budget (the tables and the report included), the sweep that re-checks it."""
     spent = outcome.elapsed_s + time.monotonic() - driver_end
-    say(
-        console,
-        f"{spent:.0f} s of a {r.budget_s:.0f} s budget. Re-check it: "
-        f"{shlex.join(['rlbench', 'sweep', str(out_dir / 'best.yaml')])}",
-    )
+    recheck = shlex.join(["rlbench", "sweep", str(out_dir / "best.yaml")])
+    say(console, f"{spent:.0f} s of a {outcome.result.budget_s:.0f} s budget. Re-check it: {recheck}")
     return EXIT_OK

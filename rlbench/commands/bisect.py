@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
 from rich.text import Text
 
 from rlbench.analysis.findings import CONFIDENCE
-from rlbench.commands._common import bad_input, own_path, say, threshold_of
-from rlbench.commands._versions import add_package_arguments, listed_versions, rounds_of, unknown_message
+from rlbench.commands._common import bad_input, options_from, own_path, say, threshold_of
+from rlbench.commands._package import PackageOptions, add_package_arguments, listed_versions, rounds_of, unknown_message
 from rlbench.commands.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from rlbench.results.text import plain
 
@@ -43,6 +43,20 @@ results (DIR: --out, default results/<name>_bisect/<timestamp>/):
 exit codes: 0 found and confirmed, or no difference at the ends; 1 no answer; 2 bad input; 130 interrupted."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class BisectOptions(PackageOptions):
+    """``rlbench bisect``'s options, its flags typed."""
+
+    good: str
+    """A version without the change."""
+    bad: str
+    """A version with it."""
+    metric: str = "throughput"
+    """``throughput`` (env steps/s) or ``time_to_target`` (seconds to the spec's stop target, compared as speed)."""
+    versions_from: str | None = None
+    """The versions to search, in release order, comma-separated, as typed; None: the index's listing."""
+
+
 def setup_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("config", type=Path, help="sweep spec (YAML) without variants:, best with one configuration")
     p.add_argument("--good", required=True, help="a version without the change, e.g. 2.50.0")
@@ -62,30 +76,28 @@ def setup_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, default=None, help="result folder (default: results/<name>_bisect/<timestamp>/)")
 
 
-def candidates_of(args: argparse.Namespace, index: str | None, console: Console) -> list[str]:
+def candidates_of(opts: BisectOptions, index: str | None, console: Console) -> list[str]:
     """good, the versions between, bad; ValueError for an end the list lacks."""
-    from rlbench.run.index import between, unknown_versions
-    from rlbench.spec.variants import VERSION_PATTERN
+    from rlbench.run.index import pinnable_between, unknown_versions
     from rlbench.spec.versions import parse_versions
 
-    if args.versions_from is not None:
-        given = parse_versions(args.versions_from, "--versions-from")
-        missing = [v for v in (args.good, args.bad) if v not in given]
+    if opts.versions_from is not None:
+        given = parse_versions(opts.versions_from, "--versions-from")
+        missing = [v for v in (opts.good, opts.bad) if v not in given]
         if missing:
             raise ValueError(f"--versions-from does not list {' and '.join(missing)}: give the ends in it too")
-        i, j = given.index(args.good), given.index(args.bad)
+        i, j = given.index(opts.good), given.index(opts.bad)
         return given[i : j + 1] if i < j else given[j : i + 1][::-1]
-    listed = listed_versions(args.package, index, console)
+    listed = listed_versions(opts.package, index, console)
     if listed is None:
         raise ValueError(
-            f"the versions of {args.package} between {args.good} and {args.bad} could not be listed: give "
+            f"the versions of {opts.package} between {opts.good} and {opts.bad} could not be listed: give "
             "them with --versions-from"
         )
-    unknown = unknown_versions([args.good, args.bad], listed)
+    unknown = unknown_versions([opts.good, opts.bad], listed)
     if unknown:
-        raise ValueError("--good/--bad " + unknown_message(args.package, index, unknown, listed))
-    # what a variant may pin (no epochs, no local parts): the rest of a listing is left out
-    return [v for v in between(listed, args.good, args.bad) if re.fullmatch(VERSION_PATTERN, v)]
+        raise ValueError("--good/--bad " + unknown_message(opts.package, index, unknown, listed))
+    return pinnable_between(listed, opts.good, opts.bad)
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
@@ -93,48 +105,43 @@ def run(args: argparse.Namespace, console: Console) -> int:
     from rlbench.spec.model import SpecError
     from rlbench.spec.versions import load_versions, parse_versions
 
+    opts = options_from(BisectOptions, args)
     try:
-        if args.good == args.bad:
-            raise ValueError(f"--good and --bad are both {args.good}: give two different versions")
-        parse_versions(f"{args.good},{args.bad}", "--good/--bad")
-        threshold, rounds = threshold_of(args.threshold), rounds_of(args)
+        if opts.good == opts.bad:
+            raise ValueError(f"--good and --bad are both {opts.good}: give two different versions")
+        parse_versions(f"{opts.good},{opts.bad}", "--good/--bad")
+        threshold, rounds = threshold_of(opts.threshold), rounds_of(opts)
         if rounds < ROUNDS_FOR_EVIDENCE:
             raise ValueError(
                 f"--rounds {rounds}: a probe needs {ROUNDS_FOR_EVIDENCE} rounds to give evidence either way"
             )
-        loaded = load_versions(args.config, args.package, [args.good, args.bad], rounds, args.index)
-        if args.metric == "time_to_target" and loaded.spec.stop.target is None:
+        loaded = load_versions(opts.config, opts.package, [opts.good, opts.bad], rounds, opts.index)
+        if opts.metric == "time_to_target" and loaded.spec.stop.target is None:
             raise ValueError(
-                f"--metric time_to_target: {args.config} has no stop target (stop: {{target: ...}}; docs/SPEC.md)"
+                f"--metric time_to_target: {opts.config} has no stop target (stop: {{target: ...}}; docs/SPEC.md)"
             )
         index = loaded.spec.variants[0].index
-        candidates = candidates_of(args, index, console)
+        candidates = candidates_of(opts, index, console)
     except (SpecError, ValueError) as e:
         return bad_input(console, str(e))
     probes = 1 + math.ceil(math.log2(max(1, len(candidates) - 1))) + (len(candidates) > 2)
     say(
         console,
-        f"bisect {args.package} over {len(candidates)} versions ({', '.join(candidates)}): about {probes} "
-        f"probes of {rounds * len(loaded.points)} trials, threshold {threshold:.0%}, {args.metric}",
+        f"bisect {opts.package} over {len(candidates)} versions ({', '.join(candidates)}): about {probes} "
+        f"probes of {rounds * len(loaded.points)} trials, threshold {threshold:.0%}, {opts.metric}",
     )
-    if args.dry_run:
-        from rlbench.commands.sweep import sweep_loaded
+    if opts.dry_run:
+        from rlbench.commands.sweep import SweepOptions, sweep_loaded
 
         say(console, "the first probe, the ends:")
-        return sweep_loaded(
-            loaded,
-            argparse.Namespace(
-                config=args.config, out=None, dry_run=True, address=None, resume=False, retry_failed=False
-            ),
-            console,
-        )
+        return sweep_loaded(loaded, SweepOptions(opts.config, dry_run=True), console)
     from rlbench.run.sweep import default_out_dir
     from rlbench.worker.interrupts import received
 
-    out_dir = own_path(args.out) or default_out_dir(f"{loaded.spec.name}_bisect")
+    out_dir = own_path(opts.out) or default_out_dir(f"{loaded.spec.name}_bisect")
     seen = received()
     try:
-        code = _bisect(args, out_dir, candidates, threshold, rounds, console)
+        code = _bisect(opts, out_dir, candidates, threshold, rounds, console)
         if (
             received() == seen
         ):  # else a signal came and something caught its KeyboardInterrupt: interrupted all the same
@@ -151,7 +158,9 @@ def run(args: argparse.Namespace, console: Console) -> int:
     return EXIT_INTERRUPTED
 
 
-def _bisect(args, out_dir: Path, candidates: list[str], threshold: float, rounds: int, console: Console) -> int:
+def _bisect(
+    opts: BisectOptions, out_dir: Path, candidates: list[str], threshold: float, rounds: int, console: Console
+) -> int:
     from rlbench.analysis.bisect import bisect
     from rlbench.analysis.history import history_trends
     from rlbench.analysis.tables import build_tables
@@ -171,29 +180,33 @@ def _bisect(args, out_dir: Path, candidates: list[str], threshold: float, rounds
     folders: list[str] = []
 
     def measure(reference: str, candidate: str):
-        loaded = load_versions(args.config, args.package, [reference, candidate], rounds, args.index)
+        loaded = load_versions(opts.config, opts.package, [reference, candidate], rounds, opts.index)
         probe_dir = out_dir / f"{len(folders) + 1:02d}-{reference}-vs-{candidate}"
-        say(console, f"probe {len(folders) + 1}: {args.package} {candidate} against {reference} -> {probe_dir}", "bold")
+        say(
+            console,
+            f"probe {len(folders) + 1}: {opts.package} {candidate} against {reference} -> {probe_dir}",
+            "bold",
+        )
         folders.append(str(probe_dir))
         if run_sweep(loaded, probe_dir, console=console, argv=sys.argv).interrupted:
             raise KeyboardInterrupt  # the probe stopped: no answer can come from it, nor any probe after it
         trials = build_tables(probe_dir)["trials"]
         axes = list(loaded.points[0].axes) if loaded.points else []
         trends = history_trends(
-            trials, axes, [(v, variant_name(args.package, v)) for v in (reference, candidate)], threshold=threshold
+            trials, axes, [(v, variant_name(opts.package, v)) for v in (reference, candidate)], threshold=threshold
         )
-        return {t.label: s for t in trends for s in t.steps if s.metric == args.metric}
+        return {t.label: s for t in trends for s in t.steps if s.metric == opts.metric}
 
     with session:
-        result = bisect(candidates, measure, threshold=threshold, package=args.package)
+        result = bisect(candidates, measure, threshold=threshold, package=opts.package)
     release_fork_server()
     write_json(
         out_dir / BISECT_JSON,
         {
-            "package": args.package,
-            "good": args.good,
-            "bad": args.bad,
-            "metric": args.metric,
+            "package": opts.package,
+            "good": opts.good,
+            "bad": opts.bad,
+            "metric": opts.metric,
             "threshold": threshold,
             "rounds": rounds,
             "probe_folders": folders,

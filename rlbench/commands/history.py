@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import sys
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from rich.console import Console
 
 from rlbench.analysis.findings import CONFIDENCE
-from rlbench.commands._common import bad_input, own_path, say, threshold_of
-from rlbench.commands._versions import add_package_arguments, listed_versions, rounds_of, unknown_message
+from rlbench.commands._common import bad_input, options_from, own_path, say, threshold_of
+from rlbench.commands._package import PackageOptions, add_package_arguments, listed_versions, rounds_of, unknown_message
 from rlbench.commands.exit_codes import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 
 NAME = "history"
@@ -45,6 +47,26 @@ results (DIR: --out, default results/<name>_history/<timestamp>/):
 
 exit codes: 0 done; 1 a trial failed, or a step is slower beyond --threshold with evidence (and not disproved by
 its confirmation, nor an API change); 2 bad input; 130 interrupted."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class HistoryOptions(PackageOptions):
+    """``rlbench history``'s options, its flags typed."""
+
+    versions: str | None = None
+    """The versions, oldest first, comma-separated, as typed; or the range ``first``..``last``."""
+    first: str | None = None
+    """``--from``: with ``last``, every release the index lists from this one ..."""
+    last: str | None = None
+    """``--to``: ... to this one (both included)."""
+    every: str = "release"
+    """With the range: each ``release``, or each ``minor``'s last patch (the ends kept)."""
+    address: str | None = None
+    """The Ray cluster every trial drives (docs/CLUSTER.md); None: a local Ray a trial."""
+    resume: bool = False
+    """Continue the history's last run in ``out``: only its trials that are missing or interrupted."""
+    no_confirm: bool = False
+    """Leave a flagged step unconfirmed: its two releases are not run again alone."""
 
 
 def setup_arguments(p: argparse.ArgumentParser) -> None:
@@ -79,27 +101,27 @@ def run(args: argparse.Namespace, console: Console) -> int:
     """Run the history; Ctrl-C, SIGTERM and SIGHUP stop it with the line that resumes it (``--resume``):
     rlbench.worker.interrupts' handlers, installed before the command, turn each into a KeyboardInterrupt."""
     try:
-        return _history(args, console)
+        return _history(options_from(HistoryOptions, args), console)
     except KeyboardInterrupt:  # before its folder was chosen: nothing to resume
         console.print("[yellow]Interrupted.[/]")
         return EXIT_INTERRUPTED
 
 
-def resume_line(args: argparse.Namespace, out_dir: Path, versions: list[str]) -> str:
+def resume_line(opts: HistoryOptions, out_dir: Path, versions: list[str]) -> str:
     """The command that resumes this history's run in ``out_dir``: its own flags, ``--out`` and ``--resume``."""
     flags = [
-        ("--package", args.package),
+        ("--package", opts.package),
         ("--versions", ",".join(versions)),
-        ("--rounds", args.rounds),
-        ("--index", args.index),
-        ("--threshold", args.threshold),
-        ("--address", args.address),
+        ("--rounds", opts.rounds),
+        ("--index", opts.index),
+        ("--threshold", opts.threshold),
+        ("--address", opts.address),
     ]
     return shlex.join(
         [
             "rlbench",
             NAME,
-            str(args.config),
+            str(opts.config),
             *(x for flag, value in flags if value is not None for x in (flag, str(value))),
             "--out",
             str(out_dir),
@@ -108,28 +130,28 @@ def resume_line(args: argparse.Namespace, out_dir: Path, versions: list[str]) ->
     )
 
 
-def wanted_versions(args: argparse.Namespace, listed: list[str] | None) -> list[str]:
+def wanted_versions(opts: HistoryOptions, listed: list[str] | None) -> list[str]:
     """``--versions`` as given, or the range ``--from``..``--to`` of the listing; ValueError otherwise."""
-    from rlbench.commands._versions import range_versions
+    from rlbench.run.index import range_versions
     from rlbench.spec.versions import parse_versions
 
-    if (args.first is None) != (args.last is None):
+    if (opts.first is None) != (opts.last is None):
         raise ValueError("--from and --to go together: give both ends of the range")
-    if args.first is not None:
-        if args.versions is not None:
+    if opts.first is not None and opts.last is not None:
+        if opts.versions is not None:
             raise ValueError("give --versions or --from/--to, not both")
         if listed is None:
             raise ValueError("--from/--to needs the index's listing, which could not be read: give --versions")
-        return range_versions(listed, args.first, args.last, args.every)
-    if args.versions is None:
+        return range_versions(listed, opts.first, opts.last, opts.every)
+    if opts.versions is None:
         raise ValueError("give the versions: --versions 2.58.0,2.59.0 or a range, --from 2.40.0 --to 2.60.0")
-    return parse_versions(args.versions)
+    return parse_versions(opts.versions)
 
 
-def _history(args: argparse.Namespace, console: Console) -> int:
+def _history(opts: HistoryOptions, console: Console) -> int:
     from rlbench.analysis.findings import ROUNDS_FOR_EVIDENCE
-    from rlbench.analysis.history_runs import ordered_versions, read_history
-    from rlbench.commands.sweep import say_interrupted, sweep_loaded
+    from rlbench.analysis.history_runs import neighbours, ordered_versions, read_history
+    from rlbench.commands.sweep import SweepOptions, say_interrupted, sweep_loaded
     from rlbench.measure.machine import probe_machine, software_versions
     from rlbench.results.lock import OutDirError
     from rlbench.results.session import open_history
@@ -141,53 +163,38 @@ def _history(args: argparse.Namespace, console: Console) -> int:
     from rlbench.worker.interrupts import received
 
     try:
-        threshold, rounds = threshold_of(args.threshold), rounds_of(args)
-        index = index_value(args.index)
-        listed = listed_versions(args.package, index, console) if not args.dry_run or args.first else None
-        versions = wanted_versions(args, listed)
-        if args.resume and args.out is None:
+        threshold, rounds = threshold_of(opts.threshold), rounds_of(opts)
+        index = index_value(opts.index)
+        listed = listed_versions(opts.package, index, console) if not opts.dry_run or opts.first else None
+        versions = wanted_versions(opts, listed)
+        if opts.resume and opts.out is None:
             raise ValueError("--resume needs --out DIR (the folder of the history to resume)")
-        out_dir = own_path(args.out) or default_out_dir("history")
+        out_dir = own_path(opts.out) or default_out_dir("history")
         session = open_history(out_dir)
         before = read_history(out_dir).versions() if session.folder.holds_history() else []
-        if before and not args.resume:  # a new release's neighbours run beside it, so its steps pair round by round
+        if before and not opts.resume:  # a new release's neighbours run beside it, so its steps pair round by round
             added = [v for v in versions if v not in before]
-            ordered = ordered_versions({*before, *added})
-            near = {
-                ordered[i + d] for v in added for i in [ordered.index(v)] for d in (-1, 1) if 0 <= i + d < len(ordered)
-            }
+            near = neighbours(before, added)
             versions = ordered_versions({*versions, *near})
-            if near - set(added) - set(args.versions.split(",") if args.versions else ()):
+            if near - set(added) - set(opts.versions.split(",") if opts.versions else ()):
                 say(console, f"with their neighbours in the history: {', '.join(versions)}")
         if len(versions) < 2:
-            flag = f"--versions {args.versions}" if args.versions else f"--from {args.first} --to {args.last}"
-            raise ValueError(
-                f"{flag}: give at least two versions to compare"
-                + (
-                    " (a history adds rounds of the versions named, and a new one with its neighbours)"
-                    if before
-                    else ""
-                )
-            )
-        loaded = load_versions(args.config, args.package, versions, rounds, args.index)
+            flag = f"--versions {opts.versions}" if opts.versions else f"--from {opts.first} --to {opts.last}"
+            more = " (a history adds rounds of the versions named, and a new one with its neighbours)" if before else ""
+            raise ValueError(f"{flag}: give at least two versions to compare{more}")
+        loaded = load_versions(opts.config, opts.package, versions, rounds, opts.index)
         if listed is not None and unknown_versions(versions, listed):
             raise ValueError(
-                "--versions " + unknown_message(args.package, index, unknown_versions(versions, listed), listed)
+                "--versions " + unknown_message(opts.package, index, unknown_versions(versions, listed), listed)
             )
-        if not args.dry_run:
+        if not opts.dry_run:
             facts = run_facts(loaded, probe_machine(), software_versions(), ("variants", "rounds"))
             session.check_run(facts)
     except (SpecError, ValueError, OutDirError) as e:
         return bad_input(console, str(e))
-    if args.dry_run:
-        return sweep_loaded(
-            loaded,
-            argparse.Namespace(
-                config=args.config, out=None, dry_run=True, address=args.address, resume=False, retry_failed=False
-            ),
-            console,
-        )
-    resume_with = resume_line(args, out_dir, versions)
+    if opts.dry_run:
+        return sweep_loaded(loaded, SweepOptions(opts.config, dry_run=True, address=opts.address), console)
+    resume_with = resume_line(opts, out_dir, versions)
     if rounds < ROUNDS_FOR_EVIDENCE:
         say(
             console,
@@ -199,32 +206,122 @@ def _history(args: argparse.Namespace, console: Console) -> int:
     try:
         with session:
             runs = session.folder.runs("history")
-            if args.resume and not runs:
+            if opts.resume and not runs:
                 return bad_input(console, f"--resume: {out_dir} holds no run to resume")
-            run_dir = runs[-1] if args.resume else session.folder.new_run("history")
-            say(console, f"{args.package} {', '.join(versions)}: {rounds} rounds -> {run_dir}", "bold")
+            run_dir = runs[-1] if opts.resume else session.folder.new_run("history")
+            say(console, f"{opts.package} {', '.join(versions)}: {rounds} rounds -> {run_dir}", "bold")
             code = sweep_loaded(
                 loaded,
-                argparse.Namespace(
-                    config=args.config,
-                    out=run_dir,
-                    dry_run=False,
-                    address=args.address,
-                    resume=args.resume,
-                    retry_failed=False,
-                    resume_with=resume_with,
-                ),
+                SweepOptions(opts.config, out=run_dir, address=opts.address, resume=opts.resume),
                 console,
+                resume_with,
             )
             if code in (EXIT_BAD_INPUT, EXIT_INTERRUPTED):
                 return code  # an interrupted sweep printed the resume line
-            from rlbench.commands._history_write import confirm_flagged, write_history
-
-            if not args.no_confirm:
-                confirm_flagged(out_dir, args, threshold, rounds, console)
-            slower = write_history(out_dir, threshold, console, (args.config, args.index, listed))
+            if not opts.no_confirm:
+                confirm_flagged(out_dir, opts, threshold, rounds, console)
+            slower = write_history(out_dir, threshold, console, (opts.config, opts.index, listed))
         if received() == seen:
             return EXIT_FAILED if code == EXIT_FAILED or slower else EXIT_OK
     except KeyboardInterrupt:  # between the sweep's own handling and the history's end: a resume writes the rest
         pass
     return say_interrupted(console, out_dir, resume_with)
+
+
+def confirm_flagged(out_dir: Path, opts: HistoryOptions, threshold: float, rounds: int, console: Console) -> None:
+    """Run each flagged throughput step that has no confirmation yet (and is no API change) again: its two releases
+    alone, on its configuration alone, interleaved over ``rounds`` rounds (at least the fewest that give evidence),
+    into the history's next ``confirm`` run."""
+    from rlbench.analysis.findings import ROUNDS_FOR_EVIDENCE
+    from rlbench.analysis.history_runs import history_trends_of
+    from rlbench.analysis.tables import build_tables
+    from rlbench.results.layout import HistoryFolder
+    from rlbench.run.forkserver import release_fork_server
+    from rlbench.run.sweep import run_sweep
+    from rlbench.spec.load import axis_column
+    from rlbench.spec.versions import load_versions
+
+    _, trends = history_trends_of(out_dir, threshold)
+    todo = [
+        (i, t, s)
+        for i, t in enumerate(trends)
+        for s in t.steps
+        if s.metric == "throughput" and s.flagged and s.outcome == "unconfirmed"
+    ]
+    for i, trend, step in todo:
+        pair = [step.before, step.after]
+        base = load_versions(opts.config, opts.package, pair, 1, opts.index)
+        grid = {key: [trend.axes[axis_column(key)]] for key in base.spec.grid if axis_column(key) in trend.axes}
+        loaded = load_versions(opts.config, opts.package, pair, max(rounds, ROUNDS_FOR_EVIDENCE), opts.index, grid=grid)
+        run_dir = HistoryFolder(out_dir).new_run("confirm", f"{step.before}-{step.after}-c{i + 1}")
+        say(
+            console,
+            f"confirming {trend.label}, {step.before} -> {step.after} ({step.verdict}): the two releases alone "
+            f"-> {run_dir}",
+            "bold",
+        )
+        if run_sweep(loaded, run_dir, console=console, argv=sys.argv).interrupted:
+            raise KeyboardInterrupt
+        build_tables(run_dir)
+    if todo:
+        release_fork_server()
+
+
+def write_history(
+    out_dir: Path,
+    threshold: float,
+    console: Console,
+    bisect: tuple[Path, str | None, list[str] | None] | None = None,
+) -> int:
+    """``history.json``, ``history.html``, ``plots/`` and the terminal's table, from every run in the folder; returns
+    how many steps are slower beyond the threshold with evidence and not disproved (nor an API change). ``bisect``:
+    (the spec, ``--index``, the index's listing) for each change point's bisect command (:func:`with_bisect`)."""
+    from rlbench.analysis.history import flagged_steps, history_json
+    from rlbench.analysis.history_runs import history_trends_of, with_bisect
+    from rlbench.report.history_page import change_point_line, headline_points, write_page
+    from rlbench.report.versions import history_table, write_trend_figure
+    from rlbench.results.files import write_json
+    from rlbench.results.layout import HISTORY_HTML, HISTORY_JSON, HISTORY_PNG, HistoryFolder
+
+    folder = HistoryFolder(out_dir)
+    data, trends = history_trends_of(out_dir, threshold)
+    trends = with_bisect(trends, data.package or "", bisect)
+    rounds = max((r.rounds for r in data.runs if r.kind == "history"), default=0)
+    body = history_json(
+        trends,
+        package=data.package or "",
+        versions=data.versions(),
+        threshold=threshold,
+        rounds=rounds,
+        results=str(out_dir),
+    )
+    body["runs"] = [asdict(r) for r in data.runs]
+    write_json(folder.path / HISTORY_JSON, body)
+    folder.plots.mkdir(parents=True, exist_ok=True)
+    figure = write_trend_figure(trends, folder.plots / HISTORY_PNG)
+    versions = data.versions()
+    title = (
+        f"{data.package or 'package'} {versions[0]} to {versions[-1]}: performance history" if versions else "history"
+    )
+    intro = (
+        f"{len(versions)} releases, {len(trends)} configurations, {sum(r.trials for r in data.runs)} trials in "
+        f"{len(data.runs)} runs; threshold {threshold:.0%}."
+    )
+    page = write_page(folder.path / HISTORY_HTML, data, trends, title=title, threshold=threshold, intro=intro)
+    console.print(history_table(trends, data.package or "package"))
+    flagged = flagged_steps(trends)
+    for trend, step in flagged:
+        if step.metric == "throughput":
+            say(console, f"{trend.label}: {step.called}: {step.sentence}", "red" if step.slower else "green")
+    whole = any(headline_points(t) for t in trends) or any(s.flagged for t in trends for s in t.cumulative)
+    if not flagged:
+        said = "; the whole series did (its change points and cumulative comparisons below)" if whole else ""
+        say(console, f"no step changed by {threshold:.0%} or more with evidence{said}")
+    for trend in trends:
+        for point in headline_points(trend):
+            say(console, f"{trend.label}: change point: {change_point_line(point)}", "bold")
+    for trend in trends:
+        for step in (s for s in trend.cumulative if s.flagged and s.metric == "throughput"):
+            say(console, f"{trend.label}: cumulative, {step.before} -> {step.after}: {step.verdict}: {step.sentence}")
+    say(console, f"history: {page}, {folder.path / HISTORY_JSON}" + (f", figure: {figure[0]}" if figure else ""))
+    return sum(s.slower for _, s in flagged)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
@@ -16,7 +17,7 @@ from rich.text import Text
 
 from rlbench import __version__
 from rlbench.analysis.findings import CONFIDENCE
-from rlbench.commands._common import bad_input, own_path, say
+from rlbench.commands._common import bad_input, options_from, own_path, say
 from rlbench.commands.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from rlbench.measure.machine import probe_machine
 from rlbench.planning.plan import plan_cluster_trials, plan_trials
@@ -48,6 +49,28 @@ results (DIR: --out, default results/<sweep name>/<timestamp>/):
 
 exit codes: 0 every trial ok or skipped; 1 a trial failed or timed out; 2 bad input (nothing run or written);
 130 interrupted (the summary prints the command that resumes). The spec format: docs/SPEC.md, configs/."""
+
+
+@dataclass(frozen=True)
+class SweepOptions:
+    """``rlbench sweep``'s options, its flags typed (``rlbench history`` and ``bisect`` run their sweeps with them)."""
+
+    config: Path
+    """The sweep spec (YAML)."""
+    out: Path | None = None
+    """The result folder; None: ``results/<name>/<timestamp>/``."""
+    dry_run: bool = False
+    """Print the planned trials and run nothing."""
+    address: str | None = None
+    """The Ray cluster every trial drives (host:port or ``auto``); None: ``$RAY_ADDRESS``, else a local Ray a trial."""
+    parallel: str | None = None
+    """With ``address``: up to ``N`` trials at once (``auto``: as many as fit), each on whole nodes of its own."""
+    resume: bool = False
+    """Continue the sweep in ``out``: only its trials that are missing or were interrupted."""
+    retry_failed: bool = False
+    """With ``resume``: rerun the trials that failed or timed out too."""
+    quick: bool = False
+    """One repeat, one short iteration of every configuration; the folder marked quick."""
 
 
 def setup_arguments(sweep: argparse.ArgumentParser) -> None:
@@ -90,7 +113,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     Ctrl-C: the running trial is stopped cleanly and what it measured is kept."""
     previous = install()
     try:
-        return _sweep(args, console)
+        return _sweep(options_from(SweepOptions, args), console)
     except KeyboardInterrupt:  # outside a trial (loading, tables): nothing half-written matters
         console.print("[yellow]Interrupted.[/]")
         return EXIT_INTERRUPTED
@@ -108,13 +131,13 @@ def import_results_modules() -> None:
     import rlbench.report.trial_plots  # noqa: F401 - imported for its import time (above), never named here
 
 
-def _sweep(args: argparse.Namespace, console: Console) -> int:
+def _sweep(opts: SweepOptions, console: Console) -> int:
     try:
-        loaded = _quick_autoconfig(args.config, console) if args.quick else None
-        loaded = loaded or load_spec(args.config, quick=args.quick)
+        loaded = _quick_autoconfig(opts.config, console) if opts.quick else None
+        loaded = loaded or load_spec(opts.config, quick=opts.quick)
     except SpecError as e:
         return bad_input(console, str(e))
-    return sweep_loaded(loaded, args, console)
+    return sweep_loaded(loaded, opts, console)
 
 
 def _quick_autoconfig(path: Path, console: Console):
@@ -134,23 +157,23 @@ def _quick_autoconfig(path: Path, console: Console):
     return loaded
 
 
-def sweep_loaded(loaded, args: argparse.Namespace, console: Console) -> int:
-    """Plan (``args.dry_run``) or run a loaded spec and write its results; the exit code. ``rlbench history``
-    runs its versions through here (``args``: config, out, dry_run, address, resume, retry_failed, and
-    optionally resume_with: the command that resumes, printed when interrupted)."""
+def sweep_loaded(loaded, opts: SweepOptions, console: Console, resume_with: str | None = None) -> int:
+    """Plan (``opts.dry_run``) or run a loaded spec and write its results; the exit code. ``rlbench history``
+    and ``bisect`` run their versions through here; ``resume_with``: the command that resumes, printed when
+    interrupted (default: this sweep's own)."""
     for note in loaded.alias_notes:
         say(console, f"alias: {note}", "dim")
     for note in loaded.matched_notes:
         say(console, f"matched: {note}", "dim")
-    parallel = getattr(args, "parallel", None)  # rlbench history's args have none
+    parallel = opts.parallel
     warn_if_auth_disabled(console)
-    if not args.dry_run:  # before the probe's Ray (a dry run touches nothing); a local sweep creates it later
+    if not opts.dry_run:  # before the probe's Ray (a dry run touches nothing); a local sweep creates it later
         secure_ray(console, create=False)
     try:
-        cluster = prepare_cluster(args.address, loaded, console, parallel)
+        cluster = prepare_cluster(opts.address, loaded, console, parallel)
     except ClusterError as e:
         return bad_input(console, str(e))
-    if args.dry_run:
+    if opts.dry_run:
         try:
             plans = (
                 plan_cluster_trials(loaded, cluster, parallel=parallel is not None)
@@ -171,11 +194,11 @@ def sweep_loaded(loaded, args: argparse.Namespace, console: Console) -> int:
         )
         return EXIT_OK
 
-    if args.retry_failed and not args.resume:
+    if opts.retry_failed and not opts.resume:
         return bad_input(console, "--retry-failed only makes sense with --resume")
-    if args.resume and args.out is None:
+    if opts.resume and opts.out is None:
         return bad_input(console, "--resume needs --out DIR (the folder of the sweep to resume)")
-    out_dir = own_path(args.out) or default_out_dir(loaded.spec.name)
+    out_dir = own_path(opts.out) or default_out_dir(loaded.spec.name)
     v = len(loaded.spec.variants)
     size = (
         f"{len(loaded.points) // v} grid points x {v} variants x {loaded.spec.repeats} rounds"
@@ -183,9 +206,8 @@ def sweep_loaded(loaded, args: argparse.Namespace, console: Console) -> int:
         else f"{len(loaded.points)} grid points x {loaded.spec.repeats} repeats"
     )
     say(console, f"rlbench {__version__}: sweep '{loaded.spec.name}', {size} -> {out_dir}")
-    given = getattr(args, "resume_with", None)  # rlbench history's own line
-    resume_with = given or resume_command(
-        args.config, out_dir, loaded.quick, args.address if parallel else None, parallel
+    line = resume_with or resume_command(  # the caller's own line (rlbench history's), else this sweep's
+        opts.config, out_dir, loaded.quick, opts.address if parallel else None, parallel
     )
     outcome, seen = None, received()
     try:
@@ -194,12 +216,12 @@ def sweep_loaded(loaded, args: argparse.Namespace, console: Console) -> int:
             out_dir,
             console=console,
             argv=sys.argv,
-            resume=args.resume,
-            retry_failed=args.retry_failed,
+            resume=opts.resume,
+            retry_failed=opts.retry_failed,
             cluster=cluster,
             parallel=parallel,
             while_forkserver_starts=import_results_modules,
-            resume_with=given,
+            resume_with=resume_with,
         )
         release_fork_server()  # it exits while the tables and report are written
         # no record: interrupted before its first trial had a verdict, nothing to tabulate
@@ -211,7 +233,7 @@ def sweep_loaded(loaded, args: argparse.Namespace, console: Console) -> int:
         return bad_input(console, str(e))
     except KeyboardInterrupt:  # outside a trial: planning, the environments, the tables, the report
         pass
-    return say_interrupted(console, out_dir, resume_with, outcome)
+    return say_interrupted(console, out_dir, line, outcome)
 
 
 def _results(loaded, out_dir: Path, outcome, console: Console) -> int:

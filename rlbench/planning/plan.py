@@ -21,7 +21,7 @@ from rlbench.planning.skips import DUPLICATE, cluster_skip_reason, skip_reason
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import ResultsFolder, TrialFolder
 from rlbench.spec.fidelity import tune_differences
-from rlbench.spec.model import GridPoint, LoadedSpec, SpecError, StopTarget, SweepSpec, TrialConfig
+from rlbench.spec.model import PROFILE_ROLES, GridPoint, LoadedSpec, SpecError, StopTarget, SweepSpec, TrialConfig
 from rlbench.spec.quick import QUICK_FLAG
 from rlbench.spec.relative import resolve
 from rlbench.spec.seeds import SEED_LIMIT, derive_seed
@@ -79,7 +79,7 @@ class TrialPlan(BaseModel):
     """py-spy samples per second of every Python process in the steady-state window; 0: off."""
     profile_native: bool = False
     """py-spy also records native frames (``--native``)."""
-    profile_roles: list[str] = ["driver", "learner", "env_runner", "ray_system", "other"]
+    profile_roles: list[str] = list(PROFILE_ROLES)
     """The roles whose processes are profiled."""
     memory_limit_bytes: int | None = None
     """Kill the trial when its processes' summed resident memory passes this; None: no limit."""

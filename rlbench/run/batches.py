@@ -6,12 +6,13 @@ Opened through the one session, as a sweep's folder is; each batch is run by :fu
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
 from rich.console import Console
 
-from rlbench.measure.machine import MachineInfo, cluster_dict, software_versions
+from rlbench.measure.machine import ClusterInfo, MachineInfo, cluster_dict, software_versions
 from rlbench.planning.plan import TrialPlan, write_plan
 from rlbench.results.layout import TrialFolder
 from rlbench.results.manifest import Manifest
@@ -29,6 +30,27 @@ from rlbench.spec.model import LoadedSpec
 from rlbench.worker.rapl import POWERCAP_ROOT, open_rapl
 
 
+@dataclass(frozen=True)
+class RunContext:
+    """What the command that starts a run gives the folder that runs its trials, once (``rlbench autoconfig``'s driver
+    and its :class:`TrialBatches`)."""
+
+    console: Console
+    """Where the run speaks."""
+    machine: MachineInfo
+    """This machine, probed once by the command."""
+    argv: list[str] = field(default_factory=lambda: list(sys.argv))
+    """The command line, kept in the manifest."""
+    cluster: ClusterInfo | None = None
+    """The Ray cluster every trial drives (``--address``); None: a private local Ray per trial."""
+    resume: bool = False
+    """Continue the run in the folder (``--resume``)."""
+    resume_with: str | None = None
+    """The command that continues the run, named when the folder already holds results."""
+    parallel: str | None = None
+    """``--parallel``'s ``N`` or ``auto`` (with ``cluster``): a batch's trials at once, each on nodes of its own."""
+
+
 class TrialBatches:
     """A results folder that takes trials in batches (``rlbench autoconfig``): opened through the one
     session (:func:`~rlbench.results.session.open_for_write`: a resume is checked as a sweep's is, its
@@ -36,26 +58,11 @@ class TrialBatches:
     given (one whose folder exists without a verdict is moved aside and run again, as a resume does), and
     the manifest lists every trial run so far."""
 
-    def __init__(
-        self,
-        loaded: LoadedSpec,
-        out_dir: Path,
-        *,
-        console: Console,
-        machine: MachineInfo,
-        argv: list[str] | None = None,
-        cluster=None,
-        resume: bool = False,
-        nvml=None,
-        resume_with: str | None = None,
-        parallel: str | None = None,
-    ):
-        """``resume_with``: the command that continues the run, named when the folder already holds results;
-        ``parallel``: ``--parallel``'s ``N`` or ``auto`` (with ``cluster``): each batch's trials at once."""
-        self.parallel = ParallelRun(cluster, parallel) if parallel is not None else None
-        self.loaded, self.out_dir, self.console, self.nvml = loaded, Path(out_dir), console, nvml
-        self.machine, self.argv, self.cluster, self.resume = machine, list(argv or sys.argv), cluster, resume
-        self.resume_with = resume_with
+    def __init__(self, loaded: LoadedSpec, out_dir: Path, context: RunContext, *, nvml=None):
+        parallel, cluster = context.parallel, context.cluster  # --parallel is refused without a cluster
+        self.parallel = ParallelRun(cluster, parallel) if parallel is not None and cluster is not None else None
+        self.loaded, self.out_dir, self.context, self.nvml = loaded, Path(out_dir), context, nvml
+        self.console = context.console
         self.session: WriteSession | None = None
         self._said = False
         self.pool: WarmPool | None = None
@@ -75,23 +82,26 @@ class TrialBatches:
     def open(self) -> TrialBatches:
         """Check the folder (nothing written): before anything of it is read (autoconfig's state file)."""
         if self.session is None:
-            facts = run_facts(self.loaded, self.machine, software_versions())
+            facts = run_facts(self.loaded, self.context.machine, software_versions())
             self.session = open_for_write(
-                self.out_dir, "resume" if self.resume else "new", facts=facts, resume_with=self.resume_with
+                self.out_dir,
+                "resume" if self.context.resume else "new",
+                facts=facts,
+                resume_with=self.context.resume_with,
             )
         return self
 
     def __enter__(self) -> TrialBatches:
         session = self.open().opened.lock()
         try:
-            secure_ray(self.console, create=self.cluster is None)
+            secure_ray(self.console, create=self.context.cluster is None)
             if session.manifest is not None:
                 info = session.manifest
-                info.begin_resume(self.argv, now_iso())
+                info.begin_resume(self.context.argv, now_iso())
             else:
-                info = manifest(self.loaded, self.machine, [], self.argv)
-                if self.cluster is not None:
-                    info.cluster = cluster_dict(self.cluster)
+                info = manifest(self.loaded, self.context.machine, [], self.context.argv)
+                if self.context.cluster is not None:
+                    info.cluster = cluster_dict(self.context.cluster)
                 if self.parallel is not None:
                     info.parallel = self.parallel.setting
             session.save(info)

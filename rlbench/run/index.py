@@ -1,5 +1,5 @@
 """The released versions of a package, as its index lists them: what ``rlbench bisect`` halves over and
-what ``rlbench history`` checks its ``--versions`` against before anything is installed.
+what ``rlbench history`` checks its ``--versions`` against before anything is installed, and its ranges.
 
 A local folder index (``--index DIR``, installed with ``--no-index --find-links``) lists the wheels and
 source archives in it, read from their file names; a URL index (or PyPI, without ``--index``) is asked
@@ -15,7 +15,9 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
+from rlbench.adapters.base import ordered_versions, release
 from rlbench.run.envs import index_args
+from rlbench.spec.variants import VERSION_PATTERN
 
 #: Longest ``pip index versions`` may take (one request; no retries).
 LISTING_TIMEOUT_S = 60.0
@@ -49,7 +51,7 @@ def folder_versions(package: str, folder: Path) -> list[str]:
             dist, _, version = stem.rpartition("-")
         if canonical(dist) == canonical(package) and _valid(version):
             found.add(version)
-    return ordered(found)
+    return ordered_versions(found)
 
 
 def _valid(version: str) -> bool:
@@ -58,11 +60,6 @@ def _valid(version: str) -> bool:
     except InvalidVersion:
         return False
     return True
-
-
-def ordered(versions) -> list[str]:
-    """Oldest first, as PEP 440 orders them."""
-    return sorted(versions, key=Version)
 
 
 def pip_versions(package: str, index: str | None) -> list[str]:
@@ -90,7 +87,7 @@ def pip_versions(package: str, index: str | None) -> list[str]:
     if done.returncode != 0 or not listed:
         words = [line for line in (done.stderr or done.stdout).strip().splitlines() if line.strip()]
         raise ListingError(f"pip index versions {package} failed: " + " | ".join(words[-3:])[:600])
-    return ordered(v.strip() for v in listed.group(1).split(",") if _valid(v.strip()))
+    return ordered_versions(v.strip() for v in listed.group(1).split(",") if _valid(v.strip()))
 
 
 def available_versions(package: str, index: str | None) -> list[str]:
@@ -110,5 +107,34 @@ def between(available: list[str], good: str, bad: str) -> list[str]:
     """``good``, every listed version strictly between the two, and ``bad``, oldest first whichever way
     round they are given (a bisect may look for the release that made something faster)."""
     lo, hi = sorted((Version(good), Version(bad)))
-    inner = [v for v in ordered(available) if lo < Version(v) < hi]
+    inner = [v for v in ordered_versions(available) if lo < Version(v) < hi]
     return [good, *inner, bad] if Version(good) < Version(bad) else [good, *reversed(inner), bad]
+
+
+def pinnable_between(available: list[str], good: str, bad: str) -> list[str]:
+    """:func:`between`, only what a variant may pin (no epochs, no local parts: the rest of a listing left out)."""
+    return [v for v in between(available, good, bad) if re.fullmatch(VERSION_PATTERN, v)]
+
+
+def every_minor(versions: list[str]) -> list[str]:
+    """Each minor release's last patch, oldest first: ``2.42.0, 2.42.1, 2.43.0`` -> ``2.42.1, 2.43.0`` (a listing,
+    oldest first)."""
+    return list({release(v)[:2]: v for v in versions}.values())
+
+
+def range_versions(listed: list[str], first: str, last: str, every: str) -> list[str]:
+    """The releases the index lists from ``first`` to ``last`` (both included, oldest first; pre-releases and
+    what a variant cannot pin left out), each one (``every`` ``release``) or each minor's last (``minor``: the
+    ends kept); ValueError for an end the listing lacks or ends the wrong way round."""
+    missing = unknown_versions([first, last], listed)
+    if missing:
+        raise ValueError(
+            f"--from/--to: {', '.join(missing)} not in the index's listing (it has {', '.join(listed[-12:])})"
+        )
+    if Version(first) >= Version(last):
+        raise ValueError(f"--from {first} --to {last}: --from must be the older release")
+    picked = [v for v in pinnable_between(listed, first, last) if not Version(v).is_prerelease]
+    if every == "minor":
+        minors = every_minor(picked)
+        picked = [first] + [v for v in minors if v not in (first, last)] + [last]
+    return picked

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError, model_validator
 
@@ -60,7 +60,7 @@ ALIASES: dict[str, str] = {
 
 #: The roles ``profile_roles`` may name, and its default: all of them.
 ProfileRole = Literal["driver", "learner", "env_runner", "ray_system", "other"]
-PROFILE_ROLES: tuple[ProfileRole, ...] = ("driver", "learner", "env_runner", "ray_system", "other")
+PROFILE_ROLES: tuple[ProfileRole, ...] = get_args(ProfileRole)
 
 #: Why a seed must be below 2**31, in the words of a refusal (the one bound: rlbench.spec.seeds).
 SEED_RANGE = (
@@ -271,7 +271,9 @@ class SweepSpec(TrialSections, _Named):
     torch's kernels shows under the C++ function (``mkl_blas_..._sgemm_kernel``), not only under the
     Python line that called it. py-spy then pauses each process at every sample and uses about ten
     times the CPU (docs/MEASUREMENT.md)."""
-    profile_roles: list[ProfileRole] = Field(default_factory=lambda: list(PROFILE_ROLES), min_length=1, max_length=5)
+    profile_roles: list[ProfileRole] = Field(
+        default_factory=lambda: list(PROFILE_ROLES), min_length=1, max_length=len(PROFILE_ROLES)
+    )
     """With ``profile_hz``: the roles whose processes py-spy samples (default: every role). py-spy
     costs about the same per process whether it is busy or idle (it reads every thread's state at
     every sample), so leaving out Ray's own mostly idle agents (``[driver, learner, env_runner]``)

@@ -68,7 +68,7 @@ def test_the_rows_say_what_each_figure_is(tmp_path):
 def test_the_cli_defaults_are_the_analysis_thresholds():
     """findings.py imports only the standard library, so the commands take its constants at their top."""
     from rlbench.analysis.findings import ROUNDS_FOR_EVIDENCE
-    from rlbench.commands import _versions
+    from rlbench.commands import _package
     from rlbench.commands._common import threshold_of
 
-    assert threshold_of(None) == CHANGE_THRESHOLD and _versions.DEFAULT_ROUNDS == ROUNDS_FOR_EVIDENCE
+    assert threshold_of(None) == CHANGE_THRESHOLD and _package.DEFAULT_ROUNDS == ROUNDS_FOR_EVIDENCE

@@ -119,11 +119,11 @@ def test_a_history_of_two_releases_is_its_own_confirmation(monkeypatch, tmp_path
     assert step.flagged and step.outcome == "alone" and step.called == "regressed" and step.slower
     assert trend.cumulative == []  # the one step is both comparisons
     # confirm_flagged runs nothing for it: the history's run already is a run of the two releases alone
-    from rlbench.commands import _history_write
+    from rlbench.commands import history
 
-    monkeypatch.setattr(_history_write, "history_trends_of", lambda out_dir, threshold: (None, [trend]))
+    monkeypatch.setattr("rlbench.analysis.history_runs.history_trends_of", lambda out_dir, threshold: (None, [trend]))
     monkeypatch.setattr("rlbench.spec.versions.load_versions", lambda *a, **k: pytest.fail("a confirmation ran"))
-    _history_write.confirm_flagged(tmp_path, None, 0.05, ROUNDS, None)  # type: ignore[arg-type]
+    history.confirm_flagged(tmp_path, None, 0.05, ROUNDS, None)  # type: ignore[arg-type]
     # with three releases the same step is unconfirmed, and would be run
     [three] = history_trends(trials([1000.0, 1000.0, 800.0]), [], versions(3), threshold=0.05)
     assert [s.outcome for s in three.steps if s.flagged] == ["unconfirmed"]

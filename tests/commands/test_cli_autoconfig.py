@@ -9,6 +9,7 @@ import pytest
 from conftest import REPO
 
 from rlbench.commands import autoconfig, main, parser
+from rlbench.commands._common import options_from
 from rlbench.commands.exit_codes import EXIT_BAD_INPUT
 
 GOOD = """\
@@ -85,7 +86,7 @@ def test_walk_on_a_grid_moves_along_its_axes_from_its_baseline():
     searched = prepare(spec, budget="20m", objective=None, machine=probe_machine())
     assert not searched.walk and len(searched.searched) > 1  # without --walk: the grid search, as before
     args = parser().parse_args(["autoconfig", str(spec), "--budget", "20m", "--walk"])
-    assert "--walk" in autoconfig.resume_command(spec, Path("/tmp/x"), args)
+    assert "--walk" in autoconfig.resume_command(Path("/tmp/x"), options_from(autoconfig.AutoconfigOptions, args))
 
 
 def test_no_grid_point_fits_the_machine(capsys, monkeypatch, tmp_path):
@@ -137,7 +138,8 @@ def test_arguments_reach_the_driver():
         "/tmp/x",
         True,
     )
-    assert "--address 10.0.0.1:6379" in autoconfig.resume_command(Path("s.yaml"), Path("/tmp/x"), args)
+    opts = options_from(autoconfig.AutoconfigOptions, args)
+    assert "--address 10.0.0.1:6379" in autoconfig.resume_command(Path("/tmp/x"), opts)
 
 
 def test_budget_parsing():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rlbench.commands._versions import every_minor, range_versions
+from rlbench.run.index import every_minor, range_versions
 
 LISTED = ["2.39.0", "2.40.0", "2.41.0", "2.42.0", "2.42.1", "2.43.0rc1", "2.43.0", "2.44.0", "2.44.1", "2.45.0"]
 

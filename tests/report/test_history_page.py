@@ -13,8 +13,8 @@ import pytest
 from rich.console import Console
 
 from rlbench.analysis.history_points import read_change_points
-from rlbench.analysis.history_runs import read_run
-from rlbench.commands._history_write import history_trends_of, with_bisect, write_history
+from rlbench.analysis.history_runs import history_trends_of, read_run, with_bisect
+from rlbench.commands.history import write_history
 from rlbench.report.history_page import change_point_line
 from rlbench.results.manifest import read_manifest
 

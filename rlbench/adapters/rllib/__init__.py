@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlbench.adapters.base import Adapter, ConfigSnippet
 from rlbench.adapters.demand import ResourceDemand, TrainBatch
+from rlbench.adapters.rllib.compat import OLDEST
 from rlbench.adapters.rllib.resources import ASYNC_ALGOS, resource_demand, torch_threads
 from rlbench.adapters.rllib.results import metric_column, metric_names
 from rlbench.adapters.rllib.roles import RAY_TITLE_ROLES, ROLE_RULES
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
 #: per-iteration values with ``clear_on_reduce``, 2.53 on through a stats class; 2.40 has no ``RLlibCallback``
 #: nor ``build_algo``; ...), each release in an environment of its own dependencies (CartPole PPO and APPO,
 #: 2026-11-28). An older ray is refused before anything runs.
-SUPPORTED_RAY = "2.40.0"
+SUPPORTED_RAY = ".".join(map(str, OLDEST))
 
 
 class RLlibAdapter(Adapter):

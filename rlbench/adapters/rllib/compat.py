@@ -28,9 +28,10 @@ Standard library only at import time: it is imported inside RLlib's env runners 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
+
+from rlbench.adapters.base import release as parse_release
 
 Release = tuple[int, int, int]
 
@@ -62,7 +63,8 @@ class ReleasePath:
         return first if last == self.since[:2] else f"{first}-{last[0]}.{last[1]}"
 
 
-#: The oldest release this seam drives: the new API stack's first default release.
+#: The oldest release this seam drives, the new API stack's first default release: the one fact of the oldest Ray
+#: (the adapter's ``SUPPORTED_RAY`` is it in words).
 OLDEST: Release = (2, 40, 0)
 STATS_CLASSES: Release = (2, 53, 0)
 RLLIB_CALLBACK: Release = (2, 41, 0)
@@ -116,14 +118,6 @@ _CONNECTOR_TIMER_KEYS: dict[Release, tuple[str, ...] | None] = {
 
 #: A legacy ``Stats`` mean's window: longer than any iteration's pushes, so the mean is over the iteration's values.
 LEGACY_MEAN_WINDOW = 1 << 40
-
-
-def parse_release(version: str) -> Release:
-    """``2.52.1`` -> (2, 52, 1); ``3.0.0.dev0`` -> (3, 0, 0); ValueError for a version that starts with no number."""
-    numbers = [int(n) for n in re.findall(r"\d+", version.split("+")[0].split("rc")[0])[:3]]
-    if not numbers:
-        raise ValueError(f"not a release: {version!r}")
-    return (*numbers, 0, 0)[:3]  # type: ignore[return-value]
 
 
 def release() -> Release:

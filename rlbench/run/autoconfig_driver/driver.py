@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-from rich.console import Console
 
 from rlbench.adapters import get_adapter
 from rlbench.autoconfig.ask_tell import TrialRequest, TrialResult
@@ -30,14 +29,13 @@ from rlbench.autoconfig.outputs import AutoconfigResult, write_outputs
 from rlbench.autoconfig.session import Session
 from rlbench.autoconfig.walk import WalkSession
 from rlbench.autoconfig.walk_outputs import walk_result
-from rlbench.measure.machine import MachineInfo
 from rlbench.planning.plan import TrialPlan
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.lock import OutDirError
 from rlbench.results.text import plain
 from rlbench.run.autoconfig_driver.space import Setup, candidate, plan_point
 from rlbench.run.autoconfig_driver.trial_files import State, env_steps_from, probes_of, read_result, request_plan
-from rlbench.run.batches import TrialBatches
+from rlbench.run.batches import RunContext, TrialBatches
 from rlbench.run.ceilings import measure_env_ceilings
 from rlbench.spec.load import axis_column
 
@@ -69,36 +67,18 @@ class Driver:
         self,
         setup: Setup,
         out_dir: Path,
+        context: RunContext,
         *,
-        console: Console,
-        machine: MachineInfo,
-        argv: list[str] | None = None,
-        cluster=None,
-        resume: bool = False,
         started_s: float | None = None,
-        resume_with: str | None = None,
-        parallel: str | None = None,
         rows: Callable[[Path], Any] | None = None,
     ):
-        """``started_s``: ``time.monotonic()`` when the command started (the budget counts from there);
-        ``resume_with``: the command that continues the run (named when the folder already holds results);
-        ``parallel``: ``--parallel``'s ``N`` or ``auto`` (each batch of the session's requests at once); ``rows``:
+        """``started_s``: ``time.monotonic()`` when the command started (the budget counts from there); ``rows``:
         the folder's configuration rows with their verdicts' inputs (the analysis', handed in by the command: this
         room imports no analysis), which the walk reads each point's verdict from."""
         self.rows = rows
-        self.setup, self.console, self.resume = setup, console, resume
+        self.setup, self.console, self.resume = setup, context.console, context.resume
         self.folder = ResultsFolder(Path(out_dir))
-        self.batches = TrialBatches(
-            setup.loaded,
-            Path(out_dir),
-            console=console,
-            machine=machine,
-            argv=argv,
-            cluster=cluster,
-            resume=resume,
-            resume_with=resume_with,
-            parallel=parallel,
-        )
+        self.batches = TrialBatches(setup.loaded, Path(out_dir), context)
         self.section, self.budget_s = setup.section, setup.budget_s
         self.state = State(self.folder)
         self.session: Session = setup.session()
@@ -124,18 +104,8 @@ class Driver:
         """Run one requested trial; returns its result (a failure has no value)."""
         if self.section.warm_windows and request.stage == "walk":
             return self._run_warm(request)
-        template = self.setup.templates[request.candidate_key]
-        tid = self.state.assign(request.request_id, template.index)
-        shape = self.setup.shape
-        plan = request_plan(
-            template,
-            tid,
-            request,
-            stop_iterations=shape.stop_iterations,
-            stop_seconds=request.max_wall_s,
-            cold_start_s=self.session.cold_estimate_s,
-            objective=self.section.objective,
-        )
+        tid = self.state.assign(request.request_id, self.setup.templates[request.candidate_key].index)
+        plan = self._request_plan(request, tid)
         t = time.monotonic()
         outcome = self.batches.run([plan])
         charged = time.monotonic() - t
@@ -161,15 +131,7 @@ class Driver:
             self.state.trials[request.request_id] = {"trial_id": tid, "charged_s": None}
         else:
             tid = self._warm[key] = self.state.assign_new(request.request_id, template.index, self.folder)
-        plan = request_plan(
-            template,
-            tid,
-            request,
-            stop_iterations=self.setup.shape.stop_iterations,
-            stop_seconds=request.max_wall_s,
-            cold_start_s=self.session.cold_estimate_s,
-            objective=self.section.objective,
-        ).in_windows(self.section.warm_windows)
+        plan = self._request_plan(request, tid).in_windows(self.section.warm_windows)
         try:
             read = self.batches.warm_read(plan)
         except KeyboardInterrupt:
@@ -189,22 +151,10 @@ class Driver:
     def run_many(self, requests: Sequence[TrialRequest]) -> list[TrialResult]:
         """Run requested trials at once (``--parallel``), each on nodes of its own; their results in order, each
         charged its own trial's wall (launch to exit), the sweep's overhead around them not."""
-        shape = self.setup.shape
         plans = []
         for request in requests:
-            template = self.setup.templates[request.candidate_key]
-            tid = self.state.assign(request.request_id, template.index)
-            plans.append(
-                request_plan(
-                    template,
-                    tid,
-                    request,
-                    stop_iterations=shape.stop_iterations,
-                    stop_seconds=request.max_wall_s,
-                    cold_start_s=self.session.cold_estimate_s,
-                    objective=self.section.objective,
-                )
-            )
+            tid = self.state.assign(request.request_id, self.setup.templates[request.candidate_key].index)
+            plans.append(self._request_plan(request, tid))
         outcome = self.batches.run(plans)
         if outcome.interrupted:
             raise _Interrupted
@@ -273,6 +223,18 @@ class Driver:
         self.console.print(Text(plain(text), style=style), soft_wrap=True)
 
     # -- the run
+
+    def _request_plan(self, request: TrialRequest, trial_id: str) -> TrialPlan:
+        """The plan of a requested trial as ``trial_id``: its candidate's, stopped as the request and the shape say."""
+        return request_plan(
+            self.setup.templates[request.candidate_key],
+            trial_id,
+            request,
+            stop_iterations=self.setup.shape.stop_iterations,
+            stop_seconds=request.max_wall_s,
+            cold_start_s=self.session.cold_estimate_s,
+            objective=self.section.objective,
+        )
 
     def _plan_of(self, request: TrialRequest) -> TrialPlan:
         tid = self.state.trials[request.request_id]["trial_id"]
@@ -352,15 +314,15 @@ class Driver:
         model = session.model
         rows = model.refit(observations).predicted_vs_measured(observations) if model else []
         result = AutoconfigResult(
-            self.section.objective,
-            answer,
-            setup.candidates,
-            session.search.eliminations,
-            session.search.trials_run + session.race.trials_run,
-            self.elapsed_s(),
-            self.budget_s,
-            session.search.stop_reason,
-            rows,
+            objective=self.section.objective,
+            answer=answer,
+            candidates=setup.candidates,
+            eliminations=session.search.eliminations,
+            trials_run=session.search.trials_run + session.race.trials_run,
+            wall_s=self.elapsed_s(),
+            budget_s=self.budget_s,
+            search_stop_reason=session.search.stop_reason,
+            predicted_vs_measured=rows,
             plan=session.plan,
             trial=setup.shape.describe(),
             cold_start_s=session.cold_estimate_s,
@@ -381,28 +343,10 @@ def run_autoconfig(
     setup: Setup,
     out_dir: Path,
     *,
-    console: Console,
-    machine: MachineInfo,
-    argv: list[str] | None = None,
-    cluster=None,
-    resume: bool = False,
+    context: RunContext,
     started_s: float | None = None,
-    resume_with: str | None = None,
-    parallel: str | None = None,
     rows: Callable[[Path], Any] | None = None,
 ) -> Outcome:
     """Run autoconfig into ``out_dir`` (see :class:`Driver`); raises OutDirError before writing anything
     when the folder cannot be used or holds another run."""
-    return Driver(
-        setup,
-        out_dir,
-        console=console,
-        machine=machine,
-        argv=argv,
-        cluster=cluster,
-        resume=resume,
-        started_s=started_s,
-        resume_with=resume_with,
-        parallel=parallel,
-        rows=rows,
-    ).run_all()
+    return Driver(setup, out_dir, context, started_s=started_s, rows=rows).run_all()

@@ -1,10 +1,12 @@
-"""What ``rlbench history`` and ``rlbench bisect`` share: their package flags (the threshold's, compare's too, is in
-:mod:`rlbench.commands._common`), and the
-check of versions against the index's listing (docs/VERSIONS.md)."""
+"""What ``rlbench history`` and ``rlbench bisect`` share: their package options and flags (the threshold's, compare's
+too, is in :mod:`rlbench.commands._common`), and the check of versions against the index's listing (docs/VERSIONS.md);
+the ranges of releases are the index's (:mod:`rlbench.run.index`)."""
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
+from pathlib import Path
 
 from rich.console import Console
 
@@ -13,6 +15,26 @@ from rlbench.commands._common import add_threshold_argument, say
 
 #: Rounds by default: the fewest with which a paired comparison can give evidence.
 DEFAULT_ROUNDS = ROUNDS_FOR_EVIDENCE
+
+
+@dataclass(frozen=True, kw_only=True)
+class PackageOptions:
+    """What ``rlbench history``'s and ``bisect``'s options share: the spec and :func:`add_package_arguments`' flags."""
+
+    config: Path
+    """The sweep spec (YAML), without ``variants:``."""
+    package: str
+    """The distribution whose versions are compared, e.g. ``ray``."""
+    rounds: int | None = None
+    """Every version runs every configuration once a round, interleaved; None: :data:`DEFAULT_ROUNDS`."""
+    index: str | None = None
+    """Where the versions come from: a package index URL or a local folder of wheels; None: pip's index."""
+    threshold: str | None = None
+    """The smallest change that counts, as typed (``5%`` or ``0.05``: ``threshold_of``); None: the default."""
+    dry_run: bool = False
+    """Print the plan and run nothing."""
+    out: Path | None = None
+    """The result folder; None: a new one under ``results/``."""
 
 
 def add_package_arguments(p: argparse.ArgumentParser) -> None:
@@ -34,9 +56,9 @@ def add_package_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dry-run", action="store_true", help="print the plan and run nothing")
 
 
-def rounds_of(args: argparse.Namespace) -> int:
+def rounds_of(options: PackageOptions) -> int:
     """``--rounds`` (ValueError below 1)."""
-    rounds = DEFAULT_ROUNDS if args.rounds is None else args.rounds
+    rounds = DEFAULT_ROUNDS if options.rounds is None else options.rounds
     if rounds < 1:
         raise ValueError(f"--rounds {rounds}: give a whole number >= 1 (default {DEFAULT_ROUNDS})")
     return rounds
@@ -65,42 +87,3 @@ def unknown_message(package: str, index: str | None, unknown: list[str], listed:
         f"{', '.join(unknown)}: {package} {'/'.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not in "
         f"{where} (it has {'..., ' if len(listed) > 12 else ''}{shown}): give versions it lists"
     )
-
-
-def every_minor(versions: list[str]) -> list[str]:
-    """Each minor release's last patch, oldest first: ``2.42.0, 2.42.1, 2.43.0`` -> ``2.42.1, 2.43.0`` (a listing,
-    oldest first)."""
-    from packaging.version import Version
-
-    last: dict[tuple[int, int], str] = {}
-    for v in versions:
-        release = Version(v).release
-        last[(release[0], release[1] if len(release) > 1 else 0)] = v
-    return list(last.values())
-
-
-def range_versions(listed: list[str], first: str, last: str, every: str) -> list[str]:
-    """The releases the index lists from ``first`` to ``last`` (both included, oldest first; pre-releases and
-    what a variant cannot pin left out), each one (``every`` ``release``) or each minor's last (``minor``: the
-    ends kept); ValueError for an end the listing lacks or ends the wrong way round."""
-    import re
-
-    from packaging.version import Version
-
-    from rlbench.run.index import between, unknown_versions
-    from rlbench.spec.variants import VERSION_PATTERN
-
-    missing = unknown_versions([first, last], listed)
-    if missing:
-        raise ValueError(
-            f"--from/--to: {', '.join(missing)} not in the index's listing (it has {', '.join(listed[-12:])})"
-        )
-    if Version(first) >= Version(last):
-        raise ValueError(f"--from {first} --to {last}: --from must be the older release")
-    picked = [
-        v for v in between(listed, first, last) if re.fullmatch(VERSION_PATTERN, v) and not Version(v).is_prerelease
-    ]
-    if every == "minor":
-        minors = every_minor(picked)
-        picked = [first] + [v for v in minors if v not in (first, last)] + [last]
-    return picked
