@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rlbench.analysis.change import COMPARISON_SCHEMA_VERSION, Change, paired
+from rlbench.analysis.change import COMPARISON_SCHEMA_VERSION, Change, by_rounds, paired
 from rlbench.analysis.comparison import FAILING
 from rlbench.analysis.evidence import beyond, change_sentence, change_verdict
 from rlbench.analysis.findings import CHANGE_THRESHOLD, CONFIDENCE
@@ -380,6 +380,31 @@ def history_trends(
         found = config_points(sides, versions, threshold, returns=(at, returns), apis=apis)
         out.append(ConfigTrend(point.label, point.axes, points, steps, cumulative, found))
     return out
+
+
+def first_look_changes(
+    trials: pd.DataFrame, axes: list[str], names: tuple[str, str], metric: str = "throughput"
+) -> dict[str, Change]:
+    """Per grid point (its label), the second variant of ``names`` against the first from the rounds read so far,
+    by :func:`~rlbench.analysis.change.by_rounds` (as independent repeats where the rounds are too few for the
+    paired test): what a bisect probe's first look judges (:func:`rlbench.analysis.bisect.first_look`)."""
+    if "variant" not in trials or trials.empty:
+        return {}
+    ok = trials[trials["status"] == "ok"]
+    ok = ok.assign(_round=(ok["round"] if "round" in ok else ok["repeat"]).astype(int))
+    out = {}
+    for point in grid_points(trials, axes):
+        mine = ok.loc[ok.index.isin(point.rows)]
+        a, b = (_rates(mine[mine["variant"] == name], metric) for name in names)
+        out[point.label] = by_rounds(a, b)
+    return out
+
+
+def rounds_after(first: pd.DataFrame, rest: pd.DataFrame, rounds: int) -> pd.DataFrame:
+    """One trials table of a probe's first ``rounds`` rounds and of the rest's, run as a sweep of their own whose
+    rounds count from 0 again: numbered after the first ones, so each round still pairs its two sides."""
+    shifted = {c: rest[c] + rounds for c in ("round", "repeat") if c in rest}
+    return pd.concat([first, rest.assign(**shifted)], ignore_index=True)
 
 
 def confirm_steps(

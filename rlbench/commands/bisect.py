@@ -13,6 +13,7 @@ import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.text import Text
@@ -101,6 +102,7 @@ def candidates_of(opts: BisectOptions, index: str | None, console: Console) -> l
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
+    from rlbench.analysis.bisect import FIRST_LOOK_ROUNDS
     from rlbench.analysis.findings import ROUNDS_FOR_EVIDENCE
     from rlbench.spec.model import SpecError
     from rlbench.spec.versions import load_versions, parse_versions
@@ -128,7 +130,9 @@ def run(args: argparse.Namespace, console: Console) -> int:
     say(
         console,
         f"bisect {opts.package} over {len(candidates)} versions ({', '.join(candidates)}): about {probes} "
-        f"probes of {rounds * len(loaded.points)} trials, threshold {threshold:.0%}, {opts.metric}",
+        f"probes of {rounds * len(loaded.points)} trials (each stops after its first "
+        f"{FIRST_LOOK_ROUNDS * len(loaded.points)} where they are clear either way), threshold {threshold:.0%}, "
+        f"{opts.metric}",
     )
     if opts.dry_run:
         from rlbench.commands.sweep import SweepOptions, sweep_loaded
@@ -161,8 +165,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
 def _bisect(
     opts: BisectOptions, out_dir: Path, candidates: list[str], threshold: float, rounds: int, console: Console
 ) -> int:
-    from rlbench.analysis.bisect import bisect
-    from rlbench.analysis.history import history_trends
+    from rlbench.analysis.bisect import FIRST_LOOK_ROUNDS, bisect
+    from rlbench.analysis.history import first_look_changes, history_trends, rounds_after
     from rlbench.analysis.tables import build_tables
     from rlbench.report.versions import bisect_table
     from rlbench.results.files import write_json
@@ -179,26 +183,49 @@ def _bisect(
         return bad_input(console, str(e))
     folders: list[str] = []
 
-    def measure(reference: str, candidate: str):
-        loaded = load_versions(opts.config, opts.package, [reference, candidate], rounds, opts.index)
-        probe_dir = out_dir / f"{len(folders) + 1:02d}-{reference}-vs-{candidate}"
-        say(
-            console,
-            f"probe {len(folders) + 1}: {opts.package} {candidate} against {reference} -> {probe_dir}",
-            "bold",
-        )
+    first = FIRST_LOOK_ROUNDS if rounds > FIRST_LOOK_ROUNDS else None
+    looked: dict[tuple[str, str], tuple[Path, Any]] = {}  # a pair's first rounds (its trials), until the rest run
+    axes: list[str] = []
+    probes = 0
+
+    def sweep(reference: str, candidate: str, n: int, rest: Path | None = None) -> tuple[Path, Any]:
+        """``n`` interleaved rounds of the pair in a probe folder of their own (``rest``: the rest of a looked pair's
+        rounds, beside its first ones); their trials table."""
+        nonlocal probes
+        loaded = load_versions(opts.config, opts.package, [reference, candidate], n, opts.index)
+        axes[:] = list(loaded.points[0].axes) if loaded.points else []
+        probes += rest is None
+        probe_dir = rest or out_dir / f"{probes:02d}-{reference}-vs-{candidate}"
+        what = "the rest of its rounds" if rest else f"{opts.package} {candidate} against {reference}"
+        say(console, f"probe {probes}: {what} ({n} rounds) -> {probe_dir}", "bold")
         folders.append(str(probe_dir))
         if run_sweep(loaded, probe_dir, console=console, argv=sys.argv).interrupted:
             raise KeyboardInterrupt  # the probe stopped: no answer can come from it, nor any probe after it
-        trials = build_tables(probe_dir)["trials"]
-        axes = list(loaded.points[0].axes) if loaded.points else []
+        return probe_dir, build_tables(probe_dir)["trials"]
+
+    def steps(trials, reference: str, candidate: str):
         trends = history_trends(
             trials, axes, [(v, variant_name(opts.package, v)) for v in (reference, candidate)], threshold=threshold
         )
         return {t.label: s for t in trends for s in t.steps if s.metric == opts.metric}
 
+    def look(reference: str, candidate: str):
+        probe_dir, trials = sweep(reference, candidate, first or rounds)
+        looked[(reference, candidate)] = (probe_dir, trials)
+        names = (variant_name(opts.package, reference), variant_name(opts.package, candidate))
+        return steps(trials, reference, candidate), first_look_changes(trials, axes, names, opts.metric)
+
+    def measure(reference: str, candidate: str):
+        earlier = looked.pop((reference, candidate), None)
+        if earlier is None or first is None:
+            return steps(sweep(reference, candidate, rounds)[1], reference, candidate)
+        _, more = sweep(reference, candidate, rounds - first, rest=earlier[0].with_name(earlier[0].name + "-rest"))
+        return steps(rounds_after(earlier[1], more, first), reference, candidate)
+
     with session:
-        result = bisect(candidates, measure, threshold=threshold, package=opts.package)
+        result = bisect(
+            candidates, measure, threshold=threshold, package=opts.package, look=look if first is not None else None
+        )
     release_fork_server()
     write_json(
         out_dir / BISECT_JSON,
@@ -209,6 +236,7 @@ def _bisect(
             "metric": opts.metric,
             "threshold": threshold,
             "rounds": rounds,
+            "first_look_rounds": first,
             "probe_folders": folders,
             **result.as_json(),
         },

@@ -4,9 +4,11 @@ every probe can be worked out by hand."""
 
 from __future__ import annotations
 
-from rlbench.analysis.bisect import bisect, judge
-from rlbench.analysis.change import TESTS, Change
-from rlbench.analysis.history import VersionStep
+import pandas as pd
+
+from rlbench.analysis.bisect import bisect, first_look, judge
+from rlbench.analysis.change import TESTS, Change, unpaired
+from rlbench.analysis.history import VersionStep, first_look_changes, rounds_after
 
 VERSIONS = ["1.0", "1.1", "1.2", "1.3", "1.4", "1.5", "1.6", "1.7", "1.8"]
 
@@ -140,3 +142,85 @@ def test_a_change_spread_over_releases_is_not_confirmed():
     i = VERSIONS.index(result.first_bad)
     assert gradual[result.first_bad] / gradual["1.0"] <= 0.95 < gradual[VERSIONS[i - 1]] / gradual["1.0"]
     assert "but not than" in result.sentence and "spread over several releases" in result.sentence
+
+
+class FakeLook:
+    """A probe's first 3 rounds from the speeds table: each side's rounds the speed times 0.99, 1.00 and 1.01 (the
+    pair ``noisy`` names: its candidate's rounds 0.5, 1.0 and 1.5 times its speed, so the look cannot say)."""
+
+    def __init__(self, speeds: dict[str, float], noisy=()):
+        self.speeds, self.noisy, self.calls = speeds, set(noisy), []
+
+    def __call__(self, reference: str, candidate: str):
+        self.calls.append((reference, candidate))
+        a = [self.speeds[reference] * f for f in (0.99, 1.0, 1.01)]
+        spread = (0.5, 1.0, 1.5) if (reference, candidate) in self.noisy else (0.99, 1.0, 1.01)
+        b = [self.speeds[candidate] * f for f in spread]
+        ratio = self.speeds[candidate] / self.speeds[reference]
+        return {"all": step(ratio, False, reference, candidate)}, {"all": unpaired(a, b)}
+
+
+def test_the_first_look_stops_a_probe_only_where_its_rounds_are_clear_either_way():
+    # 3 rounds a side all apart: the rank test's p is 1/20, the ratio's interval 0.29-0.31 (every resample's
+    # medians are among the rounds)
+    slower = unpaired([99, 100, 101], [29, 30, 31])
+    assert slower.p_value == 0.05 and 0.28 < slower.ci_low and slower.ci_high < 0.32
+    assert first_look({"all": slower}, 0.30, "slower") == "bad"  # beyond twice the threshold (below 0.4)
+    assert first_look({"all": slower}, 0.30, "faster") is None  # not a speed-up, not within 30% either
+    # 0.65: beyond the threshold but not beyond twice it (the first look's margin), and not within it: read on
+    assert first_look({"all": unpaired([99, 100, 101], [64, 65, 66])}, 0.30, "slower") is None
+    assert first_look({"all": unpaired([99, 100, 101], [79, 80, 81])}, 0.30, "slower") == "good"  # 0.8: within 30%
+    assert first_look({"all": unpaired([99, 100, 101], [99, 100, 101])}, 0.30, "slower") == "good"
+    assert first_look({"all": unpaired([99, 100, 101], [50, 100, 150])}, 0.30, "slower") is None  # too wide
+    assert first_look({}, 0.30, "slower") is None
+    # one configuration clear is enough to be bad; every one must be within the threshold to be good
+    same = unpaired([99, 100, 101], [99, 100, 101])
+    assert first_look({"a": same, "b": slower}, 0.30, "slower") == "bad"
+    assert first_look({"a": same, "b": unpaired([99, 100, 101], [50, 100, 150])}, 0.30, "slower") is None
+
+
+def test_a_clear_first_look_decides_every_probe_without_the_rest_of_the_rounds():
+    fake, look = Fake(speeds("1.3", slow=0.3)), FakeLook(speeds("1.3", slow=0.3))
+    result = bisect(VERSIONS[:5], fake, threshold=0.30, package="pkg", look=look)
+    assert [(p.purpose, p.reference, p.candidate, p.outcome, p.decided_by) for p in result.probes] == [
+        ("ends", "1.0", "1.4", "bad", "first look"),
+        ("probe", "1.0", "1.2", "good", "first look"),
+        ("probe", "1.0", "1.3", "bad", "first look"),
+        ("confirm", "1.2", "1.3", "bad", "first look"),
+    ]
+    assert fake.calls == [] and len(look.calls) == 4  # the rest of the rounds never ran
+    assert (result.status, result.first_bad, result.last_good) == ("found", "1.3", "1.2")
+    assert "decided at the first look, the rounds as independent repeats: ratio of medians 0.300" in result.sentence
+    assert result.as_json()["probes"][0]["first_look"]["all"]["p_value"] == 0.05
+
+
+def test_a_first_look_that_cannot_say_reads_the_rest_of_the_rounds_and_is_judged_on_them():
+    fake, look = Fake(speeds("1.3", slow=0.3)), FakeLook(speeds("1.3", slow=0.3), noisy={("1.0", "1.2")})
+    result = bisect(VERSIONS[:5], fake, threshold=0.30, look=look)
+    assert fake.calls == [("1.0", "1.2")]  # the noisy pair alone ran its remaining rounds
+    probe = result.probes[1]
+    assert (probe.candidate, probe.outcome, probe.decided_by) == ("1.2", "good", "rounds")
+    assert probe.first_look["all"].ratio is not None and probe.steps["all"].change.runs_a == 6
+    assert (result.status, result.first_bad) == ("found", "1.3")
+
+
+def test_rounds_of_the_rest_are_numbered_after_the_first_so_each_pairs_its_two_sides():
+    first = pd.DataFrame({"variant": ["a", "b", "a", "b"], "round": [0, 0, 1, 1], "repeat": [0, 0, 1, 1]})
+    rest = pd.DataFrame({"variant": ["b", "a"], "round": [0, 0], "repeat": [0, 0]})
+    both = rounds_after(first, rest, 2)
+    assert list(both["round"]) == [0, 0, 1, 1, 2, 2] and list(both["repeat"]) == [0, 0, 1, 1, 2, 2]
+    assert list(both.index) == list(range(6))
+
+
+def test_first_look_changes_compare_the_rounds_read_as_independent_repeats():
+    trials = pd.DataFrame(
+        {
+            "variant": ["v-1", "v-2"] * 3,
+            "round": [0, 0, 1, 1, 2, 2],
+            "status": ["ok"] * 6,
+            "env_steps_per_s": [100.0, 30.0, 99.0, 29.0, 101.0, 31.0],
+            "index": [0] * 6,
+        }
+    )
+    change = first_look_changes(trials, [], ("v-1", "v-2"))["all"]
+    assert change.design == "unpaired" and change.p_value == 0.05 and abs(change.ratio - 0.30) < 1e-9

@@ -148,9 +148,15 @@ def test_bisect_names_the_version_that_made_the_env_slower(setup):
             ("confirm", "1.1.0", "1.2.0", "bad"),
         ]
     assert result["step"]["change"]["paired_ci_high"] < 0.7 and result["schema_version"] == 2
+    # each probe first read 3 rounds and stopped there where they were clear either way (issue 56: a 4x cost is
+    # about 0.3x, beyond twice the threshold; twins within it); else its other 3 rounds ran in a folder beside it
+    assert result["first_look_rounds"] == 3
+    rests = [p for p in result["probes"] if p["decided_by"] == "rounds"]
+    assert all(p["first_look"] for p in result["probes"]) and len(result["probe_folders"]) == len(probes) + len(rests)
+    assert sum(f.endswith("-rest") for f in result["probe_folders"]) == len(rests)
     for folder in result["probe_folders"]:  # every probe a sweep folder; every trial ran its variant's version
         trials = pd.read_parquet(Path(folder) / "trials.parquet")
-        assert len(trials) == 12 and set(trials["status"]) == {"ok"}
+        assert len(trials) == 6 and set(trials["status"]) == {"ok"}
         assert all(
             json.loads(v)["slowstep"] == n.removeprefix("slowstep-")
             for v, n in zip(trials["versions"], trials["variant"])
