@@ -27,8 +27,8 @@ from rlbench.autoconfig.decide import Answer
 from rlbench.autoconfig.model import Candidate, Observation, ProbeCosts, candidate_key
 from rlbench.autoconfig.outputs import AutoconfigResult, write_outputs
 from rlbench.autoconfig.session import Session
-from rlbench.autoconfig.walk import WalkSession
-from rlbench.autoconfig.walk_outputs import walk_result
+from rlbench.autoconfig.walk.outputs import walk_result
+from rlbench.autoconfig.walk.session import WalkSession
 from rlbench.planning.plan import TrialPlan
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.lock import OutDirError
