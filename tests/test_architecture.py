@@ -891,7 +891,7 @@ def test_the_statistics_checker_sees_each_way_of_deciding_on_its_own():
         "rlbench.report.servebench_report": "import numpy as np\ndef f(x):\n    return np.percentile(x, [2.5, 97.5])\n",
         "rlbench.commands.compare": 'DEFAULT_THRESHOLD = 0.05\nHELP = f"bars: 95% CI"\n',
         "rlbench.analysis.curves": "import scipy.stats\nALPHA = 0.05\n",
-        "rlbench.analysis.history_points": "def fit(x):\n    import ruptures\n",  # a change-point fit of its own
+        "rlbench.analysis.history.points": "def fit(x):\n    import ruptures\n",  # a change-point fit of its own
     }
     found = {m: own_statistics(m, s) for m, s in planted.items()}
     assert found == {
@@ -902,7 +902,7 @@ def test_the_statistics_checker_sees_each_way_of_deciding_on_its_own():
             "line 2: 'bars: 95% CI' types a confidence level",
         ],
         "rlbench.analysis.curves": ["line 1: imports scipy.stats", "line 2: constant ALPHA"],
-        "rlbench.analysis.history_points": ["line 2: imports ruptures"],
+        "rlbench.analysis.history.points": ["line 2: imports ruptures"],
     }
     fine = {
         "rlbench.analysis.stats": (
