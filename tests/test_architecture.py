@@ -67,8 +67,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     },
 }
 #: Modules of a room below its own that a room may import beyond its row of :data:`MAY_IMPORT`: room -> modules.
-#: The studies derive servebench's cell seeds with the one derivation (``spec/seeds.py``, standard library only).
-ALSO_MAY_IMPORT: dict[str, set[str]] = {"studies": {"rlbench.spec.seeds"}}
+#: The studies derive servebench's cell seeds with the one derivation (``spec/seeds.py``, standard library only); the
+#: autoconfig driver reads a walk's point through the configuration rows the report would give (``walk_rows``).
+ALSO_MAY_IMPORT: dict[str, set[str]] = {"studies": {"rlbench.spec.seeds"}, "run": {"rlbench.analysis.walk_rows"}}
 #: The only imports a module may make of a room above its own, each inside a function: the trial
 #: process is where the worker meets the plan and the training system (module -> rlbench modules).
 UPWARD_EXCEPTIONS: dict[str, set[str]] = {
