@@ -39,8 +39,7 @@ Release = tuple[int, int, int]
 
 
 class Seam(str, Enum):
-    """One thing rlbench gets out of RLlib by a path that differs by release; its value is its words (a trial records
-    them, ``read_paths``)."""
+    """What rlbench gets out of RLlib by a path that differs by release; its value is its words (``read_paths``)."""
 
     VALUES = "per-iteration values"
     CALLBACK = "callback class"
@@ -65,8 +64,7 @@ class ReleasePath:
     how: str
     """The path, in RLlib's own names: words only, recorded with each trial; the code takes ``names``."""
     names: tuple[str, ...] = ()
-    """RLlib's names the code takes on this path: a method or hook, a class's module and name, a builder call, a
-    metrics key's parts (empty: none)."""
+    """RLlib's names the code takes on this path (a hook, a method, a class's module and name, a key's parts)."""
 
     def holds(self, release: Release) -> bool:
         """Whether ``release`` takes this path."""
@@ -153,8 +151,7 @@ def path(what: Seam, at: Release | None = None) -> ReleasePath:
 
 
 def paths_taken(at: Release | None = None) -> dict[str, str]:
-    """What each path is at release ``at``, in words: recorded with the trial's build, so a trial says how it was
-    read."""
+    """What each path is at release ``at``: recorded with the trial's build, so a trial says how it was read."""
     at = release() if at is None else at
     return {what.value: path(what, at).how for what in Seam}
 

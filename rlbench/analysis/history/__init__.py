@@ -1,3 +1,2 @@
 """A package's releases compared (``rlbench history``, docs/VERSIONS.md): the trend and the steps (``trends``), a
-history folder read whole (``runs``), the whole series (``points``), the split (``split``), API changes (``changes``).
-"""
+history folder read whole (``runs``), the series (``points``), its split (``split``), API changes (``changes``)."""

@@ -64,14 +64,7 @@ class _Interrupted(Exception):
 class Driver:
     """One autoconfig run into ``out_dir``: call :meth:`run`."""
 
-    def __init__(
-        self,
-        setup: Setup,
-        out_dir: Path,
-        context: RunContext,
-        *,
-        started_s: float | None = None,
-    ):
+    def __init__(self, setup: Setup, out_dir: Path, context: RunContext, *, started_s: float | None = None):
         """``started_s``: ``time.monotonic()`` when the command started (the budget counts from there)."""
         self.setup, self.console, self.resume = setup, context.console, context.resume
         self.folder = ResultsFolder(Path(out_dir))
@@ -334,13 +327,7 @@ class Driver:
         return result
 
 
-def run_autoconfig(
-    setup: Setup,
-    out_dir: Path,
-    *,
-    context: RunContext,
-    started_s: float | None = None,
-) -> Outcome:
+def run_autoconfig(setup: Setup, out_dir: Path, *, context: RunContext, started_s: float | None = None) -> Outcome:
     """Run autoconfig into ``out_dir`` (see :class:`Driver`); raises OutDirError before writing anything
     when the folder cannot be used or holds another run."""
     return Driver(setup, out_dir, context, started_s=started_s).run_all()
