@@ -220,10 +220,10 @@ def rounds_of(race_dir: Path, windows: int) -> dict[str, dict[int, float]]:
 
 
 def replay(out: Path, windows: int) -> None:
-    """Each race under ``out`` judged again from its folder: the walk's move rule (``walk_steps.gain``: B above A by
+    """Each race under ``out`` judged again from its folder: the walk's move rule (``walk.steps.gain``: B above A by
     the one change rule and by the tolerance) on all its rounds, each way; a move between identical configurations is
     an error."""
-    from rlbench.autoconfig.walk_steps import gain
+    from rlbench.autoconfig.walk.steps import gain
     from rlbench.results.records import read_record
 
     ups = downs = n = 0

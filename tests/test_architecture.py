@@ -67,8 +67,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     },
 }
 #: Modules of a room below its own that a room may import beyond its row of :data:`MAY_IMPORT`: room -> modules.
-#: The studies derive servebench's cell seeds with the one derivation (``spec/seeds.py``, standard library only).
-ALSO_MAY_IMPORT: dict[str, set[str]] = {"studies": {"rlbench.spec.seeds"}}
+#: The studies derive servebench's cell seeds with the one derivation (``spec/seeds.py``, standard library only); the
+#: autoconfig driver reads a walk's point through the configuration rows the report would give (``walk_rows``).
+ALSO_MAY_IMPORT: dict[str, set[str]] = {"studies": {"rlbench.spec.seeds"}, "run": {"rlbench.analysis.walk_rows"}}
 #: The only imports a module may make of a room above its own, each inside a function: the trial
 #: process is where the worker meets the plan and the training system (module -> rlbench modules).
 UPWARD_EXCEPTIONS: dict[str, set[str]] = {
@@ -891,7 +892,7 @@ def test_the_statistics_checker_sees_each_way_of_deciding_on_its_own():
         "rlbench.report.servebench_report": "import numpy as np\ndef f(x):\n    return np.percentile(x, [2.5, 97.5])\n",
         "rlbench.commands.compare": 'DEFAULT_THRESHOLD = 0.05\nHELP = f"bars: 95% CI"\n',
         "rlbench.analysis.curves": "import scipy.stats\nALPHA = 0.05\n",
-        "rlbench.analysis.history_points": "def fit(x):\n    import ruptures\n",  # a change-point fit of its own
+        "rlbench.analysis.history.points": "def fit(x):\n    import ruptures\n",  # a change-point fit of its own
     }
     found = {m: own_statistics(m, s) for m, s in planted.items()}
     assert found == {
@@ -902,7 +903,7 @@ def test_the_statistics_checker_sees_each_way_of_deciding_on_its_own():
             "line 2: 'bars: 95% CI' types a confidence level",
         ],
         "rlbench.analysis.curves": ["line 1: imports scipy.stats", "line 2: constant ALPHA"],
-        "rlbench.analysis.history_points": ["line 2: imports ruptures"],
+        "rlbench.analysis.history.points": ["line 2: imports ruptures"],
     }
     fine = {
         "rlbench.analysis.stats": (

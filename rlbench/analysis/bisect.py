@@ -1,7 +1,7 @@
 """Bisecting releases: the first version of a package at which a configuration got slower (or faster).
 
 Pure: the measuring is a callable, ``measure(reference, candidate) -> [VersionStep, ...]`` (one per
-configuration, :class:`~rlbench.analysis.history.VersionStep`), which ``rlbench bisect`` makes from a
+configuration, :class:`~rlbench.analysis.history.trends.VersionStep`), which ``rlbench bisect`` makes from a
 small interleaved sweep of the two versions; the tests give hand-made steps. The search:
 
 1. the ends, ``good`` against ``bad``: a change of at least the threshold with evidence (the one rule's,
@@ -27,7 +27,7 @@ from typing import Any
 from rlbench.analysis.change import COMPARISON_SCHEMA_VERSION, Change, clear_of, equivalent
 from rlbench.analysis.evidence import beyond
 from rlbench.analysis.findings import CONFIDENCE, FIRST_LOOK_MARGIN, REPEATS_FOR_EVIDENCE, SIGNIFICANCE
-from rlbench.analysis.history import VersionStep
+from rlbench.analysis.history.trends import VersionStep
 from rlbench.analysis.stats import interval_text
 
 #: One comparison of two versions: (reference, candidate) -> configuration label -> its step.

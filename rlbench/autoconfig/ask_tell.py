@@ -47,7 +47,7 @@ class TrialRequest:
     """Cap on the trial's training seconds (cold start excluded): throughput trials run this long;
     time-to-target trials that have not reached the target by then end censored."""
     step: int | None = None
-    """The walk's step (0: the start's own readings); None outside a walk (``rlbench.autoconfig.walk``)."""
+    """The walk's step (0: the start's own readings); None outside a walk (``rlbench.autoconfig.walk.session``)."""
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ class TrialResult:
     """time_to_target: env steps sampled up to the target, or up to the cap when censored (None: not read)."""
     curve: tuple[tuple[float, float], ...] = ()
     """(env steps sampled so far, ``episode_return_mean``) after each iteration that read a return: what the walk
-    compares learning by, at equal env steps (``rlbench.autoconfig.walk_steps.learning_check``)."""
+    compares learning by, at equal env steps (``rlbench.autoconfig.walk.steps.learning_check``)."""
 
     @property
     def charged_s(self) -> float:

@@ -74,7 +74,7 @@ class AutoconfigResult:
     probe_trials: int = 0
     """Probe trials run before the search (not counted in ``trials_run``); the walk: the start's own readings."""
     walk: Mapping[str, Any] | None = None
-    """A walk's record (``rlbench.autoconfig.walk.walk_summary``: ``path``, ``stop_reason``, ``walk_points``, its
+    """A walk's record (``walk.outputs.walk_summary``: ``path``, ``stop_reason``, ``walk_points``, its
     ``evidence``); None for a search."""
 
 

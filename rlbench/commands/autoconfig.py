@@ -184,7 +184,6 @@ def _autoconfig(opts: AutoconfigOptions, console: Console, started: float) -> in
         f"autoconfig '{setup.loaded.spec.name}': objective {s.objective}, budget {setup.budget_s:.0f} s; "
         f"{setup.shape.describe()}; {what} {describe(setup.candidates[setup.baseline_key])} -> {out_dir}",
     )
-    from rlbench.analysis.walk_rows import configuration_rows
     from rlbench.results.layout import ResultsFolder
     from rlbench.run.forkserver import release_fork_server
 
@@ -192,7 +191,7 @@ def _autoconfig(opts: AutoconfigOptions, console: Console, started: float) -> in
     try:
         resume_with = resume_command(out_dir, opts)
         context = RunContext(console, machine, sys.argv, cluster, opts.resume, resume_with, opts.parallel)
-        outcome = run_autoconfig(setup, out_dir, context=context, started_s=started, rows=configuration_rows)
+        outcome = run_autoconfig(setup, out_dir, context=context, started_s=started)
         if not outcome.interrupted:
             release_fork_server()
             code = _finish(out_dir, outcome, setup, console, time.monotonic())

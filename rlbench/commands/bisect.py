@@ -166,7 +166,7 @@ def _bisect(
     opts: BisectOptions, out_dir: Path, candidates: list[str], threshold: float, rounds: int, console: Console
 ) -> int:
     from rlbench.analysis.bisect import FIRST_LOOK_ROUNDS, bisect
-    from rlbench.analysis.history import first_look_changes, history_trends, rounds_after
+    from rlbench.analysis.history.trends import first_look_changes, history_trends, rounds_after
     from rlbench.analysis.tables import build_tables
     from rlbench.report.versions import bisect_table
     from rlbench.results.files import write_json

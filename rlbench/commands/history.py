@@ -150,7 +150,7 @@ def wanted_versions(opts: HistoryOptions, listed: list[str] | None) -> list[str]
 
 def _history(opts: HistoryOptions, console: Console) -> int:
     from rlbench.analysis.findings import ROUNDS_FOR_EVIDENCE
-    from rlbench.analysis.history_runs import neighbours, ordered_versions, read_history
+    from rlbench.analysis.history.runs import neighbours, ordered_versions, read_history
     from rlbench.commands.sweep import SweepOptions, say_interrupted, sweep_loaded
     from rlbench.measure.machine import probe_machine, software_versions
     from rlbench.results.lock import OutDirError
@@ -233,7 +233,7 @@ def confirm_flagged(out_dir: Path, opts: HistoryOptions, threshold: float, round
     alone, on its configuration alone, interleaved over ``rounds`` rounds (at least the fewest that give evidence),
     into the history's next ``confirm`` run."""
     from rlbench.analysis.findings import ROUNDS_FOR_EVIDENCE
-    from rlbench.analysis.history_runs import history_trends_of
+    from rlbench.analysis.history.runs import history_trends_of
     from rlbench.analysis.tables import build_tables
     from rlbench.results.layout import HistoryFolder
     from rlbench.run.forkserver import release_fork_server
@@ -276,8 +276,8 @@ def write_history(
     """``history.json``, ``history.html``, ``plots/`` and the terminal's table, from every run in the folder; returns
     how many steps are slower beyond the threshold with evidence and not disproved (nor an API change). ``bisect``:
     (the spec, ``--index``, the index's listing) for each change point's bisect command (:func:`with_bisect`)."""
-    from rlbench.analysis.history import flagged_steps, history_json
-    from rlbench.analysis.history_runs import history_trends_of, with_bisect
+    from rlbench.analysis.history.runs import history_trends_of, with_bisect
+    from rlbench.analysis.history.trends import flagged_steps, history_json
     from rlbench.report.history_page import change_point_line, headline_points, write_page
     from rlbench.report.versions import history_table, write_trend_figure
     from rlbench.results.files import write_json

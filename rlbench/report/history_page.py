@@ -3,7 +3,7 @@ file): per configuration, throughput per release with its 95% interval and the i
 verdict by the one change rule, the flagged steps with their confirmation and the API changes said as such.
 
 Built as typed blocks (:mod:`rlbench.report.blocks`: every text escaped there) with one figure per configuration
-embedded as a PNG, no script, no link out. What the words rest on: :mod:`rlbench.analysis.history`.
+embedded as a PNG, no script, no link out. What the words rest on: :mod:`rlbench.analysis.history.trends`.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 
 from rlbench.analysis.findings import CONFIDENCE, ROUNDS_FOR_EVIDENCE
-from rlbench.analysis.history import ConfigTrend, VersionPoint, VersionStep
-from rlbench.analysis.history_points import ChangePoint, span
-from rlbench.analysis.history_runs import HistoryData
-from rlbench.analysis.history_split import DRIVER_PHASES, PHASES
+from rlbench.analysis.history.points import ChangePoint, span
+from rlbench.analysis.history.runs import HistoryData
+from rlbench.analysis.history.split import DRIVER_PHASES, PHASES
+from rlbench.analysis.history.trends import ConfigTrend, VersionPoint, VersionStep
 from rlbench.analysis.stats import interval_text
 from rlbench.report.blocks import Block, Bullets, Figure, Heading, Paragraph, Table, to_html
 from rlbench.report.document import _CSS

@@ -10,7 +10,7 @@ from rich.table import Table as RichTable
 
 from rlbench.analysis.bisect import BisectResult
 from rlbench.analysis.findings import CONFIDENCE, ROUNDS_FOR_EVIDENCE
-from rlbench.analysis.history import METRICS, ConfigTrend
+from rlbench.analysis.history.trends import METRICS, ConfigTrend
 from rlbench.analysis.stats import interval_text
 from rlbench.report.blocks import Cell, Table, to_rich
 from rlbench.report.style import MAX_LINES, fmt, plt, save

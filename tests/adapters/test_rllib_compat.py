@@ -35,8 +35,10 @@ def algo_of(body: dict) -> SimpleNamespace:
 
 
 def test_every_family_is_recorded():
-    families = {compat.path("per-iteration values", compat.parse_release(load(p)["release"])).since for p in RECORDED}
-    batch_paths = {compat.path("batch build", compat.parse_release(load(p)["release"])).since for p in RECORDED}
+    families = {compat.path(compat.Seam.VALUES, compat.parse_release(load(p)["release"])).since for p in RECORDED}
+    batch_paths = {
+        compat.path(compat.Seam.BATCH_BUILD, compat.parse_release(load(p)["release"])).since for p in RECORDED
+    }
     assert families == {compat.OLDEST, compat.STATS_CLASSES}
     assert batch_paths == {compat.OLDEST, compat.PIPELINE_TIMER}
     assert {load(p)["release"] for p in RECORDED} >= {"2.40.0", "2.41.0", "2.44.1", "2.53.0", "2.60.0"}
@@ -97,11 +99,11 @@ def test_each_path_holds_over_a_contiguous_range_from_the_oldest_release():
 
 def test_a_release_older_than_the_seam_is_named_in_the_error():
     with pytest.raises(LookupError, match="2.39.0 has no 'build call' path: rlbench drives 2.40.0 and later"):
-        compat.path("build call", (2, 39, 0))
+        compat.path(compat.Seam.BUILD, (2, 39, 0))
 
 
 def test_release_ranges_read_as_words():
-    words = {p.how: p.releases for p in compat.PATHS if p.what == "learner connector timer"}
+    words = {p.how: p.releases for p in compat.PATHS if p.what is compat.Seam.CONNECTOR_TIMER}
     assert list(words.values()) == ["2.40", "2.41-2.43", "2.44 on"]
 
 

@@ -8,7 +8,7 @@ import pandas as pd
 
 from rlbench.analysis.bisect import bisect, first_look, judge
 from rlbench.analysis.change import TESTS, Change, unpaired
-from rlbench.analysis.history import VersionStep, first_look_changes, rounds_after
+from rlbench.analysis.history.trends import VersionStep, first_look_changes, rounds_after
 
 VERSIONS = ["1.0", "1.1", "1.2", "1.3", "1.4", "1.5", "1.6", "1.7", "1.8"]
 

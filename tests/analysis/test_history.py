@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rlbench.analysis.history import flagged_steps, history_json, history_trends
+from rlbench.analysis.history.trends import flagged_steps, history_json, history_trends
 
 VERSIONS = [("1.0", "p-1.0"), ("1.1", "p-1.1"), ("2.0", "p-2.0")]
 

@@ -1,13 +1,13 @@
-"""What else differs between two releases (rlbench/analysis/history_changes.py) and where an iteration's time goes
-per release (rlbench/analysis/history_split.py), on hand-made facts and iterations."""
+"""What else differs between two releases (rlbench/analysis/history/changes.py) and where an iteration's time goes
+per release (rlbench/analysis/history/split.py), on hand-made facts and iterations."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
-from rlbench.analysis.history_changes import api_change, release_facts
-from rlbench.analysis.history_split import phase_rates
+from rlbench.analysis.history.changes import api_change, release_facts
+from rlbench.analysis.history.split import phase_rates
 
 
 def facts(paths: dict, **config) -> dict:

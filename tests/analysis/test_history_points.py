@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 from rlbench.analysis.curves import Curve
-from rlbench.analysis.history import history_json, history_trends
-from rlbench.analysis.history_changes import ApiChange
-from rlbench.analysis.history_points import LearningStep, learning_between, read_change_points, trade_words
+from rlbench.analysis.history.changes import ApiChange
+from rlbench.analysis.history.points import LearningStep, learning_between, read_change_points, trade_words
+from rlbench.analysis.history.trends import history_json, history_trends
 from rlbench.analysis.stats import change_points
 
 ROUNDS = 6
@@ -121,7 +121,7 @@ def test_a_history_of_two_releases_is_its_own_confirmation(monkeypatch, tmp_path
     # confirm_flagged runs nothing for it: the history's run already is a run of the two releases alone
     from rlbench.commands import history
 
-    monkeypatch.setattr("rlbench.analysis.history_runs.history_trends_of", lambda out_dir, threshold: (None, [trend]))
+    monkeypatch.setattr("rlbench.analysis.history.runs.history_trends_of", lambda out_dir, threshold: (None, [trend]))
     monkeypatch.setattr("rlbench.spec.versions.load_versions", lambda *a, **k: pytest.fail("a confirmation ran"))
     history.confirm_flagged(tmp_path, None, 0.05, ROUNDS, None)  # type: ignore[arg-type]
     # with three releases the same step is unconfirmed, and would be run

@@ -19,8 +19,8 @@ from rlbench.autoconfig.outputs import autoconfig_json, write_outputs
 from rlbench.autoconfig.plan import BudgetPlan
 from rlbench.autoconfig.search import Elimination
 from rlbench.autoconfig.steps import StepsComparison, StepsStanding
-from rlbench.autoconfig.walk_outputs import walk_summary
-from rlbench.autoconfig.walk_path import PathStep, PointRead
+from rlbench.autoconfig.walk.outputs import walk_summary
+from rlbench.autoconfig.walk.path import PathStep, PointRead
 from rlbench.results.autoconfig_file import (
     AutoconfigFile,
     EliminationEntry,

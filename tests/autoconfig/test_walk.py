@@ -1,4 +1,4 @@
-"""The walk (rlbench/autoconfig/walk.py) on fake verdicts and fake readings: each stop reason, no move without
+"""The walk (rlbench/autoconfig/walk/session.py) on fake verdicts and fake readings: each stop reason, no move without
 evidence, no value that cannot fit, a knob not moved back, resume without rerunning a finished step."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import math
 import pytest
 from walkworld import WalkWorld, advice_for, fake_advices, fake_ladder, value
 
-from rlbench.autoconfig import walk_steps
-from rlbench.autoconfig.walk import START_READINGS
+from rlbench.autoconfig.walk import steps as walk_steps
+from rlbench.autoconfig.walk.session import START_READINGS
 
 
 @pytest.fixture(autouse=True)

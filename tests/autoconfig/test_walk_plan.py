@@ -1,4 +1,4 @@
-"""The walk's step planning (rlbench/autoconfig/walk_plan.py, issue 57) on fake verdicts and fake readings: the next
+"""The walk's step planning (rlbench/autoconfig/walk/plan.py, issue 57) on fake verdicts and fake readings: the next
 verdict when one is blocked or showed no gain, a knob pushed on while it pays, a trade of two knobs under a fixed
 budget of cores, the cores' limit said only after the shared work's race."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from walkworld import WalkWorld, advice_for, fake_advices, fake_ladder, value
 
-from rlbench.autoconfig import walk_steps
-from rlbench.autoconfig.walk_steps import next_value, trade_pairs
+from rlbench.autoconfig.walk import steps as walk_steps
+from rlbench.autoconfig.walk.steps import next_value, trade_pairs
 
 
 @pytest.fixture(autouse=True)

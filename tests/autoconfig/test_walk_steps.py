@@ -1,4 +1,4 @@
-"""A walk step's decisions (rlbench/autoconfig/walk_steps.py) on hand-made readings and rows: where a race moves the
+"""A walk step's decisions (rlbench/autoconfig/walk/steps.py) on hand-made readings and rows: where a race moves the
 walk, which values a step races, a point read through the real verdicts, and learning compared at equal env steps."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from verdict_rows import SHORT
 from rlbench.analysis.change import unpaired
 from rlbench.analysis.knobs import KNOBS, Knob
 from rlbench.autoconfig.ask_tell import standing
-from rlbench.autoconfig.walk_steps import (
+from rlbench.autoconfig.walk.steps import (
     PointAdvice,
     at_ceiling,
     changes_learning,

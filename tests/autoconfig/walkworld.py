@@ -1,6 +1,6 @@
 """A fake world for autoconfig's walk: points named by their axes, a true throughput each, fake verdicts (what the
 point's row would make :func:`rlbench.analysis.next_step.advise` say), noisy readings on a simulated clock, and
-values the machine cannot run. The walk (rlbench.autoconfig.walk) is what is checked; nothing here is timed.
+values the machine cannot run. The walk (rlbench.autoconfig.walk.session) is what is checked; nothing here is timed.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from rlbench.autoconfig.model import Candidate, candidate_key
 from rlbench.autoconfig.plan import TrialShape
 from rlbench.autoconfig.section import AutoconfigSection
 from rlbench.autoconfig.session import Space
-from rlbench.autoconfig.walk import WalkSession
+from rlbench.autoconfig.walk.session import WalkSession
 from rlbench.spec.seeds import derive_seed
 
 #: The knobs' values at the start (the spec's base), where a point's axes leave them.

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from rlbench.analysis.history_points import read_change_points
-from rlbench.analysis.history_runs import history_trends_of, read_run, with_bisect
+from rlbench.analysis.history.points import read_change_points
+from rlbench.analysis.history.runs import history_trends_of, read_run, with_bisect
 from rlbench.commands.history import write_history
 from rlbench.report.history_page import change_point_line
 from rlbench.results.manifest import read_manifest

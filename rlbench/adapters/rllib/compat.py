@@ -29,6 +29,8 @@ Standard library only at import time: it is imported inside RLlib's env runners 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
+from importlib import import_module
 from typing import Any
 
 from rlbench.adapters.base import release as parse_release
@@ -36,18 +38,33 @@ from rlbench.adapters.base import release as parse_release
 Release = tuple[int, int, int]
 
 
+class Seam(str, Enum):
+    """What rlbench gets out of RLlib by a path that differs by release; its value is its words (``read_paths``)."""
+
+    VALUES = "per-iteration values"
+    CALLBACK = "callback class"
+    BUILD = "build call"
+    MODULE_HOOK = "module hook"
+    RUNNER_CALL = "env runner call"
+    BATCH_BUILD = "batch build"
+    CONNECTOR_TIMER = "learner connector timer"
+    AGGREGATORS = "aggregator actors"
+
+
 @dataclass(frozen=True)
 class ReleasePath:
     """One way rlbench gets one thing out of RLlib, and the releases that take it."""
 
-    what: str
-    """What it gets: ``per-iteration values``, ``callback class``, ..."""
+    what: Seam
+    """What it gets."""
     since: Release
     """The first release that takes this path."""
     until: Release | None
     """The first release that does not (None: every later one)."""
     how: str
-    """The path, in RLlib's own names."""
+    """The path, in RLlib's own names: words only, recorded with each trial; the code takes ``names``."""
+    names: tuple[str, ...] = ()
+    """RLlib's names the code takes on this path (a hook, a method, a class's module and name, a key's parts)."""
 
     def holds(self, release: Release) -> bool:
         """Whether ``release`` takes this path."""
@@ -70,51 +87,48 @@ STATS_CLASSES: Release = (2, 53, 0)
 RLLIB_CALLBACK: Release = (2, 41, 0)
 PIPELINE_TIMER: Release = (2, 44, 0)
 AGGREGATORS_IN_LEARNERS: Release = (2, 42, 0)
+_OLD_CALLBACKS = ("ray.rllib.algorithms.callbacks", "DefaultCallbacks")
+_CALLBACKS = ("ray.rllib.callbacks.callbacks", "RLlibCallback")
+_OLD_TIMER = ("__all_modules__", "learner_connector_timer")
+_TIMER = ("__all_modules__", "learner_connector", "connector_pipeline_timer")
+_AGG = "(num_aggregator_actors_per_learner=...)"
 
 PATHS: tuple[ReleasePath, ...] = (
     ReleasePath(
-        "per-iteration values",
+        Seam.VALUES,
         OLDEST,
         STATS_CLASSES,
         "Stats(clear_on_reduce=True): rlbench's values so logged, RLlib's timers registered so before they are",
     ),
     ReleasePath(
-        "per-iteration values",
+        Seam.VALUES,
         STATS_CLASSES,
         None,
         "reporting(custom_stats_cls_lookup=...): DEFAULT_STATS_CLS_LOOKUP with a per-iteration mean for 'ema'",
     ),
-    ReleasePath("callback class", OLDEST, RLLIB_CALLBACK, "ray.rllib.algorithms.callbacks.DefaultCallbacks"),
-    ReleasePath("callback class", RLLIB_CALLBACK, None, "ray.rllib.callbacks.callbacks.RLlibCallback"),
-    ReleasePath("build call", OLDEST, RLLIB_CALLBACK, "AlgorithmConfig.build()"),
-    ReleasePath("build call", RLLIB_CALLBACK, None, "AlgorithmConfig.build_algo()"),
-    ReleasePath("module hook", OLDEST, RLLIB_CALLBACK, "on_episode_start (2.40 refuses an on_episode_created)"),
-    ReleasePath("module hook", RLLIB_CALLBACK, None, "on_episode_created"),
-    ReleasePath("env runner call", OLDEST, RLLIB_CALLBACK, "EnvRunnerGroup.foreach_worker"),
-    ReleasePath("env runner call", RLLIB_CALLBACK, None, "EnvRunnerGroup.foreach_env_runner"),
-    ReleasePath("batch build", OLDEST, PIPELINE_TIMER, "the learner connector pipeline's __call__"),
-    ReleasePath("batch build", PIPELINE_TIMER, None, "Learner._make_batch_if_necessary"),
-    ReleasePath("learner connector timer", OLDEST, RLLIB_CALLBACK, "learners/__all_modules__/learner_connector_timer"),
-    ReleasePath("learner connector timer", RLLIB_CALLBACK, PIPELINE_TIMER, "none (per-piece timers only)"),
+    ReleasePath(Seam.CALLBACK, OLDEST, RLLIB_CALLBACK, ".".join(_OLD_CALLBACKS), _OLD_CALLBACKS),
+    ReleasePath(Seam.CALLBACK, RLLIB_CALLBACK, None, ".".join(_CALLBACKS), _CALLBACKS),
+    ReleasePath(Seam.BUILD, OLDEST, RLLIB_CALLBACK, "AlgorithmConfig.build()", ("build",)),
+    ReleasePath(Seam.BUILD, RLLIB_CALLBACK, None, "AlgorithmConfig.build_algo()", ("build_algo",)),
     ReleasePath(
-        "learner connector timer",
-        PIPELINE_TIMER,
-        None,
-        "learners/__all_modules__/learner_connector/connector_pipeline_timer",
+        Seam.MODULE_HOOK,
+        OLDEST,
+        RLLIB_CALLBACK,
+        "on_episode_start (2.40 refuses an on_episode_created)",
+        ("on_episode_start",),
     ),
-    ReleasePath("aggregator actors", OLDEST, RLLIB_CALLBACK, "none: no num_aggregator_actors_per_learner"),
-    ReleasePath(
-        "aggregator actors", RLLIB_CALLBACK, AGGREGATORS_IN_LEARNERS, "training(num_aggregator_actors_per_learner=...)"
-    ),
-    ReleasePath("aggregator actors", AGGREGATORS_IN_LEARNERS, None, "learners(num_aggregator_actors_per_learner=...)"),
+    ReleasePath(Seam.MODULE_HOOK, RLLIB_CALLBACK, None, "on_episode_created", ("on_episode_created",)),
+    ReleasePath(Seam.RUNNER_CALL, OLDEST, RLLIB_CALLBACK, "EnvRunnerGroup.foreach_worker", ("foreach_worker",)),
+    ReleasePath(Seam.RUNNER_CALL, RLLIB_CALLBACK, None, "EnvRunnerGroup.foreach_env_runner", ("foreach_env_runner",)),
+    ReleasePath(Seam.BATCH_BUILD, OLDEST, PIPELINE_TIMER, "the learner connector pipeline's __call__"),
+    ReleasePath(Seam.BATCH_BUILD, PIPELINE_TIMER, None, "Learner._make_batch_if_necessary"),
+    ReleasePath(Seam.CONNECTOR_TIMER, OLDEST, RLLIB_CALLBACK, "/".join(("learners", *_OLD_TIMER)), _OLD_TIMER),
+    ReleasePath(Seam.CONNECTOR_TIMER, RLLIB_CALLBACK, PIPELINE_TIMER, "none (per-piece timers only)"),
+    ReleasePath(Seam.CONNECTOR_TIMER, PIPELINE_TIMER, None, "/".join(("learners", *_TIMER)), _TIMER),
+    ReleasePath(Seam.AGGREGATORS, OLDEST, RLLIB_CALLBACK, "none: no num_aggregator_actors_per_learner"),
+    ReleasePath(Seam.AGGREGATORS, RLLIB_CALLBACK, AGGREGATORS_IN_LEARNERS, f"training{_AGG}", ("training",)),
+    ReleasePath(Seam.AGGREGATORS, AGGREGATORS_IN_LEARNERS, None, f"learners{_AGG}", ("learners",)),
 )
-
-#: RLlib's learner-connector timer under a learner's own metrics, by path (None: the release has none).
-_CONNECTOR_TIMER_KEYS: dict[Release, tuple[str, ...] | None] = {
-    OLDEST: ("__all_modules__", "learner_connector_timer"),
-    RLLIB_CALLBACK: None,
-    PIPELINE_TIMER: ("__all_modules__", "learner_connector", "connector_pipeline_timer"),
-}
 
 #: A legacy ``Stats`` mean's window: longer than any iteration's pushes, so the mean is over the iteration's values.
 LEGACY_MEAN_WINDOW = 1 << 40
@@ -127,24 +141,24 @@ def release() -> Release:
     return parse_release(ray.__version__)
 
 
-def path(what: str, at: Release | None = None) -> ReleasePath:
+def path(what: Seam, at: Release | None = None) -> ReleasePath:
     """The path ``what`` takes at release ``at`` (default: the running Ray's); LookupError before :data:`OLDEST`."""
     at = release() if at is None else at
     for p in PATHS:
-        if p.what == what and p.holds(at):
+        if p.what is what and p.holds(at):
             return p
-    raise LookupError(f"RLlib {'.'.join(map(str, at))} has no '{what}' path: rlbench drives 2.40.0 and later")
+    raise LookupError(f"RLlib {'.'.join(map(str, at))} has no '{what.value}' path: rlbench drives 2.40.0 and later")
 
 
 def paths_taken(at: Release | None = None) -> dict[str, str]:
     """What each path is at release ``at``: recorded with the trial's build, so a trial says how it was read."""
     at = release() if at is None else at
-    return {what: path(what, at).how for what in dict.fromkeys(p.what for p in PATHS)}
+    return {what.value: path(what, at).how for what in Seam}
 
 
 def legacy_stats(at: Release | None = None) -> bool:
     """Whether the release builds its values as 2.40-2.52's ``Stats`` (``clear_on_reduce``)."""
-    return path("per-iteration values", at).since < STATS_CLASSES
+    return path(Seam.VALUES, at).since < STATS_CLASSES
 
 
 def per_iteration(reduce: str, at: Release | None = None) -> dict[str, Any]:
@@ -168,44 +182,36 @@ def register(logger: Any, key: tuple[str, ...], reduce: str, at: Release | None 
 
 def callback_base() -> type:
     """The class an RLlib callback derives from in the running release."""
-    if path("callback class").since >= RLLIB_CALLBACK:
-        from ray.rllib.callbacks.callbacks import RLlibCallback
-
-        return RLlibCallback
-    from ray.rllib.algorithms.callbacks import DefaultCallbacks
-
-    return DefaultCallbacks
+    module, name = path(Seam.CALLBACK).names
+    return getattr(import_module(module), name)
 
 
 def module_hook() -> str:
     """The callback method that wraps the RLModule's forward passes in the running release."""
-    return path("module hook").how.split()[0]
+    return path(Seam.MODULE_HOOK).names[0]
 
 
 def foreach_env_runner(group: Any, fn: Any, *, local_env_runner: bool) -> list:
     """``fn`` called on the group's env runners (the local one too when ``local_env_runner``), by the release's
     own call."""
-    call = path("env runner call").how.rsplit(".", 1)[1]
-    return getattr(group, call)(fn, local_env_runner=local_env_runner)
+    return getattr(group, path(Seam.RUNNER_CALL).names[0])(fn, local_env_runner=local_env_runner)
 
 
 def build(algo_config: Any) -> Any:
     """The algorithm built from its config, by the release's own call."""
-    if path("build call").since >= RLLIB_CALLBACK:
-        return algo_config.build_algo()
-    return algo_config.build()
+    return getattr(algo_config, path(Seam.BUILD).names[0])()
 
 
 def batch_build_in_learner(at: Release | None = None) -> bool:
     """Whether the learner builds its train batch in ``_make_batch_if_necessary`` (else inside the update, by a
     direct call of its learner connector pipeline)."""
-    return path("batch build", at).since >= PIPELINE_TIMER
+    return path(Seam.BATCH_BUILD, at).since >= PIPELINE_TIMER
 
 
 def connector_timer_key(at: Release | None = None) -> tuple[str, ...] | None:
     """RLlib's learner-connector pipeline timer under a learner's metrics at release ``at``; None where it has
     none."""
-    return _CONNECTOR_TIMER_KEYS[path("learner connector timer", at).since]
+    return path(Seam.CONNECTOR_TIMER, at).names or None
 
 
 #: The builder keywords of the aggregator actors (APPO and IMPALA).
@@ -219,8 +225,8 @@ def builder_calls(
     actors' keywords go to ``learners()`` from 2.42, to ``training()`` in 2.41; 2.40 has none, so there they are
     dropped when their value is what the release does without them (``defaults``), else ValueError naming the
     release they need."""
-    where = path("aggregator actors", at).how
-    if where.startswith("learners("):
+    into = path(Seam.AGGREGATORS, at).names
+    if into == ("learners",):
         return calls
     moved = {
         k: v for method, kwargs in calls if method == "learners" for k, v in kwargs.items() if k in AGGREGATOR_KEYS
@@ -228,10 +234,10 @@ def builder_calls(
     out = [(m, {k: v for k, v in kw.items() if not (m == "learners" and k in AGGREGATOR_KEYS)}) for m, kw in calls]
     if not moved:
         return out
-    if where.startswith("training("):
-        if not any(m == "training" for m, _ in out):
-            out.append(("training", {}))
-        return [(m, {**kw, **moved} if m == "training" else kw) for m, kw in out]
+    if into:  # the release takes them in another builder call
+        if not any(m == into[0] for m, _ in out):
+            out.append((into[0], {}))
+        return [(m, {**kw, **moved} if m == into[0] else kw) for m, kw in out]
     for key, value in moved.items():
         if value != defaults.get(key):
             raise ValueError(

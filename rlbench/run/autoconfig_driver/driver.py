@@ -14,7 +14,7 @@ trial's result is read back from its folder (:meth:`Driver.stored`), so no finis
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -22,13 +22,14 @@ from typing import Any
 import psutil
 
 from rlbench.adapters import get_adapter
+from rlbench.analysis.walk_rows import configuration_rows
 from rlbench.autoconfig.ask_tell import TrialRequest, TrialResult
 from rlbench.autoconfig.decide import Answer
 from rlbench.autoconfig.model import Candidate, Observation, ProbeCosts, candidate_key
 from rlbench.autoconfig.outputs import AutoconfigResult, write_outputs
 from rlbench.autoconfig.session import Session
-from rlbench.autoconfig.walk import WalkSession
-from rlbench.autoconfig.walk_outputs import walk_result
+from rlbench.autoconfig.walk.outputs import walk_result
+from rlbench.autoconfig.walk.session import WalkSession
 from rlbench.planning.plan import TrialPlan
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.lock import OutDirError
@@ -63,19 +64,8 @@ class _Interrupted(Exception):
 class Driver:
     """One autoconfig run into ``out_dir``: call :meth:`run`."""
 
-    def __init__(
-        self,
-        setup: Setup,
-        out_dir: Path,
-        context: RunContext,
-        *,
-        started_s: float | None = None,
-        rows: Callable[[Path], Any] | None = None,
-    ):
-        """``started_s``: ``time.monotonic()`` when the command started (the budget counts from there); ``rows``:
-        the folder's configuration rows with their verdicts' inputs (the analysis', handed in by the command: this
-        room imports no analysis), which the walk reads each point's verdict from."""
-        self.rows = rows
+    def __init__(self, setup: Setup, out_dir: Path, context: RunContext, *, started_s: float | None = None):
+        """``started_s``: ``time.monotonic()`` when the command started (the budget counts from there)."""
         self.setup, self.console, self.resume = setup, context.console, context.resume
         self.folder = ResultsFolder(Path(out_dir))
         self.batches = TrialBatches(setup.loaded, Path(out_dir), context)
@@ -189,11 +179,9 @@ class Driver:
 
     def row(self, key: str) -> dict[str, Any] | None:
         """The walk's point ``key`` as the analysis reads it over every reading it has (its configuration row)."""
-        if self.rows is None:
-            raise RuntimeError("the walk needs the folder's configuration rows: give the driver rows=")
         if key in self._warm:  # its warm trial ends here: a row is read over finished trials (their utilization)
             self.batches.retire(self._warm.pop(key))
-        frame = self.rows(self.folder.path)
+        frame = configuration_rows(self.folder.path)
         index = self.setup.templates[key].index
         hit = frame[frame["index"] == index] if len(frame) else frame
         return None if hit.empty else hit.iloc[0].to_dict()
@@ -339,14 +327,7 @@ class Driver:
         return result
 
 
-def run_autoconfig(
-    setup: Setup,
-    out_dir: Path,
-    *,
-    context: RunContext,
-    started_s: float | None = None,
-    rows: Callable[[Path], Any] | None = None,
-) -> Outcome:
+def run_autoconfig(setup: Setup, out_dir: Path, *, context: RunContext, started_s: float | None = None) -> Outcome:
     """Run autoconfig into ``out_dir`` (see :class:`Driver`); raises OutDirError before writing anything
     when the folder cannot be used or holds another run."""
-    return Driver(setup, out_dir, context, started_s=started_s, rows=rows).run_all()
+    return Driver(setup, out_dir, context, started_s=started_s).run_all()

@@ -24,7 +24,7 @@ from rlbench.autoconfig.model import Candidate
 from rlbench.autoconfig.plan import TrialShape
 from rlbench.autoconfig.section import AutoconfigSection
 from rlbench.autoconfig.session import Session, Space
-from rlbench.autoconfig.walk import WalkSession
+from rlbench.autoconfig.walk.session import WalkSession
 from rlbench.measure.machine import MachineInfo
 from rlbench.planning.plan import TrialPlan, plan_cluster_trials, plan_trials
 from rlbench.spec.load import axis_column, axis_target, spec_from_dict

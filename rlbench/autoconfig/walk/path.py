@@ -60,7 +60,7 @@ class PathStep:
     only)."""
     learning: str | None
     """A move of such a knob under the throughput objective: the two points' returns at equal env steps, with the
-    evidence (:func:`~rlbench.autoconfig.walk_steps.learning_check`); else None."""
+    evidence (:func:`~rlbench.autoconfig.walk.steps.learning_check`); else None."""
     learning_cost: bool
     """Whether that comparison shows the move cost learning (the rule's evidence, not a gap alone)."""
     race_stop_reason: str | None

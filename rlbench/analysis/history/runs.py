@@ -5,8 +5,8 @@ later one adds releases or rounds, and a ``confirm`` run measures a flagged step
 ``history`` runs are read as one trials table whose ``round`` is global (``run number x 1000 + round``), so a
 step between two releases pairs the rounds in which both ran, in whichever run; its ``trial_id`` is the run's
 folder name and the trial's (``01-history/t000r0``). Each trial gets its phase split
-(:func:`~rlbench.analysis.history_split.phase_rates`) and its build facts (how its figures were read, the
-framework's effective config: :mod:`rlbench.analysis.history_changes`). Each run also says what it was: its
+(:func:`~rlbench.analysis.history.split.phase_rates`) and its build facts (how its figures were read, the
+framework's effective config: :mod:`rlbench.analysis.history.changes`). Each run also says what it was: its
 releases, rounds, start and end, and the machine's load while it ran (the sweep's ``uptime`` readings are
 not kept; the load is the mean over its trials of the CPU that was not theirs, ``foreign_cpu_pct``). The folder's
 trends, with their confirmations and each change point's ``rlbench bisect``, are read from it alone
@@ -28,7 +28,7 @@ from packaging.version import InvalidVersion, Version
 
 from rlbench.adapters.base import ordered_versions
 from rlbench.analysis.curves import Curve, trial_curves
-from rlbench.analysis.history_split import phase_rates
+from rlbench.analysis.history.split import phase_rates
 from rlbench.results.events import Event
 from rlbench.results.layout import ITERATIONS_TABLE, TRIALS_TABLE, HistoryFolder, ResultsFolder
 from rlbench.results.manifest import ManifestError, read_manifest
@@ -210,7 +210,7 @@ def history_trends_of(out_dir: Path, threshold: float):
     """(the folder's :class:`HistoryData`, its trends with their confirmations): read from the folder alone (the
     page is rebuilt from the folder, never from a run's memory)."""
     from rlbench.analysis.change import paired
-    from rlbench.analysis.history import confirm_steps, history_trends
+    from rlbench.analysis.history.trends import confirm_steps, history_trends
     from rlbench.analysis.variants import grid_points
 
     data = read_history(out_dir)

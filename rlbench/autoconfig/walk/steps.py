@@ -1,7 +1,7 @@
 """One step of autoconfig's walk, decided: what a point's verdicts ask for, whether a raced value moves the walk,
 what the move does to learning, and why the walk stops.
 
-The walk itself (the stages, the budget, resume) is :mod:`rlbench.autoconfig.walk`; this module holds its
+The walk itself (the stages, the budget, resume) is :mod:`rlbench.autoconfig.walk.session`; this module holds its
 decisions as pure functions of what was read, so each is tested on fake verdicts and fake readings
 (tests/autoconfig/test_walk_steps.py):
 

@@ -13,7 +13,7 @@ from rlbench.autoconfig.decide import Answer
 from rlbench.autoconfig.model import Candidate
 from rlbench.autoconfig.outputs import AutoconfigResult, in_units
 from rlbench.autoconfig.plan import TrialShape
-from rlbench.autoconfig.walk import WalkSession
+from rlbench.autoconfig.walk.session import WalkSession
 
 
 def walk_result(

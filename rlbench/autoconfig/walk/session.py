@@ -1,11 +1,11 @@
 """autoconfig's walk: from one configuration to the fastest this machine runs, one verdict at a time (issue 50).
 
 ``rlbench autoconfig SPEC`` on a spec with no grid (or ``--walk`` on one with a grid) does not search a space the
-user wrote: it measures the spec's configuration, reads its verdicts (:func:`rlbench.autoconfig.walk_steps.
+user wrote: it measures the spec's configuration, reads its verdicts (:func:`rlbench.autoconfig.walk.steps.
 read_point`: the first verdict that names a knob, and the values of that knob that fit), races those values against
 the current point in interleaved rounds (the race of :mod:`rlbench.autoconfig.decide`), moves only when the one
-change rule shows a gain (:func:`~rlbench.autoconfig.walk_steps.decide_step`), reads the new point's verdict from the
-readings it already has, and repeats, until a stop reason (:data:`~rlbench.autoconfig.walk_steps.StopReason`). Every
+change rule shows a gain (:func:`~rlbench.autoconfig.walk.steps.decide_step`), reads the new point's verdict from the
+readings it already has, and repeats, until a stop reason (:data:`~rlbench.autoconfig.walk.steps.StopReason`). Every
 step is kept with its cause: the knob, from and to, the verdict's sentence, the speed-up with its interval, the
 readings and seconds it took, and whether the knob changes learning (:class:`PathStep`).
 
@@ -28,9 +28,9 @@ from rlbench.autoconfig.decide import Answer, Pooled, Race
 from rlbench.autoconfig.model import Candidate
 from rlbench.autoconfig.plan import minimum_budget_s
 from rlbench.autoconfig.session import Runner, Session
-from rlbench.autoconfig.walk_path import PathStep, PointRead, step_line
-from rlbench.autoconfig.walk_plan import _NO_GAIN, StepPlanner, _Here, _option_id, _value
-from rlbench.autoconfig.walk_steps import STOP_WORDS, PointAdvice, changes_learning, decide_step, learning_check
+from rlbench.autoconfig.walk.path import PathStep, PointRead, step_line
+from rlbench.autoconfig.walk.plan import _NO_GAIN, StepPlanner, _Here, _option_id, _value
+from rlbench.autoconfig.walk.steps import STOP_WORDS, PointAdvice, changes_learning, decide_step, learning_check
 from rlbench.spec.seeds import derive_seed
 
 

@@ -1,4 +1,4 @@
-"""How the walk plans one step (issue 57), the mixin :class:`~rlbench.autoconfig.walk.WalkSession` plans with: the knob
+"""How the walk plans one step (issue 57), the mixin :class:`~.session.WalkSession` plans with: the knob
 that just paid, its next value the same way; else the point's verdicts in order, the first with a value that fits (a
 trade of two knobs where the knob alone has none), each verdict passed said with why; else the stop. A plan is made
 once and kept in the session's ``decided["walk"]`` for a resume.
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlbench.analysis.knobs import facts
 from rlbench.autoconfig.model import Candidate
-from rlbench.autoconfig.walk_steps import (
+from rlbench.autoconfig.walk.steps import (
     STOP_WORDS,
     PointAdvice,
     at_ceiling,
@@ -26,7 +26,7 @@ from rlbench.autoconfig.walk_steps import (
 if TYPE_CHECKING:
     from rlbench.autoconfig.ask_tell import Stage
     from rlbench.autoconfig.section import AutoconfigSection
-    from rlbench.autoconfig.walk_path import PointRead
+    from rlbench.autoconfig.walk.path import PointRead
 
 
 def _value(v: float | None) -> Any:
@@ -69,7 +69,7 @@ class _Here:
 class StepPlanner:
     """The walk's step planning, over the session's points, stages, budget and costs."""
 
-    # the session's, which the planner reads (:class:`~rlbench.autoconfig.walk.WalkSession` mixes it in)
+    # the session's, which the planner reads (:class:`~.session.WalkSession` mixes it in)
     section: AutoconfigSection
     budget_s: float
     reserve_s: float

@@ -13,17 +13,17 @@ the threshold (``regressed`` or ``improved``).
 Time to target is compared as its inverse, the speed to the target, so that in every step a ratio below
 1 means the later version is slower, whichever the metric.
 
-Beside the throughput, each version's iteration split (:mod:`rlbench.analysis.history_split`: milliseconds per
+Beside the throughput, each version's iteration split (:mod:`rlbench.analysis.history.split`: milliseconds per
 1,000 env steps per phase, median over the rounds with its interval) and, per throughput step, the phases' own
 paired changes, which say where a change came from. A flagged step is then *called* only when a second, separate
 interleaved run of its two releases alone agrees (:func:`confirm_steps`: the history's many steps are many
 tests, and some flag by chance); a flagged step across which the framework resolved a default differently is
-said as an API change (:mod:`rlbench.analysis.history_changes`), not as a regression; a history of two releases
+said as an API change (:mod:`rlbench.analysis.history.changes`), not as a regression; a history of two releases
 is its own confirmation (``alone``).
 
 A slowdown spread over many releases passes every adjacent step, so each configuration is also read whole: every
 release against the first and the last (``cumulative``, the same paired rule), and the change points of the
-throughput's and each phase's series (:mod:`rlbench.analysis.history_points`), with the return at equal env steps
+throughput's and each phase's series (:mod:`rlbench.analysis.history.points`), with the return at equal env steps
 beside each throughput step and change point (a slower release that learns better is a trade).
 """
 
@@ -39,8 +39,8 @@ from rlbench.analysis.change import COMPARISON_SCHEMA_VERSION, Change, by_rounds
 from rlbench.analysis.comparison import FAILING
 from rlbench.analysis.evidence import beyond, change_sentence, change_verdict
 from rlbench.analysis.findings import CHANGE_THRESHOLD, CONFIDENCE
-from rlbench.analysis.history_changes import ApiChange, api_change, release_facts
-from rlbench.analysis.history_points import (
+from rlbench.analysis.history.changes import ApiChange, api_change, release_facts
+from rlbench.analysis.history.points import (
     ChangePoint,
     LearningStep,
     config_points,
@@ -48,12 +48,12 @@ from rlbench.analysis.history_points import (
     learning_between,
     trade_words,
 )
-from rlbench.analysis.history_split import PHASES, split_column
+from rlbench.analysis.history.split import PHASES, split_column
 from rlbench.analysis.stats import median_ci
 from rlbench.analysis.variants import grid_points
 
 #: Metric -> (trials-table column, unit in words). Time to target and CPU cost: lower is better. The CPU cost
-#: (CPU milliseconds the trial's processes spent per 1,000 env steps, :mod:`rlbench.analysis.history_runs`) is what
+#: (CPU milliseconds the trial's processes spent per 1,000 env steps, :mod:`rlbench.analysis.history.runs`) is what
 #: a release asks of the machine per step: a busy machine slows a trial down without making it do more work, so
 #: a step whose throughput moved while its CPU cost did not points at the machine, not at the release.
 METRICS: dict[str, tuple[str, str]] = {
@@ -68,7 +68,7 @@ class PhaseFigure:
     """One phase of one version's iterations: its median over the rounds, milliseconds per 1,000 env steps."""
 
     phase: str
-    """The iterations column (``sample_s``; :data:`~rlbench.analysis.history_split.PHASES`)."""
+    """The iterations column (``sample_s``; :data:`~rlbench.analysis.history.split.PHASES`)."""
     ms_per_k: float | None
     """Median over the rounds (None: the version's trials never reported it)."""
     ci_low: float | None
@@ -161,7 +161,7 @@ class VersionStep:
     """Throughput steps: the later release's return at equal env steps against the earlier's."""
     trade: str = ""
     """A throughput step slower with evidence whose later release learns better or changed a default, said as a
-    trade (:func:`~rlbench.analysis.history_points.trade_words`); else empty."""
+    trade (:func:`~rlbench.analysis.history.points.trade_words`); else empty."""
 
     @property
     def flagged(self) -> bool:
@@ -209,7 +209,7 @@ class ConfigTrend:
     already), paired by round: a change spread over many steps, each too small."""
     change_points: list[ChangePoint] = field(default_factory=list)
     """Where the throughput's and each phase's series step over the whole history (the reported first, the biggest
-    first; :mod:`rlbench.analysis.history_points`)."""
+    first; :mod:`rlbench.analysis.history.points`)."""
 
 
 def _rates(frame: pd.DataFrame, metric: str) -> dict[int, float]:
@@ -321,7 +321,7 @@ def history_trends(
     ran with a target. ``facts`` (trial_id -> build facts) adds each step's API change; ``curves`` (trial_id ->
     :class:`~rlbench.analysis.curves.Curve`) the return at equal env steps beside each throughput step. Each
     configuration also gets its cumulative comparisons (with the first and the last release) and its change points
-    over the whole series (:func:`~rlbench.analysis.history_points.config_points`)."""
+    over the whole series (:func:`~rlbench.analysis.history.points.config_points`)."""
     if "variant" not in trials or trials.empty:
         return []
     ok = trials[trials["status"] == "ok"]

@@ -1,8 +1,8 @@
 """A history's whole series: where it steps (change points), and what learning says beside the speed.
 
-The steps between adjacent releases (:mod:`rlbench.analysis.history`) miss a slowdown that arrives a few percent a
+The steps between adjacent releases (:mod:`.trends`) miss a slowdown that arrives a few percent a
 release: each step passes, the series does not. Per configuration, the throughput and each phase of the split
-(:data:`~rlbench.analysis.history_split.PHASES`, milliseconds per 1,000 env steps) are read as one series over the
+(:data:`~rlbench.analysis.history.split.PHASES`, milliseconds per 1,000 env steps) are read as one series over the
 releases, each release a group of rounds, and a penalised fit finds where the series' level steps
 (:func:`~rlbench.analysis.stats.change_points`: ruptures' PELT, asv's step detection and Otava's E-divisive means
 being the same idea). The fit only says where to look: each candidate is held to the one change rule
@@ -31,8 +31,8 @@ import pandas as pd
 from rlbench.analysis.change import Change, can_show, paired
 from rlbench.analysis.evidence import change_sentence, change_verdict, lower_at_equal_steps, missing_evidence, runs_text
 from rlbench.analysis.findings import CHANGE_POINT_PENALTY, SIGNIFICANCE
-from rlbench.analysis.history_changes import ApiChange
-from rlbench.analysis.history_split import PHASES, split_column
+from rlbench.analysis.history.changes import ApiChange
+from rlbench.analysis.history.split import PHASES, split_column
 from rlbench.analysis.stats import change_points, rank_p
 
 Rounds = dict[int, float]
@@ -47,7 +47,7 @@ class PhaseMove:
     """One phase across a throughput change point: its milliseconds per 1,000 env steps on each side."""
 
     phase: str
-    """The iterations column (``sample_s``; :data:`~rlbench.analysis.history_split.PHASES`)."""
+    """The iterations column (``sample_s``; :data:`~rlbench.analysis.history.split.PHASES`)."""
     ms_before: float | None
     """The earlier segment's median over its rounds (each round: the median over the segment's releases)."""
     ms_after: float | None
