@@ -306,6 +306,12 @@ def compare_step(
     )
 
 
+def _ok_rounds(trials: pd.DataFrame) -> pd.DataFrame:
+    """The trials that ran ok, each with its round as ``_round`` (``round``, else ``repeat``)."""
+    ok = trials[trials["status"] == "ok"]
+    return ok.assign(_round=(ok["round"] if "round" in ok else ok["repeat"]).astype(int))
+
+
 def history_trends(
     trials: pd.DataFrame,
     axes: list[str],
@@ -324,8 +330,7 @@ def history_trends(
     over the whole series (:func:`~rlbench.analysis.history.points.config_points`)."""
     if "variant" not in trials or trials.empty:
         return []
-    ok = trials[trials["status"] == "ok"]
-    ok = ok.assign(_round=(ok["round"] if "round" in ok else ok["repeat"]).astype(int))
+    ok = _ok_rounds(trials)
     not_ok = trials[trials["status"] != "ok"]
     with_target = "reached_target" in trials and trials["reached_target"].notna().any()
     with_cpu = "cpu_ms_per_k" in trials and pd.to_numeric(trials["cpu_ms_per_k"], errors="coerce").notna().any()
@@ -390,8 +395,7 @@ def first_look_changes(
     paired test): what a bisect probe's first look judges (:func:`rlbench.analysis.bisect.first_look`)."""
     if "variant" not in trials or trials.empty:
         return {}
-    ok = trials[trials["status"] == "ok"]
-    ok = ok.assign(_round=(ok["round"] if "round" in ok else ok["repeat"]).astype(int))
+    ok = _ok_rounds(trials)
     out = {}
     for point in grid_points(trials, axes):
         mine = ok.loc[ok.index.isin(point.rows)]
