@@ -121,7 +121,35 @@ def plan_point(setup: Setup, axes: dict[str, Any]) -> TrialPlan | str:
         plan = _plans(loaded, setup.machine, setup.cluster, setup.parallel)[0]
     except SpecError as e:
         return str(e)
-    return plan.skip_reason if plan.skip_reason is not None else plan
+    if plan.skip_reason is not None:
+        return plan.skip_reason
+    crowded = (
+        None
+        if setup.cluster is not None
+        else all_cores_threads(plan, setup.templates[setup.baseline_key], setup.machine)
+    )
+    return crowded if crowded is not None else plan
+
+
+def all_cores_threads(plan: TrialPlan, start: TrialPlan, machine: MachineInfo) -> str | None:
+    """Why the walk does not move to ``plan``, in words, when the move gives a learner (the driver's, or each remote
+    one) as many torch threads as this machine has cores for rlbench and the start gave it fewer (issue 57); None:
+    it may. Torch's threads meet at every operation, so one thread kept off a core stalls the rest: on 2 cores every
+    2-thread learner point read 4-17x below its 1-thread twin whenever anything else wanted a core (inference_wide's
+    exhaustive grid at load 3-9, its side-by-side at 2.5; the learner workload), though the walk's race in a quiet
+    minute read the trade to it 1.16x faster (docs/AUTOCONFIG.md). One core is the machine's whole: nothing to
+    leave."""
+    cores = len(machine.usable_cores)
+
+    def most(p: TrialPlan) -> int:
+        return max(p.torch_threads.get("driver", 1), p.torch_threads.get("learner", 1))
+
+    if cores < 2 or most(plan) < cores or most(start) >= cores:
+        return None
+    return (
+        f"it gives a learner {most(plan)} torch threads, every core of this machine's {cores}: a move the walk does "
+        "not make, as its speed holds only while nothing else wants a core (docs/AUTOCONFIG.md, the walk)"
+    )
 
 
 def second_probe(setup: Setup) -> str | None:
