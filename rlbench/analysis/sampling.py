@@ -224,9 +224,11 @@ def _outside_env(
 
 def _in_env(row: ConfigRow, in_env: float, split: str) -> list[Verdict]:
     """Busy runners in their env: more runners while they fit and the env has not reached its own ceiling with a
-    runner on every core; else this machine's cores are the limit, after more envs per runner where at least
-    :data:`SHARED_WORK_FRAC` of a runner's ``sample()`` is the work they share (the forward pass, RLlib's per-step
-    work): that verdict comes first, so a walk races it, and "the cores are the limit" stands once it showed no gain."""
+    runner on every core; else this machine's cores are the limit (or, where the trial's roles keep under
+    :data:`ALL_BUSY_FRAC` of its cores busy, its reservation is: issue 57's env_waits_wide said "the cores" with its
+    runners on a CPU 19% of their ``sample()``), after more envs per runner where at least :data:`SHARED_WORK_FRAC` of a
+    runner's ``sample()`` is the work they share (the forward pass, RLlib's per-step work): that verdict comes first,
+    so a walk races it, and the limit stands once it showed no gain."""
     runners, fits, cpus = row.num_env_runners or 0.0, room(Knob.NUM_ENV_RUNNERS, row), row.cpus
     eff, used = row.sampling_efficiency, row.cpus_used
     head = f"env runners mostly in the env: {in_env:.0%} of a runner's sample() ({split}){_ceiling_words(row)}"
@@ -249,6 +251,13 @@ def _in_env(row: ConfigRow, in_env: float, split: str) -> list[Verdict]:
         )
     else:
         why = f"and no more env runners than {runners:g} fit the trial's {cpus or 0:g} cores beside the other roles"
+    limit = "this machine's cores are the limit; a cheaper env, or more cores, is what moves it"
+    if not at_ceiling and not all_busy and used is not None:  # issue 57's env_waits_wide: 19% on a CPU, "the cores"
+        limit = (
+            f"the trial's reservation is the limit, not its cores' work (its roles kept {used:.2f} of its "
+            f"{cpus or 0:g} cores busy); a smaller num_cpus_per_env_runner (now "
+            f"{row.num_cpus_per_env_runner or 0:g}) lets more runners in, or more cpus"
+        )
     out = []
     if 1.0 - in_env >= SHARED_WORK_FRAC:
         envs = row.num_envs_per_env_runner or 1.0
@@ -264,7 +273,7 @@ def _in_env(row: ConfigRow, in_env: float, split: str) -> list[Verdict]:
     out.append(
         Verdict(
             Kind.CORES_LIMIT,
-            f"{head}, {why}: this machine's cores are the limit; a cheaper env, or more cores, is what moves it",
+            f"{head}, {why}: {limit}",
             None,
         )
     )

@@ -74,7 +74,7 @@ def next_line(analysis: Analysis, rec: Recommendation | None, command: str | Non
     if step is not None:
         return "Next: next.yaml was not written (the note under Figures says why)."
     if analysis.next_stop:
-        return "Next: none: this machine's cores are the limit (Verdicts says why)."
+        return "Next: none: no more env runners fit (Verdicts says why)."
     return "Next: no verdict of the fastest names a knob to change (Verdicts)."
 
 

@@ -78,7 +78,7 @@ def next_blocks(analysis: Analysis, written: NextSpec | None) -> list[Block]:
     if step is None and analysis.next_stop:  # a verdict with no knob that fits: why there is no next.yaml
         return [
             Heading("Next sweep", 2),
-            Bullets(["No next.yaml, as this machine's cores are the limit (Verdicts says why, in full)."], boxed=True),
+            Bullets(["No next.yaml, as no more env runners fit (Verdicts says why, in full)."], boxed=True),
         ]
     if step is None or written is None:
         return []

@@ -129,6 +129,19 @@ def test_runners_in_the_env_without_room_say_the_cores_are_the_limit_and_name_no
     assert [v.label for v in sampler_verdicts({**packed, "sampling_efficiency": 0.5})] == ["env-bound"]
 
 
+def test_runners_without_room_and_idle_cores_say_the_reservation_is_the_limit_not_the_cores():
+    """Issue 57's env_waits_wide: 4 runners of a quarter CPU beside the driver's 1 fill the trial's 2 CPUs, while its
+    roles keep 0.9 of its 2 cores busy: the reservation, not the cores' work, stops more runners."""
+    full = {**ENV_BOUND, "num_cpus_per_env_runner": 1.0, "env_runner_cpus_allocated": 1.0, "cpus_used": 0.9}
+    (v,) = sampler_verdicts(full)
+    assert (v.kind, v.knob) == (Kind.CORES_LIMIT, None) and "cores are the limit" not in v.text
+    assert "the trial's reservation is the limit, not its cores' work (its roles kept 0.90 of its 2 cores" in v.text
+    assert "a smaller num_cpus_per_env_runner (now 1) lets more runners in" in v.text
+    assert advise(full).stop == "cores_limit"  # the walk stops there as before: no knob named
+    busy = {**full, "cpus_used": 1.9}  # every core busy: the cores are the limit
+    assert "this machine's cores are the limit" in sampler_verdicts(busy)[0].text
+
+
 def test_the_issue_49_case_proposes_no_runner_that_cannot_fit():
     """Busy in the env (the same trial with a dearer env): 12 runners and the driver's 3 CPUs hold 15 cores. 31% of a
     runner's sample() is the forward pass and RLlib's per-step work: more envs per runner first (issue 57), then the

@@ -80,7 +80,10 @@ def test_cores_limit_is_said():
     w = WalkWorld(lambda a: 100.0, lambda a: advice_for(None, stop="cores_limit", text="2 of 2 cores busy"))
     s = w.session()
     s.run(w)
-    assert s.stop_reason == "cores_limit" and "cores are the limit" in s.stop_text
+    assert (
+        s.stop_reason == "cores_limit"
+        and s.stop_text == "no more env runners fit, the sampler's verdict says what limits them: 2 of 2 cores busy"
+    )
 
 
 def test_no_move_without_evidence():

@@ -113,5 +113,5 @@ def test_no_next_sweep_where_the_cores_are_the_limit_says_why():
     analysis = SimpleNamespace(next=None, next_stop="no more env runners than 1 fit the trial's 2 cores")
     heading, bullets = next_blocks(analysis, None)
     assert heading.text == "Next sweep" and isinstance(bullets, Bullets)
-    assert bullets.items == ["No next.yaml, as this machine's cores are the limit (Verdicts says why, in full)."]
+    assert bullets.items == ["No next.yaml, as no more env runners fit (Verdicts says why, in full)."]
     assert next_blocks(SimpleNamespace(next=None, next_stop=""), None) == []

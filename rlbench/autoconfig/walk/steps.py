@@ -44,7 +44,7 @@ StopReason = Literal["no_knob", "no_fit", "cores_limit", "no_gain", "ceiling", "
 STOP_WORDS: dict[str, str] = {
     "no_knob": "no verdict names a knob",
     "no_fit": "no new value of the knob the verdict names fits this machine",
-    "cores_limit": "this machine's cores are the limit",
+    "cores_limit": "no more env runners fit, the sampler's verdict says what limits them",
     "no_gain": "the step showed no evidence of a gain",
     "ceiling": f"the point runs at {CEILING_CLOSE_FRAC:.0%} of its ceiling or more",
     "budget": "the budget left no step",
