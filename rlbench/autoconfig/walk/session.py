@@ -188,15 +188,15 @@ class WalkSession(StepPlanner, Session[WalkRunner]):
                 here.read = True
                 self.points_read.append(
                     PointRead(
-                        number - 1,
-                        current,
-                        s.median,
-                        s.ci_low,
-                        s.ci_high,
-                        s.n,
-                        advice.ceiling_env_steps_per_s,
-                        advice.ceiling_frac,
-                        advice.text,
+                        step=number - 1,
+                        key=current,
+                        median=s.median,
+                        ci_low=s.ci_low,
+                        ci_high=s.ci_high,
+                        n=s.n,
+                        ceiling_env_steps_per_s=advice.ceiling_env_steps_per_s,
+                        ceiling_frac=advice.ceiling_frac,
+                        verdict=advice.text,
                     )
                 )
             if plan.stop is not None:
@@ -349,16 +349,16 @@ class WalkSession(StepPlanner, Session[WalkRunner]):
         fastest = leader(standings)
         rounds = sum(getattr(st, "rounds_done", 0) for st in self.stages[1:])
         return Answer(
-            end,
-            None if fastest is None else fastest.key,
-            start,
-            (end,),
-            tuple(standings),
-            1.0 if change is None and not moves else (None if change is None else change.ratio),
-            None if change is None else change.ci_low,
-            None if change is None else change.ci_high,
-            rounds,
-            self.stop_text,
+            chosen_key=end,
+            fastest_key=None if fastest is None else fastest.key,
+            baseline_key=start,
+            indistinguishable=(end,),
+            standings=tuple(standings),
+            speedup=1.0 if change is None and not moves else (None if change is None else change.ratio),
+            speedup_ci_low=None if change is None else change.ci_low,
+            speedup_ci_high=None if change is None else change.ci_high,
+            rounds=rounds,
+            stop_reason=self.stop_text,
             source="walk",
             design="unpaired" if change is None else change.design,
             design_note=note,
