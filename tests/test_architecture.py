@@ -1293,3 +1293,41 @@ def test_verbs_call_each_other_with_typed_options():
     """docs/ARCHITECTURE.md: a verb's options are a dataclass made from its flags in one place
     (``_common.options_from``); no module makes up a Namespace or guesses a flag (issue 58, item 4)."""
     assert {m: f for m, p in MODULES.items() if (f := made_up_options(m, p.read_text()))} == {}
+
+
+#: A call of this many positional arguments or more names them (issue 58): a field's name beside its value, so two
+#: neighbours of one type swapped read wrong at a glance (``Change``'s fifteen, ``Answer``'s nineteen were positional).
+MAX_POSITIONAL_ARGS = 8
+
+
+def long_positional_calls(name: str, source: str) -> list[str]:
+    """``name:line: callee(...)`` of each call that passes :data:`MAX_POSITIONAL_ARGS` or more positional arguments
+    (a ``*args`` not counted)."""
+    calls = [
+        n
+        for n in ast.walk(ast.parse(source))
+        if isinstance(n, ast.Call) and sum(not isinstance(a, ast.Starred) for a in n.args) >= MAX_POSITIONAL_ARGS
+    ]
+    return [f"{name}:{n.lineno}: {ast.unparse(n.func)}(...)" for n in sorted(calls, key=lambda n: n.lineno)]
+
+
+def test_the_positional_checker_sees_a_call_of_eight_positional_arguments():
+    planted = (
+        "x = [Change(\n    'paired', a, b, c, d, e, f, g)]\n"
+        "f(1, 2, 3, 4, 5, 6, 7)\n"  # seven
+        "g(*rows, 1, 2, 3, 4, 5, 6, 7)\n"  # a star is not counted
+        "h(a, b, c, d, e, f, g, h=h)\n"
+        "PointRead(1, 2, 3, 4, 5, 6, 7, 8, 9)\n"
+        "out.append(walk.Standing(1, 2, 3, 4, 5, 6, 7, 8))\n"
+    )
+    assert long_positional_calls("rlbench/m.py", planted) == [
+        "rlbench/m.py:1: Change(...)",
+        "rlbench/m.py:6: PointRead(...)",
+        "rlbench/m.py:7: walk.Standing(...)",
+    ]
+
+
+def test_no_call_passes_eight_positional_arguments():
+    """docs/ARCHITECTURE.md: a call of 8 or more arguments passes them by keyword (issue 58: 28 calls did not)."""
+    found = [c for p in MODULES.values() for c in long_positional_calls(str(p.relative_to(REPO)), p.read_text())]
+    assert found == []

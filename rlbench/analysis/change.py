@@ -157,21 +157,21 @@ def unpaired(
         p = rank_p(lower, higher)
     basis = "-" if not a or not b else "repeats" if xa is a else "iterations"
     return Change(
-        "unpaired",
-        basis,
-        r.n_a,
-        r.n_b,
-        r.ratio,
-        r.ci_low,
-        r.ci_high,
-        None,
-        None,
-        None,
-        TESTS["unpaired"],
-        len(a),
-        len(b),
-        p,
-        changed([(r.ci_low, r.ci_high)], p),
+        design="unpaired",
+        basis=basis,
+        n_a=r.n_a,
+        n_b=r.n_b,
+        ratio=r.ratio,
+        ci_low=r.ci_low,
+        ci_high=r.ci_high,
+        paired_ratio=None,
+        paired_ci_low=None,
+        paired_ci_high=None,
+        test=TESTS["unpaired"],
+        runs_a=len(a),
+        runs_b=len(b),
+        p_value=p,
+        differs=changed([(r.ci_low, r.ci_high)], p),
     )
 
 
@@ -183,21 +183,21 @@ def paired(a: Mapping[int, float], b: Mapping[int, float]) -> Change:
     pair = median_ci(ratios)
     p = signed_rank_p(ratios)
     return Change(
-        "paired",
-        "rounds" if a and b else "-",
-        r.n_a,
-        r.n_b,
-        r.ratio,
-        r.ci_low,
-        r.ci_high,
-        pair.median,
-        pair.ci_low,
-        pair.ci_high,
-        TESTS["paired"],
-        len(ratios),
-        len(ratios),
-        p,
-        changed([(r.ci_low, r.ci_high), (pair.ci_low, pair.ci_high)], p),
+        design="paired",
+        basis="rounds" if a and b else "-",
+        n_a=r.n_a,
+        n_b=r.n_b,
+        ratio=r.ratio,
+        ci_low=r.ci_low,
+        ci_high=r.ci_high,
+        paired_ratio=pair.median,
+        paired_ci_low=pair.ci_low,
+        paired_ci_high=pair.ci_high,
+        test=TESTS["paired"],
+        runs_a=len(ratios),
+        runs_b=len(ratios),
+        p_value=p,
+        differs=changed([(r.ci_low, r.ci_high), (pair.ci_low, pair.ci_high)], p),
     )
 
 

@@ -113,15 +113,15 @@ def compare(a_dir: Path, b_dir: Path, threshold: float) -> Comparison:
             change = unpaired(a["repeats"] if a else [], b["repeats"] if b else [])  # no ratio: its runs counted
             rows.append(
                 ComparisonRow(
-                    label,
-                    info,
-                    "A",
-                    "B",
-                    None if a is None else med,
-                    None if b is None else med,
-                    change,
-                    only,
-                    f"{only}: {'A' if a is None else 'B'} has no such configuration",
+                    label=label,
+                    axes=info,
+                    a="A",
+                    b="B",
+                    a_env_steps_per_s=None if a is None else med,
+                    b_env_steps_per_s=None if b is None else med,
+                    change=change,
+                    verdict=only,
+                    sentence=f"{only}: {'A' if a is None else 'B'} has no such configuration",
                 )
             )
             continue
@@ -130,16 +130,16 @@ def compare(a_dir: Path, b_dir: Path, threshold: float) -> Comparison:
         xa, xb = a[unit], b[unit]
         rows.append(
             ComparisonRow(
-                label,
-                info,
-                "A",
-                "B",
-                float(pd.Series(xa).median()) if xa else None,
-                float(pd.Series(xb).median()) if xb else None,
-                change,
-                change_verdict(change, threshold),
-                change_sentence("A", "B", change),
-                _time_to_target(a, b),
+                label=label,
+                axes=info,
+                a="A",
+                b="B",
+                a_env_steps_per_s=float(pd.Series(xa).median()) if xa else None,
+                b_env_steps_per_s=float(pd.Series(xb).median()) if xb else None,
+                change=change,
+                verdict=change_verdict(change, threshold),
+                sentence=change_sentence("A", "B", change),
+                time_to_target=_time_to_target(a, b),
             )
         )
     return Comparison("folders", str(a_dir), str(b_dir), threshold, axes, rows)

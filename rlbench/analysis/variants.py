@@ -94,15 +94,15 @@ def compare_variants(
             change = paired(per[names[0]], per[name])
             out.append(
                 ComparisonRow(
-                    point.label,
-                    point.axes,
-                    names[0],
-                    name,
-                    _median(per[names[0]]),
-                    _median(per[name]),
-                    change,
-                    change_verdict(change, threshold),
-                    change_sentence(names[0], name, change),
+                    label=point.label,
+                    axes=point.axes,
+                    a=names[0],
+                    b=name,
+                    a_env_steps_per_s=_median(per[names[0]]),
+                    b_env_steps_per_s=_median(per[name]),
+                    change=change,
+                    verdict=change_verdict(change, threshold),
+                    sentence=change_sentence(names[0], name, change),
                 )
             )
     return out

@@ -120,7 +120,17 @@ def standing(
 ) -> Standing:
     """:class:`Standing` of a sample of scores (stats.median_ci: the one bootstrap engine)."""
     e = stats.median_ci(list(scores))
-    return Standing(key, cpus, gpus, e.median, e.ci_low, e.ci_high, e.n, censored, failed)
+    return Standing(
+        key=key,
+        cpus=cpus,
+        gpus=gpus,
+        median=e.median,
+        ci_low=e.ci_low,
+        ci_high=e.ci_high,
+        n=e.n,
+        censored=censored,
+        failed=failed,
+    )
 
 
 def below(change: Change) -> bool:

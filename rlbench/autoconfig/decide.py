@@ -300,15 +300,15 @@ class Race(Stage):
             if v == "different" and best is not None and change is not None:
                 self.left.append(
                     Elimination(
-                        s.key,
-                        self.round,
-                        Reason.SEPARATED,
-                        f"below the leader ({best.key}) by the change rule, by more than {self.threshold:.0%}: "
+                        key=s.key,
+                        rung=self.round,
+                        reason=Reason.SEPARATED,
+                        detail=f"below the leader ({best.key}) by the change rule, by more than {self.threshold:.0%}: "
                         f"{_evidence(change)}",
-                        s.median,
-                        s.ci_low,
-                        s.ci_high,
-                        best.key,
+                        median=s.median,
+                        ci_low=s.ci_low,
+                        ci_high=s.ci_high,
+                        leader_key=best.key,
                     )
                 )
         if looked is not None and best is not None and all(v != "unknown" for v, _ in looked.values()):
@@ -387,25 +387,25 @@ class Race(Stage):
             steps = tuple(steps_standing(k, r) for k, r in readings.items())
             comparisons = tuple(compare_steps(readings, chosen)) if chosen else ()
         return Answer(
-            chosen,
-            None if fastest is None else fastest.key,
-            self.baseline_key,
-            same,
-            tuple(standings),
-            None if ratio is None else ratio.ratio,
-            None if ratio is None else ratio.ci_low,
-            None if ratio is None else ratio.ci_high,
-            self.round + 1,
-            reason,
-            steps,
-            comparisons,
-            tuple(self.left),
-            self.partial_rounds,
-            thin,
-            origin,
-            design,
-            note,
-            self.threshold,
+            chosen_key=chosen,
+            fastest_key=None if fastest is None else fastest.key,
+            baseline_key=self.baseline_key,
+            indistinguishable=same,
+            standings=tuple(standings),
+            speedup=None if ratio is None else ratio.ratio,
+            speedup_ci_low=None if ratio is None else ratio.ci_low,
+            speedup_ci_high=None if ratio is None else ratio.ci_high,
+            rounds=self.round + 1,
+            stop_reason=reason,
+            steps=steps,
+            steps_comparisons=comparisons,
+            left_race=tuple(self.left),
+            partial_rounds=self.partial_rounds,
+            not_measured_enough=thin,
+            source=origin,
+            design=design,
+            design_note=note,
+            threshold=self.threshold,
         )
 
 

@@ -180,7 +180,16 @@ def size_plan(
             k for k in others + [baseline_key] * (baseline_key in ranked) if k not in measured and k not in race
         )
         return BudgetPlan(
-            step, readings, tuple(measured), rest, tuple(race), max(0.0, search_s), race_min, left_s, median_cost, words
+            step=step,
+            readings=readings,
+            measured=tuple(measured),
+            not_measured=rest,
+            race=tuple(race),
+            search_budget_s=max(0.0, search_s),
+            race_min_s=race_min,
+            left_s=left_s,
+            trial_cost_s=median_cost,
+            words=words,
         )
 
     race_min = race_cost(finalists + 1)

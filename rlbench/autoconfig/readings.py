@@ -63,7 +63,16 @@ def trial_result(
             upto = its if target_iteration is None else its[its["iteration"] <= target_iteration]
             value = float(upto["wall_s"].sum())
             steps = float(upto["env_steps_sampled"].fillna(0).sum())
-    return TrialResult(request_id, value, trained, max(0.0, total - trained), reached, iteration_s, steps, _curve(its))
+    return TrialResult(
+        request_id=request_id,
+        value=value,
+        wall_s=trained,
+        cold_start_s=max(0.0, total - trained),
+        reached=reached,
+        iteration_s=iteration_s,
+        env_steps=steps,
+        curve=_curve(its),
+    )
 
 
 def _curve(its: pd.DataFrame) -> tuple[tuple[float, float], ...]:

@@ -296,7 +296,16 @@ class SuccessiveHalving(Stage):
     def _drop(self, s: Standing, rung: int, reason: Reason, detail: str, best: Standing | None) -> None:
         self._alive.remove(s.key)
         self.eliminations.append(
-            Elimination(s.key, rung, reason, detail, s.median, s.ci_low, s.ci_high, None if best is None else best.key)
+            Elimination(
+                key=s.key,
+                rung=rung,
+                reason=reason,
+                detail=detail,
+                median=s.median,
+                ci_low=s.ci_low,
+                ci_high=s.ci_high,
+                leader_key=None if best is None else best.key,
+            )
         )
 
 

@@ -116,5 +116,16 @@ def compare_steps(readings: Mapping[str, Sequence[Reading]], chosen_key: str) ->
         medians = f"median {_steps_text(_inv(a))} against {_steps_text(_inv(b))}"
         text = evidence.amount_sentence(chosen_key, key, in_steps, "env steps to the target", more, medians)
         enough = can_show(len(other), len(mine))
-        out.append(StepsComparison(key, chosen_key, ratio, low, high, c.p_value if enough else None, c.differs, text))
+        out.append(
+            StepsComparison(
+                key=key,
+                chosen_key=chosen_key,
+                ratio=ratio,
+                ci_low=low,
+                ci_high=high,
+                p_value=c.p_value if enough else None,
+                differ=c.differs,
+                text=text,
+            )
+        )
     return out

@@ -148,7 +148,7 @@ def _two_rows(
     path: Path,
     title: str,
     caption: str,
-    *metrics: tuple[str, str, bool],
+    metrics: tuple[tuple[str, str, bool], ...],
 ) -> Figure:
     """One figure: a row per (column, label, log scale) metric, a column per state size."""
     fig, axes = _grid(len(metrics), len(sizes))
@@ -185,28 +185,29 @@ def write_servebench_figures(rows: list[ServeRow], plots: Path) -> list[Figure]:
     one = f"{clients[0]} client{'s' * (clients[0] > 1)}"
     figures.append(
         _two_rows(
-            rows,
-            sizes,
-            clients[0],
-            plots / "servebench_latency.png",
-            "Latency per request",
-            f"{one}; medians over repeats of each repeat's p50 and p99 (every counted request). Log scales.",
-            ("p50_ms", "p50 latency, ms", True),
-            ("p99_ms", "p99 latency, ms", True),
+            rows=rows,
+            sizes=sizes,
+            clients=clients[0],
+            path=plots / "servebench_latency.png",
+            title="Latency per request",
+            caption=f"{one}; medians over repeats of each repeat's p50 and p99 (every counted request). Log scales.",
+            metrics=(("p50_ms", "p50 latency, ms", True), ("p99_ms", "p99 latency, ms", True)),
         )
     )
     figures.append(
         _two_rows(
-            rows,
-            sizes,
-            clients[0],
-            plots / "servebench_overhead.png",
-            "Overhead over the in-process forward, and bytes per request",
-            f"{one}. Overhead: p50 less the in-process path's p50 in the same cell. Bytes: request and "
+            rows=rows,
+            sizes=sizes,
+            clients=clients[0],
+            path=plots / "servebench_overhead.png",
+            title="Overhead over the in-process forward, and bytes per request",
+            caption=f"{one}. Overhead: p50 less the in-process path's p50 in the same cell. Bytes: request and "
             "answer payloads (HTTP bodies; Ray calls' pickled arguments and result); in-process paths "
             "move none.",
-            ("overhead_ms", "overhead over in-process, ms", False),
-            ("bytes_per_request", "bytes per request", True),
+            metrics=(
+                ("overhead_ms", "overhead over in-process, ms", False),
+                ("bytes_per_request", "bytes per request", True),
+            ),
         )
     )
     batches = sorted({r.batch for r in rows})

@@ -361,14 +361,14 @@ class NodeSampling:
             actor_cls.options(
                 scheduling_strategy=NodeAffinitySchedulingStrategy(n["node_id"], soft=False), name=None
             ).remote(
-                n["node_id"],
-                n["node_ip"],
-                job_id,
-                session,
-                n["node_id"] in owners,
-                class_roles,
-                system_titles,
-                hz,
+                node_id=n["node_id"],
+                node_ip=n["node_ip"],
+                job_id=job_id,
+                session_name=session,
+                owns_unnamed=n["node_id"] in owners,
+                class_roles=class_roles,
+                system_titles=system_titles,
+                hz=hz,
                 read_gpus=n["node_id"] in owners and (n["node_ip"] != driver_ip or node_ids is not None),
                 cluster_nodes=everyone,
                 exclude_trees=[os.getpid()] if n["node_ip"] == driver_ip else [],

@@ -3,12 +3,14 @@ evidence, no value that cannot fit, a knob not moved back, resume without rerunn
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
 from walkworld import WalkWorld, advice_for, fake_advices, fake_ladder, value
 
 from rlbench.autoconfig.walk import steps as walk_steps
+from rlbench.autoconfig.walk.plan import StepPlan
 from rlbench.autoconfig.walk.session import START_READINGS
 
 
@@ -238,6 +240,27 @@ def test_resume_runs_no_finished_trial_again():
     s.run(w)
     assert not set(w.ran) & set(done)
     assert [(p.from_value, p.to_value) for p in s.path] == [(1, 4), (1, 4)] and s.stop_reason == "no_knob"
+
+
+def test_a_state_written_before_issue_57_resumes_and_a_step_reads_back_as_it_was_kept():
+    """The state file's steps are plain JSON of :class:`StepPlan`; one kept before issue 57 (no kind, passed, partner,
+    partner_of) reads back with their defaults and resumes as today's does."""
+    w = two_moves()
+    w.interrupt_after = 14  # in the second step's race
+    with pytest.raises(KeyboardInterrupt):
+        w.session().run(w)
+    saved = json.loads(json.dumps(w.saved))  # as the state file holds it
+    assert all(StepPlan.from_json(step).to_json() == step for step in saved["walk"]["steps"])
+    for step in saved["walk"]["steps"]:
+        for key in ("kind", "passed", "partner", "partner_of"):
+            del step[key]
+    old = StepPlan.from_json(saved["walk"]["steps"][0])
+    assert (old.kind, old.passed, old.partner, dict(old.partner_of)) == ("verdict", (), None, {})
+    done, w.interrupt_after, w.ran = list(w.ran), None, []
+    s = w.session(decided=saved)
+    s.run(w)
+    assert not set(w.ran) & set(done)
+    assert [(p.from_value, p.to_value, p.kind) for p in s.path] == [(1, 4, "verdict"), (1, 4, "verdict")]
 
 
 def test_a_move_that_cost_learning_is_said():

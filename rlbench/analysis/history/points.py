@@ -190,16 +190,16 @@ def series_points(
         change = paired(*rates)
         out.append(
             ChangePoint(
-                metric,
-                earlier[-1],
-                later[0],
-                earlier,
-                later,
-                _median(a),
-                _median(b),
-                change,
-                change_verdict(change, threshold),
-                change_sentence(span(earlier), span(later), change),
+                metric=metric,
+                before=earlier[-1],
+                after=later[0],
+                earlier=earlier,
+                later=later,
+                level_before=_median(a),
+                level_after=_median(b),
+                change=change,
+                verdict=change_verdict(change, threshold),
+                sentence=change_sentence(span(earlier), span(later), change),
             )
         )
     return out
@@ -210,7 +210,17 @@ def learning_between(
 ) -> LearningStep:
     """The later side's returns at equal env steps (``b``) against the earlier's (``a``): :class:`LearningStep`."""
     if not len(a) or not len(b) or env_steps is None:
-        return LearningStep(before, after, env_steps, None, None, len(a), len(b), None, "no data")
+        return LearningStep(
+            before=before,
+            after=after,
+            env_steps=env_steps,
+            return_before=None,
+            return_after=None,
+            n_before=len(a),
+            n_after=len(b),
+            p_value=None,
+            verdict="no data",
+        )
     ma, mb = float(np.median(a)), float(np.median(b))
     lower, higher = (a, b) if ma < mb else (b, a)
     gap = lower_at_equal_steps(min(ma, mb), max(ma, mb))
@@ -222,7 +232,17 @@ def learning_between(
         verdict = missing_evidence(len(a), len(b), f"{after} {word}")
     else:
         verdict = "no clear difference"
-    return LearningStep(before, after, env_steps, ma, mb, len(a), len(b), p, verdict)
+    return LearningStep(
+        before=before,
+        after=after,
+        env_steps=env_steps,
+        return_before=ma,
+        return_after=mb,
+        n_before=len(a),
+        n_after=len(b),
+        p_value=p,
+        verdict=verdict,
+    )
 
 
 def equal_step_returns(

@@ -164,15 +164,15 @@ def read_run(
     trials = trials.assign(cpu_ms_per_k=cpu_ms_per_k(trials)) if len(trials) else trials
     foreign = pd.to_numeric(trials.get("foreign_cpu_pct", pd.Series(dtype=float)), errors="coerce")
     info = RunInfo(
-        path.name,
-        kind,
-        ordered_versions(versions.values()),
-        int(spec.get("rounds") or 0),
-        len(trials),
-        int((trials["status"] == "ok").sum()) if len(trials) else 0,
-        None if started is None else str(started),
-        None if ended is None else str(ended),
-        float(foreign.mean()) if foreign.notna().any() else None,
+        name=path.name,
+        kind=kind,
+        versions=ordered_versions(versions.values()),
+        rounds=int(spec.get("rounds") or 0),
+        trials=len(trials),
+        ok=int((trials["status"] == "ok").sum()) if len(trials) else 0,
+        started=None if started is None else str(started),
+        ended=None if ended is None else str(ended),
+        foreign_cpu_pct=float(foreign.mean()) if foreign.notna().any() else None,
     )
     return info, trials, facts, spec | {"_package": package}, {f"{path.name}/{t}": c for t, c in curves.items()}
 

@@ -38,10 +38,72 @@ def _value(v: float | None) -> Any:
 _NO_GAIN = "its race showed no evidence of a gain"
 
 
-def _option_id(rec: Mapping[str, Any]) -> str:
+def _option_id(kind: str, advice: PointAdvice) -> str:
     """A verdict followed at a point, named to pass it once: its knob and label (a continuation and a trade apart)."""
-    a = rec["advice"]
-    return f"{rec.get('kind', 'verdict')}:{a.get('knob')}:{a.get('label')}"
+    return f"{kind}:{advice.knob}:{advice.label}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepPlan:
+    """One step as planned (once: kept in the state for a resume, :meth:`to_json`): what it races, or why the walk
+    stops there."""
+
+    from_key: str
+    """The point the step starts from (the state's ``from``)."""
+    advice: PointAdvice
+    """The verdict it follows (a continuation's and a trade's written as one): knob, values, sentence."""
+    stop: str | None = None
+    """Why the walk stops here (a :data:`~.steps.StopReason`); None: the step races."""
+    detail: str = ""
+    """The stop's numbers in words, said after its reason."""
+    tried: tuple[Mapping[str, Any], ...] = ()
+    """The axes asked of the runner, in order: a resume asks for the same points in the same order."""
+    entrants: tuple[str, ...] = ()
+    """The points raced against the current one: those the budget fits."""
+    skipped: tuple[str, ...] = ()
+    """Values tried that do not race, each with why: the step says them, and a passed verdict's words."""
+    axis: str | None
+    """The spec key the step sets (the knob, or the grid's axis of it)."""
+    budget_s: float = 0.0
+    """Seconds the walk had left when the step was planned: its race's budget, the same on a resume."""
+    value_of: Mapping[str, Any] = field(default_factory=dict)
+    """Point key -> the knob's value there, for each point raced: the step's ``to_value`` and ``values``."""
+    kind: str = "verdict"
+    """``verdict``, ``continue`` (the knob that just paid, its next value) or ``trade`` (a knob against its partner):
+    a verdict whose race shows no gain is passed by it."""
+    passed: tuple[str, ...] = ()
+    """The verdicts passed at its point before this one, each with why: the path says them."""
+    partner: str | None = None
+    """A trade's partner knob (None: no trade): a step that pays by a trade is not pushed on."""
+    partner_of: Mapping[str, Any] = field(default_factory=dict)
+    """Point key -> the partner's value there (a trade's): the step's ``partner_to``."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The plan as the state keeps it: JSON's types, the keys of the dict it was before (``from``)."""
+        d: dict[str, Any] = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+        d["advice"]["values"] = list(self.advice.values)
+        return {"from": d.pop("from_key"), **d}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> StepPlan:
+        """A plan back from the state; a step kept before issue 57 (no kind, passed, partner) gets their defaults."""
+        a = data["advice"]
+        return cls(
+            from_key=data["from"],
+            advice=PointAdvice(**{**a, "values": tuple(a["values"])}),
+            stop=data["stop"],
+            detail=data["detail"],
+            tried=tuple(data["tried"]),
+            entrants=tuple(data["entrants"]),
+            skipped=tuple(data["skipped"]),
+            axis=data["axis"],
+            budget_s=data["budget_s"],
+            value_of=data["value_of"],
+            kind=data.get("kind", "verdict"),
+            passed=tuple(data.get("passed", ())),
+            partner=data.get("partner"),
+            partner_of=data.get("partner_of", {}),
+        )
 
 
 def _grid_next(grid_axes, axis: str, value: float, up: bool) -> float | None:
@@ -80,27 +142,25 @@ class StepPlanner:
     points_read: list[PointRead]
     _costs: Callable[[Sequence[str]], tuple[dict[str, float], dict[str, float]]]
 
-    def _plan_step(self, runner, number: int, current: str, here: _Here) -> dict[str, Any]:
+    def _plan_step(self, runner, number: int, current: str, here: _Here) -> StepPlan:
         """Decide what step ``number`` races, or why the walk stops (made once: kept for a resume): the knob that
         just paid, its next value; else the point's verdicts in order, the first with a value that fits (a trade
         where the knob alone has none), those passed said with why."""
         row = runner.row(current)
         options = read_options(row)
         first = read_point(row)
-        rec: dict[str, Any] = {"from": current, "advice": asdict(first), "stop": None, "detail": "", "tried": []}
-        rec.update(entrants=[], skipped=[], axis=first.knob, budget_s=0.0, value_of={}, kind="verdict", passed=[])
-        rec.update(partner=None, partner_of={})
+        plan = StepPlan(from_key=current, advice=first, axis=first.knob)
         if first.stop == "no_reading" or (number == 1 and not self.stages[0].scores(current)):
-            return {**rec, "stop": "no_reading", "detail": first.text}
+            return replace(plan, stop="no_reading", detail=first.text)
         if here.follow is not None and not here.tried_follow:
             here.tried_follow = True
-            planned = self._plan_follow(runner, rec, current, first, row, here)
+            planned = self._plan_follow(runner, plan, current, first, row, here)
             if planned is not None:
                 return planned
         passed = list(here.passed)
         done = {p[0] for p in passed}
         for option in options:
-            oid = _option_id({"advice": asdict(option), "kind": "verdict", "partner": None})
+            oid = _option_id("verdict", option)
             if oid in done:
                 continue
             label = option.label or option.knob or "verdict"
@@ -112,22 +172,21 @@ class StepPlanner:
                 continue
             if option.knob is None:
                 continue
-            fresh = dict(rec, advice=asdict(option), tried=[], skipped=[], value_of={}, partner_of={})
-            planned = self._plan_option(runner, fresh, current, option, row, passed, here.lost)
+            planned = self._plan_option(runner, replace(plan, advice=option), current, option, row, passed, here.lost)
             if planned is not None:
                 return planned
-        rec["passed"] = [p[2] for p in passed]
+        plan = replace(plan, passed=tuple(p[2] for p in passed))
         passed = [p for p in passed if not p[0].startswith("continue:")]  # a push that stopped paying is no verdict
         if not passed:
-            return {**rec, "stop": first.stop or "no_knob", "detail": first.text}
+            return replace(plan, stop=first.stop or "no_knob", detail=first.text)
         reasons = [p[1] for p in passed]  # the machine's limits first: what a user cannot change by a knob
         reason = next((r for r in ("cores_limit", "ceiling") if r in reasons), reasons[0])
         detail = "; ".join(p[2] for p in passed)
         if reason == "ceiling" and len(passed) == 1 and first.ceiling_frac is not None:
             detail = f"{first.ceiling_frac:.0%} of its ceiling"
-        return {**rec, "stop": reason, "detail": detail}
+        return replace(plan, stop=reason, detail=detail)
 
-    def _plan_follow(self, runner, rec, current, first: PointAdvice, row, here: _Here) -> dict[str, Any] | None:
+    def _plan_follow(self, runner, plan: StepPlan, current, first: PointAdvice, row, here: _Here) -> StepPlan | None:
         """The knob that paid at the step before, its next value the same way (None: none fits, or it was left)."""
         assert here.follow is not None
         axis, knob, value, up = here.follow
@@ -138,27 +197,27 @@ class StepPlanner:
             return None
         text = f"{knob} paid at the step before: its next value, {_value(nxt)}, raced before a new verdict is read"
         advice = replace(first, knob=knob, current=value, values=(value, nxt), label="continued", text=text, stop=None)
-        rec = dict(
-            rec, advice=asdict(advice), axis=axis, kind="continue", tried=[], skipped=[], value_of={}, partner_of={}
-        )
-        return self._plan_race(runner, rec, current, [({axis: _value(nxt)}, _value(nxt), None)], [], here.lost)
+        plan = replace(plan, advice=advice, axis=axis, kind="continue")
+        plan, cands = self._gather(runner, plan, current, [({axis: _value(nxt)}, _value(nxt), None)], here.lost)
+        return self._plan_race(runner, plan, current, cands, []) if cands else None
 
-    def _plan_option(self, runner, rec, current, option: PointAdvice, row, passed, lost) -> dict[str, Any] | None:
+    def _plan_option(self, runner, plan: StepPlan, current, option: PointAdvice, row, passed, lost) -> StepPlan | None:
         """One verdict's step: its values that fit (a grid walk: the grid's), else a trade; None when it has
         neither (passed, with why)."""
         label = option.label or str(option.knob)
-        oid = _option_id({"advice": rec["advice"], "kind": "verdict", "partner": None})
+        oid = _option_id("verdict", option)
         axis, grid = str(option.knob), None
         if self.grid_axes is not None:
             if option.knob not in self.grid_axes:
                 passed.append((oid, "off_grid", f"{label}: {STOP_WORDS['off_grid']}"))
                 return None
             axis, grid = self.grid_axes[str(option.knob)]
+        plan = replace(plan, axis=axis)
         if option.stop is None or grid is not None:
             moves = [({axis: _value(v)}, _value(v), None) for v in step_values(option, grid)]
-            planned = self._plan_race(runner, dict(rec, axis=axis), current, moves, passed, lost)
-            if planned is not None:
-                return planned
+            plan, cands = self._gather(runner, plan, current, moves, lost)
+            if cands:
+                return self._plan_race(runner, plan, current, cands, passed)
         partner = facts(option.knob).trade
         here = self.points[current]
         if partner is not None and option.current is not None and self.grid_axes is None:
@@ -167,41 +226,44 @@ class StepPlanner:
                 ({axis: _value(k), partner: _value(p)}, _value(k), _value(p))
                 for k, p in trade_pairs(str(option.knob), option.current, mine)
             ]
-            rec = dict(rec, axis=axis, kind="trade", partner=partner)
-            planned = self._plan_race(runner, rec, current, moves, passed, lost)
-            if planned is not None:
-                return planned
+            plan, cands = self._gather(runner, replace(plan, kind="trade", partner=partner), current, moves, lost)
+            if cands:
+                return self._plan_race(runner, plan, current, cands, passed)
         why = "no value fits" if option.stop == "no_fit" else "every value that fits was raced or left"
-        passed.append(
-            (oid, "no_fit", f"{label}: {why}" + (f" ({'; '.join(rec['skipped'])})" if rec["skipped"] else ""))
-        )
+        passed.append((oid, "no_fit", f"{label}: {why}" + (f" ({'; '.join(plan.skipped)})" if plan.skipped else "")))
         return None
 
-    def _plan_race(self, runner, rec, current, moves, passed, lost: set[str]) -> dict[str, Any] | None:
-        """The step racing ``moves`` (axes to set, the knob's value, the partner's) that fit, were not left and were
-        not ``lost`` from here already, within the budget; None when none is left to race."""
+    def _gather(self, runner, plan: StepPlan, current, moves, lost: set[str]) -> tuple[StepPlan, list[Candidate]]:
+        """``moves`` (axes to set, the knob's value, the partner's) asked of the runner: the plan with what each gave
+        (tried, skipped with why, values), and the points to race: those that fit, were not left and were not
+        ``lost`` from here already."""
         here = self.points[current]
         left = {p.key for p in self.points_read if p.key != current}
+        tried, skipped = list(plan.tried), list(plan.skipped)
+        value_of, partner_of = dict(plan.value_of), dict(plan.partner_of)
         cands: list[Candidate] = []
         for change, value, partner_value in moves:
             axes = {**dict(here.axes), **change}
             said = ", ".join(f"{k}={v}" for k, v in change.items())
-            rec["tried"].append(axes)
+            tried.append(axes)
             got = runner.point(axes)
             if isinstance(got, str):
-                rec["skipped"].append(f"{said}: {got}")
+                skipped.append(f"{said}: {got}")
             elif got.key in left:  # it lost to the chain that led here with evidence: racing it again buys nothing
-                rec["skipped"].append(f"{said}: the walk's own earlier point, left for a gain")
+                skipped.append(f"{said}: the walk's own earlier point, left for a gain")
             elif got.key in lost:
-                rec["skipped"].append(f"{said}: raced from this point already, without a gain")
+                skipped.append(f"{said}: raced from this point already, without a gain")
             elif got.key != current and got.key not in {c.key for c in cands}:
                 self.points[got.key] = got
                 cands.append(got)
-                rec["value_of"][got.key] = value
-                rec["partner_of"][got.key] = partner_value
-        if not cands:
-            return None
-        rec["passed"] = [p[2] for p in passed]
+                value_of[got.key] = value
+                partner_of[got.key] = partner_value
+        plan = replace(plan, tried=tuple(tried), skipped=tuple(skipped), value_of=value_of, partner_of=partner_of)
+        return plan, cands
+
+    def _plan_race(self, runner, plan: StepPlan, current, cands: list[Candidate], passed) -> StepPlan:
+        """The step racing ``cands``, as many as the budget fits; the budget's stop when not one does."""
+        plan = replace(plan, passed=tuple(p[2] for p in passed))
         budget_left = max(0.0, self.budget_s - self.reserve_s - runner.elapsed_s())
         training, _ = self._costs([current, *(c.key for c in cands)])
         cost = {k: t + self.cold_estimate_s for k, t in training.items()}
@@ -210,5 +272,5 @@ class StepPlanner:
             n -= 1
         if n == 0:
             need = self.section.min_rounds * (cost[current] + cost[cands[0].key])
-            return {**rec, "stop": "budget", "detail": f"{budget_left:.0f} s left; a step needs about {need:.0f} s"}
-        return {**rec, "entrants": [c.key for c in cands[:n]], "budget_s": budget_left}
+            return replace(plan, stop="budget", detail=f"{budget_left:.0f} s left; a step needs about {need:.0f} s")
+        return replace(plan, entrants=tuple(c.key for c in cands[:n]), budget_s=budget_left)

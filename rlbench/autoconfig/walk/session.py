@@ -29,8 +29,8 @@ from rlbench.autoconfig.model import Candidate
 from rlbench.autoconfig.plan import minimum_budget_s
 from rlbench.autoconfig.session import Runner, Session
 from rlbench.autoconfig.walk.path import PathStep, PointRead, step_line
-from rlbench.autoconfig.walk.plan import _NO_GAIN, StepPlanner, _Here, _option_id, _value
-from rlbench.autoconfig.walk.steps import STOP_WORDS, PointAdvice, changes_learning, decide_step, learning_check
+from rlbench.autoconfig.walk.plan import _NO_GAIN, StepPlan, StepPlanner, _Here, _option_id, _value
+from rlbench.autoconfig.walk.steps import STOP_WORDS, changes_learning, decide_step, learning_check
 from rlbench.spec.seeds import derive_seed
 
 
@@ -176,40 +176,40 @@ class WalkSession(StepPlanner, Session[WalkRunner]):
         s = measure.standing_of(start.key, start.cpus, start.gpus)
         number, here = 1, _Here()
         while self.stop_reason is None:
-            fresh = len(w["steps"]) < number
-            rec = self._plan_step(runner, number, current, here) if fresh else w["steps"][number - 1]
-            if fresh:
-                w["steps"].append(rec)
+            if len(w["steps"]) < number:
+                plan = self._plan_step(runner, number, current, here)
+                w["steps"].append(plan.to_json())
                 runner.save(self.decided)
-            rec = {"kind": "verdict", "partner": None, "partner_of": {}, "passed": [], **rec}  # a step kept before 57
-            advice = PointAdvice(**{**rec["advice"], "values": tuple(rec["advice"]["values"])})
-            here.tried_follow = here.tried_follow or rec["kind"] == "continue"
+            else:  # planned before a resume: read back, not planned again
+                plan = StepPlan.from_json(w["steps"][number - 1])
+            advice = plan.advice
+            here.tried_follow = here.tried_follow or plan.kind == "continue"
             if not here.read:
                 here.read = True
                 self.points_read.append(
                     PointRead(
-                        number - 1,
-                        current,
-                        s.median,
-                        s.ci_low,
-                        s.ci_high,
-                        s.n,
-                        advice.ceiling_env_steps_per_s,
-                        advice.ceiling_frac,
-                        advice.text,
+                        step=number - 1,
+                        key=current,
+                        median=s.median,
+                        ci_low=s.ci_low,
+                        ci_high=s.ci_high,
+                        n=s.n,
+                        ceiling_env_steps_per_s=advice.ceiling_env_steps_per_s,
+                        ceiling_frac=advice.ceiling_frac,
+                        verdict=advice.text,
                     )
                 )
-            if rec["stop"] is not None:
-                self._stop(runner, rec["stop"], rec["detail"])
+            if plan.stop is not None:
+                self._stop(runner, plan.stop, plan.detail)
                 break
-            entrants = [self._replay_point(runner, axes) for axes in rec["tried"]]
+            entrants = [self._replay_point(runner, axes) for axes in plan.tried]
             race = self._race(
-                runner, number, current, [c for c in entrants if c is not None and c.key in rec["entrants"]], rec
+                runner, number, current, [c for c in entrants if c is not None and c.key in plan.entrants], plan
             )
             self.stages.append(race)
             left = frozenset(p.key for p in self.points_read if p.key != current)
             to, outcome = decide_step(current, race.standings(), race.versus, self.section.tolerance_pct / 100.0, left)
-            step = self._path_step(number, current, to, outcome, advice, rec, race)
+            step = self._path_step(number, current, to, outcome, plan, race)
             self.path.append(step)
             runner.say(step_line(step), "green" if outcome == "gain" else "")
             number += 1
@@ -218,15 +218,15 @@ class WalkSession(StepPlanner, Session[WalkRunner]):
                 if budget:
                     self._stop(runner, "budget", race.stop_reason or "")
                     break
-                here.lost |= set(rec["entrants"])
-                oid = _option_id({**rec, "kind": "verdict" if rec["kind"] == "trade" else rec["kind"]})
+                here.lost |= set(plan.entrants)
+                oid = _option_id("verdict" if plan.kind == "trade" else plan.kind, advice)
                 here.passed.append((oid, "no_gain", f"{step.verdict_label or step.knob}: {_NO_GAIN}"))
                 continue
             current = self.end_key = to
             s = race.standing_of(to, self.points[to].cpus, self.points[to].gpus)
             up = float(step.to_value) > float(step.from_value)
             follow = (
-                (step.axis, step.knob, float(step.to_value), up) if outcome == "gain" and not rec["partner"] else None
+                (step.axis, step.knob, float(step.to_value), up) if outcome == "gain" and not plan.partner else None
             )
             here = _Here(follow=follow)
         return self.answer()
@@ -242,7 +242,7 @@ class WalkSession(StepPlanner, Session[WalkRunner]):
             self.points[point.key] = got = point
         return got
 
-    def _race(self, runner: WalkRunner, number: int, current: str, values: list[Candidate], rec) -> WalkRace:
+    def _race(self, runner: WalkRunner, number: int, current: str, values: list[Candidate], plan: StepPlan) -> WalkRace:
         keys = [current, *(c.key for c in values)]
         training, cap = self._costs(keys)
         k = self.section
@@ -254,7 +254,7 @@ class WalkSession(StepPlanner, Session[WalkRunner]):
             values,
             self.points[current],
             objective=k.objective,
-            budget_s=rec["budget_s"],
+            budget_s=plan.budget_s,
             trial_s=max(cap.values()),
             cold_start_s=self.cold_estimate_s,
             seed=k.seed,
@@ -268,8 +268,8 @@ class WalkSession(StepPlanner, Session[WalkRunner]):
         self._drive(race, runner)
         return race
 
-    def _path_step(self, number, current, to, outcome, advice: PointAdvice, rec, race: WalkRace) -> PathStep:
-        other = to
+    def _path_step(self, number, current, to, outcome, plan: StepPlan, race: WalkRace) -> PathStep:
+        advice, other = plan.advice, to
         if outcome == "stay":  # the best value raced, for the words: what it would have bought
             best = leader([s for s in race.standings() if s.key != current])
             other = best.key if best is not None else current
@@ -278,18 +278,18 @@ class WalkSession(StepPlanner, Session[WalkRunner]):
         check = None
         if learns and outcome != "stay" and self.section.objective == "throughput":
             check = learning_check(race.curves(current), race.curves(to))
-        partner = rec.get("partner")
+        partner = plan.partner
         here = self.points[current]
         partner_from = _value(float(getattr(here, partner, 0) or 0)) if partner else None
         return PathStep(
             step=number,
             knob=str(advice.knob),
-            axis=str(rec["axis"]),
+            axis=str(plan.axis),
             from_key=current,
             to_key=to,
             from_value=_value(advice.current),
-            to_value=rec["value_of"].get(to, _value(advice.current)),
-            values=tuple(rec["value_of"][k] for k in rec["entrants"]),
+            to_value=plan.value_of.get(to, _value(advice.current)),
+            values=tuple(plan.value_of[k] for k in plan.entrants),
             verdict_label=advice.label,
             verdict=advice.text,
             outcome=outcome,
@@ -305,12 +305,12 @@ class WalkSession(StepPlanner, Session[WalkRunner]):
             learning=None if check is None else check.text,
             learning_cost=bool(check is not None and check.cost),
             race_stop_reason=race.stop_reason,
-            skipped=tuple(rec["skipped"]),
-            kind=rec.get("kind", "verdict"),
-            passed=tuple(rec.get("passed", ())),
+            skipped=plan.skipped,
+            kind=plan.kind,
+            passed=plan.passed,
             partner_axis=partner,
             partner_from=partner_from,
-            partner_to=rec.get("partner_of", {}).get(to, partner_from) if partner else None,
+            partner_to=plan.partner_of.get(to, partner_from) if partner else None,
         )
 
     def _stop(self, runner: WalkRunner, reason: str, detail: str) -> None:
@@ -349,16 +349,16 @@ class WalkSession(StepPlanner, Session[WalkRunner]):
         fastest = leader(standings)
         rounds = sum(getattr(st, "rounds_done", 0) for st in self.stages[1:])
         return Answer(
-            end,
-            None if fastest is None else fastest.key,
-            start,
-            (end,),
-            tuple(standings),
-            1.0 if change is None and not moves else (None if change is None else change.ratio),
-            None if change is None else change.ci_low,
-            None if change is None else change.ci_high,
-            rounds,
-            self.stop_text,
+            chosen_key=end,
+            fastest_key=None if fastest is None else fastest.key,
+            baseline_key=start,
+            indistinguishable=(end,),
+            standings=tuple(standings),
+            speedup=1.0 if change is None and not moves else (None if change is None else change.ratio),
+            speedup_ci_low=None if change is None else change.ci_low,
+            speedup_ci_high=None if change is None else change.ci_high,
+            rounds=rounds,
+            stop_reason=self.stop_text,
             source="walk",
             design="unpaired" if change is None else change.design,
             design_note=note,

@@ -22,7 +22,7 @@ decisions as pure functions of what was read, so each is tested on fake verdicts
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -90,9 +90,21 @@ def read_options(row: Mapping[str, Any] | None) -> list[PointAdvice]:
     blocked one for the next (issue 57). One ``no_reading`` entry without a throughput, one ``no_knob`` without a
     verdict."""
     read = ConfigRow.of(row or {})
-    rate, ceiling, frac = read.env_steps_per_s, read.ceiling_env_steps_per_s, read.ceiling_frac
+    rate = read.env_steps_per_s
+    no_knob = PointAdvice(
+        env_steps_per_s=rate,
+        ceiling_env_steps_per_s=read.ceiling_env_steps_per_s,
+        ceiling_frac=read.ceiling_frac,
+        knob=None,
+        current=None,
+        values=(),
+        label="",
+        text="no verdict names a knob",
+        stop="no_knob",
+    )
     if row is None or rate is None:
-        return [PointAdvice(None, None, None, None, None, (), "", "no steady reading", "no_reading")]
+        unread = replace(no_knob, env_steps_per_s=None, ceiling_env_steps_per_s=None, ceiling_frac=None)
+        return [replace(unread, text="no steady reading", stop="no_reading")]
     out = []
     for a in advices(row):  # the row itself: a test's world hands its own answers in it
         verdict = a.verdict or (a.step.verdict if a.step is not None else None)
@@ -100,8 +112,8 @@ def read_options(row: Mapping[str, Any] | None) -> list[PointAdvice]:
         values = tuple(float(v) for v in a.step.values) if a.step is not None else ()
         knob = verdict.knob if verdict is not None else None
         label = verdict.label if verdict is not None else ""
-        out.append(PointAdvice(rate, ceiling, frac, knob, current, values, label, a.reason, a.stop))
-    return out or [PointAdvice(rate, ceiling, frac, None, None, (), "", "no verdict names a knob", "no_knob")]
+        out.append(replace(no_knob, knob=knob, current=current, values=values, label=label, text=a.reason, stop=a.stop))
+    return out or [no_knob]
 
 
 def read_point(row: Mapping[str, Any] | None) -> PointAdvice:

@@ -293,7 +293,15 @@ def prepare(
             "the search space is empty; use smaller values"
         )
     baseline_key, baseline_plan = _baseline(
-        path, data, lines, section, axes, machine, cluster, len(loaded.points), parallel
+        path=path,
+        data=data,
+        lines=lines,
+        section=section,
+        axes=axes,
+        machine=machine,
+        cluster=cluster,
+        index=len(loaded.points),
+        parallel=parallel,
     )
     same = next((k for k, t in templates.items() if t.config == baseline_plan.config), None)
     searched = list(candidates)
@@ -323,23 +331,23 @@ def prepare(
         else None
     )
     setup = Setup(
-        loaded,
-        data,
-        section,
-        budget_s,
-        candidates,
-        templates,
-        baseline_key,
-        [] if walking else searched,
-        notes,
-        shape,
-        cold,
-        walking,
-        grid_axes,
-        lines,
-        machine,
-        cluster,
-        parallel,
+        loaded=loaded,
+        data=data,
+        section=section,
+        budget_s=budget_s,
+        candidates=candidates,
+        templates=templates,
+        baseline_key=baseline_key,
+        searched=[] if walking else searched,
+        notes=notes,
+        shape=shape,
+        cold_start_s=cold,
+        walk=walking,
+        grid_axes=grid_axes,
+        lines=lines,
+        machine=machine,
+        cluster=cluster,
+        parallel=parallel,
     )
     need = setup.session().minimum_budget_s()
     if budget_s < need:
