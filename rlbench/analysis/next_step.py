@@ -18,7 +18,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from rlbench.analysis.config_row import ConfigRow
-from rlbench.analysis.findings import Verdict, learner_verdicts, limiting_sides
+from rlbench.analysis.findings import BOUND_FRAC, SHARE_WORTH_FRAC, Verdict, learner_verdicts, limiting_sides
 from rlbench.analysis.knobs import Knob, facts
 from rlbench.analysis.labels import Kind
 from rlbench.analysis.sampling import room, sampler_verdicts
@@ -84,10 +84,14 @@ class Advice:
 
 def verdicts_in_order(row: ConfigRow) -> list[Verdict]:
     """One configuration row's sampler and learner verdicts (:func:`~rlbench.analysis.sampling.sampler_verdicts`,
-    :func:`~rlbench.analysis.findings.learner_verdicts`), those of the side that limits the iteration first (the
-    sampler's when neither does: its verdicts are empty then)."""
-    sampler, learner = sampler_verdicts(row), learner_verdicts(row)
-    learning, _ = limiting_sides(row)
+    :func:`~rlbench.analysis.findings.learner_verdicts`), those of the side that limits the iteration first. A
+    synchronous iteration no side limits is the sum of both: each side taking at least :data:`~rlbench.analysis.
+    findings.SHARE_WORTH_FRAC` of it says its verdicts, the larger share's first (issue 57)."""
+    learning, sampling = limiting_sides(row)
+    bound = SHARE_WORTH_FRAC if not (learning or sampling or row.asynchronous) else BOUND_FRAC
+    sampler, learner = sampler_verdicts(row, bound), learner_verdicts(row, bound)
+    if bound == SHARE_WORTH_FRAC:
+        learning = (row.learn_frac or 0.0) > (row.sample_frac or 0.0)
     return [*learner, *sampler] if learning else [*sampler, *learner]
 
 

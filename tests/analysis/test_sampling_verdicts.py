@@ -74,9 +74,19 @@ ENV_BOUND = {
 }
 
 
-def test_runners_busy_mostly_outside_the_env_ask_for_more_envs_per_runner():
-    (v,) = sampler_verdicts(BREAKOUT)
+def test_runners_busy_mostly_outside_the_env_ask_for_more_envs_per_runner_then_more_runners():
+    v, more = sampler_verdicts(BREAKOUT)
     assert (v.kind, v.knob) == (Kind.INFERENCE_BOUND, "num_envs_per_env_runner")
+    # 12 runners of 1 CPU beside the driver's 3 on 16 cores: one more fits, followed once more envs stop paying
+    assert (more.kind, more.knob) == (Kind.INFERENCE_BOUND, "num_env_runners")
+    assert "(60% of a runner's time): more env runners (num_env_runners, now 12; up to 13 fit" in more.text
+    assert "cores idle" not in more.text  # no CPU use measured: nothing said of idle cores
+    (alone,) = sampler_verdicts({**BREAKOUT, "cpus": 15})  # no room: envs per runner alone
+    assert alone.knob == "num_envs_per_env_runner"
+    busy = {**BREAKOUT, "cpus_used": 15.0}  # every core busy: more runners would share them
+    assert [w.knob for w in sampler_verdicts(busy)] == ["num_envs_per_env_runner"]
+    idle = sampler_verdicts({**BREAKOUT, "cpus_used": 9.5})[1].text
+    assert "6.50 of the trial's 16 cores idle" in idle
     for evidence in (
         "a runner's sample() took 1.89 s an iteration (1.89 s of it on a CPU)",
         "the env 0.76 s, the forward pass 0.67 s, RLlib's other per-step work (connectors, episode bookkeeping) 0.46 s",
@@ -86,7 +96,7 @@ def test_runners_busy_mostly_outside_the_env_ask_for_more_envs_per_runner():
     ):
         assert evidence in v.text
     # the rest dearer than the forward pass: the same knob, named for what dominates
-    (w,) = sampler_verdicts({**BREAKOUT, "runner_inference_s": 0.3, "runner_other_s": 0.83})
+    w, _ = sampler_verdicts({**BREAKOUT, "runner_inference_s": 0.3, "runner_other_s": 0.83})
     assert (w.label, w.knob) == ("per-step work-bound", "num_envs_per_env_runner")
 
 
@@ -94,7 +104,7 @@ def test_the_starved_learner_names_no_knob_and_the_sampler_verdict_leads():
     (starved,) = learner_verdicts(BREAKOUT)
     assert starved.label == "learner starved" and starved.knob is None
     assert "num_env_runners" not in starved.text and "the sampler's verdict" in starved.text
-    assert [v.knob for v in knob_verdicts(BREAKOUT)] == ["num_envs_per_env_runner"]
+    assert [v.knob for v in knob_verdicts(BREAKOUT)] == ["num_envs_per_env_runner", "num_env_runners"]
     advice = advise(BREAKOUT)
     assert advice.stop is None and advice.step.knob == "num_envs_per_env_runner"
     assert (advice.step.index, advice.step.current, advice.step.values) == (2, 1, (1, 2, 4, 8))
@@ -244,11 +254,23 @@ def test_runners_off_their_cpu_wait_for_a_core_or_for_their_env():
 
 def test_a_gpu_machine_with_the_forward_pass_dominating_proposes_runners_on_it_only_as_a_sweep():
     heavy = {**BREAKOUT, "runner_env_s": 0.3, "runner_inference_s": 1.2, "runner_other_s": 0.39}
-    envs, gpu = sampler_verdicts(heavy)
-    assert envs.knob == "num_envs_per_env_runner"
+    envs, runners, gpu = sampler_verdicts(heavy)
+    assert (envs.knob, runners.knob) == ("num_envs_per_env_runner", "num_env_runners")
     assert (gpu.label, gpu.knob) == ("forward pass on the CPU", None)
     assert "63% of a runner's sample()" in gpu.text and "a measured question" in gpu.text
-    assert len(sampler_verdicts({**heavy, "learner_gpus": 0.0})) == 1  # no GPU: no such sweep
+    assert len(sampler_verdicts({**heavy, "learner_gpus": 0.0})) == 2  # no GPU: no such sweep
+
+
+def test_a_mixed_iteration_reads_each_side_worth_shortening_the_larger_first():
+    """Issue 57's inference_wide at 1 runner x 8 envs: sampling and learning about half each, no side bound, no
+    verdict named a knob and the walk stopped; a side of at least a third is worth shortening (a sixth of the
+    iteration or more), so the walk and next.yaml read its verdicts, the larger share's first."""
+    mixed = {**BREAKOUT, "sample_frac": 0.48, "learn_frac": 0.45, "learner_gpus": 0.0, "cpus": 15}
+    assert sampler_verdicts(mixed) == [] and verdict(mixed, [])[0] == "mixed"  # the report's words stay
+    assert [v.knob for v in knob_verdicts(mixed)] == ["num_envs_per_env_runner"]
+    assert advise(mixed).step.knob == "num_envs_per_env_runner"
+    quarter = {**mixed, "sample_frac": 0.3, "learn_frac": 0.45}  # sampling under a third: not worth it
+    assert knob_verdicts(quarter) == []
 
 
 def test_no_sampler_verdict_when_sampling_does_not_limit_or_was_not_measured():
@@ -269,8 +291,9 @@ def test_knob_values_of_envs_per_runner_leave_each_env_a_step():
     )
     assert knob_values("num_envs_per_env_runner", 4, {"total_train_batch_size": 40, "num_env_runners": 2}) == (4, 8, 16)
     no_fit = {**BREAKOUT, "total_train_batch_size": 12, "num_envs_per_env_runner": 1}
-    advice = advise(no_fit)
-    assert advice.stop == "no_fit" and "leaves each env a step of the train batch" in advice.reason
+    envs, runners = advices(no_fit)
+    assert envs.stop == "no_fit" and "leaves each env a step of the train batch" in envs.reason
+    assert advise(no_fit).step.knob == "num_env_runners" and runners.step.values == (6, 12, 13)
 
 
 def test_compose_ceiling_one_after_the_other_or_the_slower():
