@@ -14,6 +14,7 @@ import errno
 import json
 import os
 import secrets
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -121,11 +122,15 @@ def read_json(path: Path, default: Any = None) -> Any:
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:
-    """A trial's events; a torn last line (the process died mid-write) is dropped."""
-    if not path.exists():
-        return []
+    """A trial's events as raw JSON objects; a torn last line (the process died mid-write) is dropped. rlbench reads
+    them typed, through :func:`rlbench.results.events_file.read_events`; this is its one raw reader."""
+    return event_objects(path.read_text(errors="replace").splitlines()) if path.exists() else []
+
+
+def event_objects(lines: Iterable[str | bytes]) -> list[dict[str, Any]]:
+    """The lines of an events file that are JSON objects."""
     events = []
-    for line in path.read_text(errors="replace").splitlines():
+    for line in lines:
         try:
             event = json.loads(line)
         except (ValueError, RecursionError):  # a torn line; or a damaged or forged one
