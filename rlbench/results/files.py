@@ -140,37 +140,6 @@ def event_objects(lines: Iterable[str | bytes]) -> list[dict[str, Any]]:
     return events
 
 
-class EventTail:
-    """A running trial's events.jsonl, read as it grows: each :meth:`poll` parses only what was
-    appended since the last one (the sweep polls five times a second while the trial runs)."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self.events: list[dict[str, Any]] = []
-        """Every complete event so far."""
-        self._offset = 0
-        self._partial = b""
-
-    def poll(self) -> list[dict[str, Any]]:
-        """Read the new lines; returns all events so far (a line still being written waits)."""
-        try:
-            with open(self.path, "rb") as f:
-                f.seek(self._offset)
-                data = f.read()
-        except FileNotFoundError:
-            return self.events
-        self._offset += len(data)
-        *lines, self._partial = (self._partial + data).split(b"\n")
-        for line in lines:
-            try:
-                event = json.loads(line)
-            except (ValueError, RecursionError):
-                continue
-            if isinstance(event, dict):
-                self.events.append(event)
-        return self.events
-
-
 def remove_if_empty(folder: str | Path) -> bool:
     """Remove ``folder`` if it is an empty directory; never a link, never anything in it. True if removed."""
     try:
