@@ -732,13 +732,15 @@ def test_autoconfig_imports_stats_spec_models_and_the_safe_write_only():
 
 def bare_event_names(source: str) -> list[str]:
     """Where ``source`` names an event by a string literal instead of through ``Event``: written
-    (``events.write("x", ...)``, ``{"event": "x"}``), compared (``e["event"] == "x"``,
+    (``events.write("x", ...)``, ``{"event": "x"}``), compared (``e.event == "x"``, ``e["event"] == "x"``,
     ``e.get("event") != "x"``) or looked up (``trial.event("x")``, ``_event(events, "x")``)."""
 
     def text(node: ast.AST) -> bool:
         return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
     def names_the_event(node: ast.AST) -> bool:
+        if isinstance(node, ast.Attribute):
+            return node.attr == "event"
         if isinstance(node, ast.Subscript):
             return isinstance(node.slice, ast.Constant) and node.slice.value == "event"
         return (
@@ -775,6 +777,7 @@ self.events.write("ray_init", ray_init_s=1.0)
 {"event": "profile", "t_s": 0.0}
 e["event"] == "end"
 e.get("event") != "iteration"
+e.event == "trained"
 trial.event("build")
 _event(events, "shutdown")
 """
@@ -782,11 +785,12 @@ _event(events, "shutdown")
 events.write(Event.TRAINED)
 {"event": Event.PROFILE, "t_s": 0.0}
 e.get("event") == Event.END
+e.event == Event.TRAINED
 trial.event(Event.BUILD)
 e.get("status") == "skipped"
 self._file.write("text")
 """
-    assert len(bare_event_names(bare)) == 7
+    assert len(bare_event_names(bare)) == 8
     assert bare_event_names(named) == []
 
 
@@ -1153,6 +1157,57 @@ def test_every_listed_raw_read_is_still_there():
     """A place typed since is taken off the list, so the list says what is left."""
     gone = [m for m in RAW_READ_PLACES if m not in MODULES or not raw_results_reads("-", MODULES[m].read_text())]
     assert gone == []
+
+
+#: The one module that reads ``events.jsonl``'s lines into typed events (issue 58): every other reads their attributes.
+EVENTS_READER = "rlbench.results.events_file"
+
+
+def raw_event_reads(module: str, source: str) -> list[str]:
+    """Where ``module`` (not :data:`EVENTS_READER`) reads an event as a raw dict: its name as ``e.get("event")`` or
+    ``e["event"]``, or the events through the raw line reader, ``files.read_events``."""
+    if module == EVENTS_READER:
+        return []
+    found: list[tuple[int, str]] = []
+    for n in ast.walk(ast.parse(source)):
+        by_key = (
+            isinstance(n, ast.Call)
+            and getattr(n.func, "attr", None) == "get"
+            and bool(n.args)
+            and isinstance(n.args[0], ast.Constant)
+            and n.args[0].value == "event"
+        ) or (isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant) and n.slice.value == "event")
+        raw_reader = (isinstance(n, ast.ImportFrom) and n.module == "rlbench.results.files") and any(
+            a.name == "read_events" for a in n.names
+        )
+        raw_reader |= isinstance(n, ast.Attribute) and n.attr == "read_events" and ast.unparse(n.value) == "files"
+        if by_key or raw_reader:
+            found.append((n.lineno, f"line {n.lineno}: {ast.unparse(n)}"))
+    return [f for _, f in sorted(found)]
+
+
+def test_the_raw_event_checker_sees_each_way_of_reading_an_event_untyped():
+    planted = (
+        'ends = [e for e in events if e.get("event") == Event.END]\n'
+        'name = e["event"]\n'
+        "from rlbench.results.files import read_events, write_json\n"
+        "events = files.read_events(path)\n"
+        "end = first(trial.events(), EndEvent)\n"  # typed
+        'record = {"event": Event.PROFILE, "t_s": 0.0}\n'  # a writer's
+    )
+    assert [f.split(":")[0] for f in raw_event_reads("rlbench.run.somewhere", planted)] == [
+        "line 1",
+        "line 2",
+        "line 3",
+        "line 4",
+    ]
+    assert raw_event_reads(EVENTS_READER, planted) == []
+
+
+def test_events_are_read_back_typed_only():
+    """docs/ARCHITECTURE.md: events.jsonl is read back through its schema too, one model a kind
+    (``results/events_file.py``); a consumer reads an event's attributes, never a raw dict's keys."""
+    assert {m: f for m, p in MODULES.items() if (f := raw_event_reads(m, p.read_text()))} == {}
 
 
 #: The one module that reaches Ray's private API (``ray._private``, ``ray._raylet``, Serve's ``_private``).

@@ -14,21 +14,21 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rlbench.results.events import Event
+from rlbench.results.events_file import NodeSamplingEvent, TrialEvent, first
 
 
-def node_set_columns(plan: Any, record: Any, events: list[dict[str, Any]]) -> dict[str, Any]:
+def node_set_columns(plan: Any, record: Any, events: list[TrialEvent]) -> dict[str, Any]:
     """The trials.parquet columns of this module for one trial."""
-    sampling = next((e for e in events if e.get("event") == Event.NODE_SAMPLING), None)
+    sampling = first(events, NodeSamplingEvent)
     placement = getattr(plan, "placement", None)
     if placement is not None:
         node_ids: list[str] | None = list(placement.node_ids)
     elif sampling is not None:
-        node_ids = sorted(n["node_id"] for n in sampling.get("nodes", []) if n.get("actors"))
+        node_ids = sorted(n["node_id"] for n in sampling.nodes if n.get("actors"))
     else:
         node_ids = None
     foreign_s = foreign_pct = None
-    nodes = sampling.get("nodes", []) if sampling is not None else []
+    nodes = sampling.nodes if sampling is not None else []
     if nodes and all("foreign_cpu_s" in n for n in nodes):
         foreign_s = float(sum(n["foreign_cpu_s"] for n in nodes))
         sampled_s = max((float(n.get("sampled_s") or 0.0) for n in nodes), default=0.0)

@@ -21,7 +21,7 @@ import pyarrow as pa
 from rlbench.adapters import ALL_ROLES
 from rlbench.analysis.trial_rows import cpus_allocated
 from rlbench.analysis.windows import by_trial, steady_window
-from rlbench.results.events import Event
+from rlbench.results.events_file import NodeSamplingEvent, TrialEvent, first
 from rlbench.results.tables import NODE_ROLES_SCHEMA
 
 
@@ -54,7 +54,7 @@ def source_role_use(utilization: pd.DataFrame, window: tuple[float, float] | Non
     return pd.DataFrame(out, columns=["node_id", "node_ip", "role", "cpus_used", "peak_rss_bytes"])
 
 
-def allocated_by_node(plan, events: list[dict[str, Any]]) -> dict[tuple[str | None, str], float]:
+def allocated_by_node(plan, events: list[TrialEvent]) -> dict[tuple[str | None, str], float]:
     """(node_id, role) -> CPUs the config gives the role's processes on that node.
 
     Local mode: everything on the one machine (node None), as :func:`rlbench.analysis.trial_rows.cpus_allocated`.
@@ -63,7 +63,7 @@ def allocated_by_node(plan, events: list[dict[str, Any]]) -> dict[tuple[str | No
     ``--parallel`` trial's driver (its trial actor) likewise on its node.
     """
     allocated = cpus_allocated(plan)
-    sampling = next((e for e in events if e.get("event") == Event.NODE_SAMPLING), None)
+    sampling = first(events, NodeSamplingEvent)
     if not plan.ray_address or sampling is None:
         return {(None, role): cpus for role, cpus in allocated.items() if cpus}
     per_actor = plan.demand().cpus_per_actor()
@@ -72,7 +72,7 @@ def allocated_by_node(plan, events: list[dict[str, Any]]) -> dict[tuple[str | No
         per_actor["driver"] = allocated["driver"]
     elif allocated["driver"]:
         out[(None, "driver")] = allocated["driver"]
-    for node in sampling.get("nodes", []):
+    for node in sampling.nodes:
         for actor in node.get("actors", []):
             key = (node["node_id"], actor["role"])
             out[key] = out.get(key, 0.0) + per_actor.get(actor["role"], 0.0)
@@ -80,12 +80,12 @@ def allocated_by_node(plan, events: list[dict[str, Any]]) -> dict[tuple[str | No
 
 
 def trial_node_roles(
-    plan, events: list[dict[str, Any]], utilization: pd.DataFrame, window: tuple[float, float] | None
+    plan, events: list[TrialEvent], utilization: pd.DataFrame, window: tuple[float, float] | None
 ) -> list[dict[str, Any]]:
     """node_roles rows of one trial: every (node, role) with CPUs allocated or samples."""
     used = source_role_use(utilization, window)
     allocated = allocated_by_node(plan, events)
-    ips = {n["node_id"]: n["node_ip"] for e in events if e.get("event") == Event.NODE_SAMPLING for n in e["nodes"]}
+    ips = {n["node_id"]: n["node_ip"] for e in events if isinstance(e, NodeSamplingEvent) for n in e.nodes}
     rows: dict[tuple[str | None, str], dict[str, Any]] = {}
     for r in used.to_dict("records"):
         r = {k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}  # NaN -> None
@@ -108,7 +108,7 @@ def trial_node_roles(
 
 
 def node_roles_frame(
-    plans: list, events_by_trial: dict[str, list[dict[str, Any]]], iterations: pd.DataFrame, utilization: pd.DataFrame
+    plans: list, events_by_trial: dict[str, list[TrialEvent]], iterations: pd.DataFrame, utilization: pd.DataFrame
 ) -> pd.DataFrame:
     """node_roles.parquet as a DataFrame (every finished trial)."""
     rows: list[dict[str, Any]] = []

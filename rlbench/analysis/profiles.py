@@ -31,7 +31,7 @@ from typing import Any
 import pandas as pd
 
 from rlbench.analysis.findings import DOMINANT_SELF_FRAC, TRUNK_FRAC, TRUNK_SELF_FRAC
-from rlbench.results.events import Event
+from rlbench.results.events_file import ProfileEvent, TrialEvent, first
 from rlbench.results.layout import TrialFolder
 from rlbench.results.tables import PROFILE_SCHEMA
 
@@ -253,11 +253,11 @@ def short_file(path: str) -> str:
     return "/".join(parts[-2:])
 
 
-def profile_columns(events: list[dict[str, Any]]) -> dict[str, Any]:
+def profile_columns(events: list[TrialEvent]) -> dict[str, Any]:
     """One trial's profiling columns from its ``profile`` event (docs/SCHEMA.md): ``profile_status``
     (``off`` without one), ``profile_note``, ``profile_window_s``, ``profile_processes`` (profiled
     ok), ``profile_cpu_pct`` (py-spy's CPU, all its processes, in % of one core over the window)."""
-    event = next((e for e in events if e.get("event") == Event.PROFILE), None)
+    event = first(events, ProfileEvent)
     if event is None:
         return {
             "profile_status": "off",
@@ -266,18 +266,18 @@ def profile_columns(events: list[dict[str, Any]]) -> dict[str, Any]:
             "profile_processes": 0,
             "profile_cpu_pct": None,
         }
-    start, stop, cpu = event.get("t_start_s"), event.get("t_stop_s"), event.get("cpu_s")
+    start, stop, cpu = event.t_start_s, event.t_stop_s, event.cpu_s
     window = stop - start if start is not None and stop is not None else None
     return {
-        "profile_status": event.get("status"),
-        "profile_note": event.get("note"),
+        "profile_status": event.status,
+        "profile_note": event.note,
         "profile_window_s": window,
-        "profile_processes": sum(p.get("status") == "ok" for p in event.get("processes") or []),
+        "profile_processes": sum(p.get("status") == "ok" for p in event.processes),
         "profile_cpu_pct": 100.0 * cpu / window if cpu is not None and window else None,
     }
 
 
-def add_profile_columns(trials: pd.DataFrame, events_by_trial: dict[str, list[dict[str, Any]]]) -> None:
+def add_profile_columns(trials: pd.DataFrame, events_by_trial: dict[str, list[TrialEvent]]) -> None:
     """Add the profiling columns to ``trials`` (in place)."""
     if trials.empty:
         return

@@ -31,23 +31,23 @@ import pandas as pd
 
 from rlbench.analysis.findings import STRAGGLER_RATIO
 from rlbench.analysis.windows import by_trial, steady
-from rlbench.results.events import Event
+from rlbench.results.events_file import BuildEvent, IterationEvent, TrialEvent, first
 from rlbench.results.tables import RUNNER_ITERATION_SCHEMA
 
 #: Fewest utilization samples of the driver inside an iteration for its idle share.
 MIN_IDLE_SAMPLES = 2
 
 
-def runner_iteration_rows(trial_id: str, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def runner_iteration_rows(trial_id: str, events: list[TrialEvent]) -> list[dict[str, Any]]:
     """runner_iterations.parquet rows of one trial, from its iteration events."""
     names = [f.name for f in RUNNER_ITERATION_SCHEMA]
     rows = []
     for e in events:
-        if e.get("event") != Event.ITERATION:
+        if not isinstance(e, IterationEvent):
             continue
-        for runner in e.get("runners") or []:
+        for runner in e.runners or []:
             row = {k: runner.get(k) for k in names}
-            row.update(trial_id=trial_id, iteration=e.get("iteration"), warmup=e.get("warmup"))
+            row.update(trial_id=trial_id, iteration=e.iteration, warmup=e.warmup)
             rows.append(row)
     return rows
 
@@ -201,15 +201,20 @@ def split_columns(steady_its: pd.DataFrame, runner_its: pd.DataFrame, asynchrono
 
 
 def inside_columns(
-    trial_id: str, build: dict[str, Any], iterations: pd.DataFrame, runner_its: pd.DataFrame, asynchronous: bool = False
+    trial_id: str,
+    build: BuildEvent | None,
+    iterations: pd.DataFrame,
+    runner_its: pd.DataFrame,
+    asynchronous: bool = False,
 ) -> dict[str, Any]:
-    """One trial's trials.parquet columns from this module (see docs/SCHEMA.md)."""
+    """One trial's trials.parquet columns from this module (see docs/SCHEMA.md); ``build``: its ``build`` event."""
     steady_its = steady(iterations) if len(iterations) else iterations
     straggler = find_straggler(runner_its, iterations) if len(runner_its) else None
     walls = steady_its["wall_s"] if len(steady_its) else pd.Series(dtype=float)
     idle = steady_its["driver_idle_frac"] if "driver_idle_frac" in steady_its else pd.Series(dtype=float)
     has_idle = idle.notna()
-    weight_bytes, receivers = build.get("weight_bytes"), build.get("weight_receivers")
+    build = build or BuildEvent()
+    weight_bytes, receivers = build.weight_bytes, build.weight_receivers
     return {
         "trial_id": trial_id,
         "straggler_env_runner": straggler.env_runner if straggler else None,
@@ -222,7 +227,7 @@ def inside_columns(
             if has_idle.any() and walls[has_idle].sum() > 0
             else None
         ),
-        "weight_params": build.get("weight_params"),
+        "weight_params": build.weight_params,
         "weight_bytes": weight_bytes,
         "weight_receivers": receivers,
         "sync_bytes_per_iter": weight_bytes * receivers if weight_bytes is not None and receivers is not None else None,
@@ -236,7 +241,7 @@ def add_inside_columns(
     trials: pd.DataFrame,
     iterations: pd.DataFrame,
     runner_its: pd.DataFrame,
-    events_by_trial: dict[str, list[dict[str, Any]]],
+    events_by_trial: dict[str, list[TrialEvent]],
 ) -> None:
     """Add the straggler, driver-idle, weight-sync and sampler-split columns to ``trials`` (in place)."""
     if trials.empty:
@@ -245,11 +250,10 @@ def add_inside_columns(
     rows = []
     asynchronous = trials["asynchronous"] if "asynchronous" in trials else pd.Series(False, index=trials.index)
     for trial_id, is_async in zip(trials["trial_id"], asynchronous):
-        build = next((e for e in events_by_trial.get(trial_id, []) if e.get("event") == Event.BUILD), {})
         rows.append(
             inside_columns(
                 trial_id,
-                build,
+                first(events_by_trial.get(trial_id, []), BuildEvent),
                 its_by.get(trial_id, iterations.iloc[:0]),
                 runners_by.get(trial_id, runner_its.iloc[:0]),
                 bool(is_async) if is_async is not None and not pd.isna(is_async) else False,

@@ -35,7 +35,7 @@ from rlbench.analysis.trial_rows import (
 )
 from rlbench.planning.plan import TRIAL_ID, PlanError, TrialPlan, read_plan
 from rlbench.results.ceilings_file import read_env_ceilings
-from rlbench.results.events import Event
+from rlbench.results.events_file import IterationEvent
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import (
     ITERATIONS_TABLE,
@@ -119,8 +119,8 @@ def build_tables(out_dir: Path) -> dict[str, pd.DataFrame]:
         records.append(record)
         rows.extend(iteration_rows(plan.trial_id, events, record.status))
         runner_rows.extend(runner_iteration_rows(plan.trial_id, events))
-        # The iteration events live on as iterations rows; keeping their dicts too doubles memory at scale.
-        events_by_trial[plan.trial_id] = [e for e in events if e.get("event") != Event.ITERATION]
+        # The iteration events live on as iterations rows; keeping them too doubles memory at scale.
+        events_by_trial[plan.trial_id] = [e for e in events if not isinstance(e, IterationEvent)]
     iterations = iterations_frame(rows)
     runner_its = runner_iterations_frame(runner_rows)
     del rows, runner_rows

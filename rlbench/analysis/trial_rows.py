@@ -30,7 +30,7 @@ from rlbench.analysis.windows import (
 )
 from rlbench.planning.plan import TrialPlan
 from rlbench.results.ceilings_file import CeilingEntry
-from rlbench.results.events import Event
+from rlbench.results.events_file import BuildEvent, RayInitEvent, ShutdownEvent, TrialEvent, VersionsEvent, first
 from rlbench.results.records import TEARDOWN_CRASH, TrialRecord
 from rlbench.studies.envbench import trial_ceiling_key
 
@@ -61,13 +61,6 @@ def _trained_with(config, key: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _event(events: list[dict[str, Any]], name: Event) -> dict[str, Any]:
-    for e in events:
-        if e.get("event") == name:
-            return e
-    return {}
-
-
 def _frac(part: pd.Series, whole: pd.Series) -> float | None:
     total = float(whole.sum())
     return float(part.sum()) / total if total > 0 else None
@@ -76,7 +69,7 @@ def _frac(part: pd.Series, whole: pd.Series) -> float | None:
 def summarize_trial(
     plan: TrialPlan,
     record: TrialRecord,
-    events: list[dict[str, Any]],
+    events: list[TrialEvent],
     iterations: pd.DataFrame,
     utilization: pd.DataFrame,
     cpu_use: dict[str, float | None],
@@ -85,8 +78,8 @@ def summarize_trial(
     """The trials.parquet row of one trial, from that trial's own rows of ``iterations`` and
     ``utilization`` and its per-role CPU use and peak memory (:func:`role_stats_by_trial`)."""
     c = plan.config
-    build = _event(events, Event.BUILD)
-    threads = build.get("torch_threads") or plan.torch_threads
+    build, ray_init, shutdown = first(events, BuildEvent), first(events, RayInitEvent), first(events, ShutdownEvent)
+    threads = (build.torch_threads if build else None) or plan.torch_threads
     row: dict[str, Any] = {
         "trial_id": plan.trial_id,
         "status": record.status,
@@ -126,10 +119,10 @@ def summarize_trial(
             "driver_torch_threads": threads.get("driver"),
             "learner_torch_threads": threads.get("learner"),
             "env_runner_torch_threads": threads.get("env_runner"),
-            "ray_init_s": _event(events, Event.RAY_INIT).get("ray_init_s"),
+            "ray_init_s": ray_init.ray_init_s if ray_init else None,
             "overlap_s": record.overlap_s,
-            "build_s": build.get("build_s"),
-            "shutdown_s": _event(events, Event.SHUTDOWN).get("shutdown_s"),
+            "build_s": build.build_s if build else None,
+            "shutdown_s": shutdown.shutdown_s if shutdown else None,
             "trial_wall_s": record.trial_wall_s,
         }
     )
@@ -164,7 +157,9 @@ def summarize_trial(
     )
     row["host_steal_pct"] = record.host_steal_pct
     row.update(node_set_columns(plan, record, events))
-    versions = _event(events, Event.VERSIONS).get("versions")  # format 3: what the trial's process imported
+    versions = (
+        v.versions if (v := first(events, VersionsEvent)) else None
+    )  # format 3: what the trial's process imported
     row["versions"] = json.dumps(versions, sort_keys=True) if versions else None
     row["exit_signal"] = record.exit_signal
     window = steady_window(its) if len(its) else None
@@ -214,7 +209,7 @@ def role_stats_by_trial(
 def summarize_trials(
     plans: list[TrialPlan],
     records: list[TrialRecord],
-    events_by_trial: dict[str, list[dict[str, Any]]],
+    events_by_trial: dict[str, list[TrialEvent]],
     iterations: pd.DataFrame,
     utilization: pd.DataFrame,
     cpu_use: dict[str, dict[str, float]],

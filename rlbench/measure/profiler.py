@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from rlbench.results.events import Event
+from rlbench.results.events_file import IterationEvent, TrialEvent
 from rlbench.results.files import append_line, write_atomic
 from rlbench.results.layout import TrialFolder
 
@@ -83,7 +84,7 @@ def is_python(pid: int) -> bool:
 
 
 def steady_profile_over(
-    plan_warmup: int, stop_iterations: int | None, stop_seconds: float | None, iterations: list[dict[str, Any]]
+    plan_warmup: int, stop_iterations: int | None, stop_seconds: float | None, iterations: list[IterationEvent]
 ) -> bool:
     """Whether profiling should stop now: at least one steady iteration is in the profile and the
     next iteration is (or, for a time limit, is expected to be: trained time plus the mean steady
@@ -94,7 +95,7 @@ def steady_profile_over(
     if stop_iterations is not None and n >= stop_iterations - 1:
         return True
     if stop_seconds is not None:
-        walls = [float(e.get("wall_s") or 0.0) for e in iterations]
+        walls = [float(e.wall_s or 0.0) for e in iterations]
         steady = walls[plan_warmup:]
         if sum(walls) + sum(steady) / len(steady) >= stop_seconds:
             return True
@@ -181,13 +182,13 @@ class TrialProfiler:
 
     # -- the window ----------------------------------------------------------------------------
 
-    def poll(self, events: list[dict[str, Any]]) -> None:
+    def poll(self, events: list[TrialEvent]) -> None:
         """Start after the warm-up iterations, stop before the last iteration (or as the trial leaves
         its training loop)."""
         if not self.enabled or self.t_stop_s is not None:
             return
-        names = {e.get("event") for e in events}
-        iterations = [e for e in events if e.get("event") == Event.ITERATION]
+        names = {e.event for e in events}
+        iterations = [e for e in events if isinstance(e, IterationEvent)]
         if not self.started:
             if names & ENDING_EVENTS:
                 return

@@ -1,10 +1,10 @@
 """Every event a trial's ``events.jsonl`` may hold: its name, who writes it, the fields it carries.
 
 The trial process writes them (``rlbench.worker.events.EventLog``), the sweep appends one
-(``profile``), and the sweep, the resume, the tables and the analysis read them back. They all name
-an event through :class:`Event`, never as a bare string (tests/test_architecture.py checks), so a
-renamed or new event is a change here that every reader sees. What each field means:
-docs/SCHEMA.md ("Per-trial files").
+(``profile``), and the sweep, the resume, the tables and the analysis read them back, typed
+(:mod:`rlbench.results.events_file`). They all name an event through :class:`Event`, never as a bare
+string (tests/test_architecture.py checks), so a renamed or new event is a change here that every
+reader sees. What each field means: docs/SCHEMA.md ("Per-trial files").
 
 Every event also has ``event`` (its name) and ``t_s`` (seconds since the trial was launched).
 Standard library only: the trial process imports it.

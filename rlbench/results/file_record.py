@@ -1,5 +1,6 @@
 """A record of a results file as a later command reads it back (``autoconfig.json``: :mod:`.autoconfig_file`;
-``env_ceilings.json``: :mod:`.ceilings_file`): a pydantic model whose reading never fails on a value.
+``env_ceilings.json``: :mod:`.ceilings_file`; ``events.jsonl``: :mod:`.events_file`): a pydantic model whose reading
+never fails on a value.
 
 A results folder may come from elsewhere, damaged or hostile. A :class:`FileRecord`'s value not of its field's type
 reads as the field's default (None where the writer may leave it out: the reader draws a dash), a list of records

@@ -14,6 +14,7 @@ import errno
 import json
 import os
 import secrets
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -121,11 +122,15 @@ def read_json(path: Path, default: Any = None) -> Any:
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:
-    """A trial's events; a torn last line (the process died mid-write) is dropped."""
-    if not path.exists():
-        return []
+    """A trial's events as raw JSON objects; a torn last line (the process died mid-write) is dropped. rlbench reads
+    them typed, through :func:`rlbench.results.events_file.read_events`; this is its one raw reader."""
+    return event_objects(path.read_text(errors="replace").splitlines()) if path.exists() else []
+
+
+def event_objects(lines: Iterable[str | bytes]) -> list[dict[str, Any]]:
+    """The lines of an events file that are JSON objects."""
     events = []
-    for line in path.read_text(errors="replace").splitlines():
+    for line in lines:
         try:
             event = json.loads(line)
         except (ValueError, RecursionError):  # a torn line; or a damaged or forged one
@@ -133,37 +138,6 @@ def read_events(path: Path) -> list[dict[str, Any]]:
         if isinstance(event, dict):  # anything else is not an event (a damaged or forged file)
             events.append(event)
     return events
-
-
-class EventTail:
-    """A running trial's events.jsonl, read as it grows: each :meth:`poll` parses only what was
-    appended since the last one (the sweep polls five times a second while the trial runs)."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self.events: list[dict[str, Any]] = []
-        """Every complete event so far."""
-        self._offset = 0
-        self._partial = b""
-
-    def poll(self) -> list[dict[str, Any]]:
-        """Read the new lines; returns all events so far (a line still being written waits)."""
-        try:
-            with open(self.path, "rb") as f:
-                f.seek(self._offset)
-                data = f.read()
-        except FileNotFoundError:
-            return self.events
-        self._offset += len(data)
-        *lines, self._partial = (self._partial + data).split(b"\n")
-        for line in lines:
-            try:
-                event = json.loads(line)
-            except (ValueError, RecursionError):
-                continue
-            if isinstance(event, dict):
-                self.events.append(event)
-        return self.events
 
 
 def remove_if_empty(folder: str | Path) -> bool:

@@ -32,10 +32,15 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rlbench.results.events import Event
-from rlbench.results.files import EventTail, fsync_dir, read_events
+from rlbench.results.files import fsync_dir
+
+if TYPE_CHECKING:
+    from rlbench.results.events_file import EventTail, TrialEvent
+
+E = TypeVar("E", bound="TrialEvent")
 
 MANIFEST_FILE = "manifest.json"
 CEILINGS_FILE = "env_ceilings.json"
@@ -198,25 +203,33 @@ class TrialFolder:
         """Whether the sweep recorded a verdict (``record.json`` is written last)."""
         return self.record.exists()
 
-    def events(self) -> list[dict[str, Any]]:
-        """The trial's events so far (a torn last line dropped)."""
+    # The events are read typed (pydantic): imported here, so the trial process importing this module needs none.
+    def events(self) -> list[TrialEvent]:
+        """The trial's events so far, typed (a torn last line dropped)."""
+        from rlbench.results.events_file import read_events
+
         return read_events(self.events_file)
 
-    def event(self, name: Event) -> dict[str, Any]:
-        """The first event called ``name``, or {}."""
-        return next((e for e in self.events() if e.get("event") == name), {})
+    def event(self, kind: type[E]) -> E | None:
+        """The first event of model ``kind`` (``rlbench.results.events_file``), or None."""
+        return next((e for e in self.events() if isinstance(e, kind)), None)
 
     def tail(self) -> EventTail:
         """The events file, read as it grows."""
+        from rlbench.results.events_file import EventTail
+
         return EventTail(self.events_file)
 
     def iterations_done(self) -> int:
         """Iterations the trial recorded."""
-        return sum(e.get("event") == Event.ITERATION for e in self.events())
+        return sum(e.event == Event.ITERATION for e in self.events())
 
     def session_dir(self) -> str | None:
         """The trial's private Ray session folder (None on a cluster, or before Ray started)."""
-        return self.event(Event.RAY_INIT).get("session_dir")
+        from rlbench.results.events_file import RayInitEvent
+
+        ray_init = self.event(RayInitEvent)
+        return ray_init.session_dir if ray_init is not None else None
 
     def log_tail(self, lines: int = 5) -> str:
         """The last non-empty lines of the trial's log, joined by `` | ``."""

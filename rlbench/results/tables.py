@@ -14,7 +14,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from rlbench.results.events import Event
+from rlbench.results.events_file import IterationEvent, TrialEvent
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import UTILIZATION_COLUMNS, TrialFolder
 from rlbench.results.text import csv_cell
@@ -167,20 +167,18 @@ def write_table(path: Path, table: pa.Table) -> None:
     write_atomic(path, sink.getvalue().to_pybytes())
 
 
-def iteration_rows(
-    trial_id: str, events: list[dict[str, Any]], trial_status: str | None = None
-) -> list[dict[str, Any]]:
+def iteration_rows(trial_id: str, events: list[TrialEvent], trial_status: str | None = None) -> list[dict[str, Any]]:
     """iterations.parquet rows of one trial, from its events; ``trial_status`` marks the rows of a
     trial that did not finish ok (its iterations are kept, but the trial was cut short)."""
     names = [f.name for f in ITERATION_SCHEMA]
     return [
         {
             "trial_id": trial_id,
-            **{k: e.get(k) for k in names if k not in ("trial_id", "trial_status")},
+            **{k: e.column(k) for k in names if k not in ("trial_id", "trial_status")},
             "trial_status": trial_status,
         }
         for e in events
-        if e.get("event") == Event.ITERATION
+        if isinstance(e, IterationEvent)
     ]
 
 

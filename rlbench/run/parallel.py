@@ -25,7 +25,7 @@ from rich.text import Text
 from rlbench.measure.machine import ClusterInfo
 from rlbench.planning.placement import NodeRoom, Placement, node_rooms, trial_bundles
 from rlbench.planning.plan import TrialPlan, placed
-from rlbench.results.events import Event
+from rlbench.results.events_file import ClusterReleaseEvent, NodeLostEvent, RayInitEvent
 from rlbench.results.layout import ResultsFolder, TrialFolder
 from rlbench.results.records import TrialRecord, write_record
 from rlbench.results.text import plain
@@ -191,11 +191,12 @@ def _release(run: TrialRun, cluster: ClusterInfo) -> tuple[threading.Thread, lis
     """The ended trial's nodes go back once none of its processes is left on them: at once when its own release
     check ran (``cluster_release``), else after the sweep's, in a thread (a trial killed from outside)."""
     trial = run.trial
-    lost = [str(n) for n in trial.event(Event.NODE_LOST).get("node_ids") or []]
-    job_id = trial.event(Event.RAY_INIT).get("job_id")
+    node_lost, ray_init = trial.event(NodeLostEvent), trial.event(RayInitEvent)
+    lost = list(node_lost.node_ids or []) if node_lost is not None else []
+    job_id = ray_init.job_id if ray_init is not None else None
 
     def check() -> None:
-        if not trial.event(Event.CLUSTER_RELEASE) and isinstance(job_id, str):
+        if trial.event(ClusterReleaseEvent) is None and job_id is not None:
             from rlbench.run.cluster import release_killed_trial
 
             release_killed_trial(cluster.gcs_address, job_id)

@@ -31,6 +31,7 @@ from rich.progress import (
 from rlbench.planning.plan import TrialPlan
 from rlbench.planning.skip_summary import describe
 from rlbench.results.events import Event
+from rlbench.results.events_file import IterationEvent, TrialEvent
 from rlbench.results.records import TrialRecord
 from rlbench.results.text import plain
 
@@ -127,16 +128,20 @@ def clock(seconds: float | None) -> str:
     return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
-def timing(events: list[dict], slot_s: float) -> TrialTiming | None:
+def timing(events: list[TrialEvent], slot_s: float) -> TrialTiming | None:
     """A trial's timing from its events (``t_*_s`` count from its launch, a few ms into its turn)
     and its turn's length ``slot_s``; None before its first iteration."""
-    its = [e for e in events if e.get("event") == Event.ITERATION and "t_start_s" in e and "t_end_s" in e]
+    its = [
+        (e.t_start_s, e.t_end_s)
+        for e in events
+        if isinstance(e, IterationEvent) and e.t_start_s is not None and e.t_end_s is not None
+    ]
     if not its:
         return None
     return TrialTiming(
-        start_s=its[0]["t_start_s"],
-        iteration_s=tuple(e["t_end_s"] - e["t_start_s"] for e in its),
-        end_s=max(0.0, slot_s - its[-1]["t_end_s"]),
+        start_s=its[0][0],
+        iteration_s=tuple(end - start for start, end in its),
+        end_s=max(0.0, slot_s - its[-1][1]),
     )
 
 
@@ -160,7 +165,7 @@ class SweepProgress:
         self.finished_ids: set[str] = set()
         self.current: TrialPlan | None = None
         self.current_start = 0.0
-        self.current_events: list[dict] = []
+        self.current_events: list[TrialEvent] = []
         self.live = console.is_interactive
         self.progress = None
         if self.live:
@@ -225,7 +230,7 @@ class SweepProgress:
         self.current, self.current_start, self.current_events = plan, self.clock_s(), []
         self._update(0, "starting")
 
-    def poll(self, plan: TrialPlan, events: list[dict]) -> None:
+    def poll(self, plan: TrialPlan, events: list[TrialEvent]) -> None:
         """The trial's events so far (read as they are appended)."""
         self.current_events = events
         self._update(*_phase(events))
@@ -267,9 +272,9 @@ class SweepProgress:
         )
 
 
-def _phase(events: list[dict]) -> tuple[int, str]:
-    iterations = sum(e.get("event") == Event.ITERATION for e in events)
-    names = {e.get("event") for e in events}
+def _phase(events: list[TrialEvent]) -> tuple[int, str]:
+    iterations = sum(isinstance(e, IterationEvent) for e in events)
+    names = {e.event for e in events}
     if Event.SHUTDOWN in names:
         return iterations, "shutting down"
     if Event.BUILD in names:
@@ -290,7 +295,7 @@ class ParallelProgress(SweepProgress):
 
     def __init__(self, console: Console, plans: list[TrialPlan], clock_s: Callable[[], float] = time.monotonic):
         super().__init__(console, plans, clock_s)
-        self.running: dict[str, tuple[TrialPlan, float, list[dict]]] = {}
+        self.running: dict[str, tuple[TrialPlan, float, list[TrialEvent]]] = {}
         """Trial id -> (plan, when it started, its events so far)."""
         self.peak = 0
         """The most trials that have run at once: between one trial's end and the next one's start fewer run."""
@@ -330,7 +335,7 @@ class ParallelProgress(SweepProgress):
         self.peak = max(self.peak, len(self.running))
         self._update(0, "starting")
 
-    def poll(self, plan: TrialPlan, events: list[dict]) -> None:
+    def poll(self, plan: TrialPlan, events: list[TrialEvent]) -> None:
         _, started, _ = self.running[plan.trial_id]
         self.running[plan.trial_id] = (plan, started, events)  # every event so far
         self._update(0, "")

@@ -31,7 +31,7 @@ from rlbench.planning.plan import (
     write_plan,
 )
 from rlbench.planning.skip_summary import skip_group, skip_summary
-from rlbench.results.events import Event
+from rlbench.results.events_file import ProfileEvent, StartEvent
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.manifest import Manifest
 from rlbench.results.records import TrialRecord, read_record, write_record
@@ -120,11 +120,11 @@ def _kill_leftovers(trial) -> int:
     elsewhere (its events.jsonl forged): only processes of this user, inside the Linux session of
     the trial process it names, naming its Ray session exactly, and only when that trial process
     is gone (a live one is no leftover: it is someone's running process)."""
-    start = trial.event(Event.START)
-    pid, ticks = start.get("pid"), start.get("start_ticks")
-    if type(pid) is not int or pid <= 1 or ProcessRef.of(pid) is not None:
+    start = trial.event(StartEvent) or StartEvent()
+    pid, ticks = start.pid, start.start_ticks
+    if pid is None or pid <= 1 or ProcessRef.of(pid) is not None:
         return 0
-    return kill_survivors(set(), trial.session_dir(), ProcessRef(pid, ticks if type(ticks) is int else -1))
+    return kill_survivors(set(), trial.session_dir(), ProcessRef(pid, ticks if ticks is not None else -1))
 
 
 def run_sweep(
@@ -227,9 +227,9 @@ def run_sweep(
         )
 
 
-def _say_profile(console: Console, plan: TrialPlan, profile: dict, noted: set[str | None]) -> None:
+def _say_profile(console: Console, plan: TrialPlan, profile: ProfileEvent | None, noted: set[str | None]) -> None:
     """Say once per reason when a trial asked for profiles and got none or only some."""
-    status, note = profile.get("status"), profile.get("note")
+    status, note = (profile.status, profile.note) if profile is not None else (None, None)
     if status in (None, "ok") or note in noted:
         return
     noted.add(note)
@@ -416,7 +416,7 @@ def run_plans(
                             outcome.records.append(stopped)
                         raise
                     progress.finish(plan, record)
-                    _say_profile(console, plan, trial.event(Event.PROFILE), noted)
+                    _say_profile(console, plan, trial.event(ProfileEvent), noted)
                 outcome.records.append(record)
                 # skipped ones were said up front, once per reason; an ok one with a reason ended in its teardown
                 if record.status not in ("ok", "skipped") or (record.status == "ok" and record.reason):

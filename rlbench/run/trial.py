@@ -23,6 +23,7 @@ from rlbench.measure.profiler import TrialProfiler
 from rlbench.measure.utilization import HARNESS_ROLE, UtilizationSampler
 from rlbench.planning.plan import TrialPlan
 from rlbench.results.events import Event
+from rlbench.results.events_file import BuildEvent, ClusterReleaseEvent
 from rlbench.results.files import open_append, remove_if_empty, write_atomic
 from rlbench.results.layout import TrialFolder
 from rlbench.results.records import TrialRecord, write_record
@@ -184,8 +185,8 @@ class Launched:
             {p for p in self.sampler.seen_processes if p[0] != os.getpid()}, trial.session_dir(), self.me
         )
         # the training system's own log folder (~/ray_results/...), left empty, also by a killed trial
-        log_dir = trial.event(Event.BUILD).get("log_dir")
-        if isinstance(log_dir, str) and os.path.isabs(log_dir):
+        log_dir = build.log_dir if (build := trial.event(BuildEvent)) is not None else None
+        if log_dir is not None and os.path.isabs(log_dir):
             remove_if_empty(log_dir)
         return left
 
@@ -322,7 +323,7 @@ class TrialRun:
         profiler.poll(events)
         if self.on_poll is not None:
             self.on_poll(events)
-        if self.on_trained is not None and any(e.get("event") == Event.TRAINED for e in events):
+        if self.on_trained is not None and any(e.event == Event.TRAINED for e in events):
             self.on_trained, call = None, self.on_trained
             call()
         if proc.exitcode is None and time.monotonic() > self.deadline:
@@ -363,7 +364,7 @@ class TrialRun:
         plan, trial, proc, t0 = self.plan, self.trial, self.proc, self.t0
         status, reason = verdict(plan, trial, proc.exitcode, self.timed_out, self.stop)
         # on a cluster, the trial itself killed any of its node processes that outlived its driver
-        release = trial.event(Event.CLUSTER_RELEASE)
+        release = trial.event(ClusterReleaseEvent)
         record = TrialRecord(
             trial_id=plan.trial_id,
             status=status,
@@ -374,7 +375,7 @@ class TrialRun:
             trial_wall_s=time.time() - t0,
             sampler_cpu_s=self.sampler.cpu_s,
             sampler_samples=self.sampler.samples,
-            leftover_processes_killed=self.left + len(release.get("processes_killed") or []),
+            leftover_processes_killed=self.left + len((release.processes_killed if release else None) or []),
             overlap_s=self.overlap_s,
             host_steal_pct=steal_pct(self.launched.steal0, read_steal()),
         )

@@ -10,6 +10,16 @@ from dataclasses import dataclass
 
 from rlbench.planning.plan import TrialPlan
 from rlbench.results.events import Event
+from rlbench.results.events_file import (
+    EndEvent,
+    ErrorEvent,
+    IterationEvent,
+    ShutdownEvent,
+    SkippedEvent,
+    TrialEvent,
+    first,
+    last,
+)
 from rlbench.results.layout import TrialFolder
 from rlbench.results.records import TEARDOWN_CRASH
 
@@ -20,25 +30,23 @@ def verdict(
     """(status, reason) of a finished trial process, from its events, its exit code and why the
     sweep stopped it (timeout, memory limit, Ctrl-C)."""
     events = trial.events()
-    end = next((e for e in reversed(events) if e.get("event") == Event.END), None)
-    error = next((e for e in reversed(events) if e.get("event") == Event.ERROR), None)
-    skipped = next((e for e in events if e.get("event") == Event.SKIPPED), None)
-    iterations = sum(e.get("event") == Event.ITERATION for e in events)
+    end, error, skipped = last(events, EndEvent), last(events, ErrorEvent), first(events, SkippedEvent)
+    iterations = sum(isinstance(e, IterationEvent) for e in events)
     if stop is not None and stop.memory_bytes is not None and plan.memory_limit_bytes is not None:
         return "failed", (
             f"out of memory: its processes used {stop.memory_bytes / 2**20:.0f} MiB, over "
             f"trial_memory_limit_bytes={plan.memory_limit_bytes} ({plan.memory_limit_bytes / 2**20:.0f} "
             f"MiB); killed with its process tree after {iterations} iterations"
         )
-    if end is not None and end.get("status") == "skipped" and skipped:
-        return "skipped", skipped.get("reason")
-    if end is not None and end.get("status") == "ok":
+    if end is not None and end.status == "skipped" and skipped is not None:
+        return "skipped", skipped.reason
+    if end is not None and end.status == "ok":
         return "ok", None
-    if (end is None or end.get("status") in ("interrupted", "failed")) and _teardown_started(plan, events):
+    if (end is None or end.status in ("interrupted", "failed")) and _teardown_started(plan, events):
         # it trained (and fetched its node rows): every figure is written; how its process ended while its
         # framework and runtime shut down changes none of them (an error then is raised after trained)
         if error is not None:
-            how = f"it raised {error.get('error')}"
+            how = f"it raised {error.error}"
         elif timed_out:
             how = f"it was killed after trial_timeout_s={plan.timeout_s:g} s"
         elif end is not None:
@@ -56,7 +64,7 @@ def verdict(
         how = "stopped cleanly, Ray shut down" if end is not None else "killed after the grace period"
         return "interrupted", f"interrupted (Ctrl-C or SIGTERM) after {iterations} iterations; {how}"
     if error is not None:
-        return "failed", error.get("error")
+        return "failed", error.error
     how = _exit_text(exit_code)
     if exit_code == -signal.SIGKILL:
         how += ": the kernel's out-of-memory killer does this (see dmesg)"
@@ -64,21 +72,21 @@ def verdict(
     return "failed", f"trial process died ({how}) after {iterations} iterations" + (f"; log: {tail}" if tail else "")
 
 
-def _teardown_started(plan: TrialPlan | None, events: list[dict]) -> bool:
+def _teardown_started(plan: TrialPlan | None, events: list[TrialEvent]) -> bool:
     """Whether the trial had finished measuring when it began to shut down: it wrote ``trained`` and, on a
     cluster, its node samplers' rows (``node_sampling``) or why there are none (``node_sampling_error``)."""
-    names = {e.get("event") for e in events}
+    names = {e.event for e in events}
     if Event.TRAINED not in names:
         return False
     on_cluster = plan is not None and bool(plan.ray_address)
     return not on_cluster or bool(names & {Event.NODE_SAMPLING, Event.NODE_SAMPLING_ERROR})
 
 
-def _teardown_note(events: list[dict], how: str, iterations: int) -> str:
+def _teardown_note(events: list[TrialEvent], how: str, iterations: int) -> str:
     """The ``reason`` of an ok trial that ended in its teardown (:data:`TEARDOWN_CRASH` first): how, and when."""
     when = (
         "after its runtime had shut down (shutdown_s recorded)"
-        if any(e.get("event") == Event.SHUTDOWN for e in events)
+        if any(isinstance(e, ShutdownEvent) for e in events)
         else "while its framework and runtime shut down (shutdown_s unknown)"
     )
     return f"{TEARDOWN_CRASH}: {how} after it had trained, {when}; all {iterations} iterations were recorded"

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rlbench.planning.plan import TrialPlan
-from rlbench.results.events import Event
+from rlbench.results.events_file import TrialEvent, WindowEndEvent
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import ResultsFolder, TrialFolder
 from rlbench.results.records import TrialRecord
@@ -56,9 +56,9 @@ class _Live:
     used_s: float = field(default_factory=time.monotonic)
     """When it was last read (the least recently read one is ended first when the pool is full)."""
 
-    def seen(self, events: list[dict]) -> None:
+    def seen(self, events: list[TrialEvent]) -> None:
         """``events``: every event of the trial so far (the tail's poll)."""
-        self.ends = sum(1 for e in events if e.get("event") == Event.WINDOW_END)
+        self.ends = sum(1 for e in events if isinstance(e, WindowEndEvent))
 
 
 class WarmPool:
@@ -121,7 +121,7 @@ class WarmPool:
         trial = self.prepare(plan)
         live: _Live | None = None
 
-        def seen(events: list[dict]) -> None:
+        def seen(events: list[TrialEvent]) -> None:
             if live is not None:
                 live.seen(events)
 

@@ -6,11 +6,12 @@ import json
 from types import SimpleNamespace
 
 from rlbench.analysis.isolation import node_set_columns
+from rlbench.results.events_file import TrialEvent, parse_event
 from rlbench.results.records import TrialRecord
 
 
-def sampling(*nodes: dict) -> dict:
-    return {"event": "node_sampling", "nodes": list(nodes)}
+def sampling(*nodes: dict) -> TrialEvent:
+    return parse_event({"event": "node_sampling", "nodes": list(nodes)})
 
 
 def test_a_parallel_trial_names_its_nodes_its_type_and_what_else_ran_there():

@@ -14,6 +14,7 @@ from rlbench.analysis.nodes import (
 )
 from rlbench.measure.machine import ClusterInfo, MachineInfo, NodeInfo
 from rlbench.planning.plan import plan_cluster_trials, plan_trials
+from rlbench.results.events_file import parse_event
 from rlbench.spec.load import spec_from_dict
 
 WINDOW = (1.0, 2.0)
@@ -72,17 +73,19 @@ def cluster_plan():
     return plan_cluster_trials(spec_from_dict(SPEC, check_envs=False), info)[0]
 
 
-SAMPLING = {
-    "event": "node_sampling",
-    "nodes": [
-        {
-            "node_id": "n1",
-            "node_ip": "10.0.0.1",
-            "actors": [{"pid": 1, "role": "env_runner"}, {"pid": 2, "role": "env_runner"}],
-        },
-        {"node_id": "n2", "node_ip": "10.0.0.2", "actors": []},
-    ],
-}
+SAMPLING = parse_event(
+    {
+        "event": "node_sampling",
+        "nodes": [
+            {
+                "node_id": "n1",
+                "node_ip": "10.0.0.1",
+                "actors": [{"pid": 1, "role": "env_runner"}, {"pid": 2, "role": "env_runner"}],
+            },
+            {"node_id": "n2", "node_ip": "10.0.0.2", "actors": []},
+        ],
+    }
+)
 
 
 def test_source_role_use_averages_each_sampler_over_its_own_samples():

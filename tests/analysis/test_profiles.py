@@ -16,6 +16,7 @@ from rlbench.analysis.profiles import (
     role_stacks,
     short_file,
 )
+from rlbench.results.events_file import parse_event
 from rlbench.results.layout import TrialFolder
 
 FRAMES = [
@@ -128,15 +129,17 @@ def test_profile_columns_from_the_profile_event():
     trials = pd.DataFrame({"trial_id": ["a", "b"]})
     events = {
         "a": [
-            {
-                "event": "profile",
-                "status": "ok",
-                "note": None,
-                "t_start_s": 10.0,
-                "t_stop_s": 14.0,
-                "cpu_s": 1.0,
-                "processes": [{"status": "ok"}, {"status": "not python"}],
-            }
+            parse_event(
+                {
+                    "event": "profile",
+                    "status": "ok",
+                    "note": None,
+                    "t_start_s": 10.0,
+                    "t_stop_s": 14.0,
+                    "cpu_s": 1.0,
+                    "processes": [{"status": "ok"}, {"status": "not python"}],
+                }
+            )
         ]
     }
     add_profile_columns(trials, events)

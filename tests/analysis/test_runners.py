@@ -14,6 +14,7 @@ from rlbench.analysis.runners import (
     runner_iteration_rows,
     runner_iterations_frame,
 )
+from rlbench.results.events_file import BuildEvent, TrialEvent, parse_event
 
 
 def _runner(index: int, sample_s: float, cpu_s: float, steps: int = 100) -> dict:
@@ -29,9 +30,9 @@ def _runner(index: int, sample_s: float, cpu_s: float, steps: int = 100) -> dict
     }
 
 
-def _events(per_iteration: list[list[dict]]) -> list[dict]:
+def _events(per_iteration: list[list[dict]]) -> list[TrialEvent]:
     return [
-        {"event": "iteration", "iteration": i + 1, "warmup": i == 0, "wall_s": 4.0, "runners": runners}
+        parse_event({"event": "iteration", "iteration": i + 1, "warmup": i == 0, "wall_s": 4.0, "runners": runners})
         for i, runners in enumerate(per_iteration)
     ]
 
@@ -130,7 +131,7 @@ def test_driver_idle_share_per_iteration():
     its["driver_idle_frac"] = idle
     its["weight_sync_s"], its["sync_bytes_per_s"] = 0.01, 1e6
     columns = inside_columns(
-        "t", {"weight_bytes": 4000, "weight_receivers": 3, "weight_params": 1000}, its, runner_iterations_frame([])
+        "t", BuildEvent(weight_bytes=4000, weight_receivers=3, weight_params=1000), its, runner_iterations_frame([])
     )
     assert columns["driver_idle_frac"] == pytest.approx(0.0)  # steady iterations 2 (0.0) and 3 (no value)
     assert columns["sync_bytes_per_iter"] == 12000

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 from conftest import run_cli, trial_processes_alive
 
+from rlbench.results.events_file import BuildEvent
 from rlbench.results.layout import TrialFolder
 from rlbench.results.records import TEARDOWN_CRASH
 
@@ -112,7 +113,8 @@ def test_crashed_trials_leave_no_log_folder(exits):
     """RLlib makes an empty ~/ray_results folder per algorithm built outside Tune; a trial that crashed
     never stopped its algorithm, so the sweep removes it (each full test run left about 4 before)."""
     out, _ = exits
-    made = [TrialFolder(out / "trials" / t).event("build").get("log_dir") for t in ("t000r0", "t001r0", "t002r0")]
+    builds = [TrialFolder(out / "trials" / t).event(BuildEvent) for t in ("t000r0", "t001r0", "t002r0")]
+    made = [b.log_dir if b else None for b in builds]
     assert all(m and m.startswith(str(out.parent / "home" / "ray_results")) for m in made), made
     assert list((out.parent / "home" / "ray_results").iterdir()) == []
 

@@ -23,6 +23,7 @@ import pytest
 from rich.console import Console
 
 from envs.synthetic import read_self_timing
+from rlbench.results.files import read_events  # raw: the trainer's facts, which rlbench does not read back
 from rlbench.results.layout import TrialFolder
 
 pytestmark = pytest.mark.slow
@@ -88,7 +89,7 @@ def test_every_runner_has_its_own_rows_matching_its_process(sweep):
     assert sorted(runners["env_runner"].unique()) == [1, 2]
     assert len(runners) == 2 * 5
     trial = tables["trials"].iloc[0]
-    build = TrialFolder(out / "trials" / "t000r0").event("build")
+    build = next(e for e in read_events(TrialFolder(out / "trials" / "t000r0").events_file) if e["event"] == "build")
     pids = {int(k): v for k, v in build["env_runner_pids"].items()}
     assert runners.groupby("env_runner")["pid"].unique().map(list).to_dict() == {i: [pids[i]] for i in (1, 2)}
     # each runner's rows against what the envs of that very process timed and counted themselves, every

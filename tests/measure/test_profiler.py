@@ -14,6 +14,7 @@ import pytest
 
 from rlbench.analysis.profiles import function_counts, read_speedscope
 from rlbench.measure.profiler import TrialProfiler, find_pyspy, steady_profile_over
+from rlbench.results.events_file import IterationEvent, TrialEvent
 from rlbench.results.files import read_events
 from rlbench.results.layout import TrialFolder
 
@@ -53,8 +54,8 @@ class _Sampler:
         self.adopted.append(pid)
 
 
-def _iteration(n: int, wall_s: float = 1.0) -> dict:
-    return {"event": "iteration", "iteration": n, "wall_s": wall_s}
+def _iteration(n: int, wall_s: float = 1.0) -> IterationEvent:
+    return IterationEvent(event="iteration", iteration=n, wall_s=wall_s)
 
 
 def _profiler(tmp_path: Path, sampler: _Sampler, pyspy: str | None, **kw) -> TrialProfiler:
@@ -97,7 +98,7 @@ def test_real_pyspy_profiles_a_process_and_its_shares_are_the_known_answer(tmp_p
     try:
         sampler = _Sampler({target.pid: "env_runner"})
         profiler = _profiler(tmp_path, sampler, None)
-        events = [{"event": "build"}]
+        events = [TrialEvent(event="build")]
         profiler.poll(events)
         assert not profiler.started  # the warm-up iteration is not over
         events.append(_iteration(1))
@@ -152,7 +153,7 @@ def _profile_once(
     target = subprocess.Popen(list(cmd))
     try:
         profiler = _profiler(tmp_path, _Sampler({target.pid: role}), pyspy)
-        profiler.poll([{"event": "build"}, _iteration(1)])
+        profiler.poll([TrialEvent(event="build"), _iteration(1)])
         return profiler, profiler.finish()
     finally:
         target.kill()
@@ -188,14 +189,14 @@ def test_non_python_processes_are_skipped(tmp_path):
 
 def test_a_trial_that_ends_in_warmup_is_never_profiled(tmp_path):
     profiler = _profiler(tmp_path, _Sampler({}), "/bin/false")
-    profiler.poll([{"event": "build"}, {"event": "error"}])
+    profiler.poll([TrialEvent(event="build"), TrialEvent(event="error")])
     event = profiler.finish()
     assert (event["status"], event["note"]) == ("not started", "the trial ended before its steady state")
 
 
 def test_profiling_off_writes_nothing(tmp_path):
     profiler = _profiler(tmp_path, _Sampler({1: "driver"}), "/bin/false", hz=0)
-    profiler.poll([{"event": "build"}, _iteration(1)])
+    profiler.poll([TrialEvent(event="build"), _iteration(1)])
     assert profiler.finish() is None
     assert not profiler.trial.profiles_dir.exists()
     assert [e["event"] for e in read_events(profiler.trial.events_file)] == ["start"]
@@ -220,6 +221,6 @@ def test_a_pyspy_that_attaches_only_after_the_window_is_not_kept(tmp_path):
 def test_only_the_roles_asked_for_are_profiled(tmp_path):
     sampler = _Sampler({1: "driver", 2: "ray_system", 3: "env_runner"})
     profiler = _profiler(tmp_path, sampler, "/bin/false", roles=["driver", "env_runner"])
-    profiler.poll([{"event": "build"}, _iteration(1)])
+    profiler.poll([TrialEvent(event="build"), _iteration(1)])
     event = profiler.finish()
     assert [(p["pid"], p["role"]) for p in event["processes"]] == [(1, "driver"), (3, "env_runner")]

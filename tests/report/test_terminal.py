@@ -13,6 +13,7 @@ from rich.errors import MarkupError
 from rlbench.analysis.change import TESTS, Change
 from rlbench.analysis.comparison import Comparison, ComparisonRow
 from rlbench.report.terminal import compare_table, plan_table, results_table
+from rlbench.results.events_file import TrialEvent
 from rlbench.results.records import TrialRecord
 from rlbench.run.progress import SweepProgress
 
@@ -89,7 +90,7 @@ def test_plan_table(monkeypatch):
         console = Console(file=out, width=400, force_terminal=True, force_interactive=interactive)
         with SweepProgress(console, runnable) as progress:
             progress.start(runnable[0])
-            progress.poll(runnable[0], [{"event": "ray_init"}])
+            progress.poll(runnable[0], [TrialEvent(event="ray_init")])
             progress.finish(runnable[0], TrialRecord(trial_id=runnable[0].trial_id, status="failed", reason=HOSTILE))
         text = visible_text(out.getvalue())
         assert "\\x1b[2J" in text and "\x1b[2J" not in text and "\x07" not in text, text

@@ -9,6 +9,7 @@ from rich.console import Console
 
 from rlbench.measure.machine import MachineInfo
 from rlbench.planning.plan import plan_trials
+from rlbench.results.events_file import TrialEvent, parse_event
 from rlbench.results.records import TrialRecord
 from rlbench.run.progress import (
     FIRST_GUESS_END_S,
@@ -85,8 +86,9 @@ def _old_ppo_cpu_plans():
     return plan_trials(spec_from_dict(data, check_envs=False), machine)
 
 
-def _events(start_s: float, iteration_s: float, n: int) -> list[dict]:
-    return [{"event": "build"}] + [
+def _events(start_s: float, iteration_s: float, n: int) -> list[TrialEvent]:
+    build = {"event": "build"}
+    its = [
         {
             "event": "iteration",
             "iteration": i + 1,
@@ -95,6 +97,7 @@ def _events(start_s: float, iteration_s: float, n: int) -> list[dict]:
         }
         for i in range(n)
     ]
+    return [parse_event(e) for e in [build, *its]]
 
 
 def test_a_sweep_with_skipped_trials_counts_and_times_only_the_ones_that_run():

@@ -38,16 +38,20 @@ def test_describe_error_names_the_root_cause():
 
 
 def test_event_tail_parses_only_complete_new_lines(tmp_path):
-    from rlbench.results.files import EventTail
+    from rlbench.results.events_file import EventTail, IterationEvent, RayInitEvent, StartEvent
 
     path = tmp_path / "events.jsonl"
     tail = EventTail(path)
     assert tail.poll() == []  # no file yet
     path.write_bytes(b'{"event": "start"}\n{"event": "ray_')  # the second line is still being written
-    assert tail.poll() == [{"event": "start"}]
+    assert tail.poll() == [StartEvent(event="start")]
     with open(path, "ab") as f:
-        f.write(b'init"}\n{"event": "iteration", "iteration": 1}\n')
-    assert tail.poll() == [{"event": "start"}, {"event": "ray_init"}, {"event": "iteration", "iteration": 1}]
+        f.write(b'init"}\n[1]\n{"event": "iteration", "iteration": 1}\n')  # a line that is no object is dropped
+    assert tail.poll() == [
+        StartEvent(event="start"),
+        RayInitEvent(event="ray_init"),
+        IterationEvent(event="iteration", iteration=1),
+    ]
     assert tail.poll() == tail.events and len(tail.events) == 3  # nothing new, nothing parsed twice
 
 

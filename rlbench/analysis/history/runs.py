@@ -29,7 +29,7 @@ from packaging.version import InvalidVersion, Version
 from rlbench.adapters.base import ordered_versions
 from rlbench.analysis.curves import Curve, trial_curves
 from rlbench.analysis.history.split import phase_rates
-from rlbench.results.events import Event
+from rlbench.results.events_file import BuildEvent
 from rlbench.results.layout import ITERATIONS_TABLE, TRIALS_TABLE, HistoryFolder, ResultsFolder
 from rlbench.results.manifest import ManifestError, read_manifest
 from rlbench.spec.load import axis_column
@@ -117,10 +117,9 @@ def cpu_ms_per_k(trials: pd.DataFrame) -> pd.Series:
 
 
 def _facts(folder: ResultsFolder, trial_id: str) -> dict[str, Any]:
-    for event in folder.trial(trial_id).events():
-        if event.get("event") == Event.BUILD:
-            return {k: event.get(k) for k in ("read_paths", "framework_config") if isinstance(event.get(k), dict)}
-    return {}
+    build = folder.trial(trial_id).event(BuildEvent)
+    facts = {"read_paths": build.read_paths, "framework_config": build.framework_config} if build else {}
+    return {k: v for k, v in facts.items() if v is not None}
 
 
 def read_run(

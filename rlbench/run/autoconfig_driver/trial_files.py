@@ -20,7 +20,7 @@ from rlbench.autoconfig.readings import FINAL, probes_from, trial_result, with_d
 from rlbench.autoconfig.session import dump_decided, load_decided
 from rlbench.planning.plan import TrialPlan, trial_id
 from rlbench.results.ceilings_file import read_env_ceilings
-from rlbench.results.events import Event
+from rlbench.results.events_file import TargetReachedEvent, WindowEndEvent, first
 from rlbench.results.files import read_json, write_json
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.records import read_record
@@ -149,14 +149,14 @@ def read_result(
     record = read_record(trial) if trial.exists() else None
     events = trial.events() if trial.exists() else []
     status = record.status if record is not None else None
-    if window is not None and any(e.get("event") == Event.WINDOW_END and e.get("window") == window for e in events):
+    if window is not None and any(isinstance(e, WindowEndEvent) and e.window == window for e in events):
         status = "ok"  # the window was read whole: the trial's later end does not change it
     if status not in FINAL:
         return None
     its = iterations_frame(iteration_rows(tid, events))
     if window is not None:
         its = its[its["window"] == window]
-    hit = next((e.get("iteration") for e in events if e.get("event") == Event.TARGET_REACHED), None)
+    hit = target.iteration if (target := first(events, TargetReachedEvent)) is not None else None
     return trial_result(
         request_id,
         str(status),
