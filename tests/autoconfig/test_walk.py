@@ -136,6 +136,30 @@ def test_budget_stops_the_walk():
     assert w.clock_s <= 75.0 * 1.1
 
 
+def test_a_race_the_budget_cut_while_its_value_led_stops_on_the_budget_not_for_no_gain():
+    """issue 57's env_waits_wide, second run: 4 envs a runner read 3.21x over 3 rounds, 2 of the current's readings
+    against 3 (the rank test cannot show anything with 2), and the budget cut the race; the walk said "no gain".
+    Here: 2 runners are 2x, two of the start's race readings fail, the budget ends the race after 4 rounds."""
+
+    def truth_at(axes, request):
+        failed = value(axes, "num_env_runners") == 1 and request.request_id.startswith(("walk1/r1/", "walk1/r2/"))
+        return math.nan if failed else 100.0 * value(axes, "num_env_runners")
+
+    w = WalkWorld(
+        lambda a: 0.0,
+        lambda a: (
+            advice_for("num_env_runners", r, (1, 2)) if (r := value(a, "num_env_runners")) < 2 else advice_for(None)
+        ),
+        truth_at=truth_at,
+    )
+    s = w.session(budget_s=60.0)
+    s.run(w)
+    (step,) = s.path
+    assert (step.outcome, step.readings_from, step.readings_to) == ("stay", 2, 4) and step.speedup > 1.9
+    assert s.stop_reason == "budget" and "its race was cut, a round needs 2 trials" in s.stop_text
+    assert "its best value read 2.00x the current from 4 and 2 readings, not yet evidence of a gain" in s.stop_text
+
+
 def test_a_point_the_walk_left_is_not_raced_again():
     """1 -> 2 runners (the verdict names 1 and 2), then the verdict at 2 names 1, 2 and 3: 1 lost to 2 with
     evidence, so only 3 is raced (another race of 1 would cost its rounds and could only lose again), and the path

@@ -214,9 +214,18 @@ class WalkSession(StepPlanner, Session[WalkRunner]):
             runner.say(step_line(step), "green" if outcome == "gain" else "")
             number += 1
             if outcome == "stay":
-                budget = race.rounds_done < self.section.min_rounds and (race.stop_reason or "").startswith("budget")
-                if budget:
-                    self._stop(runner, "budget", race.stop_reason or "")
+                cut = (race.stop_reason or "").startswith("budget")
+                ahead = step.speedup is not None and step.speedup > 1.0 + self.section.tolerance_pct / 100.0
+                if cut and (race.rounds_done < self.section.min_rounds or ahead):  # not shown none: cut short
+                    read = (
+                        f"; its best value read {step.speedup:.2f}x the current from {step.readings_to} and "
+                        f"{step.readings_from} readings, not yet evidence of a gain"
+                        if ahead
+                        else ""
+                    )
+                    self._stop(
+                        runner, "budget", "its race was cut, " + (race.stop_reason or "")[len("budget: ") :] + read
+                    )
                     break
                 here.lost |= set(plan.entrants)
                 oid = _option_id("verdict" if plan.kind == "trade" else plan.kind, advice)
