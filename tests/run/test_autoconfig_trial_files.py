@@ -289,3 +289,26 @@ def test_a_gpu_probe_reads_its_busy_share_from_its_own_samples(tmp_path):
     p = probes_of(folder, cpu, device=gpu)
     assert (p.learner_step_s, p.learner_sgd_step_s) == pytest.approx((1e-3, 0.0))
     assert (p.learner_gpu_step_s, p.learner_gpu_sgd_step_s) == pytest.approx((0.19e-3, 0.0081))
+
+
+def test_a_warm_trials_first_window_pays_its_launch_within_the_specs_own_limit():
+    """A request is killed its cap + a grace of 3 cold starts after it starts; a warm trial's first window also pays
+    the launch, which grows with the point's runners and envs (issue 57: three new 4-runner points timed out at 44 s
+    in their first window), so it gets the spec's own ``trial_timeout_s`` (walk_cpu.yaml: 600 s)."""
+    from dataclasses import replace as dc_replace
+
+    from conftest import REPO
+
+    from rlbench.autoconfig.ask_tell import TrialRequest
+    from rlbench.measure.machine import probe_machine
+    from rlbench.run.autoconfig_driver.space import prepare
+    from rlbench.run.autoconfig_driver.trial_files import request_plan
+
+    machine = dc_replace(probe_machine(), logical_cores=2, usable_cores=[0, 1], gpus=[])
+    setup = prepare(REPO / "configs" / "walk_cpu.yaml", budget="20m", objective=None, machine=machine)
+    template = setup.templates[setup.baseline_key]
+    request = TrialRequest("walk2/r0/i0/x", setup.baseline_key, "walk", 0, 0, 7, 20.0, step=2)
+    kw = {"stop_iterations": 4, "stop_seconds": 20.0, "cold_start_s": 4.0, "objective": "throughput"}
+    assert request_plan(template, "t001r0", request, **kw).timeout_s == 20.0 + 30.0  # the grace's floor
+    assert request_plan(template, "t001r0", request, **{**kw, "cold_start_s": 12.0}).timeout_s == 20.0 + 36.0
+    assert request_plan(template, "t001r0", request, **kw, launch=True).timeout_s == template.timeout_s == 600

@@ -117,11 +117,12 @@ class Driver:
         key = request.candidate_key
         template = self.setup.templates[key]
         tid = self._warm.get(key)
-        if tid is not None and self.batches.holds(tid):
+        launch = tid is None or not self.batches.holds(tid)
+        if not launch:
             self.state.trials[request.request_id] = {"trial_id": tid, "charged_s": None}
         else:
             tid = self._warm[key] = self.state.assign_new(request.request_id, template.index, self.folder)
-        plan = self._request_plan(request, tid).in_windows(self.section.warm_windows)
+        plan = self._request_plan(request, tid, launch=launch).in_windows(self.section.warm_windows)
         try:
             read = self.batches.warm_read(plan)
         except KeyboardInterrupt:
@@ -212,8 +213,9 @@ class Driver:
 
     # -- the run
 
-    def _request_plan(self, request: TrialRequest, trial_id: str) -> TrialPlan:
-        """The plan of a requested trial as ``trial_id``: its candidate's, stopped as the request and the shape say."""
+    def _request_plan(self, request: TrialRequest, trial_id: str, launch: bool = False) -> TrialPlan:
+        """The plan of a requested trial as ``trial_id``: its candidate's, stopped as the request and the shape say
+        (``launch``: a warm trial's first window, :func:`request_plan`)."""
         return request_plan(
             self.setup.templates[request.candidate_key],
             trial_id,
@@ -222,6 +224,7 @@ class Driver:
             stop_seconds=request.max_wall_s,
             cold_start_s=self.session.cold_estimate_s,
             objective=self.section.objective,
+            launch=launch,
         )
 
     def _plan_of(self, request: TrialRequest) -> TrialPlan:
