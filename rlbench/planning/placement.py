@@ -154,17 +154,6 @@ def by_type(nodes: Sequence[NodeRoom]) -> dict[str, list[NodeRoom]]:
     return out
 
 
-def disjoint_sets(bundles: Sequence[Need], nodes: Sequence[NodeRoom]) -> int:
-    """How many trials of these bundles can run at once on ``nodes`` (one type), each on nodes of its own."""
-    left, count = list(nodes), 0
-    while True:
-        where = pack(bundles, left)
-        if where is None:
-            return count
-        count += 1
-        left = [n for n in left if n.node_id not in set(where)]
-
-
 def largest_node_set(bundles: Sequence[Need], nodes: Sequence[NodeRoom]) -> Placement | None:
     """Where the trial would run with the whole cluster free: the first type, in the given order, whose nodes
     hold it (the plan's ``cpus`` are its node set's); None when no type's nodes do (the trial is skipped)."""
