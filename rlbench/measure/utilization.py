@@ -50,14 +50,7 @@ from rlbench.adapters.roles import Role
 from rlbench.worker.nvml import Gpus
 from rlbench.worker.procfs import ProcStat, parse_stat, read_cmdline
 from rlbench.worker.rapl import Rapl
-from rlbench.worker.sampling import (
-    CoreBusy,
-    CpuEnergy,
-    GpuEnergy,
-    ProcessCpu,
-    Rows,
-    TickLoop,
-)
+from rlbench.worker.sampling import CoreBusy, CpuEnergy, GpuEnergy, ProcessCpu, Rows, TickLoop
 
 #: Ticks between two reads of the title of a process classified ``other``.
 RECLASSIFY_EVERY = 5

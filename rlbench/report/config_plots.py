@@ -21,15 +21,7 @@ from rlbench.analysis.findings import CONFIDENCE
 from rlbench.analysis.trial_rows import CPU_ROLES
 from rlbench.report.blocks import Figure
 from rlbench.report.ceiling_section import plot_ceiling
-from rlbench.report.style import (
-    MAX_BARS,
-    MAX_LINES,
-    PHASE_COLORS,
-    ROLE_COLORS,
-    file_stem,
-    new_axes,
-    save_figures,
-)
+from rlbench.report.style import MAX_BARS, MAX_LINES, PHASE_COLORS, ROLE_COLORS, file_stem, new_axes, save_figures
 from rlbench.results.layout import ResultsFolder
 
 

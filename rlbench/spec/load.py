@@ -37,14 +37,7 @@ from rlbench.spec.model import (
     _ValueErrorAt,
 )
 from rlbench.spec.quick import quick_data, quick_point
-from rlbench.spec.relative import (
-    RELATIVE_KNOBS,
-    SYNTAX,
-    RelativeValue,
-    is_relative,
-    looks_relative,
-    resolve,
-)
+from rlbench.spec.relative import RELATIVE_KNOBS, SYNTAX, RelativeValue, is_relative, looks_relative, resolve
 from rlbench.spec.stop import unreported_target
 from rlbench.spec.training import ALGOS, REMOVED
 from rlbench.spec.variants import MEASURE_KEYS, unsupported_pins
