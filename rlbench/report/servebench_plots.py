@@ -24,7 +24,8 @@ CPU_ROLES = {
 }
 
 
-def _size_text(size: int) -> str:
+def size_text(size: int) -> str:
+    """A state size in bytes as words: ``512 B``, ``4 KiB``."""
     return f"{size // 1024} KiB" if size >= 1024 else f"{size} B"
 
 
@@ -77,7 +78,7 @@ def plot_metric(
     _log_axes(ax, sorted({r.batch for r in rows}), log_y)
     ax.set_xlabel("states per request (batch)")
     ax.set_ylabel(label)
-    ax.set_title(f"{_size_text(size)} states ({MODELS[size].name}), {clients} client{'s' * (clients > 1)}", fontsize=9)
+    ax.set_title(f"{size_text(size)} states ({MODELS[size].name}), {clients} client{'s' * (clients > 1)}", fontsize=9)
     ax.grid(alpha=0.3, which="both")
     return ax
 
@@ -106,7 +107,7 @@ def plot_cpu(rows: list[ServeRow], size: int, clients: int, batch: int, ax=None)
             bottom += values
     ax.set_xticks(range(len(paths)), paths, rotation=60, ha="right", fontsize=7)
     ax.set_ylabel("CPU-s per 1,000 states")
-    ax.set_title(f"{_size_text(size)} states, batch {batch}, {clients} client{'s' * (clients > 1)}", fontsize=9)
+    ax.set_title(f"{size_text(size)} states, batch {batch}, {clients} client{'s' * (clients > 1)}", fontsize=9)
     ax.grid(alpha=0.3, axis="y")
     return ax
 
