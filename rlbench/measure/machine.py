@@ -103,23 +103,16 @@ def git_commit(path: Path) -> str | None:
     :func:`head_commit`, which runs nothing.
     """
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
+
+    def git(*args: str) -> subprocess.CompletedProcess[str]:
+        command = ["git", *_GIT_SAFE, "-C", str(path), *args]
+        return subprocess.run(command, capture_output=True, text=True, timeout=5, env=env)
+
     try:
-        out = subprocess.run(
-            ["git", *_GIT_SAFE, "-C", str(path), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            env=env,
-        )
+        out = git("rev-parse", "HEAD")
         if out.returncode != 0:
             return None
-        dirty = subprocess.run(
-            ["git", *_GIT_SAFE, "-C", str(path), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            env=env,
-        )
+        dirty = git("status", "--porcelain", "--untracked-files=no")
         return out.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
         return None
