@@ -12,6 +12,7 @@ import re
 import stat
 import subprocess
 import sys
+from contextlib import suppress
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -49,12 +50,10 @@ class MachineInfo:
 
 
 def _cpu_model() -> str:
-    try:
+    with suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
                 return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
     return platform.processor() or platform.machine()
 
 

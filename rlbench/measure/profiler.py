@@ -41,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import suppress
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -384,7 +385,5 @@ class TrialProfiler:
 
 
 def _interrupt(popen: subprocess.Popen) -> None:
-    try:
+    with suppress(OSError):
         popen.send_signal(signal.SIGINT)
-    except OSError:
-        pass
