@@ -137,12 +137,11 @@ def placement(bundles: Sequence[Need], nodes: Sequence[NodeRoom]) -> Placement |
     )
 
 
-def node_rooms(cluster: ClusterInfo, lost: Sequence[str] = ()) -> list[NodeRoom]:
-    """The cluster's nodes as the scheduler sees them (head first, as probed), without the ``lost`` ones."""
+def node_rooms(cluster: ClusterInfo) -> list[NodeRoom]:
+    """The cluster's nodes as the scheduler sees them (head first, as probed)."""
     return [
         NodeRoom(n.node_id, node_type(n), float(n.resources.get("CPU", 0.0)), float(n.resources.get("GPU", 0.0)))
         for n in cluster.nodes
-        if n.node_id not in set(lost)
     ]
 
 
