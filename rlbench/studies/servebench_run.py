@@ -106,7 +106,7 @@ class ServebenchRun:
         )
         self._ray = True
         self.after_start()
-        self.session_dir = _session_dir()
+        self.session_dir = private.session_dir()  # only to find leftovers: None loses that check, nothing more
         serving = adapter.serving()
         assert serving is not None, "servebench serves the default framework's policy, which has one"
         models = [MODELS[size] for size in self.config.inputs]
@@ -313,11 +313,6 @@ class ServebenchRun:
                 traceback.print_exc()
         self._clients, self._serve, self._rest, self._ray = [], False, None, False
         return problems
-
-
-def _session_dir() -> str | None:
-    """The driver's Ray session folder (only used to find leftovers: None loses that check, nothing more)."""
-    return private.session_dir()
 
 
 def summarize(results: list[dict[str, Any]], cpu_s: dict[str, float], window_s: float) -> dict[str, Any]:
