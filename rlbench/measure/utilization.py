@@ -175,11 +175,6 @@ class UtilizationSampler:
         return self._loop.cpu_s
 
     @property
-    def seen_pids(self) -> set[int]:
-        """Every pid the sampler has seen in the tree (adopted processes are not the tree's)."""
-        return {pid for pid, _ in self._seen if pid not in self._adopted}
-
-    @property
     def seen_processes(self) -> set[tuple[int, int]]:
         """Every (pid, start ticks) pair the sampler has seen in the tree: the leftover kill
         touches only these, never a later process that got one of the pids (adopted ones left out:
