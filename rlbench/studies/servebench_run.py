@@ -149,8 +149,8 @@ class ServebenchRun:
         )
         cal = Calibration(model.name, model.input_bytes, model.target_ms, model.depth, model.residual)
 
-        def probe(width: int) -> float:
-            saved = serving.save_model(
+        def save(width: int) -> dict[str, Any]:
+            return serving.save_model(
                 folder,
                 input_floats=model.input_floats,
                 width=width,
@@ -158,19 +158,14 @@ class ServebenchRun:
                 residual=model.residual,
                 seed=self.config.seed,
             )
-            return forward_ms(serving.load_policy(saved["checkpoint"], threads=1).act, states)
+
+        def probe(width: int) -> float:
+            return forward_ms(serving.load_policy(save(width)["checkpoint"], threads=1).act, states)
 
         cal.width, cal.probes = search_width(
             probe, target_ms=model.target_ms, start=model.start_width, exponent=model.exponent, step=model.width_step
         )
-        saved = serving.save_model(
-            folder,
-            input_floats=model.input_floats,
-            width=cal.width,
-            depth=model.depth,
-            residual=model.residual,
-            seed=self.config.seed,
-        )
+        saved = save(cal.width)
         cal.checkpoint, cal.parameters = saved["checkpoint"], saved["parameters"]
         cal.forward_ms = next(p.forward_ms for p in cal.probes if p.width == cal.width)
         cal.seconds = time.perf_counter() - started
