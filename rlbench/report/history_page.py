@@ -262,8 +262,10 @@ def page_blocks(
     """The page's blocks: what was measured, the answer, then one section per configuration."""
     package = data.package or "package"
     flagged = [(t, s) for t in trends for s in t.steps if s.flagged and s.metric == "throughput"]
-    blocks: list[Block] = [Heading(title, 1), Paragraph(intro)]
-    blocks.append(
+    points = sorted(((t, p) for t in trends for p in headline_points(t)), key=lambda tp: -tp[1].size)
+    blocks: list[Block] = [
+        Heading(title, 1),
+        Paragraph(intro),
         Paragraph(
             f"Each release ran in a Python environment of its own; every round ran every configuration on every "
             f"release once, the releases back to back, so a step compares two releases round by round (paired). A "
@@ -272,10 +274,9 @@ def page_blocks(
             f"together; it is flagged when it also moved by {threshold:.0%} or more, and called only once a separate "
             "interleaved run of its two releases alone agrees (a question mark: not confirmed yet).",
             muted=True,
-        )
-    )
-    points = sorted(((t, p) for t in trends for p in headline_points(t)), key=lambda tp: -tp[1].size)
-    blocks.append(Heading("Change points over the whole history", 2))
+        ),
+        Heading("Change points over the whole history", 2),
+    ]
     if points:
         blocks.append(Bullets([f"{t.label}: {change_point_line(p)}" for t, p in points], boxed=True))
     else:
@@ -285,16 +286,16 @@ def page_blocks(
                 "between the segments a change-point fit finds, on any configuration."
             )
         )
-    blocks.append(
+    blocks += [
         Paragraph(
             "Per configuration, the throughput and each phase of the split are read as one series over the releases; "
             "a penalised fit (ruptures' PELT on the releases' medians) says where the level may step, and each "
             "candidate is held to the same change rule as a step, between the releases of the segment before it and "
             "of the segment after it (each round's value the median over the segment's releases), biggest first.",
             muted=True,
-        )
-    )
-    blocks.append(Heading("What changed", 2))
+        ),
+        Heading("What changed", 2),
+    ]
     if flagged:
         blocks.append(
             Bullets([f"{t.label}, {s.before} -> {s.after}: {s.called}: {s.sentence}" for t, s in flagged], boxed=True)
@@ -328,9 +329,7 @@ def page_blocks(
                     "goes, per 1,000 sampled env steps.",
                 )
             )
-        blocks.extend(trend_tables(trend, package))
-        blocks.append(Heading("Each step", 3))
-        blocks.append(Bullets(step_lines(trend)))
+        blocks += [*trend_tables(trend, package), Heading("Each step", 3), Bullets(step_lines(trend))]
         failed = [p for p in trend.points if p.failed]
         if failed:
             blocks.append(
@@ -338,9 +337,7 @@ def page_blocks(
                     [f"{p.version}: {p.failed} trial(s) not ok: {p.failure or 'no reason recorded'}" for p in failed]
                 )
             )
-    blocks.append(Heading("Runs", 2))
-    blocks.append(_runs_table(data))
-    return blocks
+    return [*blocks, Heading("Runs", 2), _runs_table(data)]
 
 
 def write_page(
