@@ -215,16 +215,17 @@ def servebench_blocks(
     ]
     if doc.get("interrupted"):
         blocks.append(Paragraph("Interrupted: the rows below hold what was measured before the stop.", lead="Note"))
-    blocks += [Heading("Against the paper (Table 3)", 2)]
-    blocks += [paper_table(rows, c) for c in clients]
+    policy = doc.get("policy") or {}
+    setup = doc.get("setup_s") or {}
     blocks += [
+        Heading("Against the paper (Table 3)", 2),
+        *(paper_table(rows, c) for c in clients),
         Paragraph("What differs between the paper's setup and this one:"),
         Bullets(list(PAPER_TABLE3["differences"])),
         Heading("Does the paper's order hold here?", 3),
         Verdicts(paper_verdicts(doc.get("runs") or [], comparisons)),
-    ]
-    blocks += [Heading("Figures", 2), *figures]
-    blocks += [
+        Heading("Figures", 2),
+        *figures,
         Heading("Every row", 2),
         Paragraph(
             "states/s: median over repeats, all clients together; p50/p99: medians over repeats of each "
@@ -246,8 +247,6 @@ def servebench_blocks(
             collapsed=f"{len(comparisons)} comparisons",
             md_max_rows=60,
         ),
-    ]
-    blocks += [
         Heading("Calibration", 2),
         Paragraph(
             "Widths tried until a batch of 64 took the paper's time on this CPU (one torch thread); the "
@@ -255,10 +254,6 @@ def servebench_blocks(
             muted=True,
         ),
         calibration_table(doc),
-    ]
-    policy = doc.get("policy") or {}
-    setup = doc.get("setup_s") or {}
-    blocks += [
         Heading("How it ran", 2),
         Fields(
             [
