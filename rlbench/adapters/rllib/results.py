@@ -21,6 +21,7 @@ import math
 from typing import Any
 
 from rlbench.adapters.rllib import compat
+from rlbench.adapters.vocabulary import EPISODE_METRICS
 
 TIMER_SAMPLE = ("timers", "env_runner_sampling_timer")
 
@@ -88,17 +89,7 @@ LEARNER_CONNECTOR_S = ("learners", "__all_modules__", "learner_connector", "conn
 RESULT_METRICS: dict[str, tuple[str, ...]] = {
     **{
         key: ("env_runners", key)
-        for key in (
-            "episode_return_mean",
-            "episode_return_min",
-            "episode_return_max",
-            "episode_len_mean",
-            "episode_len_min",
-            "episode_len_max",
-            "num_episodes",
-            "num_episodes_lifetime",
-            "num_env_steps_sampled_lifetime",
-        )
+        for key in (*EPISODE_METRICS, "num_episodes_lifetime", "num_env_steps_sampled_lifetime")
     },
     **{
         key: ("learners", "default_policy", key)
