@@ -266,19 +266,12 @@ def iteration_timings(
     """
     connectors_s = _get({"m": algo.metrics.peek(TIMER_SYNC_CONNECTORS, default=0.0)}, ("m",))
     sample_s, learn_s = _get(result, TIMER_SAMPLE) + _get(result, TIMER_SAMPLE_ASYNC), _get(result, TIMER_LEARN)
-    split = sampling_split(
-        sample_s,
-        _get(result, ENV_RUNNERS_ENV_S),
-        _get(result, ENV_RUNNERS_INFERENCE_S),
-        sampling_runners=max(1, int(algo.config.num_env_runners or 0)),
-    )
+    sampling_runners = max(1, int(algo.config.num_env_runners or 0))
+    env_s, inference_s = _get(result, ENV_RUNNERS_ENV_S), _get(result, ENV_RUNNERS_INFERENCE_S)
+    split = sampling_split(sample_s, env_s, inference_s, sampling_runners=sampling_runners)
     learners = max(1, int(algo.config.num_learners or 0))
-    counts = overlap_counts(
-        result,
-        runner_timings(result),
-        sampling_runners=max(1, int(algo.config.num_env_runners or 0)),
-        learners=learners,
-    )
+    runners = runner_timings(result)
+    counts = overlap_counts(result, runners, sampling_runners=sampling_runners, learners=learners)
     extra = replay_timings(result, learners=learners) if replay else {}
     split_learn = learner_split(result, learn_s, learners=learners, asynchronous=asynchronous, at=at)
     connector_s = split_learn["learner_connector_s"]
@@ -302,7 +295,7 @@ def iteration_timings(
         "env_steps_sampled": sampled,
         "env_steps_trained": int(_get(result, ("learners", "__all_modules__", "num_env_steps_trained"))),
         "episode_return_mean": _get(result, ("env_runners", "episode_return_mean"), default=float("nan")),
-        "runners": runner_timings(result),
+        "runners": runners,
     }
 
 
