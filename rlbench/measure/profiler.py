@@ -190,19 +190,12 @@ class TrialProfiler:
             return
         names = {e.event for e in events}
         iterations = [e for e in events if isinstance(e, IterationEvent)]
+        over = steady_profile_over(self.warmup, self.stop_iterations, self.stop_seconds, iterations)
         if not self.started:
-            if names & ENDING_EVENTS:
-                return
-            if (
-                Event.BUILD in names
-                and len(iterations) >= self.warmup
-                and not steady_profile_over(self.warmup, self.stop_iterations, self.stop_seconds, iterations)
-            ):
+            if not names & ENDING_EVENTS and Event.BUILD in names and len(iterations) >= self.warmup and not over:
                 self.start()
             return
-        if names & ENDING_EVENTS or steady_profile_over(
-            self.warmup, self.stop_iterations, self.stop_seconds, iterations
-        ):
+        if names & ENDING_EVENTS or over:
             self.stop()
 
     def start(self) -> None:
