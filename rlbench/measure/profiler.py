@@ -217,20 +217,8 @@ class TrialProfiler:
             out = self._tmp / f"{pid}.json"
             # py-spy reads native stacks only from a stopped process: --native pauses the target at
             # every sample, --nonblocking (the default here) never does
-            cmd = [
-                self.pyspy,
-                "record",
-                "--format",
-                "speedscope",
-                "--rate",
-                str(self.hz),
-                "--pid",
-                str(pid),
-                "--function",
-                "--output",
-                str(out),
-                *(["--native"] if self.native else ["--nonblocking"]),
-            ]
+            cmd = [self.pyspy, "record", "--format", "speedscope", "--rate", str(self.hz), "--pid", str(pid)]
+            cmd += ["--function", "--output", str(out), "--native" if self.native else "--nonblocking"]
             if self.spare_cores:
                 cmd = [sys.executable, "-I", "-S", "-c", _PIN_AND_EXEC, ",".join(map(str, self.spare_cores)), *cmd]
             with open(self._tmp / f"{pid}.log", "wb") as log:
