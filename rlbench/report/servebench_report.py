@@ -301,16 +301,10 @@ def terminal_tables(
     clients = sorted({r.clients for r in rows}) or [1]
     shown = rows if len(rows) <= max_rows else [r for r in rows if r.batch == PAPER_BATCH] or rows[:max_rows]
     caption = "" if shown is rows else f"batch {PAPER_BATCH} only: {len(rows)} rows in servebench.md"
-    out = [to_rich(paper_table(rows, c)) for c in clients]
-    out.append(
-        to_rich(
-            Table(
-                ["question", "answer"],
-                [list(v) for v in paper_verdicts(records, comparisons)],
-                frozenset({0, 1}),
-                title="the paper's order, here",
-            )
-        )
-    )
-    out.append(to_rich(rows_table(shown, title="servebench", caption=caption)))
-    return out
+    verdicts = [list(v) for v in paper_verdicts(records, comparisons)]
+    order = Table(["question", "answer"], verdicts, frozenset({0, 1}), title="the paper's order, here")
+    return [
+        *(to_rich(paper_table(rows, c)) for c in clients),
+        to_rich(order),
+        to_rich(rows_table(shown, title="servebench", caption=caption)),
+    ]

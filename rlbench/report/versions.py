@@ -118,15 +118,8 @@ def history_table(trends: list[ConfigTrend], package: str) -> RichTable:
                     Cell(word, "red" if s.flagged and word == "slower" else "green" if s.flagged else "default"),
                 ]
             rows.append(cells)
-    left = frozenset({0, 1, len(header) - 1})
-    return to_rich(
-        Table(
-            header,
-            rows,
-            left,
-            title=f"{package} history (step: against the version above, paired by round; throughput)",
-        )
-    )
+    title = f"{package} history (step: against the version above, paired by round; throughput)"
+    return to_rich(Table(header, rows, frozenset({0, 1, len(header) - 1}), title=title))
 
 
 def bisect_table(result: BisectResult) -> RichTable:
