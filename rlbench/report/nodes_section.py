@@ -50,14 +50,8 @@ def node_blocks(report: NodeReport | None, trials: pd.DataFrame) -> list[Block]:
         ]
         for s in report.spreads
     ]
-    out.append(
-        Table(
-            ["configuration", "node type", "ok trials", "median env steps/s by node set", "fastest / slowest"],
-            rows,
-            frozenset({0, 1, 3}),
-            title="Node to node, per configuration",
-        )
-    )
+    header = ["configuration", "node type", "ok trials", "median env steps/s by node set", "fastest / slowest"]
+    out.append(Table(header, rows, frozenset({0, 1, 3}), title="Node to node, per configuration"))
     if report.checks:
         slow = report.slow
         verdict = (
