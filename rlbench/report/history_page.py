@@ -263,6 +263,7 @@ def page_blocks(
     package = data.package or "package"
     flagged = [(t, s) for t in trends for s in t.steps if s.flagged and s.metric == "throughput"]
     points = sorted(((t, p) for t in trends for p in headline_points(t)), key=lambda tp: -tp[1].size)
+    cumulative = [(t, s) for t in trends for s in t.cumulative if s.flagged and s.metric == "throughput"]
     blocks: list[Block] = [
         Heading(title, 1),
         Paragraph(intro),
@@ -276,17 +277,12 @@ def page_blocks(
             muted=True,
         ),
         Heading("Change points over the whole history", 2),
-    ]
-    if points:
-        blocks.append(Bullets([f"{t.label}: {change_point_line(p)}" for t, p in points], boxed=True))
-    else:
-        blocks.append(
-            Paragraph(
-                f"No series (throughput, or a phase of the split) steps by {threshold:.0%} or more with evidence "
-                "between the segments a change-point fit finds, on any configuration."
-            )
-        )
-    blocks += [
+        Bullets([f"{t.label}: {change_point_line(p)}" for t, p in points], boxed=True)
+        if points
+        else Paragraph(
+            f"No series (throughput, or a phase of the split) steps by {threshold:.0%} or more with evidence "
+            "between the segments a change-point fit finds, on any configuration."
+        ),
         Paragraph(
             "Per configuration, the throughput and each phase of the split are read as one series over the releases; "
             "a penalised fit (ruptures' PELT on the releases' medians) says where the level may step, and each "
@@ -295,28 +291,17 @@ def page_blocks(
             muted=True,
         ),
         Heading("What changed", 2),
+        Bullets([f"{t.label}, {s.before} -> {s.after}: {s.called}: {s.sentence}" for t, s in flagged], boxed=True)
+        if flagged
+        else Paragraph(f"No step changed throughput by {threshold:.0%} or more with evidence, on any configuration."),
+        Heading("Cumulative: each release against the first and the last", 2),
+        Bullets([f"{t.label}, {s.before} -> {s.after}: {s.verdict}: {s.sentence}" for t, s in cumulative])
+        if cumulative
+        else Paragraph(
+            f"No release differs in throughput by {threshold:.0%} or more with evidence from the first or the "
+            "last release, on any configuration."
+        ),
     ]
-    if flagged:
-        blocks.append(
-            Bullets([f"{t.label}, {s.before} -> {s.after}: {s.called}: {s.sentence}" for t, s in flagged], boxed=True)
-        )
-    else:
-        blocks.append(
-            Paragraph(f"No step changed throughput by {threshold:.0%} or more with evidence, on any configuration.")
-        )
-    cumulative = [(t, s) for t in trends for s in t.cumulative if s.flagged and s.metric == "throughput"]
-    blocks.append(Heading("Cumulative: each release against the first and the last", 2))
-    if cumulative:
-        blocks.append(
-            Bullets([f"{t.label}, {s.before} -> {s.after}: {s.verdict}: {s.sentence}" for t, s in cumulative])
-        )
-    else:
-        blocks.append(
-            Paragraph(
-                f"No release differs in throughput by {threshold:.0%} or more with evidence from the first or the "
-                "last release, on any configuration."
-            )
-        )
     for trend in trends:
         blocks.append(Heading(trend.label, 2))
         if trend.label in figures:
