@@ -153,13 +153,12 @@ def write_servebench_figures(rows: list[ServeRow], plots: Path) -> list[Figure]:
     clients = sorted({r.clients for r in rows})
     if not sizes or not any(r.states_per_s for r in rows):
         return []
-    figures = []
     fig, axes = _grid(len(clients), len(sizes))
     for i, c in enumerate(clients):
         for j, size in enumerate(sizes):
             plot_metric(rows, size, c, "states_per_s", "states/s", axes[i][j], with_ci=True)
             plot_paper_points(size, axes[i][j])
-    figures.append(
+    figures = [
         _saved(
             fig,
             axes,
@@ -168,9 +167,9 @@ def write_servebench_figures(rows: list[ServeRow], plots: Path) -> list[Figure]:
             f"Median over repeats, bars: {CONFIDENCE:.0%} bootstrap interval; stars: the paper's Table 3 "
             "(batch 64, its own machine and models). Log scales.",
         )
-    )
+    ]
     one = f"{clients[0]} client{'s' * (clients[0] > 1)}"
-    figures.append(
+    figures += [
         _two_rows(
             rows=rows,
             sizes=sizes,
@@ -179,9 +178,7 @@ def write_servebench_figures(rows: list[ServeRow], plots: Path) -> list[Figure]:
             title="Latency per request",
             caption=f"{one}; medians over repeats of each repeat's p50 and p99 (every counted request). Log scales.",
             metrics=(("p50_ms", "p50 latency, ms", True), ("p99_ms", "p99 latency, ms", True)),
-        )
-    )
-    figures.append(
+        ),
         _two_rows(
             rows=rows,
             sizes=sizes,
@@ -195,22 +192,22 @@ def write_servebench_figures(rows: list[ServeRow], plots: Path) -> list[Figure]:
                 ("overhead_ms", "overhead over in-process, ms", False),
                 ("bytes_per_request", "bytes per request", True),
             ),
-        )
-    )
+        ),
+    ]
     batches = sorted({r.batch for r in rows})
     batch = PAPER_BATCH if PAPER_BATCH in batches else batches[-1]
     fig, axes = _grid(1, len(sizes))
     for j, size in enumerate(sizes):
         plot_cpu(rows, size, clients[0], batch, axes[0][j])
-    figures.append(
+    return [
+        *figures,
         _saved(
             fig,
             axes,
             plots / "servebench_cpu.png",
             "CPU-seconds per 1,000 states, per process role",
-            f"Batch {batch}, {clients[0]} client{'s' * (clients[0] > 1)}; each role's processes' CPU time "
+            f"Batch {batch}, {one}; each role's processes' CPU time "
             "over the run's window (the utilization sampler), median over repeats. In-process paths "
             "compute in the client.",
-        )
-    )
-    return figures
+        ),
+    ]
