@@ -302,17 +302,16 @@ def page_blocks(
             "last release, on any configuration."
         ),
     ]
+    caption = (
+        f"Top: median throughput over the rounds, bars: its {CONFIDENCE:.0%} bootstrap interval; a shaded "
+        "step is flagged (its paired ratio and what it is called). Bottom: where an iteration's time "
+        "goes, per 1,000 sampled env steps."
+    )
     for trend in trends:
         blocks.append(Heading(trend.label, 2))
         if trend.label in figures:
             blocks.append(
-                Figure(
-                    figures[trend.label],
-                    f"throughput and the iteration split per {package} release",
-                    f"Top: median throughput over the rounds, bars: its {CONFIDENCE:.0%} bootstrap interval; a shaded "
-                    "step is flagged (its paired ratio and what it is called). Bottom: where an iteration's time "
-                    "goes, per 1,000 sampled env steps.",
-                )
+                Figure(figures[trend.label], f"throughput and the iteration split per {package} release", caption)
             )
         blocks += [*trend_tables(trend, package), Heading("Each step", 3), Bullets(step_lines(trend))]
         failed = [p for p in trend.points if p.failed]
