@@ -75,13 +75,7 @@ def with_versions(
 
 
 def load_versions(
-    path: Path,
-    package: str,
-    versions: Sequence[str],
-    rounds: int,
-    index: str | None,
-    *,
-    grid: dict | None = None,
+    path: Path, package: str, versions: Sequence[str], rounds: int, index: str | None, *, grid: dict | None = None
 ) -> LoadedSpec:
     """The spec at ``path`` run across ``versions`` of ``package`` (see :func:`with_versions`); SpecError
     for anything wrong in the file or the flags (an unsupported Ray among them: :mod:`rlbench.adapters`).
