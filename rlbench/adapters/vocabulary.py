@@ -16,6 +16,12 @@ from typing import Literal
 
 #: The algorithms a spec's ``algo`` may name, the default first.
 ALGORITHMS: tuple[str, ...] = ("PPO", "APPO", "IMPALA", "DQN", "SAC")
+#: The episode figures a ``stop:`` target may name whatever the framework: the return's and the length's mean, minimum
+#: and maximum over the episodes that ended in the iteration, and how many ended (each adapter reads them its own way).
+EPISODE_METRICS: tuple[str, ...] = (
+    *(f"episode_{figure}_{stat}" for figure in ("return", "len") for stat in ("mean", "min", "max")),
+    "num_episodes",
+)
 
 _EVERY = {
     "train_batch_size_per_learner",

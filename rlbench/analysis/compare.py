@@ -39,6 +39,10 @@ def _key(values: list) -> str:
     return json.dumps([v.item() if hasattr(v, "item") else v for v in values], default=str)
 
 
+def _median(values: list[float]) -> float | None:
+    return float(pd.Series(values).median()) if values else None
+
+
 def _side(trials: pd.DataFrame, iterations: pd.DataFrame, axes: list[str]) -> dict[str, dict[str, Any]]:
     """Per configuration key: its axis values, per-trial medians and pooled steady iteration throughputs."""
     ok = trials[(trials["status"] == "ok") & trials["env_steps_per_s"].notna()]
@@ -77,8 +81,7 @@ def _time_to_target(a: dict[str, Any], b: dict[str, Any]) -> TimeToTarget | None
     if a["target"] != b["target"]:
         return TimeToTarget(**reached, verdict="different targets")
     ta, tb = a["ttt"], b["ttt"]
-    a_s = float(pd.Series(ta).median()) if ta else None
-    b_s = float(pd.Series(tb).median()) if tb else None
+    a_s, b_s = _median(ta), _median(tb)
     if not ta or not tb:
         return TimeToTarget(
             **reached,
@@ -109,37 +112,29 @@ def compare(a_dir: Path, b_dir: Path, threshold: float) -> Comparison:
         label = axis_pairs_text(info.items()) or "all"
         if a is None or b is None:
             only = "only in B" if a is None else "only in A"
-            med = float(pd.Series(present["repeats"]).median()) if present["repeats"] else None
+            med = _median(present["repeats"])
             change = unpaired(a["repeats"] if a else [], b["repeats"] if b else [])  # no ratio: its runs counted
-            rows.append(
-                ComparisonRow(
-                    label=label,
-                    axes=info,
-                    a="A",
-                    b="B",
-                    a_env_steps_per_s=None if a is None else med,
-                    b_env_steps_per_s=None if b is None else med,
-                    change=change,
-                    verdict=only,
-                    sentence=f"{only}: {'A' if a is None else 'B'} has no such configuration",
-                )
-            )
-            continue
-        change = unpaired(a["repeats"], b["repeats"], within=(a["iterations"], b["iterations"]))
-        unit = "repeats" if change.basis == "repeats" else "iterations"
-        xa, xb = a[unit], b[unit]
+            medians = (None if a is None else med, None if b is None else med)
+            verdict, sentence = only, f"{only}: {'A' if a is None else 'B'} has no such configuration"
+            ttt = None
+        else:
+            change = unpaired(a["repeats"], b["repeats"], within=(a["iterations"], b["iterations"]))
+            unit = "repeats" if change.basis == "repeats" else "iterations"
+            medians = (_median(a[unit]), _median(b[unit]))
+            verdict, sentence = change_verdict(change, threshold), change_sentence("A", "B", change)
+            ttt = _time_to_target(a, b)
         rows.append(
             ComparisonRow(
                 label=label,
                 axes=info,
                 a="A",
                 b="B",
-                a_env_steps_per_s=float(pd.Series(xa).median()) if xa else None,
-                b_env_steps_per_s=float(pd.Series(xb).median()) if xb else None,
+                a_env_steps_per_s=medians[0],
+                b_env_steps_per_s=medians[1],
                 change=change,
-                verdict=change_verdict(change, threshold),
-                sentence=change_sentence("A", "B", change),
-                time_to_target=_time_to_target(a, b),
+                verdict=verdict,
+                sentence=sentence,
+                time_to_target=ttt,
             )
         )
     return Comparison("folders", str(a_dir), str(b_dir), threshold, axes, rows)

@@ -222,12 +222,8 @@ def configurations(
     for m in CONFIG_KNOBS:
         frame[m] = first[m] if m in first else np.nan
     # the worst repeat: one slowed by the host is enough to doubt the configuration's figures
-    frame["host_steal_pct"] = (
-        g["host_steal_pct"].max().reindex(index).astype(float) if "host_steal_pct" in ok else np.nan
-    )
-    frame["foreign_cpu_pct"] = (
-        g["foreign_cpu_pct"].max().reindex(index).astype(float) if "foreign_cpu_pct" in ok else np.nan
-    )
+    for m in ("host_steal_pct", "foreign_cpu_pct"):
+        frame[m] = g[m].max().reindex(index).astype(float) if m in ok else np.nan
     # --parallel: its repeats' node types (more than one: its figures mix hardware, and the verdict says so)
     frame["node_types"] = g["node_type"].nunique().reindex(index) if "node_type" in ok else np.nan
     frame["asynchronous"] = first["asynchronous"].fillna(False).astype(bool) if "asynchronous" in first else False

@@ -334,6 +334,10 @@ def learner_verdicts(config: Mapping[str, Any] | ConfigRow, bound: float = BOUND
     if row.env_steps_per_s is None:
         return []
     out: list[Verdict] = []
+
+    def found(kind: Kind, text: str, knob: Knob | None) -> None:
+        out.append(Verdict(kind, text, knob))
+
     gpus, remote = row.learner_gpus or 0.0, (row.num_learners or 0) > 0
     learning, sampling = limiting_sides(row, bound)
     learn, sample = row.learn_frac or 0.0, row.sample_frac or 0.0
@@ -344,13 +348,11 @@ def learner_verdicts(config: Mapping[str, Any] | ConfigRow, bound: float = BOUND
             if row.asynchronous
             else f"sampling takes {sample:.0%} of each iteration, learning {learn:.0%}"
         )
-        out.append(
-            Verdict(
-                Kind.LEARNER_STARVED,
-                f"sampling starves the learner: {share}, and {waits} wait{'s' if gpus > 0 else ''} meanwhile: "
-                "sampling is the side to speed up, and why it is slow is the sampler's verdict",
-                None,
-            )
+        found(
+            Kind.LEARNER_STARVED,
+            f"sampling starves the learner: {share}, and {waits} wait{'s' if gpus > 0 else ''} meanwhile: "
+            "sampling is the side to speed up, and why it is slow is the sampler's verdict",
+            None,
         )
     batch, update = row.learn_batch_s, row.learn_update_s
     work = (batch or 0.0) + (update or 0.0)
@@ -366,53 +368,45 @@ def learner_verdicts(config: Mapping[str, Any] | ConfigRow, bound: float = BOUND
         device = row.gpu_busy_pct
         if gpus > 0 and batch / work >= BATCH_BOUND_FRAC:
             copied = f" (copying to the GPU {row.learn_copy_s:.3g} s of it)" if row.learn_copy_s is not None else ""
-            out.append(
-                Verdict(
-                    Kind.FED_BY_CPU,
-                    f"the CPU feeds the GPU learner too slowly: {split}"
-                    f"{copied}: {batch / work:.0%} of its work is on the CPU{busy}; give it CPUs "
-                    f"({words}), or more learners (num_learners) to build their shares at once",
-                    knob,
-                )
+            found(
+                Kind.FED_BY_CPU,
+                f"the CPU feeds the GPU learner too slowly: {split}"
+                f"{copied}: {batch / work:.0%} of its work is on the CPU{busy}; give it CPUs "
+                f"({words}), or more learners (num_learners) to build their shares at once",
+                knob,
             )
         elif gpus > 0 and device is not None and device < DEVICE_BUSY_LOW_PCT and _steps_per_epoch(row) > 1:
             dev = row.learn_device_s
             on_device = f"; device time in the updates {dev:.3g} s of {update:.3g} s" if dev is not None else ""
-            out.append(
-                Verdict(
-                    Kind.LAUNCH_BOUND,
-                    f"launch- or sync-bound: {row.sgd_steps_per_iteration:.0f} minibatch steps an "
-                    f"iteration of {1000 * (row.sgd_step_s or 0.0):.1f} ms each, and the GPU busy {device:.0f}% "
-                    f"of the learn window{on_device}: a larger minibatch_size (now {_int(row.minibatch_size)}) makes "
-                    "fewer, larger steps (it changes learning as well as speed: time to a target "
-                    "settles it)",
-                    Knob.MINIBATCH_SIZE,
-                )
+            found(
+                Kind.LAUNCH_BOUND,
+                f"launch- or sync-bound: {row.sgd_steps_per_iteration:.0f} minibatch steps an "
+                f"iteration of {1000 * (row.sgd_step_s or 0.0):.1f} ms each, and the GPU busy {device:.0f}% "
+                f"of the learn window{on_device}: a larger minibatch_size (now {_int(row.minibatch_size)}) makes "
+                "fewer, larger steps (it changes learning as well as speed: time to a target "
+                "settles it)",
+                Knob.MINIBATCH_SIZE,
             )
         elif (
             gpus == 0 and used is not None and threads and used >= STARVED_FRAC * threads and (row.cpus or 0) > threads
         ):
-            out.append(
-                Verdict(
-                    Kind.SHORT_OF_THREADS,
-                    f"the CPU learner is short of threads: learning "
-                    f"takes {learn:.0%} of each iteration ({split}){busy}, and the trial has "
-                    f"{row.cpus:g} cores: give it CPUs ({words})",
-                    knob,
-                )
+            found(
+                Kind.SHORT_OF_THREADS,
+                f"the CPU learner is short of threads: learning "
+                f"takes {learn:.0%} of each iteration ({split}){busy}, and the trial has "
+                f"{row.cpus:g} cores: give it CPUs ({words})",
+                knob,
             )
     twin = row.cpu_twin_ratio
     if gpus > 0 and twin is not None and twin < GAIN_WORTH_HAVING:
-        out.append(
-            Verdict(
-                Kind.MODEL_TOO_SMALL,
-                f"the model is too small for the GPU: its learner "
-                f"gave {twin:.2f}x the throughput of the CPU learner one axis away (grid point "
-                f"{_int(row.cpu_twin_index)}, {row.cpu_twin_env_steps_per_s:,.0f} "
-                f"env steps/s; {row.cpu_twin_evidence}): below {GAIN_WORTH_HAVING:g}x, the "
-                "CPU learner does as well and leaves the GPU free",
-                None,
-            )
+        found(
+            Kind.MODEL_TOO_SMALL,
+            f"the model is too small for the GPU: its learner "
+            f"gave {twin:.2f}x the throughput of the CPU learner one axis away (grid point "
+            f"{_int(row.cpu_twin_index)}, {row.cpu_twin_env_steps_per_s:,.0f} "
+            f"env steps/s; {row.cpu_twin_evidence}): below {GAIN_WORTH_HAVING:g}x, the "
+            "CPU learner does as well and leaves the GPU free",
+            None,
         )
     return out
 

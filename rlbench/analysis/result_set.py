@@ -239,11 +239,7 @@ def analyze(folder: Path, tables: dict[str, pd.DataFrame] | None = None) -> Anal
     recs = target_recommendations(lrn.ttt, axes) + recs
     if manifest.get("quick"):  # one iteration, no warm-up, one repeat: start-up is all it measured
         recs = []
-    profiles, note = (
-        config_profiles(configs, trials, axes, tables.get("profiles"))
-        if "straggler_env_runner" in configs
-        else ([], "")
-    )
+    profiles, note = config_profiles(configs, trials, axes, tables.get("profiles"))
     variants = compare_variants(trials, [a for a in axes if a != "variant"], variant_names(manifest, trials))
     return Analysis(
         out_dir=out_dir,

@@ -218,10 +218,7 @@ def inside_columns(
     return {
         "trial_id": trial_id,
         "straggler_env_runner": straggler.env_runner if straggler else None,
-        "straggler_step_ratio": straggler.step_ratio if straggler else None,
-        "straggler_cpu_ratio": straggler.cpu_ratio if straggler else None,
-        "straggler_wait_s": straggler.wait_s if straggler else None,
-        "straggler_wait_frac": straggler.wait_frac if straggler else None,
+        **{c: getattr(straggler, c.removeprefix("straggler_")) if straggler else None for c in _STRAGGLER},
         "driver_idle_frac": (
             float((idle[has_idle] * walls[has_idle]).sum() / walls[has_idle].sum())
             if has_idle.any() and walls[has_idle].sum() > 0

@@ -275,26 +275,18 @@ def _in_env(row: ConfigRow, in_env: float, split: str) -> list[Verdict]:
             f"{cpus or 0:g} cores busy); a smaller num_cpus_per_env_runner (now "
             f"{row.num_cpus_per_env_runner or 0:g}) lets more runners in, or more cpus"
         )
-    out = []
+    cores_limit = Verdict(Kind.CORES_LIMIT, f"{head}, {why}: {limit}", None)
     if 1.0 - in_env >= SHARED_WORK_FRAC:
         envs = row.num_envs_per_env_runner or 1.0
-        out.append(
-            Verdict(
-                Kind.SHARED_WORK,
-                f"{head}, {why}; but {1.0 - in_env:.0%} of it is the forward pass and RLlib's per-step work, which "
-                f"more envs per runner (num_envs_per_env_runner, now {envs:g}) share: one pass and one round of "
-                "bookkeeping a step for all of them",
-                Knob.NUM_ENVS_PER_ENV_RUNNER,
-            )
+        shared = Verdict(
+            Kind.SHARED_WORK,
+            f"{head}, {why}; but {1.0 - in_env:.0%} of it is the forward pass and RLlib's per-step work, which "
+            f"more envs per runner (num_envs_per_env_runner, now {envs:g}) share: one pass and one round of "
+            "bookkeeping a step for all of them",
+            Knob.NUM_ENVS_PER_ENV_RUNNER,
         )
-    out.append(
-        Verdict(
-            Kind.CORES_LIMIT,
-            f"{head}, {why}: {limit}",
-            None,
-        )
-    )
-    return out
+        return [shared, cores_limit]
+    return [cores_limit]
 
 
 def compose_ceiling(

@@ -141,11 +141,6 @@ class Ratio:
     n_b: int
     """Values on side b."""
 
-    @property
-    def significant(self) -> bool:
-        """True when the interval excludes 1 (a real change at the 95% level)."""
-        return self.ci_low is not None and self.ci_high is not None and (self.ci_low > 1.0 or self.ci_high < 1.0)
-
 
 def _median_ratio(a, b, axis=-1):
     return np.median(b, axis=axis) / np.median(a, axis=axis)

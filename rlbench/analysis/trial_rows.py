@@ -21,13 +21,7 @@ from rlbench.analysis.learner import learner_columns
 from rlbench.analysis.learning import COUNT_COLUMNS, learning_outcome
 from rlbench.analysis.overlap import overlap_columns
 from rlbench.analysis.sampling import compose_ceiling
-from rlbench.analysis.windows import (
-    by_trial,
-    in_steady_window,
-    steady,
-    steady_window,
-    steady_windows,
-)
+from rlbench.analysis.windows import by_trial, in_steady_window, steady, steady_window, steady_windows
 from rlbench.planning.plan import TrialPlan
 from rlbench.results.ceilings_file import CeilingEntry
 from rlbench.results.events_file import BuildEvent, RayInitEvent, ShutdownEvent, TrialEvent, VersionsEvent, first

@@ -268,10 +268,7 @@ def confirm_flagged(out_dir: Path, opts: HistoryOptions, threshold: float, round
 
 
 def write_history(
-    out_dir: Path,
-    threshold: float,
-    console: Console,
-    bisect: tuple[Path, str | None, list[str] | None] | None = None,
+    out_dir: Path, threshold: float, console: Console, bisect: tuple[Path, str | None, list[str] | None] | None = None
 ) -> int:
     """``history.json``, ``history.html``, ``plots/`` and the terminal's table, from every run in the folder; returns
     how many steps are slower beyond the threshold with evidence and not disproved (nor an API change). ``bisect``:

@@ -12,6 +12,7 @@ import re
 import stat
 import subprocess
 import sys
+from contextlib import suppress
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -49,12 +50,10 @@ class MachineInfo:
 
 
 def _cpu_model() -> str:
-    try:
+    with suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
                 return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
     return platform.processor() or platform.machine()
 
 
@@ -103,23 +102,16 @@ def git_commit(path: Path) -> str | None:
     :func:`head_commit`, which runs nothing.
     """
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
+
+    def git(*args: str) -> subprocess.CompletedProcess[str]:
+        command = ["git", *_GIT_SAFE, "-C", str(path), *args]
+        return subprocess.run(command, capture_output=True, text=True, timeout=5, env=env)
+
     try:
-        out = subprocess.run(
-            ["git", *_GIT_SAFE, "-C", str(path), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            env=env,
-        )
+        out = git("rev-parse", "HEAD")
         if out.returncode != 0:
             return None
-        dirty = subprocess.run(
-            ["git", *_GIT_SAFE, "-C", str(path), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            env=env,
-        )
+        dirty = git("status", "--porcelain", "--untracked-files=no")
         return out.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
         return None

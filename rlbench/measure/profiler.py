@@ -41,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import suppress
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -189,19 +190,12 @@ class TrialProfiler:
             return
         names = {e.event for e in events}
         iterations = [e for e in events if isinstance(e, IterationEvent)]
+        over = steady_profile_over(self.warmup, self.stop_iterations, self.stop_seconds, iterations)
         if not self.started:
-            if names & ENDING_EVENTS:
-                return
-            if (
-                Event.BUILD in names
-                and len(iterations) >= self.warmup
-                and not steady_profile_over(self.warmup, self.stop_iterations, self.stop_seconds, iterations)
-            ):
+            if not names & ENDING_EVENTS and Event.BUILD in names and len(iterations) >= self.warmup and not over:
                 self.start()
             return
-        if names & ENDING_EVENTS or steady_profile_over(
-            self.warmup, self.stop_iterations, self.stop_seconds, iterations
-        ):
+        if names & ENDING_EVENTS or over:
             self.stop()
 
     def start(self) -> None:
@@ -223,20 +217,8 @@ class TrialProfiler:
             out = self._tmp / f"{pid}.json"
             # py-spy reads native stacks only from a stopped process: --native pauses the target at
             # every sample, --nonblocking (the default here) never does
-            cmd = [
-                self.pyspy,
-                "record",
-                "--format",
-                "speedscope",
-                "--rate",
-                str(self.hz),
-                "--pid",
-                str(pid),
-                "--function",
-                "--output",
-                str(out),
-                *(["--native"] if self.native else ["--nonblocking"]),
-            ]
+            cmd = [self.pyspy, "record", "--format", "speedscope", "--rate", str(self.hz), "--pid", str(pid)]
+            cmd += ["--function", "--output", str(out), "--native" if self.native else "--nonblocking"]
             if self.spare_cores:
                 cmd = [sys.executable, "-I", "-S", "-c", _PIN_AND_EXEC, ",".join(map(str, self.spare_cores)), *cmd]
             with open(self._tmp / f"{pid}.log", "wb") as log:
@@ -384,7 +366,5 @@ class TrialProfiler:
 
 
 def _interrupt(popen: subprocess.Popen) -> None:
-    try:
+    with suppress(OSError):
         popen.send_signal(signal.SIGINT)
-    except OSError:
-        pass

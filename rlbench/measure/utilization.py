@@ -50,14 +50,7 @@ from rlbench.adapters.roles import Role
 from rlbench.worker.nvml import Gpus
 from rlbench.worker.procfs import ProcStat, parse_stat, read_cmdline
 from rlbench.worker.rapl import Rapl
-from rlbench.worker.sampling import (
-    CoreBusy,
-    CpuEnergy,
-    GpuEnergy,
-    ProcessCpu,
-    Rows,
-    TickLoop,
-)
+from rlbench.worker.sampling import CoreBusy, CpuEnergy, GpuEnergy, ProcessCpu, Rows, TickLoop
 
 #: Ticks between two reads of the title of a process classified ``other``.
 RECLASSIFY_EVERY = 5
@@ -180,11 +173,6 @@ class UtilizationSampler:
     def cpu_s(self) -> float:
         """CPU time the sampler thread itself used."""
         return self._loop.cpu_s
-
-    @property
-    def seen_pids(self) -> set[int]:
-        """Every pid the sampler has seen in the tree (adopted processes are not the tree's)."""
-        return {pid for pid, _ in self._seen if pid not in self._adopted}
 
     @property
     def seen_processes(self) -> set[tuple[int, int]]:

@@ -137,12 +137,11 @@ def placement(bundles: Sequence[Need], nodes: Sequence[NodeRoom]) -> Placement |
     )
 
 
-def node_rooms(cluster: ClusterInfo, lost: Sequence[str] = ()) -> list[NodeRoom]:
-    """The cluster's nodes as the scheduler sees them (head first, as probed), without the ``lost`` ones."""
+def node_rooms(cluster: ClusterInfo) -> list[NodeRoom]:
+    """The cluster's nodes as the scheduler sees them (head first, as probed)."""
     return [
         NodeRoom(n.node_id, node_type(n), float(n.resources.get("CPU", 0.0)), float(n.resources.get("GPU", 0.0)))
         for n in cluster.nodes
-        if n.node_id not in set(lost)
     ]
 
 
@@ -152,17 +151,6 @@ def by_type(nodes: Sequence[NodeRoom]) -> dict[str, list[NodeRoom]]:
     for n in nodes:
         out.setdefault(n.node_type, []).append(n)
     return out
-
-
-def disjoint_sets(bundles: Sequence[Need], nodes: Sequence[NodeRoom]) -> int:
-    """How many trials of these bundles can run at once on ``nodes`` (one type), each on nodes of its own."""
-    left, count = list(nodes), 0
-    while True:
-        where = pack(bundles, left)
-        if where is None:
-            return count
-        count += 1
-        left = [n for n in left if n.node_id not in set(where)]
 
 
 def largest_node_set(bundles: Sequence[Need], nodes: Sequence[NodeRoom]) -> Placement | None:

@@ -21,15 +21,7 @@ from rlbench.analysis.findings import CONFIDENCE
 from rlbench.analysis.trial_rows import CPU_ROLES
 from rlbench.report.blocks import Figure
 from rlbench.report.ceiling_section import plot_ceiling
-from rlbench.report.style import (
-    MAX_BARS,
-    MAX_LINES,
-    PHASE_COLORS,
-    ROLE_COLORS,
-    file_stem,
-    new_axes,
-    save_figures,
-)
+from rlbench.report.style import MAX_BARS, MAX_LINES, PHASE_COLORS, ROLE_COLORS, file_stem, new_axes, save_figures
 from rlbench.results.layout import ResultsFolder
 
 
@@ -318,19 +310,13 @@ def write_figures(out_dir: Path, configs: pd.DataFrame, axes: list[str]) -> list
         return []
     wanted: list[tuple[str, str, Any]] = []
     for axis in axes:
-        wanted.append(
-            (
-                f"report_throughput_ci_{file_stem(axis)}.png",
-                f"Throughput vs {axis} with {CONFIDENCE:.0%} CI",
-                plot_throughput_ci(configs, axis, axes),
-            )
-        )
+        title = f"Throughput vs {axis} with {CONFIDENCE:.0%} CI"
+        wanted.append((f"report_throughput_ci_{file_stem(axis)}.png", title, plot_throughput_ci(configs, axis, axes)))
     if configs["learner_gpus"].max() > 0:
         wanted.append(("report_cpu_gpu_ratio.png", "Throughput vs CPU/GPU ratio", plot_cpu_gpu_ratio(configs, axes)))
     wanted.append(("report_time_shares.png", "Time breakdown per configuration", plot_time_shares(configs, axes)))
     wanted.append(("report_learner_scaling.png", "Learning time vs learners", plot_learner_scaling(configs, axes)))
-    wanted.append(
-        ("report_cpu_alloc_by_config.png", "CPU used vs allocated per role", plot_cpu_alloc_by_config(configs, axes))
-    )
+    cpu_alloc = plot_cpu_alloc_by_config(configs, axes)
+    wanted.append(("report_cpu_alloc_by_config.png", "CPU used vs allocated per role", cpu_alloc))
     wanted.append(("report_ceiling.png", "Against what the env and the learner allow", plot_ceiling(configs, axes)))
     return save_figures(plots, wanted)

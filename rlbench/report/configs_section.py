@@ -13,15 +13,7 @@ from rlbench.analysis.scaling import MAX_SCALING_GROUPS
 from rlbench.report import async_section
 from rlbench.report.blocks import Block, Break, Heading, Paragraph, Table, Verdicts
 from rlbench.report.section_input import SectionInput
-from rlbench.report.style import fmt, pct
-
-
-def ci_text(row, column: str, digits: int = 0) -> str:
-    """``median [low, high]`` or the median alone."""
-    med, lo, hi = row.get(column), row.get(f"{column}_ci_low"), row.get(f"{column}_ci_high")
-    if fmt(lo) == "-":
-        return fmt(med, digits)
-    return f"{fmt(med, digits)} [{fmt(lo, digits)}, {fmt(hi, digits)}]"
+from rlbench.report.style import ci_text, fmt, pct
 
 
 def config_rows(analysis: Analysis) -> tuple[list[str], list[list[str]]]:

@@ -16,41 +16,17 @@ import pandas as pd
 from rlbench.analysis.configs import config_label
 from rlbench.analysis.result_set import Analysis, analyze
 from rlbench.report import runners_section as inside
-from rlbench.report.blocks import Block, Figure, to_html, to_markdown
+from rlbench.report.blocks import to_html, to_markdown
 from rlbench.report.config_plots import write_figures
 from rlbench.report.embed import other_figures
 from rlbench.report.learning_plots import write_learning_figures
-from rlbench.report.next_spec import NextSpec, write_next_spec
+from rlbench.report.next_spec import write_next_spec
 from rlbench.report.path_section import draw_path_figure
 from rlbench.report.section_input import SectionInput
 from rlbench.report.sections import section_blocks
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import REPORT_HTML, REPORT_MD
 from rlbench.spec.model import SpecError
-
-
-def document_blocks(
-    analysis: Analysis,
-    section: inside.InsideReport | None,
-    figures: list[Figure],
-    notes: list[str],
-    written: NextSpec | None = None,
-) -> list[Block]:
-    """The whole document, built once: every backend draws these blocks (:data:`rlbench.report.sections.SECTIONS`,
-    in order)."""
-    return section_blocks(SectionInput(analysis, section, figures, notes, written))
-
-
-def render_md(
-    analysis: Analysis,
-    section: inside.InsideReport | None,
-    figures: list[Figure],
-    notes: list[str],
-    written: NextSpec | None = None,
-) -> str:
-    """report.md: the same content as the HTML, figures linked from plots/."""
-    return to_markdown(document_blocks(analysis, section, figures, notes, written))
-
 
 _CSS = (  # a line of the page a rule, as before the lines were held to 120 columns (the report's bytes unchanged)
     "\nbody{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1200px;"
@@ -63,18 +39,6 @@ _CSS = (  # a line of the page a rule, as before the lines were held to 120 colu
     "figure{margin:1rem 0}figcaption{font-size:.85rem;color:#555;max-width:900px}img{max-width:100%}\n"
     ".muted{color:#666;font-size:.85rem}code{background:#f5f5f5;padding:0 .2rem}\n"
 )
-
-
-def render_html(
-    analysis: Analysis,
-    section: inside.InsideReport | None,
-    figures: list[Figure],
-    notes: list[str],
-    written: NextSpec | None = None,
-) -> str:
-    """report.html: one file, figures embedded as base64 PNG, no external CSS or scripts."""
-    name = str((analysis.manifest.get("spec") or {}).get("name", analysis.out_dir.name))
-    return to_html(document_blocks(analysis, section, figures, notes, written), f"rlbench report: {name}", _CSS)
 
 
 def write_report(
@@ -106,7 +70,10 @@ def write_report(
     others, note = other_figures(out_dir, mine + draw_path_figure(out_dir, analysis.autoconfig))
     figures = mine + others
     section = inside.inside_report(analysis, tables.get("profiles"))
+    # the whole document, built once: each backend draws the same blocks (the sections, in order)
+    blocks = section_blocks(SectionInput(analysis, section, figures, [note, unwritten], written))
+    name = str((analysis.manifest.get("spec") or {}).get("name", analysis.out_dir.name))
     html_path, md_path = out_dir / REPORT_HTML, out_dir / REPORT_MD
-    write_atomic(html_path, render_html(analysis, section, figures, [note, unwritten], written).encode())
-    write_atomic(md_path, render_md(analysis, section, figures, [note, unwritten], written).encode())
+    write_atomic(html_path, to_html(blocks, f"rlbench report: {name}", _CSS).encode())  # one file, PNGs embedded
+    write_atomic(md_path, to_markdown(blocks).encode())  # the same content, figures linked from plots/
     return html_path, md_path, analysis

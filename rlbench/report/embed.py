@@ -25,14 +25,17 @@ def embeddable(path: Path) -> bool:
     """Whether ``path`` can be a figure of ours: a regular file (not a symbolic link: one planted
     in a folder from elsewhere would embed, and so leak, the file it points to), named as rlbench
     names figures, a PNG by its first bytes, at most :data:`MAX_FIGURE_BYTES`."""
-    if not _FIGURE_NAME.fullmatch(path.name):
-        return False
+    return bool(_FIGURE_NAME.fullmatch(path.name)) and _regular_and_starts(path, MAX_FIGURE_BYTES, _PNG_MAGIC)
+
+
+def _regular_and_starts(path: Path, max_bytes: int, magic: bytes) -> bool:
+    """A regular file (never a link's target) of at most ``max_bytes`` whose first bytes are ``magic``."""
     try:
         st = path.lstat()
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FIGURE_BYTES:
+        if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
             return False
         with open(path, "rb") as f:
-            return f.read(len(_PNG_MAGIC)) == _PNG_MAGIC
+            return f.read(len(magic)) == magic
     except OSError:
         return False
 
@@ -75,11 +78,4 @@ def embeddable_svg(path: Path) -> bool:
     """Whether ``path`` can be embedded: a regular file (a link planted in a folder from elsewhere
     would embed, and so leak, what it points to) of at most :data:`MAX_FLAMEGRAPH_BYTES` that
     starts as rlbench's SVGs do."""
-    try:
-        st = path.lstat()
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FLAMEGRAPH_BYTES:
-            return False
-        with open(path, "rb") as f:
-            return f.read(5) == b"<svg "
-    except OSError:
-        return False
+    return _regular_and_starts(path, MAX_FLAMEGRAPH_BYTES, b"<svg ")

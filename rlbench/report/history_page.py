@@ -262,8 +262,11 @@ def page_blocks(
     """The page's blocks: what was measured, the answer, then one section per configuration."""
     package = data.package or "package"
     flagged = [(t, s) for t in trends for s in t.steps if s.flagged and s.metric == "throughput"]
-    blocks: list[Block] = [Heading(title, 1), Paragraph(intro)]
-    blocks.append(
+    points = sorted(((t, p) for t in trends for p in headline_points(t)), key=lambda tp: -tp[1].size)
+    cumulative = [(t, s) for t in trends for s in t.cumulative if s.flagged and s.metric == "throughput"]
+    blocks: list[Block] = [
+        Heading(title, 1),
+        Paragraph(intro),
         Paragraph(
             f"Each release ran in a Python environment of its own; every round ran every configuration on every "
             f"release once, the releases back to back, so a step compares two releases round by round (paired). A "
@@ -272,65 +275,45 @@ def page_blocks(
             f"together; it is flagged when it also moved by {threshold:.0%} or more, and called only once a separate "
             "interleaved run of its two releases alone agrees (a question mark: not confirmed yet).",
             muted=True,
-        )
-    )
-    points = sorted(((t, p) for t in trends for p in headline_points(t)), key=lambda tp: -tp[1].size)
-    blocks.append(Heading("Change points over the whole history", 2))
-    if points:
-        blocks.append(Bullets([f"{t.label}: {change_point_line(p)}" for t, p in points], boxed=True))
-    else:
-        blocks.append(
-            Paragraph(
-                f"No series (throughput, or a phase of the split) steps by {threshold:.0%} or more with evidence "
-                "between the segments a change-point fit finds, on any configuration."
-            )
-        )
-    blocks.append(
+        ),
+        Heading("Change points over the whole history", 2),
+        Bullets([f"{t.label}: {change_point_line(p)}" for t, p in points], boxed=True)
+        if points
+        else Paragraph(
+            f"No series (throughput, or a phase of the split) steps by {threshold:.0%} or more with evidence "
+            "between the segments a change-point fit finds, on any configuration."
+        ),
         Paragraph(
             "Per configuration, the throughput and each phase of the split are read as one series over the releases; "
             "a penalised fit (ruptures' PELT on the releases' medians) says where the level may step, and each "
             "candidate is held to the same change rule as a step, between the releases of the segment before it and "
             "of the segment after it (each round's value the median over the segment's releases), biggest first.",
             muted=True,
-        )
+        ),
+        Heading("What changed", 2),
+        Bullets([f"{t.label}, {s.before} -> {s.after}: {s.called}: {s.sentence}" for t, s in flagged], boxed=True)
+        if flagged
+        else Paragraph(f"No step changed throughput by {threshold:.0%} or more with evidence, on any configuration."),
+        Heading("Cumulative: each release against the first and the last", 2),
+        Bullets([f"{t.label}, {s.before} -> {s.after}: {s.verdict}: {s.sentence}" for t, s in cumulative])
+        if cumulative
+        else Paragraph(
+            f"No release differs in throughput by {threshold:.0%} or more with evidence from the first or the "
+            "last release, on any configuration."
+        ),
+    ]
+    caption = (
+        f"Top: median throughput over the rounds, bars: its {CONFIDENCE:.0%} bootstrap interval; a shaded "
+        "step is flagged (its paired ratio and what it is called). Bottom: where an iteration's time "
+        "goes, per 1,000 sampled env steps."
     )
-    blocks.append(Heading("What changed", 2))
-    if flagged:
-        blocks.append(
-            Bullets([f"{t.label}, {s.before} -> {s.after}: {s.called}: {s.sentence}" for t, s in flagged], boxed=True)
-        )
-    else:
-        blocks.append(
-            Paragraph(f"No step changed throughput by {threshold:.0%} or more with evidence, on any configuration.")
-        )
-    cumulative = [(t, s) for t in trends for s in t.cumulative if s.flagged and s.metric == "throughput"]
-    blocks.append(Heading("Cumulative: each release against the first and the last", 2))
-    if cumulative:
-        blocks.append(
-            Bullets([f"{t.label}, {s.before} -> {s.after}: {s.verdict}: {s.sentence}" for t, s in cumulative])
-        )
-    else:
-        blocks.append(
-            Paragraph(
-                f"No release differs in throughput by {threshold:.0%} or more with evidence from the first or the "
-                "last release, on any configuration."
-            )
-        )
     for trend in trends:
         blocks.append(Heading(trend.label, 2))
         if trend.label in figures:
             blocks.append(
-                Figure(
-                    figures[trend.label],
-                    f"throughput and the iteration split per {package} release",
-                    f"Top: median throughput over the rounds, bars: its {CONFIDENCE:.0%} bootstrap interval; a shaded "
-                    "step is flagged (its paired ratio and what it is called). Bottom: where an iteration's time "
-                    "goes, per 1,000 sampled env steps.",
-                )
+                Figure(figures[trend.label], f"throughput and the iteration split per {package} release", caption)
             )
-        blocks.extend(trend_tables(trend, package))
-        blocks.append(Heading("Each step", 3))
-        blocks.append(Bullets(step_lines(trend)))
+        blocks += [*trend_tables(trend, package), Heading("Each step", 3), Bullets(step_lines(trend))]
         failed = [p for p in trend.points if p.failed]
         if failed:
             blocks.append(
@@ -338,9 +321,7 @@ def page_blocks(
                     [f"{p.version}: {p.failed} trial(s) not ok: {p.failure or 'no reason recorded'}" for p in failed]
                 )
             )
-    blocks.append(Heading("Runs", 2))
-    blocks.append(_runs_table(data))
-    return blocks
+    return [*blocks, Heading("Runs", 2), _runs_table(data)]
 
 
 def write_page(

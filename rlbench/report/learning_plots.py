@@ -133,11 +133,6 @@ def write_learning_figures(
         for x in CURVE_X
     ]
     if not ttt.empty:
-        wanted.append(
-            (
-                "report_time_to_target_pareto.png",
-                "Time to target vs CPUs given (Pareto)",
-                plot_time_to_target_pareto(ttt, axes),
-            )
-        )
+        pareto = plot_time_to_target_pareto(ttt, axes)
+        wanted.append(("report_time_to_target_pareto.png", "Time to target vs CPUs given (Pareto)", pareto))
     return save_figures(plots, wanted)

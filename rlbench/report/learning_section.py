@@ -14,20 +14,13 @@ from rlbench.analysis.configs import axis_value_text, config_label
 from rlbench.analysis.findings import CLEARLY_BELOW_FRAC, CONFIDENCE, REPEATS_FOR_EVIDENCE, SIGNIFICANCE
 from rlbench.analysis.result_set import Learning
 from rlbench.report.blocks import Block, Bullets, Paragraph, Table
-from rlbench.report.style import fmt
+from rlbench.report.style import ci_text, fmt
 
 
 def target_text(target: dict[str, Any]) -> str:
     """``episode_return_mean >= 150``."""
     sign = ">=" if target["mode"] == "at_least" else "<="
     return f"{target['metric']} {sign} {target['threshold']:g}"
-
-
-def _ci(row, column: str, digits: int = 1) -> str:
-    med, lo, hi = row.get(column), row.get(f"{column}_ci_low"), row.get(f"{column}_ci_high")
-    if fmt(lo) == "-":
-        return fmt(med, digits)
-    return f"{fmt(med, digits)} [{fmt(lo, digits)}, {fmt(hi, digits)}]"
 
 
 def _target_blocks(lrn: Learning, target: dict[str, Any], axes: list[str]) -> list[Block]:
@@ -67,7 +60,7 @@ def _target_blocks(lrn: Learning, target: dict[str, Any], axes: list[str]) -> li
                 rank,
                 *[axis_value_text(r[a]) for a in axes],
                 f"{int(r['reached'])}/{int(r['repeats'])}",
-                _ci(r, "time_to_target_s"),
+                ci_text(r, "time_to_target_s", 1),
                 fmt(r["time_to_target_total_s"], 1),
                 fmt(r["env_steps_to_target"]),
                 fmt(r["iterations_to_target"]),

@@ -50,30 +50,23 @@ def node_blocks(report: NodeReport | None, trials: pd.DataFrame) -> list[Block]:
         ]
         for s in report.spreads
     ]
-    out.append(
-        Table(
-            ["configuration", "node type", "ok trials", "median env steps/s by node set", "fastest / slowest"],
-            rows,
-            frozenset({0, 1, 3}),
-            title="Node to node, per configuration",
-        )
-    )
+    header = ["configuration", "node type", "ok trials", "median env steps/s by node set", "fastest / slowest"]
+    out.append(Table(header, rows, frozenset({0, 1, 3}), title="Node to node, per configuration"))
     if report.checks:
         slow = report.slow
-        out.append(
+        verdict = (
+            f"{len(slow)} node{'s' * (len(slow) != 1)} slower than {'their' if len(slow) != 1 else 'its'} peers "
+            "beyond doubt."
+            if slow
+            else "no node is slower than its peers beyond doubt."
+        )
+        out += [
             Paragraph(
                 "A node's trials against its peers' of the same type, each trial's throughput relative to its "
-                "configuration's median on that type, by the one change rule (docs/ANALYSIS.md): "
-                + (
-                    f"{len(slow)} node{'s' * (len(slow) != 1)} slower than "
-                    f"{'their' if len(slow) != 1 else 'its'} peers "
-                    "beyond doubt."
-                    if slow
-                    else "no node is slower than its peers beyond doubt."
-                )
-            )
-        )
-        out.append(Bullets([c.sentence() for c in report.checks]))
+                f"configuration's median on that type, by the one change rule (docs/ANALYSIS.md): {verdict}"
+            ),
+            Bullets([c.sentence() for c in report.checks]),
+        ]
     foreign = [
         (r["trial_id"], cpu_s, num(r.get("foreign_cpu_pct")))
         for _, r in trials.iterrows()
@@ -85,16 +78,16 @@ def node_blocks(report: NodeReport | None, trials: pd.DataFrame) -> list[Block]:
             for t, s, p in foreign
             if p is not None and p >= FOREIGN_CPU_PCT
         ]
+        share = (
+            f"at least {FOREIGN_CPU_PCT:g}% of a trial's CPUs: {', '.join(busy)}."
+            if busy
+            else f"no trial's share reached {FOREIGN_CPU_PCT:g}%."
+        )
         out.append(
             Paragraph(
                 f"Isolation, measured: processes that were neither a trial's nor Ray's own used "
                 f"{sum(s for _, s, _ in foreign):.2f} CPU-s on the trials' nodes while they ran "
-                "(foreign_cpu_s, trials.parquet); "
-                + (
-                    f"at least {FOREIGN_CPU_PCT:g}% of a trial's CPUs: {', '.join(busy)}."
-                    if busy
-                    else f"no trial's share reached {FOREIGN_CPU_PCT:g}%."
-                )
+                f"(foreign_cpu_s, trials.parquet); {share}"
             )
         )
     return out

@@ -24,7 +24,8 @@ CPU_ROLES = {
 }
 
 
-def _size_text(size: int) -> str:
+def size_text(size: int) -> str:
+    """A state size in bytes as words: ``512 B``, ``4 KiB``."""
     return f"{size // 1024} KiB" if size >= 1024 else f"{size} B"
 
 
@@ -77,7 +78,7 @@ def plot_metric(
     _log_axes(ax, sorted({r.batch for r in rows}), log_y)
     ax.set_xlabel("states per request (batch)")
     ax.set_ylabel(label)
-    ax.set_title(f"{_size_text(size)} states ({MODELS[size].name}), {clients} client{'s' * (clients > 1)}", fontsize=9)
+    ax.set_title(f"{size_text(size)} states ({MODELS[size].name}), {clients} client{'s' * (clients > 1)}", fontsize=9)
     ax.grid(alpha=0.3, which="both")
     return ax
 
@@ -86,24 +87,11 @@ def plot_paper_points(size: int, ax) -> None:
     """The paper's Ray and Clipper states/s at batch 64 as stars, where the paper measured this state size."""
     for p in PAPER_TABLE3["rows"]:
         if int(p["input_bytes"]) == size:
-            ax.scatter(
-                [PAPER_BATCH],
-                [p["ray_states_per_s"]],
-                marker="*",
-                s=90,
-                color="black",
-                zorder=5,
-                label="paper: Ray actor",
-            )
-            ax.scatter(
-                [PAPER_BATCH],
-                [p["clipper_states_per_s"]],
-                marker="*",
-                s=90,
-                color="#999999",
-                zorder=5,
-                label="paper: Clipper (REST)",
-            )
+            for column, color, label in (
+                ("ray_states_per_s", "black", "paper: Ray actor"),
+                ("clipper_states_per_s", "#999999", "paper: Clipper (REST)"),
+            ):
+                ax.scatter([PAPER_BATCH], [p[column]], marker="*", s=90, color=color, zorder=5, label=label)
 
 
 def plot_cpu(rows: list[ServeRow], size: int, clients: int, batch: int, ax=None):
@@ -119,26 +107,25 @@ def plot_cpu(rows: list[ServeRow], size: int, clients: int, batch: int, ax=None)
             bottom += values
     ax.set_xticks(range(len(paths)), paths, rotation=60, ha="right", fontsize=7)
     ax.set_ylabel("CPU-s per 1,000 states")
-    ax.set_title(f"{_size_text(size)} states, batch {batch}, {clients} client{'s' * (clients > 1)}", fontsize=9)
+    ax.set_title(f"{size_text(size)} states, batch {batch}, {clients} client{'s' * (clients > 1)}", fontsize=9)
     ax.grid(alpha=0.3, axis="y")
     return ax
 
 
 def _grid(n_rows: int, n_cols: int):
-    fig, axes = plt.subplots(n_rows, n_cols, figsize=(4.8 * n_cols + 1.6, 3.5 * n_rows), squeeze=False)
-    return fig, axes
+    return plt.subplots(n_rows, n_cols, figsize=(4.8 * n_cols + 1.6, 3.5 * n_rows), squeeze=False)
 
 
-def _legend(fig, axes) -> None:
-    handles, labels = {}, []
+def _saved(fig, axes, path: Path, title: str, caption: str) -> Figure:
+    """The figure with one legend of every panel's lines, saved to ``path``."""
+    handles: dict[str, object] = {}  # label -> its first handle, in the order the labels first appear
     for ax in axes.flat:
         for h, label in zip(*ax.get_legend_handles_labels()):
-            if label not in handles:
-                handles[label] = h
-                labels.append(label)
+            handles.setdefault(label, h)
     fig.legend(
-        [handles[lb] for lb in labels], labels, loc="upper left", bbox_to_anchor=(1.0, 0.98), fontsize=8, frameon=False
+        list(handles.values()), list(handles), loc="upper left", bbox_to_anchor=(1.0, 0.98), fontsize=8, frameon=False
     )
+    return Figure(save(fig, path, tight_bbox=True), title, caption)
 
 
 def _two_rows(
@@ -157,8 +144,7 @@ def _two_rows(
             plot_metric(rows, size, clients, column, label, axes[i][j], log_y=log_y)
             if not log_y:
                 axes[i][j].axhline(0, color="#888888", lw=0.8)
-    _legend(fig, axes)
-    return Figure(save(fig, path, tight_bbox=True), title, caption)
+    return _saved(fig, axes, path, title, caption)
 
 
 def write_servebench_figures(rows: list[ServeRow], plots: Path) -> list[Figure]:
@@ -167,23 +153,23 @@ def write_servebench_figures(rows: list[ServeRow], plots: Path) -> list[Figure]:
     clients = sorted({r.clients for r in rows})
     if not sizes or not any(r.states_per_s for r in rows):
         return []
-    figures = []
     fig, axes = _grid(len(clients), len(sizes))
     for i, c in enumerate(clients):
         for j, size in enumerate(sizes):
             plot_metric(rows, size, c, "states_per_s", "states/s", axes[i][j], with_ci=True)
             plot_paper_points(size, axes[i][j])
-    _legend(fig, axes)
-    figures.append(
-        Figure(
-            save(fig, plots / "servebench_throughput.png", tight_bbox=True),
+    figures = [
+        _saved(
+            fig,
+            axes,
+            plots / "servebench_throughput.png",
             "States per second",
             f"Median over repeats, bars: {CONFIDENCE:.0%} bootstrap interval; stars: the paper's Table 3 "
             "(batch 64, its own machine and models). Log scales.",
         )
-    )
+    ]
     one = f"{clients[0]} client{'s' * (clients[0] > 1)}"
-    figures.append(
+    figures += [
         _two_rows(
             rows=rows,
             sizes=sizes,
@@ -192,9 +178,7 @@ def write_servebench_figures(rows: list[ServeRow], plots: Path) -> list[Figure]:
             title="Latency per request",
             caption=f"{one}; medians over repeats of each repeat's p50 and p99 (every counted request). Log scales.",
             metrics=(("p50_ms", "p50 latency, ms", True), ("p99_ms", "p99 latency, ms", True)),
-        )
-    )
-    figures.append(
+        ),
         _two_rows(
             rows=rows,
             sizes=sizes,
@@ -208,21 +192,22 @@ def write_servebench_figures(rows: list[ServeRow], plots: Path) -> list[Figure]:
                 ("overhead_ms", "overhead over in-process, ms", False),
                 ("bytes_per_request", "bytes per request", True),
             ),
-        )
-    )
+        ),
+    ]
     batches = sorted({r.batch for r in rows})
     batch = PAPER_BATCH if PAPER_BATCH in batches else batches[-1]
     fig, axes = _grid(1, len(sizes))
     for j, size in enumerate(sizes):
         plot_cpu(rows, size, clients[0], batch, axes[0][j])
-    _legend(fig, axes)
-    figures.append(
-        Figure(
-            save(fig, plots / "servebench_cpu.png", tight_bbox=True),
+    return [
+        *figures,
+        _saved(
+            fig,
+            axes,
+            plots / "servebench_cpu.png",
             "CPU-seconds per 1,000 states, per process role",
-            f"Batch {batch}, {clients[0]} client{'s' * (clients[0] > 1)}; each role's processes' CPU time "
+            f"Batch {batch}, {one}; each role's processes' CPU time "
             "over the run's window (the utilization sampler), median over repeats. In-process paths "
             "compute in the client.",
-        )
-    )
-    return figures
+        ),
+    ]

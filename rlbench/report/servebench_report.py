@@ -37,17 +37,13 @@ from rlbench.report.blocks import (
     to_rich,
 )
 from rlbench.report.document import _CSS
-from rlbench.report.servebench_plots import write_servebench_figures
+from rlbench.report.servebench_plots import size_text, write_servebench_figures
 from rlbench.report.style import fmt
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import PLOTS_DIR, SERVEBENCH_HTML, SERVEBENCH_MD
 
 #: Roles whose CPU per 1,000 states the rows table shows (the rest are in servebench.json).
 TABLE_ROLES = ("client", "server", "proxy", "controller")
-
-
-def _size(size: int) -> str:
-    return f"{size // 1024} KiB" if size >= 1024 else f"{size} B"
 
 
 def _num(value, digits: int = 0) -> str:
@@ -61,7 +57,7 @@ def row_cells(r: ServeRow) -> list[str]:
     return [
         r.path,
         str(r.batch),
-        _size(r.input_bytes),
+        size_text(r.input_bytes),
         str(r.clients),
         fmt(r.states_per_s),
         ci,
@@ -112,21 +108,20 @@ def paper_table(rows: list[ServeRow], clients: int) -> Table:
         "here: actor/rest_json",
         *(f"here: {p}" for p in others),
     ]
-    out = []
-    for p in paper_rows(rows, clients):
-        out.append(
-            [
-                p["workload"],
-                fmt(p["paper_clipper"]),
-                fmt(p["paper_ray"]),
-                f"{p['paper_ratio']:.1f}x",
-                p["model"],
-                fmt(p["rest_json"]),
-                fmt(p["actor"]),
-                "-" if p["ratio"] is None else f"{p['ratio']:.1f}x",
-                *(fmt(p["paths"].get(q)) for q in others),
-            ]
-        )
+    out = [
+        [
+            p["workload"],
+            fmt(p["paper_clipper"]),
+            fmt(p["paper_ray"]),
+            f"{p['paper_ratio']:.1f}x",
+            p["model"],
+            fmt(p["rest_json"]),
+            fmt(p["actor"]),
+            "-" if p["ratio"] is None else f"{p['ratio']:.1f}x",
+            *(fmt(p["paths"].get(q)) for q in others),
+        ]
+        for p in paper_rows(rows, clients)
+    ]
     return Table(
         header,
         out,
@@ -136,16 +131,14 @@ def paper_table(rows: list[ServeRow], clients: int) -> Table:
 
 
 def _cell_text(c: PathComparison) -> str:
-    return f"{c.path} vs {c.reference}, batch {c.batch}, {_size(c.input_bytes)}, {c.clients} client(s)"
+    return f"{c.path} vs {c.reference}, batch {c.batch}, {size_text(c.input_bytes)}, {c.clients} client(s)"
 
 
 def paper_verdicts(records: list[dict[str, Any]], comparisons: list[PathComparison]) -> list[tuple[str, str]]:
     """Whether the paper's order holds here: the actor above REST (JSON) at batch 64 per state size and client
     count, and whether that gap grows with the state size (the one rule on each repeat's actor/REST ratio)."""
-    out = []
     pairs = [c for c in comparisons if (c.path, c.reference, c.batch) == ("actor", "rest_json", PAPER_BATCH)]
-    for c in pairs:
-        out.append((f"actor above REST? {_size(c.input_bytes)}, {c.clients} client(s)", c.verdict))
+    out = [(f"actor above REST? {size_text(c.input_bytes)}, {c.clients} client(s)", c.verdict) for c in pairs]
     paper = [p["ray_states_per_s"] / p["clipper_states_per_s"] for p in PAPER_TABLE3["rows"]]
     for clients in sorted({c.clients for c in pairs}):
         sizes = sorted({c.input_bytes for c in pairs if c.clients == clients})
@@ -162,7 +155,7 @@ def paper_verdicts(records: list[dict[str, Any]], comparisons: list[PathComparis
             else "no evidence that the gap changes with the state size"
         )
         words = (
-            f"{trend}: each repeat's actor/rest_json at {_size(sizes[-1])} over that at {_size(sizes[0])} "
+            f"{trend}: each repeat's actor/rest_json at {size_text(sizes[-1])} over that at {size_text(sizes[0])} "
             f"({change_evidence(change)}); the paper: {paper[0]:.1f}x and {paper[1]:.1f}x"
         )
         out.append((f"gap grows with the state size? {clients} client(s)", words))
@@ -176,7 +169,7 @@ def calibration_table(doc: dict[str, Any]) -> Table:
         rows.append(
             [
                 str(c.get("model")),
-                _size(int(c.get("input_bytes") or 0)),
+                size_text(int(c.get("input_bytes") or 0)),
                 fmt(c.get("target_ms"), 1),
                 "residual" if c.get("residual") else "plain",
                 str(c.get("depth")),
@@ -222,16 +215,17 @@ def servebench_blocks(
     ]
     if doc.get("interrupted"):
         blocks.append(Paragraph("Interrupted: the rows below hold what was measured before the stop.", lead="Note"))
-    blocks += [Heading("Against the paper (Table 3)", 2)]
-    blocks += [paper_table(rows, c) for c in clients]
+    policy = doc.get("policy") or {}
+    setup = doc.get("setup_s") or {}
     blocks += [
+        Heading("Against the paper (Table 3)", 2),
+        *(paper_table(rows, c) for c in clients),
         Paragraph("What differs between the paper's setup and this one:"),
         Bullets(list(PAPER_TABLE3["differences"])),
         Heading("Does the paper's order hold here?", 3),
         Verdicts(paper_verdicts(doc.get("runs") or [], comparisons)),
-    ]
-    blocks += [Heading("Figures", 2), *figures]
-    blocks += [
+        Heading("Figures", 2),
+        *figures,
         Heading("Every row", 2),
         Paragraph(
             "states/s: median over repeats, all clients together; p50/p99: medians over repeats of each "
@@ -253,8 +247,6 @@ def servebench_blocks(
             collapsed=f"{len(comparisons)} comparisons",
             md_max_rows=60,
         ),
-    ]
-    blocks += [
         Heading("Calibration", 2),
         Paragraph(
             "Widths tried until a batch of 64 took the paper's time on this CPU (one torch thread); the "
@@ -262,10 +254,6 @@ def servebench_blocks(
             muted=True,
         ),
         calibration_table(doc),
-    ]
-    policy = doc.get("policy") or {}
-    setup = doc.get("setup_s") or {}
-    blocks += [
         Heading("How it ran", 2),
         Fields(
             [
@@ -313,16 +301,10 @@ def terminal_tables(
     clients = sorted({r.clients for r in rows}) or [1]
     shown = rows if len(rows) <= max_rows else [r for r in rows if r.batch == PAPER_BATCH] or rows[:max_rows]
     caption = "" if shown is rows else f"batch {PAPER_BATCH} only: {len(rows)} rows in servebench.md"
-    out = [to_rich(paper_table(rows, c)) for c in clients]
-    out.append(
-        to_rich(
-            Table(
-                ["question", "answer"],
-                [list(v) for v in paper_verdicts(records, comparisons)],
-                frozenset({0, 1}),
-                title="the paper's order, here",
-            )
-        )
-    )
-    out.append(to_rich(rows_table(shown, title="servebench", caption=caption)))
-    return out
+    verdicts = [list(v) for v in paper_verdicts(records, comparisons)]
+    order = Table(["question", "answer"], verdicts, frozenset({0, 1}), title="the paper's order, here")
+    return [
+        *(to_rich(paper_table(rows, c)) for c in clients),
+        to_rich(order),
+        to_rich(rows_table(shown, title="servebench", caption=caption)),
+    ]

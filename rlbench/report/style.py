@@ -123,3 +123,11 @@ def fmt(value, digits: int = 0) -> str:
 def pct(value) -> str:
     """A share as a whole percentage."""
     return "-" if fmt(value) == "-" else f"{100 * float(value):.0f}%"
+
+
+def ci_text(row, column: str, digits: int = 0) -> str:
+    """``median [low, high]`` of a row's ``column`` and its ``_ci_low``/``_ci_high``, or the median alone."""
+    med, lo, hi = row.get(column), row.get(f"{column}_ci_low"), row.get(f"{column}_ci_high")
+    if fmt(lo) == "-":
+        return fmt(med, digits)
+    return f"{fmt(med, digits)} [{fmt(lo, digits)}, {fmt(hi, digits)}]"

@@ -70,18 +70,7 @@ def results_table(trials: pd.DataFrame, axes: list[str], skip_groups: dict[str, 
         caption = f"first {MAX_TABLE_ROWS} of {len(ran)} trials; all are in summary.csv and report.html"
         ran = ran.head(MAX_TABLE_ROWS)
     target = "reached_target" in trials and trials["reached_target"].notna().any()
-    header = [
-        "trial",
-        "status",
-        *axes,
-        "env steps/s",
-        "sample",
-        "learn",
-        "sync",
-        "other",
-        *(["to target"] if target else []),
-        "note",
-    ]
+    header = ["trial", "status", *axes, "env steps/s", *PHASES, *(["to target"] if target else []), "note"]
     rows: list[list[str | Cell]] = []
     for _, r in ran.iterrows():
         reached = r.get("reached_target") if target else None
@@ -112,11 +101,8 @@ def results_table(trials: pd.DataFrame, axes: list[str], skip_groups: dict[str, 
                 str(group[0]["trial_id"]) if len(group) == 1 else f"{len(group)} trials",
                 Cell("skipped", "yellow"),
                 *values,
-                "-",
-                "-",
-                "-",
-                "-",
-                "-",
+                "-",  # env steps/s
+                *["-" for _ in PHASES],
                 *(["-"] if target else []),
                 reason[:160],
             ]

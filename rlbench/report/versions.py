@@ -22,15 +22,11 @@ def plot_trend(trend: ConfigTrend, metric: str, ax=None):
     column, unit = METRICS[metric]
     ax = ax or plt.subplots(figsize=(6.4, 3.6))[1]
     x = np.arange(len(trend.points))
-    med = np.array([np.nan if getattr(p, column) is None else getattr(p, column) for p in trend.points], dtype=float)
-    low = np.array(
-        [np.nan if getattr(p, f"{column}_ci_low") is None else getattr(p, f"{column}_ci_low") for p in trend.points],
-        dtype=float,
-    )
-    high = np.array(
-        [np.nan if getattr(p, f"{column}_ci_high") is None else getattr(p, f"{column}_ci_high") for p in trend.points],
-        dtype=float,
-    )
+
+    def series(name: str) -> np.ndarray:  # one field of every point, NaN where it is None
+        return np.array([np.nan if getattr(p, name) is None else getattr(p, name) for p in trend.points], dtype=float)
+
+    med, low, high = (series(f"{column}{end}") for end in ("", "_ci_low", "_ci_high"))
     ax.errorbar(x, med, yerr=np.vstack([np.nan_to_num(med - low), np.nan_to_num(high - med)]), marker="o", capsize=4)
     for i, step in enumerate(s for s in trend.steps if s.metric == metric):
         if step.flagged:
@@ -122,15 +118,8 @@ def history_table(trends: list[ConfigTrend], package: str) -> RichTable:
                     Cell(word, "red" if s.flagged and word == "slower" else "green" if s.flagged else "default"),
                 ]
             rows.append(cells)
-    left = frozenset({0, 1, len(header) - 1})
-    return to_rich(
-        Table(
-            header,
-            rows,
-            left,
-            title=f"{package} history (step: against the version above, paired by round; throughput)",
-        )
-    )
+    title = f"{package} history (step: against the version above, paired by round; throughput)"
+    return to_rich(Table(header, rows, frozenset({0, 1, len(header) - 1}), title=title))
 
 
 def bisect_table(result: BisectResult) -> RichTable:

@@ -37,14 +37,7 @@ from rlbench.spec.model import (
     _ValueErrorAt,
 )
 from rlbench.spec.quick import quick_data, quick_point
-from rlbench.spec.relative import (
-    RELATIVE_KNOBS,
-    SYNTAX,
-    RelativeValue,
-    is_relative,
-    looks_relative,
-    resolve,
-)
+from rlbench.spec.relative import RELATIVE_KNOBS, SYNTAX, RelativeValue, is_relative, looks_relative, resolve
 from rlbench.spec.stop import unreported_target
 from rlbench.spec.training import ALGOS, REMOVED
 from rlbench.spec.variants import MEASURE_KEYS, unsupported_pins
@@ -206,8 +199,8 @@ def _format_pydantic(
             msg = e["msg"].removeprefix("Value error, ")
             if "input" in e and not isinstance(e["input"], (dict, list)) and e["type"] != "value_error":
                 msg += f" (got {_short(e['input'])})"
-        line = lines.line(next((v for k, v in (line_of or {}).items() if loc[: len(k)] == k), loc))
-        out.append(f"{path}{':' + str(line) if line else ''}: {key_path}: {msg}")
+        where = lines.at(path, next((v for k, v in (line_of or {}).items() if loc[: len(k)] == k), loc))
+        out.append(f"{where}: {key_path}: {msg}")
     return out
 
 
@@ -251,13 +244,10 @@ def spec_from_dict(
     def fail(problems: list[str]) -> None:
         raise SpecError("\n".join(problems))
 
-    problems = [
-        f"{path}{':' + str(lines.line(p)) if lines.line(p) else ''}: {'.'.join(map(str, p))}: {m}" for p, m in errors
-    ]
+    problems = [f"{lines.at(path, p)}: {'.'.join(map(str, p))}: {m}" for p, m in errors]
     if "autoconfig" in data:  # rlbench autoconfig pops it before it calls here
-        line = lines.line(("autoconfig",))
         msg = (
-            f"{path}{':' + str(line) if line else ''}: autoconfig: this section is read by `rlbench autoconfig "
+            f"{lines.at(path, ('autoconfig',))}: autoconfig: this section is read by `rlbench autoconfig "
             f"{path} --budget 20m`; to run the whole grid with rlbench sweep, remove the section"
         )
         problems.append(msg)
@@ -268,7 +258,7 @@ def spec_from_dict(
     if not isinstance(grid, dict):
         fail([f"{path}: grid: must be a mapping of axis -> list of values"])
     for axis, values in grid.items():
-        where = f"{path}{':' + str(lines.line(('grid', axis))) if lines.line(('grid', axis)) else ''}: grid.{axis}"
+        where = f"{lines.at(path, ('grid', axis))}: grid.{axis}"
         try:
             axis_target(str(axis))
         except KeyError as e:
@@ -291,10 +281,9 @@ def spec_from_dict(
 
     points = math.prod(len(v) for v in grid.values()) * max(1, len(spec.variants))
     if points * spec.repeats > MAX_TRIALS:  # counted before a single grid point is built
-        line = lines.line(("grid",)) or lines.line(("repeats",))
         fail(
             [
-                f"{path}{':' + str(line) if line else ''}: grid: {points:,} grid points (times variants) x repeats "
+                f"{lines.at(path, ('grid',), ('repeats',))}: grid: {points:,} grid points (times variants) x repeats "
                 f"{spec.repeats} = {points * spec.repeats:,} trials, more than {MAX_TRIALS:,} "
                 "(each trial starts its own "
                 "Ray, seconds at least): use fewer values per axis, or split the sweep into several specs"
@@ -341,8 +330,7 @@ def spec_from_dict(
     try:  # trials of several frameworks: every hyperparameter left unset pinned to one value (spec/matched.py)
         trials, matched_notes = match_frameworks(trials)
     except SpecError as e:
-        line = lines.line(("grid", "framework")) or lines.line(("framework",))
-        fail([f"{path}{':' + str(line) if line else ''}: {e}"])
+        fail([f"{lines.at(path, ('grid', 'framework'), ('framework',))}: {e}"])
     try:
         trials = [quick_point(p) for p in trials] if quick else trials
     except ValueError as e:
@@ -350,14 +338,12 @@ def spec_from_dict(
     unreported = unreported_target(spec.stop.target, [p.config.framework for p in trials])
     if unreported and spec.stop.target is not None:  # a framework that does not report it runs every trial to its end
         metric = spec.stop.target.metric
-        at = lines.line(("stop", metric))
-        problems.append(f"{path}{':' + str(at) if at else ''}: stop.{metric}: {unreported}")
+        problems.append(f"{lines.at(path, ('stop', metric))}: stop.{metric}: {unreported}")
     frameworks: dict[str, set[str]] = {}
     for point in trials:
         frameworks.setdefault(point.variant or "", set()).add(point.config.framework)
     for i, dist, why in unsupported_pins(spec.variants, frameworks):  # e.g. ray: "2.9.3" under the RLlib adapter
-        line = lines.line(("variants", i, "packages", dist))
-        problems.append(f"{path}{':' + str(line) if line else ''}: variants[{i}].packages.{dist}: {why}")
+        problems.append(f"{lines.at(path, ('variants', i, 'packages', dist))}: variants[{i}].packages.{dist}: {why}")
     if problems:
         fail(problems)
     loaded = LoadedSpec(
@@ -380,15 +366,14 @@ def spec_from_dict(
             }
         ):
             if (needs := framework_problem(framework)) is not None:
-                at_line = lines.line(("grid", "framework")) or lines.line(("framework",))
-                problems.append(f"{path}{':' + str(at_line) if at_line else ''}: {needs}")
+                problems.append(f"{lines.at(path, ('grid', 'framework'), ('framework',))}: {needs}")
         for env in sorted({p.config.environment.env for p in trials}):
             try:
                 check_env(env)
             except ValueError as e:
                 env_axes = [a for a in axes if axis_target(a) == ("environment", "env") and env in grid[a]]
-                line = lines.line(("grid", env_axes[0]) if env_axes else ("environment", "env"))
-                problems.append(f"{path}{':' + str(line) if line else ''}: environment.env: {e}")
+                at = lines.at(path, ("grid", env_axes[0]) if env_axes else ("environment", "env"))
+                problems.append(f"{at}: environment.env: {e}")
         if problems:
             fail(problems)
     return loaded
@@ -401,8 +386,7 @@ def _variant_problems(variants: Any, grid: dict, path: Path, lines: LineMap) -> 
     for i, variant in enumerate(variants if isinstance(variants, list) else []):
         keys = variant.get("set") if isinstance(variant, dict) else None
         for key, value in keys.items() if isinstance(keys, dict) else ():
-            line = lines.line(("variants", i, "set", key))
-            where = f"{path}{':' + str(line) if line else ''}: variants[{i}].set.{key}"
+            where = f"{lines.at(path, ('variants', i, 'set', key))}: variants[{i}].set.{key}"
             if key in MEASURE_KEYS:  # a sweep key, checked by the model (spec/variants.py)
                 continue
             try:

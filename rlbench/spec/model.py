@@ -31,14 +31,7 @@ from rlbench.spec.sections import (
 )
 from rlbench.spec.stop import STOP_LIMITS, StopSection, StopTarget
 from rlbench.spec.switch_off import SwitchOff
-from rlbench.spec.training import (
-    ALGOS,
-    Algo,
-    TrainingSection,
-    and_names,
-    foreign_key_message,
-    foreign_training_keys,
-)
+from rlbench.spec.training import ALGOS, Algo, TrainingSection, and_names, foreign_key_message, foreign_training_keys
 from rlbench.spec.variants import MEASURE_KEYS, Variant
 
 #: Old RLlib name -> new-API-stack knob. ``num_gpus`` becomes rlbench's ``learner_gpus``

@@ -42,9 +42,7 @@ SEQUENCES: dict[str, tuple[tuple[str, ...], str, Literal["big", "little"]]] = {
 #: each part of the place, the modulus). ``cell``: servebench's states of one cell (its batch and input bytes) under
 #: the run's seed, ``(base * 1_000_003 + batch * 7_919 + input_bytes) % 2**32``: numpy's generator alone draws them
 #: (no runner index is added), so its bound is numpy's, :data:`NUMPY_SEEDS`.
-LINEAR: dict[str, tuple[tuple[int, ...], int]] = {
-    "cell": ((1_000_003, 7_919, 1), NUMPY_SEEDS),
-}
+LINEAR: dict[str, tuple[tuple[int, ...], int]] = {"cell": ((1_000_003, 7_919, 1), NUMPY_SEEDS)}
 
 
 def derive_seed(base: int, *place: int | str, sequence: Sequence = "repeat") -> int:

@@ -75,14 +75,7 @@ def with_versions(
 
 
 def load_versions(
-    path: Path,
-    package: str,
-    versions: Sequence[str],
-    rounds: int,
-    index: str | None,
-    *,
-    check_envs: bool = True,
-    grid: dict | None = None,
+    path: Path, package: str, versions: Sequence[str], rounds: int, index: str | None, *, grid: dict | None = None
 ) -> LoadedSpec:
     """The spec at ``path`` run across ``versions`` of ``package`` (see :func:`with_versions`); SpecError
     for anything wrong in the file or the flags (an unsupported Ray among them: :mod:`rlbench.adapters`).
@@ -105,10 +98,7 @@ def load_versions(
             )
     try:
         return spec_from_dict(
-            with_versions(data, package, versions, rounds, index_value(index), path),
-            source=path,
-            lines=lines,
-            check_envs=check_envs,
+            with_versions(data, package, versions, rounds, index_value(index), path), source=path, lines=lines
         )
     except SpecError as e:  # a made variant is named by the flag that made it, not by a line the file lacks
         raise SpecError(

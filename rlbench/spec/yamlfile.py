@@ -59,6 +59,11 @@ class LineMap:
             path = path[:-1]
         return None
 
+    def at(self, source: str | Path, *paths: tuple) -> str:
+        """Where a message points: ``source:line`` of the first of ``paths`` with a line, else ``source`` alone."""
+        line = next((n for n in map(self.line, paths) if n), None)
+        return f"{source}:{line}" if line else str(source)
+
 
 def _at(path: Path, node: yaml.Node) -> str:
     return f"{path}:{node.start_mark.line + 1}"
@@ -120,10 +125,9 @@ def check_values(data: Any, path: Path, lines: LineMap) -> None:
         value, where = todo.pop()
         kind = next((name for t, name in _NOT_JSON.items() if isinstance(value, t)), None)
         if kind is not None:
-            line = lines.line(where)
             key = ".".join(map(str, where)) or "(top level)"
             raise SpecError(
-                f"{path}{':' + str(line) if line else ''}: {key}: YAML reads this value as {kind}, which "
+                f"{lines.at(path, where)}: {key}: YAML reads this value as {kind}, which "
                 "a spec cannot hold; quote it to make it text"
             )
         if isinstance(value, dict):

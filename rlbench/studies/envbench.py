@@ -15,6 +15,7 @@ import math
 import multiprocessing
 import os
 import time
+from contextlib import suppress
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -66,13 +67,11 @@ def _step_for(env_name: str, env_config: dict, seconds: float, warmup_s: float, 
 
 def peak_rss_bytes(pid: int | str = "self") -> int:
     """A process's peak resident memory so far (``VmHWM`` of ``/proc/<pid>/status``); 0 if unreadable."""
-    try:
+    with suppress(OSError, ValueError, IndexError):
         with open(f"/proc/{pid}/status", "rb") as f:
             for line in f:
                 if line.startswith(b"VmHWM:"):
                     return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
     return 0
 
 
@@ -80,10 +79,8 @@ def _steps_in(
     env_name: str, env_config: dict, seconds: float, warmup_s: float, core: int | None
 ) -> tuple[int, float, float, int]:
     if core is not None:
-        try:
+        with suppress(AttributeError, OSError):
             os.sched_setaffinity(0, [core])
-        except (AttributeError, OSError):
-            pass
     env = make_env(env_name, env_config)
     env.action_space.seed(0)
     actions = [env.action_space.sample() for _ in range(_ACTION_POOL)]
@@ -205,10 +202,8 @@ def _collect(workers: list, queue, limit_s: float, max_rss_bytes: int | None) ->
         if max_rss_bytes is not None:
             rss = 0
             for w in workers:
-                try:
+                with suppress(psutil.Error):
                     rss += psutil.Process(w.pid).memory_info().rss
-                except psutil.Error:
-                    pass
             if rss > max_rss_bytes:
                 raise _over_limit(rss, max_rss_bytes)
     return results

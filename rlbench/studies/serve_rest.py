@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import suppress
 from pathlib import Path
 
 #: Seconds an idle keep-alive connection stays open, here and in Serve's proxy. uvicorn's default of 5 s
@@ -112,15 +113,13 @@ class RestServer:
                 raise RuntimeError(
                     f"the REST server exited with {self.proc.returncode} before answering (its log: {self.log_path})"
                 )
-            try:
+            with suppress(OSError):
                 conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
                 conn.request("GET", "/ready")
                 if conn.getresponse().status == 200:
                     conn.close()
                     return self.proc.pid
                 conn.close()
-            except OSError:
-                pass
             if time.monotonic() > deadline:
                 raise RuntimeError(
                     f"the REST server did not answer within {timeout_s:.0f} s (its log: {self.log_path})"

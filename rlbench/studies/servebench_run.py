@@ -106,7 +106,7 @@ class ServebenchRun:
         )
         self._ray = True
         self.after_start()
-        self.session_dir = _session_dir()
+        self.session_dir = private.session_dir()  # only to find leftovers: None loses that check, nothing more
         serving = adapter.serving()
         assert serving is not None, "servebench serves the default framework's policy, which has one"
         models = [MODELS[size] for size in self.config.inputs]
@@ -149,8 +149,8 @@ class ServebenchRun:
         )
         cal = Calibration(model.name, model.input_bytes, model.target_ms, model.depth, model.residual)
 
-        def probe(width: int) -> float:
-            saved = serving.save_model(
+        def save(width: int) -> dict[str, Any]:
+            return serving.save_model(
                 folder,
                 input_floats=model.input_floats,
                 width=width,
@@ -158,19 +158,14 @@ class ServebenchRun:
                 residual=model.residual,
                 seed=self.config.seed,
             )
-            return forward_ms(serving.load_policy(saved["checkpoint"], threads=1).act, states)
+
+        def probe(width: int) -> float:
+            return forward_ms(serving.load_policy(save(width)["checkpoint"], threads=1).act, states)
 
         cal.width, cal.probes = search_width(
             probe, target_ms=model.target_ms, start=model.start_width, exponent=model.exponent, step=model.width_step
         )
-        saved = serving.save_model(
-            folder,
-            input_floats=model.input_floats,
-            width=cal.width,
-            depth=model.depth,
-            residual=model.residual,
-            seed=self.config.seed,
-        )
+        saved = save(cal.width)
         cal.checkpoint, cal.parameters = saved["checkpoint"], saved["parameters"]
         cal.forward_ms = next(p.forward_ms for p in cal.probes if p.width == cal.width)
         cal.seconds = time.perf_counter() - started
@@ -313,11 +308,6 @@ class ServebenchRun:
                 traceback.print_exc()
         self._clients, self._serve, self._rest, self._ray = [], False, None, False
         return problems
-
-
-def _session_dir() -> str | None:
-    """The driver's Ray session folder (only used to find leftovers: None loses that check, nothing more)."""
-    return private.session_dir()
 
 
 def summarize(results: list[dict[str, Any]], cpu_s: dict[str, float], window_s: float) -> dict[str, Any]:

@@ -70,12 +70,7 @@ class NodeSetRuntime:
         ray.init(**connect_kwargs(self.plan.ray_address, self.plan.config.environment.env))
         ray_init_s = time.perf_counter() - t
         self.cluster = ClusterTrial(
-            self.plan,
-            self.events,
-            self.folder,
-            self.adapter,
-            node_ids=list(self.placement.node_ids),
-            also=self.also,
+            self.plan, self.events, self.folder, self.adapter, node_ids=list(self.placement.node_ids), also=self.also
         )
         self.events.write(Event.RAY_INIT, ray_init_s=ray_init_s, session_dir=None, **self.cluster.after_connect())
         self._place()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import platform
 import time
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ def node_hardware() -> dict[str, Any]:
     cpu_model, cores = None, set()
     physical = None
     core_id = None
-    try:
+    with suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             key, _, value = line.partition(":")
             key, value = key.strip(), value.strip()
@@ -30,15 +31,11 @@ def node_hardware() -> dict[str, Any]:
             elif key == "core id":
                 core_id = value
                 cores.add((physical, core_id))
-    except OSError:
-        pass
     memory = None
-    try:
+    with suppress(OSError):
         for line in Path("/proc/meminfo").read_text().splitlines():
             if line.startswith("MemTotal:"):
                 memory = int(line.split()[1]) * 1024
-    except OSError:
-        pass
     gpus: list[dict[str, Any]] = []
     try:
         from rlbench.worker.nvml import open_gpus
@@ -84,9 +81,7 @@ def processes_gone(processes: list[list[Any]], wait_s: float) -> dict[str, Any]:
         if ticks is None:
             unchecked.append(pid)
             continue
-        try:
+        with suppress(OSError):
             os.kill(pid, signal.SIGKILL)
             killed.append(pid)
-        except OSError:
-            pass
     return {"waited_s": time.monotonic() - t, "killed": killed, "unchecked": unchecked}

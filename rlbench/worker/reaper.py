@@ -17,6 +17,7 @@ import select
 import signal
 import sys
 import time
+from contextlib import suppress
 
 
 def session_members(sid: int) -> list[int]:
@@ -45,11 +46,9 @@ def kill_session(sid: int, *, settle_s: float = 2.0) -> int:
     while True:
         targets = [p for p in session_members(sid) if p != os.getpid() and p not in killed]
         for pid in targets:
-            try:
+            with suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
                 killed.add(pid)
-            except ProcessLookupError:
-                pass
         if not targets or time.monotonic() > deadline:
             return len(killed)
         time.sleep(0.05)

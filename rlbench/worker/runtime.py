@@ -72,8 +72,9 @@ class RayRuntime:
 
             self.cluster = ClusterTrial(plan, self.events, self.folder, self.adapter)
             self.events.write(Event.RAY_INIT, ray_init_s=ray_init_s, session_dir=None, **self.cluster.after_connect())
-        else:
-            self.events.write(Event.RAY_INIT, ray_init_s=ray_init_s, session_dir=_ray_session_dir(), ray_agents=agents)
+        else:  # its name is in every Ray system process's command line; private API: None only weakens leftover checks
+            session_dir = private.session_dir()
+            self.events.write(Event.RAY_INIT, ray_init_s=ray_init_s, session_dir=session_dir, ray_agents=agents)
 
     def shutdown(self) -> None:
         """``ray.shutdown()`` if Ray is (still) up; a private runtime's autoscaler monitor killed first
@@ -180,12 +181,6 @@ def _ray_node() -> Any:
     folder and the monitor's process come from it; losing it costs the leftover check its session name and the
     shutdown its second back, nothing more."""
     return private.local_node()
-
-
-def _ray_session_dir() -> str | None:
-    """The local Ray session's folder (its name is in every Ray system process's command line; private API: losing it
-    only weakens the leftover check)."""
-    return private.session_dir()
 
 
 def _worker_pythonpath() -> str:

@@ -18,6 +18,7 @@ import signal
 import sys
 import time
 import traceback
+from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -50,14 +51,12 @@ def _redirect_output(path: Path) -> None:
 
 def _die_with_parent() -> None:
     """Ask Linux to SIGKILL this process when its parent dies (so a killed rlbench leaves no trial)."""
-    try:
+    with suppress(OSError):
         import ctypes
 
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         PR_SET_PDEATHSIG = 1
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    except OSError:
-        pass
 
 
 def _release_fork_server() -> None:
@@ -69,15 +68,13 @@ def _release_fork_server() -> None:
     until it finished on its own (measured: 19 s with a trial running). Without it, the server
     exits with the sweep and PDEATHSIG takes the trial and its Ray runtime down.
     """
-    try:
+    with suppress(AttributeError, OSError):
         from multiprocessing import forkserver
 
         server: Any = forkserver._forkserver  # private API: losing it only slows clean-up after kill -9
         if server._forkserver_alive_fd is not None:
             os.close(server._forkserver_alive_fd)
             server._forkserver_alive_fd = None
-    except (AttributeError, OSError):
-        pass
 
 
 def _start_reaper() -> None:
@@ -112,10 +109,8 @@ def descendants(pid: int) -> list[int]:
 def _pin_tree(driver_cores: list[int], other_cores: list[int]) -> None:
     """Pin this process to the driver's cores and every descendant (Ray's processes) to the rest."""
     for child in descendants(os.getpid()):
-        try:
+        with suppress(OSError):
             os.sched_setaffinity(child, other_cores)
-        except OSError:
-            pass
     os.sched_setaffinity(0, driver_cores)
 
 
@@ -124,10 +119,8 @@ def _affinities() -> dict[str, list]:
     processes, as the kernel holds them after pinning (what ``pin_driver`` and ``cpus`` did)."""
     others: set[tuple[int, ...]] = set()
     for child in descendants(os.getpid()):
-        try:
+        with suppress(OSError):  # gone meanwhile
             others.add(tuple(sorted(os.sched_getaffinity(child))))
-        except OSError:  # gone meanwhile
-            pass
     return {"driver": sorted(os.sched_getaffinity(0)), "others": [list(s) for s in sorted(others)]}
 
 
@@ -402,10 +395,8 @@ def exit_now(code: int) -> None:
     exited, under load in CI (issue 24), and was recorded failed with every figure complete.
     """
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with suppress(OSError, ValueError):
             stream.flush()
-        except (OSError, ValueError):
-            pass
     os._exit(code)
 
 

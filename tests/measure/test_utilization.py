@@ -139,7 +139,7 @@ def test_sampler_follows_the_tree_and_measures_a_busy_child(tree):
         for _ in range(6):
             s.sample_once()
             time.sleep(0.1)
-        assert len(s.seen_pids) == 5  # root, 3 sleepers, the spinner
+        assert len({pid for pid, _ in s.seen_processes}) == 5  # root, 3 sleepers, the spinner
         cols = s.columns
         rows = [(pid, pct) for kind, pid, pct in zip(cols["kind"], cols["pid"], cols["cpu_pct"]) if kind == "process"]
         by_pid: dict[int, list[float]] = {}

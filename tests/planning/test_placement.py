@@ -7,7 +7,6 @@ from rlbench.measure.machine import NodeInfo, node_type
 from rlbench.planning.placement import (
     MIN_DRIVER_CPUS,
     NodeRoom,
-    disjoint_sets,
     largest_node_set,
     node_set_skip_reason,
     pack,
@@ -86,10 +85,7 @@ def test_placement_names_its_nodes_and_their_resources():
     assert found.node_cpus == 4.0 and found.node_gpus == 0.0
 
 
-def test_disjoint_sets_and_the_skip_reason():
-    two = [("driver", 1.0, 0.0), ("env_runner", 1.0, 0.0)]
-    assert disjoint_sets(two, rooms(0, 2, 2, 2)) == 3
-    assert disjoint_sets(two + [("env_runner", 1.0, 0.0)], rooms(0, 2, 2, 2)) == 1  # 2 nodes each, 3 usable
+def test_largest_node_set_and_the_skip_reason():
     nodes = rooms(2, 2) + rooms(8, kind="b")
     # 5 CPUs fit type b's one 8-CPU node, not type a's two 2-CPU nodes together: never split across types
     five = [("driver", 1.0, 0.0)] + [("env_runner", 1.0, 0.0)] * 4

@@ -21,6 +21,7 @@ import math
 from typing import Any
 
 from rlbench.adapters.rllib import compat
+from rlbench.adapters.vocabulary import EPISODE_METRICS
 
 TIMER_SAMPLE = ("timers", "env_runner_sampling_timer")
 
@@ -88,17 +89,7 @@ LEARNER_CONNECTOR_S = ("learners", "__all_modules__", "learner_connector", "conn
 RESULT_METRICS: dict[str, tuple[str, ...]] = {
     **{
         key: ("env_runners", key)
-        for key in (
-            "episode_return_mean",
-            "episode_return_min",
-            "episode_return_max",
-            "episode_len_mean",
-            "episode_len_min",
-            "episode_len_max",
-            "num_episodes",
-            "num_episodes_lifetime",
-            "num_env_steps_sampled_lifetime",
-        )
+        for key in (*EPISODE_METRICS, "num_episodes_lifetime", "num_env_steps_sampled_lifetime")
     },
     **{
         key: ("learners", "default_policy", key)
@@ -275,19 +266,12 @@ def iteration_timings(
     """
     connectors_s = _get({"m": algo.metrics.peek(TIMER_SYNC_CONNECTORS, default=0.0)}, ("m",))
     sample_s, learn_s = _get(result, TIMER_SAMPLE) + _get(result, TIMER_SAMPLE_ASYNC), _get(result, TIMER_LEARN)
-    split = sampling_split(
-        sample_s,
-        _get(result, ENV_RUNNERS_ENV_S),
-        _get(result, ENV_RUNNERS_INFERENCE_S),
-        sampling_runners=max(1, int(algo.config.num_env_runners or 0)),
-    )
+    sampling_runners = max(1, int(algo.config.num_env_runners or 0))
+    env_s, inference_s = _get(result, ENV_RUNNERS_ENV_S), _get(result, ENV_RUNNERS_INFERENCE_S)
+    split = sampling_split(sample_s, env_s, inference_s, sampling_runners=sampling_runners)
     learners = max(1, int(algo.config.num_learners or 0))
-    counts = overlap_counts(
-        result,
-        runner_timings(result),
-        sampling_runners=max(1, int(algo.config.num_env_runners or 0)),
-        learners=learners,
-    )
+    runners = runner_timings(result)
+    counts = overlap_counts(result, runners, sampling_runners=sampling_runners, learners=learners)
     extra = replay_timings(result, learners=learners) if replay else {}
     split_learn = learner_split(result, learn_s, learners=learners, asynchronous=asynchronous, at=at)
     connector_s = split_learn["learner_connector_s"]
@@ -311,7 +295,7 @@ def iteration_timings(
         "env_steps_sampled": sampled,
         "env_steps_trained": int(_get(result, ("learners", "__all_modules__", "num_env_steps_trained"))),
         "episode_return_mean": _get(result, ("env_runners", "episode_return_mean"), default=float("nan")),
-        "runners": runner_timings(result),
+        "runners": runners,
     }
 
 

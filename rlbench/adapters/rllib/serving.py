@@ -82,24 +82,19 @@ def save_model(folder: str, *, input_floats: int, width: int, depth: int, residu
     if residual:
         from rlbench.adapters.rllib.serving_models import ResidualPolicy
 
-        spec = RLModuleSpec(
-            module_class=ResidualPolicy,
-            observation_space=space,
-            action_space=gym.spaces.Discrete(2),
-            model_config={"width": width, "depth": depth},
-            inference_only=True,
-        )
+        module_class, model_config = ResidualPolicy, {"width": width, "depth": depth}
     else:
         from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
         from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
-        spec = RLModuleSpec(
-            module_class=DefaultPPOTorchRLModule,
-            observation_space=space,
-            action_space=gym.spaces.Discrete(2),
-            model_config=DefaultModelConfig(fcnet_hiddens=[width] * depth),
-            inference_only=True,
-        )
+        module_class, model_config = DefaultPPOTorchRLModule, DefaultModelConfig(fcnet_hiddens=[width] * depth)
+    spec = RLModuleSpec(
+        module_class=module_class,
+        observation_space=space,
+        action_space=gym.spaces.Discrete(2),
+        model_config=model_config,
+        inference_only=True,
+    )
     module = spec.build()
     module.save_to_path(folder)
     return {"checkpoint": folder, "parameters": int(sum(p.numel() for p in module.parameters()))}

@@ -27,7 +27,7 @@ from rlbench.adapters.sb3.mapping import (
     refusals,
     train_batch,
 )
-from rlbench.adapters.vocabulary import KeyHandling
+from rlbench.adapters.vocabulary import EPISODE_METRICS, KeyHandling
 
 if TYPE_CHECKING:
     from rlbench.adapters.base import TrialConfig
@@ -35,16 +35,7 @@ if TYPE_CHECKING:
 
 #: The result metrics a ``stop:`` target may name (from ``Monitor``'s episodes and SB3's step count), also as
 #: RLlib's paths (``env_runners/episode_return_mean``), so one target serves a sweep over both frameworks.
-SB3_METRICS = (
-    "episode_return_mean",
-    "episode_return_min",
-    "episode_return_max",
-    "episode_len_mean",
-    "episode_len_min",
-    "episode_len_max",
-    "num_episodes",
-    "num_env_steps_sampled_lifetime",
-)
+SB3_METRICS = (*EPISODE_METRICS, "num_env_steps_sampled_lifetime")
 
 #: The oldest SB3 the adapter drives: the ``collect_rollouts``/``train`` loop and ``_setup_learn``'s signature
 #: as read in 2.9.2's ``OnPolicyAlgorithm.learn`` (the version the ``sb3`` extra pins and the tests run).

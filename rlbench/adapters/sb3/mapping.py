@@ -136,80 +136,66 @@ def refusals(config: TrialConfig) -> list[tuple[tuple[str, ...], str]]:
     """(key path, why and what to set instead) for every key of a trial config SB3's PPO cannot run as the spec
     means it: refused at load, never dropped or approximated."""
     out: list[tuple[tuple[str, ...], str]] = []
+
+    def refuse(path: tuple[str, ...], why: str) -> None:
+        out.append((path, why))
+
     t, runners, learners = config.training, config.env_runners, config.learners
     if t.use_kl_loss:
-        out.append(
-            (
-                ("training", "use_kl_loss"),
-                "an RLlib-only knob: SB3's PPO has no KL penalty in its loss (its "
-                "target_kl stops an update early, another rule); set training.use_kl_loss: false on every side",
-            )
+        refuse(
+            ("training", "use_kl_loss"),
+            "an RLlib-only knob: SB3's PPO has no KL penalty in its loss (its "
+            "target_kl stops an update early, another rule); set training.use_kl_loss: false on every side",
         )
     for key in ("kl_coeff", "kl_target"):
         if getattr(t, key) is not None:
-            out.append(
-                (
-                    ("training", key),
-                    "SB3's PPO has no KL term for it to weigh: remove it (and set "
-                    "training.use_kl_loss: false on every side)",
-                )
+            refuse(
+                ("training", key),
+                "SB3's PPO has no KL term for it to weigh: remove it (and set "
+                "training.use_kl_loss: false on every side)",
             )
     if t.vf_clip_param is not None and t.vf_clip_param < NEVER_BINDS:
-        out.append(
-            (
-                ("training", "vf_clip_param"),
-                "SB3 does not clip the value loss (its clip_range_vf clips the "
-                f"change of the value, another rule): remove it, or set {NEVER_BINDS:g} (never binds) on every side",
-            )
+        refuse(
+            ("training", "vf_clip_param"),
+            "SB3 does not clip the value loss (its clip_range_vf clips the "
+            f"change of the value, another rule): remove it, or set {NEVER_BINDS:g} (never binds) on every side",
         )
     if t.shuffle_batch_per_epoch is False:
-        out.append((("training", "shuffle_batch_per_epoch"), "SB3 reshuffles the batch every epoch: remove it"))
+        refuse(("training", "shuffle_batch_per_epoch"), "SB3 reshuffles the batch every epoch: remove it")
     if t.train_batch_size_per_learner is not None and t.train_batch_size_per_learner % env_count(config):
-        out.append(
-            (
-                ("training", "train_batch_size_per_learner"),
-                f"SB3 collects the same steps from each of the "
-                f"trial's {env_count(config)} envs (n_steps = batch / envs): set a multiple of {env_count(config)}",
-            )
+        refuse(
+            ("training", "train_batch_size_per_learner"),
+            f"SB3 collects the same steps from each of the "
+            f"trial's {env_count(config)} envs (n_steps = batch / envs): set a multiple of {env_count(config)}",
         )
     if config.rl_module.vf_share_layers:
-        out.append(
-            (
-                ("rl_module", "vf_share_layers"),
-                "SB3 2.x's MLP policy keeps separate policy and value networks "
-                "(no shared hidden layers): set rl_module.vf_share_layers: false on every side",
-            )
+        refuse(
+            ("rl_module", "vf_share_layers"),
+            "SB3 2.x's MLP policy keeps separate policy and value networks "
+            "(no shared hidden layers): set rl_module.vf_share_layers: false on every side",
         )
     if learners.num_learners:
-        out.append((("learners", "num_learners"), "SB3 learns in the trial process: set learners.num_learners: 0"))
+        refuse(("learners", "num_learners"), "SB3 learns in the trial process: set learners.num_learners: 0")
     if learners.num_gpus_per_learner:
-        out.append(
-            (
-                ("learners", "num_gpus_per_learner"),
-                "framework sb3 trains on the CPU in rlbench (no GPU mapping yet): set 0",
-            )
+        refuse(
+            ("learners", "num_gpus_per_learner"),
+            "framework sb3 trains on the CPU in rlbench (no GPU mapping yet): set 0",
         )
     if runners.num_gpus_per_env_runner:
-        out.append((("env_runners", "num_gpus_per_env_runner"), "SB3's env processes use no GPU: set 0"))
+        refuse(("env_runners", "num_gpus_per_env_runner"), "SB3's env processes use no GPU: set 0")
     if runners.gym_env_vectorize_mode is not None:
-        out.append(
-            (
-                ("env_runners", "gym_env_vectorize_mode"),
-                "an RLlib knob: with framework sb3 num_env_runners "
-                "decides (0: every env in the trial process, DummyVecEnv; N: N x num_envs_per_env_runner env "
-                "processes, SubprocVecEnv): remove it",
-            )
+        refuse(
+            ("env_runners", "gym_env_vectorize_mode"),
+            "an RLlib knob: with framework sb3 num_env_runners "
+            "decides (0: every env in the trial process, DummyVecEnv; N: N x num_envs_per_env_runner env "
+            "processes, SubprocVecEnv): remove it",
         )
     if runners.rollout_fragment_length not in (None, "auto"):
-        out.append(
-            (
-                ("env_runners", "rollout_fragment_length"),
-                "SB3's rollout is train_batch_size_per_learner / envs steps per env (n_steps): remove it or set auto",
-            )
+        refuse(
+            ("env_runners", "rollout_fragment_length"),
+            "SB3's rollout is train_batch_size_per_learner / envs steps per env (n_steps): remove it or set auto",
         )
     for key in config.reporting.model_fields_set:
         if getattr(config.reporting, key) is not None:
-            out.append(
-                (("reporting", key), "an SB3 iteration is one rollout and one train(), as PPO.learn loops: remove it")
-            )
+            refuse(("reporting", key), "an SB3 iteration is one rollout and one train(), as PPO.learn loops: remove it")
     return out

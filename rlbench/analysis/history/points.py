@@ -209,29 +209,22 @@ def learning_between(
     before: str, after: str, a: Sequence[float], b: Sequence[float], env_steps: float | None
 ) -> LearningStep:
     """The later side's returns at equal env steps (``b``) against the earlier's (``a``): :class:`LearningStep`."""
-    if not len(a) or not len(b) or env_steps is None:
-        return LearningStep(
-            before=before,
-            after=after,
-            env_steps=env_steps,
-            return_before=None,
-            return_after=None,
-            n_before=len(a),
-            n_after=len(b),
-            p_value=None,
-            verdict="no data",
-        )
-    ma, mb = float(np.median(a)), float(np.median(b))
-    lower, higher = (a, b) if ma < mb else (b, a)
-    gap = lower_at_equal_steps(min(ma, mb), max(ma, mb))
-    p = rank_p(lower, higher) if ma != mb else None
-    word = LEARNS[0] if mb > ma else LEARNS[1]
-    if gap and p is not None and p <= SIGNIFICANCE:
-        verdict = word
-    elif gap and not can_show(len(a), len(b)):
-        verdict = missing_evidence(len(a), len(b), f"{after} {word}")
-    else:
-        verdict = "no clear difference"
+    ma: float | None = None
+    mb: float | None = None
+    p: float | None = None
+    verdict = "no data"
+    if len(a) and len(b) and env_steps is not None:
+        ma, mb = float(np.median(a)), float(np.median(b))
+        lower, higher = (a, b) if ma < mb else (b, a)
+        gap = lower_at_equal_steps(min(ma, mb), max(ma, mb))
+        p = rank_p(lower, higher) if ma != mb else None
+        word = LEARNS[0] if mb > ma else LEARNS[1]
+        if gap and p is not None and p <= SIGNIFICANCE:
+            verdict = word
+        elif gap and not can_show(len(a), len(b)):
+            verdict = missing_evidence(len(a), len(b), f"{after} {word}")
+        else:
+            verdict = "no clear difference"
     return LearningStep(
         before=before,
         after=after,
