@@ -21,12 +21,7 @@ from typing import Any
 
 from rich.text import Text
 
-from rlbench.measure.machine import (
-    ClusterInfo,
-    NodeInfo,
-    cluster_dict,
-    cluster_from_dict,
-)
+from rlbench.measure.machine import ClusterInfo, NodeInfo, cluster_dict, cluster_from_dict
 from rlbench.planning.plan import check_spec_for_cluster
 from rlbench.results.text import plain
 from rlbench.worker.node_tasks import node_hardware

@@ -20,13 +20,7 @@ from dataclasses import dataclass
 from statistics import fmean
 
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-)
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from rlbench.planning.plan import TrialPlan
 from rlbench.planning.skip_summary import describe

@@ -18,18 +18,8 @@ import psutil
 from rich.console import Console
 from rich.text import Text
 
-from rlbench.measure.machine import (
-    cluster_dict,
-    probe_machine,
-    software_versions,
-)
-from rlbench.planning.plan import (
-    TrialPlan,
-    plan_cluster_trials,
-    plan_trials,
-    repeat_seeds,
-    write_plan,
-)
+from rlbench.measure.machine import cluster_dict, probe_machine, software_versions
+from rlbench.planning.plan import TrialPlan, plan_cluster_trials, plan_trials, repeat_seeds, write_plan
 from rlbench.planning.skip_summary import skip_group, skip_summary
 from rlbench.results.events_file import ProfileEvent, StartEvent
 from rlbench.results.layout import ResultsFolder
