@@ -10,6 +10,7 @@ overwrite the file it points to.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -71,10 +72,8 @@ def write_atomic(path: Path, data: bytes) -> None:
                 os.fsync(f.fileno())
             os.replace(tmp, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         except BaseException:
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp, dir_fd=dir_fd)
-            except FileNotFoundError:
-                pass
             raise
         os.fsync(dir_fd)  # the rename itself survives a crash of the machine only once its folder is synced
     finally:
