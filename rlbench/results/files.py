@@ -115,9 +115,7 @@ def write_json(path: Path, obj: Any) -> None:
 
 def read_json(path: Path, default: Any = None) -> Any:
     """A JSON file's content, or ``default`` when it does not exist."""
-    if not path.exists():
-        return default
-    return json.loads(path.read_text())
+    return json.loads(path.read_text()) if path.exists() else default
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:
