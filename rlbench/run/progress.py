@@ -133,9 +133,7 @@ def timing(events: list[TrialEvent], slot_s: float) -> TrialTiming | None:
     if not its:
         return None
     return TrialTiming(
-        start_s=its[0][0],
-        iteration_s=tuple(end - start for start, end in its),
-        end_s=max(0.0, slot_s - its[-1][1]),
+        start_s=its[0][0], iteration_s=tuple(end - start for start, end in its), end_s=max(0.0, slot_s - its[-1][1])
     )
 
 
