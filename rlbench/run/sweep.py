@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import psutil
 from rich.console import Console
 from rich.text import Text
 
@@ -324,13 +323,7 @@ def run_plans(
         while_forkserver_starts()
     if runnable:
         launcher.wait_ready()  # nothing imports while the ceilings measure
-    measure_env_ceilings(
-        folder,
-        to_run,
-        spec.env_ceiling_s,
-        console,
-        max_rss_bytes=spec.trial_memory_limit_bytes or psutil.virtual_memory().total // 4,
-    )
+    measure_env_ceilings(folder, to_run, spec, console)
     early: dict[str, Launched] = {}  # trial id -> launched while the previous trial shut down
     noted: set[str | None] = set()
 
