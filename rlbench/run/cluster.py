@@ -187,14 +187,11 @@ def prepare_cluster(address_arg: str | None, loaded, console, parallel: str | No
         if parallel is None
         else f"--parallel {parallel}: {describe_node_sets(info)}; each trial's driver is an actor on its nodes"
     )
-    console.print(
-        Text(
-            plain(
-                f"Ray cluster {info.gcs_address}: {len(info.nodes)} nodes, {info.total_cpus:g} CPUs "
-                f"({info.available_resources.get('CPU', 0.0):g} free now), {info.total_gpus:g} GPUs; {how}"
-            )
-        )
+    found = (
+        f"Ray cluster {info.gcs_address}: {len(info.nodes)} nodes, {info.total_cpus:g} CPUs "
+        f"({info.available_resources.get('CPU', 0.0):g} free now), {info.total_gpus:g} GPUs; {how}"
     )
+    console.print(Text(plain(found)))
     return info
 
 
