@@ -72,6 +72,4 @@ class CudaClock:
 def cuda_clock(device: Any) -> DeviceClock | None:
     """The clock of ``device`` when it is a CUDA device (a ``torch.device`` of type ``cuda``), else None: a CPU
     learner has no device time to read, and its columns stay null."""
-    if getattr(device, "type", None) != "cuda":
-        return None
-    return CudaClock(device)
+    return CudaClock(device) if getattr(device, "type", None) == "cuda" else None

@@ -19,12 +19,7 @@ from rlbench.analysis.configs import sm_count
 from rlbench.analysis.learner import WINDOW_COLUMNS, learn_window_columns
 from rlbench.analysis.nodes import multi_source_role_stats, node_roles_frame
 from rlbench.analysis.profiles import add_profile_columns, profiles_frame
-from rlbench.analysis.runners import (
-    add_inside_columns,
-    driver_idle,
-    runner_iteration_rows,
-    runner_iterations_frame,
-)
+from rlbench.analysis.runners import add_inside_columns, driver_idle, runner_iteration_rows, runner_iterations_frame
 from rlbench.analysis.trial_rows import (
     add_ceiling_columns,
     add_cpu_threads_per_gpu_sm,

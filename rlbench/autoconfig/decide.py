@@ -287,8 +287,7 @@ class Race(Stage):
 
     def _close(self) -> None:
         self.rounds_done += 1
-        racing = self._racing()
-        for s in racing:  # one that keeps failing is not raced again: its trials would buy nothing
+        for s in self._racing():  # one that keeps failing is not raced again: its trials would buy nothing
             if s.n == 0 and s.failed >= 2:
                 self.left.append(
                     Elimination(s.key, self.round, Reason.FAILED, f"{s.failed} trials failed, none gave a reading")
@@ -335,11 +334,6 @@ class Race(Stage):
                 change = self.versus(best.key, s.key)
                 out[s.key] = (verdict(change, self.threshold, first), change)
         return out
-
-    def settled(self) -> bool:
-        """Whether the race can stop: a leader, and no other entrant still racing whose :func:`verdict` is unknown
-        (one that left the race was different when it left)."""
-        return leader(self._racing()) is not None and all(v != "unknown" for v, _ in self.verdicts().values())
 
     def answer(self, fallbacks: Sequence[Stage] = ()) -> Answer:
         """The answer over the race's readings. When not one whole race round ran (the budget left none), or

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -113,10 +114,7 @@ def evidence(result: AutoconfigResult) -> str:
             + ", ".join(f"{k} ({n.get(k, 0)})" for k in a.not_measured_enough)
             + "."
         )
-    counts: dict[Reason, int] = {}
-    for e in result.eliminations:
-        counts[e.reason] = counts.get(e.reason, 0) + 1
-    said = [f"{c} {REASON_WORDS[r]}" for r, c in counts.items()]
+    said = [f"{c} {REASON_WORDS[r]}" for r, c in Counter(e.reason for e in result.eliminations).items()]
     if said:
         parts.append("Of the others: " + "; ".join(said) + ".")
     return " ".join(parts)
@@ -222,9 +220,7 @@ def best_yaml(spec_data: Mapping[str, Any], chosen: Candidate, baseline: Candida
             grid[axis] = [base[axis], mine[axis]]
         elif axis in mine or axis in base:
             grid[axis] = [mine.get(axis, base.get(axis))]
-    data["grid"] = grid
-    data["repeats"] = repeats
-    data["seed"] = 0
+    data.update(grid=grid, repeats=repeats, seed=0)
     return yaml.safe_dump(json.loads(json.dumps(data, default=str)), sort_keys=False)
 
 

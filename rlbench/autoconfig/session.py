@@ -335,21 +335,11 @@ class Session(Generic[RunnerT]):
             for req in pending:
                 result = runner.stored(req)
                 if result is None:
-                    need = stage.cost_s(req.candidate_key)
-                    if runner.elapsed_s() + need > self.hard_edge_s:
-                        stage.stop_reason = stage.stop_reason or (
-                            f"budget: {runner.elapsed_s():.0f} s spent, the next trial (about {need:.0f} s) would "
-                            f"pass the budget + {OVERSHOOT:.0%}"
-                        )
+                    capped = self._capped(stage, req, runner.elapsed_s())
+                    if capped is None:
                         return
-                    # no trial ends past the edge: a slower one than predicted is cut there, with its reading
-                    left = self.hard_edge_s - runner.elapsed_s() - stage.cold_start_s
-                    result = runner.run(replace(req, max_wall_s=min(req.max_wall_s, max(MIN_CAP_S, left))))
-                stage.tell([result])
-                if result.cold_start_s > 0:
-                    self._cold.append(result.cold_start_s)
-                if result.iteration_s is not None:
-                    self._iteration_s.append(result.iteration_s)
+                    result = runner.run(capped)
+                self._tell(stage, result)
             pending = stage.ask()
 
     def _drive_at_once(self, stage: Stage, runner: BatchRunner, pending: list[TrialRequest], width: int) -> bool:
@@ -365,20 +355,28 @@ class Session(Generic[RunnerT]):
         for start in range(0, len(todo), width):
             group, elapsed = [], runner.elapsed_s()
             for req in todo[start : start + width]:
-                need = stage.cost_s(req.candidate_key)
-                if elapsed + need > self.hard_edge_s:
-                    stage.stop_reason = stage.stop_reason or (
-                        f"budget: {elapsed:.0f} s spent, the next trial (about {need:.0f} s) would pass the "
-                        f"budget + {OVERSHOOT:.0%}"
-                    )
+                capped = self._capped(stage, req, elapsed)
+                if capped is None:
                     break
-                left = self.hard_edge_s - elapsed - stage.cold_start_s
-                group.append(replace(req, max_wall_s=min(req.max_wall_s, max(MIN_CAP_S, left))))
+                group.append(capped)
             for result in runner.run_many(group) if group else []:
                 self._tell(stage, result)
             if stage.stop_reason is not None and len(group) < len(todo[start : start + width]):
                 return False
         return True
+
+    def _capped(self, stage: Stage, req: TrialRequest, elapsed: float) -> TrialRequest | None:
+        """``req`` with its cap cut so that it ends before the hard edge (a slower trial than predicted is cut there,
+        with its reading); None, the stage's stop reason said, when it would pass the edge at its expected cost."""
+        need = stage.cost_s(req.candidate_key)
+        if elapsed + need > self.hard_edge_s:
+            stage.stop_reason = stage.stop_reason or (
+                f"budget: {elapsed:.0f} s spent, the next trial (about {need:.0f} s) would pass the "
+                f"budget + {OVERSHOOT:.0%}"
+            )
+            return None
+        left = self.hard_edge_s - elapsed - stage.cold_start_s
+        return replace(req, max_wall_s=min(req.max_wall_s, max(MIN_CAP_S, left)))
 
     def _tell(self, stage: Stage, result: TrialResult) -> None:
         stage.tell([result])

@@ -71,9 +71,7 @@ _PIN_AND_EXEC = (
 def find_pyspy() -> str | None:
     """The py-spy binary: the one installed beside this Python (its wheel's script), else on PATH."""
     beside = Path(sys.executable).parent / "py-spy"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside)
-    return shutil.which("py-spy")
+    return str(beside) if beside.is_file() and os.access(beside, os.X_OK) else shutil.which("py-spy")
 
 
 def is_python(pid: int) -> bool:

@@ -10,6 +10,7 @@ overwrite the file it points to.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -71,10 +72,8 @@ def write_atomic(path: Path, data: bytes) -> None:
                 os.fsync(f.fileno())
             os.replace(tmp, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         except BaseException:
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp, dir_fd=dir_fd)
-            except FileNotFoundError:
-                pass
             raise
         os.fsync(dir_fd)  # the rename itself survives a crash of the machine only once its folder is synced
     finally:
@@ -116,9 +115,7 @@ def write_json(path: Path, obj: Any) -> None:
 
 def read_json(path: Path, default: Any = None) -> Any:
     """A JSON file's content, or ``default`` when it does not exist."""
-    if not path.exists():
-        return default
-    return json.loads(path.read_text())
+    return json.loads(path.read_text()) if path.exists() else default
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:

@@ -123,6 +123,17 @@ UTILIZATION_COLUMNS: tuple[str, ...] = (
 )
 
 
+class _File:
+    """A file or folder of a folder object, by its name: ``plan = _File(PLAN_FILE)`` makes ``folder.plan`` the path
+    ``folder.path / PLAN_FILE``."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __get__(self, folder: Any, owner: type | None = None) -> Path:
+        return folder.path / self.name
+
+
 @dataclass(frozen=True)
 class TrialFolder:
     """``trials/<trial_id>/``: one trial's own files, the truth its table rows are built from."""
@@ -135,45 +146,19 @@ class TrialFolder:
         """The trial's id (the folder's name)."""
         return self.path.name
 
-    @property
-    def plan(self) -> Path:
-        return self.path / PLAN_FILE
-
-    @property
-    def events_file(self) -> Path:
-        return self.path / EVENTS_FILE
-
-    @property
-    def record(self) -> Path:
-        return self.path / RECORD_FILE
-
-    @property
-    def log(self) -> Path:
-        return self.path / LOG_FILE
-
-    @property
-    def utilization(self) -> Path:
-        return self.path / TRIAL_UTILIZATION_FILE
-
-    @property
-    def node_utilization(self) -> Path:
-        return self.path / NODE_UTILIZATION_FILE
-
-    @property
-    def gate(self) -> Path:
-        return self.path / GATE_FILE
+    plan = _File(PLAN_FILE)
+    events_file = _File(EVENTS_FILE)
+    record = _File(RECORD_FILE)
+    log = _File(LOG_FILE)
+    utilization = _File(TRIAL_UTILIZATION_FILE)
+    node_utilization = _File(NODE_UTILIZATION_FILE)
+    gate = _File(GATE_FILE)
+    reproduce = _File(REPRODUCE_FILE)
+    profiles_dir = _File(PROFILES_DIR)
 
     def window_gate(self, window: int | str) -> Path:
         """The gate that starts measured window ``window`` of a warm trial, or ``"stop"``: ends it."""
         return self.path / f"{WINDOW_GATE_PREFIX}{window}"
-
-    @property
-    def reproduce(self) -> Path:
-        return self.path / REPRODUCE_FILE
-
-    @property
-    def profiles_dir(self) -> Path:
-        return self.path / PROFILES_DIR
 
     def profile_file(self, role: str, pid: int) -> Path:
         """One process's stack samples: ``profiles/<role>-<pid>.speedscope.json``."""
@@ -198,10 +183,6 @@ class TrialFolder:
     def exists(self) -> bool:
         """Whether the folder exists."""
         return self.path.exists()
-
-    def finished(self) -> bool:
-        """Whether the sweep recorded a verdict (``record.json`` is written last)."""
-        return self.record.exists()
 
     # The events are read typed (pydantic): imported here, so the trial process importing this module needs none.
     def events(self) -> list[TrialEvent]:
@@ -246,37 +227,14 @@ class ResultsFolder:
     path: Path
     """The folder (``--out``)."""
 
-    @property
-    def manifest(self) -> Path:
-        return self.path / MANIFEST_FILE
-
-    @property
-    def ceilings(self) -> Path:
-        return self.path / CEILINGS_FILE
-
-    @property
-    def trials_dir(self) -> Path:
-        return self.path / TRIALS_DIR
-
-    @property
-    def attempts_dir(self) -> Path:
-        return self.path / ATTEMPTS_DIR
-
-    @property
-    def plots(self) -> Path:
-        return self.path / PLOTS_DIR
-
-    @property
-    def autoconfig(self) -> Path:
-        return self.path / AUTOCONFIG_JSON
-
-    @property
-    def next_spec(self) -> Path:
-        return self.path / NEXT_SPEC
-
-    @property
-    def autoconfig_state(self) -> Path:
-        return self.path / AUTOCONFIG_STATE
+    manifest = _File(MANIFEST_FILE)
+    ceilings = _File(CEILINGS_FILE)
+    trials_dir = _File(TRIALS_DIR)
+    attempts_dir = _File(ATTEMPTS_DIR)
+    plots = _File(PLOTS_DIR)
+    autoconfig = _File(AUTOCONFIG_JSON)
+    next_spec = _File(NEXT_SPEC)
+    autoconfig_state = _File(AUTOCONFIG_STATE)
 
     def table(self, name: str) -> Path:
         """A derived table's file, e.g. ``table(TRIALS_TABLE)``."""
@@ -365,13 +323,8 @@ class HistoryFolder:
     path: Path
     """The folder (``--out``)."""
 
-    @property
-    def runs_dir(self) -> Path:
-        return self.path / HISTORY_RUNS_DIR
-
-    @property
-    def plots(self) -> Path:
-        return self.path / PLOTS_DIR
+    runs_dir = _File(HISTORY_RUNS_DIR)
+    plots = _File(PLOTS_DIR)
 
     def holds_history(self) -> bool:
         """Whether the folder holds a history (runs, or its derived files)."""

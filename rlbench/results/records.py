@@ -71,6 +71,4 @@ def write_record(trial: TrialFolder, record: TrialRecord) -> None:
 
 def read_record(trial: TrialFolder) -> TrialRecord | None:
     """The sweep's record of the trial, or None if the trial never finished."""
-    if not trial.record.exists():
-        return None
-    return TrialRecord.model_validate_json(trial.record.read_text())
+    return TrialRecord.model_validate_json(trial.record.read_text()) if trial.record.exists() else None

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from rlbench import SCHEMA_VERSION
 from rlbench.results.format import FolderFormat, FormatError
@@ -50,6 +50,8 @@ SOFTWARE_KEYS = ("rlbench", "schema_version", "python", "ray", "torch", "gymnasi
 #: ``new``: the folder must hold no results yet; ``resume``: results there are continued (an empty folder
 #: is begun). A run that takes trials in batches (autoconfig's ``TrialBatches``) opens it either way.
 Mode = Literal["new", "resume"]
+
+L = TypeVar("L", bound="_HoldsLock")
 
 
 @dataclass(frozen=True)
@@ -163,9 +165,33 @@ def _manifest_to_continue(folder: ResultsFolder) -> Manifest:
 
 
 class _HoldsLock:
-    """A folder's lock, dropped by :meth:`close` or on leaving a ``with`` block (a sweep's folder, a history's)."""
+    """A folder's lock, taken by :meth:`lock` or on entering a ``with`` block and dropped by :meth:`close` or on
+    leaving it (a sweep's folder, a history's); the folder checked again under it (:meth:`_check`)."""
 
     _lock: SweepLock | None
+    folder: ResultsFolder | HistoryFolder
+
+    @property
+    def path(self) -> Path:
+        """The folder."""
+        return self.folder.path
+
+    def _check(self) -> None:
+        raise NotImplementedError
+
+    def lock(self: L) -> L:
+        """Take the lock (creating the folder), then check again under it; nothing when it is held already."""
+        if self._lock is None:
+            self._lock = SweepLock(self.path).acquire()
+            try:
+                self._check()
+            except BaseException:
+                self.close()
+                raise
+        return self
+
+    def __enter__(self: L) -> L:
+        return self.lock()
 
     def close(self) -> None:
         """Drop the lock."""
@@ -183,21 +209,19 @@ class WriteSession(_HoldsLock):
     ``manifest`` is the folder's own when it held results (a resume), else None until :meth:`save`.
     """
 
+    folder: ResultsFolder
+
     def __init__(self, path: Path, mode: Mode, facts: RunFacts | None, resume_with: str | None):
         if mode == "resume" and facts is None:
             raise ValueError("a resume needs the run's facts to check the folder's trials against")
         self.folder = ResultsFolder(Path(path))
         self.mode, self.facts, self.resume_with = mode, facts, resume_with
         self._lock: SweepLock | None = None
-        self.manifest: Manifest | None = self._check()
+        self.manifest: Manifest | None = None
+        self._check()
 
-    @property
-    def path(self) -> Path:
-        """The folder."""
-        return self.folder.path
-
-    def _check(self) -> Manifest | None:
-        """The checks 1-6 of the module's docstring but the lock; the folder's manifest, or None (no results)."""
+    def _check(self) -> None:
+        """The checks 1-6 of the module's docstring but the lock; the folder's manifest kept, or None (no results)."""
         path = self.path
         check_new_sweep_folder(path)
         manifest = None
@@ -214,21 +238,7 @@ class WriteSession(_HoldsLock):
             assert self.facts is not None  # a resume is opened with its facts (__init__ refuses one without)
             check_comparable(path, manifest, self.facts)
         check_writable(path)
-        return manifest
-
-    def lock(self) -> WriteSession:
-        """Take the lock (creating the folder), then check again under it; nothing when it is held already."""
-        if self._lock is None:
-            self._lock = SweepLock(self.path).acquire()
-            try:
-                self.manifest = self._check()
-            except BaseException:
-                self.close()
-                raise
-        return self
-
-    def __enter__(self) -> WriteSession:
-        return self.lock()
+        self.manifest = manifest
 
     def save(self, manifest: Manifest) -> None:
         """Write the folder's manifest (atomically; only while the lock is held)."""
@@ -291,15 +301,12 @@ class HistorySession(_HoldsLock):
     page: checked when made (nothing written), locked while entered. Its runs are sweep folders, each opened by
     its own sweep (:func:`open_for_write`) inside this one's lock."""
 
+    folder: HistoryFolder
+
     def __init__(self, path: Path):
         self.folder = HistoryFolder(Path(path))
         self._lock: SweepLock | None = None
         self._check()
-
-    @property
-    def path(self) -> Path:
-        """The folder."""
-        return self.folder.path
 
     def _check(self) -> None:
         path = self.path
@@ -324,20 +331,6 @@ class HistorySession(_HoldsLock):
                 check_plain_folder(run)
                 check_comparable(run, _manifest_to_continue(folder), facts, "add a run to the history in")
                 return
-
-    def lock(self) -> HistorySession:
-        """Take the lock (creating the folder), then check again under it."""
-        if self._lock is None:
-            self._lock = SweepLock(self.path).acquire()
-            try:
-                self._check()
-            except BaseException:
-                self.close()
-                raise
-        return self
-
-    def __enter__(self) -> HistorySession:
-        return self.lock()
 
 
 def open_history(path: Path) -> HistorySession:

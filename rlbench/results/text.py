@@ -49,6 +49,4 @@ def csv_cell(value: Any) -> Any:
 
     Only strings are touched: numbers (a negative number starts with ``-``) stay numbers.
     """
-    if isinstance(value, str) and value.startswith(FORMULA_START):
-        return "'" + value
-    return value
+    return "'" + value if isinstance(value, str) and value.startswith(FORMULA_START) else value

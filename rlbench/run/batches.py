@@ -9,7 +9,6 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import psutil
 from rich.console import Console
 
 from rlbench.measure.machine import ClusterInfo, MachineInfo, cluster_dict, software_versions
@@ -146,14 +145,7 @@ class TrialBatches:
             info.trial_ids = list(dict.fromkeys([*(info.trial_ids or []), plan.trial_id]))
             info.differs_from_tune = list(dict.fromkeys([*info.differs_from_tune, *plan.differs_from_tune]))
             self.opened.save(info)
-            spec = self.loaded.spec
-            measure_env_ceilings(
-                self.opened.folder,
-                [plan],
-                spec.env_ceiling_s,
-                self.console,
-                max_rss_bytes=spec.trial_memory_limit_bytes or psutil.virtual_memory().total // 4,
-            )
+            measure_env_ceilings(self.opened.folder, [plan], self.loaded.spec, self.console)
         return self.pool.read(plan)
 
     def holds(self, trial_id: str) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import psutil
 from rich.console import Console
 from rich.text import Text
 
@@ -11,22 +12,22 @@ from rlbench.planning.plan import TrialPlan
 from rlbench.results.files import write_json
 from rlbench.results.layout import ResultsFolder
 from rlbench.results.text import plain
+from rlbench.spec.model import SweepSpec
 from rlbench.studies.envbench import ceiling_procs, measure_ceiling, result_dict, trial_ceiling_key
 
 #: How long past its measuring time a ceiling may take to report (a hang, or one step that slow).
 GRACE_S = 15.0
 
 
-def measure_env_ceilings(
-    folder: ResultsFolder, plans: list[TrialPlan], seconds: float, console: Console, max_rss_bytes: int | None = None
-) -> None:
+def measure_env_ceilings(folder: ResultsFolder, plans: list[TrialPlan], spec: SweepSpec, console: Console) -> None:
     """Measure each distinct env ceiling the plans need (not yet in ``env_ceilings.json``), on the
-    trial's own cores, before any trial runs; a ceiling that cannot be measured (the env raises,
-    hangs past ``seconds`` + the grace, or holds more than ``max_rss_bytes``) is stored with its error
+    trial's own cores, before any trial runs, ``spec.env_ceiling_s`` each; a ceiling that cannot be measured (the env
+    raises, hangs past those seconds + the grace, or holds more than the spec's ``trial_memory_limit_bytes``, else a
+    quarter of this machine's memory) is stored with its error
     and its processes are killed: the trial itself then meets the fault and is judged as usual. The
     grace is 15 s, or the trial's ``trial_timeout_s`` if shorter: an env that hangs that long would
     time its trial out anyway."""
-    path = folder.ceilings
+    path, seconds = folder.ceilings, spec.env_ceiling_s
     ceilings = json.loads(path.read_text()) if path.exists() else {}
     wanted: dict[str, TrialPlan] = {}
     for plan in plans:
@@ -37,6 +38,7 @@ def measure_env_ceilings(
             wanted.setdefault(key, plan)
     if seconds <= 0 or not wanted:
         return
+    max_rss_bytes = spec.trial_memory_limit_bytes or psutil.virtual_memory().total // 4
     if not console.is_interactive:  # a spinner shows nothing in a log
         console.print(f"measuring {len(wanted)} env ceiling(s), {seconds:g} s each, before the trials", highlight=False)
     with console.status(f"measuring {len(wanted)} env ceiling(s), {seconds:g} s each") as status:

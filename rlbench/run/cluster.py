@@ -21,12 +21,7 @@ from typing import Any
 
 from rich.text import Text
 
-from rlbench.measure.machine import (
-    ClusterInfo,
-    NodeInfo,
-    cluster_dict,
-    cluster_from_dict,
-)
+from rlbench.measure.machine import ClusterInfo, NodeInfo, cluster_dict, cluster_from_dict
 from rlbench.planning.plan import check_spec_for_cluster
 from rlbench.results.text import plain
 from rlbench.worker.node_tasks import node_hardware
@@ -192,14 +187,11 @@ def prepare_cluster(address_arg: str | None, loaded, console, parallel: str | No
         if parallel is None
         else f"--parallel {parallel}: {describe_node_sets(info)}; each trial's driver is an actor on its nodes"
     )
-    console.print(
-        Text(
-            plain(
-                f"Ray cluster {info.gcs_address}: {len(info.nodes)} nodes, {info.total_cpus:g} CPUs "
-                f"({info.available_resources.get('CPU', 0.0):g} free now), {info.total_gpus:g} GPUs; {how}"
-            )
-        )
+    found = (
+        f"Ray cluster {info.gcs_address}: {len(info.nodes)} nodes, {info.total_cpus:g} CPUs "
+        f"({info.available_resources.get('CPU', 0.0):g} free now), {info.total_gpus:g} GPUs; {how}"
     )
+    console.print(Text(plain(found)))
     return info
 
 

@@ -98,9 +98,7 @@ def _run(argv: list[str], what: str) -> None:
 def find_uv() -> str | None:
     """The uv binary: the one installed beside this Python (its wheel's script), else on PATH."""
     beside = Path(sys.executable).parent / "uv"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside)
-    return shutil.which("uv")
+    return str(beside) if beside.is_file() and os.access(beside, os.X_OK) else shutil.which("uv")
 
 
 def _uv_version(uv: str) -> str:

@@ -21,6 +21,7 @@ nothing at exit. Stopping twice, or a server never started, is nothing.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -55,18 +56,14 @@ def _detach() -> int | None:
         if fd is not None:
             os.close(fd)  # EOF on the server's keep-alive pipe: it exits
         if address and not util.is_abstract_socket_namespace(address):
-            try:
+            with contextlib.suppress(FileNotFoundError):  # removed already (the temp folder's finalizer, or by hand)
                 os.unlink(address)
-            except FileNotFoundError:  # removed already (the temp folder's finalizer, or by hand)
-                pass
     return pid
 
 
 def _reap(pid: int) -> None:
-    try:
+    with contextlib.suppress(ChildProcessError):  # reaped elsewhere
         os.waitpid(pid, 0)
-    except ChildProcessError:  # reaped elsewhere
-        pass
 
 
 def release_fork_server() -> None:

@@ -14,6 +14,7 @@ one grace period for all, then the kill), as one trial at a time is stopped.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -178,11 +179,9 @@ def _stop_all(running: dict[str, TrialRun]) -> None:
     for run in running.values():
         run.ask_to_stop()
     deadline = time.monotonic() + INTERRUPT_GRACE_S
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         while time.monotonic() < deadline and not all([run.poll(0.0) for run in running.values()]):
             time.sleep(0.1)
-    except KeyboardInterrupt:
-        pass
     for run in running.values():
         run.kill()
 

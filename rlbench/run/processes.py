@@ -19,6 +19,7 @@ Every sweep ends with no process of its trials alive, also when a trial fails or
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -67,11 +68,9 @@ def wait_dead(procs: list[psutil.Process], timeout: float = 5.0) -> None:
     while pending and time.monotonic() < deadline:
         still = []
         for proc in pending:
-            try:
+            with contextlib.suppress(psutil.Error):
                 if proc.status() != psutil.STATUS_ZOMBIE:
                     still.append(proc)
-            except psutil.Error:
-                pass
         pending = still
         if pending:
             time.sleep(0.01)
@@ -129,18 +128,14 @@ def kill_tree(trial: ProcessRef) -> None:
     """
     targets = session_members(trial)
     if ProcessRef.of(trial.pid) == trial:  # running, or a zombie not yet reaped: the pid is still the trial's
-        try:
+        with contextlib.suppress(psutil.Error):
             targets += [
                 ProcessRef(c.pid, s.start_ticks)
                 for c in psutil.Process(trial.pid).children(recursive=True)
                 if (s := read_stat(c.pid)) is not None
             ]
-        except psutil.Error:
-            pass
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(trial.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
         _kill(trial)
     killed = [p for ref in set(targets) if (p := _kill(ref)) is not None]
     wait_dead(killed, timeout=5)
@@ -193,10 +188,8 @@ def kill_survivors(seen: set[tuple[int, int]], session_dir: str | None, leader: 
         return 0
     killed = []
     for proc in left:
-        try:
+        with contextlib.suppress(psutil.Error):
             proc.kill()
             killed.append(proc)
-        except psutil.Error:
-            pass
     wait_dead(killed, timeout=5)
     return len(killed)

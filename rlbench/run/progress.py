@@ -20,13 +20,7 @@ from dataclasses import dataclass
 from statistics import fmean
 
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-)
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from rlbench.planning.plan import TrialPlan
 from rlbench.planning.skip_summary import describe
@@ -139,9 +133,7 @@ def timing(events: list[TrialEvent], slot_s: float) -> TrialTiming | None:
     if not its:
         return None
     return TrialTiming(
-        start_s=its[0][0],
-        iteration_s=tuple(end - start for start, end in its),
-        end_s=max(0.0, slot_s - its[-1][1]),
+        start_s=its[0][0], iteration_s=tuple(end - start for start, end in its), end_s=max(0.0, slot_s - its[-1][1])
     )
 
 

@@ -14,22 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import psutil
 from rich.console import Console
 from rich.text import Text
 
-from rlbench.measure.machine import (
-    cluster_dict,
-    probe_machine,
-    software_versions,
-)
-from rlbench.planning.plan import (
-    TrialPlan,
-    plan_cluster_trials,
-    plan_trials,
-    repeat_seeds,
-    write_plan,
-)
+from rlbench.measure.machine import cluster_dict, probe_machine, software_versions
+from rlbench.planning.plan import TrialPlan, plan_cluster_trials, plan_trials, repeat_seeds, write_plan
 from rlbench.planning.skip_summary import skip_group, skip_summary
 from rlbench.results.events_file import ProfileEvent, StartEvent
 from rlbench.results.layout import ResultsFolder
@@ -192,15 +181,11 @@ def run_sweep(
         info.repeat_seeds = seeds
         if off:
             info.switched_off = off
-            console.print(
-                Text(
-                    plain(
-                        f"{', '.join(off)} switched off (a fidelity diagnosis: these results are not a "
-                        "normal rlbench measurement; which trials: switched_off in plan.json)"
-                    ),
-                    style="yellow",
-                )
+            said_off = (
+                f"{', '.join(off)} switched off (a fidelity diagnosis: these results are not a "
+                "normal rlbench measurement; which trials: switched_off in plan.json)"
             )
+            console.print(Text(plain(said_off), style="yellow"))
         if cluster is not None:
             info.cluster = cluster_dict(cluster)
             if parallel is not None:
@@ -292,15 +277,11 @@ def run_plans(
             outcome.kept += 1
     to_run = [p for p in plans if decision.runs(p.trial_id)]
     if decision.keep or decision.rerun:
-        console.print(
-            Text(
-                plain(
-                    f"resuming: {len(decision.keep)} finished trials kept, {len(to_run)} to run "
-                    f"({len(decision.rerun)} again: "
-                    f"{', '.join(f'{k} ({v})' for k, v in decision.rerun.items()) or '-'})"
-                )
-            )
+        resuming = (
+            f"resuming: {len(decision.keep)} finished trials kept, {len(to_run)} to run "
+            f"({len(decision.rerun)} again: {', '.join(f'{k} ({v})' for k, v in decision.rerun.items()) or '-'})"
         )
+        console.print(Text(plain(resuming)))
     for line in skip_summary(to_run):
         console.print(plain(line), highlight=False, markup=False, soft_wrap=True)
     gpus = open_gpus(nvml) if to_run else None
@@ -310,15 +291,11 @@ def run_plans(
     if to_run:
         info.cpu_energy_zones = rapl.describe() if rapl is not None else []
         if rapl is None and not said:
-            console.print(
-                Text(
-                    plain(
-                        f"No CPU energy counter (no readable RAPL package zone under {powercap_root}): "
-                        "cpu_energy_j will be null."
-                    ),
-                    style="dim",
-                )
+            no_rapl = (
+                f"No CPU energy counter (no readable RAPL package zone under {powercap_root}): "
+                "cpu_energy_j will be null."
             )
+            console.print(Text(plain(no_rapl), style="dim"))
     spec = loaded.spec
     # a fork server only when some trial starts from it (the forkserver switch, and a variant's own environment,
     # start a fresh process per trial: history and bisect preloaded torch and Ray for none)
@@ -334,13 +311,7 @@ def run_plans(
         while_forkserver_starts()
     if runnable:
         launcher.wait_ready()  # nothing imports while the ceilings measure
-    measure_env_ceilings(
-        folder,
-        to_run,
-        spec.env_ceiling_s,
-        console,
-        max_rss_bytes=spec.trial_memory_limit_bytes or psutil.virtual_memory().total // 4,
-    )
+    measure_env_ceilings(folder, to_run, spec, console)
     early: dict[str, Launched] = {}  # trial id -> launched while the previous trial shut down
     noted: set[str | None] = set()
 

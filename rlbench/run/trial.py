@@ -9,6 +9,7 @@ outlives it.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
@@ -54,10 +55,8 @@ class FreshProcess:
         return self._popen.poll()
 
     def join(self, timeout: float | None = None) -> None:
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self._popen.wait(timeout)
-        except subprocess.TimeoutExpired:
-            pass
 
 
 class TrialLauncher:
@@ -342,11 +341,9 @@ class TrialRun:
         """Ctrl-C: ask the trial to stop cleanly (SIGINT; it records what it measured); :meth:`poll` until it has
         exited, or kill it (:meth:`kill`) after the grace period."""
         self.stop.interrupted = True
-        try:
+        with contextlib.suppress(ProcessLookupError):
             if self.me.alive():  # not after its exit: its pid may be reaped (by the fork server) and reused
                 os.kill(self.me.pid, signal.SIGINT)
-        except ProcessLookupError:
-            pass
 
     def kill(self) -> None:
         """Kill the trial's process tree now (a second Ctrl-C, or the grace period is over)."""

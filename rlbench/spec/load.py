@@ -150,9 +150,7 @@ def _set_path(data: dict, path: tuple, value: Any) -> None:
 
 def column_value(value: Any) -> Any:
     """A grid value as stored in a table cell: scalars as they are, mappings and lists as JSON."""
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, sort_keys=True)
-    return value
+    return json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else value
 
 
 def _relative_problems(column: str, values: list) -> list[str]:

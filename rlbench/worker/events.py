@@ -63,6 +63,4 @@ def _cause(error: BaseException) -> BaseException | None:
 
 
 def _json_default(value: Any) -> Any:
-    if hasattr(value, "item"):
-        return value.item()
-    return str(value)
+    return value.item() if hasattr(value, "item") else str(value)

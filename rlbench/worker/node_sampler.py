@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 from rlbench.ray_facts import private
 from rlbench.ray_facts.processes import NODE_ID, RAY_TITLE_PREFIX
 from rlbench.worker.foreign import ForeignCpu, foreign_pids
-from rlbench.worker.procfs import all_stats, parse_stat, read_cmdline, read_stat
+from rlbench.worker.procfs import all_stats, read_cmdline, read_stat
 from rlbench.worker.sampling import CoreBusy, GpuEnergy, ProcessCpu, Rows, TickLoop
 
 if TYPE_CHECKING:
@@ -286,10 +286,7 @@ class NodeSampler:
         t_s = time.time() - self.t0_epoch
         mono = time.monotonic()
         for pid, role in list(self.roles.items()):
-            try:
-                with open(f"/proc/{pid}/stat", "rb") as f:
-                    stat = parse_stat(f.read())
-            except (OSError, ValueError, IndexError):
+            if (stat := read_stat(pid)) is None:
                 self._cpu.forget(pid)
                 continue
             if pid in self.actors_seen:
@@ -298,12 +295,8 @@ class NodeSampler:
             if cpu_pct is not None:
                 self.rows.process(t_s, role, pid, cpu_pct, stat.rss_bytes)
         for pid, title in list(self.foreign.items()):
-            try:
-                with open(f"/proc/{pid}/stat", "rb") as f:
-                    stat = parse_stat(f.read())
-            except (OSError, ValueError, IndexError):
-                continue
-            self._foreign.read(pid, stat.start_ticks, stat.cpu_s, title)
+            if (stat := read_stat(pid)) is not None:
+                self._foreign.read(pid, stat.start_ticks, stat.cpu_s, title)
         if self._first_t_s is None:
             self._first_t_s = t_s
         self._last_t_s = t_s

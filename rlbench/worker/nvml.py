@@ -182,6 +182,4 @@ def _call(fn, *args):
 
 
 def _text(value) -> str | None:
-    if isinstance(value, bytes):
-        return value.decode()
-    return value
+    return value.decode() if isinstance(value, bytes) else value

@@ -35,9 +35,7 @@ def quiet_logging() -> None:
 def resolve_env(env: str) -> Any:
     """What to hand RLlib as ``env``: a gymnasium id as-is (``ale_py:ALE/Pong-v5`` too: RLlib imports ale_py
     for it), an import path as the class itself (checked by :func:`env_class`)."""
-    if is_import_path(env):
-        return env_class(env)
-    return env
+    return env_class(env) if is_import_path(env) else env
 
 
 #: rlbench's algorithm name -> (module, AlgorithmConfig class) in RLlib 2.60.

@@ -182,9 +182,7 @@ class VersionStep:
     def called(self) -> str:
         """The step in one word for a page: ``regressed`` / ``improved`` once confirmed, ``regressed?`` /
         ``improved?`` flagged but unconfirmed, ``API change``, ``not confirmed``, else the verdict."""
-        if not self.flagged:
-            return self.verdict
-        if self.outcome in ("confirmed", "alone"):
+        if not self.flagged or self.outcome in ("confirmed", "alone"):
             return self.verdict
         if self.outcome == "unconfirmed":
             return f"{self.verdict}?"
@@ -212,15 +210,16 @@ class ConfigTrend:
     first; :mod:`rlbench.analysis.history.points`)."""
 
 
+def _by_round(frame: pd.DataFrame, column: str) -> dict[int, float]:
+    """round -> the column's value, of the rounds with a reading (a positive number)."""
+    values = pd.to_numeric(frame[column], errors="coerce") if column in frame else pd.Series(dtype=float)
+    return {int(r): float(v) for r, v in zip(frame["_round"], values) if np.isfinite(v) and v > 0}
+
+
 def _rates(frame: pd.DataFrame, metric: str) -> dict[int, float]:
     """round -> the metric as a speed (throughput, or 1 / time to target) of the rounds with a reading."""
-    column = METRICS[metric][0]
-    values = pd.to_numeric(frame[column], errors="coerce") if column in frame else pd.Series(dtype=float)
-    out = {}
-    for r, v in zip(frame["_round"], values):
-        if np.isfinite(v) and v > 0:
-            out[int(r)] = float(v) if metric == "throughput" else 1.0 / float(v)
-    return out
+    values = _by_round(frame, METRICS[metric][0])
+    return values if metric == "throughput" else {r: 1.0 / v for r, v in values.items()}
 
 
 def _point(
@@ -273,14 +272,7 @@ def _phase_steps(before: pd.DataFrame, after: pd.DataFrame) -> list[PhaseStep]:
         column = split_column(phase)
         if column not in before or column not in after:
             continue
-        sides = [
-            {
-                int(r): float(v)
-                for r, v in zip(f["_round"], pd.to_numeric(f[column], errors="coerce"))
-                if np.isfinite(v) and v > 0
-            }
-            for f in (before, after)
-        ]
+        sides = [_by_round(f, column) for f in (before, after)]
         if sides[0] and sides[1]:
             out.append(PhaseStep(phase, paired(*sides)))
     return out

@@ -19,8 +19,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import psutil
-
 from rlbench.adapters import get_adapter
 from rlbench.analysis.walk_rows import configuration_rows
 from rlbench.autoconfig.ask_tell import TrialRequest, TrialResult
@@ -106,9 +104,8 @@ class Driver:
         self.state.data["elapsed_s"] = self.elapsed_s()
         self.state.save()
         result = read_result(self.folder, tid, request.request_id, self.section.objective, charged)
-        if result is None:  # no verdict although the sweep was not interrupted: count it failed
-            result = TrialResult(request.request_id, None, 0.0, charged)
-        return result
+        # no verdict although the sweep was not interrupted: count it failed
+        return result or TrialResult(request.request_id, None, 0.0, charged)
 
     def _run_warm(self, request: TrialRequest) -> TrialResult:
         """A walk's reading as the next window of its point's warm trial (issue 56, ``warm_windows``): the one kept
@@ -242,14 +239,7 @@ class Driver:
                 firsts.setdefault(env, self.setup.templates[key])
         if not firsts:
             return (), ()
-        spec = self.setup.loaded.spec
-        measure_env_ceilings(
-            self.folder,
-            list(firsts.values()),
-            spec.env_ceiling_s,
-            self.console,
-            max_rss_bytes=spec.trial_memory_limit_bytes or psutil.virtual_memory().total // 4,
-        )
+        measure_env_ceilings(self.folder, list(firsts.values()), self.setup.loaded.spec, self.console)
         return env_steps_from(self.folder, firsts)
 
     def _check_state(self) -> None:

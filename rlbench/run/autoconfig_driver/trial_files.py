@@ -140,12 +140,7 @@ def request_plan(
 
 
 def read_result(
-    folder: ResultsFolder,
-    tid: str,
-    request_id: str,
-    objective: str,
-    charged_s: float | None,
-    window: int | None = None,
+    folder: ResultsFolder, tid: str, request_id: str, objective: str, charged_s: float | None, window: int | None = None
 ) -> TrialResult | None:
     """The result of a finished trial from its files (:func:`rlbench.autoconfig.readings.trial_result`); None
     while it has no final verdict. ``window``: one measured window of a warm trial (issue 56), a result once that
@@ -181,13 +176,11 @@ def ceiling_rate(folder: ResultsFolder, plan: TrialPlan) -> float | None:
     return float(rate) if rate is not None and rate > 0 else None
 
 
-def _iterations(folder: ResultsFolder, plan: TrialPlan, windows: bool = False):
-    """A trial's iteration rows from its events; ``windows``: with its learn windows' GPU and CPU use, from its
-    utilization rows (a probe's learner split needs them)."""
+def _iterations(folder: ResultsFolder, plan: TrialPlan):
+    """A probe's iteration rows from its events, with its learn windows' GPU and CPU use from its utilization rows
+    (a probe's learner split needs them)."""
     trial = folder.trial(plan.trial_id)
     its = iterations_frame(iteration_rows(plan.trial_id, trial.events()))
-    if not windows:
-        return its
     return with_learn_windows(
         its,
         read_utilization([trial]),
@@ -208,19 +201,17 @@ def probes_of(
     step count; one whose learner is on the other device): :func:`rlbench.autoconfig.readings.probes_from` over
     their iteration rows and the env ceiling, then :func:`~rlbench.autoconfig.readings.with_device_probe`."""
     probes = probes_from(
-        _iterations(folder, plan, windows=True),
+        _iterations(folder, plan),
         plan.config,
         plan.cpus,
         batch_per_learner=_batch(plan),
         ceiling_steps_per_s=ceiling_rate(folder, plan),
-        other=None if other is None else (_iterations(folder, other, windows=True), other.config),
+        other=None if other is None else (_iterations(folder, other), other.config),
         other_batch_per_learner=None if other is None else _batch(other),
     )
     if probes is None or device is None:
         return probes
-    return with_device_probe(
-        probes, _iterations(folder, device, windows=True), device.config, batch_per_learner=_batch(device)
-    )
+    return with_device_probe(probes, _iterations(folder, device), device.config, batch_per_learner=_batch(device))
 
 
 def env_steps_from(
