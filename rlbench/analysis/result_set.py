@@ -214,8 +214,8 @@ class Analysis:
     """The autoconfig run (``autoconfig.json`` and its Pareto front of CPUs against throughput) when
     ``rlbench autoconfig`` wrote the folder; None for a sweep's."""
     next_stop: str = ""
-    """Why there is no next sweep although a verdict of the configuration to keep applies (the machine's cores are
-    the limit), in words; empty otherwise."""
+    """Why there is no next sweep although a verdict of the configuration to keep applies: ``cores_limit`` (no more
+    env runners fit), ``no_fit`` (its knob has no larger value that fits the trial's cores); empty otherwise."""
 
 
 def analyze(folder: Path, tables: dict[str, pd.DataFrame] | None = None) -> Analysis:
@@ -266,6 +266,8 @@ def analyze(folder: Path, tables: dict[str, pd.DataFrame] | None = None) -> Anal
 
 
 def _next_stop(configs: pd.DataFrame, quick: bool) -> str:
-    """Why the configuration to keep asks for no next sweep when a verdict of it says the cores are the limit."""
+    """Why the configuration to keep asks for no next sweep though a verdict of it applies (``cores_limit``,
+    ``no_fit``: issue 57's inference_wide endpoint was told "no verdict names a knob" where its learner's verdict
+    named the driver's CPUs and no larger value fit)."""
     advice = None if quick else next_advice(configs)
-    return advice.reason if advice is not None and advice.stop == "cores_limit" else ""
+    return advice.stop if advice is not None and advice.stop in ("cores_limit", "no_fit") else ""

@@ -64,6 +64,13 @@ def why_line(row: pd.Series) -> str:
     return f"Why: {said}; Verdicts has the numbers."
 
 
+#: Why a verdict that applies asks for no next sweep (:attr:`rlbench.analysis.Analysis.next_stop`), in words.
+NO_NEXT = {
+    "cores_limit": "no more env runners fit",
+    "no_fit": "the knob its verdict names has no larger value that fits the trial's cores",
+}
+
+
 def next_line(analysis: Analysis, rec: Recommendation | None, command: str | None) -> str:
     """The one change to make next, and the command; or why there is none."""
     step = analysis.next
@@ -74,7 +81,7 @@ def next_line(analysis: Analysis, rec: Recommendation | None, command: str | Non
     if step is not None:
         return "Next: next.yaml was not written (the note under Figures says why)."
     if analysis.next_stop:
-        return "Next: none: no more env runners fit (Verdicts says why)."
+        return f"Next: none: {NO_NEXT[analysis.next_stop]} (Verdicts says why)."
     return "Next: no verdict of the fastest names a knob to change (Verdicts)."
 
 

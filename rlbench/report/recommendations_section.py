@@ -7,6 +7,7 @@ from rlbench.analysis.configs import config_label
 from rlbench.analysis.findings import CONFIDENCE
 from rlbench.analysis.result_set import Analysis
 from rlbench.report.blocks import Block, Bullets, Heading, Paragraph
+from rlbench.report.first_screen import NO_NEXT
 from rlbench.report.learning_section import target_text
 from rlbench.report.next_spec import NextSpec
 from rlbench.report.section_input import SectionInput
@@ -78,7 +79,7 @@ def next_blocks(analysis: Analysis, written: NextSpec | None) -> list[Block]:
     if step is None and analysis.next_stop:  # a verdict with no knob that fits: why there is no next.yaml
         return [
             Heading("Next sweep", 2),
-            Bullets(["No next.yaml, as no more env runners fit (Verdicts says why, in full)."], boxed=True),
+            Bullets([f"No next.yaml, as {NO_NEXT[analysis.next_stop]} (Verdicts says why, in full)."], boxed=True),
         ]
     if step is None or written is None:
         return []

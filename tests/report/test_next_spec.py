@@ -110,8 +110,14 @@ def test_no_next_sweep_where_the_cores_are_the_limit_says_why():
     from rlbench.report.blocks import Bullets
     from rlbench.report.recommendations_section import next_blocks
 
-    analysis = SimpleNamespace(next=None, next_stop="no more env runners than 1 fit the trial's 2 cores")
+    analysis = SimpleNamespace(next=None, next_stop="cores_limit")
     heading, bullets = next_blocks(analysis, None)
     assert heading.text == "Next sweep" and isinstance(bullets, Bullets)
     assert bullets.items == ["No next.yaml, as no more env runners fit (Verdicts says why, in full)."]
     assert next_blocks(SimpleNamespace(next=None, next_stop=""), None) == []
+    # a verdict whose knob has no larger value that fits (issue 57's inference_wide at 1 x 32: the learner's threads)
+    _, no_fit = next_blocks(SimpleNamespace(next=None, next_stop="no_fit"), None)
+    assert no_fit.items == [
+        "No next.yaml, as the knob its verdict names has no larger value that fits the trial's cores (Verdicts says "
+        "why, in full)."
+    ]
