@@ -197,9 +197,8 @@ def verdict(config: Mapping[str, Any] | ConfigRow, sampler: Sequence[Verdict] = 
             )
     if starved:
         findings.append("CPU-starved: " + "; ".join(starved))
-    cpus, used_total = row.cpus, row.cpus_used
-    if cpus and used_total is not None and used_total >= ALL_BUSY_FRAC * cpus:
-        findings.append(f"all cores busy: {used_total:.2f} of the trial's {cpus:g} cores in use")
+    if all_cores_busy(row):
+        findings.append(f"all cores busy: {row.cpus_used:.2f} of the trial's {row.cpus:g} cores in use")
         starved.append("all")
     if starved and one_side:
         label += ", CPU-starved"
@@ -209,9 +208,9 @@ def verdict(config: Mapping[str, Any] | ConfigRow, sampler: Sequence[Verdict] = 
         elif row.gpu_util_pct < GPU_IDLE_PCT:
             findings.append(f"GPU idle: {row.gpu_util_pct:.0f}% mean utilization in steady state")
             label += ", GPU idle"
-    for cause in (*sampler, *learner_verdicts(row)):
-        findings.append(cause.text)
-        label += "" if f", {cause.label}" in label else f", {cause.label}"  # a kind's two knobs: its word once
+    causes = (*sampler, *learner_verdicts(row))
+    findings += [cause.text for cause in causes]
+    label += "".join(f", {word}" for word in dict.fromkeys(c.label for c in causes))  # a kind with two knobs: once
     straggler = straggler_finding(row)
     if straggler:
         findings.append(straggler)
@@ -302,6 +301,12 @@ class Verdict:
         """Cause and knob in a few words (``per-step work-bound: change num_envs_per_env_runner``): what the report's
         first screen, ``next.yaml``'s header and the terminal say; :attr:`text` stands once, in the Verdicts."""
         return f"{self.label}: change {self.knob}" if self.knob else self.label
+
+
+def all_cores_busy(row: ConfigRow) -> bool:
+    """Whether the trial's own roles kept at least :data:`ALL_BUSY_FRAC` of its cores busy (more processes would share
+    them); False where either figure is missing."""
+    return bool(row.cpus) and row.cpus_used is not None and row.cpus_used >= ALL_BUSY_FRAC * (row.cpus or 0.0)
 
 
 def limiting_sides(config: Mapping[str, Any] | ConfigRow, bound: float = BOUND_FRAC) -> tuple[bool, bool]:

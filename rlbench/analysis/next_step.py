@@ -88,9 +88,10 @@ def verdicts_in_order(row: ConfigRow) -> list[Verdict]:
     synchronous iteration no side limits is the sum of both: each side taking at least :data:`~rlbench.analysis.
     findings.SHARE_WORTH_FRAC` of it says its verdicts, the larger share's first (issue 57)."""
     learning, sampling = limiting_sides(row)
-    bound = SHARE_WORTH_FRAC if not (learning or sampling or row.asynchronous) else BOUND_FRAC
+    mixed = not (learning or sampling or row.asynchronous)
+    bound = SHARE_WORTH_FRAC if mixed else BOUND_FRAC
     sampler, learner = sampler_verdicts(row, bound), learner_verdicts(row, bound)
-    if bound == SHARE_WORTH_FRAC:
+    if mixed:
         learning = (row.learn_frac or 0.0) > (row.sample_frac or 0.0)
     return [*learner, *sampler] if learning else [*sampler, *learner]
 

@@ -26,7 +26,6 @@ from typing import Any
 
 from rlbench.analysis.config_row import ConfigRow
 from rlbench.analysis.findings import (
-    ALL_BUSY_FRAC,
     BOUND_FRAC,
     CEILING_CLOSE_FRAC,
     ENV_CEILING_CLOSE_FRAC,
@@ -35,6 +34,7 @@ from rlbench.analysis.findings import (
     SAMPLE_WAIT_FRAC,
     SHARED_WORK_FRAC,
     Verdict,
+    all_cores_busy,
     limiting_sides,
 )
 from rlbench.analysis.knobs import Knob, facts
@@ -178,7 +178,7 @@ def _idle(row: ConfigRow, busy_s: float, cpu: float, env: float, split: str) -> 
                 "num_cpus_per_env_runner would let more share the idle cores)",
                 None,
             )
-    if cpus and used is not None and used >= ALL_BUSY_FRAC * cpus:
+    if all_cores_busy(row):
         whose = f"the trial's own roles kept {used:.2f} of its {cpus:g} cores busy"
     elif cpus and used is not None:
         whose = (
@@ -212,7 +212,7 @@ def _outside_env(
         row.cpus or 0.0,
         row.cpus_used,
     )
-    if fits > runners and not (used is not None and used >= ALL_BUSY_FRAC * cpus):
+    if fits > runners and not all_cores_busy(row):
         idle = f", {cpus - used:.2f} of the trial's {cpus:g} cores idle" if used is not None else ""
         out.append(  # followed once more envs stop paying (issue 57: inference_wide's best had 2 runners, not 1)
             Verdict(
@@ -250,7 +250,7 @@ def _in_env(row: ConfigRow, in_env: float, split: str) -> list[Verdict]:
     eff, used = row.sampling_efficiency, row.cpus_used
     head = f"env runners mostly in the env: {in_env:.0%} of a runner's sample() ({split}){_ceiling_words(row)}"
     at_ceiling = eff is not None and eff >= ENV_CEILING_CLOSE_FRAC and cpus is not None and _procs(row) >= cpus
-    all_busy = cpus is not None and used is not None and used >= ALL_BUSY_FRAC * cpus
+    all_busy = all_cores_busy(row)
     if fits > runners and not at_ceiling and not all_busy:
         return [
             Verdict(

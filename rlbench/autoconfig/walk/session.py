@@ -224,7 +224,9 @@ class WalkSession(StepPlanner, Session[WalkRunner]):
                         else ""
                     )
                     self._stop(
-                        runner, "budget", "its race was cut, " + (race.stop_reason or "")[len("budget: ") :] + read
+                        runner,
+                        "budget",
+                        "its race was cut, " + (race.stop_reason or "").removeprefix("budget: ") + read,
                     )
                     break
                 here.lost |= set(plan.entrants)

@@ -113,13 +113,12 @@ class Driver:
         trial: its launch) to the window's end."""
         key = request.candidate_key
         template = self.setup.templates[key]
-        kept = self._warm.get(key)
-        launch = kept is None or not self.batches.holds(kept)
-        if kept is not None and not launch:
-            tid = kept
-            self.state.trials[request.request_id] = {"trial_id": tid, "charged_s": None}
-        else:
+        tid = self._warm.get(key)
+        launch = tid is None or not self.batches.holds(tid)
+        if tid is None or launch:
             tid = self._warm[key] = self.state.assign_new(request.request_id, template.index, self.folder)
+        else:
+            self.state.trials[request.request_id] = {"trial_id": tid, "charged_s": None}
         plan = self._request_plan(request, tid, launch=launch).in_windows(self.section.warm_windows)
         try:
             read = self.batches.warm_read(plan)

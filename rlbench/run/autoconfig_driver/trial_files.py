@@ -11,7 +11,6 @@ replay to reach the same state), and the seconds each trial cost as measured fro
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from rlbench.adapters import get_adapter
@@ -122,7 +121,11 @@ def request_plan(
     loses the whole launch (issue 57: env_waits_wide's three new 4-runner points each timed out at 44 s in their
     first window, at load 5, with a grace of 3 cold starts measured on smaller points).
     """
-    grace = math.inf if launch else max(MIN_GRACE_S, 3.0 * cold_start_s)
+    timeout_s = (
+        template.timeout_s
+        if launch
+        else min(template.timeout_s, request.max_wall_s + max(MIN_GRACE_S, 3.0 * cold_start_s))
+    )
     return template.model_copy(
         update={
             "trial_id": tid,
@@ -134,7 +137,7 @@ def request_plan(
             "stop_iterations": stop_iterations,
             "stop_seconds": stop_seconds,
             "stop_target": template.stop_target if objective == "time_to_target" else None,
-            "timeout_s": min(template.timeout_s, request.max_wall_s + grace),
+            "timeout_s": timeout_s,
         }
     )
 
