@@ -117,7 +117,9 @@ def run(args: argparse.Namespace, console: Console) -> int:
             raise ValueError(
                 f"--rounds {rounds}: a probe needs {ROUNDS_FOR_EVIDENCE} rounds to give evidence either way"
             )
-        loaded = load_versions(opts.config, opts.package, [opts.good, opts.bad], rounds, opts.index)
+        loaded = load_versions(
+            opts.config, opts.package, [opts.good, opts.bad], rounds, opts.index, rounds_per_process=1
+        )
         if opts.metric == "time_to_target" and loaded.spec.stop.target is None:
             raise ValueError(
                 f"--metric time_to_target: {opts.config} has no stop target (stop: {{target: ...}}; docs/SPEC.md)"
@@ -192,7 +194,7 @@ def _bisect(
         """``n`` interleaved rounds of the pair in a probe folder of their own (``rest``: the rest of a looked pair's
         rounds, beside its first ones); their trials table."""
         nonlocal probes
-        loaded = load_versions(opts.config, opts.package, [reference, candidate], n, opts.index)
+        loaded = load_versions(opts.config, opts.package, [reference, candidate], n, opts.index, rounds_per_process=1)
         axes[:] = list(loaded.points[0].axes) if loaded.points else []
         probes += rest is None
         probe_dir = rest or out_dir / f"{probes:02d}-{reference}-vs-{candidate}"

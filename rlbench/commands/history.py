@@ -67,6 +67,9 @@ class HistoryOptions(PackageOptions):
     """Continue the history's last run in ``out``: only its trials that are missing or interrupted."""
     no_confirm: bool = False
     """Leave a flagged step unconfirmed: its two releases are not run again alone."""
+    rounds_per_process: int | None = None
+    """Rounds each release's trial process reads as its measured windows (issue 56); None: the spec's
+    ``rounds_per_process`` (configs/ray_history.yaml: 3), 1: a process a round."""
 
 
 def setup_arguments(p: argparse.ArgumentParser) -> None:
@@ -91,6 +94,13 @@ def setup_arguments(p: argparse.ArgumentParser) -> None:
         help="continue the last run of the history in --out DIR: run only its trials that are missing or interrupted",
     )
     p.add_argument(
+        "--rounds-per-process",
+        type=int,
+        default=None,
+        help="rounds each release's trial reads as measured windows of one built trainer, so a start is paid every "
+        "this many rounds (default: the spec's rounds_per_process, else 1: a fresh trial a round)",
+    )
+    p.add_argument(
         "--no-confirm",
         action="store_true",
         help="do not run a flagged step's two releases again alone (its verdict then stays unconfirmed)",
@@ -113,6 +123,7 @@ def resume_line(opts: HistoryOptions, out_dir: Path, versions: list[str]) -> str
         ("--package", opts.package),
         ("--versions", ",".join(versions)),
         ("--rounds", opts.rounds),
+        ("--rounds-per-process", opts.rounds_per_process),
         ("--index", opts.index),
         ("--threshold", opts.threshold),
         ("--address", opts.address),
@@ -182,7 +193,11 @@ def _history(opts: HistoryOptions, console: Console) -> int:
             flag = f"--versions {opts.versions}" if opts.versions else f"--from {opts.first} --to {opts.last}"
             more = " (a history adds rounds of the versions named, and a new one with its neighbours)" if before else ""
             raise ValueError(f"{flag}: give at least two versions to compare{more}")
-        loaded = load_versions(opts.config, opts.package, versions, rounds, opts.index)
+        if opts.rounds_per_process is not None and opts.rounds_per_process < 1:
+            raise ValueError(f"--rounds-per-process {opts.rounds_per_process}: give a whole number >= 1")
+        loaded = load_versions(
+            opts.config, opts.package, versions, rounds, opts.index, rounds_per_process=opts.rounds_per_process
+        )
         if listed is not None and unknown_versions(versions, listed):
             raise ValueError(
                 "--versions " + unknown_message(opts.package, index, unknown_versions(versions, listed), listed)
@@ -252,7 +267,15 @@ def confirm_flagged(out_dir: Path, opts: HistoryOptions, threshold: float, round
         pair = [step.before, step.after]
         base = load_versions(opts.config, opts.package, pair, 1, opts.index)
         grid = {key: [trend.axes[axis_column(key)]] for key in base.spec.grid if axis_column(key) in trend.axes}
-        loaded = load_versions(opts.config, opts.package, pair, max(rounds, ROUNDS_FOR_EVIDENCE), opts.index, grid=grid)
+        loaded = load_versions(
+            opts.config,
+            opts.package,
+            pair,
+            max(rounds, ROUNDS_FOR_EVIDENCE),
+            opts.index,
+            grid=grid,
+            rounds_per_process=opts.rounds_per_process,
+        )
         run_dir = HistoryFolder(out_dir).new_run("confirm", f"{step.before}-{step.after}-c{i + 1}")
         say(
             console,

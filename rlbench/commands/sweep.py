@@ -173,6 +173,12 @@ def sweep_loaded(loaded, opts: SweepOptions, console: Console, resume_with: str 
         cluster = prepare_cluster(opts.address, loaded, console, parallel)
     except ClusterError as e:
         return bad_input(console, str(e))
+    if cluster is not None and loaded.spec.rounds_per_process > 1:
+        return bad_input(
+            console,
+            f"{opts.config}: rounds_per_process={loaded.spec.rounds_per_process} reads rounds as windows of trials "
+            "kept on this machine; on a cluster (--address) each round is a trial: remove rounds_per_process",
+        )
     if opts.dry_run:
         try:
             plans = (
@@ -204,7 +210,7 @@ def sweep_loaded(loaded, opts: SweepOptions, console: Console, resume_with: str 
         f"{len(loaded.points) // v} grid points x {v} variants x {loaded.spec.repeats} rounds"
         if v
         else f"{len(loaded.points)} grid points x {loaded.spec.repeats} repeats"
-    )
+    ) + (f" ({k} a process, as its windows)" if (k := loaded.spec.rounds_per_process) > 1 else "")
     say(console, f"rlbench {__version__}: sweep '{loaded.spec.name}', {size} -> {out_dir}")
     line = resume_with or resume_command(  # the caller's own line (rlbench history's), else this sweep's
         opts.config, out_dir, loaded.quick, opts.address if parallel else None, parallel

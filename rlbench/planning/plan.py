@@ -275,8 +275,23 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
                     packages=package_set(spec.variants, point.variant),
                 )
             )
+    if spec.rounds_per_process > 1 and spec.rounds > 1:
+        plans = in_processes(plans, spec.rounds_per_process, spec.repeats)
     interleaved = bool(spec.variants) or spec.rounds > 1
     return in_rounds(plans, len(spec.variants)) if interleaved else plans
+
+
+def in_processes(plans: list[TrialPlan], per_process: int, rounds: int) -> list[TrialPlan]:
+    """``rounds_per_process`` (issue 56): rounds r..r+k-1 of a configuration as the k measured windows of the trial of
+    round r (k = ``per_process``, fewer in the last block), the other rounds' trials not planned; a window is then a
+    round (:func:`rlbench.analysis.history.runs.read_run`). A skipped trial stays as it was: it never runs."""
+    out = []
+    for plan in plans:
+        if plan.repeat % per_process:
+            continue
+        k = min(per_process, rounds - plan.repeat)
+        out.append(plan.in_windows(k) if k > 1 and plan.skip_reason is None else plan)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

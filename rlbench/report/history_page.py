@@ -238,13 +238,28 @@ def change_point_line(point: ChangePoint) -> str:
     return text
 
 
+def windows_words(data: HistoryData) -> str:
+    """What a round was where some run read rounds as windows (``rounds_per_process``, issue 56); "" where none."""
+    per = sorted({r.rounds_per_process for r in data.runs if r.rounds_per_process > 1})
+    if not per:
+        return ""
+    k = "/".join(str(p) for p in per)
+    return (
+        f" Rounds were read warm: each release's trial process read {k} rounds as measured windows of one built "
+        "trainer (its start, build and warm-up paid once), the windows of up to three releases' processes in turns, "
+        "so a round is a window and the independent repeats are the processes (the rounds over "
+        f"{k}); on the 2-core machine where this was built a process's own offset was not measurable beside the "
+        "windows' noise (docs/MEASUREMENT.md 11); the runs table says which runs read so."
+    )
+
+
 def _runs_table(data: HistoryData) -> Table:
     rows = [
         [
             r.name,
             r.kind,
             f"{r.versions[0]} .. {r.versions[-1]} ({len(r.versions)})" if r.versions else "-",
-            str(r.rounds),
+            str(r.rounds) + (f" ({r.rounds_per_process} a process)" if r.rounds_per_process > 1 else ""),
             f"{r.ok}/{r.trials}",
             r.started or "-",
             r.ended or "running or interrupted",
@@ -273,7 +288,8 @@ def page_blocks(
             f"step gets a verdict by the one change rule: both {CONFIDENCE:.0%} intervals of the later/earlier ratio "
             f"on one side of 1 and the Wilcoxon signed-rank test agreeing, which takes {ROUNDS_FOR_EVIDENCE} rounds "
             f"together; it is flagged when it also moved by {threshold:.0%} or more, and called only once a separate "
-            "interleaved run of its two releases alone agrees (a question mark: not confirmed yet).",
+            "interleaved run of its two releases alone agrees (a question mark: not confirmed yet)."
+            + windows_words(data),
             muted=True,
         ),
         Heading("Change points over the whole history", 2),

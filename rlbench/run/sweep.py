@@ -36,6 +36,7 @@ from rlbench.run.raytoken import secure_ray
 from rlbench.run.resume import RESUMABLE_SPEC_KEYS, ResumePlan, plan_resume, recorded_seeds
 from rlbench.run.switches import with_switches
 from rlbench.run.trial import Launched, TrialLauncher, launch_trial, run_trial
+from rlbench.run.warm import ROUND_GROUP, WarmPool, read_in_turns
 from rlbench.spec.model import LoadedSpec
 from rlbench.worker.nvml import open_gpus
 from rlbench.worker.rapl import POWERCAP_ROOT, open_rapl
@@ -324,7 +325,7 @@ def run_plans(
     def launch_next(after: int) -> None:
         """The previous trial finished training: launch the next runnable one (skipped ones need no process)."""
         nxt = next((p for p in to_run[after + 1 :] if p.skip_reason is None), None)
-        if nxt is not None:
+        if nxt is not None and nxt.windows is None:  # a warm trial starts in its pool, at its first window's gate
             early[nxt.trial_id] = launch_trial(nxt, prepare(nxt), launcher, gpus, rapl, gated=True)
 
     def close() -> None:
@@ -354,9 +355,19 @@ def run_plans(
         finally:
             close()
         return outcome
+    pool: WarmPool | None = None
     try:
         with SweepProgress(console, to_run) as progress:
+            warm_done: set[str] = set()
             for i, plan in enumerate(to_run):
+                if plan.trial_id in warm_done:
+                    continue
+                if plan.windows is not None and plan.skip_reason is None:  # rounds_per_process: read in turns
+                    group = warm_group(to_run, i)
+                    pool = pool or _round_pool(folder, launcher, prepare, outcome, progress, gpus, rapl)
+                    read_in_turns(pool, group, lambda p, k: progress.start(p))
+                    warm_done.update(p.trial_id for p in group)
+                    continue
                 launched = early.pop(plan.trial_id, None)
                 trial = folder.trial(plan.trial_id) if launched else prepare(plan)
                 if plan.skip_reason:  # never started; an install that failed is a failure, not a choice
@@ -396,8 +407,51 @@ def run_plans(
                     console.print(
                         Text.assemble((f"{plan.trial_id} {record.status}", "yellow"), ": ", plain(record.reason))
                     )
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # the pool ended its warm trials already (WarmPool.read)
         outcome.interrupted = True
     finally:
-        close()
+        try:
+            if pool is not None:
+                pool.close(interrupted=outcome.interrupted)
+        finally:
+            close()
     return outcome
+
+
+def warm_group(plans: list[TrialPlan], start: int) -> list[TrialPlan]:
+    """The warm trials read in turns from ``plans[start]`` on (``rounds_per_process``): the runnable windowed plans
+    of its round that follow it in the run order, at most :data:`~rlbench.run.warm.ROUND_GROUP`."""
+    first = plans[start]
+    group = []
+    for plan in plans[start:]:
+        if plan.windows is None or plan.skip_reason is not None or plan.round != first.round:
+            break
+        group.append(plan)
+        if len(group) == ROUND_GROUP:
+            break
+    return group
+
+
+def _round_pool(folder, launcher, prepare, outcome: SweepOutcome, progress, gpus, rapl) -> WarmPool:
+    """The pool of a sweep's ``rounds_per_process`` trials: each record goes to the outcome and the progress."""
+    plans: dict[str, TrialPlan] = {}
+
+    def on_record(record: TrialRecord) -> None:
+        outcome.records.append(record)
+        if (plan := plans.get(record.trial_id)) is not None:
+            progress.finish(plan, record)
+
+    def on_events(plan: TrialPlan, events) -> None:
+        plans[plan.trial_id] = plan
+        progress.poll(plan, events)
+
+    return WarmPool(
+        folder,
+        launcher,
+        prepare=prepare,
+        on_record=on_record,
+        gpus=gpus,
+        rapl=rapl,
+        live_limit=ROUND_GROUP,
+        on_events=on_events,
+    )

@@ -78,9 +78,10 @@ class WarmPool:
         gpus: Gpus | None = None,
         rapl: Rapl | None = None,
         live_limit: int = 3,
+        on_events: Callable[[TrialPlan, list[TrialEvent]], None] | None = None,
     ):
         self.folder, self.launcher, self.prepare, self.on_record = folder, launcher, prepare, on_record
-        self.gpus, self.rapl, self.live_limit = gpus, rapl, live_limit
+        self.gpus, self.rapl, self.live_limit, self.on_events = gpus, rapl, live_limit, on_events
         self.live: dict[str, _Live] = {}
 
     def holds(self, trial_id: str) -> bool:
@@ -124,6 +125,8 @@ class WarmPool:
         def seen(events: list[TrialEvent]) -> None:
             if live is not None:
                 live.seen(events)
+            if self.on_events is not None:
+                self.on_events(plan, events)
 
         run = TrialRun(plan, trial, self.launcher, self.gpus, seen, self.rapl)
         live = self.live[plan.trial_id] = _Live(run, plan, trial)
@@ -174,3 +177,25 @@ class WarmPool:
                 if got is not None:
                     records.append(got)
         return records
+
+
+#: Configurations whose warm trials a sweep's ``rounds_per_process`` keeps built at once, their windows read in
+#: turns (the pool's own limit): neighbours in the run order (a history's releases of one configuration) are read
+#: seconds apart, as the rounds of cold trials are, for at most two paused trials beside the one measuring (0.03-0.07
+#: of a core each, docs/MEASUREMENT.md 11).
+ROUND_GROUP = 3
+
+
+def read_in_turns(pool: WarmPool, plans: list[TrialPlan], on_window: Callable[[TrialPlan, int], None]) -> None:
+    """Read every window of each plan's warm trial (``rounds_per_process``), window k of each plan in turn before
+    window k+1 of any; a trial that ended early (failed, timed out) is read no further. ``on_window(plan, k)`` is
+    called before each window is read. The pool records each trial as it ends (its ``on_record``)."""
+    ended: set[str] = set()
+    for window in range(max(p.windows or 1 for p in plans)):
+        for plan in plans:
+            if plan.trial_id in ended or window >= (plan.windows or 1):
+                continue
+            on_window(plan, window)
+            read = pool.read(plan)
+            if read.record is not None:
+                ended.add(plan.trial_id)

@@ -23,7 +23,13 @@ QUICK_FLAG = "--quick"
 
 #: The sweep's own keys under ``--quick``: one repeat (and one round), no warm-up, one iteration (the spec's
 #: ``stop:`` seconds and target are dropped: one iteration is the whole trial).
-QUICK_KEYS: dict[str, Any] = {"repeats": 1, "rounds": 1, "warmup_iterations": 0, "stop": {"iterations": 1}}
+QUICK_KEYS: dict[str, Any] = {
+    "repeats": 1,
+    "rounds": 1,
+    "rounds_per_process": 1,
+    "warmup_iterations": 0,
+    "stop": {"iterations": 1},
+}
 
 #: Seconds each env's ceiling is measured under ``--quick`` at most (the spec's own when shorter, 0 stays off):
 #: the envbench path is checked too, in a fifth of its default second.

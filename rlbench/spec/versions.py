@@ -56,10 +56,17 @@ def index_value(index: str | None) -> str | None:
 
 
 def with_versions(
-    data: dict, package: str, versions: Sequence[str], rounds: int, index: str | None, source: Path
+    data: dict,
+    package: str,
+    versions: Sequence[str],
+    rounds: int,
+    index: str | None,
+    source: Path,
+    rounds_per_process: int | None = None,
 ) -> dict:
     """The spec mapping ``data`` with one variant per version and ``rounds`` rounds (its own repeats and
-    rounds replaced: each round runs every version once). SpecError if the spec has variants already."""
+    rounds replaced: each round runs every version once). SpecError if the spec has variants already.
+    ``rounds_per_process`` replaces the spec's (None: the spec's); either is cut to ``rounds`` (one round: 1)."""
     if "variants" in data:
         raise SpecError(
             f"{source}: variants: this command makes the variants itself, one per --versions entry; "
@@ -71,15 +78,28 @@ def with_versions(
         for v in versions
     ]
     out["rounds"] = rounds
+    per = data.get("rounds_per_process", 1) if rounds_per_process is None else rounds_per_process
+    if isinstance(per, int) and not isinstance(per, bool) and per > 1:  # anything else is the validation's to name
+        out["rounds_per_process"] = min(per, rounds) if rounds > 1 else 1
+    elif rounds_per_process is not None or "rounds_per_process" in data:
+        out["rounds_per_process"] = per
     return out
 
 
 def load_versions(
-    path: Path, package: str, versions: Sequence[str], rounds: int, index: str | None, *, grid: dict | None = None
+    path: Path,
+    package: str,
+    versions: Sequence[str],
+    rounds: int,
+    index: str | None,
+    *,
+    grid: dict | None = None,
+    rounds_per_process: int | None = None,
 ) -> LoadedSpec:
     """The spec at ``path`` run across ``versions`` of ``package`` (see :func:`with_versions`); SpecError
     for anything wrong in the file or the flags (an unsupported Ray among them: :mod:`rlbench.adapters`).
-    ``grid`` replaces the spec's grid (a history's confirmation runs one configuration: each axis one value)."""
+    ``grid`` replaces the spec's grid (a history's confirmation runs one configuration: each axis one value);
+    ``rounds_per_process`` the spec's (:func:`with_versions`)."""
     from rlbench.spec.load import spec_from_dict
     from rlbench.spec.yamlfile import read_yaml
 
@@ -98,7 +118,9 @@ def load_versions(
             )
     try:
         return spec_from_dict(
-            with_versions(data, package, versions, rounds, index_value(index), path), source=path, lines=lines
+            with_versions(data, package, versions, rounds, index_value(index), path, rounds_per_process),
+            source=path,
+            lines=lines,
         )
     except SpecError as e:  # a made variant is named by the flag that made it, not by a line the file lacks
         raise SpecError(

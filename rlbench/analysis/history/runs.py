@@ -62,6 +62,10 @@ class RunInfo:
     foreign_cpu_pct: float | None
     """Mean over its trials of the machine's CPU that was not theirs while they ran (other users' load), in % of
     one core."""
+    rounds_per_process: int = 1
+    """Rounds each trial process read as its measured windows (the spec's ``rounds_per_process``, issue 56): its
+    rounds then came from ``rounds / rounds_per_process`` processes a release and configuration; 1: a process a
+    round."""
 
 
 @dataclass
@@ -141,11 +145,12 @@ def read_run(
     trials = pd.read_parquet(table) if table.exists() else pd.DataFrame(columns=["trial_id", "status", "variant"])
     its = folder.table(ITERATIONS_TABLE)
     iterations = pd.read_parquet(its) if its.exists() else pd.DataFrame()
-    split = phase_rates(iterations)
     learned = {"trial_id", "iteration", "env_steps_sampled", "wall_s", "episode_return_mean"} <= set(iterations)
     curves = trial_curves(iterations, trials.get("trial_id", [])) if learned and len(trials) else {}
+    trials, iterations, process_of = windows_as_rounds(trials, iterations)
+    split = phase_rates(iterations)
     trials = trials.join(split, on="trial_id") if len(trials) else trials
-    facts = {f"{path.name}/{t}": _facts(folder, str(t)) for t in trials.get("trial_id", [])}
+    facts = {f"{path.name}/{t}": _facts(folder, process_of.get(str(t), str(t))) for t in trials.get("trial_id", [])}
     for t, text in zip(trials.get("trial_id", []), trials.get("versions", [None] * len(trials))):
         try:
             imported = json.loads(text) if isinstance(text, str) else None
@@ -172,8 +177,55 @@ def read_run(
         started=None if started is None else str(started),
         ended=None if ended is None else str(ended),
         foreign_cpu_pct=float(foreign.mean()) if foreign.notna().any() else None,
+        rounds_per_process=int(spec.get("rounds_per_process") or 1),
     )
     return info, trials, facts, spec | {"_package": package}, {f"{path.name}/{t}": c for t, c in curves.items()}
+
+
+#: Per-process figures a window's row leaves null (they are the whole process's: counted once, in its window 0 row).
+PROCESS_COLUMNS = ("cpu_ms_per_k", "foreign_cpu_pct", "time_to_target_s", "cpu_pct", "trial_wall_s")
+
+
+def windows_as_rounds(
+    trials: pd.DataFrame, iterations: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, str]]:
+    """A run's trials with each warm trial (``rounds_per_process``, issue 56) read as one row per measured window:
+    window k of the trial of round r is round r+k, ``trial_id`` ``<id>#w<k>`` (window 0 keeps the trial's id, and
+    its learning curve and per-process figures, :data:`PROCESS_COLUMNS`), its ``env_steps_per_s`` the median of that
+    window's steady iterations (:func:`~rlbench.analysis.trial_rows.steady_throughput`, the one definition), and
+    the iterations relabelled alike so each window gets its own phase split. Also each window row's trial (process)
+    id. A trial read in one window, or cold, is left as it is."""
+    from rlbench.analysis.trial_rows import steady_throughput
+    from rlbench.analysis.windows import steady
+
+    if trials.empty or iterations.empty or "window" not in iterations:
+        return trials, iterations, {}
+    window = pd.to_numeric(iterations["window"], errors="coerce")
+    its = steady(iterations.assign(window=window))
+    counts = its.dropna(subset=["window"]).groupby("trial_id")["window"].nunique()
+    warm = {str(t) for t, n in counts.items() if n > 1}
+    if not warm:
+        return trials, iterations, {}
+    rows, process_of = [], {}
+    for _, row in trials.iterrows():
+        tid = str(row["trial_id"])
+        if tid not in warm:
+            rows.append(row.to_dict())
+            continue
+        mine = its[its["trial_id"] == tid]
+        for k in sorted(int(w) for w in mine["window"].dropna().unique()):
+            read = row.to_dict()
+            rid = tid if k == 0 else f"{tid}#w{k}"
+            process_of[rid] = tid
+            base = read.get("round", read.get("repeat"))
+            read.update(trial_id=rid, round=int(base) + k, window=k, process=tid)
+            read["env_steps_per_s"] = steady_throughput(mine[mine["window"] == k])
+            if k:
+                read.update({c: None for c in PROCESS_COLUMNS if c in read})
+            rows.append(read)
+    ids = iterations["trial_id"].astype(str)
+    relabel = [f"{t}#w{int(w)}" if t in warm and pd.notna(w) and int(w) > 0 else t for t, w in zip(ids, window)]
+    return pd.DataFrame(rows), iterations.assign(trial_id=relabel), process_of
 
 
 def read_history(path: Path) -> HistoryData:
