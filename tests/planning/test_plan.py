@@ -322,3 +322,33 @@ def test_a_gpu_point_short_of_cpus_too_says_both():
         "need more CPUs than this machine's 2",
         "need more CPUs than this machine's 2 and more GPUs than its 0",
     )
+
+
+def test_rounds_per_process_reads_a_block_of_rounds_as_the_windows_of_its_first_rounds_trial():
+    """rounds 5, 2 a process (issue 56): rounds 0-1 are trial r0's two windows, 2-3 r2's, round 4 a cold trial of its
+    own; each windowed trial reads its steady iterations (3 - 1 warm-up = 2) per window, the warm-up once."""
+    got = plans(spec(grid={"lr": [0.1, 0.2]}, rounds=5, rounds_per_process=2, warmup_iterations=1), TWO_CORES)
+    assert [(p.trial_id, p.round, p.windows) for p in got] == [
+        ("t000r0", 0, 2),
+        ("t001r0", 0, 2),
+        ("t000r2", 2, 2),
+        ("t001r2", 2, 2),
+        ("t000r4", 4, None),
+        ("t001r4", 4, None),
+    ]
+    assert {(p.window_iterations, p.stop_iterations) for p in got if p.windows} == {(2, 1 + 2 * 2)}
+    assert {p.stop_iterations for p in got if not p.windows} == {3}
+
+
+def test_rounds_per_process_changes_nothing_without_rounds():
+    """A history's spec swept as it is (one round): the trials it always had."""
+    got = plans(spec(rounds_per_process=3), TWO_CORES)
+    assert [(p.trial_id, p.windows) for p in got] == [("t000r0", None)]
+
+
+def test_rounds_per_process_leaves_a_skipped_trial_unwindowed():
+    got = plans(spec(grid={"num_env_runners": [0, 4]}, rounds=2, rounds_per_process=2), TWO_CORES)
+    assert [(p.trial_id, p.windows, p.skip_reason is None) for p in got] == [
+        ("t000r0", 2, True),
+        ("t001r0", None, False),
+    ]

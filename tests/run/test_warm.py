@@ -121,3 +121,44 @@ def test_the_pool_keeps_at_most_its_limit_and_ends_the_least_recently_read(tmp_p
     finally:
         pool.close()
     assert [r.trial_id for r in records] == [a.trial_id, b.trial_id]
+
+
+def test_read_in_turns_reads_window_k_of_every_trial_before_window_k_plus_1_of_any(pool):
+    """A sweep's rounds_per_process: two trials of 3 and 2 windows read in turns (a0 b0 a1 b1 a2), each to its
+    record, none left held."""
+    from rlbench.run.warm import read_in_turns
+
+    pool, folder, records = pool
+    a, b = _plans()
+    b = b.model_copy(update={"windows": 2})
+    seen = []
+    read_in_turns(pool, [a, b], lambda plan, k: seen.append((plan.trial_id, k)))
+    assert seen == [(a.trial_id, 0), (b.trial_id, 0), (a.trial_id, 1), (b.trial_id, 1), (a.trial_id, 2)]
+    assert sorted(r.trial_id for r in records) == [a.trial_id, b.trial_id] and not pool.live
+    assert {r.status for r in records} == {"ok"}
+    assert [w for _, _, w in _iterations(folder, b.trial_id)] == [0, 0, 0, 1, 1]
+
+
+def test_a_sweep_with_rounds_per_process_reads_every_round_from_fewer_processes(tmp_path):
+    """rounds 4, 2 a process, two grid points, through the CLI on the plain adapter: 4 trial processes (not 8),
+    each with two windows of two steady iterations, every one ok; no trial process left."""
+    from conftest import run_cli
+
+    (tmp_path / "s.yaml").write_text(
+        "name: w\nframework: plain\nenvironment: {env: envs.synthetic:SyntheticEnv, env_config: {episode_len: 20}}\n"
+        "env_runners: {num_env_runners: 0}\ntraining: {train_batch_size_per_learner: 50}\ncpus: 1\n"
+        "grid: {env_config.step_cost_us: [0, 100]}\nrounds: 4\nrounds_per_process: 2\nstop: {iterations: 3}\n"
+        "warmup_iterations: 1\nsample_hz: 5\nenv_ceiling_s: 0\n"
+    )
+    done = run_cli("sweep", str(tmp_path / "s.yaml"), "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "4 repeats (2 a process, as its windows)" in done.stdout
+    folder = ResultsFolder(tmp_path / "out")
+    import pandas as pd
+
+    trials = pd.read_parquet(folder.table("trials.parquet"))
+    assert sorted(trials["trial_id"]) == ["t000r0", "t000r2", "t001r0", "t001r2"] and set(trials["status"]) == {"ok"}
+    for tid in trials["trial_id"]:
+        assert _iterations(folder, tid) == [(1, True, 0), (2, False, 0), (3, False, 0), (4, False, 1), (5, False, 1)]
+    mine = str(tmp_path / "out")  # a trial process names its folder in its argv; other sweeps may run beside
+    assert not [p for p in psutil.process_iter(["cmdline"]) if mine in " ".join(p.info["cmdline"] or [])]

@@ -273,3 +273,21 @@ def test_a_variant_may_set_how_its_trials_are_measured(tmp_path):
 )
 def test_bad_measurement_keys_in_a_variant_say_where(tmp_path, text, message):
     assert message in error(tmp_path, text)
+
+
+def test_rounds_per_process_refuses_a_stop_target(tmp_path):
+    """A time to a target is a whole process's: a window of one is not a round of it (issue 56)."""
+    text = "rounds: 4\nrounds_per_process: 2\n"
+    message = error(tmp_path, text.replace("rounds: 4", "rounds: 4\nstop: {iterations: 3, episode_return_mean: 100}"))
+    assert "rounds_per_process=2 with stop.target" in message
+
+
+def test_a_versions_run_takes_the_specs_rounds_per_process_or_the_flags_cut_to_its_rounds(tmp_path):
+    from rlbench.spec.versions import with_versions
+
+    data = {"name": "t", "rounds_per_process": 3}
+    assert with_versions(data, "ray", ["2.0.0", "2.1.0"], 6, None, tmp_path)["rounds_per_process"] == 3
+    assert with_versions(data, "ray", ["2.0.0", "2.1.0"], 2, None, tmp_path)["rounds_per_process"] == 2
+    assert with_versions(data, "ray", ["2.0.0", "2.1.0"], 1, None, tmp_path)["rounds_per_process"] == 1
+    assert with_versions(data, "ray", ["2.0.0", "2.1.0"], 6, None, tmp_path, 1)["rounds_per_process"] == 1
+    assert "rounds_per_process" not in with_versions({"name": "t"}, "ray", ["2.0.0", "2.1.0"], 6, None, tmp_path)
