@@ -45,7 +45,7 @@ def plan_table(plans: list[TrialPlan]) -> RichTable:
             [
                 p.trial_id,
                 *[f"{p.axes[a]} ({p.relative[a]})" if a in p.relative else str(p.axes[a]) for a in axes],
-                *([str(p.variant), str(p.round)] if variants else []),
+                *([str(p.variant), _rounds(p)] if variants else []),
                 str(p.cpus),
                 ",".join(map(str, p.driver_cores)) or "-",
                 str(p.ray_cpus),
@@ -156,3 +156,10 @@ def compare_table(comparison: Comparison) -> RichTable:
         f"threshold {comparison.threshold:.0%}, {CONFIDENCE:.0%} CI)"
     )
     return to_rich(Table(header, rows, left, title=title))
+
+
+def _rounds(plan) -> str:
+    """A trial's round, or the rounds its windows read (``rounds_per_process``: ``0-2``)."""
+    if plan.windows and plan.round is not None:
+        return f"{plan.round}-{plan.round + plan.windows - 1}"
+    return str(plan.round)

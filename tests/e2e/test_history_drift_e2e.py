@@ -3,6 +3,9 @@ four versions, each making every env step burn 15% more CPU time than the one be
 envs.versioned), on the plain adapter (no Ray: a trial costs seconds). No adjacent step moves throughput by the
 threshold (25%: each step is about 13%), so no step is flagged and the command exits 0; the release against the first
 moves by 34% (1.521x the cost): the cumulative comparison says so, with the paired rule's evidence in 6 rounds.
+The 6 rounds are read warm (``rounds_per_process: 3``, issue 56): 8 trial processes of 3 windows each, not 24
+trials, each window a round (73 s against 96-132 s cold on 2 cores, 2026-11-29); the cold path is the versions
+e2e's.
 
 Why load cannot move the verdicts: the cost is CPU time, so a busy machine stretches both sides of a round alike, and
 each verdict has about 9 points of margin either way (a step 13% against 25%, the drift 34% against 25%); two steady
@@ -35,6 +38,7 @@ env_runners: {num_env_runners: 0}
 training: {train_batch_size_per_learner: 600}
 stop: {iterations: 3}
 warmup_iterations: 1
+rounds_per_process: 3
 env_ceiling_s: 0
 """
 
@@ -79,3 +83,12 @@ def test_no_step_is_flagged_and_the_drift_is_found_against_the_first_release(his
     assert last["verdict"] == "regressed", last  # 1.521x the cost: about 34% slower, with evidence in 6 rounds
     assert "slower" in last["sentence"] and "6 rounds" in last["sentence"]
     assert "the whole series did" in done.stdout  # the terminal says the series moved where no step did
+
+
+def test_the_rounds_were_read_as_windows_of_two_processes_a_release(history):
+    _, out = history
+    data = json.loads((out / "history.json").read_text())
+    (run,) = data["runs"]
+    assert run["rounds"] == 6 and run["rounds_per_process"] == 3 and run["trials"] == 24 and run["ok"] == 24
+    assert len(list((out / "runs" / "01-history" / "trials").iterdir())) == 8  # 4 releases x 2 processes
+    assert "Rounds were read warm" in (out / "history.html").read_text()
