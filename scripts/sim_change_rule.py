@@ -21,6 +21,16 @@ each reading normal noise of CV ``--cvs`` around it, ``--races`` races a cell, f
 and prints per CV and true ratio: how often the race called them different (one left the race: for 1.0x an
 error; ``wrong way``: the faster left), the same (settled, nobody left), or ran to the cap unknown; the rounds it
 took on average; and, for 1.0x, how often the answer still tells them apart (not in one indistinguishable set).
+
+``--walk`` (issue 57) runs the walk's step race (:class:`rlbench.autoconfig.walk.session.WalkRace`, the current point A
+against one value B at ``--ratios`` times it) and its move (:func:`rlbench.autoconfig.walk.steps.decide_step`), with
+``--extend-to`` the rounds past ``--max-rounds`` the race may go on while the rule cannot say and B leads:
+
+    python scripts/sim_change_rule.py --walk --races 400 --max-rounds 6 --cvs 0.14,0.20                 # cap 6
+    python scripts/sim_change_rule.py --walk --races 400 --max-rounds 6 --extend-to 12 --cvs 0.14,0.20  # past it
+
+and prints per CV and true ratio how often the walk moved to B (for 1.0x an error), at the cap or past it, how
+often the race went past its cap, and the rounds on average (all races; those past the cap: the rounds past it).
 Statistics only: no timing, nothing measured on this machine.
 """
 
@@ -33,8 +43,11 @@ from pathlib import Path
 import numpy as np
 
 from rlbench.analysis.change import Change, equivalent, unpaired
+from rlbench.analysis.findings import SEQUENTIAL_SIGNIFICANCE
 from rlbench.autoconfig import decide
 from rlbench.autoconfig.ask_tell import TrialResult, below
+from rlbench.autoconfig.walk.session import WalkRace
+from rlbench.autoconfig.walk.steps import decide_step
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "autoconfig"))
 from helpers import cand  # noqa: E402
@@ -49,9 +62,19 @@ def plain(change: Change, threshold: float, first_look: bool) -> decide.Verdict:
 
 
 def race(
-    ratio: float, cv: float, seed: int, max_rounds: int, process_cv: float = 0.0, windows: int = 1, spread: int = 1
+    ratio: float,
+    cv: float,
+    seed: int,
+    max_rounds: int,
+    process_cv: float = 0.0,
+    windows: int = 1,
+    spread: int = 1,
+    extend_to: int | None = None,
+    past_level: float = SEQUENTIAL_SIGNIFICANCE,
 ) -> decide.Race:
-    """One race of A (the baseline, 1,000 env steps/s) against B (``ratio`` times it), readings of noise ``cv``.
+    """One race of A (the baseline, 1,000 env steps/s) against B (``ratio`` times it), readings of noise ``cv``;
+    with ``extend_to``, the walk's step race (:class:`~rlbench.autoconfig.walk.session.WalkRace`, A the current
+    point) that may go on past ``max_rounds`` up to it (0: it does not).
 
     Warm readings (issue 56): each side's reading of round r is a window of one of its processes, each process
     off the truth by its own factor, lognormal of sd ``process_cv``; ``windows`` a process, and with ``spread``
@@ -61,7 +84,12 @@ def race(
     a, b = cand(1), cand(2)
     truth = {a.key: 1000.0, b.key: 1000.0 * ratio}
     offsets: dict[tuple[str, int], float] = {}
-    r = decide.Race([b], a, objective="throughput", budget_s=1e12, trial_s=10, max_rounds=max_rounds)
+    kw = dict(objective="throughput", budget_s=1e12, trial_s=10, max_rounds=max_rounds)
+    r = (
+        decide.Race([b], a, **kw)
+        if extend_to is None
+        else WalkRace(1, [b], a, extend_to=extend_to, past_level=past_level, **kw)
+    )
     while requests := r.ask():
         results = []
         for q in requests:
@@ -114,6 +142,53 @@ def races(args: argparse.Namespace) -> None:
             )
 
 
+def walks(args: argparse.Namespace) -> None:
+    """The walk's step race and move (``--walk``): how often the walk moves from A to B, and in how many rounds."""
+    threshold = decide.CHANGE_THRESHOLD
+    print(
+        f"the walk's step race, {args.races} races a cell, rounds {decide.MIN_ROUNDS}-{args.max_rounds}, "
+        f"past it up to {args.extend_to or args.max_rounds} (a move there at p <= {args.past_level:g}); "
+        f"a process off by sd {args.process_cv:.0%}, {args.warm_windows} window(s) a process, "
+        f"{args.spread} read in turns"
+    )
+    header = ("cv", 5), ("ratio", 5), ("moved", 6), ("at cap", 6), ("past it", 7), ("later", 6), ("rounds", 6)
+    print(" ".join(f"{h:>{w}}" for h, w in header), f"{'rounds past':>11}")
+    a, b = cand(1).key, cand(2).key
+    for cv in (float(x) for x in args.cvs.split(",")):
+        for ratio in (float(x) for x in args.ratios.split(",")):
+            moved = at_cap = past = later = 0
+            rounds, extra = [], []
+            for i in range(args.races):
+                r = race(
+                    ratio,
+                    cv,
+                    args.seed * 1_000_003 + i,
+                    args.max_rounds,
+                    args.process_cv,
+                    args.warm_windows,
+                    args.spread,
+                    extend_to=args.extend_to,
+                    past_level=args.past_level,
+                )
+                assert isinstance(r, WalkRace)
+                to, outcome = decide_step(a, r.standings(), r.versus, threshold, level=r.level)
+                went = outcome == "gain" and to == b
+                moved += went
+                rounds.append(r.rounds_done)
+                if r.extra_rounds:
+                    past += 1
+                    later += went
+                    extra.append(r.extra_rounds)
+                else:
+                    at_cap += went
+            n = args.races
+            print(
+                f"{cv:>5.0%} {ratio:>5.2f} {moved / n:>6.1%} {at_cap / n:>6.1%} {past / n:>7.1%} {later / n:>6.1%} "
+                f"{np.mean(rounds):>6.2f} {np.mean(extra) if extra else 0.0:>11.2f}",
+                flush=True,
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", type=int, default=400, help="simulated comparisons per cell (default 400)")
@@ -128,7 +203,19 @@ def main() -> None:
     parser.add_argument("--process-cv", type=float, default=0.0, help="--race: sd of a process's own offset")
     parser.add_argument("--warm-windows", type=int, default=1, help="--race: readings a process (1: cold)")
     parser.add_argument("--spread", type=int, default=1, help="--race: processes a side read in turns")
+    parser.add_argument("--walk", action="store_true", help="the walk's step race and its move (issue 57)")
+    parser.add_argument("--extend-to", type=int, default=0, help="--walk: rounds past --max-rounds up to (0: none)")
+    parser.add_argument(
+        "--past-level",
+        type=float,
+        default=SEQUENTIAL_SIGNIFICANCE,
+        help="--walk: the rank test's level for a move once past --max-rounds (0.05: the one rule's own)",
+    )
+    parser.add_argument("--ratios", default="1.0,1.15,1.3", help="--walk: true ratios of B over A")
     args = parser.parse_args()
+    if args.walk:
+        walks(args)
+        return
     if args.race:
         races(args)
         return

@@ -151,6 +151,7 @@ def walk_blocks(run: AutoconfigRun | None, out_dir: Path, trials: pd.DataFrame, 
         f"step {p.step}: {p.verdict}"
         + (f" Passed first: {'; '.join(p.passed)}." if p.passed else "")
         + (f" Not run (cannot fit): {'; '.join(p.skipped)}." if p.skipped else "")
+        + (f" Its race went on: {p.race_stop_reason}." if p.extra_rounds else "")
         for p in data.path
     ]
     if said:

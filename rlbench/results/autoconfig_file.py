@@ -216,6 +216,9 @@ class PathStepEntry(FileRecord):
     """Its value at the start of the step."""
     partner_to: Any = None
     """Its value after."""
+    extra_rounds: int = 0
+    """Rounds its race ran past its cap of 6 while the rule could not say and its best value led (0: none, or an
+    older file)."""
 
 
 class PointEntry(FileRecord):

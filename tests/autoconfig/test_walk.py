@@ -334,3 +334,36 @@ def test_with_address_parallel_a_steps_round_runs_at_once():
     assert rounds and all(len(g) == 3 for g in rounds[1:])  # the current point and the values 2 and 4, at once
     assert len(rounds[0]) == 2  # round 0's start trial is the start's own reading (issue 57)
     assert sorted(r.split("/", 3)[3] for r in rounds[1]) == ["base", "num_env_runners=2", "num_env_runners=4"]
+
+
+def test_a_step_race_unknown_at_6_with_its_value_ahead_goes_on_and_resumes_the_same():
+    """issue 57, "the walk that ends at the best": 2 runners read the figures below against the start's 100 (no noise),
+    one round below: p = 0.0625 at 6 rounds, no gain; the race goes on, and at 9 rounds (p = 0.0078) the walk moves.
+    Interrupted in the rounds past 6, a resumed walk reads them back and decides the same."""
+    twos = [108.0, 112.0, 113.0, 114.0, 97.0, 115.0, 116.0, 117.0, 118.0]
+
+    def world() -> WalkWorld:
+        return WalkWorld(
+            lambda a: 0.0,
+            lambda a: (
+                advice_for("num_env_runners", r, (1, 2)) if (r := value(a, "num_env_runners")) < 2 else advice_for(None)
+            ),
+            truth_at=lambda a, req: twos[req.rung] if value(a, "num_env_runners") == 2 else 100.0,
+            cv=0.0,
+        )
+
+    w = world()
+    s = w.session()
+    s.run(w)
+    (step,) = s.path
+    assert (step.outcome, step.rounds, step.extra_rounds) == ("gain", 9, 3)
+    assert "9 rounds (3 rounds past the cap of 6: after 6 rounds the rule could not say" in w.lines[0]
+    w2 = world()
+    w2.interrupt_after = 15  # the start's reading, then 7 rounds of two less the reused one: in round 8
+    with pytest.raises(KeyboardInterrupt):
+        w2.session().run(w2)
+    done, w2.interrupt_after, w2.ran = list(w2.ran), None, []
+    s2 = w2.session(decided=w2.saved)
+    s2.run(w2)
+    assert not set(w2.ran) & set(done) and any("/r7/" in r for r in done)
+    assert s2.path == s.path

@@ -81,6 +81,9 @@ class PathStep:
     """Its value at the start of the step."""
     partner_to: Any = None
     """Its value after (the same when it stayed)."""
+    extra_rounds: int = 0
+    """Rounds its race ran past its cap (6) while the one rule could not say and its best value led the current by
+    more than the tolerance (issue 57; ``race_stop_reason`` says why and how it ended); 0: none."""
 
 
 @dataclass(frozen=True)
@@ -130,7 +133,8 @@ def step_line(p: PathStep) -> str:
     learns = f"; changes learning ({p.changes_learning})" if p.changes_learning else ""
     learned = f"; {p.learning}" if p.learning else ""
     why = " (a trade of two knobs)" if p.kind == "trade" else ""
+    past = f" ({p.race_stop_reason})" if p.extra_rounds else ""
     return (
         f"step {p.step}: {p.verdict_label or 'verdict'}{why}: {move}; {p.readings_from}+{p.readings_to} readings, "
-        f"{p.rounds} rounds, {p.wall_s:.0f} s{learns}{learned}"
+        f"{p.rounds} rounds{past}, {p.wall_s:.0f} s{learns}{learned}"
     )

@@ -153,11 +153,14 @@ def at_ceiling(point: PointAdvice) -> bool:
     return close and not facts(point.knob).raises_ceiling
 
 
-def gain(change: Change, threshold: float) -> bool:
+def gain(change: Change, threshold: float, level: float = SIGNIFICANCE) -> bool:
     """Whether B improved on A by the one rule's words (:func:`rlbench.analysis.evidence.change_verdict`'s
     ``improved``): a change (every interval of B/A off 1, the rank test agreeing), upwards, by at least the threshold
-    (a smaller change with evidence is no reason to move: with readings 0.5% apart it can be "significant")."""
-    return change.differs and beyond(change.effect, threshold, "faster")
+    (a smaller change with evidence is no reason to move: with readings 0.5% apart it can be "significant"); with
+    ``level`` below :data:`~rlbench.analysis.findings.SIGNIFICANCE`, the test at that level (a race that looked
+    again past its cap: :class:`~rlbench.autoconfig.walk.session.WalkRace`)."""
+    strict = level >= SIGNIFICANCE or (change.p_value is not None and change.p_value <= level)
+    return change.differs and strict and beyond(change.effect, threshold, "faster")
 
 
 Outcome = Literal["gain", "cheaper", "stay"]
@@ -169,6 +172,7 @@ def decide_step(
     versus: Callable[[str, str], Change],
     threshold: float,
     no_return: frozenset[str] = frozenset(),
+    level: float = SIGNIFICANCE,
 ) -> tuple[str, Outcome]:
     """Where one step's race moves the walk, and why.
 
@@ -179,6 +183,7 @@ def decide_step(
         threshold: the tolerance (``autoconfig.tolerance_pct`` / 100): as good as the best, and the same as the
             current within it.
         no_return: points the walk left earlier: it goes back to one only with a gain, never for being cheaper.
+        level: the rank test's level for a gain (:func:`gain`; a race that went past its cap asks more).
     Returns:
         (the point to stand at next, and why: ``gain``, a value above the current by the rule and by at least
         the threshold (:func:`gain`), the cheapest of those as good as the best of them; ``cheaper``, no gain, but
@@ -189,7 +194,7 @@ def decide_step(
     if current not in by_key:
         return current, "stay"
     others = [s for s in standings if s.key != current and s.median is not None]
-    ahead = [s for s in others if gain(versus(current, s.key), threshold)]
+    ahead = [s for s in others if gain(versus(current, s.key), threshold, level)]
     if ahead:
         best = leader(ahead)
         assert best is not None and best.median is not None  # ``others`` have readings
