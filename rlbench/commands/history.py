@@ -46,7 +46,8 @@ results (DIR: --out, default results/<name>_history/<timestamp>/):
   DIR/runs/NN-confirm-*/  each flagged step's confirmation: its two releases alone, interleaved
 
 exit codes: 0 done; 1 a trial failed, or a step is slower beyond --threshold with evidence (and not disproved by
-its confirmation, nor an API change); 2 bad input; 130 interrupted."""
+its confirmation, nor an API change), or the whole series is: a throughput change point slower (not a trade), or the
+last release slower than an earlier one by --threshold with evidence; 2 bad input; 130 interrupted."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -344,4 +345,32 @@ def write_history(
         for step in (s for s in trend.cumulative if s.flagged and s.metric == "throughput"):
             say(console, f"{trend.label}: cumulative, {step.before} -> {step.after}: {step.verdict}: {step.sentence}")
     say(console, f"history: {page}, {folder.path / HISTORY_JSON}" + (f", figure: {figure[0]}" if figure else ""))
-    return sum(s.slower for _, s in flagged)
+    series = slower_series(trends)
+    if series:
+        say(console, f"the last release is slower over the whole series: {', '.join(series)}", "red")
+    return sum(s.slower for _, s in flagged) + len(series)
+
+
+def slower_series(trends) -> list[str]:
+    """The slowdowns of a whole series that fail the command beside its flagged steps (issue 60: a drift passes every
+    adjacent step): each throughput change point `regressed` that is not a trade (learning better, a changed
+    default) whose later segment holds the last release, and the last release slower than an earlier one by the
+    threshold with evidence (a slowdown recovered before the last release is said on the page, and fails nothing);
+    as labels."""
+    points = [
+        f"{t.label} {p.before}->{p.after}"
+        for t in trends
+        for p in t.change_points
+        if p.metric == "throughput"
+        and p.verdict == "regressed"
+        and not p.trade
+        and t.points
+        and t.points[-1].version in p.later
+    ]
+    whole = [
+        f"{t.label} {s.before}->{s.after}"
+        for t in trends
+        for s in t.cumulative
+        if s.metric == "throughput" and s.slower and t.points and s.after == t.points[-1].version
+    ]
+    return points + whole

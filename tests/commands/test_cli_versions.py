@@ -152,3 +152,33 @@ def test_the_dry_run_plans_the_versions_as_interleaved_variants(spec, tmp_path, 
     ]
     assert "4 trials planned, 4 to run; dry run: nothing was run or written." in text
     assert not (tmp_path / "envs").exists()
+
+
+def test_the_whole_series_fails_history_only_where_the_last_release_is_slower():
+    """Issue 60's exit code, on hand-made trends: a throughput change point into the last release's segment fails, a
+    recovered one, a phase's and a trade do not; a cumulative comparison fails where the last release is the slower."""
+    from types import SimpleNamespace as N
+
+    from rlbench.commands.history import slower_series
+
+    def point(metric="throughput", verdict="regressed", trade="", later=("1.2", "1.3")):
+        return N(metric=metric, verdict=verdict, trade=trade, before="1.1", after="1.2", later=list(later))
+
+    def cumulative(after, slower=True, metric="throughput"):
+        return N(metric=metric, slower=slower, before="1.0", after=after)
+
+    versions = [N(version=v) for v in ("1.0", "1.1", "1.2", "1.3")]
+    trend = N(label="all", points=versions, change_points=[point()], cumulative=[cumulative("1.3")])
+    assert slower_series([trend]) == ["all 1.1->1.2", "all 1.0->1.3"]
+    quiet = N(
+        label="q",
+        points=versions,
+        change_points=[
+            point(later=("1.2",)),  # recovered before 1.3
+            point(metric="inference_s"),
+            point(trade="a trade, not only a regression: slower, but it learns better"),
+            point(verdict="improved"),
+        ],
+        cumulative=[cumulative("1.2"), cumulative("1.3", slower=False), cumulative("1.3", metric="cpu_cost")],
+    )
+    assert slower_series([quiet]) == []
