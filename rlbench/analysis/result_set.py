@@ -240,7 +240,12 @@ def analyze(folder: Path, tables: dict[str, pd.DataFrame] | None = None) -> Anal
     if manifest.get("quick"):  # one iteration, no warm-up, one repeat: start-up is all it measured
         recs = []
     profiles, note = config_profiles(configs, trials, axes, tables.get("profiles"))
-    variants = compare_variants(trials, [a for a in axes if a != "variant"], variant_names(manifest, trials))
+    variants = compare_variants(
+        trials,
+        [a for a in axes if a != "variant"],
+        variant_names(manifest, trials),
+        iterations=tables.get("iterations"),
+    )
     return Analysis(
         out_dir=out_dir,
         manifest=manifest,

@@ -26,6 +26,7 @@ from rlbench.analysis.comparison import Comparison, ComparisonRow
 from rlbench.analysis.configs import axis_pairs_text, result_axes
 from rlbench.analysis.evidence import change_sentence, change_verdict
 from rlbench.analysis.findings import CHANGE_THRESHOLD
+from rlbench.analysis.window_rounds import windows_as_rounds
 from rlbench.results.layout import ResultsFolder
 
 
@@ -73,13 +74,20 @@ def grid_points(trials: pd.DataFrame, axes: list[str]) -> list[GridPointRows]:
 
 
 def compare_variants(
-    trials: pd.DataFrame, axes: list[str], names: list[str], threshold: float = CHANGE_THRESHOLD
+    trials: pd.DataFrame,
+    axes: list[str],
+    names: list[str],
+    threshold: float = CHANGE_THRESHOLD,
+    iterations: pd.DataFrame | None = None,
 ) -> list[ComparisonRow]:
     """Per grid point (``axes``: its columns, the variant not among them) and per variant after the
     first, that variant against the first; ``threshold``: the change its verdict counts. [] with fewer
-    than two variants."""
+    than two variants. With ``iterations``, a warm trial's windows are its rounds (``rounds_per_process``,
+    :func:`~rlbench.analysis.windows.windows_as_rounds`), as the history reads them."""
     if len(names) < 2 or "variant" not in trials:
         return []
+    if iterations is not None:
+        trials = windows_as_rounds(trials, iterations)[0]
     ok = trials[(trials["status"] == "ok") & trials["env_steps_per_s"].notna() & trials["variant"].notna()]
     round_of = ok["round"] if "round" in ok else ok["repeat"]
     ok = ok.assign(_round=round_of.astype(int))
@@ -112,10 +120,12 @@ def _plain(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
 
 
-def variant_comparison(folder: Path, trials: pd.DataFrame, threshold: float) -> Comparison:
-    """``rlbench compare DIR``: the variants of the sweep in ``folder`` (its ``trials`` table), each against
-    the first; no rows without two variants."""
+def variant_comparison(
+    folder: Path, trials: pd.DataFrame, threshold: float, iterations: pd.DataFrame | None = None
+) -> Comparison:
+    """``rlbench compare DIR``: the variants of the sweep in ``folder`` (its ``trials`` table; its
+    ``iterations``, for warm trials' windows), each against the first; no rows without two variants."""
     manifest = ResultsFolder(Path(folder)).read_manifest()
     axes = [a for a in result_axes(manifest, trials) if a != "variant"]
-    rows = compare_variants(trials, axes, variant_names(manifest, trials), threshold)
+    rows = compare_variants(trials, axes, variant_names(manifest, trials), threshold, iterations)
     return Comparison("variants", str(folder), str(folder), threshold, axes, rows)

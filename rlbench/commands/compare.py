@@ -105,7 +105,8 @@ def _variants(args: argparse.Namespace, out: Path, console: Console) -> int:
     from rlbench.report.blocks import to_rich
     from rlbench.report.variants_section import variant_table
 
-    result = variant_comparison(args.a, read_tables(args.a)["trials"], args.threshold)
+    tables = read_tables(args.a)
+    result = variant_comparison(args.a, tables["trials"], args.threshold, tables.get("iterations"))
     rows = result.rows
     if not rows:
         return bad_input(

@@ -353,24 +353,31 @@ def write_history(
 
 def slower_series(trends) -> list[str]:
     """The slowdowns of a whole series that fail the command beside its flagged steps (issue 60: a drift passes every
-    adjacent step): each throughput change point `regressed` that is not a trade (learning better, a changed
-    default) whose later segment holds the last release, and the last release slower than an earlier one by the
-    threshold with evidence (a slowdown recovered before the last release is said on the page, and fails nothing);
-    as labels."""
-    points = [
-        f"{t.label} {p.before}->{p.after}"
-        for t in trends
-        for p in t.change_points
-        if p.metric == "throughput"
-        and p.verdict == "regressed"
-        and not p.trade
-        and t.points
-        and t.points[-1].version in p.later
-    ]
-    whole = [
-        f"{t.label} {s.before}->{s.after}"
-        for t in trends
-        for s in t.cumulative
-        if s.metric == "throughput" and s.slower and t.points and s.after == t.points[-1].version
-    ]
-    return points + whole
+    adjacent step), one label a configuration at most and none for one that a flagged step fails already: a
+    throughput change point `regressed` that is not a trade (learning better, a changed default) and whose later
+    segment holds the last release, else the last release slower than an earlier one by the threshold with evidence,
+    where no adjacent step between the two is an API change (a changed default, said as such, fails nothing; nor does
+    a slowdown recovered before the last release)."""
+    out = []
+    for t in trends:
+        if not t.points or any(s.slower for s in t.steps if s.metric == "throughput"):
+            continue
+        order = {p.version: i for i, p in enumerate(t.points)}
+        last = t.points[-1].version
+        api = [(order[s.before], order[s.after]) for s in t.steps if s.outcome == "API change" and s.before in order]
+        points = [
+            f"{p.before}->{p.after}"
+            for p in t.change_points
+            if p.metric == "throughput" and p.verdict == "regressed" and not p.trade and last in p.later
+        ]
+        whole = [
+            f"{s.before}->{s.after}"
+            for s in t.cumulative
+            if s.metric == "throughput"
+            and s.slower
+            and s.after == last
+            and not any(order[s.before] <= b and a <= order[s.after] for b, a in api)
+        ]
+        if points or whole:
+            out.append(f"{t.label} {(points or whole)[0]}")
+    return out

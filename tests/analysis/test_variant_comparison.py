@@ -126,3 +126,32 @@ def test_grid_points_come_in_grid_order_with_numpy_values_as_python_ones():
     assert type(points[0].axes["x"]) is int  # not numpy.int64: it goes into json and the report as is
     [everything] = grid_points(frame, [])
     assert (everything.label, everything.axes, sorted(everything.rows)) == ("all", {}, [10, 11, 12, 13])
+
+
+def test_warm_trials_windows_are_the_rounds_a_variant_is_paired_by():
+    """rounds 6, 3 a process (issue 56): A's and B's processes each read 3 windows, B at half A's speed in every one;
+    paired by window-as-round, the comparison has 6 rounds and calls B slower, as six cold rounds would."""
+    rows, its = [], []
+    for v, name in enumerate(("A", "B")):
+        for r in (0, 3):
+            tid = f"t{v:03d}r{r}"
+            rows.append(
+                {
+                    "trial_id": tid,
+                    "index": v,
+                    "variant": name,
+                    "round": r,
+                    "repeat": r,
+                    "status": "ok",
+                    "env_steps_per_s": 0.0,
+                }
+            )
+            for k in range(3):
+                rate = (1000.0 + 10 * (r + k)) * (0.5 if name == "B" else 1.0)
+                its.append({"trial_id": tid, "iteration": 1 + k, "window": k, "warmup": False, "env_steps_per_s": rate})
+    frame, iterations = pd.DataFrame(rows), pd.DataFrame(its)
+    [row] = compare_variants(frame, [], ["A", "B"], iterations=iterations)
+    assert row.change.n_a == 6 and row.change.n_b == 6 and row.verdict == "regressed"
+    assert row.a_env_steps_per_s == 1025.0 and row.b_env_steps_per_s == 512.5
+    [cold] = compare_variants(frame.assign(env_steps_per_s=[1010.0, 1040.0, 505.0, 520.0]), [], ["A", "B"])
+    assert cold.change.n_a == 2  # without the iterations: a process a round, as the table holds them

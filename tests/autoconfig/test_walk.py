@@ -11,7 +11,7 @@ from walkworld import WalkWorld, advice_for, fake_advices, fake_ladder, value
 
 from rlbench.autoconfig.walk import steps as walk_steps
 from rlbench.autoconfig.walk.plan import StepPlan
-from rlbench.autoconfig.walk.session import START_READINGS
+from rlbench.autoconfig.walk.race import START_READINGS
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,7 @@ from helpers import cand, drive
 
 from rlbench.autoconfig.ask_tell import TrialResult
 from rlbench.autoconfig.walk.path import PathStep, step_line
-from rlbench.autoconfig.walk.session import EXTENDED_ROUNDS, WalkRace
+from rlbench.autoconfig.walk.race import EXTENDED_ROUNDS, WalkRace
 from rlbench.autoconfig.walk.steps import decide_step
 
 A, B = cand(1), cand(2)

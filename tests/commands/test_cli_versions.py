@@ -156,7 +156,8 @@ def test_the_dry_run_plans_the_versions_as_interleaved_variants(spec, tmp_path, 
 
 def test_the_whole_series_fails_history_only_where_the_last_release_is_slower():
     """Issue 60's exit code, on hand-made trends: a throughput change point into the last release's segment fails, a
-    recovered one, a phase's and a trade do not; a cumulative comparison fails where the last release is the slower."""
+    recovered one, a phase's and a trade do not; a cumulative comparison fails where the last release is the slower
+    and no API change lies between; one label a configuration, none where a flagged step fails it already."""
     from types import SimpleNamespace as N
 
     from rlbench.commands.history import slower_series
@@ -164,21 +165,33 @@ def test_the_whole_series_fails_history_only_where_the_last_release_is_slower():
     def point(metric="throughput", verdict="regressed", trade="", later=("1.2", "1.3")):
         return N(metric=metric, verdict=verdict, trade=trade, before="1.1", after="1.2", later=list(later))
 
-    def cumulative(after, slower=True, metric="throughput"):
-        return N(metric=metric, slower=slower, before="1.0", after=after)
+    def cumulative(before, after, slower=True, metric="throughput"):
+        return N(metric=metric, slower=slower, before=before, after=after)
+
+    def step(before, after, outcome="", slower=False):
+        return N(metric="throughput", slower=slower, before=before, after=after, outcome=outcome)
 
     versions = [N(version=v) for v in ("1.0", "1.1", "1.2", "1.3")]
-    trend = N(label="all", points=versions, change_points=[point()], cumulative=[cumulative("1.3")])
-    assert slower_series([trend]) == ["all 1.1->1.2", "all 1.0->1.3"]
-    quiet = N(
-        label="q",
-        points=versions,
-        change_points=[
+
+    def trend(points=(), cumulatives=(), steps=()):
+        return N(
+            label="all", points=versions, change_points=list(points), cumulative=list(cumulatives), steps=list(steps)
+        )
+
+    assert slower_series([trend([point()], [cumulative("1.0", "1.3")])]) == ["all 1.1->1.2"]
+    assert slower_series([trend([], [cumulative("1.0", "1.3")])]) == ["all 1.0->1.3"]
+    assert slower_series([trend([point()], steps=[step("1.1", "1.2", slower=True)])]) == []  # the step fails it
+    assert slower_series([trend([], [cumulative("1.0", "1.3")], [step("1.1", "1.2", "API change")])]) == []
+    assert slower_series([trend([], [cumulative("1.2", "1.3")], [step("1.1", "1.2", "API change")])]) == [
+        "all 1.2->1.3"
+    ]
+    quiet = trend(
+        [
             point(later=("1.2",)),  # recovered before 1.3
             point(metric="inference_s"),
             point(trade="a trade, not only a regression: slower, but it learns better"),
             point(verdict="improved"),
         ],
-        cumulative=[cumulative("1.2"), cumulative("1.3", slower=False), cumulative("1.3", metric="cpu_cost")],
+        [cumulative("1.0", "1.2"), cumulative("1.0", "1.3", slower=False), cumulative("1.0", "1.3", metric="cpu_cost")],
     )
     assert slower_series([quiet]) == []
