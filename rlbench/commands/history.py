@@ -325,8 +325,9 @@ def write_history(
         f"{data.package or 'package'} {versions[0]} to {versions[-1]}: performance history" if versions else "history"
     )
     intro = (
-        f"{len(versions)} releases, {len(trends)} configurations, {sum(r.trials for r in data.runs)} trials in "
-        f"{len(data.runs)} runs; threshold {threshold:.0%}."
+        f"{len(versions)} releases, {len(trends)} configurations, {sum(r.trials for r in data.runs)} trials"
+        + (f" ({processes} processes, their rounds read as windows)" if (processes := _processes(data)) else "")
+        + f" in {len(data.runs)} runs; threshold {threshold:.0%}."
     )
     page = write_page(folder.path / HISTORY_HTML, data, trends, title=title, threshold=threshold, intro=intro)
     console.print(history_table(trends, data.package or "package"))
@@ -349,6 +350,13 @@ def write_history(
     if series:
         say(console, f"the last release is slower over the whole series: {', '.join(series)}", "red")
     return sum(s.slower for _, s in flagged) + len(series)
+
+
+def _processes(data) -> int | None:
+    """The trial processes of a history where some run read rounds as windows; None where none did."""
+    if not any(r.processes is not None for r in data.runs):
+        return None
+    return sum(r.trials if r.processes is None else r.processes for r in data.runs)
 
 
 def slower_series(trends) -> list[str]:

@@ -92,5 +92,6 @@ def test_the_rounds_were_read_as_windows_of_two_processes_a_release(history):
     data = json.loads((out / "history.json").read_text())
     (run,) = data["runs"]
     assert run["rounds"] == 6 and run["rounds_per_process"] == 3 and run["trials"] == 24 and run["ok"] == 24
+    assert run["processes"] == 8
     assert len(list((out / "runs" / "01-history" / "trials").iterdir())) == 8  # 4 releases x 2 processes
     assert "Rounds were read warm" in (out / "history.html").read_text()

@@ -63,6 +63,8 @@ class RunInfo:
     foreign_cpu_pct: float | None
     """Mean over its trials of the machine's CPU that was not theirs while they ran (other users' load), in % of
     one core."""
+    processes: int | None = None
+    """Its trial processes, where a process read several rounds (``rounds_per_process``); None: one a trial row."""
     rounds_per_process: int = 1
     """Rounds each trial process read as its measured windows (the spec's ``rounds_per_process``, issue 56): its
     rounds then came from ``rounds / rounds_per_process`` processes a release and configuration; 1: a process a
@@ -179,6 +181,7 @@ def read_run(
         ended=None if ended is None else str(ended),
         foreign_cpu_pct=float(foreign.mean()) if foreign.notna().any() else None,
         rounds_per_process=int(spec.get("rounds_per_process") or 1),
+        processes=len(trials) - len([t for t, p in process_of.items() if t != p]) if process_of else None,
     )
     return info, trials, facts, spec | {"_package": package}, {f"{path.name}/{t}": c for t, c in curves.items()}
 
