@@ -190,3 +190,33 @@ def test_ctrl_c_while_the_next_trial_was_launched_early_leaves_nothing(tmp_path)
     done = run_cli("sweep", str(spec), "--out", str(out), "--resume")
     assert done.returncode == 0, done.stdout + done.stderr
     assert record(out, "t001r0")["status"] == "ok"
+
+
+def test_ctrl_c_while_rounds_are_read_warm_leaves_nothing_and_a_resume_reads_every_round(tmp_path):
+    """rounds_per_process (issue 56): a Ctrl-C once the first warm trial's first window has ended, while the pool holds
+    it paused and the next one measures, ends both (no process left, exit 130); the resume runs them again whole and
+    reads every round: each trial two windows of two steady iterations."""
+    spec = write_spec(
+        tmp_path / "w.yaml",
+        env="envs.faulty:FaultyEnv",
+        framework="plain",
+        grid="{env_config.episode_len: [10, 20]}",
+        extra="rounds: 4\nrounds_per_process: 2\n",
+    )
+    out = tmp_path / "out"
+    proc = start_sweep(spec, out)
+    first = out / "trials" / "t000r0" / "events.jsonl"
+    deadline = time.monotonic() + 120
+    while not (first.exists() and '"event": "window_end"' in first.read_text()):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[0]
+        time.sleep(0.01)
+    os.killpg(proc.pid, signal.SIGINT)
+    stdout, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stdout
+    assert trial_processes_alive(out) == []
+    done = run_cli("sweep", str(spec), "--out", str(out), "--resume")
+    assert done.returncode == 0, done.stdout + done.stderr
+    for trial_id in ("t000r0", "t001r0", "t000r2", "t001r2"):
+        assert record(out, trial_id)["status"] == "ok"
+        events = [json.loads(line) for line in (out / "trials" / trial_id / "events.jsonl").read_text().splitlines()]
+        assert [e["window"] for e in events if e["event"] == "window_end"] == [0, 1]
