@@ -157,6 +157,7 @@ class SweepProgress:
         self.finished_ids: set[str] = set()
         self.current: TrialPlan | None = None
         self.current_start = 0.0
+        self.started: dict[str, float] = {}  # trial id -> its first start: a warm trial's windows start it again
         self.current_events: list[TrialEvent] = []
         self.live = console.is_interactive
         self.progress = None
@@ -218,8 +219,9 @@ class SweepProgress:
         return clock(eta) + ("" if self.estimator.finished else " (first guess)")
 
     def start(self, plan: TrialPlan) -> None:
-        """The trial's turn has come."""
+        """The trial's turn has come (a warm trial's: each window's, ``rounds_per_process``)."""
         self.current, self.current_start, self.current_events = plan, self.clock_s(), []
+        self.started.setdefault(plan.trial_id, self.current_start)
         self._update(0, "starting")
 
     def poll(self, plan: TrialPlan, events: list[TrialEvent]) -> None:
@@ -240,8 +242,9 @@ class SweepProgress:
         )  # the spec's values: text, never markup
 
     def finish(self, plan: TrialPlan, record: TrialRecord) -> None:
-        """The trial has its verdict: count it, learn from its timing, and (without a terminal) log it."""
-        slot_s = self.clock_s() - self.current_start
+        """The trial has its verdict: count it, learn from its timing, and (without a terminal) log it; its time from
+        its first start (a warm trial's spans its windows and the pauses between them)."""
+        slot_s = self.clock_s() - self.started.pop(plan.trial_id, self.current_start)
         took = timing(self.current_events, slot_s)
         if took is not None and record.status == "ok":
             self.estimator.add(took)
