@@ -44,3 +44,27 @@ def test_a_start_that_already_gives_it_every_core_and_a_one_core_machine_are_not
     assert all_cores_threads(wide, wide, two.machine) is None  # the start had 2 threads: the walk keeps them
     one = replace(two.machine, logical_cores=1, usable_cores=[0])
     assert all_cores_threads(start, start, one) is None  # one core is the machine's whole
+
+
+def test_a_specs_rounds_per_process_does_not_reach_autoconfigs_trials(tmp_path):
+    """A history spec (rounds 4, 2 a process) given to autoconfig: its candidates are cold trials of the spec's stop,
+    read the race's way (a windowed plan launched cold would wait for a gate nobody opens)."""
+    from rlbench.run.autoconfig_driver.space import _plans
+    from rlbench.spec.load import spec_from_dict
+
+    data = {
+        "name": "r",
+        "framework": "plain",
+        "environment": {"env": "envs.synthetic:SyntheticEnv"},
+        "env_runners": {"num_env_runners": 0},
+        "cpus": 1,
+        "grid": {"env_config.step_cost_us": [100, 300]},
+        "rounds": 4,
+        "rounds_per_process": 2,
+        "stop": {"iterations": 3},
+    }
+    plans = _plans(spec_from_dict(data, check_envs=False), probe_machine(), None)
+    assert [(p.trial_id, p.windows, p.window_iterations, p.stop_iterations) for p in plans] == [
+        ("t000r0", None, None, 3),
+        ("t001r0", None, None, 3),
+    ]

@@ -219,7 +219,9 @@ def _plans(loaded: LoadedSpec, machine: MachineInfo, cluster, parallel: bool = F
         if cluster is not None
         else plan_trials(loaded, machine, seeds)
     )
-    return [p for p in plans if p.repeat == 0]
+    # a spec's rounds_per_process reads a sweep's rounds warm; autoconfig reads its own way (its race, a walk's windows)
+    cold = {"windows": None, "window_iterations": None, "stop_iterations": loaded.spec.stop.iterations}
+    return [p.model_copy(update=cold) if p.windows else p for p in plans if p.repeat == 0]
 
 
 def prepare(
