@@ -197,7 +197,7 @@ def _history(opts: HistoryOptions, console: Console) -> int:
         if opts.rounds_per_process is not None and opts.rounds_per_process < 1:
             raise ValueError(f"--rounds-per-process {opts.rounds_per_process}: give a whole number >= 1")
         loaded = load_versions(
-            opts.config, opts.package, versions, rounds, opts.index, rounds_per_process=opts.rounds_per_process
+            opts.config, opts.package, versions, rounds, opts.index, rounds_per_process=per_process(opts)
         )
         if listed is not None and unknown_versions(versions, listed):
             raise ValueError(
@@ -275,7 +275,7 @@ def confirm_flagged(out_dir: Path, opts: HistoryOptions, threshold: float, round
             max(rounds, ROUNDS_FOR_EVIDENCE),
             opts.index,
             grid=grid,
-            rounds_per_process=opts.rounds_per_process,
+            rounds_per_process=per_process(opts),
         )
         run_dir = HistoryFolder(out_dir).new_run("confirm", f"{step.before}-{step.after}-c{i + 1}")
         say(
@@ -350,6 +350,14 @@ def write_history(
     if series:
         say(console, f"the last release is slower over the whole series: {', '.join(series)}", "red")
     return sum(s.slower for _, s in flagged) + len(series)
+
+
+def per_process(opts: HistoryOptions) -> int | None:
+    """``--rounds-per-process``; on a cluster (``--address``) 1 unless given: there each round is a trial (a spec's
+    ``rounds_per_process`` reads windows of trials kept on this machine), and a history spec sets 3."""
+    if opts.rounds_per_process is None and opts.address is not None:
+        return 1
+    return opts.rounds_per_process
 
 
 def _processes(data) -> int | None:

@@ -195,3 +195,16 @@ def test_the_whole_series_fails_history_only_where_the_last_release_is_slower():
         [cumulative("1.0", "1.2"), cumulative("1.0", "1.3", slower=False), cumulative("1.0", "1.3", metric="cpu_cost")],
     )
     assert slower_series([quiet]) == []
+
+
+def test_a_history_on_a_cluster_reads_each_round_as_a_trial_unless_told():
+    """The history specs read 3 rounds a process; on a cluster (--address) the sweep refuses windows, so the history
+    asks for 1 there unless --rounds-per-process says otherwise."""
+    from pathlib import Path
+
+    from rlbench.commands.history import HistoryOptions, per_process
+
+    base = {"config": Path("s.yaml"), "package": "ray"}
+    assert per_process(HistoryOptions(**base)) is None  # the spec's
+    assert per_process(HistoryOptions(**base, address="127.0.0.1:6379")) == 1
+    assert per_process(HistoryOptions(**base, address="127.0.0.1:6379", rounds_per_process=3)) == 3
