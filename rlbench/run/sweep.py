@@ -364,7 +364,7 @@ def run_plans(
                     continue
                 if plan.windows is not None and plan.skip_reason is None:  # rounds_per_process: read in turns
                     group = warm_group(to_run, i)
-                    pool = pool or _round_pool(folder, launcher, prepare, outcome, progress, gpus, rapl)
+                    pool = pool or _round_pool(folder, launcher, prepare, outcome, progress, gpus, rapl, console)
                     read_in_turns(pool, group, lambda p, k: progress.start(p))
                     warm_done.update(p.trial_id for p in group)
                     continue
@@ -432,14 +432,17 @@ def warm_group(plans: list[TrialPlan], start: int) -> list[TrialPlan]:
     return group
 
 
-def _round_pool(folder, launcher, prepare, outcome: SweepOutcome, progress, gpus, rapl) -> WarmPool:
-    """The pool of a sweep's ``rounds_per_process`` trials: each record goes to the outcome and the progress."""
+def _round_pool(folder, launcher, prepare, outcome: SweepOutcome, progress, gpus, rapl, console) -> WarmPool:
+    """The pool of a sweep's ``rounds_per_process`` trials: each record goes to the outcome and the progress, a
+    failure's reason to the console, as a cold trial's."""
     plans: dict[str, TrialPlan] = {}
 
     def on_record(record: TrialRecord) -> None:
         outcome.records.append(record)
         if (plan := plans.get(record.trial_id)) is not None:
             progress.finish(plan, record)
+        if record.status not in ("ok", "skipped", "interrupted") or (record.status == "ok" and record.reason):
+            console.print(Text.assemble((f"{record.trial_id} {record.status}", "yellow"), ": ", plain(record.reason)))
 
     def on_events(plan: TrialPlan, events) -> None:
         plans[plan.trial_id] = plan

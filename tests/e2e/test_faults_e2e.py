@@ -220,3 +220,29 @@ def test_ctrl_c_while_rounds_are_read_warm_leaves_nothing_and_a_resume_reads_eve
         assert record(out, trial_id)["status"] == "ok"
         events = [json.loads(line) for line in (out / "trials" / trial_id / "events.jsonl").read_text().splitlines()]
         assert [e["window"] for e in events if e["event"] == "window_end"] == [0, 1]
+
+
+def test_a_trial_that_fails_in_its_second_window_leaves_the_others_of_its_warm_group_reading(tmp_path):
+    """rounds_per_process: one configuration's env raises at its 450th step (in its second window: the warm-up
+    iteration steps 1-128, window 0 129-384, window 1 385-640), the other's never; the failed one is recorded with its
+    reason and said, the other reads all its rounds, the sweep exits 1 (a trial failed)."""
+    spec = write_spec(
+        tmp_path / "f.yaml",
+        env="envs.faulty:FaultyEnv",
+        framework="plain",
+        grid="{env_config.at_step: [450, 1000000]}",
+        env_config="{fault: raise}",
+        extra="rounds: 2\nrounds_per_process: 2\n",
+    )
+    out = tmp_path / "out"
+    done = run_cli("sweep", str(spec), "--out", str(out))
+    assert done.returncode == 1, done.stdout + done.stderr
+    failed, fine = record(out, "t000r0"), record(out, "t001r0")
+    assert failed["status"] == "failed" and "injected failure at step 450" in failed["reason"], failed
+    assert fine["status"] == "ok"
+    first = [json.loads(line) for line in (out / "trials" / "t000r0" / "events.jsonl").read_text().splitlines()]
+    assert [e["window"] for e in first if e["event"] == "window_end"] == [0]  # its first window was read
+    assert "t000r0 failed" in " ".join(done.stdout.split())
+    windows = [json.loads(line) for line in (out / "trials" / "t001r0" / "events.jsonl").read_text().splitlines()]
+    assert [e["window"] for e in windows if e["event"] == "window_end"] == [0, 1]
+    assert trial_processes_alive(out) == []
