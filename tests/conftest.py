@@ -129,6 +129,7 @@ NO_RAY_FILES = frozenset(
         "tests/e2e/test_versions_e2e.py",
         "tests/e2e/test_history_drift_e2e.py",
         "tests/run/test_autoconfig_driver.py",
+        "tests/run/test_warm.py",
         "tests/run/test_envs.py",
         "tests/commands/test_cli_versions.py",
         "tests/commands/test_cli_bad_input.py",
