@@ -275,10 +275,16 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
                     packages=package_set(spec.variants, point.variant),
                 )
             )
-    if spec.rounds_per_process > 1 and spec.rounds > 1:
-        plans = in_processes(plans, spec.rounds_per_process, spec.repeats)
+    rotate = None
+    if (k := spec.rounds_per_process) > 1 and spec.rounds > 1:
+        plans = in_processes(plans, k, spec.repeats)
+        blocks, v = -(-spec.repeats // k), max(1, len(spec.variants))
+        # a block of k rounds has one order; the blocks' first variants spread over the V (0 and 10 of 21 releases,
+        # 0 and 1 of 3), so no release sits early in every pass, where a drift within a pass would read as the
+        # release's (rotating by the round, 0 and 3, left 21 releases in nearly one order and 3 in one)
+        rotate = lambda r: (r // k) * v // blocks  # noqa: E731
     interleaved = bool(spec.variants) or spec.rounds > 1
-    return in_rounds(plans, len(spec.variants)) if interleaved else plans
+    return in_rounds(plans, len(spec.variants), rotate=rotate) if interleaved else plans
 
 
 def in_processes(plans: list[TrialPlan], per_process: int, rounds: int) -> list[TrialPlan]:

@@ -188,11 +188,12 @@ ROUND_GROUP = 3
 
 def read_in_turns(pool: WarmPool, plans: list[TrialPlan], on_window: Callable[[TrialPlan, int], None]) -> None:
     """Read every window of each plan's warm trial (``rounds_per_process``), window k of each plan in turn before
-    window k+1 of any; a trial that ended early (failed, timed out) is read no further. ``on_window(plan, k)`` is
-    called before each window is read. The pool records each trial as it ends (its ``on_record``)."""
+    window k+1 of any, the turn's first plan rotating with k (none always first); a trial that ended early (failed,
+    timed out) is read no further. ``on_window(plan, k)`` is called before each window is read. The pool records
+    each trial as it ends (its ``on_record``)."""
     ended: set[str] = set()
     for window in range(max(p.windows or 1 for p in plans)):
-        for plan in plans:
+        for plan in plans[window % len(plans) :] + plans[: window % len(plans)]:
             if plan.trial_id in ended or window >= (plan.windows or 1):
                 continue
             on_window(plan, window)

@@ -104,14 +104,16 @@ def unsupported_pins(variants: Sequence[Variant], frameworks: dict[str, set[str]
 T = TypeVar("T")
 
 
-def in_rounds(plans: Sequence[T], variant_count: int, *, repeat=lambda p: p.repeat, index=lambda p: p.index) -> list[T]:
+def in_rounds(
+    plans: Sequence[T], variant_count: int, *, repeat=lambda p: p.repeat, index=lambda p: p.index, rotate=None
+) -> list[T]:
     """``plans`` (every grid point's variants and repeats) in run order by rounds: round by round,
     within a round grid point by grid point, and within a point its variants, the first of them
-    variant ``round mod V`` (``index`` is ``point * V + variant``)."""
+    variant ``rotate(round) mod V`` (``index`` is ``point * V + variant``; ``rotate`` default: the round itself)."""
     v = max(1, variant_count)
 
     def key(plan: T) -> tuple[int, int, int]:
         r, i = repeat(plan), index(plan)
-        return r, i // v, (i % v - r) % v
+        return r, i // v, (i % v - (r if rotate is None else rotate(r))) % v
 
     return sorted(plans, key=key)

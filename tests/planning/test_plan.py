@@ -352,3 +352,19 @@ def test_rounds_per_process_leaves_a_skipped_trial_unwindowed():
         ("t000r0", 2, True),
         ("t001r0", None, False),
     ]
+
+
+def test_warm_blocks_spread_the_variants_first_places_over_the_order():
+    """rounds 6, 3 a process, 3 variants: block 0 runs A B C, block 1 starts at variant 3 x 1 // 2 = 1 (B C A), where
+    rotating by the round (3 mod 3 = 0) would run A B C twice and leave A first in every pass."""
+    data = spec(
+        variants=[
+            {"name": "A"},
+            {"name": "B", "set": {"training.lr": 0.2}},
+            {"name": "C", "set": {"training.lr": 0.3}},
+        ],
+        rounds=6,
+        rounds_per_process=3,
+    )
+    got = plans(data, TWO_CORES)
+    assert [(p.variant, p.round) for p in got] == [("A", 0), ("B", 0), ("C", 0), ("B", 3), ("C", 3), ("A", 3)]

@@ -124,8 +124,8 @@ def test_the_pool_keeps_at_most_its_limit_and_ends_the_least_recently_read(tmp_p
 
 
 def test_read_in_turns_reads_window_k_of_every_trial_before_window_k_plus_1_of_any(pool):
-    """A sweep's rounds_per_process: two trials of 3 and 2 windows read in turns (a0 b0 a1 b1 a2), each to its
-    record, none left held."""
+    """A sweep's rounds_per_process: two trials of 3 and 2 windows read in turns, the first of a turn rotating
+    (a0 b0, b1 a1, a2), each to its record, none left held."""
     from rlbench.run.warm import read_in_turns
 
     pool, folder, records = pool
@@ -133,7 +133,7 @@ def test_read_in_turns_reads_window_k_of_every_trial_before_window_k_plus_1_of_a
     b = b.model_copy(update={"windows": 2})
     seen = []
     read_in_turns(pool, [a, b], lambda plan, k: seen.append((plan.trial_id, k)))
-    assert seen == [(a.trial_id, 0), (b.trial_id, 0), (a.trial_id, 1), (b.trial_id, 1), (a.trial_id, 2)]
+    assert seen == [(a.trial_id, 0), (b.trial_id, 0), (b.trial_id, 1), (a.trial_id, 1), (a.trial_id, 2)]
     assert sorted(r.trial_id for r in records) == [a.trial_id, b.trial_id] and not pool.live
     assert {r.status for r in records} == {"ok"}
     assert [w for _, _, w in _iterations(folder, b.trial_id)] == [0, 0, 0, 1, 1]
