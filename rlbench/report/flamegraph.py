@@ -13,6 +13,8 @@ import hashlib
 from collections import Counter
 from html import escape
 
+from rlbench.results.text import plain
+
 #: Boxes narrower than this many pixels are not drawn (their samples still count in their parents).
 MIN_WIDTH_PX = 1.0
 #: At most this many boxes (the widest first), and this many levels: a readable, small file.
@@ -73,7 +75,7 @@ def flamegraph_svg(stacks: Counter, title: str, *, width: int = 1200) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="monospace" font-size="{FONT_PX}">',
         f'<rect x="0" y="0" width="{width}" height="{height}" fill="#fdfaf5"/>',
-        f'<text x="4" y="16" font-size="13">{escape(title)}</text>',
+        f'<text x="4" y="16" font-size="13">{_xml(title)}</text>',
         f'<text x="4" y="{height - 6}" fill="#555">{total:,} samples; box width = share of samples '
         f"with that function on the stack; callees below their caller</text>",
     ]
@@ -82,13 +84,20 @@ def flamegraph_svg(stacks: Counter, title: str, *, width: int = 1200) -> str:
         label = node.name if d else f"all ({total:,} samples)"
         tip = f"{label}: {node.count:,} samples, {node.count / total:.1%}"
         out.append(
-            f'<g><title>{escape(tip)}</title><rect x="{x:.1f}" y="{y}" width="{w:.1f}" '
+            f'<g><title>{_xml(tip)}</title><rect x="{x:.1f}" y="{y}" width="{w:.1f}" '
             f'height="{ROW_PX - 1}" fill="{_color(node.name) if d else "#ccc"}" rx="2"/>'
         )
         fits = int((w - 4) / CHAR_PX)
         if fits >= 3:
             text = label if len(label) <= fits else label[: max(1, fits - 2)] + ".."
-            out.append(f'<text x="{x + 2:.1f}" y="{y + ROW_PX - 5}">{escape(text)}</text>')
+            out.append(f'<text x="{x + 2:.1f}" y="{y + ROW_PX - 5}">{_xml(text)}</text>')
         out.append("</g>")
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+def _xml(text: str) -> str:
+    """``text`` escaped for the SVG, its control characters shown as escapes (:func:`~rlbench.results.text.plain`):
+    XML 1.0 has no NUL, and py-spy once read a frame named ``"\0"`` in ``"\0"`` at line 1,792,822 (a frame torn as it
+    was read; CI, 2026-11-29), which made the whole flame graph unreadable."""
+    return escape(plain(text))

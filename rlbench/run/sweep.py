@@ -36,7 +36,7 @@ from rlbench.run.raytoken import secure_ray
 from rlbench.run.resume import RESUMABLE_SPEC_KEYS, ResumePlan, plan_resume, recorded_seeds
 from rlbench.run.switches import with_switches
 from rlbench.run.trial import Launched, TrialLauncher, launch_trial, run_trial
-from rlbench.run.warm import ROUND_GROUP, WarmPool, read_in_turns
+from rlbench.run.warm import ROUND_GROUP, WarmPool, read_in_turns, warm_group
 from rlbench.spec.model import LoadedSpec
 from rlbench.worker.nvml import open_gpus
 from rlbench.worker.rapl import POWERCAP_ROOT, open_rapl
@@ -364,7 +364,9 @@ def run_plans(
                     continue
                 if plan.windows is not None and plan.skip_reason is None:  # rounds_per_process: read in turns
                     group = warm_group(to_run, i)
-                    pool = pool or _round_pool(folder, launcher, prepare, outcome, progress, gpus, rapl, console)
+                    pool = pool or _round_pool(
+                        folder, launcher, prepare, outcome, progress=progress, gpus=gpus, rapl=rapl, console=console
+                    )
                     read_in_turns(pool, group, lambda p, k: progress.start(p))
                     warm_done.update(p.trial_id for p in group)
                     continue
@@ -418,21 +420,7 @@ def run_plans(
     return outcome
 
 
-def warm_group(plans: list[TrialPlan], start: int) -> list[TrialPlan]:
-    """The warm trials read in turns from ``plans[start]`` on (``rounds_per_process``): the runnable windowed plans
-    of its round that follow it in the run order, at most :data:`~rlbench.run.warm.ROUND_GROUP`."""
-    first = plans[start]
-    group = []
-    for plan in plans[start:]:
-        if plan.windows is None or plan.skip_reason is not None or plan.round != first.round:
-            break
-        group.append(plan)
-        if len(group) == ROUND_GROUP:
-            break
-    return group
-
-
-def _round_pool(folder, launcher, prepare, outcome: SweepOutcome, progress, gpus, rapl, console) -> WarmPool:
+def _round_pool(folder, launcher, prepare, outcome: SweepOutcome, *, progress, gpus, rapl, console) -> WarmPool:
     """The pool of a sweep's ``rounds_per_process`` trials: each record goes to the outcome and the progress, a
     failure's reason to the console, as a cold trial's."""
     plans: dict[str, TrialPlan] = {}

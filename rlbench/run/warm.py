@@ -200,3 +200,17 @@ def read_in_turns(pool: WarmPool, plans: list[TrialPlan], on_window: Callable[[T
             read = pool.read(plan)
             if read.record is not None:
                 ended.add(plan.trial_id)
+
+
+def warm_group(plans: list[TrialPlan], start: int) -> list[TrialPlan]:
+    """The warm trials read in turns from ``plans[start]`` on (``rounds_per_process``): the runnable windowed plans
+    of its round that follow it in the run order, at most :data:`ROUND_GROUP`."""
+    first = plans[start]
+    group = []
+    for plan in plans[start:]:
+        if plan.windows is None or plan.skip_reason is not None or plan.round != first.round:
+            break
+        group.append(plan)
+        if len(group) == ROUND_GROUP:
+            break
+    return group

@@ -39,6 +39,15 @@ def test_hostile_names_are_text_not_markup():
     assert evil in {g.find(f"{SVG}title").text.split(": ")[0] for g in root.iter(f"{SVG}g")}
 
 
+def test_a_frame_torn_as_py_spy_read_it_leaves_the_svg_well_formed():
+    """CI, 2026-11-29: py-spy gave a frame named NUL in NUL at line 1,792,822; XML 1.0 has no NUL, and the whole flame
+    graph failed to parse. Control characters are shown as escapes."""
+    svg = flamegraph_svg(Counter({("main", "\0 (\0:1792822)"): 1, ("main", "step\x1b[31m"): 1}), "t000r0: env_runner")
+    root = ET.fromstring(svg)  # well-formed
+    titles = {g.find(f"{SVG}title").text.split(": ")[0] for g in root.iter(f"{SVG}g")}
+    assert "\\x00 (\\x00:1792822)" in titles and "step\\x1b[31m" in titles
+
+
 def test_narrow_boxes_and_box_count_are_capped(monkeypatch):
     stacks = Counter({("main", f"f{i}"): 1 for i in range(3000)})
     boxes = _boxes(flamegraph_svg(stacks, "wide", width=1200))
