@@ -83,7 +83,7 @@ def compare_variants(
     """Per grid point (``axes``: its columns, the variant not among them) and per variant after the
     first, that variant against the first; ``threshold``: the change its verdict counts. [] with fewer
     than two variants. With ``iterations``, a warm trial's windows are its rounds (``rounds_per_process``,
-    :func:`~rlbench.analysis.windows.windows_as_rounds`), as the history reads them."""
+    :func:`~rlbench.analysis.window_rounds.windows_as_rounds`), as the history reads them."""
     if len(names) < 2 or "variant" not in trials:
         return []
     if iterations is not None:

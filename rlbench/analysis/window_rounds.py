@@ -9,7 +9,7 @@ from rlbench.analysis.trial_rows import steady_throughput
 from rlbench.analysis.windows import steady
 
 #: Per-process figures a window's row leaves null (they are the whole process's: counted once, in its window 0 row).
-PROCESS_COLUMNS = ("cpu_ms_per_k", "foreign_cpu_pct", "time_to_target_s", "cpu_pct", "trial_wall_s")
+PROCESS_COLUMNS = ("cpu_ms_per_k", "foreign_cpu_pct", "time_to_target_s", "trial_wall_s")
 
 
 def windows_as_rounds(
@@ -21,7 +21,6 @@ def windows_as_rounds(
     window's steady iterations (:func:`~rlbench.analysis.trial_rows.steady_throughput`, the one definition), and
     the iterations relabelled alike so each window gets its own phase split. Also each window row's trial (process)
     id. A trial read in one window, or cold, is left as it is."""
-
     if trials.empty or iterations.empty or "window" not in iterations:
         return trials, iterations, {}
     window = pd.to_numeric(iterations["window"], errors="coerce")

@@ -150,6 +150,9 @@ def read_run(
     iterations = pd.read_parquet(its) if its.exists() else pd.DataFrame()
     learned = {"trial_id", "iteration", "env_steps_sampled", "wall_s", "episode_return_mean"} <= set(iterations)
     curves = trial_curves(iterations, trials.get("trial_id", [])) if learned and len(trials) else {}
+    # the CPU per 1,000 env steps is a process's (its cores over its steady windows, its throughput over them), made
+    # before its windows become rounds, so it stays on its window 0 row alone (PROCESS_COLUMNS)
+    trials = trials.assign(cpu_ms_per_k=cpu_ms_per_k(trials)) if len(trials) else trials
     trials, iterations, process_of = windows_as_rounds(trials, iterations)
     split = phase_rates(iterations)
     trials = trials.join(split, on="trial_id") if len(trials) else trials
@@ -168,7 +171,6 @@ def read_run(
         run=path.name,
         version=[versions.get(str(v)) for v in trials["variant"]],
     )
-    trials = trials.assign(cpu_ms_per_k=cpu_ms_per_k(trials)) if len(trials) else trials
     foreign = pd.to_numeric(trials.get("foreign_cpu_pct", pd.Series(dtype=float)), errors="coerce")
     info = RunInfo(
         name=path.name,
