@@ -17,6 +17,12 @@ and scipy:
 
 So while an import runs, the handler only notes the signal and delivers it again :data:`RETRY_S` later,
 until no import is running: the import completes, then the command stops at its next bytecode.
+
+The same holds while the main thread asks multiprocessing's fork server for a trial
+(``ForkServer.connect_to_new_process``: connect, then send the file descriptors). Raised between the two,
+the KeyboardInterrupt closed a connection the server had accepted: the server died on ``EOFError`` in
+``recvfds`` and printed its traceback on the command's stderr (CI, SIGTERM at an autoconfig race's start,
+once in 1,828 tests). The handshake takes well under a millisecond; the command stops right after it.
 """
 
 from __future__ import annotations
@@ -40,10 +46,24 @@ RETRY_S = 0.02
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
+#: (file name ending, function) of a step a KeyboardInterrupt must not cut: the fork server's handshake.
+UNCUT_STEPS = (("multiprocessing/forkserver.py", "connect_to_new_process"),)
+
+
 def importing(frame) -> bool:
     """Whether ``frame`` (a signal handler's) runs inside an import: importlib's frames are on its stack."""
     while frame is not None:
         if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def in_uncut_step(frame) -> bool:
+    """Whether ``frame`` runs inside one of :data:`UNCUT_STEPS` (a step of another process's protocol)."""
+    while frame is not None:
+        code = frame.f_code
+        if any(code.co_name == name and code.co_filename.endswith(file) for file, name in UNCUT_STEPS):
             return True
         frame = frame.f_back
     return False
@@ -62,8 +82,9 @@ def received() -> int:
 
 
 def interrupt(signum: int, frame) -> None:
-    """The handler: KeyboardInterrupt now, or, inside an import, the same signal again a moment later."""
-    if importing(frame):
+    """The handler: KeyboardInterrupt now, or, inside an import or an uncut step, the same signal again a
+    moment later."""
+    if importing(frame) or in_uncut_step(frame):
         again = threading.Timer(RETRY_S, os.kill, (os.getpid(), signum))
         again.daemon = True
         again.start()

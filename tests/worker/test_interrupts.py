@@ -136,3 +136,68 @@ def test_once_the_command_is_leaving_a_signal_is_counted_not_raised(monkeypatch)
             interrupts.interrupt(15, _sys._getframe())
     finally:
         interrupts.restore(previous)
+
+
+CUT_HANDSHAKE = """\
+import multiprocessing, os, signal, sys
+from multiprocessing import reduction
+{install}
+real = reduction.sendfds
+
+
+def send_after_a_signal(sock, fds):
+    # the handler runs at the next bytecode: between the server's accept and the descriptors it waits for
+    os.kill(os.getpid(), signal.SIGTERM)
+    return real(sock, fds)
+
+
+if __name__ == "__main__":
+    reduction.sendfds = send_after_a_signal
+    child = multiprocessing.get_context("forkserver").Process(target=print, args=("child ran",))
+    try:
+        child.start()
+        child.join()
+        print("never stopped", flush=True)
+    except KeyboardInterrupt:
+        print("stopped", flush=True)
+        if {cut}:  # the server (alive while this process holds its pipe) reads EOF: wait for its end
+            from multiprocessing import forkserver
+
+            os.waitpid(forkserver._forkserver._forkserver_pid, 0)
+        sys.exit(130)
+"""
+
+
+@pytest.mark.parametrize(("install", "cut"), [(True, False), (False, True)], ids=["deferred", "raised at once"])
+def test_a_signal_during_the_fork_servers_handshake_waits_for_its_end(tmp_path, install, cut):
+    """Known answer (the signal is sent from inside the handshake, whatever the load): deferred, the handshake
+    ends and the program stops after it; raised at once, the server reads EOF and prints its traceback (CI,
+    the fifth session's stop: ``recvfds ... EOFError`` on the command's stderr)."""
+    handler = (
+        "from rlbench.worker.interrupts import install; install()"
+        if install
+        else "def now(s, f):\n    raise KeyboardInterrupt\nsignal.signal(signal.SIGTERM, now)"
+    )
+    (tmp_path / "cut.py").write_text(CUT_HANDSHAKE.format(install=handler, cut=cut))
+    done = subprocess.run(
+        [sys.executable, "cut.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": interrupts.__file__.rsplit("/rlbench/", 1)[0]},
+    )
+    assert done.returncode == 130, done
+    assert ("EOFError" in done.stderr) is cut, done.stderr
+
+
+def test_in_uncut_step_sees_the_handshake_only():
+    import types
+
+    code = compile("import sys\nframe = sys._getframe()", "/x/multiprocessing/forkserver.py", "exec")
+    inside: dict = {}
+    exec(code.replace(co_name="connect_to_new_process"), inside)  # noqa: S102 - a frame with that name, here
+    assert interrupts.in_uncut_step(inside["frame"])
+    assert not interrupts.in_uncut_step(sys._getframe())
+    assert not interrupts.in_uncut_step(None)
+    assert isinstance(inside["frame"], types.FrameType)
