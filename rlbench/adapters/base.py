@@ -144,6 +144,10 @@ class Adapter(ABC):
     trials. None unless it refuses one."""
     removed_keys: dict[str, str] = {}
     """Keys the framework no longer has -> what to use instead (the spec refuses them with this hint)."""
+    worker_preload_modules: tuple[str, ...] = ()
+    """Modules each worker process of a trial's private Ray runtime imports as it starts (Ray's
+    ``RAY_preload_python_modules``), while the driver builds: a remote actor then starts in a worker that has them.
+    None without a Ray runtime."""
     runtime: str | None = None
     """The runtime its trials need, started by the trial process (:mod:`rlbench.worker.runtime`):
     ``"ray"`` (a private local Ray, or a connection to a cluster), or None (nothing: no Ray process)."""

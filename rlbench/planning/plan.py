@@ -20,7 +20,7 @@ from rlbench.planning.placement import Placement, largest_node_set, node_rooms, 
 from rlbench.planning.skips import DUPLICATE, cluster_skip_reason, skip_reason
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import ResultsFolder, TrialFolder
-from rlbench.spec.fidelity import tune_differences
+from rlbench.spec.fidelity import preloads_workers, tune_differences
 from rlbench.spec.model import PROFILE_ROLES, GridPoint, LoadedSpec, SpecError, StopTarget, SweepSpec, TrialConfig
 from rlbench.spec.quick import QUICK_FLAG
 from rlbench.spec.relative import resolve
@@ -100,6 +100,10 @@ class TrialPlan(BaseModel):
     (:mod:`rlbench.run.schedule`); its trainer then runs in a trial actor there. None: every other trial."""
     differs_from_tune: list[str] = []
     """How this trial differs from the same configuration under Ray Tune, in words (:mod:`~rlbench.spec.fidelity`)."""
+    worker_preload_modules: list[str] = []
+    """Modules each worker process of the trial's private Ray runtime imports as it starts (its adapter's, where
+    remote env runners or learners will use them: :func:`rlbench.spec.fidelity.preloads_workers`); empty
+    otherwise and on a cluster."""
     switched_off: list[str] = []
     """rlbench's choices switched off for a fidelity diagnosis (its ``switch_off``, plus ``RLBENCH_SWITCH_OFF``
     added by the sweep); empty normally."""
@@ -236,6 +240,8 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
         cores = machine.usable_cores[:cpus]
         driver_cpus = get_adapter(config.framework).resource_demand(config).driver_cpus
         driver_n = min(driver_cpus, len(cores))
+        adapter = get_adapter(config.framework)
+        preload = list(adapter.worker_preload_modules) if preloads_workers(config, on_cluster=False) else []
         for repeat in range(spec.repeats):
             plans.append(
                 TrialPlan(
@@ -261,13 +267,15 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
                     seed=seeds[repeat],
                     skip_reason=reason,
                     switched_off=list(config.switch_off),
+                    worker_preload_modules=preload,
                     differs_from_tune=tune_differences(
                         config,
                         cpus,
                         len(machine.usable_cores),
                         profile_hz=measure["profile_hz"],
                         include_dashboard=spec.ray.include_dashboard,
-                        ray_runtime=get_adapter(config.framework).runtime == "ray",
+                        ray_runtime=adapter.runtime == "ray",
+                        worker_preload=bool(preload),
                     ),
                     relative={r.axis: r.expr for r in point.relative},
                     variant=point.variant,
@@ -395,6 +403,7 @@ def plan_cluster_trials(
                     "ray_cpus": cpus,
                     "gpus": gpus,
                     "ray_address": cluster.gcs_address,
+                    "worker_preload_modules": [],
                     "differs_from_tune": tune_differences(
                         plan.config, cpus, cpus, on_cluster=True, profile_hz=plan.profile_hz, parallel=parallel
                     ),

@@ -32,6 +32,13 @@ MINIMAL_AGENTS = (
     "switch_off: [agents] keeps them full)"
 )
 
+#: With remote env runners or learners in a private runtime (:attr:`~rlbench.adapters.base.Adapter.worker_preload_modules`).
+WORKER_PRELOAD = (
+    "the trial's Ray worker processes import RLlib as they start (Ray's RAY_preload_python_modules), while the "
+    "driver builds, so its env runners and learners start in workers that have it (Tune's import it when the "
+    "actor starts); the measured iterations run the same code; switch_off: [preload] turns it off"
+)
+
 #: Where a ``--parallel`` trial's driver runs, in place of :data:`ALWAYS`' first entry.
 IN_ACTOR = (
     "the driver (the Algorithm) runs in a Ray actor in the trial's placement group on its own nodes, as Tune's "
@@ -51,9 +58,11 @@ def tune_differences(
     parallel: bool = False,
     include_dashboard: bool = False,
     ray_runtime: bool = True,
+    worker_preload: bool = False,
 ) -> list[str]:
     """What differs from Tune for this trial (:data:`ALWAYS` first, then what this config adds); ``parallel``:
-    a ``--parallel`` trial, whose driver is a trial actor on its nodes (:data:`IN_ACTOR`)."""
+    a ``--parallel`` trial, whose driver is a trial actor on its nodes (:data:`IN_ACTOR`); ``worker_preload``:
+    the trial's Ray workers import its framework's modules as they start (:data:`WORKER_PRELOAD`)."""
     out = [IN_ACTOR, *ALWAYS[1:]] if parallel else list(ALWAYS)
     r, t = config.resources, config.threads
     if parallel:
@@ -89,4 +98,14 @@ def tune_differences(
         out.append(f"torch threads set by hand ({', '.join(set_by_hand)}); Tune's would follow the CPUs reserved")
     if ray_runtime and not on_cluster and not include_dashboard and "agents" not in config.switch_off:
         out.append(MINIMAL_AGENTS)
+    if worker_preload:
+        out.append(WORKER_PRELOAD)
     return out
+
+
+def preloads_workers(config: TrialConfig, *, on_cluster: bool) -> bool:
+    """Whether a trial's private runtime starts its workers with the framework's modules: only where remote env
+    runners or learners will use them (a trial without them would import them in workers it never uses), never
+    on a cluster (its raylets started elsewhere) and not with ``switch_off: [preload]``."""
+    remote = config.env_runners.num_env_runners + config.learners.num_learners
+    return remote > 0 and not on_cluster and "preload" not in config.switch_off

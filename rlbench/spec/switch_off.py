@@ -20,6 +20,8 @@ SWITCHES: dict[str, str] = {
     "sampler": "no utilization sampling from the sweep process (no utilization rows, no memory limit)",
     "agents": "Ray's dashboard head and agent in a trial's private runtime start as ray[default] starts them (full), "
     "not minimal as rlbench starts them",
+    "preload": "the env runners' and learners' Ray worker processes import RLlib when their actor starts, not as they "
+    "start (Ray's RAY_preload_python_modules)",
     "niceness": (
         "the driver's main thread at the sweep's niceness instead of Ray's worker niceness (15), which Tune's trial "
         "actor has"

@@ -61,6 +61,7 @@ class RayRuntime:
 
             bind_local_runtime_to_loopback()
         minimal = not plan.ray_address and not plan.include_dashboard and "agents" not in plan.switched_off
+        preload_workers(plan)
         t = time.perf_counter()
         with minimal_agents(minimal) as agents:
             ray.init(**ray_init_kwargs(plan))
@@ -106,6 +107,19 @@ def runtime_for(
     if adapter.runtime is None:
         return NoRuntime(adapter)
     raise ValueError(f"adapter {adapter.name!r} names an unknown runtime {adapter.runtime!r}")
+
+
+#: Ray's setting (ray_config_def.h, since Ray 2.4) for modules a worker imports as it starts, read by the raylet
+#: ``ray.init`` starts from this process's environment.
+PRELOAD_ENV = "RAY_preload_python_modules"
+
+
+def preload_workers(plan: TrialPlan) -> None:
+    """Set :data:`PRELOAD_ENV` to the plan's worker modules (none on a cluster, nor with ``RLBENCH_SWITCH_OFF``'s
+    ``preload``): this process is the trial's own,
+    so its environment is the private runtime's. A value the user set is kept."""
+    if plan.worker_preload_modules and not plan.ray_address and "preload" not in plan.switched_off:
+        os.environ.setdefault(PRELOAD_ENV, ",".join(plan.worker_preload_modules))
 
 
 def ray_init_kwargs(plan: TrialPlan) -> dict[str, Any]:

@@ -281,7 +281,10 @@ def test_skip_summary_when_nothing_fits():
 def test_driver_is_reserved_but_not_pinned_by_default_as_under_tune():
     [p] = plans(spec(), TWO_CORES)
     assert p.config.resources.pin_driver is False and p.driver_cores == [0] and p.ray_cpus == 1
-    assert p.switched_off == [] and len(p.differs_from_tune) == 3  # ALWAYS and the minimal agents
+    assert p.switched_off == [] and len(p.differs_from_tune) == 4  # ALWAYS, the minimal agents, the preload
+    assert p.worker_preload_modules == ["ray.rllib.env.single_agent_env_runner"]  # its one remote env runner
+    [p] = plans(spec(env_runners={"num_env_runners": 0}), TWO_CORES)
+    assert p.worker_preload_modules == [] and len(p.differs_from_tune) == 3  # no remote actor: nothing preloaded
     [p] = plans(spec(resources={"pin_driver": True}), TWO_CORES)
     assert p.config.resources.pin_driver is True and any(d.startswith("pin_driver:") for d in p.differs_from_tune)
 

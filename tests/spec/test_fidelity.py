@@ -41,3 +41,15 @@ def test_a_script_execution_is_named_and_tune_is_not():
     assert len(got) == 4 and got[2].startswith("execution: script: the driver runs as a plain algo.train() loop")
     assert "niceness, 15" in got[2] and "OMP_NUM_THREADS" in got[2]
     assert tune_differences(config(execution="tune"), 2, 2) == [*ALWAYS, MINIMAL_AGENTS]
+
+
+def test_workers_preload_only_where_remote_actors_use_them_and_never_on_a_cluster_or_switched_off():
+    from rlbench.spec.fidelity import WORKER_PRELOAD, preloads_workers
+
+    assert not preloads_workers(config(env_runners={"num_env_runners": 0}), on_cluster=False)  # all in the driver
+    assert preloads_workers(config(), on_cluster=False)  # the default: one remote env runner
+    assert preloads_workers(config(env_runners={"num_env_runners": 0}, learners={"num_learners": 2}), on_cluster=False)
+    assert not preloads_workers(config(env_runners={"num_env_runners": 1}), on_cluster=True)
+    assert not preloads_workers(config(env_runners={"num_env_runners": 1}, switch_off=["preload"]), on_cluster=False)
+    assert tune_differences(config(), 2, 2, worker_preload=True)[-1] == WORKER_PRELOAD
+    assert WORKER_PRELOAD not in tune_differences(config(), 2, 2)

@@ -1,7 +1,9 @@
 """worker/runtime.py: a private runtime's Ray agents started minimal, and only while ``ray.init`` runs."""
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import ray._private.utils as ray_utils
@@ -49,3 +51,37 @@ def test_the_autoscaler_monitor_is_killed_and_reaped_and_nothing_else():
         raylet.kill()
         raylet.wait()
     assert stop_autoscaler_monitor(None) == 0 and stop_autoscaler_monitor(SimpleNamespace()) == 0
+
+
+def _plan(modules, address=None, off=()):
+    return SimpleNamespace(worker_preload_modules=modules, ray_address=address, switched_off=list(off))
+
+
+def test_a_plan_with_worker_modules_puts_them_in_the_runtimes_environment(monkeypatch):
+    from rlbench.worker.runtime import PRELOAD_ENV, preload_workers
+
+    monkeypatch.delenv(PRELOAD_ENV, raising=False)
+    preload_workers(_plan(["a.b", "c"]))
+    assert os.environ[PRELOAD_ENV] == "a.b,c"
+    monkeypatch.setenv(PRELOAD_ENV, "mine")  # the user's own value is kept
+    preload_workers(_plan(["a.b"]))
+    assert os.environ[PRELOAD_ENV] == "mine"
+
+
+def test_no_worker_modules_on_a_cluster_switched_off_or_none_planned(monkeypatch):
+    from rlbench.worker.runtime import PRELOAD_ENV, preload_workers
+
+    for plan in (_plan(["a"], address="10.0.0.1:6379"), _plan(["a"], off=["preload"]), _plan([])):
+        monkeypatch.delenv(PRELOAD_ENV, raising=False)
+        preload_workers(plan)
+        assert PRELOAD_ENV not in os.environ
+
+
+def test_the_installed_rays_workers_take_the_preload_setting():
+    """The fact behind PRELOAD_ENV, on the installed Ray: the raylet knows the setting, and a worker imports what
+    it is given (``default_worker.py``'s ``--worker-preload-modules``)."""
+    import ray._private.workers.default_worker as default_worker
+
+    assert "--worker-preload-modules" in Path(default_worker.__file__).read_text()
+    raylet = Path(ray_utils.__file__).parents[1] / "_raylet.so"
+    assert b"preload_python_modules" in raylet.read_bytes()
