@@ -32,7 +32,7 @@ MINIMAL_AGENTS = (
     "switch_off: [agents] keeps them full)"
 )
 
-#: With remote env runners or learners in a private runtime (:attr:`~rlbench.adapters.base.Adapter.worker_preload_modules`).
+#: With remote env runners or learners in a private runtime (`Adapter.worker_preload_modules`).
 WORKER_PRELOAD = (
     "the trial's Ray worker processes import RLlib as they start (Ray's RAY_preload_python_modules), while the "
     "driver builds, so its env runners and learners start in workers that have it (Tune's import it when the "
