@@ -238,9 +238,9 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
             reason = skip_reason(config, cpus, machine)
             seen.setdefault(key, (index, mine))
         cores = machine.usable_cores[:cpus]
-        driver_cpus = get_adapter(config.framework).resource_demand(config).driver_cpus
-        driver_n = min(driver_cpus, len(cores))
         adapter = get_adapter(config.framework)
+        driver_cpus = adapter.resource_demand(config).driver_cpus
+        driver_n = min(driver_cpus, len(cores))
         preload = list(adapter.worker_preload_modules) if preloads_workers(config, on_cluster=False) else []
         for repeat in range(spec.repeats):
             plans.append(
@@ -255,7 +255,7 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
                     driver_cores=cores[:driver_n],
                     ray_cpus=max(0, cpus - driver_cpus),
                     gpus=machine.gpu_count,
-                    torch_threads=get_adapter(config.framework).torch_threads(config),
+                    torch_threads=adapter.torch_threads(config),
                     stop_iterations=spec.stop.iterations,
                     stop_seconds=spec.stop.seconds,
                     stop_target=spec.stop.target,

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from types import FrameType
+    from types import CodeType, FrameType
     from typing import Any, TypeAlias
 
     #: What ``signal.signal`` takes and ``signal.getsignal`` gives back.
@@ -50,23 +50,25 @@ SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 UNCUT_STEPS = (("multiprocessing/forkserver.py", "connect_to_new_process"),)
 
 
-def importing(frame) -> bool:
-    """Whether ``frame`` (a signal handler's) runs inside an import: importlib's frames are on its stack."""
+def _on_stack(frame, hit: Callable[[CodeType], bool]) -> bool:
+    """Whether ``hit`` holds for the code of ``frame`` or of any frame below it."""
     while frame is not None:
-        if frame.f_code.co_filename.startswith("<frozen importlib"):
+        if hit(frame.f_code):
             return True
         frame = frame.f_back
     return False
+
+
+def importing(frame) -> bool:
+    """Whether ``frame`` (a signal handler's) runs inside an import: importlib's frames are on its stack."""
+    return _on_stack(frame, lambda code: code.co_filename.startswith("<frozen importlib"))
 
 
 def in_uncut_step(frame) -> bool:
     """Whether ``frame`` runs inside one of :data:`UNCUT_STEPS` (a step of another process's protocol)."""
-    while frame is not None:
-        code = frame.f_code
-        if any(code.co_name == name and code.co_filename.endswith(file) for file, name in UNCUT_STEPS):
-            return True
-        frame = frame.f_back
-    return False
+    return _on_stack(
+        frame, lambda code: any(code.co_name == n and code.co_filename.endswith(f) for f, n in UNCUT_STEPS)
+    )
 
 
 _received = [0]

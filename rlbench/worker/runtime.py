@@ -116,8 +116,8 @@ PRELOAD_ENV = "RAY_preload_python_modules"
 
 def preload_workers(plan: TrialPlan) -> None:
     """Set :data:`PRELOAD_ENV` to the plan's worker modules (none on a cluster, nor with ``RLBENCH_SWITCH_OFF``'s
-    ``preload``): this process is the trial's own,
-    so its environment is the private runtime's. A value the user set is kept."""
+    ``preload``): this process is the trial's own, so its environment is the private runtime's. A value the user
+    set is kept."""
     if plan.worker_preload_modules and not plan.ray_address and "preload" not in plan.switched_off:
         os.environ.setdefault(PRELOAD_ENV, ",".join(plan.worker_preload_modules))
 
