@@ -55,12 +55,16 @@ class AutoconfigSection(BaseModel):
     """A configuration within this much of the best median is as good as the best (the cheapest wins), and the
     race ends once every other one is below the leader or within this much of it by every interval (the
     default: the change threshold every command uses, ``CHANGE_THRESHOLD``, 5)."""
-    warm_windows: int = Field(3, ge=0, le=100)
+    warm_windows: int = Field(6, ge=0, le=100)
     """The walk's readings from warm trials (issue 56, docs/AUTOCONFIG.md "Warm readings"): each point's trial is
     built once and read in up to this many windows (each the spec's steady iterations), paused between them while
-    the other points read theirs, then a new process; 0: every reading a cold trial of its own. 3: a step's race of
-    3-6 rounds reads each side from 1-2 processes (a process's own offset measured at 3.6% of throughput against 17%
-    between windows of one process, CartPole on this 2-core machine: docs/MEASUREMENT.md 11)."""
+    the other points read theirs, then a new process; 0: every reading a cold trial of its own. 6, a race's rounds
+    before it may go on (``ROUNDS_FOR_EVIDENCE``): a step's race reads each side from one process. Why one suffices
+    here: a process's own offset measured 0-3.6% of throughput against 17-20% between windows of one process (42
+    races of A against A, CartPole on this 2-core machine: docs/MEASUREMENT.md 11), where one process a side keeps
+    the race's A-against-A error at 1.8-2.8% (simulated, 3% offsets, window noise 5-14%; two processes a side:
+    0.2-2.2%). At 3 (the default until 2026-11-30) a launch of 14-18 s bought 3 windows of 2-3 s (the
+    shared_cores_limit walk)."""
     seed: int = Field(0, ge=0, le=MAX_SEED)
     """What the trial seeds derive from (the search itself has no randomness)."""
 

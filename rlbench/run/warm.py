@@ -20,6 +20,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import psutil
+
 from rlbench.planning.plan import TrialPlan
 from rlbench.results.events_file import TrialEvent, WindowEndEvent
 from rlbench.results.files import write_atomic
@@ -28,6 +30,27 @@ from rlbench.results.records import TrialRecord
 from rlbench.run.trial import INTERRUPT_GRACE_S, TrialLauncher, TrialRun
 from rlbench.worker.nvml import Gpus
 from rlbench.worker.rapl import Rapl
+
+#: Warm trials kept at once: a walk step's entrants (the current point and up to four values), whose windows are read in
+#: turns. With 3 a step of 4 entrants ended, every round, the trial to be read next (the least recently read): the
+#: shared_cores_limit walk's first step launched 7 processes where 4 would do, at 14-18 s a launch against 2-3 s a
+#: window (2026-11-30). Each paused trial costs 0.03-0.07 of a core (docs/MEASUREMENT.md 11) and its memory.
+LIVE_LIMIT = 5
+#: Memory left free when another trial is kept: the pool ends its least recently read trial first where the machine's
+#: available memory, less the largest kept trial's (its process tree's resident set), would fall below it.
+FREE_RESERVE_BYTES = 2 * 2**30
+
+
+def tree_rss_bytes(pid: int | None) -> int:
+    """Resident bytes of a process and everything under it (a trial's private Ray runtime and its workers); 0 where
+    it is gone or has none."""
+    if pid is None:
+        return 0
+    try:
+        proc = psutil.Process(pid)
+        return sum(p.memory_info().rss for p in [proc, *proc.children(recursive=True)])
+    except (psutil.Error, ValueError):
+        return 0
 
 
 @dataclass
@@ -66,7 +89,8 @@ class WarmPool:
     at the end. ``prepare`` writes a plan's trial folder (the sweep's, an earlier attempt moved aside);
     ``on_record`` gets each trial's record once it has ended; ``live_limit``: trials kept at once (each holds a
     private Ray runtime and its workers: about 1 GB resident with 2 runners), the least recently read ended
-    first."""
+    first, as it is where another would leave less than :data:`FREE_RESERVE_BYTES` free (``available_bytes``: the
+    machine's available memory, a seam for tests)."""
 
     def __init__(
         self,
@@ -77,11 +101,13 @@ class WarmPool:
         on_record: Callable[[TrialRecord], None],
         gpus: Gpus | None = None,
         rapl: Rapl | None = None,
-        live_limit: int = 3,
+        live_limit: int = LIVE_LIMIT,
         on_events: Callable[[TrialPlan, list[TrialEvent]], None] | None = None,
+        available_bytes: Callable[[], int] = lambda: psutil.virtual_memory().available,
     ):
         self.folder, self.launcher, self.prepare, self.on_record = folder, launcher, prepare, on_record
         self.gpus, self.rapl, self.live_limit, self.on_events = gpus, rapl, live_limit, on_events
+        self.available_bytes = available_bytes
         self.live: dict[str, _Live] = {}
 
     def holds(self, trial_id: str) -> bool:
@@ -99,7 +125,7 @@ class WarmPool:
         try:
             live = self.live.get(plan.trial_id)
             if live is None:
-                while len(self.live) >= self.live_limit:
+                while self.live and (len(self.live) >= self.live_limit or not self._room_for_another()):
                     self.retire(min(self.live.values(), key=lambda x: x.used_s).plan.trial_id)
                 live = self._launch(plan)
             elif not self.holds(plan.trial_id):
@@ -117,6 +143,11 @@ class WarmPool:
         except KeyboardInterrupt:
             self.close(interrupted=True)
             raise
+
+    def _room_for_another(self) -> bool:
+        """Whether another trial as large as the largest kept one leaves :data:`FREE_RESERVE_BYTES` free."""
+        largest = max(tree_rss_bytes(live.run.proc.pid) for live in self.live.values())
+        return self.available_bytes() - largest >= FREE_RESERVE_BYTES
 
     def _launch(self, plan: TrialPlan) -> _Live:
         trial = self.prepare(plan)

@@ -37,8 +37,9 @@ def _plans(windows=3):
     return [p.model_copy(update={"windows": windows, "window_iterations": 2}) for p in plans]
 
 
-def _pool(tmp_path, live_limit=3):
-    """A pool over a results folder in ``tmp_path``, the records it gives kept in a list."""
+def _pool(tmp_path, live_limit=3, available_bytes=lambda: 2**50):
+    """A pool over a results folder in ``tmp_path``, the records it gives kept in a list; ``available_bytes`` the
+    machine's available memory as the pool sees it (plenty unless a test says otherwise)."""
     folder = ResultsFolder(tmp_path)
     records = []
     pool = WarmPool(
@@ -47,6 +48,7 @@ def _pool(tmp_path, live_limit=3):
         prepare=lambda plan: write_plan(folder, plan),
         on_record=records.append,
         live_limit=live_limit,
+        available_bytes=available_bytes,
     )
     return pool, folder, records
 
@@ -121,6 +123,50 @@ def test_the_pool_keeps_at_most_its_limit_and_ends_the_least_recently_read(tmp_p
     finally:
         pool.close()
     assert [r.trial_id for r in records] == [a.trial_id, b.trial_id]
+
+
+def test_the_pool_ends_the_least_recently_read_where_another_would_leave_too_little_memory(tmp_path):
+    """Under its limit, the pool still ends a kept trial before launching one that would leave less than
+    FREE_RESERVE_BYTES free: the machine's available memory less the largest kept trial's tree (a live process: more
+    than 0 bytes), here exactly the reserve."""
+    from rlbench.run.warm import FREE_RESERVE_BYTES
+
+    pool, _, records = _pool(tmp_path, live_limit=5, available_bytes=lambda: FREE_RESERVE_BYTES)
+    try:
+        a, b = _plans()
+        pool.read(a)
+        pool.read(b)
+        assert [r.trial_id for r in records] == [a.trial_id] and pool.holds(b.trial_id)
+    finally:
+        pool.close()
+
+
+def test_with_memory_to_spare_the_pool_keeps_every_trial_up_to_its_limit(tmp_path):
+    pool, _, records = _pool(tmp_path, live_limit=5)
+    try:
+        a, b = _plans()
+        pool.read(a)
+        pool.read(b)
+        assert records == [] and pool.holds(a.trial_id) and pool.holds(b.trial_id)
+    finally:
+        pool.close()
+
+
+def test_a_process_trees_resident_bytes_are_its_own_and_its_childrens_and_0_when_gone():
+    import os
+    import subprocess
+    import sys
+
+    from rlbench.run.warm import tree_rss_bytes
+
+    me = psutil.Process().memory_info().rss
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        assert tree_rss_bytes(os.getpid()) > me  # the child's resident set counted too
+    finally:
+        child.kill()
+        child.wait()
+    assert tree_rss_bytes(child.pid) == 0 and tree_rss_bytes(None) == 0
 
 
 def test_read_in_turns_reads_window_k_of_every_trial_before_window_k_plus_1_of_any(pool):
