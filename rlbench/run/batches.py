@@ -152,6 +152,12 @@ class TrialBatches:
         """Whether a warm trial is kept built with a window left to read."""
         return self.pool is not None and self.pool.holds(trial_id)
 
+    def snapshot(self, trial_id: str, into: TrialFolder) -> None:
+        """Write a kept warm trial as if it had ended now into ``into``, a copy's trial folder (the pool's
+        :meth:`~rlbench.run.warm.WarmPool.snapshot`); the trial stays kept."""
+        assert self.pool is not None and self.pool.holds(trial_id), trial_id
+        self.pool.snapshot(trial_id, into)
+
     def retire(self, trial_id: str) -> None:
         """End a kept warm trial now (its record written); nothing when none is kept."""
         if self.pool is not None:

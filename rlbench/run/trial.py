@@ -265,6 +265,10 @@ def run_trial(
     return record
 
 
+#: A kept warm trial's record's reason (:meth:`TrialRun.kept_record`): its row read before its end.
+KEPT_REASON = "kept built: read over the windows it has read so far, its process still running"
+
+
 class TrialRun:
     """One running trial, watched a poll at a time: :func:`run_trial` polls one until it ends; the ``--parallel``
     sweep (:mod:`rlbench.run.parallel`) polls several in turn. ``poll`` until True, then ``end`` (in a
@@ -355,6 +359,21 @@ class TrialRun:
         """Write its profiles, stop sampling, kill what is left of it (call once, in a ``finally``)."""
         self.profiler.finish()  # py-spy writes its files before anything of the trial is killed
         self.left = self.launched.end(self.trial)
+
+    def kept_record(self) -> TrialRecord:
+        """The record of a trial still running, kept built between its windows (:meth:`rlbench.run.warm.WarmPool.
+        snapshot`): ``ok`` over what it has read so far, no exit yet; written only into a copy of the folder."""
+        return TrialRecord(
+            trial_id=self.plan.trial_id,
+            status="ok",
+            reason=KEPT_REASON,
+            started_epoch=self.t0,
+            trial_wall_s=time.time() - self.t0,
+            sampler_cpu_s=self.sampler.cpu_s,
+            sampler_samples=self.sampler.samples,
+            overlap_s=self.overlap_s,
+            host_steal_pct=steal_pct(self.launched.steal0, read_steal()),
+        )
 
     def record(self) -> TrialRecord:
         """Judge the ended trial and store its utilization and its record (last: it marks the trial finished)."""

@@ -16,6 +16,7 @@ trial it holds (a stop gate, then the kill after the grace period), also on Ctrl
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,8 +26,8 @@ import psutil
 from rlbench.planning.plan import TrialPlan
 from rlbench.results.events_file import TrialEvent, WindowEndEvent
 from rlbench.results.files import write_atomic
-from rlbench.results.layout import ResultsFolder, TrialFolder
-from rlbench.results.records import TrialRecord
+from rlbench.results.layout import EVENTS_FILE, PLAN_FILE, ResultsFolder, TrialFolder
+from rlbench.results.records import TrialRecord, write_record
 from rlbench.run.trial import INTERRUPT_GRACE_S, TrialLauncher, TrialRun
 from rlbench.worker.nvml import Gpus
 from rlbench.worker.rapl import Rapl
@@ -143,6 +144,19 @@ class WarmPool:
         except KeyboardInterrupt:
             self.close(interrupted=True)
             raise
+
+    def snapshot(self, trial_id: str, into: TrialFolder) -> None:
+        """Write a kept trial as if it had ended now into ``into`` (a copy of its folder elsewhere): its events so far,
+        its utilization rows so far and a record that says it is still running (:data:`KEPT_REASON`), so that a
+        configuration's row can be read over its windows while it stays built for more (its own folder untouched)."""
+        live = self.live[trial_id]
+        into.path.mkdir(parents=True, exist_ok=True)
+        for name in (PLAN_FILE, EVENTS_FILE):
+            shutil.copyfile(live.trial.path / name, into.path / name)
+        from rlbench.results.tables import write_utilization  # pandas: imported by the sweep before the trials
+
+        write_utilization(into.utilization, trial_id, live.run.sampler.columns)
+        write_record(into, live.run.kept_record())
 
     def _room_for_another(self) -> bool:
         """Whether another trial as large as the largest kept one leaves :data:`FREE_RESERVE_BYTES` free."""

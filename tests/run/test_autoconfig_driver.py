@@ -220,10 +220,12 @@ def test_a_spec_with_no_grid_is_walked_from_its_configuration(tmp_path):
     assert again.returncode == 0 and "(0 run now)" in again.stdout, again.stdout + again.stderr
 
 
-def test_a_warm_walk_reads_its_start_as_a_window_and_ends_the_trial_before_reading_its_verdict(tmp_path):
+def test_a_warm_walk_reads_its_start_as_a_window_and_its_verdict_while_the_trial_stays_built(tmp_path):
     """Issue 56: ``warm_windows`` makes each walk reading a window of a kept trial; the start's trial is launched for
-    its first window and ended (its record and utilization written) before its verdict row is read, so the row is
-    the same as a cold trial's. The evidence and autoconfig.json say how the readings were taken."""
+    its first window, and its verdict row is read from a copy of the folder in which it has ended (its record and
+    utilization written there), while it stays built for the next step's race; here the walk stops at the start, and
+    the trial ends with the run (its stop gate), its own record the final one. The evidence and autoconfig.json say
+    how the readings were taken."""
     spec = tmp_path / "walk.yaml"
     spec.write_text(
         SPEC.format(trial_s=0.4)
@@ -239,8 +241,10 @@ def test_a_warm_walk_reads_its_start_as_a_window_and_ends_the_trial_before_readi
     its = pd.read_parquet(out / "iterations.parquet")
     assert set(its["window"]) == {0} and its["warmup"].sum() == 1  # one window read, its warm-up inside it
     trial = out / "trials" / "t000r0"
-    assert (trial / "window-0").exists() and (trial / "window-stop").exists()  # ended before its verdict was read
-    assert json.loads((trial / "record.json").read_text())["status"] == "ok"
+    assert (trial / "window-0").exists() and (trial / "window-stop").exists()  # ended with the run, by its stop gate
+    record = json.loads((trial / "record.json").read_text())
+    assert record["status"] == "ok" and record["reason"] is None  # the final record, not the copy's (KEPT_REASON)
+    assert data["walk_points"][0]["verdict"]  # the start's verdict row was read (from the copy)
     assert pd.read_parquet(out / "trials.parquet")["status"].tolist() == ["ok"]
     again = run_cli("autoconfig", str(spec), "--budget", "60s", "--out", str(out), "--resume", timeout=300)
     assert again.returncode == 0 and "(0 run now)" in again.stdout, again.stdout + again.stderr

@@ -125,6 +125,30 @@ def test_the_pool_keeps_at_most_its_limit_and_ends_the_least_recently_read(tmp_p
     assert [r.trial_id for r in records] == [a.trial_id, b.trial_id]
 
 
+def test_a_snapshot_reads_a_kept_trial_as_ended_in_a_copy_and_leaves_it_built(pool, tmp_path):
+    """Issue 56: a walk's current point's row is read over its kept trial's windows so far: the snapshot writes the
+    trial's events, utilization and a record saying it still runs into another folder, where the tables read it as a
+    finished trial (its window's 2 steady iterations); its own folder gets no record, and it reads its next window."""
+    from rlbench import SCHEMA_VERSION
+    from rlbench.analysis.tables import build_tables
+    from rlbench.results.manifest import Manifest, Software
+    from rlbench.run.trial import KEPT_REASON
+
+    pool, folder, records = pool
+    a, _ = _plans()
+    pool.read(a)
+    copy = ResultsFolder(tmp_path / "copy")
+    copy.path.mkdir()
+    manifest = Manifest(software=Software(schema_version=SCHEMA_VERSION))
+    (copy.path / "manifest.json").write_text(manifest.model_dump_json())
+    pool.snapshot(a.trial_id, copy.trial(a.trial_id))
+    trials = build_tables(copy.path)["trials"].set_index("trial_id")
+    assert trials.loc[a.trial_id, "status"] == "ok" and trials.loc[a.trial_id, "reason"] == KEPT_REASON
+    assert trials.loc[a.trial_id, "steady_iterations"] == 2
+    assert not folder.trial(a.trial_id).record.exists() and records == []
+    assert pool.holds(a.trial_id) and pool.read(a).window == 1
+
+
 def test_the_pool_ends_the_least_recently_read_where_another_would_leave_too_little_memory(tmp_path):
     """Under its limit, the pool still ends a kept trial before launching one that would leave less than
     FREE_RESERVE_BYTES free: the machine's available memory less the largest kept trial's tree (a live process: more

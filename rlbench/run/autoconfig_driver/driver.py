@@ -13,6 +13,8 @@ trial's result is read back from its folder (:meth:`Driver.stored`), so no finis
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -176,10 +178,21 @@ class Driver:
         self.state.keep(decided)
 
     def row(self, key: str) -> dict[str, Any] | None:
-        """The walk's point ``key`` as the analysis reads it over every reading it has (its configuration row)."""
-        if key in self._warm:  # its warm trial ends here: a row is read over finished trials (their utilization)
-            self.batches.retire(self._warm.pop(key))
-        frame = configuration_rows(self.folder.path)
+        """The walk's point ``key`` as the analysis reads it over every reading it has (its configuration row). A
+        row is read over finished trials: where the point's warm trial is still kept with windows left, the row is
+        read from a copy of the folder in which that trial has ended now (:meth:`TrialBatches.snapshot`), and the
+        trial stays built for the next step's race, which would otherwise launch the current point again (a
+        launch of 14-22 s against windows of 2-3 s: the shared_cores_limit walk, 2026-11-30)."""
+        tid = self._warm.get(key)
+        if tid is not None and self.batches.holds(tid):
+            with tempfile.TemporaryDirectory(prefix="rlbench-row-") as tmp:
+                copy = Path(tmp) / "out"
+                shutil.copytree(self.folder.path, copy, symlinks=True, ignore=shutil.ignore_patterns("plots"))
+                self.batches.snapshot(tid, ResultsFolder(copy).trial(tid))
+                frame = configuration_rows(copy)
+        else:
+            self._warm.pop(key, None)
+            frame = configuration_rows(self.folder.path)
         index = self.setup.templates[key].index
         hit = frame[frame["index"] == index] if len(frame) else frame
         return None if hit.empty else hit.iloc[0].to_dict()
