@@ -17,7 +17,9 @@ each also as a share of ``trial_wall_s``; ``overlap_s`` is how much of that ran 
 shutdown (``overlap_trial_start``), and with the manifest's ``started_at``/``ended_at`` the run's own wall, whose
 rest is the sweep's work between trials (checks, reaping, the tables). Reads the tables only (``rlbench report``
 writes them where they are missing); runs nothing. A folder of warm trials (issue 56: several windows from one
-built algorithm) is read the same way; its trials overlap in time, so the run's wall is its figure.
+built algorithm) is read the same way; its trials overlap in time, so the run's wall is its figure, and what the
+trials kept built beside each measured window used of the cores is printed too (their utilization rows inside the
+window: what a paused candidate costs the one measuring).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rlbench.results.layout import ITERATIONS_TABLE, MANIFEST_FILE, TRIALS_TABLE, ResultsFolder
+from rlbench.results.layout import ITERATIONS_TABLE, MANIFEST_FILE, TRIALS_TABLE, UTILIZATION_TABLE, ResultsFolder
 
 #: The parts of a trial's wall, in the order printed (``other_s`` is what is left of ``trial_wall_s``).
 PARTS = ("steady_s", "warmup_s", "ray_init_s", "build_s", "shutdown_s", "other_s")
@@ -65,6 +67,24 @@ def run_wall_s(folder: Path) -> float | None:
         return (datetime.fromisoformat(m["ended_at"]) - datetime.fromisoformat(m["started_at"])).total_seconds()
     except (KeyError, TypeError, ValueError):
         return None
+
+
+def beside_windows(trials: pd.DataFrame, iterations: pd.DataFrame, utilization: pd.DataFrame) -> tuple[float, float]:
+    """(trials kept beside a measured window, the cores they used then), each the mean over the run's steady windows:
+    the other trials' process rows (the harness's left out) whose time falls inside the window, their CPU summed per
+    sampling instant and averaged over the window's instants."""
+    t0 = trials.set_index("trial_id")["started_epoch"]
+    procs = utilization[(utilization["kind"] == "process") & (utilization["role"] != "harness")]
+    procs = procs.assign(epoch=procs["t_s"] + procs["trial_id"].map(t0))
+    kept, cores = [], []
+    steady = iterations[~iterations["warmup"].astype(bool)].dropna(subset=["window"])
+    for (tid, _), window in steady.groupby(["trial_id", "window"]):
+        start, end = t0[tid] + window["t_start_s"].min(), t0[tid] + window["t_end_s"].max()
+        others = procs[(procs["trial_id"] != tid) & (procs["epoch"] >= start) & (procs["epoch"] <= end)]
+        kept.append(others["trial_id"].nunique())
+        per_trial = others.groupby("trial_id").apply(lambda r: r["cpu_pct"].sum() / 100.0 / r["t_s"].nunique())
+        cores.append(float(per_trial.sum()) if len(per_trial) else 0.0)
+    return (sum(kept) / len(kept), sum(cores) / len(cores)) if kept else (0.0, 0.0)
 
 
 def line(label: str, p: dict[str, float]) -> str:
@@ -103,6 +123,12 @@ def main() -> int:
                 f"warm trials (issue 56): {windows} windows read from {warm['trial_id'].nunique()} processes; a warm "
                 "trial's wall spans its pauses, so the per-trial sums above overlap: the run's wall is the figure"
             )
+            if folder.table(UTILIZATION_TABLE).exists():
+                kept, cores = beside_windows(trials, iterations, pd.read_parquet(folder.table(UTILIZATION_TABLE)))
+                print(
+                    f"beside a measured window: {kept:.1f} other trials kept built on average, using {cores:.3f} "
+                    f"cores together ({cores / kept if kept else 0.0:.3f} each)"
+                )
         if wall:
             share = total["steady_s"] / wall
             print(f"readings (steady iterations) {total['steady_s']:.1f} s of the run's {wall:.1f} s: {share:.0%}")

@@ -248,3 +248,40 @@ def test_a_warm_walk_reads_its_start_as_a_window_and_its_verdict_while_the_trial
     assert pd.read_parquet(out / "trials.parquet")["status"].tolist() == ["ok"]
     again = run_cli("autoconfig", str(spec), "--budget", "60s", "--out", str(out), "--resume", timeout=300)
     assert again.returncode == 0 and "(0 run now)" in again.stdout, again.stdout + again.stderr
+
+
+def test_a_row_is_read_from_a_copy_with_its_kept_trial_and_every_other_points_trial_ends(monkeypatch, tmp_path):
+    """Issue 56: as the walk plans a step from point b, the kept trials of the last step's other entrants (a, c)
+    end; b's own, still kept, stays, and b's row is read from a copy of the folder holding its snapshot, which is
+    gone afterwards (no Ray, no trial: the batches are a stand-in that records what it was asked)."""
+    from types import SimpleNamespace
+
+    from rlbench.results.layout import ResultsFolder
+    from rlbench.run.autoconfig_driver import driver as module
+
+    class Batches:
+        def __init__(self):
+            self.retired, self.snapped = [], []
+
+        def holds(self, tid):
+            return tid == "t001r0"
+
+        def retire(self, tid):
+            self.retired.append(tid)
+
+        def snapshot(self, tid, into):
+            into.path.mkdir(parents=True)
+            self.snapped.append((tid, into.path))
+
+    run = object.__new__(module.Driver)
+    run._warm = {"a": "t000r0", "b": "t001r0", "c": "t002r0"}
+    run.batches, run.folder = Batches(), ResultsFolder(tmp_path / "out")
+    (tmp_path / "out" / "trials").mkdir(parents=True)
+    run.setup = SimpleNamespace(templates={"b": SimpleNamespace(index=1)})
+    read = []
+    monkeypatch.setattr(module, "configuration_rows", lambda path: read.append(path) or pd.DataFrame({"index": [1]}))
+    assert run.row("b") == {"index": 1}
+    assert run.batches.retired == ["t000r0", "t002r0"] and run._warm == {"b": "t001r0"}
+    (tid, into), copy = run.batches.snapped[0], read[0]
+    assert tid == "t001r0" and into == copy / "trials" / "t001r0" and copy != run.folder.path
+    assert not copy.exists()  # the copy is removed once its row is read

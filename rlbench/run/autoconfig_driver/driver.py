@@ -182,7 +182,11 @@ class Driver:
         row is read over finished trials: where the point's warm trial is still kept with windows left, the row is
         read from a copy of the folder in which that trial has ended now (:meth:`TrialBatches.snapshot`), and the
         trial stays built for the next step's race, which would otherwise launch the current point again (a
-        launch of 14-22 s against windows of 2-3 s: the shared_cores_limit walk, 2026-11-30)."""
+        launch of 14-22 s against windows of 2-3 s: the shared_cores_limit walk, 2026-11-30). Every other point's
+        kept trial ends here: the walk reads a row as it plans a step from ``key``, and the last step's other
+        entrants are not raced from it (kept, they sat beside every window: 3.2 of them, 0.14 of a core)."""
+        for other in [k for k in self._warm if k != key]:
+            self.batches.retire(self._warm.pop(other))
         tid = self._warm.get(key)
         if tid is not None and self.batches.holds(tid):
             with tempfile.TemporaryDirectory(prefix="rlbench-row-") as tmp:
