@@ -1,14 +1,14 @@
 """Findings: every threshold of the analysis, and the words for one configuration.
 
-Every number from which something is called something is a named constant here (docs/ANALYSIS.md), the
-evidence rules' too: how significant, how many repeats or rounds, how large a change. The rules that turn a
-configuration's numbers into sentences are here as well (its verdict from :mod:`~rlbench.analysis.configs`'
-row, its straggler from :mod:`~rlbench.analysis.runners`', why its learner is slow), but for why its sampling is slow
+Every number from which something is called something is a named constant here (docs/ANALYSIS.md), the evidence rules'
+too: how significant, how many repeats or rounds, how large a change. The rules that turn a configuration's numbers into
+sentences are here as well (its verdict from :mod:`~rlbench.analysis.configs`' row, its straggler from
+:mod:`~rlbench.analysis.runners`', why its learner is slow: :data:`LEARNER_RULES`), but for why its sampling is slow
 (:mod:`rlbench.analysis.sampling`, from this module's thresholds) and a role's dominant function
 (:mod:`rlbench.analysis.profiles`); the words of comparisons, with the evidence each has, are
-:mod:`rlbench.analysis.evidence`'. Nothing here computes a statistic or reads a table, and nothing here imports
-more than the standard library: a command's help states these defaults (``--threshold``, the confidence level)
-without importing numpy or scipy, and the statistics (:mod:`rlbench.analysis.stats`) read the level from here.
+:mod:`rlbench.analysis.evidence`'. Nothing here computes a statistic or reads a table, and nothing here imports more
+than the standard library: a command's help states these defaults (``--threshold``, the confidence level) without
+importing numpy or scipy, and the statistics (:mod:`rlbench.analysis.stats`) read the level from here.
 """
 
 from __future__ import annotations
