@@ -1,25 +1,25 @@
 """Findings: every threshold of the analysis, and the words for one configuration.
 
-Every number from which something is called something is a named constant here (docs/ANALYSIS.md), the
-evidence rules' too: how significant, how many repeats or rounds, how large a change. The rules that turn a
-configuration's numbers into sentences are here as well (its verdict from :mod:`~rlbench.analysis.configs`'
-row, its straggler from :mod:`~rlbench.analysis.runners`', why its learner is slow), but for why its sampling is slow
+Every number from which something is called something is a named constant here (docs/ANALYSIS.md), the evidence rules'
+too: how significant, how many repeats or rounds, how large a change. The rules that turn a configuration's numbers into
+sentences are here as well (its verdict from :mod:`~rlbench.analysis.configs`' row, its straggler from
+:mod:`~rlbench.analysis.runners`', why its learner is slow: :data:`LEARNER_RULES`), but for why its sampling is slow
 (:mod:`rlbench.analysis.sampling`, from this module's thresholds) and a role's dominant function
 (:mod:`rlbench.analysis.profiles`); the words of comparisons, with the evidence each has, are
-:mod:`rlbench.analysis.evidence`'. Nothing here computes a statistic or reads a table, and nothing here imports
-more than the standard library: a command's help states these defaults (``--threshold``, the confidence level)
-without importing numpy or scipy, and the statistics (:mod:`rlbench.analysis.stats`) read the level from here.
+:mod:`rlbench.analysis.evidence`'. Nothing here computes a statistic or reads a table, and nothing here imports more
+than the standard library: a command's help states these defaults (``--threshold``, the confidence level) without
+importing numpy or scipy, and the statistics (:mod:`rlbench.analysis.stats`) read the level from here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from rlbench.analysis.config_row import ConfigRow
 from rlbench.analysis.knobs import Knob
 from rlbench.analysis.labels import Kind
+from rlbench.analysis.rules import Rule, Verdict, evaluate
 
 #: Confidence level of every interval (the bootstrap engine's, :func:`rlbench.analysis.stats.interval`); every
 #: text that names the level is made from it.
@@ -280,29 +280,6 @@ def straggler_finding(config: Mapping[str, Any] | ConfigRow) -> str | None:
     return text
 
 
-@dataclass(frozen=True)
-class Verdict:
-    """Why one side of a configuration (its learner, its sampler) is slow, with its evidence, and the knob that
-    changes it (:mod:`rlbench.analysis.next_step` turns the knob into the values worth sweeping)."""
-
-    kind: Kind
-    """What it says; its word (:attr:`label`) is the bottleneck column's: ``launch-bound``, ``env waits``, ..."""
-    text: str
-    """The finding in words, with its numbers."""
-    knob: Knob | None
-    """The spec key to change, its facts :data:`~rlbench.analysis.knobs.KNOBS`' (None: no knob is known to help)."""
-
-    @property
-    def label(self) -> str:
-        return str(self.kind)
-
-    @property
-    def short(self) -> str:
-        """Cause and knob in a few words (``per-step work-bound: change num_envs_per_env_runner``): what the report's
-        first screen, ``next.yaml``'s header and the terminal say; :attr:`text` stands once, in the Verdicts."""
-        return f"{self.label}: change {self.knob}" if self.knob else self.label
-
-
 def all_cores_busy(row: ConfigRow) -> bool:
     """Whether the trial's own roles kept at least :data:`ALL_BUSY_FRAC` of its cores busy (more processes would share
     them); False where either figure is missing."""
@@ -322,6 +299,51 @@ def limiting_sides(config: Mapping[str, Any] | ConfigRow, bound: float = BOUND_F
     return (row.learn_frac or 0.0) >= bound, (row.sample_frac or 0.0) >= bound
 
 
+def learner_verdicts(config: Mapping[str, Any] | ConfigRow, bound: float = BOUND_FRAC) -> list[Verdict]:
+    """Why the learner of one configuration row is slow, from its split (docs/ANALYSIS.md, "Why a learner is
+    slow"): :data:`LEARNER_RULES`' verdicts. Empty when none holds (a busy GPU, a learner that does not limit the
+    iteration: learning under ``bound`` of it, :func:`limiting_sides`)."""
+    row = ConfigRow.of(config)
+    return [] if row.env_steps_per_s is None else evaluate(LEARNER_RULES, row, bound)
+
+
+def _starved(row: ConfigRow, bound: float) -> Verdict | None:
+    """Sampling limits the iteration while a GPU or remote learners wait: the sampler's verdict names the knob."""
+    gpus = row.learner_gpus or 0.0
+    if not limiting_sides(row, bound)[1] or not (gpus > 0 or (row.num_learners or 0) > 0):
+        return None
+    waits = "its GPU" if gpus > 0 else "the learner actors"
+    share = (
+        f"env runners busy {row.sampler_busy_frac:.0%}, learner busy {row.learner_busy_frac:.0%} of each iteration"
+        if row.asynchronous
+        else f"sampling takes {row.sample_frac or 0.0:.0%} of each iteration, learning {row.learn_frac or 0.0:.0%}"
+    )
+    return Verdict(
+        Kind.LEARNER_STARVED,
+        f"sampling starves the learner: {share}, and {waits} wait{'s' if gpus > 0 else ''} meanwhile: "
+        "sampling is the side to speed up, and why it is slow is the sampler's verdict",
+        None,
+    )
+
+
+def _work(row: ConfigRow, bound: float) -> tuple[float, float, str] | None:
+    """(train-batch building s, minibatch updates s, both in words) of a learner that limits the iteration; None
+    without them."""
+    batch, update = row.learn_batch_s, row.learn_update_s
+    if not limiting_sides(row, bound)[0] or batch is None or update is None or batch + update <= 0:
+        return None
+    return batch, update, f"building the train batch {batch:.3g} s, the minibatch updates {update:.3g} s an iteration"
+
+
+def _threads(row: ConfigRow) -> tuple[float | None, float | None, str]:
+    """(threads of the learner's process, those it kept busy while it learned, that in words or "")."""
+    remote = (row.num_learners or 0) > 0
+    threads, used = row.learner_torch_threads if remote else row.driver_torch_threads, row.learn_cpus_used
+    if used is None or not threads:
+        return threads, used, ""
+    return threads, used, f"; the learner's process kept {used:.2f} of its {threads:g} threads busy while it learned"
+
+
 def _cpu_knob(row: ConfigRow) -> tuple[str, Knob]:
     """(words, knob) of the CPUs of the learner's process: the driver's, or each remote learner's."""
     if (row.num_learners or 0) > 0:
@@ -330,98 +352,81 @@ def _cpu_knob(row: ConfigRow) -> tuple[str, Knob]:
     return f"{Knob.NUM_CPUS_FOR_MAIN_PROCESS} {words}", Knob.NUM_CPUS_FOR_MAIN_PROCESS
 
 
-def learner_verdicts(config: Mapping[str, Any] | ConfigRow, bound: float = BOUND_FRAC) -> list[Verdict]:
-    """Why the learner of one configuration row is slow, from its split (docs/ANALYSIS.md, "Why a learner is
-    slow"): sampling starves it, the CPU feeds it too slowly, launch- or sync-bound, short of threads, or a model
-    too small for its GPU. Empty when none holds (a busy GPU, a learner that does not limit the iteration: learning
-    under ``bound`` of it, :func:`limiting_sides`)."""
-    row = ConfigRow.of(config)
-    if row.env_steps_per_s is None:
-        return []
-    out: list[Verdict] = []
+def _fed_by_cpu(row: ConfigRow, bound: float) -> Verdict | None:
+    """A GPU learner building its train batch on the CPU at least :data:`BATCH_BOUND_FRAC` of its work."""
+    work = _work(row, bound)
+    if work is None or (row.learner_gpus or 0.0) <= 0 or work[0] / (work[0] + work[1]) < BATCH_BOUND_FRAC:
+        return None
+    (batch, update, split), (words, knob), busy = work, _cpu_knob(row), _threads(row)[2]
+    copied = f" (copying to the GPU {row.learn_copy_s:.3g} s of it)" if row.learn_copy_s is not None else ""
+    return Verdict(
+        Kind.FED_BY_CPU,
+        f"the CPU feeds the GPU learner too slowly: {split}{copied}: {batch / (batch + update):.0%} of its work is on "
+        f"the CPU{busy}; give it CPUs ({words}), or more learners (num_learners) to build their shares at once",
+        knob,
+    )
 
-    def found(kind: Kind, text: str, knob: Knob | None) -> None:
-        out.append(Verdict(kind, text, knob))
 
-    gpus, remote = row.learner_gpus or 0.0, (row.num_learners or 0) > 0
-    learning, sampling = limiting_sides(row, bound)
-    learn, sample = row.learn_frac or 0.0, row.sample_frac or 0.0
-    if sampling and (gpus > 0 or remote):
-        waits = "its GPU" if gpus > 0 else "the learner actors"
-        share = (
-            f"env runners busy {row.sampler_busy_frac:.0%}, learner busy {row.learner_busy_frac:.0%} of each iteration"
-            if row.asynchronous
-            else f"sampling takes {sample:.0%} of each iteration, learning {learn:.0%}"
-        )
-        found(
-            Kind.LEARNER_STARVED,
-            f"sampling starves the learner: {share}, and {waits} wait{'s' if gpus > 0 else ''} meanwhile: "
-            "sampling is the side to speed up, and why it is slow is the sampler's verdict",
-            None,
-        )
-    batch, update = row.learn_batch_s, row.learn_update_s
-    work = (batch or 0.0) + (update or 0.0)
-    if learning and batch is not None and update is not None and work > 0:
-        threads, used = row.learner_torch_threads if remote else row.driver_torch_threads, row.learn_cpus_used
-        busy = (
-            f"; the learner's process kept {used:.2f} of its {threads:g} threads busy while it learned"
-            if used is not None and threads
-            else ""
-        )
-        split = f"building the train batch {batch:.3g} s, the minibatch updates {update:.3g} s an iteration"
-        words, knob = _cpu_knob(row)
-        device = row.gpu_busy_pct
-        if gpus > 0 and batch / work >= BATCH_BOUND_FRAC:
-            copied = f" (copying to the GPU {row.learn_copy_s:.3g} s of it)" if row.learn_copy_s is not None else ""
-            found(
-                Kind.FED_BY_CPU,
-                f"the CPU feeds the GPU learner too slowly: {split}"
-                f"{copied}: {batch / work:.0%} of its work is on the CPU{busy}; give it CPUs "
-                f"({words}), or more learners (num_learners) to build their shares at once",
-                knob,
-            )
-        elif gpus > 0 and device is not None and device < DEVICE_BUSY_LOW_PCT and _steps_per_epoch(row) > 1:
-            dev = row.learn_device_s
-            on_device = f"; device time in the updates {dev:.3g} s of {update:.3g} s" if dev is not None else ""
-            found(
-                Kind.LAUNCH_BOUND,
-                f"launch- or sync-bound: {row.sgd_steps_per_iteration:.0f} minibatch steps an "
-                f"iteration of {1000 * (row.sgd_step_s or 0.0):.1f} ms each, and the GPU busy {device:.0f}% "
-                f"of the learn window{on_device}: a larger minibatch_size (now {_int(row.minibatch_size)}) makes "
-                "fewer, larger steps (it changes learning as well as speed: time to a target "
-                "settles it)",
-                Knob.MINIBATCH_SIZE,
-            )
-        elif (
-            gpus == 0 and used is not None and threads and used >= STARVED_FRAC * threads and (row.cpus or 0) > threads
-        ):
-            found(
-                Kind.SHORT_OF_THREADS,
-                f"the CPU learner is short of threads: learning "
-                f"takes {learn:.0%} of each iteration ({split}){busy}, and the trial has "
-                f"{row.cpus:g} cores: give it CPUs ({words})",
-                knob,
-            )
+def _launch_bound(row: ConfigRow, bound: float) -> Verdict | None:
+    """A GPU learner busy under :data:`DEVICE_BUSY_LOW_PCT` of its learn window over more than one minibatch step an
+    epoch a learner (one: the minibatch is the whole batch; a larger one changes nothing)."""
+    work, device, steps, epochs = _work(row, bound), row.gpu_busy_pct, row.sgd_steps_per_iteration, row.num_epochs
+    if work is None or (row.learner_gpus or 0.0) <= 0 or device is None or device >= DEVICE_BUSY_LOW_PCT:
+        return None
+    if steps is None or (steps / epochs if epochs else steps) <= 1:
+        return None
+    dev = row.learn_device_s
+    on_device = f"; device time in the updates {dev:.3g} s of {work[1]:.3g} s" if dev is not None else ""
+    return Verdict(
+        Kind.LAUNCH_BOUND,
+        f"launch- or sync-bound: {steps:.0f} minibatch steps an iteration of {1000 * (row.sgd_step_s or 0.0):.1f} ms "
+        f"each, and the GPU busy {device:.0f}% of the learn window{on_device}: a larger minibatch_size (now "
+        f"{_int(row.minibatch_size)}) makes fewer, larger steps (it changes learning as well as speed: time to a "
+        "target settles it)",
+        Knob.MINIBATCH_SIZE,
+    )
+
+
+def _short_of_threads(row: ConfigRow, bound: float) -> Verdict | None:
+    """A CPU learner keeping at least :data:`STARVED_FRAC` of its threads busy, on a trial with more cores."""
+    work, (threads, used, busy), (words, knob) = _work(row, bound), _threads(row), _cpu_knob(row)
+    if work is None or (row.learner_gpus or 0.0) != 0 or used is None or not threads or used < STARVED_FRAC * threads:
+        return None
+    if (row.cpus or 0) <= threads:
+        return None
+    return Verdict(
+        Kind.SHORT_OF_THREADS,
+        f"the CPU learner is short of threads: learning takes {row.learn_frac or 0.0:.0%} of each iteration "
+        f"({work[2]}){busy}, and the trial has {row.cpus:g} cores: give it CPUs ({words})",
+        knob,
+    )
+
+
+def _model_too_small(row: ConfigRow, bound: float) -> Verdict | None:
+    """A GPU learner's throughput under :data:`GAIN_WORTH_HAVING` times its CPU twin's (the change rule's)."""
     twin = row.cpu_twin_ratio
-    if gpus > 0 and twin is not None and twin < GAIN_WORTH_HAVING:
-        found(
-            Kind.MODEL_TOO_SMALL,
-            f"the model is too small for the GPU: its learner "
-            f"gave {twin:.2f}x the throughput of the CPU learner one axis away (grid point "
-            f"{_int(row.cpu_twin_index)}, {row.cpu_twin_env_steps_per_s:,.0f} "
-            f"env steps/s; {row.cpu_twin_evidence}): below {GAIN_WORTH_HAVING:g}x, the "
-            "CPU learner does as well and leaves the GPU free",
-            None,
-        )
-    return out
+    if (row.learner_gpus or 0.0) <= 0 or twin is None or twin >= GAIN_WORTH_HAVING:
+        return None
+    return Verdict(
+        Kind.MODEL_TOO_SMALL,
+        f"the model is too small for the GPU: its learner gave {twin:.2f}x the throughput of the CPU learner one axis "
+        f"away (grid point {_int(row.cpu_twin_index)}, {row.cpu_twin_env_steps_per_s:,.0f} env steps/s; "
+        f"{row.cpu_twin_evidence}): below {GAIN_WORTH_HAVING:g}x, the CPU learner does as well and leaves the GPU free",
+        None,
+    )
 
 
-def _steps_per_epoch(row: ConfigRow) -> float:
-    """Minibatch steps per epoch per learner (1: the minibatch is the whole batch; a larger one changes nothing)."""
-    steps, epochs = row.sgd_steps_per_iteration, row.num_epochs
-    if steps is None:
-        return 0.0
-    return steps / epochs if epochs else steps
+_CPUS = (Knob.NUM_CPUS_FOR_MAIN_PROCESS, Knob.NUM_CPUS_PER_LEARNER)
+#: The learner's verdicts in the order the report says them (after the sampler's): sampling starves it; what its work
+#: is bound by, the first that holds (the CPU feeding a GPU, launches and syncs, a CPU learner's threads); a model
+#: too small for its GPU.
+LEARNER_RULES = (
+    Rule((Kind.LEARNER_STARVED,), _starved),
+    Rule((Kind.FED_BY_CPU,), _fed_by_cpu, _CPUS, group="work"),
+    Rule((Kind.LAUNCH_BOUND,), _launch_bound, (Knob.MINIBATCH_SIZE,), group="work"),
+    Rule((Kind.SHORT_OF_THREADS,), _short_of_threads, _CPUS, group="work"),
+    Rule((Kind.MODEL_TOO_SMALL,), _model_too_small),
+)
 
 
 def _int(value: float | None) -> str:

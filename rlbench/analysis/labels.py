@@ -10,7 +10,7 @@ from enum import Enum
 
 
 class Kind(str, Enum):
-    """What a sampler's or a learner's verdict says (:class:`rlbench.analysis.findings.Verdict`): its bottleneck word,
+    """What a sampler's or a learner's verdict says (:class:`rlbench.analysis.rules.Verdict`): its bottleneck word,
     the value (a ``str``, so the label it adds to a configuration's reads as the word), and what the word means."""
 
     __str__ = str.__str__

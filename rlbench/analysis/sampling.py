@@ -5,7 +5,7 @@ The sampler's side of a configuration (docs/ANALYSIS.md, "Why sampling is slow")
 pass and RLlib's other per-step work (connectors, episode bookkeeping); the driver's ``sample_s`` adds its wait for the
 slowest runner and the episodes' transfer; the runner's CPU time says whether it worked or waited through its call.
 Per configuration row (the medians of docs/SCHEMA.md's ``runner_*_s`` and ``sample_wait_s`` columns), when sampling
-limits the iteration:
+limits the iteration, in the order of :data:`SAMPLER_RULES` (one rule a verdict, :mod:`rlbench.analysis.rules`):
 
 - the driver waits on the runners (a straggler, the transfer): said, with what it waits on; no knob;
 - the runners idle inside ``sample()``: waiting for a core (the machine's cores are the limit) or for their env;
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from rlbench.analysis.config_row import ConfigRow
 from rlbench.analysis.findings import (
@@ -39,6 +39,7 @@ from rlbench.analysis.findings import (
 )
 from rlbench.analysis.knobs import Knob, facts
 from rlbench.analysis.labels import Kind
+from rlbench.analysis.rules import Rule, evaluate
 
 
 def room(knob: str, row: ConfigRow) -> float:
@@ -78,106 +79,117 @@ def _ceiling_words(row: ConfigRow) -> str:
 
 
 def sampler_verdicts(config: Mapping[str, Any] | ConfigRow, bound: float = BOUND_FRAC) -> list[Verdict]:
-    """Why the sampling of one configuration row is slow, when it limits the iteration (at least ``bound`` of it,
-    :func:`~rlbench.analysis.findings.limiting_sides`; docs/ANALYSIS.md, "Why sampling is slow"); empty when it does
-    not, or without the runners' own figures (a framework that measures none, a folder from before them)."""
+    """Why the sampling of one configuration row is slow, :data:`SAMPLER_RULES`' verdicts, when it limits the
+    iteration (at least ``bound`` of it, :func:`~rlbench.analysis.findings.limiting_sides`; docs/ANALYSIS.md, "Why
+    sampling is slow"); empty when it does not, or without the runners' own figures (a framework that measures none, a
+    folder from before them)."""
     row = ConfigRow.of(config)
     busy_s = row.runner_sample_s
     if row.env_steps_per_s is None or not limiting_sides(row, bound)[1] or not busy_s or busy_s <= 0:
         return []
-    env, inference, cpu = row.runner_env_s or 0.0, row.runner_inference_s or 0.0, row.runner_sample_cpu_s
-    other = busy_s - env - inference if row.runner_other_s is None else row.runner_other_s
-    split = (
+    return evaluate(SAMPLER_RULES, row, bound)
+
+
+class _Split(NamedTuple):
+    """A runner's ``sample()`` an iteration (s), its parts, and all of it in words."""
+
+    busy_s: float
+    env: float
+    inference: float
+    other: float
+    words: str
+
+
+def _split(row: ConfigRow) -> _Split:
+    busy_s, env, inference = row.runner_sample_s or 0.0, row.runner_env_s or 0.0, row.runner_inference_s or 0.0
+    other, cpu = busy_s - env - inference if row.runner_other_s is None else row.runner_other_s, row.runner_sample_cpu_s
+    words = (
         f"a runner's sample() took {_g(busy_s)} s an iteration"
         + (f" ({_g(cpu)} s of it on a CPU)" if cpu is not None else "")
         + f": the env {_g(env)} s, the forward pass {_g(inference)} s, RLlib's other per-step work (connectors, "
         f"episode bookkeeping) {_g(other)} s"
     )
-    out: list[Verdict] = []
-    waiting = _waiting(row, busy_s)
-    if waiting is not None:
-        out.append(waiting)
-    if cpu is not None and cpu < RUNNER_BUSY_FRAC * busy_s:
-        idle = _idle(row, busy_s, cpu, env, split)
-        out.append(idle)
-        if idle.kind is Kind.ENV_WAITS:  # its wall time in the env is waiting: the split below would misread it
-            return out
-    if env < RUNNER_ENV_FRAC * busy_s:
-        out += _outside_env(row, busy_s, env, inference, other, split)
-    else:
-        out += _in_env(row, env / busy_s, split)
-    return out
+    return _Split(busy_s, env, inference, other, words)
 
 
-def _waiting(row: ConfigRow, busy_s: float) -> Verdict | None:
-    """Runners idle while the driver waits: on a straggler (the straggler rule names one; the driver's wait on it
-    after the others were done, as a share of its sampling), or, without one, on the slowest runner and the
-    episodes' transfer when that wait is at least :data:`SAMPLE_WAIT_FRAC` of its sampling (synchronous algorithms:
-    an asynchronous driver does not wait for a batch)."""
-    wait = row.sample_wait_s
-    if wait is None:
+def _straggler(row: ConfigRow, bound: float) -> Verdict | None:
+    """Runners idle while the driver waits on a straggler (the straggler rule names one): its wait on it after the
+    others were done, as a share of its sampling."""
+    wait, runner, on_it = row.sample_wait_s, row.straggler_env_runner, row.straggler_wait_s
+    if wait is None or runner is None or on_it is None or on_it <= 0:
         return None
-    sampling = busy_s + wait  # the driver's sample_s
-    runner, on_it = row.straggler_env_runner, row.straggler_wait_s
-    if runner is not None and on_it is not None and on_it > 0:
-        step, cpu = row.straggler_step_ratio, row.straggler_cpu_ratio
-        ratios = ", ".join(
-            text
-            for text in (
-                f"{step:.1f}x the others' time per env step" if step is not None else "",
-                f"{cpu:.1f}x their CPU" if cpu is not None else "",
-            )
-            if text
-        )
-        return Verdict(
-            Kind.WAITS_ON_STRAGGLER,
-            f"env runners idle while the driver samples: it waited {_g(on_it)} s an iteration on a straggler, env "
-            f"runner {int(runner)}{f' ({ratios})' if ratios else ''}, after the others were done: "
-            f"{on_it / sampling:.0%} of its sampling time; a slower env instance or a core it shares, which no knob "
-            "of the spec changes (the straggler finding says which)",
-            None,
-        )
-    if wait < SAMPLE_WAIT_FRAC * sampling:
+    step, cpu = row.straggler_step_ratio, row.straggler_cpu_ratio
+    ratios = [f"{step:.1f}x the others' time per env step"] if step is not None else []
+    ratios += [f"{cpu:.1f}x their CPU"] if cpu is not None else []
+    named = f" ({', '.join(ratios)})" if ratios else ""
+    return Verdict(
+        Kind.WAITS_ON_STRAGGLER,
+        f"env runners idle while the driver samples: it waited {_g(on_it)} s an iteration on a straggler, env "
+        f"runner {int(runner)}{named}, after the others were done: "
+        f"{on_it / ((row.runner_sample_s or 0.0) + wait):.0%} of its sampling time; a slower env instance or a core it "
+        "shares, which no knob of the spec changes (the straggler finding says which)",
+        None,
+    )
+
+
+def _transfer(row: ConfigRow, bound: float) -> Verdict | None:
+    """Without a straggler, runners idle while the driver waits on the slowest runner and the episodes' transfer at
+    least :data:`SAMPLE_WAIT_FRAC` of its sampling (synchronous algorithms: an asynchronous driver does not wait for a
+    batch)."""
+    busy_s, wait = row.runner_sample_s or 0.0, row.sample_wait_s
+    if wait is None or wait < SAMPLE_WAIT_FRAC * (busy_s + wait):  # busy_s + wait: the driver's sample_s
         return None
     return Verdict(
         Kind.WAITS_ON_TRANSFER,
         f"env runners idle while the driver samples: it waited {_g(wait)} s an iteration beyond a runner's own "
-        f"sample() ({_g(busy_s)} s), {wait / sampling:.0%} of its sampling time, on the slowest runner and the "
+        f"sample() ({_g(busy_s)} s), {wait / (busy_s + wait):.0%} of its sampling time, on the slowest runner and the "
         "episodes' transfer to the driver (no runner is a straggler by the straggler rule): no knob of the spec is "
         "known to shorten it",
         None,
     )
 
 
-def _idle(row: ConfigRow, busy_s: float, cpu: float, env: float, split: str) -> Verdict:
-    """Runners off their CPU inside ``sample()``. The env waits (a sleep, I/O, a simulator elsewhere) when its own
-    steps are off the CPU while the rest of the call is on it (``runner_env_cpu_s``): more runners overlap its waits
-    while they fit. Else the runners wait for a core, as every part of the call does alike: the trial's own roles
-    hold its cores, or processes outside it do (a busy machine); the split's shares then still say where a runner's
-    work goes, and its verdict follows this one."""
-    cpus, used, env_cpu = row.cpus or 0.0, row.cpus_used, row.runner_env_cpu_s
-    head = f"env runners idle inside sample(): on a CPU {cpu / busy_s:.0%} of it"
-    rest_busy = (cpu - env_cpu) / (busy_s - env) if env_cpu is not None and busy_s > env else None
-    if env_cpu is not None and env > 0 and rest_busy is not None:
-        if env_cpu < RUNNER_BUSY_FRAC * env and rest_busy >= RUNNER_BUSY_FRAC:
-            runners, fits = row.num_env_runners or 0.0, room(Knob.NUM_ENV_RUNNERS, row)
-            head = (
-                f"{head} ({split}): the env waits (a sleep, I/O, a simulator elsewhere): on a CPU {env_cpu / env:.0%} "
-                f"of its steps, the rest of the call {rest_busy:.0%}"
-            )
-            if fits > runners:
-                return Verdict(
-                    Kind.ENV_WAITS,
-                    f"{head}; more env runners (num_env_runners, now {runners:g}; up to {fits:g} fit beside the other "
-                    "roles) overlap its waits",
-                    Knob.NUM_ENV_RUNNERS,
-                )
-            return Verdict(
-                Kind.ENV_WAITS,
-                f"{head}; no more env runners than {runners:g} fit beside the other roles' CPUs (a smaller "
-                "num_cpus_per_env_runner would let more share the idle cores)",
-                None,
-            )
+def _idle(row: ConfigRow) -> str | None:
+    """``env runners idle inside sample(): on a CPU 19% of it``, of runners off their CPU inside ``sample()``; None for
+    busy ones."""
+    busy_s, cpu = row.runner_sample_s or 0.0, row.runner_sample_cpu_s
+    if cpu is None or cpu >= RUNNER_BUSY_FRAC * busy_s:
+        return None
+    return f"env runners idle inside sample(): on a CPU {cpu / busy_s:.0%} of it"
+
+
+def _env_waits(row: ConfigRow, bound: float) -> Verdict | None:
+    """Idle runners whose env waits (a sleep, I/O, a simulator elsewhere): its own steps off the CPU while the rest of
+    the call is on it (``runner_env_cpu_s``); more runners overlap its waits while they fit. The split's shares are
+    waiting then: no verdict follows."""
+    idle, s, env_cpu, cpu = _idle(row), _split(row), row.runner_env_cpu_s, row.runner_sample_cpu_s or 0.0
+    if idle is None or env_cpu is None or s.env <= 0 or s.busy_s <= s.env:
+        return None
+    rest_busy = (cpu - env_cpu) / (s.busy_s - s.env)
+    if env_cpu >= RUNNER_BUSY_FRAC * s.env or rest_busy < RUNNER_BUSY_FRAC:
+        return None
+    runners, fits = row.num_env_runners or 0.0, room(Knob.NUM_ENV_RUNNERS, row)
+    head = (
+        f"{idle} ({s.words}): the env waits (a sleep, I/O, a simulator elsewhere): on a CPU {env_cpu / s.env:.0%} "
+        f"of its steps, the rest of the call {rest_busy:.0%}"
+    )
+    more = (
+        f"; more env runners (num_env_runners, now {runners:g}; up to {fits:g} fit beside the other roles) overlap its "
+        "waits"
+        if fits > runners
+        else f"; no more env runners than {runners:g} fit beside the other roles' CPUs (a smaller "
+        "num_cpus_per_env_runner would let more share the idle cores)"
+    )
+    return Verdict(Kind.ENV_WAITS, head + more, Knob.NUM_ENV_RUNNERS if fits > runners else None)
+
+
+def _waits_for_core(row: ConfigRow, bound: float) -> Verdict | None:
+    """Idle runners whose env does not wait: they wait for a core, as every part of the call does alike: the trial's
+    own roles hold its cores, or processes outside it do (a busy machine); the split's shares then still say where a
+    runner's work goes, and its verdict follows this one."""
+    idle, cpus, used = _idle(row), row.cpus or 0.0, row.cpus_used
+    if idle is None:
+        return None
     if all_cores_busy(row):
         whose = f"the trial's own roles kept {used:.2f} of its {cpus:g} cores busy"
     elif cpus and used is not None:
@@ -187,106 +199,159 @@ def _idle(row: ConfigRow, busy_s: float, cpu: float, env: float, split: str) -> 
         )
     else:
         whose = "whoever held the cores"
-    return Verdict(Kind.WAITS_FOR_CORE, f"{head}, the env and the rest alike: they wait for a core; {whose}", None)
+    return Verdict(Kind.WAITS_FOR_CORE, f"{idle}, the env and the rest alike: they wait for a core; {whose}", None)
 
 
-def _outside_env(
-    row: ConfigRow, busy_s: float, env: float, inference: float, other: float, split: str
-) -> list[Verdict]:
-    """Busy runners mostly outside their env: the forward pass and RLlib's per-step work, paid once per step of all
-    of a runner's envs together; more envs per runner share them. With a GPU, the forward pass there is a sweep to
-    measure, proposed in words."""
-    envs, kind = row.num_envs_per_env_runner or 1.0, Kind.INFERENCE_BOUND if inference >= other else Kind.PER_STEP_BOUND
-    out = [
-        Verdict(
-            kind,
-            f"env runners mostly outside the env: {split}; {1 - env / busy_s:.0%} of a runner's time is not "
-            f"the env{_ceiling_words(row)}: more envs per runner (num_envs_per_env_runner, now {envs:g}) share one "
-            "forward pass and one round of bookkeeping a step",
-            Knob.NUM_ENVS_PER_ENV_RUNNER,
-        )
-    ]
-    runners, fits, cpus, used = (
-        row.num_env_runners or 0.0,
-        room(Knob.NUM_ENV_RUNNERS, row),
-        row.cpus or 0.0,
-        row.cpus_used,
+def _outside(row: ConfigRow) -> tuple[_Split, Kind] | None:
+    """(the split, the kind: the forward pass or RLlib's per-step work, whichever is larger) of runners mostly outside
+    their env; None for runners mostly in it."""
+    s = _split(row)
+    if s.env >= RUNNER_ENV_FRAC * s.busy_s:
+        return None
+    return s, Kind.INFERENCE_BOUND if s.inference >= s.other else Kind.PER_STEP_BOUND
+
+
+def _more_envs(row: ConfigRow, bound: float) -> Verdict | None:
+    """Runners mostly outside their env: the forward pass and RLlib's per-step work, paid once per step of all of a
+    runner's envs together; more envs per runner share them."""
+    if (outside := _outside(row)) is None:
+        return None
+    (s, kind), envs = outside, row.num_envs_per_env_runner or 1.0
+    return Verdict(
+        kind,
+        f"env runners mostly outside the env: {s.words}; {1 - s.env / s.busy_s:.0%} of a runner's time is not "
+        f"the env{_ceiling_words(row)}: more envs per runner (num_envs_per_env_runner, now {envs:g}) share one "
+        "forward pass and one round of bookkeeping a step",
+        Knob.NUM_ENVS_PER_ENV_RUNNER,
     )
-    if fits > runners and not all_cores_busy(row):
-        idle = f", {cpus - used:.2f} of the trial's {cpus:g} cores idle" if used is not None else ""
-        out.append(  # followed once more envs stop paying (issue 57: inference_wide's best had 2 runners, not 1)
-            Verdict(
-                kind,
-                f"env runners mostly outside the env ({1 - env / busy_s:.0%} of a runner's time){idle}: more env "
-                f"runners (num_env_runners, now {runners:g}; up to {fits:g} fit beside the other roles) run the "
-                "forward pass and RLlib's per-step work for more envs at once",
-                Knob.NUM_ENV_RUNNERS,
-            )
-        )
-    gpus = row.learner_gpus or 0.0
-    if gpus > 0 and inference >= BOUND_FRAC * busy_s and not (row.num_gpus_per_env_runner or 0.0):
-        out.append(
-            Verdict(
-                Kind.FORWARD_ON_CPU,
-                f"the forward pass is {inference / busy_s:.0%} of a runner's sample() on the CPU, and the learner has "
-                f"{gpus:g} GPU{'s' if gpus != 1 else ''}: whether env runners on a GPU would be faster is a measured "
-                "question (the copies to the device can cost more than the pass saves); a sweep of "
-                "num_gpus_per_env_runner over 0 and a share of a GPU that fits beside the learner answers it, which "
-                "rlbench does not write for you (it cannot tell what fits the GPU)",
-                None,
-            )
-        )
-    return out
 
 
-def _in_env(row: ConfigRow, in_env: float, split: str) -> list[Verdict]:
-    """Busy runners in their env: more runners while they fit and the env has not reached its own ceiling with a
-    runner on every core; else this machine's cores are the limit (or, where the trial's roles keep under
-    :data:`ALL_BUSY_FRAC` of its cores busy, its reservation is: issue 57's env_waits_wide said "the cores" with its
-    runners on a CPU 19% of their ``sample()``), after more envs per runner where at least :data:`SHARED_WORK_FRAC` of a
-    runner's ``sample()`` is the work they share (the forward pass, RLlib's per-step work): that verdict comes first,
-    so a walk races it, and the limit stands once it showed no gain."""
-    runners, fits, cpus = row.num_env_runners or 0.0, room(Knob.NUM_ENV_RUNNERS, row), row.cpus
-    eff, used = row.sampling_efficiency, row.cpus_used
-    head = f"env runners mostly in the env: {in_env:.0%} of a runner's sample() ({split}){_ceiling_words(row)}"
-    at_ceiling = eff is not None and eff >= ENV_CEILING_CLOSE_FRAC and cpus is not None and _procs(row) >= cpus
-    all_busy = all_cores_busy(row)
-    if fits > runners and not at_ceiling and not all_busy:
-        return [
-            Verdict(
-                Kind.ENV_BOUND,
-                f"{head}: more env runners (num_env_runners, now {runners:g}; up to {fits:g} fit the trial's "
-                f"{cpus or 0:g} cores beside the other roles) step more envs at once",
-                Knob.NUM_ENV_RUNNERS,
-            )
-        ]
-    if at_ceiling:
-        why = f"with a runner on each of the trial's {cpus or 0:g} cores"
-    elif all_busy:
-        why = (
-            f"and the trial's own roles keep {used:.2f} of its {cpus or 0:g} cores busy: more runners would share them"
-        )
-    else:
-        why = f"and no more env runners than {runners:g} fit the trial's {cpus or 0:g} cores beside the other roles"
-    limit = "this machine's cores are the limit; a cheaper env, or more cores, is what moves it"
-    if not at_ceiling and not all_busy and used is not None:  # issue 57's env_waits_wide: 19% on a CPU, "the cores"
+def _more_runners(row: ConfigRow, bound: float) -> Verdict | None:
+    """Runners mostly outside their env, more of them fitting and some cores idle: followed once more envs stop paying
+    (issue 57: inference_wide's best had 2 runners, not 1)."""
+    outside, runners, fits = _outside(row), row.num_env_runners or 0.0, room(Knob.NUM_ENV_RUNNERS, row)
+    if outside is None or fits <= runners or all_cores_busy(row):
+        return None
+    (s, kind), cpus, used = outside, row.cpus or 0.0, row.cpus_used
+    idle = f", {cpus - used:.2f} of the trial's {cpus:g} cores idle" if used is not None else ""
+    return Verdict(
+        kind,
+        f"env runners mostly outside the env ({1 - s.env / s.busy_s:.0%} of a runner's time){idle}: more env "
+        f"runners (num_env_runners, now {runners:g}; up to {fits:g} fit beside the other roles) run the "
+        "forward pass and RLlib's per-step work for more envs at once",
+        Knob.NUM_ENV_RUNNERS,
+    )
+
+
+def _forward_on_cpu(row: ConfigRow, bound: float) -> Verdict | None:
+    """Runners mostly outside their env, at least :data:`BOUND_FRAC` of it the forward pass on a CPU, beside a GPU
+    learner: the forward pass there is a sweep to measure, proposed in words."""
+    outside, gpus = _outside(row), row.learner_gpus or 0.0
+    if outside is None or gpus <= 0 or (row.num_gpus_per_env_runner or 0.0):
+        return None
+    if (s := outside[0]).inference < BOUND_FRAC * s.busy_s:
+        return None
+    return Verdict(
+        Kind.FORWARD_ON_CPU,
+        f"the forward pass is {s.inference / s.busy_s:.0%} of a runner's sample() on the CPU, and the learner has "
+        f"{gpus:g} GPU{'s' if gpus != 1 else ''}: whether env runners on a GPU would be faster is a measured "
+        "question (the copies to the device can cost more than the pass saves); a sweep of "
+        "num_gpus_per_env_runner over 0 and a share of a GPU that fits beside the learner answers it, which "
+        "rlbench does not write for you (it cannot tell what fits the GPU)",
+        None,
+    )
+
+
+def _in_env(row: ConfigRow) -> tuple[float, str] | None:
+    """(the env's share of a runner's ``sample()``, ``env runners mostly in the env: ...``) of runners mostly in their
+    env; None for runners mostly outside it."""
+    s = _split(row)
+    if s.env < RUNNER_ENV_FRAC * s.busy_s:
+        return None
+    share = s.env / s.busy_s
+    return share, f"env runners mostly in the env: {share:.0%} of a runner's sample() ({s.words}){_ceiling_words(row)}"
+
+
+def _at_ceiling(row: ConfigRow) -> bool:
+    """Sampling at least :data:`ENV_CEILING_CLOSE_FRAC` of the env's own rate with a runner on every core."""
+    eff, cpus = row.sampling_efficiency, row.cpus
+    return eff is not None and eff >= ENV_CEILING_CLOSE_FRAC and cpus is not None and _procs(row) >= cpus
+
+
+def _env_bound(row: ConfigRow, bound: float) -> Verdict | None:
+    """Runners busy in their env: more of them while they fit and the env has not reached its own ceiling with a
+    runner on every core, nor the trial's roles every core (else the cores are the limit: no verdict follows)."""
+    in_env, runners, fits = _in_env(row), row.num_env_runners or 0.0, room(Knob.NUM_ENV_RUNNERS, row)
+    if in_env is None or fits <= runners or _at_ceiling(row) or all_cores_busy(row):
+        return None
+    return Verdict(
+        Kind.ENV_BOUND,
+        f"{in_env[1]}: more env runners (num_env_runners, now {runners:g}; up to {fits:g} fit the trial's "
+        f"{row.cpus or 0:g} cores beside the other roles) step more envs at once",
+        Knob.NUM_ENV_RUNNERS,
+    )
+
+
+def _no_more_runners(row: ConfigRow) -> str:
+    """Why no more env runners help: the env at its ceiling, every core busy, or no room for one."""
+    runners, cpus, used = row.num_env_runners or 0.0, row.cpus or 0, row.cpus_used
+    if _at_ceiling(row):
+        return f"with a runner on each of the trial's {cpus:g} cores"
+    if all_cores_busy(row):
+        return f"and the trial's own roles keep {used:.2f} of its {cpus:g} cores busy: more runners would share them"
+    return f"and no more env runners than {runners:g} fit the trial's {cpus:g} cores beside the other roles"
+
+
+def _shared_work(row: ConfigRow, bound: float) -> Verdict | None:
+    """Runners in their env with no room for another, at least :data:`SHARED_WORK_FRAC` of their ``sample()`` the work
+    more envs per runner share (the forward pass, RLlib's per-step work): said before the cores' limit, so a walk races
+    it, and the limit stands once it showed no gain."""
+    in_env, envs = _in_env(row), row.num_envs_per_env_runner or 1.0
+    if in_env is None or 1.0 - in_env[0] < SHARED_WORK_FRAC:
+        return None
+    return Verdict(
+        Kind.SHARED_WORK,
+        f"{in_env[1]}, {_no_more_runners(row)}; but {1.0 - in_env[0]:.0%} of it is the forward pass and RLlib's "
+        f"per-step work, which more envs per runner (num_envs_per_env_runner, now {envs:g}) share: one pass and one "
+        "round of bookkeeping a step for all of them",
+        Knob.NUM_ENVS_PER_ENV_RUNNER,
+    )
+
+
+def _cores_limit(row: ConfigRow, bound: float) -> Verdict | None:
+    """Runners in their env with no room for another: this machine's cores are the limit, or, where the trial's roles
+    keep under :data:`ALL_BUSY_FRAC` of its cores busy, its reservation is (issue 57's env_waits_wide said "the cores"
+    with its runners on a CPU 19% of their ``sample()``)."""
+    if (in_env := _in_env(row)) is None:
+        return None
+    used, limit = row.cpus_used, "this machine's cores are the limit; a cheaper env, or more cores, is what moves it"
+    if not _at_ceiling(row) and not all_cores_busy(row) and used is not None:
         limit = (
             f"the trial's reservation is the limit, not its cores' work (its roles kept {used:.2f} of its "
-            f"{cpus or 0:g} cores busy); a smaller num_cpus_per_env_runner (now "
+            f"{row.cpus or 0:g} cores busy); a smaller num_cpus_per_env_runner (now "
             f"{row.num_cpus_per_env_runner or 0:g}) lets more runners in, or more cpus"
         )
-    cores_limit = Verdict(Kind.CORES_LIMIT, f"{head}, {why}: {limit}", None)
-    if 1.0 - in_env >= SHARED_WORK_FRAC:
-        envs = row.num_envs_per_env_runner or 1.0
-        shared = Verdict(
-            Kind.SHARED_WORK,
-            f"{head}, {why}; but {1.0 - in_env:.0%} of it is the forward pass and RLlib's per-step work, which "
-            f"more envs per runner (num_envs_per_env_runner, now {envs:g}) share: one pass and one round of "
-            "bookkeeping a step for all of them",
-            Knob.NUM_ENVS_PER_ENV_RUNNER,
-        )
-        return [shared, cores_limit]
-    return [cores_limit]
+    return Verdict(Kind.CORES_LIMIT, f"{in_env[1]}, {_no_more_runners(row)}: {limit}", None)
+
+
+_OUTSIDE, _RUNNERS = (Kind.INFERENCE_BOUND, Kind.PER_STEP_BOUND), (Knob.NUM_ENV_RUNNERS,)
+#: The sampler's verdicts in the order the report says them (before the learner's,
+#: :data:`~rlbench.analysis.findings.LEARNER_RULES`): what the driver waits on (a straggler, else the transfer); runners
+#: idle inside ``sample()`` (their env waits: the last verdict, else they wait for a core); runners mostly outside their
+#: env (more envs per runner, more runners, the forward pass on a GPU); runners in it (more of them: the last verdict,
+#: else more envs per runner where the work they share is large, and the cores' limit).
+SAMPLER_RULES = (
+    Rule((Kind.WAITS_ON_STRAGGLER,), _straggler, group="wait"),
+    Rule((Kind.WAITS_ON_TRANSFER,), _transfer, group="wait"),
+    Rule((Kind.ENV_WAITS,), _env_waits, (*_RUNNERS, None), stops=True),
+    Rule((Kind.WAITS_FOR_CORE,), _waits_for_core),
+    Rule(_OUTSIDE, _more_envs, (Knob.NUM_ENVS_PER_ENV_RUNNER,)),
+    Rule(_OUTSIDE, _more_runners, _RUNNERS),
+    Rule((Kind.FORWARD_ON_CPU,), _forward_on_cpu),
+    Rule((Kind.ENV_BOUND,), _env_bound, _RUNNERS, stops=True),
+    Rule((Kind.SHARED_WORK,), _shared_work, (Knob.NUM_ENVS_PER_ENV_RUNNER,)),
+    Rule((Kind.CORES_LIMIT,), _cores_limit),
+)
 
 
 def compose_ceiling(
