@@ -149,6 +149,7 @@ def walk_blocks(run: AutoconfigRun | None, out_dir: Path, trials: pd.DataFrame, 
         out.append(Paragraph("No step was raced." + (f" Its point's verdict: {verdict}" if verdict else "")))
     said = [
         f"step {p.step}: {p.verdict}"
+        + ("" if not (p.passed or p.skipped or p.extra_rounds) or str(p.verdict).endswith(".") else ".")
         + (f" Passed first: {'; '.join(p.passed)}." if p.passed else "")
         + (f" Not run (cannot fit): {'; '.join(p.skipped)}." if p.skipped else "")
         + (f" Its race went on: {p.race_stop_reason}." if p.extra_rounds else "")

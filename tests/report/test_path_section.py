@@ -162,3 +162,17 @@ def test_a_walk_stopped_before_its_first_step_says_the_verdict_it_read(tmp_path)
     md = to_markdown(walk_blocks(run(data), tmp_path, pd.DataFrame(), []))
     assert "No step was raced. Its point's verdict: env runners mostly outside the env" in md
     assert "<i>" not in to_html(walk_blocks(run(data), tmp_path, pd.DataFrame(), []), "t", "")
+
+
+def test_a_step_with_more_to_say_ends_its_verdict_with_a_full_stop_first(tmp_path):
+    """A step's bullet: its verdict, then (a sentence each) what it passed, what it could not run and why its race went
+    past its cap; the verdict, which has no full stop of its own, gets one before them (a new user's walk read
+    "... a step Passed first: ...", 2026-11-30)."""
+    passed = {**STEP, "passed": ["continued: its race showed no evidence of a gain"], "extra_rounds": 4}
+    data = {**WALK, "path": [passed, {**STEP, "step": 2, "verdict": "env waits."}]}
+    md = to_markdown(walk_blocks(run(data), tmp_path, pd.DataFrame(), []))
+    assert (
+        "- step 1: env runners idle inside sample(): on a CPU 20% of it. Passed first: continued: its race showed no "
+        "evidence of a gain. Its race went on: one configuration left." in md
+    )
+    assert "- step 2: env waits.\n" in md + "\n"  # nothing more to say: no full stop added (nor a second one)
