@@ -147,8 +147,9 @@ class WarmPool:
 
     def snapshot(self, trial_id: str, into: TrialFolder) -> None:
         """Write a kept trial as if it had ended now into ``into`` (a copy of its folder elsewhere): its events so far,
-        its utilization rows so far and a record that says it is still running (:data:`KEPT_REASON`), so that a
-        configuration's row can be read over its windows while it stays built for more (its own folder untouched)."""
+        its utilization rows so far and a record that says it is still running
+        (:data:`~rlbench.run.trial.KEPT_REASON`), so a configuration's row can be read over its windows while it stays
+        built for more (its own folder untouched)."""
         live = self.live[trial_id]
         into.path.mkdir(parents=True, exist_ok=True)
         for name in (PLAN_FILE, EVENTS_FILE):
