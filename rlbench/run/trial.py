@@ -18,6 +18,7 @@ import sys
 import time
 from dataclasses import dataclass
 from multiprocessing.process import BaseProcess
+from typing import Any
 
 from rlbench.adapters import get_adapter
 from rlbench.measure.profiler import TrialProfiler
@@ -360,43 +361,46 @@ class TrialRun:
         self.profiler.finish()  # py-spy writes its files before anything of the trial is killed
         self.left = self.launched.end(self.trial)
 
-    def kept_record(self) -> TrialRecord:
-        """The record of a trial still running, kept built between its windows (:meth:`rlbench.run.warm.WarmPool.
-        snapshot`): ``ok`` over what it has read so far, no exit yet; written only into a copy of the folder."""
+    def store_kept(self, into: TrialFolder) -> None:
+        """Store the trial, still running and kept built between its windows, as if it had ended now, into ``into``
+        (another folder's copy of it: :meth:`rlbench.run.warm.WarmPool.snapshot`): its utilization so far and a
+        record ``ok`` over what it has read, with :data:`KEPT_REASON` and no exit."""
+        self._store(into, self._record("ok", KEPT_REASON))
+
+    def record(self) -> TrialRecord:
+        """Judge the ended trial and store its utilization and its record (last: it marks the trial finished)."""
+        plan, trial, proc = self.plan, self.trial, self.proc
+        status, reason = verdict(plan, trial, proc.exitcode, self.timed_out, self.stop)
+        # on a cluster, the trial itself killed any of its node processes that outlived its driver
+        release = trial.event(ClusterReleaseEvent)
+        record = self._record(
+            status,
+            reason,
+            exit_code=proc.exitcode,
+            exit_signal=exit_signal(proc.exitcode),
+            leftover_processes_killed=self.left + len((release.processes_killed if release else None) or []),
+        )
+        self._store(trial, record)
+        return record
+
+    def _record(self, status: str, reason: str | None, **ended: Any) -> TrialRecord:
+        """Its record now: ``status`` and ``reason``, its clock and its sampler's figures; ``ended``: how it ended."""
         return TrialRecord(
             trial_id=self.plan.trial_id,
-            status="ok",
-            reason=KEPT_REASON,
+            status=status,
+            reason=reason,
             started_epoch=self.t0,
             trial_wall_s=time.time() - self.t0,
             sampler_cpu_s=self.sampler.cpu_s,
             sampler_samples=self.sampler.samples,
             overlap_s=self.overlap_s,
             host_steal_pct=steal_pct(self.launched.steal0, read_steal()),
+            **ended,
         )
 
-    def record(self) -> TrialRecord:
-        """Judge the ended trial and store its utilization and its record (last: it marks the trial finished)."""
-        plan, trial, proc, t0 = self.plan, self.trial, self.proc, self.t0
-        status, reason = verdict(plan, trial, proc.exitcode, self.timed_out, self.stop)
-        # on a cluster, the trial itself killed any of its node processes that outlived its driver
-        release = trial.event(ClusterReleaseEvent)
-        record = TrialRecord(
-            trial_id=plan.trial_id,
-            status=status,
-            reason=reason,
-            exit_code=proc.exitcode,
-            exit_signal=exit_signal(proc.exitcode),
-            started_epoch=t0,
-            trial_wall_s=time.time() - t0,
-            sampler_cpu_s=self.sampler.cpu_s,
-            sampler_samples=self.sampler.samples,
-            leftover_processes_killed=self.left + len((release.processes_killed if release else None) or []),
-            overlap_s=self.overlap_s,
-            host_steal_pct=steal_pct(self.launched.steal0, read_steal()),
-        )
+    def _store(self, into: TrialFolder, record: TrialRecord) -> None:
+        """Write its utilization so far and ``record`` into ``into`` (the record last: it marks the trial finished)."""
         from rlbench.results.tables import write_utilization  # pandas: imported by the sweep before the trials
 
-        write_utilization(trial.utilization, plan.trial_id, self.sampler.columns)
-        write_record(trial, record)  # last: its presence marks the trial finished
-        return record
+        write_utilization(into.utilization, self.plan.trial_id, self.sampler.columns)
+        write_record(into, record)

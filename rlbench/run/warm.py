@@ -27,7 +27,7 @@ from rlbench.planning.plan import TrialPlan
 from rlbench.results.events_file import TrialEvent, WindowEndEvent
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import EVENTS_FILE, PLAN_FILE, ResultsFolder, TrialFolder
-from rlbench.results.records import TrialRecord, write_record
+from rlbench.results.records import TrialRecord
 from rlbench.run.trial import INTERRUPT_GRACE_S, TrialLauncher, TrialRun
 from rlbench.worker.nvml import Gpus
 from rlbench.worker.rapl import Rapl
@@ -38,20 +38,9 @@ from rlbench.worker.rapl import Rapl
 #: window (2026-11-30). Each paused trial costs 0.03-0.07 of a core (docs/MEASUREMENT.md 11) and its memory.
 LIVE_LIMIT = 5
 #: Memory left free when another trial is kept: the pool ends its least recently read trial first where the machine's
-#: available memory, less the largest kept trial's (its process tree's resident set), would fall below it.
+#: available memory, less the largest kept trial's (its processes' resident memory at its sampler's last tick, the
+#: figure its memory limit is checked against; 0 where its sampling is off), would fall below it.
 FREE_RESERVE_BYTES = 2 * 2**30
-
-
-def tree_rss_bytes(pid: int | None) -> int:
-    """Resident bytes of a process and everything under it (a trial's private Ray runtime and its workers); 0 where
-    it is gone or has none."""
-    if pid is None:
-        return 0
-    try:
-        proc = psutil.Process(pid)
-        return sum(p.memory_info().rss for p in [proc, *proc.children(recursive=True)])
-    except (psutil.Error, ValueError):
-        return 0
 
 
 @dataclass
@@ -154,14 +143,11 @@ class WarmPool:
         into.path.mkdir(parents=True, exist_ok=True)
         for name in (PLAN_FILE, EVENTS_FILE):
             shutil.copyfile(live.trial.path / name, into.path / name)
-        from rlbench.results.tables import write_utilization  # pandas: imported by the sweep before the trials
-
-        write_utilization(into.utilization, trial_id, live.run.sampler.columns)
-        write_record(into, live.run.kept_record())
+        live.run.store_kept(into)
 
     def _room_for_another(self) -> bool:
         """Whether another trial as large as the largest kept one leaves :data:`FREE_RESERVE_BYTES` free."""
-        largest = max(tree_rss_bytes(live.run.proc.pid) for live in self.live.values())
+        largest = max(live.run.sampler.trial_rss_bytes for live in self.live.values())
         return self.available_bytes() - largest >= FREE_RESERVE_BYTES
 
     def _launch(self, plan: TrialPlan) -> _Live:
