@@ -5,6 +5,10 @@ confidence interval comes from one engine, :func:`interval` (rliable's
 ``get_interval_estimates(scores, func)`` shape: samples and a statistic in, an interval out), so
 the bootstrap's method, resamples and seed are set in one place. The rules and thresholds are
 explained in docs/ANALYSIS.md.
+
+scipy is imported inside the functions that use it: ``scipy.stats``' import is 1.2 s of a core (it writes its
+distributions' docstrings), paid before by every command that reads results, also where no interval is computed
+(one repeat a point, ``--dry-run``).
 """
 
 from __future__ import annotations
@@ -14,7 +18,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, stats
 
 from rlbench.analysis.findings import CONFIDENCE
 
@@ -43,6 +46,8 @@ def interval(
         (low, high): arrays shaped like the statistic (scalars for 1-D samples). scipy.stats.bootstrap,
         percentile method, seeded, so a report is reproducible.
     """
+    from scipy import stats
+
     res = stats.bootstrap(
         tuple(samples),
         statistic,
@@ -215,6 +220,8 @@ def rank_p(lower: Sequence[float], higher: Sequence[float]) -> float:
     approximation as soon as a value repeats, which gave p = 0.04 for 2 equal readings against 3 (exact:
     1/10), below what 2 readings can ever show. 3 values all below 3 others: 1 / C(6, 3) = 0.05.
     """
+    from scipy import stats
+
     return float(stats.mannwhitneyu(list(lower), list(higher), alternative="less", method="exact").pvalue)
 
 
@@ -236,6 +243,8 @@ def signed_rank_p(ratios: Sequence[float]) -> float | None:
         return None
     if np.all(logs == 0):
         return 1.0
+    from scipy import stats
+
     return float(stats.wilcoxon(logs, alternative="two-sided", zero_method="wilcox").pvalue)
 
 
@@ -318,6 +327,8 @@ def fit_amdahl(n: Sequence[float], speedup: Sequence[float], n0: float | None = 
     if len(np.unique(x)) < 2:
         return None
     base = float(n0 if n0 is not None else x.min())
+    from scipy import optimize
+
     res = optimize.minimize_scalar(
         lambda s: float(np.sum((amdahl_speedup(x, s, base) - y) ** 2)),
         bounds=(0.0, 1.0),

@@ -44,7 +44,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy import optimize
 
 from rlbench.analysis.configs import axis_pairs_text
 from rlbench.spec.model import TrialConfig
@@ -339,6 +338,8 @@ class CostModel:
         prior = np.array([1.0, 1.0, 1.0, 1.0, self.probes.iteration_overhead_s])
         a_aug = np.vstack([x, np.diag(weight)])
         y_aug = np.concatenate([y, weight * prior])
+        from scipy import optimize  # here, not at the top: a sweep that fits no model skips its import
+
         (a, b, e, c, d), _ = optimize.nnls(a_aug, y_aug)
         p = self.probes
         probes = replace(

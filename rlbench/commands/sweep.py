@@ -122,9 +122,10 @@ def run(args: argparse.Namespace, console: Console) -> int:
 
 
 def import_results_modules() -> None:
-    """Import what the tables, plots and report need (pandas, scipy, matplotlib: 2.0 s of one core
-    here). The sweep calls this while its fork server imports Ray, RLlib and torch (2.4-2.8 s) on
-    another core; at the top of this module it cost every sweep both in a row."""
+    """Import what the tables, plots and report need (pandas, matplotlib: 1.7-2.1 s of one core here,
+    2.8-3.0 s while scipy came with them; scipy is imported by the statistic that needs it, so a sweep of
+    one repeat a point never pays for it, 2026-11-30). The sweep calls this while its fork server imports
+    Ray, RLlib and torch (2.4-2.8 s) on another core; at the top of this module it cost every sweep both in a row."""
     import rlbench.analysis.tables
     import rlbench.report.document
     import rlbench.report.terminal

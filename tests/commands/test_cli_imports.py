@@ -1,5 +1,6 @@
-"""The command line imports nothing heavy before a verb needs it: a sweep imports pandas, scipy and
-matplotlib only while its fork server imports Ray, RLlib and torch (rlbench/run/sweep.py)."""
+"""The command line imports nothing heavy before a verb needs it: a sweep imports pandas and matplotlib only
+while its fork server imports Ray, RLlib and torch (rlbench/run/sweep.py), and scipy only when a statistic is
+computed (rlbench/analysis/stats.py)."""
 
 from __future__ import annotations
 
@@ -22,5 +23,11 @@ def test_the_cli_and_every_verb_module_import_nothing_heavy():
 
 def test_the_sweeps_results_modules_are_what_brings_them_in():
     loaded = _loaded_after("from rlbench.commands.sweep import import_results_modules; import_results_modules()")
-    assert {"pandas", "scipy", "matplotlib", "pyarrow"} <= loaded
+    assert {"pandas", "matplotlib", "pyarrow"} <= loaded
+    assert "scipy" not in loaded  # scipy.stats' import alone was 1.2 s of a core: only a statistic brings it in
     assert not {"ray", "torch"} & loaded  # those are the fork server's, never the sweep process's
+
+
+def test_a_statistic_brings_scipy_in_when_it_is_computed():
+    code = "from rlbench.analysis import stats; import sys; assert 'scipy' not in sys.modules; stats.rank_p([1], [2])"
+    assert "scipy" in _loaded_after(code)
