@@ -51,8 +51,15 @@ def answer_text(data: AutoconfigFile) -> str:
     unit = "env steps/s" if data.objective == "throughput" else "s to the target"
     readings = f"{fmt(data.probe_trials)} reading{'s' * (data.probe_trials != 1)}"
     stopped = (data.stop_text or data.stop_reason or "").split(": ", 1)[0]  # the reason's words, its detail below
+    costly = [p for p in moves if p.learning_cost]
+    cost = (
+        f"; {len(costly)} of its {len(moves)} moves cost learning at equal env steps (step{'s' * (len(costly) > 1)} "
+        f"{', '.join(str(p.step) for p in costly)}: the path's learning column)"
+        if costly
+        else ""
+    )  # the objective is speed: a move that learns worse is taken and said here, first (a DQN walk, 2026-11-30)
     return (
-        f"{where}{f' ({CONFIDENCE:.0%} interval in brackets)' if moves else ''}; median "
+        f"{where}{f' ({CONFIDENCE:.0%} interval in brackets)' if moves else ''}{cost}; median "
         f"{fmt(best.median, 1)} {unit}"
         + (f"; stopped: {stopped}" if stopped else "")
         + f". {fmt(data.trials_run)} race readings after the start's {readings}, {fmt(data.wall_s)} s of a "

@@ -107,6 +107,18 @@ def test_the_answer_and_one_row_a_step():
         "yes (rollouts); no lower return at equal env steps",
     ]
     assert rows[1][4] == "stay" and rows[1][5] == "1.02x (1.50-2.15)"
+    assert "cost learning" not in answer_text(typed(WALK))
+
+
+def test_the_answer_says_first_which_moves_cost_learning():
+    """The walk's objective is speed: a move whose return at equal env steps was lower with evidence is taken, and
+    the answer says so before the median (a LunarLander DQN walk took two such moves, 2026-11-30)."""
+    costly = {**STEP, "step": 2, "from_value": 2, "to_value": 3, "learning_cost": True, "learning": "it cost learning"}
+    data = typed({**WALK, "path": [STEP, costly]})
+    assert answer_text(data).startswith(
+        "Endpoint: num_env_runners=2, 2 moves from the start (base), 1.91x (1.50-2.15) its throughput (95% interval "
+        "in brackets); 1 of its 2 moves cost learning at equal env steps (step 2: the path's learning column); median"
+    )
 
 
 def test_the_section_with_its_figure_and_stop(tmp_path):
