@@ -52,8 +52,9 @@ def answer_text(data: AutoconfigFile) -> str:
     readings = f"{fmt(data.probe_trials)} reading{'s' * (data.probe_trials != 1)}"
     stopped = (data.stop_text or data.stop_reason or "").split(": ", 1)[0]  # the reason's words, its detail below
     costly = [p for p in moves if p.learning_cost]
+    which = "its one move" if len(moves) == 1 else f"{len(costly)} of its {len(moves)} moves"
     cost = (
-        f"; {len(costly)} of its {len(moves)} moves cost learning at equal env steps (step{'s' * (len(costly) > 1)} "
+        f"; {which} cost learning at equal env steps (step{'s' * (len(costly) > 1)} "
         f"{', '.join(str(p.step) for p in costly)}: the path's learning column)"
         if costly
         else ""

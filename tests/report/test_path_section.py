@@ -119,6 +119,10 @@ def test_the_answer_says_first_which_moves_cost_learning():
         "Endpoint: num_env_runners=2, 2 moves from the start (base), 1.91x (1.50-2.15) its throughput (95% interval "
         "in brackets); 1 of its 2 moves cost learning at equal env steps (step 2: the path's learning column); median"
     )
+    one = typed({**WALK, "path": [{**STEP, "learning_cost": True}]})
+    assert "; its one move cost learning at equal env steps (step 1: the path's learning column); median" in (
+        answer_text(one)
+    )
 
 
 def test_the_section_with_its_figure_and_stop(tmp_path):
