@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 from pathlib import Path
+
+from rlbench.results.events_file import BuildEvent, IterationEvent, RayInitEvent, StartEvent, first, parse_event
+from rlbench.results.files import event_objects
 
 MAX_EVENTS_BYTES = 5_000_000
 
@@ -38,21 +40,9 @@ def cli_summary(log: Path) -> list[str]:
     return out
 
 
-def _events(path: Path) -> list[dict]:
-    out = []
-    for line in path.read_bytes().splitlines():
-        try:
-            e = json.loads(line)
-        except (ValueError, RecursionError):  # a hostile-folder test's line
-            continue
-        if isinstance(e, dict):
-            out.append(e)
-    return out
-
-
-def _seconds(e: dict, key: str) -> float:
-    v = e.get(key)
-    return float(v) if isinstance(v, (int, float)) and 0 <= v < 1e5 else 0.0
+def _seconds(value: float | None) -> float:
+    """A duration as written, 0 where it is missing or no duration (a hand-made fixture's epoch, a negative)."""
+    return float(value) if value is not None and 0 <= value < 1e5 else 0.0
 
 
 def trial_summary(basetemp: Path) -> list[str]:
@@ -64,23 +54,23 @@ def trial_summary(basetemp: Path) -> list[str]:
             continue
         if path.stat().st_size > MAX_EVENTS_BYTES:
             continue
-        digest = hashlib.sha1(path.read_bytes()).hexdigest()
+        data = path.read_bytes()
+        digest = hashlib.sha1(data).hexdigest()
         if digest in seen:
             continue
         seen.add(digest)
-        events = _events(path)
-        kinds = [e.get("event") for e in events]
-        if "iteration" not in kinds and "ray_init" not in kinds:
+        events = [parse_event(e) for e in event_objects(data.splitlines())]  # typed, as rlbench reads them back
+        init = first(events, RayInitEvent)
+        if first(events, IterationEvent) is None and init is None:
             continue
-        wall = max((_seconds(e, "t_s") for e in events), default=0.0)
-        init = next((e for e in events if e.get("event") == "ray_init"), None)
-        if init is not None and init.get("session_dir"):
+        wall = max((_seconds(e.t_s) for e in events), default=0.0)
+        if init is not None and init.session_dir:
             ray["n"] += 1
             ray["wall"] += wall
-            ray["ray_init"] += _seconds(init, "ray_init_s")
-            ray["build"] += sum(_seconds(e, "build_s") for e in events if e.get("event") == "build")
-            ray["iterations"] += sum(_seconds(e, "wall_s") for e in events if e.get("event") == "iteration")
-        elif init is None and "start" in kinds:
+            ray["ray_init"] += _seconds(init.ray_init_s)
+            ray["build"] += sum(_seconds(e.build_s) for e in events if isinstance(e, BuildEvent))
+            ray["iterations"] += sum(_seconds(e.wall_s) for e in events if isinstance(e, IterationEvent))
+        elif init is None and first(events, StartEvent) is not None:
             free["n"] += 1
             free["wall"] += wall
     n = max(ray["n"], 1)
