@@ -21,7 +21,8 @@ docs/AUTOCONFIG.md with their commands and load, never in a test.
 Issue 57 added four grids of 20 points or more: ``inference_wide`` (the issue's case: a free env, a 1024x1024
 policy; runners 0-2 x envs a runner 1-16 x the driver's 1-2 CPUs, the points that fit 2 cores), ``env_waits_wide``
 (a 2 ms sleep, runners of a quarter CPU, 1-4 x 1-16 envs), ``shared_cores_limit`` (a 1.5 ms env, a runner of 1 CPU:
-the cores' limit with a third of sample() outside the env) and ``learner_wide``.
+the cores' limit with a third of sample() outside the env) and ``learner_wide`` (the learner workload at half its
+batch: 30 epochs in the driver, 0-2 runners x 1-64 envs a runner).
 
 The workloads (``WORKLOADS``): ``env_waits``, an env that sleeps 2 ms a step (its runner idle inside ``sample()``: more
 runners overlap the waits); ``inference``, a free env and a 256x256 network, one env a runner (the forward pass and
@@ -174,13 +175,15 @@ rl_module: {fcnet_hiddens: [64, 64]}
                 "num_cpus_for_main_process": [1, 2],
             },
         ),
-        "learner_wide": (  # the learner workload over runners, envs and the driver's CPUs
-            WORKLOADS["learner"][0].replace("walk_learner", "walk_learner_wide"),
-            {
-                "num_cpus_for_main_process": [1, 2],
-                "num_env_runners": [0, 1, 2],
-                "num_envs_per_env_runner": [1, 2, 4, 8, 16],
-            },
+        # The learner workload at half its batch, over runners and envs a runner (21 points). Not over the driver's
+        # CPUs: at 2 CPUs the driver's torch takes 2 threads on 2 shared cores, and the small learner grid read 19 env
+        # steps/s there (about 100 s an iteration; 2026-11-29), which made this grid over an hour here; the walk never
+        # gives a learner every core (`space.all_cores_threads`), so those points are not ones it could end at.
+        "learner_wide": (
+            WORKLOADS["learner"][0]
+            .replace("walk_learner", "walk_learner_wide")
+            .replace("train_batch_size_per_learner: 2000", "train_batch_size_per_learner: 1000"),
+            {"num_env_runners": [0, 1, 2], "num_envs_per_env_runner": [1, 2, 4, 8, 16, 32, 64]},
         ),
     }
 )
