@@ -189,7 +189,7 @@ def sweep_loaded(loaded, opts: SweepOptions, console: Console, resume_with: str 
             )
         except SpecError as e:
             return bad_input(console, str(e))
-        from rlbench.report.terminal import plan_table
+        from rlbench.report.plan_table import plan_table
 
         console.print(plan_table(plans))
         for line in skip_summary(plans):  # names grid values: text, controls visible

@@ -1,4 +1,5 @@
-"""The tables rlbench prints in a terminal: the planned trials, the sweep's results, a comparison.
+"""The tables rlbench prints in a terminal: the sweep's results, a comparison (the planned trials:
+:mod:`rlbench.report.plan_table`, which a dry run imports without pandas).
 
 Each is a :class:`~rlbench.report.blocks.Table` block drawn by the terminal backend
 (:func:`~rlbench.report.blocks.to_rich`), which makes every cell a ``Text`` of
@@ -16,45 +17,9 @@ from rlbench.analysis.configs import axis_value_text
 from rlbench.analysis.findings import CONFIDENCE
 from rlbench.analysis.stats import interval_text
 from rlbench.analysis.tables import UNREADABLE
-from rlbench.planning.plan import TrialPlan
 from rlbench.report.blocks import Cell, Table, to_rich
 from rlbench.report.style import MAX_TABLE_ROWS, PHASES, fmt, pct
 from rlbench.report.trial_plots import axis_columns
-
-
-def plan_table(plans: list[TrialPlan]) -> RichTable:
-    """The planned trials (``--dry-run``): cores, threads and each trial's fate; a grid value written
-    relative to the machine shows what it resolved to, then how it was written: ``1 (cpus-1)``."""
-    axes = list(plans[0].axes) if plans else []
-    variants = any(p.variant for p in plans)  # then each trial's variant and round, in run order
-    header = [
-        "trial",
-        *axes,
-        *(["variant", "round"] if variants else []),
-        "cpus",
-        "driver cores",
-        "ray CPUs",
-        "torch threads d/l/r",
-        "seed",
-        "fate",
-    ]
-    rows = []
-    for p in plans:
-        t = p.torch_threads
-        rows.append(
-            [
-                p.trial_id,
-                *[f"{p.axes[a]} ({p.relative[a]})" if a in p.relative else str(p.axes[a]) for a in axes],
-                *([str(p.variant), _rounds(p)] if variants else []),
-                str(p.cpus),
-                ",".join(map(str, p.driver_cores)) or "-",
-                str(p.ray_cpus),
-                f"{t['driver']}/{t['learner']}/{t['env_runner']}",
-                str(p.seed),
-                Cell(f"skip: {p.skip_reason}", "yellow") if p.skip_reason else "run",
-            ]
-        )
-    return to_rich(Table(header, rows, frozenset(range(len(header))), title="planned trials"))
 
 
 def results_table(trials: pd.DataFrame, axes: list[str], skip_groups: dict[str, str] | None = None) -> RichTable:
@@ -156,10 +121,3 @@ def compare_table(comparison: Comparison) -> RichTable:
         f"threshold {comparison.threshold:.0%}, {CONFIDENCE:.0%} CI)"
     )
     return to_rich(Table(header, rows, left, title=title))
-
-
-def _rounds(plan) -> str:
-    """A trial's round, or the rounds its windows read (``rounds_per_process``: ``0-2``)."""
-    if plan.windows and plan.round is not None:
-        return f"{plan.round}-{plan.round + plan.windows - 1}"
-    return str(plan.round)

@@ -12,7 +12,8 @@ from rich.errors import MarkupError
 
 from rlbench.analysis.change import TESTS, Change
 from rlbench.analysis.comparison import Comparison, ComparisonRow
-from rlbench.report.terminal import compare_table, plan_table, results_table
+from rlbench.report.plan_table import plan_table
+from rlbench.report.terminal import compare_table, results_table
 from rlbench.results.events_file import TrialEvent
 from rlbench.results.records import TrialRecord
 from rlbench.run.progress import SweepProgress
