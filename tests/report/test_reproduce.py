@@ -8,8 +8,8 @@ import yaml
 from conftest import REPO
 
 from rlbench.planning.plan import read_plan
-from rlbench.report.reproduce import write_reproduction
 from rlbench.report.plan_table import plan_table
+from rlbench.report.reproduce import write_reproduction
 from rlbench.results.layout import ResultsFolder
 
 _spec = importlib.util.spec_from_file_location("bench_tables", REPO / "scripts" / "bench_tables.py")
