@@ -39,6 +39,12 @@ BOUND_FRAC = 0.5
 #: such a side's verdicts (issue 57: inference_wide's walk stopped at 1 runner x 8 envs, sampling 40-58% of it,
 #: "no verdict names a knob", where 2 x 16 ran 1.5x faster).
 SHARE_WORTH_FRAC = 1 / 3
+#: Where one side limits a synchronous iteration (:data:`BOUND_FRAC`), the other side taking at least this share has its
+#: verdicts read after the limiting side's, for the walk and ``next.yaml`` to take when every one of those is blocked
+#: (no value fits, or its race showed no gain): halving it shortens the iteration by an eighth, 2.5 times the walk's 5%
+#: tolerance. Issue 57: learner_wide's start (learning 71%, sampling 28%; the learner's one knob, the driver's CPUs,
+#: not a move the walk makes) stopped `no_fit` at 65% of the grid's best, 2 runners x 16 envs (2026-11-30).
+OTHER_SIDE_FRAC = 0.25
 #: Weight sync taking at least this share is called out.
 SYNC_HEAVY_FRAC = 0.2
 #: An off-policy iteration's replay buffer (storing, drawing, re-prioritizing; inside ``other``) taking at least

@@ -18,7 +18,14 @@ from typing import Any, Literal
 import pandas as pd
 
 from rlbench.analysis.config_row import ConfigRow
-from rlbench.analysis.findings import BOUND_FRAC, SHARE_WORTH_FRAC, Verdict, learner_verdicts, limiting_sides
+from rlbench.analysis.findings import (
+    BOUND_FRAC,
+    OTHER_SIDE_FRAC,
+    SHARE_WORTH_FRAC,
+    Verdict,
+    learner_verdicts,
+    limiting_sides,
+)
 from rlbench.analysis.knobs import Knob, facts
 from rlbench.analysis.labels import Kind
 from rlbench.analysis.sampling import room, sampler_verdicts
@@ -86,13 +93,18 @@ def verdicts_in_order(row: ConfigRow) -> list[Verdict]:
     """One configuration row's sampler and learner verdicts (:func:`~rlbench.analysis.sampling.sampler_verdicts`,
     :func:`~rlbench.analysis.findings.learner_verdicts`), those of the side that limits the iteration first. A
     synchronous iteration no side limits is the sum of both: each side taking at least :data:`~rlbench.analysis.
-    findings.SHARE_WORTH_FRAC` of it says its verdicts, the larger share's first (issue 57)."""
+    findings.SHARE_WORTH_FRAC` of it says its verdicts, the larger share's first (issue 57). Where one side limits
+    it, the other side's verdicts follow where it takes at least :data:`~rlbench.analysis.findings.OTHER_SIDE_FRAC`:
+    what the walk and ``next.yaml`` take when every verdict of the limiting side is blocked."""
     learning, sampling = limiting_sides(row)
     mixed = not (learning or sampling or row.asynchronous)
     bound = SHARE_WORTH_FRAC if mixed else BOUND_FRAC
     sampler, learner = sampler_verdicts(row, bound), learner_verdicts(row, bound)
     if mixed:
         learning = (row.learn_frac or 0.0) > (row.sample_frac or 0.0)
+    elif not row.asynchronous and learning != sampling:  # the other side, after the limiting one's
+        sampler = sampler or ([] if sampling else sampler_verdicts(row, OTHER_SIDE_FRAC))
+        learner = learner or ([] if learning else learner_verdicts(row, OTHER_SIDE_FRAC))
     return [*learner, *sampler] if learning else [*sampler, *learner]
 
 

@@ -47,3 +47,43 @@ def test_a_blocked_verdict_is_passed_for_the_next_that_has_a_step(monkeypatch):
     ]
     advice = advise(row)
     assert advice.step.knob == "num_envs_per_env_runner" and advice.step.values == (1, 2, 4, 8)
+
+
+#: issue 57's learner_wide start, as a 1-runner row: the CPU learner 71% of each iteration with its one thread busy,
+#: sampling 28% (a runner's sample() 0.44 s: the env 0.02 s, the forward pass 0.20 s, RLlib's per-step work 0.22 s),
+#: on 2 cores where the runner holds 1: no larger driver's CPUs fit.
+LEARNER_BOUND = {
+    **SHORT,
+    "cpus": 2,
+    "learn_frac": 0.71,
+    "sample_frac": 0.28,
+    "num_env_runners": 1,
+    "num_envs_per_env_runner": 1,
+    "num_cpus_per_env_runner": 1.0,
+    "total_train_batch_size": 1000,
+    "runner_sample_s": 0.44,
+    "runner_sample_cpu_s": 0.43,
+    "runner_env_s": 0.02,
+    "runner_inference_s": 0.20,
+    "runner_other_s": 0.22,
+}
+
+
+def test_the_other_sides_verdicts_follow_a_blocked_limiting_side():
+    """issue 57: learning limits the iteration (71%) and its one knob does not fit; sampling's 28% (at least
+    OTHER_SIDE_FRAC, a quarter) has its verdicts read after it, and the step is the sampler's."""
+    from rlbench.analysis.next_step import advices
+
+    options = advices(LEARNER_BOUND)
+    assert [(a.stop, a.verdict.knob) for a in options][:2] == [
+        ("no_fit", "num_cpus_for_main_process"),
+        (None, "num_envs_per_env_runner"),
+    ]
+    advice = advise(LEARNER_BOUND)
+    assert advice.step.knob == "num_envs_per_env_runner" and advice.step.values == (1, 2, 4, 8)
+
+
+def test_an_other_side_under_a_quarter_of_the_iteration_is_not_read():
+    """At 24% sampling (halving it would shorten the iteration by 12%) the limiting side's stop stands."""
+    advice = advise({**LEARNER_BOUND, "learn_frac": 0.75, "sample_frac": 0.24})
+    assert (advice.step, advice.stop) == (None, "no_fit")
