@@ -76,7 +76,11 @@ def path_line(data: AutoconfigFile) -> str:
 
 
 def _move(p: PathStepEntry) -> str:
-    """``axis: from -> to`` (a trade: ``; partner: from -> to``)."""
+    """``axis: from -> to`` (a trade: ``; partner: from -> to``); a step that stayed, ``axis: stays at from`` (its
+    values raced are the next column): ``8 -> 8`` read as a move."""
+    if p.outcome == "stay":
+        partner = f"; {p.partner_axis}: stays at {p.partner_from}" if p.partner_axis else ""
+        return f"{p.axis}: stays at {p.from_value}{partner}"
     partner = f"; {p.partner_axis}: {p.partner_from} -> {p.partner_to}" if p.partner_axis else ""
     return f"{p.axis}: {p.from_value} -> {p.to_value}{partner}"
 

@@ -107,6 +107,10 @@ def test_the_answer_and_one_row_a_step():
         "yes (rollouts); no lower return at equal env steps",
     ]
     assert rows[1][4] == "stay" and rows[1][5] == "1.02x (1.50-2.15)"
+    assert rows[1][2] == "num_env_runners: stays at 2"  # not "2 -> 2": the values raced are the next column
+    trade = {**WALK["path"][1], "partner_axis": "num_cpus_for_main_process", "partner_from": 1, "partner_to": 1}
+    stayed = path_rows(typed({**WALK, "path": [trade]}))[0][2]
+    assert stayed == "num_env_runners: stays at 2; num_cpus_for_main_process: stays at 1"
     assert "cost learning" not in answer_text(typed(WALK))
 
 
