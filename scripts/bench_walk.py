@@ -324,6 +324,7 @@ def main() -> None:
             path = "; ".join(
                 f"{s.get('kind', 'verdict')} {s['axis']} {s['from_value']}->{s['to_value']}"
                 + (f" & {s['partner_axis']} {s['partner_from']}->{s['partner_to']}" if s.get("partner_axis") else "")
+                + (f" [raced {', '.join(map(str, s.get('values') or []))}]" if s["outcome"] == "stay" else "")
                 + (f" ({s['outcome']}, {s['speedup']:.2f}x)" if isinstance(s.get("speedup"), (int, float)) else "")
                 for s in answer.get("path") or []
             )
