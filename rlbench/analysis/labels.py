@@ -38,6 +38,10 @@ class Kind(str, Enum):
     )
     FORWARD_ON_CPU = "forward pass on the CPU", "the forward pass runs on the CPU while the learner has a GPU"
     ENV_BOUND = "env-bound", "env runners spend most of their time stepping the env"
+    SHARED_WORK_TOO = (
+        "shared work beside its env",
+        "env runners spend most of their time in the env, but part of each step is work more envs per runner share",
+    )
     SHARED_WORK = (
         "shared work at the cores limit",
         "no core left for another env runner, but part of each step is work more envs per runner share",

@@ -302,18 +302,39 @@ def _no_more_runners(row: ConfigRow) -> str:
     return f"and no more env runners than {runners:g} fit the trial's {cpus:g} cores beside the other roles"
 
 
+def _shared_text(row: ConfigRow, in_env_frac: float) -> str:
+    envs = row.num_envs_per_env_runner or 1.0
+    return (
+        f"{1.0 - in_env_frac:.0%} of it is the forward pass and RLlib's per-step work, which more envs per runner "
+        f"(num_envs_per_env_runner, now {envs:g}) share: one pass and one round of bookkeeping a step for all of them"
+    )
+
+
+def _shared_work_too(row: ConfigRow, bound: float) -> Verdict | None:
+    """Runners in their env with room for more of them (the env-bound verdict, said first), at least
+    :data:`SHARED_WORK_FRAC` of their ``sample()`` the work more envs per runner share: the next knob, where more
+    runners do not pay (issue 57's env_bound workload on 2 cores: 2 runners x 1 env, 32% of ``sample()`` outside a
+    1 ms env; a third runner read 0.92x and the walk stopped at 83% of the grid's best, 2 runners x 4 envs, 1.21x)."""
+    in_env = _in_env(row)
+    if in_env is None or 1.0 - in_env[0] < SHARED_WORK_FRAC or _env_bound(row, bound) is None:
+        return None
+    return Verdict(
+        Kind.SHARED_WORK_TOO,
+        f"and where more runners do not pay: {_shared_text(row, in_env[0])}",
+        Knob.NUM_ENVS_PER_ENV_RUNNER,
+    )
+
+
 def _shared_work(row: ConfigRow, bound: float) -> Verdict | None:
     """Runners in their env with no room for another, at least :data:`SHARED_WORK_FRAC` of their ``sample()`` the work
     more envs per runner share (the forward pass, RLlib's per-step work): said before the cores' limit, so a walk races
     it, and the limit stands once it showed no gain."""
-    in_env, envs = _in_env(row), row.num_envs_per_env_runner or 1.0
-    if in_env is None or 1.0 - in_env[0] < SHARED_WORK_FRAC:
+    in_env = _in_env(row)
+    if in_env is None or 1.0 - in_env[0] < SHARED_WORK_FRAC or _env_bound(row, bound) is not None:
         return None
     return Verdict(
         Kind.SHARED_WORK,
-        f"{in_env[1]}, {_no_more_runners(row)}; but {1.0 - in_env[0]:.0%} of it is the forward pass and RLlib's "
-        f"per-step work, which more envs per runner (num_envs_per_env_runner, now {envs:g}) share: one pass and one "
-        "round of bookkeeping a step for all of them",
+        f"{in_env[1]}, {_no_more_runners(row)}; but {_shared_text(row, in_env[0])}",
         Knob.NUM_ENVS_PER_ENV_RUNNER,
     )
 
@@ -322,7 +343,7 @@ def _cores_limit(row: ConfigRow, bound: float) -> Verdict | None:
     """Runners in their env with no room for another: this machine's cores are the limit, or, where the trial's roles
     keep under :data:`ALL_BUSY_FRAC` of its cores busy, its reservation is (issue 57's env_waits_wide said "the cores"
     with its runners on a CPU 19% of their ``sample()``)."""
-    if (in_env := _in_env(row)) is None:
+    if (in_env := _in_env(row)) is None or _env_bound(row, bound) is not None:
         return None
     used, limit = row.cpus_used, "this machine's cores are the limit; a cheaper env, or more cores, is what moves it"
     if not _at_ceiling(row) and not all_cores_busy(row) and used is not None:
@@ -338,8 +359,9 @@ _OUTSIDE, _RUNNERS = (Kind.INFERENCE_BOUND, Kind.PER_STEP_BOUND), (Knob.NUM_ENV_
 #: The sampler's verdicts in the order the report says them (before the learner's,
 #: :data:`~rlbench.analysis.findings.LEARNER_RULES`): what the driver waits on (a straggler, else the transfer); runners
 #: idle inside ``sample()`` (their env waits: the last verdict, else they wait for a core); runners mostly outside their
-#: env (more envs per runner, more runners, the forward pass on a GPU); runners in it (more of them: the last verdict,
-#: else more envs per runner where the work they share is large, and the cores' limit).
+#: env (more envs per runner, more runners, the forward pass on a GPU); runners in it (more of them, then more envs per
+#: runner where the work they share is large; where no more fit, more envs per runner where that work is large, and
+#: the cores' limit).
 SAMPLER_RULES = (
     Rule((Kind.WAITS_ON_STRAGGLER,), _straggler, group="wait"),
     Rule((Kind.WAITS_ON_TRANSFER,), _transfer, group="wait"),
@@ -348,7 +370,8 @@ SAMPLER_RULES = (
     Rule(_OUTSIDE, _more_envs, (Knob.NUM_ENVS_PER_ENV_RUNNER,)),
     Rule(_OUTSIDE, _more_runners, _RUNNERS),
     Rule((Kind.FORWARD_ON_CPU,), _forward_on_cpu),
-    Rule((Kind.ENV_BOUND,), _env_bound, _RUNNERS, stops=True),
+    Rule((Kind.ENV_BOUND,), _env_bound, _RUNNERS),
+    Rule((Kind.SHARED_WORK_TOO,), _shared_work_too, (Knob.NUM_ENVS_PER_ENV_RUNNER,)),
     Rule((Kind.SHARED_WORK,), _shared_work, (Knob.NUM_ENVS_PER_ENV_RUNNER,)),
     Rule((Kind.CORES_LIMIT,), _cores_limit),
 )

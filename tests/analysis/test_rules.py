@@ -75,7 +75,8 @@ def test_the_learners_work_says_its_first_cause_only():
 
 def test_an_env_that_waits_is_the_samplers_last_verdict():
     """Runners on a CPU 0.65 s of their 2 s sample(): the env 1.5 s of it, 0.15 s on a CPU, the rest 0.5 s, all on
-    one: the env waits; asked, the later rules would say a core and (the env 75% of the call) more runners."""
+    one: the env waits; asked, the later rules would say a core and (the env 75% of the call) more runners, then more
+    envs a runner (a quarter of the call outside the env)."""
     waits = {**ENV_BOUND, "runner_sample_s": 2.0, "runner_sample_cpu_s": 0.65, "runner_env_s": 1.5}
     waits |= {"runner_env_cpu_s": 0.15, "runner_inference_s": 0.25, "runner_other_s": 0.25, "sample_wait_s": 0.05}
     env_waits = sampling.SAMPLER_RULES[2]
@@ -84,6 +85,7 @@ def test_an_env_that_waits_is_the_samplers_last_verdict():
     assert [v.kind for v in evaluate(sampling.SAMPLER_RULES[3:], ConfigRow.of(waits), BOUND_FRAC)] == [
         Kind.WAITS_FOR_CORE,
         Kind.ENV_BOUND,
+        Kind.SHARED_WORK_TOO,
     ]
 
 

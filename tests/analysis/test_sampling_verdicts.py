@@ -167,9 +167,10 @@ def test_the_issue_49_case_proposes_no_runner_that_cannot_fit():
     # the env 90% of it: the shared work is small, the cores are the limit alone
     dear = {**in_env, "runner_env_s": 1.7, "runner_inference_s": 0.1, "runner_other_s": 0.09}
     assert [v.label for v in sampler_verdicts(dear)] == [Kind.CORES_LIMIT] and advise(dear).stop == "cores_limit"
-    # on 16 cores one more fits: the sweep holds it, and nothing past it
-    (w,) = sampler_verdicts({**in_env, "cpus": 16})
+    # on 16 cores one more fits: the sweep holds it, and nothing past it; more envs a runner after it
+    w, too = sampler_verdicts({**in_env, "cpus": 16})
     assert w.label == "env-bound" and "up to 13 fit" in w.text
+    assert (too.label, too.knob) == (Kind.SHARED_WORK_TOO, "num_envs_per_env_runner")
     assert advise({**in_env, "cpus": 16}).step.values == (6, 12, 13)
 
 
@@ -383,3 +384,26 @@ def test_the_ceiling_line_names_the_lever():
     assert rest.endswith("the lever is the rest of the iteration: weight sync 4% and the driver's other work 30% of it")
     assert "does not guess" in ceiling_text({**row, "ceiling_env_steps_per_s": None})
     assert ceiling_text({**row, "env_steps_per_s": None}) is None
+
+
+def test_env_bound_runners_with_room_name_more_envs_a_runner_after_more_runners():
+    """issue 57's env_bound workload at 2 runners x 1 env (a 1 ms env; runners of 0.33 CPU, 3 fit): a runner's
+    sample() 0.414 s, the env 0.28 s (68%), the forward pass 0.031 s, RLlib's per-step work 0.101 s. More runners
+    first; then, for a walk whose race of them showed no gain (a third runner read 0.92x there), more envs a runner
+    (the exhaustive grid: 2 x 4 1.21x over 2 x 1). No cores' limit while a runner fits."""
+    row = {**ENV_BOUND, "num_env_runners": 2, "num_cpus_per_env_runner": 0.33, "env_runner_cpus_allocated": 0.66}
+    row.update(runner_sample_s=0.414, runner_sample_cpu_s=0.387, runner_env_s=0.28, runner_inference_s=0.031)
+    row.update(runner_other_s=0.101, total_train_batch_size=500, sample_steps_per_s=1162.0)
+    row.update(env_ceiling_steps_per_s=1940.0, sampling_efficiency=1162.0 / 1940.0)  # 60% of the env's rate in 2
+    more, too = sampler_verdicts(row)
+    assert (more.kind, more.knob) == (Kind.ENV_BOUND, "num_env_runners")
+    assert (too.kind, too.knob) == (Kind.SHARED_WORK_TOO, "num_envs_per_env_runner")
+    assert too.text.startswith("and where more runners do not pay: 32% of it is the forward pass")
+    assert [(a.stop, a.verdict.knob) for a in advices(row)] == [
+        (None, "num_env_runners"),
+        (None, "num_envs_per_env_runner"),
+    ]
+    assert advise(row).step.knob == "num_env_runners"
+    # a quarter of it outside the env no more (the env 80%): more runners alone
+    (alone,) = sampler_verdicts({**row, "runner_env_s": 0.331, "runner_inference_s": 0.02, "runner_other_s": 0.063})
+    assert alone.kind is Kind.ENV_BOUND
