@@ -130,8 +130,11 @@ RUNNER_ENV_FRAC = 0.5
 #: other per-step work, is told more envs per runner before "the cores are the limit" (issue 57): one forward pass and
 #: one round of bookkeeping serve all of a runner's envs. Issue 57's case on 2 cores: a 1.5 ms env, 1 runner, 35% of
 #: its 2.43 s sample() outside the env, told "the cores are the limit"; 4 envs a runner gave 1.31x there (397 -> 520
-#: env steps/s, 2 repeats a side, every repeat above).
-SHARED_WORK_FRAC = 0.25
+#: env steps/s, 2 repeats a side, every repeat above). A quarter until 2026-11-30: on that day's quieter machine the
+#: same workload's start read 22% outside the env and the walk stopped there (its earlier walks: 1 -> 16 envs, 1.9x),
+#: and env_waits_wide's 4 runners x 1 env read 24% (4 x 8: 1.8x by its exhaustive grid). A fifth: halving it shortens
+#: the call by a tenth, twice the walk's tolerance; the race decides the move.
+SHARED_WORK_FRAC = 0.2
 #: The driver waiting at least this share of its ``sample_s`` beyond a runner's own ``sample()`` (the slowest runner,
 #: the transfer of the episodes) leaves the runners idle: what they wait on is named.
 SAMPLE_WAIT_FRAC = 0.25

@@ -40,7 +40,8 @@ class Kind(str, Enum):
     ENV_BOUND = "env-bound", "env runners spend most of their time stepping the env"
     SHARED_WORK_TOO = (
         "shared work beside its env",
-        "env runners spend most of their time in the env, but part of each step is work more envs per runner share",
+        "env runners spend most of their time in the env (stepping it or waiting on it), but part of each step is work"
+        " more envs per runner share",
     )
     SHARED_WORK = (
         "shared work at the cores limit",

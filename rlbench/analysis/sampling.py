@@ -311,18 +311,20 @@ def _shared_text(row: ConfigRow, in_env_frac: float) -> str:
 
 
 def _shared_work_too(row: ConfigRow, bound: float) -> Verdict | None:
-    """Runners in their env with room for more of them (the env-bound verdict, said first), at least
-    :data:`SHARED_WORK_FRAC` of their ``sample()`` the work more envs per runner share: the next knob, where more
-    runners do not pay (issue 57's env_bound workload on 2 cores: 2 runners x 1 env, 32% of ``sample()`` outside a
-    1 ms env; a third runner read 0.92x and the walk stopped at 83% of the grid's best, 2 runners x 4 envs, 1.21x)."""
+    """Runners in their env, busy in it with room for more of them (the env-bound verdict, said first) or idle on an
+    env that waits (said first, with or without room), at least :data:`SHARED_WORK_FRAC` of their ``sample()`` the
+    work more envs per runner share: the next knob, where more runners do not pay or do not fit (issue 57's env_bound
+    workload on 2 cores: 2 runners x 1 env, 32% of ``sample()`` outside a 1 ms env; a third runner read 0.92x and the
+    walk stopped at 83% of the grid's best, 2 runners x 4 envs, 1.21x). Asked after an env that waits stops the rest."""
     in_env = _in_env(row)
-    if in_env is None or 1.0 - in_env[0] < SHARED_WORK_FRAC or _env_bound(row, bound) is None:
+    if in_env is None or 1.0 - in_env[0] < SHARED_WORK_FRAC:
         return None
-    return Verdict(
-        Kind.SHARED_WORK_TOO,
-        f"and where more runners do not pay: {_shared_text(row, in_env[0])}",
-        Knob.NUM_ENVS_PER_ENV_RUNNER,
-    )
+    waits = _env_waits(row, bound)
+    first = waits if waits is not None else _env_bound(row, bound)
+    if first is None:
+        return None
+    head = "and where more runners do not pay: " if first.knob is not None else "but "
+    return Verdict(Kind.SHARED_WORK_TOO, head + _shared_text(row, in_env[0]), Knob.NUM_ENVS_PER_ENV_RUNNER)
 
 
 def _shared_work(row: ConfigRow, bound: float) -> Verdict | None:
@@ -371,7 +373,7 @@ SAMPLER_RULES = (
     Rule(_OUTSIDE, _more_runners, _RUNNERS),
     Rule((Kind.FORWARD_ON_CPU,), _forward_on_cpu),
     Rule((Kind.ENV_BOUND,), _env_bound, _RUNNERS),
-    Rule((Kind.SHARED_WORK_TOO,), _shared_work_too, (Knob.NUM_ENVS_PER_ENV_RUNNER,)),
+    Rule((Kind.SHARED_WORK_TOO,), _shared_work_too, (Knob.NUM_ENVS_PER_ENV_RUNNER,), after_stop=True),
     Rule((Kind.SHARED_WORK,), _shared_work, (Knob.NUM_ENVS_PER_ENV_RUNNER,)),
     Rule((Kind.CORES_LIMIT,), _cores_limit),
 )

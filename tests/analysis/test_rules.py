@@ -51,6 +51,15 @@ def test_rules_say_their_verdicts_in_order_one_of_a_group_none_after_a_stop():
     assert asked == [Kind.ENV_BOUND, Kind.WAITS_ON_STRAGGLER, Kind.ENV_WAITS]
     assert [v.text for v in evaluate(rules, ConfigRow(cpus=8), BOUND_FRAC)] == ["8 cpus", "8 cpus", "8 cpus"]
     assert evaluate(rules, ConfigRow(cpus=0), BOUND_FRAC) == []
+    # a rule that follows a stop is asked after it, and only it
+    asked.clear()
+    follows = (*rules[:4], Rule((Kind.SHARED_WORK_TOO,), _says(Kind.SHARED_WORK_TOO, 1, asked), after_stop=True))
+    assert [v.kind for v in evaluate((*follows, rules[4]), ConfigRow(cpus=4), BOUND_FRAC)] == [
+        Kind.WAITS_ON_STRAGGLER,
+        Kind.ENV_WAITS,
+        Kind.SHARED_WORK_TOO,
+    ]
+    assert asked == [Kind.ENV_BOUND, Kind.WAITS_ON_STRAGGLER, Kind.ENV_WAITS, Kind.SHARED_WORK_TOO]
 
 
 def test_the_learners_work_says_its_first_cause_only():
@@ -73,15 +82,18 @@ def test_the_learners_work_says_its_first_cause_only():
     assert [v.kind for v in learner_verdicts(dataclasses.replace(row, learn_batch_s=0.4))] == [Kind.LAUNCH_BOUND]
 
 
-def test_an_env_that_waits_is_the_samplers_last_verdict():
+def test_an_env_that_waits_is_the_samplers_last_verdict_but_the_work_more_envs_share():
     """Runners on a CPU 0.65 s of their 2 s sample(): the env 1.5 s of it, 0.15 s on a CPU, the rest 0.5 s, all on
-    one: the env waits; asked, the later rules would say a core and (the env 75% of the call) more runners, then more
-    envs a runner (a quarter of the call outside the env)."""
+    one: the env waits, and a quarter of the call is the work more envs a runner share (asked after a stop); asked,
+    the later rules would say a core and (the env 75% of the call) more runners, then more envs a runner."""
     waits = {**ENV_BOUND, "runner_sample_s": 2.0, "runner_sample_cpu_s": 0.65, "runner_env_s": 1.5}
     waits |= {"runner_env_cpu_s": 0.15, "runner_inference_s": 0.25, "runner_other_s": 0.25, "sample_wait_s": 0.05}
-    env_waits = sampling.SAMPLER_RULES[2]
+    env_waits, too = sampling.SAMPLER_RULES[2], sampling.SAMPLER_RULES[8]
     assert env_waits.stops and env_waits.kinds == (Kind.ENV_WAITS,)
-    assert [v.kind for v in sampler_verdicts(waits)] == [Kind.ENV_WAITS]
+    assert too.after_stop and too.kinds == (Kind.SHARED_WORK_TOO,)
+    assert [v.kind for v in sampler_verdicts(waits)] == [Kind.ENV_WAITS, Kind.SHARED_WORK_TOO]
+    shared = {"runner_env_s": 1.7, "runner_inference_s": 0.15, "runner_other_s": 0.15}  # 15% outside: not said
+    assert [v.kind for v in sampler_verdicts({**waits, **shared})] == [Kind.ENV_WAITS]
     assert [v.kind for v in evaluate(sampling.SAMPLER_RULES[3:], ConfigRow.of(waits), BOUND_FRAC)] == [
         Kind.WAITS_FOR_CORE,
         Kind.ENV_BOUND,
