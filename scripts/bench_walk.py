@@ -228,9 +228,11 @@ def step_seconds(walk: Path) -> list[float]:
     return [spent.get(k, 0.0) for k in range(max(spent) + 1)] if spent else []
 
 
-def beyond_grid_share(answer: dict, start: dict, knobs: list[str], best_key) -> float:
+def beyond_grid_share(answer: dict, start: dict, knobs: list[str], best_key, truth=None) -> float:
     """An endpoint outside the exhaustive grid (the walk went past its values) against the grid's best, by the walk's
-    own readings (its points' medians, ``walk_points``) where the walk stood at that best too; else NaN."""
+    own readings (its points' medians, ``walk_points``) where the walk stood at that best too; else, with ``truth``
+    (the exhaustive medians), as speed-ups over the start, each by its own readings (the walk's endpoint over its start
+    against the grid's best over its start); else NaN."""
     key_of, axes = {"base": point_of(start, knobs, {})}, {}
     for step in answer.get("path") or []:
         if step["outcome"] != "stay":
@@ -242,6 +244,9 @@ def beyond_grid_share(answer: dict, start: dict, knobs: list[str], best_key) -> 
     end = key_of.get((answer.get("best") or {}).get("key"))
     if end in median and best_key in median:
         return float(median[end]) / float(median[best_key])
+    base = key_of["base"]
+    if truth is not None and end in median and base in median and base in truth.index:
+        return (float(median[end]) / float(median[base])) / (float(truth.max()) / float(truth[base]))
     return float("nan")
 
 
@@ -330,7 +335,7 @@ def main() -> None:
             )
             share, frac = got / best, walk_wall / ex_wall
             if beyond:
-                share = beyond_grid_share(answer, start, knobs, best_key)
+                share = beyond_grid_share(answer, start, knobs, best_key, truth)
             rows.append(
                 (
                     name,
