@@ -133,3 +133,29 @@ def test_next_value_and_trade_pairs():
     assert trade_pairs("num_env_runners", 2, 2) == [(3, 1), (4, 1)]  # the driver keeps a CPU
     assert trade_pairs("num_envs_per_env_runner", 4, 4) == [(8, 3), (8, 2)]
     assert trade_pairs("num_env_runners", 1, 1) == []  # the driver's one CPU is its floor
+
+
+def test_a_push_that_did_not_pay_ends_that_way_from_the_point():
+    """issue 57's inference walk: 8 -> 16 envs a runner read no gain as a push; the point's verdict then names envs
+    again (16, 32): 16 was raced from here already and 32 lies past it, so neither is raced from 8 (before, 32 and 64
+    were: a step of 12-30 s for nothing); the skip says why."""
+    w = WalkWorld(
+        lambda a: envs_pay(value(a, "num_envs_per_env_runner")),
+        lambda a: [advice_for("num_envs_per_env_runner", e := value(a, "num_envs_per_env_runner"), (e, 2 * e, 4 * e))],
+        ladder=lambda knob, current: (2 * current,),
+        cv=0.01,
+    )
+    s = w.session(budget_s=3000)
+    s.run(w)
+    assert [(p.kind, p.from_value, p.to_value, p.outcome) for p in s.path][:3] == [
+        ("verdict", 1, 4, "gain"),
+        ("continue", 4, 8, "gain"),
+        ("continue", 8, 8, "stay"),
+    ]
+    from_8 = [p for p in s.path if p.from_value == 8 and p.kind != "trade"]
+    assert all(not {32, 64} & set(p.values) for p in from_8), s.path
+    skipped = [line for p in s.path for line in p.skipped]
+    assert (
+        "num_envs_per_env_runner=32: past num_envs_per_env_runner=16, which raced from this point without a gain"
+        in (skipped)
+    )

@@ -253,6 +253,8 @@ class StepPlanner:
                 skipped.append(f"{said}: the walk's own earlier point, left for a gain")
             elif got.key in lost:
                 skipped.append(f"{said}: raced from this point already, without a gain")
+            elif (beyond := self._past_lost(here, change, lost)) is not None:
+                skipped.append(f"{said}: past {beyond}, which raced from this point without a gain")
             elif got.key != current and got.key not in {c.key for c in cands}:
                 self.points[got.key] = got
                 cands.append(got)
@@ -260,6 +262,28 @@ class StepPlanner:
                 partner_of[got.key] = partner_value
         plan = replace(plan, tried=tuple(tried), skipped=tuple(skipped), value_of=value_of, partner_of=partner_of)
         return plan, cands
+
+    def _past_lost(self, here: Candidate, change: Mapping[str, Any], lost: set[str]) -> str | None:
+        """``axis=value`` of a point lost from here (its race showed no gain) that differs from here in one axis, the
+        one ``change`` moves, and lies between here and the change's value: a push that did not pay ends that way from
+        here (issue 57's inference walk: 32 -> 64 envs a runner read 1.01x, then raced 128 and 256, 1.09x without
+        evidence, and the budget ended it). None where no such point is."""
+        if len(change) != 1:
+            return None
+        ((axis, value),) = change.items()
+        mine = dict(here.axes)
+        at = mine.get(axis, getattr(here, axis, None))
+        for key in lost:
+            other = self.points.get(key)
+            if other is None or at is None:
+                continue
+            theirs = dict(other.axes)
+            if {k for k in {*theirs, *mine} if theirs.get(k) != mine.get(k)} != {axis}:
+                continue
+            start, stop, to = float(at), float(theirs[axis]), float(value)
+            if (start < stop < to) or (to < stop < start):
+                return f"{axis}={theirs[axis]}"
+        return None
 
     def _plan_race(self, runner, plan: StepPlan, current, cands: list[Candidate], passed) -> StepPlan:
         """The step racing ``cands``, as many as the budget fits; the budget's stop when not one does."""
