@@ -124,20 +124,13 @@ def _affinities() -> dict[str, list]:
     return {"driver": sorted(os.sched_getaffinity(0)), "others": [list(s) for s in sorted(others)]}
 
 
-def main(trial_dir: str, t0_epoch: float, gated: bool = False) -> int:
-    """Run the trial planned in ``trial_dir``; returns the process exit code (0 ok/skipped, 1 failed).
-    ``gated``: launched while the previous trial shuts down; build nothing before the sweep's gate."""
-    os.setsid()  # own process group: the sweep kills the whole tree with one killpg
-    # SIGINT is how the sweep asks for a clean stop: honour it even when this process inherited it
-    # ignored (a sweep started in the background with `&` or nohup ignores the terminal's Ctrl-C).
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+def _start(trial_dir: str, t0_epoch: float) -> tuple[EventLog, TrialFolder]:
+    """This process set up to record: its parent's death its own, its output to its log, its start event written."""
     _die_with_parent()
     _release_fork_server()
     folder = TrialFolder(Path(trial_dir))
     _redirect_output(folder.log)
     _start_reaper()
-    from rlbench.planning.plan import read_plan
-
     events = EventLog(folder.events_file, t0_epoch)
     me = read_stat(os.getpid())
     import multiprocessing
@@ -148,9 +141,25 @@ def main(trial_dir: str, t0_epoch: float, gated: bool = False) -> int:
         start_ticks=me.start_ticks if me else None,
         forked_by_server=multiprocessing.parent_process() is not None,
     )
+    return events, folder
+
+
+def main(trial_dir: str, t0_epoch: float, gated: bool = False) -> int:
+    """Run the trial planned in ``trial_dir``; returns the process exit code (0 ok/skipped, 1 failed).
+    ``gated``: launched while the previous trial shuts down; build nothing before the sweep's gate."""
+    os.setsid()  # own process group: the sweep kills the whole tree with one killpg
+    # SIGINT is how the sweep asks for a clean stop: honour it even when this process inherited it
+    # ignored (a sweep started in the background with `&` or nohup ignores the terminal's Ctrl-C).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        events, folder = _start(trial_dir, t0_epoch)
+    except KeyboardInterrupt:  # the sweep's Ctrl-C before this trial's first event (CI, 2026-11-30: a traceback from
+        return 1  # _die_with_parent's ctypes on the sweep's stderr): nothing of it to keep; its folder is the sweep's
     try:
         # inside the try: a plan this process cannot read fails this trial with its one-line reason (PlanError),
         # recorded as every error is; before, it died with a traceback in its log and the sweep saw "exit code 1"
+        from rlbench.planning.plan import read_plan
+
         plan = read_plan(folder)
         status = _run(plan, events, folder, gated)
     except KeyboardInterrupt:  # the sweep's Ctrl-C: _run has shut its runtime down; the iterations are kept
