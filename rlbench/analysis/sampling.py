@@ -303,6 +303,7 @@ def _no_more_runners(row: ConfigRow) -> str:
 
 
 def _shared_text(row: ConfigRow, in_env_frac: float) -> str:
+    """The work more envs per runner share, in words: both shared-work verdicts end with it."""
     envs = row.num_envs_per_env_runner or 1.0
     return (
         f"{1.0 - in_env_frac:.0%} of it is the forward pass and RLlib's per-step work, which more envs per runner "

@@ -273,9 +273,11 @@ class StepPlanner:
         ((axis, value),) = change.items()
         mine = dict(here.axes)
         at = mine.get(axis, getattr(here, axis, None))
+        if at is None:
+            return None
         for key in lost:
             other = self.points.get(key)
-            if other is None or at is None:
+            if other is None:
                 continue
             theirs = dict(other.axes)
             if {k for k in {*theirs, *mine} if theirs.get(k) != mine.get(k)} != {axis}:
