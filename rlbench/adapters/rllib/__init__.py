@@ -62,7 +62,10 @@ class RLlibAdapter(Adapter):
     #: packages installed (the ``serve`` extra brings them) that is aiohttp, grpc, opencensus, OpenTelemetry and
     #: prometheus_client, 249 modules and 0.19 s of the trial's CPU inside its ``ray.init`` (0.34 s against 0.15 s
     #: preloaded, 4 forks each, docs/MEASUREMENT.md 7), paid by every trial where Tune pays it once. The fork server
-    #: skips a module that does not import (Ray without those packages).
+    #: skips a module that does not import (Ray without those packages). ``torch._dynamo``: torch's optimizers import it
+    #: as the learner builds its first one (``Optimizer.__init__``, via ``torch._compile``), with sympy and
+    #: torch.distributed, 978 modules in all: 1.06 s of every trial's build, 1.24 s of a 1.86 s 1-runner CartPole
+    #: build by cProfile (2026-11-30, quiet), imported once here instead.
     preload_modules = (
         "rlbench.adapters.rllib.lifecycle",
         "ray",
@@ -72,6 +75,7 @@ class RLlibAdapter(Adapter):
         "ray.rllib.algorithms.dqn",
         "ray.rllib.algorithms.sac",
         "torch",
+        "torch._dynamo",
         "gymnasium",
         "ray.dashboard.optional_deps",
     )
