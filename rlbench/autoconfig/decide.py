@@ -61,6 +61,15 @@ Versus = Callable[[str, str], Change]
 MIN_ROUNDS = REPEATS_FOR_EVIDENCE
 #: Rounds after which the race stops whatever the intervals say.
 MAX_ROUNDS = 20
+#: Rounds a step's race of the walk may run past its cap (:data:`~rlbench.analysis.findings.ROUNDS_FOR_EVIDENCE`, 6)
+#: while the one rule cannot say and its best value leads the current point by more than the tolerance (the walk's
+#: ``WalkRace``): twice the paired test's minimum; also the windows a walk's warm trial reads (``warm_windows``).
+#: Issue 57's pushes read 1.07-1.13x without evidence at 6 rounds where the exhaustive grid read 1.06-1.74x;
+#: simulated at a window CV of 14%, a planted 1.15x moves the walk in 22.5% of steps at 6 rounds and in 39.2% by 12,
+#: identical points in 2.5% and 2.8% (docs/MEASUREMENT.md 10, 2026-11-29). A move past the cap asks p <= 0.01, which
+#: the paired test first reaches at 8 rounds (one round the other way: 9), so a cap below 9 buys little; each round
+#: past 6 costs two readings, so 12 bounds a step's extra to 12.
+EXTENDED_ROUNDS = 12
 #: What a race's look says of one entrant against the leader (:func:`verdict`).
 Verdict = Literal["different", "same", "unknown"]
 

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from rlbench.analysis.findings import CHANGE_THRESHOLD
-from rlbench.autoconfig.decide import MAX_ROUNDS, MIN_ROUNDS
+from rlbench.autoconfig.decide import EXTENDED_ROUNDS, MAX_ROUNDS, MIN_ROUNDS
 from rlbench.autoconfig.search import ETA, FINALISTS, FIRST_RUNG_READINGS
 from rlbench.spec.limits import MAX_SECONDS, MAX_SEED
 
@@ -55,16 +55,17 @@ class AutoconfigSection(BaseModel):
     """A configuration within this much of the best median is as good as the best (the cheapest wins), and the
     race ends once every other one is below the leader or within this much of it by every interval (the
     default: the change threshold every command uses, ``CHANGE_THRESHOLD``, 5)."""
-    warm_windows: int = Field(6, ge=0, le=100)
+    warm_windows: int = Field(EXTENDED_ROUNDS, ge=0, le=100)
     """The walk's readings from warm trials (issue 56, docs/AUTOCONFIG.md "Warm readings"): each point's trial is
     built once and read in up to this many windows (each the spec's steady iterations), paused between them while
-    the other points read theirs, then a new process; 0: every reading a cold trial of its own. 6, a race's rounds
-    before it may go on (``ROUNDS_FOR_EVIDENCE``): a step's race reads each side from one process. Why one suffices
-    here: a process's own offset measured 0-3.6% of throughput against 17-20% between windows of one process (42
-    races of A against A, CartPole on this 2-core machine: docs/MEASUREMENT.md 11), where one process a side keeps
-    the race's A-against-A error at 1.8-2.8% (simulated, 3% offsets, window noise 5-14%; two processes a side:
-    0.2-2.2%). At 3 (the default until 2026-11-30) a launch of 14-18 s bought 3 windows of 2-3 s (the
-    shared_cores_limit walk)."""
+    the other points read theirs, then a new process; 0: every reading a cold trial of its own. 12, the most rounds a
+    step's race runs (``EXTENDED_ROUNDS``): a step's race reads each side from one process. Why one suffices here: a
+    process's own offset measured 0-3.6% of throughput against 17-20% between windows of one process (42 races of A
+    against A, CartPole on this 2-core machine: docs/MEASUREMENT.md 11); simulated with 4% offsets (the walk's step
+    race and its move, 400 races a cell, window noise 14% and 20%), identical points moved the walk in 3.5% and 3.2%
+    of steps at 12 windows a process against 4.2% and 3.8% at 6, and a planted 1.15x and 1.3x were found as often.
+    At 6 (2026-11-30, 3 before) a race past 6 rounds launched a new process a side for its 7th: inference_wide's walk
+    took 10 processes for 42 windows, 127 s, readings 35% of it; at 12, 6 processes for 40 windows, 97 s, 43%."""
     seed: int = Field(0, ge=0, le=MAX_SEED)
     """What the trial seeds derive from (the search itself has no randomness)."""
 

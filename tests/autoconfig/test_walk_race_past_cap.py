@@ -10,8 +10,9 @@ from __future__ import annotations
 from helpers import cand, drive
 
 from rlbench.autoconfig.ask_tell import TrialResult
+from rlbench.autoconfig.decide import EXTENDED_ROUNDS
 from rlbench.autoconfig.walk.path import PathStep, step_line
-from rlbench.autoconfig.walk.race import EXTENDED_ROUNDS, WalkRace
+from rlbench.autoconfig.walk.race import WalkRace
 from rlbench.autoconfig.walk.steps import decide_step
 
 A, B = cand(1), cand(2)

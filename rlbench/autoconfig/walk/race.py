@@ -86,16 +86,6 @@ class MeasureStage(_Stepped, Stage):
         return [self._request(self.start.key, r, 0) for r in range(self.readings)]
 
 
-#: Rounds a step's race may run past its cap (:data:`~rlbench.analysis.findings.ROUNDS_FOR_EVIDENCE`, 6) while the one
-#: rule cannot say and its best value leads the current point by more than the tolerance (:class:`WalkRace`): twice
-#: the paired test's minimum. Issue 57's pushes read 1.07-1.13x without evidence at 6 rounds where the exhaustive
-#: grid read 1.06-1.74x; simulated at a window CV of 14%, a planted 1.15x moves the walk in 22.5% of steps at 6 rounds
-#: and in 39.2% by 12, identical points in 2.5% and 2.8% (docs/MEASUREMENT.md 10, 2026-11-29). A move past the cap
-#: asks p <= 0.01, which the paired test first reaches at 8 rounds (one round the other way: 9), so a cap below 9
-#: buys little; each round past 6 costs two trials (about 40 s on real RLlib), so 12 bounds a step's extra to 12.
-EXTENDED_ROUNDS = 12
-
-
 class WalkRace(_Stepped, Race):
     """One step's race: the knob's values against the current point, in interleaved rounds. Step 1's race takes the
     start's own reading as the start's trial of its first round (``reuse``): it ran just before that round's other

@@ -24,14 +24,13 @@ from typing import Any
 from rlbench.analysis.change import Change, unpaired
 from rlbench.analysis.findings import ROUNDS_FOR_EVIDENCE
 from rlbench.autoconfig.ask_tell import Stage, Standing, leader
-from rlbench.autoconfig.decide import Answer, Pooled
+from rlbench.autoconfig.decide import EXTENDED_ROUNDS, Answer, Pooled
 from rlbench.autoconfig.model import Candidate
 from rlbench.autoconfig.plan import minimum_budget_s
 from rlbench.autoconfig.session import Session
 from rlbench.autoconfig.walk.path import PathStep, PointRead, step_line
 from rlbench.autoconfig.walk.plan import _NO_GAIN, StepPlan, StepPlanner, _Here, _option_id, _value
 from rlbench.autoconfig.walk.race import (
-    EXTENDED_ROUNDS,
     START_READINGS,
     MeasureStage,
     WalkRace,
