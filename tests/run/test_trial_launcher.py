@@ -34,6 +34,20 @@ def test_a_ready_fork_server_has_torch_loaded_already():
     assert "libtorch" in maps  # the adapter's preload (Ray, RLlib, torch) ran before the ready child forked
 
 
+def _in_a_trial(probe, out: Path):
+    """``probe(out)`` run in a child of RLlib's ready fork server, as a trial runs; what it wrote to ``out`` (JSON)."""
+    import json
+
+    launcher = TrialLauncher()
+    launcher.warm()
+    launcher.wait_ready()
+    child = launcher.context.Process(target=probe, args=(str(out),))
+    child.start()
+    child.join(60)
+    assert child.exitcode == 0
+    return json.loads(out.read_text())
+
+
 def _dashboard_probe(out: str) -> None:
     """In a trial forked from the server: what Ray's dashboard-dependency probe, run by every ``ray.init`` of a
     local runtime, imports (module names) and whether it found ray[default]'s packages."""
@@ -52,17 +66,7 @@ def test_a_trial_imports_nothing_for_rays_dashboard_probe(tmp_path):
     (aiohttp, grpc, opencensus, OpenTelemetry) and took 0.19 s of every trial's CPU inside its ray.init, where a
     Tune run pays it once (issue 42, docs/MEASUREMENT.md 7): the fork server imports them once for every trial.
     Without the packages the probe fails at its first import, and imports nothing either."""
-    import json
-
-    launcher = TrialLauncher()
-    launcher.warm()
-    launcher.wait_ready()
-    out = tmp_path / "probe.json"
-    child = launcher.context.Process(target=_dashboard_probe, args=(str(out),))
-    child.start()
-    child.join(60)
-    assert child.exitcode == 0
-    got = json.loads(out.read_text())
+    got = _in_a_trial(_dashboard_probe, tmp_path / "probe.json")
     assert got["imported"] == [], got
     assert got["found"]  # the test extra installs ray[serve], so CI runs the case that costs
 
@@ -86,22 +90,12 @@ def test_a_trial_imports_nothing_for_its_first_optimizer_or_its_plan(tmp_path):
     and SB3 trial's build, 2026-11-30) and every trial reads its plan (0.16 s): the fork server imports both once.
     Every adapter whose server imports torch imports torch._dynamo with it (SB3's policy builds an optimizer too; its
     own server is not started here: 4 s of the suite for the same import)."""
-    import json
-
     from rlbench.adapters import FRAMEWORKS, get_adapter
 
     torch_adapters = [n for n in FRAMEWORKS if "torch" in get_adapter(n).preload_modules]
     assert {"rllib", "sb3"} <= set(torch_adapters)
     assert all("torch._dynamo" in get_adapter(n).preload_modules for n in torch_adapters)
-    launcher = TrialLauncher()
-    launcher.warm()
-    launcher.wait_ready()
-    out = tmp_path / "build.json"
-    child = launcher.context.Process(target=_first_build_probe, args=(str(out),))
-    child.start()
-    child.join(60)
-    assert child.exitcode == 0
-    assert json.loads(out.read_text()) == []
+    assert _in_a_trial(_first_build_probe, tmp_path / "build.json") == []
 
 
 def test_a_server_started_for_another_framework_is_replaced():
