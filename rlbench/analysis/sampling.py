@@ -311,14 +311,21 @@ def _shared_text(row: ConfigRow, in_env_frac: float) -> str:
     )
 
 
+def _in_env_sharing(row: ConfigRow) -> tuple[float, str] | None:
+    """:func:`_in_env` where at least :data:`SHARED_WORK_FRAC` of a runner's ``sample()`` is outside its env (the work
+    more envs per runner share); else None. Both shared-work verdicts ask it."""
+    in_env = _in_env(row)
+    return None if in_env is None or 1.0 - in_env[0] < SHARED_WORK_FRAC else in_env
+
+
 def _shared_work_too(row: ConfigRow, bound: float) -> Verdict | None:
     """Runners in their env, busy in it with room for more of them (the env-bound verdict, said first) or idle on an
     env that waits (said first, with or without room), at least :data:`SHARED_WORK_FRAC` of their ``sample()`` the
     work more envs per runner share: the next knob, where more runners do not pay or do not fit (issue 57's env_bound
     workload on 2 cores: 2 runners x 1 env, 32% of ``sample()`` outside a 1 ms env; a third runner read 0.92x and the
     walk stopped at 83% of the grid's best, 2 runners x 4 envs, 1.21x). Asked after an env that waits stops the rest."""
-    in_env = _in_env(row)
-    if in_env is None or 1.0 - in_env[0] < SHARED_WORK_FRAC:
+    in_env = _in_env_sharing(row)
+    if in_env is None:
         return None
     waits = _env_waits(row, bound)
     first = waits if waits is not None else _env_bound(row, bound)
@@ -332,8 +339,8 @@ def _shared_work(row: ConfigRow, bound: float) -> Verdict | None:
     """Runners in their env with no room for another, at least :data:`SHARED_WORK_FRAC` of their ``sample()`` the work
     more envs per runner share (the forward pass, RLlib's per-step work): said before the cores' limit, so a walk races
     it, and the limit stands once it showed no gain."""
-    in_env = _in_env(row)
-    if in_env is None or 1.0 - in_env[0] < SHARED_WORK_FRAC or _env_bound(row, bound) is not None:
+    in_env = _in_env_sharing(row)
+    if in_env is None or _env_bound(row, bound) is not None:
         return None
     return Verdict(
         Kind.SHARED_WORK,

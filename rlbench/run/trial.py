@@ -37,8 +37,6 @@ from rlbench.worker.nvml import Gpus
 from rlbench.worker.procfs import read_steal, steal_pct
 from rlbench.worker.rapl import Rapl
 
-#: The module every trial reads its plan with, imported by the fork server for all of them.
-PLAN_MODULE = "rlbench.planning.plan"
 _POLL_S = 0.2
 #: Poll interval while the trial is profiled or about to be: how late, at most, a profile starts after
 #: the warm-up and stops as the trial's last iteration begins.
@@ -82,8 +80,8 @@ class TrialLauncher:
         self.context = multiprocessing.get_context("forkserver")
         # only the frameworks the sweep runs: a plain sweep's server imports neither Ray nor torch
         preload = [m for f in frameworks for m in get_adapter(f).preload_modules] + list(also)
-        # every trial reads its plan (rlbench.planning.plan with the spec's models and pydantic: 0.16 s, 2026-11-30)
-        wanted = [trial_process.__name__, PLAN_MODULE, *dict.fromkeys(preload)]
+        # every trial reads its plan (its module with the spec's models and pydantic: 0.16 s, 2026-11-30)
+        wanted = [trial_process.__name__, TrialPlan.__module__, *dict.fromkeys(preload)]
         if not fresh_process:
             stop_fork_server_unless(wanted)
         self.context.set_forkserver_preload(wanted)
