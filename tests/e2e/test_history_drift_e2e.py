@@ -6,7 +6,8 @@ cumulative comparison says so, with the paired rule's evidence in 6 rounds, and 
 slower over the whole series, issue 60).
 The 6 rounds are read warm (``rounds_per_process: 3``, issue 56): 8 trial processes of 3 windows each, not 24
 trials, each window a round (73 s against 96-132 s cold on 2 cores, 2026-11-29); the cold path is the versions
-e2e's.
+e2e's. Since 2026-11-30 (eleventh session) a window is two iterations of 300 steps, not 600: the test took 36-38 s
+against 63 s, alone and beside one busy core, with the same ratios (steps 0.769-0.773, the drift 0.457-0.458).
 
 Why load cannot move the verdicts: the cost is CPU time, so a busy machine stretches both sides of a round alike, and
 each verdict keeps at least 10 points of margin either way. Under load the trial's own work beside the env dilutes
@@ -15,7 +16,8 @@ busy core (the suite beside a spinning process; 803 -> 588 env steps/s, 1.0.0's 
 the threshold and without evidence: exit 0. With 30% a release, quiet (2026-11-30), a step read 0.77 (95% CI
 0.76-0.78) and the drift 0.46 (0.455-0.465); the loaded run's dilution (0.4 ms a step) would make them 0.82 and 0.54:
 against a 33% threshold (0.67) a step stays 10-15 points short of it and the drift 13-21 points past it. Two steady
-iterations of 600 steps a trial (about 2 s of env) keep one trial's reading from being one scheduler's slice."""
+iterations of 300 steps a window (0.6-1.3 s of env) keep one reading from being one scheduler's slice; the per-step
+dilution above does not depend on the batch."""
 
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ environment:
   env: envs.versioned:VersionedCostEnv
   env_config: {cost_from: "drifty:step_cost_us", episode_len: 50}
 env_runners: {num_env_runners: 0}
-training: {train_batch_size_per_learner: 600}
+training: {train_batch_size_per_learner: 300}
 stop: {iterations: 3}
 warmup_iterations: 1
 rounds_per_process: 3
