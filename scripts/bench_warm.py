@@ -5,6 +5,7 @@ rule, fed warm windows, keep its error rates? Runs real trials (rlbench's own ha
     python scripts/bench_warm.py race SPEC --races 40 --windows 3 --out DIR
     python scripts/bench_warm.py race SPEC --races 10 --windows 3 --plant env_config.step_sleep_us=1.3 --out DIR
     python scripts/bench_warm.py processes DIR     # a process's own offset and the walk's move rule, per race
+    python scripts/bench_warm.py launch SPEC --trials 3 --repeats 3 --out DIR
 
 ``agree``: per spec (its first configuration), ``--readings`` fresh trials (each its own process: one window, then
 it exits, as a cold trial) and as many warm readings (windows of processes of ``--windows`` windows each), taken in
@@ -18,6 +19,11 @@ order rotating a round, a new process after its last window; after round 3 (``mi
 rule (``rlbench.autoconfig.decide.verdict``) after each round, up to the walk's cap (6). Prints how many races
 called the two different (the aim: at most 5% of 40). ``--plant KEY=FACTOR`` multiplies one ``env_config`` number
 of side B (a slower env by a known factor: a 1.3x planted change), and counts races that found B below.
+
+``launch``: ``--trials`` new trials of the spec's first configuration started one after another (each launched as
+its first window is read, as before) against started together (:meth:`rlbench.run.warm.WarmPool.launch`, as a walk
+step's new entrants are), in turns (one after another, together, ...) ``--repeats`` times a side: the seconds from
+the first launch to the last first window read, and the steady iterations' share of them.
 
 Every figure is a median or a count over what ran, printed with the load it ran at; nothing is dropped. Writes each
 race's or spec's trials under ``--out`` (results folders as a sweep's).
@@ -285,6 +291,36 @@ def processes(out: Path) -> None:
     )
 
 
+def launch(spec: Path, trials: int, repeats: int, out: Path) -> None:
+    bench = Bench(spec, out)
+    walls: dict[str, list[float]] = {"one after another": [], "together": []}
+    shares: dict[str, list[float]] = {k: [] for k in walls}
+    try:
+        for _ in range(repeats):
+            for how in walls:
+                plans = [bench.plan(3) for _ in range(trials)]
+                t = time.monotonic()
+                if how == "together":
+                    bench.pool.launch(plans)
+                steady = sum(bench.reading(plan)[2] for plan in plans)
+                wall = time.monotonic() - t
+                for plan in plans:
+                    bench.pool.retire(plan.trial_id)
+                walls[how].append(wall)
+                shares[how].append(steady / wall)
+                print(f"{how}: {trials} trials to their first window read in {wall:.1f} s, {steady / wall:.0%} steady")
+    finally:
+        bench.close()
+    load = os.getloadavg()[0]
+    for how, got in walls.items():
+        print(
+            f"{how}: median {pd.Series(got).median():.1f} s ({', '.join(f'{w:.1f}' for w in got)}), steady "
+            f"{pd.Series(shares[how]).median():.0%}; load {load:.1f}"
+        )
+    ratio = pd.Series(walls["together"]).median() / pd.Series(walls["one after another"]).median()
+    print(f"together / one after another: {ratio:.2f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="what", required=True)
@@ -299,6 +335,11 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--windows", type=int, default=3)
     r.add_argument("--plant", default=None, help="KEY=FACTOR: side B's env_config KEY times FACTOR")
     r.add_argument("--out", type=Path, required=True)
+    la = sub.add_parser("launch")
+    la.add_argument("spec", type=Path)
+    la.add_argument("--trials", type=int, default=3)
+    la.add_argument("--repeats", type=int, default=3)
+    la.add_argument("--out", type=Path, required=True)
     p = sub.add_parser("processes")
     p.add_argument("out", type=Path)
     p.add_argument("--windows", type=int, default=3)
@@ -306,6 +347,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.what == "processes":
         processes(args.out)
         replay(args.out, args.windows)
+        return 0
+    if args.what == "launch":
+        launch(args.spec, args.trials, args.repeats, args.out)
         return 0
     if args.what == "agree":
         for spec in args.specs:

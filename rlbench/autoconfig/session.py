@@ -55,6 +55,14 @@ class Runner(Protocol):
         """Tell the user something, as it happens."""
 
 
+class AheadRunner(Runner, Protocol):
+    """A runner that starts a batch's new trials together before it runs them one at a time (issue 56: the walk's warm
+    trials, :meth:`rlbench.run.autoconfig_driver.driver.Driver.ahead`); the session calls it where it has it."""
+
+    def ahead(self, requests: Sequence[TrialRequest]) -> None:
+        """The batch's requests not run yet, each capped as it would be now, in the order they will run."""
+
+
 class BatchRunner(Runner, Protocol):
     """A runner that runs several trials at once (``--parallel``): the session sees it by a ``width`` above 1; a
     runner without ``width`` runs one at a time."""
@@ -332,8 +340,16 @@ class Session(Generic[RunnerT]):
                     return
                 pending = stage.ask()
                 continue
+            stored = {req.request_id: runner.stored(req) for req in pending}
+            ahead = getattr(runner, "ahead", None)
+            if ahead is not None:  # the batch's new trials started together (:class:`AheadRunner`)
+                elapsed = runner.elapsed_s()
+                fits = [
+                    c for req in pending if stored[req.request_id] is None and (c := self._fits(stage, req, elapsed))
+                ]
+                ahead(fits)
             for req in pending:
-                result = runner.stored(req)
+                result = stored[req.request_id]
                 if result is None:
                     capped = self._capped(stage, req, runner.elapsed_s())
                     if capped is None:
@@ -364,6 +380,14 @@ class Session(Generic[RunnerT]):
             if stage.stop_reason is not None and len(group) < len(todo[start : start + width]):
                 return False
         return True
+
+    def _fits(self, stage: Stage, req: TrialRequest, elapsed: float) -> TrialRequest | None:
+        """``req`` capped as :meth:`_capped` would cap it now, or None where it would pass the hard edge (the stage's
+        stop reason left alone: the request is asked again when its turn comes)."""
+        reason = stage.stop_reason
+        capped = self._capped(stage, req, elapsed)
+        stage.stop_reason = reason
+        return capped
 
     def _capped(self, stage: Stage, req: TrialRequest, elapsed: float) -> TrialRequest | None:
         """``req`` with its cap cut so that it ends before the hard edge (a slower trial than predicted is cut there,

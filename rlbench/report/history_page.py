@@ -246,7 +246,8 @@ def windows_words(data: HistoryData) -> str:
     k = "/".join(str(p) for p in per)
     return (
         f" Rounds were read warm: each release's trial process read {k} rounds as measured windows of one built "
-        "trainer (its start, build and warm-up paid once), the windows of up to three releases' processes in turns, "
+        "trainer (its start, build and warm-up paid once, up to three releases' processes started together, none "
+        "beside a measured window), the windows of up to three releases' processes in turns, "
         "so a round is a window and the independent repeats are the processes (the rounds over "
         f"{k}); on the 2-core machine where this was built a process's own offset was not measurable beside the "
         "windows' noise (docs/MEASUREMENT.md 11); the runs table says which runs read so."

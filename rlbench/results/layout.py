@@ -90,8 +90,12 @@ REPRODUCE_FILE = "reproduce.yaml"
 #: Created by the sweep when a trial launched early may build: the previous trial's processes are gone.
 GATE_FILE = "gate"
 #: ``window-<k>`` (k from 0) and ``window-stop``: created by the sweep to start a warm trial's measured window k
-#: (the first also its runtime's start and build) or to end it (planning/plan.py ``windows``).
+#: (the first also its runtime's start, build and warm-up, unless ``window-launch`` started those before) or to end
+#: it (planning/plan.py ``windows``).
 WINDOW_GATE_PREFIX = "window-"
+#: ``window-launch``: starts a warm trial's runtime, build and warm-up, after which it waits for ``window-0``: the
+#: pool launches several trials together this way (run/warm.py), none of them beside a measured window.
+LAUNCH_GATE = "launch"
 PROFILES_DIR = "profiles"
 #: ``profiles/<role>-<pid>`` + this: one process's stack samples (speedscope's JSON format).
 PROFILE_SUFFIX = ".speedscope.json"
@@ -157,7 +161,8 @@ class TrialFolder:
     profiles_dir = _File(PROFILES_DIR)
 
     def window_gate(self, window: int | str) -> Path:
-        """The gate that starts measured window ``window`` of a warm trial, or ``"stop"``: ends it."""
+        """The gate that starts measured window ``window`` of a warm trial; ``"stop"``: ends it; :data:`LAUNCH_GATE`:
+        starts it up to its first window."""
         return self.path / f"{WINDOW_GATE_PREFIX}{window}"
 
     def profile_file(self, role: str, pid: int) -> Path:

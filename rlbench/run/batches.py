@@ -138,15 +138,31 @@ class TrialBatches:
         """Read the next measured window of a warm trial (issue 56, :mod:`rlbench.run.warm`), launching it when
         new: its env's ceiling measured first as a sweep's is, the manifest listing it at once and its status once
         it has ended. Ctrl-C ends every warm trial and raises KeyboardInterrupt again."""
-        info = self.info
+        pool = self._listed([plan])
+        return pool.read(plan)
+
+    def warm_launch(self, plans: list[TrialPlan]) -> list[str]:
+        """Launch the warm trials of ``plans`` together, each up to its first window (:meth:`WarmPool.launch`), their
+        envs' ceilings measured first; the ids launched (as many as the pool has room for). Their windows are read
+        by :meth:`warm_read` as any kept trial's."""
+        pool = self._listed(plans)
+        return pool.launch(plans)
+
+    def _listed(self, plans: list[TrialPlan]) -> WarmPool:
+        """The pool, with the plans it does not hold yet listed in the manifest and their envs' ceilings measured."""
         if self.pool is None:
-            self.pool = self._open_pool(plan.config.framework)
-        if not self.pool.holds(plan.trial_id):
-            info.trial_ids = list(dict.fromkeys([*(info.trial_ids or []), plan.trial_id]))
-            info.differs_from_tune = list(dict.fromkeys([*info.differs_from_tune, *plan.differs_from_tune]))
+            self.pool = self._open_pool(plans[0].config.framework)
+        new = [p for p in plans if p.trial_id not in self.pool.live]
+        if new:
+            self.pool.settle()  # a ceiling is the env stepped alone: never beside a launch
+            info = self.info
+            info.trial_ids = list(dict.fromkeys([*(info.trial_ids or []), *(p.trial_id for p in new)]))
+            info.differs_from_tune = list(
+                dict.fromkeys([*info.differs_from_tune, *(d for p in new for d in p.differs_from_tune)])
+            )
             self.opened.save(info)
-            measure_env_ceilings(self.opened.folder, [plan], self.loaded.spec, self.console)
-        return self.pool.read(plan)
+            measure_env_ceilings(self.opened.folder, new, self.loaded.spec, self.console)
+        return self.pool
 
     def holds(self, trial_id: str) -> bool:
         """Whether a warm trial is kept built with a window left to read."""

@@ -4,10 +4,12 @@ A cold trial pays its start each reading: ``ray.init`` 5-9 s, building 1, 2 and 
 load (the walk's e2e in CI, 2026-11-29), against 1-2 s of steady iterations. A warm trial (``windows`` in its plan,
 :func:`rlbench.worker.trial._train_windows`) is launched once, pays its start inside its first window's gate, and
 then reads a window each time its gate opens, its trainer built and idle between windows. The pool opens one gate
-at a time and waits for that window's ``window_end``: at most one process here trains, builds or starts at any
-moment, so a paused trial's idle runtime is all it adds to another's window (measured by
-``scripts/bench_warm.py``). A trial's process is its unit of repeats: its windows are not independent readings
-of the configuration, so the caller starts another process after ``windows`` of them.
+at a time and waits for that window's ``window_end``; trials it launches together (:meth:`WarmPool.launch`: a walk
+step's new entrants, a round's releases) start, build and warm up beside each other, never beside a window. So at
+most one process here measures at any moment and nothing starts beside it: a paused trial's idle runtime is all it
+adds to another's window (measured by ``scripts/bench_warm.py``). A trial's process is its unit of repeats: its
+windows are not independent readings of the configuration, so the caller starts another process after ``windows`` of
+them.
 
 Each trial is watched as every trial is (:class:`~rlbench.run.trial.TrialRun`: its sampler, timeout, memory limit,
 record); the timeout counts afresh from each gate. Nothing outlives the pool: :meth:`WarmPool.close` ends every
@@ -24,9 +26,9 @@ from dataclasses import dataclass, field
 import psutil
 
 from rlbench.planning.plan import TrialPlan
-from rlbench.results.events_file import TrialEvent, WindowEndEvent
+from rlbench.results.events_file import BuildEvent, IterationEvent, TrialEvent, WindowEndEvent
 from rlbench.results.files import write_atomic
-from rlbench.results.layout import EVENTS_FILE, PLAN_FILE, ResultsFolder, TrialFolder
+from rlbench.results.layout import EVENTS_FILE, LAUNCH_GATE, PLAN_FILE, ResultsFolder, TrialFolder
 from rlbench.results.records import TrialRecord
 from rlbench.run.trial import INTERRUPT_GRACE_S, TrialLauncher, TrialRun
 from rlbench.worker.nvml import Gpus
@@ -68,10 +70,17 @@ class _Live:
     """Windows ended so far (``window_end`` events seen)."""
     used_s: float = field(default_factory=time.monotonic)
     """When it was last read (the least recently read one is ended first when the pool is full)."""
+    warmed: bool = False
+    """Built and warmed up (its ``build`` and every warm-up iteration seen): launched ahead, it waits for window 0."""
+    launch_share_s: float | None = None
+    """Launched ahead with others (:meth:`WarmPool.launch`): its share of their launch's wall, charged to window 0."""
 
     def seen(self, events: list[TrialEvent]) -> None:
         """``events``: every event of the trial so far (the tail's poll)."""
         self.ends = sum(1 for e in events if isinstance(e, WindowEndEvent))
+        warmups = sum(1 for e in events if isinstance(e, IterationEvent) and e.warmup)
+        built = any(isinstance(e, BuildEvent) for e in events)
+        self.warmed = built and warmups >= self.plan.warmup_iterations
 
 
 class WarmPool:
@@ -99,9 +108,11 @@ class WarmPool:
         self.gpus, self.rapl, self.live_limit, self.on_events = gpus, rapl, live_limit, on_events
         self.available_bytes = available_bytes
         self.live: dict[str, _Live] = {}
+        self._launching: list[_Live] = []
+        self._launched_at = 0.0
 
     def holds(self, trial_id: str) -> bool:
-        """Whether the trial is kept, built, with a window left to read."""
+        """Whether the trial is kept (built, or launched ahead and building), with a window left to read."""
         live = self.live.get(trial_id)
         return live is not None and live.ends < (live.plan.windows or 0) and live.run.proc.exitcode is None
 
@@ -111,13 +122,16 @@ class WarmPool:
         comes back then). Ctrl-C ends every trial the pool holds and raises KeyboardInterrupt again."""
         if plan.windows is None or plan.window_iterations is None:
             raise ValueError(f"{plan.trial_id}: a warm read needs a plan with windows (planning/plan.py)")
-        t = time.monotonic()
         try:
+            self.settle()  # no window is read beside a launch
+            t = time.monotonic()
             live = self.live.get(plan.trial_id)
+            share_s = 0.0
             if live is None:
-                while self.live and (len(self.live) >= self.live_limit or not self._room_for_another()):
-                    self.retire(min(self.live.values(), key=lambda x: x.used_s).plan.trial_id)
+                self._make_room()
                 live = self._launch(plan)
+            elif live.launch_share_s is not None and live.ends == 0:  # launched ahead: its start is done, or failed
+                share_s, live.launch_share_s = live.launch_share_s, None
             elif not self.holds(plan.trial_id):
                 raise ValueError(f"{plan.trial_id} has no window left to read (it read {live.ends})")
             window = live.ends
@@ -129,10 +143,60 @@ class WarmPool:
             live.used_s = time.monotonic()
             read = live.ends > window
             record = self._finish(plan.trial_id) if ended or live.ends >= plan.windows else None
-            return WindowRead(plan.trial_id, window, read, time.monotonic() - t, record)
+            return WindowRead(plan.trial_id, window, read, share_s + time.monotonic() - t, record)
         except KeyboardInterrupt:
             self.close(interrupted=True)
             raise
+
+    def launch(self, plans: list[TrialPlan]) -> list[str]:
+        """Launch the trials of ``plans`` the pool does not hold, together, each up to its first window (its runtime,
+        build and warm-up: the launch gate), as many as the pool has room for without ending a trial it holds; the
+        ids launched. No window is read until each has warmed up or ended (:meth:`read` waits), so the launches run
+        beside each other only: three 1-runner PPO trials (inference_wide's points) to their first window read took
+        20.2 s together against 27.9 s one after another (medians of 3, ABAB, 2 cores, 2026-11-30; their first windows
+        read 1,079 and 1,062 env steps/s, no difference by the one change rule). Each one's window 0 is charged its
+        share of their launch's wall."""
+        if plans and any(p.windows is None for p in plans):
+            raise ValueError("a warm launch needs plans with windows (planning/plan.py)")
+        try:
+            self.settle()
+            fresh = [p for p in dict((p.trial_id, p) for p in plans).values() if p.trial_id not in self.live]
+            launched: list[_Live] = []
+            self._launched_at = time.monotonic()
+            for plan in fresh:
+                if len(self.live) >= self.live_limit or (self.live and not self._room_for_another()):
+                    break
+                live = self._launch(plan)
+                write_atomic(live.trial.window_gate(LAUNCH_GATE), b"")
+                live.run.deadline = time.monotonic() + plan.timeout_s
+                launched.append(live)
+            self._launching = launched
+            return [live.plan.trial_id for live in launched]
+        except KeyboardInterrupt:
+            self.close(interrupted=True)
+            raise
+
+    def settle(self) -> None:
+        """Wait until every trial launched ahead has warmed up or ended, polling each (its sampler, timeout and
+        memory limit watched as in a window); then charge each its share of the launch's wall."""
+        waiting = self._launching
+        if not waiting:
+            return
+        tick_s = 0.05
+        while any(not live.warmed and live.run.proc.exitcode is None for live in waiting):
+            for live in waiting:
+                if not live.warmed and live.run.proc.exitcode is None:
+                    live.run.poll(tick_s)
+        share_s = (time.monotonic() - self._launched_at) / len(waiting)
+        for live in waiting:
+            live.launch_share_s = share_s
+            live.used_s = time.monotonic()
+        self._launching = []
+
+    def _make_room(self) -> None:
+        """End the least recently read trials until another fits (:data:`LIVE_LIMIT`, :data:`FREE_RESERVE_BYTES`)."""
+        while self.live and (len(self.live) >= self.live_limit or not self._room_for_another()):
+            self.retire(min(self.live.values(), key=lambda x: x.used_s).plan.trial_id)
 
     def snapshot(self, trial_id: str, into: TrialFolder) -> None:
         """Write a kept trial as if it had ended now into ``into`` (a copy of its folder elsewhere): its events so far,
@@ -167,6 +231,8 @@ class WarmPool:
     def retire(self, trial_id: str) -> TrialRecord | None:
         """End a kept trial before its last window (its stop gate: it stops its trainer and runtime, as after its
         last window) and record it; None when the pool does not hold it."""
+        if any(launching.plan.trial_id == trial_id for launching in self._launching):
+            self.settle()  # it reads its stop gate once built and warmed up: its deadline below counts from there
         live = self.live.get(trial_id)
         if live is None:
             return None
@@ -222,7 +288,9 @@ def read_in_turns(pool: WarmPool, plans: list[TrialPlan], on_window: Callable[[T
     """Read every window of each plan's warm trial (``rounds_per_process``), window k of each plan in turn before
     window k+1 of any, the turn's first plan rotating with k (none always first); a trial that ended early (failed,
     timed out) is read no further. ``on_window(plan, k)`` is called before each window is read. The pool records
-    each trial as it ends (its ``on_record``)."""
+    each trial as it ends (its ``on_record``). The trials start together, each up to its first window
+    (:meth:`WarmPool.launch`)."""
+    pool.launch(plans)
     ended: set[str] = set()
     for window in range(max(p.windows or 1 for p in plans)):
         for plan in plans[window % len(plans) :] + plans[: window % len(plans)]:

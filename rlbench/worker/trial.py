@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from rlbench.results.events import Event
 from rlbench.results.files import open_append
-from rlbench.results.layout import TrialFolder
+from rlbench.results.layout import LAUNCH_GATE, TrialFolder
 from rlbench.worker.events import EventLog, describe_error
 from rlbench.worker.priority import nice_levels
 from rlbench.worker.procfs import all_stats, read_stat
@@ -221,8 +221,8 @@ def _run(plan: TrialPlan, events: EventLog, folder: TrialFolder, gated: bool = F
     on_ray = tuple(get_adapter(f) for f in FRAMEWORKS if get_adapter(f).runtime == "ray")
     runtime = runtime_for(adapter, plan, events, folder, on_ray)
     trainer = None
-    if plan.windows is not None:  # a warm trial: nothing starts before its first window's gate
-        if not wait_for_window(folder, 0)[0]:
+    if plan.windows is not None:  # a warm trial: nothing starts before its launch gate or its first window's
+        if not wait_for_window(folder, 0, launch=True)[0]:
             return "ok"
     try:  # a Ctrl-C during the runtime's start still shuts down what started
         runtime.start()
@@ -256,7 +256,9 @@ def _run(plan: TrialPlan, events: EventLog, folder: TrialFolder, gated: bool = F
         if cluster is not None:
             cluster.after_build()
         if plan.windows is not None:
-            _train_windows(plan, trainer, events, folder)
+            if not _train_windows(plan, trainer, events, folder):
+                events.write(Event.SKIPPED, reason=UNREAD_REASON)
+                return "skipped"
         else:
             _train(plan, trainer, events)
         events.write(Event.TRAINED)  # the sweep may launch the next trial while this one shuts down
@@ -340,35 +342,43 @@ def _iteration(plan: TrialPlan, trainer: Trainer, events: EventLog, iteration: i
 WINDOW_POLL_S = 0.1
 
 
-def wait_for_window(folder: TrialFolder, window: int) -> tuple[bool, float]:
-    """Wait, idle, for the sweep to open window ``window`` (True) or to end the trial (False); and the seconds
-    waited. The trainer stays built meanwhile: its workers sit in their own idle loops."""
+def wait_for_window(folder: TrialFolder, window: int, *, launch: bool = False) -> tuple[bool, float]:
+    """Wait, idle, for the sweep to open window ``window`` (``launch``: or the launch gate) (True) or to end the trial
+    (False); and the seconds waited. The trainer stays built meanwhile: its workers sit in their own idle loops."""
+    gates = [folder.window_gate(window), *([folder.window_gate(LAUNCH_GATE)] if launch else [])]
+    stop = folder.window_gate("stop")
+    if any(gate.exists() for gate in gates):
+        return True, 0.0  # open already: no wait
     t = time.perf_counter()
-    go, stop = folder.window_gate(window), folder.window_gate("stop")
     while True:
-        if go.exists():
+        if any(gate.exists() for gate in gates):
             return True, time.perf_counter() - t
         if stop.exists():
             return False, time.perf_counter() - t
         time.sleep(WINDOW_POLL_S)
 
 
-def _train_windows(plan: TrialPlan, trainer: Trainer, events: EventLog, folder: TrialFolder) -> None:
+#: A warm trial launched ahead (run/warm.py) and ended before its first window: it measured nothing, it was not a choice
+#: of the user's.
+UNREAD_REASON = "launched ahead with others and ended before its first measured window: the run ended first"
+
+
+def _train_windows(plan: TrialPlan, trainer: Trainer, events: EventLog, folder: TrialFolder) -> bool:
     """Issue 56's warm readings: the warm-up once, then ``plan.windows`` measured windows of ``window_iterations``
     steady iterations each (a window also ends once its walls pass ``stop_seconds``, after its first iteration),
-    each after its gate; window 0's gate opened before the runtime started (:func:`_run`)."""
+    each after its gate. The runtime's start, the build and the warm-up ran after window 0's gate or the launch gate
+    (:func:`_run`); after the launch gate window 0 waits for its own, as every later window does. False: it was ended
+    before window 0."""
     assert plan.windows is not None and plan.window_iterations is not None
     iteration = 0
     for window in range(plan.windows):
-        waited_s = 0.0
-        if window > 0:
-            go, waited_s = wait_for_window(folder, window)
-            if not go:
-                return
-        else:  # the warm-up, once, inside window 0's gate: never beside another trial's measured window
+        if window == 0:  # the warm-up, once, inside its gate: never beside another trial's measured window
             while iteration < plan.warmup_iterations:
                 iteration += 1
                 _iteration(plan, trainer, events, iteration, window)
+        go, waited_s = wait_for_window(folder, window)
+        if not go:
+            return window > 0
         trained_s, done = 0.0, 0
         while done < plan.window_iterations:
             iteration += 1
@@ -378,6 +388,7 @@ def _train_windows(plan: TrialPlan, trainer: Trainer, events: EventLog, folder: 
             if plan.stop_seconds is not None and trained_s >= plan.stop_seconds:
                 break
         events.write(Event.WINDOW_END, window=window, iterations=done, wall_s=trained_s, waited_s=waited_s)
+    return True
 
 
 def overlap(timings: IterationTimings, wall_s: float) -> dict[str, float]:

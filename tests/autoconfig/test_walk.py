@@ -367,3 +367,28 @@ def test_a_step_race_unknown_at_6_with_its_value_ahead_goes_on_and_resumes_the_s
     s2.run(w2)
     assert not set(w2.ran) & set(done) and any("/r7/" in r for r in done)
     assert s2.path == s.path
+
+
+def test_a_runner_that_starts_trials_ahead_is_given_each_batchs_new_requests_before_any_of_them_runs():
+    """Issue 56: a runner with ``ahead`` (the driver's warm walk launches a race round's new trials together) is
+    handed each batch's requests not run yet, capped, in the order they then run, before the first of them runs; a
+    request already stored (the start's reading that step 1's round 0 reuses) is not among them. The walk is the one
+    a runner without ``ahead`` walks."""
+    from dataclasses import dataclass, field
+
+    @dataclass
+    class AheadWorld(WalkWorld):
+        told: list = field(default_factory=list)
+
+        def ahead(self, requests):
+            self.told.append(([r.request_id for r in requests], len(self.ran)))
+
+    plain = two_moves()
+    w = AheadWorld(plain.truth, plain.verdicts)
+    answer = w.session().run(w)
+    assert answer.chosen_key == plain.session().run(plain).chosen_key and w.ran == plain.ran
+    assert w.told and all(ids for ids, _ in w.told)
+    ran_at = {rid: i for i, rid in enumerate(w.ran)}
+    for ids, before in w.told:
+        assert [ran_at[r] for r in ids] == list(range(before, before + len(ids)))  # next to run, in that order
+    assert "walk1/r0/i0/base" not in {r for ids, _ in w.told for r in ids}  # stored: reused, not run

@@ -215,3 +215,72 @@ def test_a_sweep_with_rounds_per_process_reads_every_round_from_fewer_processes(
         assert _iterations(folder, tid) == [(1, True, 0), (2, False, 0), (3, False, 0), (4, False, 1), (5, False, 1)]
     mine = str(tmp_path / "out")  # a trial process names its folder in its argv; other sweeps may run beside
     assert not [p for p in psutil.process_iter(["cmdline"]) if mine in " ".join(p.info["cmdline"] or [])]
+
+
+def _epochs(folder, trial_id, started_epoch):
+    """(the end of its last warm-up iteration, the start of its first measured one), as epochs."""
+    its = [e for e in read_events(folder.trial(trial_id).events_file) if e["event"] == "iteration"]
+    warm = max(e["t_end_s"] for e in its if e["warmup"])
+    first = min(e["t_start_s"] for e in its if not e["warmup"])
+    return started_epoch + warm, started_epoch + first
+
+
+def test_trials_launched_together_measure_nothing_until_both_have_warmed_up(pool):
+    """Issue 56: the pool starts two trials together, each up to its first window (the launch gate); neither
+    measures a window until both have built and warmed up, so each one's first measured iteration starts after the
+    other's last warm-up iteration ended; each window 0 is charged its share of the launch (more than its own
+    window) and waited at its gate; the reads then go on as for any kept trial."""
+    pool, folder, records = pool
+    a, b = _plans()
+    assert pool.launch([a, b, a]) == [a.trial_id, b.trial_id]  # each once
+    assert pool.holds(a.trial_id) and pool.holds(b.trial_id)
+    first_a, first_b = pool.read(a), pool.read(b)
+    assert (first_a.window, first_a.read, first_b.window, first_b.read) == (0, True, 0, True)
+    assert pool.read(a).window == 1
+    pool.close()
+    started = {r.trial_id: r.started_epoch for r in records}
+    warm_a, measure_a = _epochs(folder, a.trial_id, started[a.trial_id])
+    warm_b, measure_b = _epochs(folder, b.trial_id, started[b.trial_id])
+    assert measure_a >= warm_b and measure_b >= warm_a
+    waits = {
+        plan.trial_id: [
+            e["waited_s"] for e in read_events(folder.trial(plan.trial_id).events_file) if e["event"] == "window_end"
+        ]
+        for plan in (a, b)
+    }
+    assert waits[a.trial_id][0] > 0 and waits[b.trial_id][0] > 0  # each waited at window 0's own gate
+    for plan, read in ((a, first_a), (b, first_b)):
+        own = sum(
+            e["wall_s"]
+            for e in read_events(folder.trial(plan.trial_id).events_file)
+            if e["event"] == "window_end" and e["window"] == 0
+        )
+        assert read.charged_s > own  # the launch's share, beside its window
+
+
+def test_a_launch_fills_the_pool_up_to_its_limit_and_ends_no_kept_trial(tmp_path):
+    pool, _, records = _pool(tmp_path, live_limit=2)
+    try:
+        a, b = _plans()
+        c = b.model_copy(update={"trial_id": "t001r1", "repeat": 1})
+        pool.read(a)
+        assert pool.launch([b, c]) == [b.trial_id]  # room for one: c launches when it is read
+        assert records == [] and pool.holds(a.trial_id) and pool.holds(b.trial_id)
+    finally:
+        pool.close()
+
+
+def test_a_trial_launched_ahead_and_ended_unread_is_skipped_with_its_reason_and_leaves_no_process(pool):
+    """A walk that stops at its budget may end a trial it launched ahead before reading it: it measured nothing, so it
+    is recorded skipped, saying why, not ok with no reading."""
+    from rlbench.worker.trial import UNREAD_REASON
+
+    pool, folder, records = pool
+    a, b = _plans()
+    pool.launch([a, b])
+    pool.read(a)
+    record = pool.retire(b.trial_id)
+    assert record is not None and (record.status, record.reason) == ("skipped", UNREAD_REASON)
+    pid = next(e["pid"] for e in read_events(folder.trial(b.trial_id).events_file) if e["event"] == "start")
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    assert pool.holds(a.trial_id) and [r.trial_id for r in records] == [b.trial_id]

@@ -191,7 +191,8 @@ def test_a_warm_trial_reads_its_windows_after_each_gate_and_stops_when_told(tmp_
 
     helper = threading.Thread(target=sweep)
     helper.start()
-    _train_windows(plan, trainer, events, folder)  # window 0's gate is opened before the build, by _run
+    folder.window_gate(0).touch()  # opened before the launch (the pool's read of a new trial)
+    assert _train_windows(plan, trainer, events, folder)
     helper.join()
     events.close()
     got = read_events(folder.events_file)
@@ -199,6 +200,42 @@ def test_a_warm_trial_reads_its_windows_after_each_gate_and_stops_when_told(tmp_
     assert its == [(1, True, 0), (2, False, 0), (3, False, 0), (4, False, 1), (5, False, 1)]
     ends = [(e["window"], e["iterations"]) for e in got if e["event"] == "window_end"]
     assert ends == [(0, 2), (1, 2)] and seen == [3, 3] and trainer.trained == 5
+
+
+def test_a_trial_launched_ahead_warms_up_then_waits_for_window_0_and_a_stop_there_reads_nothing(tmp_path):
+    """Issue 56's launch ahead (run/warm.py): after the launch gate the trial warms up, then waits for window 0's own
+    gate, measuring nothing; a stop gate there ends it with no window (False: the trial is recorded skipped)."""
+    import threading
+    import time
+
+    from rlbench.results.files import read_events
+    from rlbench.results.layout import LAUNCH_GATE, TrialFolder
+    from rlbench.worker.events import EventLog
+    from rlbench.worker.trial import _train_windows, wait_for_window
+
+    folder = TrialFolder(tmp_path)
+    plan = _plan(stop={"iterations": 3}, warmup_iterations=1).model_copy(update={"windows": 3, "window_iterations": 2})
+    folder.window_gate(LAUNCH_GATE).touch()
+    assert wait_for_window(folder, 0, launch=True) == (True, 0.0)  # _run's gate before the runtime starts
+    events = EventLog(folder.events_file, 0.0)
+    trainer = ScriptedTrainer([0.0] * 10)
+    seen = []
+
+    def sweep():
+        while not any(e["event"] == "iteration" for e in read_events(folder.events_file)):
+            time.sleep(0.01)
+        time.sleep(0.2)
+        seen.append(trainer.trained)  # warmed up, waiting: window 0 not measured without its gate
+        folder.window_gate("stop").touch()
+
+    helper = threading.Thread(target=sweep)
+    helper.start()
+    assert not _train_windows(plan, trainer, events, folder)
+    helper.join()
+    events.close()
+    got = read_events(folder.events_file)
+    assert [(e["iteration"], e["warmup"]) for e in got if e["event"] == "iteration"] == [(1, True)]
+    assert seen == [1] and not [e for e in got if e["event"] == "window_end"]
 
 
 def test_a_ctrl_c_before_the_trials_first_event_leaves_no_traceback(tmp_path):

@@ -76,6 +76,7 @@ class Driver:
         self._t0 = time.monotonic() if started_s is None else started_s
         self._elapsed_before = 0.0
         self._warm: dict[str, str] = {}  # a point's key -> its warm trial kept in the batches' pool
+        self._ahead: dict[str, str] = {}  # a request's id -> the warm trial launched ahead for it
 
     # -- the Runner the session drives
 
@@ -115,11 +116,12 @@ class Driver:
         trial: its launch) to the window's end."""
         key = request.candidate_key
         template = self.setup.templates[key]
-        tid = self._warm.get(key)
-        launch = tid is None or not self.batches.holds(tid)
-        if tid is None or launch:
+        tid = self._ahead.pop(request.request_id, None)  # launched ahead (:meth:`ahead`): read even if it failed
+        launch = tid is None and not self.batches.holds(self._warm.get(key, ""))
+        if launch:
             tid = self._warm[key] = self.state.assign_new(request.request_id, template.index, self.folder)
-        else:
+        elif tid is None:
+            tid = self._warm[key]
             self.state.trials[request.request_id] = {"trial_id": tid, "charged_s": None}
         plan = self._request_plan(request, tid, launch=launch).in_windows(self.section.warm_windows)
         try:
@@ -132,6 +134,36 @@ class Driver:
         self.state.save()
         result = read_result(self.folder, tid, request.request_id, self.section.objective, read.charged_s, read.window)
         return result or TrialResult(request.request_id, None, 0.0, read.charged_s)
+
+    def ahead(self, requests: Sequence[TrialRequest]) -> None:
+        """Launch together the new warm trials a batch of walk requests will read (issue 56): each request whose point
+        has no kept trial gets its trial now, started up to its first window beside the others
+        (:meth:`TrialBatches.warm_launch`), and :meth:`run` reads it then. Nothing for other stages, cold readings or
+        a single new trial (it launches as it is read)."""
+        if not self.section.warm_windows:
+            return
+        new: dict[str, TrialRequest] = {}
+        for request in requests:
+            key = request.candidate_key
+            if request.stage == "walk" and not self.batches.holds(self._warm.get(key, "")):
+                new.setdefault(key, request)
+        if len(new) < 2:
+            return
+        plans = {}
+        for key, request in new.items():
+            tid = self.state.assign_new(request.request_id, self.setup.templates[key].index, self.folder)
+            plans[key] = self._request_plan(request, tid, launch=True).in_windows(self.section.warm_windows)
+        try:
+            launched = set(self.batches.warm_launch(list(plans.values())))
+        except KeyboardInterrupt:
+            raise _Interrupted from None
+        for key, plan in plans.items():
+            request_id = new[key].request_id
+            if plan.trial_id in launched:
+                self._ahead[request_id] = self._warm[key] = plan.trial_id
+            else:  # no room in the pool: launched as it is read
+                del self.state.trials[request_id]
+        self.state.save()
 
     @property
     def width(self) -> int:
