@@ -23,6 +23,8 @@ The same holds while the main thread asks multiprocessing's fork server for a tr
 the KeyboardInterrupt closed a connection the server had accepted: the server died on ``EOFError`` in
 ``recvfds`` and printed its traceback on the command's stderr (CI, SIGTERM at an autoconfig race's start,
 once in 1,828 tests). The handshake takes well under a millisecond; the command stops right after it.
+And while the garbage collector runs a finalizer (:data:`FINALIZER_FILES`), whose exceptions Python prints and
+drops.
 """
 
 from __future__ import annotations
@@ -48,6 +50,13 @@ SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 #: (file name ending, function) of a step a KeyboardInterrupt must not cut: the fork server's handshake.
 UNCUT_STEPS = (("multiprocessing/forkserver.py", "connect_to_new_process"),)
+#: Where Python runs code whose exceptions it only prints ("Exception ignored in ...") and then drops: a ``__del__``,
+#: or a weakref callback (the standard library's weak sets and dictionaries, ``weakref.finalize``), which the garbage
+#: collector may call between any two bytecodes. A KeyboardInterrupt raised there printed its traceback on the
+#: command's stderr and was lost (a SIGHUP as a sweep wrote its report, in ``_weakrefset``'s ``_remove``: 1 of 10 runs
+#: of tests/e2e/test_interrupts_e2e.py, 2026-11-30); the command still exited 130 (:func:`received`). A bare
+#: ``weakref.ref`` callback of third-party code is not seen (nothing on its stack says so).
+FINALIZER_FILES = ("/_weakrefset.py", "/weakref.py")
 
 
 def _on_stack(frame, hit: Callable[[CodeType], bool]) -> bool:
@@ -71,6 +80,11 @@ def in_uncut_step(frame) -> bool:
     )
 
 
+def in_finalizer(frame) -> bool:
+    """Whether ``frame`` runs inside a ``__del__`` or a weakref callback (:data:`FINALIZER_FILES`)."""
+    return _on_stack(frame, lambda code: code.co_name == "__del__" or code.co_filename.endswith(FINALIZER_FILES))
+
+
 _received = [0]
 #: Set once the command has its exit code and the process is leaving (:func:`leaving`).
 _leaving = [False]
@@ -84,9 +98,9 @@ def received() -> int:
 
 
 def interrupt(signum: int, frame) -> None:
-    """The handler: KeyboardInterrupt now, or, inside an import or an uncut step, the same signal again a
-    moment later."""
-    if importing(frame) or in_uncut_step(frame):
+    """The handler: KeyboardInterrupt now, or, inside an import, an uncut step or a finalizer, the same signal again
+    a moment later."""
+    if importing(frame) or in_uncut_step(frame) or in_finalizer(frame):
         again = threading.Timer(RETRY_S, os.kill, (os.getpid(), signum))
         again.daemon = True
         again.start()

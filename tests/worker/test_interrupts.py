@@ -201,3 +201,70 @@ def test_in_uncut_step_sees_the_handshake_only():
     assert not interrupts.in_uncut_step(sys._getframe())
     assert not interrupts.in_uncut_step(None)
     assert isinstance(inside["frame"], types.FrameType)
+
+
+LANDS_IN_FINALIZER = """\
+import os, signal, sys, time, weakref
+{install}
+
+
+class Thing:
+    pass
+
+
+def callback():  # called by weakref.finalize as the thing is collected: Python prints what it raises, drops it
+    os.kill(os.getpid(), signal.SIGTERM)
+    total = 0
+    for i in range(200_000):  # the handler runs at a bytecode of this loop: inside the callback
+        total += i
+
+
+try:
+    thing = Thing()
+    weakref.finalize(thing, callback)
+    del thing
+    for _ in range(500):
+        time.sleep(0.01)
+    print("never stopped", flush=True)
+    sys.exit(0)
+except KeyboardInterrupt:
+    print("stopped", flush=True)
+    sys.exit(130)
+"""
+
+
+@pytest.mark.parametrize("install", [True, False], ids=["deferred", "raised at once"])
+def test_a_signal_inside_a_weakref_callback_stops_the_program_after_it(tmp_path, install):
+    """Known answer (the signal is sent from inside the callback, whatever the load): deferred, the callback ends and
+    the program stops after it, nothing on stderr; raised at once, Python prints "Exception ignored in" and drops the
+    KeyboardInterrupt: the program never stops (the sweep's report, CI-like run, 2026-11-30)."""
+    handler = (
+        "from rlbench.worker.interrupts import install; install()"
+        if install
+        else "def now(s, f):\n    raise KeyboardInterrupt\nsignal.signal(signal.SIGTERM, now)"
+    )
+    (tmp_path / "fin.py").write_text(LANDS_IN_FINALIZER.format(install=handler))
+    done = subprocess.run(
+        [sys.executable, "fin.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": interrupts.__file__.rsplit("/rlbench/", 1)[0]},
+    )
+    if install:
+        assert (done.returncode, done.stdout, done.stderr) == (130, "stopped\n", ""), done
+    else:
+        assert done.returncode == 0 and "Exception ignored in" in done.stderr, done
+
+
+def test_in_finalizer_sees_del_and_weakref_callbacks_only():
+    code = compile("import sys\nframe = sys._getframe()", "/x/_weakrefset.py", "exec")
+    inside: dict = {}
+    exec(code.replace(co_name="_remove"), inside)  # noqa: S102 - a frame in that file, here
+    assert interrupts.in_finalizer(inside["frame"])
+    dele: dict = {}
+    exec(compile("import sys\nframe = sys._getframe()", "/x/mine.py", "exec").replace(co_name="__del__"), dele)  # noqa: S102
+    assert interrupts.in_finalizer(dele["frame"])
+    assert not interrupts.in_finalizer(sys._getframe())
+    assert not interrupts.in_finalizer(None)
