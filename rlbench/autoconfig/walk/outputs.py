@@ -80,9 +80,9 @@ def walk_evidence(session: WalkSession, readings: Sequence[Standing]) -> str:
     windows = session.section.warm_windows
     how = (
         f" Each reading was a window of a warm trial (built once, read in up to {windows} windows, paused while "
-        "another point read; a new process after its last window): a process, not a window, is a repeat. A step's "
-        "new trials were started together, none beside a measured window, so their start-up figures (ray_init_s, "
-        "build_s) were taken beside each other's."
+        "another point read; a new process after its last window): a process, not a window, is a repeat. Where a "
+        "round had two or more new trials they were started together, none beside a measured window, so their "
+        "start-up figures (ray_init_s, build_s) were taken beside each other's."
         if windows
         else ""
     )
