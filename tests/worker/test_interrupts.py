@@ -22,12 +22,10 @@ exec("import os, signal\\nos.kill(os.getpid(), signal.SIGTERM)\\ntotal = 0\\nfor
 print("import finished", flush=True)
 """
 
-MAIN = """\
-import sys, time
-{install}
-try:
-    import lands_in_import
-    for _ in range(500):  # the deferred signal comes back within RETRY_S; at most 5 s here
+#: A script's end: the deferred signal comes back within RETRY_S (at most 5 s here), and the script says whether it
+#: stopped.
+WAIT_AND_SAY = """\
+    for _ in range(500):
         time.sleep(0.01)
     print("never stopped", flush=True)
     sys.exit(0)
@@ -35,6 +33,16 @@ except KeyboardInterrupt:
     print("stopped", flush=True)
     sys.exit(130)
 """
+
+MAIN = (
+    """\
+import sys, time
+{install}
+try:
+    import lands_in_import
+"""
+    + WAIT_AND_SAY
+)
 
 
 def _run_as_module(tmp_path, install: str) -> subprocess.CompletedProcess:
@@ -168,25 +176,30 @@ if __name__ == "__main__":
 """
 
 
-@pytest.mark.parametrize(("install", "cut"), [(True, False), (False, True)], ids=["deferred", "raised at once"])
-def test_a_signal_during_the_fork_servers_handshake_waits_for_its_end(tmp_path, install, cut):
-    """Known answer (the signal is sent from inside the handshake, whatever the load): deferred, the handshake
-    ends and the program stops after it; raised at once, the server reads EOF and prints its traceback (CI,
-    the fifth session's stop: ``recvfds ... EOFError`` on the command's stderr)."""
+def _run_script(tmp_path, template: str, install: bool, **fields) -> subprocess.CompletedProcess:
+    """Run ``template`` as a script with rlbench's handler installed (``install``) or one that raises at once."""
     handler = (
         "from rlbench.worker.interrupts import install; install()"
         if install
         else "def now(s, f):\n    raise KeyboardInterrupt\nsignal.signal(signal.SIGTERM, now)"
     )
-    (tmp_path / "cut.py").write_text(CUT_HANDSHAKE.format(install=handler, cut=cut))
-    done = subprocess.run(
-        [sys.executable, "cut.py"],
+    (tmp_path / "prog.py").write_text(template.format(install=handler, **fields))
+    return subprocess.run(
+        [sys.executable, "prog.py"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
         timeout=60,
         env={"PYTHONPATH": interrupts.__file__.rsplit("/rlbench/", 1)[0]},
     )
+
+
+@pytest.mark.parametrize(("install", "cut"), [(True, False), (False, True)], ids=["deferred", "raised at once"])
+def test_a_signal_during_the_fork_servers_handshake_waits_for_its_end(tmp_path, install, cut):
+    """Known answer (the signal is sent from inside the handshake, whatever the load): deferred, the handshake
+    ends and the program stops after it; raised at once, the server reads EOF and prints its traceback (CI,
+    the fifth session's stop: ``recvfds ... EOFError`` on the command's stderr)."""
+    done = _run_script(tmp_path, CUT_HANDSHAKE, install, cut=cut)
     assert done.returncode == 130, done
     assert ("EOFError" in done.stderr) is cut, done.stderr
 
@@ -203,7 +216,8 @@ def test_in_uncut_step_sees_the_handshake_only():
     assert isinstance(inside["frame"], types.FrameType)
 
 
-LANDS_IN_FINALIZER = """\
+LANDS_IN_FINALIZER = (
+    """\
 import os, signal, sys, time, weakref
 {install}
 
@@ -223,14 +237,9 @@ try:
     thing = Thing()
     weakref.finalize(thing, callback)
     del thing
-    for _ in range(500):
-        time.sleep(0.01)
-    print("never stopped", flush=True)
-    sys.exit(0)
-except KeyboardInterrupt:
-    print("stopped", flush=True)
-    sys.exit(130)
 """
+    + WAIT_AND_SAY
+)
 
 
 @pytest.mark.parametrize("install", [True, False], ids=["deferred", "raised at once"])
@@ -238,20 +247,7 @@ def test_a_signal_inside_a_weakref_callback_stops_the_program_after_it(tmp_path,
     """Known answer (the signal is sent from inside the callback, whatever the load): deferred, the callback ends and
     the program stops after it, nothing on stderr; raised at once, Python prints "Exception ignored in" and drops the
     KeyboardInterrupt: the program never stops (the sweep's report, CI-like run, 2026-11-30)."""
-    handler = (
-        "from rlbench.worker.interrupts import install; install()"
-        if install
-        else "def now(s, f):\n    raise KeyboardInterrupt\nsignal.signal(signal.SIGTERM, now)"
-    )
-    (tmp_path / "fin.py").write_text(LANDS_IN_FINALIZER.format(install=handler))
-    done = subprocess.run(
-        [sys.executable, "fin.py"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"PYTHONPATH": interrupts.__file__.rsplit("/rlbench/", 1)[0]},
-    )
+    done = _run_script(tmp_path, LANDS_IN_FINALIZER, install)
     if install:
         assert (done.returncode, done.stdout, done.stderr) == (130, "stopped\n", ""), done
     else:
