@@ -155,7 +155,8 @@ class WarmPool:
         beside each other only: three 1-runner PPO trials (inference_wide's points) to their first window read took
         20.2 s together against 27.9 s one after another (medians of 3, ABAB, 2 cores, 2026-11-30; their first windows
         read 1,079 and 1,062 env steps/s, no difference by the one change rule). Each one's window 0 is charged its
-        share of their launch's wall."""
+        share of their launch's wall; n launched together each get n times its ``timeout_s`` to warm up (they share
+        the cores: on 2 cores three 1-runner launches each took 2-3x as long as alone)."""
         if plans and any(p.windows is None for p in plans):
             raise ValueError("a warm launch needs plans with windows (planning/plan.py)")
         try:
@@ -168,8 +169,9 @@ class WarmPool:
                     break
                 live = self._launch(plan)
                 write_atomic(live.trial.window_gate(LAUNCH_GATE), b"")
-                live.run.deadline = time.monotonic() + plan.timeout_s
                 launched.append(live)
+            for live in launched:  # n launches share the cores: each may take up to n times its timeout to warm up
+                live.run.deadline = self._launched_at + live.plan.timeout_s * len(launched)
             self._launching = launched
             return [live.plan.trial_id for live in launched]
         except KeyboardInterrupt:
