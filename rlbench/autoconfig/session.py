@@ -345,7 +345,9 @@ class Session(Generic[RunnerT]):
             if ahead is not None:  # the batch's new trials started together (:class:`AheadRunner`)
                 elapsed = runner.elapsed_s()
                 fits = [
-                    c for req in pending if stored[req.request_id] is None and (c := self._fits(stage, req, elapsed))
+                    c
+                    for req in pending
+                    if stored[req.request_id] is None and (c := self._capped(stage, req, elapsed, say=False))
                 ]
                 ahead(fits)
             for req in pending:
@@ -381,23 +383,17 @@ class Session(Generic[RunnerT]):
                 return False
         return True
 
-    def _fits(self, stage: Stage, req: TrialRequest, elapsed: float) -> TrialRequest | None:
-        """``req`` capped as :meth:`_capped` would cap it now, or None where it would pass the hard edge (the stage's
-        stop reason left alone: the request is asked again when its turn comes)."""
-        reason = stage.stop_reason
-        capped = self._capped(stage, req, elapsed)
-        stage.stop_reason = reason
-        return capped
-
-    def _capped(self, stage: Stage, req: TrialRequest, elapsed: float) -> TrialRequest | None:
+    def _capped(self, stage: Stage, req: TrialRequest, elapsed: float, *, say: bool = True) -> TrialRequest | None:
         """``req`` with its cap cut so that it ends before the hard edge (a slower trial than predicted is cut there,
-        with its reading); None, the stage's stop reason said, when it would pass the edge at its expected cost."""
+        with its reading); None when it would pass the edge at its expected cost, the stage's stop reason said
+        (``say``; not for a look ahead: the request is asked again when its turn comes)."""
         need = stage.cost_s(req.candidate_key)
         if elapsed + need > self.hard_edge_s:
-            stage.stop_reason = stage.stop_reason or (
-                f"budget: {elapsed:.0f} s spent, the next trial (about {need:.0f} s) would pass the "
-                f"budget + {OVERSHOOT:.0%}"
-            )
+            if say:
+                stage.stop_reason = stage.stop_reason or (
+                    f"budget: {elapsed:.0f} s spent, the next trial (about {need:.0f} s) would pass the "
+                    f"budget + {OVERSHOOT:.0%}"
+                )
             return None
         left = self.hard_edge_s - elapsed - stage.cold_start_s
         return replace(req, max_wall_s=min(req.max_wall_s, max(MIN_CAP_S, left)))

@@ -78,9 +78,10 @@ class _Live:
     def seen(self, events: list[TrialEvent]) -> None:
         """``events``: every event of the trial so far (the tail's poll)."""
         self.ends = sum(1 for e in events if isinstance(e, WindowEndEvent))
-        warmups = sum(1 for e in events if isinstance(e, IterationEvent) and e.warmup)
-        built = any(isinstance(e, BuildEvent) for e in events)
-        self.warmed = built and warmups >= self.plan.warmup_iterations
+        if not self.warmed:  # once warmed it stays so: no more scans for it
+            warmups = sum(1 for e in events if isinstance(e, IterationEvent) and e.warmup)
+            built = any(isinstance(e, BuildEvent) for e in events)
+            self.warmed = built and warmups >= self.plan.warmup_iterations
 
 
 class WarmPool:
@@ -165,7 +166,7 @@ class WarmPool:
             launched: list[_Live] = []
             self._launched_at = time.monotonic()
             for plan in fresh:
-                if len(self.live) >= self.live_limit or (self.live and not self._room_for_another()):
+                if self._full():
                     break
                 live = self._launch(plan)
                 write_atomic(live.trial.window_gate(LAUNCH_GATE), b"")
@@ -195,9 +196,14 @@ class WarmPool:
             live.used_s = time.monotonic()
         self._launching = []
 
+    def _full(self) -> bool:
+        """Whether another trial would pass the pool's limit or leave too little memory (:data:`LIVE_LIMIT`,
+        :data:`FREE_RESERVE_BYTES`); an empty pool always has room."""
+        return bool(self.live) and (len(self.live) >= self.live_limit or not self._room_for_another())
+
     def _make_room(self) -> None:
-        """End the least recently read trials until another fits (:data:`LIVE_LIMIT`, :data:`FREE_RESERVE_BYTES`)."""
-        while self.live and (len(self.live) >= self.live_limit or not self._room_for_another()):
+        """End the least recently read trials until another fits (:meth:`_full`)."""
+        while self._full():
             self.retire(min(self.live.values(), key=lambda x: x.used_s).plan.trial_id)
 
     def snapshot(self, trial_id: str, into: TrialFolder) -> None:

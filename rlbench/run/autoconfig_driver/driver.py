@@ -117,7 +117,7 @@ class Driver:
         key = request.candidate_key
         template = self.setup.templates[key]
         tid = self._ahead.pop(request.request_id, None)  # launched ahead (:meth:`ahead`): read even if it failed
-        launch = tid is None and not self.batches.holds(self._warm.get(key, ""))
+        launch = tid is None and not self._kept(key)
         if launch:
             tid = self._warm[key] = self.state.assign_new(request.request_id, template.index, self.folder)
         elif tid is None:
@@ -135,6 +135,11 @@ class Driver:
         result = read_result(self.folder, tid, request.request_id, self.section.objective, read.charged_s, read.window)
         return result or TrialResult(request.request_id, None, 0.0, read.charged_s)
 
+    def _kept(self, key: str) -> bool:
+        """Whether point ``key`` has a warm trial kept with a window left to read."""
+        tid = self._warm.get(key)
+        return tid is not None and self.batches.holds(tid)
+
     def ahead(self, requests: Sequence[TrialRequest]) -> None:
         """Launch together the new warm trials a batch of walk requests will read (issue 56): each request whose point
         has no kept trial gets its trial now, started up to its first window beside the others
@@ -145,7 +150,7 @@ class Driver:
         new: dict[str, TrialRequest] = {}
         for request in requests:
             key = request.candidate_key
-            if request.stage == "walk" and not self.batches.holds(self._warm.get(key, "")):
+            if request.stage == "walk" and not self._kept(key):
                 new.setdefault(key, request)
         if len(new) < 2:
             return
