@@ -2,12 +2,12 @@
 only at module level; Ray is imported inside each call).
 
 rlbench reaches a few names Ray does not promise to keep: the local node (a session's folder, the autoscaler
-monitor's process), the GCS actor table without the dashboard, the dashboard dependency probe, the cluster
-switch and the token config re-read, and Serve's replica gRPC bind. Each is named once in :data:`PRIVATE_NAMES`
-with the Ray release it was read in and checked against, and reached only here (tests/test_architecture.py holds
-it); tests/ray_facts/test_private.py resolves every one on the installed Ray, so a release that moves one fails
-there, by name, before a trial loses it. Every caller survives a name that is gone (:func:`resolve` answers None):
-what each loses is said at its use.
+monitor's process), the GCS actor table without the dashboard, the dashboard dependency probe, the head node's start
+(without its monitors), the cluster switch and the token config re-read, and Serve's replica gRPC bind. Each is
+named once in :data:`PRIVATE_NAMES` with the Ray release it was read in and checked against, and reached only here
+(tests/test_architecture.py holds it); tests/ray_facts/test_private.py resolves every one on the installed Ray, so a
+release that moves one fails there, by name, before a trial loses it. Every caller survives a name that is gone
+(:func:`resolve` answers None): what each loses is said at its use.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ PRIVATE_NAMES: dict[str, str] = {
     "ray._private.worker._global_node": "2.60.0",  # the local node: its session folder, its monitor process
     "ray._private.state.actors": "2.60.0",  # the GCS actor table (ray.util.state needs ray[default]'s dashboard)
     "ray._private.utils.get_dashboard_dependency_error": "2.60.0",  # whether the agents start full or minimal
+    "ray._private.node.Node": "2.60.0",  # a private head node: started without its two monitors
     "ray._private.ray_constants.ENABLE_RAY_CLUSTER": "2.60.0",  # a runtime on loopback, in a process that has Ray
     "ray._raylet.Config": "2.60.0",  # Ray's config, read again once RAY_AUTH_MODE is set after the import
     "ray.serve._private.replica.add_port_to_grpc_server": "2.60.0",  # a Serve replica's inter-deployment gRPC bind

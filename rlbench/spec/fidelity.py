@@ -28,8 +28,9 @@ ALWAYS: tuple[str, ...] = (
 MINIMAL_AGENTS = (
     "Ray's dashboard head and agent in the trial's private runtime start minimal, as a Ray without "
     "ray[default]'s packages starts them (with those packages each ray.init took 7.0 s against 3.8 s "
-    "under load 2, and the full agent's reporter uses about 0.5% of a core beside a trial; "
-    "switch_off: [agents] keeps them full)"
+    "under load 2, and the full agent's reporter uses about 0.5% of a core beside a trial), and its log monitor "
+    "and autoscaler monitor do not start (a private runtime uses neither; 0.3 core-s each at a trial's start); "
+    "switch_off: [agents] starts them all as Ray does"
 )
 
 #: With remote env runners or learners in a private runtime (`Adapter.worker_preload_modules`).

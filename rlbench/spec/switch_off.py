@@ -19,7 +19,7 @@ SWITCHES: dict[str, str] = {
     "forkserver": "each trial started as a fresh Python process instead of forked from the preloaded server",
     "sampler": "no utilization sampling from the sweep process (no utilization rows, no memory limit)",
     "agents": "Ray's dashboard head and agent in a trial's private runtime start as ray[default] starts them (full), "
-    "not minimal as rlbench starts them",
+    "not minimal as rlbench starts them, and its log monitor and autoscaler monitor start as Ray starts them",
     "preload": "the env runners' and learners' Ray worker processes import RLlib when their actor starts, not as they "
     "start (Ray's RAY_preload_python_modules)",
     "niceness": (

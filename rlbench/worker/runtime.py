@@ -63,7 +63,7 @@ class RayRuntime:
         minimal = not plan.ray_address and not plan.include_dashboard and "agents" not in plan.switched_off
         preload_workers(plan)
         t = time.perf_counter()
-        with minimal_agents(minimal) as agents:
+        with minimal_agents(minimal) as agents, without_monitors(minimal) as monitors:
             ray.init(**ray_init_kwargs(plan))
         ray_init_s = time.perf_counter() - t
         if "niceness" not in plan.switched_off and plan.config.execution == "tune":  # a script runs at normal priority
@@ -75,7 +75,9 @@ class RayRuntime:
             self.events.write(Event.RAY_INIT, ray_init_s=ray_init_s, session_dir=None, **self.cluster.after_connect())
         else:  # its name is in every Ray system process's command line; private API: None only weakens leftover checks
             session_dir = private.session_dir()
-            self.events.write(Event.RAY_INIT, ray_init_s=ray_init_s, session_dir=session_dir, ray_agents=agents)
+            self.events.write(
+                Event.RAY_INIT, ray_init_s=ray_init_s, session_dir=session_dir, ray_agents=agents, ray_monitors=monitors
+            )
 
     def shutdown(self) -> None:
         """``ray.shutdown()`` if Ray is (still) up; a private runtime's autoscaler monitor killed first
@@ -169,6 +171,37 @@ def minimal_agents(minimal: bool) -> Iterator[str]:
         yield "minimal"
     finally:
         setattr(ray_utils, name, probe)
+
+
+@contextmanager
+def without_monitors(off: bool) -> Iterator[str]:
+    """Inside, a local ``ray.init`` starts no log monitor and no autoscaler monitor; yields ``"off"``, ``"on"``, or
+    ``"unknown"`` where Ray's node class is gone (Ray's own choice kept).
+
+    A trial's private runtime uses neither: its workers' output is not sent to the driver (``log_to_driver=False``)
+    and one fixed local node does not autoscale. Each is a Python process of about 0.3 core-s at its start (2 cores,
+    quiet, 2026-11-30: a runtime's processes 2.2 core-s 6 s after ``ray.init`` with them, 1.8 without), paid by every
+    trial where Tune pays it once a sweep, and by launches started together on the same cores. ``ray.init`` has no
+    switch for them: the head node's ``RayParams`` are given Ray's own ``include_log_monitor=False`` and
+    ``no_monitor=True`` as its ``Node`` starts (private; :data:`rlbench.ray_facts.private.PRIVATE_NAMES`)."""
+    held = private.owner("ray._private.node.Node")
+    node_class = None if held is None else getattr(held[0], held[1], None)
+    if not off or node_class is None:
+        yield "on" if node_class is not None else "unknown"
+        return
+    original = node_class.__init__
+
+    def init(self: Any, ray_params: Any, *args: Any, head: bool = False, **kwargs: Any) -> None:
+        if head:
+            ray_params.include_log_monitor = False
+            ray_params.no_monitor = True
+        original(self, ray_params, *args, head=head, **kwargs)
+
+    node_class.__init__ = init
+    try:
+        yield "off"
+    finally:
+        node_class.__init__ = original
 
 
 def stop_autoscaler_monitor(node: Any) -> int:

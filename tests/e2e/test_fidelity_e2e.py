@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -52,7 +53,11 @@ def test_driver_pinned_only_with_pin_driver(tmp_path):
     assert _event(out, "t000r0", "build")["torch_deterministic"] == {"driver": False, "env_runners": {"1": False}}
     # Ray's dashboard head and agent started minimal in the private runtime (the venv has ray[default]'s packages:
     # full, each ray.init waited about 3 s more), and the plan says so
-    assert _event(out, "t000r0", "ray_init")["ray_agents"] == "minimal"
+    ray_init = _event(out, "t000r0", "ray_init")
+    assert ray_init["ray_agents"] == "minimal" and ray_init["ray_monitors"] == "off"
+    # and neither the log monitor nor the autoscaler monitor started (Ray writes each one's log as it starts it)
+    logs = Path(ray_init["session_dir"]) / "logs"
+    assert logs.is_dir() and not [p.name for p in logs.iterdir() if "monitor" in p.name]
     assert any("start minimal" in line for line in free["differs_from_tune"])
     # default: the whole tree may use the trial's cores, the driver included (Tune pins nothing)
     assert _event(out, "t000r0", "build")["affinity"] == {"driver": free["cores"], "others": [free["cores"]]}

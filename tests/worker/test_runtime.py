@@ -1,4 +1,5 @@
-"""worker/runtime.py: a private runtime's Ray agents started minimal, and only while ``ray.init`` runs."""
+"""worker/runtime.py: a private runtime's Ray agents started minimal and its monitors not at all, only while
+``ray.init`` runs."""
 
 import os
 import subprocess
@@ -85,3 +86,34 @@ def test_the_installed_rays_workers_take_the_preload_setting():
     assert "--worker-preload-modules" in Path(default_worker.__file__).read_text()
     raylet = Path(ray_utils.__file__).parents[1] / "_raylet.so"
     assert b"preload_python_modules" in raylet.read_bytes()
+
+
+def test_without_monitors_gives_a_head_nodes_params_rays_own_switches_inside_only(monkeypatch):
+    """What ray.init's head node is given inside (Ray's ``include_log_monitor`` and ``no_monitor``); a node that is
+    not a head, a switched-off trial and the time after are left as Ray has them, also after a failed init."""
+    import ray._private.node as ray_node
+
+    from rlbench.worker.runtime import without_monitors
+
+    seen = []
+    monkeypatch.setattr(ray_node.Node, "__init__", lambda self, params, head=False, **kw: seen.append((head, params)))
+    recorder = ray_node.Node.__init__
+
+    def params():
+        return SimpleNamespace(include_log_monitor=None, no_monitor=False)
+
+    with without_monitors(True) as monitors:
+        ray_node.Node(params(), head=True)
+        ray_node.Node(params(), head=False)
+    assert monitors == "off" and ray_node.Node.__init__ is recorder
+    assert [(h, p.include_log_monitor, p.no_monitor) for h, p in seen] == [(True, False, True), (False, None, False)]
+    seen.clear()
+    with without_monitors(False) as monitors:
+        ray_node.Node(params(), head=True)
+    assert monitors == "on" and (seen[0][1].include_log_monitor, seen[0][1].no_monitor) == (None, False)
+    try:
+        with without_monitors(True):
+            raise RuntimeError("ray.init failed")
+    except RuntimeError:
+        pass
+    assert ray_node.Node.__init__ is recorder
