@@ -103,13 +103,18 @@ def test_async_iterations_count_steps_updates_and_lag(async_run):
     assert list(its.groupby("trial_id").size()) == [4, 4]
     assert (its["env_steps_sampled"] >= 200).all()  # RLlib repeats its training step until 200 were sampled
     assert (its["training_steps"] >= 1).all()
-    steady = its[~its["warmup"]]
-    assert (steady["learner_updates"] > 0).all() and (steady["sgd_steps"] >= steady["learner_updates"]).all()
-    assert (steady["env_steps_trained"] > 0).all()
-    assert (steady["sampler_busy_s"] > 0).all() and (steady["learner_busy_s"] > 0).all()
+    # An async learner's results come back as its updates finish: an iteration may carry none and the next two
+    # (IMPALA's steady iterations read 0, 4 and 2 updates, 0, 1,200 and 600 env steps trained, in a fresh clone's
+    # suite beside a load spike, 2026-11-30). So each trial's iterations carry some, and each row carries its
+    # updates, trained steps, busy seconds and lag together, or none of them
+    assert (its.groupby("trial_id")["learner_updates"].sum() > 0).all()
+    updated = its["learner_updates"] > 0
+    assert (its["sgd_steps"] >= its["learner_updates"]).all()
+    assert ((its["env_steps_trained"] > 0) == updated).all() and ((its["learner_busy_s"] > 0) == updated).all()
+    assert (its["sampler_busy_s"] > 0).all()
     assert (its["busy_overlap_s"] >= 0).all()
-    lag = steady.dropna(subset=["policy_lag_mean"])
-    assert len(lag) == len(steady)  # V-trace's batches carry the sampler's weights version: every update has a lag
+    lag = its.dropna(subset=["policy_lag_mean"])
+    assert lag.index.equals(its[updated].index)  # V-trace's batches carry the sampler's weights version: each update
     assert (
         lag["policy_lag_mean"] >= 1
     ).all()  # RLlib's count: 1 is on-policy (the version goes up as the update starts)
@@ -130,7 +135,7 @@ def test_async_learners_build_no_batch_beside_aggregator_actors(async_run):
     steady = its[~its["warmup"]]
     assert (steady["learn_batches"] == 0).all() and (steady["learn_batch_s"] == 0).all()
     assert (steady["learner_connector_s"] == 0).all()
-    assert (steady["learn_update_s"] > 0).all()
+    assert ((steady["learn_update_s"] > 0) == (steady["learner_updates"] > 0)).all()  # none where none came back
     assert steady["learn_other_s"].isna().all() and steady["sgd_s"].isna().all()
 
 
