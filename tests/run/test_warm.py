@@ -284,3 +284,24 @@ def test_a_trial_launched_ahead_and_ended_unread_is_skipped_with_its_reason_and_
     pid = next(e["pid"] for e in read_events(folder.trial(b.trial_id).events_file) if e["event"] == "start")
     assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
     assert pool.holds(a.trial_id) and [r.trial_id for r in records] == [b.trial_id]
+
+
+def test_a_windows_end_is_polled_often_only_near_when_it_is_due():
+    from rlbench.run.warm import DUE_LEAD_S, DUE_POLL_S, due_poll_s
+
+    assert DUE_LEAD_S == 0.3
+    assert due_poll_s(10.0, None) is None  # nothing says when: the trial's own interval
+    assert due_poll_s(10.0, 12.0) is None  # 2 s early
+    assert due_poll_s(11.75, 12.0) == DUE_POLL_S  # 0.25 s before it is due
+    assert due_poll_s(12.25, 12.0) == DUE_POLL_S  # 0.25 s late
+    assert due_poll_s(12.4, 12.0) is None  # 0.4 s late: a slow window is waited for as before
+
+
+def test_a_trials_next_window_is_due_after_its_last_ones_length_and_not_after_its_launch(pool):
+    pool, _, _ = pool
+    a, _ = _plans()
+    pool.read(a)  # launched in this read: its gate-to-end holds the launch, so it says nothing of a window
+    assert pool.live[a.trial_id].window_s is None
+    pool.read(a)
+    live = pool.live[a.trial_id]
+    assert live.window_s is not None and 0 < live.window_s < a.timeout_s
