@@ -84,7 +84,9 @@ def test_env_processes_are_env_runners_as_rllibs_actor_is(swept):
     assert build["vec_env"] == "SubprocVecEnv" and len(build["env_runner_pids"]) == 2
     util = pd.read_parquet(out / "utilization.parquet")
     roles = util[util["trial_id"] == sb3["trial_id"]].groupby("role")["pid"].unique()
-    assert sorted(roles["env_runner"]) == sorted(build["env_runner_pids"].values())
+    # the env processes the sampler saw are SB3's own: it may see one of the two only, on a loaded machine (they live
+    # about 0.3 s of the trial's 3: one of 2 seen beside a busy core, 2026-11-30)
+    assert 1 <= len(roles["env_runner"]) and set(roles["env_runner"]) <= set(build["env_runner_pids"].values())
     for framework in ("rllib", "sb3"):
         row = trials.loc[framework]
         assert row["env_runner_cpus_allocated"] == 1.0 and row["driver_cpus_allocated"] == 1.0
