@@ -80,8 +80,9 @@ class RayRuntime:
             )
 
     def shutdown(self) -> None:
-        """``ray.shutdown()`` if Ray is (still) up; a private runtime's autoscaler monitor killed first
-        (:func:`stop_autoscaler_monitor`)."""
+        """``ray.shutdown()`` if Ray is (still) up; a private runtime's autoscaler monitor killed first where one was
+        started (:func:`stop_autoscaler_monitor`: ``switch_off: [agents]``, or a Ray whose node class
+        :func:`without_monitors` could not reach; none otherwise)."""
         import ray
 
         if ray.is_initialized():
