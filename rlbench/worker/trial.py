@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, cast
 from rlbench.results.events import Event
 from rlbench.results.files import open_append
 from rlbench.results.layout import LAUNCH_GATE, TrialFolder
+from rlbench.worker.dirwatch import FolderWatch
 from rlbench.worker.events import EventLog, describe_error
 from rlbench.worker.priority import nice_levels
 from rlbench.worker.procfs import all_stats, read_stat
@@ -336,9 +337,10 @@ def _iteration(plan: TrialPlan, trainer: Trainer, events: EventLog, iteration: i
     return wall_s, target_value
 
 
-#: How often a warm trial looks for its next gate while paused: a stat() a tick. A paused trial of the walk's plant
-#: used 0.05-0.07 of a core at 0.02 s (its Ray system processes 0.03, its runners 0.01-0.03, its driver 0.01: 2 cores,
-#: 2026-11-29); a window starts at most this late, against a 2-4 s window.
+#: How often a warm trial looks for its next gate while paused, at the latest: a stat() a tick. A paused trial of the
+#: walk's plant used 0.05-0.07 of a core at 0.02 s (its Ray system processes 0.03, its runners 0.01-0.03, its driver
+#: 0.01: 2 cores, 2026-11-29). The folder's watch (:class:`~rlbench.worker.dirwatch.FolderWatch`) wakes it when the
+#: gate is made; this interval is the fallback where inotify is missing.
 WINDOW_POLL_S = 0.1
 
 
@@ -350,12 +352,13 @@ def wait_for_window(folder: TrialFolder, window: int, *, launch: bool = False) -
     if any(gate.exists() for gate in gates):
         return True, 0.0  # open already: no wait
     t = time.perf_counter()
-    while True:
-        if any(gate.exists() for gate in gates):
-            return True, time.perf_counter() - t
-        if stop.exists():
-            return False, time.perf_counter() - t
-        time.sleep(WINDOW_POLL_S)
+    with FolderWatch(folder.path) as watch:  # made before the look below: a gate made after it still wakes the wait
+        while True:
+            if any(gate.exists() for gate in gates):
+                return True, time.perf_counter() - t
+            if stop.exists():
+                return False, time.perf_counter() - t
+            watch.wait(WINDOW_POLL_S)
 
 
 #: A warm trial launched ahead (run/warm.py) and ended before its first window: it measured nothing, it was not a choice
