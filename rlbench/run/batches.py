@@ -174,10 +174,11 @@ class TrialBatches:
         assert self.pool is not None and self.pool.holds(trial_id), trial_id
         self.pool.snapshot(trial_id, into)
 
-    def retire(self, trial_id: str) -> None:
-        """End a kept warm trial now (its record written); nothing when none is kept."""
+    def retire(self, *trial_ids: str) -> None:
+        """End these kept warm trials now, together (:meth:`~rlbench.run.warm.WarmPool.retire_all`; their records
+        written); nothing for one that is not kept."""
         if self.pool is not None:
-            self.pool.retire(trial_id)
+            self.pool.retire_all(list(trial_ids))
 
     def _open_pool(self, framework: str) -> WarmPool:
         folder = self.opened.folder

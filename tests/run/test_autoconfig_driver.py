@@ -266,8 +266,8 @@ def test_a_row_is_read_from_a_copy_with_its_kept_trial_and_every_other_points_tr
         def holds(self, tid):
             return tid == "t001r0"
 
-        def retire(self, tid):
-            self.retired.append(tid)
+        def retire(self, *tids):
+            self.retired.append(tids)
 
         def snapshot(self, tid, into):
             into.path.mkdir(parents=True)
@@ -281,7 +281,7 @@ def test_a_row_is_read_from_a_copy_with_its_kept_trial_and_every_other_points_tr
     read = []
     monkeypatch.setattr(module, "configuration_rows", lambda path: read.append(path) or pd.DataFrame({"index": [1]}))
     assert run.row("b") == {"index": 1}
-    assert run.batches.retired == ["t000r0", "t002r0"] and run._warm == {"b": "t001r0"}
+    assert run.batches.retired == [("t000r0", "t002r0")] and run._warm == {"b": "t001r0"}  # together, in one call
     (tid, into), copy = run.batches.snapped[0], read[0]
     assert tid == "t001r0" and into == copy / "trials" / "t001r0" and copy != run.folder.path
     assert not copy.exists()  # the copy is removed once its row is read

@@ -113,6 +113,31 @@ def test_a_retired_trial_stops_before_its_last_window_and_leaves_no_process(pool
     assert pool.retire(a.trial_id) is None  # not held any more: nothing to do
 
 
+def test_trials_retired_together_all_get_their_stop_gates_before_the_pool_waits_for_one(pool, monkeypatch):
+    """retire_all: every stop gate is written before the first trial is waited for, so they shut down beside each
+    other; each is recorded, none left running."""
+    pool, folder, records = pool
+    a, b = _plans()
+    pool.read(a)
+    pool.read(b)
+    pids = [
+        next(e["pid"] for e in read_events(folder.trial(p.trial_id).events_file) if e["event"] == "start")
+        for p in (a, b)
+    ]
+    finish, gates_then = pool._finish, []
+
+    def watched(trial_id):
+        gates_then.append([folder.trial(p.trial_id).window_gate("stop").exists() for p in (a, b)])
+        return finish(trial_id)
+
+    monkeypatch.setattr(pool, "_finish", watched)
+    got = pool.retire_all([a.trial_id, b.trial_id, a.trial_id, "not-held"])
+    assert gates_then == [[True, True], [True, True]]
+    assert [r.trial_id for r in got] == [a.trial_id, b.trial_id] and records == got
+    assert all(r.status == "ok" for r in got) and not pool.live
+    assert all(not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE for pid in pids)
+
+
 def test_the_pool_keeps_at_most_its_limit_and_ends_the_least_recently_read(tmp_path):
     pool, _, records = _pool(tmp_path, live_limit=1)
     try:
