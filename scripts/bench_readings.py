@@ -87,6 +87,30 @@ def beside_windows(trials: pd.DataFrame, iterations: pd.DataFrame, utilization: 
     return (sum(kept) / len(kept), sum(cores) / len(cores)) if kept else (0.0, 0.0)
 
 
+#: A gap between consecutive steady iterations of different windows shorter than this is a handover (the pool seeing
+#: one window's end, opening the next gate, that trial starting its first iteration); longer ones are launches.
+HANDOVER_MAX_S = 1.0
+
+
+def handovers(trials: pd.DataFrame, iterations: pd.DataFrame) -> list[float]:
+    """The handovers between windows (seconds, in the run's order): the gaps under :data:`HANDOVER_MAX_S` from one
+    steady iteration's end to the next one's start where the two are of different windows, on the run's clock."""
+    t0 = trials.set_index("trial_id")["started_epoch"]
+    steady = iterations[~iterations["warmup"].astype(bool)].dropna(subset=["window"])
+    steady = steady.assign(
+        start=steady["t_start_s"] + steady["trial_id"].map(t0), end=steady["t_end_s"] + steady["trial_id"].map(t0)
+    ).sort_values("start")
+    gaps = []
+    prev = None
+    for row in steady.itertuples():
+        if prev is not None and (row.trial_id, row.window) != (prev.trial_id, prev.window):
+            gap = row.start - prev.end
+            if 0 <= gap < HANDOVER_MAX_S:
+                gaps.append(float(gap))
+        prev = row
+    return gaps
+
+
 def line(label: str, p: dict[str, float]) -> str:
     """One row: the trials, their wall, and each part in seconds with its share of that wall."""
     wall = p["trial_wall_s"] or float("nan")
@@ -123,6 +147,12 @@ def main() -> int:
                 f"warm trials (issue 56): {windows} windows read from {warm['trial_id'].nunique()} processes; a warm "
                 "trial's wall spans its pauses, so the per-trial sums above overlap: the run's wall is the figure"
             )
+            gaps = handovers(trials, iterations)
+            if gaps:
+                print(
+                    f"handovers between windows (gaps under {HANDOVER_MAX_S:.0f} s): {len(gaps)}, median "
+                    f"{pd.Series(gaps).median():.3f} s, {sum(gaps):.1f} s in all"
+                )
             if folder.table(UTILIZATION_TABLE).exists():
                 kept, cores = beside_windows(trials, iterations, pd.read_parquet(folder.table(UTILIZATION_TABLE)))
                 print(
