@@ -21,6 +21,16 @@ for _name in ("COLUMNS", "LINES"):
     os.environ.pop(_name, None)
 
 
+def load_script(name: str):
+    """``scripts/<name>.py`` imported as a module (the scripts are not a package), for tests of its functions."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def run_cli(*args: str, cwd: Path = REPO, timeout: float = 600, env: dict | None = None) -> subprocess.CompletedProcess:
     """Run ``python -m rlbench ARGS`` for real; returns the completed process (text output)."""
     return subprocess.run(

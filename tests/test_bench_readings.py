@@ -3,20 +3,9 @@ on the run's clock (each trial's times are its own, from its ``started_epoch``).
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pandas as pd
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def _script():
-    spec = importlib.util.spec_from_file_location("bench_readings", REPO / "scripts" / "bench_readings.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from conftest import load_script
 
 
 def test_handovers_are_the_short_gaps_between_windows_on_the_runs_clock():
@@ -30,4 +19,4 @@ def test_handovers_are_the_short_gaps_between_windows_on_the_runs_clock():
         ("b", 1, False, 9.0, 10.0),  # 119: a 3 s gap (a launch), not a handover
     ]
     iterations = pd.DataFrame(rows, columns=["trial_id", "window", "warmup", "t_start_s", "t_end_s"])
-    assert _script().handovers(trials, iterations) == pytest.approx([0.1, 0.25])
+    assert load_script("bench_readings").handovers(trials, iterations) == pytest.approx([0.1, 0.25])

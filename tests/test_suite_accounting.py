@@ -3,18 +3,14 @@ skipped, the sums as written."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from conftest import load_script
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("suite_accounting", REPO / "scripts" / "suite_accounting.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("suite_accounting")
 
 
 def _trial(folder: Path, events: list[dict], extra: str = "") -> None:
