@@ -222,7 +222,8 @@ class Driver:
         launch of 14-22 s against windows of 2-3 s: the shared_cores_limit walk, 2026-11-30). Every other point's
         kept trial ends here: the walk reads a row as it plans a step from ``key``, and the last step's other
         entrants are not raced from it (kept, they sat beside every window: 3.2 of them, 0.14 of a core)."""
-        self.batches.retire(*(self._warm.pop(other) for other in [k for k in self._warm if k != key]))
+        others = [k for k in self._warm if k != key]
+        self.batches.retire(*(self._warm.pop(k) for k in others))
         tid = self._warm.get(key)
         if tid is not None and self.batches.holds(tid):
             with tempfile.TemporaryDirectory(prefix="rlbench-row-") as tmp:
