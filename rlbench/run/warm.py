@@ -295,20 +295,28 @@ class WarmPool:
 
     def close(self, *, interrupted: bool = False) -> list[TrialRecord]:
         """End every trial the pool holds and record each (together: :meth:`retire_all`); ``interrupted`` (Ctrl-C):
-        asked to stop at once (SIGINT), killed after the grace period, recorded ``interrupted``."""
+        every trial asked to stop at once (SIGINT) before the pool waits for any, so they stop beside each other
+        within one grace period, not one after another (four kept 1-runner PPO trials: 1.0-1.35 s against 2.0-3.25 s,
+        3 and 2 runs, 2 cores, 2026-11-30); killed after it, or all at once on a second Ctrl-C; recorded
+        ``interrupted``."""
         if not interrupted:
             return self.retire_all(list(self.live))
-        records = []
-        for trial_id in list(self.live):
+        held = list(self.live)
+        deadline = time.monotonic() + INTERRUPT_GRACE_S
+        for trial_id in held:
             live = self.live[trial_id]
             live.run.ask_to_stop()
-            live.run.deadline = time.monotonic() + INTERRUPT_GRACE_S
+            live.run.deadline = deadline
+        records, killing = [], False
+        for trial_id in held:
+            live = self.live.pop(trial_id)
             try:
-                while not live.run.poll():
+                while not killing and not live.run.poll():
                     pass
-            except KeyboardInterrupt:  # a second Ctrl-C: kill now
+            except KeyboardInterrupt:  # a second Ctrl-C: kill this one and every one after it now
+                killing = True
+            if killing:
                 live.run.kill()
-            self.live.pop(trial_id)
             live.run.end()
             record = live.run.record()
             self.on_record(record)

@@ -138,6 +138,62 @@ def test_trials_retired_together_all_get_their_stop_gates_before_the_pool_waits_
     assert all(not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE for pid in pids)
 
 
+def _start_pids(folder, plans):
+    return [
+        next(e["pid"] for e in read_events(folder.trial(p.trial_id).events_file) if e["event"] == "start")
+        for p in plans
+    ]
+
+
+def _gone(pid):
+    return not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+def test_on_ctrl_c_every_trial_is_asked_to_stop_before_the_pool_waits_for_one(pool, monkeypatch):
+    """close(interrupted=True): each trial gets its SIGINT before the first is waited for, so they stop beside each
+    other within one grace period; each recorded interrupted, none left running."""
+    pool, folder, records = pool
+    a, b = _plans()
+    pool.read(a)
+    pool.read(b)
+    pids = _start_pids(folder, (a, b))
+    seen = []
+    for trial_id, live in pool.live.items():
+        ask, poll = live.run.ask_to_stop, live.run.poll
+        monkeypatch.setattr(live.run, "ask_to_stop", lambda ask=ask, t=trial_id: (seen.append(("ask", t)), ask())[1])
+        monkeypatch.setattr(live.run, "poll", lambda *w, poll=poll, t=trial_id: (seen.append(("poll", t)), poll(*w))[1])
+    got = pool.close(interrupted=True)
+    first_poll = next(i for i, (what, _) in enumerate(seen) if what == "poll")
+    assert sorted(seen[:first_poll]) == [("ask", a.trial_id), ("ask", b.trial_id)]
+    assert [r.trial_id for r in got] == [a.trial_id, b.trial_id] and records == got
+    assert all(r.status == "interrupted" for r in got) and not pool.live
+    assert all(_gone(pid) for pid in pids)
+
+
+def test_a_second_ctrl_c_while_the_pool_waits_kills_every_trial_left(pool, monkeypatch):
+    """The second Ctrl-C (raised in the wait for the first trial) kills that one and each after it without waiting
+    for them; all recorded interrupted, no process left."""
+    pool, folder, records = pool
+    a, b = _plans()
+    pool.read(a)
+    pool.read(b)
+    pids = _start_pids(folder, (a, b))
+    first = pool.live[a.trial_id].run
+
+    def second_ctrl_c(*_):
+        raise KeyboardInterrupt
+
+    killed = []
+    monkeypatch.setattr(first, "poll", second_ctrl_c)
+    for trial_id, live in pool.live.items():
+        kill = live.run.kill
+        monkeypatch.setattr(live.run, "kill", lambda kill=kill, t=trial_id: (killed.append(t), kill())[1])
+    got = pool.close(interrupted=True)
+    assert killed == [a.trial_id, b.trial_id]
+    assert [r.status for r in got] == ["interrupted", "interrupted"] and records == got and not pool.live
+    assert all(_gone(pid) for pid in pids)
+
+
 def test_the_pool_keeps_at_most_its_limit_and_ends_the_least_recently_read(tmp_path):
     pool, _, records = _pool(tmp_path, live_limit=1)
     try:
