@@ -19,7 +19,10 @@ rest is the sweep's work between trials (checks, reaping, the tables). Reads the
 writes them where they are missing); runs nothing. A folder of warm trials (issue 56: several windows from one
 built algorithm) is read the same way; its trials overlap in time, so the run's wall is its figure, and what the
 trials kept built beside each measured window used of the cores is printed too (their utilization rows inside the
-window: what a paused candidate costs the one measuring).
+window: what a paused candidate costs the one measuring). Last, the launch floor (:func:`launch_floor`): the readings'
+share with each launch's ``ray.init``, then the run's start before its first trial, then each launch's build taken off
+its wall: the most a runtime kept across the trials, a harness ready before the command and a build shared by the
+candidates could each give.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -57,16 +61,23 @@ def parts(trials: pd.DataFrame, iterations: pd.DataFrame) -> dict[str, float]:
     return out
 
 
-def run_wall_s(folder: Path) -> float | None:
-    """The run's own wall from its manifest (``ended_at - started_at``); None where either is missing."""
+def run_span(folder: Path) -> tuple[float, float] | None:
+    """The run's start and end (epoch seconds) from its manifest's ``started_at`` and ``ended_at``; None where either
+    is missing."""
     path = folder / MANIFEST_FILE
     if not path.exists():
         return None
     m = json.loads(path.read_text())
     try:
-        return (datetime.fromisoformat(m["ended_at"]) - datetime.fromisoformat(m["started_at"])).total_seconds()
+        return datetime.fromisoformat(m["started_at"]).timestamp(), datetime.fromisoformat(m["ended_at"]).timestamp()
     except (KeyError, TypeError, ValueError):
         return None
+
+
+def run_wall_s(folder: Path) -> float | None:
+    """The run's own wall from its manifest (``ended_at - started_at``); None where either is missing."""
+    span = run_span(folder)
+    return None if span is None else span[1] - span[0]
 
 
 def beside_windows(trials: pd.DataFrame, iterations: pd.DataFrame, utilization: pd.DataFrame) -> tuple[float, float]:
@@ -109,6 +120,51 @@ def handovers(trials: pd.DataFrame, iterations: pd.DataFrame) -> list[float]:
                 gaps.append(float(gap))
         prev = row
     return gaps
+
+
+#: Trials started within this many seconds of a launch's first are one launch (a walk step's new points, a history
+#: round's releases: :meth:`rlbench.run.warm.WarmPool.launch` starts them together); a launch's runtime start and
+#: build are on the run's path once, as long as its longest.
+TOGETHER_S = 1.0
+
+
+@dataclass
+class LaunchFloor:
+    """What a run's launches cost on its path, and the readings' share of its wall with each part gone: the most a
+    runtime kept across the trials, a harness ready before the command, and a build shared by the candidates could
+    each give (issue 56's aim of 75%, on 2026-11-30's walks: docs/MEASUREMENT.md 11)."""
+
+    launches: list[int]
+    """Trials in each launch, in the run's order."""
+    ray_init_s: float
+    """Each launch's longest ``ray_init_s``, summed."""
+    start_s: float
+    """The run's start to its first trial's (the command's imports, checks, env ceilings, the fork server)."""
+    build_s: float
+    """Each launch's longest ``build_s``, summed."""
+    shares: tuple[float, float, float, float]
+    """The readings' share of the run's wall: as it is, without the runtime starts, without the run's start too, and
+    without the builds too."""
+
+
+def launch_floor(trials: pd.DataFrame, steady_s: float, start: float, wall_s: float) -> LaunchFloor:
+    """:class:`LaunchFloor` of a run that started at epoch ``start``, took ``wall_s`` and read ``steady_s``."""
+    rows = trials.sort_values("started_epoch")
+    launch, first, numbers = -1, float("-inf"), []
+    for at in rows["started_epoch"]:
+        if at - first >= TOGETHER_S:
+            launch, first = launch + 1, at
+        numbers.append(launch)
+    launches = rows.groupby(numbers, sort=True)
+    ray_init_s = float(launches["ray_init_s"].max().fillna(0).sum())
+    build_s = float(launches["build_s"].max().fillna(0).sum())
+    start_s = float(rows["started_epoch"].min() - start) if len(rows) else 0.0
+    shares, left = [], wall_s
+    for cut in (0.0, ray_init_s, start_s, build_s):
+        left -= cut
+        shares.append(steady_s / left if left > 0 else float("nan"))
+    sizes = [int(n) for n in launches.size()]
+    return LaunchFloor(sizes, ray_init_s, start_s, build_s, (shares[0], shares[1], shares[2], shares[3]))
 
 
 def line(label: str, p: dict[str, float]) -> str:
@@ -162,6 +218,16 @@ def main() -> int:
         if wall:
             share = total["steady_s"] / wall
             print(f"readings (steady iterations) {total['steady_s']:.1f} s of the run's {wall:.1f} s: {share:.0%}")
+            span = run_span(path)
+            if span is not None and "started_epoch" in trials:
+                floor = launch_floor(trials, total["steady_s"], span[0], wall)
+                now, no_init, no_start, no_build = floor.shares
+                print(
+                    f"launches: {len(floor.launches)} ({', '.join(map(str, floor.launches))} trials); the readings' "
+                    f"share without each launch's ray.init ({floor.ray_init_s:.1f} s on the path) {no_init:.0%}, "
+                    f"and without the run's start before its first trial ({floor.start_s:.1f} s) {no_start:.0%}, and "
+                    f"without the builds ({floor.build_s:.1f} s) {no_build:.0%}"
+                )
     return 1 if missing else 0
 
 

@@ -22,11 +22,13 @@ for _name in ("COLUMNS", "LINES"):
 
 
 def load_script(name: str):
-    """``scripts/<name>.py`` imported as a module (the scripts are not a package), for tests of its functions."""
+    """``scripts/<name>.py`` imported as a module (the scripts are not a package), for tests of its functions; named
+    in ``sys.modules`` as it runs, as an import would be (a dataclass looks its module up there)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 

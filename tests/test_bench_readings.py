@@ -1,5 +1,6 @@
-"""scripts/bench_readings.py's handovers on hand-made tables: only gaps between different windows, under a second,
-on the run's clock (each trial's times are its own, from its ``started_epoch``)."""
+"""scripts/bench_readings.py on hand-made tables: the handovers are only gaps between different windows, under a
+second, on the run's clock (each trial's times are its own, from its ``started_epoch``); a launch floor counts trials
+started together as one launch."""
 
 from __future__ import annotations
 
@@ -20,3 +21,21 @@ def test_handovers_are_the_short_gaps_between_windows_on_the_runs_clock():
     ]
     iterations = pd.DataFrame(rows, columns=["trial_id", "window", "warmup", "t_start_s", "t_end_s"])
     assert load_script("bench_readings").handovers(trials, iterations) == pytest.approx([0.1, 0.25])
+
+
+def test_a_launch_floor_counts_trials_started_together_once_at_their_longest():
+    """Three launches: one trial, two within a second of each other (one launch: their longest ray.init and build on
+    the path), one more; a run of 100 s from epoch 1,000 reading 50 s, its first trial at 1,004."""
+    trials = pd.DataFrame(
+        {
+            "trial_id": ["a", "b", "c", "d"],
+            "started_epoch": [1004.0, 1020.0, 1020.5, 1060.0],
+            "ray_init_s": [2.0, 3.0, 4.0, 1.0],
+            "build_s": [3.0, 6.0, 5.0, None],  # d failed before its build: nothing of it on the path
+        }
+    )
+    floor = load_script("bench_readings").launch_floor(trials, steady_s=50.0, start=1000.0, wall_s=100.0)
+    assert floor.launches == [1, 2, 1]
+    assert (floor.ray_init_s, floor.start_s, floor.build_s) == (7.0, 4.0, 9.0)  # 2 + 4 + 1; 1,004 - 1,000; 3 + 6 + 0
+    # 50 / 100, 50 / 93, 50 / 89, 50 / 80
+    assert floor.shares == pytest.approx((0.5, 50 / 93, 50 / 89, 50 / 80))
