@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -167,6 +168,11 @@ def launch_floor(trials: pd.DataFrame, steady_s: float, start: float, wall_s: fl
     return LaunchFloor(sizes, ray_init_s, start_s, build_s, (shares[0], shares[1], shares[2], shares[3]))
 
 
+def sizes(launches: list[int]) -> str:
+    """How many launches started how many trials, smallest first: ``"2 of 1 trial, 1 of 3 trials"``."""
+    return ", ".join(f"{n} of {k} trial{'s' if k > 1 else ''}" for k, n in sorted(Counter(launches).items()))
+
+
 def line(label: str, p: dict[str, float]) -> str:
     """One row: the trials, their wall, and each part in seconds with its share of that wall."""
     wall = p["trial_wall_s"] or float("nan")
@@ -223,7 +229,7 @@ def main() -> int:
                 floor = launch_floor(trials, total["steady_s"], span[0], wall)
                 now, no_init, no_start, no_build = floor.shares
                 print(
-                    f"launches: {len(floor.launches)} ({', '.join(map(str, floor.launches))} trials); the readings' "
+                    f"launches: {len(floor.launches)} ({sizes(floor.launches)}); the readings' "
                     f"share without each launch's ray.init ({floor.ray_init_s:.1f} s on the path) {no_init:.0%}, "
                     f"and without the run's start before its first trial ({floor.start_s:.1f} s) {no_start:.0%}, and "
                     f"without the builds ({floor.build_s:.1f} s) {no_build:.0%}"

@@ -39,3 +39,9 @@ def test_a_launch_floor_counts_trials_started_together_once_at_their_longest():
     assert (floor.ray_init_s, floor.start_s, floor.build_s) == (7.0, 4.0, 9.0)  # 2 + 4 + 1; 1,004 - 1,000; 3 + 6 + 0
     # 50 / 100, 50 / 93, 50 / 89, 50 / 80
     assert floor.shares == pytest.approx((0.5, 50 / 93, 50 / 89, 50 / 80))
+
+
+def test_launch_sizes_are_counted_smallest_first():
+    sizes = load_script("bench_readings").sizes
+    assert sizes([1, 3, 1]) == "2 of 1 trial, 1 of 3 trials"
+    assert sizes([3] * 56) == "56 of 3 trials"
