@@ -6,6 +6,7 @@ rule, fed warm windows, keep its error rates? Runs real trials (rlbench's own ha
     python scripts/bench_warm.py race SPEC --races 10 --windows 3 --plant env_config.step_sleep_us=1.3 --out DIR
     python scripts/bench_warm.py processes DIR     # a process's own offset and the walk's move rule, per race
     python scripts/bench_warm.py launch SPEC --trials 3 --repeats 3 --out DIR
+    python scripts/bench_warm.py stop SPEC --trials 4 --repeats 3 --out DIR
 
 ``agree``: per spec (its first configuration), ``--readings`` fresh trials (each its own process: one window, then
 it exits, as a cold trial) and as many warm readings (windows of processes of ``--windows`` windows each), taken in
@@ -24,6 +25,10 @@ of side B (a slower env by a known factor: a 1.3x planted change), and counts ra
 its first window is read, as before) against started together (:meth:`rlbench.run.warm.WarmPool.launch`, as a walk
 step's new entrants are), in turns (one after another, together, ...) ``--repeats`` times a side: the seconds from
 the first launch to the last first window read, and the steady iterations' share of them.
+
+``stop``: ``--trials`` trials of the spec's first configuration launched together, one window read from each, then
+the pool closed as on Ctrl-C (:meth:`rlbench.run.warm.WarmPool.close` with ``interrupted``), ``--repeats`` times: the
+seconds the close took, and each trial's status.
 
 Every figure is a median or a count over what ran, printed with the load it ran at; nothing is dropped. Writes each
 race's or spec's trials under ``--out`` (results folders as a sweep's).
@@ -321,6 +326,25 @@ def launch(spec: Path, trials: int, repeats: int, out: Path) -> None:
     print(f"together / one after another: {ratio:.2f}")
 
 
+def stop(spec: Path, trials: int, repeats: int, out: Path) -> None:
+    bench = Bench(spec, out)
+    took = []
+    try:
+        for _ in range(repeats):
+            plans = [bench.plan(3) for _ in range(trials)]
+            bench.pool.launch(plans)
+            for plan in plans:
+                bench.reading(plan)
+            t = time.monotonic()
+            records = bench.pool.close(interrupted=True)
+            took.append(time.monotonic() - t)
+            print(f"{trials} kept trials closed as on Ctrl-C in {took[-1]:.2f} s: {[r.status for r in records]}")
+    finally:
+        bench.close()
+    each = ", ".join(f"{w:.2f}" for w in took)
+    print(f"median {pd.Series(took).median():.2f} s ({each}); load {os.getloadavg()[0]:.1f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="what", required=True)
@@ -340,6 +364,11 @@ def main(argv: list[str] | None = None) -> int:
     la.add_argument("--trials", type=int, default=3)
     la.add_argument("--repeats", type=int, default=3)
     la.add_argument("--out", type=Path, required=True)
+    st = sub.add_parser("stop")
+    st.add_argument("spec", type=Path)
+    st.add_argument("--trials", type=int, default=4)
+    st.add_argument("--repeats", type=int, default=3)
+    st.add_argument("--out", type=Path, required=True)
     p = sub.add_parser("processes")
     p.add_argument("out", type=Path)
     p.add_argument("--windows", type=int, default=3)
@@ -350,6 +379,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.what == "launch":
         launch(args.spec, args.trials, args.repeats, args.out)
+        return 0
+    if args.what == "stop":
+        stop(args.spec, args.trials, args.repeats, args.out)
         return 0
     if args.what == "agree":
         for spec in args.specs:
