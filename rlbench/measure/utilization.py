@@ -274,12 +274,16 @@ class UtilizationSampler:
         """The member's role, read from its title once; re-read every :data:`RECLASSIFY_EVERY`
         ticks while the classifier has not settled it or it is still its parent's copy. Between fork and exec a
         child shows its parent's command line: the raylet's child that would become IMPALA's state server
-        read as ``ray_system`` for good under load (``scripts/ci_under_load.sh 1`` at 101d520)."""
+        read as ``ray_system`` for good under load (``scripts/ci_under_load.sh 1`` at 101d520). A zombie (exited, not
+        yet reaped) reads an empty command line: it keeps its role, where ``other`` had relabelled every row of its
+        life (the async e2e's idle prestarted Ray worker, 77 rows, 2026-11-30)."""
         if member.role is not None and ((member.settled and not member.unexeced) or self._tick % RECLASSIFY_EVERY):
             return member.role
         was = member.role
         try:
             cmdline = read_cmdline(member.pid)
+            if not cmdline and was is not None:  # exited, not yet reaped: it keeps what it was, and so do its rows
+                return was
             role = classify(cmdline, is_driver=member.pid == self.root_pid, adapter=self.adapter)
             member.role, member.settled = role.name, role.settled
             if member.pid == self.root_pid and self.root_role is not None:

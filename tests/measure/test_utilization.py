@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 
+import psutil
 import pytest
 
 from rlbench.measure import utilization as sample
@@ -293,6 +294,54 @@ def test_idle_worker_that_becomes_an_env_runner_is_reclassified():
         roles = [r for kind, pid, r in zip(s.columns["kind"], s.columns["pid"], s.columns["role"]) if pid == child]
         # the rows read while it was still ray::IDLE are the actor's own start: relabelled, none left Ray's
         assert len(roles) >= 3 and set(roles) == {"env_runner"}
+    finally:
+        s.close()
+        os.killpg(parent.pid, signal.SIGKILL)
+        parent.wait()
+
+
+def test_a_worker_read_as_a_zombie_keeps_its_role_and_its_rows():
+    """A process that has exited but is not yet reaped reads an empty command line: the Ray worker it was stays
+    Ray's, and its rows are not relabelled ``other`` (the async e2e's idle prestarted worker: 77 rows of its import
+    read ``other`` in a fresh clone, 2026-11-30)."""
+    worker = (
+        "import sys\n"
+        "from ray._raylet import setproctitle\n"
+        "setproctitle('ray::IDLE')\n"
+        "print('idle', flush=True)\n"
+        "sys.stdin.readline()\n"
+    )
+    # the parent never reaps it: once it exits it stays a zombie until the parent is killed
+    parent_code = (
+        "import os, sys, time\n"
+        "if os.fork() == 0:\n"
+        f"    os.execv(sys.executable, [sys.executable, '-c', {worker!r}])\n"
+        "time.sleep(3600)\n"
+    )
+    parent = subprocess.Popen(
+        [sys.executable, "-c", parent_code],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    s = Sampler(parent.pid, t0_epoch=time.time(), hz=10)
+    try:
+        assert parent.stdout.readline().strip() == "idle"
+        for _ in range(3):  # rows of its life: the first look admits it, each later one reads its CPU
+            s.sample_once()
+        child = next(p for p in s._members if p != parent.pid)
+        assert (s._members[child].role, s._members[child].settled) == ("ray_system", False)
+        parent.stdin.write("\n")
+        parent.stdin.flush()
+        while psutil.Process(child).status() != psutil.STATUS_ZOMBIE:  # ends at its exit: no clock in the verdict
+            time.sleep(0.01)
+        assert sample.read_cmdline(child) == []  # what a zombie shows
+        for _ in range(sample.RECLASSIFY_EVERY + 1):
+            s.sample_once()
+        assert s._members[child].role == "ray_system"
+        roles = [r for pid, r in zip(s.columns["pid"], s.columns["role"]) if pid == child]
+        assert len(roles) >= 2 and set(roles) == {"ray_system"}
     finally:
         s.close()
         os.killpg(parent.pid, signal.SIGKILL)
