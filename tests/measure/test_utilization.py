@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 
 import psutil
 import pytest
@@ -300,6 +301,26 @@ def test_idle_worker_that_becomes_an_env_runner_is_reclassified():
         parent.wait()
 
 
+@contextmanager
+def _sampled(code: str):
+    """A Python process running ``code`` in a session of its own (stdin and stdout piped, text) and a 10 Hz sampler of
+    its tree; both ended after, the whole session killed."""
+    parent = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
+    s = Sampler(parent.pid, t0_epoch=time.time(), hz=10)
+    try:
+        yield parent, s
+    finally:
+        s.close()
+        os.killpg(parent.pid, signal.SIGKILL)
+        parent.wait()
+
+
+def _roles_of(s, pid: int) -> list[str]:
+    return [r for p, r in zip(s.columns["pid"], s.columns["role"]) if p == pid]
+
+
 def test_a_worker_read_as_a_zombie_keeps_its_role_and_its_rows():
     """A process that has exited but is not yet reaped reads an empty command line: the Ray worker it was stays
     Ray's, and its rows are not relabelled ``other`` (the async e2e's idle prestarted worker: 77 rows of its import
@@ -318,15 +339,7 @@ def test_a_worker_read_as_a_zombie_keeps_its_role_and_its_rows():
         f"    os.execv(sys.executable, [sys.executable, '-c', {worker!r}])\n"
         "time.sleep(3600)\n"
     )
-    parent = subprocess.Popen(
-        [sys.executable, "-c", parent_code],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    s = Sampler(parent.pid, t0_epoch=time.time(), hz=10)
-    try:
+    with _sampled(parent_code) as (parent, s):
         assert parent.stdout.readline().strip() == "idle"
         for _ in range(3):  # rows of its life: the first look admits it, each later one reads its CPU
             s.sample_once()
@@ -340,12 +353,8 @@ def test_a_worker_read_as_a_zombie_keeps_its_role_and_its_rows():
         for _ in range(sample.RECLASSIFY_EVERY + 1):
             s.sample_once()
         assert s._members[child].role == "ray_system"
-        roles = [r for pid, r in zip(s.columns["pid"], s.columns["role"]) if pid == child]
+        roles = _roles_of(s, child)
         assert len(roles) >= 2 and set(roles) == {"ray_system"}
-    finally:
-        s.close()
-        os.killpg(parent.pid, signal.SIGKILL)
-        parent.wait()
 
 
 def test_a_child_read_before_its_exec_takes_its_own_role_after_it():
@@ -369,15 +378,7 @@ def test_a_child_read_before_its_exec_takes_its_own_role_after_it():
         f"    os.execv(sys.executable, [sys.executable, '-c', {actor!r}])\n"
         "os.waitpid(pid, 0)\n"
     )
-    parent = subprocess.Popen(
-        [sys.executable, "-c", parent_code],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    s = Sampler(parent.pid, t0_epoch=time.time(), hz=10)
-    try:
+    with _sampled(parent_code) as (parent, s):
         assert parent.stdout.readline().strip() == "forked"
         for _ in range(2):
             s.sample_once()
@@ -389,10 +390,6 @@ def test_a_child_read_before_its_exec_takes_its_own_role_after_it():
         for _ in range(sample.RECLASSIFY_EVERY + 1):
             s.sample_once()
         assert s._members[child].role == "state_server" and not s._members[child].unexeced
-        roles = [r for pid, r in zip(s.columns["pid"], s.columns["role"]) if pid == child]
+        roles = _roles_of(s, child)
         # the rows read before the exec are the actor's process too: relabelled
         assert len(roles) >= 3 and set(roles) == {"state_server"}
-    finally:
-        s.close()
-        os.killpg(parent.pid, signal.SIGKILL)
-        parent.wait()
