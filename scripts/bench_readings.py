@@ -75,12 +75,6 @@ def run_span(folder: Path) -> tuple[float, float] | None:
         return None
 
 
-def run_wall_s(folder: Path) -> float | None:
-    """The run's own wall from its manifest (``ended_at - started_at``); None where either is missing."""
-    span = run_span(folder)
-    return None if span is None else span[1] - span[0]
-
-
 def beside_windows(trials: pd.DataFrame, iterations: pd.DataFrame, utilization: pd.DataFrame) -> tuple[float, float]:
     """(trials kept beside a measured window, the cores they used then), each the mean over the run's steady windows:
     the other trials' process rows (the harness's left out) whose time falls inside the window, their CPU summed per
@@ -194,7 +188,8 @@ def main() -> int:
             missing += 1
             continue
         trials, iterations = (pd.read_parquet(t) for t in tables.values())
-        wall = run_wall_s(path)
+        span = run_span(path)
+        wall = None if span is None else span[1] - span[0]
         print(f"\n{path}" + ("" if wall is None else f": the run's wall {wall:.1f} s"))
         print(f"{'':<10} {'trials':>6} {'wall_s':>9} {header} {'overlap_s':>9}")
         if "phase" in trials and trials["phase"].notna().any():
@@ -224,7 +219,6 @@ def main() -> int:
         if wall:
             share = total["steady_s"] / wall
             print(f"readings (steady iterations) {total['steady_s']:.1f} s of the run's {wall:.1f} s: {share:.0%}")
-            span = run_span(path)
             if span is not None and "started_epoch" in trials:
                 floor = launch_floor(trials, total["steady_s"], span[0], wall)
                 now, no_init, no_start, no_build = floor.shares

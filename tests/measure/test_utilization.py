@@ -254,53 +254,6 @@ def test_sampler_skips_the_proc_listing_when_nothing_forked(tree, monkeypatch):
         s.close()
 
 
-def test_idle_worker_that_becomes_an_env_runner_is_reclassified():
-    """Ray pools ``ray::IDLE`` workers and later turns one into an actor: its title changes."""
-    code = (
-        "import sys\n"
-        "from ray._raylet import setproctitle\n"
-        "setproctitle('ray::IDLE')\n"
-        "print('idle', flush=True)\n"
-        "sys.stdin.readline()\n"
-        "setproctitle('ray::SingleAgentEnvRunner.sample')\n"
-        "print('actor', flush=True)\n"
-        "sys.stdin.readline()\n"
-    )
-    parent = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import subprocess, sys\n"
-            f"child = subprocess.Popen([sys.executable, '-c', {code!r}], stdin=sys.stdin, stdout=sys.stdout)\n"
-            "child.wait()\n",
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    s = Sampler(parent.pid, t0_epoch=time.time(), hz=10)
-    try:
-        assert parent.stdout.readline().strip() == "idle"
-        for _ in range(2):
-            s.sample_once()
-        child = next(p for p in s._members if p != parent.pid)
-        assert (s._members[child].role, s._members[child].settled) == ("ray_system", False)  # Ray's, for now
-        parent.stdin.write("\n")
-        parent.stdin.flush()
-        assert parent.stdout.readline().strip() == "actor"
-        for _ in range(sample.RECLASSIFY_EVERY + 1):
-            s.sample_once()
-        assert s._members[child].role == "env_runner"
-        roles = [r for kind, pid, r in zip(s.columns["kind"], s.columns["pid"], s.columns["role"]) if pid == child]
-        # the rows read while it was still ray::IDLE are the actor's own start: relabelled, none left Ray's
-        assert len(roles) >= 3 and set(roles) == {"env_runner"}
-    finally:
-        s.close()
-        os.killpg(parent.pid, signal.SIGKILL)
-        parent.wait()
-
-
 @contextmanager
 def _sampled(code: str):
     """A Python process running ``code`` in a session of its own (stdin and stdout piped, text) and a 10 Hz sampler of
@@ -319,6 +272,40 @@ def _sampled(code: str):
 
 def _roles_of(s, pid: int) -> list[str]:
     return [r for p, r in zip(s.columns["pid"], s.columns["role"]) if p == pid]
+
+
+def test_idle_worker_that_becomes_an_env_runner_is_reclassified():
+    """Ray pools ``ray::IDLE`` workers and later turns one into an actor: its title changes."""
+    code = (
+        "import sys\n"
+        "from ray._raylet import setproctitle\n"
+        "setproctitle('ray::IDLE')\n"
+        "print('idle', flush=True)\n"
+        "sys.stdin.readline()\n"
+        "setproctitle('ray::SingleAgentEnvRunner.sample')\n"
+        "print('actor', flush=True)\n"
+        "sys.stdin.readline()\n"
+    )
+    parent_code = (
+        "import subprocess, sys\n"
+        f"child = subprocess.Popen([sys.executable, '-c', {code!r}], stdin=sys.stdin, stdout=sys.stdout)\n"
+        "child.wait()\n"
+    )
+    with _sampled(parent_code) as (parent, s):
+        assert parent.stdout.readline().strip() == "idle"
+        for _ in range(2):
+            s.sample_once()
+        child = next(p for p in s._members if p != parent.pid)
+        assert (s._members[child].role, s._members[child].settled) == ("ray_system", False)  # Ray's, for now
+        parent.stdin.write("\n")
+        parent.stdin.flush()
+        assert parent.stdout.readline().strip() == "actor"
+        for _ in range(sample.RECLASSIFY_EVERY + 1):
+            s.sample_once()
+        assert s._members[child].role == "env_runner"
+        roles = _roles_of(s, child)
+        # the rows read while it was still ray::IDLE are the actor's own start: relabelled, none left Ray's
+        assert len(roles) >= 3 and set(roles) == {"env_runner"}
 
 
 def test_a_worker_read_as_a_zombie_keeps_its_role_and_its_rows():

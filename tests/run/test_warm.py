@@ -100,16 +100,27 @@ def test_two_trials_read_in_turns_each_built_once_and_ended_after_its_last_windo
         pool.read(a.model_copy(update={"windows": None}))
 
 
+def _start_pids(folder, plans):
+    return [
+        next(e["pid"] for e in read_events(folder.trial(p.trial_id).events_file) if e["event"] == "start")
+        for p in plans
+    ]
+
+
+def _gone(pid):
+    return not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
 def test_a_retired_trial_stops_before_its_last_window_and_leaves_no_process(pool):
     pool, folder, records = pool
     a, _ = _plans()
     first = pool.read(a)
-    pid = next(e["pid"] for e in read_events(folder.trial(a.trial_id).events_file) if e["event"] == "start")
+    [pid] = _start_pids(folder, [a])
     record = pool.retire(a.trial_id)
     assert first.read and record is not None and record.status == "ok" and records == [record]
     events = [e["event"] for e in read_events(folder.trial(a.trial_id).events_file)]
     assert events.count("window_end") == 1 and events[-1] == "end" and "shutdown" in events
-    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    assert _gone(pid)
     assert pool.retire(a.trial_id) is None  # not held any more: nothing to do
 
 
@@ -120,10 +131,7 @@ def test_trials_retired_together_all_get_their_stop_gates_before_the_pool_waits_
     a, b = _plans()
     pool.read(a)
     pool.read(b)
-    pids = [
-        next(e["pid"] for e in read_events(folder.trial(p.trial_id).events_file) if e["event"] == "start")
-        for p in (a, b)
-    ]
+    pids = _start_pids(folder, (a, b))
     finish, gates_then = pool._finish, []
 
     def watched(trial_id):
@@ -135,18 +143,7 @@ def test_trials_retired_together_all_get_their_stop_gates_before_the_pool_waits_
     assert gates_then == [[True, True], [True, True]]
     assert [r.trial_id for r in got] == [a.trial_id, b.trial_id] and records == got
     assert all(r.status == "ok" for r in got) and not pool.live
-    assert all(not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE for pid in pids)
-
-
-def _start_pids(folder, plans):
-    return [
-        next(e["pid"] for e in read_events(folder.trial(p.trial_id).events_file) if e["event"] == "start")
-        for p in plans
-    ]
-
-
-def _gone(pid):
-    return not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    assert all(_gone(pid) for pid in pids)
 
 
 def test_on_ctrl_c_every_trial_is_asked_to_stop_before_the_pool_waits_for_one(pool, monkeypatch):
