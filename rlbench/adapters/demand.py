@@ -59,6 +59,12 @@ class ResourceDemand:
         return self.driver_cpus + self.actor_cpus
 
     @property
+    def actor_processes(self) -> int:
+        """Actors the trial asks Ray for, each a worker process of its own (RLlib's 0-CPU helpers, such as APPO's
+        env runner state server, are not in :attr:`actors` and not counted)."""
+        return sum(a.count for a in self.actors)
+
+    @property
     def largest_actor_cpus(self) -> float:
         """The most CPUs any one actor reserves (an actor cannot span machines); 0 without actors."""
         return max((a.cpus for a in self.actors if a.count), default=0.0)

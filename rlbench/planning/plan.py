@@ -20,7 +20,7 @@ from rlbench.planning.placement import Placement, largest_node_set, node_rooms, 
 from rlbench.planning.skips import DUPLICATE, cluster_skip_reason, skip_reason
 from rlbench.results.files import write_atomic
 from rlbench.results.layout import ResultsFolder, TrialFolder
-from rlbench.spec.fidelity import preloads_workers, tune_differences
+from rlbench.spec.fidelity import idle_prestart, preloads_workers, tune_differences
 from rlbench.spec.model import PROFILE_ROLES, GridPoint, LoadedSpec, SpecError, StopTarget, SweepSpec, TrialConfig
 from rlbench.spec.quick import QUICK_FLAG
 from rlbench.spec.relative import resolve
@@ -104,6 +104,9 @@ class TrialPlan(BaseModel):
     """Modules each worker process of the trial's private Ray runtime imports as it starts (its adapter's, where
     remote env runners or learners will use them: :func:`rlbench.spec.fidelity.preloads_workers`); empty
     otherwise and on a cluster."""
+    idle_prestart_workers: int = 0
+    """Workers Ray would start for the private runtime's CPUs as the driver connects that no actor of the trial uses;
+    above 0, the runtime starts a worker as an actor asks instead (:func:`rlbench.spec.fidelity.idle_prestart`)."""
     switched_off: list[str] = []
     """rlbench's choices switched off for a fidelity diagnosis (its ``switch_off``, plus ``RLBENCH_SWITCH_OFF``
     added by the sweep); empty normally."""
@@ -239,7 +242,9 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
             seen.setdefault(key, (index, mine))
         cores = machine.usable_cores[:cpus]
         adapter = get_adapter(config.framework)
-        driver_cpus = adapter.resource_demand(config).driver_cpus
+        demand = adapter.resource_demand(config)
+        driver_cpus = demand.driver_cpus
+        idle = idle_prestart(config, cpus - driver_cpus, demand.actor_processes) if adapter.runtime == "ray" else 0
         driver_n = min(driver_cpus, len(cores))
         preload = list(adapter.worker_preload_modules) if preloads_workers(config, on_cluster=False) else []
         for repeat in range(spec.repeats):
@@ -268,6 +273,7 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
                     skip_reason=reason,
                     switched_off=list(config.switch_off),
                     worker_preload_modules=preload,
+                    idle_prestart_workers=idle,
                     differs_from_tune=tune_differences(
                         config,
                         cpus,
@@ -276,6 +282,7 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
                         include_dashboard=spec.ray.include_dashboard,
                         ray_runtime=adapter.runtime == "ray",
                         worker_preload=bool(preload),
+                        idle_prestart=idle,
                     ),
                     relative={r.axis: r.expr for r in point.relative},
                     variant=point.variant,
@@ -404,6 +411,7 @@ def plan_cluster_trials(
                     "gpus": gpus,
                     "ray_address": cluster.gcs_address,
                     "worker_preload_modules": [],
+                    "idle_prestart_workers": 0,
                     "differs_from_tune": tune_differences(
                         plan.config, cpus, cpus, on_cluster=True, profile_hz=plan.profile_hz, parallel=parallel
                     ),

@@ -22,6 +22,10 @@ SWITCHES: dict[str, str] = {
     "not minimal as rlbench starts them, and its log monitor and autoscaler monitor start as Ray starts them",
     "preload": "the env runners' and learners' Ray worker processes import RLlib when their actor starts, not as they "
     "start (Ray's RAY_preload_python_modules)",
+    "on_demand_workers": (
+        "a trial's private runtime starts a Ray worker per CPU as its driver connects, as Ray does, also where fewer "
+        "actors will use them (rlbench starts each as its actor asks there)"
+    ),
     "niceness": (
         "the driver's main thread at the sweep's niceness instead of Ray's worker niceness (15), which Tune's trial "
         "actor has"

@@ -117,12 +117,22 @@ def runtime_for(
 PRELOAD_ENV = "RAY_preload_python_modules"
 
 
+#: Ray's setting (ray_config_def.h) for the workers its raylet starts, one per CPU, as the first driver connects;
+#: with ``0`` it starts each as a task or actor asks for it.
+PRESTART_ENV = "RAY_prestart_worker_first_driver"
+
+
 def preload_workers(plan: TrialPlan) -> None:
     """Set :data:`PRELOAD_ENV` to the plan's worker modules (none on a cluster, nor with ``RLBENCH_SWITCH_OFF``'s
-    ``preload``): this process is the trial's own, so its environment is the private runtime's. A value the user
-    set is kept."""
-    if plan.worker_preload_modules and not plan.ray_address and "preload" not in plan.switched_off:
+    ``preload``), and :data:`PRESTART_ENV` to ``0`` where the plan counts workers Ray would start that no actor
+    takes (``idle_prestart_workers``; not with ``on_demand_workers`` switched off): this process is the trial's
+    own, so its environment is the private runtime's. A value the user set is kept."""
+    if plan.ray_address:
+        return
+    if plan.worker_preload_modules and "preload" not in plan.switched_off:
         os.environ.setdefault(PRELOAD_ENV, ",".join(plan.worker_preload_modules))
+    if plan.idle_prestart_workers and "on_demand_workers" not in plan.switched_off:
+        os.environ.setdefault(PRESTART_ENV, "0")
 
 
 def ray_init_kwargs(plan: TrialPlan) -> dict[str, Any]:

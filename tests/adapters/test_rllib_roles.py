@@ -86,6 +86,8 @@ def test_runners_and_remote_learners():
         resources={"num_cpus_for_main_process": 2},
     )
     assert (d.driver_cpus, d.actor_cpus, d.gpus, d.total_cpus) == (2, 6.0, 2.0, 8.0)
+    assert d.actor_processes == 6  # 4 env runners + 2 learners, whatever each reserves
+    assert demand(env_runners={"num_env_runners": 0}).actor_processes == 0
 
 
 def test_local_learner_cpus_are_the_drivers():

@@ -283,8 +283,12 @@ def test_driver_is_reserved_but_not_pinned_by_default_as_under_tune():
     assert p.config.resources.pin_driver is False and p.driver_cores == [0] and p.ray_cpus == 1
     assert p.switched_off == [] and len(p.differs_from_tune) == 4  # ALWAYS, the minimal agents, the preload
     assert p.worker_preload_modules == ["ray.rllib.env.single_agent_env_runner"]  # its one remote env runner
+    assert p.idle_prestart_workers == 0  # the runtime's one CPU is its env runner's
     [p] = plans(spec(env_runners={"num_env_runners": 0}), TWO_CORES)
-    assert p.worker_preload_modules == [] and len(p.differs_from_tune) == 3  # no remote actor: nothing preloaded
+    assert p.worker_preload_modules == [] and p.idle_prestart_workers == 1  # no remote actor: nothing preloaded,
+    assert len(p.differs_from_tune) == 4 and "1 of those" in p.differs_from_tune[-1]  # no worker started ahead
+    [p] = plans(spec(resources={"num_cpus_for_main_process": 0}), TWO_CORES)
+    assert (p.ray_cpus, p.idle_prestart_workers) == (2, 1)  # two runtime CPUs, one env runner
     [p] = plans(spec(resources={"pin_driver": True}), TWO_CORES)
     assert p.config.resources.pin_driver is True and any(d.startswith("pin_driver:") for d in p.differs_from_tune)
 

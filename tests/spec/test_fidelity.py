@@ -53,3 +53,16 @@ def test_workers_preload_only_where_remote_actors_use_them_and_never_on_a_cluste
     assert not preloads_workers(config(env_runners={"num_env_runners": 1}, switch_off=["preload"]), on_cluster=False)
     assert tune_differences(config(), 2, 2, worker_preload=True)[-1] == WORKER_PRELOAD
     assert WORKER_PRELOAD not in tune_differences(config(), 2, 2)
+
+
+def test_workers_ray_would_start_ahead_for_no_actor_are_counted_unless_switched_off():
+    from rlbench.spec.fidelity import IDLE_PRESTART, idle_prestart
+
+    assert idle_prestart(config(), 1, 1) == 0  # a runtime CPU for each actor: Ray's prestart kept
+    assert idle_prestart(config(), 1, 2) == 0  # two half-CPU runners on one: both workers used
+    assert idle_prestart(config(), 1, 0) == 1  # 0 runners: the one it would start idles
+    assert idle_prestart(config(), 15, 8) == 7  # a 16-core machine's default trial of 8 runners
+    assert idle_prestart(config(switch_off=["on_demand_workers"]), 15, 8) == 0
+    got = tune_differences(config(), 16, 16, idle_prestart=7)[-1]
+    assert got == IDLE_PRESTART.format(n=7) and got.count("7 of those") == 1
+    assert not any("as its driver connects" in d for d in tune_differences(config(), 2, 2))

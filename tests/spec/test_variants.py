@@ -225,7 +225,7 @@ def test_switch_off_is_a_grid_axis_too(tmp_path):
         (
             "variants:\n  - name: A\n    set: {switch_off: [affinity, pinning]}\n",
             "spec.yaml:8: switch_off: unknown 'pinning'; known: affinity, threads, callback, stats, forkserver, "
-            "sampler, agents, preload, niceness",
+            "sampler, agents, preload, on_demand_workers, niceness",
         ),
         ("switch_off: affinity\n", "spec.yaml:6: switch_off: Input should be a valid list"),
         ("variants:\n  - name: A\n    set: {switch_of: [affinity]}\n", "did you mean 'switch_off'?"),

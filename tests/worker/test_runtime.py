@@ -54,8 +54,10 @@ def test_the_autoscaler_monitor_is_killed_and_reaped_and_nothing_else():
     assert stop_autoscaler_monitor(None) == 0 and stop_autoscaler_monitor(SimpleNamespace()) == 0
 
 
-def _plan(modules, address=None, off=()):
-    return SimpleNamespace(worker_preload_modules=modules, ray_address=address, switched_off=list(off))
+def _plan(modules, address=None, off=(), idle=0):
+    return SimpleNamespace(
+        worker_preload_modules=modules, ray_address=address, switched_off=list(off), idle_prestart_workers=idle
+    )
 
 
 def test_a_plan_with_worker_modules_puts_them_in_the_runtimes_environment(monkeypatch):
@@ -76,6 +78,27 @@ def test_no_worker_modules_on_a_cluster_switched_off_or_none_planned(monkeypatch
         monkeypatch.delenv(PRELOAD_ENV, raising=False)
         preload_workers(plan)
         assert PRELOAD_ENV not in os.environ
+
+
+def test_a_runtime_with_idle_prestarted_workers_starts_none_ahead(monkeypatch):
+    from rlbench.worker.runtime import PRESTART_ENV, preload_workers
+
+    monkeypatch.delenv(PRESTART_ENV, raising=False)
+    preload_workers(_plan([], idle=1))
+    assert os.environ[PRESTART_ENV] == "0"
+    monkeypatch.setenv(PRESTART_ENV, "1")  # the user's own value is kept
+    preload_workers(_plan([], idle=1))
+    assert os.environ[PRESTART_ENV] == "1"
+    for plan in (_plan([]), _plan([], address="10.0.0.1:6379", idle=3), _plan([], off=["on_demand_workers"], idle=1)):
+        monkeypatch.delenv(PRESTART_ENV, raising=False)
+        preload_workers(plan)
+        assert PRESTART_ENV not in os.environ
+
+
+def test_the_installed_rays_raylet_knows_the_prestart_setting():
+    """The fact behind PRESTART_ENV: a ``RAY_<name>`` variable reaches the raylet's config of that name."""
+    raylet = Path(ray_utils.__file__).parents[1] / "core/src/ray/raylet/raylet"
+    assert b"prestart_worker_first_driver" in raylet.read_bytes()
 
 
 def test_the_installed_rays_workers_take_the_preload_setting():
