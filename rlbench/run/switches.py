@@ -16,6 +16,7 @@ from collections.abc import Mapping
 
 from rlbench.planning.plan import TrialPlan
 from rlbench.spec.errors import SpecError
+from rlbench.spec.fidelity import without_switched
 from rlbench.spec.switch_off import SWITCHES, known_switches
 
 __all__ = ["ENV_VAR", "SWITCHES", "switched_off", "with_switches"]
@@ -38,8 +39,22 @@ def with_switches(
     plans: list[TrialPlan], environ: Mapping[str, str] | None = None
 ) -> tuple[list[TrialPlan], list[str]]:
     """``plans`` with ``RLBENCH_SWITCH_OFF``'s names added to each one's own (its spec's ``switch_off``),
-    and every name any plan switches off (the manifest's ``switched_off``; empty normally)."""
+    and every name any plan switches off (the manifest's ``switched_off``; empty normally). What the planning
+    said of a choice now off is taken back: its line in ``differs_from_tune``, the workers' modules (``preload``),
+    the idle workers' count (``on_demand_workers``)."""
     off = switched_off(environ)
     if off:
-        plans = [p.model_copy(update={"switched_off": known_switches([*p.switched_off, *off])}) for p in plans]
+        plans = [_switched(p, off) for p in plans]
     return plans, known_switches([n for p in plans for n in p.switched_off])
+
+
+def _switched(plan: TrialPlan, off: list[str]) -> TrialPlan:
+    update: dict[str, object] = {
+        "switched_off": known_switches([*plan.switched_off, *off]),
+        "differs_from_tune": without_switched(plan.differs_from_tune, off),
+    }
+    if "preload" in off:
+        update["worker_preload_modules"] = []
+    if "on_demand_workers" in off:
+        update["idle_prestart_workers"] = 0
+    return plan.model_copy(update=update)

@@ -33,6 +33,12 @@ MINIMAL_AGENTS = (
     "switch_off: [agents] starts them all as Ray does"
 )
 
+#: A trial given fewer cores than the machine's (``cpus``), pinned to them unless ``affinity`` is switched off.
+PINNED = (
+    "the trial's processes are pinned to {cpus} of the machine's {usable} usable cores (cpus: an emulated smaller "
+    "machine; Tune pins nothing)"
+)
+
 #: With remote env runners or learners in a private runtime (`Adapter.worker_preload_modules`).
 WORKER_PRELOAD = (
     "the trial's Ray worker processes import RLlib as they start (Ray's RAY_preload_python_modules), while the "
@@ -46,6 +52,15 @@ IDLE_PRESTART = (
     "connects ({n} of those would never get an actor; Tune's shared runtime starts them once a sweep); the "
     "measured iterations run the same code; switch_off: [on_demand_workers] starts them as Ray does"
 )
+
+#: The switch that takes each line away (``switch_off``): a name ``RLBENCH_SWITCH_OFF`` adds after planning takes its
+#: line out of the plan's words (:func:`without_switched`).
+SWITCHED_LINES: dict[str, str] = {
+    "affinity": PINNED,
+    "agents": MINIMAL_AGENTS,
+    "preload": WORKER_PRELOAD,
+    "on_demand_workers": IDLE_PRESTART,
+}
 
 #: Where a ``--parallel`` trial's driver runs, in place of :data:`ALWAYS`' first entry.
 IN_ACTOR = (
@@ -82,11 +97,8 @@ def tune_differences(
             f"num_cpus_for_main_process={r.num_cpus_for_main_process} reserves nothing on the cluster: the "
             "driver runs beside rlbench (Tune's trial actor would take them from the cluster)"
         )
-    elif cpus < usable_cores:
-        out.append(
-            f"the trial's processes are pinned to {cpus} of the machine's {usable_cores} usable cores "
-            "(cpus: an emulated smaller machine; Tune pins nothing)"
-        )
+    elif cpus < usable_cores and "affinity" not in config.switch_off:
+        out.append(PINNED.format(cpus=cpus, usable=usable_cores))
     if r.pin_driver and not on_cluster:
         out.append(
             "pin_driver: the driver is pinned to its reserved cores and every other process to the rest "
@@ -135,3 +147,10 @@ def idle_prestart(config: TrialConfig, ray_cpus: int, actors: int) -> int:
     actor, starting each as its actor asks read the same (16.2-17.6 s either way, 2026-11-30), so only the idle
     case changes."""
     return 0 if "on_demand_workers" in config.switch_off else max(0, ray_cpus - actors)
+
+
+def without_switched(lines: list[str], names: list[str]) -> list[str]:
+    """``lines`` (a plan's ``differs_from_tune``) without those of the switches in ``names``
+    (:data:`SWITCHED_LINES`; a line with a count matched by its words before the count)."""
+    gone = tuple(SWITCHED_LINES[n].split("{", 1)[0] for n in names if n in SWITCHED_LINES)
+    return [d for d in lines if not d.startswith(gone)] if gone else lines
