@@ -39,6 +39,11 @@ PINNED = (
     "machine; Tune pins nothing)"
 )
 
+#: ``pin_driver``, unless ``affinity`` is switched off (which pins nothing).
+PIN_DRIVER = (
+    "pin_driver: the driver is pinned to its reserved cores and every other process to the rest (Tune pins nothing)"
+)
+
 #: With remote env runners or learners in a private runtime (`Adapter.worker_preload_modules`).
 WORKER_PRELOAD = (
     "the trial's Ray worker processes import RLlib as they start (Ray's RAY_preload_python_modules), while the "
@@ -55,11 +60,11 @@ IDLE_PRESTART = (
 
 #: The switch that takes each line away (``switch_off``): a name ``RLBENCH_SWITCH_OFF`` adds after planning takes its
 #: line out of the plan's words (:func:`without_switched`).
-SWITCHED_LINES: dict[str, str] = {
-    "affinity": PINNED,
-    "agents": MINIMAL_AGENTS,
-    "preload": WORKER_PRELOAD,
-    "on_demand_workers": IDLE_PRESTART,
+SWITCHED_LINES: dict[str, tuple[str, ...]] = {
+    "affinity": (PINNED, PIN_DRIVER),
+    "agents": (MINIMAL_AGENTS,),
+    "preload": (WORKER_PRELOAD,),
+    "on_demand_workers": (IDLE_PRESTART,),
 }
 
 #: Where a ``--parallel`` trial's driver runs, in place of :data:`ALWAYS`' first entry.
@@ -99,11 +104,8 @@ def tune_differences(
         )
     elif cpus < usable_cores and "affinity" not in config.switch_off:
         out.append(PINNED.format(cpus=cpus, usable=usable_cores))
-    if r.pin_driver and not on_cluster:
-        out.append(
-            "pin_driver: the driver is pinned to its reserved cores and every other process to the rest "
-            "(Tune pins nothing)"
-        )
+    if r.pin_driver and not on_cluster and "affinity" not in config.switch_off:
+        out.append(PIN_DRIVER)
     if profile_hz:
         out.append(
             f"py-spy samples the trial's stacks at {profile_hz} Hz from outside, which costs throughput "
@@ -152,5 +154,5 @@ def idle_prestart(config: TrialConfig, ray_cpus: int, actors: int) -> int:
 def without_switched(lines: list[str], names: list[str]) -> list[str]:
     """``lines`` (a plan's ``differs_from_tune``) without those of the switches in ``names``
     (:data:`SWITCHED_LINES`; a line with a count matched by its words before the count)."""
-    gone = tuple(SWITCHED_LINES[n].split("{", 1)[0] for n in names if n in SWITCHED_LINES)
+    gone = tuple(line.split("{", 1)[0] for n in names for line in SWITCHED_LINES.get(n, ()))
     return [d for d in lines if not d.startswith(gone)] if gone else lines

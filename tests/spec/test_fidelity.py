@@ -24,17 +24,17 @@ def test_an_emulated_smaller_machine_pinning_and_hand_set_threads_are_named():
     assert "pinned to 2 of the machine's 8 usable cores" in got[2]
     assert got[3].startswith("pin_driver:")
     assert "driver_torch_threads=3" in got[4]
-    unpinned = tune_differences(config(switch_off=["affinity"]), 2, 8)  # fewer cores, but nothing pinned
+    unpinned = tune_differences(config(switch_off=["affinity"], resources={"pin_driver": True}), 2, 8)  # none pinned
     assert not any("pinned" in d for d in unpinned)
 
 
 def test_a_switch_added_after_planning_takes_its_line_back():
     from rlbench.spec.fidelity import without_switched
 
-    said = tune_differences(config(), 2, 8, worker_preload=True, idle_prestart=3)
-    assert len(said) == 6  # ALWAYS, the pinning, the agents, the preload, the 3 workers not started
+    said = tune_differences(config(resources={"pin_driver": True}), 2, 8, worker_preload=True, idle_prestart=3)
+    assert len(said) == 7  # ALWAYS, the pinning, pin_driver, the agents, the preload, the 3 workers not started
     assert without_switched(said, ["stats", "threads"]) == said  # no line of theirs
-    assert without_switched(said, ["affinity", "on_demand_workers"]) == [*ALWAYS, MINIMAL_AGENTS, said[4]]
+    assert without_switched(said, ["affinity", "on_demand_workers"]) == [*ALWAYS, MINIMAL_AGENTS, said[5]]
 
 
 def test_profiling_is_named_with_its_rate():
