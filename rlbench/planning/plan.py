@@ -244,7 +244,8 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
         adapter = get_adapter(config.framework)
         demand = adapter.resource_demand(config)
         driver_cpus = demand.driver_cpus
-        idle = idle_prestart(config, cpus - driver_cpus, demand.actor_processes) if adapter.runtime == "ray" else 0
+        ray_cpus = max(0, cpus - driver_cpus)
+        idle = idle_prestart(config, ray_cpus, demand.actor_processes) if adapter.runtime == "ray" else 0
         driver_n = min(driver_cpus, len(cores))
         preload = list(adapter.worker_preload_modules) if preloads_workers(config, on_cluster=False) else []
         for repeat in range(spec.repeats):
@@ -258,7 +259,7 @@ def plan_trials(loaded: LoadedSpec, machine: MachineInfo, seeds: list[int | None
                     cpus=cpus,
                     cores=cores,
                     driver_cores=cores[:driver_n],
-                    ray_cpus=max(0, cpus - driver_cpus),
+                    ray_cpus=ray_cpus,
                     gpus=machine.gpu_count,
                     torch_threads=adapter.torch_threads(config),
                     stop_iterations=spec.stop.iterations,

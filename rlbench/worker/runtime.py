@@ -61,7 +61,7 @@ class RayRuntime:
 
             bind_local_runtime_to_loopback()
         minimal = not plan.ray_address and not plan.include_dashboard and "agents" not in plan.switched_off
-        preload_workers(plan)
+        set_worker_env(plan)
         t = time.perf_counter()
         with minimal_agents(minimal) as agents, without_monitors(minimal) as monitors:
             ray.init(**ray_init_kwargs(plan))
@@ -122,7 +122,7 @@ PRELOAD_ENV = "RAY_preload_python_modules"
 PRESTART_ENV = "RAY_prestart_worker_first_driver"
 
 
-def preload_workers(plan: TrialPlan) -> None:
+def set_worker_env(plan: TrialPlan) -> None:
     """Set :data:`PRELOAD_ENV` to the plan's worker modules (none on a cluster, nor with ``RLBENCH_SWITCH_OFF``'s
     ``preload``), and :data:`PRESTART_ENV` to ``0`` where the plan counts workers Ray would start that no actor
     takes (``idle_prestart_workers``; not with ``on_demand_workers`` switched off): this process is the trial's

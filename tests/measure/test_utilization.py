@@ -270,6 +270,17 @@ def _sampled(code: str):
         parent.wait()
 
 
+def _titled_child(title, says):
+    """A child script that takes a Ray worker's ``title``, prints ``says`` and waits for a line on stdin."""
+    return (
+        "import sys\n"
+        "from ray._raylet import setproctitle\n"
+        f"setproctitle({title!r})\n"
+        f"print({says!r}, flush=True)\n"
+        "sys.stdin.readline()\n"
+    )
+
+
 def _roles_of(s, pid: int) -> list[str]:
     return [r for p, r in zip(s.columns["pid"], s.columns["role"]) if p == pid]
 
@@ -312,13 +323,7 @@ def test_a_worker_read_as_a_zombie_keeps_its_role_and_its_rows():
     """A process that has exited but is not yet reaped reads an empty command line: the Ray worker it was stays
     Ray's, and its rows are not relabelled ``other`` (the async e2e's idle prestarted worker: 77 rows of its import
     read ``other`` in a fresh clone, 2026-11-30)."""
-    worker = (
-        "import sys\n"
-        "from ray._raylet import setproctitle\n"
-        "setproctitle('ray::IDLE')\n"
-        "print('idle', flush=True)\n"
-        "sys.stdin.readline()\n"
-    )
+    worker = _titled_child("ray::IDLE", "idle")
     # the parent never reaps it: once it exits it stays a zombie until the parent is killed
     parent_code = (
         "import os, sys, time\n"
@@ -347,13 +352,7 @@ def test_a_worker_read_as_a_zombie_keeps_its_role_and_its_rows():
 def test_a_child_read_before_its_exec_takes_its_own_role_after_it():
     """Between fork and exec a child shows its parent's command line: the raylet's child that
     would become APPO's state server read as ``ray_system`` for good under load."""
-    actor = (
-        "import sys\n"
-        "from ray._raylet import setproctitle\n"
-        "setproctitle('ray::EnvRunnerStateServer')\n"
-        "print('actor', flush=True)\n"
-        "sys.stdin.readline()\n"
-    )
+    actor = _titled_child("ray::EnvRunnerStateServer", "actor")
     # the parent's command line names the raylet, as the raylet's own does: its copy reads ray_system
     parent_code = (
         "# raylet\n"

@@ -61,37 +61,37 @@ def _plan(modules, address=None, off=(), idle=0):
 
 
 def test_a_plan_with_worker_modules_puts_them_in_the_runtimes_environment(monkeypatch):
-    from rlbench.worker.runtime import PRELOAD_ENV, preload_workers
+    from rlbench.worker.runtime import PRELOAD_ENV, set_worker_env
 
     monkeypatch.delenv(PRELOAD_ENV, raising=False)
-    preload_workers(_plan(["a.b", "c"]))
+    set_worker_env(_plan(["a.b", "c"]))
     assert os.environ[PRELOAD_ENV] == "a.b,c"
     monkeypatch.setenv(PRELOAD_ENV, "mine")  # the user's own value is kept
-    preload_workers(_plan(["a.b"]))
+    set_worker_env(_plan(["a.b"]))
     assert os.environ[PRELOAD_ENV] == "mine"
 
 
 def test_no_worker_modules_on_a_cluster_switched_off_or_none_planned(monkeypatch):
-    from rlbench.worker.runtime import PRELOAD_ENV, preload_workers
+    from rlbench.worker.runtime import PRELOAD_ENV, set_worker_env
 
     for plan in (_plan(["a"], address="10.0.0.1:6379"), _plan(["a"], off=["preload"]), _plan([])):
         monkeypatch.delenv(PRELOAD_ENV, raising=False)
-        preload_workers(plan)
+        set_worker_env(plan)
         assert PRELOAD_ENV not in os.environ
 
 
 def test_a_runtime_with_idle_prestarted_workers_starts_none_ahead(monkeypatch):
-    from rlbench.worker.runtime import PRESTART_ENV, preload_workers
+    from rlbench.worker.runtime import PRESTART_ENV, set_worker_env
 
     monkeypatch.delenv(PRESTART_ENV, raising=False)
-    preload_workers(_plan([], idle=1))
+    set_worker_env(_plan([], idle=1))
     assert os.environ[PRESTART_ENV] == "0"
     monkeypatch.setenv(PRESTART_ENV, "1")  # the user's own value is kept
-    preload_workers(_plan([], idle=1))
+    set_worker_env(_plan([], idle=1))
     assert os.environ[PRESTART_ENV] == "1"
     for plan in (_plan([]), _plan([], address="10.0.0.1:6379", idle=3), _plan([], off=["on_demand_workers"], idle=1)):
         monkeypatch.delenv(PRESTART_ENV, raising=False)
-        preload_workers(plan)
+        set_worker_env(plan)
         assert PRESTART_ENV not in os.environ
 
 
